@@ -1,0 +1,35 @@
+/**
+ * Exact integer helpers. Every value the algorithms handle is a whole number below 2^53, so
+ * doubles hold them exactly; only division needs care, because `a / b` is rounded before
+ * `Math.floor` sees it and can land on the wrong side of a whole number near 2^53.
+ */
+
+/** The largest time, in ms since the epoch, that the algorithms accept (2^42 ms: year 2109). */
+export const MAX_TIME_MS = 2 ** 42
+
+/** floor(a / b) for safe integers a ≥ 0 (or small negatives) and b > 0, exact. */
+export function floorDiv(a: number, b: number): number {
+  let q = Math.floor(a / b)
+  // The rounded quotient is off by at most one; step it back onto the exact value.
+  if (q * b > a) q -= 1
+  else if ((q + 1) * b <= a) q += 1
+  return q
+}
+
+/** ceil(a / b) for safe integers and b > 0, exact. */
+export function ceilDiv(a: number, b: number): number {
+  return -floorDiv(-a, b)
+}
+
+export function greatestCommonDivisor(a: number, b: number): number {
+  while (b !== 0) {
+    const r = a % b
+    a = b
+    b = r
+  }
+  return a
+}
+
+export function isSafeCount(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 1
+}

@@ -1,0 +1,70 @@
+import type { Decision } from '../decision.js'
+import { ceilDiv, floorDiv } from './integer.js'
+import { costTooHigh, type RateParams, scaleRate } from './params.js'
+import type { Algorithm, StateSlots } from './types.js'
+
+/**
+ * Leaky bucket as a meter (NGINX `limit_req ... nodelay`): each request pours its cost into a
+ * bucket of size `burst` that leaks at `rate` per `periodMs`; a request that would overflow it
+ * is denied. State: [water level in units, time of the last leak in ms]. It makes the same
+ * decisions as the token bucket (the water is the tokens already spent), counted upside down.
+ *
+ * **Pro:** the familiar NGINX model. **Con:** rejects rather than queues; shaping needs a queue.
+ * @example leakyBucket({ rate: 10, burst: 20 })
+ */
+export function leakyBucket(params: RateParams): Algorithm {
+  const { burst, unitsPerMs, unitsPerToken, capacity, rate, periodMs } = scaleRate(params)
+  const drainMs = ceilDiv(capacity, unitsPerMs)
+
+  function waterAt(slots: StateSlots, offset: number, at: number): number {
+    const elapsed = at - slots[offset + 1]!
+    if (elapsed >= drainMs) return 0
+    return Math.max(0, slots[offset]! - elapsed * unitsPerMs)
+  }
+
+  return {
+    name: 'leaky_bucket',
+    limit: burst,
+    policy: { quota: rate, windowMs: periodMs },
+    stateSize: 2,
+    init(slots, offset, now) {
+      slots[offset] = 0
+      slots[offset + 1] = now
+    },
+    decide(slots, offset, cost, now, commit): Decision {
+      if (cost > burst) throw costTooHigh(cost, burst)
+      const at = Math.max(now, slots[offset + 1]!)
+      const skew = at - now
+      const water = waterAt(slots, offset, at)
+      const poured = water + cost * unitsPerToken
+      if (poured > capacity) {
+        return {
+          allowed: false,
+          remaining: floorDiv(capacity - water, unitsPerToken),
+          limit: burst,
+          resetAfterMs: skew + ceilDiv(water, unitsPerMs),
+          retryAfterMs: skew + ceilDiv(poured - capacity, unitsPerMs),
+        }
+      }
+      if (commit) {
+        slots[offset] = poured
+        slots[offset + 1] = at
+      }
+      return {
+        allowed: true,
+        remaining: floorDiv(capacity - poured, unitsPerToken),
+        limit: burst,
+        resetAfterMs: poured === 0 ? 0 : skew + ceilDiv(poured, unitsPerMs),
+        retryAfterMs: undefined,
+      }
+    },
+    refund(slots, offset, cost, _chargedAt, now) {
+      const at = Math.max(now, slots[offset + 1]!)
+      slots[offset] = Math.max(0, waterAt(slots, offset, at) - cost * unitsPerToken)
+      slots[offset + 1] = at
+    },
+    freshAt(slots, offset) {
+      return slots[offset + 1]! + ceilDiv(slots[offset]!, unitsPerMs)
+    },
+  }
+}

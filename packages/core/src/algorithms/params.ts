@@ -1,0 +1,81 @@
+import { RateLimitError } from '../errors.js'
+import { greatestCommonDivisor, isSafeCount, MAX_TIME_MS } from './integer.js'
+
+/** A rate rule: `rate` units every `periodMs` (default one second), bursts of up to `burst`. */
+export type RateParams = {
+  /** Units granted per period, e.g. 100. */
+  readonly rate: number
+  /** The period in ms, e.g. 60_000. @default 1000 */
+  readonly periodMs?: number
+  /** Bucket size: the most a client can spend at once after idling. */
+  readonly burst: number
+}
+
+/** A window rule: at most `limit` units in any window of `windowMs` (how "any" is read depends on the algorithm). */
+export type WindowParams = {
+  readonly limit: number
+  readonly windowMs: number
+}
+
+/**
+ * A rate reduced to lowest terms and scaled to integers: one token is `unitsPerToken` units, and
+ * `unitsPerMs` units flow in each ms. 100 per 60 s becomes 1 unit per ms with 600 units per
+ * token, so no fraction ever appears.
+ */
+export type ScaledRate = {
+  readonly burst: number
+  readonly unitsPerMs: number
+  readonly unitsPerToken: number
+  /** burst × unitsPerToken: a full bucket, in units. */
+  readonly capacity: number
+  readonly periodMs: number
+  readonly rate: number
+}
+
+export function invalid(field: string, message: string): RateLimitError {
+  return new RateLimitError('ERR_RL_INVALID_RULE', `${field}: ${message}`, { field })
+}
+
+export function requireCount(field: string, value: unknown): number {
+  if (!isSafeCount(value)) {
+    throw invalid(field, `expected a whole number ≥ 1, got ${describe(value)}`)
+  }
+  return value
+}
+
+export function describe(value: unknown): string {
+  return typeof value === 'string' ? JSON.stringify(value) : String(value)
+}
+
+export function scaleRate(params: RateParams): ScaledRate {
+  const rate = requireCount('rate', params.rate)
+  const periodMs = requireCount('periodMs', params.periodMs ?? 1000)
+  const burst = requireCount('burst', params.burst)
+  const divisor = greatestCommonDivisor(rate, periodMs)
+  const unitsPerMs = rate / divisor
+  const unitsPerToken = periodMs / divisor
+  const capacity = burst * unitsPerToken
+  // Sums of two capacities and of a capacity and a time must stay exact.
+  if (capacity * 2 + MAX_TIME_MS > Number.MAX_SAFE_INTEGER) {
+    throw invalid(
+      'burst',
+      `burst ${burst} at ${rate} per ${periodMs} ms needs integers beyond 2^53; lower the burst or simplify the rate`,
+    )
+  }
+  return { burst, unitsPerMs, unitsPerToken, capacity, periodMs, rate }
+}
+
+export function checkWindow(params: WindowParams): { limit: number; windowMs: number } {
+  const limit = requireCount('limit', params.limit)
+  const windowMs = requireCount('windowMs', params.windowMs)
+  if (windowMs > MAX_TIME_MS) throw invalid('windowMs', `at most ${MAX_TIME_MS} ms, got ${windowMs}`)
+  return { limit, windowMs }
+}
+
+export function costTooHigh(cost: number, limit: number): RateLimitError {
+  return new RateLimitError(
+    'ERR_RL_COST_EXCEEDS_CAPACITY',
+    `a cost of ${cost} can never pass a rule whose capacity is ${limit}`,
+    { field: 'cost' },
+  )
+}

@@ -1,0 +1,98 @@
+import type { Decision } from '../decision.js'
+import { checkWindow, costTooHigh, invalid, type WindowParams } from './params.js'
+import type { Algorithm, StateSlots } from './types.js'
+
+/** A log holds one timestamp per admitted unit, so its state grows with the limit. */
+export const MAX_SLIDING_LOG_LIMIT = 100_000
+
+/**
+ * Sliding log: the time of every admitted unit of cost, oldest first, in a ring of `limit`
+ * slots. A request passes when the units younger than `windowMs` plus its cost fit in `limit`.
+ * Only admitted requests are logged, so hammering never pushes the retry time back.
+ * State: [index of the oldest entry, entry count, `limit` timestamps].
+ *
+ * **Pro:** exact in every rolling window; no edge burst to exploit. **Con:** memory grows with the
+ * limit (8 bytes per unit): for small, security-relevant limits such as logins.
+ * @example slidingLog({ limit: 5, windowMs: 60_000 })
+ */
+export function slidingLog(params: WindowParams): Algorithm {
+  const { limit, windowMs } = checkWindow(params)
+  if (limit > MAX_SLIDING_LOG_LIMIT) {
+    throw invalid(
+      'limit',
+      `a sliding log keeps one timestamp per unit; at most ${MAX_SLIDING_LOG_LIMIT}, got ${limit} (use sliding_window for large limits)`,
+    )
+  }
+
+  /** The ring slot of the `n`th entry from the oldest. */
+  function slot(slots: StateSlots, offset: number, n: number): number {
+    return offset + 2 + ((slots[offset]! + n) % limit)
+  }
+
+  function newest(slots: StateSlots, offset: number): number {
+    const size = slots[offset + 1]!
+    return size === 0 ? 0 : slots[slot(slots, offset, size - 1)]!
+  }
+
+  return {
+    name: 'sliding_log',
+    limit,
+    policy: { quota: limit, windowMs },
+    stateSize: limit + 2,
+    init(slots, offset) {
+      slots[offset] = 0
+      slots[offset + 1] = 0
+    },
+    decide(slots, offset, cost, now, commit): Decision {
+      if (cost > limit) throw costTooHigh(cost, limit)
+      const size = slots[offset + 1]!
+      // Entries are in time order; a clock that stepped back is held at the newest entry.
+      const at = Math.max(now, newest(slots, offset))
+      let expired = 0
+      while (expired < size && slots[slot(slots, offset, expired)]! <= at - windowMs) expired++
+      const live = size - expired
+      if (live + cost > limit) {
+        // The request fits once the (live + cost − limit) oldest live entries have aged out.
+        const blocking = slots[slot(slots, offset, expired + live + cost - limit - 1)]!
+        return {
+          allowed: false,
+          remaining: limit - live,
+          limit,
+          resetAfterMs: newest(slots, offset) + windowMs - now,
+          retryAfterMs: blocking + windowMs - now,
+        }
+      }
+      if (commit) {
+        slots[offset] = (slots[offset]! + expired) % limit
+        for (let n = live; n < live + cost; n++) slots[slot(slots, offset, n)] = at
+        slots[offset + 1] = live + cost
+      }
+      const newestAfter = cost > 0 ? at : live > 0 ? newest(slots, offset) : 0
+      return {
+        allowed: true,
+        remaining: limit - live - cost,
+        limit,
+        resetAfterMs: live + cost === 0 ? 0 : newestAfter + windowMs - now,
+        retryAfterMs: undefined,
+      }
+    },
+    refund(slots, offset, cost, chargedAt, now) {
+      // Drop up to `cost` entries logged at `chargedAt`, if they are still inside the window.
+      if (chargedAt <= now - windowMs) return
+      const size = slots[offset + 1]!
+      const kept: number[] = []
+      let removed = 0
+      for (let n = 0; n < size; n++) {
+        const time = slots[slot(slots, offset, n)]!
+        if (removed < cost && time === chargedAt) removed++
+        else kept.push(time)
+      }
+      for (let n = 0; n < kept.length; n++) slots[offset + 2 + n] = kept[n]!
+      slots[offset] = 0
+      slots[offset + 1] = kept.length
+    },
+    freshAt(slots, offset) {
+      return slots[offset + 1] === 0 ? 0 : newest(slots, offset) + windowMs
+    },
+  }
+}

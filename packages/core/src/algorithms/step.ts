@@ -1,0 +1,53 @@
+import type { Decision } from '../decision.js'
+import { RateLimitError } from '../errors.js'
+import { MAX_TIME_MS } from './integer.js'
+import type { Algorithm } from './types.js'
+
+/** A key's state as a plain array, as returned by `step`. */
+export type AlgorithmState = readonly number[]
+
+export type StepResult = { readonly state: AlgorithmState; readonly decision: Decision }
+
+/**
+ * The pure form of an algorithm: (state or nothing, cost, now) → (new state, decision). The
+ * input state is never modified; a denied request returns the state it was given.
+ * @example
+ * const bucket = tokenBucket({ rate: 10, burst: 20 })
+ * let { state, decision } = step(bucket, undefined, 1, 0)
+ */
+export function step(
+  algorithm: Algorithm,
+  state: AlgorithmState | undefined,
+  cost: number,
+  now: number,
+): StepResult {
+  checkCost(cost)
+  checkTime(now)
+  const next = state === undefined ? new Array<number>(algorithm.stateSize).fill(0) : [...state]
+  if (next.length !== algorithm.stateSize) {
+    throw new RateLimitError(
+      'ERR_RL_STORE_REPLY',
+      `${algorithm.name} state has ${algorithm.stateSize} numbers, got ${next.length}`,
+    )
+  }
+  if (state === undefined) algorithm.init(next, 0, now)
+  const decision = algorithm.decide(next, 0, cost, now, true)
+  return { state: decision.allowed || state === undefined ? next : state, decision }
+}
+
+export function checkCost(cost: number): void {
+  if (!Number.isSafeInteger(cost) || cost < 0) {
+    throw new RateLimitError('ERR_RL_INVALID_COST', `cost must be a whole number ≥ 0, got ${cost}`, {
+      field: 'cost',
+    })
+  }
+}
+
+export function checkTime(now: number): void {
+  if (!Number.isSafeInteger(now) || now < 0 || now > MAX_TIME_MS) {
+    throw new RateLimitError(
+      'ERR_RL_INVALID_TIME',
+      `now must be whole ms between 0 and ${MAX_TIME_MS}, got ${now}`,
+    )
+  }
+}

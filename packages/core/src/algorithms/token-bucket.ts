@@ -1,0 +1,75 @@
+import type { Decision } from '../decision.js'
+import { ceilDiv, floorDiv } from './integer.js'
+import { costTooHigh, type RateParams, scaleRate } from './params.js'
+import type { Algorithm, StateSlots } from './types.js'
+
+/**
+ * Token bucket: a bucket of `burst` tokens refilled at `rate` per `periodMs`; a request spends
+ * its cost. State: [level in units, time of the last refill in ms]. Refill is computed lazily,
+ * in integer units (see `ScaledRate`), so "100 per 60 s" stays exact for ever.
+ *
+ * **Pro:** bounded bursts, then a steady rate; exact retry times. **Con:** two parameters to tune.
+ * @example tokenBucket({ rate: 10, burst: 20 }) // 10 per second, bursts of 20
+ */
+export function tokenBucket(params: RateParams): Algorithm {
+  const { burst, unitsPerMs, unitsPerToken, capacity, rate, periodMs } = scaleRate(params)
+  // Beyond this many ms of idling the bucket is full whatever its level; capping the elapsed
+  // time first keeps `elapsed × unitsPerMs` far from 2^53.
+  const fillMs = ceilDiv(capacity, unitsPerMs)
+
+  function levelAt(slots: StateSlots, offset: number, at: number): number {
+    const elapsed = at - slots[offset + 1]!
+    if (elapsed >= fillMs) return capacity
+    return Math.min(capacity, slots[offset]! + elapsed * unitsPerMs)
+  }
+
+  return {
+    name: 'token_bucket',
+    limit: burst,
+    policy: { quota: rate, windowMs: periodMs },
+    stateSize: 2,
+    init(slots, offset, now) {
+      slots[offset] = capacity
+      slots[offset + 1] = now
+    },
+    decide(slots, offset, cost, now, commit): Decision {
+      if (cost > burst) throw costTooHigh(cost, burst)
+      // A clock that stepped back is held at the last refill: no tokens out of thin air.
+      const at = Math.max(now, slots[offset + 1]!)
+      const skew = at - now
+      const level = levelAt(slots, offset, at)
+      const need = cost * unitsPerToken
+      if (level < need) {
+        return {
+          allowed: false,
+          remaining: floorDiv(level, unitsPerToken),
+          limit: burst,
+          resetAfterMs: skew + ceilDiv(capacity - level, unitsPerMs),
+          retryAfterMs: skew + ceilDiv(need - level, unitsPerMs),
+        }
+      }
+      const left = level - need
+      if (commit) {
+        slots[offset] = left
+        slots[offset + 1] = at
+      }
+      return {
+        allowed: true,
+        remaining: floorDiv(left, unitsPerToken),
+        limit: burst,
+        resetAfterMs: left === capacity ? 0 : skew + ceilDiv(capacity - left, unitsPerMs),
+        retryAfterMs: undefined,
+      }
+    },
+    refund(slots, offset, cost, _chargedAt, now) {
+      // Refilling is min(capacity, level + gain), so adding the cost back and capping again gives
+      // exactly the level the key would have had without the charge.
+      const at = Math.max(now, slots[offset + 1]!)
+      slots[offset] = Math.min(capacity, levelAt(slots, offset, at) + cost * unitsPerToken)
+      slots[offset + 1] = at
+    },
+    freshAt(slots, offset) {
+      return slots[offset + 1]! + ceilDiv(capacity - slots[offset]!, unitsPerMs)
+    },
+  }
+}

@@ -1,0 +1,54 @@
+import type { Decision } from '../decision.js'
+
+/** The six counting rules. */
+export type AlgorithmName =
+  | 'token_bucket'
+  | 'gcra'
+  | 'leaky_bucket'
+  | 'fixed_window'
+  | 'sliding_log'
+  | 'sliding_window'
+
+/**
+ * A key's state: a run of `stateSize` numbers starting at `offset` in a shared array. Stores keep
+ * millions of these side by side in one typed array; the pure `step` API uses a plain array.
+ */
+export type StateSlots = Float64Array | number[]
+
+/**
+ * What a rule promises, in the terms of the IETF RateLimit-Policy field: `quota` units per
+ * `windowMs`. For a rate rule that is its sustained rate; its burst is `Algorithm.limit`.
+ */
+export type QuotaPolicy = { readonly quota: number; readonly windowMs: number }
+
+/**
+ * A counting rule compiled from its parameters: pure integer arithmetic on a key's state, no
+ * I/O and no clock of its own. `now` is always passed in, as whole ms.
+ */
+export interface Algorithm {
+  readonly name: AlgorithmName
+  /** Burst (rate rules) or limit (window rules): the most any single moment can admit. */
+  readonly limit: number
+  readonly policy: QuotaPolicy
+  /** How many numbers one key's state takes. */
+  readonly stateSize: number
+  /** Writes the state of a key never seen before: full capacity at `now`. */
+  init(slots: StateSlots, offset: number, now: number): void
+  /**
+   * Decides a request of `cost` at `now`. Writes the charge into `slots` only when `commit` is
+   * true and the request is allowed: a denial, or a dry run, leaves the state untouched.
+   * Throws `ERR_RL_COST_EXCEEDS_CAPACITY` for a cost above `limit`. Callers pass whole ms and a
+   * whole cost ≥ 0 (the public `step` and the stores check both).
+   */
+  decide(slots: StateSlots, offset: number, cost: number, now: number, commit: boolean): Decision
+  /**
+   * Gives back `cost` units charged at `chargedAt`, as far as they still count at `now`: a charge
+   * whose window has already rolled over, or whose tokens have already refilled, returns nothing.
+   */
+  refund(slots: StateSlots, offset: number, cost: number, chargedAt: number, now: number): void
+  /**
+   * The time (ms) from which this state is back to full capacity, so dropping it would lose
+   * nothing. Stores use it for expiry and eviction.
+   */
+  freshAt(slots: StateSlots, offset: number): number
+}

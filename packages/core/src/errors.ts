@@ -1,0 +1,59 @@
+/**
+ * Every error Tollgate throws on purpose. Being rate-limited is not one of them: a denial is a
+ * `Decision` with `allowed: false`. Errors are for configuration mistakes, requests that can
+ * never be served, and stores that fail.
+ */
+export type RateLimitErrorCode =
+  /** A rule or option is invalid; `rule` and `field` say which. Thrown at start-up. */
+  | 'ERR_RL_INVALID_RULE'
+  /** A cost that is not a whole number ≥ 0. */
+  | 'ERR_RL_INVALID_COST'
+  /** A request whose cost exceeds the rule's capacity: it can never pass, so retrying is pointless. */
+  | 'ERR_RL_COST_EXCEEDS_CAPACITY'
+  /** A time that is not a whole number of ms between 0 and `MAX_TIME_MS`. */
+  | 'ERR_RL_INVALID_TIME'
+  /** A rule id that the limiter does not know. */
+  | 'ERR_RL_UNKNOWN_RULE'
+  /** The store did not answer (down, timed out). The rule's failure policy decides what happens. */
+  | 'ERR_RL_STORE_UNAVAILABLE'
+  /** The store answered with something that is not a valid state or decision. */
+  | 'ERR_RL_STORE_REPLY'
+
+export type RateLimitErrorDetails = {
+  /** The id of the rule concerned, when there is one. */
+  readonly rule?: string
+  /** The rule field or option concerned, when there is one. */
+  readonly field?: string
+}
+
+export class RateLimitError extends Error {
+  override readonly name = 'RateLimitError'
+  readonly code: RateLimitErrorCode
+  readonly rule: string | undefined
+  readonly field: string | undefined
+
+  constructor(
+    code: RateLimitErrorCode,
+    message: string,
+    options: RateLimitErrorDetails & { cause?: unknown } = {},
+  ) {
+    super(`[tollgate] ${message}`, options.cause === undefined ? undefined : { cause: options.cause })
+    this.code = code
+    this.rule = options.rule
+    this.field = options.field
+  }
+}
+
+/**
+ * True for any Tollgate error, also one thrown by another copy of the package (ESM and CJS
+ * builds can both be loaded in one process, so `instanceof` alone is not enough).
+ */
+export function isRateLimitError(error: unknown): error is RateLimitError {
+  return (
+    error instanceof RateLimitError ||
+    (typeof error === 'object' &&
+      error !== null &&
+      (error as { name?: unknown }).name === 'RateLimitError' &&
+      typeof (error as { code?: unknown }).code === 'string')
+  )
+}
