@@ -1,0 +1,41 @@
+import type { Algorithm } from '../algorithms/types.js'
+import type { Decision } from '../decision.js'
+
+/** One rule's share of a request: charge `cost` to `key` under `rule`. */
+export type Charge = {
+  /** The rule id; stores namespace keys by it, so two rules never share state. */
+  readonly rule: string
+  readonly algorithm: Algorithm
+  /** The identity being limited, e.g. `ip:203.0.113.7` or `api_key:k_123`. Any string content. */
+  readonly key: string
+  /** Whole units ≥ 0; 0 inspects without charging. */
+  readonly cost: number
+  /** A shadow charge is decided and counted but never denies the request. */
+  readonly shadow: boolean
+}
+
+/** What a store answers for a request: one decision per charge, in order, and the time it used. */
+export type Outcome = {
+  readonly decisions: readonly Decision[]
+  /** The time (ms) the store decided at: the caller's `now`, or the store's own clock (Redis `TIME`). */
+  readonly at: number
+}
+
+/**
+ * Where rate-limit state lives. A store applies a request's charges as one unit:
+ *
+ * - if every enforcing charge is allowed, every allowed charge is written (a shadow charge that
+ *   would deny is reported and not written);
+ * - if any enforcing charge is denied, nothing is written, and the charges that would have been
+ *   allowed are reported at cost 0 (what is left, nothing taken).
+ *
+ * The memory store answers synchronously; remote stores return promises.
+ */
+export interface Store {
+  consume(charges: readonly Charge[], now: number): Outcome | Promise<Outcome>
+  /**
+   * Gives back charges made at `chargedAt` (an `Outcome.at`), as far as they still count: a
+   * window that has rolled over since returns nothing.
+   */
+  refund(charges: readonly Charge[], chargedAt: number, now: number): void | Promise<void>
+}
