@@ -37,7 +37,10 @@ export class RateLimitError extends Error {
     message: string,
     options: RateLimitErrorDetails & { cause?: unknown } = {},
   ) {
-    super(`[tollgate] ${message}`, options.cause === undefined ? undefined : { cause: options.cause })
+    super(
+      `[tollgate] ${message}`,
+      options.cause === undefined ? undefined : { cause: options.cause },
+    )
     this.code = code
     this.rule = options.rule
     this.field = options.field

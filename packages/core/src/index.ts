@@ -26,3 +26,4 @@ export {
   type RateLimitErrorCode,
   type RateLimitErrorDetails,
 } from './errors.js'
+export { applyCharges, type Charge, type Outcome, type Store } from './store/index.js'

@@ -68,7 +68,8 @@ export function scaleRate(params: RateParams): ScaledRate {
 export function checkWindow(params: WindowParams): { limit: number; windowMs: number } {
   const limit = requireCount('limit', params.limit)
   const windowMs = requireCount('windowMs', params.windowMs)
-  if (windowMs > MAX_TIME_MS) throw invalid('windowMs', `at most ${MAX_TIME_MS} ms, got ${windowMs}`)
+  if (windowMs > MAX_TIME_MS)
+    throw invalid('windowMs', `at most ${MAX_TIME_MS} ms, got ${windowMs}`)
   return { limit, windowMs }
 }
 

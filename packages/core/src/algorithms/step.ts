@@ -37,9 +37,13 @@ export function step(
 
 export function checkCost(cost: number): void {
   if (!Number.isSafeInteger(cost) || cost < 0) {
-    throw new RateLimitError('ERR_RL_INVALID_COST', `cost must be a whole number ≥ 0, got ${cost}`, {
-      field: 'cost',
-    })
+    throw new RateLimitError(
+      'ERR_RL_INVALID_COST',
+      `cost must be a whole number ≥ 0, got ${cost}`,
+      {
+        field: 'cost',
+      },
+    )
   }
 }
 

@@ -1,7 +1,7 @@
 // Every worked figure of the specification, run through the real algorithms.
 import { describe, expect, it } from 'vitest'
-import { fixedWindow, gcra, slidingLog, slidingWindow, step, tokenBucket } from './index.js'
 import type { Algorithm, AlgorithmState } from './index.js'
+import { fixedWindow, gcra, slidingLog, slidingWindow, step, tokenBucket } from './index.js'
 
 /** Feeds arrivals (time in ms, cost) to one key and returns every decision. */
 function run(algorithm: Algorithm, arrivals: ReadonlyArray<readonly [number, number?]>) {
