@@ -1,0 +1,107 @@
+import { describe, expect, it } from 'vitest'
+import { isRateLimitError } from '../errors.js'
+import {
+  fixedWindow,
+  gcra,
+  MAX_TIME_MS,
+  slidingLog,
+  slidingWindow,
+  step,
+  tokenBucket,
+} from './index.js'
+import { ceilDiv, floorDiv } from './integer.js'
+
+function errorOf(action: () => unknown) {
+  try {
+    action()
+  } catch (error) {
+    if (isRateLimitError(error)) return error
+    throw error
+  }
+  throw new Error('expected a RateLimitError')
+}
+
+describe('parameters are refused with the field named', () => {
+  it.each([
+    ['burst < 1', () => tokenBucket({ rate: 10, burst: 0 }), 'burst'],
+    ['fractional rate', () => gcra({ rate: 1.5, burst: 3 }), 'rate'],
+    ['zero period', () => tokenBucket({ rate: 1, periodMs: 0, burst: 1 }), 'periodMs'],
+    ['negative window', () => fixedWindow({ limit: 5, windowMs: -1 }), 'windowMs'],
+    ['limit < 1', () => slidingWindow({ limit: 0, windowMs: 1000 }), 'limit'],
+    ['NaN limit', () => slidingLog({ limit: Number.NaN, windowMs: 1000 }), 'limit'],
+    ['a huge sliding log', () => slidingLog({ limit: 1_000_000, windowMs: 1000 }), 'limit'],
+  ])('%s', (_name, make, field) => {
+    const error = errorOf(make)
+    expect(error.code).toBe('ERR_RL_INVALID_RULE')
+    expect(error.field).toBe(field)
+    expect(error.message).toContain(field)
+  })
+
+  it('refuses parameters whose arithmetic would pass 2^53', () => {
+    expect(errorOf(() => tokenBucket({ rate: 1, periodMs: 2 ** 40, burst: 2 ** 20 })).field).toBe(
+      'burst',
+    )
+    expect(errorOf(() => slidingWindow({ limit: 2 ** 20, windowMs: 2 ** 33 })).field).toBe('limit')
+    // 4099 per 4096 ms cannot be reduced: GCRA's tick would be 1/4099 ms.
+    expect(errorOf(() => gcra({ rate: 4099, periodMs: 4096, burst: 10 })).field).toBe('rate')
+    expect(() => tokenBucket({ rate: 4099, periodMs: 4096, burst: 10 })).not.toThrow()
+  })
+})
+
+describe('costs', () => {
+  const bucket = tokenBucket({ rate: 10, burst: 20 })
+
+  it('a cost above capacity is a distinct, non-retryable error', () => {
+    const error = errorOf(() => step(bucket, undefined, 21, 0))
+    expect(error.code).toBe('ERR_RL_COST_EXCEEDS_CAPACITY')
+  })
+
+  it('cost 0 inspects without charging', () => {
+    const first = step(bucket, undefined, 5, 0)
+    const peek = step(bucket, first.state, 0, 0)
+    expect(peek.decision).toMatchObject({ allowed: true, remaining: 15 })
+    expect(peek.state).toEqual(first.state)
+  })
+
+  it.each([-1, 1.5, Number.NaN, Number.POSITIVE_INFINITY])('cost %s is refused', (cost) => {
+    expect(errorOf(() => step(bucket, undefined, cost, 0)).code).toBe('ERR_RL_INVALID_COST')
+  })
+
+  it.each([-1, 0.5, MAX_TIME_MS + 1])('time %s is refused', (now) => {
+    expect(errorOf(() => step(bucket, undefined, 1, now)).code).toBe('ERR_RL_INVALID_TIME')
+  })
+
+  it('a bulk call costing 10 takes ten tokens', () => {
+    const { decision } = step(bucket, undefined, 10, 0)
+    expect(decision).toMatchObject({ allowed: true, remaining: 10, resetAfterMs: 1000 })
+  })
+})
+
+describe('a clock that steps backwards', () => {
+  it('gives no free tokens and keeps the state intact', () => {
+    const bucket = tokenBucket({ rate: 10, burst: 20 })
+    let result = step(bucket, undefined, 20, 10_000)
+    result = step(bucket, result.state, 1, 5_000)
+    expect(result.decision).toMatchObject({ allowed: false, remaining: 0, retryAfterMs: 5100 })
+    expect(result.state).toEqual([0, 10_000])
+  })
+
+  it('keeps a fixed window in its stored window', () => {
+    const window = fixedWindow({ limit: 2, windowMs: 60_000 })
+    let result = step(window, undefined, 2, 61_000)
+    result = step(window, result.state, 1, 59_000)
+    expect(result.decision).toMatchObject({ allowed: false, retryAfterMs: 61_000 })
+  })
+})
+
+describe('integer division', () => {
+  it('is exact near 2^53, where a / b rounds', () => {
+    const b = 3
+    const a = 2 ** 53 - 2 // 9007199254740990 = 3 × 3002399751580330
+    expect(floorDiv(a, b)).toBe(3002399751580330)
+    expect(floorDiv(a - 1, b)).toBe(3002399751580329)
+    expect(ceilDiv(a - 1, b)).toBe(3002399751580330)
+    expect(floorDiv(-1, 600)).toBe(-1)
+    expect(ceilDiv(1, 600)).toBe(1)
+  })
+})
