@@ -1,5 +1,7 @@
 import { defineProject } from 'vitest/config'
+import { sourceConditions } from '../../vitest.shared.ts'
 
 export default defineProject({
+  ...sourceConditions,
   test: { name: 'redis', include: ['src/**/*.test.ts'] },
 })

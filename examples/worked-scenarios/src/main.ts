@@ -1,0 +1,3 @@
+import { workedScenarios } from './scenarios.js'
+
+for (const line of workedScenarios()) console.log(line)

@@ -1,0 +1,7 @@
+import { defineProject } from 'vitest/config'
+import { sourceConditions } from '../../vitest.shared.ts'
+
+export default defineProject({
+  ...sourceConditions,
+  test: { name: 'example-worked-scenarios', include: ['src/**/*.test.ts'] },
+})
