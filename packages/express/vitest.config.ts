@@ -1,5 +1,5 @@
 import { defineProject } from 'vitest/config'
-import { sourceConditions } from '../../vitest.shared.ts'
+import { sourceConditions } from '../../vitest.shared.js'
 
 export default defineProject({
   ...sourceConditions,
