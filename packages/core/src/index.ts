@@ -26,4 +26,12 @@ export {
   type RateLimitErrorCode,
   type RateLimitErrorDetails,
 } from './errors.js'
-export { applyCharges, type Charge, type Outcome, type Store } from './store/index.js'
+export {
+  applyCharges,
+  type Charge,
+  type MemoryStore,
+  type MemoryStoreOptions,
+  memoryStore,
+  type Outcome,
+  type Store,
+} from './store/index.js'
