@@ -1,0 +1,42 @@
+import { type RuleShape, validateRuleSet } from './rule-set.js'
+import type { Rule, RuleConfig } from './types.js'
+import type { FieldLabels } from './validate-rule.js'
+
+const LABELS: FieldLabels = {
+  id: 'id',
+  description: 'description',
+  match: 'match',
+  algorithm: 'algorithm',
+  rate: 'rate',
+  period: 'period',
+  burst: 'burst',
+  limit: 'limit',
+  window: 'window',
+  cost: 'cost',
+  costByRoute: 'costByRoute',
+  mode: 'mode',
+  onStoreError: 'onStoreError',
+  onMissingIdentity: 'onMissingIdentity',
+}
+
+const CODE_SHAPE: RuleShape = {
+  fields: Object.values(LABELS),
+  hints: { rate_per_s: 'rate', period_s: 'period', window_s: 'window' },
+  read: (raw) => ({ fields: raw, labels: LABELS }),
+}
+
+/**
+ * Validates rules written in TypeScript (camelCase) and returns them frozen and normalised.
+ * Every problem of every rule is reported at once, in one `RateLimitError`
+ * (`ERR_RL_INVALID_RULE`, a `RuleValidationError` with the list in `issues`).
+ * @example
+ * const rules = defineRules([
+ *   { id: 'free-global', match: { plan: 'free', identity: 'api_key' },
+ *     algorithm: 'token_bucket', rate: 10, burst: 20 },
+ *   { id: 'login-per-ip', match: { route: 'POST /v1/login', identity: 'ip' },
+ *     algorithm: 'sliding_log', limit: 5, window: '60s', onStoreError: 'closed' },
+ * ])
+ */
+export function defineRules(rules: readonly RuleConfig[]): readonly Rule[] {
+  return validateRuleSet(rules, CODE_SHAPE)
+}

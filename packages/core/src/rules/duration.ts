@@ -1,0 +1,56 @@
+import type { Duration } from './types.js'
+
+const UNIT_MS: Readonly<Record<string, number>> = {
+  ms: 1,
+  s: 1000,
+  sec: 1000,
+  second: 1000,
+  seconds: 1000,
+  m: 60_000,
+  min: 60_000,
+  minute: 60_000,
+  minutes: 60_000,
+  h: 3_600_000,
+  hour: 3_600_000,
+  hours: 3_600_000,
+  d: 86_400_000,
+  day: 86_400_000,
+  days: 86_400_000,
+}
+
+const DURATION = /^(\d+(?:\.\d+)?)\s*([a-z]+)$/
+
+/**
+ * A duration in whole ms, or a problem description. Accepts whole ms as a number, or a string
+ * such as `'500ms'`, `'60s'`, `'1.5m'`, `'1 day'`. Zero, negative and fractional-ms durations
+ * are refused: a window of zero cannot count anything.
+ */
+export function toMilliseconds(value: Duration | unknown): number | string {
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value) || value <= 0) return `expected a duration > 0, got ${value}`
+    if (!Number.isSafeInteger(value)) return `expected whole milliseconds, got ${value}`
+    return value
+  }
+  if (typeof value !== 'string') {
+    return `expected milliseconds or a string such as '60s', got ${typeof value}`
+  }
+  const match = DURATION.exec(value.trim().toLowerCase())
+  const unit = match === null ? undefined : UNIT_MS[match[2]!]
+  if (match === null || unit === undefined) {
+    return `expected a duration such as '500ms', '60s', '1m', '1h' or '1 day', got ${JSON.stringify(value)}`
+  }
+  const ms = wholeMilliseconds(Number(match[1]) * unit)
+  if (ms === undefined) return `${JSON.stringify(value)} is not a whole number of milliseconds`
+  if (ms <= 0) return `expected a duration > 0, got ${JSON.stringify(value)}`
+  return ms
+}
+
+/**
+ * `exact` rounded to whole ms when it is one up to floating-point noise (0.3 × 1000 is
+ * 300.00000000000006), else undefined.
+ */
+export function wholeMilliseconds(exact: number): number | undefined {
+  const ms = Math.round(exact)
+  if (!Number.isSafeInteger(ms) || Math.abs(exact - ms) > 1e-9 * Math.max(1, ms)) return undefined
+  return ms
+}

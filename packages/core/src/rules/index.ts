@@ -1,0 +1,22 @@
+export { defineRules } from './define-rules.js'
+export { formatIssue, type RuleIssue, RuleValidationError } from './issues.js'
+export { parseRules } from './parse-rules.js'
+export { HTTP_METHODS, type ParsedRoute, parseRoute, type RouteSegment } from './route.js'
+export type {
+  Duration,
+  IdentityName,
+  MissingIdentityPolicy,
+  RateAlgorithmName,
+  RateRule,
+  RateRuleConfig,
+  Rule,
+  RuleConfig,
+  RuleMatch,
+  RuleMatchConfig,
+  RuleMode,
+  StoreErrorPolicy,
+  WindowAlgorithmName,
+  WindowRule,
+  WindowRuleConfig,
+} from './types.js'
+export { algorithmOf } from './validate-rule.js'

@@ -1,0 +1,110 @@
+import { wholeMilliseconds } from './duration.js'
+import type { IssueSink } from './issues.js'
+import { RuleValidationError } from './issues.js'
+import { type RuleShape, validateRuleSet } from './rule-set.js'
+import type { Rule } from './types.js'
+import { isRecord, unknownField } from './validate-match.js'
+import { type FieldLabels, REPORTED, type RuleFields } from './validate-rule.js'
+
+const LABELS = {
+  id: 'id',
+  description: 'description',
+  match: 'match',
+  algorithm: 'algorithm',
+  rate: 'rate_per_s',
+  period: 'period_s',
+  burst: 'burst',
+  limit: 'limit',
+  window: 'window_s',
+  cost: 'cost',
+  costByRoute: 'cost_by_route',
+  mode: 'mode',
+  onStoreError: 'on_store_error',
+  onMissingIdentity: 'on_missing_identity',
+} as const satisfies FieldLabels
+
+const FILE_SHAPE: RuleShape = {
+  fields: [...Object.values(LABELS), 'rate'],
+  hints: { period: 'period_s', window: 'window_s', costByRoute: 'cost_by_route' },
+  read: readFileRule,
+}
+
+/**
+ * Validates rules in the file shape of the spec (snake_case: `rate_per_s`, `burst`, `limit`,
+ * `window_s`, `cost_by_route`, ...), already parsed from JSON or YAML: a list of rules, or an
+ * object `{ rules: [...] }`. Returns the same model as `defineRules`. To read YAML or JSON text,
+ * use `loadRulesText` from `@tollgate/core/rules-file`; reading the file itself is up to the app
+ * (the core uses no Node built-ins).
+ * @example parseRules(JSON.parse(await readFile('rules.json', 'utf8')))
+ */
+export function parseRules(data: unknown): readonly Rule[] {
+  if (isRecord(data)) {
+    const extra = Object.keys(data).filter((key) => key !== 'rules')
+    if (extra.length > 0 || !('rules' in data)) {
+      throw new RuleValidationError(
+        (extra.length > 0 ? extra : ['rules']).map((field) => ({
+          rule: '#0',
+          field,
+          problem:
+            field === 'rules'
+              ? 'expected a list of rules, or an object with a "rules" list'
+              : unknownField(field, ['rules']),
+        })),
+      )
+    }
+    return validateRuleSet((data as { rules: unknown }).rules, FILE_SHAPE)
+  }
+  return validateRuleSet(data, FILE_SHAPE)
+}
+
+/** A rule as read from a file, before validation. */
+type FileRule = { readonly [K in (typeof LABELS)[keyof typeof LABELS] | 'rate']?: unknown }
+
+/** Converts the file's fields to `RuleFields`: seconds to ms, rate_per_s to rate per second. */
+function readFileRule(record: Record<string, unknown>, issue: IssueSink) {
+  const raw = record as FileRule
+  const labels: Record<keyof RuleFields, string> = { ...LABELS }
+  const fields: Record<keyof RuleFields, unknown> = {
+    id: raw.id,
+    description: raw.description,
+    match: raw.match,
+    algorithm: raw.algorithm,
+    rate: undefined,
+    period: undefined,
+    burst: raw.burst,
+    limit: raw.limit,
+    window: seconds(raw.window_s, 'window_s', issue),
+    cost: raw.cost,
+    costByRoute: raw.cost_by_route,
+    mode: raw.mode,
+    onStoreError: raw.on_store_error,
+    onMissingIdentity: raw.on_missing_identity,
+  }
+  const perSecond = raw.rate_per_s
+  if (perSecond === undefined) {
+    if (raw.rate !== undefined) labels.rate = 'rate'
+    fields.rate = raw.rate
+    fields.period = seconds(raw.period_s, 'period_s', issue)
+  } else if (raw.rate !== undefined || raw.period_s !== undefined) {
+    issue('rate_per_s', 'give rate_per_s, or rate with period_s, not both')
+    fields.rate = REPORTED
+  } else if (typeof perSecond === 'number' && perSecond > 0 && !Number.isInteger(perSecond)) {
+    issue(
+      'rate_per_s',
+      `expected a whole number ≥ 1, got ${perSecond}; for a fractional rate write rate and period_s (0.5 per second: rate: 1, period_s: 2)`,
+    )
+    fields.rate = REPORTED
+  } else {
+    fields.rate = perSecond
+  }
+  return { fields, labels }
+}
+
+/** Seconds (a number > 0, whole ms) as ms; REPORTED after reporting anything else. */
+function seconds(value: unknown, field: string, issue: IssueSink): unknown {
+  if (value === undefined) return undefined
+  const ms = typeof value === 'number' && value > 0 ? wholeMilliseconds(value * 1000) : undefined
+  if (ms !== undefined && ms > 0) return ms
+  issue(field, `expected a number of seconds > 0 (whole ms), got ${JSON.stringify(value)}`)
+  return REPORTED
+}

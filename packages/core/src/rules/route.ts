@@ -1,0 +1,82 @@
+/** Methods a route or `match.method` may name. */
+export const HTTP_METHODS: readonly string[] = [
+  'GET',
+  'HEAD',
+  'POST',
+  'PUT',
+  'PATCH',
+  'DELETE',
+  'OPTIONS',
+  'TRACE',
+  'CONNECT',
+  'QUERY',
+]
+
+/** One path segment: a literal (as written) or a `:param` (any non-empty segment). */
+export type RouteSegment = { readonly literal: string } | { readonly param: string }
+
+/**
+ * A route such as `POST /v1/labels:batch`, `/v1/orders/:id` or `GET /v1/*`, parsed. A segment
+ * that starts with `:` is a parameter (`labels:batch` is a literal); a final `*` matches the rest
+ * of the path, including nothing.
+ */
+export type ParsedRoute = {
+  /** Upper-case method, or undefined for any method. */
+  readonly method: string | undefined
+  readonly segments: readonly RouteSegment[]
+  /** True when the route ends in `*`. */
+  readonly rest: boolean
+  /** The route written back in normal form: `METHOD /path` or `/path`, no trailing slash. */
+  readonly text: string
+}
+
+const PARAM_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
+const FORBIDDEN_IN_PATH = /[\s?#]/
+
+/** Parses a route, or returns what is wrong with it. */
+export function parseRoute(route: unknown): ParsedRoute | string {
+  if (typeof route !== 'string') return `expected a route string, got ${typeof route}`
+  const parts = route.trim().split(/\s+/)
+  if (parts.length > 2 || parts[0] === '') {
+    return `expected "METHOD /path" or "/path", got ${JSON.stringify(route)}`
+  }
+  const path = parts.length === 2 ? parts[1]! : parts[0]!
+  let method: string | undefined
+  if (parts.length === 2) {
+    method = parts[0]!.toUpperCase()
+    if (!HTTP_METHODS.includes(method)) {
+      return `unknown method ${JSON.stringify(parts[0])} in ${JSON.stringify(route)} (known: ${HTTP_METHODS.join(', ')})`
+    }
+  }
+  const problem = (reason: string) => `${reason} in route ${JSON.stringify(route)}`
+  if (path === '*') return { method, segments: [], rest: true, text: join(method, '/*') }
+  if (!path.startsWith('/')) return problem('the path must start with "/"')
+  if (FORBIDDEN_IN_PATH.test(path)) return problem('no query string, fragment or spaces allowed')
+  const raw = path.replace(/\/+$/, '').split('/').slice(1)
+  const segments: RouteSegment[] = []
+  let rest = false
+  for (let i = 0; i < raw.length; i++) {
+    const segment = raw[i]!
+    if (segment === '*') {
+      if (i !== raw.length - 1) return problem('"*" is only allowed as the last segment')
+      rest = true
+    } else if (segment.includes('*')) {
+      return problem('"*" must be a whole last segment, e.g. /v1/*')
+    } else if (segment === '') {
+      return problem('empty segment ("//")')
+    } else if (segment.startsWith(':')) {
+      if (!PARAM_NAME.test(segment.slice(1))) {
+        return problem(`bad parameter ${JSON.stringify(segment)} (expected :name)`)
+      }
+      segments.push({ param: segment.slice(1) })
+    } else {
+      segments.push({ literal: segment })
+    }
+  }
+  const normal = `/${raw.join('/')}`
+  return { method, segments, rest, text: join(method, normal) }
+}
+
+function join(method: string | undefined, path: string): string {
+  return method === undefined ? path : `${method} ${path}`
+}

@@ -1,0 +1,61 @@
+import type { IssueSink, RuleIssue } from './issues.js'
+import { RuleValidationError } from './issues.js'
+import type { Rule } from './types.js'
+import { isRecord, typeName, unknownField } from './validate-match.js'
+import { type FieldLabels, type RuleFields, validateRule } from './validate-rule.js'
+
+/** A rule shape (code or file): its known fields and how to read it into `RuleFields`. */
+export type RuleShape = {
+  readonly fields: readonly string[]
+  /** Field names of the other shape → ours, for a better "did you mean". */
+  readonly hints: Readonly<Record<string, string>>
+  read(raw: Record<string, unknown>, issue: IssueSink): { fields: RuleFields; labels: FieldLabels }
+}
+
+/**
+ * Validates a whole rule set and returns the frozen models, or throws one `RuleValidationError`
+ * listing every problem of every rule (including duplicate ids).
+ */
+export function validateRuleSet(items: unknown, shape: RuleShape): readonly Rule[] {
+  const issues: RuleIssue[] = []
+  if (!Array.isArray(items)) {
+    throw new RuleValidationError([
+      { rule: '#0', field: 'rules', problem: `expected a list of rules, got ${typeName(items)}` },
+    ])
+  }
+  if (items.length === 0) {
+    throw new RuleValidationError([
+      {
+        rule: '#0',
+        field: 'rules',
+        problem: 'the list is empty: a limiter without rules limits nothing',
+      },
+    ])
+  }
+  const rules: Rule[] = []
+  const firstIndexOf = new Map<string, number>()
+  items.forEach((raw: unknown, index) => {
+    const id = isRecord(raw) ? (raw as { id?: unknown }).id : undefined
+    const label = typeof id === 'string' && id !== '' ? id : `#${index + 1}`
+    const issue: IssueSink = (field, problem) => issues.push({ rule: label, field, problem })
+    if (!isRecord(raw)) {
+      issue('rule', `expected an object, got ${typeName(raw)}`)
+      return
+    }
+    if (typeof id === 'string') {
+      const first = firstIndexOf.get(id)
+      if (first === undefined) firstIndexOf.set(id, index)
+      else
+        issue('id', `duplicate id: rule #${first + 1} has the same id (ids name the rule's state)`)
+    }
+    for (const field of Object.keys(raw)) {
+      if (!shape.fields.includes(field))
+        issue(field, unknownField(field, shape.fields, shape.hints[field]))
+    }
+    const { fields, labels } = shape.read(raw, issue)
+    const rule = validateRule(fields, labels, issue)
+    if (rule !== undefined) rules.push(rule)
+  })
+  if (issues.length > 0) throw new RuleValidationError(issues)
+  return Object.freeze(rules)
+}

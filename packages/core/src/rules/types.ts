@@ -1,0 +1,129 @@
+/** `enforce` denies over the limit; `shadow` counts and reports "would deny" but never denies. */
+export type RuleMode = 'enforce' | 'shadow'
+
+/** What a rule does when its store fails: admit (`open`) or refuse (`closed`) the request. */
+export type StoreErrorPolicy = 'open' | 'closed'
+
+/**
+ * What a rule does with a request that lacks the identity it keys on: count it under the client
+ * IP (`ip`) or refuse it (`deny`). It is never let through unlimited.
+ */
+export type MissingIdentityPolicy = 'ip' | 'deny'
+
+/** Identities the adapters derive; any other name is read from `RequestFacts.identities`. */
+export type IdentityName = 'ip' | 'api_key' | 'user' | (string & {})
+
+export type RateAlgorithmName = 'token_bucket' | 'gcra' | 'leaky_bucket'
+export type WindowAlgorithmName = 'fixed_window' | 'sliding_log' | 'sliding_window'
+
+type DurationUnit =
+  | 'ms'
+  | 's'
+  | 'sec'
+  | 'second'
+  | 'seconds'
+  | 'm'
+  | 'min'
+  | 'minute'
+  | 'minutes'
+  | 'h'
+  | 'hour'
+  | 'hours'
+  | 'd'
+  | 'day'
+  | 'days'
+
+/** Whole milliseconds, or a string such as `'500ms'`, `'60s'`, `'1m'`, `'1 day'`. */
+export type Duration = number | `${number}${DurationUnit}` | `${number} ${DurationUnit}`
+
+/** Which requests a rule applies to; every given condition must hold. */
+export type RuleMatchConfig = {
+  /** Keys the rule on one identity, or on several together (`['account', 'ip']`). */
+  readonly identity: IdentityName | readonly IdentityName[]
+  /** Only requests of this plan (or one of these plans). @default any plan */
+  readonly plan?: string | readonly string[]
+  /** Only these methods, e.g. `'POST'`. @default any method */
+  readonly method?: string | readonly string[]
+  /** Only these routes, e.g. `'POST /v1/labels:batch'`, `'/v1/orders/:id'`, `'/v1/*'`. @default any route */
+  readonly route?: string | readonly string[]
+}
+
+type RuleConfigBase = {
+  /** Unique, stable name: it namespaces the rule's state and is sent as the policy name. */
+  readonly id: string
+  /** Free text for people reading the configuration. */
+  readonly description?: string
+  readonly match: RuleMatchConfig
+  /** @default 'enforce' */
+  readonly mode?: RuleMode
+  /** Units charged per request when no `costByRoute` entry matches. @default 1 */
+  readonly cost?: number
+  /** Route → units charged, e.g. `{ 'POST /v1/labels:batch': 10 }`; 0 makes a route free. */
+  readonly costByRoute?: Readonly<Record<string, number>>
+  /** Fail closed for login and payments; open for read APIs. @default 'open' */
+  readonly onStoreError?: StoreErrorPolicy
+  /** @default 'ip' */
+  readonly onMissingIdentity?: MissingIdentityPolicy
+}
+
+/** A rate rule, written in code: `rate` units per `period`, bursts of up to `burst`. */
+export type RateRuleConfig = RuleConfigBase & {
+  readonly algorithm: RateAlgorithmName
+  readonly rate: number
+  /** @default 1000 (one second) */
+  readonly period?: Duration
+  readonly burst: number
+  readonly limit?: never
+  readonly window?: never
+}
+
+/** A window rule, written in code: at most `limit` units per `window`. */
+export type WindowRuleConfig = RuleConfigBase & {
+  /** `sliding_counter` (the spec's name) is accepted for `sliding_window`. */
+  readonly algorithm: WindowAlgorithmName | 'sliding_counter'
+  readonly limit: number
+  readonly window: Duration
+  readonly rate?: never
+  readonly period?: never
+  readonly burst?: never
+}
+
+/** A rule as written in TypeScript (camelCase). A validated `Rule` is also a valid `RuleConfig`. */
+export type RuleConfig = RateRuleConfig | WindowRuleConfig
+
+/** A validated rule's match: lists normalised, routes as `METHOD /path` or `/path`. */
+export type RuleMatch = {
+  readonly identity: readonly string[]
+  readonly plan?: readonly string[]
+  readonly method?: readonly string[]
+  readonly route?: readonly string[]
+}
+
+type RuleBase = {
+  readonly id: string
+  readonly description?: string
+  readonly match: RuleMatch
+  readonly mode: RuleMode
+  readonly cost: number
+  readonly costByRoute: Readonly<Record<string, number>>
+  readonly onStoreError: StoreErrorPolicy
+  readonly onMissingIdentity: MissingIdentityPolicy
+}
+
+/** A validated rate rule; `period` in whole ms. */
+export type RateRule = RuleBase & {
+  readonly algorithm: RateAlgorithmName
+  readonly rate: number
+  readonly period: number
+  readonly burst: number
+}
+
+/** A validated window rule; `window` in whole ms. */
+export type WindowRule = RuleBase & {
+  readonly algorithm: WindowAlgorithmName
+  readonly limit: number
+  readonly window: number
+}
+
+/** A validated, frozen rule: what `defineRules`, `parseRules` and `loadRulesText` return. */
+export type Rule = RateRule | WindowRule

@@ -1,0 +1,128 @@
+import { closest, type IssueSink } from './issues.js'
+import { HTTP_METHODS, parseRoute } from './route.js'
+import type { RuleMatch } from './types.js'
+
+const MATCH_FIELDS = ['identity', 'plan', 'method', 'route'] as const
+const IDENTITY_NAME = /^[A-Za-z_][A-Za-z0-9_-]*$/
+
+/** Validates a rule's `match`; returns it normalised, or undefined after reporting to `issue`. */
+export function validateMatch(value: unknown, issue: IssueSink): RuleMatch | undefined {
+  if (value === undefined) {
+    issue('match', 'required, e.g. { identity: ip } (identity is one of ip, api_key, user, ...)')
+    return undefined
+  }
+  if (!isRecord(value)) {
+    issue('match', `expected an object such as { identity: ip }, got ${typeName(value)}`)
+    return undefined
+  }
+  let ok = true
+  const fail: IssueSink = (field, problem) => {
+    ok = false
+    issue(field, problem)
+  }
+  for (const field of Object.keys(value)) {
+    if ((MATCH_FIELDS as readonly string[]).includes(field)) continue
+    fail(`match.${field}`, unknownField(field, MATCH_FIELDS))
+  }
+  const {
+    identity: identityValue,
+    plan: planValue,
+    method: methodValue,
+    route: routeValue,
+  } = value as { readonly [K in (typeof MATCH_FIELDS)[number]]?: unknown }
+  const identity = validateIdentity(identityValue, fail)
+  const plan = list(planValue, 'match.plan', 'plan names', fail, (plan) =>
+    plan === '' ? 'a plan name cannot be empty' : undefined,
+  )
+  const method = list(methodValue, 'match.method', 'methods', fail, (method) =>
+    HTTP_METHODS.includes(method.toUpperCase())
+      ? undefined
+      : `unknown method ${JSON.stringify(method)} (known: ${HTTP_METHODS.join(', ')})`,
+  )?.map((name) => name.toUpperCase())
+  const routes = list(routeValue, 'match.route', 'routes', fail, (route) => {
+    const parsed = parseRoute(route)
+    if (typeof parsed === 'string') return parsed
+    if (parsed.method !== undefined && method !== undefined && !method.includes(parsed.method)) {
+      return `${JSON.stringify(route)} conflicts with match.method (${method.join(', ')})`
+    }
+    return undefined
+  })
+  if (!ok || identity === undefined) return undefined
+  const route = routes?.map((text) => (parseRoute(text) as { text: string }).text)
+  return {
+    identity,
+    ...(plan === undefined ? {} : { plan: unique(plan) }),
+    ...(method === undefined ? {} : { method: unique(method) }),
+    ...(route === undefined ? {} : { route: unique(route) }),
+  }
+}
+
+function validateIdentity(value: unknown, issue: IssueSink): string[] | undefined {
+  if (value === undefined) {
+    issue('match.identity', 'required: ip, api_key, user, another identity name, or a list')
+    return undefined
+  }
+  const names = list(value, 'match.identity', 'identity names', issue, (name) =>
+    IDENTITY_NAME.test(name)
+      ? undefined
+      : `bad identity name ${JSON.stringify(name)} (letters, digits, _ and -)`,
+  )
+  if (names === undefined) return undefined
+  if (unique(names).length !== names.length) {
+    issue('match.identity', `names an identity twice: ${names.join(', ')}`)
+    return undefined
+  }
+  return names
+}
+
+/**
+ * A string or a non-empty list of strings, as a list; undefined when absent or invalid (reported).
+ * `check` returns a problem with one item, or undefined.
+ */
+function list(
+  value: unknown,
+  field: string,
+  what: string,
+  issue: IssueSink,
+  check: (item: string) => string | undefined,
+): string[] | undefined {
+  if (value === undefined) return undefined
+  const items = typeof value === 'string' ? [value] : value
+  if (!Array.isArray(items) || items.length === 0) {
+    issue(field, `expected a string or a non-empty list of ${what}, got ${typeName(value)}`)
+    return undefined
+  }
+  let ok = true
+  for (const item of items) {
+    const problem =
+      typeof item === 'string' ? check(item) : `expected a string, got ${typeName(item)}`
+    if (problem !== undefined) {
+      ok = false
+      issue(field, problem)
+    }
+  }
+  return ok ? (items as string[]) : undefined
+}
+
+function unique(items: readonly string[]): string[] {
+  return [...new Set(items)]
+}
+
+export function unknownField(field: string, known: readonly string[], hint?: string): string {
+  const suggestion = hint ?? closest(field, known)
+  return suggestion === undefined
+    ? `unknown field (known: ${known.join(', ')})`
+    : `unknown field; did you mean "${suggestion}"?`
+}
+
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+export function typeName(value: unknown): string {
+  if (value === null) return 'null'
+  if (Array.isArray(value)) return 'a list'
+  if (typeof value === 'string') return JSON.stringify(value)
+  if (typeof value === 'object') return 'an object'
+  return String(value)
+}
