@@ -1,6 +1,7 @@
 export {
   type Algorithm,
   type AlgorithmName,
+  type AlgorithmParams,
   type AlgorithmState,
   checkCost,
   checkTime,

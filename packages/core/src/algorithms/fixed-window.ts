@@ -17,6 +17,7 @@ export function fixedWindow(params: WindowParams): Algorithm {
     name: 'fixed_window',
     limit,
     policy: { quota: limit, windowMs },
+    params: { kind: 'window', limit, windowMs },
     stateSize: 2,
     init(slots, offset, now) {
       slots[offset] = now - (now % windowMs)

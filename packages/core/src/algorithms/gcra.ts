@@ -26,6 +26,7 @@ export function gcra(params: RateParams): Algorithm {
     name: 'gcra',
     limit: burst,
     policy: { quota: rate, windowMs: periodMs },
+    params: { kind: 'rate', unitsPerMs, unitsPerToken, capacity, burst },
     stateSize: 1,
     init(slots, offset, now) {
       slots[offset] = now * unitsPerMs

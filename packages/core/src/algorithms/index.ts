@@ -7,4 +7,10 @@ export { MAX_SLIDING_LOG_LIMIT, slidingLog } from './sliding-log.js'
 export { slidingWindow } from './sliding-window.js'
 export { type AlgorithmState, checkCost, checkTime, type StepResult, step } from './step.js'
 export { tokenBucket } from './token-bucket.js'
-export type { Algorithm, AlgorithmName, QuotaPolicy, StateSlots } from './types.js'
+export type {
+  Algorithm,
+  AlgorithmName,
+  AlgorithmParams,
+  QuotaPolicy,
+  StateSlots,
+} from './types.js'

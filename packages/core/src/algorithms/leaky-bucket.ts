@@ -26,6 +26,7 @@ export function leakyBucket(params: RateParams): Algorithm {
     name: 'leaky_bucket',
     limit: burst,
     policy: { quota: rate, windowMs: periodMs },
+    params: { kind: 'rate', unitsPerMs, unitsPerToken, capacity, burst },
     stateSize: 2,
     init(slots, offset, now) {
       slots[offset] = 0

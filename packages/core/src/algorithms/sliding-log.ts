@@ -38,6 +38,7 @@ export function slidingLog(params: WindowParams): Algorithm {
     name: 'sliding_log',
     limit,
     policy: { quota: limit, windowMs },
+    params: { kind: 'window', limit, windowMs },
     stateSize: limit + 2,
     init(slots, offset) {
       slots[offset] = 0

@@ -24,6 +24,7 @@ export function slidingWindow(params: WindowParams): Algorithm {
     name: 'sliding_window',
     limit,
     policy: { quota: limit, windowMs },
+    params: { kind: 'window', limit, windowMs },
     stateSize: 3,
     init(slots, offset, now) {
       slots[offset] = now - (now % windowMs)

@@ -27,6 +27,7 @@ export function tokenBucket(params: RateParams): Algorithm {
     name: 'token_bucket',
     limit: burst,
     policy: { quota: rate, windowMs: periodMs },
+    params: { kind: 'rate', unitsPerMs, unitsPerToken, capacity, burst },
     stateSize: 2,
     init(slots, offset, now) {
       slots[offset] = capacity

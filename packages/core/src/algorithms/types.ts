@@ -22,6 +22,22 @@ export type StateSlots = Float64Array | number[]
 export type QuotaPolicy = { readonly quota: number; readonly windowMs: number }
 
 /**
+ * The scaled integers an algorithm was compiled to, so that another runtime (the Redis store's
+ * Lua scripts) can run exactly the same arithmetic. Rate rules: `unitsPerToken` units make one
+ * token, `unitsPerMs` units flow in per ms, `capacity` = burst × unitsPerToken. Window rules: at
+ * most `limit` units per `windowMs`.
+ */
+export type AlgorithmParams =
+  | {
+      readonly kind: 'rate'
+      readonly unitsPerMs: number
+      readonly unitsPerToken: number
+      readonly capacity: number
+      readonly burst: number
+    }
+  | { readonly kind: 'window'; readonly limit: number; readonly windowMs: number }
+
+/**
  * A counting rule compiled from its parameters: pure integer arithmetic on a key's state, no
  * I/O and no clock of its own. `now` is always passed in, as whole ms.
  */
@@ -30,6 +46,8 @@ export interface Algorithm {
   /** Burst (rate rules) or limit (window rules): the most any single moment can admit. */
   readonly limit: number
   readonly policy: QuotaPolicy
+  /** The scaled integers behind the arithmetic (set by every built-in factory). */
+  readonly params?: AlgorithmParams
   /** How many numbers one key's state takes. */
   readonly stateSize: number
   /** Writes the state of a key never seen before: full capacity at `now`. */
