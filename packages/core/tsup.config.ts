@@ -1,7 +1,7 @@
 import { defineConfig } from 'tsup'
 
 export default defineConfig({
-  entry: ['src/index.ts'],
+  entry: { index: 'src/index.ts', 'rules-file': 'src/rules/load-text.ts' },
   format: ['esm', 'cjs'],
   dts: true,
   clean: true,

@@ -1,5 +1,8 @@
 import type { QuotaPolicy } from '../algorithms/types.js'
+import type { Clock } from '../clock.js'
 import type { Decision } from '../decision.js'
+import type { Rule, RuleConfig } from '../rules/types.js'
+import type { Store } from '../store/types.js'
 
 /**
  * What the limiter needs to know about a request. Adapters build it; nothing here is
@@ -26,6 +29,17 @@ export type RuleDecision = Decision & {
   readonly cost: number
   /** The rule's quota policy, for the RateLimit-Policy field. */
   readonly policy: QuotaPolicy
+  /**
+   * The key the rule counted this request under (e.g. `api_key:k_123`), for logs and refunds.
+   * Always set by the limiter, except on a missing-identity denial, where there is no key.
+   */
+  readonly key?: string
+  /**
+   * True on a decision the limiter made up because the store failed: a fail-closed denial
+   * (`retryAfterMs` is the limiter's `storeErrorRetryAfterMs`) or, from `check`, a fail-open
+   * admission (figures are those of a fresh key). Its figures describe no real state.
+   */
+  readonly storeFailed?: boolean
 }
 
 /** Why a request was denied. */
@@ -34,7 +48,10 @@ export type DenyReason =
   | 'limit'
   /** The store failed and a fail-closed rule matched. */
   | 'store-unavailable'
-  /** A rule keys on an identity the request lacks, and is configured to refuse it. */
+  /**
+   * A rule keys on an identity the request lacks, and is configured to refuse it. Its decision
+   * has no `retryAfterMs`: waiting does not help, sending the identity does.
+   */
   | 'missing-identity'
 
 /** The limiter's answer for a whole request, over every rule that matched it. */
@@ -54,4 +71,82 @@ export type Verdict = {
   readonly shadowDenied: readonly RuleDecision[]
   /** The time (ms since the epoch) the store decided at. */
   readonly at: number
+  /**
+   * True when the store failed for this request. Fail-open: allowed, with no decisions from the
+   * store (send no quota headers). Fail-closed: denied with reason `store-unavailable`, the
+   * decisions being made-up denials of the fail-closed rules.
+   */
+  readonly storeFailed?: boolean
+}
+
+/** Where the limiter reports what an operator should know. `globalThis.console` fits. */
+export type Logger = { warn(message: string): void }
+
+/** What failed, passed to `onError` with the store's error. */
+export type StoreErrorContext = {
+  readonly operation: 'consume' | 'refund'
+  /** The ids of the rules whose charges the store was asked to apply. */
+  readonly rules: readonly string[]
+  /** True when a fail-closed enforcing rule turned the failure into a denial. */
+  readonly failClosed: boolean
+}
+
+export type LimiterOptions = {
+  /** Rules in code (`RuleConfig`) or as validated by `defineRules` / `parseRules`. */
+  readonly rules: readonly RuleConfig[]
+  /** Where state lives. @default memoryStore() */
+  readonly store?: Store
+  /** @default systemClock (`Date.now()`) */
+  readonly clock?: Clock
+  /** Receives warnings (each distinct one once). @default globalThis.console */
+  readonly logger?: Logger
+  /**
+   * Called when the store throws or rejects; the request is then decided by each matching rule's
+   * `onStoreError`. Use it to count and alert. @default a warning through `logger`, once per
+   * distinct message
+   */
+  readonly onError?: (error: unknown, context: StoreErrorContext) => void
+  /**
+   * `retryAfterMs` of a fail-closed denial: how long clients are told to wait while the store is
+   * down. Short, since nobody knows when it will be back. @default 1000
+   */
+  readonly storeErrorRetryAfterMs?: number
+}
+
+export type CheckOptions = {
+  /** Units to charge; 0 inspects without charging. @default the rule's `cost` */
+  readonly cost?: number
+  /** Whole ms since the epoch. @default clock.now() */
+  readonly now?: number
+}
+
+export type DecideOptions = {
+  /** Whole ms since the epoch. @default clock.now() */
+  readonly now?: number
+}
+
+/** Synchronous when the store is (the memory store), a promise otherwise. */
+export type MaybePromise<T> = T | Promise<T>
+
+export interface Limiter {
+  /** The validated rules, in order. */
+  readonly rules: readonly Rule[]
+  readonly store: Store
+  /**
+   * Decides one rule for one key: `key` is used as given, so `check('ip:203.0.113.7', 'r')`
+   * shares state with requests that `decide` keys on that IP. Throws `ERR_RL_UNKNOWN_RULE`,
+   * `ERR_RL_INVALID_COST` or `ERR_RL_COST_EXCEEDS_CAPACITY`; a store failure follows the rule's
+   * `onStoreError`.
+   */
+  check(key: string, ruleId: string, options?: CheckOptions): MaybePromise<RuleDecision>
+  /**
+   * Decides a request over every rule that matches it, as one unit: a denied request consumes
+   * nothing. Never throws a store error (see `onStoreError`).
+   */
+  decide(facts: RequestFacts, options?: DecideOptions): MaybePromise<Verdict>
+  /**
+   * Gives back what an admitted request was charged, as far as it still counts (nothing once a
+   * fixed window has rolled over). Does nothing for a denied verdict, or twice for one verdict.
+   */
+  refund(verdict: Verdict, options?: DecideOptions): MaybePromise<void>
 }

@@ -19,4 +19,3 @@ export type {
   WindowRule,
   WindowRuleConfig,
 } from './types.js'
-export { algorithmOf } from './validate-rule.js'

@@ -1,0 +1,69 @@
+import type { Algorithm, QuotaPolicy } from '../algorithms/types.js'
+import { type ParsedRoute, parseRoute } from '../rules/route.js'
+import type { Rule, RuleMode } from '../rules/types.js'
+import { algorithmOf } from '../rules/validate-rule.js'
+import { type CostTable, compileCosts } from './costs.js'
+import { compilePattern } from './path-pattern.js'
+import type { RouteTarget } from './route-target.js'
+
+/** A rule with everything the hot path needs precomputed once. */
+export type CompiledRule = {
+  /** Position in the rule set: decisions are reported in this order. */
+  readonly index: number
+  readonly id: string
+  readonly rule: Rule
+  readonly algorithm: Algorithm
+  readonly policy: QuotaPolicy
+  readonly mode: RuleMode
+  readonly shadow: boolean
+  readonly failClosed: boolean
+  readonly denyMissingIdentity: boolean
+  readonly plans: readonly string[] | undefined
+  /** The identity names the key is built from, in order. */
+  readonly identity: readonly string[]
+  /** `name:` for a rule keyed on one identity (the key is the prefix plus the value). */
+  readonly keyPrefix: string
+  readonly cost: number
+  /** Undefined when every request costs `cost`. */
+  readonly costs: CostTable | undefined
+  readonly targets: readonly RouteTarget[]
+}
+
+export function compileRule(rule: Rule, index: number): CompiledRule {
+  const algorithm = algorithmOf(rule)
+  const routes = Object.keys(rule.costByRoute)
+  return {
+    index,
+    id: rule.id,
+    rule,
+    algorithm,
+    policy: algorithm.policy,
+    mode: rule.mode,
+    shadow: rule.mode === 'shadow',
+    failClosed: rule.onStoreError === 'closed',
+    denyMissingIdentity: rule.onMissingIdentity === 'deny',
+    plans: rule.match.plan,
+    identity: rule.match.identity,
+    keyPrefix: `${rule.match.identity[0]}:`,
+    cost: rule.cost,
+    costs: routes.length === 0 ? undefined : compileCosts(rule.costByRoute),
+    targets: targetsOf(rule),
+  }
+}
+
+function targetsOf(rule: Rule): RouteTarget[] {
+  const methods: readonly (string | undefined)[] = rule.match.method ?? [undefined]
+  const routes = rule.match.route
+  if (routes === undefined) return methods.map((method) => ({ method, pattern: undefined }))
+  const targets: RouteTarget[] = []
+  for (const text of routes) {
+    const route = parseRoute(text) as ParsedRoute
+    const pattern = compilePattern(route)
+    const everyPath = pattern.rest && pattern.segments.length === 0
+    // A route's own method wins; validation has checked that it agrees with match.method.
+    for (const method of route.method === undefined ? methods : [route.method]) {
+      targets.push({ method, pattern: everyPath ? undefined : pattern })
+    }
+  }
+  return targets
+}

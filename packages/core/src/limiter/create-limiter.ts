@@ -1,0 +1,198 @@
+import { costTooHigh } from '../algorithms/params.js'
+import { checkCost, checkTime } from '../algorithms/step.js'
+import { type Clock, systemClock } from '../clock.js'
+import { RateLimitError } from '../errors.js'
+import { defineRules } from '../rules/define-rules.js'
+import { memoryStore } from '../store/memory-store.js'
+import type { Charge, Outcome, Store } from '../store/types.js'
+import { type CompiledRule, compileRule } from './compile-rule.js'
+import { decideRequest } from './decide.js'
+import { type ConsumeOne, type Engine, isPromiseLike } from './engine.js'
+import { createReporter } from './report.js'
+import { buildRuleIndex } from './rule-index.js'
+import type {
+  Limiter,
+  LimiterOptions,
+  Logger,
+  MaybePromise,
+  RuleDecision,
+  Verdict,
+} from './types.js'
+import { admission, denial, ruleDecision } from './verdict.js'
+
+/** @default 1000: a fail-closed denial asks clients to come back in a second. */
+export const DEFAULT_STORE_ERROR_RETRY_AFTER_MS = 1000
+
+/**
+ * Builds a limiter from rules. Rules are validated here, once (a `RuleValidationError` lists every
+ * problem); the store defaults to the bounded memory store and the clock to `Date.now()`.
+ * @example
+ * const limiter = createLimiter({ rules: defineRules([...]) })
+ * const verdict = limiter.decide({ method: 'POST', path: '/v1/login', identities: { ip } })
+ */
+export function createLimiter(options: LimiterOptions): Limiter {
+  const rules = defineRules(options.rules)
+  const compiled = rules.map(compileRule)
+  const byId = new Map(compiled.map((rule) => [rule.id, rule] as const))
+  const index = buildRuleIndex(compiled)
+  const store = options.store ?? memoryStore()
+  const clock = options.clock ?? systemClock
+  checkOptions(store, clock, options)
+  const consumeOne = (store as { consumeOne?: ConsumeOne }).consumeOne
+  const engine: Engine = {
+    store,
+    consumeOne: typeof consumeOne === 'function' ? consumeOne.bind(store) : undefined,
+    reporter: createReporter(options.logger ?? defaultLogger(), options.onError),
+    storeErrorRetryAfterMs: options.storeErrorRetryAfterMs ?? DEFAULT_STORE_ERROR_RETRY_AFTER_MS,
+  }
+  const refunded = new WeakSet<Verdict>()
+
+  function timeOf(given: { readonly now?: number } | undefined): number {
+    const now = given?.now ?? clock.now()
+    checkTime(now)
+    return now
+  }
+
+  function ruleOf(id: string): CompiledRule {
+    const rule = byId.get(id)
+    if (rule === undefined) {
+      throw new RateLimitError(
+        'ERR_RL_UNKNOWN_RULE',
+        `no rule "${id}" (rules: ${[...byId.keys()].join(', ')})`,
+        { rule: id },
+      )
+    }
+    return rule
+  }
+
+  return {
+    rules,
+    store,
+    decide(facts, given) {
+      return decideRequest(engine, index, facts, timeOf(given))
+    },
+    check(key, ruleId, given) {
+      const rule = ruleOf(ruleId)
+      const cost = given?.cost ?? rule.cost
+      checkCost(cost)
+      if (cost > rule.algorithm.limit) {
+        const error = costTooHigh(cost, rule.algorithm.limit)
+        throw new RateLimitError(error.code, `rule "${rule.id}": ${error.message.slice(11)}`, {
+          rule: rule.id,
+          field: 'cost',
+        })
+      }
+      return checkOne(engine, rule, key, cost, timeOf(given))
+    },
+    refund(verdict, given) {
+      if (!verdict.allowed || verdict.storeFailed === true || refunded.has(verdict)) return
+      const charges: Charge[] = []
+      for (const d of verdict.decisions) {
+        // Only what the store actually took: admitted, charged, and really decided by it.
+        if (!d.allowed || d.cost === 0 || d.key === undefined || d.storeFailed === true) continue
+        const rule = ruleOf(d.rule)
+        charges.push({
+          rule: rule.id,
+          algorithm: rule.algorithm,
+          key: d.key,
+          cost: d.cost,
+          shadow: rule.shadow,
+        })
+      }
+      if (charges.length === 0) return
+      const now = timeOf(given)
+      refunded.add(verdict)
+      return refundCharges(engine, charges, verdict.at, now)
+    },
+  }
+}
+
+function checkOne(
+  engine: Engine,
+  rule: CompiledRule,
+  key: string,
+  cost: number,
+  now: number,
+): MaybePromise<RuleDecision> {
+  const failed = (error: unknown): RuleDecision => {
+    const closed = !rule.shadow && rule.failClosed
+    engine.reporter.storeError(error, {
+      operation: 'consume',
+      rules: [rule.id],
+      failClosed: closed,
+    })
+    return closed
+      ? denial(rule, cost, key, engine.storeErrorRetryAfterMs)
+      : admission(rule, cost, key)
+  }
+  let result: MaybePromise<Outcome>
+  try {
+    if (engine.consumeOne !== undefined) {
+      return ruleDecision(
+        rule,
+        engine.consumeOne(rule.id, rule.algorithm, key, cost, now),
+        cost,
+        key,
+        false,
+      )
+    }
+    result = engine.store.consume(
+      [{ rule: rule.id, algorithm: rule.algorithm, key, cost, shadow: rule.shadow }],
+      now,
+    )
+  } catch (error) {
+    return failed(error)
+  }
+  const settle = (outcome: Outcome): RuleDecision => {
+    const decision = outcome?.decisions?.[0]
+    if (decision === undefined)
+      return failed(new RateLimitError('ERR_RL_STORE_REPLY', 'the store answered no decision'))
+    return ruleDecision(rule, decision, cost, key, false)
+  }
+  return isPromiseLike(result) ? Promise.resolve(result).then(settle, failed) : settle(result)
+}
+
+function refundCharges(
+  engine: Engine,
+  charges: readonly Charge[],
+  chargedAt: number,
+  now: number,
+): MaybePromise<void> {
+  const failed = (error: unknown) =>
+    engine.reporter.storeError(error, {
+      operation: 'refund',
+      rules: charges.map((charge) => charge.rule),
+      failClosed: false,
+    })
+  let result: void | Promise<void>
+  try {
+    result = engine.store.refund(charges, chargedAt, now)
+  } catch (error) {
+    failed(error)
+    return
+  }
+  if (isPromiseLike(result)) return Promise.resolve(result).then(() => undefined, failed)
+}
+
+/** `globalThis.console` where there is one (every runtime we know), else nothing. */
+function defaultLogger(): Logger {
+  const console = (globalThis as { console?: Partial<Logger> }).console
+  return typeof console?.warn === 'function' ? (console as Logger) : { warn() {} }
+}
+
+function checkOptions(store: Store, clock: Clock, options: LimiterOptions): void {
+  const invalid = (field: string, message: string) =>
+    new RateLimitError('ERR_RL_INVALID_RULE', `${field}: ${message}`, { field })
+  if (typeof store?.consume !== 'function' || typeof store.refund !== 'function') {
+    throw invalid('store', 'expected a Store (with consume and refund)')
+  }
+  if (typeof clock?.now !== 'function') throw invalid('clock', 'expected { now(): number }')
+  const retry = options.storeErrorRetryAfterMs
+  if (retry !== undefined && (!Number.isSafeInteger(retry) || retry < 1)) {
+    throw invalid('storeErrorRetryAfterMs', `expected whole ms ≥ 1, got ${retry}`)
+  }
+  const logger = options.logger
+  if (logger !== undefined && typeof logger?.warn !== 'function') {
+    throw invalid('logger', 'expected { warn(message: string): void }')
+  }
+}

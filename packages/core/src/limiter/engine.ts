@@ -1,0 +1,26 @@
+import type { Algorithm } from '../algorithms/types.js'
+import type { Decision } from '../decision.js'
+import type { Store } from '../store/types.js'
+import type { Reporter } from './report.js'
+
+/** A store's synchronous single-charge path (the memory store has one). */
+export type ConsumeOne = (
+  rule: string,
+  algorithm: Algorithm,
+  key: string,
+  cost: number,
+  now: number,
+) => Decision
+
+/** What deciding needs besides the rules: the store, its fast path and the failure policy. */
+export type Engine = {
+  readonly store: Store
+  readonly consumeOne: ConsumeOne | undefined
+  readonly reporter: Reporter
+  /** `retryAfterMs` of a fail-closed denial. */
+  readonly storeErrorRetryAfterMs: number
+}
+
+export function isPromiseLike<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
+  return typeof (value as { then?: unknown } | undefined)?.then === 'function'
+}
