@@ -1,0 +1,143 @@
+import { RateLimitError } from '../errors.js'
+import { formatIp, type IpAddress, parseIp } from './ip.js'
+
+/** A network: every address whose first `prefix` bits equal those of `network`. */
+export type Cidr =
+  | { readonly version: 4; readonly network: number; readonly prefix: number }
+  | { readonly version: 6; readonly network: bigint; readonly prefix: number }
+
+/**
+ * Ranges that can be named instead of written out, as in Express's `trust proxy`:
+ * `loopback`, `linklocal`, and `private` (alias `uniquelocal`: RFC 1918 and IPv6 ULA).
+ */
+export const NAMED_RANGES: Readonly<Record<string, readonly string[]>> = {
+  loopback: ['127.0.0.0/8', '::1/128'],
+  linklocal: ['169.254.0.0/16', 'fe80::/10'],
+  private: ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', 'fc00::/7'],
+  uniquelocal: ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', 'fc00::/7'],
+}
+
+const ALL_BITS_V6 = (1n << 128n) - 1n
+const v6Masks: bigint[] = []
+
+function maskV4(prefix: number): number {
+  return prefix === 0 ? 0 : (0xffffffff << (32 - prefix)) >>> 0
+}
+
+function maskV6(prefix: number): bigint {
+  let mask = v6Masks[prefix]
+  if (mask === undefined) {
+    mask = ALL_BITS_V6 ^ ((1n << BigInt(128 - prefix)) - 1n)
+    v6Masks[prefix] = mask
+  }
+  return mask
+}
+
+/** The network address of `ip` at `prefix` bits (host bits cleared). */
+export function maskIp(ip: IpAddress, prefix: number): IpAddress {
+  if (ip.version === 4) return { version: 4, value: (ip.value & maskV4(prefix)) >>> 0 }
+  return { version: 6, value: ip.value & maskV6(prefix), zone: undefined }
+}
+
+/**
+ * Parses `10.0.0.0/8`, `2001:db8::/32`, or a single address (a /32 or /128). An IPv4-mapped
+ * IPv6 network of prefix ≥ 96 becomes the IPv4 network it covers. Host bits are cleared.
+ */
+export function parseCidr(text: string): Cidr | undefined {
+  const slash = text.indexOf('/')
+  const ip = parseIp(slash < 0 ? text : text.slice(0, slash))
+  if (ip === undefined) return undefined
+  const max = ip.version === 4 ? 32 : 128
+  let prefix = max
+  if (slash >= 0) {
+    const digits = text.slice(slash + 1).trim()
+    prefix = /^\d{1,3}$/.test(digits) ? Number(digits) : Number.NaN
+    // The mapped form was written as IPv6, so its prefix counts 128 bits.
+    const mapped = ip.version === 4 && text.indexOf(':') >= 0 && text.indexOf(':') < slash
+    if (mapped) prefix -= 96
+    if (!(prefix >= 0 && prefix <= max)) return undefined
+  }
+  return ip.version === 4
+    ? { version: 4, network: (ip.value & maskV4(prefix)) >>> 0, prefix }
+    : { version: 6, network: ip.value & maskV6(prefix), prefix }
+}
+
+/** True when `ip` lies inside `cidr`. Addresses of the other IP version never match. */
+export function cidrContains(cidr: Cidr, ip: IpAddress): boolean {
+  if (cidr.version === 4) {
+    return ip.version === 4 && (ip.value & maskV4(cidr.prefix)) >>> 0 === cidr.network
+  }
+  return ip.version === 6 && (ip.value & maskV6(cidr.prefix)) === cidr.network
+}
+
+/**
+ * Compiles a list of addresses, CIDR ranges and range names into one membership test, once.
+ * Throws `ERR_RL_INVALID_RULE` naming `field` for an entry that is none of those.
+ */
+export function createIpMatcher(
+  entries: string | readonly string[],
+  field = 'trustProxy',
+): { readonly contains: (ip: IpAddress) => boolean; readonly coversEverything: boolean } {
+  const cidrs: Cidr[] = []
+  for (const entry of typeof entries === 'string' ? entries.split(',') : entries) {
+    const name = entry.trim()
+    const named = NAMED_RANGES[name.toLowerCase()]
+    for (const text of named ?? [name]) {
+      const cidr = parseCidr(text)
+      if (cidr === undefined) {
+        throw new RateLimitError(
+          'ERR_RL_INVALID_RULE',
+          `${field}: ${JSON.stringify(entry)} is not an IP address, a CIDR range or one of ${Object.keys(NAMED_RANGES).join(', ')}`,
+          { field },
+        )
+      }
+      cidrs.push(cidr)
+    }
+  }
+  const v4 = cidrs.filter((c) => c.version === 4)
+  const v6 = cidrs.filter((c) => c.version === 6)
+  return {
+    coversEverything: cidrs.some((c) => c.prefix === 0),
+    contains(ip) {
+      const list = ip.version === 4 ? v4 : v6
+      for (const cidr of list) if (cidrContains(cidr, ip)) return true
+      return false
+    },
+  }
+}
+
+/** How many leading bits of an address identify one client. */
+export type PrefixOptions = {
+  /**
+   * IPv4 clients are keyed by their full address by default; lower it (e.g. 24) to count a
+   * whole subnet as one client. @default 32
+   */
+  readonly ipv4Prefix?: number | undefined
+  /**
+   * IPv6 clients are keyed by network: a single host usually owns a whole /64 and can rotate
+   * through it. Use 56 or 48 where providers hand out larger blocks per customer. @default 64
+   */
+  readonly ipv6Prefix?: number | undefined
+}
+
+/**
+ * The rate-limit key for an address: `203.0.113.7` for IPv4 (`203.0.113.0/24` with a prefix
+ * below 32), the network for IPv6, e.g. `2001:db8:85a3:8d3::/64` (the bare address at 128).
+ */
+export function ipKey(ip: IpAddress, options: PrefixOptions = {}): string {
+  const prefix = ip.version === 4 ? (options.ipv4Prefix ?? 32) : (options.ipv6Prefix ?? 64)
+  if (prefix === (ip.version === 4 ? 32 : 128)) return formatIp(ip)
+  return `${formatIp(maskIp(ip, prefix))}/${prefix}`
+}
+
+/** Checks a prefix option at construction; throws `ERR_RL_INVALID_RULE` naming the option. */
+export function checkPrefix(field: string, value: number | undefined, max: number): void {
+  if (value === undefined) return
+  if (!Number.isInteger(value) || value < 0 || value > max) {
+    throw new RateLimitError(
+      'ERR_RL_INVALID_RULE',
+      `${field}: expected a whole number from 0 to ${max}, got ${String(value)}`,
+      { field },
+    )
+  }
+}

@@ -1,0 +1,90 @@
+/**
+ * RFC 9457 problem details for the responses Tollgate sends itself. The two problem types come
+ * from draft-ietf-httpapi-ratelimit-headers (§5, registered in the IANA HTTP Problem Types
+ * registry); the others use `about:blank`, whose title is the status phrase, plus a `code`.
+ */
+export const QUOTA_EXCEEDED_TYPE = 'https://iana.org/assignments/http-problem-types#quota-exceeded'
+export const TEMPORARY_REDUCED_CAPACITY_TYPE =
+  'https://iana.org/assignments/http-problem-types#temporary-reduced-capacity'
+
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json'
+
+/** The body of every response Tollgate refuses a request with (`application/problem+json`). */
+export type ProblemDetails = {
+  readonly type: string
+  readonly title: string
+  readonly status: number
+  /** For people: what happened and what to do. */
+  readonly detail: string
+  /** The names of the policies (rule ids) the request exceeded, as in the `RateLimit` field. */
+  readonly 'violated-policies'?: readonly string[]
+  /** Seconds to wait before retrying; the same figure as `Retry-After`. */
+  readonly retryAfter?: number
+  /** A stable code for responses that are not about a quota. */
+  readonly code?: string
+}
+
+/** A violated policy, named and described for the `detail` text. */
+export type ViolatedPolicy = { readonly name: string; readonly description: string }
+
+/** 429: the request exceeds one or more enforcing rules. */
+export function quotaExceededProblem(
+  violated: readonly ViolatedPolicy[],
+  retryAfter: number,
+): ProblemDetails {
+  const which = violated.map((p) => `"${p.name}" (${p.description})`).join(', ')
+  const policies = violated.length === 1 ? 'policy' : 'policies'
+  return {
+    type: QUOTA_EXCEEDED_TYPE,
+    title: 'Quota Exceeded',
+    status: 429,
+    detail: `Too many requests for the rate-limit ${policies} ${which}. Retry after ${retryAfter} s.`,
+    'violated-policies': violated.map((p) => p.name),
+    retryAfter,
+  }
+}
+
+/** 503: the store failed and a fail-closed rule matched. */
+export function storeUnavailableProblem(
+  policies: readonly string[],
+  retryAfter: number,
+): ProblemDetails {
+  return {
+    type: TEMPORARY_REDUCED_CAPACITY_TYPE,
+    title: 'Temporary Reduced Capacity',
+    status: 503,
+    detail: `Rate limits cannot be checked right now, and this endpoint does not serve requests unchecked. Retry after ${retryAfter} s.`,
+    ...(policies.length === 0 ? {} : { 'violated-policies': policies }),
+    retryAfter,
+  }
+}
+
+const STATUS_TITLES: Readonly<Record<number, string>> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+}
+
+/** 400 (or 401/403 as configured): a rule keys on an identity the request does not carry. */
+export function missingIdentityProblem(status: 400 | 401 | 403): ProblemDetails {
+  return {
+    type: 'about:blank',
+    title: STATUS_TITLES[status]!,
+    status,
+    detail:
+      'This endpoint is rate-limited per client identity (such as an API key or a signed-in user), and the request carries none.',
+    code: 'missing-identity',
+  }
+}
+
+/** 400: a request whose cost exceeds a rule's capacity; it can never pass, so no Retry-After. */
+export function costExceedsCapacityProblem(rule: string | undefined): ProblemDetails {
+  const which = rule === undefined ? 'a rate-limit rule' : `the rate-limit rule "${rule}"`
+  return {
+    type: 'about:blank',
+    title: 'Bad Request',
+    status: 400,
+    detail: `This request costs more than ${which} allows at once, so it can never be served; split it into smaller requests.`,
+    code: 'ERR_RL_COST_EXCEEDS_CAPACITY',
+  }
+}

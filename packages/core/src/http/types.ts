@@ -1,0 +1,21 @@
+/**
+ * Reads one request header by its lower-case name. Adapters wrap their framework's accessor:
+ * Node gives a string or, for some repeated headers, an array (one entry per header line);
+ * fetch `Headers.get` gives the lines already joined with ", ". Both are accepted.
+ * @example (name) => req.headers[name]        // Express, Koa (Node IncomingMessage)
+ * @example (name) => c.req.header(name)        // Hono
+ */
+export type HeaderAccessor = (name: string) => string | readonly string[] | undefined
+
+/**
+ * Response headers as name/value pairs, in order. A name may repeat: adapters append every
+ * entry (`res.append`, `ctx.append`, `c.header(name, value, { append: true })`), and fetch
+ * runtimes can pass the array straight to `new Headers(entries)`.
+ */
+export type HeaderEntries = ReadonlyArray<readonly [name: string, value: string]>
+
+/** Joins a header that arrived as several lines into one comma-separated list. */
+export function headerText(value: string | readonly string[] | undefined): string | undefined {
+  if (value === undefined || typeof value === 'string') return value
+  return value.length === 0 ? undefined : value.join(',')
+}
