@@ -48,9 +48,10 @@ export function validateRuleSet(items: unknown, shape: RuleShape): readonly Rule
       else
         issue('id', `duplicate id: rule #${first + 1} has the same id (ids name the rule's state)`)
     }
-    for (const field of Object.keys(raw)) {
-      if (!shape.fields.includes(field))
-        issue(field, unknownField(field, shape.fields, shape.hints[field]))
+    for (const [field, value] of Object.entries(raw)) {
+      // `{ burst: undefined }` in code is the same as no burst.
+      if (value === undefined || shape.fields.includes(field)) continue
+      issue(field, unknownField(field, shape.fields, shape.hints[field]))
     }
     const { fields, labels } = shape.read(raw, issue)
     const rule = validateRule(fields, labels, issue)

@@ -20,8 +20,8 @@ export function validateMatch(value: unknown, issue: IssueSink): RuleMatch | und
     ok = false
     issue(field, problem)
   }
-  for (const field of Object.keys(value)) {
-    if ((MATCH_FIELDS as readonly string[]).includes(field)) continue
+  for (const [field, item] of Object.entries(value)) {
+    if (item === undefined || (MATCH_FIELDS as readonly string[]).includes(field)) continue
     fail(`match.${field}`, unknownField(field, MATCH_FIELDS))
   }
   const {
