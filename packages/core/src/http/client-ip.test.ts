@@ -1,0 +1,269 @@
+import { describe, expect, it } from 'vitest'
+import { isRateLimitError } from '../errors.js'
+import { type ClientIpOptions, createClientIpResolver } from './client-ip.js'
+import type { HeaderAccessor } from './types.js'
+
+function headers(values: Record<string, string | string[]>): HeaderAccessor {
+  return (name) => values[name]
+}
+
+function recorder() {
+  const messages: string[] = []
+  return { messages, logger: { warn: (message: string) => messages.push(message) } }
+}
+
+function resolve(
+  options: ClientIpOptions,
+  socket: string | undefined,
+  values: Record<string, string | string[]> = {},
+) {
+  return createClientIpResolver({ logger: false, ...options })(socket, headers(values))
+}
+
+const PROXY = '10.0.0.5'
+
+describe('trustProxy: false (the default)', () => {
+  it('keys on the socket peer and ignores forwarding headers', () => {
+    const client = resolve({}, '203.0.113.7', { 'x-forwarded-for': '198.51.100.1' })
+    expect(client).toEqual({ ip: '203.0.113.7', key: '203.0.113.7', hops: 0 })
+  })
+
+  it('keys an IPv4-mapped socket address as IPv4', () => {
+    expect(resolve({}, '::ffff:203.0.113.7')?.key).toBe('203.0.113.7')
+  })
+
+  it('keys an IPv6 socket address by its /64, or by ipv6Prefix', () => {
+    expect(resolve({}, '2001:db8:1:2:3:4:5:6')).toEqual({
+      ip: '2001:db8:1:2:3:4:5:6',
+      key: '2001:db8:1:2::/64',
+      hops: 0,
+    })
+    expect(resolve({ ipv6Prefix: 56 }, '2001:db8:1:2ff::1')?.key).toBe('2001:db8:1:200::/56')
+  })
+
+  it('has no client for a socket address that is not an IP (a Unix socket)', () => {
+    expect(resolve({}, undefined)).toBeUndefined()
+    expect(resolve({}, '/var/run/app.sock')).toBeUndefined()
+  })
+})
+
+describe('trustProxy as a list: X-Forwarded-For walked right to left', () => {
+  const options = { trustProxy: ['10.0.0.0/8'] }
+
+  it('takes the first untrusted address from the right', () => {
+    const client = resolve(options, PROXY, { 'x-forwarded-for': '203.0.113.7, 10.0.0.9' })
+    expect(client).toEqual({ ip: '203.0.113.7', key: '203.0.113.7', hops: 2 })
+  })
+
+  it('a client that sends its own X-Forwarded-For through the proxy cannot pick its key', () => {
+    // The client sent "X-Forwarded-For: 1.2.3.4"; the trusted proxy appended what it saw.
+    const client = resolve(options, PROXY, { 'x-forwarded-for': '1.2.3.4, 203.0.113.7' })
+    expect(client?.key).toBe('203.0.113.7')
+  })
+
+  it('a client that forges a trusted-looking chain still gets its real address', () => {
+    const client = resolve(options, PROXY, { 'x-forwarded-for': '1.2.3.4, 10.0.0.1, 203.0.113.7' })
+    expect(client?.key).toBe('203.0.113.7')
+  })
+
+  it('a client that forges the headers without going through a trusted proxy is keyed on its socket', () => {
+    const client = resolve(options, '198.51.100.66', { 'x-forwarded-for': '10.0.0.1, 1.2.3.4' })
+    expect(client).toEqual({ ip: '198.51.100.66', key: '198.51.100.66', hops: 0 })
+  })
+
+  it('reads several X-Forwarded-For lines in order', () => {
+    const client = resolve(options, PROXY, {
+      'x-forwarded-for': ['1.2.3.4', '203.0.113.7, 10.0.0.9'],
+    })
+    expect(client?.key).toBe('203.0.113.7')
+  })
+
+  it('stops at an entry that is not an address: the proxy that wrote it is the key, never a forged one', () => {
+    const client = resolve(options, PROXY, { 'x-forwarded-for': '1.2.3.4, garbage' })
+    expect(client).toEqual({ ip: PROXY, key: PROXY, hops: 0 })
+    expect(resolve(options, PROXY, { 'x-forwarded-for': '1.2.3.4,,10.0.0.9' })?.key).toBe(
+      '10.0.0.9',
+    )
+  })
+
+  it('uses the left-most address when every hop is trusted', () => {
+    expect(resolve(options, PROXY, { 'x-forwarded-for': '10.1.1.1, 10.2.2.2' })?.key).toBe(
+      '10.1.1.1',
+    )
+  })
+
+  it('keys an IPv6 client behind the proxy by its /64, and a mapped one as IPv4', () => {
+    expect(resolve(options, PROXY, { 'x-forwarded-for': '2001:db8:a:b:c::1' })?.key).toBe(
+      '2001:db8:a:b::/64',
+    )
+    expect(resolve(options, PROXY, { 'x-forwarded-for': '::ffff:203.0.113.7' })?.key).toBe(
+      '203.0.113.7',
+    )
+  })
+
+  it('accepts ports and brackets in entries, as some proxies write them', () => {
+    expect(resolve(options, PROXY, { 'x-forwarded-for': '203.0.113.7:51234' })?.key).toBe(
+      '203.0.113.7',
+    )
+    expect(resolve(options, PROXY, { 'x-forwarded-for': '[2001:db8::1]:443' })?.ip).toBe(
+      '2001:db8::1',
+    )
+  })
+
+  it('trusts named ranges: loopback', () => {
+    const client = resolve({ trustProxy: 'loopback' }, '::1', { 'x-forwarded-for': '203.0.113.7' })
+    expect(client?.key).toBe('203.0.113.7')
+  })
+
+  it('throws for a list entry that is not an address or range', () => {
+    let caught: unknown
+    try {
+      resolve({ trustProxy: ['10.0.0.0/8', 'lb.internal'] }, PROXY)
+    } catch (error) {
+      caught = error
+    }
+    expect(isRateLimitError(caught) && caught.field).toBe('trustProxy')
+  })
+})
+
+describe('proxyHeader: forwarded (RFC 7239)', () => {
+  const options = { trustProxy: ['10.0.0.0/8'], proxyHeader: 'forwarded' as const }
+
+  it('walks for= right to left, with quotes, brackets and ports', () => {
+    const forwarded = 'for=192.0.2.43, for="[2001:db8:cafe::17]:4711";proto=https, for=10.0.0.9'
+    expect(resolve(options, PROXY, { forwarded })).toEqual({
+      ip: '2001:db8:cafe::17',
+      key: '2001:db8:cafe::/64',
+      hops: 2,
+    })
+  })
+
+  it('a client cannot pick its key with its own Forwarded element', () => {
+    const forwarded = 'for=1.2.3.4, for=203.0.113.7'
+    expect(resolve(options, PROXY, { forwarded })?.key).toBe('203.0.113.7')
+  })
+
+  it('a client cannot swallow the proxy element with an unterminated quote', () => {
+    const forwarded = 'for="1.2.3.4, for=203.0.113.7'
+    expect(resolve(options, PROXY, { forwarded })?.key).toBe('203.0.113.7')
+  })
+
+  it('stops at "unknown" or an obfuscated node: the reporting proxy is the key', () => {
+    expect(resolve(options, PROXY, { forwarded: 'for=1.2.3.4, for=unknown' })?.key).toBe(PROXY)
+    expect(resolve(options, PROXY, { forwarded: 'for=1.2.3.4, for=_hidden' })?.key).toBe(PROXY)
+  })
+
+  it('reads several Forwarded lines as one list', () => {
+    const client = resolve(options, PROXY, {
+      forwarded: ['for=1.2.3.4', 'for=203.0.113.7;proto=http'],
+    })
+    expect(client?.key).toBe('203.0.113.7')
+  })
+
+  it('precedence: only the configured header is read, so the other cannot be used to spoof', () => {
+    const both = { forwarded: 'for=203.0.113.7', 'x-forwarded-for': '1.2.3.4' }
+    expect(resolve(options, PROXY, both)?.key).toBe('203.0.113.7')
+    expect(resolve({ trustProxy: ['10.0.0.0/8'] }, PROXY, both)?.key).toBe('1.2.3.4')
+  })
+})
+
+describe('trustProxy as a hop count', () => {
+  it('1: the socket peer is the one proxy, the right-most entry is the client', () => {
+    const client = resolve({ trustProxy: 1 }, PROXY, { 'x-forwarded-for': '1.2.3.4, 203.0.113.7' })
+    expect(client).toEqual({ ip: '203.0.113.7', key: '203.0.113.7', hops: 1 })
+  })
+
+  it('2: a CDN and a load balancer; forged entries to the left are ignored', () => {
+    const xff = '6.6.6.6, 203.0.113.7, 198.51.100.20'
+    expect(resolve({ trustProxy: 2 }, PROXY, { 'x-forwarded-for': xff })?.key).toBe('203.0.113.7')
+  })
+
+  it('0 is the same as false', () => {
+    expect(resolve({ trustProxy: 0 }, PROXY, { 'x-forwarded-for': '1.2.3.4' })?.key).toBe(PROXY)
+  })
+
+  it('warns once when a request came through fewer hops than configured', () => {
+    const { messages, logger } = recorder()
+    const clientIp = createClientIpResolver({ trustProxy: 2, logger })
+    // A client that reached the load balancer directly, with a forged entry.
+    expect(clientIp(PROXY, headers({ 'x-forwarded-for': '6.6.6.6' }))?.key).toBe('6.6.6.6')
+    clientIp(PROXY, headers({}))
+    expect(messages).toHaveLength(1)
+    expect(messages[0]).toMatch(/^\[tollgate\] WARN_HOP_COUNT_EXCEEDS_CHAIN: /)
+  })
+
+  it.each([-1, 1.5, Number.NaN])('refuses %s', (trustProxy) => {
+    expect(() => resolve({ trustProxy }, PROXY)).toThrow(/trustProxy/)
+  })
+})
+
+describe('trustProxy: true', () => {
+  it('believes every hop (the left-most address) and warns WARN_TRUST_ALL_PROXIES at construction', () => {
+    const { messages, logger } = recorder()
+    const clientIp = createClientIpResolver({ trustProxy: true, logger })
+    expect(messages).toEqual([expect.stringMatching(/^\[tollgate\] WARN_TRUST_ALL_PROXIES: /)])
+    expect(clientIp(PROXY, headers({ 'x-forwarded-for': '1.2.3.4, 203.0.113.7' }))?.key).toBe(
+      '1.2.3.4',
+    )
+  })
+
+  it('warns the same for a list with a range of every address', () => {
+    const { messages, logger } = recorder()
+    createClientIpResolver({ trustProxy: ['10.0.0.0/8', '::/0'], logger })
+    expect(messages[0]).toContain('WARN_TRUST_ALL_PROXIES')
+  })
+})
+
+describe('warn-once checks', () => {
+  it('WARN_FORWARDED_HEADERS_IGNORED fires once, only when forwarding headers arrive untrusted', () => {
+    const { messages, logger } = recorder()
+    const clientIp = createClientIpResolver({ logger })
+    clientIp('203.0.113.7', headers({}))
+    expect(messages).toEqual([])
+    clientIp(PROXY, headers({ 'x-forwarded-for': '203.0.113.7' }))
+    clientIp(PROXY, headers({ forwarded: 'for=203.0.113.7' }))
+    clientIp(PROXY, headers({ 'x-forwarded-for': '198.51.100.1' }))
+    expect(messages).toHaveLength(1)
+    expect(messages[0]).toMatch(/^\[tollgate\] WARN_FORWARDED_HEADERS_IGNORED: /)
+  })
+
+  it('WARN_CLIENT_ADDRESS_UNKNOWN fires once', () => {
+    const { messages, logger } = recorder()
+    const clientIp = createClientIpResolver({ logger })
+    clientIp(undefined, headers({}))
+    clientIp('not an address', headers({}))
+    expect(messages).toEqual([expect.stringContaining('WARN_CLIENT_ADDRESS_UNKNOWN')])
+  })
+
+  it('WARN_IPV6_UNMASKED fires for a prefix longer than 64', () => {
+    const { messages, logger } = recorder()
+    createClientIpResolver({ ipv6Prefix: 128, logger })
+    createClientIpResolver({ ipv6Prefix: 56, logger })
+    expect(messages).toEqual([expect.stringContaining('WARN_IPV6_UNMASKED')])
+  })
+
+  it('ignoreWarnings silences chosen codes; logger: false silences all', () => {
+    const { messages, logger } = recorder()
+    createClientIpResolver({ trustProxy: true, logger, ignoreWarnings: ['WARN_TRUST_ALL_PROXIES'] })
+    createClientIpResolver({ trustProxy: true, logger: false })
+    expect(messages).toEqual([])
+  })
+
+  it('each resolver instance warns on its own', () => {
+    const { messages, logger } = recorder()
+    createClientIpResolver({ trustProxy: true, logger })
+    createClientIpResolver({ trustProxy: true, logger })
+    expect(messages).toHaveLength(2)
+  })
+})
+
+describe('prefix options', () => {
+  it.each([
+    ['ipv4Prefix', 33],
+    ['ipv6Prefix', 129],
+    ['ipv6Prefix', -1],
+    ['ipv4Prefix', 12.5],
+  ] as const)('refuses %s: %s', (field, value) => {
+    expect(() => resolve({ [field]: value }, PROXY)).toThrow(field)
+  })
+})

@@ -1,0 +1,132 @@
+// biome-ignore lint/correctness/noNodejsModules: node:net is the test's independent oracle
+import { isIP } from 'node:net'
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import { formatIp, parseIp } from './ip.js'
+
+const text = (input: string) => {
+  const ip = parseIp(input)
+  return ip === undefined ? undefined : formatIp(ip)
+}
+
+describe('parseIp: IPv4', () => {
+  it.each([
+    ['192.0.2.1', '192.0.2.1'],
+    ['0.0.0.0', '0.0.0.0'],
+    ['255.255.255.255', '255.255.255.255'],
+    ['  203.0.113.7 ', '203.0.113.7'],
+    ['192.0.2.1:8080', '192.0.2.1'],
+  ])('%s is %s', (input, expected) => {
+    expect(text(input)).toBe(expected)
+  })
+
+  it.each([
+    '',
+    '1.2.3',
+    '1.2.3.4.5',
+    '256.1.1.1',
+    '01.2.3.4', // leading zero: octal to some parsers, so refused
+    '1.2.3.04',
+    '1..2.3',
+    '1.2.3.',
+    '.1.2.3',
+    '1.2.3.4:',
+    '1.2.3.4:abc',
+    '1.2.3.4:1234567',
+    'localhost',
+    'unknown',
+    '1.2.3.4 5',
+    '[1.2.3.4]',
+  ])('refuses %j', (input) => {
+    expect(parseIp(input)).toBeUndefined()
+  })
+})
+
+describe('parseIp: IPv6', () => {
+  it.each([
+    ['::', '::'],
+    ['::1', '::1'],
+    ['1::', '1::'],
+    ['2001:DB8::1', '2001:db8::1'],
+    ['2001:0db8:0000:0000:0000:0000:0000:0001', '2001:db8::1'],
+    ['2001:db8:0:0:1:0:0:1', '2001:db8::1:0:0:1'], // RFC 5952: the first of two equal runs
+    ['2001:db8:0:0:0:1:0:0', '2001:db8::1:0:0'],
+    ['2001:db8:0:1:1:1:1:1', '2001:db8:0:1:1:1:1:1'], // a single zero group stays
+    ['1:2:3:4:5:6:7:8', '1:2:3:4:5:6:7:8'],
+    ['fe80::1%eth0', 'fe80::1'], // zone id dropped
+    ['fe80::1%25en0', 'fe80::1'],
+    ['[2001:db8::17]', '2001:db8::17'],
+    ['[2001:db8::17]:4711', '2001:db8::17'],
+    ['[fe80::1%eth0]:443', 'fe80::1'],
+    ['::1.2.3.4', '::102:304'], // IPv4-compatible (deprecated): stays IPv6
+    ['64:ff9b::192.0.2.33', '64:ff9b::c000:221'],
+  ])('%s is %s', (input, expected) => {
+    expect(text(input)).toBe(expected)
+  })
+
+  it.each([
+    ['::ffff:192.0.2.1', '192.0.2.1'],
+    ['::FFFF:192.0.2.1', '192.0.2.1'],
+    ['::ffff:c000:0201', '192.0.2.1'],
+    ['0:0:0:0:0:ffff:c000:201', '192.0.2.1'],
+    ['[::ffff:192.0.2.1]:80', '192.0.2.1'],
+  ])('IPv4-mapped %s is the IPv4 address %s', (input, expected) => {
+    const ip = parseIp(input)
+    expect(ip?.version).toBe(4)
+    expect(ip && formatIp(ip)).toBe(expected)
+  })
+
+  it.each([
+    ':',
+    ':::',
+    '1::2::3',
+    ':1',
+    '1:',
+    '1:2:3:4:5:6:7',
+    '1:2:3:4:5:6:7:8:9',
+    '1:2:3:4:5:6:7:8::',
+    '12345::',
+    'g::1',
+    '::1.2.3',
+    '1:2:3:4:5:6:7:1.2.3.4',
+    '::1.2.3.4:5',
+    'fe80::1%',
+    '[::1',
+    '[::1]x',
+    '[::1]:',
+    `${'1:'.repeat(60)}1`,
+  ])('refuses %j', (input) => {
+    expect(parseIp(input)).toBeUndefined()
+  })
+})
+
+describe('parseIp agrees with node:net on what is an address', () => {
+  const v4 = fc
+    .tuple(fc.nat(255), fc.nat(255), fc.nat(255), fc.nat(255))
+    .map((parts) => parts.join('.'))
+  const v6 = fc.array(fc.nat(0xffff), { minLength: 8, maxLength: 8 }).chain((groups) =>
+    fc.nat(8).map((cut) => {
+      const hex = groups.map((g) => g.toString(16))
+      if (cut >= 7) return hex.join(':')
+      // Collapse a random run into '::' the way a sender might.
+      return `${hex.slice(0, cut).join(':')}::${hex.slice(cut + 2).join(':')}`
+    }),
+  )
+  const noise = fc.string({
+    maxLength: 12,
+    unit: fc.constantFrom(...'0123456789abcdef:.'.split('')),
+  })
+
+  it('accepts exactly what node:net accepts, and formats to a fixed point', () => {
+    fc.assert(
+      fc.property(fc.oneof(v4, v6, noise), (input) => {
+        // One colon is our `address:port` form, which node:net does not take.
+        fc.pre(input.split(':').length !== 2)
+        const ip = parseIp(input)
+        expect(ip !== undefined).toBe(isIP(input) !== 0)
+        if (ip !== undefined) expect(text(formatIp(ip))).toBe(formatIp(ip))
+      }),
+      { numRuns: 2000 },
+    )
+  })
+})
