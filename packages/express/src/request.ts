@@ -1,0 +1,61 @@
+import type { IdentityResolver, RequestFacts } from '@tollgate/core'
+import type { Request } from 'express'
+
+/** A user id, as `createIdentityResolver` takes it; absent before authentication. */
+export type UserId = string | number | null | undefined
+
+/** How the middleware reads a request: the defaults below, or the app's own functions. */
+export type RequestReaders = {
+  readonly user: (req: Request) => UserId
+  readonly plan: ((req: Request) => string | undefined) | undefined
+  readonly identities: ((req: Request) => Record<string, string | undefined>) | undefined
+}
+
+/**
+ * The authenticated user's id where Passport (and most Express auth middleware) leaves it:
+ * `req.user`, itself an id or an object with an `id`.
+ */
+export function defaultUser(req: Request): UserId {
+  const user = (req as Request & { user?: unknown }).user
+  if (typeof user === 'string' || typeof user === 'number') return user
+  if (typeof user === 'object' && user !== null) {
+    const id = (user as { id?: unknown }).id
+    if (typeof id === 'string' || typeof id === 'number') return id
+  }
+  return undefined
+}
+
+/**
+ * The full path the rules match on, without the query string. `req.originalUrl` rather than
+ * `req.path`, which is relative to where the middleware is mounted (`app.use('/v1', …)`).
+ */
+export function pathOf(req: Request): string {
+  const url = req.originalUrl || req.url
+  const query = url.indexOf('?')
+  return query === -1 ? url : url.slice(0, query)
+}
+
+/**
+ * Maps an Express request to the limiter's input. The client address is the socket peer's:
+ * forwarding headers are trusted only through Tollgate's own `trustProxy`, never through
+ * Express's `trust proxy` setting, so both can be configured independently.
+ */
+export function requestFacts(
+  req: Request,
+  resolver: IdentityResolver,
+  read: RequestReaders,
+): RequestFacts {
+  const headers = req.headers
+  const identities = resolver.identities({
+    socketAddress: req.socket.remoteAddress,
+    header: (name) => headers[name],
+    user: read.user(req),
+  })
+  return {
+    method: req.method,
+    path: pathOf(req),
+    plan: read.plan?.(req),
+    identities:
+      read.identities === undefined ? identities : { ...identities, ...read.identities(req) },
+  }
+}

@@ -1,0 +1,135 @@
+import type { Limiter, LimitResponse, MaybePromise, RuleConfig, Verdict } from '@tollgate/core'
+import type { Context, MiddlewareHandler } from 'hono'
+import type { GetConnInfo } from 'hono/conninfo'
+import type { ContentfulStatusCode } from 'hono/utils/http-status'
+import { type CoreOptions, createTollgate, type RefundWhen, refundPredicate } from './options.js'
+import {
+  addressFrom,
+  defaultAddress,
+  defaultUser,
+  type RequestReaders,
+  requestFacts,
+  type UserId,
+} from './request.js'
+
+export * from '@tollgate/core'
+export type { CoreOptions, RefundWhen } from './options.js'
+export type { UserId } from './request.js'
+
+/** A denial, as the responder built it: status, headers and problem body. */
+export type Denial = Extract<LimitResponse, { allowed: false }>
+
+export type HonoRateLimitOptions = CoreOptions & {
+  /**
+   * The client's connection, e.g. `getConnInfo` from `hono/bun` or `@hono/node-server/conninfo`.
+   * @default Node, Bun, Deno and Cloudflare Workers are recognised without it
+   */
+  readonly getConnInfo?: GetConnInfo | undefined
+  /** Requests for which this returns true are not counted or limited at all (health checks…). */
+  readonly skip?: ((c: Context) => boolean) | undefined
+  /** The authenticated user's id, for rules keyed on `user`. @default `c.get('user')` (or its `id`) */
+  readonly user?: ((c: Context) => UserId) | undefined
+  /** The client's plan, for rules that match on `plan`. @default none */
+  readonly plan?: ((c: Context) => string | undefined) | undefined
+  /** Identities of your own, for rules that key on them (e.g. `account` for login limits). */
+  readonly identities?: ((c: Context) => Record<string, string | undefined>) | undefined
+  /** Give the charge back for requests that end this way. @default never */
+  readonly refund?: RefundWhen<Context> | undefined
+  /** Replaces the default denial; the rate-limit headers are already set with `c.header`. */
+  readonly onLimited?:
+    | ((c: Context, denial: Denial, verdict?: Verdict) => Response | Promise<Response>)
+    | undefined
+  /** Called when shadow-mode rules would have denied the request (it is let through). */
+  readonly onShadowDenied?: ((verdict: Verdict, c: Context) => void) | undefined
+}
+
+/**
+ * Rate-limits a Hono app, on Node, Bun, Deno or Cloudflare Workers.
+ * @param rules rules in code (`defineRules` shape), from a rule file (`loadRulesText`), or a
+ * limiter of your own (`createLimiter`), e.g. to share its state with other code.
+ * @example
+ * app.use(rateLimit([{ id: 'per-ip', match: { identity: 'ip' }, algorithm: 'token_bucket', rate: 10, burst: 20 }]))
+ */
+export function rateLimit(
+  rules: readonly RuleConfig[] | Limiter,
+  options: HonoRateLimitOptions = {},
+): MiddlewareHandler {
+  const { limiter, identities, responder } = createTollgate(rules, options)
+  const read: RequestReaders = {
+    user: options.user ?? defaultUser,
+    plan: options.plan,
+    identities: options.identities,
+    address: options.getConnInfo === undefined ? defaultAddress : addressFrom(options.getConnInfo),
+  }
+  const { skip, onShadowDenied } = options
+  const onLimited =
+    options.onLimited ?? ((c, denial) => c.body(denial.body, denial.status as ContentfulStatusCode))
+  const refundIf = refundPredicate(options.refund)
+
+  async function respond(c: Context): Promise<[LimitResponse, Verdict | undefined]> {
+    try {
+      const decided = limiter.decide(requestFacts(c, identities, read))
+      const verdict = isPromise(decided) ? await decided : decided
+      if (onShadowDenied !== undefined && verdict.shadowDenied.length > 0)
+        onShadowDenied(verdict, c)
+      const response = responder.usesPartitionKeys
+        ? await responder.respondAsync(verdict, verdict.at)
+        : responder.respond(verdict, verdict.at)
+      return [response, verdict]
+    } catch (error) {
+      // A store failure is already a verdict (fail-open or fail-closed); what reaches here is
+      // an error the client must hear about (a cost that can never fit: 400), or a bug for Hono.
+      const response = responder.respondToError(error)
+      if (response === undefined) throw error
+      return [response, undefined]
+    }
+  }
+
+  return async function tollgate(c, next) {
+    if (skip?.(c)) return next()
+    const [response, verdict] = await respond(c)
+    if (!response.allowed) {
+      for (const [name, value] of response.headers) {
+        c.header(name, value, name === 'Content-Type' ? undefined : { append: true })
+      }
+      return onLimited(c, response, verdict)
+    }
+    await next()
+    // Added to the finished response, so that handlers returning a `Response` of their own
+    // (which drops headers set earlier with `c.header`) carry them as well.
+    appendHeaders(c, response.headers)
+    if (verdict !== undefined && refundIf?.(c.res.status, c)) refund(c, limiter, verdict)
+  }
+}
+
+function appendHeaders(c: Context, headers: LimitResponse['headers']): void {
+  if (headers.length === 0) return
+  let target = c.res.headers
+  try {
+    target.append(headers[0]![0], headers[0]![1])
+  } catch {
+    // An immutable response (straight from `fetch`): answer with a mutable copy.
+    c.res = new Response(c.res.body, c.res)
+    target = c.res.headers
+    target.append(headers[0]![0], headers[0]![1])
+  }
+  for (let i = 1; i < headers.length; i++) target.append(headers[i]![0], headers[i]![1])
+}
+
+/** After the response: on Workers the refund outlives it through `waitUntil`. */
+function refund(c: Context, limiter: Limiter, verdict: Verdict): void {
+  try {
+    const done = limiter.refund(verdict)
+    if (!isPromise(done)) return
+    const settled = done.then(undefined, () => {})
+    try {
+      c.executionCtx.waitUntil(settled)
+    } catch {
+      // No execution context (Node, Bun, Deno): the promise settles on its own.
+    }
+  } catch {}
+}
+
+function isPromise<T>(value: MaybePromise<T>): value is Promise<T> {
+  return typeof (value as { then?: unknown } | undefined)?.then === 'function'
+}

@@ -1,0 +1,10 @@
+/**
+ * Rules from YAML or JSON text, in the spec's file shape (`rate_per_s`, `window_s`,
+ * `cost_by_route`…). A separate entry point, so apps that define rules in code never bundle the
+ * YAML parser.
+ * @example
+ * import { readFileSync } from 'node:fs'
+ * import { loadRulesText } from '@tollgate/hono/rules-file'
+ * app.use(rateLimit(loadRulesText(readFileSync('rules.yaml', 'utf8'), 'yaml')))
+ */
+export * from '@tollgate/core/rules-file'

@@ -1,0 +1,79 @@
+import {
+  createIdentityResolver,
+  createLimiter,
+  createResponder,
+  type IdentityOptions,
+  type IdentityResolver,
+  type Limiter,
+  type LimiterOptions,
+  type Logger,
+  type Responder,
+  type ResponderOptions,
+  type RuleConfig,
+} from '@tollgate/core'
+
+/**
+ * Everything `@tollgate/core` lets you configure, in one flat object: the limiter's (`store`,
+ * `clock`, `onError`…), the client identity's (`trustProxy`, `ipv6Prefix`, `apiKeyHeader`…) and
+ * the response's (`standardHeaders`, `legacyHeaders`, `exposeHeaders`…). See
+ * docs/reference/options.md.
+ */
+export type CoreOptions = Omit<LimiterOptions, 'rules' | 'logger'> &
+  Omit<IdentityOptions, 'logger'> &
+  ResponderOptions & {
+    /**
+     * Where warnings go (doubtful proxy settings, store failures), or `false` for nowhere.
+     * @default globalThis.console
+     */
+    readonly logger?: Logger | false | undefined
+  }
+
+/**
+ * Which finished requests give their charge back: `'failed'` (status ≥ 400, so a client is not
+ * charged for your errors), `'succeeded'` (status < 400: count only failures, e.g. failed logins),
+ * or a predicate of the status and the request.
+ */
+export type RefundWhen<Req> = 'failed' | 'succeeded' | ((status: number, req: Req) => boolean)
+
+/** The parts of core one middleware instance uses, built once at start-up. */
+export type Tollgate = {
+  readonly limiter: Limiter
+  readonly identities: IdentityResolver
+  readonly responder: Responder
+}
+
+const SILENT: Logger = { warn() {} }
+
+/**
+ * Builds the limiter (or takes the one given), the identity resolver and the responder. All
+ * validation happens here, so a bad rule or option fails at start-up, naming the rule and field.
+ */
+export function createTollgate(
+  rules: readonly RuleConfig[] | Limiter,
+  options: CoreOptions,
+): Tollgate {
+  const logger = options.logger
+  const limiter = isLimiter(rules)
+    ? rules
+    : createLimiter({ ...options, rules, logger: logger === false ? SILENT : logger })
+  return {
+    limiter,
+    identities: createIdentityResolver(options),
+    responder: createResponder(options),
+  }
+}
+
+export function refundPredicate<Req>(
+  when: RefundWhen<Req> | undefined,
+): ((status: number, req: Req) => boolean) | undefined {
+  if (when === undefined || typeof when === 'function') return when
+  if (when === 'failed') return (status) => status >= 400
+  if (when === 'succeeded') return (status) => status < 400
+  throw new TypeError(
+    `[tollgate] refund: expected 'failed', 'succeeded' or a function, got ${JSON.stringify(when)}`,
+  )
+}
+
+function isLimiter(value: readonly RuleConfig[] | Limiter): value is Limiter {
+  return !Array.isArray(value) && typeof (value as Limiter).decide === 'function'
+}

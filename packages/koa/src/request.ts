@@ -1,0 +1,62 @@
+import type { IdentityResolver, RequestFacts } from '@tollgate/core'
+import type { Context } from 'koa'
+
+/** A user id, as `createIdentityResolver` takes it; absent before authentication. */
+export type UserId = string | number | null | undefined
+
+/** How the middleware reads a request: the defaults below, or the app's own functions. */
+export type RequestReaders = {
+  readonly user: (ctx: Context) => UserId
+  readonly plan: ((ctx: Context) => string | undefined) | undefined
+  readonly identities: ((ctx: Context) => Record<string, string | undefined>) | undefined
+}
+
+/**
+ * The authenticated user's id where koa-passport (and most Koa auth middleware) leaves it:
+ * `ctx.state.user`, itself an id or an object with an `id`.
+ */
+export function defaultUser(ctx: Context): UserId {
+  const state: { readonly user?: unknown } | undefined = ctx.state
+  const user = state?.user
+  if (typeof user === 'string' || typeof user === 'number') return user
+  if (typeof user === 'object' && user !== null) {
+    const id = (user as { id?: unknown }).id
+    if (typeof id === 'string' || typeof id === 'number') return id
+  }
+  return undefined
+}
+
+/**
+ * The full path the rules match on, without the query string. `ctx.originalUrl` rather than
+ * `ctx.path`, which koa-mount rewrites to be relative to the mount point.
+ */
+export function pathOf(ctx: Context): string {
+  const url = ctx.originalUrl || ctx.url
+  const query = url.indexOf('?')
+  return query === -1 ? url : url.slice(0, query)
+}
+
+/**
+ * Maps a Koa context to the limiter's input. The client address is the socket peer's:
+ * forwarding headers are trusted only through Tollgate's own `trustProxy`, never through Koa's
+ * `app.proxy`, so both can be configured independently.
+ */
+export function requestFacts(
+  ctx: Context,
+  resolver: IdentityResolver,
+  read: RequestReaders,
+): RequestFacts {
+  const headers = ctx.req.headers
+  const identities = resolver.identities({
+    socketAddress: ctx.req.socket.remoteAddress,
+    header: (name) => headers[name],
+    user: read.user(ctx),
+  })
+  return {
+    method: ctx.method,
+    path: pathOf(ctx),
+    plan: read.plan?.(ctx),
+    identities:
+      read.identities === undefined ? identities : { ...identities, ...read.identities(ctx) },
+  }
+}
