@@ -75,11 +75,13 @@ export function createClientIpResolver(options: ClientIpOptions = {}): ClientIpR
       : (text: string) => parseXForwardedFor(text)
   let headersChecked = false
 
-  const result = (ip: IpAddress, hops: number): ClientAddress => ({
-    ip: formatIp(ip),
-    key: ipKey(ip, prefixes),
-    hops,
-  })
+  const v4Full = (options.ipv4Prefix ?? 32) === 32
+  const v6Full = (options.ipv6Prefix ?? 64) === 128
+  const result = (ip: IpAddress, hops: number): ClientAddress => {
+    const text = formatIp(ip)
+    const full = ip.version === 4 ? v4Full : v6Full
+    return { ip: text, key: full ? text : ipKey(ip, prefixes), hops }
+  }
 
   return function resolveClientIp(socketAddress, header) {
     const socket = socketAddress === undefined ? undefined : parseIp(socketAddress)

@@ -4,7 +4,7 @@ import { formatIp, type IpAddress, parseIp } from './ip.js'
 /** A network: every address whose first `prefix` bits equal those of `network`. */
 export type Cidr =
   | { readonly version: 4; readonly network: number; readonly prefix: number }
-  | { readonly version: 6; readonly network: bigint; readonly prefix: number }
+  | { readonly version: 6; readonly network: readonly number[]; readonly prefix: number }
 
 /**
  * Ranges that can be named instead of written out, as in Express's `trust proxy`:
@@ -17,26 +17,27 @@ export const NAMED_RANGES: Readonly<Record<string, readonly string[]>> = {
   uniquelocal: ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', 'fc00::/7'],
 }
 
-const ALL_BITS_V6 = (1n << 128n) - 1n
-const v6Masks: bigint[] = []
-
 function maskV4(prefix: number): number {
   return prefix === 0 ? 0 : (0xffffffff << (32 - prefix)) >>> 0
 }
 
-function maskV6(prefix: number): bigint {
-  let mask = v6Masks[prefix]
-  if (mask === undefined) {
-    mask = ALL_BITS_V6 ^ ((1n << BigInt(128 - prefix)) - 1n)
-    v6Masks[prefix] = mask
-  }
-  return mask
+/** The mask of IPv6 group `index` (0–7) at `prefix` bits. */
+function groupMask(prefix: number, index: number): number {
+  const bits = prefix - 16 * index
+  if (bits >= 16) return 0xffff
+  return bits <= 0 ? 0 : (0xffff << (16 - bits)) & 0xffff
+}
+
+function maskGroups(groups: readonly number[], prefix: number): number[] {
+  const masked = new Array<number>(8)
+  for (let i = 0; i < 8; i++) masked[i] = groups[i]! & groupMask(prefix, i)
+  return masked
 }
 
 /** The network address of `ip` at `prefix` bits (host bits cleared). */
 export function maskIp(ip: IpAddress, prefix: number): IpAddress {
   if (ip.version === 4) return { version: 4, value: (ip.value & maskV4(prefix)) >>> 0 }
-  return { version: 6, value: ip.value & maskV6(prefix), zone: undefined }
+  return { version: 6, groups: maskGroups(ip.groups, prefix), zone: undefined }
 }
 
 /**
@@ -59,7 +60,7 @@ export function parseCidr(text: string): Cidr | undefined {
   }
   return ip.version === 4
     ? { version: 4, network: (ip.value & maskV4(prefix)) >>> 0, prefix }
-    : { version: 6, network: ip.value & maskV6(prefix), prefix }
+    : { version: 6, network: maskGroups(ip.groups, prefix), prefix }
 }
 
 /** True when `ip` lies inside `cidr`. Addresses of the other IP version never match. */
@@ -67,7 +68,11 @@ export function cidrContains(cidr: Cidr, ip: IpAddress): boolean {
   if (cidr.version === 4) {
     return ip.version === 4 && (ip.value & maskV4(cidr.prefix)) >>> 0 === cidr.network
   }
-  return ip.version === 6 && (ip.value & maskV6(cidr.prefix)) === cidr.network
+  if (ip.version !== 6) return false
+  for (let i = 0; i < 8; i++) {
+    if ((ip.groups[i]! & groupMask(cidr.prefix, i)) !== cidr.network[i]) return false
+  }
+  return true
 }
 
 /**

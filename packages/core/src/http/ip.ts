@@ -1,11 +1,16 @@
 /**
- * An IP address as numbers: IPv4 as an unsigned 32-bit number, IPv6 as a 128-bit bigint. An
+ * An IP address as numbers: IPv4 as an unsigned 32-bit number, IPv6 as its eight 16-bit groups
+ * (plain numbers are several times faster than a 128-bit bigint on the request path). An
  * IPv4-mapped IPv6 address (`::ffff:192.0.2.1`) is returned as the IPv4 address it carries,
  * so one client never has two keys depending on how its socket was opened.
  */
 export type IpAddress =
   | { readonly version: 4; readonly value: number }
-  | { readonly version: 6; readonly value: bigint; readonly zone: string | undefined }
+  | {
+      readonly version: 6
+      readonly groups: readonly number[]
+      readonly zone: string | undefined
+    }
 
 const COLON = 58
 const DOT = 46
@@ -97,10 +102,20 @@ function parseIpv6(input: string): IpAddress | undefined {
   }
   const groups = ipv6Groups(s)
   if (groups === undefined) return undefined
-  let value = 0n
-  for (const group of groups) value = (value << 16n) | BigInt(group)
-  if (value >> 32n === 0xffffn) return { version: 4, value: Number(value & 0xffffffffn) }
-  return { version: 6, value, zone }
+  if (isMapped(groups)) return { version: 4, value: groups[6]! * 65536 + groups[7]! }
+  return { version: 6, groups, zone }
+}
+
+/** `::ffff:0:0/96`: the first 80 bits zero, the next 16 all ones. */
+function isMapped(groups: readonly number[]): boolean {
+  return (
+    groups[5] === 0xffff &&
+    groups[0] === 0 &&
+    groups[1] === 0 &&
+    groups[2] === 0 &&
+    groups[3] === 0 &&
+    groups[4] === 0
+  )
 }
 
 /** The eight groups of an IPv6 address, with `::` expanded; undefined when malformed. */
@@ -153,9 +168,7 @@ function ipv6Groups(s: string): number[] | undefined {
  */
 export function formatIp(ip: IpAddress): string {
   if (ip.version === 4) return formatIpv4(ip.value)
-  const groups: number[] = []
-  for (let shift = 112n; shift >= 0n; shift -= 16n)
-    groups.push(Number((ip.value >> shift) & 0xffffn))
+  const groups = ip.groups
   let bestStart = -1
   let bestLength = 1
   for (let start = 0; start < 8; ) {
@@ -167,11 +180,17 @@ export function formatIp(ip: IpAddress): string {
     }
     start = end === start ? start + 1 : end
   }
-  const hex = groups.map((g) => g.toString(16))
-  if (bestStart < 0) return hex.join(':')
-  const head = hex.slice(0, bestStart).join(':')
-  const tail = hex.slice(bestStart + bestLength).join(':')
-  return `${head}::${tail}`
+  let text = ''
+  for (let i = 0; i < 8; i++) {
+    if (i === bestStart) {
+      text += '::'
+      i += bestLength - 1
+      continue
+    }
+    if (text !== '' && !text.endsWith(':')) text += ':'
+    text += groups[i]!.toString(16)
+  }
+  return text
 }
 
 function formatIpv4(value: number): string {
