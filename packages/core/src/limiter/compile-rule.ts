@@ -23,6 +23,8 @@ export type CompiledRule = {
   readonly identity: readonly string[]
   /** `name:` for a rule keyed on one identity (the key is the prefix plus the value). */
   readonly keyPrefix: string
+  /** The last identity value seen and its key: consecutive requests of one client share it. */
+  readonly lastKey: { value: string; key: string }
   readonly cost: number
   /** Undefined when every request costs `cost`. */
   readonly costs: CostTable | undefined
@@ -45,6 +47,7 @@ export function compileRule(rule: Rule, index: number): CompiledRule {
     plans: rule.match.plan,
     identity: rule.match.identity,
     keyPrefix: `${rule.match.identity[0]}:`,
+    lastKey: { value: '', key: '' },
     cost: rule.cost,
     costs: routes.length === 0 ? undefined : compileCosts(rule.costByRoute),
     targets: targetsOf(rule),

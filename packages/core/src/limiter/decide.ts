@@ -20,7 +20,7 @@ export function decideRequest(
   now: number,
 ): MaybePromise<Verdict> {
   const path = normalizePath(facts.path)
-  const bucket = index.lookup(facts.method)
+  const bucket = index.buckets.get(facts.method) ?? index.lookup(facts.method)
   const candidates = bucket.byPath.get(path) ?? bucket.other
   const rules = candidates.rules
   const patterns = candidates.patterns

@@ -25,8 +25,14 @@ export function keyOf(
   const names = rule.identity
   if (names.length === 1) {
     const value = identities[names[0]!]
-    if (value !== undefined && value !== '') return rule.keyPrefix + value
-    return fallbackKey(rule, identities)
+    if (value === undefined || value === '') return fallbackKey(rule, identities)
+    // A hot key is built once: the same string also keeps its hash cached for the store.
+    const cache = rule.lastKey
+    if (cache.value === value) return cache.key
+    const key = rule.keyPrefix + value
+    cache.value = value
+    cache.key = key
+    return key
   }
   let key = ''
   for (let i = 0; i < names.length; i++) {

@@ -38,7 +38,13 @@ export function normalizePath(path: string): string {
   let end = query === -1 ? path.length : query
   while (end > 1 && path.charCodeAt(end - 1) === 47 /* / */) end--
   const trimmed = end === path.length ? path : path.slice(0, end)
-  return trimmed === '' ? '/' : trimmed.toLowerCase()
+  if (trimmed === '') return '/'
+  // Most paths are lower case already: checking is cheaper than allocating a copy.
+  for (let i = 0; i < trimmed.length; i++) {
+    const code = trimmed.charCodeAt(i)
+    if ((code >= 65 && code <= 90) || code > 127) return trimmed.toLowerCase()
+  }
+  return trimmed
 }
 
 /** Matches a normalised path segment by segment, with `indexOf` and `startsWith` only. */

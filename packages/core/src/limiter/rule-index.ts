@@ -1,3 +1,4 @@
+import { HTTP_METHODS } from '../rules/route.js'
 import type { CompiledRule } from './compile-rule.js'
 import { costMethods } from './costs.js'
 import { exactPath, type PathPattern } from './path-pattern.js'
@@ -26,6 +27,8 @@ type MethodBucket = {
  * lookups plus the pattern tests of the rules whose routes have parameters or `*`.
  */
 export type RuleIndex = {
+  /** By upper-case method; a miss goes to `lookup`. */
+  readonly buckets: ReadonlyMap<string, MethodBucket>
   lookup(method: string): MethodBucket
 }
 
@@ -39,7 +42,10 @@ export function buildRuleIndex(rules: readonly CompiledRule[]): RuleIndex {
   const buckets = new Map<string, MethodBucket>()
   for (const method of methods) buckets.set(method, bucketFor(rules, method))
   const unnamed = bucketFor(rules, undefined)
+  // Every common method resolves in one lookup, named by a rule or not.
+  for (const method of HTTP_METHODS) if (!buckets.has(method)) buckets.set(method, unnamed)
   return {
+    buckets,
     lookup(method) {
       const bucket = buckets.get(method)
       if (bucket !== undefined) return bucket
