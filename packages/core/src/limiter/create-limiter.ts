@@ -175,9 +175,9 @@ function refundCharges(
 }
 
 /** `globalThis.console` where there is one (every runtime we know), else nothing. */
-function defaultLogger(): Logger {
+function defaultLogger(): Logger | false {
   const console = (globalThis as { console?: Partial<Logger> }).console
-  return typeof console?.warn === 'function' ? (console as Logger) : { warn() {} }
+  return typeof console?.warn === 'function' ? (console as Logger) : false
 }
 
 function checkOptions(store: Store, clock: Clock, options: LimiterOptions): void {
@@ -192,7 +192,7 @@ function checkOptions(store: Store, clock: Clock, options: LimiterOptions): void
     throw invalid('storeErrorRetryAfterMs', `expected whole ms ≥ 1, got ${retry}`)
   }
   const logger = options.logger
-  if (logger !== undefined && typeof logger?.warn !== 'function') {
+  if (logger !== undefined && logger !== false && typeof logger?.warn !== 'function') {
     throw invalid('logger', 'expected { warn(message: string): void }')
   }
 }

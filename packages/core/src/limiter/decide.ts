@@ -95,6 +95,7 @@ function decideAll(
     }
     if (key === UNKNOWN_CLIENT_KEY) {
       engine.reporter.warnOnce(
+        'WARN_SHARED_CLIENT_BUCKET',
         `rule "${rule.id}": a request without an ip identity was counted in one bucket shared by all such requests; check that the adapter resolves the client IP`,
       )
     }

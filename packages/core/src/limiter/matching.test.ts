@@ -50,6 +50,13 @@ describe('rule matching', () => {
     expect(match('GET', '/A/Xy/b/')).toEqual(['id'])
   })
 
+  it('applies a rule without a method to any method, even one no rule names', () => {
+    const match = matcher([ruleOn('all', {}), ruleOn('posts', { method: 'POST' })])
+    expect(match('PROPFIND', '/x')).toEqual(['all'])
+    expect(match('get', '/x')).toEqual(['all'])
+    expect(match('post', '/x')).toEqual(['all', 'posts'])
+  })
+
   it('applies GET limits to HEAD requests, which run the same handlers', () => {
     const match = matcher([
       ruleOn('reads', { method: 'GET' }),
@@ -170,7 +177,7 @@ describe('keys', () => {
     expect(anonymous().allowed).toBe(false)
     expect(warnings).toHaveLength(1)
     expect(warnings[0]).toMatch(
-      /rule "per-ip": a request without an ip identity was counted in one bucket/,
+      /^\[tollgate\] WARN_SHARED_CLIENT_BUCKET: rule "per-ip": a request without an ip identity was counted in one bucket/,
     )
   })
 })

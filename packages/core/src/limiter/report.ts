@@ -1,26 +1,36 @@
 import type { Logger, StoreErrorContext } from './types.js'
 
+/** Stable codes of the limiter's warnings (logged as `[tollgate] CODE: message`). */
+export type LimiterWarningCode =
+  /** The store threw or rejected and no `onError` hook is set. */
+  | 'WARN_STORE_FAILED'
+  /** A request without an `ip` identity was counted in the bucket shared by all such requests. */
+  | 'WARN_SHARED_CLIENT_BUCKET'
+  /** The `onError` hook itself threw; the request was decided anyway. */
+  | 'WARN_ON_ERROR_THREW'
+
 /** How many distinct warnings are remembered; past it the memory starts over. */
 const REMEMBERED = 100
 
 export type Reporter = {
   /** Warns through the logger, once per distinct message. */
-  warnOnce(message: string): void
+  warnOnce(code: LimiterWarningCode, message: string): void
   /** Hands a store error to `onError` (or warns); never throws, whatever `onError` does. */
   storeError(error: unknown, context: StoreErrorContext): void
 }
 
 export function createReporter(
-  logger: Logger,
+  logger: Logger | false,
   onError: ((error: unknown, context: StoreErrorContext) => void) | undefined,
 ): Reporter {
   const warned = new Set<string>()
-  function warnOnce(message: string): void {
-    if (warned.has(message)) return
+  function warnOnce(code: LimiterWarningCode, message: string): void {
+    const line = `[tollgate] ${code}: ${message}`
+    if (logger === false || warned.has(line)) return
     if (warned.size >= REMEMBERED) warned.clear()
-    warned.add(message)
+    warned.add(line)
     try {
-      logger.warn(`[tollgate] ${message}`)
+      logger.warn(line)
     } catch {
       // A broken logger must not turn a rate-limit decision into an error.
     }
@@ -29,20 +39,27 @@ export function createReporter(
     warnOnce,
     storeError(error, context) {
       if (onError === undefined) {
-        const reason = error instanceof Error ? error.message : String(error)
-        const policy = context.failClosed ? 'denied (fail-closed)' : 'allowed (fail-open)'
+        const outcome =
+          context.operation === 'refund'
+            ? 'the charges stay taken'
+            : context.failClosed
+              ? 'requests denied (fail-closed)'
+              : 'requests allowed (fail-open)'
         warnOnce(
-          `store ${context.operation} failed for ${context.rules.join(', ')}; requests ${context.operation === 'refund' ? 'keep their charge' : policy}: ${reason}`,
+          'WARN_STORE_FAILED',
+          `store ${context.operation} failed for ${context.rules.join(', ')}; ${outcome}: ${messageOf(error)}`,
         )
         return
       }
       try {
         onError(error, context)
       } catch (hookError) {
-        warnOnce(
-          `onError threw: ${hookError instanceof Error ? hookError.message : String(hookError)}`,
-        )
+        warnOnce('WARN_ON_ERROR_THREW', `onError threw: ${messageOf(hookError)}`)
       }
     },
   }
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error)
 }

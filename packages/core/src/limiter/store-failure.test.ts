@@ -142,7 +142,7 @@ describe('store failure reporting', () => {
     })
     for (let i = 0; i < 3; i++) limiter.decide(facts, { now: i })
     expect(warnings).toEqual([
-      '[tollgate] store consume failed for r; requests allowed (fail-open): connect ECONNREFUSED 127.0.0.1:6379',
+      '[tollgate] WARN_STORE_FAILED: store consume failed for r; requests allowed (fail-open): connect ECONNREFUSED 127.0.0.1:6379',
     ])
   })
 

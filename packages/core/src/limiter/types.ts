@@ -98,8 +98,11 @@ export type LimiterOptions = {
   readonly store?: Store
   /** @default systemClock (`Date.now()`) */
   readonly clock?: Clock
-  /** Receives warnings (each distinct one once). @default globalThis.console */
-  readonly logger?: Logger
+  /**
+   * Receives warnings, each distinct one once, as `[tollgate] CODE: message`; `false` silences
+   * them. @default globalThis.console
+   */
+  readonly logger?: Logger | false
   /**
    * Called when the store throws or rejects; the request is then decided by each matching rule's
    * `onStoreError`. Use it to count and alert. @default a warning through `logger`, once per
