@@ -17,7 +17,7 @@
  *   header: (name) => req.headers[name],
  *   user: req.user?.id,
  * })
- * const verdict = await limiter.check({ method, path, identities })
+ * const verdict = await limiter.decide({ method: req.method, path: req.path, identities })
  * const { allowed, status, headers, body } = responder.respond(verdict, Date.now())
  * for (const [name, value] of headers) res.append(name, value)
  * if (allowed) return next()
