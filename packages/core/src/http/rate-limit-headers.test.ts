@@ -3,44 +3,11 @@ import { createHash } from 'node:crypto'
 import { parseDictionary, parseItem, parseList } from 'structured-headers'
 import { describe, expect, it } from 'vitest'
 import { createLimiter } from '../limiter/create-limiter.js'
-import type { RuleDecision, Verdict } from '../limiter/types.js'
+import type { Verdict } from '../limiter/types.js'
 import { createResponder, type ResponderOptions } from './responder.js'
-import type { HeaderEntries } from './types.js'
+import { decision, type Sent, sent, verdict } from './test-fixtures.js'
 
 /** A decision of a rule whose figures the test sets; defaults: an allowed 100 per 60 s window. */
-/** Header entries as an object; `RateLimit` is declared so it reads as a plain property. */
-type Sent = { readonly RateLimit?: string } & Readonly<Record<string, string | undefined>>
-const sent = (entries: HeaderEntries): Sent => Object.fromEntries(entries)
-
-function decision(rule: string, figures: Partial<RuleDecision> = {}): RuleDecision {
-  const allowed = figures.allowed ?? true
-  return {
-    rule,
-    mode: 'enforce',
-    cost: 1,
-    policy: { quota: 100, windowMs: 60_000 },
-    allowed,
-    remaining: 99,
-    limit: figures.policy?.quota ?? 100,
-    resetAfterMs: 60_000,
-    retryAfterMs: allowed ? undefined : 1000,
-    key: `ip:${rule}`,
-    ...figures,
-  }
-}
-
-function verdict(decisions: RuleDecision[], deciding = decisions[0]): Verdict {
-  const allowed = decisions.every((d) => d.allowed || d.mode === 'shadow')
-  return {
-    allowed,
-    reason: allowed ? undefined : 'limit',
-    decisions,
-    deciding,
-    shadowDenied: decisions.filter((d) => d.mode === 'shadow' && !d.allowed),
-    at: 0,
-  }
-}
-
 function headersOf(v: Verdict, options: ResponderOptions = {}, now = 0): Sent {
   return sent(createResponder(options).respond(v, now).headers)
 }
@@ -230,11 +197,7 @@ describe('draft-7 and draft-6, checked against draft-07’s examples', () => {
       remaining: 2,
       resetAfterMs: 800,
     })
-    const headers = headersOf(
-      verdict([loose, tight], tight),
-      { standardHeaders: 'draft-7' },
-      1_000_000,
-    )
+    const headers = headersOf(verdict([loose, tight]), { standardHeaders: 'draft-7' }, 1_000_000)
     expect(headers.RateLimit).toBe('limit=10, remaining=2, reset=1')
     expect(headers['X-RateLimit-Remaining']).toBe('2')
     expect(headers['X-RateLimit-Reset']).toBe('1001')
