@@ -135,9 +135,11 @@ function settle(engine: Engine, pending: Pending, outcome: Outcome, now: number)
     )
     return storeFailure(engine, pending, error, now)
   }
-  const made = charged.map((rule, i) =>
-    ruleDecision(rule, decisions[i] as Decision, charges[i]!.cost, charges[i]!.key, false),
-  )
+  const made: RuleDecision[] = new Array(charged.length)
+  for (let i = 0; i < charged.length; i++) {
+    const charge = charges[i]!
+    made[i] = ruleDecision(charged[i]!, decisions[i] as Decision, charge.cost, charge.key, false)
+  }
   return combine(inRuleOrder(pending, made), outcome.at)
 }
 
