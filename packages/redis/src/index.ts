@@ -1,0 +1,15 @@
+export {
+  type IoredisLike,
+  ioredisClient,
+  type NodeRedisLike,
+  nodeRedisClient,
+  type RedisScriptClient,
+} from './client.js'
+export { redisKey } from './keys.js'
+export {
+  DEFAULT_PREFIX,
+  DEFAULT_TIMEOUT_MS,
+  type RedisStore,
+  type RedisStoreOptions,
+  redisStore,
+} from './redis-store.js'

@@ -1,0 +1,155 @@
+import { type Charge, checkTime, type Outcome, RateLimitError, type Store } from '@tollgate/core'
+import { beforeDeadline, type Deadline, deadlineIn, runScript } from './call.js'
+import type { RedisScriptClient } from './client.js'
+import { consumeAcrossSlots, groupBySlot, type RunScript } from './cross-slot.js'
+import { redisKey } from './keys.js'
+import { chargePreparer, type PreparedCharge } from './prepare.js'
+import { parseReply } from './reply.js'
+import { consumeScript, refundScript } from './scripts/index.js'
+
+export type RedisStoreOptions = {
+  /** The Redis connection, through `ioredisClient(...)`, `nodeRedisClient(...)` or your own. */
+  readonly client: RedisScriptClient
+  /**
+   * Starts every key, so several apps or environments can share one Redis. May not contain `{`
+   * or `}` (they would change the Redis Cluster hash tag).
+   * @default 'tg'
+   */
+  readonly prefix?: string
+  /**
+   * Whose clock decides. `'server'`: the Redis server's `TIME`, so gateway clocks that disagree
+   * do not matter; `Outcome.at` reports it. `'caller'`: the `now` passed to `consume` (tests
+   * inject time this way; gateways whose clocks are disciplined may prefer it).
+   * @default 'server'
+   */
+  readonly time?: 'server' | 'caller'
+  /**
+   * The most a `consume` or `refund` may take, all round trips included, before it fails with
+   * `ERR_RL_STORE_UNAVAILABLE` and the rule's failure policy decides. Raise it for a distant
+   * Redis; lower it when a slow limiter hurts more than a skipped one.
+   * @default 250
+   */
+  readonly timeoutMs?: number
+  /**
+   * Extra time each key is kept after its state would be fresh again. Keys expire on the Redis
+   * server's clock; with `time: 'caller'` a caller clock running behind it would otherwise see
+   * state vanish early (a fresh allowance a little too soon).
+   * @default 0 with `time: 'server'`, 1000 with `time: 'caller'`
+   */
+  readonly expiryMarginMs?: number
+}
+
+/** The Redis store: a `Store` whose calls are promises. */
+export type RedisStore = Store & {
+  consume(charges: readonly Charge[], now: number): Promise<Outcome>
+  refund(charges: readonly Charge[], chargedAt: number, now: number): Promise<void>
+  /** The Redis key holding a rule's state for `key` (for inspection and tests). */
+  keyOf(rule: string, key: string): string
+}
+
+export const DEFAULT_TIMEOUT_MS = 250
+export const DEFAULT_PREFIX = 'tg'
+
+/**
+ * Keeps rate-limit state in Redis, so that one limit holds across every process that shares it.
+ * Every algorithm runs as a Lua script with the core's integer arithmetic; a request is one
+ * script call (one round trip) whatever the number of rules, and is all-or-nothing: a denied
+ * request consumes nothing from any rule. See docs/concepts/redis.md.
+ * @example
+ * const store = redisStore({ client: ioredisClient(new Redis()) })
+ * const limiter = createLimiter({ rules, store })
+ */
+export function redisStore(options: RedisStoreOptions): RedisStore {
+  const { client, prefix, serverTime, timeoutMs, margin } = resolveOptions(options)
+  const prepare = chargePreparer(prefix)
+
+  function runner(
+    charges: readonly Charge[],
+    prepared: readonly PreparedCharge[],
+    deadline: Deadline,
+  ): RunScript {
+    return async (script, indices, now, extra) => {
+      const keys: string[] = new Array(indices.length)
+      const args: string[] = [String(now), margin, extra]
+      for (let i = 0; i < indices.length; i++) {
+        const charge = prepared[indices[i]!]!
+        keys[i] = charge.key
+        args.push(...charge.args)
+      }
+      const reply = await beforeDeadline(deadline, () => runScript(client, script, keys, args))
+      return parseReply(
+        reply,
+        indices.map((index) => charges[index]!),
+      )
+    }
+  }
+
+  function all(count: number): number[] {
+    return Array.from({ length: count }, (_, i) => i)
+  }
+
+  return {
+    keyOf: (rule, key) => redisKey(prefix, rule, key),
+
+    async consume(charges, now) {
+      if (!serverTime) checkTime(now)
+      const prepared = charges.map(prepare)
+      if (charges.length === 0) return { decisions: [], at: now }
+      const run = runner(charges, prepared, deadlineIn(timeoutMs))
+      const groups = client.cluster === true ? groupBySlot(prepared) : [all(charges.length)]
+      if (groups.length === 1) {
+        const reply = await run(consumeScript, groups[0]!, serverTime ? -1 : now, '0')
+        return { decisions: reply.decisions, at: reply.at }
+      }
+      return consumeAcrossSlots(run, groups, charges.length, serverTime ? undefined : now)
+    },
+
+    async refund(charges, chargedAt, now) {
+      checkTime(chargedAt)
+      if (!serverTime) checkTime(now)
+      const prepared = charges.map(prepare)
+      if (charges.length === 0) return
+      const run = runner(charges, prepared, deadlineIn(timeoutMs))
+      const groups = client.cluster === true ? groupBySlot(prepared) : [all(charges.length)]
+      await Promise.all(
+        groups.map((group) => run(refundScript, group, serverTime ? -1 : now, String(chargedAt))),
+      )
+    },
+  }
+}
+
+function resolveOptions(options: RedisStoreOptions) {
+  const client = options.client as RedisScriptClient | undefined
+  if (
+    typeof client !== 'object' ||
+    client === null ||
+    typeof client.evalsha !== 'function' ||
+    typeof client.eval !== 'function'
+  ) {
+    throw invalidOption(
+      'client',
+      'expected { evalsha, eval }: wrap your client with ioredisClient() or nodeRedisClient()',
+    )
+  }
+  const prefix = options.prefix ?? DEFAULT_PREFIX
+  if (typeof prefix !== 'string' || /[{}]/.test(prefix)) {
+    throw invalidOption('prefix', `expected a string without { or }, got ${JSON.stringify(prefix)}`)
+  }
+  const time = options.time ?? 'server'
+  if (time !== 'server' && time !== 'caller') {
+    throw invalidOption('time', `expected 'server' or 'caller', got ${JSON.stringify(time)}`)
+  }
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS
+  if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 1) {
+    throw invalidOption('timeoutMs', `expected a whole number of ms ≥ 1, got ${timeoutMs}`)
+  }
+  const margin = options.expiryMarginMs ?? (time === 'caller' ? 1000 : 0)
+  if (!Number.isSafeInteger(margin) || margin < 0) {
+    throw invalidOption('expiryMarginMs', `expected a whole number of ms ≥ 0, got ${margin}`)
+  }
+  return { client, prefix, serverTime: time === 'server', timeoutMs, margin: String(margin) }
+}
+
+function invalidOption(field: string, message: string): RateLimitError {
+  return new RateLimitError('ERR_RL_INVALID_RULE', `redisStore ${field}: ${message}`, { field })
+}

@@ -1,0 +1,92 @@
+import { fixedWindowLua } from './fixed-window.lua.js'
+import { gcraLua } from './gcra.lua.js'
+import { leakyBucketLua } from './leaky-bucket.lua.js'
+import type { LuaAlgorithm } from './lua-algorithm.js'
+import { slidingLogLua } from './sliding-log.lua.js'
+import { slidingWindowLua } from './sliding-window.lua.js'
+import { tokenBucketLua } from './token-bucket.lua.js'
+
+export const LUA_ALGORITHMS: readonly LuaAlgorithm[] = [
+  tokenBucketLua,
+  gcraLua,
+  leakyBucketLua,
+  fixedWindowLua,
+  slidingLogLua,
+  slidingWindowLua,
+]
+
+/** `if code == 1 then … elseif code == 2 then … end` over every algorithm's fragment. */
+function dispatch(part: (algorithm: LuaAlgorithm) => string): string {
+  return `${LUA_ALGORITHMS.map((algorithm, i) => `${i === 0 ? 'if' : 'elseif'} code == ${algorithm.code} then${part(algorithm)}`).join('\n  ')}
+  end`
+}
+
+/**
+ * The library every script starts with: exact division, and five functions that branch on the
+ * algorithm code (load, decide, refund, freshAt, save). Five closures per call, whatever the
+ * number of algorithms.
+ *
+ * `floorDiv` is the core's, correction included: Lua numbers are doubles, as in JavaScript, and
+ * every value is a whole number below 2^53, so + − × agree bit for bit; only `a / b` rounds
+ * before `math.floor` sees it. `string.format('%.0f', n)` writes numbers with every digit
+ * (`tostring` keeps only 14 significant ones).
+ */
+export const libraryLua = `
+local function floorDiv(a, b)
+  local q = math.floor(a / b)
+  if q * b > a then q = q - 1 elseif (q + 1) * b <= a then q = q + 1 end
+  return q
+end
+
+-- The state of one key, or the state of a key never seen (init at now).
+local function load(code, key, p1, p2, p3, now)
+  local s
+  local v = nil
+  if code ~= ${slidingLogLua.code} then
+    v = redis.pcall('GET', key)
+    -- Missing, or another type (a rule that changed algorithm): no state.
+    if type(v) ~= 'string' then v = nil end
+  end
+  ${dispatch((a) => a.load)}
+  s.key = key
+  s.code = code
+  return s
+end
+
+local function decide(s, p1, p2, p3, cost, now, commit)
+  local code = s.code
+  ${dispatch((a) => a.decide)}
+end
+
+local function refund(s, p1, p2, p3, cost, chargedAt, now)
+  local code = s.code
+  ${dispatch((a) => a.refund)}
+end
+
+local function freshAt(s, p1, p2, p3)
+  local code = s.code
+  ${dispatch((a) => a.freshAt)}
+end
+
+-- Writes a changed state with an expiry at the moment it is fresh again (dropping it then loses
+-- nothing), plus a margin; a state that is already fresh is deleted instead. With the server's
+-- clock the deadline is absolute (PXAT), so it agrees with TIME to the ms.
+local function save(s, p1, p2, p3, now, absolute, margin)
+  local code = s.code
+  local fresh = freshAt(s, p1, p2, p3)
+  if fresh <= now then
+    redis.call('DEL', s.key)
+    return
+  end
+  local mode, deadline = 'PX', fresh - now + margin
+  if absolute then mode, deadline = 'PXAT', fresh + margin end
+  deadline = string.format('%.0f', deadline)
+  if code == ${slidingLogLua.code} then
+    if absolute then redis.call('PEXPIREAT', s.key, deadline) else redis.call('PEXPIRE', s.key, deadline) end
+    return
+  end
+  local value
+  ${dispatch((a) => (a.code === slidingLogLua.code ? '' : ` value = ${a.format}`))}
+  redis.call('SET', s.key, value, mode, deadline)
+end
+`

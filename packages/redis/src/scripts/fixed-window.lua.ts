@@ -1,0 +1,32 @@
+import type { LuaAlgorithm } from './lua-algorithm.js'
+
+/**
+ * Fixed window (packages/core/src/algorithms/fixed-window.ts), line for line.
+ * s = { window start in ms, count }, stored as `f<start>:<count>`.
+ */
+export const fixedWindowLua: LuaAlgorithm = {
+  name: 'fixed_window',
+  kind: 'window',
+  code: 4,
+  load: `
+    local a, b = nil, nil
+    if v then a, b = string.match(v, '^f(%-?%d+):(%-?%d+)$') end
+    if a then s = { tonumber(a), tonumber(b) } else s = { floorDiv(now, p2) * p2, 0 } end`,
+  decide: `
+    local stored = s[1]
+    local start = math.max(floorDiv(now, p2) * p2, stored)
+    local count = 0
+    if start == stored then count = s[2] end
+    local untilEnd = start + p2 - now
+    if count + cost > p1 then return 0, p1 - count, untilEnd, untilEnd end
+    local charged = count + cost
+    if commit then s[1] = start; s[2] = charged end
+    if charged == 0 then return 1, p1 - charged, 0, 0 end
+    return 1, p1 - charged, untilEnd, 0`,
+  refund: `
+    if floorDiv(chargedAt, p2) * p2 == s[1] then s[2] = math.max(0, s[2] - cost) end`,
+  freshAt: `
+    if s[2] == 0 then return 0 end
+    return s[1] + p2`,
+  format: `string.format('f%.0f:%.0f', s[1], s[2])`,
+}

@@ -1,0 +1,23 @@
+import { createHash } from 'node:crypto'
+import { LUA_ALGORITHMS, libraryLua } from './assemble.js'
+import type { LuaAlgorithm } from './lua-algorithm.js'
+import { consumeMainLua, refundMainLua } from './main.lua.js'
+
+export { ARGS_PER_CHARGE } from './main.lua.js'
+
+/** A Lua script and its SHA1, the name Redis caches it under (EVALSHA). */
+export type Script = { readonly sha: string; readonly source: string }
+
+function script(source: string): Script {
+  return { sha: createHash('sha1').update(source).digest('hex'), source }
+}
+
+/** Decides a request's charges as one unit and writes them (see main.lua.ts). */
+export const consumeScript: Script = script(libraryLua + consumeMainLua)
+/** Gives charges back and reports what is left. */
+export const refundScript: Script = script(libraryLua + refundMainLua)
+
+/** The algorithms the scripts run, by their name in the core. */
+export const LUA_ALGORITHMS_BY_NAME: ReadonlyMap<string, LuaAlgorithm> = new Map(
+  LUA_ALGORITHMS.map((algorithm) => [algorithm.name, algorithm]),
+)

@@ -1,0 +1,41 @@
+import type { AlgorithmName } from '@tollgate/core'
+
+/**
+ * One algorithm's Lua, as fragments that `assemble.ts` places into a few shared functions.
+ *
+ * Why fragments and not one Lua function per algorithm: Redis runs a script's whole chunk on
+ * every call, and each `local function` is a closure created anew each time (about 0.1 µs with
+ * its upvalues and garbage). Dozens of small functions cost more than the arithmetic; a handful
+ * of functions that branch on the algorithm code keep a call to a few µs.
+ *
+ * Names in scope for every fragment:
+ * - `s`: the key's state, a table holding the core's slot numbers in order (`s[1]`, `s[2]`, …),
+ *   plus `s.key` (the Redis key) and `s.code`;
+ * - `p1`, `p2`, `p3`: the scaled parameters (rate: unitsPerMs, unitsPerToken, capacity;
+ *   window: limit, windowMs, unused);
+ * - `cost`, `now`, `commit`, `chargedAt` where the function has them;
+ * - helpers `floorDiv(a, b)` (exact), `-floorDiv(-a, b)` for ceilDiv, and `now - now % w` is
+ *   never used: `mod(a, b)` is spelt `a - floorDiv(a, b) * b`, exact where `%` is not.
+ */
+export type LuaAlgorithm = {
+  /** The core algorithm this mirrors. */
+  readonly name: AlgorithmName
+  /** Which `AlgorithmParams` it takes. */
+  readonly kind: 'rate' | 'window'
+  /** The code the client sends for this algorithm. */
+  readonly code: number
+  /**
+   * Statements that build `s` from `v` (the string stored under the key, or nil) or, when `v`
+   * is nil or does not parse, the state of a key never seen: the core's `init` at `now`.
+   * The sliding log, which lives in a list, gets `key` instead of `v`.
+   */
+  readonly load: string
+  /** Statements ending in `return allowed (1/0), remaining, resetAfterMs, retryAfterMs`. */
+  readonly decide: string
+  /** Statements giving back `cost` charged at `chargedAt`, as of `now`. */
+  readonly refund: string
+  /** Statements ending in `return` the time from which the state is fresh again. */
+  readonly freshAt: string
+  /** An expression: the string to store (ignored for the sliding log, which writes in place). */
+  readonly format: string
+}

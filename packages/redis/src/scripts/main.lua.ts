@@ -1,0 +1,99 @@
+/**
+ * The entry points. Both take one KEYS entry per charge and
+ *   ARGV = [now, or -1 for the server's TIME; expiry margin (ms); flag;
+ *           then per charge: algorithm code, cost, shadow (1/0), p1, p2, p3]
+ * and reply [now, committed (1/0), then per charge: allowed (1/0), remaining, resetAfterMs,
+ * retryAfterMs]. Replies are integers, so they carry the decisions exactly.
+ */
+export const ARGS_PER_CHARGE = 6
+
+/** Reads the clock and the charges, loading each distinct key's state once. */
+const prologue = `
+local now, absolute = tonumber(ARGV[1]), false
+if now < 0 then
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  absolute = true
+end
+local margin = tonumber(ARGV[2])
+local n = #KEYS
+local reply = { now, 0 }
+local states, byKey, distinct = {}, {}, {}
+for i = 1, n do
+  local base = (i - 1) * ${ARGS_PER_CHARGE} + 3
+  local key = KEYS[i]
+  local s = byKey[key]
+  if s == nil then
+    s = load(tonumber(ARGV[base + 1]), key, tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), now)
+    s.i = i
+    byKey[key] = s
+    distinct[#distinct + 1] = s
+  end
+  states[i] = s
+end
+`
+
+/** decide(...) for charge i; `cost` may be overridden (the cost-0 report). */
+const decideCharge = (cost: string, commit: string) =>
+  `decide(states[i], tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), ${cost}, now, ${commit})`
+
+const saveDirty = `
+for _, s in ipairs(distinct) do
+  if s.dirty then
+    local base = (s.i - 1) * ${ARGS_PER_CHARGE} + 3
+    save(s, tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), now, absolute, margin)
+  end
+end
+`
+
+/**
+ * Consume, exactly as the core's \`applyCharges\`: a dry run of every charge; if an enforcing one
+ * is denied (or ARGV[3] = 1: another slot group already denied this request), nothing is written
+ * and the charges that would have passed are reported at cost 0; otherwise every allowed charge
+ * is committed.
+ */
+export const consumeMainLua = `${prologue}
+local denied = ARGV[3] == '1'
+for i = 1, n do
+  local base = (i - 1) * ${ARGS_PER_CHARGE} + 3
+  local at = i * 4 - 1
+  reply[at], reply[at + 1], reply[at + 2], reply[at + 3] = ${decideCharge('tonumber(ARGV[base + 2])', 'false')}
+  if reply[at] == 0 and ARGV[base + 3] ~= '1' then denied = true end
+end
+for i = 1, n do
+  local base = (i - 1) * ${ARGS_PER_CHARGE} + 3
+  local at = i * 4 - 1
+  if reply[at] == 1 then
+    if denied then
+      reply[at], reply[at + 1], reply[at + 2], reply[at + 3] = ${decideCharge('0', 'false')}
+    else
+      reply[at], reply[at + 1], reply[at + 2], reply[at + 3] = ${decideCharge('tonumber(ARGV[base + 2])', 'true')}
+      states[i].dirty = true
+    end
+  end
+end
+${saveDirty}
+if not denied then reply[2] = 1 end
+return reply
+`
+
+/**
+ * Refund: gives back each charge made at ARGV[3] (\`chargedAt\`) as the core's \`refund\` does,
+ * then reports every charge at cost 0 (what is left now).
+ */
+export const refundMainLua = `${prologue}
+local chargedAt = tonumber(ARGV[3])
+for i = 1, n do
+  local base = (i - 1) * ${ARGS_PER_CHARGE} + 3
+  refund(states[i], tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 2]), chargedAt, now)
+  states[i].dirty = true
+end
+for i = 1, n do
+  local base = (i - 1) * ${ARGS_PER_CHARGE} + 3
+  local at = i * 4 - 1
+  reply[at], reply[at + 1], reply[at + 2], reply[at + 3] = ${decideCharge('0', 'false')}
+end
+${saveDirty}
+reply[2] = 1
+return reply
+`

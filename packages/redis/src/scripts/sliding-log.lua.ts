@@ -1,0 +1,61 @@
+import type { LuaAlgorithm } from './lua-algorithm.js'
+
+/**
+ * Sliding log (packages/core/src/algorithms/sliding-log.ts). The core keeps a ring of `limit`
+ * timestamps; here the log is a Redis list, oldest first, one entry per admitted unit (Redis
+ * packs small lists of integers into one listpack). A decision reads only what it needs: the
+ * length, the newest entry, a binary search for the first live entry and the entry that blocks
+ * a denied request, so a call costs O(log n) list reads, not O(limit). Commits trim the expired
+ * head and append. p1 = limit, p2 = windowMs.
+ */
+export const slidingLogLua: LuaAlgorithm = {
+  name: 'sliding_log',
+  kind: 'window',
+  code: 5,
+  load: `
+    -- Another algorithm's state under this key (a rule that changed algorithm) reads as empty.
+    if type(redis.pcall('LLEN', key)) ~= 'number' then redis.call('DEL', key) end
+    s = {}`,
+  decide: `
+    local key = s.key
+    local size = redis.call('LLEN', key)
+    local newest = 0
+    if size > 0 then newest = tonumber(redis.call('LINDEX', key, -1)) end
+    local at = math.max(now, newest)
+    -- Entries are in time order: count the leading ones that have aged out.
+    local cutoff = at - p2
+    local lo, hi = 0, size
+    while lo < hi do
+      local mid = floorDiv(lo + hi, 2)
+      if tonumber(redis.call('LINDEX', key, mid)) <= cutoff then lo = mid + 1 else hi = mid end
+    end
+    local live = size - lo
+    if live + cost > p1 then
+      local blocking = tonumber(redis.call('LINDEX', key, size + cost - p1 - 1))
+      return 0, p1 - live, newest + p2 - now, blocking + p2 - now
+    end
+    if commit then
+      if lo > 0 then redis.call('LTRIM', key, lo, -1) end
+      local entry = string.format('%.0f', at)
+      local left = cost
+      while left > 0 do
+        local batch = math.min(left, 100)
+        local args = {}
+        for i = 1, batch do args[i] = entry end
+        redis.call('RPUSH', key, unpack(args))
+        left = left - batch
+      end
+    end
+    local newestAfter = 0
+    if cost > 0 then newestAfter = at elseif live > 0 then newestAfter = newest end
+    if live + cost == 0 then return 1, p1 - live - cost, 0, 0 end
+    return 1, p1 - live - cost, newestAfter + p2 - now, 0`,
+  refund: `
+    if chargedAt > now - p2 and cost > 0 then
+      redis.call('LREM', s.key, cost, string.format('%.0f', chargedAt))
+    end`,
+  freshAt: `
+    if redis.call('LLEN', s.key) == 0 then return 0 end
+    return tonumber(redis.call('LINDEX', s.key, -1)) + p2`,
+  format: `nil`,
+}

@@ -1,0 +1,67 @@
+import type { LuaAlgorithm } from './lua-algorithm.js'
+
+/**
+ * Sliding window counter (packages/core/src/algorithms/sliding-window.ts), line for line.
+ * s = { current window start in ms, previous count, current count }, stored as
+ * `w<start>:<previous>:<current>`. `resetAt` and `retryAt` are the core's helpers of the same
+ * names, inlined.
+ */
+const resetAt = (current: string) => `
+      if ${current} > 0 then reset = start + 2 * p2 elseif previous > 0 then reset = start + p2 else reset = 0 end`
+
+export const slidingWindowLua: LuaAlgorithm = {
+  name: 'sliding_window',
+  kind: 'window',
+  code: 6,
+  load: `
+    local a, b, c = nil, nil, nil
+    if v then a, b, c = string.match(v, '^w(%-?%d+):(%-?%d+):(%-?%d+)$') end
+    if a then s = { tonumber(a), tonumber(b), tonumber(c) } else s = { floorDiv(now, p2) * p2, 0, 0 } end`,
+  decide: `
+    local budget = p1 * p2
+    local stored = s[1]
+    local start = math.max(floorDiv(now, p2) * p2, stored)
+    local previous, current = 0, 0
+    if start == stored then
+      previous, current = s[2], s[3]
+    elseif start == stored + p2 then
+      previous = s[3]
+    end
+    local at = math.max(now, start)
+    local overlap = p2 - (at - start)
+    local used = previous * overlap + current * p2
+    local reset
+    if used + cost * p2 > budget then
+      ${resetAt('current')}
+      local retry = nil
+      local room = (p1 - current - cost) * p2
+      if room >= 0 and previous > 0 then
+        local elapsed = p2 - floorDiv(room, previous)
+        if elapsed < p2 then retry = start + elapsed end
+      end
+      if retry == nil then
+        if current == 0 then
+          retry = start + p2
+        else
+          retry = start + p2 + math.max(0, p2 - floorDiv((p1 - cost) * p2, current))
+        end
+      end
+      return 0, math.max(0, floorDiv(budget - used, p2)), reset - now, retry - now
+    end
+    local charged = current + cost
+    if commit then s[1] = start; s[2] = previous; s[3] = charged end
+    ${resetAt('charged')}
+    return 1, floorDiv(budget - used - cost * p2, p2), math.max(0, reset - now), 0`,
+  refund: `
+    local chargedStart = floorDiv(chargedAt, p2) * p2
+    if chargedStart == s[1] then
+      s[3] = math.max(0, s[3] - cost)
+    elseif chargedStart == s[1] - p2 then
+      s[2] = math.max(0, s[2] - cost)
+    end`,
+  freshAt: `
+    if s[3] > 0 then return s[1] + 2 * p2 end
+    if s[2] > 0 then return s[1] + p2 end
+    return 0`,
+  format: `string.format('w%.0f:%.0f:%.0f', s[1], s[2], s[3])`,
+}

@@ -1,0 +1,60 @@
+// Random traces through the reference store and the Redis store, with injected time: every
+// decision must be identical, for every algorithm, multi-rule and shadow charges, and refunds.
+import { redisStore } from '@tollgate/redis'
+import fc from 'fast-check'
+import { afterAll, beforeAll, describe, it } from 'vitest'
+import { REDIS_URL, redisAvailable, uniquePrefix } from './support/redis-env.js'
+import { ioredisTarget, nodeRedisTarget, type Target } from './support/targets.js'
+import { AWKWARD_KEYS, expectSameAsReference, extremeTraceArb, traceArb } from './support/trace.js'
+
+const clients = [
+  ['ioredis', ioredisTarget],
+  ['node-redis', nodeRedisTarget],
+] as const
+
+describe.skipIf(!redisAvailable).each(clients)(
+  'Redis store (single node, %s) vs the reference store',
+  (_name, connect) => {
+    let target: Target
+    beforeAll(async () => {
+      target = await connect(REDIS_URL)
+    })
+    afterAll(async () => {
+      await target?.close()
+    })
+
+    // Nothing may expire on the server's clock while a trace runs on its own clock.
+    const store = () =>
+      redisStore({
+        client: target.client,
+        time: 'caller',
+        prefix: uniquePrefix('diff'),
+        expiryMarginMs: 600_000,
+      })
+
+    it('decides every trace exactly as the reference store (two keys)', async () => {
+      await fc.assert(
+        fc.asyncProperty(traceArb(['ip:203.0.113.7', 'api_key:k_1']), (trace) =>
+          expectSameAsReference(store(), trace),
+        ),
+        { numRuns: 150 },
+      )
+    })
+
+    it('decides every trace exactly as the reference store (awkward keys)', async () => {
+      await fc.assert(
+        fc.asyncProperty(traceArb(AWKWARD_KEYS, 20), (trace) =>
+          expectSameAsReference(store(), trace),
+        ),
+        { numRuns: 60 },
+      )
+    })
+
+    it('agrees near 2^53: huge capacities, odd periods, times close to the largest allowed', async () => {
+      await fc.assert(
+        fc.asyncProperty(extremeTraceArb(), (trace) => expectSameAsReference(store(), trace)),
+        { numRuns: 100 },
+      )
+    })
+  },
+)

@@ -1,0 +1,61 @@
+import { spawnSync } from 'node:child_process'
+import { Redis } from 'ioredis'
+
+const { CI, REDIS_URL: url } = process.env
+
+/** The Redis the store tests use: `REDIS_URL`, or the local default. */
+export const REDIS_URL = url ?? 'redis://127.0.0.1:6379'
+
+async function reachable(url: string): Promise<boolean> {
+  const probe = new Redis(url, {
+    lazyConnect: true,
+    connectTimeout: 1000,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+  })
+  probe.on('error', () => {})
+  try {
+    await probe.connect()
+    return (await probe.ping()) === 'PONG'
+  } catch {
+    return false
+  } finally {
+    probe.disconnect()
+  }
+}
+
+/**
+ * Whether the Redis tests can run. In CI (`CI` set) a missing Redis is an error that fails the
+ * run; elsewhere the tests are skipped, and say so.
+ */
+export const redisAvailable = await reachable(REDIS_URL)
+
+if (!redisAvailable) {
+  if (CI) {
+    throw new Error(
+      `[tollgate] CI needs a Redis server at ${REDIS_URL} (set REDIS_URL), none answered`,
+    )
+  }
+  console.warn(`[tollgate] Redis store tests SKIPPED: no Redis answered at ${REDIS_URL}`)
+}
+
+function hasRedisServerBinary(): boolean {
+  const result = spawnSync('redis-server', ['--version'], { encoding: 'utf8' })
+  return result.status === 0 && result.stdout.includes('Redis server')
+}
+
+/**
+ * Whether tests may start servers of their own (a Redis Cluster, a server to kill and restart)
+ * from the `redis-server` binary: same policy as above.
+ */
+export const redisServerBinary = hasRedisServerBinary()
+
+if (!redisServerBinary) {
+  if (CI) throw new Error('[tollgate] CI needs the redis-server binary on PATH')
+  console.warn('[tollgate] Redis Cluster and restart tests SKIPPED: no redis-server binary on PATH')
+}
+
+/** A key prefix of its own for each test, so tests never see each other's state. */
+export function uniquePrefix(label: string): string {
+  return `tgtest:${label}:${process.pid}:${Math.random().toString(36).slice(2, 10)}`
+}

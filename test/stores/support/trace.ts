@@ -1,0 +1,218 @@
+import {
+  type Algorithm,
+  type Charge,
+  type Decision,
+  fixedWindow,
+  gcra,
+  leakyBucket,
+  type Store,
+  slidingLog,
+  slidingWindow,
+  tokenBucket,
+} from '@tollgate/core'
+import { referenceStore } from '@tollgate/test-utils'
+import fc from 'fast-check'
+import { expect } from 'vitest'
+
+/** Keys that would break a careless key scheme: braces, newlines, unicode, empty, 10 kB. */
+export const AWKWARD_KEYS = [
+  'ip:203.0.113.7',
+  'api_key:k_1',
+  '',
+  '{',
+  '}',
+  '{}',
+  'a{b}c',
+  'user:{tenant}:42',
+  'line\nbreak',
+  'tab\tand space',
+  '🚦 ünïcødé',
+  '\uD800',
+  '\uDFFF',
+  '%7B',
+  'x'.repeat(10_000),
+  `${'x'.repeat(9_999)}y`,
+]
+
+const periods = fc.constantFrom(1, 7, 333, 1000, 60_000)
+
+/** Any algorithm, with parameters small enough that traces reach their limits. */
+export const algorithmArb: fc.Arbitrary<Algorithm> = fc.oneof(
+  fc
+    .record({
+      rate: fc.integer({ min: 1, max: 20 }),
+      periodMs: periods,
+      burst: fc.integer({ min: 1, max: 8 }),
+    })
+    .chain((params) => fc.constantFrom(tokenBucket(params), gcra(params), leakyBucket(params))),
+  fc
+    .record({ limit: fc.integer({ min: 1, max: 8 }), windowMs: fc.integer({ min: 1, max: 3000 }) })
+    .chain((params) =>
+      fc.constantFrom(fixedWindow(params), slidingLog(params), slidingWindow(params)),
+    ),
+)
+
+export type TraceRule = {
+  readonly id: string
+  readonly algorithm: Algorithm
+  readonly shadow: boolean
+}
+
+export type TraceStep =
+  | { readonly kind: 'consume'; readonly dt: number; readonly charges: readonly Charge[] }
+  | { readonly kind: 'refund'; readonly dt: number; readonly of: number }
+
+export type Trace = { readonly start: number; readonly steps: readonly TraceStep[] }
+
+const dtArb = fc.oneof(
+  { weight: 3, arbitrary: fc.constant(0) },
+  { weight: 4, arbitrary: fc.integer({ min: 1, max: 400 }) },
+  { weight: 1, arbitrary: fc.integer({ min: 400, max: 5000 }) },
+)
+
+/**
+ * A request trace: 1–3 rules (some in shadow mode), each request charging a few of them on keys
+ * drawn from `keys`, time never going backwards; now and then a refund of an earlier request.
+ */
+export function traceArb(keys: readonly string[], maxSteps = 30): fc.Arbitrary<Trace> {
+  const rulesArb = fc.array(fc.record({ algorithm: algorithmArb, shadow: fc.boolean() }), {
+    minLength: 1,
+    maxLength: 3,
+  })
+  return rulesArb.chain((drawn) => {
+    const rules: TraceRule[] = drawn.map((rule, i) => ({
+      id: `rule-${i}`,
+      ...rule,
+      shadow: rule.shadow && i > 0,
+    }))
+    const chargeArb = fc
+      .record({
+        rule: fc.integer({ min: 0, max: rules.length - 1 }),
+        key: fc.constantFrom(...keys),
+        cost: fc.oneof(
+          { weight: 4, arbitrary: fc.constant(1) },
+          { weight: 1, arbitrary: fc.integer({ min: 0, max: 8 }) },
+        ),
+      })
+      .map(({ rule, key, cost }): Charge => {
+        const { id, algorithm, shadow } = rules[rule]!
+        return { rule: id, algorithm, key, cost: Math.min(cost, algorithm.limit), shadow }
+      })
+    const stepArb: fc.Arbitrary<TraceStep> = fc.oneof(
+      {
+        weight: 6,
+        arbitrary: fc
+          .record({ dt: dtArb, charges: fc.array(chargeArb, { minLength: 1, maxLength: 3 }) })
+          .map((step) => ({ kind: 'consume' as const, ...step })),
+      },
+      {
+        weight: 1,
+        arbitrary: fc
+          .record({ dt: dtArb, of: fc.nat() })
+          .map((step) => ({ kind: 'refund' as const, ...step })),
+      },
+    )
+    return fc.record({
+      start: fc.oneof(
+        fc.constant(0),
+        fc.integer({ min: 1_700_000_000_000, max: 1_900_000_000_000 }),
+      ),
+      steps: fc.array(stepArb, { minLength: 1, maxLength: maxSteps }),
+    })
+  })
+}
+
+/** -0 and 0 are the same decision. */
+function normalise(decisions: readonly Decision[]): Decision[] {
+  return decisions.map((d) => ({
+    ...d,
+    remaining: d.remaining + 0,
+    resetAfterMs: d.resetAfterMs + 0,
+    retryAfterMs: d.retryAfterMs === undefined ? undefined : d.retryAfterMs + 0,
+  }))
+}
+
+/**
+ * Feeds a trace to `store` and to the reference store and expects identical decisions at every
+ * step (allowed, remaining, limit, resetAfterMs, retryAfterMs) and the caller's time as `at`.
+ */
+export async function expectSameAsReference(store: Store, trace: Trace): Promise<void> {
+  const reference = referenceStore()
+  const consumed: { charges: readonly Charge[]; at: number }[] = []
+  let now = trace.start
+  for (const [index, step] of trace.steps.entries()) {
+    now += step.dt
+    if (step.kind === 'consume') {
+      const expected = await reference.consume(step.charges, now)
+      const actual = await store.consume(step.charges, now)
+      expect(normalise(actual.decisions), `step ${index} at ${now}`).toEqual(
+        normalise(expected.decisions),
+      )
+      expect(actual.at).toBe(now)
+      consumed.push({ charges: step.charges, at: now })
+    } else if (consumed.length > 0) {
+      const earlier = consumed[step.of % consumed.length]!
+      reference.refund(earlier.charges, earlier.at, now)
+      await store.refund(earlier.charges, earlier.at, now)
+    }
+  }
+}
+
+/** fast-check favours small integers; these traces need the large ones as often. */
+const bigOrSmall = (max: number) =>
+  fc.oneof(fc.integer({ min: 1, max: 1000 }), fc.integer({ min: max / 2, max }))
+
+/**
+ * Algorithms whose integers come close to 2^53 (huge capacities, odd periods), where a Lua
+ * number printed with 14 digits or a division rounded the wrong way would show.
+ */
+export const extremeAlgorithmArb: fc.Arbitrary<Algorithm> = fc.oneof(
+  fc
+    .record({
+      rate: fc.integer({ min: 1, max: 1000 }),
+      periodMs: fc.constantFrom(999_983, 86_400_000, 2 ** 31 - 1),
+      burst: bigOrSmall(2 ** 20),
+    })
+    .chain((params) => fc.constantFrom(tokenBucket(params), leakyBucket(params))),
+  fc
+    .record({ rate: fc.integer({ min: 1, max: 2047 }), burst: fc.integer({ min: 1, max: 1000 }) })
+    .map((params) => gcra({ ...params, periodMs: 1 })),
+  fc
+    .record({
+      limit: bigOrSmall(2 ** 20),
+      windowMs: bigOrSmall(2 ** 30),
+    })
+    .chain((params) => fc.constantFrom(fixedWindow(params), slidingWindow(params))),
+)
+
+/** One rule of `algorithm` on one key, with large steps in time and costs near the limit. */
+export function extremeTraceArb(): fc.Arbitrary<Trace> {
+  return fc
+    .record({
+      algorithm: extremeAlgorithmArb,
+      start: fc.integer({ min: 2 ** 41, max: 2 ** 42 - 2 ** 36 }),
+      steps: fc.array(
+        fc.record({
+          dt: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 2 ** 33 })),
+          permille: fc.integer({ min: 0, max: 1000 }),
+        }),
+        { minLength: 1, maxLength: 25 },
+      ),
+    })
+    .map(({ algorithm, start, steps }) => ({
+      start,
+      steps: steps.map(({ dt, permille }) => ({
+        kind: 'consume' as const,
+        dt,
+        charges: [
+          {
+            rule: 'big',
+            algorithm,
+            key: 'k',
+            cost: Math.round((permille * algorithm.limit) / 1000),
+            shadow: false,
+          },
+        ],
+      })),
+    }))
+}
