@@ -44,6 +44,35 @@ export function quotaExceededProblem(
   }
 }
 
+/** A retry time no real denial has, standing in for the figure while a template is made. */
+const RETRY_PLACEHOLDER = 918_273_645_546
+
+/**
+ * The 429 problem and its JSON text. For one violated policy (the usual case) the text is
+ * assembled from pieces cached per policy, since only the retry seconds change between denials:
+ * several times cheaper than `JSON.stringify` on every 429 of a flood.
+ */
+export function createQuotaExceededBodies(): (
+  violated: readonly ViolatedPolicy[],
+  retryAfter: number,
+) => { readonly problem: ProblemDetails; readonly body: string } {
+  const templates = new WeakMap<ViolatedPolicy, readonly string[] | null>()
+  return function quotaExceeded(violated, retryAfter) {
+    const problem = quotaExceededProblem(violated, retryAfter)
+    const policy = violated.length === 1 ? violated[0]! : undefined
+    let pieces = policy === undefined ? null : templates.get(policy)
+    if (policy !== undefined && pieces === undefined) {
+      const json = JSON.stringify(quotaExceededProblem(violated, RETRY_PLACEHOLDER))
+      const split = json.split(String(RETRY_PLACEHOLDER))
+      pieces = split.length === 3 ? split : null
+      templates.set(policy, pieces)
+    }
+    if (pieces === null || pieces === undefined) return { problem, body: JSON.stringify(problem) }
+    const seconds = String(retryAfter)
+    return { problem, body: pieces[0] + seconds + pieces[1] + seconds + pieces[2] }
+  }
+}
+
 /** 503: the store failed and a fail-closed rule matched. */
 export function storeUnavailableProblem(
   policies: readonly string[],

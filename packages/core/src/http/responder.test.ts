@@ -110,6 +110,26 @@ describe('the 429 problem body', () => {
   })
 })
 
+describe('the 429 body text', () => {
+  it('is always the JSON of the problem, whether assembled from cached pieces or not', () => {
+    const responder = createResponder()
+    const cases = [
+      [decision('api', { allowed: false, retryAfterMs: 1500 })],
+      [decision('api', { allowed: false, retryAfterMs: 42_000 })],
+      [decision('a', { allowed: false }), decision('b', { allowed: false, retryAfterMs: 9000 })],
+      // A name holding the digits the template stands in with: no template, still right.
+      [decision('r918273645546', { allowed: false, retryAfterMs: 3000 })],
+    ]
+    for (const decisions of cases) {
+      const response = responder.respond(verdict(decisions), 0)
+      expect(response.body).toBe(JSON.stringify(response.problem))
+      expect(JSON.parse(response.body!).retryAfter).toBe(
+        Number(sent(response.headers)['Retry-After']),
+      )
+    }
+  })
+})
+
 describe('shadow rules', () => {
   const shadow = decision('shadow-new', { mode: 'shadow', allowed: false, retryAfterMs: 5000 })
 

@@ -5,10 +5,10 @@ import { createPartitionKeyHasher } from './partition-key.js'
 import { createPolicyFieldCache, policyName } from './policy-fields.js'
 import {
   costExceedsCapacityProblem,
+  createQuotaExceededBodies,
   missingIdentityProblem,
   PROBLEM_CONTENT_TYPE,
   type ProblemDetails,
-  quotaExceededProblem,
   storeUnavailableProblem,
 } from './problem.js'
 import {
@@ -115,15 +115,17 @@ export function createResponder(options: ResponderOptions = {}): Responder {
   const missing = checkMissingIdentity(options.missingIdentity ?? { status: 400 })
   const keyOf = partitionKeySource(options.partitionKey)
   const hash = keyOf === undefined ? undefined : createPartitionKeyHasher()
+  const quotaExceeded = createQuotaExceededBodies()
 
   function refuse(
     status: number,
     headers: Array<readonly [string, string]>,
     problem: ProblemDetails,
+    body = JSON.stringify(problem),
   ): LimitResponse {
     headers.push(['Content-Type', PROBLEM_CONTENT_TYPE])
     if (expose !== undefined) headers.push(expose)
-    return { allowed: false, status, headers, body: JSON.stringify(problem), problem }
+    return { allowed: false, status, headers, body, problem }
   }
 
   function storeUnavailable(
@@ -165,7 +167,8 @@ export function createResponder(options: ResponderOptions = {}): Responder {
       verdict.deciding?.retryAfterMs ?? Math.max(0, ...violated.map((d) => d.retryAfterMs ?? 0))
     const retryAfter = retryAfterSeconds(retryMs)
     headers.push(['Retry-After', String(retryAfter)])
-    return refuse(429, headers, quotaExceededProblem(violated.map(config.policyFields), retryAfter))
+    const { problem, body } = quotaExceeded(violated.map(config.policyFields), retryAfter)
+    return refuse(429, headers, problem, body)
   }
 
   return {
