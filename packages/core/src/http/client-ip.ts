@@ -17,6 +17,7 @@ import { createWarnOnce, type WarningOptions } from './warnings.js'
  */
 export type TrustProxy = boolean | number | string | readonly string[]
 
+/** Who may tell us the client's address, and how addresses become keys. */
 export type ClientIpOptions = PrefixOptions &
   WarningOptions & {
     /** @default false */

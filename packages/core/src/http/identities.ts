@@ -2,6 +2,7 @@ import { RateLimitError } from '../errors.js'
 import { type ClientAddress, type ClientIpOptions, createClientIpResolver } from './client-ip.js'
 import { type HeaderAccessor, headerText } from './types.js'
 
+/** The client-IP options plus where API keys come from. */
 export type IdentityOptions = ClientIpOptions & {
   /**
    * The request header that carries an API key, or `false` to never read one. Change it to
@@ -39,6 +40,7 @@ export type Identities = {
   readonly user: string | undefined
 }
 
+/** The compiled resolver: one call per request. */
 export type IdentityResolver = {
   /** The `RequestFacts.identities` of a request. */
   readonly identities: (source: IdentitySource) => Identities

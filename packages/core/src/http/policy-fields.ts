@@ -63,6 +63,7 @@ function describeWindow(windowMs: number): string {
   return windowMs % 1000 === 0 ? `${windowMs / 1000} s` : `${windowMs} ms`
 }
 
+/** Serializes a rule's fixed strings from one of its decisions. */
 export function buildPolicyFields(decision: RuleDecision): PolicyFields {
   const { quota, windowMs } = decision.policy
   const { q, w } = quotaPerSeconds(quota, windowMs)

@@ -1,12 +1,16 @@
 /**
  * RFC 9457 problem details for the responses Tollgate sends itself. The two problem types come
- * from draft-ietf-httpapi-ratelimit-headers (§5, registered in the IANA HTTP Problem Types
- * registry); the others use `about:blank`, whose title is the status phrase, plus a `code`.
+ * from draft-ietf-httpapi-ratelimit-headers (§5; the draft asks IANA to register them); the
+ * others use `about:blank`, whose title is the status phrase, plus a `code`.
  */
+
+/** The draft's problem type for a request over one or more quota policies (429). */
 export const QUOTA_EXCEEDED_TYPE = 'https://iana.org/assignments/http-problem-types#quota-exceeded'
+/** The draft's problem type for a 503 while capacity (here: the store) is reduced. */
 export const TEMPORARY_REDUCED_CAPACITY_TYPE =
   'https://iana.org/assignments/http-problem-types#temporary-reduced-capacity'
 
+/** RFC 9457's media type for problem details in JSON. */
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json'
 
 /** The body of every response Tollgate refuses a request with (`application/problem+json`). */

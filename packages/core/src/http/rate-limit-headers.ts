@@ -19,6 +19,7 @@ export type StandardHeaders =
 /** How `X-RateLimit-Reset` is written. */
 export type LegacyReset = 'epoch-seconds' | 'delta-seconds'
 
+/** The header options after parsing, with the per-rule string cache. */
 export type HeaderConfig = {
   readonly legacyHeaders: boolean
   readonly legacyReset: LegacyReset

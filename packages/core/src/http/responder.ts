@@ -28,6 +28,7 @@ export type MissingIdentityResponse =
   /** 401 must name an authentication scheme (RFC 9110 §15.5.2), which only the app knows. */
   | { readonly status: 401; readonly wwwAuthenticate: string }
 
+/** What to send; every option has a default, so `createResponder()` is a complete setup. */
 export type ResponderOptions = {
   /** Send `X-RateLimit-Limit`, `-Remaining` and `-Reset` (the de facto GitHub headers). @default true */
   readonly legacyHeaders?: boolean | undefined
@@ -73,6 +74,7 @@ export type LimitResponse =
       readonly problem: ProblemDetails
     }
 
+/** The compiled responder: per-request functions only. */
 export type Responder = {
   /** Headers, and for a denial status and body, for a verdict. Synchronous; never adds `pk`. */
   readonly respond: (verdict: Verdict, now: number) => LimitResponse

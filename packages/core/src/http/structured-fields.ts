@@ -20,6 +20,7 @@ function fail(what: string, value: unknown): never {
   throw new TypeError(`[tollgate] cannot serialize ${what} as a structured field: ${String(value)}`)
 }
 
+/** An Integer: a whole number of at most 15 digits. */
 export function serializeInteger(value: number): string {
   if (!Number.isInteger(value) || Math.abs(value) > MAX_INTEGER) fail('integer', value)
   return String(value)
@@ -37,6 +38,7 @@ export function serializeString(value: string): string {
   return `${out}"`
 }
 
+/** A Token: a letter or `*`, then token characters, `:` or `/`. */
 export function serializeToken(value: string): string {
   const first = value.charCodeAt(0)
   const alpha = (first >= 65 && first <= 90) || (first >= 97 && first <= 122)
@@ -52,14 +54,17 @@ export function serializeKey(key: string): string {
   return key
 }
 
+/** A Byte Sequence: `:base64:`. */
 export function serializeByteSequence(bytes: Uint8Array): string {
   return `:${base64(bytes)}:`
 }
 
+/** A Boolean: `?1` or `?0`. */
 export function serializeBoolean(value: boolean): string {
   return value ? '?1' : '?0'
 }
 
+/** Any bare item, by its JavaScript type. */
 export function serializeBareItem(value: SfBareItem): string {
   if (typeof value === 'number') return serializeInteger(value)
   if (typeof value === 'string') return serializeString(value)
@@ -68,6 +73,7 @@ export function serializeBareItem(value: SfBareItem): string {
   return serializeToken(value.token)
 }
 
+/** `;key=value` for each parameter, in order; nothing for none. */
 export function serializeParameters(params: SfParameters | undefined): string {
   if (params === undefined) return ''
   let out = ''
@@ -78,6 +84,7 @@ export function serializeParameters(params: SfParameters | undefined): string {
   return out
 }
 
+/** An Item: its bare item followed by its parameters. */
 export function serializeItem(item: SfItem): string {
   return serializeBareItem(item.value) + serializeParameters(item.params)
 }

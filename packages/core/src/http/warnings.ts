@@ -17,6 +17,7 @@ export type WarningCode =
   /** `ipv6Prefix` above 64: one host, which usually owns a whole /64, can rotate addresses. */
   | 'WARN_IPV6_UNMASKED'
 
+/** Where warnings go, and which to skip. */
 export type WarningOptions = {
   /**
    * Receives each warning once, as `[tollgate] CODE: message`. `false` silences every warning.
@@ -30,6 +31,7 @@ export type WarningOptions = {
 /** Reports a code the first time it is raised, and never again for this instance. */
 export type WarnOnce = (code: WarningCode, message: string) => void
 
+/** A reporter with its own memory of what it has reported, for one resolver or responder. */
 export function createWarnOnce(options: WarningOptions = {}): WarnOnce {
   const logger = options.logger === undefined ? defaultLogger() : options.logger
   if (logger === false) return () => {}
