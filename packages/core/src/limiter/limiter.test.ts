@@ -1,67 +1,9 @@
 import { describe, expect, it } from 'vitest'
-import type { Decision } from '../decision.js'
-import { isRateLimitError } from '../errors.js'
 import { loadRulesText } from '../rules/load-text.js'
 import type { RuleConfig } from '../rules/types.js'
-import { applyCharges } from '../store/apply-charges.js'
-import { memoryStore } from '../store/memory-store.js'
-import type { Outcome, Store } from '../store/types.js'
 import { createLimiter } from './create-limiter.js'
-import type { Limiter, RequestFacts, Verdict } from './types.js'
-
-/** A plain Map store built on applyCharges: synchronous, without the consumeOne fast path. */
-function mapStore(): Store {
-  const states = new Map<string, number[]>()
-  const stateOf = (rule: string, key: string, size: number, init: (s: number[]) => void) => {
-    const id = JSON.stringify([rule, key])
-    let state = states.get(id)
-    if (state === undefined) {
-      state = new Array<number>(size).fill(0)
-      init(state)
-      states.set(id, state)
-    }
-    return state
-  }
-  return {
-    consume(charges, now): Outcome {
-      const slots = charges.map((c) =>
-        stateOf(c.rule, c.key, c.algorithm.stateSize, (s) => c.algorithm.init(s, 0, now)),
-      )
-      return {
-        decisions: applyCharges(
-          charges,
-          slots,
-          slots.map(() => 0),
-          now,
-        ),
-        at: now,
-      }
-    },
-    refund(charges, chargedAt, now) {
-      for (const c of charges) {
-        const state = stateOf(c.rule, c.key, c.algorithm.stateSize, (s) =>
-          c.algorithm.init(s, 0, now),
-        )
-        c.algorithm.refund(state, 0, c.cost, chargedAt, now)
-      }
-    },
-  }
-}
-
-/** The same store answering through promises, as a remote store does. */
-function asyncStore(): Store {
-  const inner = mapStore()
-  return {
-    consume: async (charges, now) => inner.consume(charges, now),
-    refund: async (charges, chargedAt, now) => inner.refund(charges, chargedAt, now),
-  }
-}
-
-const STORES = [
-  ['memory store (consumeOne)', () => memoryStore()],
-  ['sync store without consumeOne', mapStore],
-  ['async store', asyncStore],
-] as const
+import { decideTimes, STORES } from './test-stores.js'
+import type { RequestFacts, Verdict } from './types.js'
 
 const SPEC_RULES = loadRulesText(
   `
@@ -94,11 +36,7 @@ const merchant = (method: string, path: string, plan = 'free'): RequestFacts => 
 
 describe.each(STORES)('the limiter over a %s', (_name, makeStore) => {
   const limiterOf = (rules: readonly RuleConfig[]) => createLimiter({ rules, store: makeStore() })
-  const decideAll = async (limiter: Limiter, facts: RequestFacts, count: number, now: number) => {
-    const verdicts: Verdict[] = []
-    for (let i = 0; i < count; i++) verdicts.push(await limiter.decide(facts, { now }))
-    return verdicts
-  }
+  const decideAll = decideTimes
   const admitted = (verdicts: Verdict[]) => verdicts.filter((v) => v.allowed).length
 
   it("replays the spec's Free-plan burst: 20/5 at 0, 5/3 at 0.5 s, 19 left at 2.5 s", async () => {
@@ -269,126 +207,5 @@ describe.each(STORES)('the limiter over a %s', (_name, makeStore) => {
     expect(await strict.check('ip:203.0.113.9', 'per-key', { cost: 0, now: 0 })).toMatchObject({
       remaining: 2,
     })
-  })
-
-  it('gives back a refunded charge, and nothing once a fixed window has rolled over', async () => {
-    const limiter = limiterOf([
-      {
-        id: 'bucket',
-        match: { identity: 'api_key' },
-        algorithm: 'token_bucket',
-        rate: 1,
-        period: '1m',
-        burst: 5,
-      },
-      {
-        id: 'window',
-        match: { identity: 'api_key' },
-        algorithm: 'fixed_window',
-        limit: 5,
-        window: '1m',
-      },
-    ])
-    const facts = merchant('GET', '/v1/x')
-    const charged = await limiter.decide(facts, { now: 59_000 })
-    expect(charged.decisions.map((d) => d.remaining)).toEqual([4, 4])
-    await limiter.refund(charged, { now: 59_500 })
-    expect(
-      (await limiter.decide(facts, { now: 59_500 })).decisions.map((d) => d.remaining),
-    ).toEqual([4, 4])
-    // Refunding the same verdict twice gives back once.
-    await limiter.refund(charged, { now: 59_500 })
-    expect(await limiter.check('api_key:k_123', 'window', { cost: 0, now: 59_500 })).toMatchObject({
-      remaining: 4,
-    })
-
-    const late = await limiter.decide(facts, { now: 59_900 })
-    const nextWindow = await limiter.decide(facts, { now: 60_000 })
-    expect(nextWindow.decisions.find((d) => d.rule === 'window')?.remaining).toBe(4)
-    await limiter.refund(late, { now: 60_100 })
-    expect(await limiter.check('api_key:k_123', 'window', { cost: 0, now: 60_100 })).toMatchObject({
-      remaining: 4,
-    })
-    expect(await limiter.check('api_key:k_123', 'bucket', { cost: 0, now: 60_100 })).toMatchObject({
-      remaining: 3,
-    })
-  })
-
-  it('refunds nothing for a denied verdict', async () => {
-    const limiter = limiterOf([
-      { id: 'w', match: { identity: 'ip' }, algorithm: 'fixed_window', limit: 1, window: '1m' },
-    ])
-    const facts = { method: 'GET', path: '/', identities: { ip: '192.0.2.1' } }
-    await limiter.decide(facts, { now: 0 })
-    const denied = await limiter.decide(facts, { now: 0 })
-    expect(denied.allowed).toBe(false)
-    await limiter.refund(denied, { now: 0 })
-    expect(await limiter.check('ip:192.0.2.1', 'w', { cost: 0, now: 0 })).toMatchObject({
-      remaining: 0,
-    })
-  })
-})
-
-describe('check', () => {
-  const limiter = createLimiter({
-    rules: [{ id: 'r', match: { identity: 'ip' }, algorithm: 'gcra', rate: 10, burst: 20 }],
-    clock: { now: () => 5000 },
-  })
-
-  it('answers synchronously over the memory store, with the Decision of one rule', () => {
-    const decision = limiter.check('ip:192.0.2.1', 'r', { cost: 20 })
-    expect(decision).not.toBeInstanceOf(Promise)
-    expect(decision).toEqual({
-      allowed: true,
-      remaining: 0,
-      limit: 20,
-      resetAfterMs: 2000,
-      retryAfterMs: undefined,
-      rule: 'r',
-      mode: 'enforce',
-      cost: 20,
-      policy: { quota: 10, windowMs: 1000 },
-      key: 'ip:192.0.2.1',
-      storeFailed: false,
-    } satisfies Decision & Record<string, unknown>)
-    expect(limiter.check('ip:192.0.2.1', 'r')).toMatchObject({ allowed: false, retryAfterMs: 100 })
-  })
-
-  it('refuses unknown rules and costs that can never pass', () => {
-    const codeOf = (run: () => unknown): readonly unknown[] => {
-      try {
-        run()
-      } catch (error) {
-        return isRateLimitError(error) ? [error.code, error.rule] : ['not a RateLimitError', error]
-      }
-      return ['no error']
-    }
-    expect(codeOf(() => limiter.check('k', 'nope'))).toEqual(['ERR_RL_UNKNOWN_RULE', 'nope'])
-    expect(codeOf(() => limiter.check('k', 'r', { cost: 21 }))).toEqual([
-      'ERR_RL_COST_EXCEEDS_CAPACITY',
-      'r',
-    ])
-    expect(codeOf(() => limiter.check('k', 'r', { cost: -1 }))[0]).toBe('ERR_RL_INVALID_COST')
-    expect(codeOf(() => limiter.check('k', 'r', { now: 1.5 }))[0]).toBe('ERR_RL_INVALID_TIME')
-  })
-
-  it('reads the injected clock when no time is given', () => {
-    const times: number[] = []
-    const store = memoryStore()
-    const spy = {
-      ...store,
-      consumeOne: (...args: Parameters<typeof store.consumeOne>) => {
-        times.push(args[4])
-        return store.consumeOne(...args)
-      },
-    }
-    const clocked = createLimiter({
-      rules: limiter.rules,
-      store: spy,
-      clock: { now: () => 42_000 },
-    })
-    clocked.check('k', 'r')
-    clocked.decide({ method: 'GET', path: '/', identities: { ip: '1' } })
-    expect(times).toEqual([42_000, 42_000])
   })
 })

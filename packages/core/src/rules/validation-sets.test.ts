@@ -1,0 +1,154 @@
+import { describe, expect, it } from 'vitest'
+import { defineRules } from './define-rules.js'
+import type { RuleValidationError } from './issues.js'
+import { parseRules } from './parse-rules.js'
+import { bucket, code, expectOne, file, fileBucket, issuesOf, log } from './test-fixtures.js'
+
+describe('rule matches, costs, policies and rule sets', () => {
+  it.each([
+    ['POST v1', 'must start with "/"'],
+    ['FETCH /x', 'unknown method "FETCH"'],
+    ['/v1/*/x', 'only allowed as the last segment'],
+    ['/v1/x*', 'must be a whole last segment'],
+    ['/a//b', 'empty segment'],
+    ['/:/x', 'bad parameter ":"'],
+    ['/x?y=1', 'no query string'],
+    ['GET /a /b', 'expected "METHOD /path"'],
+  ])('refuses the bad route %j in match.route and cost_by_route', (route, problem) => {
+    expectOne(code({ ...bucket, match: { identity: 'ip', route } }), 'match.route', problem)
+    expectOne(
+      code({ ...bucket, costByRoute: { [route]: 1 } }),
+      `costByRoute[${JSON.stringify(route)}]`,
+      problem,
+    )
+  })
+
+  it('refuses a route whose method contradicts match.method', () => {
+    const match = { identity: 'ip', method: 'GET', route: 'POST /v1/x' }
+    expectOne(code({ ...bucket, match }), 'match.route', 'conflicts with match.method (GET)')
+  })
+
+  it('refuses bad modes and policies', () => {
+    expectOne(
+      code({ ...bucket, mode: 'dry-run' }),
+      'mode',
+      'expected "enforce" or "shadow", got "dry-run"',
+    )
+    expectOne(code({ ...bucket, onStoreError: 'maybe' }), 'onStoreError', '"open" or "closed"')
+    expectOne(
+      file({ ...fileBucket, on_missing_identity: 'skip' }),
+      'on_missing_identity',
+      '"ip" or "deny"',
+    )
+  })
+
+  it('refuses costs that are not whole, negative, or above what the rule can ever admit', () => {
+    const batch = (cost: unknown) =>
+      code({ ...bucket, costByRoute: { 'POST /v1/labels:batch': cost } })
+    const field = 'costByRoute["POST /v1/labels:batch"]'
+    expectOne(batch(21), field, "a cost of 21 exceeds the rule's capacity of 20")
+    expectOne(batch(-1), field, 'whole number ≥ 0')
+    expectOne(batch(1.5), field, 'got 1.5')
+    expectOne(code({ ...log, cost: 6 }), 'cost', 'capacity of 5')
+    expectOne(
+      code({ ...bucket, costByRoute: { '/x': 1, '/x/': 2 } }),
+      'costByRoute["/x/"]',
+      'given twice',
+    )
+    expectOne(code({ ...bucket, costByRoute: [1] }), 'costByRoute', 'expected an object')
+  })
+
+  it('refuses a missing or malformed match and identity', () => {
+    expectOne(code({ ...bucket, match: undefined }), 'match', 'required')
+    expectOne(code({ ...bucket, match: 'ip' }), 'match', 'expected an object')
+    expectOne(code({ ...bucket, match: {} }), 'match.identity', 'required')
+    expectOne(code({ ...bucket, match: { identity: [] } }), 'match.identity', 'non-empty list')
+    expectOne(code({ ...bucket, match: { identity: ['ip', 'ip'] } }), 'match.identity', 'twice')
+    expectOne(
+      code({ ...bucket, match: { identity: 'a:b' } }),
+      'match.identity',
+      'bad identity name "a:b"',
+    )
+    expectOne(
+      code({ ...bucket, match: { identity: 'ip', plan: '' } }),
+      'match.plan',
+      'cannot be empty',
+    )
+    expectOne(
+      code({ ...bucket, match: { identity: 'ip', method: 'FETCH' } }),
+      'match.method',
+      'unknown method',
+    )
+  })
+
+  it('refuses rule sets that are not lists of objects', () => {
+    expect(issuesOf(() => defineRules('rules' as never))[0]?.problem).toMatch(
+      'expected a list of rules',
+    )
+    expect(issuesOf(() => defineRules([]))[0]?.problem).toMatch('the list is empty')
+    expect(code(42)).toEqual([{ rule: '#1', field: 'rule', problem: 'expected an object, got 42' }])
+    expect(issuesOf(() => parseRules({ rules: [fileBucket], extra: 1 }))[0]).toMatchObject({
+      field: 'extra',
+    })
+  })
+
+  it('reports every problem of every rule at once, one line each, with rule id and field', () => {
+    let error: RuleValidationError | undefined
+    try {
+      parseRules([
+        {
+          id: 'login',
+          match: { identity: ['account', 'ip'], route: 'POST login' },
+          algorithm: 'sliding_log',
+          limit: 0,
+          burst: 5,
+          window_s: 60,
+        },
+        {
+          id: 'free',
+          match: { identity: 'api_key' },
+          algorithm: 'token_bucket',
+          rate_per_s: 10,
+          brust: 20,
+        },
+        {
+          id: 'login',
+          match: { identity: 'ip' },
+          algorithm: 'fixed_window',
+          limit: 10,
+          window_s: 0,
+          mode: 'dry',
+        },
+      ])
+    } catch (caught) {
+      error = caught as RuleValidationError
+    }
+    expect(error?.issues.map(({ rule, field }) => `${rule} ${field}`)).toEqual([
+      'login match.route',
+      'login burst',
+      'login limit',
+      'free brust',
+      'free burst',
+      'login id',
+      'login window_s',
+      'login mode',
+    ])
+    expect(error?.message).toMatch(
+      /^\[tollgate\] 8 problems in the rules:\n {2}rule "login": match\.route: /,
+    )
+    expect(error?.message).toContain(
+      '\n  rule "free": brust: unknown field; did you mean "burst"?\n',
+    )
+    expect(error?.message).toContain(
+      '\n  rule "login": mode: expected "enforce" or "shadow", got "dry"',
+    )
+    expect(error?.rule).toBe('login')
+    expect(error?.field).toBe('match.route')
+  })
+
+  it('formats a single problem on one line', () => {
+    expect(() => defineRules([{ ...bucket, burst: 0 } as never])).toThrow(
+      /^\[tollgate\] rule "r": burst: expected a whole number ≥ 1, got 0$/,
+    )
+  })
+})
