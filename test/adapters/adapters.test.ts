@@ -1,0 +1,93 @@
+import { manualClock } from '@tollgate/test-utils'
+import { afterAll, describe, expect, it } from 'vitest'
+import { type Exchange, normalise } from './exchange.js'
+import { type Expect, SCENARIOS, type Scenario, T0 } from './scenarios.js'
+import { type Client, TARGETS } from './targets.js'
+
+type Run = {
+  readonly exchanges: Exchange[]
+  readonly shadowDenied: number
+  readonly warnings: string[]
+  readonly appErrors: unknown[]
+}
+
+async function run(scenario: Scenario, target: (typeof TARGETS)[number]): Promise<Run> {
+  const clock = manualClock(T0)
+  const warnings: string[] = []
+  const appErrors: unknown[] = []
+  let shadowDenied = 0
+  const skipPaths = scenario.skipPaths ?? []
+  const client: Client = await target.start({
+    rules: scenario.rules,
+    options: {
+      ...scenario.options,
+      clock,
+      ...(scenario.store === undefined ? {} : { store: scenario.store() }),
+      logger: { warn: (message) => warnings.push(message) },
+    },
+    clock,
+    skip: (path) => skipPaths.some((prefix) => path.startsWith(prefix)),
+    refund: scenario.refund,
+    onShadowDenied: () => {
+      shadowDenied++
+    },
+    onAppError: (error) => appErrors.push(error),
+  })
+  const exchanges: Exchange[] = []
+  try {
+    for (const [stepIndex, step] of scenario.steps.entries()) {
+      clock.advance(step.advance ?? 0)
+      for (let i = 0; i < (step.times ?? 1); i++) {
+        const exchange = normalise(
+          await client.send({
+            method: step.method ?? 'GET',
+            path: step.path ?? '/',
+            headers: step.headers ?? {},
+          }),
+        )
+        const expected = typeof step.expect === 'function' ? step.expect(i) : step.expect
+        check(exchange, expected, `${target.name}, step ${stepIndex + 1}, request ${i + 1}`)
+        exchanges.push(exchange)
+      }
+    }
+  } finally {
+    await client.close()
+  }
+  return { exchanges, shadowDenied, warnings, appErrors }
+}
+
+function check(exchange: Exchange, expected: Expect, where: string): void {
+  const seen = { status: exchange.status, headers: {} as Record<string, string | undefined> }
+  for (const name of Object.keys(expected.headers ?? {}))
+    seen.headers[name] = exchange.headers[name]
+  expect(seen, where).toEqual({ status: expected.status, headers: expected.headers ?? {} })
+  if (typeof expected.body === 'string') expect(exchange.body, where).toBe(expected.body)
+  else if (expected.body !== undefined) {
+    expect(JSON.parse(exchange.body), where).toMatchObject(expected.body)
+  }
+}
+
+describe.each(SCENARIOS)('$name', (scenario) => {
+  const runs = new Map<string, Run>()
+
+  it.each(TARGETS)('$name', async (target) => {
+    const result = await run(scenario, target)
+    runs.set(target.name, result)
+    expect(result.appErrors).toEqual([])
+    expect(result.shadowDenied).toBe(scenario.shadowDenied ?? 0)
+    for (const code of scenario.warnings ?? []) {
+      expect(result.warnings.filter((message) => message.includes(code))).toHaveLength(1)
+    }
+  })
+
+  it('every adapter answers with the same statuses, headers and bodies', () => {
+    expect(runs.size).toBe(TARGETS.length)
+    const [first, ...others] = [...runs.entries()]
+    for (const [name, other] of others) {
+      expect(other.exchanges, `${name} vs ${first![0]}`).toEqual(first![1].exchanges)
+      expect(other.warnings, `${name} vs ${first![0]}`).toEqual(first![1].warnings)
+    }
+  })
+
+  afterAll(() => runs.clear())
+})

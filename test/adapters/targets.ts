@@ -1,0 +1,186 @@
+/**
+ * The same small app on every adapter and transport: a user set by an auth-like middleware from
+ * `x-test-user`, the rate limiter, then one catch-all handler. Express and Koa are served on a
+ * real socket and driven by supertest; Hono through `app.request()` and through
+ * `@hono/node-server` on a real socket.
+ */
+import type { AddressInfo } from 'node:net'
+import { serve } from '@hono/node-server'
+import { rateLimit as expressRateLimit } from '@tollgate/express'
+import { rateLimit as honoRateLimit } from '@tollgate/hono'
+import { rateLimit as koaRateLimit } from '@tollgate/koa'
+import type { ManualClock } from '@tollgate/test-utils'
+import express, { type NextFunction, type Request, type Response } from 'express'
+import { Hono } from 'hono'
+import Koa from 'koa'
+import request from 'supertest'
+import type { AppSetup, Exchange, SentRequest } from './exchange.js'
+
+export type Client = {
+  send(req: SentRequest): Promise<Exchange>
+  close(): Promise<void>
+}
+
+export type Target = { readonly name: string; start(setup: AppSetup): Promise<Client> }
+
+/**
+ * What the catch-all handler answers, the same on every framework: `/fail…` is a 500 and
+ * `/fail/advance/<ms>` moves the clock first (a slow request, for refunds across a window
+ * boundary); everything else is a 200.
+ */
+function reply(path: string, clock: ManualClock): { status: number; body: string } {
+  const slow = /^\/fail\/advance\/(\d+)$/.exec(path)
+  if (slow !== null) clock.advance(Number(slow[1]))
+  return path.startsWith('/fail') ? { status: 500, body: 'failed' } : { status: 200, body: 'ok' }
+}
+
+const one = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value)
+
+const expressTarget: Target = {
+  name: 'express (supertest)',
+  async start(setup) {
+    const app = express()
+    app.use((req, _res, next) => {
+      const user = one(req.headers['x-test-user'])
+      if (user !== undefined) (req as { user?: unknown }).user = { id: user }
+      next()
+    })
+    app.use(
+      expressRateLimit(setup.rules, {
+        ...setup.options,
+        skip: (req) => setup.skip(req.path),
+        plan: (req) => one(req.headers['x-test-plan']),
+        identities: (req) => ({ account: one(req.headers['x-account']) }),
+        refund: setup.refund,
+        onShadowDenied: setup.onShadowDenied,
+      }),
+    )
+    app.use((req, res) => {
+      const { status, body } = reply(req.path, setup.clock)
+      res.statusCode = status
+      res.setHeader('Content-Type', 'text/plain')
+      res.end(body)
+    })
+    app.use((error: unknown, _req: Request, _res: Response, next: NextFunction) => {
+      setup.onAppError(error)
+      next(error)
+    })
+    return supertestClient(app.listen(0))
+  },
+}
+
+const koaTarget: Target = {
+  name: 'koa (supertest)',
+  async start(setup) {
+    const app = new Koa()
+    app.silent = true
+    app.on('error', setup.onAppError)
+    app.use((ctx, next) => {
+      const user = ctx.get('x-test-user')
+      if (user !== '') Object.assign(ctx.state, { user: { id: user } })
+      return next()
+    })
+    app.use(
+      koaRateLimit(setup.rules, {
+        ...setup.options,
+        skip: (ctx) => setup.skip(ctx.path),
+        plan: (ctx) => ctx.get('x-test-plan') || undefined,
+        identities: (ctx) => ({ account: ctx.get('x-account') || undefined }),
+        refund: setup.refund,
+        onShadowDenied: setup.onShadowDenied,
+      }),
+    )
+    app.use((ctx) => {
+      const { status, body } = reply(ctx.path, setup.clock)
+      ctx.status = status
+      ctx.set('Content-Type', 'text/plain')
+      ctx.body = body
+    })
+    // Bound to the IPv4 loopback, where Express listens on `::`: one sees 127.0.0.1, the other
+    // ::ffff:127.0.0.1, and both must key the client the same.
+    return supertestClient(app.listen(0, '127.0.0.1'))
+  },
+}
+
+function honoApp(setup: AppSetup, getConnInfo?: () => { remote: { address: string } }): Hono {
+  const app = new Hono()
+  app.onError((error, c) => {
+    setup.onAppError(error)
+    return c.text('Internal Server Error', 500)
+  })
+  app.use(async (c, next) => {
+    const user = c.req.header('x-test-user')
+    if (user !== undefined) c.set('user' as never, { id: user } as never)
+    await next()
+  })
+  app.use(
+    honoRateLimit(setup.rules, {
+      ...setup.options,
+      ...(getConnInfo === undefined ? {} : { getConnInfo }),
+      skip: (c) => setup.skip(c.req.path),
+      plan: (c) => c.req.header('x-test-plan'),
+      identities: (c) => ({ account: c.req.header('x-account') }),
+      refund: setup.refund,
+      onShadowDenied: setup.onShadowDenied,
+    }),
+  )
+  app.all('*', (c) => {
+    const { status, body } = reply(c.req.path, setup.clock)
+    return c.body(body, status as 200, { 'Content-Type': 'text/plain' })
+  })
+  return app
+}
+
+const honoRequestTarget: Target = {
+  name: 'hono (app.request)',
+  async start(setup) {
+    // No socket here: the connection info is given, as on a runtime Tollgate does not detect.
+    const app = honoApp(setup, () => ({ remote: { address: '127.0.0.1' } }))
+    return {
+      async send(req) {
+        const res = await app.request(req.path, { method: req.method, headers: req.headers })
+        return {
+          status: res.status,
+          headers: Object.fromEntries(res.headers),
+          body: await res.text(),
+        }
+      },
+      async close() {},
+    }
+  },
+}
+
+const honoNodeTarget: Target = {
+  name: 'hono (@hono/node-server)',
+  async start(setup) {
+    // The address comes from the adapter's own detection of @hono/node-server.
+    const app = honoApp(setup)
+    const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' })
+    await new Promise<void>((resolve) => server.once('listening', resolve))
+    return supertestClient(server as import('node:http').Server)
+  },
+}
+
+function supertestClient(server: import('node:http').Server): Client {
+  return {
+    async send(req) {
+      if (!server.listening) await new Promise((resolve) => server.once('listening', resolve))
+      const method = req.method.toLowerCase() as 'get' | 'post' | 'put' | 'delete'
+      const { port } = server.address() as AddressInfo
+      const res = await request(`http://127.0.0.1:${port}`)[method](req.path).set(req.headers)
+      return {
+        status: res.status,
+        headers: res.headers as Record<string, string>,
+        body: res.text,
+      }
+    },
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  }
+}
+
+export const TARGETS: readonly Target[] = [
+  expressTarget,
+  koaTarget,
+  honoRequestTarget,
+  honoNodeTarget,
+]
