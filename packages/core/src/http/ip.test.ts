@@ -1,4 +1,3 @@
-// biome-ignore lint/correctness/noNodejsModules: node:net is the test's independent oracle
 import { isIP } from 'node:net'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'

@@ -1,4 +1,3 @@
-// biome-ignore lint/correctness/noNodejsModules: Node's own SHA-256 is the test's independent oracle
 import { createHash } from 'node:crypto'
 import { parseDictionary, parseItem, parseList } from 'structured-headers'
 import { describe, expect, it } from 'vitest'

@@ -1,4 +1,3 @@
-// biome-ignore lint/correctness/noNodejsModules: the test reads the package's own files from disk
 import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
 import { isRateLimitError } from '../errors.js'
