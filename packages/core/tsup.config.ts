@@ -7,4 +7,6 @@ export default defineConfig({
   clean: true,
   sourcemap: true,
   target: 'es2022',
+  // Shared chunks, so the main entry and rules-file share one copy of the errors in CJS too.
+  splitting: true,
 })
