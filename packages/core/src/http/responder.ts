@@ -76,7 +76,11 @@ export type LimitResponse =
 
 /** The compiled responder: per-request functions only. */
 export type Responder = {
-  /** Headers, and for a denial status and body, for a verdict. Synchronous; never adds `pk`. */
+  /**
+   * Headers, and for a denial status and body, for a verdict. Synchronous; never adds `pk`.
+   * `now` (ms since the epoch) only places `X-RateLimit-Reset` in epoch seconds; `verdict.at`,
+   * the time the store decided at, is the natural value.
+   */
   readonly respond: (verdict: Verdict, now: number) => LimitResponse
   /** As `respond`, with `pk` parameters when `partitionKey` is configured. */
   readonly respondAsync: (verdict: Verdict, now: number) => Promise<LimitResponse>
