@@ -4,12 +4,16 @@ import type { ScriptReply } from './reply.js'
 import { consumeScript, refundScript, type Script } from './scripts/index.js'
 import { slotOfTag } from './slot.js'
 
-/** Runs `script` over the charges at `indices`, with ARGV[1] = `now` and ARGV[3] = `extra`. */
+/**
+ * Runs `script` over the charges at `indices`, with ARGV[1] = `now` and ARGV[3] = `extra`; the
+ * charges in `free` are sent at cost 0.
+ */
 export type RunScript = (
   script: Script,
   indices: readonly number[],
   now: number,
   extra: string,
+  free?: ReadonlySet<number>,
 ) => Promise<ScriptReply>
 
 /** The indices of the charges, grouped by Redis Cluster slot, in order of first appearance. */
@@ -62,12 +66,14 @@ export async function consumeAcrossSlots(
   denied = denied || replies.some((reply) => !reply.committed)
 
   const decisions: Decision[] = new Array(count)
+  const deniedOnCommit = new Set<number>()
   groups.forEach((group, g) => {
     group.forEach((index, j) => {
       decisions[index] = replies[g]!.decisions[j]!
+      if (replies[g]!.deniedOnCommit[j]) deniedOnCommit.add(index)
     })
   })
-  if (denied) await giveBack(run, groups, replies, decisions, at)
+  if (denied) await giveBack(run, groups, replies, decisions, deniedOnCommit, at)
   return { decisions, at }
 }
 
@@ -76,16 +82,19 @@ async function giveBack(
   groups: readonly (readonly number[])[],
   replies: readonly ScriptReply[],
   decisions: Decision[],
+  deniedOnCommit: ReadonlySet<number>,
   at: number,
 ): Promise<void> {
   const refunds = groups.map(async (group, g) => {
     if (!replies[g]!.committed) return
-    // Only allowed charges were written (a shadow charge that would deny never is).
-    const written = group.filter((index) => decisions[index]!.allowed)
-    if (written.length === 0) return
+    // Allowed charges were written and are given back; a charge denied only on commit wrote
+    // nothing and is just reported (cost 0); one denied in the dry run (a shadow charge) keeps
+    // its denial.
+    const passed = group.filter((index) => decisions[index]!.allowed || deniedOnCommit.has(index))
+    if (passed.length === 0) return
     try {
-      const refunded = await run(refundScript, written, at, String(at))
-      written.forEach((index, j) => {
+      const refunded = await run(refundScript, passed, at, String(at), deniedOnCommit)
+      passed.forEach((index, j) => {
         decisions[index] = refunded.decisions[j]!
       })
     } catch {

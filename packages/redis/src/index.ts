@@ -13,3 +13,4 @@ export {
   type RedisStoreOptions,
   redisStore,
 } from './redis-store.js'
+export { redisScripts, type Script } from './scripts/index.js'

@@ -68,13 +68,14 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     prepared: readonly PreparedCharge[],
     deadline: Deadline,
   ): RunScript {
-    return async (script, indices, now, extra) => {
+    return async (script, indices, now, extra, free) => {
       const keys: string[] = new Array(indices.length)
       const args: string[] = [String(now), margin, extra]
       for (let i = 0; i < indices.length; i++) {
         const charge = prepared[indices[i]!]!
         keys[i] = charge.key
         args.push(...charge.args)
+        if (free?.has(indices[i]!)) args[args.length - 5] = '0'
       }
       const reply = await beforeDeadline(deadline, () => runScript(client, script, keys, args))
       return parseReply(

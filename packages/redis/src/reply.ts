@@ -5,11 +5,16 @@ export type ScriptReply = {
   readonly at: number
   readonly committed: boolean
   readonly decisions: Decision[]
+  /**
+   * Per charge: denied on commit after passing the dry run (only when a request charges one key
+   * twice). Such a charge wrote nothing, yet a denied request must report it at cost 0.
+   */
+  readonly deniedOnCommit: readonly boolean[]
 }
 
 /**
  * Checks and reads a script reply `[now, committed, (allowed, remaining, resetAfterMs,
- * retryAfterMs) × charges]`. Anything else (a proxy that mangles replies, a foreign script under
+ * retryAfterMs) × charges]` (see scripts/main.lua.ts). Anything else (a proxy that mangles replies, a foreign script under
  * our SHA) is `ERR_RL_STORE_REPLY`, never a guess.
  */
 export function parseReply(reply: unknown, charges: readonly Charge[]): ScriptReply {
@@ -21,10 +26,14 @@ export function parseReply(reply: unknown, charges: readonly Charge[]): ScriptRe
   }
   const numbers = reply as number[]
   const decisions: Decision[] = new Array(charges.length)
+  const deniedOnCommit: boolean[] = new Array(charges.length)
   for (let i = 0; i < charges.length; i++) {
     const base = 2 + 4 * i
     const allowed = numbers[base]
-    if (allowed !== 0 && allowed !== 1) throw malformed('allowed must be 0 or 1', reply)
+    if (allowed !== 0 && allowed !== 1 && allowed !== 2) {
+      throw malformed('allowed must be 0, 1 or 2', reply)
+    }
+    deniedOnCommit[i] = allowed === 2
     decisions[i] = {
       allowed: allowed === 1,
       remaining: numbers[base + 1]!,
@@ -33,7 +42,7 @@ export function parseReply(reply: unknown, charges: readonly Charge[]): ScriptRe
       retryAfterMs: allowed === 1 ? undefined : numbers[base + 3]!,
     }
   }
-  return { at: numbers[0]!, committed: numbers[1] === 1, decisions }
+  return { at: numbers[0]!, committed: numbers[1] === 1, decisions, deniedOnCommit }
 }
 
 function malformed(what: string, reply: unknown): RateLimitError {

@@ -216,3 +216,13 @@ export function extremeTraceArb(): fc.Arbitrary<Trace> {
       })),
     }))
 }
+
+/** One of each algorithm, as a rule in the spec's terms: 10 per second or 10 per window. */
+export const ONE_OF_EACH: readonly Algorithm[] = [
+  tokenBucket({ rate: 10, burst: 20 }),
+  gcra({ rate: 100, periodMs: 60_000, burst: 20 }),
+  leakyBucket({ rate: 10, burst: 20 }),
+  fixedWindow({ limit: 20, windowMs: 60_000 }),
+  slidingLog({ limit: 20, windowMs: 60_000 }),
+  slidingWindow({ limit: 20, windowMs: 60_000 }),
+]

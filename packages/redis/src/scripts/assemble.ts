@@ -22,16 +22,17 @@ function dispatch(part: (algorithm: LuaAlgorithm) => string): string {
 }
 
 /**
- * The library every script starts with: exact division, and five functions that branch on the
- * algorithm code (load, decide, refund, freshAt, save). Five closures per call, whatever the
- * number of algorithms.
+ * The library every script starts with: exact division, and functions that branch on the
+ * algorithm code (load, decide, freshAt, save, and refund for the refund script): a handful of
+ * closures per call, whatever the number of algorithms.
  *
  * `floorDiv` is the core's, correction included: Lua numbers are doubles, as in JavaScript, and
  * every value is a whole number below 2^53, so + − × agree bit for bit; only `a / b` rounds
  * before `math.floor` sees it. `string.format('%.0f', n)` writes numbers with every digit
  * (`tostring` keeps only 14 significant ones).
  */
-export const libraryLua = `
+export function libraryLua(withRefund: boolean): string {
+  return `
 local function floorDiv(a, b)
   local q = math.floor(a / b)
   if q * b > a then q = q - 1 elseif (q + 1) * b <= a then q = q + 1 end
@@ -58,10 +59,14 @@ local function decide(s, p1, p2, p3, cost, now, commit)
   ${dispatch((a) => a.decide)}
 end
 
-local function refund(s, p1, p2, p3, cost, chargedAt, now)
+${
+  withRefund
+    ? `local function refund(s, p1, p2, p3, cost, chargedAt, now)
   local code = s.code
   ${dispatch((a) => a.refund)}
-end
+end`
+    : ''
+}
 
 local function freshAt(s, p1, p2, p3)
   local code = s.code
@@ -90,3 +95,4 @@ local function save(s, p1, p2, p3, now, absolute, margin)
   redis.call('SET', s.key, value, mode, deadline)
 end
 `
+}

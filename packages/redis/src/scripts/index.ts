@@ -13,11 +13,20 @@ function script(source: string): Script {
 }
 
 /** Decides a request's charges as one unit and writes them (see main.lua.ts). */
-export const consumeScript: Script = script(libraryLua + consumeMainLua)
+export const consumeScript: Script = script(libraryLua(false) + consumeMainLua)
 /** Gives charges back and reports what is left. */
-export const refundScript: Script = script(libraryLua + refundMainLua)
+export const refundScript: Script = script(libraryLua(true) + refundMainLua)
 
 /** The algorithms the scripts run, by their name in the core. */
 export const LUA_ALGORITHMS_BY_NAME: ReadonlyMap<string, LuaAlgorithm> = new Map(
   LUA_ALGORITHMS.map((algorithm) => [algorithm.name, algorithm]),
 )
+
+/**
+ * The store's Lua scripts and their SHA1s, for operators who pre-load them (`SCRIPT LOAD`) or
+ * allow them by SHA. The store loads them itself on first use.
+ */
+export const redisScripts: { readonly consume: Script; readonly refund: Script } = {
+  consume: consumeScript,
+  refund: refundScript,
+}

@@ -2,13 +2,15 @@
  * The entry points. Both take one KEYS entry per charge and
  *   ARGV = [now, or -1 for the server's TIME; expiry margin (ms); flag;
  *           then per charge: algorithm code, cost, shadow (1/0), p1, p2, p3]
- * and reply [now, committed (1/0), then per charge: allowed (1/0), remaining, resetAfterMs,
- * retryAfterMs]. Replies are integers, so they carry the decisions exactly.
+ * and reply [now, committed (1/0), then per charge: allowed, remaining, resetAfterMs,
+ * retryAfterMs], where allowed is 1, or 0 when denied, or 2 when denied on commit after passing
+ * the dry run (a request that charges one key twice). Replies are integers, so they carry the
+ * decisions exactly.
  */
 export const ARGS_PER_CHARGE = 6
 
-/** Reads the clock and the charges, loading each distinct key's state once. */
-const prologue = `
+/** Reads the clock: the caller's (ARGV[1] ≥ 0) or this server's TIME, rounded down to the ms. */
+const clock = `
 local now, absolute = tonumber(ARGV[1]), false
 if now < 0 then
   local t = redis.call('TIME')
@@ -17,6 +19,10 @@ if now < 0 then
 end
 local margin = tonumber(ARGV[2])
 local n = #KEYS
+`
+
+/** Loads each distinct key's state once (one request may charge a key twice). */
+const loadAll = `
 local reply = { now, 0 }
 local states, byKey, distinct = {}, {}, {}
 for i = 1, n do
@@ -52,9 +58,19 @@ end
  * and the charges that would have passed are reported at cost 0; otherwise every allowed charge
  * is committed.
  */
-export const consumeMainLua = `${prologue}
+export const consumeMainLua = `${clock}
 local denied = ARGV[3] == '1'
-for i = 1, n do
+if n == 1 and not denied then
+  -- One charge (most requests): applyCharges reduces to one decision, written only if allowed.
+  local p1, p2, p3 = tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
+  local s = load(tonumber(ARGV[4]), KEYS[1], p1, p2, p3, now)
+  local allowed, remaining, reset, retry = decide(s, p1, p2, p3, tonumber(ARGV[5]), now, true)
+  if allowed == 1 then save(s, p1, p2, p3, now, absolute, margin) end
+  local committed = 0
+  if allowed == 1 or ARGV[6] == '1' then committed = 1 end
+  return { now, committed, allowed, remaining, reset, retry }
+end
+${loadAll}for i = 1, n do
   local base = (i - 1) * ${ARGS_PER_CHARGE} + 3
   local at = i * 4 - 1
   reply[at], reply[at + 1], reply[at + 2], reply[at + 3] = ${decideCharge('tonumber(ARGV[base + 2])', 'false')}
@@ -69,6 +85,8 @@ for i = 1, n do
     else
       reply[at], reply[at + 1], reply[at + 2], reply[at + 3] = ${decideCharge('tonumber(ARGV[base + 2])', 'true')}
       states[i].dirty = true
+      -- Passed the dry run, denied on commit: an earlier charge on the same key took the room.
+      if reply[at] == 0 then reply[at] = 2 end
     end
   end
 end
@@ -81,7 +99,7 @@ return reply
  * Refund: gives back each charge made at ARGV[3] (\`chargedAt\`) as the core's \`refund\` does,
  * then reports every charge at cost 0 (what is left now).
  */
-export const refundMainLua = `${prologue}
+export const refundMainLua = `${clock}${loadAll}
 local chargedAt = tonumber(ARGV[3])
 for i = 1, n do
   local base = (i - 1) * ${ARGS_PER_CHARGE} + 3

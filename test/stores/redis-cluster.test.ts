@@ -1,0 +1,138 @@
+// The Redis store on a real Redis Cluster of three masters, started here from the redis-server
+// binary, through ioredis Cluster and node-redis createCluster.
+import { type Charge, tokenBucket } from '@tollgate/core'
+import { type RedisScriptClient, redisStore } from '@tollgate/redis'
+import fc from 'fast-check'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type RedisCluster, startRedisCluster } from './support/redis-cluster.js'
+import { redisServerBinary, uniquePrefix } from './support/redis-env.js'
+import { ioredisClusterTarget, nodeRedisClusterTarget, type Target } from './support/targets.js'
+import { AWKWARD_KEYS, expectSameAsReference, ONE_OF_EACH, traceArb } from './support/trace.js'
+
+/** Counts the script calls a store makes: the round trips of a request. */
+function counting(client: RedisScriptClient) {
+  const counter = {
+    calls: 0,
+    client: {
+      cluster: client.cluster,
+      evalsha: (sha, keys, args) => {
+        counter.calls++
+        return client.evalsha(sha, keys, args)
+      },
+      eval: (source, keys, args) => {
+        counter.calls++
+        return client.eval(source, keys, args)
+      },
+    } satisfies RedisScriptClient,
+  }
+  return counter
+}
+
+describe.skipIf(!redisServerBinary)('Redis store on a Redis Cluster (3 masters)', () => {
+  let cluster: RedisCluster
+  beforeAll(async () => {
+    cluster = await startRedisCluster(3)
+  }, 60_000)
+  afterAll(async () => {
+    await cluster?.stop()
+  })
+  const ports = () => cluster.nodes.map((node) => node.port)
+
+  it('puts every rule of one identity in one slot, whatever the key holds', async () => {
+    const target = await ioredisClusterTarget(ports())
+    try {
+      const store = redisStore({ client: target.client })
+      for (const key of AWKWARD_KEYS) {
+        const slots = await Promise.all(
+          ['per-ip', 'login{x}', 'a:b'].map((rule) =>
+            target.command(undefined, ['CLUSTER', 'KEYSLOT', store.keyOf(rule, key)]),
+          ),
+        )
+        expect(new Set(slots).size).toBe(1)
+      }
+    } finally {
+      await target.close()
+    }
+  })
+
+  describe.each([
+    ['ioredis Cluster', ioredisClusterTarget],
+    ['node-redis createCluster', nodeRedisClusterTarget],
+  ] as const)('through %s', (_name, connect) => {
+    let target: Target
+    beforeAll(async () => {
+      target = await connect(ports())
+    })
+    afterAll(async () => {
+      await target?.close()
+    })
+    const store = (client: RedisScriptClient = target.client) =>
+      redisStore({
+        client,
+        time: 'caller',
+        prefix: uniquePrefix('cluster'),
+        expiryMarginMs: 600_000,
+      })
+
+    it('decides random traces exactly as the reference store, across slots too', async () => {
+      // Several identities: requests often span slots, and take the compensating path.
+      const keys = ['ip:203.0.113.7', 'api_key:k_1', 'user:42', 'ip:198.51.100.1', '{', '']
+      await fc.assert(
+        fc.asyncProperty(traceArb(keys, 25), (trace) => expectSameAsReference(store(), trace)),
+        { numRuns: 60 },
+      )
+    })
+
+    it('makes one round trip for any number of rules on one identity', async () => {
+      const counter = counting(target.client)
+      const s = store(counter.client)
+      const charges: Charge[] = ONE_OF_EACH.map((algorithm, i) => ({
+        rule: `rule-${i}`,
+        algorithm,
+        key: 'api_key:k_1',
+        cost: 1,
+        shadow: false,
+      }))
+      await s.consume(charges, 1_000) // the first call may load the scripts
+      counter.calls = 0
+      const outcome = await s.consume(charges, 1_000)
+      expect(outcome.decisions.every((d) => d.allowed)).toBe(true)
+      expect(counter.calls).toBe(1)
+    })
+
+    it('across slots, a denial anywhere leaves every other rule as it was', async () => {
+      const counter = counting(target.client)
+      const s = store(counter.client)
+      const tight = tokenBucket({ rate: 1, burst: 1 })
+      const roomy = tokenBucket({ rate: 1, burst: 10 })
+      const keys = ['ip:203.0.113.7', 'api_key:k_1', 'user:42', 'user:43']
+      const slots = await Promise.all(
+        keys.map((key) => target.command(undefined, ['CLUSTER', 'KEYSLOT', s.keyOf('r', key)])),
+      )
+      expect(new Set(slots).size).toBe(keys.length)
+      await s.consume(
+        [{ rule: 'tight', algorithm: tight, key: keys[0]!, cost: 1, shadow: false }],
+        0,
+      )
+      const request: Charge[] = [
+        { rule: 'roomy', algorithm: roomy, key: keys[1]!, cost: 3, shadow: false },
+        { rule: 'tight', algorithm: tight, key: keys[0]!, cost: 1, shadow: false },
+        { rule: 'roomy', algorithm: roomy, key: keys[2]!, cost: 2, shadow: false },
+        { rule: 'watch', algorithm: roomy, key: keys[3]!, cost: 4, shadow: true },
+      ]
+      const denied = await s.consume(request, 0)
+      expect(denied.decisions.map((d) => [d.allowed, d.remaining])).toEqual([
+        [true, 10],
+        [false, 0],
+        [true, 10],
+        [true, 10],
+      ])
+      // Nothing was kept: the whole allowance is still there on every other identity.
+      const after = await s.consume(
+        request.filter((c) => c.rule !== 'tight'),
+        0,
+      )
+      expect(after.decisions.map((d) => d.remaining)).toEqual([7, 8, 6])
+    })
+  })
+})

@@ -1,0 +1,207 @@
+// The Redis store against a real server: keys, expiry, scripts by SHA, state size, bad input.
+import { type Charge, isRateLimitError, tokenBucket } from '@tollgate/core'
+import { type RedisScriptClient, redisScripts, redisStore } from '@tollgate/redis'
+import { referenceStore } from '@tollgate/test-utils'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { REDIS_URL, redisAvailable, uniquePrefix } from './support/redis-env.js'
+import { ioredisTarget, type Target } from './support/targets.js'
+import { AWKWARD_KEYS, ONE_OF_EACH } from './support/trace.js'
+
+const charge = (algorithm: Charge['algorithm'], key = 'ip:203.0.113.7', cost = 1): Charge => ({
+  rule: `rule-${algorithm.name}`,
+  algorithm,
+  key,
+  cost,
+  shadow: false,
+})
+
+describe.skipIf(!redisAvailable)('Redis store on a single node', () => {
+  let target: Target
+  beforeAll(async () => {
+    target = await ioredisTarget(REDIS_URL)
+  })
+  afterAll(async () => {
+    await target?.close()
+  })
+  const command = (...args: string[]) => target.command(undefined, args)
+
+  it('keeps every awkward key apart, inside one hash tag, and short', async () => {
+    const store = redisStore({ client: target.client, prefix: 'tg' })
+    const keys = AWKWARD_KEYS.map((key) => store.keyOf('login{per}ip', key))
+    expect(new Set(keys).size).toBe(AWKWARD_KEYS.length)
+    for (const key of keys) {
+      // Exactly one '{' and one '}', the tag running to the end: nothing can move the slot.
+      expect(key.match(/[{}]/g)).toEqual(['{', '}'])
+      expect(key.endsWith('}')).toBe(true)
+      expect(key.length).toBeLessThan(80)
+    }
+    expect(store.keyOf('login-per-ip', 'ip:203.0.113.7')).toBe('tg:login-per-ip:{ip:203.0.113.7}')
+  })
+
+  it('writes nothing for a denied request, on any rule', async () => {
+    const store = redisStore({ client: target.client, prefix: uniquePrefix('deny') })
+    const tight = tokenBucket({ rate: 1, burst: 1 })
+    await store.consume([{ ...charge(tight, 'a') }], 0)
+    const outcome = await store.consume(
+      [charge(tight, 'a'), ...ONE_OF_EACH.map((a) => charge(a, 'b'))],
+      0,
+    )
+    expect(outcome.decisions[0]?.allowed).toBe(false)
+    // The would-pass charges are reported at cost 0: everything left.
+    expect(outcome.decisions.slice(1).map((d) => d.remaining)).toEqual(
+      ONE_OF_EACH.map((a) => a.limit),
+    )
+    for (const algorithm of ONE_OF_EACH) {
+      expect(await command('EXISTS', store.keyOf(`rule-${algorithm.name}`, 'b'))).toBe(0)
+    }
+  })
+
+  it("expires each key exactly when its state is fresh again, on the server's clock", async () => {
+    const store = redisStore({ client: target.client, prefix: uniquePrefix('ttl') })
+    for (const algorithm of ONE_OF_EACH) {
+      const c = charge(algorithm, 'k', 3)
+      const { at } = await store.consume([c], 0)
+      // The same request through the reference store, at the time Redis used.
+      const reference = referenceStore()
+      await reference.consume([c], at)
+      const state = reference.states.get(`${c.rule}\u0000${c.key}`)!
+      const freshAt = algorithm.freshAt(state, 0)
+      expect(freshAt).toBeGreaterThan(at)
+      expect(await command('PEXPIRETIME', store.keyOf(c.rule, c.key))).toBe(freshAt)
+    }
+  })
+
+  it("with the caller's clock, expires after the time to freshness plus the margin", async () => {
+    const store = redisStore({
+      client: target.client,
+      prefix: uniquePrefix('ttl-caller'),
+      time: 'caller',
+      expiryMarginMs: 5000,
+    })
+    const c = charge(tokenBucket({ rate: 10, burst: 20 }), 'k', 4)
+    await store.consume([c], 1_000)
+    // 4 tokens at 10 per second refill in 400 ms.
+    const ttl = (await command('PTTL', store.keyOf(c.rule, c.key))) as number
+    expect(ttl).toBeLessThanOrEqual(5_400)
+    expect(ttl).toBeGreaterThan(5_000)
+  })
+
+  it('deletes a key whose state is back to fresh instead of keeping it', async () => {
+    const store = redisStore({
+      client: target.client,
+      prefix: uniquePrefix('fresh'),
+      time: 'caller',
+    })
+    const c = charge(tokenBucket({ rate: 10, burst: 20 }), 'k', 1)
+    const { at } = await store.consume([c], 1_000)
+    expect(await command('EXISTS', store.keyOf(c.rule, c.key))).toBe(1)
+    await store.refund([c], at, 1_000)
+    expect(await command('EXISTS', store.keyOf(c.rule, c.key))).toBe(0)
+  })
+
+  it('calls scripts by their pinned SHA1, and recovers from SCRIPT FLUSH', async () => {
+    expect(redisScripts.consume.sha).toBe(PINNED_CONSUME_SHA)
+    expect(redisScripts.refund.sha).toBe(PINNED_REFUND_SHA)
+    expect(await command('SCRIPT', 'LOAD', redisScripts.consume.source)).toBe(PINNED_CONSUME_SHA)
+    expect(await command('SCRIPT', 'LOAD', redisScripts.refund.source)).toBe(PINNED_REFUND_SHA)
+
+    const store = redisStore({
+      client: target.client,
+      prefix: uniquePrefix('flush'),
+      time: 'caller',
+    })
+    const c = charge(tokenBucket({ rate: 1, burst: 3 }), 'k')
+    expect((await store.consume([c], 0)).decisions[0]?.remaining).toBe(2)
+    await command('SCRIPT', 'FLUSH')
+    expect((await store.consume([c], 0)).decisions[0]?.remaining).toBe(1)
+    expect(await command('SCRIPT', 'EXISTS', PINNED_CONSUME_SHA)).toEqual([1])
+  })
+
+  it('treats state left by another algorithm under the same rule as no state', async () => {
+    const store = redisStore({
+      client: target.client,
+      prefix: uniquePrefix('switch'),
+      time: 'caller',
+    })
+    const [bucket, , , , log] = ONE_OF_EACH
+    const asBucket = { ...charge(bucket!, 'k'), rule: 'same' }
+    const asLog = { ...charge(log!, 'k'), rule: 'same' }
+    expect((await store.consume([asLog], 0)).decisions[0]?.remaining).toBe(19)
+    expect((await store.consume([asBucket], 0)).decisions[0]?.remaining).toBe(19)
+    expect((await store.consume([asLog], 0)).decisions[0]?.remaining).toBe(19)
+  })
+
+  it('keeps a compact state: one small value per key (MEMORY USAGE)', async () => {
+    const store = redisStore({ client: target.client, prefix: 'tg' })
+    const sizes: Record<string, number> = {}
+    for (const algorithm of ONE_OF_EACH) {
+      const c = {
+        ...charge(algorithm, `ip:198.51.100.${ONE_OF_EACH.indexOf(algorithm)}`),
+        rule: 'per-ip',
+      }
+      await store.consume([c], 0)
+      const key = store.keyOf(c.rule, c.key)
+      sizes[algorithm.name] = (await command('MEMORY', 'USAGE', key, 'SAMPLES', '0')) as number
+      await command('DEL', key)
+    }
+    // The floor: a plain counter (what INCR + PEXPIRE limiters keep) under a key as long.
+    const counter = store.keyOf('per-ip', 'ip:198.51.100.9')
+    await command('SET', counter, '1', 'PX', '60000')
+    const floor = (await command('MEMORY', 'USAGE', counter, 'SAMPLES', '0')) as number
+    await command('DEL', counter)
+    // GCRA's one integer lives inside the key's object header, like the counter's.
+    expect(sizes['gcra']).toBe(floor)
+    // The others are one short string: a few numbers, no per-field overhead.
+    for (const name of ['token_bucket', 'leaky_bucket', 'fixed_window', 'sliding_window']) {
+      expect(sizes[name]).toBeLessThanOrEqual(floor + 32)
+    }
+    // The sliding log is a list of timestamps (one here).
+    expect(sizes['sliding_log']).toBeLessThanOrEqual(floor + 128)
+  })
+
+  it('refuses what it cannot run, with a clear error', async () => {
+    const store = redisStore({ client: target.client, prefix: uniquePrefix('bad') })
+    const custom = {
+      ...tokenBucket({ rate: 1, burst: 1 }),
+      name: 'token_bucket' as const,
+      params: undefined,
+    }
+    await expect(store.consume([charge(custom)], 0)).rejects.toMatchObject({
+      code: 'ERR_RL_INVALID_RULE',
+      field: 'algorithm',
+    })
+    await expect(
+      store.consume([charge(tokenBucket({ rate: 1, burst: 2 }), 'k', 3)], 0),
+    ).rejects.toMatchObject({
+      code: 'ERR_RL_COST_EXCEEDS_CAPACITY',
+    })
+    await expect(
+      store.consume([charge(tokenBucket({ rate: 1, burst: 2 }), 'k', 1.5)], 0),
+    ).rejects.toMatchObject({
+      code: 'ERR_RL_INVALID_COST',
+    })
+    expect(() => redisStore({ client: target.client, prefix: 'a{b}' })).toThrow(/prefix/)
+    expect(() => redisStore({ client: target.client, timeoutMs: 0 })).toThrow(/timeoutMs/)
+    expect(() => redisStore({ client: {} as RedisScriptClient })).toThrow(/client/)
+  })
+
+  it('reports a reply that is not a decision as ERR_RL_STORE_REPLY', async () => {
+    // A real server answering with something else: a client that runs another script.
+    const foreign: RedisScriptClient = {
+      evalsha: (_sha, keys, args) =>
+        target.client.eval("return { 'not', 'a', 'decision' }", keys, args),
+      eval: (_source, keys, args) =>
+        target.client.eval("return { 'not', 'a', 'decision' }", keys, args),
+    }
+    const store = redisStore({ client: foreign, prefix: uniquePrefix('foreign') })
+    const error = await store
+      .consume([charge(tokenBucket({ rate: 1, burst: 1 }))], 0)
+      .catch((e) => e)
+    expect(isRateLimitError(error) && error.code).toBe('ERR_RL_STORE_REPLY')
+  })
+})
+
+// Changing a script changes these on purpose: the SHA is how Redis caches it, and operators
+// may pre-load or allow-list it.
+const PINNED_CONSUME_SHA = 'pin-me'
+const PINNED_REFUND_SHA = 'pin-me'
