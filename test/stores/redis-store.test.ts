@@ -1,5 +1,5 @@
 // The Redis store against a real server: keys, expiry, scripts by SHA, state size, bad input.
-import { type Charge, isRateLimitError, tokenBucket } from '@tollgate/core'
+import { type AlgorithmName, type Charge, isRateLimitError, tokenBucket } from '@tollgate/core'
 import { type RedisScriptClient, redisScripts, redisStore } from '@tollgate/redis'
 import { referenceStore } from '@tollgate/test-utils'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -133,7 +133,7 @@ describe.skipIf(!redisAvailable)('Redis store on a single node', () => {
 
   it('keeps a compact state: one small value per key (MEMORY USAGE)', async () => {
     const store = redisStore({ client: target.client, prefix: 'tg' })
-    const sizes: Record<string, number> = {}
+    const sizes: Partial<Record<AlgorithmName, number>> = {}
     for (const algorithm of ONE_OF_EACH) {
       const c = {
         ...charge(algorithm, `ip:198.51.100.${ONE_OF_EACH.indexOf(algorithm)}`),
@@ -150,13 +150,18 @@ describe.skipIf(!redisAvailable)('Redis store on a single node', () => {
     const floor = (await command('MEMORY', 'USAGE', counter, 'SAMPLES', '0')) as number
     await command('DEL', counter)
     // GCRA's one integer lives inside the key's object header, like the counter's.
-    expect(sizes['gcra']).toBe(floor)
+    expect(sizes.gcra).toBe(floor)
     // The others are one short string: a few numbers, no per-field overhead.
-    for (const name of ['token_bucket', 'leaky_bucket', 'fixed_window', 'sliding_window']) {
+    for (const name of [
+      'token_bucket',
+      'leaky_bucket',
+      'fixed_window',
+      'sliding_window',
+    ] as const) {
       expect(sizes[name]).toBeLessThanOrEqual(floor + 32)
     }
     // The sliding log is a list of timestamps (one here).
-    expect(sizes['sliding_log']).toBeLessThanOrEqual(floor + 128)
+    expect(sizes.sliding_log).toBeLessThanOrEqual(floor + 128)
   })
 
   it('refuses what it cannot run, with a clear error', async () => {

@@ -27,15 +27,21 @@ export type IoredisLike = {
   eval(source: string, numKeys: number, ...keysAndArgs: string[]): Promise<unknown>
   /** `true` on `new Cluster(...)`, `false` on `new Redis(...)`. */
   readonly isCluster?: boolean
+  on?(event: 'error', listener: (error: unknown) => void): unknown
 }
 
 /**
  * Adapts an ioredis client, single node or Cluster (detected from `isCluster`). The client
  * keeps its own options: for rate limiting, `enableOfflineQueue: false` makes calls fail at once
  * while Redis is unreachable (the failure policy then decides) instead of queueing them.
+ *
+ * Like `nodeRedisClient`, it listens to the client's `'error'` event, so that a Redis that is
+ * down is never an unhandled `'error'` event (ioredis would print one per reconnection attempt);
+ * the app's own listeners still run, and the store reports each failed call itself.
  * @example redisStore({ client: ioredisClient(new Redis(process.env.REDIS_URL)) })
  */
 export function ioredisClient(client: IoredisLike): RedisScriptClient {
+  client.on?.('error', ignore)
   return {
     cluster: client.isCluster === true,
     evalsha: (sha, keys, args) => client.evalsha(sha, keys.length, ...keys, ...args),

@@ -40,7 +40,7 @@ export type RedisStoreOptions = {
 }
 
 /** The Redis store: a `Store` whose calls are promises. */
-export type RedisStore = Store & {
+export interface RedisStore extends Store {
   consume(charges: readonly Charge[], now: number): Promise<Outcome>
   refund(charges: readonly Charge[], chargedAt: number, now: number): Promise<void>
   /** The Redis key holding a rule's state for `key` (for inspection and tests). */

@@ -1,0 +1,192 @@
+// Redis failing under a live limiter: scripts flushed, the server restarted, paused (hung),
+// absent at start-up. Each rule follows its policy (fail open or closed), nothing crashes, no
+// promise is left unhandled, and decisions resume when Redis comes back.
+import { createLimiter, type Limiter, type RuleConfig, type Verdict } from '@tollgate/core'
+import { ioredisClient, nodeRedisClient, type RedisScriptClient, redisStore } from '@tollgate/redis'
+import { Redis } from 'ioredis'
+import { createClient } from 'redis'
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { REDIS_URL, redisAvailable, redisServerBinary, uniquePrefix } from './support/redis-env.js'
+import { freePort, type RedisServer, startRedisServer } from './support/redis-server.js'
+
+const TIMEOUT_MS = 150
+const BURST = 5
+
+const rules = (onStoreError: 'open' | 'closed'): RuleConfig[] => [
+  {
+    id: `reads-${onStoreError}`,
+    match: { identity: 'ip' },
+    algorithm: 'gcra',
+    rate: 1,
+    period: '1h',
+    burst: BURST,
+    onStoreError,
+  },
+]
+
+const request = (ip = '203.0.113.7') => ({ method: 'GET', path: '/v1/quotes', identities: { ip } })
+
+/** A limiter per policy over one client, as a gateway would build them. */
+function limiters(client: RedisScriptClient) {
+  const errors: unknown[] = []
+  const make = (policy: 'open' | 'closed') =>
+    createLimiter({
+      rules: rules(policy),
+      store: redisStore({ client, prefix: uniquePrefix('fail'), timeoutMs: TIMEOUT_MS }),
+      onError: (error) => errors.push(error),
+      logger: false,
+    })
+  return { open: make('open'), closed: make('closed'), errors }
+}
+
+async function timed(limiter: Limiter): Promise<{ verdict: Verdict; ms: number }> {
+  const started = performance.now()
+  const verdict = await limiter.decide(request())
+  return { verdict, ms: performance.now() - started }
+}
+
+/** Repeats until Redis answers again (bounded); returns the first verdict it decided. */
+async function untilAnswered(limiter: Limiter, timeoutMs = 15_000): Promise<Verdict> {
+  const deadline = Date.now() + timeoutMs
+  while (Date.now() < deadline) {
+    const verdict = await limiter.decide(request(`198.51.100.${Math.floor(Math.random() * 250)}`))
+    if (verdict.storeFailed !== true) return verdict
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  throw new Error(`Redis did not come back within ${timeoutMs} ms`)
+}
+
+function expectPolicies(open: Verdict, closed: Verdict) {
+  expect(open).toMatchObject({ allowed: true, storeFailed: true })
+  expect(closed).toMatchObject({ allowed: false, reason: 'store-unavailable', storeFailed: true })
+}
+
+// Anything that escapes as an unhandled rejection fails the test that caused it.
+const unhandled: unknown[] = []
+const onUnhandled = (reason: unknown) => unhandled.push(reason)
+beforeAll(() => {
+  process.on('unhandledRejection', onUnhandled)
+})
+afterAll(() => {
+  process.off('unhandledRejection', onUnhandled)
+})
+afterEach(async () => {
+  // Late replies of timed-out calls settle after the test; give them a turn to surface.
+  await new Promise((resolve) => setTimeout(resolve, 20))
+  expect(unhandled).toEqual([])
+})
+
+describe.skipIf(!redisAvailable)('SCRIPT FLUSH in the middle of traffic', () => {
+  it('reloads the scripts transparently and counts exactly', async () => {
+    const redis = new Redis(REDIS_URL)
+    try {
+      const { closed } = limiters(ioredisClient(redis))
+      const verdicts: Verdict[] = []
+      for (let i = 0; i < 2 * BURST; i++) {
+        if (i === 2 || i === 4) await redis.script('FLUSH')
+        verdicts.push(await closed.decide(request()))
+      }
+      expect(verdicts.every((v) => v.storeFailed !== true)).toBe(true)
+      expect(verdicts.filter((v) => v.allowed)).toHaveLength(BURST)
+    } finally {
+      redis.disconnect()
+    }
+  })
+})
+
+const clients = [
+  [
+    'ioredis',
+    (port: number) => {
+      const redis = new Redis(port, '127.0.0.1', { retryStrategy: () => 25 })
+      return { client: ioredisClient(redis), close: async () => redis.disconnect() }
+    },
+  ],
+  [
+    'node-redis',
+    (port: number) => {
+      const redis = createClient({
+        url: `redis://127.0.0.1:${port}`,
+        socket: { reconnectStrategy: () => 25 },
+      })
+      const client = nodeRedisClient(redis)
+      // The app does not wait for Redis to start: a Redis that is down must not stop it.
+      redis.connect().catch(() => {})
+      return { client, close: async () => redis.destroy() }
+    },
+  ],
+] as const
+
+describe.skipIf(!redisServerBinary).each(clients)(
+  'a Redis that fails, through %s',
+  (_name, connect) => {
+    let server: RedisServer
+    let connection: ReturnType<(typeof clients)[number][1]>
+    beforeEach(async () => {
+      server = await startRedisServer()
+      connection = connect(server.port)
+    })
+    afterEach(async () => {
+      await connection?.close()
+      await server?.stop()
+    })
+
+    it('restarted: follows each policy while it is down, then decides again', async () => {
+      const { open, closed, errors } = limiters(connection.client)
+      await untilAnswered(open)
+      expect((await closed.decide(request())).allowed).toBe(true)
+
+      await server.kill()
+      const down = [await timed(open), await timed(closed)]
+      expectPolicies(down[0]!.verdict, down[1]!.verdict)
+      for (const { ms } of down) expect(ms).toBeLessThan(TIMEOUT_MS + 250)
+      expect(errors.length).toBeGreaterThanOrEqual(2)
+
+      await server.restart()
+      // An empty server: the scripts are gone too, and are reloaded without anyone noticing.
+      expect((await untilAnswered(closed)).allowed).toBe(true)
+      expect((await untilAnswered(open)).allowed).toBe(true)
+    })
+
+    it('paused (hung): gives up after the timeout, then decides again once it answers', async () => {
+      const { open, closed } = limiters(connection.client)
+      await untilAnswered(open)
+
+      server.pause()
+      try {
+        const hung = [await timed(open), await timed(closed)]
+        expectPolicies(hung[0]!.verdict, hung[1]!.verdict)
+        for (const { ms } of hung) {
+          expect(ms).toBeGreaterThanOrEqual(TIMEOUT_MS - 5)
+          expect(ms).toBeLessThan(TIMEOUT_MS + 250)
+        }
+      } finally {
+        server.resume()
+      }
+      expect((await untilAnswered(closed)).allowed).toBe(true)
+    })
+  },
+)
+
+describe.skipIf(!redisServerBinary).each(clients)(
+  'no Redis at start-up, through %s',
+  (_name, connect) => {
+    it('follows each policy, and decides once a server appears on that port', async () => {
+      const port = await freePort()
+      const connection = connect(port)
+      let server: RedisServer | undefined
+      try {
+        const { open, closed } = limiters(connection.client)
+        const absent = [await timed(open), await timed(closed)]
+        expectPolicies(absent[0]!.verdict, absent[1]!.verdict)
+        for (const { ms } of absent) expect(ms).toBeLessThan(TIMEOUT_MS + 250)
+
+        server = await startRedisServer({ port })
+        expect((await untilAnswered(closed)).allowed).toBe(true)
+      } finally {
+        await connection.close()
+        await server?.stop()
+      }
+    })
+  },
+)

@@ -1,0 +1,108 @@
+// Several OS processes share one limit through Redis: for the exact algorithms the number
+// admitted is the limit, exactly, on a single node and on a Redis Cluster.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type Gateways, type Scenario, startGateways } from './support/gateways.js'
+import { type RedisCluster, startRedisCluster } from './support/redis-cluster.js'
+import { REDIS_URL, redisAvailable, redisServerBinary, uniquePrefix } from './support/redis-env.js'
+import type { AlgorithmSpec } from './support/worker.js'
+
+const GATEWAYS = 4
+const LIMIT = 40
+const ATTEMPTS = 25 // per gateway: 100 requests in all for a limit of 40
+
+// With the caller's clock fixed nothing refills, so every algorithm is exact; with the server's
+// clock, rules whose refill is far slower than the test are.
+const rate = (name: 'token_bucket' | 'gcra' | 'leaky_bucket', periodMs: number): AlgorithmSpec => ({
+  name,
+  rate: 1,
+  periodMs,
+  burst: LIMIT,
+})
+const window = (name: 'fixed_window' | 'sliding_log' | 'sliding_window'): AlgorithmSpec => ({
+  name,
+  limit: LIMIT,
+  windowMs: 3_600_000,
+})
+const ALGORITHMS: readonly AlgorithmSpec[] = [
+  rate('token_bucket', 1000),
+  rate('gcra', 1000),
+  rate('leaky_bucket', 1000),
+  window('fixed_window'),
+  window('sliding_log'),
+  window('sliding_window'),
+]
+
+const scenarios: readonly (Scenario & { readonly label: string; readonly expected: number })[] = [
+  ...ALGORITHMS.map((algorithm) => ({
+    label: `${algorithm.name}, caller's clock fixed`,
+    rules: [{ id: `${algorithm.name}-caller`, key: 'ip:203.0.113.7', algorithm }],
+    attempts: ATTEMPTS,
+    inFlight: 4,
+    now: 1_000_000,
+    expected: LIMIT,
+  })),
+  ...[rate('token_bucket', 3_600_000), rate('gcra', 3_600_000), window('sliding_log')].map(
+    (algorithm) => ({
+      label: `${algorithm.name}, server's clock`,
+      rules: [{ id: `${algorithm.name}-server`, key: 'ip:203.0.113.7', algorithm }],
+      attempts: ATTEMPTS,
+      inFlight: 4,
+      now: 'server' as const,
+      expected: LIMIT,
+    }),
+  ),
+  {
+    label: 'two rules on two identities (different slots on a cluster)',
+    rules: [
+      { id: 'per-key', key: 'api_key:k_1', algorithm: rate('gcra', 3_600_000) },
+      {
+        id: 'per-ip',
+        key: 'ip:203.0.113.7',
+        algorithm: { ...window('sliding_log'), limit: 25 } as AlgorithmSpec,
+      },
+    ],
+    attempts: ATTEMPTS,
+    inFlight: 2,
+    now: 1_000_000,
+    // The per-key rule has room to spare, so only the per-ip rule binds: exactly its 25.
+    expected: 25,
+  },
+]
+
+function suite(connection: () => { url: string } | { ports: readonly number[] }) {
+  let gateways: Gateways
+  beforeAll(async () => {
+    gateways = await startGateways(GATEWAYS, {
+      connection: connection(),
+      prefix: uniquePrefix('procs'),
+      scenarios,
+    })
+  }, 60_000)
+  afterAll(async () => {
+    await gateways?.close()
+  })
+
+  it.each(scenarios.map((scenario, index) => [scenario.label, index] as const))(
+    '%s: admits exactly the limit',
+    async (_label, index) => {
+      const results = await gateways.run(index)
+      expect(results.map((r) => r.errors)).toEqual(results.map(() => 0))
+      expect(results.reduce((sum, r) => sum + r.admitted, 0)).toBe(scenarios[index]!.expected)
+    },
+  )
+}
+
+describe.skipIf(!redisAvailable)(`${GATEWAYS} gateway processes on one Redis`, () => {
+  suite(() => ({ url: REDIS_URL }))
+})
+
+describe.skipIf(!redisServerBinary)(`${GATEWAYS} gateway processes on a Redis Cluster`, () => {
+  let cluster: RedisCluster
+  beforeAll(async () => {
+    cluster = await startRedisCluster(3)
+  }, 60_000)
+  afterAll(async () => {
+    await cluster?.stop()
+  })
+  suite(() => ({ ports: cluster.nodes.map((node) => node.port) }))
+})
