@@ -3,5 +3,5 @@ import { sourceConditions } from '../../vitest.shared.js'
 
 export default defineProject({
   ...sourceConditions,
-  test: { name: 'example-worked-scenarios', include: ['src/**/*.test.ts'] },
+  test: { name: 'example-support', include: ['src/**/*.test.ts'] },
 })

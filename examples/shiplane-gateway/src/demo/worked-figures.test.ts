@@ -1,8 +1,8 @@
 import { expect, it } from 'vitest'
-import { workedScenarios } from './scenarios.js'
+import { workedFigures } from './worked-figures.js'
 
 it('prints the specification figures', () => {
-  const text = workedScenarios().join('\n')
+  const text = workedFigures().join('\n')
   expect(text).toContain('t=0.0s  25 sent: 20 allowed, 5 denied; remaining 0; Retry-After 100 ms')
   expect(text).toContain('t=0.5s  8 sent: 5 allowed, 3 denied')
   expect(text).toContain('t=2.5s  1 sent: 1 allowed, 0 denied; remaining 19')

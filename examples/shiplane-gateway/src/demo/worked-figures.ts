@@ -8,7 +8,7 @@ import {
   slidingWindow,
   step,
   tokenBucket,
-} from '@tollgate/core'
+} from '@tollgate/express'
 
 /** A request at a time (ms), with a cost. */
 type Arrival = { readonly at: number; readonly cost?: number }
@@ -106,7 +106,7 @@ function loginLog(): string[] {
 }
 
 /** The specification's worked scenarios, computed by the real algorithms. */
-export function workedScenarios(): string[] {
+export function workedFigures(): string[] {
   return [
     ...freePlanBurst(),
     '',
