@@ -1,91 +1,241 @@
+import { MAX_TIME_MS } from '../algorithms/integer.js'
+import { costTooHigh } from '../algorithms/params.js'
 import { checkCost, checkTime } from '../algorithms/step.js'
 import type { Algorithm } from '../algorithms/types.js'
 import type { Decision } from '../decision.js'
 import { RateLimitError } from '../errors.js'
 import { applyCharges } from './apply-charges.js'
+import { createKeyHasher } from './fingerprint.js'
+import { KeyTable, MAX_TABLE_KEYS } from './key-table.js'
 import type { Charge, Outcome, Store } from './types.js'
 
 export type MemoryStoreOptions = {
   /**
-   * The most keys kept per rule. When a rule's table is full, a key whose state is back to fresh
-   * is dropped first (nothing is lost), then the least recently used one.
+   * The most keys kept per rule. A full table first drops a key whose state is back to fresh
+   * (nothing is lost), and only then the least recently used key (CLOCK), which starts again
+   * with a full allowance if it returns. A token-bucket key takes about 30 bytes, so the default
+   * bounds one rule at about 30 MB; lower it on edge runtimes with small memory limits.
    * @default 1_000_000
    */
   readonly maxKeys?: number
   /**
-   * Fixes the secret that key fingerprints are drawn from. For tests only: anyone who knows the
-   * seed can construct colliding keys. By default a fresh secret comes from
-   * `crypto.getRandomValues` for every store.
+   * Fixes the secret that key fingerprints are computed with. For tests only: anyone who knows
+   * it can construct keys that share a state. By default every store draws its own secret from
+   * `crypto.getRandomValues`.
    */
   readonly seed?: number
 }
 
-/** The embedded store: synchronous, bounded, compact. */
-export type MemoryStore = Store & {
+/**
+ * The embedded store: decides synchronously, keeps no key strings (only keyed 62-bit
+ * fingerprints, so two keys share a state with probability about n²/2^63 at n keys of a rule),
+ * and holds at most `maxKeys` keys per rule without timers. See docs/concepts/stores.md.
+ */
+export interface MemoryStore extends Store {
   consume(charges: readonly Charge[], now: number): Outcome
   refund(charges: readonly Charge[], chargedAt: number, now: number): void
-  /** The single-rule hot path: no array, no promise. */
+  /**
+   * Charges `cost` to `key` under `rule` at `now` (whole ms): the single-rule hot path, with no
+   * array and no promise. Same decision as `consume` with one charge.
+   */
   consumeOne(rule: string, algorithm: Algorithm, key: string, cost: number, now: number): Decision
-  /** Live entries over all rules. */
+  /** Keys held over all rules, including idle ones not yet reclaimed. */
   readonly size: number
-  /** Entries dropped to stay within `maxKeys` (fresh entries reclaimed are not counted). */
+  /** Keys dropped while still counting, to stay within `maxKeys` (fresh ones are not counted). */
   readonly evictions: number
 }
 
 export const DEFAULT_MAX_KEYS = 1_000_000
 
-/** A bounded in-memory store (provisional implementation; same API as the compact one). */
+/**
+ * A bounded, compact in-memory store.
+ * @example
+ * const store = memoryStore({ maxKeys: 100_000 })
+ * const decision = store.consumeOne('per-ip', tokenBucket({ rate: 10, burst: 20 }), 'ip:203.0.113.7', 1, Date.now())
+ */
 export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
-  const maxKeys = options.maxKeys ?? DEFAULT_MAX_KEYS
-  if (!Number.isSafeInteger(maxKeys) || maxKeys < 1) {
-    throw new RateLimitError('ERR_RL_INVALID_RULE', `maxKeys must be a whole number ≥ 1`, {
-      field: 'maxKeys',
-    })
-  }
-  const states = new Map<string, number[]>()
+  const maxKeys = checkMaxKeys(options.maxKeys ?? DEFAULT_MAX_KEYS)
+  const hasher = createKeyHasher(options.seed)
+  const tables = new Map<string, KeyTable>()
+  let lastRule: string | undefined
+  let lastTable: KeyTable | undefined
+  /** Evictions of tables dropped because their rule changed algorithm. */
+  let retiredEvictions = 0
+  let scratch = new Float64Array(16)
 
-  function stateOf(rule: string, algorithm: Algorithm, key: string, now: number): number[] {
-    const id = `${rule}\u0000${key}`
-    let state = states.get(id)
-    if (state === undefined) {
-      state = new Array<number>(algorithm.stateSize).fill(0)
-      algorithm.init(state, 0, now)
-      states.set(id, state)
+  function tableFor(rule: string, algorithm: Algorithm): KeyTable {
+    let table = rule === lastRule ? lastTable : tables.get(rule)
+    if (table === undefined) {
+      table = new KeyTable(algorithm, maxKeys)
+      tables.set(rule, table)
+    } else if (table.algorithm !== algorithm) {
+      if (sameRule(table.algorithm, algorithm)) {
+        table.algorithm = algorithm
+      } else {
+        // The old states count something else: start this rule afresh.
+        retiredEvictions += table.evictions
+        table = new KeyTable(algorithm, maxKeys)
+        tables.set(rule, table)
+      }
     }
-    return state
+    lastRule = rule
+    lastTable = table
+    return table
+  }
+
+  function consumeMany(charges: readonly Charge[], now: number): Decision[] {
+    checkOneAlgorithmPerRule(charges)
+    const count = charges.length
+    const owned = charges.map((charge) => tableFor(charge.rule, charge.algorithm))
+    const firsts: number[] = []
+    const seconds: number[] = []
+    const owners: number[] = []
+    const offsets: number[] = []
+    let size = 0
+    for (let i = 0; i < count; i++) {
+      hasher.hash(charges[i]!.key)
+      firsts.push(hasher.first)
+      seconds.push(hasher.second)
+      // The same key under the same rule twice in one request shares one state, as it would in
+      // a store that keeps the strings.
+      let owner = i
+      for (let j = 0; j < i && owner === i; j++) {
+        if (owned[j] === owned[i] && firsts[j] === hasher.first && seconds[j] === hasher.second) {
+          owner = j
+        }
+      }
+      owners.push(owner)
+      offsets.push(owner === i ? size : offsets[owner]!)
+      if (owner === i) size += charges[i]!.algorithm.stateSize
+    }
+    if (scratch.length < size) scratch = new Float64Array(size * 2)
+    for (let i = 0; i < count; i++) {
+      if (owners[i] !== i) continue
+      const table = owned[i]!
+      const slot = table.find(firsts[i]!, seconds[i]!)
+      const at = offsets[i]!
+      if (slot < 0) charges[i]!.algorithm.init(scratch, at, now)
+      else {
+        const from = table.offsetAt(slot)
+        scratch.set(table.data.subarray(from, from + table.stride - 1), at)
+      }
+    }
+    const decisions = applyCharges(charges, new Array(count).fill(scratch), offsets, now)
+    for (let i = 0; i < count; i++) {
+      if (owners[i] !== i) continue
+      const table = owned[i]!
+      const to = table.locate(firsts[i]!, seconds[i]!, now)
+      const at = offsets[i]!
+      table.data.set(scratch.subarray(at, at + table.stride - 1), to)
+    }
+    return decisions
   }
 
   return {
     get size() {
-      return states.size
+      let size = 0
+      for (const table of tables.values()) size += table.count
+      return size
     },
-    evictions: 0,
+    get evictions() {
+      let evictions = retiredEvictions
+      for (const table of tables.values()) evictions += table.evictions
+      return evictions
+    },
     consumeOne(rule, algorithm, key, cost, now) {
-      checkTime(now)
-      checkCost(cost)
-      return algorithm.decide(stateOf(rule, algorithm, key, now), 0, cost, now, true)
+      // The checks of checkTime and checkCost, inline; those throw the errors when one fails.
+      // Everything rare (errors, a new rule) stays out of line, so the JIT inlines the decision.
+      if (!isValidCharge(now, cost, algorithm.limit)) refuse(now, cost, algorithm.limit)
+      const table =
+        rule === lastRule && lastTable!.algorithm === algorithm
+          ? lastTable!
+          : tableFor(rule, algorithm)
+      const offset = table.locateKey(key, hasher, now)
+      return algorithm.decide(table.data, offset, cost, now, true)
     },
     consume(charges, now) {
       checkTime(now)
-      for (const charge of charges) checkCost(charge.cost)
-      const slots = charges.map((c) => stateOf(c.rule, c.algorithm, c.key, now))
-      return {
-        decisions: applyCharges(
-          charges,
-          slots,
-          slots.map(() => 0),
-          now,
-        ),
-        at: now,
+      // Every charge is checked before any state is created or written.
+      for (const charge of charges) {
+        checkCost(charge.cost)
+        if (charge.cost > charge.algorithm.limit) {
+          throw costTooHigh(charge.cost, charge.algorithm.limit)
+        }
       }
+      if (charges.length !== 1) return { decisions: consumeMany(charges, now), at: now }
+      // One charge: deciding with commit is exactly what applyCharges does for it.
+      const { rule, algorithm, key, cost } = charges[0]!
+      const table = tableFor(rule, algorithm)
+      const offset = table.locateKey(key, hasher, now)
+      return { decisions: [algorithm.decide(table.data, offset, cost, now, true)], at: now }
     },
     refund(charges, chargedAt, now) {
       checkTime(now)
       checkTime(chargedAt)
-      for (const c of charges) {
-        checkCost(c.cost)
-        c.algorithm.refund(stateOf(c.rule, c.algorithm, c.key, now), 0, c.cost, chargedAt, now)
+      for (const charge of charges) checkCost(charge.cost)
+      for (const { rule, algorithm, key, cost } of charges) {
+        const table = tables.get(rule)
+        // A key that is not held is fresh (or was evicted): there is nothing to give back.
+        if (table === undefined || !sameRule(table.algorithm, algorithm)) continue
+        hasher.hash(key)
+        const slot = table.find(hasher.first, hasher.second)
+        if (slot >= 0) algorithm.refund(table.data, table.offsetAt(slot), cost, chargedAt, now)
       }
     },
   }
+}
+
+function isValidCharge(now: number, cost: number, limit: number): boolean {
+  return (
+    Number.isSafeInteger(now) &&
+    now >= 0 &&
+    now <= MAX_TIME_MS &&
+    Number.isSafeInteger(cost) &&
+    cost >= 0 &&
+    cost <= limit
+  )
+}
+
+/** Throws the error for an invalid time or cost, or a cost above the rule's capacity. */
+function refuse(now: number, cost: number, limit: number): never {
+  checkTime(now)
+  checkCost(cost)
+  throw costTooHigh(cost, limit)
+}
+
+/** Two algorithm objects built from the same parameters read each other's states. */
+function sameRule(a: Algorithm, b: Algorithm): boolean {
+  return (
+    a.name === b.name &&
+    a.limit === b.limit &&
+    a.stateSize === b.stateSize &&
+    a.policy.quota === b.policy.quota &&
+    a.policy.windowMs === b.policy.windowMs
+  )
+}
+
+function checkOneAlgorithmPerRule(charges: readonly Charge[]): void {
+  for (let i = 0; i < charges.length; i++) {
+    for (let j = 0; j < i; j++) {
+      const [a, b] = [charges[i]!, charges[j]!]
+      if (a.rule === b.rule && !sameRule(a.algorithm, b.algorithm)) {
+        throw new RateLimitError(
+          'ERR_RL_INVALID_RULE',
+          `rule ${a.rule} is charged with two different algorithms in one request`,
+          { rule: a.rule, field: 'algorithm' },
+        )
+      }
+    }
+  }
+}
+
+function checkMaxKeys(maxKeys: number): number {
+  if (!Number.isSafeInteger(maxKeys) || maxKeys < 1 || maxKeys > MAX_TABLE_KEYS) {
+    throw new RateLimitError(
+      'ERR_RL_INVALID_RULE',
+      `maxKeys must be a whole number from 1 to ${MAX_TABLE_KEYS}, got ${maxKeys}`,
+      { field: 'maxKeys' },
+    )
+  }
+  return maxKeys
 }

@@ -1,0 +1,196 @@
+import {
+  type Algorithm,
+  type Charge,
+  fixedWindow,
+  gcra,
+  isRateLimitError,
+  leakyBucket,
+  type MemoryStore,
+  memoryStore,
+  type Outcome,
+  type Store,
+  slidingLog,
+  slidingWindow,
+  tokenBucket,
+} from '@tollgate/core'
+import { referenceStore } from '@tollgate/test-utils'
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+
+/*
+ * The memory store against the oracle: the same random traces, over every algorithm, several
+ * keys (short, unicode, longer than one 64-unit hash chunk) and multi-rule requests with shadow
+ * charges, must give identical decisions. Time never steps back here, so reclaiming a fresh
+ * entry must be invisible; LRU eviction is the one thing that may change a decision.
+ */
+
+const periods = [1, 7, 1000, 60_000]
+const rate = fc.record({
+  rate: fc.integer({ min: 1, max: 12 }),
+  periodMs: fc.constantFrom(...periods),
+  burst: fc.integer({ min: 1, max: 8 }),
+})
+const window = fc.record({
+  limit: fc.integer({ min: 1, max: 8 }),
+  windowMs: fc.constantFrom(...periods),
+})
+const algorithm: fc.Arbitrary<Algorithm> = fc.oneof(
+  rate.map(tokenBucket),
+  rate.map(gcra),
+  rate.map(leakyBucket),
+  window.map(fixedWindow),
+  window.map(slidingLog),
+  window.map(slidingWindow),
+)
+
+const keys = [
+  'ip:203.0.113.7',
+  'ip:203.0.113.8',
+  'api_key:k_123',
+  '',
+  'user:zoë 🚀',
+  `long:${'x'.repeat(70)}`,
+  `long:${'x'.repeat(69)}y`,
+  `acct:{42}\n${'é'.repeat(130)}`,
+  // Many more keys, so that tables keep inserting (and sweeping) throughout a trace.
+  ...Array.from({ length: 56 }, (_, i) => `ip:10.0.0.${i}`),
+]
+
+type Step =
+  | { kind: 'consume'; dt: number; charges: ChargeSpec[] }
+  | { kind: 'one'; dt: number; charge: ChargeSpec }
+  | { kind: 'refund'; dt: number; back: number; charges: ChargeSpec[] }
+type ChargeSpec = { rule: number; key: number; cost: number; shadow: boolean }
+
+const dt = fc.oneof(
+  { weight: 3, arbitrary: fc.constant(0) },
+  { weight: 5, arbitrary: fc.integer({ min: 1, max: 400 }) },
+  { weight: 1, arbitrary: fc.integer({ min: 1000, max: 130_000 }) },
+)
+const chargeSpec = fc.record({
+  rule: fc.nat(5),
+  key: fc.oneof(fc.nat(7), fc.nat(keys.length - 1)),
+  cost: fc.oneof({ weight: 6, arbitrary: fc.integer({ min: 0, max: 3 }) }, fc.constant(9)),
+  shadow: fc.boolean(),
+})
+const step: fc.Arbitrary<Step> = fc.oneof(
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      kind: fc.constant('consume' as const),
+      dt,
+      charges: fc.array(chargeSpec, { minLength: 1, maxLength: 4 }),
+    }),
+  },
+  {
+    weight: 3,
+    arbitrary: fc.record({ kind: fc.constant('one' as const), dt, charge: chargeSpec }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant('refund' as const),
+      dt,
+      back: fc.nat(5),
+      charges: fc.array(chargeSpec, { minLength: 1, maxLength: 3 }),
+    }),
+  },
+)
+
+type Result = { ok: Outcome | undefined } | { error: string }
+
+function attempt(run: () => Outcome | undefined): Result {
+  try {
+    return { ok: run() }
+  } catch (error) {
+    if (isRateLimitError(error)) return { error: error.code }
+    throw error
+  }
+}
+
+/** Replays `steps` on both stores, calling `compare` after each one. */
+function replay(
+  rules: readonly Algorithm[],
+  steps: readonly Step[],
+  memory: MemoryStore,
+  reference: Store,
+  compare: (mine: Result, theirs: Result) => boolean,
+): void {
+  let now = 1_700_000_000_000
+  const times: number[] = [now]
+  const toCharge = (spec: ChargeSpec): Charge => ({
+    rule: `rule-${spec.rule}`,
+    algorithm: rules[spec.rule]!,
+    key: keys[spec.key]!,
+    cost: spec.cost,
+    shadow: spec.shadow,
+  })
+  for (const item of steps) {
+    now += item.dt
+    times.push(now)
+    let mine: Result
+    let theirs: Result
+    if (item.kind === 'refund') {
+      const charges = item.charges.map(toCharge)
+      const chargedAt = times[Math.max(0, times.length - 1 - item.back)]!
+      mine = attempt(() => {
+        memory.refund(charges, chargedAt, now)
+        return undefined
+      })
+      theirs = attempt(() => {
+        void reference.refund(charges, chargedAt, now)
+        return undefined
+      })
+    } else if (item.kind === 'one') {
+      const charge = toCharge(item.charge)
+      mine = attempt(() => ({
+        decisions: [memory.consumeOne(charge.rule, charge.algorithm, charge.key, charge.cost, now)],
+        at: now,
+      }))
+      theirs = attempt(() => reference.consume([{ ...charge, shadow: false }], now) as Outcome)
+    } else {
+      const charges = item.charges.map(toCharge)
+      mine = attempt(() => memory.consume(charges, now))
+      theirs = attempt(() => reference.consume(charges, now) as Outcome)
+    }
+    if (!compare(mine, theirs)) return
+  }
+}
+
+const rules = fc.array(algorithm, { minLength: 6, maxLength: 6 })
+const trace = fc.array(step, { minLength: 1, maxLength: 120 })
+
+describe('memory store against the reference store', () => {
+  it('makes identical decisions on random traces while nothing is evicted', () => {
+    fc.assert(
+      fc.property(
+        rules,
+        trace,
+        fc.integer({ min: keys.length, max: 100 }),
+        (algorithms, steps, maxKeys) => {
+          const memory = memoryStore({ maxKeys })
+          replay(algorithms, steps, memory, referenceStore(), (mine, theirs) => {
+            expect(mine).toEqual(theirs)
+            return true
+          })
+          expect(memory.evictions).toBe(0)
+        },
+      ),
+      { numRuns: 400 },
+    )
+  })
+
+  it('stays identical when a full table reclaims fresh keys, up to its first eviction', () => {
+    fc.assert(
+      fc.property(rules, trace, fc.integer({ min: 1, max: 40 }), (algorithms, steps, maxKeys) => {
+        const memory = memoryStore({ maxKeys })
+        replay(algorithms, steps, memory, referenceStore(), (mine, theirs) => {
+          if (memory.evictions > 0) return false
+          expect(mine).toEqual(theirs)
+          return true
+        })
+      }),
+      { numRuns: 400 },
+    )
+  })
+})
