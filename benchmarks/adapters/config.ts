@@ -1,0 +1,22 @@
+import type { RuleConfig } from '@tollgate/core'
+
+/**
+ * One rule for every limiter, generous enough that no request of a run is denied: the
+ * benchmark measures the admitted path, which is what nearly all traffic takes.
+ */
+export const LIMIT = 1_000_000_000
+export const WINDOW_MS = 60_000
+
+/** Tollgate with its default counting rule and default headers (X-RateLimit-* and RateLimit). */
+export const TOLLGATE_RULES: readonly RuleConfig[] = [
+  {
+    id: 'per-ip',
+    match: { identity: 'ip' },
+    algorithm: 'token_bucket',
+    rate: LIMIT,
+    period: WINDOW_MS,
+    burst: LIMIT,
+  },
+]
+
+export type VariantName = 'bare' | 'naive' | 'tollgate' | 'tollgate, same headers' | 'peer'

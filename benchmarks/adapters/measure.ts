@@ -1,0 +1,63 @@
+/**
+ * CPU cost per request, measured in-process with one request in flight. Wall-clock time on a
+ * shared 2-core machine swings with whatever else runs; `process.cpuUsage()` counts only the
+ * time this process spent on the CPU, so it is the steadier figure.
+ */
+
+/** Sends one request through the app and resolves once the response is complete. */
+export type Send = () => Promise<unknown>
+
+export type Variant = { readonly name: string; readonly send: Send }
+
+/** CPU µs (user + system) this process spends per request over `count` sequential requests. */
+export async function cpuMicrosPerRequest(send: Send, count: number): Promise<number> {
+  const before = process.cpuUsage()
+  for (let i = 0; i < count; i++) await send()
+  const used = process.cpuUsage(before)
+  return (used.user + used.system) / count
+}
+
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  const middle = sorted.length >> 1
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2
+}
+
+export type RoundsOptions = {
+  /** Requests per variant before any measurement, so the JIT has settled. */
+  readonly warmup: number
+  /** Measured rounds; each runs every variant once, in a rotated order. */
+  readonly rounds: number
+  /** Requests per variant per round. */
+  readonly perRound: number
+}
+
+/**
+ * Runs every variant `rounds` times, interleaved (and in a rotating order, so no variant always
+ * runs right after the garbage another one left), and returns each variant's CPU µs per
+ * request, one figure per round.
+ */
+export async function measureRounds(
+  variants: readonly Variant[],
+  options: RoundsOptions,
+): Promise<Map<string, number[]>> {
+  for (const variant of variants) await cpuMicrosPerRequest(variant.send, options.warmup)
+  const samples = new Map<string, number[]>(variants.map((variant) => [variant.name, []]))
+  for (let round = 0; round < options.rounds; round++) {
+    for (let i = 0; i < variants.length; i++) {
+      const variant = variants[(round + i) % variants.length]!
+      samples.get(variant.name)!.push(await cpuMicrosPerRequest(variant.send, options.perRound))
+    }
+  }
+  return samples
+}
+
+/**
+ * The CPU a variant adds over the bare app: the median over rounds of (variant − bare) in the
+ * same round, which cancels the drift that a busy machine puts into both.
+ */
+export function addedOverBare(samples: Map<string, number[]>, bare: string, name: string): number {
+  const base = samples.get(bare)!
+  const own = samples.get(name)!
+  return median(own.map((value, round) => value - base[round]!))
+}

@@ -1,0 +1,52 @@
+import { rateLimit } from '@tollgate/express'
+import express, { type RequestHandler } from 'express'
+import expressRateLimit from 'express-rate-limit'
+import { inject } from 'light-my-request'
+import { LIMIT, TOLLGATE_RULES, type VariantName, WINDOW_MS } from '../config.js'
+import { naiveTokenBucket } from '../naive.js'
+
+export const PEER = 'express-rate-limit'
+
+function naive(): RequestHandler {
+  const take = naiveTokenBucket(LIMIT, LIMIT / 60)
+  return (req, res, next) => {
+    const { allowed, remaining, retryAfterMs } = take(req.socket.remoteAddress ?? '')
+    res.setHeader('X-RateLimit-Remaining', remaining)
+    if (allowed) return next()
+    res.setHeader('Retry-After', Math.ceil(retryAfterMs / 1000))
+    res.status(429).end()
+  }
+}
+
+const limiters: Record<VariantName, () => RequestHandler | undefined> = {
+  bare: () => undefined,
+  naive,
+  // Its defaults: X-RateLimit-* and the current RateLimit/RateLimit-Policy fields.
+  tollgate: () => rateLimit(TOLLGATE_RULES),
+  // What express-rate-limit sends: the same, with a partition key in the RateLimit fields.
+  'tollgate, same headers': () => rateLimit(TOLLGATE_RULES, { partitionKey: true }),
+  // Every header it has: draft-8 RateLimit fields (with its partition key) and X-RateLimit-*.
+  peer: () =>
+    expressRateLimit({
+      windowMs: WINDOW_MS,
+      limit: LIMIT,
+      standardHeaders: 'draft-8',
+      legacyHeaders: true,
+    }),
+}
+
+/** The app, as a Node request listener (for light-my-request or `http.createServer`). */
+export function expressApp(variant: VariantName) {
+  const app = express()
+  const limiter = limiters[variant]()
+  if (limiter !== undefined) app.use(limiter)
+  app.get('/', (_req, res) => {
+    res.end('ok')
+  })
+  return app
+}
+
+export function expressSender(variant: VariantName) {
+  const app = expressApp(variant)
+  return () => inject(app, { method: 'GET', url: '/' })
+}

@@ -1,0 +1,59 @@
+import { rateLimit } from '@tollgate/hono'
+import { Hono, type MiddlewareHandler } from 'hono'
+import { rateLimiter } from 'hono-rate-limiter'
+import { LIMIT, TOLLGATE_RULES, type VariantName, WINDOW_MS } from '../config.js'
+import { naiveTokenBucket } from '../naive.js'
+
+export const PEER = 'hono-rate-limiter'
+
+/**
+ * `app.request()` has no socket, so every limiter is told the same client address, the way
+ * `getConnInfo` would on a real runtime.
+ */
+const CLIENT = '127.0.0.1'
+const getConnInfo = () => ({ remote: { address: CLIENT } })
+
+function naive(): MiddlewareHandler {
+  const take = naiveTokenBucket(LIMIT, LIMIT / 60)
+  return async (c, next) => {
+    const { allowed, remaining, retryAfterMs } = take(CLIENT)
+    c.header('X-RateLimit-Remaining', String(remaining))
+    if (!allowed) {
+      c.header('Retry-After', String(Math.ceil(retryAfterMs / 1000)))
+      return c.body(null, 429)
+    }
+    await next()
+    return undefined
+  }
+}
+
+const limiters: Record<VariantName, () => MiddlewareHandler | undefined> = {
+  bare: () => undefined,
+  naive,
+  // Its defaults: X-RateLimit-* and the current RateLimit/RateLimit-Policy fields.
+  tollgate: () => rateLimit(TOLLGATE_RULES, { getConnInfo }),
+  // What hono-rate-limiter sends: draft-7 RateLimit and RateLimit-Policy only.
+  'tollgate, same headers': () =>
+    rateLimit(TOLLGATE_RULES, { getConnInfo, standardHeaders: 'draft-7', legacyHeaders: false }),
+  // Every header it has: draft-7 RateLimit fields (it sends no X-RateLimit-*).
+  peer: () =>
+    rateLimiter({
+      windowMs: WINDOW_MS,
+      limit: LIMIT,
+      standardHeaders: 'draft-7',
+      keyGenerator: () => CLIENT,
+    }),
+}
+
+export function honoApp(variant: VariantName): Hono {
+  const app = new Hono()
+  const limiter = limiters[variant]()
+  if (limiter !== undefined) app.use(limiter)
+  app.get('/', (c) => c.text('ok'))
+  return app
+}
+
+export function honoSender(variant: VariantName) {
+  const app = honoApp(variant)
+  return () => app.request('/')
+}

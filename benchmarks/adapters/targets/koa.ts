@@ -1,0 +1,53 @@
+import { rateLimit } from '@tollgate/koa'
+import Koa, { type Middleware } from 'koa'
+import koaRateLimit from 'koa-ratelimit'
+import { inject } from 'light-my-request'
+import { LIMIT, TOLLGATE_RULES, type VariantName, WINDOW_MS } from '../config.js'
+import { naiveTokenBucket } from '../naive.js'
+
+export const PEER = 'koa-ratelimit'
+
+function naive(): Middleware {
+  const take = naiveTokenBucket(LIMIT, LIMIT / 60)
+  return (ctx, next) => {
+    const { allowed, remaining, retryAfterMs } = take(ctx.req.socket.remoteAddress ?? '')
+    ctx.set('X-RateLimit-Remaining', String(remaining))
+    if (allowed) return next()
+    ctx.set('Retry-After', String(Math.ceil(retryAfterMs / 1000)))
+    ctx.status = 429
+    return undefined
+  }
+}
+
+const limiters: Record<VariantName, () => Middleware | undefined> = {
+  bare: () => undefined,
+  naive,
+  // Its defaults: X-RateLimit-* and the current RateLimit/RateLimit-Policy fields.
+  tollgate: () => rateLimit(TOLLGATE_RULES),
+  // What koa-ratelimit sends: X-RateLimit-* only.
+  'tollgate, same headers': () => rateLimit(TOLLGATE_RULES, { standardHeaders: false }),
+  // Its memory driver, keyed by IP; it always sends X-RateLimit-Limit/-Remaining/-Reset.
+  peer: () =>
+    koaRateLimit({
+      driver: 'memory',
+      db: new Map(),
+      duration: WINDOW_MS,
+      max: LIMIT,
+      id: (ctx) => ctx.ip,
+    }),
+}
+
+export function koaApp(variant: VariantName) {
+  const app = new Koa()
+  const limiter = limiters[variant]()
+  if (limiter !== undefined) app.use(limiter)
+  app.use((ctx) => {
+    ctx.body = 'ok'
+  })
+  return app.callback()
+}
+
+export function koaSender(variant: VariantName) {
+  const handler = koaApp(variant)
+  return () => inject(handler, { method: 'GET', url: '/' })
+}
