@@ -1,3 +1,4 @@
+import { memoryStore, type Store } from '@tollgate/express'
 import { manualClock } from '@tollgate/test-utils'
 import { afterAll, describe, expect, it } from 'vitest'
 import { type Exchange, normalise } from './exchange.js'
@@ -11,7 +12,30 @@ type Run = {
   readonly appErrors: unknown[]
 }
 
-async function run(scenario: Scenario, target: (typeof TARGETS)[number]): Promise<Run> {
+/**
+ * The memory store answers synchronously, which keeps every adapter on its fast path; the same
+ * store behind promises (as a remote store answers) takes every adapter down its asynchronous
+ * path. Both must give the same answers.
+ */
+const STORES: ReadonlyArray<readonly [string, (() => Store) | undefined]> = [
+  ['memory store', undefined],
+  [
+    'asynchronous store',
+    () => {
+      const inner = memoryStore()
+      return {
+        consume: async (charges, now) => inner.consume(charges, now),
+        refund: async (charges, chargedAt, now) => inner.refund(charges, chargedAt, now),
+      }
+    },
+  ],
+]
+
+async function run(
+  scenario: Scenario,
+  target: (typeof TARGETS)[number],
+  defaultStore: (() => Store) | undefined,
+): Promise<Run> {
   const clock = manualClock(T0)
   const warnings: string[] = []
   const appErrors: unknown[] = []
@@ -22,7 +46,9 @@ async function run(scenario: Scenario, target: (typeof TARGETS)[number]): Promis
     options: {
       ...scenario.options,
       clock,
-      ...(scenario.store === undefined ? {} : { store: scenario.store() }),
+      ...((scenario.store ?? defaultStore) === undefined
+        ? {}
+        : { store: (scenario.store ?? defaultStore)!() }),
       logger: { warn: (message) => warnings.push(message) },
     },
     clock,
@@ -68,26 +94,31 @@ function check(exchange: Exchange, expected: Expect, where: string): void {
 }
 
 describe.each(SCENARIOS)('$name', (scenario) => {
-  const runs = new Map<string, Run>()
+  describe.each(scenario.store === undefined ? STORES : STORES.slice(0, 1))(
+    '%s',
+    (_store, store) => {
+      const runs = new Map<string, Run>()
 
-  it.each(TARGETS)('$name', async (target) => {
-    const result = await run(scenario, target)
-    runs.set(target.name, result)
-    expect(result.appErrors).toEqual([])
-    expect(result.shadowDenied).toBe(scenario.shadowDenied ?? 0)
-    for (const code of scenario.warnings ?? []) {
-      expect(result.warnings.filter((message) => message.includes(code))).toHaveLength(1)
-    }
-  })
+      it.each(TARGETS)('$name', async (target) => {
+        const result = await run(scenario, target, store)
+        runs.set(target.name, result)
+        expect(result.appErrors).toEqual([])
+        expect(result.shadowDenied).toBe(scenario.shadowDenied ?? 0)
+        for (const code of scenario.warnings ?? []) {
+          expect(result.warnings.filter((message) => message.includes(code))).toHaveLength(1)
+        }
+      })
 
-  it('every adapter answers with the same statuses, headers and bodies', () => {
-    expect(runs.size).toBe(TARGETS.length)
-    const [first, ...others] = [...runs.entries()]
-    for (const [name, other] of others) {
-      expect(other.exchanges, `${name} vs ${first![0]}`).toEqual(first![1].exchanges)
-      expect(other.warnings, `${name} vs ${first![0]}`).toEqual(first![1].warnings)
-    }
-  })
+      it('every adapter answers with the same statuses, headers and bodies', () => {
+        expect(runs.size).toBe(TARGETS.length)
+        const [first, ...others] = [...runs.entries()]
+        for (const [name, other] of others) {
+          expect(other.exchanges, `${name} vs ${first![0]}`).toEqual(first![1].exchanges)
+          expect(other.warnings, `${name} vs ${first![0]}`).toEqual(first![1].warnings)
+        }
+      })
 
-  afterAll(() => runs.clear())
+      afterAll(() => runs.clear())
+    },
+  )
 })
