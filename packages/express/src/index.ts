@@ -1,6 +1,12 @@
 import type { Limiter, LimitResponse, MaybePromise, RuleConfig, Verdict } from '@tollgate/core'
 import type { NextFunction, Request, RequestHandler, Response } from 'express'
-import { type CoreOptions, createTollgate, type RefundWhen, refundPredicate } from './options.js'
+import {
+  type CoreOptions,
+  checkHooks,
+  createTollgate,
+  type RefundWhen,
+  refundPredicate,
+} from './options.js'
 import { defaultUser, type RequestReaders, requestFacts, type UserId } from './request.js'
 
 export * from '@tollgate/core'
@@ -40,6 +46,7 @@ export function rateLimit(
   rules: readonly RuleConfig[] | Limiter,
   options: ExpressRateLimitOptions = {},
 ): RequestHandler {
+  checkHooks(options, ['skip', 'user', 'plan', 'identities', 'onLimited', 'onShadowDenied'])
   const { limiter, identities, responder } = createTollgate(rules, options)
   const read: RequestReaders = {
     user: options.user ?? defaultUser,
@@ -58,8 +65,8 @@ export function rateLimit(
     next: NextFunction,
   ) {
     for (const [name, value] of response.headers) {
-      // Content-Type is single-valued; every other field is appended to what the app set.
-      if (name === 'Content-Type') res.setHeader(name, value)
+      // Appended to what the app set, if anything; Content-Type is single-valued.
+      if (name === 'Content-Type' || res.getHeader(name) === undefined) res.setHeader(name, value)
       else res.appendHeader(name, value)
     }
     if (!response.allowed) return onLimited(req, res, next, response, verdict)

@@ -2,7 +2,13 @@ import type { Limiter, LimitResponse, MaybePromise, RuleConfig, Verdict } from '
 import type { Context, MiddlewareHandler } from 'hono'
 import type { GetConnInfo } from 'hono/conninfo'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
-import { type CoreOptions, createTollgate, type RefundWhen, refundPredicate } from './options.js'
+import {
+  type CoreOptions,
+  checkHooks,
+  createTollgate,
+  type RefundWhen,
+  refundPredicate,
+} from './options.js'
 import {
   addressFrom,
   defaultAddress,
@@ -54,6 +60,15 @@ export function rateLimit(
   rules: readonly RuleConfig[] | Limiter,
   options: HonoRateLimitOptions = {},
 ): MiddlewareHandler {
+  checkHooks(options, [
+    'getConnInfo',
+    'skip',
+    'user',
+    'plan',
+    'identities',
+    'onLimited',
+    'onShadowDenied',
+  ])
   const { limiter, identities, responder } = createTollgate(rules, options)
   const read: RequestReaders = {
     user: options.user ?? defaultUser,
@@ -66,39 +81,42 @@ export function rateLimit(
     options.onLimited ?? ((c, denial) => c.body(denial.body, denial.status as ContentfulStatusCode))
   const refundIf = refundPredicate(options.refund)
 
-  async function respond(c: Context): Promise<[LimitResponse, Verdict | undefined]> {
-    try {
-      const decided = limiter.decide(requestFacts(c, identities, read))
-      const verdict = isPromise(decided) ? await decided : decided
-      if (onShadowDenied !== undefined && verdict.shadowDenied.length > 0)
-        onShadowDenied(verdict, c)
-      const response = responder.usesPartitionKeys
-        ? await responder.respondAsync(verdict, verdict.at)
-        : responder.respond(verdict, verdict.at)
-      return [response, verdict]
-    } catch (error) {
-      // A store failure is already a verdict (fail-open or fail-closed); what reaches here is
-      // an error the client must hear about (a cost that can never fit: 400), or a bug for Hono.
-      const response = responder.respondToError(error)
-      if (response === undefined) throw error
-      return [response, undefined]
+  async function respondToError(c: Context, error: unknown): Promise<Response> {
+    // A store failure is already a verdict (fail-open or fail-closed); what reaches here is
+    // an error the client must hear about (a cost that can never fit: 400), or a bug for Hono.
+    const response = responder.respondToError(error)
+    if (response === undefined || response.allowed) throw error
+    return deny(c, response, undefined)
+  }
+
+  function deny(c: Context, denial: Denial, verdict: Verdict | undefined) {
+    for (const [name, value] of denial.headers) {
+      c.header(name, value, name === 'Content-Type' ? undefined : { append: true })
     }
+    return onLimited(c, denial, verdict)
   }
 
   return async function tollgate(c, next) {
     if (skip?.(c)) return next()
-    const [response, verdict] = await respond(c)
-    if (!response.allowed) {
-      for (const [name, value] of response.headers) {
-        c.header(name, value, name === 'Content-Type' ? undefined : { append: true })
-      }
-      return onLimited(c, response, verdict)
+    let verdict: Verdict
+    let response: LimitResponse
+    try {
+      const decided = limiter.decide(requestFacts(c, identities, read))
+      verdict = isPromise(decided) ? await decided : decided
+      if (onShadowDenied !== undefined && verdict.shadowDenied.length > 0)
+        onShadowDenied(verdict, c)
+      response = responder.usesPartitionKeys
+        ? await responder.respondAsync(verdict, verdict.at)
+        : responder.respond(verdict, verdict.at)
+    } catch (error) {
+      return respondToError(c, error)
     }
+    if (!response.allowed) return deny(c, response, verdict)
     await next()
     // Added to the finished response, so that handlers returning a `Response` of their own
     // (which drops headers set earlier with `c.header`) carry them as well.
     appendHeaders(c, response.headers)
-    if (verdict !== undefined && refundIf?.(c.res.status, c)) refund(c, limiter, verdict)
+    if (refundIf?.(c.res.status, c)) refund(c, limiter, verdict)
   }
 }
 

@@ -6,8 +6,14 @@ import type {
   RuleConfig,
   Verdict,
 } from '@tollgate/core'
-import type { Context, Middleware } from 'koa'
-import { type CoreOptions, createTollgate, type RefundWhen, refundPredicate } from './options.js'
+import type { Context, Middleware, Next } from 'koa'
+import {
+  type CoreOptions,
+  checkHooks,
+  createTollgate,
+  type RefundWhen,
+  refundPredicate,
+} from './options.js'
 import { defaultUser, type RequestReaders, requestFacts, type UserId } from './request.js'
 
 export * from '@tollgate/core'
@@ -45,6 +51,7 @@ export function rateLimit(
   rules: readonly RuleConfig[] | Limiter,
   options: KoaRateLimitOptions = {},
 ): Middleware {
+  checkHooks(options, ['skip', 'user', 'plan', 'identities', 'onLimited', 'onShadowDenied'])
   const { limiter, identities, responder } = createTollgate(rules, options)
   const read: RequestReaders = {
     user: options.user ?? defaultUser,
@@ -55,43 +62,58 @@ export function rateLimit(
   const onLimited = options.onLimited ?? sendDenial
   const refundIf = refundPredicate(options.refund)
 
-  async function respond(ctx: Context): Promise<[LimitResponse, Verdict | undefined]> {
-    try {
-      const decided = limiter.decide(requestFacts(ctx, identities, read))
-      const verdict = isPromise(decided) ? await decided : decided
-      if (onShadowDenied !== undefined && verdict.shadowDenied.length > 0) {
-        onShadowDenied(verdict, ctx)
-      }
-      const response = responder.usesPartitionKeys
-        ? await responder.respondAsync(verdict, verdict.at)
-        : responder.respond(verdict, verdict.at)
-      return [response, verdict]
-    } catch (error) {
-      // A store failure is already a verdict (fail-open or fail-closed); what reaches here is
-      // an error the client must hear about (a cost that can never fit: 400), or a bug for Koa.
-      const response = responder.respondToError(error)
-      if (response === undefined) throw error
-      return [response, undefined]
-    }
+  // Sync until it must wait: with the memory store, no promise is made here for the limiter.
+  function decided(ctx: Context, next: Next, verdict: Verdict): Promise<void> | void {
+    if (onShadowDenied !== undefined && verdict.shadowDenied.length > 0)
+      onShadowDenied(verdict, ctx)
+    if (!responder.usesPartitionKeys)
+      return apply(ctx, next, responder.respond(verdict, verdict.at), verdict)
+    return responder
+      .respondAsync(verdict, verdict.at)
+      .then((response) => apply(ctx, next, response, verdict))
   }
 
-  return async function tollgate(ctx, next) {
-    if (skip?.(ctx)) return next()
-    const [response, verdict] = await respond(ctx)
+  // A store failure is already a verdict (fail-open or fail-closed); what reaches here is an
+  // error the client must hear about (a cost that can never fit: 400), or a bug for Koa.
+  function failed(ctx: Context, next: Next, error: unknown): Promise<void> | void {
+    const response = responder.respondToError(error)
+    if (response === undefined) throw error
+    return apply(ctx, next, response, undefined)
+  }
+
+  function apply(ctx: Context, next: Next, response: LimitResponse, verdict: Verdict | undefined) {
+    const res = ctx.res
     for (const [name, value] of response.headers) {
-      // Content-Type is single-valued; every other field is appended to what the app set.
-      if (name === 'Content-Type') ctx.set(name, value)
+      // Appended to what the app set, if anything; Content-Type is single-valued.
+      if (name === 'Content-Type' || res.getHeader(name) === undefined) res.setHeader(name, value)
       else ctx.append(name, value)
     }
     if (!response.allowed) return onLimited(ctx, response, verdict)
+    return next().then(
+      () => {
+        if (verdict !== undefined && refundIf?.(ctx.status, ctx)) refund(limiter, verdict)
+      },
+      (error: unknown) => {
+        keepHeadersOnError(error, response.headers)
+        if (verdict !== undefined && refundIf?.(statusOfError(error), ctx)) refund(limiter, verdict)
+        throw error
+      },
+    )
+  }
+
+  return function tollgate(ctx, next) {
+    if (skip?.(ctx)) return next()
+    let verdict: MaybePromise<Verdict>
     try {
-      await next()
+      verdict = limiter.decide(requestFacts(ctx, identities, read))
     } catch (error) {
-      keepHeadersOnError(error, response.headers)
-      if (verdict !== undefined && refundIf?.(statusOfError(error), ctx)) refund(limiter, verdict)
-      throw error
+      return failed(ctx, next, error)
     }
-    if (verdict !== undefined && refundIf?.(ctx.status, ctx)) refund(limiter, verdict)
+    if (!isPromise(verdict)) return decided(ctx, next, verdict)
+    return verdict.then(
+      (settled) => decided(ctx, next, settled),
+      (error: unknown) => failed(ctx, next, error),
+    )
   }
 }
 

@@ -7,6 +7,7 @@ import {
   type Limiter,
   type LimiterOptions,
   type Logger,
+  RateLimitError,
   type Responder,
   type ResponderOptions,
   type RuleConfig,
@@ -69,9 +70,24 @@ export function refundPredicate<Req>(
   if (when === undefined || typeof when === 'function') return when
   if (when === 'failed') return (status) => status >= 400
   if (when === 'succeeded') return (status) => status < 400
-  throw new TypeError(
-    `[tollgate] refund: expected 'failed', 'succeeded' or a function, got ${JSON.stringify(when)}`,
+  throw invalidOption(
+    'refund',
+    `expected 'failed', 'succeeded' or a function, got ${JSON.stringify(when)}`,
   )
+}
+
+/** Hooks given as anything but a function are refused at start-up, not on the first request. */
+export function checkHooks(options: object, names: readonly string[]): void {
+  for (const name of names) {
+    const value = (options as Record<string, unknown>)[name]
+    if (value !== undefined && typeof value !== 'function') {
+      throw invalidOption(name, `expected a function, got ${typeof value}`)
+    }
+  }
+}
+
+function invalidOption(field: string, message: string): RateLimitError {
+  return new RateLimitError('ERR_RL_INVALID_RULE', `${field}: ${message}`, { field })
 }
 
 function isLimiter(value: readonly RuleConfig[] | Limiter): value is Limiter {

@@ -1,0 +1,111 @@
+import { memoryStore, type RuleConfig, type Store } from '@tollgate/core'
+import { manualClock } from '@tollgate/test-utils'
+import { Hono } from 'hono'
+import { describe, expect, it } from 'vitest'
+import { type HonoRateLimitOptions, rateLimit } from './index.js'
+
+const perIp = (burst: number): RuleConfig[] => [
+  { id: 'per-ip', match: { identity: 'ip' }, algorithm: 'token_bucket', rate: 1, burst },
+]
+const clock = () => manualClock(Date.UTC(2026, 0, 1))
+const connInfo = () => ({ remote: { address: '203.0.113.7' } })
+
+function app(options: HonoRateLimitOptions, burst = 2): Hono {
+  const hono = new Hono()
+  hono.use(rateLimit(perIp(burst), { clock: clock(), ...options }))
+  return hono
+}
+
+describe('@tollgate/hono', () => {
+  it('adds the headers to a Response the handler built itself, immutable ones included', async () => {
+    const hono = app({ getConnInfo: connInfo })
+    hono.get('/own', () => new Response('own', { headers: { 'x-own': '1' } }))
+    // Response.redirect() has immutable headers.
+    hono.get('/away', () => Response.redirect('https://shiplane.test/elsewhere', 302))
+    const own = await hono.request('/own')
+    expect(own.headers.get('x-own')).toBe('1')
+    expect(own.headers.get('x-ratelimit-remaining')).toBe('1')
+    const away = await hono.request('/away')
+    expect(away.status).toBe(302)
+    expect(away.headers.get('location')).toBe('https://shiplane.test/elsewhere')
+    expect(away.headers.get('x-ratelimit-remaining')).toBe('0')
+  })
+
+  it('finds the client address on Node, Bun and Deno without being told', async () => {
+    const hono = app({}, 1)
+    hono.get('*', (c) => c.text('ok'))
+    const envs = {
+      node: { incoming: { socket: { remoteAddress: '::ffff:192.0.2.1' } } },
+      bun: { requestIP: () => ({ address: '192.0.2.2' }) },
+      deno: { remoteAddr: { hostname: '192.0.2.3' } },
+    }
+    for (const env of Object.values(envs)) {
+      expect((await hono.request('/', {}, env)).status).toBe(200)
+      expect((await hono.request('/', {}, env)).status).toBe(429)
+    }
+  })
+
+  it('does not believe CF-Connecting-IP outside Cloudflare (no request.cf): one shared bucket', async () => {
+    const warnings: string[] = []
+    const hono = app({ logger: { warn: (message) => warnings.push(message) } })
+    hono.get('*', (c) => c.text('ok'))
+    const statuses = []
+    for (const ip of ['198.51.100.1', '198.51.100.2', '198.51.100.3']) {
+      statuses.push((await hono.request('/', { headers: { 'cf-connecting-ip': ip } })).status)
+    }
+    expect(statuses).toEqual([200, 200, 429])
+    expect(warnings.filter((w) => w.includes('WARN_CLIENT_ADDRESS_UNKNOWN'))).toHaveLength(1)
+  })
+
+  it('hands an asynchronous refund to executionCtx.waitUntil, so it outlives the response', async () => {
+    const inner = memoryStore()
+    const store: Store = {
+      consume: async (charges, now) => inner.consume(charges, now),
+      refund: async (charges, chargedAt, now) => inner.refund(charges, chargedAt, now),
+    }
+    const hono = app({ getConnInfo: connInfo, store, refund: 'failed' }, 1)
+    hono.get('/fail', (c) => c.text('failed', 500))
+    const waited: Promise<unknown>[] = []
+    const executionCtx = {
+      waitUntil: (promise: Promise<unknown>) => waited.push(promise),
+      passThroughOnException: () => {},
+      props: {},
+    }
+    for (let i = 0; i < 3; i++) {
+      const res = await hono.fetch(new Request('http://x/fail'), {}, executionCtx)
+      expect(res.status).toBe(500)
+      await Promise.all(waited)
+    }
+    expect(waited).toHaveLength(3)
+  })
+
+  it('keeps the headers on the error response and refunds it', async () => {
+    const hono = app({ getConnInfo: connInfo, refund: 'failed' }, 1)
+    hono.get('/boom', () => {
+      throw new Error('boom')
+    })
+    for (let i = 0; i < 2; i++) {
+      const res = await hono.request('/boom')
+      expect(res.status).toBe(500)
+      expect(res.headers.get('x-ratelimit-remaining')).toBe('0')
+    }
+  })
+
+  it('lets the app answer denials itself, with the headers already set', async () => {
+    const hono = app(
+      {
+        getConnInfo: connInfo,
+        onLimited: (c, denial) =>
+          c.json({ error: 'slow down', retryAfter: denial.problem.retryAfter }, 429),
+      },
+      1,
+    )
+    hono.get('*', (c) => c.text('ok'))
+    await hono.request('/')
+    const res = await hono.request('/')
+    expect(res.status).toBe(429)
+    expect(await res.json()).toEqual({ error: 'slow down', retryAfter: 1 })
+    expect(res.headers.get('retry-after')).toBe('1')
+    expect(res.headers.get('content-type')).toBe('application/json')
+  })
+})

@@ -1,0 +1,115 @@
+import type { RuleConfig } from '@tollgate/core'
+import { manualClock } from '@tollgate/test-utils'
+import Koa from 'koa'
+import request from 'supertest'
+import { describe, expect, it } from 'vitest'
+import { rateLimit } from './index.js'
+
+const perIp = (burst: number): RuleConfig[] => [
+  { id: 'per-ip', match: { identity: 'ip' }, algorithm: 'token_bucket', rate: 1, burst },
+]
+const clock = () => manualClock(Date.UTC(2026, 0, 1))
+
+describe('@tollgate/koa', () => {
+  it('keeps the rate-limit headers on a thrown error, which Koa would otherwise drop, and refunds it', async () => {
+    const app = new Koa()
+    app.silent = true
+    app.use(rateLimit(perIp(2), { clock: clock(), refund: 'failed' }))
+    app.use(() => {
+      throw Object.assign(new Error('gone'), { status: 410, headers: { 'x-app': 'kept' } })
+    })
+    const server = app.listen(0)
+    try {
+      for (let i = 0; i < 3; i++) {
+        const res = await request(server).get('/')
+        expect(res.status).toBe(410)
+        expect(res.headers).toMatchObject({
+          'x-ratelimit-remaining': '1',
+          ratelimit: '"per-ip";r=1;t=1',
+          'x-app': 'kept',
+        })
+      }
+    } finally {
+      server.close()
+    }
+  })
+
+  it('counts a request Koa answers 404 (nothing set a body) as failed', async () => {
+    const app = new Koa()
+    app.use(rateLimit(perIp(1), { clock: clock(), refund: 'failed' }))
+    const server = app.listen(0)
+    try {
+      for (let i = 0; i < 2; i++) expect((await request(server).get('/nothing')).status).toBe(404)
+    } finally {
+      server.close()
+    }
+  })
+
+  it('lets the app answer denials itself, with the headers already set', async () => {
+    const app = new Koa()
+    app.use(
+      rateLimit(perIp(1), {
+        clock: clock(),
+        onLimited: (ctx, denial) => {
+          ctx.status = 503
+          ctx.body = { error: 'busy', retryAfter: denial.problem.retryAfter }
+        },
+      }),
+    )
+    app.use((ctx) => {
+      ctx.body = 'ok'
+    })
+    const server = app.listen(0)
+    try {
+      await request(server).get('/')
+      const res = await request(server).get('/')
+      expect(res.status).toBe(503)
+      expect(res.body).toEqual({ error: 'busy', retryAfter: 1 })
+      expect(res.headers['retry-after']).toBe('1')
+    } finally {
+      server.close()
+    }
+  })
+
+  it('reads the user from ctx.state.user, and the path before koa-style mounting rewrites it', async () => {
+    const app = new Koa()
+    app.use((ctx, next) => {
+      Object.assign(ctx.state, { user: { id: 42 } })
+      // What koa-mount does to a request for /v1/labels:batch mounted at /v1.
+      ctx.path = '/labels:batch'
+      return next()
+    })
+    const rules: RuleConfig[] = [
+      {
+        id: 'per-user-batch',
+        match: { route: 'POST /v1/labels:batch', identity: 'user' },
+        algorithm: 'token_bucket',
+        rate: 1,
+        burst: 3,
+        onMissingIdentity: 'deny',
+      },
+    ]
+    app.use(rateLimit(rules, { clock: clock() }))
+    app.use((ctx) => {
+      ctx.body = 'ok'
+    })
+    const res = await request(app.callback()).post('/v1/labels:batch?dry=1')
+    expect(res.status).toBe(200)
+    expect(res.headers['x-ratelimit-remaining']).toBe('2')
+  })
+
+  it('rethrows errors that are not the client’s to hear about', async () => {
+    const app = new Koa()
+    const errors: unknown[] = []
+    app.on('error', (error) => errors.push(error))
+    app.use(
+      rateLimit(perIp(1), {
+        plan: () => {
+          throw new Error('plan lookup failed')
+        },
+      }),
+    )
+    expect((await request(app.callback()).get('/')).status).toBe(500)
+    expect(errors).toEqual([expect.objectContaining({ message: 'plan lookup failed' })])
+  })
+})
