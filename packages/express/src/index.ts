@@ -4,17 +4,18 @@ import {
   type CoreOptions,
   checkHooks,
   createTollgate,
+  isPromise,
   type RefundWhen,
   refundPredicate,
+  refundQuietly,
 } from './options.js'
 import { defaultUser, type RequestReaders, requestFacts, type UserId } from './request.js'
+import { type Denial, sendDenial, setHeaders } from './response.js'
 
 export * from '@tollgate/core'
 export type { CoreOptions, RefundWhen } from './options.js'
 export type { UserId } from './request.js'
-
-/** A denial, as the responder built it: status, headers (already on `res`) and problem body. */
-export type Denial = Extract<LimitResponse, { allowed: false }>
+export type { Denial } from './response.js'
 
 export type ExpressRateLimitOptions = CoreOptions & {
   /** Requests for which this returns true are not counted or limited at all (health checks…). */
@@ -64,15 +65,11 @@ export function rateLimit(
     res: Response,
     next: NextFunction,
   ) {
-    for (const [name, value] of response.headers) {
-      // Appended to what the app set, if anything; Content-Type is single-valued.
-      if (name === 'Content-Type' || res.getHeader(name) === undefined) res.setHeader(name, value)
-      else res.appendHeader(name, value)
-    }
+    setHeaders(res, response.headers)
     if (!response.allowed) return onLimited(req, res, next, response, verdict)
     if (refundIf !== undefined && verdict !== undefined) {
       res.once('finish', () => {
-        if (refundIf(res.statusCode, req)) refund(limiter, verdict)
+        if (refundIf(res.statusCode, req)) refundQuietly(limiter, verdict)
       })
     }
     next()
@@ -117,24 +114,4 @@ export function rateLimit(
       )
       .catch(next)
   }
-}
-
-function sendDenial(_req: Request, res: Response, _next: NextFunction, denial: Denial): void {
-  res.statusCode = denial.status
-  res.end(denial.body)
-}
-
-/**
- * Runs after the response is sent, so nothing may escape: the limiter reports store failures
- * itself (`onError`), and has nothing else to throw for a verdict it made.
- */
-function refund(limiter: Limiter, verdict: Verdict): void {
-  try {
-    const done = limiter.refund(verdict)
-    if (isPromise(done)) done.then(undefined, () => {})
-  } catch {}
-}
-
-function isPromise<T>(value: MaybePromise<T>): value is Promise<T> {
-  return typeof (value as { then?: unknown } | undefined)?.then === 'function'
 }

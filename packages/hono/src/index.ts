@@ -1,4 +1,4 @@
-import type { Limiter, LimitResponse, MaybePromise, RuleConfig, Verdict } from '@tollgate/core'
+import type { Limiter, LimitResponse, RuleConfig, Verdict } from '@tollgate/core'
 import type { Context, MiddlewareHandler } from 'hono'
 import type { GetConnInfo } from 'hono/conninfo'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
@@ -6,8 +6,10 @@ import {
   type CoreOptions,
   checkHooks,
   createTollgate,
+  isPromise,
   type RefundWhen,
   refundPredicate,
+  refundQuietly,
 } from './options.js'
 import {
   addressFrom,
@@ -17,13 +19,12 @@ import {
   requestFacts,
   type UserId,
 } from './request.js'
+import { appendHeaders, type Denial, waitUntil } from './response.js'
 
 export * from '@tollgate/core'
 export type { CoreOptions, RefundWhen } from './options.js'
 export type { UserId } from './request.js'
-
-/** A denial, as the responder built it: status, headers and problem body. */
-export type Denial = Extract<LimitResponse, { allowed: false }>
+export type { Denial } from './response.js'
 
 export type HonoRateLimitOptions = CoreOptions & {
   /**
@@ -116,38 +117,6 @@ export function rateLimit(
     // Added to the finished response, so that handlers returning a `Response` of their own
     // (which drops headers set earlier with `c.header`) carry them as well.
     appendHeaders(c, response.headers)
-    if (refundIf?.(c.res.status, c)) refund(c, limiter, verdict)
+    if (refundIf?.(c.res.status, c)) waitUntil(c, refundQuietly(limiter, verdict))
   }
-}
-
-function appendHeaders(c: Context, headers: LimitResponse['headers']): void {
-  if (headers.length === 0) return
-  let target = c.res.headers
-  try {
-    target.append(headers[0]![0], headers[0]![1])
-  } catch {
-    // An immutable response (straight from `fetch`): answer with a mutable copy.
-    c.res = new Response(c.res.body, c.res)
-    target = c.res.headers
-    target.append(headers[0]![0], headers[0]![1])
-  }
-  for (let i = 1; i < headers.length; i++) target.append(headers[i]![0], headers[i]![1])
-}
-
-/** After the response: on Workers the refund outlives it through `waitUntil`. */
-function refund(c: Context, limiter: Limiter, verdict: Verdict): void {
-  try {
-    const done = limiter.refund(verdict)
-    if (!isPromise(done)) return
-    const settled = done.then(undefined, () => {})
-    try {
-      c.executionCtx.waitUntil(settled)
-    } catch {
-      // No execution context (Node, Bun, Deno): the promise settles on its own.
-    }
-  } catch {}
-}
-
-function isPromise<T>(value: MaybePromise<T>): value is Promise<T> {
-  return typeof (value as { then?: unknown } | undefined)?.then === 'function'
 }

@@ -7,10 +7,12 @@ import {
   type Limiter,
   type LimiterOptions,
   type Logger,
+  type MaybePromise,
   RateLimitError,
   type Responder,
   type ResponderOptions,
   type RuleConfig,
+  type Verdict,
 } from '@tollgate/core'
 
 /**
@@ -92,4 +94,22 @@ function invalidOption(field: string, message: string): RateLimitError {
 
 function isLimiter(value: readonly RuleConfig[] | Limiter): value is Limiter {
   return !Array.isArray(value) && typeof (value as Limiter).decide === 'function'
+}
+
+/**
+ * Gives an admitted request's charge back once its response is known. Nothing may escape from
+ * there: the limiter reports store failures itself (`onError`), and has nothing else to throw
+ * for a verdict it made. Returns the pending refund of an asynchronous store, if any.
+ */
+export function refundQuietly(limiter: Limiter, verdict: Verdict): Promise<void> | undefined {
+  try {
+    const done = limiter.refund(verdict)
+    return isPromise(done) ? done.then(undefined, () => {}) : undefined
+  } catch {
+    return undefined
+  }
+}
+
+export function isPromise<T>(value: MaybePromise<T>): value is Promise<T> {
+  return typeof (value as { then?: unknown } | undefined)?.then === 'function'
 }

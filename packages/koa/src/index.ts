@@ -1,27 +1,27 @@
-import type {
-  HeaderEntries,
-  Limiter,
-  LimitResponse,
-  MaybePromise,
-  RuleConfig,
-  Verdict,
-} from '@tollgate/core'
+import type { Limiter, LimitResponse, MaybePromise, RuleConfig, Verdict } from '@tollgate/core'
 import type { Context, Middleware, Next } from 'koa'
 import {
   type CoreOptions,
   checkHooks,
   createTollgate,
+  isPromise,
   type RefundWhen,
   refundPredicate,
+  refundQuietly,
 } from './options.js'
 import { defaultUser, type RequestReaders, requestFacts, type UserId } from './request.js'
+import {
+  type Denial,
+  keepHeadersOnError,
+  sendDenial,
+  setHeaders,
+  statusOfError,
+} from './response.js'
 
 export * from '@tollgate/core'
 export type { CoreOptions, RefundWhen } from './options.js'
 export type { UserId } from './request.js'
-
-/** A denial, as the responder built it: status, headers (already on `ctx`) and problem body. */
-export type Denial = Extract<LimitResponse, { allowed: false }>
+export type { Denial } from './response.js'
 
 export type KoaRateLimitOptions = CoreOptions & {
   /** Requests for which this returns true are not counted or limited at all (health checks…). */
@@ -82,20 +82,16 @@ export function rateLimit(
   }
 
   function apply(ctx: Context, next: Next, response: LimitResponse, verdict: Verdict | undefined) {
-    const res = ctx.res
-    for (const [name, value] of response.headers) {
-      // Appended to what the app set, if anything; Content-Type is single-valued.
-      if (name === 'Content-Type' || res.getHeader(name) === undefined) res.setHeader(name, value)
-      else ctx.append(name, value)
-    }
+    setHeaders(ctx, response.headers)
     if (!response.allowed) return onLimited(ctx, response, verdict)
     return next().then(
       () => {
-        if (verdict !== undefined && refundIf?.(ctx.status, ctx)) refund(limiter, verdict)
+        if (verdict !== undefined && refundIf?.(ctx.status, ctx)) refundQuietly(limiter, verdict)
       },
       (error: unknown) => {
         keepHeadersOnError(error, response.headers)
-        if (verdict !== undefined && refundIf?.(statusOfError(error), ctx)) refund(limiter, verdict)
+        if (verdict !== undefined && refundIf?.(statusOfError(error), ctx))
+          refundQuietly(limiter, verdict)
         throw error
       },
     )
@@ -115,46 +111,4 @@ export function rateLimit(
       (error: unknown) => failed(ctx, next, error),
     )
   }
-}
-
-function sendDenial(ctx: Context, denial: Denial): void {
-  ctx.status = denial.status
-  ctx.body = denial.body
-}
-
-/**
- * Koa's error handler removes every header before answering; it re-applies `error.headers`, so
- * the rate-limit fields are put there to reach the client on a 500 as well.
- */
-function keepHeadersOnError(error: unknown, headers: HeaderEntries): void {
-  if (typeof error !== 'object' || error === null) return
-  const target = error as { headers?: Record<string, string> }
-  const merged: Record<string, string> = {}
-  for (const [name, value] of headers) {
-    if (name === 'Content-Type') continue
-    merged[name] = merged[name] === undefined ? value : `${merged[name]}, ${value}`
-  }
-  target.headers = { ...merged, ...target.headers }
-}
-
-/** The status Koa answers a thrown error with (its `onerror` rules). */
-function statusOfError(error: unknown): number {
-  const { status, statusCode } = (error ?? {}) as { status?: unknown; statusCode?: unknown }
-  const code = typeof status === 'number' ? status : statusCode
-  return typeof code === 'number' && code >= 400 && code <= 599 ? code : 500
-}
-
-/**
- * Runs once the response is decided, so nothing may escape: the limiter reports store failures
- * itself (`onError`), and has nothing else to throw for a verdict it made.
- */
-function refund(limiter: Limiter, verdict: Verdict): void {
-  try {
-    const done = limiter.refund(verdict)
-    if (isPromise(done)) done.then(undefined, () => {})
-  } catch {}
-}
-
-function isPromise<T>(value: MaybePromise<T>): value is Promise<T> {
-  return typeof (value as { then?: unknown } | undefined)?.then === 'function'
 }

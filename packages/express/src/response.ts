@@ -1,0 +1,28 @@
+import type { HeaderEntries, LimitResponse } from '@tollgate/core'
+import type { NextFunction, Request, Response } from 'express'
+
+/** A denial, as the responder built it: status, headers (already on `res`) and problem body. */
+export type Denial = Extract<LimitResponse, { allowed: false }>
+
+/**
+ * Puts the rate-limit fields on the response with Node's own API rather than `res.append`,
+ * which would run Express's Content-Type charset logic. A field the app already set gets the
+ * value appended; Content-Type, single-valued, is replaced.
+ */
+export function setHeaders(res: Response, headers: HeaderEntries): void {
+  for (const [name, value] of headers) {
+    if (name === 'Content-Type' || res.getHeader(name) === undefined) res.setHeader(name, value)
+    else res.appendHeader(name, value)
+  }
+}
+
+/** The default denial: the responder's status and problem+json body, nothing added. */
+export function sendDenial(
+  _req: Request,
+  res: Response,
+  _next: NextFunction,
+  denial: Denial,
+): void {
+  res.statusCode = denial.status
+  res.end(denial.body)
+}
