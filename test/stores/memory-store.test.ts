@@ -79,7 +79,7 @@ const step: fc.Arbitrary<Step> = fc.oneof(
     arbitrary: fc.record({
       kind: fc.constant('consume' as const),
       dt,
-      charges: fc.array(chargeSpec, { minLength: 1, maxLength: 4 }),
+      charges: fc.array(chargeSpec, { minLength: 1, maxLength: 4, size: 'max' }),
     }),
   },
   {
@@ -92,7 +92,7 @@ const step: fc.Arbitrary<Step> = fc.oneof(
       kind: fc.constant('refund' as const),
       dt,
       back: fc.nat(5),
-      charges: fc.array(chargeSpec, { minLength: 1, maxLength: 3 }),
+      charges: fc.array(chargeSpec, { minLength: 1, maxLength: 3, size: 'max' }),
     }),
   },
 )
@@ -158,7 +158,7 @@ function replay(
 }
 
 const rules = fc.array(algorithm, { minLength: 6, maxLength: 6 })
-const trace = fc.array(step, { minLength: 1, maxLength: 120 })
+const trace = fc.array(step, { minLength: 1, maxLength: 150, size: 'max' })
 
 describe('memory store against the reference store', () => {
   it('makes identical decisions on random traces while nothing is evicted', () => {

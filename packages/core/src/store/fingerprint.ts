@@ -16,10 +16,10 @@ import { RateLimitError } from '../errors.js'
  * Arithmetic is exact in doubles: kᵢ < 2^31 and cᵢ + 1 ≤ 2^16, so 64 products sum below 2^53,
  * and one modular reduction per chunk suffices.
  */
-const P = 2147483647
+export const P = 2147483647
 const TWO_POW_31 = 2147483648
 const INVERSE_TWO_POW_31 = 1 / TWO_POW_31
-const CHUNK = 64
+export const CHUNK = 64
 /** Secret layout: [k₀…k₆₃ of the first half, k₀…k₆₃ of the second half, r₁, r₂]. */
 const SECRET_LENGTH = 2 * CHUNK + 2
 
@@ -129,8 +129,11 @@ function randomSecret(): Float64Array {
   return secret
 }
 
-/** A reproducible secret for tests (SplitMix32). Anyone who knows the seed can aim collisions. */
-function seededSecret(seed: number): Float64Array {
+/**
+ * A reproducible secret for tests (SplitMix32). Anyone who knows the seed can aim collisions.
+ * Exported (not from the package) so tests can recompute fingerprints independently.
+ */
+export function seededSecret(seed: number): Float64Array {
   if (!Number.isSafeInteger(seed)) {
     throw new RateLimitError('ERR_RL_INVALID_RULE', `seed must be a whole number, got ${seed}`, {
       field: 'seed',

@@ -24,6 +24,8 @@ const SECOND_BITS = 0x7fffffff
 const TWO_POW_31 = 2147483648
 /** Keys per rule table at most (2^24 − 1). */
 export const MAX_TABLE_KEYS = 16_777_215
+/** Entries from the hand checked for a fresh one before anything is evicted. */
+const FRESH_LOOKAHEAD = 8
 /** Below this many slots a table doubles; above, it grows by a quarter. */
 const DOUBLING_LIMIT = 65_536
 
@@ -92,7 +94,7 @@ export class KeyTable {
   locate(first: number, second: number, now: number): number {
     this.lastKey = undefined
     const slot = this.find(first, second)
-    return this.touch(slot < 0 ? this.insert(first, second, now) : slot)
+    return slot < 0 ? this.insert(first, second, now) * this.stride + 1 : this.touch(slot)
   }
 
   /** Marks the entry in `slot` as recently used and returns the offset of its state. */
@@ -130,31 +132,38 @@ export class KeyTable {
   }
 
   /**
-   * Frees one entry with the CLOCK (second chance) hand: a fresh entry is taken as soon as the
-   * hand reaches it; a referenced one loses its bit and is passed over; the first unreferenced
-   * one is evicted. Ends within two turns, since the first turn clears every bit.
+   * Frees one entry with the CLOCK (second chance) hand. A fresh entry the hand reaches is
+   * taken at once: dropping it loses nothing. A referenced entry loses its bit and is passed
+   * over. The first unreferenced one becomes the victim, unless one of the next
+   * `FRESH_LOOKAHEAD` entries is fresh, which is then taken instead. Ends within two turns,
+   * since the first turn clears every bit.
    */
   private reclaim(now: number): void {
     const words = this.words
     const stride2 = this.stride * 2
+    let victim = -1
+    let looked = 0
+    let slot = this.hand
     for (;;) {
-      const slot = this.hand
       const at = slot * stride2
       if (words[at] !== 0) {
-        if (this.isFresh(slot, now)) {
-          this.remove(slot)
-          return
+        if (this.isFresh(slot, now)) break
+        if (victim >= 0) {
+          if (++looked === FRESH_LOOKAHEAD) {
+            slot = victim
+            this.evictions++
+            break
+          }
+        } else if (words[at + 1]! >= REFERENCED) {
+          words[at + 1] = words[at + 1]! - REFERENCED
+        } else {
+          victim = slot
         }
-        const second = words[at + 1]!
-        if (second < REFERENCED) {
-          this.remove(slot)
-          this.evictions++
-          return
-        }
-        words[at + 1] = second - REFERENCED
       }
-      this.hand = slot + 1 === this.slots ? 0 : slot + 1
+      slot = slot + 1 === this.slots ? 0 : slot + 1
     }
+    this.hand = slot
+    this.remove(slot)
   }
 
   /** Empties `slot`, shifting back the entries after it that would otherwise become unreachable. */

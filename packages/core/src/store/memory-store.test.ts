@@ -1,0 +1,151 @@
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import { fixedWindow, gcra, tokenBucket } from '../algorithms/index.js'
+import { MAX_TIME_MS } from '../algorithms/integer.js'
+import { memoryStore } from './memory-store.js'
+import type { Charge } from './types.js'
+
+const T0 = 1_700_000_000_000
+const perMinute = tokenBucket({ rate: 5, periodMs: 60_000, burst: 5 })
+const charge = (key: string, cost = 1, rule = 'per-ip', shadow = false): Charge => ({
+  rule,
+  algorithm: perMinute,
+  key,
+  cost,
+  shadow,
+})
+
+afterEach(() => {
+  vi.restoreAllMocks()
+})
+
+describe('memoryStore', () => {
+  it('holds a flood of distinct keys at the bound, and an active key keeps its state through it', () => {
+    const setTimer = vi.spyOn(globalThis, 'setTimeout')
+    const setRepeating = vi.spyOn(globalThis, 'setInterval')
+    const store = memoryStore({ maxKeys: 1000 })
+    for (let i = 0; i < 5; i++) store.consumeOne('per-ip', perMinute, 'ip:victim', 1, T0)
+    expect(store.consumeOne('per-ip', perMinute, 'ip:victim', 1, T0).allowed).toBe(false)
+
+    let now = T0
+    const allowedAt: number[] = []
+    for (let i = 0; i < 50_000; i++) {
+      now = T0 + i // 50 s of flood, one spoofed key a millisecond
+      expect(store.consumeOne('per-ip', perMinute, `ip:spoofed-${i}`, 1, now).allowed).toBe(true)
+      if (i % 100 === 0) {
+        // The key asks every 100 ms and gets exactly its refill (one token per 12 s), never
+        // the full allowance a forgotten key would get back.
+        const decision = store.consumeOne('per-ip', perMinute, 'ip:victim', 1, now)
+        expect(decision.remaining).toBe(0)
+        if (decision.allowed) allowedAt.push(now - T0)
+      }
+      expect(store.size).toBeLessThanOrEqual(1000)
+    }
+    expect(allowedAt).toEqual([12_000, 24_000, 36_000, 48_000])
+    expect(store.size).toBe(1000)
+    expect(store.evictions).toBe(50_001 - 1000)
+    expect(setTimer).not.toHaveBeenCalled()
+    expect(setRepeating).not.toHaveBeenCalled()
+  })
+
+  it('reclaims keys that are back to full before evicting any, without counting them', () => {
+    // Eight keys: the hand's look-ahead spans the whole table, so "fresh first" is exact.
+    const store = memoryStore({ maxKeys: 8 })
+    for (let i = 0; i < 8; i++) store.consumeOne('per-ip', perMinute, `ip:old-${i}`, 1, T0)
+    // A minute later every bucket is full again: new keys take their places, nothing is lost.
+    const later = T0 + 60_000
+    for (let i = 0; i < 8; i++) store.consumeOne('per-ip', perMinute, `ip:new-${i}`, 1, later)
+    expect([store.size, store.evictions]).toEqual([8, 0])
+    for (let i = 8; i < 12; i++) store.consumeOne('per-ip', perMinute, `ip:new-${i}`, 1, later)
+    expect([store.size, store.evictions]).toEqual([8, 4])
+  })
+
+  it('keeps one table per rule, each bounded on its own', () => {
+    const store = memoryStore({ maxKeys: 10 })
+    for (let i = 0; i < 50; i++) {
+      store.consume([charge(`ip:${i}`, 1, 'a'), charge(`ip:${i}`, 1, 'b')], T0)
+    }
+    expect(store.size).toBe(20)
+    expect(store.evictions).toBe(80)
+  })
+
+  it('refuses a bad time or cost before creating or writing anything', () => {
+    const store = memoryStore()
+    const code = (run: () => unknown) => {
+      try {
+        run()
+      } catch (error) {
+        return (error as { code?: string }).code
+      }
+      return 'no error'
+    }
+    for (const now of [-1, 1.5, Number.NaN, MAX_TIME_MS + 1]) {
+      expect(code(() => store.consumeOne('per-ip', perMinute, 'k', 1, now))).toBe(
+        'ERR_RL_INVALID_TIME',
+      )
+      expect(code(() => store.consume([charge('k')], now))).toBe('ERR_RL_INVALID_TIME')
+      expect(code(() => store.refund([charge('k')], T0, now))).toBe('ERR_RL_INVALID_TIME')
+    }
+    for (const cost of [-1, 0.5, Number.POSITIVE_INFINITY]) {
+      expect(code(() => store.consumeOne('per-ip', perMinute, 'k', cost, T0))).toBe(
+        'ERR_RL_INVALID_COST',
+      )
+      expect(code(() => store.consume([charge('k', cost)], T0))).toBe('ERR_RL_INVALID_COST')
+    }
+    expect(code(() => store.consumeOne('per-ip', perMinute, 'k', 6, T0))).toBe(
+      'ERR_RL_COST_EXCEEDS_CAPACITY',
+    )
+    // The first charge is fine, the second can never pass: the request fails as a whole.
+    expect(code(() => store.consume([charge('a'), charge('b', 6, 'other')], T0))).toBe(
+      'ERR_RL_COST_EXCEEDS_CAPACITY',
+    )
+    expect(store.size).toBe(0)
+  })
+
+  it('refuses a maxKeys outside 1 … 16,777,215 and a fractional seed', () => {
+    for (const maxKeys of [0, -1, 1.5, 16_777_216, Number.NaN]) {
+      expect(() => memoryStore({ maxKeys })).toThrow(expect.objectContaining({ field: 'maxKeys' }))
+    }
+    expect(() => memoryStore({ seed: 0.5 })).toThrow(expect.objectContaining({ field: 'seed' }))
+  })
+
+  it('gives back a refunded charge, and creates no entry for a key it does not hold', () => {
+    const store = memoryStore()
+    const { at } = store.consume([charge('ip:a', 3)], T0)
+    store.refund([charge('ip:a', 3)], at, T0)
+    expect(store.consumeOne('per-ip', perMinute, 'ip:a', 0, T0).remaining).toBe(5)
+    store.refund([charge('ip:unknown', 3)], at, T0)
+    store.refund([charge('ip:a', 1, 'unknown-rule')], at, T0)
+    expect(store.size).toBe(1)
+  })
+
+  it('answers consume and consumeOne alike, synchronously', () => {
+    const store = memoryStore({ seed: 1 })
+    const other = memoryStore({ seed: 2 })
+    for (let i = 0; i < 8; i++) {
+      const outcome = store.consume([charge('ip:a', 1)], T0 + i)
+      expect(outcome).not.toBeInstanceOf(Promise)
+      expect(outcome).toEqual({
+        decisions: [other.consumeOne('per-ip', perMinute, 'ip:a', 1, T0 + i)],
+        at: T0 + i,
+      })
+    }
+  })
+
+  it('keeps states when a rule comes back as a new but identical algorithm, and drops them when it changes', () => {
+    const store = memoryStore()
+    store.consumeOne('r', gcra({ rate: 1, periodMs: 60_000, burst: 2 }), 'k', 2, T0)
+    const same = gcra({ rate: 1, periodMs: 60_000, burst: 2 })
+    expect(store.consumeOne('r', same, 'k', 1, T0).allowed).toBe(false)
+    const changed = fixedWindow({ limit: 2, windowMs: 60_000 })
+    expect(store.consumeOne('r', changed, 'k', 1, T0).remaining).toBe(1)
+    expect(() =>
+      store.consume(
+        [
+          { ...charge('k'), rule: 'r' },
+          { ...charge('k'), rule: 'r', algorithm: changed },
+        ],
+        T0,
+      ),
+    ).toThrow(expect.objectContaining({ code: 'ERR_RL_INVALID_RULE', rule: 'r' }))
+  })
+})
