@@ -40,12 +40,16 @@ function owner(table: KeyTable, key: Fingerprint): number | undefined {
   return slot < 0 ? undefined : table.data[table.offsetAt(slot)]
 }
 
-/** Adds `key` with state [id, freshAt] and returns the offset of its state. */
-function add(table: KeyTable, key: Fingerprint, id: number, freshAt = Number.MAX_SAFE_INTEGER) {
+/** Adds `key` with state [id, freshAt]. */
+function add(
+  table: KeyTable,
+  key: Fingerprint,
+  id: number,
+  freshAt = Number.MAX_SAFE_INTEGER,
+): void {
   const offset = table.locate(key.first, key.second, 0)
   table.data[offset] = id
   table.data[offset + 1] = freshAt
-  return offset
 }
 
 describe('KeyTable', () => {
@@ -82,7 +86,9 @@ describe('KeyTable', () => {
 
   it('when full, drops a fresh entry first and counts no eviction', () => {
     const table = new KeyTable(probe, 4)
-    pool.slice(0, 4).forEach((key, id) => add(table, key, id, id === 2 ? 0 : 1000))
+    pool.slice(0, 4).forEach((key, id) => {
+      add(table, key, id, id === 2 ? 0 : 1000)
+    })
     add(table, pool[4]!, 4)
     expect(table.count).toBe(4)
     expect(table.evictions).toBe(0)
@@ -92,7 +98,9 @@ describe('KeyTable', () => {
 
   it('when full and nothing is fresh, gives used entries a second chance and evicts an unused one', () => {
     const table = new KeyTable(probe, 4)
-    pool.slice(0, 4).forEach((key, id) => add(table, key, id))
+    pool.slice(0, 4).forEach((key, id) => {
+      add(table, key, id)
+    })
     // Entries 0 and 1 are used again (referenced); 2 and 3 were seen once.
     for (const key of pool.slice(0, 2)) table.locate(key.first, key.second, 0)
     add(table, pool[4]!, 4)
