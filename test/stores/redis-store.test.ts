@@ -208,5 +208,5 @@ describe.skipIf(!redisAvailable)('Redis store on a single node', () => {
 
 // Changing a script changes these on purpose: the SHA is how Redis caches it, and operators
 // may pre-load or allow-list it.
-const PINNED_CONSUME_SHA = 'pin-me'
-const PINNED_REFUND_SHA = 'pin-me'
+const PINNED_CONSUME_SHA = '8b03e219688f1bcdaae56587a7e3e60e1de647ee'
+const PINNED_REFUND_SHA = '5bdb71db9d2e5958cce3b8453ee8434256f3c1bf'

@@ -28,13 +28,14 @@ function dispatch(part: (algorithm: LuaAlgorithm) => string): string {
  *
  * `floorDiv` is the core's, correction included: Lua numbers are doubles, as in JavaScript, and
  * every value is a whole number below 2^53, so + − × agree bit for bit; only `a / b` rounds
- * before `math.floor` sees it. `string.format('%.0f', n)` writes numbers with every digit
- * (`tostring` keeps only 14 significant ones).
+ * before `math.floor` sees it. Numbers that become strings go through `string.format('%.0f')`
+ * or straight to `redis.call`, which both keep every digit (`tostring` keeps only 14).
  */
 export function libraryLua(withRefund: boolean): string {
   return `
+local floor, max, min = math.floor, math.max, math.min
 local function floorDiv(a, b)
-  local q = math.floor(a / b)
+  local q = floor(a / b)
   if q * b > a then q = q - 1 elseif (q + 1) * b <= a then q = q + 1 end
   return q
 end
@@ -75,7 +76,8 @@ end
 
 -- Writes a changed state with an expiry at the moment it is fresh again (dropping it then loses
 -- nothing), plus a margin; a state that is already fresh is deleted instead. With the server's
--- clock the deadline is absolute (PXAT), so it agrees with TIME to the ms.
+-- clock the deadline is absolute (PXAT), so it agrees with TIME to the ms. Whole numbers below
+-- 2^53 go to redis.call as numbers: Redis writes them with every digit.
 local function save(s, p1, p2, p3, now, absolute, margin)
   local code = s.code
   local fresh = freshAt(s, p1, p2, p3)
@@ -85,7 +87,6 @@ local function save(s, p1, p2, p3, now, absolute, margin)
   end
   local mode, deadline = 'PX', fresh - now + margin
   if absolute then mode, deadline = 'PXAT', fresh + margin end
-  deadline = string.format('%.0f', deadline)
   if code == ${slidingLogLua.code} then
     if absolute then redis.call('PEXPIREAT', s.key, deadline) else redis.call('PEXPIRE', s.key, deadline) end
     return

@@ -14,7 +14,7 @@ export const fixedWindowLua: LuaAlgorithm = {
     if a then s = { tonumber(a), tonumber(b) } else s = { floorDiv(now, p2) * p2, 0 } end`,
   decide: `
     local stored = s[1]
-    local start = math.max(floorDiv(now, p2) * p2, stored)
+    local start = max(floorDiv(now, p2) * p2, stored)
     local count = 0
     if start == stored then count = s[2] end
     local untilEnd = start + p2 - now
@@ -24,7 +24,7 @@ export const fixedWindowLua: LuaAlgorithm = {
     if charged == 0 then return 1, p1 - charged, 0, 0 end
     return 1, p1 - charged, untilEnd, 0`,
   refund: `
-    if floorDiv(chargedAt, p2) * p2 == s[1] then s[2] = math.max(0, s[2] - cost) end`,
+    if floorDiv(chargedAt, p2) * p2 == s[1] then s[2] = max(0, s[2] - cost) end`,
   freshAt: `
     if s[2] == 0 then return 0 end
     return s[1] + p2`,

@@ -15,7 +15,7 @@ export const gcraLua: LuaAlgorithm = {
     if tat then s = { tat } else s = { now * p1 } end`,
   decide: `
     local nowTicks = now * p1
-    local tat = math.max(s[1], nowTicks)
+    local tat = max(s[1], nowTicks)
     local ahead = tat - nowTicks + cost * p2
     if ahead > p3 then
       return 0, floorDiv(p3 - (tat - nowTicks), p2), -floorDiv(nowTicks - tat, p1), -floorDiv(p3 - ahead, p1)
@@ -23,8 +23,8 @@ export const gcraLua: LuaAlgorithm = {
     if commit then s[1] = nowTicks + ahead end
     return 1, floorDiv(p3 - ahead, p2), -floorDiv(-ahead, p1), 0`,
   refund: `
-    s[1] = math.max(now * p1, s[1] - cost * p2)`,
+    s[1] = max(now * p1, s[1] - cost * p2)`,
   freshAt: `
     return -floorDiv(-s[1], p1)`,
-  format: `string.format('%.0f', s[1])`,
+  format: `s[1]`,
 }

@@ -13,11 +13,11 @@ export const leakyBucketLua: LuaAlgorithm = {
     if v then a, b = string.match(v, '^l(%-?%d+):(%-?%d+)$') end
     if a then s = { tonumber(a), tonumber(b) } else s = { 0, now } end`,
   decide: `
-    local at = math.max(now, s[2])
+    local at = max(now, s[2])
     local skew = at - now
     local elapsed = at - s[2]
     local water = 0
-    if elapsed < -floorDiv(-p3, p1) then water = math.max(0, s[1] - elapsed * p1) end
+    if elapsed < -floorDiv(-p3, p1) then water = max(0, s[1] - elapsed * p1) end
     local poured = water + cost * p2
     if poured > p3 then
       return 0, floorDiv(p3 - water, p2), skew - floorDiv(-water, p1), skew - floorDiv(p3 - poured, p1)
@@ -27,11 +27,11 @@ export const leakyBucketLua: LuaAlgorithm = {
     if poured ~= 0 then reset = skew - floorDiv(-poured, p1) end
     return 1, floorDiv(p3 - poured, p2), reset, 0`,
   refund: `
-    local at = math.max(now, s[2])
+    local at = max(now, s[2])
     local elapsed = at - s[2]
     local water = 0
-    if elapsed < -floorDiv(-p3, p1) then water = math.max(0, s[1] - elapsed * p1) end
-    s[1] = math.max(0, water - cost * p2)
+    if elapsed < -floorDiv(-p3, p1) then water = max(0, s[1] - elapsed * p1) end
+    s[1] = max(0, water - cost * p2)
     s[2] = at`,
   freshAt: `
     return s[2] - floorDiv(-s[1], p1)`,

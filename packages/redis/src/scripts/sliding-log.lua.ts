@@ -21,7 +21,7 @@ export const slidingLogLua: LuaAlgorithm = {
     local size = redis.call('LLEN', key)
     local newest = 0
     if size > 0 then newest = tonumber(redis.call('LINDEX', key, -1)) end
-    local at = math.max(now, newest)
+    local at = max(now, newest)
     -- Entries are in time order: count the leading ones that have aged out.
     local cutoff = at - p2
     local lo, hi = 0, size
@@ -36,12 +36,11 @@ export const slidingLogLua: LuaAlgorithm = {
     end
     if commit then
       if lo > 0 then redis.call('LTRIM', key, lo, -1) end
-      local entry = string.format('%.0f', at)
       local left = cost
       while left > 0 do
-        local batch = math.min(left, 100)
+        local batch = min(left, 100)
         local args = {}
-        for i = 1, batch do args[i] = entry end
+        for i = 1, batch do args[i] = at end
         redis.call('RPUSH', key, unpack(args))
         left = left - batch
       end
@@ -52,7 +51,7 @@ export const slidingLogLua: LuaAlgorithm = {
     return 1, p1 - live - cost, newestAfter + p2 - now, 0`,
   refund: `
     if chargedAt > now - p2 and cost > 0 then
-      redis.call('LREM', s.key, cost, string.format('%.0f', chargedAt))
+      redis.call('LREM', s.key, cost, chargedAt)
     end`,
   freshAt: `
     if redis.call('LLEN', s.key) == 0 then return 0 end

@@ -6,8 +6,8 @@ import type { LuaAlgorithm } from './lua-algorithm.js'
  * `w<start>:<previous>:<current>`. `resetAt` and `retryAt` are the core's helpers of the same
  * names, inlined.
  */
-const resetAt = (current: string) => `
-      if ${current} > 0 then reset = start + 2 * p2 elseif previous > 0 then reset = start + p2 else reset = 0 end`
+const resetAt = (current: string) =>
+  `if ${current} > 0 then reset = start + 2 * p2 elseif previous > 0 then reset = start + p2 else reset = 0 end`
 
 export const slidingWindowLua: LuaAlgorithm = {
   name: 'sliding_window',
@@ -20,14 +20,14 @@ export const slidingWindowLua: LuaAlgorithm = {
   decide: `
     local budget = p1 * p2
     local stored = s[1]
-    local start = math.max(floorDiv(now, p2) * p2, stored)
+    local start = max(floorDiv(now, p2) * p2, stored)
     local previous, current = 0, 0
     if start == stored then
       previous, current = s[2], s[3]
     elseif start == stored + p2 then
       previous = s[3]
     end
-    local at = math.max(now, start)
+    local at = max(now, start)
     local overlap = p2 - (at - start)
     local used = previous * overlap + current * p2
     local reset
@@ -43,21 +43,21 @@ export const slidingWindowLua: LuaAlgorithm = {
         if current == 0 then
           retry = start + p2
         else
-          retry = start + p2 + math.max(0, p2 - floorDiv((p1 - cost) * p2, current))
+          retry = start + p2 + max(0, p2 - floorDiv((p1 - cost) * p2, current))
         end
       end
-      return 0, math.max(0, floorDiv(budget - used, p2)), reset - now, retry - now
+      return 0, max(0, floorDiv(budget - used, p2)), reset - now, retry - now
     end
     local charged = current + cost
     if commit then s[1] = start; s[2] = previous; s[3] = charged end
     ${resetAt('charged')}
-    return 1, floorDiv(budget - used - cost * p2, p2), math.max(0, reset - now), 0`,
+    return 1, floorDiv(budget - used - cost * p2, p2), max(0, reset - now), 0`,
   refund: `
     local chargedStart = floorDiv(chargedAt, p2) * p2
     if chargedStart == s[1] then
-      s[3] = math.max(0, s[3] - cost)
+      s[3] = max(0, s[3] - cost)
     elseif chargedStart == s[1] - p2 then
-      s[2] = math.max(0, s[2] - cost)
+      s[2] = max(0, s[2] - cost)
     end`,
   freshAt: `
     if s[3] > 0 then return s[1] + 2 * p2 end

@@ -13,11 +13,11 @@ export const tokenBucketLua: LuaAlgorithm = {
     if v then a, b = string.match(v, '^t(%-?%d+):(%-?%d+)$') end
     if a then s = { tonumber(a), tonumber(b) } else s = { p3, now } end`,
   decide: `
-    local at = math.max(now, s[2])
+    local at = max(now, s[2])
     local skew = at - now
     local elapsed = at - s[2]
     local level = p3
-    if elapsed < -floorDiv(-p3, p1) then level = math.min(p3, s[1] + elapsed * p1) end
+    if elapsed < -floorDiv(-p3, p1) then level = min(p3, s[1] + elapsed * p1) end
     local need = cost * p2
     if level < need then
       return 0, floorDiv(level, p2), skew - floorDiv(level - p3, p1), skew - floorDiv(level - need, p1)
@@ -28,11 +28,11 @@ export const tokenBucketLua: LuaAlgorithm = {
     if left ~= p3 then reset = skew - floorDiv(left - p3, p1) end
     return 1, floorDiv(left, p2), reset, 0`,
   refund: `
-    local at = math.max(now, s[2])
+    local at = max(now, s[2])
     local elapsed = at - s[2]
     local level = p3
-    if elapsed < -floorDiv(-p3, p1) then level = math.min(p3, s[1] + elapsed * p1) end
-    s[1] = math.min(p3, level + cost * p2)
+    if elapsed < -floorDiv(-p3, p1) then level = min(p3, s[1] + elapsed * p1) end
+    s[1] = min(p3, level + cost * p2)
     s[2] = at`,
   freshAt: `
     return s[2] - floorDiv(s[1] - p3, p1)`,

@@ -1,0 +1,161 @@
+import { createHash } from 'node:crypto'
+import {
+  type Algorithm,
+  type Charge,
+  fixedWindow,
+  gcra,
+  leakyBucket,
+  slidingLog,
+  slidingWindow,
+  tokenBucket,
+} from '@tollgate/core'
+import { ioredisClient, redisStore } from '@tollgate/redis'
+import { Ratelimit } from '@upstash/ratelimit'
+import type { Redis } from 'ioredis'
+import { RedisStore } from 'rate-limit-redis'
+import { RateLimiterRedis } from 'rate-limiter-flexible'
+
+/**
+ * One way of deciding a request against Redis. `high` limits admit every request (for speed);
+ * `typical` is 100 per minute (for memory: state that lives long enough to be measured).
+ */
+export type Subject = {
+  readonly name: string
+  /** The key prefix its state lives under, for memory sampling and clean-up. */
+  readonly prefix: string
+  /** Builds the decision function over one ioredis connection. */
+  setup(redis: Redis, limits?: Limits): Promise<(identity: string) => Promise<boolean>>
+}
+
+export type Limits = 'high' | 'typical'
+
+const HIGH = 1_000_000
+const TYPICAL = 100
+
+function tollgate(
+  name: string,
+  build: (limit: number) => readonly Algorithm[],
+  identities = 1,
+): Subject {
+  const prefix = `bench:tg:${name}`
+  return {
+    name: `tollgate ${name}`,
+    prefix,
+    async setup(redis, limits = 'high') {
+      const algorithms = build(limits === 'high' ? HIGH : TYPICAL)
+      const store = redisStore({ client: ioredisClient(redis), prefix, timeoutMs: 30_000 })
+      return async (identity) => {
+        const charges: Charge[] = algorithms.map((algorithm, i) => ({
+          rule: `r${i}`,
+          algorithm,
+          key: i < identities ? identity : `${identity}:${i}`,
+          cost: 1,
+          shadow: false,
+        }))
+        const outcome = await store.consume(charges, 0)
+        return outcome.decisions.every((d) => d.allowed)
+      }
+    },
+  }
+}
+
+const rate = (limit: number) => ({ rate: limit, periodMs: 60_000, burst: limit })
+const window = (limit: number) => ({ limit, windowMs: 60_000 })
+
+export const TOLLGATE: readonly Subject[] = [
+  tollgate('gcra', (limit) => [gcra(rate(limit))]),
+  tollgate('token_bucket', (limit) => [tokenBucket(rate(limit))]),
+  tollgate('leaky_bucket', (limit) => [leakyBucket(rate(limit))]),
+  tollgate('fixed_window', (limit) => [fixedWindow(window(limit))]),
+  tollgate('sliding_window', (limit) => [slidingWindow(window(limit))]),
+  tollgate('sliding_log', (limit) => [slidingLog(window(Math.min(limit, 100_000)))]),
+  // Three rules charged together, one script call.
+  tollgate(
+    '3 rules',
+    (limit) => [gcra(rate(limit)), tokenBucket(rate(limit)), slidingWindow(window(limit))],
+    3,
+  ),
+]
+
+/** The floor: one INCR, no script, no expiry, no decision logic. */
+export const INCR: Subject = {
+  name: 'plain INCR (floor)',
+  prefix: 'bench:incr',
+  async setup(redis) {
+    return async (identity) => (await redis.incr(`bench:incr:${identity}`)) <= HIGH
+  },
+}
+
+export const PEERS: readonly Subject[] = [
+  {
+    name: 'rate-limit-redis',
+    prefix: 'bench:rlr:',
+    async setup(redis, limits = 'high') {
+      const store = new RedisStore({
+        prefix: 'bench:rlr:',
+        sendCommand: (command: string, ...args: string[]) =>
+          redis.call(command, ...args) as Promise<never>,
+      })
+      store.init({ windowMs: 60_000 } as Parameters<RedisStore['init']>[0])
+      const limit = limits === 'high' ? HIGH : TYPICAL
+      return async (identity) => (await store.increment(identity)).totalHits <= limit
+    },
+  },
+  {
+    name: 'rate-limiter-flexible',
+    prefix: 'bench:rlf',
+    async setup(redis, limits = 'high') {
+      const limiter = new RateLimiterRedis({
+        storeClient: redis,
+        keyPrefix: 'bench:rlf',
+        points: limits === 'high' ? HIGH : TYPICAL,
+        duration: 60,
+      })
+      return async (identity) => {
+        await limiter.consume(identity)
+        return true
+      }
+    },
+  },
+  upstash('slidingWindow', (limit) => Ratelimit.slidingWindow(limit, '60 s')),
+  upstash('tokenBucket', (limit) => Ratelimit.tokenBucket(limit, '60 s', limit)),
+]
+
+/**
+ * @upstash/ratelimit normally talks to Upstash over HTTP (@upstash/redis), which plain Redis
+ * does not speak. Its calls are `evalsha(sha, keys, args)` and `eval(script, keys, args)`,
+ * served here by ioredis: this measures its Lua scripts and client logic on the same Redis, not
+ * an HTTP hop. Its scripts start with `#!lua flags=allow-key-locking`, a flag Redis 7.0 refuses
+ * ("Unexpected flag in script shebang"); the adapter drops that first line and runs the body
+ * unchanged, under the SHA of the body.
+ */
+function upstash(
+  name: string,
+  limiter: (limit: number) => ConstructorParameters<typeof Ratelimit>[0]['limiter'],
+): Subject {
+  const prefix = `bench:upstash:${name}`
+  return {
+    name: `@upstash/ratelimit ${name}*`,
+    prefix,
+    async setup(redis, limits = 'high') {
+      const bodyShas = new Map<string, string>()
+      const body = (script: string) => script.replace(/^#!lua[^\n]*\n/, '')
+      const adapter = {
+        evalsha: (sha: string, keys: string[], args: unknown[]) =>
+          redis.evalsha(bodyShas.get(sha) ?? sha, keys.length, ...keys, ...args.map(String)),
+        eval: (script: string, keys: string[], args: unknown[]) => {
+          const sha1 = (text: string) => createHash('sha1').update(text).digest('hex')
+          bodyShas.set(sha1(script), sha1(body(script)))
+          return redis.eval(body(script), keys.length, ...keys, ...args.map(String))
+        },
+      }
+      const ratelimit = new Ratelimit({
+        redis: adapter as unknown as ConstructorParameters<typeof Ratelimit>[0]['redis'],
+        limiter: limiter(limits === 'high' ? HIGH : TYPICAL),
+        prefix,
+        analytics: false,
+      })
+      return async (identity) => (await ratelimit.limit(identity)).success
+    },
+  }
+}
