@@ -1,0 +1,56 @@
+// The published shape: every public package loads from its build with `require` and `import`,
+// without the source condition, and ships type declarations for both.
+import { execFileSync } from 'node:child_process'
+import { existsSync, readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { describe, expect, it } from 'vitest'
+
+const here = dirname(fileURLToPath(import.meta.url))
+const require = createRequire(import.meta.url)
+
+const packages: Array<[name: string, exports: string[]]> = [
+  ['@tollgate/core', ['createLimiter', 'memoryStore', 'tokenBucket', 'RateLimitError']],
+  ['@tollgate/redis', ['redisStore']],
+  ['@tollgate/express', ['rateLimit', 'createLimiter']],
+  ['@tollgate/koa', ['rateLimit', 'createLimiter']],
+  ['@tollgate/hono', ['rateLimit', 'createLimiter']],
+]
+
+function packageDir(name: string): string {
+  return dirname(require.resolve(`${name}/package.json`))
+}
+
+/** Runs a script in a plain Node process (no source condition) from this folder. */
+function node(args: string[]): string {
+  return execFileSync(process.execPath, args, { cwd: here, encoding: 'utf8' })
+}
+
+describe.each(packages)('%s, as published', (name, names) => {
+  const dir = packageDir(name)
+  const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'))
+  const built = existsSync(join(dir, 'dist'))
+
+  it('has been built (pnpm test builds before testing)', () => {
+    expect(built, `${name} has no dist/: run pnpm build`).toBe(true)
+  })
+
+  it.runIf(built)('loads with require and exposes its API', () => {
+    const out = node(['-e', `console.log(Object.keys(require(${JSON.stringify(name)})).join())`])
+    for (const exported of names) expect(out.trim().split(',')).toContain(exported)
+  })
+
+  it.runIf(built)('loads with import and exposes its API', () => {
+    const script = `import(${JSON.stringify(name)}).then((m) => console.log(Object.keys(m).join()))`
+    const out = node(['--input-type=module', '-e', script])
+    for (const exported of names) expect(out.trim().split(',')).toContain(exported)
+  })
+
+  it.runIf(built)('ships types for both module systems', () => {
+    const root = manifest.exports['.']
+    for (const target of [root.import.types, root.require.types, root.require.default]) {
+      expect(existsSync(join(dir, target)), `${name}: ${target}`).toBe(true)
+    }
+  })
+})
