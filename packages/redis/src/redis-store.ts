@@ -74,8 +74,8 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
       for (let i = 0; i < indices.length; i++) {
         const charge = prepared[indices[i]!]!
         keys[i] = charge.key
-        args.push(...charge.args)
-        if (free?.has(indices[i]!)) args[args.length - 5] = '0'
+        const [code, cost, ...rest] = charge.args
+        args.push(code!, free?.has(indices[i]!) ? '0' : cost!, ...rest)
       }
       const reply = await beforeDeadline(deadline, () => runScript(client, script, keys, args))
       return parseReply(
@@ -95,6 +95,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     async consume(charges, now) {
       if (!serverTime) checkTime(now)
       const prepared = charges.map(prepare)
+      // Nothing to decide, so nobody asks Redis the time: the caller's is reported.
       if (charges.length === 0) return { decisions: [], at: now }
       const run = runner(charges, prepared, deadlineIn(timeoutMs))
       const groups = client.cluster === true ? groupBySlot(prepared) : [all(charges.length)]
