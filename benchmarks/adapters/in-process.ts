@@ -13,6 +13,7 @@ export const FRAMEWORKS = [
 export const VARIANTS: readonly VariantName[] = [
   'bare',
   'naive',
+  'fields only',
   'tollgate',
   'tollgate, same headers',
   'peer',

@@ -1,8 +1,8 @@
 import { rateLimit } from '@tollgate/express'
-import express, { type RequestHandler } from 'express'
+import express, { type Express, type RequestHandler } from 'express'
 import expressRateLimit from 'express-rate-limit'
 import { inject } from 'light-my-request'
-import { LIMIT, TOLLGATE_RULES, type VariantName, WINDOW_MS } from '../config.js'
+import { DEFAULT_FIELDS, LIMIT, TOLLGATE_RULES, type VariantName, WINDOW_MS } from '../config.js'
 import { naiveTokenBucket } from '../naive.js'
 
 export const PEER = 'express-rate-limit'
@@ -21,6 +21,10 @@ function naive(): RequestHandler {
 const limiters: Record<VariantName, () => RequestHandler | undefined> = {
   bare: () => undefined,
   naive,
+  'fields only': () => (_req, res, next) => {
+    for (const [name, value] of DEFAULT_FIELDS) res.setHeader(name, value)
+    next()
+  },
   // Its defaults: X-RateLimit-* and the current RateLimit/RateLimit-Policy fields.
   tollgate: () => rateLimit(TOLLGATE_RULES),
   // What express-rate-limit sends: the same, with a partition key in the RateLimit fields.
@@ -36,7 +40,7 @@ const limiters: Record<VariantName, () => RequestHandler | undefined> = {
 }
 
 /** The app, as a Node request listener (for light-my-request or `http.createServer`). */
-export function expressApp(variant: VariantName) {
+export function expressApp(variant: VariantName): Express {
   const app = express()
   const limiter = limiters[variant]()
   if (limiter !== undefined) app.use(limiter)

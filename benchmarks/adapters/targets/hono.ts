@@ -1,7 +1,7 @@
 import { rateLimit } from '@tollgate/hono'
 import { Hono, type MiddlewareHandler } from 'hono'
 import { rateLimiter } from 'hono-rate-limiter'
-import { LIMIT, TOLLGATE_RULES, type VariantName, WINDOW_MS } from '../config.js'
+import { DEFAULT_FIELDS, LIMIT, TOLLGATE_RULES, type VariantName, WINDOW_MS } from '../config.js'
 import { naiveTokenBucket } from '../naive.js'
 
 export const PEER = 'hono-rate-limiter'
@@ -30,6 +30,10 @@ function naive(): MiddlewareHandler {
 const limiters: Record<VariantName, () => MiddlewareHandler | undefined> = {
   bare: () => undefined,
   naive,
+  'fields only': () => async (c, next) => {
+    await next()
+    for (const [name, value] of DEFAULT_FIELDS) c.res.headers.append(name, value)
+  },
   // Its defaults: X-RateLimit-* and the current RateLimit/RateLimit-Policy fields.
   tollgate: () => rateLimit(TOLLGATE_RULES, { getConnInfo }),
   // What hono-rate-limiter sends: draft-7 RateLimit and RateLimit-Policy only.

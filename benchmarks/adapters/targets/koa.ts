@@ -2,7 +2,7 @@ import { rateLimit } from '@tollgate/koa'
 import Koa, { type Middleware } from 'koa'
 import koaRateLimit from 'koa-ratelimit'
 import { inject } from 'light-my-request'
-import { LIMIT, TOLLGATE_RULES, type VariantName, WINDOW_MS } from '../config.js'
+import { DEFAULT_FIELDS, LIMIT, TOLLGATE_RULES, type VariantName, WINDOW_MS } from '../config.js'
 import { naiveTokenBucket } from '../naive.js'
 
 export const PEER = 'koa-ratelimit'
@@ -22,6 +22,10 @@ function naive(): Middleware {
 const limiters: Record<VariantName, () => Middleware | undefined> = {
   bare: () => undefined,
   naive,
+  'fields only': () => (ctx, next) => {
+    for (const [name, value] of DEFAULT_FIELDS) ctx.res.setHeader(name, value)
+    return next()
+  },
   // Its defaults: X-RateLimit-* and the current RateLimit/RateLimit-Policy fields.
   tollgate: () => rateLimit(TOLLGATE_RULES),
   // What koa-ratelimit sends: X-RateLimit-* only.
