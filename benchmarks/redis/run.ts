@@ -4,8 +4,9 @@
 //
 //   pnpm --filter @tollgate/benchmarks bench:redis            # print the tables
 //   pnpm --filter @tollgate/benchmarks bench:redis -- --write # also update docs/benchmarks.md
-import { readFile, writeFile } from 'node:fs/promises'
-import { fileURLToPath } from 'node:url'
+
+import type { Redis } from 'ioredis'
+import { writeSection } from './doc.js'
 import {
   clear,
   connect,
@@ -17,6 +18,13 @@ import {
   runLoad,
 } from './measure.js'
 import { INCR, PEERS, type Subject, TOLLGATE } from './subjects.js'
+
+/** Seconds of CPU the Redis server has used (user + system), from INFO cpu. */
+async function redisCpuSeconds(admin: Redis): Promise<number> {
+  const info = (await admin.info('cpu')) as string
+  const read = (field: string) => Number(new RegExp(`${field}:([\\d.]+)`).exec(info)?.[1] ?? 0)
+  return read('used_cpu_user') + read('used_cpu_sys')
+}
 
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback)
 const { REDIS_URL = 'redis://127.0.0.1:6379' } = process.env
@@ -33,16 +41,25 @@ const CONFIGS = [
 type ConfigName = `${number}-${boolean}`
 const configName = (c: (typeof CONFIGS)[number]): ConfigName => `${c.inFlight}-${c.auto}`
 
+type Measured = Load & { readonly nodeUs: number; readonly redisUs: number }
+
 async function measure(
   subject: Subject,
   config: (typeof CONFIGS)[number],
   round: number,
-): Promise<Load> {
+  admin: Redis,
+): Promise<Measured> {
   const redis = await connect(REDIS_URL, config.auto)
   try {
     const decide = await subject.setup(redis)
     await runLoad(decide, identities(KEYS, 2_000, 1000 + round), config.inFlight) // warm-up, scripts loaded
-    return await runLoad(decide, identities(KEYS, OPS[config.inFlight], round + 1), config.inFlight)
+    const ids = identities(KEYS, OPS[config.inFlight], round + 1)
+    const node = process.cpuUsage()
+    const redisBefore = await redisCpuSeconds(admin)
+    const load = await runLoad(decide, ids, config.inFlight)
+    const redisUs = ((await redisCpuSeconds(admin)) - redisBefore) * 1e6
+    const { user, system } = process.cpuUsage(node)
+    return { ...load, nodeUs: (user + system) / ids.length, redisUs: redisUs / ids.length }
   } finally {
     redis.disconnect()
   }
@@ -62,7 +79,10 @@ async function roundTrips(subject: Subject): Promise<number> {
   }
 }
 
-type Summary = (name: string, config: ConfigName) => { rate: number; p50: number; p99: number }
+type Summary = (
+  name: string,
+  config: ConfigName,
+) => { rate: number; p50: number; p99: number; nodeUs: number; redisUs: number }
 
 /** The issue's targets, checked against this run's medians. */
 function targets(summary: Summary, sizes: ReadonlyMap<string, { trips: number }>): string[] {
@@ -110,7 +130,7 @@ async function stateSize(
 }
 
 async function main(): Promise<void> {
-  const results = new Map<string, Map<ConfigName, Load[]>>()
+  const results = new Map<string, Map<ConfigName, Measured[]>>()
   for (const subject of SUBJECTS) results.set(subject.name, new Map())
   const admin = await connect(REDIS_URL, false)
   const info = (await admin.info('server')) as string
@@ -120,7 +140,7 @@ async function main(): Promise<void> {
   for (let round = 0; round < ROUNDS; round++) {
     for (const config of CONFIGS) {
       for (const subject of SUBJECTS) {
-        const load = await measure(subject, config, round)
+        const load = await measure(subject, config, round, admin)
         const byConfig = results.get(subject.name)!
         byConfig.set(configName(config), [...(byConfig.get(configName(config)) ?? []), load])
         process.stderr.write(
@@ -148,6 +168,8 @@ async function main(): Promise<void> {
       rate: median(loads.map((l) => l.rate)),
       p50: median(loads.map((l) => l.p50Ms)),
       p99: median(loads.map((l) => l.p99Ms)),
+      nodeUs: median(loads.map((l) => l.nodeUs)),
+      redisUs: median(loads.map((l) => l.redisUs)),
     }
   }
   const lines: string[] = []
@@ -175,15 +197,16 @@ async function main(): Promise<void> {
   table('64 requests in flight', 64)
   table('1 request in flight', 1)
   lines.push(
-    '**Round trips and memory**',
+    '**Round trips, CPU (64 in flight, no auto-pipelining) and memory**',
     '',
-    '| subject | round trips per decision | Redis keys per identity | key name (B) | MEMORY USAGE per key (B) | per identity (B) |',
-    '| --- | ---: | ---: | ---: | ---: | ---: |',
+    '| subject | round trips per decision | CPU per decision, Node (µs) | CPU per decision, Redis (µs) | Redis keys per identity | key name (B) | MEMORY USAGE per key (B) | per identity (B) |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
   )
   for (const subject of SUBJECTS) {
     const size = sizes.get(subject.name)!
+    const cpu = summary(subject.name, '64-false')
     lines.push(
-      `| ${subject.name} | ${size.trips.toFixed(2)} | ${size.keysPerIdentity.toFixed(0)} | ${Math.round(size.keyLength)} | ${Math.round(size.bytes)} | ${Math.round(size.bytes * size.keysPerIdentity)} |`,
+      `| ${subject.name} | ${size.trips.toFixed(2)} | ${cpu.nodeUs.toFixed(1)} | ${cpu.redisUs.toFixed(1)} | ${size.keysPerIdentity.toFixed(0)} | ${Math.round(size.keyLength)} | ${Math.round(size.bytes)} | ${Math.round(size.bytes * size.keysPerIdentity)} |`,
     )
   }
   lines.push('', ...targets(summary, sizes), '')
@@ -191,49 +214,6 @@ async function main(): Promise<void> {
   const body = [meta, '', ...lines].join('\n')
   process.stdout.write(`${body}\n`)
   if (process.argv.includes('--write')) await writeSection(body)
-}
-
-const INTRO = `How Tollgate's Redis store compares with a plain \`INCR\` (one command, no script: the
-floor any Redis limiter pays) and with peer libraries, on the same Redis, in one run.
-
-\`\`\`sh
-pnpm --filter @tollgate/benchmarks bench:redis -- --write
-\`\`\`
-
-(\`BENCH_ROUNDS\`, \`BENCH_OPS_64\`, \`BENCH_OPS_1\`, \`BENCH_KEYS\` and \`REDIS_URL\` change the defaults.)
-
-- Each subject decides requests for identities drawn at random from 100,000 keys, through one
-  ioredis 6 connection, with 64 or 1 requests in flight, with and without \`enableAutoPipelining\`.
-  Limits are high, so every request is admitted (and written). Each configuration runs once per
-  round, rounds interleave the subjects, and every figure is the median over the rounds; ratios
-  are to the \`INCR\` floor of the same configuration.
-- Tollgate uses the Redis server's clock (\`TIME\`) and writes each key with its expiry, as in
-  production; "3 rules" charges GCRA, token bucket and sliding window rules in one request.
-- Round trips per decision: socket writes per decision with one request in flight and no
-  auto-pipelining (each write is one request/response exchange).
-- Memory: 100 identities that each made 5 requests under a rule of 100 per minute, measured
-  with \`MEMORY USAGE\` (key name, value and overhead) while the state is live. Tollgate keys
-  carry the rule id and a hash tag (\`tg:<rule>:{<identity>}\`), so names are longer.
-- \\* @upstash/ratelimit talks to Upstash over HTTP, which plain Redis does not speak; it runs
-  here on an adapter that serves its \`evalsha\`/\`eval\` calls with ioredis, so its Lua and
-  client logic are measured, not an HTTP hop. Its scripts open with
-  \`#!lua flags=allow-key-locking\`, which Redis 7.0 refuses; the adapter drops that line and
-  runs the body unchanged.
-- The machine is shared (2 cores, other work running): compare ratios within one run.`
-
-/** Replaces the "## Redis store" section of docs/benchmarks.md, leaving the rest alone. */
-async function writeSection(body: string): Promise<void> {
-  const path = fileURLToPath(new URL('../../docs/benchmarks.md', import.meta.url))
-  const doc = await readFile(path, 'utf8').catch(() => '# Benchmarks\n')
-  const section = `## Redis store\n\n${INTRO}\n\n${body}\n`
-  const start = doc.indexOf('## Redis store')
-  if (start === -1) {
-    await writeFile(path, `${doc.trimEnd()}\n\n${section}`)
-    return
-  }
-  const next = doc.indexOf('\n## ', start + 1)
-  const rest = next === -1 ? '' : doc.slice(next)
-  await writeFile(path, `${doc.slice(0, start)}${section}${rest}`)
 }
 
 await main()
