@@ -1,11 +1,18 @@
 /**
  * The adapter benchmark: CPU per request that each rate limiter adds to a bare app, in-process
  * with one request in flight (light-my-request for Express and Koa, `app.request()` for Hono),
- * every variant interleaved in the same run; then, with `--sockets`, a sanity check over real
- * sockets with autocannon. Run with `pnpm --filter @tollgate/benchmarks bench:adapters`.
+ * every variant interleaved in the same run; with `--sockets`, a sanity check over real sockets
+ * with autocannon; with `--write`, the "## Adapters" section of docs/benchmarks.md.
+ *
+ *   pnpm --filter @tollgate/benchmarks bench:adapters -- --sockets --write
+ *
+ * Options: --runs=3 --rounds=31 --requests=1000 --seconds=3 --framework=express|koa|hono
  */
+import type { VariantName } from './config.js'
+import { writeSection } from './doc.js'
 import { FRAMEWORKS, measureFramework, VARIANTS } from './in-process.js'
-import { measureSockets } from './sockets.js'
+import { median } from './measure.js'
+import { measureSockets, type SocketResult } from './sockets.js'
 
 const args = new Map(
   process.argv.slice(2).map((arg) => {
@@ -13,55 +20,87 @@ const args = new Map(
     return [name!, value ?? 'true'] as const
   }),
 )
-const rounds = Number(args.get('rounds') ?? 21)
-const perRound = Number(args.get('requests') ?? 2000)
+const runs = Number(args.get('runs') ?? 3)
+const rounds = Number(args.get('rounds') ?? 31)
+const perRound = Number(args.get('requests') ?? 1000)
 const only = args.get('framework')?.toLowerCase()
+const frameworks = FRAMEWORKS.filter(
+  (f) => only === undefined || f.name.toLowerCase().startsWith(only),
+)
 
 const fmt = (value: number) => value.toFixed(1)
-const label = (variant: string, peer: string) => (variant === 'peer' ? peer : variant)
+const shown = VARIANTS.filter((v) => v !== 'bare')
 
-console.log(
-  `Node ${process.version}, ${rounds} rounds × ${perRound} requests per variant, CPU µs per request (median)\n`,
+// Each run measures every framework once; figures are medians over the runs.
+const bare = new Map<string, number[]>()
+const added = new Map<string, Map<VariantName, number[]>>()
+for (let run = 0; run < runs; run++) {
+  for (const framework of frameworks) {
+    const result = await measureFramework(framework, { warmup: 5000, rounds, perRound })
+    if (!bare.has(framework.name)) bare.set(framework.name, [])
+    bare.get(framework.name)!.push(result.bare)
+    if (!added.has(framework.name)) added.set(framework.name, new Map())
+    for (const [variant, value] of result.added) {
+      const cells = added.get(framework.name)!
+      if (!cells.has(variant)) cells.set(variant, [])
+      cells.get(variant)!.push(value)
+    }
+    if (typeof global.gc === 'function') global.gc()
+  }
+}
+
+const lines = [
+  `Node ${process.version}; ${runs} runs of ${rounds} interleaved rounds × ${perRound} requests per variant.`,
+  '',
+  `| framework | peer | bare app (CPU µs/req) | ${shown.join(' | ')} |`,
+  `|---|---|---:|${shown.map(() => '---:|').join('')}`,
+]
+for (const framework of frameworks) {
+  const cells = shown.map((variant) => `+${fmt(median(added.get(framework.name)!.get(variant)!))}`)
+  lines.push(
+    `| ${framework.name} | ${framework.peer} | ${fmt(median(bare.get(framework.name)!))} | ${cells.join(' | ')} |`,
+  )
+}
+lines.push('', 'Tollgate ÷ peer (CPU added per request; below 1 is cheaper):', '')
+lines.push(
+  '| framework | tollgate (defaults) | tollgate, same headers as the peer |',
+  '|---|---:|---:|',
 )
-console.log(
-  '| framework | bare app | ' +
-    VARIANTS.slice(1)
-      .map((v) => (v === 'peer' ? 'peer' : v))
-      .join(' | ') +
-    ' |',
-)
-console.log(
-  '|---|---:|' +
-    VARIANTS.slice(1)
-      .map(() => '---:|')
-      .join(''),
-)
-for (const framework of FRAMEWORKS) {
-  if (only !== undefined && !framework.name.toLowerCase().startsWith(only)) continue
-  const result = await measureFramework(framework, { warmup: 5000, rounds, perRound })
-  const cells = VARIANTS.slice(1).map((variant) => {
-    const added = result.added.get(variant)!
-    return variant === 'peer' ? `+${fmt(added)} (${result.peer})` : `+${fmt(added)}`
-  })
-  console.log(`| ${result.framework} | ${fmt(result.bare)} | ${cells.join(' | ')} |`)
-  if (typeof global.gc === 'function') global.gc()
+for (const framework of frameworks) {
+  const cell = (variant: VariantName) =>
+    median(added.get(framework.name)!.get(variant)!) /
+    median(added.get(framework.name)!.get('peer')!)
+  lines.push(
+    `| ${framework.name} | ${cell('tollgate').toFixed(2)} | ${cell('tollgate, same headers').toFixed(2)} |`,
+  )
 }
 
 if (args.has('sockets')) {
-  console.log(
-    '\nOver real sockets (autocannon, 1 connection), server CPU µs per request (median)\n',
+  lines.push(
+    '',
+    'Over real sockets (autocannon, 1 connection; server CPU per request, medians of 3 rounds):',
+    '',
   )
-  console.log('| framework | variant | req/s | server CPU µs/req | added over bare |')
-  console.log('|---|---|---:|---:|---:|')
-  for (const framework of FRAMEWORKS) {
-    if (only !== undefined && !framework.name.toLowerCase().startsWith(only)) continue
-    const results = await measureSockets(framework.name, Number(args.get('seconds') ?? 3))
-    const bare = results.find((r) => r.variant === 'bare')!
+  lines.push(
+    '| framework | variant | req/s | server CPU µs/req | added over bare |',
+    '|---|---|---:|---:|---:|',
+  )
+  for (const framework of frameworks) {
+    const results: SocketResult[] = await measureSockets(
+      framework.name,
+      Number(args.get('seconds') ?? 3),
+    )
+    const base = results.find((r) => r.variant === 'bare')!
     for (const r of results) {
-      const added = r.variant === 'bare' ? '' : `+${fmt(r.cpuPerRequest - bare.cpuPerRequest)}`
-      console.log(
-        `| ${framework.name} | ${label(r.variant, framework.peer)} | ${Math.round(r.requestsPerSecond)} | ${fmt(r.cpuPerRequest)} | ${added} |`,
+      const name = r.variant === 'peer' ? framework.peer : r.variant
+      const extra = r.variant === 'bare' ? '' : `+${fmt(r.cpuPerRequest - base.cpuPerRequest)}`
+      lines.push(
+        `| ${framework.name} | ${name} | ${Math.round(r.requestsPerSecond)} | ${fmt(r.cpuPerRequest)} | ${extra} |`,
       )
     }
   }
 }
+
+const table = lines.join('\n')
+console.log(table)
+if (args.has('write')) await writeSection(table)
