@@ -29,7 +29,15 @@ pnpm --filter @tollgate/benchmarks bench:redis -- --write
   client logic are measured, not an HTTP hop. Its scripts open with
   \`#!lua flags=allow-key-locking\`, which Redis 7.0 refuses; the adapter drops that line and
   runs the body unchanged.
-- The machine is shared (2 cores, other work running): compare ratios within one run.`
+- The machine is shared (2 cores, other work running): compare ratios within one run.
+
+Reading the results: at 64 in flight the gateway process and Redis share two cores, so
+throughput follows the CPU that both spend per decision (the CPU columns). A plain \`INCR\` is the
+cheapest thing Redis does; any \`EVALSHA\` costs it several times more, and a script that reads
+a state, writes it back and sets its exact expiry (\`TIME\`, \`GET\`, \`SET … PXAT\`) costs more
+again than one that only increments a counter (rate-limit-redis: \`PTTL\` then \`INCR\`, a fixed
+window with the gateway's clock and no retry time). Tollgate's scripts pay that for exact
+decisions on the server's clock with exact expiry, in one round trip for any number of rules.`
 
 /** Replaces the "## Redis store" section of docs/benchmarks.md, leaving the rest alone. */
 export async function writeSection(body: string): Promise<void> {
