@@ -25,15 +25,19 @@ pnpm --filter @tollgate/benchmarks bench:adapters -- --sockets --write
 - **peer**: express-rate-limit 8 (draft-8 and legacy headers), koa-ratelimit 6 (memory driver),
   hono-rate-limiter 0.5 (draft-7), each with its memory store.
 - The machine is shared (2 cores, load average 3–6 from other work during these runs), which
-  inflates every absolute figure (a bare Express request costs ~56 µs here) and leaves a few µs
+  inflates every absolute figure (a bare Express request costs about 60 µs here) and leaves a few µs
   of noise in each cell: compare within a row, and read the ratios.
 
-What the figures say: writing response fields through the framework dominates. Tollgate's own
-work (identity, rule match, store, header values) is the gap between **fields only** and
-**tollgate**, about 1–3 µs; a CPU profile of the Express run puts Tollgate's own functions at
-about 5% of the request. Sending the same fields as the peer, Tollgate adds less than each peer.
-With its defaults it sends more fields than koa-ratelimit (3) and hono-rate-limiter (2), and
-costs about the same as they do.`
+What the figures say: writing response fields through the framework dominates. **fields only**
+costs most of what **tollgate** costs; Tollgate's own work (client identity, rule match, store,
+header values) is the difference, a few µs on this loaded machine (a CPU profile of the Express
+run puts Tollgate's own functions at about 5% of the request). Sending the same fields as the
+peer, Tollgate adds less than each peer. With its defaults it writes five fields where
+koa-ratelimit writes three and hono-rate-limiter two, and on those two frameworks it then costs
+somewhat more than the peer (the ratios above 1); set \`legacyHeaders: false\` or
+\`standardHeaders: false\` to send fewer. Over real sockets the figures swing widely between
+rounds (a sanity check, not the measure); on \`@hono/node-server\` every added field costs
+more, since a response with extra headers leaves its lightweight-response fast path.`
 
 /** Replaces the "## Adapters" section of docs/benchmarks.md, leaving the other sections alone. */
 export async function writeSection(body: string): Promise<void> {

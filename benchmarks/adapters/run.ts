@@ -29,6 +29,8 @@ const frameworks = FRAMEWORKS.filter(
 )
 
 const fmt = (value: number) => value.toFixed(1)
+/** A difference, signed: +3.1 or −0.4. */
+const signed = (value: number) => (value < 0 ? `−${fmt(-value)}` : `+${fmt(value)}`)
 const shown = VARIANTS.filter((v) => v !== 'bare')
 
 // Each run measures every framework once; figures are medians over the runs.
@@ -56,7 +58,7 @@ const lines = [
   `|---|---|---:|${shown.map(() => '---:|').join('')}`,
 ]
 for (const framework of frameworks) {
-  const cells = shown.map((variant) => `+${fmt(median(added.get(framework.name)!.get(variant)!))}`)
+  const cells = shown.map((variant) => signed(median(added.get(framework.name)!.get(variant)!)))
   lines.push(
     `| ${framework.name} | ${framework.peer} | ${fmt(median(bare.get(framework.name)!))} | ${cells.join(' | ')} |`,
   )
@@ -93,7 +95,7 @@ if (args.has('sockets')) {
     const base = results.find((r) => r.variant === 'bare')!
     for (const r of results) {
       const name = r.variant === 'peer' ? framework.peer : r.variant
-      const extra = r.variant === 'bare' ? '' : `+${fmt(r.cpuPerRequest - base.cpuPerRequest)}`
+      const extra = r.variant === 'bare' ? '' : signed(r.cpuPerRequest - base.cpuPerRequest)
       lines.push(
         `| ${framework.name} | ${name} | ${Math.round(r.requestsPerSecond)} | ${fmt(r.cpuPerRequest)} | ${extra} |`,
       )

@@ -35,7 +35,9 @@ export type KoaRateLimitOptions = CoreOptions & {
   /** Give the charge back for requests that end this way. @default never */
   readonly refund?: RefundWhen<Context> | undefined
   /** Replaces the default denial (status and problem body); headers are already set. */
-  readonly onLimited?: ((ctx: Context, denial: Denial, verdict?: Verdict) => void) | undefined
+  readonly onLimited?:
+    | ((ctx: Context, denial: Denial, verdict?: Verdict) => void | Promise<void>)
+    | undefined
   /** Called when shadow-mode rules would have denied the request (it is let through). */
   readonly onShadowDenied?: ((verdict: Verdict, ctx: Context) => void) | undefined
 }
