@@ -3,7 +3,7 @@
 import { redisStore } from '@tollgate/redis'
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, it } from 'vitest'
-import { REDIS_URL, redisAvailable, uniquePrefix } from './support/redis-env.js'
+import { REDIS_URL, redisAvailable, removeTestKeys, uniquePrefix } from './support/redis-env.js'
 import { ioredisTarget, nodeRedisTarget, type Target } from './support/targets.js'
 import { AWKWARD_KEYS, expectSameAsReference, extremeTraceArb, traceArb } from './support/trace.js'
 
@@ -21,6 +21,7 @@ describe.skipIf(!redisAvailable).each(clients)(
     })
     afterAll(async () => {
       await target?.close()
+      await removeTestKeys()
     })
 
     // Nothing may expire on the server's clock while a trace runs on its own clock.

@@ -3,7 +3,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type Gateways, type Scenario, startGateways } from './support/gateways.js'
 import { type RedisCluster, startRedisCluster } from './support/redis-cluster.js'
-import { REDIS_URL, redisAvailable, redisServerBinary, uniquePrefix } from './support/redis-env.js'
+import {
+  REDIS_URL,
+  redisAvailable,
+  redisServerBinary,
+  removeTestKeys,
+  uniquePrefix,
+} from './support/redis-env.js'
 import type { AlgorithmSpec } from './support/worker.js'
 
 const GATEWAYS = 4
@@ -94,6 +100,7 @@ function suite(connection: () => { url: string } | { ports: readonly number[] })
 
 describe.skipIf(!redisAvailable)(`${GATEWAYS} gateway processes on one Redis`, () => {
   suite(() => ({ url: REDIS_URL }))
+  afterAll(() => removeTestKeys())
 })
 
 describe.skipIf(!redisServerBinary)(`${GATEWAYS} gateway processes on a Redis Cluster`, () => {

@@ -3,7 +3,13 @@ import { type AlgorithmName, type Charge, isRateLimitError, tokenBucket } from '
 import { type RedisScriptClient, redisScripts, redisStore } from '@tollgate/redis'
 import { referenceStore } from '@tollgate/test-utils'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { REDIS_URL, redisAvailable, redisServerBinary, uniquePrefix } from './support/redis-env.js'
+import {
+  REDIS_URL,
+  redisAvailable,
+  redisServerBinary,
+  removeTestKeys,
+  uniquePrefix,
+} from './support/redis-env.js'
 import { startRedisServer } from './support/redis-server.js'
 import { ioredisTarget, type Target } from './support/targets.js'
 import { AWKWARD_KEYS, ONE_OF_EACH } from './support/trace.js'
@@ -23,6 +29,7 @@ describe.skipIf(!redisAvailable)('Redis store on a single node', () => {
   })
   afterAll(async () => {
     await target?.close()
+    await removeTestKeys()
   })
   const command = (...args: string[]) => target.command(undefined, args)
 

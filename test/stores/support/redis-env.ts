@@ -55,7 +55,28 @@ if (!redisServerBinary) {
   console.warn('[tollgate] Redis Cluster and restart tests SKIPPED: no redis-server binary on PATH')
 }
 
+/** Every key this test process writes to a shared Redis starts with this. */
+const RUN_PREFIX = `tgtest:${process.pid}:${Math.random().toString(36).slice(2, 8)}`
+
 /** A key prefix of its own for each test, so tests never see each other's state. */
 export function uniquePrefix(label: string): string {
-  return `tgtest:${label}:${process.pid}:${Math.random().toString(36).slice(2, 10)}`
+  return `${RUN_PREFIX}:${label}:${Math.random().toString(36).slice(2, 10)}`
+}
+
+/**
+ * Removes what this test process wrote to the Redis at `url` (some states expire only days
+ * later: traces run on their own clock, with long windows).
+ */
+export async function removeTestKeys(url: string = REDIS_URL): Promise<void> {
+  const redis = new Redis(url)
+  try {
+    let cursor = '0'
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${RUN_PREFIX}:*`, 'COUNT', 1000)
+      cursor = next
+      if (keys.length > 0) await redis.unlink(...keys)
+    } while (cursor !== '0')
+  } finally {
+    redis.disconnect()
+  }
 }
