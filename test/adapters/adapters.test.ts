@@ -1,5 +1,6 @@
-import { memoryStore, type Store } from '@tollgate/express'
+import { memoryStore, type StandardHeaders, type Store } from '@tollgate/express'
 import { manualClock } from '@tollgate/test-utils'
+import { parseDictionary, parseItem, parseList } from 'structured-headers'
 import { afterAll, describe, expect, it } from 'vitest'
 import { type Exchange, normalise } from './exchange.js'
 import { type Expect, SCENARIOS, type Scenario, T0 } from './scenarios.js'
@@ -72,7 +73,9 @@ async function run(
           }),
         )
         const expected = typeof step.expect === 'function' ? step.expect(i) : step.expect
-        check(exchange, expected, `${target.name}, step ${stepIndex + 1}, request ${i + 1}`)
+        const where = `${target.name}, step ${stepIndex + 1}, request ${i + 1}`
+        check(exchange, expected, where)
+        checkStructuredFields(exchange, scenario.options?.standardHeaders ?? 'draft-11', where)
         exchanges.push(exchange)
       }
     }
@@ -90,6 +93,32 @@ function check(exchange: Exchange, expected: Expect, where: string): void {
   if (typeof expected.body === 'string') expect(exchange.body, where).toBe(expected.body)
   else if (expected.body !== undefined) {
     expect(JSON.parse(exchange.body), where).toMatchObject(expected.body)
+  }
+}
+
+/**
+ * Every RateLimit field parses back as the structured field its draft defines (RFC 9651): the
+ * current form's two Lists, draft-7's Dictionary and draft-6's Integers.
+ */
+function checkStructuredFields(
+  exchange: Exchange,
+  standard: StandardHeaders | false,
+  where: string,
+): void {
+  const { 'ratelimit-policy': policy, ratelimit: limit } = exchange.headers
+  if (standard === 'draft-6') {
+    for (const name of ['ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset']) {
+      const value = exchange.headers[name]
+      if (value !== undefined) expect(parseItem(value)[0], `${where}: ${name}`).toBeTypeOf('number')
+    }
+    if (policy !== undefined) expect(() => parseItem(policy), where).not.toThrow()
+  } else if (standard === 'draft-7') {
+    if (limit !== undefined)
+      expect([...parseDictionary(limit).keys()], where).toEqual(['limit', 'remaining', 'reset'])
+    if (policy !== undefined) expect(() => parseItem(policy), where).not.toThrow()
+  } else {
+    if (policy !== undefined) expect(parseList(policy).length, where).toBeGreaterThan(0)
+    if (limit !== undefined) expect(parseList(limit).length, where).toBeGreaterThan(0)
   }
 }
 
