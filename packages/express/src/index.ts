@@ -1,5 +1,4 @@
 import type { Limiter, LimitResponse, MaybePromise, RuleConfig, Verdict } from '@tollgate/core'
-import type { NextFunction, Request, RequestHandler, Response } from 'express'
 import {
   type CoreOptions,
   checkHooks,
@@ -8,12 +7,12 @@ import {
   type RefundWhen,
   refundPredicate,
   refundQuietly,
-} from './options.js'
+} from '@tollgate/core'
+import type { NextFunction, Request, RequestHandler, Response } from 'express'
 import { defaultUser, type RequestReaders, requestFacts, type UserId } from './request.js'
 import { type Denial, sendDenial, setHeaders } from './response.js'
 
 export * from '@tollgate/core'
-export type { CoreOptions, RefundWhen } from './options.js'
 export type { UserId } from './request.js'
 export type { Denial } from './response.js'
 

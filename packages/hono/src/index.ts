@@ -1,7 +1,4 @@
 import type { Limiter, LimitResponse, RuleConfig, Verdict } from '@tollgate/core'
-import type { Context, MiddlewareHandler } from 'hono'
-import type { GetConnInfo } from 'hono/conninfo'
-import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import {
   type CoreOptions,
   checkHooks,
@@ -10,7 +7,10 @@ import {
   type RefundWhen,
   refundPredicate,
   refundQuietly,
-} from './options.js'
+} from '@tollgate/core'
+import type { Context, MiddlewareHandler } from 'hono'
+import type { GetConnInfo } from 'hono/conninfo'
+import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import {
   addressFrom,
   defaultAddress,
@@ -22,7 +22,6 @@ import {
 import { appendHeaders, type Denial, waitUntil } from './response.js'
 
 export * from '@tollgate/core'
-export type { CoreOptions, RefundWhen } from './options.js'
 export type { UserId } from './request.js'
 export type { Denial } from './response.js'
 

@@ -1,5 +1,4 @@
 import type { Limiter, LimitResponse, MaybePromise, RuleConfig, Verdict } from '@tollgate/core'
-import type { Context, Middleware, Next } from 'koa'
 import {
   type CoreOptions,
   checkHooks,
@@ -8,7 +7,8 @@ import {
   type RefundWhen,
   refundPredicate,
   refundQuietly,
-} from './options.js'
+} from '@tollgate/core'
+import type { Context, Middleware, Next } from 'koa'
 import { defaultUser, type RequestReaders, requestFacts, type UserId } from './request.js'
 import {
   type Denial,
@@ -19,7 +19,6 @@ import {
 } from './response.js'
 
 export * from '@tollgate/core'
-export type { CoreOptions, RefundWhen } from './options.js'
 export type { UserId } from './request.js'
 export type { Denial } from './response.js'
 

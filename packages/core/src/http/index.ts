@@ -49,6 +49,16 @@ export {
   type PrefixOptions,
   parseCidr,
 } from './ip-prefix.js'
+export {
+  type CoreOptions,
+  checkHooks,
+  createTollgate,
+  isPromise,
+  type RefundWhen,
+  refundPredicate,
+  refundQuietly,
+  type Tollgate,
+} from './middleware.js'
 export { createPartitionKeyHasher, PARTITION_KEY_BYTES } from './partition-key.js'
 export { policyName, quotaPerSeconds } from './policy-fields.js'
 export {

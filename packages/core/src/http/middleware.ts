@@ -1,19 +1,16 @@
+import { RateLimitError } from '../errors.js'
+import { createLimiter } from '../limiter/create-limiter.js'
+import type { Limiter, LimiterOptions, Logger, MaybePromise, Verdict } from '../limiter/types.js'
+import type { RuleConfig } from '../rules/types.js'
 import {
   createIdentityResolver,
-  createLimiter,
-  createResponder,
   type IdentityOptions,
   type IdentityResolver,
-  type Limiter,
-  type LimiterOptions,
-  type Logger,
-  type MaybePromise,
-  RateLimitError,
-  type Responder,
-  type ResponderOptions,
-  type RuleConfig,
-  type Verdict,
-} from '@tollgate/core'
+} from './identities.js'
+import { createResponder, type Responder, type ResponderOptions } from './responder.js'
+
+// What every framework adapter builds once at start-up, and the small helpers they share. A
+// third-party adapter (Fastify, Elysia…) uses the same pieces.
 
 /**
  * Everything `@tollgate/core` lets you configure, in one flat object: the limiter's (`store`,
@@ -110,6 +107,7 @@ export function refundQuietly(limiter: Limiter, verdict: Verdict): Promise<void>
   }
 }
 
+/** True for a promise (or any thenable): the store answered asynchronously. */
 export function isPromise<T>(value: MaybePromise<T>): value is Promise<T> {
   return typeof (value as { then?: unknown } | undefined)?.then === 'function'
 }
