@@ -37,11 +37,15 @@ type RandomSource = { getRandomValues<T extends Uint32Array>(array: T): T }
  * Workers, browsers), or expanded from `seed` in tests.
  */
 export function createKeyHasher(seed?: number): KeyHasher {
-  const secret = seed === undefined ? randomSecret() : seededSecret(seed)
+  // The random secret is drawn on the first hash, not here: Workers refuse random values at
+  // global scope, where `app.use(rateLimit(rules))` builds the store.
+  const source = seed === undefined ? randomSource() : undefined
+  let secret: Float64Array | undefined = seed === undefined ? undefined : seededSecret(seed)
   const hasher: KeyHasher = {
     first: 0,
     second: 0,
     hash(key) {
+      if (secret === undefined) secret = randomSecret(source!)
       const length = key.length
       if (length <= CHUNK) {
         // Two sums per half over alternate code units: shorter chains of dependent additions.
@@ -109,7 +113,8 @@ function multiplyMod(a: number, b: number): number {
   return reduce(high * 65536 + (a & 0xffff) * b)
 }
 
-function randomSecret(): Float64Array {
+/** The runtime's `crypto`, checked when the store is built so a missing one fails at start-up. */
+function randomSource(): RandomSource {
   const crypto = (globalThis as { crypto?: RandomSource }).crypto
   if (crypto === undefined || typeof crypto.getRandomValues !== 'function') {
     throw new RateLimitError(
@@ -118,6 +123,10 @@ function randomSecret(): Float64Array {
       { field: 'seed' },
     )
   }
+  return crypto
+}
+
+function randomSecret(crypto: RandomSource): Float64Array {
   const secret = new Float64Array(SECRET_LENGTH)
   const draw = new Uint32Array(1)
   for (let i = 0; i < SECRET_LENGTH; i++) {
