@@ -1,34 +1,16 @@
 import { spawnSync } from 'node:child_process'
+import { REDIS_URL, redisAnswers } from '@tollgate/test-utils'
 import { Redis } from 'ioredis'
 
-const { CI, REDIS_URL: url } = process.env
+export { REDIS_URL }
 
-/** The Redis the store tests use: `REDIS_URL`, or the local default. */
-export const REDIS_URL = url ?? 'redis://127.0.0.1:6379'
-
-async function reachable(url: string): Promise<boolean> {
-  const probe = new Redis(url, {
-    lazyConnect: true,
-    connectTimeout: 1000,
-    maxRetriesPerRequest: 0,
-    retryStrategy: () => null,
-  })
-  probe.on('error', () => {})
-  try {
-    await probe.connect()
-    return (await probe.ping()) === 'PONG'
-  } catch {
-    return false
-  } finally {
-    probe.disconnect()
-  }
-}
+const { CI } = process.env
 
 /**
  * Whether the Redis tests can run. In CI (`CI` set) a missing Redis is an error that fails the
  * run; elsewhere the tests are skipped, and say so.
  */
-export const redisAvailable = await reachable(REDIS_URL)
+export const redisAvailable = await redisAnswers(REDIS_URL)
 
 if (!redisAvailable) {
   if (CI) {

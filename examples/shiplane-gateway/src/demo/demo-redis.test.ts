@@ -2,7 +2,7 @@
  * `REDIS_URL=… pnpm demo`: two gateway processes on one Redis must share every limit. Needs a
  * Redis server: skipped with a warning without one, except in CI, where that fails the run.
  */
-import { REDIS_URL, redisForTest } from '@tollgate/example-support/redis'
+import { REDIS_URL, redisForTest } from '@tollgate/test-utils'
 import { Redis } from 'ioredis'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { rowPattern, runDemoCli } from './run-cli.js'

@@ -2,7 +2,7 @@ import { Redis } from 'ioredis'
 
 const { CI, REDIS_URL: url } = process.env
 
-/** The Redis the examples' tests use: `REDIS_URL`, or the local default. */
+/** The Redis that tests use: `REDIS_URL`, or the local default. */
 export const REDIS_URL = url || 'redis://127.0.0.1:6379'
 
 /** True when a Redis server answers PING at `url` within a second. */

@@ -1,7 +1,0 @@
-import { defineProject } from 'vitest/config'
-import { sourceConditions } from '../../vitest.shared.js'
-
-export default defineProject({
-  ...sourceConditions,
-  test: { name: 'example-support', include: ['src/**/*.test.ts'] },
-})
