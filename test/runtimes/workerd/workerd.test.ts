@@ -4,8 +4,7 @@
  * built-ins and started without the `nodejs_compat` flag, so any Node dependency in the core or
  * the adapter fails the build or the start-up.
  */
-import { fileURLToPath } from 'node:url'
-import { build } from 'esbuild'
+import { bundleWorker, COMPATIBILITY_DATE } from '@tollgate/test-utils'
 import { Miniflare } from 'miniflare'
 import { parseList } from 'structured-headers'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -15,28 +14,11 @@ let script: string
 let lazyScript: string
 
 const start = (code: string) =>
-  new Miniflare({ modules: true, script: code, compatibilityDate: '2025-12-01' })
-
-/** Bundles a worker from the workspace sources into one ES module, as wrangler would. */
-async function bundleWorker(entry: string): Promise<string> {
-  const result = await build({
-    entryPoints: [fileURLToPath(new URL(entry, import.meta.url))],
-    bundle: true,
-    format: 'esm',
-    // Neutral: no Node built-in resolves, so a `node:` import anywhere is a build error.
-    platform: 'neutral',
-    conditions: ['@tollgate/source', 'workerd', 'worker', 'browser'],
-    mainFields: ['module', 'main'],
-    target: 'es2022',
-    write: false,
-    logLevel: 'silent',
-  })
-  return result.outputFiles[0]!.text
-}
+  new Miniflare({ modules: true, script: code, compatibilityDate: COMPATIBILITY_DATE })
 
 beforeAll(async () => {
-  script = await bundleWorker('./worker.ts')
-  lazyScript = await bundleWorker('./lazy-worker.ts')
+  script = await bundleWorker(new URL('./worker.ts', import.meta.url))
+  lazyScript = await bundleWorker(new URL('./lazy-worker.ts', import.meta.url))
   mf = start(lazyScript)
   await mf.ready
 }, 60_000)
