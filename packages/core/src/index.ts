@@ -43,6 +43,7 @@ export {
   createResponder,
   createTollgate,
   formatIp,
+  type Handled,
   type HeaderAccessor,
   type HeaderEntries,
   type Identities,

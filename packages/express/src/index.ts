@@ -1,8 +1,9 @@
-import type { Limiter, LimitResponse, MaybePromise, RuleConfig, Verdict } from '@tollgate/core'
+import type { Limiter, RuleConfig, Verdict } from '@tollgate/core'
 import {
   type CoreOptions,
   checkHooks,
   createTollgate,
+  type Handled,
   isPromise,
   type RefundWhen,
   refundPredicate,
@@ -47,7 +48,8 @@ export function rateLimit(
   options: ExpressRateLimitOptions = {},
 ): RequestHandler {
   checkHooks(options, ['skip', 'user', 'plan', 'identities', 'onLimited', 'onShadowDenied'])
-  const { limiter, identities, responder } = createTollgate(rules, options)
+  const gate = createTollgate(rules, options)
+  const { limiter, identities } = gate
   const read: RequestReaders = {
     user: options.user ?? defaultUser,
     plan: options.plan,
@@ -57,13 +59,9 @@ export function rateLimit(
   const onLimited = options.onLimited ?? sendDenial
   const refundIf = refundPredicate(options.refund)
 
-  function apply(
-    response: LimitResponse,
-    verdict: Verdict | undefined,
-    req: Request,
-    res: Response,
-    next: NextFunction,
-  ) {
+  function finish({ response, verdict }: Handled, req: Request, res: Response, next: NextFunction) {
+    if (verdict !== undefined && onShadowDenied !== undefined && verdict.shadowDenied.length > 0)
+      onShadowDenied(verdict, req)
     setHeaders(res, response.headers)
     if (!response.allowed) return onLimited(req, res, next, response, verdict)
     if (refundIf !== undefined && verdict !== undefined) {
@@ -74,43 +72,11 @@ export function rateLimit(
     next()
   }
 
-  function decided(verdict: Verdict, req: Request, res: Response, next: NextFunction) {
-    if (onShadowDenied !== undefined && verdict.shadowDenied.length > 0)
-      onShadowDenied(verdict, req)
-    if (!responder.usesPartitionKeys)
-      return apply(responder.respond(verdict, verdict.at), verdict, req, res, next)
-    responder
-      .respondAsync(verdict, verdict.at)
-      .then(
-        (response) => apply(response, verdict, req, res, next),
-        (error: unknown) => failed(error, req, res, next),
-      )
-      .catch(next)
-  }
-
-  // A store failure is already a verdict (fail-open or fail-closed); what reaches here is an
-  // error the client must hear about (a cost that can never fit: 400), or a bug for Express.
-  function failed(error: unknown, req: Request, res: Response, next: NextFunction) {
-    const response = responder.respondToError(error)
-    if (response === undefined) return next(error)
-    apply(response, undefined, req, res, next)
-  }
-
   return function tollgate(req, res, next) {
-    let verdict: MaybePromise<Verdict>
-    try {
-      if (skip?.(req, res)) return next()
-      verdict = limiter.decide(requestFacts(req, identities, read))
-    } catch (error) {
-      return failed(error, req, res, next)
-    }
-    if (!isPromise(verdict)) return decided(verdict, req, res, next)
-    // An app hook that throws (onLimited, onShadowDenied) goes to Express, as it would if sync.
-    verdict
-      .then(
-        (settled) => decided(settled, req, res, next),
-        (error: unknown) => failed(error, req, res, next),
-      )
-      .catch(next)
+    if (skip?.(req, res)) return next()
+    const handled = gate.handle(requestFacts(req, identities, read))
+    if (!isPromise(handled)) return finish(handled, req, res, next)
+    // An error, or an app hook that throws (onLimited, onShadowDenied), goes to Express.
+    handled.then((settled) => finish(settled, req, res, next)).catch(next)
   }
 }

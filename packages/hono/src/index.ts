@@ -1,4 +1,4 @@
-import type { Limiter, LimitResponse, RuleConfig, Verdict } from '@tollgate/core'
+import type { Limiter, RuleConfig, Verdict } from '@tollgate/core'
 import {
   type CoreOptions,
   checkHooks,
@@ -69,7 +69,8 @@ export function rateLimit(
     'onLimited',
     'onShadowDenied',
   ])
-  const { limiter, identities, responder } = createTollgate(rules, options)
+  const gate = createTollgate(rules, options)
+  const { limiter, identities } = gate
   const read: RequestReaders = {
     user: options.user ?? defaultUser,
     plan: options.plan,
@@ -81,41 +82,23 @@ export function rateLimit(
     options.onLimited ?? ((c, denial) => c.body(denial.body, denial.status as ContentfulStatusCode))
   const refundIf = refundPredicate(options.refund)
 
-  async function respondToError(c: Context, error: unknown): Promise<Response> {
-    // A store failure is already a verdict (fail-open or fail-closed); what reaches here is
-    // an error the client must hear about (a cost that can never fit: 400), or a bug for Hono.
-    const response = responder.respondToError(error)
-    if (response === undefined || response.allowed) throw error
-    return deny(c, response, undefined)
-  }
-
-  function deny(c: Context, denial: Denial, verdict: Verdict | undefined) {
-    for (const [name, value] of denial.headers) {
-      c.header(name, value, name === 'Content-Type' ? undefined : { append: true })
-    }
-    return onLimited(c, denial, verdict)
-  }
-
   return async function tollgate(c, next) {
     if (skip?.(c)) return next()
-    let verdict: Verdict
-    let response: LimitResponse
-    try {
-      const decided = limiter.decide(requestFacts(c, identities, read))
-      verdict = isPromise(decided) ? await decided : decided
-      if (onShadowDenied !== undefined && verdict.shadowDenied.length > 0)
-        onShadowDenied(verdict, c)
-      response = responder.usesPartitionKeys
-        ? await responder.respondAsync(verdict, verdict.at)
-        : responder.respond(verdict, verdict.at)
-    } catch (error) {
-      return respondToError(c, error)
+    const handled = gate.handle(requestFacts(c, identities, read))
+    const { response, verdict } = isPromise(handled) ? await handled : handled
+    if (verdict !== undefined && onShadowDenied !== undefined && verdict.shadowDenied.length > 0)
+      onShadowDenied(verdict, c)
+    if (!response.allowed) {
+      for (const [name, value] of response.headers) {
+        c.header(name, value, name === 'Content-Type' ? undefined : { append: true })
+      }
+      return onLimited(c, response, verdict)
     }
-    if (!response.allowed) return deny(c, response, verdict)
     await next()
     // Added to the finished response, so that handlers returning a `Response` of their own
     // (which drops headers set earlier with `c.header`) carry them as well.
     appendHeaders(c, response.headers)
-    if (refundIf?.(c.res.status, c)) waitUntil(c, refundQuietly(limiter, verdict))
+    if (verdict !== undefined && refundIf?.(c.res.status, c))
+      waitUntil(c, refundQuietly(limiter, verdict))
   }
 }

@@ -1,8 +1,9 @@
-import type { Limiter, LimitResponse, MaybePromise, RuleConfig, Verdict } from '@tollgate/core'
+import type { Limiter, RuleConfig, Verdict } from '@tollgate/core'
 import {
   type CoreOptions,
   checkHooks,
   createTollgate,
+  type Handled,
   isPromise,
   type RefundWhen,
   refundPredicate,
@@ -53,7 +54,8 @@ export function rateLimit(
   options: KoaRateLimitOptions = {},
 ): Middleware {
   checkHooks(options, ['skip', 'user', 'plan', 'identities', 'onLimited', 'onShadowDenied'])
-  const { limiter, identities, responder } = createTollgate(rules, options)
+  const gate = createTollgate(rules, options)
+  const { limiter, identities } = gate
   const read: RequestReaders = {
     user: options.user ?? defaultUser,
     plan: options.plan,
@@ -63,26 +65,9 @@ export function rateLimit(
   const onLimited = options.onLimited ?? sendDenial
   const refundIf = refundPredicate(options.refund)
 
-  // Sync until it must wait: with the memory store, no promise is made here for the limiter.
-  function decided(ctx: Context, next: Next, verdict: Verdict): Promise<void> | void {
-    if (onShadowDenied !== undefined && verdict.shadowDenied.length > 0)
+  function finish(ctx: Context, next: Next, { response, verdict }: Handled) {
+    if (verdict !== undefined && onShadowDenied !== undefined && verdict.shadowDenied.length > 0)
       onShadowDenied(verdict, ctx)
-    if (!responder.usesPartitionKeys)
-      return apply(ctx, next, responder.respond(verdict, verdict.at), verdict)
-    return responder
-      .respondAsync(verdict, verdict.at)
-      .then((response) => apply(ctx, next, response, verdict))
-  }
-
-  // A store failure is already a verdict (fail-open or fail-closed); what reaches here is an
-  // error the client must hear about (a cost that can never fit: 400), or a bug for Koa.
-  function failed(ctx: Context, next: Next, error: unknown): Promise<void> | void {
-    const response = responder.respondToError(error)
-    if (response === undefined) throw error
-    return apply(ctx, next, response, undefined)
-  }
-
-  function apply(ctx: Context, next: Next, response: LimitResponse, verdict: Verdict | undefined) {
     setHeaders(ctx, response.headers)
     if (!response.allowed) return onLimited(ctx, response, verdict)
     return next().then(
@@ -98,18 +83,12 @@ export function rateLimit(
     )
   }
 
+  // Sync until it must wait: with the memory store, no promise is made here for the limiter.
   return function tollgate(ctx, next) {
     if (skip?.(ctx)) return next()
-    let verdict: MaybePromise<Verdict>
-    try {
-      verdict = limiter.decide(requestFacts(ctx, identities, read))
-    } catch (error) {
-      return failed(ctx, next, error)
-    }
-    if (!isPromise(verdict)) return decided(ctx, next, verdict)
-    return verdict.then(
-      (settled) => decided(ctx, next, settled),
-      (error: unknown) => failed(ctx, next, error),
-    )
+    const handled = gate.handle(requestFacts(ctx, identities, read))
+    return isPromise(handled)
+      ? handled.then((settled) => finish(ctx, next, settled))
+      : finish(ctx, next, handled)
   }
 }

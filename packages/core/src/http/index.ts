@@ -53,6 +53,7 @@ export {
   type CoreOptions,
   checkHooks,
   createTollgate,
+  type Handled,
   isPromise,
   type RefundWhen,
   refundPredicate,

@@ -1,13 +1,25 @@
 import { RateLimitError } from '../errors.js'
 import { createLimiter } from '../limiter/create-limiter.js'
-import type { Limiter, LimiterOptions, Logger, MaybePromise, Verdict } from '../limiter/types.js'
+import type {
+  Limiter,
+  LimiterOptions,
+  Logger,
+  MaybePromise,
+  RequestFacts,
+  Verdict,
+} from '../limiter/types.js'
 import type { RuleConfig } from '../rules/types.js'
 import {
   createIdentityResolver,
   type IdentityOptions,
   type IdentityResolver,
 } from './identities.js'
-import { createResponder, type Responder, type ResponderOptions } from './responder.js'
+import {
+  createResponder,
+  type LimitResponse,
+  type Responder,
+  type ResponderOptions,
+} from './responder.js'
 
 // What every framework adapter builds once at start-up, and the small helpers they share. A
 // third-party adapter (Fastify, Elysia…) uses the same pieces.
@@ -35,11 +47,23 @@ export type CoreOptions = Omit<LimiterOptions, 'rules' | 'logger'> &
  */
 export type RefundWhen<Req> = 'failed' | 'succeeded' | ((status: number, req: Req) => boolean)
 
+/**
+ * A request's response, and the verdict behind it; `verdict` is undefined when the limiter
+ * refused the request outright (a cost that can never fit).
+ */
+export type Handled = { readonly response: LimitResponse; readonly verdict: Verdict | undefined }
+
 /** The parts of core one middleware instance uses, built once at start-up. */
 export type Tollgate = {
   readonly limiter: Limiter
   readonly identities: IdentityResolver
   readonly responder: Responder
+  /**
+   * Decides a request and builds its response: synchronous when the store is. A store failure is
+   * already a verdict (fail-open or fail-closed); an error the client must hear about (a cost
+   * that can never fit) becomes its response; anything else is thrown, for the framework.
+   */
+  readonly handle: (facts: RequestFacts) => MaybePromise<Handled>
 }
 
 const SILENT: Logger = { warn() {} }
@@ -56,10 +80,33 @@ export function createTollgate(
   const limiter = isLimiter(rules)
     ? rules
     : createLimiter({ ...options, rules, logger: logger === false ? SILENT : logger })
+  const responder = createResponder(options)
+
+  function respondTo(verdict: Verdict): MaybePromise<Handled> {
+    if (!responder.usesPartitionKeys)
+      return { response: responder.respond(verdict, verdict.at), verdict }
+    return responder.respondAsync(verdict, verdict.at).then((response) => ({ response, verdict }))
+  }
+
+  function refused(error: unknown): Handled {
+    const response = responder.respondToError(error)
+    if (response === undefined) throw error
+    return { response, verdict: undefined }
+  }
+
   return {
     limiter,
     identities: createIdentityResolver(options),
-    responder: createResponder(options),
+    responder,
+    handle(facts) {
+      let verdict: MaybePromise<Verdict>
+      try {
+        verdict = limiter.decide(facts)
+      } catch (error) {
+        return refused(error)
+      }
+      return isPromise(verdict) ? verdict.then(respondTo, refused) : respondTo(verdict)
+    },
   }
 }
 
