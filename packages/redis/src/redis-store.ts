@@ -5,7 +5,7 @@ import { consumeAcrossSlots, groupBySlot, type RunScript } from './cross-slot.js
 import { redisKey } from './keys.js'
 import { chargePreparer, type PreparedCharge } from './prepare.js'
 import { parseReply } from './reply.js'
-import { consumeScript, refundScript } from './scripts/index.js'
+import { ARGS_PER_CHARGE, consumeScript, refundScript } from './scripts/index.js'
 
 export type RedisStoreOptions = {
   /** The Redis connection, through `ioredisClient(...)`, `nodeRedisClient(...)` or your own. */
@@ -68,25 +68,29 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     prepared: readonly PreparedCharge[],
     deadline: Deadline,
   ): RunScript {
-    return async (script, indices, now, extra, free) => {
+    return (script, indices, now, extra, free) => {
       const keys: string[] = new Array(indices.length)
-      const args: string[] = [String(now), margin, extra]
+      const args: string[] = new Array(3 + indices.length * ARGS_PER_CHARGE)
+      args[0] = now === -1 ? '-1' : String(now)
+      args[1] = margin
+      args[2] = extra
+      let at = 3
       for (let i = 0; i < indices.length; i++) {
-        const charge = prepared[indices[i]!]!
+        const index = indices[i]!
+        const charge = prepared[index]!
         keys[i] = charge.key
-        const [code, cost, ...rest] = charge.args
-        args.push(code!, free?.has(indices[i]!) ? '0' : cost!, ...rest)
+        const chargeArgs = charge.args
+        for (let j = 0; j < ARGS_PER_CHARGE; j++) args[at + j] = chargeArgs[j]!
+        if (free?.has(index)) args[at + 1] = '0'
+        at += ARGS_PER_CHARGE
       }
-      const reply = await beforeDeadline(deadline, () => runScript(client, script, keys, args))
-      return parseReply(
-        reply,
-        indices.map((index) => charges[index]!),
+      // Most calls cover every charge in order: no need for a copy then.
+      const covered =
+        indices.length === charges.length ? charges : indices.map((index) => charges[index]!)
+      return beforeDeadline(deadline, () => runScript(client, script, keys, args)).then((reply) =>
+        parseReply(reply, covered),
       )
     }
-  }
-
-  function all(count: number): number[] {
-    return Array.from({ length: count }, (_, i) => i)
   }
 
   return {
@@ -98,7 +102,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
       // Nothing to decide, so nobody asks Redis the time: the caller's is reported.
       if (charges.length === 0) return { decisions: [], at: now }
       const run = runner(charges, prepared, deadlineIn(timeoutMs))
-      const groups = client.cluster === true ? groupBySlot(prepared) : [all(charges.length)]
+      const groups = client.cluster === true ? groupBySlot(prepared) : [everyIndex(charges.length)]
       if (groups.length === 1) {
         const reply = await run(consumeScript, groups[0]!, serverTime ? -1 : now, '0')
         return { decisions: reply.decisions, at: reply.at }
@@ -112,12 +116,21 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
       const prepared = charges.map(prepare)
       if (charges.length === 0) return
       const run = runner(charges, prepared, deadlineIn(timeoutMs))
-      const groups = client.cluster === true ? groupBySlot(prepared) : [all(charges.length)]
+      const groups = client.cluster === true ? groupBySlot(prepared) : [everyIndex(charges.length)]
       await Promise.all(
         groups.map((group) => run(refundScript, group, serverTime ? -1 : now, String(chargedAt))),
       )
     },
   }
+}
+
+/** [0, 1, …, count − 1], shared for the usual small counts (never mutated). */
+const SMALL_INDICES: readonly (readonly number[])[] = Array.from({ length: 8 }, (_, count) =>
+  Array.from({ length: count }, (_, i) => i),
+)
+
+function everyIndex(count: number): readonly number[] {
+  return SMALL_INDICES[count] ?? Array.from({ length: count }, (_, i) => i)
 }
 
 function resolveOptions(options: RedisStoreOptions) {
