@@ -238,5 +238,5 @@ describe.skipIf(!redisAvailable)('Redis store on a single node', () => {
 
 // Changing a script changes these on purpose: the SHA is how Redis caches it, and operators
 // may pre-load or allow-list it.
-const PINNED_CONSUME_SHA = '8b03e219688f1bcdaae56587a7e3e60e1de647ee'
-const PINNED_REFUND_SHA = '5bdb71db9d2e5958cce3b8453ee8434256f3c1bf'
+const PINNED_CONSUME_SHA = 'c5cf1009df12360d5df0417b4767056c523ecfbc'
+const PINNED_REFUND_SHA = 'ba710e92d5d358284e558fe0b7802798258257f9'

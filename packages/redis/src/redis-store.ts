@@ -88,7 +88,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
       const covered =
         indices.length === charges.length ? charges : indices.map((index) => charges[index]!)
       return beforeDeadline(deadline, () => runScript(client, script, keys, args)).then((reply) =>
-        parseReply(reply, covered),
+        parseReply(reply, covered, script === consumeScript && extra === '1'),
       )
     }
   }

@@ -12,7 +12,7 @@ const charge: Charge = {
 
 describe('parseReply', () => {
   it('reads decisions, filling in the limit', () => {
-    expect(parseReply([5, 0, 0, 0, 1000, 1000], [charge])).toEqual({
+    expect(parseReply([5, 0, 0, 1000, 1000], [charge])).toEqual({
       at: 5,
       committed: false,
       decisions: [
@@ -20,7 +20,7 @@ describe('parseReply', () => {
       ],
       deniedOnCommit: [false],
     })
-    expect(parseReply([5, 1, 1, 19, 1000, 0], [charge]).decisions[0]).toEqual({
+    expect(parseReply([5, 1, 19, 1000], [charge]).decisions[0]).toEqual({
       allowed: true,
       remaining: 19,
       limit: 20,
@@ -29,12 +29,24 @@ describe('parseReply', () => {
     })
   })
 
+  it('reports a request committed unless an enforcing charge was denied in the dry run', () => {
+    const shadow = { ...charge, shadow: true }
+    expect(parseReply([5, 1, 19, 1000], [charge]).committed).toBe(true)
+    expect(parseReply([5, 1, 19, 1000], [charge], true).committed).toBe(false)
+    expect(parseReply([5, 0, 0, 1000, 1000], [shadow]).committed).toBe(true)
+    const twice = parseReply([5, 1, 0, 1000, 2, 0, 1000, 1000], [charge, charge])
+    expect(twice).toMatchObject({ committed: true, deniedOnCommit: [false, true] })
+    expect(twice.decisions[1]).toMatchObject({ allowed: false, retryAfterMs: 1000 })
+  })
+
   it.each([
     ['not an array', 'OK'],
-    ['too short', [5, 1, 1, 19]],
-    ['a string inside', [5, 1, 1, '19', 1000, 0]],
-    ['a fraction', [5, 1, 1, 19.5, 1000, 0]],
-    ['an unknown verdict', [5, 1, 3, 19, 1000, 0]],
+    ['too short', [5, 1, 19]],
+    ['missing the retry time of a denied charge', [5, 0, 0, 1000]],
+    ['carrying a retry time for an allowed charge', [5, 1, 19, 1000, 0]],
+    ['a string inside', [5, 1, '19', 1000]],
+    ['a fraction', [5, 1, 19.5, 1000]],
+    ['an unknown verdict', [5, 3, 19, 1000]],
   ])('refuses a reply that is %s with ERR_RL_STORE_REPLY', (_what, reply) => {
     expect(() => parseReply(reply, [charge])).toThrow(
       expect.objectContaining({ code: 'ERR_RL_STORE_REPLY' }),

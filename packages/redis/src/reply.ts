@@ -13,36 +13,51 @@ export type ScriptReply = {
 }
 
 /**
- * Checks and reads a script reply `[now, committed, (allowed, remaining, resetAfterMs,
- * retryAfterMs) × charges]` (see scripts/main.lua.ts). Anything else (a proxy that mangles replies, a foreign script under
- * our SHA) is `ERR_RL_STORE_REPLY`, never a guess.
+ * Checks and reads a script reply `[now, (allowed, remaining, resetAfterMs) × charges, then the
+ * retryAfterMs of each charge not allowed]` (see scripts/main.lua.ts). Anything else (a proxy
+ * that mangles replies, a foreign script under our SHA) is `ERR_RL_STORE_REPLY`, never a guess.
+ *
+ * `deniedBefore` is ARGV[3] of a consume call (another slot group already denied the request):
+ * the script then writes nothing. Otherwise it committed unless an enforcing charge was denied
+ * in its dry run (allowed = 0; a charge denied on commit, 2, means the request was committed).
  */
-export function parseReply(reply: unknown, charges: readonly Charge[]): ScriptReply {
-  if (!Array.isArray(reply) || reply.length !== 2 + 4 * charges.length) {
-    throw malformed(`expected an array of ${2 + 4 * charges.length} integers`, reply)
+export function parseReply(
+  reply: unknown,
+  charges: readonly Charge[],
+  deniedBefore = false,
+): ScriptReply {
+  const count = charges.length
+  if (!Array.isArray(reply) || reply.length < 1 + 3 * count) {
+    throw malformed(`expected an array of at least ${1 + 3 * count} integers`, reply)
   }
   for (const value of reply) {
     if (!Number.isSafeInteger(value)) throw malformed('expected integers only', reply)
   }
   const numbers = reply as number[]
-  const decisions: Decision[] = new Array(charges.length)
-  const deniedOnCommit: boolean[] = new Array(charges.length)
-  for (let i = 0; i < charges.length; i++) {
-    const base = 2 + 4 * i
+  const decisions: Decision[] = new Array(count)
+  const deniedOnCommit: boolean[] = new Array(count)
+  let committed = !deniedBefore
+  let retryAt = 1 + 3 * count
+  for (let i = 0; i < count; i++) {
+    const base = 1 + 3 * i
     const allowed = numbers[base]
     if (allowed !== 0 && allowed !== 1 && allowed !== 2) {
       throw malformed('allowed must be 0, 1 or 2', reply)
     }
     deniedOnCommit[i] = allowed === 2
+    if (allowed === 0 && !charges[i]!.shadow) committed = false
     decisions[i] = {
       allowed: allowed === 1,
       remaining: numbers[base + 1]!,
       limit: charges[i]!.algorithm.limit,
       resetAfterMs: numbers[base + 2]!,
-      retryAfterMs: allowed === 1 ? undefined : numbers[base + 3]!,
+      retryAfterMs: allowed === 1 ? undefined : numbers[retryAt++],
     }
   }
-  return { at: numbers[0]!, committed: numbers[1] === 1, decisions, deniedOnCommit }
+  if (retryAt !== numbers.length) {
+    throw malformed(`expected one retry time per charge not allowed, ${retryAt} integers`, reply)
+  }
+  return { at: numbers[0]!, committed, decisions, deniedOnCommit }
 }
 
 function malformed(what: string, reply: unknown): RateLimitError {

@@ -2,10 +2,13 @@
  * The entry points. Both take one KEYS entry per charge and
  *   ARGV = [now, or -1 for the server's TIME; expiry margin (ms); flag;
  *           then per charge: algorithm code, cost, shadow (1/0), p1, p2, p3]
- * and reply [now, committed (1/0), then per charge: allowed, remaining, resetAfterMs,
- * retryAfterMs], where allowed is 1, or 0 when denied, or 2 when denied on commit after passing
- * the dry run (a request that charges one key twice). Replies are integers, so they carry the
- * decisions exactly.
+ * and reply [now, then per charge: allowed, remaining, resetAfterMs, then retryAfterMs of each
+ * charge not allowed, in order], where allowed is 1, or 0 when denied, or 2 when denied on
+ * commit after passing the dry run (a request that charges one key twice). Replies are
+ * integers, so they carry the decisions exactly. Every integer in a reply costs both sides
+ * (Redis converts it, the client decodes it), so a retry time of 0 is never sent, and whether
+ * the request was committed is left to the caller, who can tell from the verdicts (no enforcing
+ * charge at 0) and ARGV[3].
  */
 export const ARGS_PER_CHARGE = 6
 
@@ -20,6 +23,17 @@ end
 local margin = tonumber(ARGV[2])
 local n = #KEYS
 `
+
+/** Turns the working reply [now, committed, (allowed, remaining, reset, retry) × n] into the sent one. */
+const compactReply = `
+local sent, retries = { now }, {}
+for i = 1, n do
+  local at = i * 4 - 1
+  sent[i * 3 - 1], sent[i * 3], sent[i * 3 + 1] = reply[at], reply[at + 1], reply[at + 2]
+  if reply[at] ~= 1 then retries[#retries + 1] = reply[at + 3] end
+end
+for j = 1, #retries do sent[3 * n + 1 + j] = retries[j] end
+return sent`
 
 /** Loads each distinct key's state once (one request may charge a key twice). */
 const loadAll = `
@@ -65,10 +79,11 @@ if n == 1 and not denied then
   local p1, p2, p3 = tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
   local s = load(tonumber(ARGV[4]), KEYS[1], p1, p2, p3, now)
   local allowed, remaining, reset, retry = decide(s, p1, p2, p3, tonumber(ARGV[5]), now, true)
-  if allowed == 1 then save(s, p1, p2, p3, now, absolute, margin) end
-  local committed = 0
-  if allowed == 1 or ARGV[6] == '1' then committed = 1 end
-  return { now, committed, allowed, remaining, reset, retry }
+  if allowed == 1 then
+    save(s, p1, p2, p3, now, absolute, margin)
+    return { now, 1, remaining, reset }
+  end
+  return { now, allowed, remaining, reset, retry }
 end
 ${loadAll}for i = 1, n do
   local base = (i - 1) * ${ARGS_PER_CHARGE} + 3
@@ -90,9 +105,7 @@ for i = 1, n do
     end
   end
 end
-${saveDirty}
-if not denied then reply[2] = 1 end
-return reply
+${saveDirty}${compactReply}
 `
 
 /**
@@ -111,7 +124,5 @@ for i = 1, n do
   local at = i * 4 - 1
   reply[at], reply[at + 1], reply[at + 2], reply[at + 3] = ${decideCharge('0', 'false')}
 end
-${saveDirty}
-reply[2] = 1
-return reply
+${saveDirty}${compactReply}
 `
