@@ -238,5 +238,5 @@ describe.skipIf(!redisAvailable)('Redis store on a single node', () => {
 
 // Changing a script changes these on purpose: the SHA is how Redis caches it, and operators
 // may pre-load or allow-list it.
-const PINNED_CONSUME_SHA = 'c5cf1009df12360d5df0417b4767056c523ecfbc'
-const PINNED_REFUND_SHA = 'ba710e92d5d358284e558fe0b7802798258257f9'
+const PINNED_CONSUME_SHA = 'd6e7a5a0b7a121e48c167a17b7755ea4ef3e26db'
+const PINNED_REFUND_SHA = '52c464940b0ca69a7d5c88f0ac2bb08f6d158a37'

@@ -50,27 +50,22 @@ local function load(code, key, p1, p2, p3, now)
     if type(v) ~= 'string' then v = nil end
   end
   ${dispatch((a) => a.load)}
-  s.key = key
-  s.code = code
   return s
 end
 
-local function decide(s, p1, p2, p3, cost, now, commit)
-  local code = s.code
+local function decide(code, key, s, p1, p2, p3, cost, now, commit)
   ${dispatch((a) => a.decide)}
 end
 
 ${
   withRefund
-    ? `local function refund(s, p1, p2, p3, cost, chargedAt, now)
-  local code = s.code
+    ? `local function refund(code, key, s, p1, p2, p3, cost, chargedAt, now)
   ${dispatch((a) => a.refund)}
 end`
     : ''
 }
 
-local function freshAt(s, p1, p2, p3)
-  local code = s.code
+local function freshAt(code, key, s, p1, p2, p3)
   ${dispatch((a) => a.freshAt)}
 end
 
@@ -78,22 +73,21 @@ end
 -- nothing), plus a margin; a state that is already fresh is deleted instead. With the server's
 -- clock the deadline is absolute (PXAT), so it agrees with TIME to the ms. Whole numbers below
 -- 2^53 go to redis.call as numbers: Redis writes them with every digit.
-local function save(s, p1, p2, p3, now, absolute, margin)
-  local code = s.code
-  local fresh = freshAt(s, p1, p2, p3)
+local function save(code, key, s, p1, p2, p3, now, absolute, margin)
+  local fresh = freshAt(code, key, s, p1, p2, p3)
   if fresh <= now then
-    redis.call('DEL', s.key)
+    redis.call('DEL', key)
     return
   end
   local mode, deadline = 'PX', fresh - now + margin
   if absolute then mode, deadline = 'PXAT', fresh + margin end
   if code == ${slidingLogLua.code} then
-    if absolute then redis.call('PEXPIREAT', s.key, deadline) else redis.call('PEXPIRE', s.key, deadline) end
+    if absolute then redis.call('PEXPIREAT', key, deadline) else redis.call('PEXPIRE', key, deadline) end
     return
   end
   local value
   ${dispatch((a) => (a.code === slidingLogLua.code ? '' : ` value = ${a.format}`))}
-  redis.call('SET', s.key, value, mode, deadline)
+  redis.call('SET', key, value, mode, deadline)
 end
 `
 }

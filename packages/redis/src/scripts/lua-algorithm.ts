@@ -10,7 +10,7 @@ import type { AlgorithmName } from '@tollgate/core'
  *
  * Names in scope for every fragment:
  * - `s`: the key's state, a table holding the core's slot numbers in order (`s[1]`, `s[2]`, …),
- *   plus `s.key` (the Redis key) and `s.code`;
+ *   and `key` (the Redis key) and `code` (the algorithm code) beside it;
  * - `p1`, `p2`, `p3`: the scaled parameters (rate: unitsPerMs, unitsPerToken, capacity;
  *   window: limit, windowMs, unused);
  * - `cost`, `now`, `commit`, `chargedAt` where the function has them;

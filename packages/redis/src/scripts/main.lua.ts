@@ -44,8 +44,9 @@ for i = 1, n do
   local key = KEYS[i]
   local s = byKey[key]
   if s == nil then
-    s = load(tonumber(ARGV[base + 1]), key, tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), now)
-    s.i = i
+    local code = tonumber(ARGV[base + 1])
+    s = load(code, key, tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), now)
+    s.code, s.key, s.i = code, key, i
     byKey[key] = s
     distinct[#distinct + 1] = s
   end
@@ -55,13 +56,13 @@ end
 
 /** decide(...) for charge i; `cost` may be overridden (the cost-0 report). */
 const decideCharge = (cost: string, commit: string) =>
-  `decide(states[i], tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), ${cost}, now, ${commit})`
+  `decide(states[i].code, states[i].key, states[i], tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), ${cost}, now, ${commit})`
 
 const saveDirty = `
 for _, s in ipairs(distinct) do
   if s.dirty then
     local base = (s.i - 1) * ${ARGS_PER_CHARGE} + 3
-    save(s, tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), now, absolute, margin)
+    save(s.code, s.key, s, tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), now, absolute, margin)
   end
 end
 `
@@ -77,10 +78,13 @@ local denied = ARGV[3] == '1'
 if n == 1 and not denied then
   -- One charge (most requests): applyCharges reduces to one decision, written only if allowed.
   local p1, p2, p3 = tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
-  local s = load(tonumber(ARGV[4]), KEYS[1], p1, p2, p3, now)
-  local allowed, remaining, reset, retry = decide(s, p1, p2, p3, tonumber(ARGV[5]), now, true)
+  -- The key and algorithm code travel as arguments, not as fields of \`s\`: fields beside the
+  -- state's slots would cost a hash part, allocated anew on every call.
+  local code, key = tonumber(ARGV[4]), KEYS[1]
+  local s = load(code, key, p1, p2, p3, now)
+  local allowed, remaining, reset, retry = decide(code, key, s, p1, p2, p3, tonumber(ARGV[5]), now, true)
   if allowed == 1 then
-    save(s, p1, p2, p3, now, absolute, margin)
+    save(code, key, s, p1, p2, p3, now, absolute, margin)
     return { now, 1, remaining, reset }
   end
   return { now, allowed, remaining, reset, retry }
@@ -116,7 +120,7 @@ export const refundMainLua = `${clock}${loadAll}
 local chargedAt = tonumber(ARGV[3])
 for i = 1, n do
   local base = (i - 1) * ${ARGS_PER_CHARGE} + 3
-  refund(states[i], tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 2]), chargedAt, now)
+  refund(states[i].code, states[i].key, states[i], tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 2]), chargedAt, now)
   states[i].dirty = true
 end
 for i = 1, n do

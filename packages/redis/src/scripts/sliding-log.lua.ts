@@ -17,7 +17,6 @@ export const slidingLogLua: LuaAlgorithm = {
     if type(redis.pcall('LLEN', key)) ~= 'number' then redis.call('DEL', key) end
     s = {}`,
   decide: `
-    local key = s.key
     local size = redis.call('LLEN', key)
     local newest = 0
     if size > 0 then newest = tonumber(redis.call('LINDEX', key, -1)) end
@@ -51,10 +50,10 @@ export const slidingLogLua: LuaAlgorithm = {
     return 1, p1 - live - cost, newestAfter + p2 - now, 0`,
   refund: `
     if chargedAt > now - p2 and cost > 0 then
-      redis.call('LREM', s.key, cost, chargedAt)
+      redis.call('LREM', key, cost, chargedAt)
     end`,
   freshAt: `
-    if redis.call('LLEN', s.key) == 0 then return 0 end
-    return tonumber(redis.call('LINDEX', s.key, -1)) + p2`,
+    if redis.call('LLEN', key) == 0 then return 0 end
+    return tonumber(redis.call('LINDEX', key, -1)) + p2`,
   format: `nil`,
 }
