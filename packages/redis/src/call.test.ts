@@ -10,6 +10,19 @@ describe('beforeDeadline', () => {
     expect(performance.now() - started).toBeGreaterThanOrEqual(29)
   })
 
+  it('times out a short call that starts after a long one, and lets the long one answer', async () => {
+    let answer: (value: string) => void = () => {}
+    const long = beforeDeadline(deadlineIn(5000), () => new Promise<string>((r) => (answer = r)))
+    const started = performance.now()
+    const short = beforeDeadline(deadlineIn(20), () => new Promise<never>(() => {}))
+    await expect(short).rejects.toMatchObject({ code: 'ERR_RL_STORE_UNAVAILABLE' })
+    const waited = performance.now() - started
+    expect(waited).toBeGreaterThanOrEqual(19)
+    expect(waited).toBeLessThan(2000)
+    answer('late but in time')
+    await expect(long).resolves.toBe('late but in time')
+  })
+
   it('turns any failure, thrown or rejected, into ERR_RL_STORE_UNAVAILABLE with its cause', async () => {
     const cause = new Error('connect ECONNREFUSED')
     for (const work of [

@@ -34,6 +34,71 @@ export function deadlineIn(timeoutMs: number): Deadline {
 }
 
 /**
+ * A call still waiting for its answer. Waiting calls form one doubly linked list watched by a
+ * single timer armed for the earliest deadline: joining and leaving the list is a few pointer
+ * writes, where a timer per call (setTimeout, unref, clearTimeout) cost more than the rest of
+ * the store's work on a call. The timer is re-armed only when it fires, or when a call with an
+ * earlier deadline arrives (a store with a shorter timeout).
+ */
+type Waiting = {
+  readonly deadline: Deadline
+  readonly reject: (error: unknown) => void
+  previous: Waiting | undefined
+  next: Waiting | undefined
+}
+
+let first: Waiting | undefined
+let last: Waiting | undefined
+let timer: ReturnType<typeof setTimeout> | undefined
+let timerAt = Number.POSITIVE_INFINITY
+
+function join(entry: Waiting): void {
+  entry.previous = last
+  if (last === undefined) first = entry
+  else last.next = entry
+  last = entry
+  if (entry.deadline.at < timerAt) arm(entry.deadline.at)
+}
+
+function leave(entry: Waiting): void {
+  const { previous, next } = entry
+  if (previous === undefined) first = next
+  else previous.next = next
+  if (next === undefined) last = previous
+  else next.previous = previous
+  entry.previous = undefined
+  entry.next = undefined
+}
+
+function arm(at: number): void {
+  if (timer !== undefined) clearTimeout(timer)
+  timerAt = at
+  timer = setTimeout(sweep, Math.max(1, Math.ceil(at - performance.now())))
+  // Never keep a process alive just to report a timeout nobody waits for any more.
+  ;(timer as { unref?: () => void }).unref?.()
+}
+
+/** Expires every call whose deadline has passed, then re-arms for the earliest one left. */
+function sweep(): void {
+  timer = undefined
+  timerAt = Number.POSITIVE_INFINITY
+  const now = performance.now()
+  let earliest = Number.POSITIVE_INFINITY
+  let entry = first
+  while (entry !== undefined) {
+    const next = entry.next
+    if (entry.deadline.at <= now) {
+      leave(entry)
+      entry.reject(timedOut(entry.deadline))
+    } else if (entry.deadline.at < earliest) {
+      earliest = entry.deadline.at
+    }
+    entry = next
+  }
+  if (earliest !== Number.POSITIVE_INFINITY) arm(earliest)
+}
+
+/**
  * Settles with `work`, or rejects with `ERR_RL_STORE_UNAVAILABLE` once the deadline passes (the
  * late answer is then ignored: the race keeps a handler on it, so it can never surface as an
  * unhandled rejection). Any error from `work` becomes `ERR_RL_STORE_UNAVAILABLE` too, with the
@@ -41,14 +106,12 @@ export function deadlineIn(timeoutMs: number): Deadline {
  */
 export function beforeDeadline<T>(deadline: Deadline, work: () => Promise<T>): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    const remaining = deadline.at - performance.now()
-    if (remaining <= 0) {
+    if (deadline.at <= performance.now()) {
       reject(timedOut(deadline))
       return
     }
-    const timer = setTimeout(() => reject(timedOut(deadline)), Math.ceil(remaining))
-    // Never keep a process alive just to report a timeout nobody waits for any more.
-    ;(timer as { unref?: () => void }).unref?.()
+    const entry: Waiting = { deadline, reject, previous: undefined, next: undefined }
+    join(entry)
     let pending: Promise<T>
     try {
       pending = work()
@@ -57,11 +120,11 @@ export function beforeDeadline<T>(deadline: Deadline, work: () => Promise<T>): P
     }
     pending.then(
       (value) => {
-        clearTimeout(timer)
+        leave(entry)
         resolve(value)
       },
       (error: unknown) => {
-        clearTimeout(timer)
+        leave(entry)
         reject(unavailable(error))
       },
     )
