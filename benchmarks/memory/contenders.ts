@@ -19,6 +19,8 @@ export type Contender = {
   readonly name: string
   /** False for variants whose memory is that of another row. */
   readonly retained?: boolean
+  /** The contender its ratios are taken against, if not the naive bucket. */
+  readonly versus?: string
   /** True when the decision is a promise that has to be awaited. */
   readonly async: boolean
   /** `capacity`: how many keys the store must be able to hold. */
@@ -123,12 +125,14 @@ export const contenders: readonly Contender[] = [
     name: 'naive Map token bucket, time passed in',
     async: false,
     retained: false,
+    versus: 'naive Map token bucket, time passed in',
     create: () => naiveMapBucket(passedInClock()),
   },
   {
     name: 'tollgate memoryStore, token bucket, time passed in',
     async: false,
     retained: false,
+    versus: 'naive Map token bucket, time passed in',
     create: () => tollgate('token_bucket', passedInClock()),
   },
   { name: 'express-rate-limit MemoryStore', async: true, create: expressRateLimit },
