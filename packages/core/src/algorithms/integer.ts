@@ -9,6 +9,8 @@ export const MAX_TIME_MS = 2 ** 42
 
 /** floor(a / b) for safe integers a ≥ 0 (or small negatives) and b > 0, exact. */
 export function floorDiv(a: number, b: number): number {
+  // Rates that reduce to one unit per ms (100 per 60 s, 10 per s) divide by 1 on every decision.
+  if (b === 1) return a
   let q = Math.floor(a / b)
   // The rounded quotient is off by at most one; step it back onto the exact value.
   if (q * b > a) q -= 1
