@@ -5,36 +5,33 @@ import {
   createTollgate,
   type Handled,
   isPromise,
-  type RefundWhen,
+  type RequestHooks,
   refundPredicate,
   refundQuietly,
+  requestReaders,
 } from '@tollgate/core'
 import type { NextFunction, Request, RequestHandler, Response } from 'express'
-import { defaultUser, type RequestReaders, requestFacts, type UserId } from './request.js'
+import { defaultUser, requestFacts } from './request.js'
 import { type Denial, sendDenial, setHeaders } from './response.js'
 
 export * from '@tollgate/core'
-export type { UserId } from './request.js'
 export type { Denial } from './response.js'
 
-export type ExpressRateLimitOptions = CoreOptions & {
-  /** Requests for which this returns true are not counted or limited at all (health checks…). */
-  readonly skip?: ((req: Request, res: Response) => boolean) | undefined
-  /** The authenticated user's id, for rules keyed on `user`. @default `req.user` (or `req.user.id`) */
-  readonly user?: ((req: Request) => UserId) | undefined
-  /** The client's plan, for rules that match on `plan`. @default none */
-  readonly plan?: ((req: Request) => string | undefined) | undefined
-  /** Identities of your own, for rules that key on them (e.g. `account` for login limits). */
-  readonly identities?: ((req: Request) => Record<string, string | undefined>) | undefined
-  /** Give the charge back for requests that end this way. @default never */
-  readonly refund?: RefundWhen<Request> | undefined
-  /** Replaces the default denial (`res.status(status).end(body)`); headers are already set. */
-  readonly onLimited?:
-    | ((req: Request, res: Response, next: NextFunction, denial: Denial, verdict?: Verdict) => void)
-    | undefined
-  /** Called when shadow-mode rules would have denied the request (it is let through). */
-  readonly onShadowDenied?: ((verdict: Verdict, req: Request) => void) | undefined
-}
+export type ExpressRateLimitOptions = CoreOptions &
+  Omit<RequestHooks<Request>, 'skip'> & {
+    /** Requests for which this returns true are not counted or limited at all (health checks…). */
+    readonly skip?: ((req: Request, res: Response) => boolean) | undefined
+    /** Replaces the default denial (`res.status(status).end(body)`); headers are already set. */
+    readonly onLimited?:
+      | ((
+          req: Request,
+          res: Response,
+          next: NextFunction,
+          denial: Denial,
+          verdict?: Verdict,
+        ) => void)
+      | undefined
+  }
 
 /**
  * Rate-limits an Express app or router.
@@ -47,14 +44,10 @@ export function rateLimit(
   rules: readonly RuleConfig[] | Limiter,
   options: ExpressRateLimitOptions = {},
 ): RequestHandler {
-  checkHooks(options, ['skip', 'user', 'plan', 'identities', 'onLimited', 'onShadowDenied'])
+  checkHooks(options)
   const gate = createTollgate(rules, options)
   const { limiter, identities } = gate
-  const read: RequestReaders = {
-    user: options.user ?? defaultUser,
-    plan: options.plan,
-    identities: options.identities,
-  }
+  const read = requestReaders(options, defaultUser)
   const { skip, onShadowDenied } = options
   const onLimited = options.onLimited ?? sendDenial
   const refundIf = refundPredicate(options.refund)

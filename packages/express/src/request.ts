@@ -1,15 +1,5 @@
-import type { IdentityResolver, RequestFacts } from '@tollgate/core'
+import type { IdentityResolver, RequestFacts, RequestReaders, UserId } from '@tollgate/core'
 import type { Request } from 'express'
-
-/** A user id, as `createIdentityResolver` takes it; absent before authentication. */
-export type UserId = string | number | null | undefined
-
-/** How the middleware reads a request: the defaults below, or the app's own functions. */
-export type RequestReaders = {
-  readonly user: (req: Request) => UserId
-  readonly plan: ((req: Request) => string | undefined) | undefined
-  readonly identities: ((req: Request) => Record<string, string | undefined>) | undefined
-}
 
 /**
  * The authenticated user's id where Passport (and most Express auth middleware) leaves it:
@@ -43,7 +33,7 @@ export function pathOf(req: Request): string {
 export function requestFacts(
   req: Request,
   resolver: IdentityResolver,
-  read: RequestReaders,
+  read: RequestReaders<Request>,
 ): RequestFacts {
   const headers = req.headers
   const identities = resolver.identities({

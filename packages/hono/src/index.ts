@@ -4,50 +4,33 @@ import {
   checkHooks,
   createTollgate,
   isPromise,
-  type RefundWhen,
+  REQUEST_HOOKS,
+  type RequestHooks,
   refundPredicate,
   refundQuietly,
+  requestReaders,
 } from '@tollgate/core'
 import type { Context, MiddlewareHandler } from 'hono'
 import type { GetConnInfo } from 'hono/conninfo'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
-import {
-  addressFrom,
-  defaultAddress,
-  defaultUser,
-  type RequestReaders,
-  requestFacts,
-  type UserId,
-} from './request.js'
+import { addressFrom, defaultAddress, defaultUser, requestFacts } from './request.js'
 import { appendHeaders, type Denial, waitUntil } from './response.js'
 
 export * from '@tollgate/core'
-export type { UserId } from './request.js'
 export type { Denial } from './response.js'
 
-export type HonoRateLimitOptions = CoreOptions & {
-  /**
-   * The client's connection, e.g. `getConnInfo` from `hono/bun` or `@hono/node-server/conninfo`.
-   * @default Node, Bun, Deno and Cloudflare Workers are recognised without it
-   */
-  readonly getConnInfo?: GetConnInfo | undefined
-  /** Requests for which this returns true are not counted or limited at all (health checks…). */
-  readonly skip?: ((c: Context) => boolean) | undefined
-  /** The authenticated user's id, for rules keyed on `user`. @default `c.get('user')` (or its `id`) */
-  readonly user?: ((c: Context) => UserId) | undefined
-  /** The client's plan, for rules that match on `plan`. @default none */
-  readonly plan?: ((c: Context) => string | undefined) | undefined
-  /** Identities of your own, for rules that key on them (e.g. `account` for login limits). */
-  readonly identities?: ((c: Context) => Record<string, string | undefined>) | undefined
-  /** Give the charge back for requests that end this way. @default never */
-  readonly refund?: RefundWhen<Context> | undefined
-  /** Replaces the default denial; the rate-limit headers are already set with `c.header`. */
-  readonly onLimited?:
-    | ((c: Context, denial: Denial, verdict?: Verdict) => Response | Promise<Response>)
-    | undefined
-  /** Called when shadow-mode rules would have denied the request (it is let through). */
-  readonly onShadowDenied?: ((verdict: Verdict, c: Context) => void) | undefined
-}
+export type HonoRateLimitOptions = CoreOptions &
+  RequestHooks<Context> & {
+    /**
+     * The client's connection, e.g. `getConnInfo` from `hono/bun` or `@hono/node-server/conninfo`.
+     * @default Node, Bun, Deno and Cloudflare Workers are recognised without it
+     */
+    readonly getConnInfo?: GetConnInfo | undefined
+    /** Replaces the default denial; the rate-limit headers are already set with `c.header`. */
+    readonly onLimited?:
+      | ((c: Context, denial: Denial, verdict?: Verdict) => Response | Promise<Response>)
+      | undefined
+  }
 
 /**
  * Rate-limits a Hono app, on Node, Bun, Deno or Cloudflare Workers.
@@ -60,21 +43,11 @@ export function rateLimit(
   rules: readonly RuleConfig[] | Limiter,
   options: HonoRateLimitOptions = {},
 ): MiddlewareHandler {
-  checkHooks(options, [
-    'getConnInfo',
-    'skip',
-    'user',
-    'plan',
-    'identities',
-    'onLimited',
-    'onShadowDenied',
-  ])
+  checkHooks(options, [...REQUEST_HOOKS, 'getConnInfo'])
   const gate = createTollgate(rules, options)
   const { limiter, identities } = gate
-  const read: RequestReaders = {
-    user: options.user ?? defaultUser,
-    plan: options.plan,
-    identities: options.identities,
+  const read = {
+    ...requestReaders(options, defaultUser),
     address: options.getConnInfo === undefined ? defaultAddress : addressFrom(options.getConnInfo),
   }
   const { skip, onShadowDenied } = options

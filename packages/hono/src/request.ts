@@ -1,15 +1,9 @@
-import type { IdentityResolver, RequestFacts } from '@tollgate/core'
+import type { IdentityResolver, RequestFacts, RequestReaders, UserId } from '@tollgate/core'
 import type { Context } from 'hono'
 import type { GetConnInfo } from 'hono/conninfo'
 
-/** A user id, as `createIdentityResolver` takes it; absent before authentication. */
-export type UserId = string | number | null | undefined
-
 /** How the middleware reads a request: the defaults below, or the app's own functions. */
-export type RequestReaders = {
-  readonly user: (c: Context) => UserId
-  readonly plan: ((c: Context) => string | undefined) | undefined
-  readonly identities: ((c: Context) => Record<string, string | undefined>) | undefined
+export type HonoReaders = RequestReaders<Context> & {
   readonly address: (c: Context) => string | undefined
 }
 
@@ -67,7 +61,7 @@ export function addressFrom(getConnInfo: GetConnInfo): (c: Context) => string | 
 export function requestFacts(
   c: Context,
   resolver: IdentityResolver,
-  read: RequestReaders,
+  read: HonoReaders,
 ): RequestFacts {
   const req = c.req
   const identities = resolver.identities({

@@ -5,12 +5,13 @@ import {
   createTollgate,
   type Handled,
   isPromise,
-  type RefundWhen,
+  type RequestHooks,
   refundPredicate,
   refundQuietly,
+  requestReaders,
 } from '@tollgate/core'
 import type { Context, Middleware, Next } from 'koa'
-import { defaultUser, type RequestReaders, requestFacts, type UserId } from './request.js'
+import { defaultUser, requestFacts } from './request.js'
 import {
   type Denial,
   keepHeadersOnError,
@@ -20,27 +21,15 @@ import {
 } from './response.js'
 
 export * from '@tollgate/core'
-export type { UserId } from './request.js'
 export type { Denial } from './response.js'
 
-export type KoaRateLimitOptions = CoreOptions & {
-  /** Requests for which this returns true are not counted or limited at all (health checks…). */
-  readonly skip?: ((ctx: Context) => boolean) | undefined
-  /** The authenticated user's id, for rules keyed on `user`. @default `ctx.state.user` (or its `id`) */
-  readonly user?: ((ctx: Context) => UserId) | undefined
-  /** The client's plan, for rules that match on `plan`. @default none */
-  readonly plan?: ((ctx: Context) => string | undefined) | undefined
-  /** Identities of your own, for rules that key on them (e.g. `account` for login limits). */
-  readonly identities?: ((ctx: Context) => Record<string, string | undefined>) | undefined
-  /** Give the charge back for requests that end this way. @default never */
-  readonly refund?: RefundWhen<Context> | undefined
-  /** Replaces the default denial (status and problem body); headers are already set. */
-  readonly onLimited?:
-    | ((ctx: Context, denial: Denial, verdict?: Verdict) => void | Promise<void>)
-    | undefined
-  /** Called when shadow-mode rules would have denied the request (it is let through). */
-  readonly onShadowDenied?: ((verdict: Verdict, ctx: Context) => void) | undefined
-}
+export type KoaRateLimitOptions = CoreOptions &
+  RequestHooks<Context> & {
+    /** Replaces the default denial (status and problem body); headers are already set. */
+    readonly onLimited?:
+      | ((ctx: Context, denial: Denial, verdict?: Verdict) => void | Promise<void>)
+      | undefined
+  }
 
 /**
  * Rate-limits a Koa app or router.
@@ -53,14 +42,10 @@ export function rateLimit(
   rules: readonly RuleConfig[] | Limiter,
   options: KoaRateLimitOptions = {},
 ): Middleware {
-  checkHooks(options, ['skip', 'user', 'plan', 'identities', 'onLimited', 'onShadowDenied'])
+  checkHooks(options)
   const gate = createTollgate(rules, options)
   const { limiter, identities } = gate
-  const read: RequestReaders = {
-    user: options.user ?? defaultUser,
-    plan: options.plan,
-    identities: options.identities,
-  }
+  const read = requestReaders(options, defaultUser)
   const { skip, onShadowDenied } = options
   const onLimited = options.onLimited ?? sendDenial
   const refundIf = refundPredicate(options.refund)

@@ -1,15 +1,5 @@
-import type { IdentityResolver, RequestFacts } from '@tollgate/core'
+import type { IdentityResolver, RequestFacts, RequestReaders, UserId } from '@tollgate/core'
 import type { Context } from 'koa'
-
-/** A user id, as `createIdentityResolver` takes it; absent before authentication. */
-export type UserId = string | number | null | undefined
-
-/** How the middleware reads a request: the defaults below, or the app's own functions. */
-export type RequestReaders = {
-  readonly user: (ctx: Context) => UserId
-  readonly plan: ((ctx: Context) => string | undefined) | undefined
-  readonly identities: ((ctx: Context) => Record<string, string | undefined>) | undefined
-}
 
 /**
  * The authenticated user's id where koa-passport (and most Koa auth middleware) leaves it:
@@ -44,7 +34,7 @@ export function pathOf(ctx: Context): string {
 export function requestFacts(
   ctx: Context,
   resolver: IdentityResolver,
-  read: RequestReaders,
+  read: RequestReaders<Context>,
 ): RequestFacts {
   const headers = ctx.req.headers
   const identities = resolver.identities({

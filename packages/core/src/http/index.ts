@@ -55,10 +55,15 @@ export {
   createTollgate,
   type Handled,
   isPromise,
+  REQUEST_HOOKS,
   type RefundWhen,
+  type RequestHooks,
+  type RequestReaders,
   refundPredicate,
   refundQuietly,
+  requestReaders,
   type Tollgate,
+  type UserId,
 } from './middleware.js'
 export { createPartitionKeyHasher, PARTITION_KEY_BYTES } from './partition-key.js'
 export { policyName, quotaPerSeconds } from './policy-fields.js'

@@ -53,6 +53,49 @@ export type RefundWhen<Req> = 'failed' | 'succeeded' | ((status: number, req: Re
  */
 export type Handled = { readonly response: LimitResponse; readonly verdict: Verdict | undefined }
 
+/** A user id as authentication middleware leaves it; anything else counts as no user. */
+export type UserId = string | number | null | undefined
+
+/**
+ * The per-request hooks every adapter offers, typed by what the framework hands a middleware
+ * (Express's `req`, Koa's `ctx`, Hono's `c`).
+ */
+export type RequestHooks<Req> = {
+  /** Requests for which this returns true are not counted or limited at all (health checks…). */
+  readonly skip?: ((req: Req) => boolean) | undefined
+  /**
+   * The authenticated user's id, for rules keyed on `user`.
+   * @default where the framework's auth middleware leaves it: Express `req.user`, Koa
+   * `ctx.state.user`, Hono `c.get('user')` (an id, or an object with an `id`)
+   */
+  readonly user?: ((req: Req) => UserId) | undefined
+  /** The client's plan, for rules that match on `plan`. @default none */
+  readonly plan?: ((req: Req) => string | undefined) | undefined
+  /** Identities of your own, for rules that key on them (e.g. `account` for login limits). */
+  readonly identities?: ((req: Req) => Record<string, string | undefined>) | undefined
+  /** Give the charge back for requests that end this way. @default never */
+  readonly refund?: RefundWhen<Req> | undefined
+  /** Called when shadow-mode rules would have denied the request (it is let through). */
+  readonly onShadowDenied?: ((verdict: Verdict, req: Req) => void) | undefined
+}
+
+/** The hook names `checkHooks` checks for every adapter. */
+export const REQUEST_HOOKS = ['skip', 'user', 'plan', 'identities', 'onLimited', 'onShadowDenied']
+
+/** How a middleware reads a request: the app's hooks, or the framework's default for the user. */
+export type RequestReaders<Req> = {
+  readonly user: (req: Req) => UserId
+  readonly plan: ((req: Req) => string | undefined) | undefined
+  readonly identities: ((req: Req) => Record<string, string | undefined>) | undefined
+}
+
+export function requestReaders<Req>(
+  hooks: Pick<RequestHooks<Req>, 'user' | 'plan' | 'identities'>,
+  defaultUser: (req: Req) => UserId,
+): RequestReaders<Req> {
+  return { user: hooks.user ?? defaultUser, plan: hooks.plan, identities: hooks.identities }
+}
+
 /** The parts of core one middleware instance uses, built once at start-up. */
 export type Tollgate = {
   readonly limiter: Limiter
@@ -123,7 +166,7 @@ export function refundPredicate<Req>(
 }
 
 /** Hooks given as anything but a function are refused at start-up, not on the first request. */
-export function checkHooks(options: object, names: readonly string[]): void {
+export function checkHooks(options: object, names: readonly string[] = REQUEST_HOOKS): void {
   for (const name of names) {
     const value = (options as Record<string, unknown>)[name]
     if (value !== undefined && typeof value !== 'function') {
