@@ -1,31 +1,12 @@
 import { describe, expect, it } from 'vitest'
 import { loadRulesText } from '../rules/load-text.js'
+import { SPEC_YAML } from '../rules/spec-rules.fixture.js'
 import type { RuleConfig } from '../rules/types.js'
 import { createLimiter } from './create-limiter.js'
 import { decideTimes, STORES } from './test-stores.js'
 import type { RequestFacts, Verdict } from './types.js'
 
-const SPEC_RULES = loadRulesText(
-  `
-- id: free-global
-  match: { plan: free, identity: api_key }
-  algorithm: token_bucket
-  rate_per_s: 10
-  burst: 20
-- id: labels-bulk
-  match: { route: "POST /v1/labels:batch", identity: api_key }
-  algorithm: token_bucket
-  rate_per_s: 10
-  burst: 20
-  cost_by_route: { "POST /v1/labels:batch": 10 }
-- id: login-per-ip
-  match: { route: "POST /v1/login", identity: ip }
-  algorithm: sliding_log
-  limit: 5
-  window_s: 60
-`,
-  'yaml',
-)
+const SPEC_RULES = loadRulesText(SPEC_YAML, 'yaml')
 
 const merchant = (method: string, path: string, plan = 'free'): RequestFacts => ({
   method,

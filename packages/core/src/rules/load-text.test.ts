@@ -4,27 +4,8 @@ import { isRateLimitError } from '../errors.js'
 import { defineRules } from './define-rules.js'
 import { loadRulesText } from './load-text.js'
 import { parseRules } from './parse-rules.js'
+import { SPEC_YAML } from './spec-rules.fixture.js'
 import type { RuleConfig } from './types.js'
-
-/** The rule examples of the spec's "Interface" section, verbatim. */
-const SPEC_YAML = `
-- id: free-global
-  match: { plan: free, identity: api_key }
-  algorithm: token_bucket
-  rate_per_s: 10
-  burst: 20
-- id: labels-bulk
-  match: { route: "POST /v1/labels:batch", identity: api_key }
-  algorithm: token_bucket
-  rate_per_s: 10
-  burst: 20
-  cost_by_route: { "POST /v1/labels:batch": 10 }
-- id: login-per-ip
-  match: { route: "POST /v1/login", identity: ip }
-  algorithm: sliding_log
-  limit: 5             # window algorithms use limit + window_s,
-  window_s: 60         # not rate_per_s + burst
-`
 
 const defaults = { mode: 'enforce', cost: 1, onStoreError: 'open', onMissingIdentity: 'ip' }
 
