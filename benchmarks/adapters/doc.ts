@@ -1,5 +1,4 @@
-import { readFile, writeFile } from 'node:fs/promises'
-import { fileURLToPath } from 'node:url'
+import { replaceDocSection } from '../doc-section.js'
 
 const INTRO = `What each rate limiter adds to a bare app, per request, in CPU time: in-process (no network),
 one request in flight, every variant interleaved in the same run, one rule whose limit is never
@@ -40,16 +39,6 @@ rounds (a sanity check, not the measure); on \`@hono/node-server\` every added f
 more, since a response with extra headers leaves its lightweight-response fast path.`
 
 /** Replaces the "## Adapters" section of docs/benchmarks.md, leaving the other sections alone. */
-export async function writeSection(body: string): Promise<void> {
-  const path = fileURLToPath(new URL('../../docs/benchmarks.md', import.meta.url))
-  const doc = await readFile(path, 'utf8').catch(() => '# Benchmarks\n')
-  const section = `## Adapters\n\n${INTRO}\n\n${body}\n`
-  const start = doc.indexOf('## Adapters')
-  if (start === -1) {
-    await writeFile(path, `${doc.trimEnd()}\n\n${section}`)
-    return
-  }
-  const next = doc.indexOf('\n## ', start + 1)
-  const rest = next === -1 ? '' : doc.slice(next)
-  await writeFile(path, `${doc.slice(0, start)}${section}${rest}`)
+export function writeSection(body: string): Promise<void> {
+  return replaceDocSection('Adapters', `## Adapters\n\n${INTRO}\n\n${body}\n`)
 }

@@ -9,9 +9,9 @@
  * `--write` replaces the "## Memory store" section of docs/benchmarks.md with the results.
  */
 import { execFileSync } from 'node:child_process'
-import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { loadavg } from 'node:os'
 import { fileURLToPath } from 'node:url'
+import { replaceDocSection } from '../doc-section.js'
 import { contenders } from './contenders.js'
 import {
   memorySection,
@@ -79,14 +79,6 @@ const section = memorySection({
 })
 process.stdout.write(`${section}\n`)
 if (args.has('write')) {
-  const doc = here('../../docs/benchmarks.md')
-  const current = existsSync(doc) ? readFileSync(doc, 'utf8') : '# Benchmarks\n'
-  const start = current.indexOf('\n## Memory store\n')
-  const next = start < 0 ? -1 : current.indexOf('\n## ', start + 1)
-  const updated =
-    start < 0
-      ? `${current.trimEnd()}\n\n${section}`
-      : `${current.slice(0, start + 1)}${section}${next < 0 ? '' : current.slice(next)}`
-  writeFileSync(doc, updated)
-  log(`wrote ${doc}`)
+  await replaceDocSection('Memory store', section)
+  log('wrote docs/benchmarks.md')
 }

@@ -1,5 +1,6 @@
-import { readFile, writeFile } from 'node:fs/promises'
+import { readFile } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
+import { replaceDocSection } from '../doc-section.js'
 
 const INTRO = `How Tollgate's Redis store compares with a plain \`INCR\` (one command, no script: the
 floor any Redis limiter pays) and with peer libraries, on the same Redis, in one run.
@@ -48,19 +49,9 @@ limits a GCRA or bucket key is fresh again about 1 ms after each request, so nea
 decision also creates a key that Redis soon expires. On the Node side the store's own work is
 under 1 µs per call (keys, arguments, deadline, reply); the rest is the client's.`
 
-/** Replaces the "## Redis store" section of docs/benchmarks.md, leaving the rest alone. */
-export async function writeSection(body: string): Promise<void> {
-  const path = fileURLToPath(new URL('../../docs/benchmarks.md', import.meta.url))
-  const doc = await readFile(path, 'utf8').catch(() => '# Benchmarks\n')
-  const section = `## Redis store\n\n${INTRO}\n\n${body}\n`
-  const start = doc.indexOf('## Redis store')
-  if (start === -1) {
-    await writeFile(path, `${doc.trimEnd()}\n\n${section}`)
-    return
-  }
-  const next = doc.indexOf('\n## ', start + 1)
-  const rest = next === -1 ? '' : doc.slice(next)
-  await writeFile(path, `${doc.slice(0, start)}${section}${rest}`)
+/** Replaces the "## Redis store" section of docs/benchmarks.md, leaving the other sections alone. */
+export function writeSection(body: string): Promise<void> {
+  return replaceDocSection('Redis store', `## Redis store\n\n${INTRO}\n\n${body}\n`)
 }
 
 // `node --import tsx redis/doc.ts <results.md>` writes results saved from an earlier run.
