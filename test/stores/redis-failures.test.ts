@@ -6,6 +6,7 @@ import {
   ioredisClient,
   nodeRedisClient,
   type RedisScriptClient,
+  type RedisStore,
   redisScripts,
   redisStore,
 } from '@tollgate/redis'
@@ -35,14 +36,18 @@ const request = (ip = '203.0.113.7') => ({ method: 'GET', path: '/v1/quotes', id
 /** A limiter per policy over one client, as a gateway would build them. */
 function limiters(client: RedisScriptClient) {
   const errors: unknown[] = []
-  const make = (policy: 'open' | 'closed') =>
-    createLimiter({
+  const stores: RedisStore[] = []
+  const make = (policy: 'open' | 'closed') => {
+    const store = redisStore({ client, prefix: uniquePrefix('fail'), timeoutMs: TIMEOUT_MS })
+    stores.push(store)
+    return createLimiter({
       rules: rules(policy),
-      store: redisStore({ client, prefix: uniquePrefix('fail'), timeoutMs: TIMEOUT_MS }),
+      store,
       onError: (error) => errors.push(error),
       logger: false,
     })
-  return { open: make('open'), closed: make('closed'), errors }
+  }
+  return { open: make('open'), closed: make('closed'), errors, stores }
 }
 
 async function timed(limiter: Limiter): Promise<{ verdict: Verdict; ms: number }> {
@@ -88,7 +93,7 @@ describe.skipIf(!redisServerBinary)('SCRIPT FLUSH in the middle of traffic', () 
     const server = await startRedisServer()
     const redis = new Redis(server.port, '127.0.0.1')
     try {
-      const { closed } = limiters(ioredisClient(redis))
+      const { closed, stores } = limiters(ioredisClient(redis))
       const verdicts: Verdict[] = []
       for (let i = 0; i < 2 * BURST; i++) {
         if (i === 2 || i === 4) await redis.script('FLUSH')
@@ -96,7 +101,12 @@ describe.skipIf(!redisServerBinary)('SCRIPT FLUSH in the middle of traffic', () 
       }
       expect(verdicts.every((v) => v.storeFailed !== true)).toBe(true)
       expect(verdicts.filter((v) => v.allowed)).toHaveLength(BURST)
-      expect(await redis.script('EXISTS', redisScripts.consume.sha)).toEqual([1])
+      // One rule per request: its own one-charge script served them, and is cached again.
+      const oneCharge = stores[1]!
+        .scripts()
+        .filter((script) => script !== redisScripts.consume && script !== redisScripts.refund)
+      expect(oneCharge).toHaveLength(1)
+      expect(await redis.script('EXISTS', oneCharge[0]!.sha)).toEqual([1])
     } finally {
       redis.disconnect()
       await server.stop()

@@ -2,25 +2,6 @@ import { RateLimitError } from '@tollgate/core'
 import type { RedisScriptClient } from './client.js'
 import type { Script } from './scripts/index.js'
 
-/**
- * Runs a script by SHA, falling back to its source when the server answers `NOSCRIPT` (after a
- * `SCRIPT FLUSH`, a restart or a failover to a replica that never saw it). EVAL caches the script
- * again, so the next call is back to EVALSHA.
- */
-export async function runScript(
-  client: RedisScriptClient,
-  script: Script,
-  keys: readonly string[],
-  args: readonly string[],
-): Promise<unknown> {
-  try {
-    return await client.evalsha(script.sha, keys, args)
-  } catch (error) {
-    if (!isNoScript(error)) throw error
-    return await client.eval(script.source, keys, args)
-  }
-}
-
 function isNoScript(error: unknown): boolean {
   const message = (error as { message?: unknown } | null)?.message
   return typeof message === 'string' && message.includes('NOSCRIPT')
@@ -45,6 +26,8 @@ type Waiting = {
   readonly reject: (error: unknown) => void
   previous: Waiting | undefined
   next: Waiting | undefined
+  /** Still in the list: a call leaves once, when it times out or when its answer comes. */
+  waiting: boolean
 }
 
 let first: Waiting | undefined
@@ -61,6 +44,9 @@ function join(entry: Waiting): void {
 }
 
 function leave(entry: Waiting): void {
+  // A call that timed out left the list then; its late answer must not unlink anyone else.
+  if (!entry.waiting) return
+  entry.waiting = false
   const { previous, next } = entry
   if (previous === undefined) first = next
   else previous.next = next
@@ -99,36 +85,59 @@ function sweep(): void {
 }
 
 /**
- * Settles with `work`, or rejects with `ERR_RL_STORE_UNAVAILABLE` once the deadline passes (the
- * late answer is then ignored: the race keeps a handler on it, so it can never surface as an
- * unhandled rejection). Any error from `work` becomes `ERR_RL_STORE_UNAVAILABLE` too, with the
- * original as `cause`.
+ * Runs a script by SHA and settles with `read(reply)`, or rejects with `ERR_RL_STORE_UNAVAILABLE`
+ * once the deadline passes (the late answer is then ignored: a handler stays on it, so it can
+ * never surface as an unhandled rejection). Any error from the client becomes
+ * `ERR_RL_STORE_UNAVAILABLE` too, with the original as `cause`; an error from `read` (a reply
+ * that makes no sense) rejects as it is.
+ *
+ * When the server answers `NOSCRIPT` (after a `SCRIPT FLUSH`, a restart or a failover to a
+ * replica that never saw the script) the source is sent instead, within the same deadline; EVAL
+ * caches it again, so the next call is back to EVALSHA.
  */
-export function beforeDeadline<T>(deadline: Deadline, work: () => Promise<T>): Promise<T> {
+export function callScript<T>(
+  client: RedisScriptClient,
+  script: Script,
+  keys: readonly string[],
+  args: readonly string[],
+  deadline: Deadline,
+  read: (reply: unknown) => T,
+): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     if (deadline.at <= performance.now()) {
       reject(timedOut(deadline))
       return
     }
-    const entry: Waiting = { deadline, reject, previous: undefined, next: undefined }
+    const entry: Waiting = { deadline, reject, previous: undefined, next: undefined, waiting: true }
     join(entry)
-    let pending: Promise<T>
-    try {
-      pending = work()
-    } catch (error) {
-      pending = Promise.reject(error)
+    const answered = (reply: unknown) => {
+      if (!entry.waiting) return
+      leave(entry)
+      try {
+        resolve(read(reply))
+      } catch (error) {
+        reject(error)
+      }
     }
-    pending.then(
-      (value) => {
-        leave(entry)
-        resolve(value)
-      },
-      (error: unknown) => {
-        leave(entry)
-        reject(unavailable(error))
-      },
-    )
+    const failed = (error: unknown) => {
+      if (!entry.waiting) return
+      leave(entry)
+      reject(unavailable(error))
+    }
+    attempt(() => client.evalsha(script.sha, keys, args)).then(answered, (error: unknown) => {
+      if (!isNoScript(error) || !entry.waiting) return failed(error)
+      attempt(() => client.eval(script.source, keys, args)).then(answered, failed)
+    })
   })
+}
+
+/** The client's promise, or a rejected one if it threw instead of rejecting. */
+function attempt(call: () => Promise<unknown>): Promise<unknown> {
+  try {
+    return call()
+  } catch (error) {
+    return Promise.reject(error)
+  }
 }
 
 function timedOut(deadline: Deadline): RateLimitError {

@@ -1,8 +1,10 @@
 import { type Algorithm, type Charge, checkCost, RateLimitError } from '@tollgate/core'
 import { encodeKey, encodeRule } from './keys.js'
-import { LUA_ALGORITHMS_BY_NAME } from './scripts/index.js'
+import { LUA_ALGORITHMS_BY_NAME, type Script, script } from './scripts/index.js'
+import type { LuaAlgorithm } from './scripts/lua-algorithm.js'
+import { oneChargeLua } from './scripts/one-charge.lua.js'
 
-/** A charge ready for a script call: its Redis key, hash tag and ARGV entries. */
+/** A charge ready for a general script call: its Redis key, hash tag and ARGV entries. */
 export type PreparedCharge = {
   readonly key: string
   /** The hash tag contents (the encoded identity), for Redis Cluster slot grouping. */
@@ -11,10 +13,41 @@ export type PreparedCharge = {
   readonly args: readonly string[]
 }
 
+/** What the store knows about an algorithm once, whatever the request. */
+type AlgorithmPlan = {
+  /** [code, p1, p2, p3] as the general scripts read them. */
+  readonly args: readonly string[]
+  /** Its own one-charge script, or undefined past the bound (the general script serves it). */
+  readonly oneCharge: Script | undefined
+}
+
+/**
+ * One-charge scripts a store makes at most. Each distinct rule (algorithm and parameters) gets
+ * its own, and Redis keeps every loaded script until `SCRIPT FLUSH`; rules come from
+ * configuration, so this bound is only reached by an app that builds algorithms per request,
+ * whose requests then take the general script.
+ */
+export const MAX_ONE_CHARGE_SCRIPTS = 256
+
+export type ChargePreparer = {
+  /** Validates a charge and builds its key and arguments for the general scripts. */
+  prepare(charge: Charge): PreparedCharge
+  /** Validates a charge and returns its Redis key. */
+  keyOf(charge: Charge): string
+  /** The one-charge script of the charge's algorithm, if it has one (call after `keyOf`). */
+  oneChargeScript(charge: Charge): Script | undefined
+  /** Every one-charge script made so far. */
+  oneChargeScripts(): readonly Script[]
+}
+
 /** Validates charges and builds their keys and arguments, caching what depends only on rules. */
-export function chargePreparer(prefix: string): (charge: Charge) => PreparedCharge {
+export function chargePreparer(
+  prefix: string,
+  clock: { readonly serverTime: boolean; readonly marginMs: number },
+): ChargePreparer {
   const ruleKeyPrefixes = new Map<string, string>()
-  const algorithmArgs = new WeakMap<Algorithm, readonly string[]>()
+  const plans = new WeakMap<Algorithm, AlgorithmPlan>()
+  const oneChargeScripts = new Map<string, Script>()
 
   function ruleKeyPrefix(rule: string): string {
     let cached = ruleKeyPrefixes.get(rule)
@@ -26,18 +59,34 @@ export function chargePreparer(prefix: string): (charge: Charge) => PreparedChar
     return cached
   }
 
-  function argsOf(charge: Charge): readonly string[] {
-    let cached = algorithmArgs.get(charge.algorithm)
-    if (cached === undefined) {
-      cached = scriptArgs(charge)
-      algorithmArgs.set(charge.algorithm, cached)
+  function oneChargeScriptOf(lua: LuaAlgorithm, args: readonly string[]): Script | undefined {
+    const source = oneChargeLua({
+      algorithm: lua,
+      params: [args[1]!, args[2]!, args[3]!],
+      ...clock,
+    })
+    let found = oneChargeScripts.get(source)
+    if (found === undefined && oneChargeScripts.size < MAX_ONE_CHARGE_SCRIPTS) {
+      found = script(source)
+      oneChargeScripts.set(source, found)
     }
-    return cached
+    return found
   }
 
-  return function prepare(charge) {
+  function planOf(charge: Charge): AlgorithmPlan {
+    let plan = plans.get(charge.algorithm)
+    if (plan === undefined) {
+      const lua = luaOf(charge)
+      const args = scriptArgs(lua, charge.algorithm)
+      plan = { args, oneCharge: oneChargeScriptOf(lua, args) }
+      plans.set(charge.algorithm, plan)
+    }
+    return plan
+  }
+
+  function keyOf(charge: Charge): string {
     checkCost(charge.cost)
-    const [code, p1, p2, p3] = argsOf(charge)
+    planOf(charge)
     if (charge.cost > charge.algorithm.limit) {
       throw new RateLimitError(
         'ERR_RL_COST_EXCEEDS_CAPACITY',
@@ -45,27 +94,42 @@ export function chargePreparer(prefix: string): (charge: Charge) => PreparedChar
         { rule: charge.rule, field: 'cost' },
       )
     }
-    const tag = encodeKey(charge.key)
-    return {
-      key: `${ruleKeyPrefix(charge.rule)}${tag}}`,
-      tag,
-      args: [code!, String(charge.cost), charge.shadow ? '1' : '0', p1!, p2!, p3!],
-    }
+    return `${ruleKeyPrefix(charge.rule)}${encodeKey(charge.key)}}`
+  }
+
+  return {
+    keyOf,
+    oneChargeScript: (charge) => planOf(charge).oneCharge,
+    oneChargeScripts: () => [...oneChargeScripts.values()],
+    prepare(charge) {
+      const key = keyOf(charge)
+      const [code, p1, p2, p3] = planOf(charge).args
+      return {
+        key,
+        // The hash tag: what lies between the rule prefix's `{` and the closing `}`.
+        tag: key.slice(ruleKeyPrefix(charge.rule).length, -1),
+        args: [code!, String(charge.cost), charge.shadow ? '1' : '0', p1!, p2!, p3!],
+      }
+    },
   }
 }
 
-/** [code, p1, p2, p3] for an algorithm the scripts know, from its scaled integer parameters. */
-function scriptArgs(charge: Charge): readonly string[] {
-  const { algorithm } = charge
-  const lua = LUA_ALGORITHMS_BY_NAME.get(algorithm.name)
-  const params = algorithm.params
+function luaOf(charge: Charge): LuaAlgorithm {
+  const lua = LUA_ALGORITHMS_BY_NAME.get(charge.algorithm.name)
+  const params = charge.algorithm.params
   if (lua === undefined || params === undefined || params.kind !== lua.kind) {
     throw new RateLimitError(
       'ERR_RL_INVALID_RULE',
-      `the Redis store runs only the built-in algorithms (token_bucket, gcra, leaky_bucket, fixed_window, sliding_log, sliding_window) with their parameters; got ${JSON.stringify(algorithm.name)}`,
+      `the Redis store runs only the built-in algorithms (token_bucket, gcra, leaky_bucket, fixed_window, sliding_log, sliding_window) with their parameters; got ${JSON.stringify(charge.algorithm.name)}`,
       { rule: charge.rule, field: 'algorithm' },
     )
   }
+  return lua
+}
+
+/** [code, p1, p2, p3] for an algorithm the scripts know, from its scaled integer parameters. */
+function scriptArgs(lua: LuaAlgorithm, algorithm: Algorithm): readonly string[] {
+  const params = algorithm.params!
   const code = String(lua.code)
   if (params.kind === 'rate') {
     return [code, String(params.unitsPerMs), String(params.unitsPerToken), String(params.capacity)]

@@ -1,11 +1,11 @@
 import { type Charge, checkTime, type Outcome, RateLimitError, type Store } from '@tollgate/core'
-import { beforeDeadline, type Deadline, deadlineIn, runScript } from './call.js'
+import { callScript, type Deadline, deadlineIn } from './call.js'
 import type { RedisScriptClient } from './client.js'
 import { consumeAcrossSlots, groupBySlot, type RunScript } from './cross-slot.js'
 import { redisKey } from './keys.js'
 import { chargePreparer, type PreparedCharge } from './prepare.js'
 import { parseReply } from './reply.js'
-import { ARGS_PER_CHARGE, consumeScript, refundScript } from './scripts/index.js'
+import { ARGS_PER_CHARGE, consumeScript, refundScript, type Script } from './scripts/index.js'
 
 export type RedisStoreOptions = {
   /** The Redis connection, through `ioredisClient(...)`, `nodeRedisClient(...)` or your own. */
@@ -45,6 +45,12 @@ export interface RedisStore extends Store {
   refund(charges: readonly Charge[], chargedAt: number, now: number): Promise<void>
   /** The Redis key holding a rule's state for `key` (for inspection and tests). */
   keyOf(rule: string, key: string): string
+  /**
+   * The scripts this store runs: the general consume and refund scripts, and the one-charge
+   * script of each rule it has decided so far. For operators who allow scripts by SHA; the
+   * store loads each one itself on first use.
+   */
+  scripts(): readonly Script[]
 }
 
 export const DEFAULT_TIMEOUT_MS = 250
@@ -61,7 +67,9 @@ export const DEFAULT_PREFIX = 'tg'
  */
 export function redisStore(options: RedisStoreOptions): RedisStore {
   const { client, prefix, serverTime, timeoutMs, margin } = resolveOptions(options)
-  const prepare = chargePreparer(prefix)
+  const preparer = chargePreparer(prefix, { serverTime, marginMs: Number(margin) })
+  const prepare = preparer.prepare
+  const costArgs = new Map<number, string>()
 
   function runner(
     charges: readonly Charge[],
@@ -87,7 +95,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
       // Most calls cover every charge in order: no need for a copy then.
       const covered =
         indices.length === charges.length ? charges : indices.map((index) => charges[index]!)
-      return beforeDeadline(deadline, () => runScript(client, script, keys, args)).then((reply) =>
+      return callScript(client, script, keys, args, deadline, (reply) =>
         parseReply(reply, covered, script === consumeScript && extra === '1'),
       )
     }
@@ -95,19 +103,22 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
 
   return {
     keyOf: (rule, key) => redisKey(prefix, rule, key),
+    scripts: () => [consumeScript, refundScript, ...preparer.oneChargeScripts()],
 
-    async consume(charges, now) {
-      if (!serverTime) checkTime(now)
-      const prepared = charges.map(prepare)
-      // Nothing to decide, so nobody asks Redis the time: the caller's is reported.
-      if (charges.length === 0) return { decisions: [], at: now }
-      const run = runner(charges, prepared, deadlineIn(timeoutMs))
-      const groups = client.cluster === true ? groupBySlot(prepared) : [everyIndex(charges.length)]
-      if (groups.length === 1) {
-        const reply = await run(consumeScript, groups[0]!, serverTime ? -1 : now, '0')
-        return { decisions: reply.decisions, at: reply.at }
+    consume(charges, now) {
+      // Not an async function, to spare the common path a promise; errors still reject.
+      try {
+        if (!serverTime) checkTime(now)
+        if (charges.length === 1) {
+          const charge = charges[0]!
+          const key = preparer.keyOf(charge)
+          const script = preparer.oneChargeScript(charge)
+          if (script !== undefined) return consumeOne(charges, key, script, now)
+        }
+        return consumeMany(charges, now)
+      } catch (error) {
+        return Promise.reject(error)
       }
-      return consumeAcrossSlots(run, groups, charges.length, serverTime ? undefined : now)
     },
 
     async refund(charges, chargedAt, now) {
@@ -121,6 +132,42 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
         groups.map((group) => run(refundScript, group, serverTime ? -1 : now, String(chargedAt))),
       )
     },
+  }
+
+  /** The common request: one rule, its own lean script, one key, one or two arguments. */
+  function consumeOne(
+    single: readonly Charge[],
+    key: string,
+    script: Script,
+    now: number,
+  ): Promise<Outcome> {
+    const cost = single[0]!.cost
+    const costText = costArgs.get(cost) ?? costArg(cost)
+    const args = serverTime ? [costText] : [costText, String(now)]
+    return callScript(client, script, [key], args, deadlineIn(timeoutMs), (reply) => {
+      const { decisions, at } = parseReply(reply, single)
+      return { decisions, at }
+    })
+  }
+
+  function costArg(cost: number): string {
+    const text = String(cost)
+    // Costs come from rules (a handful of values); the bound is a safety net.
+    if (costArgs.size < 64) costArgs.set(cost, text)
+    return text
+  }
+
+  async function consumeMany(charges: readonly Charge[], now: number): Promise<Outcome> {
+    const prepared = charges.map(prepare)
+    // Nothing to decide, so nobody asks Redis the time: the caller's is reported.
+    if (charges.length === 0) return { decisions: [], at: now }
+    const run = runner(charges, prepared, deadlineIn(timeoutMs))
+    const groups = client.cluster === true ? groupBySlot(prepared) : [everyIndex(charges.length)]
+    if (groups.length === 1) {
+      const reply = await run(consumeScript, groups[0]!, serverTime ? -1 : now, '0')
+      return { decisions: reply.decisions, at: reply.at }
+    }
+    return consumeAcrossSlots(run, groups, charges.length, serverTime ? undefined : now)
   }
 }
 

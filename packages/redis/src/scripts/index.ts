@@ -8,7 +8,7 @@ export { ARGS_PER_CHARGE } from './main.lua.js'
 /** A Lua script and its SHA1, the name Redis caches it under (EVALSHA). */
 export type Script = { readonly sha: string; readonly source: string }
 
-function script(source: string): Script {
+export function script(source: string): Script {
   return { sha: createHash('sha1').update(source).digest('hex'), source }
 }
 
