@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { isRateLimitError } from '../errors.js'
-import { type ClientIpOptions, createClientIpResolver } from './client-ip.js'
+import { type ClientIpOptions, compileClientIp, createClientIpResolver } from './client-ip.js'
 import type { HeaderAccessor } from './types.js'
 
 function headers(values: Record<string, string | string[]>): HeaderAccessor {
@@ -211,6 +211,49 @@ describe('trustProxy: true', () => {
     const { messages, logger } = recorder()
     createClientIpResolver({ trustProxy: ['10.0.0.0/8', '::/0'], logger })
     expect(messages[0]).toContain('WARN_TRUST_ALL_PROXIES')
+  })
+})
+
+describe('compileClientIp key', () => {
+  const ADDRESSES = [
+    '203.0.113.7',
+    '0.0.0.0',
+    '255.255.255.255',
+    '::ffff:203.0.113.7',
+    '::FFFF:203.0.113.7',
+    '::ffff:cb00:7107',
+    ' 203.0.113.7',
+    '203.0.113.7:8080',
+    '203.0.113.07',
+    '203.0.113',
+    '::ffff:203.0.113.07',
+    '::ffff:203.0.113.7%eth0',
+    '2001:db8::1',
+    '::1',
+    'not an address',
+    '',
+    undefined,
+  ]
+
+  it('gives every socket address the key the full resolver gives it', () => {
+    for (const options of [{}, { ipv4Prefix: 24 }, { ipv6Prefix: 128 }, { trustProxy: 1 }]) {
+      const { address, key } = compileClientIp({ ...options, logger: false })
+      for (const socket of ADDRESSES) {
+        expect(key(socket, headers({})), `${socket} ${JSON.stringify(options)}`).toBe(
+          address(socket, headers({}))?.key,
+        )
+      }
+    }
+  })
+
+  it('still warns about forwarding headers on the shortcut for canonical addresses', () => {
+    const { messages, logger } = recorder()
+    const { key } = compileClientIp({ logger })
+    key('203.0.113.7', headers({}))
+    expect(messages).toEqual([])
+    key('::ffff:203.0.113.7', headers({ forwarded: 'for=198.51.100.1' }))
+    key('203.0.113.7', headers({ 'x-forwarded-for': '198.51.100.1' }))
+    expect(messages).toEqual([expect.stringContaining('WARN_FORWARDED_HEADERS_IGNORED')])
   })
 })
 

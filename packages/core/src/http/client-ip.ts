@@ -1,5 +1,5 @@
 import { parseForwarded, parseXForwardedFor } from './forwarded.js'
-import { formatIp, type IpAddress, parseIp } from './ip.js'
+import { formatIp, type IpAddress, isDottedQuad, parseIp } from './ip.js'
 import { checkPrefix, createIpMatcher, ipKey, type PrefixOptions } from './ip-prefix.js'
 import { type HeaderAccessor, headerText } from './types.js'
 import { createWarnOnce, type WarningOptions } from './warnings.js'
@@ -58,6 +58,20 @@ export type ClientIpResolver = (
  * clientIp(req.socket.remoteAddress, (name) => req.headers[name])?.key // '203.0.113.7'
  */
 export function createClientIpResolver(options: ClientIpOptions = {}): ClientIpResolver {
+  return compileClientIp(options).address
+}
+
+/** The client's rate-limit key alone: `resolveClientIp(…)?.key`, for the request path. */
+export type ClientKeyResolver = (
+  socketAddress: string | undefined,
+  header: HeaderAccessor,
+) => string | undefined
+
+/** The per-request resolvers of one trust configuration: the full address, or the key alone. */
+export function compileClientIp(options: ClientIpOptions = {}): {
+  readonly address: ClientIpResolver
+  readonly key: ClientKeyResolver
+} {
   checkPrefix('ipv4Prefix', options.ipv4Prefix, 32)
   checkPrefix('ipv6Prefix', options.ipv6Prefix, 128)
   const warn = createWarnOnce(options)
@@ -84,7 +98,17 @@ export function createClientIpResolver(options: ClientIpOptions = {}): ClientIpR
     return { ip: text, key: full ? text : ipKey(ip, prefixes), hops }
   }
 
-  return function resolveClientIp(socketAddress, header) {
+  function checkForwardingHeaders(header: HeaderAccessor): void {
+    if (!headersChecked && (header('x-forwarded-for') ?? header('forwarded')) !== undefined) {
+      headersChecked = true
+      warn(
+        'WARN_FORWARDED_HEADERS_IGNORED',
+        "a request carried X-Forwarded-For or Forwarded while trustProxy is false: behind a proxy every client shares the proxy's key; set trustProxy to your proxies' addresses (or ignore this if the app faces clients directly)",
+      )
+    }
+  }
+
+  function address(socketAddress: string | undefined, header: HeaderAccessor) {
     const socket = socketAddress === undefined ? undefined : parseIp(socketAddress)
     if (socket === undefined) {
       warn(
@@ -94,13 +118,7 @@ export function createClientIpResolver(options: ClientIpOptions = {}): ClientIpR
       return undefined
     }
     if (trust === undefined) {
-      if (!headersChecked && (header('x-forwarded-for') ?? header('forwarded')) !== undefined) {
-        headersChecked = true
-        warn(
-          'WARN_FORWARDED_HEADERS_IGNORED',
-          "a request carried X-Forwarded-For or Forwarded while trustProxy is false: behind a proxy every client shares the proxy's key; set trustProxy to your proxies' addresses (or ignore this if the app faces clients directly)",
-        )
-      }
+      checkForwardingHeaders(header)
       return result(socket, 0)
     }
     if (!trust.isTrusted(socket, 0)) return result(socket, 0)
@@ -126,7 +144,29 @@ export function createClientIpResolver(options: ClientIpOptions = {}): ClientIpR
     }
     return result(client, hops)
   }
+
+  function key(socketAddress: string | undefined, header: HeaderAccessor) {
+    // The socket peer is the client and its address is already canonical text (a plain dotted
+    // quad, or one mapped into IPv6 the way dual-stack sockets report it): that text is the key,
+    // with nothing to parse into objects or format back.
+    if (trust === undefined && v4Full && socketAddress !== undefined) {
+      if (isDottedQuad(socketAddress, 0)) {
+        checkForwardingHeaders(header)
+        return socketAddress
+      }
+      if (socketAddress.startsWith(MAPPED_PREFIX) && isDottedQuad(socketAddress, 7)) {
+        checkForwardingHeaders(header)
+        return socketAddress.slice(7)
+      }
+    }
+    return address(socketAddress, header)?.key
+  }
+
+  return { address, key }
 }
+
+/** How a dual-stack socket reports an IPv4 peer: `::ffff:203.0.113.7`. */
+const MAPPED_PREFIX = '::ffff:'
 
 type CompiledTrust = {
   /** `hop` 0 is the socket peer, 1 the right-most forwarded entry, and so on. */

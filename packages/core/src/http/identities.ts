@@ -1,5 +1,5 @@
 import { RateLimitError } from '../errors.js'
-import { type ClientAddress, type ClientIpOptions, createClientIpResolver } from './client-ip.js'
+import { type ClientAddress, type ClientIpOptions, compileClientIp } from './client-ip.js'
 import { type HeaderAccessor, headerText } from './types.js'
 
 /** The client-IP options plus where API keys come from. */
@@ -64,7 +64,7 @@ export type IdentityResolver = {
  * }) // { ip: '203.0.113.7', api_key: 'k_123', user: undefined }
  */
 export function createIdentityResolver(options: IdentityOptions = {}): IdentityResolver {
-  const clientIp = createClientIpResolver(options)
+  const clientIp = compileClientIp(options)
   const apiKeyHeader = options.apiKeyHeader === undefined ? 'x-api-key' : options.apiKeyHeader
   if (apiKeyHeader !== false && !/^[!#$%&'*+.^_`|~0-9a-z-]+$/i.test(apiKeyHeader)) {
     throw new RateLimitError(
@@ -91,11 +91,11 @@ export function createIdentityResolver(options: IdentityOptions = {}): IdentityR
   }
 
   return {
-    clientIp,
+    clientIp: clientIp.address,
     identities(source) {
       const user = source.user
       return {
-        ip: clientIp(source.socketAddress, source.header)?.key,
+        ip: clientIp.key(source.socketAddress, source.header),
         api_key: apiKey(source.header),
         user: user === undefined || user === null || user === '' ? undefined : String(user),
       }

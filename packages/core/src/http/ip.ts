@@ -52,6 +52,14 @@ function isPortSuffix(s: string, start: number): boolean {
   return true
 }
 
+/**
+ * True when `s` from `start` to its end is a strict dotted quad (as `parseIp` accepts it, with
+ * no port or spaces): then that text is already what `formatIp` would write.
+ */
+export function isDottedQuad(s: string, start: number): boolean {
+  return s.length - start <= 15 && ipv4Number(s, start, s.length) !== undefined
+}
+
 function parseIpv4(s: string): IpAddress | undefined {
   const value = ipv4Number(s, 0, s.length)
   return value === undefined ? undefined : { version: 4, value }
