@@ -21,6 +21,10 @@ export type PolicyFields = {
   readonly legacyPolicyItem: string
   /** For the problem detail: `10 per 1 s, bursts of 20`. */
   readonly description: string
+  /** `X-RateLimit-Limit` of this rule, as a header entry shared by every response. */
+  readonly limitEntry: readonly [string, string]
+  /** Current form `RateLimit-Policy` when this rule is the only one listed (and has no `pk`). */
+  readonly policyEntry: readonly [string, string]
 }
 
 const MAX_INTEGER = 999_999_999_999_999
@@ -74,15 +78,19 @@ export function buildPolicyFields(decision: RuleDecision): PolicyFields {
   const params = serializeParameters([['q', q], ['w', w], ...burst])
   const legacyParams = serializeParameters([['w', w], ...burst])
   const burstText = burst.length === 0 ? '' : `, bursts of ${decision.limit}`
+  const policyItem = serializeString(name) + params
   return {
     quota,
     windowMs,
     limit: decision.limit,
     name,
-    policyItem: serializeString(name) + params,
+    policyItem,
     rateItemPrefix: `${serializeString(name)};r=`,
     legacyPolicyItem: String(q) + legacyParams,
     description: `${quota} per ${describeWindow(windowMs)}${burstText}`,
+    // Frozen: the same entries go into many responses.
+    limitEntry: Object.freeze(['X-RateLimit-Limit', String(decision.limit)] as const),
+    policyEntry: Object.freeze(['RateLimit-Policy', policyItem] as const),
   }
 }
 

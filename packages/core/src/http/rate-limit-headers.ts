@@ -19,6 +19,8 @@ export type StandardHeaders =
 /** How `X-RateLimit-Reset` is written. */
 export type LegacyReset = 'epoch-seconds' | 'delta-seconds'
 
+type HeaderEntry = readonly [string, string]
+
 /** The header options after parsing, with the per-rule string cache. */
 export type HeaderConfig = {
   readonly legacyHeaders: boolean
@@ -26,6 +28,24 @@ export type HeaderConfig = {
   readonly standardHeaders: StandardHeaders | false
   readonly shadowPolicies: boolean
   readonly policyFields: (decision: RuleDecision) => PolicyFields
+  /** `X-RateLimit-Reset` for an epoch second (`createEpochResetCache`). */
+  readonly epochReset: (second: number) => HeaderEntry
+}
+
+/**
+ * `X-RateLimit-Reset` entries in epoch seconds: every request within one second (and under one
+ * window) sends the same value, so the entry is built once per second.
+ */
+export function createEpochResetCache(): (second: number) => HeaderEntry {
+  let second = Number.NaN
+  let entry: HeaderEntry = ['X-RateLimit-Reset', '']
+  return (next) => {
+    if (next !== second) {
+      second = next
+      entry = Object.freeze(['X-RateLimit-Reset', String(next)] as const)
+    }
+    return entry
+  }
 }
 
 /** `Retry-After` delay-seconds: whole seconds rounded up, at least 1 (0 would invite a retry storm). */
@@ -66,9 +86,20 @@ export function rateLimitHeaders(
   config: HeaderConfig,
   partitionKeys?: ReadonlyMap<string, string>,
 ): Array<readonly [string, string]> {
-  const out: Array<readonly [string, string]> = []
   const deciding = verdict.deciding
   const standard = config.standardHeaders
+  if (
+    deciding !== undefined &&
+    partitionKeys === undefined &&
+    config.legacyHeaders &&
+    config.legacyReset === 'epoch-seconds' &&
+    isCurrentForm(standard) &&
+    verdict.decisions.length === 1 &&
+    isListed(deciding, config.shadowPolicies)
+  ) {
+    return defaultFieldsOfOneRule(deciding, now, config)
+  }
+  const out: Array<readonly [string, string]> = []
   if (deciding !== undefined && isReportable(deciding)) {
     const limit = String(deciding.limit)
     const remaining = String(deciding.remaining)
@@ -97,7 +128,7 @@ export function rateLimitHeaders(
       }
     }
   }
-  if (standard !== false && standard !== 'draft-6' && standard !== 'draft-7') {
+  if (isCurrentForm(standard)) {
     let policies = ''
     let limits = ''
     for (const decision of verdict.decisions) {
@@ -114,8 +145,33 @@ export function rateLimitHeaders(
   return out
 }
 
+function isCurrentForm(standard: StandardHeaders | false): boolean {
+  return standard !== false && standard !== 'draft-6' && standard !== 'draft-7'
+}
+
+/**
+ * What `rateLimitHeaders` writes for the default fields (X-RateLimit-* in epoch seconds, the
+ * current form) and one listed rule, which is most requests: the same entries in the same
+ * order, with the constant ones shared between responses.
+ */
+function defaultFieldsOfOneRule(
+  decision: RuleDecision,
+  now: number,
+  config: HeaderConfig,
+): Array<readonly [string, string]> {
+  const fields = config.policyFields(decision)
+  const remaining = String(decision.remaining)
+  return [
+    fields.limitEntry,
+    ['X-RateLimit-Remaining', remaining],
+    config.epochReset(Math.ceil((now + decision.resetAfterMs) / 1000)),
+    fields.policyEntry,
+    ['RateLimit', `${fields.rateItemPrefix}${remaining};t=${effectiveWindowSeconds(decision)}`],
+  ]
+}
+
 /** Every header name a configuration can send, for `Access-Control-Expose-Headers`. */
-export function headerNames(config: Omit<HeaderConfig, 'policyFields'>): string[] {
+export function headerNames(config: Omit<HeaderConfig, 'policyFields' | 'epochReset'>): string[] {
   const names: string[] = []
   if (config.legacyHeaders)
     names.push('X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset')

@@ -12,6 +12,7 @@ import {
   storeUnavailableProblem,
 } from './problem.js'
 import {
+  createEpochResetCache,
   type HeaderConfig,
   headerNames,
   isListed,
@@ -113,6 +114,7 @@ export function createResponder(options: ResponderOptions = {}): Responder {
     ),
     shadowPolicies: options.shadowPolicies ?? false,
     policyFields: createPolicyFieldCache(),
+    epochReset: createEpochResetCache(),
   }
   const names = headerNames(config)
   const expose = options.exposeHeaders
