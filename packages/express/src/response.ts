@@ -7,13 +7,20 @@ export type Denial = Extract<LimitResponse, { allowed: false }>
 /**
  * Puts the rate-limit fields on the response with Node's own API rather than `res.append`,
  * which would run Express's Content-Type charset logic. A field the app already set gets the
- * value appended; Content-Type, single-valued, is replaced.
+ * value appended; Content-Type, single-valued, is replaced. The names already set are read once.
  */
 export function setHeaders(res: Response, headers: HeaderEntries): void {
-  for (const [name, value] of headers) {
-    if (name === 'Content-Type' || res.getHeader(name) === undefined) res.setHeader(name, value)
+  const present = res.getHeaderNames()
+  for (let i = 0; i < headers.length; i++) {
+    const [name, value] = headers[i]!
+    if (name === 'Content-Type' || !isPresent(present, name)) res.setHeader(name, value)
     else res.appendHeader(name, value)
   }
+}
+
+/** True when `name` is among the lower-case names of a Node response's fields. */
+function isPresent(present: readonly string[], name: string): boolean {
+  return present.length > 0 && present.includes(name.toLowerCase())
 }
 
 /** The default denial: the responder's status and problem+json body, nothing added. */

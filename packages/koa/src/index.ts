@@ -55,17 +55,17 @@ export function rateLimit(
       onShadowDenied(verdict, ctx)
     setHeaders(ctx, response.headers)
     if (!response.allowed) return onLimited(ctx, response, verdict)
-    return next().then(
-      () => {
-        if (verdict !== undefined && refundIf?.(ctx.status, ctx)) refundQuietly(limiter, verdict)
-      },
-      (error: unknown) => {
-        keepHeadersOnError(error, response.headers)
-        if (verdict !== undefined && refundIf?.(statusOfError(error), ctx))
-          refundQuietly(limiter, verdict)
-        throw error
-      },
-    )
+    const failed = (error: unknown) => {
+      keepHeadersOnError(error, response.headers)
+      if (verdict !== undefined && refundIf?.(statusOfError(error), ctx))
+        refundQuietly(limiter, verdict)
+      throw error
+    }
+    // Without refunds, nothing is left to do once the app has answered.
+    if (refundIf === undefined || verdict === undefined) return next().then(undefined, failed)
+    return next().then(() => {
+      if (refundIf(ctx.status, ctx)) refundQuietly(limiter, verdict)
+    }, failed)
   }
 
   // Sync until it must wait: with the memory store, no promise is made here for the limiter.

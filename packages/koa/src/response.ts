@@ -7,13 +7,21 @@ export type Denial = Extract<LimitResponse, { allowed: false }>
 /**
  * Puts the rate-limit fields on the response. A field the app already set gets the value
  * appended (`ctx.append`); Content-Type, single-valued, is replaced; the rest are set directly.
+ * The names already set are read once: usually none, as a limiter runs early.
  */
 export function setHeaders(ctx: Context, headers: HeaderEntries): void {
   const res = ctx.res
-  for (const [name, value] of headers) {
-    if (name === 'Content-Type' || res.getHeader(name) === undefined) res.setHeader(name, value)
+  const present = res.getHeaderNames()
+  for (let i = 0; i < headers.length; i++) {
+    const [name, value] = headers[i]!
+    if (name === 'Content-Type' || !isPresent(present, name)) res.setHeader(name, value)
     else ctx.append(name, value)
   }
+}
+
+/** True when `name` is among the lower-case names of a Node response's fields. */
+function isPresent(present: readonly string[], name: string): boolean {
+  return present.length > 0 && present.includes(name.toLowerCase())
 }
 
 /** The default denial: the responder's status and problem+json body, nothing added. */
