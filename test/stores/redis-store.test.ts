@@ -238,5 +238,5 @@ describe.skipIf(!redisAvailable)('Redis store on a single node', () => {
 
 // Changing a script changes these on purpose: the SHA is how Redis caches it, and operators
 // may pre-load or allow-list it.
-const PINNED_CONSUME_SHA = 'd6e7a5a0b7a121e48c167a17b7755ea4ef3e26db'
-const PINNED_REFUND_SHA = '52c464940b0ca69a7d5c88f0ac2bb08f6d158a37'
+const PINNED_CONSUME_SHA = '0d37bf53604ca3f1d332fd79ae9c367871e74e17'
+const PINNED_REFUND_SHA = 'dc80e80afa65a16c3bf55acad76e7dadf49360c9'

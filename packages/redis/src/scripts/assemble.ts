@@ -54,7 +54,9 @@ local function load(code, key, p1, p2, p3, now)
 end
 
 local function decide(code, key, s, p1, p2, p3, cost, now, commit)
+  local allowed, remaining, reset, retry
   ${dispatch((a) => a.decide)}
+  return allowed, remaining, reset, retry
 end
 
 ${
@@ -66,7 +68,9 @@ end`
 }
 
 local function freshAt(code, key, s, p1, p2, p3)
+  local fresh
   ${dispatch((a) => a.freshAt)}
+  return fresh
 end
 
 -- Writes a changed state with an expiry at the moment it is fresh again (dropping it then loses

@@ -18,15 +18,18 @@ export const fixedWindowLua: LuaAlgorithm = {
     local count = 0
     if start == stored then count = s[2] end
     local untilEnd = start + p2 - now
-    if count + cost > p1 then return 0, p1 - count, untilEnd, untilEnd end
-    local charged = count + cost
-    if commit then s[1] = start; s[2] = charged end
-    if charged == 0 then return 1, p1 - charged, 0, 0 end
-    return 1, p1 - charged, untilEnd, 0`,
+    if count + cost > p1 then
+      allowed, remaining, reset, retry = 0, p1 - count, untilEnd, untilEnd
+    else
+      local charged = count + cost
+      if commit then s[1] = start; s[2] = charged end
+      reset = untilEnd
+      if charged == 0 then reset = 0 end
+      allowed, remaining, retry = 1, p1 - charged, 0
+    end`,
   refund: `
     if floorDiv(chargedAt, p2) * p2 == s[1] then s[2] = max(0, s[2] - cost) end`,
   freshAt: `
-    if s[2] == 0 then return 0 end
-    return s[1] + p2`,
+    if s[2] == 0 then fresh = 0 else fresh = s[1] + p2 end`,
   format: `string.format('f%.0f:%.0f', s[1], s[2])`,
 }

@@ -18,13 +18,14 @@ export const gcraLua: LuaAlgorithm = {
     local tat = max(s[1], nowTicks)
     local ahead = tat - nowTicks + cost * p2
     if ahead > p3 then
-      return 0, floorDiv(p3 - (tat - nowTicks), p2), -floorDiv(nowTicks - tat, p1), -floorDiv(p3 - ahead, p1)
-    end
-    if commit then s[1] = nowTicks + ahead end
-    return 1, floorDiv(p3 - ahead, p2), -floorDiv(-ahead, p1), 0`,
+      allowed, remaining, reset, retry = 0, floorDiv(p3 - (tat - nowTicks), p2), -floorDiv(nowTicks - tat, p1), -floorDiv(p3 - ahead, p1)
+    else
+      if commit then s[1] = nowTicks + ahead end
+      allowed, remaining, reset, retry = 1, floorDiv(p3 - ahead, p2), -floorDiv(-ahead, p1), 0
+    end`,
   refund: `
     s[1] = max(now * p1, s[1] - cost * p2)`,
   freshAt: `
-    return -floorDiv(-s[1], p1)`,
+    fresh = -floorDiv(-s[1], p1)`,
   format: `s[1]`,
 }

@@ -20,12 +20,13 @@ export const leakyBucketLua: LuaAlgorithm = {
     if elapsed < -floorDiv(-p3, p1) then water = max(0, s[1] - elapsed * p1) end
     local poured = water + cost * p2
     if poured > p3 then
-      return 0, floorDiv(p3 - water, p2), skew - floorDiv(-water, p1), skew - floorDiv(p3 - poured, p1)
-    end
-    if commit then s[1] = poured; s[2] = at end
-    local reset = 0
-    if poured ~= 0 then reset = skew - floorDiv(-poured, p1) end
-    return 1, floorDiv(p3 - poured, p2), reset, 0`,
+      allowed, remaining, reset, retry = 0, floorDiv(p3 - water, p2), skew - floorDiv(-water, p1), skew - floorDiv(p3 - poured, p1)
+    else
+      if commit then s[1] = poured; s[2] = at end
+      reset = 0
+      if poured ~= 0 then reset = skew - floorDiv(-poured, p1) end
+      allowed, remaining, retry = 1, floorDiv(p3 - poured, p2), 0
+    end`,
   refund: `
     local at = max(now, s[2])
     local elapsed = at - s[2]
@@ -34,6 +35,6 @@ export const leakyBucketLua: LuaAlgorithm = {
     s[1] = max(0, water - cost * p2)
     s[2] = at`,
   freshAt: `
-    return s[2] - floorDiv(-s[1], p1)`,
+    fresh = s[2] - floorDiv(-s[1], p1)`,
   format: `string.format('l%.0f:%.0f', s[1], s[2])`,
 }

@@ -30,11 +30,16 @@ export type LuaAlgorithm = {
    * The sliding log, which lives in a list, gets `key` instead of `v`.
    */
   readonly load: string
-  /** Statements ending in `return allowed (1/0), remaining, resetAfterMs, retryAfterMs`. */
+  /**
+   * Statements that set `allowed` (1/0), `remaining`, `reset` (resetAfterMs) and `retry`
+   * (retryAfterMs), and change `s` only when `commit` is true and the charge is allowed. They
+   * assign and never `return`, so that the one-charge script can run them inline, without a
+   * function around them (see one-charge.lua.ts).
+   */
   readonly decide: string
   /** Statements giving back `cost` charged at `chargedAt`, as of `now`. */
   readonly refund: string
-  /** Statements ending in `return` the time from which the state is fresh again. */
+  /** Statements that set `fresh`: the time from which the state is fresh again. */
   readonly freshAt: string
   /** An expression: the string to store (ignored for the sliding log, which writes in place). */
   readonly format: string

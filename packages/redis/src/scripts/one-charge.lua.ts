@@ -25,7 +25,9 @@ export type OneChargeShape = {
  * `[now, 0, remaining, resetAfterMs, retryAfterMs]` when denied (nothing written).
  *
  * The decision and the write are the same fragments the general script runs, in the same
- * order: a one-charge request is decided identically by either script. Each rule gets its own
+ * order: a one-charge request is decided identically by either script. Here they run inline,
+ * not inside functions: a Lua closure made on every call (with its upvalues, and the garbage
+ * they leave) cost about as much as the arithmetic it wraps. Each rule gets its own
  * script (and SHA); the store bounds how many it makes (see one-charge-scripts.ts).
  */
 export function oneChargeLua({ algorithm, params, marginMs, serverTime }: OneChargeShape): string {
@@ -60,16 +62,16 @@ local function floorDiv(a, b)
 end
 local p1, p2, p3 = ${p1}, ${p2}, ${p3}
 ${clock}
-local key, cost = KEYS[1], tonumber(ARGV[1])
+local key, cost, commit = KEYS[1], tonumber(ARGV[1]), true
 local s
 ${read}${algorithm.load}
-local function decide(commit)${algorithm.decide}
+local allowed, remaining, reset, retry
+do${algorithm.decide}
 end
-local allowed, remaining, reset, retry = decide(true)
 if allowed ~= 1 then return { now, allowed, remaining, reset, retry } end
-local function freshAt()${algorithm.freshAt}
+local fresh
+do${algorithm.freshAt}
 end
-local fresh = freshAt()
 if fresh <= now then
   redis.call('DEL', key)
 else

@@ -31,29 +31,30 @@ export const slidingLogLua: LuaAlgorithm = {
     local live = size - lo
     if live + cost > p1 then
       local blocking = tonumber(redis.call('LINDEX', key, size + cost - p1 - 1))
-      return 0, p1 - live, newest + p2 - now, blocking + p2 - now
-    end
-    if commit then
-      if lo > 0 then redis.call('LTRIM', key, lo, -1) end
-      local left = cost
-      while left > 0 do
-        local batch = min(left, 100)
-        local args = {}
-        for i = 1, batch do args[i] = at end
-        redis.call('RPUSH', key, unpack(args))
-        left = left - batch
+      allowed, remaining, reset, retry = 0, p1 - live, newest + p2 - now, blocking + p2 - now
+    else
+      if commit then
+        if lo > 0 then redis.call('LTRIM', key, lo, -1) end
+        local left = cost
+        while left > 0 do
+          local batch = min(left, 100)
+          local args = {}
+          for i = 1, batch do args[i] = at end
+          redis.call('RPUSH', key, unpack(args))
+          left = left - batch
+        end
       end
-    end
-    local newestAfter = 0
-    if cost > 0 then newestAfter = at elseif live > 0 then newestAfter = newest end
-    if live + cost == 0 then return 1, p1 - live - cost, 0, 0 end
-    return 1, p1 - live - cost, newestAfter + p2 - now, 0`,
+      local newestAfter = 0
+      if cost > 0 then newestAfter = at elseif live > 0 then newestAfter = newest end
+      reset = newestAfter + p2 - now
+      if live + cost == 0 then reset = 0 end
+      allowed, remaining, retry = 1, p1 - live - cost, 0
+    end`,
   refund: `
     if chargedAt > now - p2 and cost > 0 then
       redis.call('LREM', key, cost, chargedAt)
     end`,
   freshAt: `
-    if redis.call('LLEN', key) == 0 then return 0 end
-    return tonumber(redis.call('LINDEX', key, -1)) + p2`,
+    if redis.call('LLEN', key) == 0 then fresh = 0 else fresh = tonumber(redis.call('LINDEX', key, -1)) + p2 end`,
   format: `nil`,
 }

@@ -30,28 +30,28 @@ export const slidingWindowLua: LuaAlgorithm = {
     local at = max(now, start)
     local overlap = p2 - (at - start)
     local used = previous * overlap + current * p2
-    local reset
     if used + cost * p2 > budget then
       ${resetAt('current')}
-      local retry = nil
+      local retryAt = nil
       local room = (p1 - current - cost) * p2
       if room >= 0 and previous > 0 then
         local elapsed = p2 - floorDiv(room, previous)
-        if elapsed < p2 then retry = start + elapsed end
+        if elapsed < p2 then retryAt = start + elapsed end
       end
-      if retry == nil then
+      if retryAt == nil then
         if current == 0 then
-          retry = start + p2
+          retryAt = start + p2
         else
-          retry = start + p2 + max(0, p2 - floorDiv((p1 - cost) * p2, current))
+          retryAt = start + p2 + max(0, p2 - floorDiv((p1 - cost) * p2, current))
         end
       end
-      return 0, max(0, floorDiv(budget - used, p2)), reset - now, retry - now
-    end
-    local charged = current + cost
-    if commit then s[1] = start; s[2] = previous; s[3] = charged end
-    ${resetAt('charged')}
-    return 1, floorDiv(budget - used - cost * p2, p2), max(0, reset - now), 0`,
+      allowed, remaining, reset, retry = 0, max(0, floorDiv(budget - used, p2)), reset - now, retryAt - now
+    else
+      local charged = current + cost
+      if commit then s[1] = start; s[2] = previous; s[3] = charged end
+      ${resetAt('charged')}
+      allowed, remaining, reset, retry = 1, floorDiv(budget - used - cost * p2, p2), max(0, reset - now), 0
+    end`,
   refund: `
     local chargedStart = floorDiv(chargedAt, p2) * p2
     if chargedStart == s[1] then
@@ -60,8 +60,6 @@ export const slidingWindowLua: LuaAlgorithm = {
       s[2] = max(0, s[2] - cost)
     end`,
   freshAt: `
-    if s[3] > 0 then return s[1] + 2 * p2 end
-    if s[2] > 0 then return s[1] + p2 end
-    return 0`,
+    if s[3] > 0 then fresh = s[1] + 2 * p2 elseif s[2] > 0 then fresh = s[1] + p2 else fresh = 0 end`,
   format: `string.format('w%.0f:%.0f:%.0f', s[1], s[2], s[3])`,
 }

@@ -20,13 +20,14 @@ export const tokenBucketLua: LuaAlgorithm = {
     if elapsed < -floorDiv(-p3, p1) then level = min(p3, s[1] + elapsed * p1) end
     local need = cost * p2
     if level < need then
-      return 0, floorDiv(level, p2), skew - floorDiv(level - p3, p1), skew - floorDiv(level - need, p1)
-    end
-    local left = level - need
-    if commit then s[1] = left; s[2] = at end
-    local reset = 0
-    if left ~= p3 then reset = skew - floorDiv(left - p3, p1) end
-    return 1, floorDiv(left, p2), reset, 0`,
+      allowed, remaining, reset, retry = 0, floorDiv(level, p2), skew - floorDiv(level - p3, p1), skew - floorDiv(level - need, p1)
+    else
+      local left = level - need
+      if commit then s[1] = left; s[2] = at end
+      reset = 0
+      if left ~= p3 then reset = skew - floorDiv(left - p3, p1) end
+      allowed, remaining, retry = 1, floorDiv(left, p2), 0
+    end`,
   refund: `
     local at = max(now, s[2])
     local elapsed = at - s[2]
@@ -35,6 +36,6 @@ export const tokenBucketLua: LuaAlgorithm = {
     s[1] = min(p3, level + cost * p2)
     s[2] = at`,
   freshAt: `
-    return s[2] - floorDiv(s[1] - p3, p1)`,
+    fresh = s[2] - floorDiv(s[1] - p3, p1)`,
   format: `string.format('t%.0f:%.0f', s[1], s[2])`,
 }
