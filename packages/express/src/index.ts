@@ -46,7 +46,7 @@ export function rateLimit(
 ): RequestHandler {
   checkHooks(options)
   const gate = createTollgate(rules, options)
-  const { limiter, identities } = gate
+  const { limiter, requestIdentities } = gate
   const read = requestReaders(options, defaultUser)
   const { skip, onShadowDenied } = options
   const onLimited = options.onLimited ?? sendDenial
@@ -67,7 +67,7 @@ export function rateLimit(
 
   return function tollgate(req, res, next) {
     if (skip?.(req, res)) return next()
-    const handled = gate.handle(requestFacts(req, identities, read))
+    const handled = gate.handle(requestFacts(req, requestIdentities, read))
     if (!isPromise(handled)) return finish(handled, req, res, next)
     // An error, or an app hook that throws (onLimited, onShadowDenied), goes to Express.
     handled.then((settled) => finish(settled, req, res, next)).catch(next)

@@ -1,4 +1,4 @@
-import type { IdentityResolver, RequestFacts, RequestReaders, UserId } from '@tollgate/core'
+import type { RequestFacts, RequestReaders, Tollgate, UserId } from '@tollgate/core'
 import type { Request } from 'express'
 
 /**
@@ -32,11 +32,11 @@ export function pathOf(req: Request): string {
  */
 export function requestFacts(
   req: Request,
-  resolver: IdentityResolver,
+  identitiesOf: Tollgate['requestIdentities'],
   read: RequestReaders<Request>,
 ): RequestFacts {
   const headers = req.headers
-  const identities = resolver.identities({
+  const identities = identitiesOf({
     socketAddress: req.socket.remoteAddress,
     header: (name) => headers[name],
     user: read.user(req),

@@ -45,7 +45,7 @@ export function rateLimit(
 ): MiddlewareHandler {
   checkHooks(options, [...REQUEST_HOOKS, 'getConnInfo'])
   const gate = createTollgate(rules, options)
-  const { limiter, identities } = gate
+  const { limiter, requestIdentities } = gate
   const read = {
     ...requestReaders(options, defaultUser),
     address: options.getConnInfo === undefined ? defaultAddress : addressFrom(options.getConnInfo),
@@ -57,7 +57,7 @@ export function rateLimit(
 
   return async function tollgate(c, next) {
     if (skip?.(c)) return next()
-    const handled = gate.handle(requestFacts(c, identities, read))
+    const handled = gate.handle(requestFacts(c, requestIdentities, read))
     const { response, verdict } = isPromise(handled) ? await handled : handled
     if (verdict !== undefined && onShadowDenied !== undefined && verdict.shadowDenied.length > 0)
       onShadowDenied(verdict, c)

@@ -1,4 +1,4 @@
-import type { IdentityResolver, RequestFacts, RequestReaders, UserId } from '@tollgate/core'
+import type { RequestFacts, RequestReaders, Tollgate, UserId } from '@tollgate/core'
 import type { Context } from 'hono'
 import type { GetConnInfo } from 'hono/conninfo'
 
@@ -60,11 +60,11 @@ export function addressFrom(getConnInfo: GetConnInfo): (c: Context) => string | 
 /** Maps a Hono context to the limiter's input; forwarding headers are core's to trust or not. */
 export function requestFacts(
   c: Context,
-  resolver: IdentityResolver,
+  identitiesOf: Tollgate['requestIdentities'],
   read: HonoReaders,
 ): RequestFacts {
   const req = c.req
-  const identities = resolver.identities({
+  const identities = identitiesOf({
     socketAddress: read.address(c),
     header: (name) => req.header(name),
     user: read.user(c),

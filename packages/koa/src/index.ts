@@ -44,7 +44,7 @@ export function rateLimit(
 ): Middleware {
   checkHooks(options)
   const gate = createTollgate(rules, options)
-  const { limiter, identities } = gate
+  const { limiter, requestIdentities } = gate
   const read = requestReaders(options, defaultUser)
   const { skip, onShadowDenied } = options
   const onLimited = options.onLimited ?? sendDenial
@@ -71,7 +71,7 @@ export function rateLimit(
   // Sync until it must wait: with the memory store, no promise is made here for the limiter.
   return function tollgate(ctx, next) {
     if (skip?.(ctx)) return next()
-    const handled = gate.handle(requestFacts(ctx, identities, read))
+    const handled = gate.handle(requestFacts(ctx, requestIdentities, read))
     return isPromise(handled)
       ? handled.then((settled) => finish(ctx, next, settled))
       : finish(ctx, next, handled)

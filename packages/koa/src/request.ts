@@ -1,4 +1,4 @@
-import type { IdentityResolver, RequestFacts, RequestReaders, UserId } from '@tollgate/core'
+import type { RequestFacts, RequestReaders, Tollgate, UserId } from '@tollgate/core'
 import type { Context } from 'koa'
 
 /**
@@ -33,11 +33,11 @@ export function pathOf(ctx: Context): string {
  */
 export function requestFacts(
   ctx: Context,
-  resolver: IdentityResolver,
+  identitiesOf: Tollgate['requestIdentities'],
   read: RequestReaders<Context>,
 ): RequestFacts {
   const headers = ctx.req.headers
-  const identities = resolver.identities({
+  const identities = identitiesOf({
     socketAddress: ctx.req.socket.remoteAddress,
     header: (name) => headers[name],
     user: read.user(ctx),

@@ -64,6 +64,17 @@ export type IdentityResolver = {
  * }) // { ip: '203.0.113.7', api_key: 'k_123', user: undefined }
  */
 export function createIdentityResolver(options: IdentityOptions = {}): IdentityResolver {
+  const { identities, clientIp } = compileIdentities(options)
+  return { identities, clientIp }
+}
+
+/**
+ * `createIdentityResolver`, plus `withoutApiKey`: the same identities with no API key looked
+ * up, for rules that never key on one (reading a header is a real cost on fetch runtimes).
+ */
+export function compileIdentities(options: IdentityOptions = {}): IdentityResolver & {
+  readonly withoutApiKey: IdentityResolver['identities']
+} {
   const clientIp = compileClientIp(options)
   const apiKeyHeader = options.apiKeyHeader === undefined ? 'x-api-key' : options.apiKeyHeader
   if (apiKeyHeader !== false && !/^[!#$%&'*+.^_`|~0-9a-z-]+$/i.test(apiKeyHeader)) {
@@ -93,14 +104,24 @@ export function createIdentityResolver(options: IdentityOptions = {}): IdentityR
   return {
     clientIp: clientIp.address,
     identities(source) {
-      const user = source.user
       return {
         ip: clientIp.key(source.socketAddress, source.header),
         api_key: apiKey(source.header),
-        user: user === undefined || user === null || user === '' ? undefined : String(user),
+        user: userId(source.user),
+      }
+    },
+    withoutApiKey(source) {
+      return {
+        ip: clientIp.key(source.socketAddress, source.header),
+        api_key: undefined,
+        user: userId(source.user),
       }
     },
   }
+}
+
+function userId(user: IdentitySource['user']): string | undefined {
+  return user === undefined || user === null || user === '' ? undefined : String(user)
 }
 
 /** The token of `Authorization: Bearer <token>` (scheme matched without regard to case). */

@@ -10,9 +10,11 @@ import type {
 } from '../limiter/types.js'
 import type { RuleConfig } from '../rules/types.js'
 import {
-  createIdentityResolver,
+  compileIdentities,
+  type Identities,
   type IdentityOptions,
   type IdentityResolver,
+  type IdentitySource,
 } from './identities.js'
 import {
   createResponder,
@@ -100,6 +102,11 @@ export function requestReaders<Req>(
 export type Tollgate = {
   readonly limiter: Limiter
   readonly identities: IdentityResolver
+  /**
+   * A request's identities as the rules use them: `identities.identities`, except that no API
+   * key is read when no rule keys on `api_key`. What adapters pass to `handle`.
+   */
+  readonly requestIdentities: (source: IdentitySource) => Identities
   readonly responder: Responder
   /**
    * Decides a request and builds its response: synchronous when the store is. A store failure is
@@ -124,6 +131,10 @@ export function createTollgate(
     ? rules
     : createLimiter({ ...options, rules, logger: logger === false ? SILENT : logger })
   const responder = createResponder(options)
+  const identities = compileIdentities(options)
+  // A limiter of the app's own may read any identity; one built here reads only its rules'.
+  const readsApiKey =
+    isLimiter(rules) || limiter.rules.some((rule) => rule.match.identity.includes('api_key'))
 
   function respondTo(verdict: Verdict): MaybePromise<Handled> {
     if (!responder.usesPartitionKeys)
@@ -139,7 +150,8 @@ export function createTollgate(
 
   return {
     limiter,
-    identities: createIdentityResolver(options),
+    identities: { identities: identities.identities, clientIp: identities.clientIp },
+    requestIdentities: readsApiKey ? identities.identities : identities.withoutApiKey,
     responder,
     handle(facts) {
       let verdict: MaybePromise<Verdict>
