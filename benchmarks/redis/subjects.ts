@@ -86,6 +86,43 @@ export const INCR: Subject = {
   },
 }
 
+/**
+ * The classic one-key GCRA script, no library around it: the server's TIME, GET, SET with the
+ * expiry at the new theoretical arrival time, reply { allowed, retry }. What any script that
+ * reads and writes a state per decision costs, next to INCR; the issue's "one-key GCRA script".
+ */
+const GCRA_REFERENCE_LUA = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
+local interval, tolerance = tonumber(ARGV[1]), tonumber(ARGV[2])
+local tat = tonumber(redis.call('GET', KEYS[1]) or now)
+if tat < now then tat = now end
+local next = tat + interval
+if next - now > tolerance + interval then return { 0, math.ceil(next - now - tolerance - interval) } end
+redis.call('SET', KEYS[1], next, 'PX', math.ceil(next - now))
+return { 1, 0 }`
+
+export const GCRA_REFERENCE: Subject = {
+  name: 'one-key GCRA script (reference)',
+  prefix: 'bench:gcra-ref',
+  async setup(redis, limits = 'high') {
+    const limit = limits === 'high' ? HIGH : TYPICAL
+    const interval = String(60_000 / limit)
+    const tolerance = String((60_000 / limit) * (limit - 1))
+    const sha = (await redis.script('LOAD', GCRA_REFERENCE_LUA)) as string
+    return async (identity) => {
+      const reply = (await redis.evalsha(
+        sha,
+        1,
+        `bench:gcra-ref:${identity}`,
+        interval,
+        tolerance,
+      )) as number[]
+      return reply[0] === 1
+    }
+  },
+}
+
 export const PEERS: readonly Subject[] = [
   {
     name: 'rate-limit-redis',

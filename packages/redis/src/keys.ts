@@ -17,9 +17,11 @@ import { createHash } from 'node:crypto'
  * Each form is distinct from every other, so different inputs always give different keys.
  */
 const MAX_PART_LENGTH = 128
-const KEY_SPECIALS = /[%{}]|\p{Cs}/u
+// The quick test (no `u` flag, cheaper per call) also matches surrogate pairs, which are fine
+// as they are: a match only means the exact replacement runs, and that one leaves pairs alone.
+const KEY_MAY_NEED_ESCAPES = /[%{}\uD800-\uDFFF]/
 const KEY_SPECIALS_ALL = /[%{}]|\p{Cs}/gu
-const RULE_SPECIALS = /[%{}:]|\p{Cs}/u
+const RULE_MAY_NEED_ESCAPES = /[%{}:\uD800-\uDFFF]/
 const RULE_SPECIALS_ALL = /[%{}:]|\p{Cs}/gu
 
 function escapeChar(char: string): string {
@@ -30,20 +32,20 @@ function escapeChar(char: string): string {
   return `%u${char.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`
 }
 
-function encodePart(text: string, specials: RegExp, specialsAll: RegExp): string {
+function encodePart(text: string, mayNeedEscapes: RegExp, specialsAll: RegExp): string {
   if (text === '') return '%0'
-  const escaped = specials.test(text) ? text.replace(specialsAll, escapeChar) : text
+  const escaped = mayNeedEscapes.test(text) ? text.replace(specialsAll, escapeChar) : text
   if (escaped.length <= MAX_PART_LENGTH) return escaped
   return `%#${createHash('sha256').update(escaped).digest('base64url')}`
 }
 
 /** The hash tag contents for an identity: what Redis Cluster hashes to pick the slot. */
 export function encodeKey(key: string): string {
-  return encodePart(key, KEY_SPECIALS, KEY_SPECIALS_ALL)
+  return encodePart(key, KEY_MAY_NEED_ESCAPES, KEY_SPECIALS_ALL)
 }
 
 export function encodeRule(rule: string): string {
-  return encodePart(rule, RULE_SPECIALS, RULE_SPECIALS_ALL)
+  return encodePart(rule, RULE_MAY_NEED_ESCAPES, RULE_SPECIALS_ALL)
 }
 
 /**
