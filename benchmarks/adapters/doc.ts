@@ -9,9 +9,20 @@ pnpm --filter @tollgate/benchmarks bench:adapters -- --sockets --write
 \`\`\`
 
 - Express and Koa are driven with light-my-request, Hono with \`app.request()\`. CPU time is
-  \`process.cpuUsage()\` (user + system) over 1000 sequential requests; each round runs every
-  variant once, in rotating order; a variant's figure is the median over rounds of (variant −
-  bare app in the same round), and the table shows the median of 3 runs.
+  \`process.cpuUsage()\` (user + system) over 500 sequential requests, each followed by a turn of
+  the event loop so that the work servers defer (\`setImmediate\`) runs too and only one request
+  is ever in flight. Each round runs every variant once, in rotating order; 61 rounds; a
+  variant's figure is the lower quartile of its rounds minus the bare app's, and the table shows
+  the median of 3 runs.
+- Why the lower quartile: other work on this machine makes whole blocks of requests cost up to
+  twice the CPU time, in phases that can cover one variant's block of a round and not the next
+  one's, so the difference within a round swings by more than the figures measured. That work
+  only ever adds time; each variant's quieter rounds are its steady figure.
+- The young generation is 2 MB (\`--max-semi-space-size=2\`): with V8's default (up to 16 MB) a
+  scavenge comes about once per round, always at the same place in the rotation, so a few of
+  each variant's blocks carry a whole pause and the rest none. With a small one, every block
+  pays for its own garbage; a scavenge then costs more per byte, which weighs on the limiters
+  that allocate more.
 - **naive**: a hand-written token bucket with one header (the spec's "no dependencies" example),
   the floor for any limiter. **fields only**: a middleware that writes Tollgate's five default
   fields with fixed values and limits nothing: what the fields themselves cost in that framework.
@@ -23,17 +34,20 @@ pnpm --filter @tollgate/benchmarks bench:adapters -- --sockets --write
   \`X-RateLimit-*\`).
 - **peer**: express-rate-limit 8 (draft-8 and legacy headers), koa-ratelimit 6 (memory driver),
   hono-rate-limiter 0.5 (draft-7), each with its memory store.
-- The machine is shared (2 cores, load average 3–6 from other work during these runs), which
+- The machine is shared (2 cores, load average 2–7 from other work during these runs), which
   inflates every absolute figure (a bare Express request costs about 60 µs here) and leaves a few µs
   of noise in each cell: compare within a row, and read the ratios.
 
-What the figures say: writing response fields through the framework dominates. **fields only**
-costs most of what **tollgate** costs; Tollgate's own work (client identity, rule match, store,
-header values) is the difference, a few µs on this loaded machine (a CPU profile of the Express
-run puts Tollgate's own functions at about 5% of the request). Sending the same fields as the
-peer, Tollgate adds less than each peer. With its defaults it writes five fields where
-koa-ratelimit writes three and hono-rate-limiter two, and on those two frameworks it then costs
-somewhat more than the peer (the ratios above 1); set \`legacyHeaders: false\` or
+What the figures say: writing response fields through the framework dominates, and costs most
+on Koa (light-my-request and Node's \`setHeader\` both work per field): **fields only** is most of
+what **tollgate** costs. Tollgate's own work (client identity, rule match, store, header values)
+is the rest, a few µs on this loaded machine; a request with one rule allocates about 1 KB in
+Tollgate's code. With Express, Tollgate adds about a third of what express-rate-limit adds. With
+its defaults Tollgate writes five fields where koa-ratelimit writes three and hono-rate-limiter
+two; on those two frameworks it adds about as much as the peer, the fields alone being over
+half of it (ratios just under 1 here; one run before this one, on a busier machine, gave 1.37
+and 1.13: the margin is within what moves between runs). Sending the same fields as the peer,
+Tollgate adds clearly less than each peer; set \`legacyHeaders: false\` or
 \`standardHeaders: false\` to send fewer. Over real sockets the figures swing widely between
 rounds (a sanity check, not the measure); on \`@hono/node-server\` every added field costs
 more, since a response with extra headers leaves its lightweight-response fast path.`

@@ -1,5 +1,11 @@
 import type { VariantName } from './config.js'
-import { addedOverBare, measureRounds, median, type RoundsOptions, type Send } from './measure.js'
+import {
+  addedOverBare,
+  lowerQuartile,
+  measureRounds,
+  type RoundsOptions,
+  type Send,
+} from './measure.js'
 import { PEER as EXPRESS_PEER, expressSender } from './targets/express.js'
 import { PEER as HONO_PEER, honoSender } from './targets/hono.js'
 import { PEER as KOA_PEER, koaSender } from './targets/koa.js'
@@ -22,9 +28,9 @@ export const VARIANTS: readonly VariantName[] = [
 export type FrameworkResult = {
   readonly framework: string
   readonly peer: string
-  /** Median CPU µs per request of the bare app. */
+  /** CPU µs per request of the bare app (the lower quartile of its rounds). */
   readonly bare: number
-  /** Median over rounds of (variant − bare in the same round), CPU µs per request. */
+  /** CPU µs per request over the bare app's (see `addedOverBare`). */
   readonly added: ReadonlyMap<VariantName, number>
 }
 
@@ -42,7 +48,7 @@ export async function measureFramework(
   return {
     framework: framework.name,
     peer: framework.peer,
-    bare: median(samples.get('bare')!),
+    bare: lowerQuartile(samples.get('bare')!),
     added,
   }
 }

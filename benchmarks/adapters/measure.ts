@@ -1,7 +1,9 @@
 /**
  * CPU cost per request, measured in-process with one request in flight. Wall-clock time on a
  * shared 2-core machine swings with whatever else runs; `process.cpuUsage()` counts only the
- * time this process spent on the CPU, so it is the steadier figure.
+ * time this process spent on the CPU, so it is the steadier figure. It still swings: while
+ * other work runs, the same block of requests can take twice the CPU time (shared caches and
+ * cores), in phases longer than a round.
  */
 
 /** Sends one request through the app and resolves once the response is complete. */
@@ -15,13 +17,19 @@ export async function cpuMicrosPerRequest(send: Send, count: number): Promise<nu
   for (let i = 0; i < count; i++) {
     await send()
     // Awaiting promises alone never reaches the event loop's check phase, so the work servers
-    // defer with setImmediate (light-my-request, Node's http) would pile up, uncounted, and
-    // hold every request in memory. Let it run, inside the measurement.
-    if (i % 64 === 63) await new Promise(setImmediate)
+    // defer with setImmediate (light-my-request, Node's http) would pile up and hold earlier
+    // requests in memory, where the garbage collector copies them. Let it run after each
+    // request, inside the measurement: one request in flight means one.
+    await new Promise(setImmediate)
   }
-  await new Promise(setImmediate)
   const used = process.cpuUsage(before)
   return (used.user + used.system) / count
+}
+
+/** The value a quarter of the way up: what a variant costs when nothing else disturbs it. */
+export function lowerQuartile(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.floor((sorted.length - 1) / 4)]!
 }
 
 export function median(values: readonly number[]): number {
@@ -60,11 +68,11 @@ export async function measureRounds(
 }
 
 /**
- * The CPU a variant adds over the bare app: the median over rounds of (variant − bare) in the
- * same round, which cancels the drift that a busy machine puts into both.
+ * The CPU a variant adds over the bare app: the lower quartile of its rounds minus that of the
+ * bare app's. Other work on the machine only ever adds CPU time, and in phases that can cover
+ * one variant's block of a round and not the next one's, so differences within a round swing
+ * by more than the figures measured; each variant's quieter rounds are the steady figure.
  */
 export function addedOverBare(samples: Map<string, number[]>, bare: string, name: string): number {
-  const base = samples.get(bare)!
-  const own = samples.get(name)!
-  return median(own.map((value, round) => value - base[round]!))
+  return lowerQuartile(samples.get(name)!) - lowerQuartile(samples.get(bare)!)
 }

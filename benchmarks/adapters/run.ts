@@ -6,7 +6,7 @@
  *
  *   pnpm --filter @tollgate/benchmarks bench:adapters -- --sockets --write
  *
- * Options: --runs=3 --rounds=31 --requests=1000 --seconds=3 --framework=express|koa|hono
+ * Options: --runs=3 --rounds=61 --requests=500 --seconds=3 --framework=express|koa|hono
  */
 import type { VariantName } from './config.js'
 import { writeSection } from './doc.js'
@@ -21,8 +21,8 @@ const args = new Map(
   }),
 )
 const runs = Number(args.get('runs') ?? 3)
-const rounds = Number(args.get('rounds') ?? 31)
-const perRound = Number(args.get('requests') ?? 1000)
+const rounds = Number(args.get('rounds') ?? 61)
+const perRound = Number(args.get('requests') ?? 500)
 const only = args.get('framework')?.toLowerCase()
 const frameworks = FRAMEWORKS.filter(
   (f) => only === undefined || f.name.toLowerCase().startsWith(only),
