@@ -28,8 +28,8 @@ function dispatch(part: (algorithm: LuaAlgorithm) => string): string {
  *
  * `floorDiv` is the core's, correction included: Lua numbers are doubles, as in JavaScript, and
  * every value is a whole number below 2^53, so + − × agree bit for bit; only `a / b` rounds
- * before `math.floor` sees it. Numbers that become strings go through `string.format('%.0f')`
- * or straight to `redis.call`, which both keep every digit (`tostring` keeps only 14).
+ * before `math.floor` sees it. Numbers are stored packed as doubles (packed-state.ts) or go
+ * straight to `redis.call`, which keeps every digit (`tostring` keeps only 14).
  */
 export function libraryLua(withRefund: boolean): string {
   return `

@@ -1,17 +1,19 @@
 import type { LuaAlgorithm } from './lua-algorithm.js'
+import { packState, unpackState } from './packed-state.js'
 
 /**
  * Fixed window (packages/core/src/algorithms/fixed-window.ts), line for line.
- * s = { window start in ms, count }, stored as `f<start>:<count>`.
+ * s = { window start in ms, count }, packed (packed-state.ts).
  */
+const CODE = 4
+
 export const fixedWindowLua: LuaAlgorithm = {
   name: 'fixed_window',
   kind: 'window',
-  code: 4,
+  code: CODE,
   load: `
-    local a, b = nil, nil
-    if v then a, b = string.match(v, '^f(%-?%d+):(%-?%d+)$') end
-    if a then s = { tonumber(a), tonumber(b) } else s = { floorDiv(now, p2) * p2, 0 } end`,
+    ${unpackState(CODE, ['a', 'b'])}
+    if a then s = { a, b } else s = { floorDiv(now, p2) * p2, 0 } end`,
   decide: `
     local stored = s[1]
     local start = max(floorDiv(now, p2) * p2, stored)
@@ -31,5 +33,5 @@ export const fixedWindowLua: LuaAlgorithm = {
     if floorDiv(chargedAt, p2) * p2 == s[1] then s[2] = max(0, s[2] - cost) end`,
   freshAt: `
     if s[2] == 0 then fresh = 0 else fresh = s[1] + p2 end`,
-  format: `string.format('f%.0f:%.0f', s[1], s[2])`,
+  format: packState(CODE, 2),
 }

@@ -1,17 +1,19 @@
 import type { LuaAlgorithm } from './lua-algorithm.js'
+import { packState, unpackState } from './packed-state.js'
 
 /**
  * Leaky bucket as a meter (packages/core/src/algorithms/leaky-bucket.ts), line for line.
- * s = { water level in units, time of the last leak }, stored as `l<water>:<time>`.
+ * s = { water level in units, time of the last leak }, packed (packed-state.ts).
  */
+const CODE = 3
+
 export const leakyBucketLua: LuaAlgorithm = {
   name: 'leaky_bucket',
   kind: 'rate',
-  code: 3,
+  code: CODE,
   load: `
-    local a, b = nil, nil
-    if v then a, b = string.match(v, '^l(%-?%d+):(%-?%d+)$') end
-    if a then s = { tonumber(a), tonumber(b) } else s = { 0, now } end`,
+    ${unpackState(CODE, ['a', 'b'])}
+    if a then s = { a, b } else s = { 0, now } end`,
   decide: `
     local at = max(now, s[2])
     local skew = at - now
@@ -36,5 +38,5 @@ export const leakyBucketLua: LuaAlgorithm = {
     s[2] = at`,
   freshAt: `
     fresh = s[2] - floorDiv(-s[1], p1)`,
-  format: `string.format('l%.0f:%.0f', s[1], s[2])`,
+  format: packState(CODE, 2),
 }

@@ -1,22 +1,23 @@
 import type { LuaAlgorithm } from './lua-algorithm.js'
+import { packState, unpackState } from './packed-state.js'
 
 /**
  * Sliding window counter (packages/core/src/algorithms/sliding-window.ts), line for line.
- * s = { current window start in ms, previous count, current count }, stored as
- * `w<start>:<previous>:<current>`. `resetAt` and `retryAt` are the core's helpers of the same
- * names, inlined.
+ * s = { current window start in ms, previous count, current count }, packed (packed-state.ts).
+ * `resetAt` and `retryAt` are the core's helpers of the same names, inlined.
  */
 const resetAt = (current: string) =>
   `if ${current} > 0 then reset = start + 2 * p2 elseif previous > 0 then reset = start + p2 else reset = 0 end`
 
+const CODE = 6
+
 export const slidingWindowLua: LuaAlgorithm = {
   name: 'sliding_window',
   kind: 'window',
-  code: 6,
+  code: CODE,
   load: `
-    local a, b, c = nil, nil, nil
-    if v then a, b, c = string.match(v, '^w(%-?%d+):(%-?%d+):(%-?%d+)$') end
-    if a then s = { tonumber(a), tonumber(b), tonumber(c) } else s = { floorDiv(now, p2) * p2, 0, 0 } end`,
+    ${unpackState(CODE, ['a', 'b', 'c'])}
+    if a then s = { a, b, c } else s = { floorDiv(now, p2) * p2, 0, 0 } end`,
   decide: `
     local budget = p1 * p2
     local stored = s[1]
@@ -61,5 +62,5 @@ export const slidingWindowLua: LuaAlgorithm = {
     end`,
   freshAt: `
     if s[3] > 0 then fresh = s[1] + 2 * p2 elseif s[2] > 0 then fresh = s[1] + p2 else fresh = 0 end`,
-  format: `string.format('w%.0f:%.0f:%.0f', s[1], s[2], s[3])`,
+  format: packState(CODE, 3),
 }

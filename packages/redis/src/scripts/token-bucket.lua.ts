@@ -1,17 +1,19 @@
 import type { LuaAlgorithm } from './lua-algorithm.js'
+import { packState, unpackState } from './packed-state.js'
 
 /**
  * Token bucket (packages/core/src/algorithms/token-bucket.ts), line for line.
- * s = { level in units, time of the last refill }, stored as `t<level>:<time>`.
+ * s = { level in units, time of the last refill }, packed (packed-state.ts).
  */
+const CODE = 1
+
 export const tokenBucketLua: LuaAlgorithm = {
   name: 'token_bucket',
   kind: 'rate',
-  code: 1,
+  code: CODE,
   load: `
-    local a, b = nil, nil
-    if v then a, b = string.match(v, '^t(%-?%d+):(%-?%d+)$') end
-    if a then s = { tonumber(a), tonumber(b) } else s = { p3, now } end`,
+    ${unpackState(CODE, ['a', 'b'])}
+    if a then s = { a, b } else s = { p3, now } end`,
   decide: `
     local at = max(now, s[2])
     local skew = at - now
@@ -37,5 +39,5 @@ export const tokenBucketLua: LuaAlgorithm = {
     s[2] = at`,
   freshAt: `
     fresh = s[2] - floorDiv(s[1] - p3, p1)`,
-  format: `string.format('t%.0f:%.0f', s[1], s[2])`,
+  format: packState(CODE, 2),
 }
