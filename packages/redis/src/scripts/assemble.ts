@@ -22,24 +22,28 @@ function dispatch(part: (algorithm: LuaAlgorithm) => string): string {
 }
 
 /**
- * The library every script starts with: exact division, and functions that branch on the
- * algorithm code (load, decide, freshAt, save, and refund for the refund script): a handful of
- * closures per call, whatever the number of algorithms.
- *
- * `floorDiv` is the core's, correction included: Lua numbers are doubles, as in JavaScript, and
- * every value is a whole number below 2^53, so + − × agree bit for bit; only `a / b` rounds
- * before `math.floor` sees it. Numbers are stored packed as doubles (packed-state.ts) or go
- * straight to `redis.call`, which keeps every digit (`tostring` keeps only 14).
+ * What every script starts with: the math helpers, and exact division. `floorDiv` is the core's,
+ * correction included: Lua numbers are doubles, as in JavaScript, and every value is a whole
+ * number below 2^53, so + − × agree bit for bit; only `a / b` rounds before `math.floor` sees
+ * it. Numbers are stored packed as doubles (packed-state.ts) or go straight to `redis.call`,
+ * which keeps every digit (`tostring` keeps only 14).
  */
-export function libraryLua(withRefund: boolean): string {
-  return `
+export const ARITHMETIC_LUA = `
 local floor, max, min = math.floor, math.max, math.min
 local function floorDiv(a, b)
   local q = floor(a / b)
   if q * b > a then q = q - 1 elseif (q + 1) * b <= a then q = q + 1 end
   return q
 end
+`
 
+/**
+ * The general scripts' library: exact division, and functions that branch on the
+ * algorithm code (load, decide, freshAt, save, and refund for the refund script): a handful of
+ * closures per call, whatever the number of algorithms.
+ */
+export function libraryLua(withRefund: boolean): string {
+  return `${ARITHMETIC_LUA}
 -- The state of one key, or the state of a key never seen (init at now).
 local function load(code, key, p1, p2, p3, now)
   local s

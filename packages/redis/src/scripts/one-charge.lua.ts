@@ -1,3 +1,4 @@
+import { ARITHMETIC_LUA } from './assemble.js'
 import type { LuaAlgorithm } from './lua-algorithm.js'
 import { slidingLogLua } from './sliding-log.lua.js'
 
@@ -53,14 +54,7 @@ local now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)`
 -- Missing, or another type (a rule that changed algorithm): no state.
 if type(v) ~= 'string' then v = nil end`
   const write = isLog ? expire.log : `redis.call('SET', key, ${algorithm.format}, ${expire.set})`
-  return `-- tollgate: one ${algorithm.name} charge
-local floor, max, min = math.floor, math.max, math.min
-local function floorDiv(a, b)
-  local q = floor(a / b)
-  if q * b > a then q = q - 1 elseif (q + 1) * b <= a then q = q + 1 end
-  return q
-end
-local p1, p2, p3 = ${p1}, ${p2}, ${p3}
+  return `-- tollgate: one ${algorithm.name} charge${ARITHMETIC_LUA}local p1, p2, p3 = ${p1}, ${p2}, ${p3}
 ${clock}
 local key, cost, commit = KEYS[1], tonumber(ARGV[1]), true
 local s
