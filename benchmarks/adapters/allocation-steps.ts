@@ -1,0 +1,72 @@
+/**
+ * One admitted request through Tollgate's own code, with the framework faked away: the core
+ * path an adapter takes (identities, decide, respond) and each adapter's middleware over a
+ * context whose response keeps nothing.
+ */
+import { createTollgate } from '@tollgate/core'
+import { rateLimit as expressRateLimit } from '@tollgate/express'
+import { rateLimit as honoRateLimit } from '@tollgate/hono'
+import { rateLimit as koaRateLimit } from '@tollgate/koa'
+import { TOLLGATE_RULES } from './config.js'
+
+export type Step = () => unknown
+
+export const RESOLVED = Promise.resolve()
+const ADDRESS = '127.0.0.1'
+
+// Core: what an adapter asks of it per request.
+const gate = createTollgate(TOLLGATE_RULES, {})
+const noHeader = () => undefined
+const coreStep: Step = () =>
+  gate.handle({
+    method: 'GET',
+    path: '/',
+    plan: undefined,
+    identities: gate.requestIdentities({ socketAddress: ADDRESS, header: noHeader }),
+  })
+
+// Koa: a context with a Node-like response that keeps nothing.
+const fakeNodeResponse = {
+  getHeaderNames: () => [] as string[],
+  setHeader() {},
+}
+const koaMiddleware = koaRateLimit(TOLLGATE_RULES)
+const koaContext = {
+  req: { headers: {}, socket: { remoteAddress: ADDRESS } },
+  res: fakeNodeResponse,
+  method: 'GET',
+  originalUrl: '/',
+  url: '/',
+  state: {},
+  status: 200,
+  append() {},
+}
+const koaStep: Step = () => koaMiddleware(koaContext as never, () => RESOLVED)
+
+// Express: the same response, and `next` called synchronously.
+const expressMiddleware = expressRateLimit(TOLLGATE_RULES)
+const expressRequest = {
+  headers: {},
+  socket: { remoteAddress: ADDRESS },
+  method: 'GET',
+  originalUrl: '/',
+  url: '/',
+}
+const expressResponse = { ...fakeNodeResponse, append() {}, once() {}, on() {} }
+const expressStep: Step = () =>
+  expressMiddleware(expressRequest as never, expressResponse as never, () => {})
+
+// Hono: a context whose finished response takes the fields and keeps nothing.
+const honoMiddleware = honoRateLimit(TOLLGATE_RULES, {
+  getConnInfo: () => ({ remote: { address: ADDRESS } }),
+})
+const honoContext = {
+  req: { method: 'GET', path: '/', header: noHeader, raw: {} },
+  env: undefined,
+  get: () => undefined,
+  res: { status: 200, headers: { append() {} } },
+  header() {},
+}
+const honoStep: Step = () => honoMiddleware(honoContext as never, () => RESOLVED)
+
+export const steps = { core: coreStep, koa: koaStep, hono: honoStep, express: expressStep }
