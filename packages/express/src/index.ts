@@ -11,7 +11,7 @@ import {
   requestReaders,
 } from '@tollgate/core'
 import type { NextFunction, Request, RequestHandler, Response } from 'express'
-import { defaultUser, requestFacts } from './request.js'
+import { defaultUser, RequestHeaders, requestFacts } from './request.js'
 import { type Denial, sendDenial, setHeaders } from './response.js'
 
 export * from '@tollgate/core'
@@ -48,6 +48,7 @@ export function rateLimit(
   const gate = createTollgate(rules, options)
   const { limiter, requestIdentities } = gate
   const read = requestReaders(options, defaultUser)
+  const headers = new RequestHeaders()
   const { skip, onShadowDenied } = options
   const onLimited = options.onLimited ?? sendDenial
   const refundIf = refundPredicate(options.refund)
@@ -67,7 +68,7 @@ export function rateLimit(
 
   return function tollgate(req, res, next) {
     if (skip?.(req, res)) return next()
-    const handled = gate.handle(requestFacts(req, requestIdentities, read))
+    const handled = gate.handle(requestFacts(req, requestIdentities, read, headers))
     if (!isPromise(handled)) return finish(handled, req, res, next)
     // An error, or an app hook that throws (onLimited, onShadowDenied), goes to Express.
     handled.then((settled) => finish(settled, req, res, next)).catch(next)

@@ -1,4 +1,5 @@
-import type { RequestFacts, RequestReaders, Tollgate, UserId } from '@tollgate/core'
+import type { IncomingHttpHeaders } from 'node:http'
+import type { HeaderAccessor, RequestFacts, RequestReaders, Tollgate, UserId } from '@tollgate/core'
 import type { Request } from 'express'
 
 /**
@@ -26,6 +27,22 @@ export function pathOf(req: Request): string {
 }
 
 /**
+ * One header accessor for every request of a middleware, reading the fields of the request
+ * whose identities are being resolved: core reads headers only while `requestIdentities` runs,
+ * synchronously, so a closure per request (garbage on every request) is not needed.
+ */
+export class RequestHeaders {
+  private fields: IncomingHttpHeaders = {}
+  readonly header: HeaderAccessor = (name) => this.fields[name]
+
+  /** Reads `fields` until the next call; call it right before resolving identities. */
+  of(fields: IncomingHttpHeaders): HeaderAccessor {
+    this.fields = fields
+    return this.header
+  }
+}
+
+/**
  * Maps an Express request to the limiter's input. The client address is the socket peer's:
  * forwarding headers are trusted only through Tollgate's own `trustProxy`, never through
  * Express's `trust proxy` setting, so both can be configured independently.
@@ -34,12 +51,13 @@ export function requestFacts(
   req: Request,
   identitiesOf: Tollgate['requestIdentities'],
   read: RequestReaders<Request>,
+  headers: RequestHeaders,
 ): RequestFacts {
-  const headers = req.headers
+  const user = read.user(req)
   const identities = identitiesOf({
     socketAddress: req.socket.remoteAddress,
-    header: (name) => headers[name],
-    user: read.user(req),
+    header: headers.of(req.headers),
+    user,
   })
   return {
     method: req.method,

@@ -3,6 +3,7 @@ import {
   type CoreOptions,
   checkHooks,
   createTollgate,
+  type Handled,
   isPromise,
   REQUEST_HOOKS,
   type RequestHooks,
@@ -10,10 +11,16 @@ import {
   refundQuietly,
   requestReaders,
 } from '@tollgate/core'
-import type { Context, MiddlewareHandler } from 'hono'
+import type { Context, MiddlewareHandler, Next } from 'hono'
 import type { GetConnInfo } from 'hono/conninfo'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
-import { addressFrom, defaultAddress, defaultUser, requestFacts } from './request.js'
+import {
+  addressFrom,
+  defaultAddress,
+  defaultUser,
+  RequestHeaders,
+  requestFacts,
+} from './request.js'
 import { appendHeaders, type Denial, waitUntil } from './response.js'
 
 export * from '@tollgate/core'
@@ -50,28 +57,49 @@ export function rateLimit(
     ...requestReaders(options, defaultUser),
     address: options.getConnInfo === undefined ? defaultAddress : addressFrom(options.getConnInfo),
   }
+  const headers = new RequestHeaders()
   const { skip, onShadowDenied } = options
   const onLimited =
     options.onLimited ?? ((c, denial) => c.body(denial.body, denial.status as ContentfulStatusCode))
   const refundIf = refundPredicate(options.refund)
 
-  return async function tollgate(c, next) {
-    if (skip?.(c)) return next()
-    const handled = gate.handle(requestFacts(c, requestIdentities, read))
-    const { response, verdict } = isPromise(handled) ? await handled : handled
+  function finish(
+    c: Context,
+    next: Next,
+    { response, verdict }: Handled,
+  ): Promise<Response | undefined> {
     if (verdict !== undefined && onShadowDenied !== undefined && verdict.shadowDenied.length > 0)
       onShadowDenied(verdict, c)
     if (!response.allowed) {
-      for (const [name, value] of response.headers) {
-        c.header(name, value, name === 'Content-Type' ? undefined : { append: true })
+      const fields = response.headers
+      for (let i = 0; i < fields.length; i++) {
+        const name = fields[i]![0]
+        c.header(name, fields[i]![1], name === 'Content-Type' ? undefined : { append: true })
       }
-      return onLimited(c, response, verdict)
+      return Promise.resolve(onLimited(c, response, verdict))
     }
-    await next()
-    // Added to the finished response, so that handlers returning a `Response` of their own
-    // (which drops headers set earlier with `c.header`) carry them as well.
-    appendHeaders(c, response.headers)
-    if (verdict !== undefined && refundIf?.(c.res.status, c))
-      waitUntil(c, refundQuietly(limiter, verdict))
+    return next().then(() => {
+      // Added to the finished response, so that handlers returning a `Response` of their own
+      // (which drops headers set earlier with `c.header`) carry them as well.
+      appendHeaders(c, response.headers)
+      if (verdict !== undefined && refundIf?.(c.res.status, c))
+        waitUntil(c, refundQuietly(limiter, verdict))
+      return undefined
+    })
+  }
+
+  // Not an async function: with the memory store, an admitted request chains one promise on
+  // `next()`, where an async function would add its own promise and the state of its awaits.
+  // Whatever throws still reaches Hono as a rejection, as from an async function.
+  return function tollgate(c, next) {
+    try {
+      if (skip?.(c)) return next()
+      const handled = gate.handle(requestFacts(c, requestIdentities, read, headers))
+      return isPromise(handled)
+        ? handled.then((settled) => finish(c, next, settled))
+        : finish(c, next, handled)
+    } catch (error) {
+      return Promise.reject(error)
+    }
   }
 }

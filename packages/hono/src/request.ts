@@ -1,5 +1,5 @@
-import type { RequestFacts, RequestReaders, Tollgate, UserId } from '@tollgate/core'
-import type { Context } from 'hono'
+import type { HeaderAccessor, RequestFacts, RequestReaders, Tollgate, UserId } from '@tollgate/core'
+import type { Context, HonoRequest } from 'hono'
 import type { GetConnInfo } from 'hono/conninfo'
 
 /** How the middleware reads a request: the defaults below, or the app's own functions. */
@@ -57,18 +57,33 @@ export function addressFrom(getConnInfo: GetConnInfo): (c: Context) => string | 
   return (c) => getConnInfo(c).remote.address
 }
 
+/**
+ * One header accessor for every request of a middleware, reading the request whose identities
+ * are being resolved: core reads headers only while `requestIdentities` runs, synchronously, so
+ * a closure per request (garbage on every request) is not needed.
+ */
+export class RequestHeaders {
+  private request: HonoRequest | undefined = undefined
+  readonly header: HeaderAccessor = (name) => this.request?.header(name)
+
+  /** Reads `request` until the next call; call it right before resolving identities. */
+  of(request: HonoRequest): HeaderAccessor {
+    this.request = request
+    return this.header
+  }
+}
+
 /** Maps a Hono context to the limiter's input; forwarding headers are core's to trust or not. */
 export function requestFacts(
   c: Context,
   identitiesOf: Tollgate['requestIdentities'],
   read: HonoReaders,
+  headers: RequestHeaders,
 ): RequestFacts {
   const req = c.req
-  const identities = identitiesOf({
-    socketAddress: read.address(c),
-    header: (name) => req.header(name),
-    user: read.user(c),
-  })
+  const socketAddress = read.address(c)
+  const user = read.user(c)
+  const identities = identitiesOf({ socketAddress, header: headers.of(req), user })
   return {
     method: req.method,
     path: req.path,

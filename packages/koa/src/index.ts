@@ -11,7 +11,7 @@ import {
   requestReaders,
 } from '@tollgate/core'
 import type { Context, Middleware, Next } from 'koa'
-import { defaultUser, requestFacts } from './request.js'
+import { defaultUser, RequestHeaders, requestFacts } from './request.js'
 import {
   type Denial,
   keepHeadersOnError,
@@ -46,6 +46,7 @@ export function rateLimit(
   const gate = createTollgate(rules, options)
   const { limiter, requestIdentities } = gate
   const read = requestReaders(options, defaultUser)
+  const headers = new RequestHeaders()
   const { skip, onShadowDenied } = options
   const onLimited = options.onLimited ?? sendDenial
   const refundIf = refundPredicate(options.refund)
@@ -71,7 +72,7 @@ export function rateLimit(
   // Sync until it must wait: with the memory store, no promise is made here for the limiter.
   return function tollgate(ctx, next) {
     if (skip?.(ctx)) return next()
-    const handled = gate.handle(requestFacts(ctx, requestIdentities, read))
+    const handled = gate.handle(requestFacts(ctx, requestIdentities, read, headers))
     return isPromise(handled)
       ? handled.then((settled) => finish(ctx, next, settled))
       : finish(ctx, next, handled)

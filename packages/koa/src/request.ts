@@ -1,4 +1,5 @@
-import type { RequestFacts, RequestReaders, Tollgate, UserId } from '@tollgate/core'
+import type { IncomingHttpHeaders } from 'node:http'
+import type { HeaderAccessor, RequestFacts, RequestReaders, Tollgate, UserId } from '@tollgate/core'
 import type { Context } from 'koa'
 
 /**
@@ -27,6 +28,22 @@ export function pathOf(ctx: Context): string {
 }
 
 /**
+ * One header accessor for every request of a middleware, reading the fields of the request
+ * whose identities are being resolved: core reads headers only while `requestIdentities` runs,
+ * synchronously, so a closure per request (garbage on every request) is not needed.
+ */
+export class RequestHeaders {
+  private fields: IncomingHttpHeaders = {}
+  readonly header: HeaderAccessor = (name) => this.fields[name]
+
+  /** Reads `fields` until the next call; call it right before resolving identities. */
+  of(fields: IncomingHttpHeaders): HeaderAccessor {
+    this.fields = fields
+    return this.header
+  }
+}
+
+/**
  * Maps a Koa context to the limiter's input. The client address is the socket peer's:
  * forwarding headers are trusted only through Tollgate's own `trustProxy`, never through Koa's
  * `app.proxy`, so both can be configured independently.
@@ -35,12 +52,13 @@ export function requestFacts(
   ctx: Context,
   identitiesOf: Tollgate['requestIdentities'],
   read: RequestReaders<Context>,
+  headers: RequestHeaders,
 ): RequestFacts {
-  const headers = ctx.req.headers
+  const user = read.user(ctx)
   const identities = identitiesOf({
     socketAddress: ctx.req.socket.remoteAddress,
-    header: (name) => headers[name],
-    user: read.user(ctx),
+    header: headers.of(ctx.req.headers),
+    user,
   })
   return {
     method: ctx.method,

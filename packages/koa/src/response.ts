@@ -12,10 +12,12 @@ export type Denial = Extract<LimitResponse, { allowed: false }>
 export function setHeaders(ctx: Context, headers: HeaderEntries): void {
   const res = ctx.res
   const present = res.getHeaderNames()
+  // Entries are read by index: destructuring an array runs its iterator, an object per entry.
   for (let i = 0; i < headers.length; i++) {
-    const [name, value] = headers[i]!
-    if (name === 'Content-Type' || !isPresent(present, name)) res.setHeader(name, value)
-    else ctx.append(name, value)
+    const entry = headers[i]!
+    const name = entry[0]
+    if (name === 'Content-Type' || !isPresent(present, name)) res.setHeader(name, entry[1])
+    else ctx.append(name, entry[1])
   }
 }
 
