@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module'
 import { memoryStore, type StandardHeaders, type Store } from '@tollgate/express'
 import { manualClock } from '@tollgate/test-utils'
 import { parseDictionary, parseItem, parseList } from 'structured-headers'
@@ -150,4 +151,13 @@ describe.each(SCENARIOS)('$name', (scenario) => {
       afterAll(() => runs.clear())
     },
   )
+})
+
+describe('framework majors', () => {
+  it('runs the table on both majors each adapter accepts: Express 5 and 4, Koa 3 and 2', () => {
+    const require = createRequire(import.meta.url)
+    const major = (name: string) =>
+      Number((require(`${name}/package.json`) as { version: string }).version.split('.')[0])
+    expect([major('express'), major('express4'), major('koa'), major('koa2')]).toEqual([5, 4, 3, 2])
+  })
 })

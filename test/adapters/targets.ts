@@ -1,7 +1,7 @@
 /**
  * The same small app on every adapter and transport: a user set by an auth-like middleware from
- * `x-test-user`, the rate limiter, then one catch-all handler. Express and Koa are served on a
- * real socket and driven by supertest; Hono through `app.request()` and through
+ * `x-test-user`, the rate limiter, then one catch-all handler. Express (5 and 4) and Koa (3 and
+ * 2) are served on a real socket and driven by supertest; Hono through `app.request()` and through
  * `@hono/node-server` on a real socket.
  */
 import type { AddressInfo } from 'node:net'
@@ -10,9 +10,11 @@ import { rateLimit as expressRateLimit } from '@tollgate/express'
 import { rateLimit as honoRateLimit } from '@tollgate/hono'
 import { rateLimit as koaRateLimit } from '@tollgate/koa'
 import type { ManualClock } from '@tollgate/test-utils'
-import express, { type NextFunction, type Request, type Response } from 'express'
+import express, { type Express, type NextFunction, type Request, type Response } from 'express'
+import express4 from 'express4'
 import { Hono } from 'hono'
 import Koa from 'koa'
+import Koa2 from 'koa2'
 import request from 'supertest'
 import type { AppSetup, Exchange, SentRequest } from './exchange.js'
 
@@ -36,70 +38,76 @@ function reply(path: string, clock: ManualClock): { status: number; body: string
 
 const one = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value)
 
-const expressTarget: Target = {
-  name: 'express (supertest)',
-  async start(setup) {
-    const app = express()
-    app.use((req, _res, next) => {
-      const user = one(req.headers['x-test-user'])
-      if (user !== undefined) (req as { user?: unknown }).user = { id: user }
-      next()
-    })
-    app.use(
-      expressRateLimit(setup.rules, {
-        ...setup.options,
-        skip: (req) => setup.skip(req.path),
-        plan: (req) => one(req.headers['x-test-plan']),
-        identities: (req) => ({ account: one(req.headers['x-account']) }),
-        refund: setup.refund,
-        onShadowDenied: setup.onShadowDenied,
-      }),
-    )
-    app.use((req, res) => {
-      const { status, body } = reply(req.path, setup.clock)
-      res.statusCode = status
-      res.setHeader('Content-Type', 'text/plain')
-      res.end(body)
-    })
-    app.use((error: unknown, _req: Request, _res: Response, next: NextFunction) => {
-      setup.onAppError(error)
-      next(error)
-    })
-    return supertestClient(app.listen(0))
-  },
+/** Express 5, or 4 (which declares the same API as far as this app goes). */
+function expressTarget(name: string, createApp: () => Express): Target {
+  return {
+    name,
+    async start(setup) {
+      const app = createApp()
+      app.use((req, _res, next) => {
+        const user = one(req.headers['x-test-user'])
+        if (user !== undefined) (req as { user?: unknown }).user = { id: user }
+        next()
+      })
+      app.use(
+        expressRateLimit(setup.rules, {
+          ...setup.options,
+          skip: (req) => setup.skip(req.path),
+          plan: (req) => one(req.headers['x-test-plan']),
+          identities: (req) => ({ account: one(req.headers['x-account']) }),
+          refund: setup.refund,
+          onShadowDenied: setup.onShadowDenied,
+        }),
+      )
+      app.use((req, res) => {
+        const { status, body } = reply(req.path, setup.clock)
+        res.statusCode = status
+        res.setHeader('Content-Type', 'text/plain')
+        res.end(body)
+      })
+      app.use((error: unknown, _req: Request, _res: Response, next: NextFunction) => {
+        setup.onAppError(error)
+        next(error)
+      })
+      return supertestClient(app.listen(0))
+    },
+  }
 }
 
-const koaTarget: Target = {
-  name: 'koa (supertest)',
-  async start(setup) {
-    const app = new Koa()
-    app.silent = true
-    app.on('error', setup.onAppError)
-    app.use((ctx, next) => {
-      const user = ctx.get('x-test-user')
-      if (user !== '') Object.assign(ctx.state, { user: { id: user } })
-      return next()
-    })
-    app.use(
-      koaRateLimit(setup.rules, {
-        ...setup.options,
-        skip: (ctx) => setup.skip(ctx.path),
-        plan: (ctx) => ctx.get('x-test-plan') || undefined,
-        identities: (ctx) => ({ account: ctx.get('x-account') || undefined }),
-        refund: setup.refund,
-        onShadowDenied: setup.onShadowDenied,
-      }),
-    )
-    app.use((ctx) => {
-      const { status, body } = reply(ctx.path, setup.clock)
-      ctx.status = status
-      ctx.set('Content-Type', 'text/plain')
-      ctx.body = body
-    })
-    // Bound to the IPv4 loopback, where Express listens on `::`: one sees 127.0.0.1, the other
-    // ::ffff:127.0.0.1, and both must key the client the same.
-    return supertestClient(app.listen(0, '127.0.0.1'))
-  },
+/** Koa 3, or 2. */
+function koaTarget(name: string, KoaApp: typeof Koa): Target {
+  return {
+    name,
+    async start(setup) {
+      const app = new KoaApp()
+      app.silent = true
+      app.on('error', setup.onAppError)
+      app.use((ctx, next) => {
+        const user = ctx.get('x-test-user')
+        if (user !== '') Object.assign(ctx.state, { user: { id: user } })
+        return next()
+      })
+      app.use(
+        koaRateLimit(setup.rules, {
+          ...setup.options,
+          skip: (ctx) => setup.skip(ctx.path),
+          plan: (ctx) => ctx.get('x-test-plan') || undefined,
+          identities: (ctx) => ({ account: ctx.get('x-account') || undefined }),
+          refund: setup.refund,
+          onShadowDenied: setup.onShadowDenied,
+        }),
+      )
+      app.use((ctx) => {
+        const { status, body } = reply(ctx.path, setup.clock)
+        ctx.status = status
+        ctx.set('Content-Type', 'text/plain')
+        ctx.body = body
+      })
+      // Bound to the IPv4 loopback, where Express listens on `::`: one sees 127.0.0.1, the other
+      // ::ffff:127.0.0.1, and both must key the client the same.
+      return supertestClient(app.listen(0, '127.0.0.1'))
+    },
+  }
 }
 
 function honoApp(setup: AppSetup, getConnInfo?: () => { remote: { address: string } }): Hono {
@@ -179,8 +187,10 @@ function supertestClient(server: import('node:http').Server): Client {
 }
 
 export const TARGETS: readonly Target[] = [
-  expressTarget,
-  koaTarget,
+  expressTarget('express (supertest)', express),
+  expressTarget('express 4 (supertest)', express4),
+  koaTarget('koa (supertest)', Koa),
+  koaTarget('koa 2 (supertest)', Koa2),
   honoRequestTarget,
   honoNodeTarget,
 ]
