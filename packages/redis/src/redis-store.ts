@@ -1,6 +1,7 @@
 import { type Charge, checkTime, type Outcome, RateLimitError, type Store } from '@tollgate/core'
 import { callScript, type Deadline, deadlineIn } from './call.js'
 import type { RedisScriptClient } from './client.js'
+import { oneRuleSender } from './coalesce.js'
 import { consumeAcrossSlots, groupBySlot, type RunScript } from './cross-slot.js'
 import { redisKey } from './keys.js'
 import { chargePreparer, type PreparedCharge } from './prepare.js'
@@ -37,6 +38,14 @@ export type RedisStoreOptions = {
    * @default 0 with `time: 'server'`, 1000 with `time: 'caller'`
    */
   readonly expiryMarginMs?: number
+  /**
+   * One-rule requests made in the same turn of the event loop go to Redis together, one script
+   * call per rule, each decided exactly as alone: a busy gateway pays the fixed cost of a call
+   * (for Redis and the client) once per batch. A request waits at most until the end of the
+   * current turn. `false` sends each request at once, on its own. Always off on Redis Cluster.
+   * @default true
+   */
+  readonly coalesce?: boolean
 }
 
 /** The Redis store: a `Store` whose calls are promises. */
@@ -66,10 +75,15 @@ export const DEFAULT_PREFIX = 'tg'
  * const limiter = createLimiter({ rules, store })
  */
 export function redisStore(options: RedisStoreOptions): RedisStore {
-  const { client, prefix, serverTime, timeoutMs, margin } = resolveOptions(options)
+  const { client, prefix, serverTime, timeoutMs, margin, coalesce } = resolveOptions(options)
   const preparer = chargePreparer(prefix, { serverTime, marginMs: Number(margin) })
   const prepare = preparer.prepare
-  const costArgs = new Map<number, string>()
+  const sendOneRule = oneRuleSender({
+    client,
+    serverTime,
+    timeoutMs,
+    coalesce: coalesce && client.cluster !== true,
+  })
 
   function runner(
     charges: readonly Charge[],
@@ -113,7 +127,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
           const charge = charges[0]!
           const key = preparer.keyOf(charge)
           const script = preparer.oneChargeScript(charge)
-          if (script !== undefined) return consumeOne(charges, key, script, now)
+          if (script !== undefined) return sendOneRule(script, charges, key, now)
         }
         return consumeMany(charges, now)
       } catch (error) {
@@ -132,29 +146,6 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
         groups.map((group) => run(refundScript, group, serverTime ? -1 : now, String(chargedAt))),
       )
     },
-  }
-
-  /** The common request: one rule, its own lean script, one key, one or two arguments. */
-  function consumeOne(
-    single: readonly Charge[],
-    key: string,
-    script: Script,
-    now: number,
-  ): Promise<Outcome> {
-    const cost = single[0]!.cost
-    const costText = costArgs.get(cost) ?? costArg(cost)
-    const args = serverTime ? [costText] : [costText, String(now)]
-    return callScript(client, script, [key], args, deadlineIn(timeoutMs), (reply) => {
-      const { decisions, at } = parseReply(reply, single)
-      return { decisions, at }
-    })
-  }
-
-  function costArg(cost: number): string {
-    const text = String(cost)
-    // Costs come from rules (a handful of values); the bound is a safety net.
-    if (costArgs.size < 64) costArgs.set(cost, text)
-    return text
   }
 
   async function consumeMany(charges: readonly Charge[], now: number): Promise<Outcome> {
@@ -209,7 +200,18 @@ function resolveOptions(options: RedisStoreOptions) {
   if (!Number.isSafeInteger(margin) || margin < 0) {
     throw invalidOption('expiryMarginMs', `expected a whole number of ms ≥ 0, got ${margin}`)
   }
-  return { client, prefix, serverTime: time === 'server', timeoutMs, margin: String(margin) }
+  const coalesce = options.coalesce ?? true
+  if (typeof coalesce !== 'boolean') {
+    throw invalidOption('coalesce', `expected true or false, got ${JSON.stringify(coalesce)}`)
+  }
+  return {
+    client,
+    prefix,
+    serverTime: time === 'server',
+    timeoutMs,
+    margin: String(margin),
+    coalesce,
+  }
 }
 
 function invalidOption(field: string, message: string): RateLimitError {

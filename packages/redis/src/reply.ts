@@ -1,4 +1,4 @@
-import { type Charge, type Decision, RateLimitError } from '@tollgate/core'
+import { type Charge, type Decision, type Outcome, RateLimitError } from '@tollgate/core'
 
 /** A script's answer: the time it decided at, whether it wrote, one decision per charge. */
 export type ScriptReply = {
@@ -58,6 +58,42 @@ export function parseReply(
     throw malformed(`expected one retry time per charge not allowed, ${retryAt} integers`, reply)
   }
   return { at: numbers[0]!, committed, decisions, deniedOnCommit }
+}
+
+/**
+ * Reads a one-rule script's reply, `[now, then per request: allowed (1/0), remaining,
+ * resetAfterMs, retryAfterMs]` (scripts/one-charge.lua.ts), into one outcome per request. With
+ * the caller's clock each request keeps the time it was decided at.
+ */
+export function parseOneRuleReplies(
+  reply: unknown,
+  requests: readonly { readonly charges: readonly Charge[]; readonly now: number }[],
+  serverTime: boolean,
+): Outcome[] {
+  const count = requests.length
+  if (!Array.isArray(reply) || reply.length !== 1 + 4 * count) {
+    throw malformed(`expected an array of ${1 + 4 * count} integers`, reply)
+  }
+  for (const value of reply) {
+    if (!Number.isSafeInteger(value)) throw malformed('expected integers only', reply)
+  }
+  const numbers = reply as number[]
+  const outcomes: Outcome[] = new Array(count)
+  for (let i = 0; i < count; i++) {
+    const base = 1 + 4 * i
+    const allowed = numbers[base]
+    if (allowed !== 0 && allowed !== 1) throw malformed('allowed must be 0 or 1', reply)
+    const request = requests[i]!
+    const decision: Decision = {
+      allowed: allowed === 1,
+      remaining: numbers[base + 1]!,
+      limit: request.charges[0]!.algorithm.limit,
+      resetAfterMs: numbers[base + 2]!,
+      retryAfterMs: allowed === 1 ? undefined : numbers[base + 3],
+    }
+    outcomes[i] = { decisions: [decision], at: serverTime ? numbers[0]! : request.now }
+  }
+  return outcomes
 }
 
 function malformed(what: string, reply: unknown): RateLimitError {

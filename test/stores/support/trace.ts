@@ -123,7 +123,7 @@ export function traceArb(keys: readonly string[], maxSteps = 30): fc.Arbitrary<T
 }
 
 /** -0 and 0 are the same decision. */
-function normalise(decisions: readonly Decision[]): Decision[] {
+export function normalise(decisions: readonly Decision[]): Decision[] {
   return decisions.map((d) => ({
     ...d,
     remaining: d.remaining + 0,

@@ -1,0 +1,130 @@
+// One-rule requests made in the same turn of the event loop go to Redis together, one script
+// call per rule: each must still be decided exactly as if it had been sent alone, in order.
+import { type Charge, type Decision, fixedWindow, gcra } from '@tollgate/core'
+import { type RedisScriptClient, redisStore } from '@tollgate/redis'
+import { referenceStore } from '@tollgate/test-utils'
+import fc from 'fast-check'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { REDIS_URL, redisAvailable, removeTestKeys, uniquePrefix } from './support/redis-env.js'
+import { ioredisTarget, nodeRedisTarget, type Target } from './support/targets.js'
+import { algorithmArb, normalise } from './support/trace.js'
+
+/** The client, counting the script calls that reach it. */
+function counted(client: RedisScriptClient) {
+  const counter = { calls: 0, keys: [] as number[] }
+  const wrapped: RedisScriptClient = {
+    evalsha: (sha, keys, args) => {
+      counter.calls++
+      counter.keys.push(keys.length)
+      return client.evalsha(sha, keys, args)
+    },
+    eval: (source, keys, args) => client.eval(source, keys, args),
+  }
+  return { counter, client: wrapped }
+}
+
+const charge = (rule: string, algorithm: Charge['algorithm'], key: string): Charge => ({
+  rule,
+  algorithm,
+  key,
+  cost: 1,
+  shadow: false,
+})
+
+/** Bursts of one-rule requests, all made at once, on 1–3 rules and a few keys. */
+const burstsArb = fc.array(algorithmArb, { minLength: 1, maxLength: 3 }).chain((algorithms) =>
+  fc.array(
+    fc.record({
+      dt: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 2000 })),
+      requests: fc.array(
+        fc
+          .record({
+            rule: fc.integer({ min: 0, max: algorithms.length - 1 }),
+            key: fc.constantFrom('ip:203.0.113.7', 'ip:198.51.100.1', 'api_key:k_1'),
+            cost: fc.integer({ min: 0, max: 2 }),
+          })
+          .map(({ rule, key, cost }) => ({
+            ...charge(`rule-${rule}`, algorithms[rule]!, key),
+            cost: Math.min(cost, algorithms[rule]!.limit),
+          })),
+        { minLength: 1, maxLength: 12 },
+      ),
+    }),
+    { minLength: 1, maxLength: 8 },
+  ),
+)
+
+describe.skipIf(!redisAvailable).each([
+  ['ioredis', ioredisTarget],
+  ['node-redis', nodeRedisTarget],
+] as const)('Redis store, one-rule requests made together (%s)', (_name, connect) => {
+  let target: Target
+  beforeAll(async () => {
+    target = await connect(REDIS_URL)
+  })
+  afterAll(async () => {
+    await target?.close()
+    await removeTestKeys()
+  })
+
+  it('decides each request of a burst exactly as the reference store does one after another, in one call per rule', async () => {
+    await fc.assert(
+      fc.asyncProperty(burstsArb, async (bursts) => {
+        const { counter, client } = counted(target.client)
+        const store = redisStore({
+          client,
+          time: 'caller',
+          prefix: uniquePrefix('burst'),
+          expiryMarginMs: 600_000,
+        })
+        const reference = referenceStore()
+        let now = 1_800_000_000_000
+        for (const { dt, requests } of bursts) {
+          now += dt
+          const expected: (readonly Decision[])[] = []
+          for (const request of requests) {
+            expected.push((await reference.consume([request], now)).decisions)
+          }
+          const before = counter.calls
+          const outcomes = await Promise.all(
+            requests.map((request) => store.consume([request], now)),
+          )
+          outcomes.forEach((outcome, i) => {
+            expect(normalise(outcome.decisions), `request ${i}`).toEqual(normalise(expected[i]!))
+            expect(outcome.at).toBe(now)
+          })
+          expect(counter.calls - before).toBe(new Set(requests.map((r) => r.rule)).size)
+        }
+      }),
+      { numRuns: 60 },
+    )
+  })
+
+  it('admits exactly the limit from one large burst, split into calls of at most 32 requests', async () => {
+    const { counter, client } = counted(target.client)
+    const store = redisStore({ client, prefix: uniquePrefix('large') })
+    const window = fixedWindow({ limit: 250, windowMs: 3_600_000 })
+    const outcomes = await Promise.all(
+      Array.from({ length: 300 }, () => store.consume([charge('big', window, 'k')], 0)),
+    )
+    expect(outcomes.filter((o) => o.decisions[0]!.allowed)).toHaveLength(250)
+    // Admitted first, in order: the first 250 requests, each seeing one less remaining.
+    expect(outcomes.slice(0, 250).map((o) => o.decisions[0]!.remaining)).toEqual(
+      Array.from({ length: 250 }, (_, i) => 249 - i),
+    )
+    expect(counter.keys).toEqual([...Array.from({ length: 9 }, () => 32), 12])
+    // The server's clock: one TIME per call, shared by its requests.
+    expect(new Set(outcomes.slice(0, 32).map((o) => o.at)).size).toBe(1)
+  })
+
+  it('sends each request on its own with coalesce: false', async () => {
+    const { counter, client } = counted(target.client)
+    const store = redisStore({ client, prefix: uniquePrefix('alone'), coalesce: false })
+    const rule = gcra({ rate: 10, periodMs: 1000, burst: 5 })
+    const outcomes = await Promise.all(
+      Array.from({ length: 8 }, () => store.consume([charge('alone', rule, 'k')], 0)),
+    )
+    expect(counter.calls).toBe(8)
+    expect(outcomes.filter((o) => o.decisions[0]!.allowed)).toHaveLength(5)
+  })
+})
