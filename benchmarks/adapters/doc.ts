@@ -41,13 +41,15 @@ pnpm --filter @tollgate/benchmarks bench:adapters -- --sockets --write
 What the figures say: writing response fields through the framework dominates, and costs most
 on Koa (light-my-request and Node's \`setHeader\` both work per field): **fields only** is most of
 what **tollgate** costs. Tollgate's own work (client identity, rule match, store, header values)
-is the rest, a few µs on this loaded machine; a request with one rule allocates about 1 KB in
-Tollgate's code. With Express, Tollgate adds about a third of what express-rate-limit adds. With
+is the rest, a few µs on this loaded machine. A request with one rule allocates about 0.9 KB in
+core (identities, decision, header values) and up to 0.6 KB more in the adapter, mostly Koa's
+and Hono's one promise chained on \`next()\` (\`bench:allocation\` measures both). With
+Express, Tollgate adds about a third of what express-rate-limit adds. With
 its defaults Tollgate writes five fields where koa-ratelimit writes three and hono-rate-limiter
-two; on those two frameworks it adds about as much as the peer, the fields alone being over
-half of it (ratios just under 1 here; one run before this one, on a busier machine, gave 1.37
-and 1.13: the margin is within what moves between runs). Sending the same fields as the peer,
-Tollgate adds clearly less than each peer; set \`legacyHeaders: false\` or
+two; on those two frameworks it adds about as much as the peer, the fields alone being most of
+it (1.00 and 0.88 here; a shorter run of the same code gave 0.92 and 0.96, earlier versions up
+to 1.37 and 1.13: the margin is within what moves between runs). Sending the same fields as
+the peer, Tollgate adds clearly less than each peer; set \`legacyHeaders: false\` or
 \`standardHeaders: false\` to send fewer. Over real sockets the figures swing widely between
 rounds (a sanity check, not the measure); on \`@hono/node-server\` every added field costs
 more, since a response with extra headers leaves its lightweight-response fast path.`
