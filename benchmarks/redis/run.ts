@@ -87,26 +87,29 @@ type Summary = (
 /** The issue's targets, checked against this run's medians. */
 function targets(summary: Summary, sizes: ReadonlyMap<string, { trips: number }>): string[] {
   const ours = TOLLGATE.map((s) => s.name)
+  // The targets compare one decision with one INCR: the one-rule rows. Three rules in one
+  // request are three decisions, reported beside them.
+  const oneRule = ours.filter((name) => !name.includes('3 rules'))
+  const threeRules = ours.find((name) => name.includes('3 rules'))!
   const peers = PEERS.map((s) => s.name)
   const range = (values: number[]) =>
     `${Math.min(...values).toFixed(2)}–${Math.max(...values).toFixed(2)}`
   const verdict = (ok: boolean) => (ok ? 'met' : '**not met**')
   const floor = summary(INCR.name, '64-false').rate
-  const plain = ours.map((name) => summary(name, '64-false').rate / floor)
+  const plain = oneRule.map((name) => summary(name, '64-false').rate / floor)
   const bestPeerAuto = Math.max(...peers.map((name) => summary(name, '64-true').rate))
-  const auto = ours.map((name) => summary(name, '64-true').rate / bestPeerAuto)
+  const auto = oneRule.map((name) => summary(name, '64-true').rate / bestPeerAuto)
   const p99 = (config: ConfigName) => {
     const best = Math.min(...peers.map((name) => summary(name, config).p99))
-    return ours.map((name) => summary(name, config).p99 / best)
+    return oneRule.map((name) => summary(name, config).p99 / best)
   }
   const trips = ours.map((name) => sizes.get(name)!.trips)
-  // One-rule rows only: three rules do three times the work of the one-key script.
-  const oneRule = ours.filter((name) => !name.includes('3 rules'))
   const reference = summary(GCRA_REFERENCE.name, '64-false').rate / floor
+  const threeRulesPlain = (3 * summary(threeRules, '64-false').rate) / floor
   return [
-    '**Targets** (from the issue; ranges are over the Tollgate rows)',
+    '**Targets** (from the issue; ranges are over the one-rule Tollgate rows)',
     '',
-    `- 64 in flight, no auto-pipelining: ${range(plain)} × the INCR floor; target ≥ 0.90: ${verdict(Math.min(...plain) >= 0.9)}. The one-key GCRA script alone reaches ${reference.toFixed(2)} ×; Tollgate's one-rule rows reach ${range(oneRule.map((name) => summary(name, '64-false').rate / floor / reference))} × that script.`,
+    `- 64 in flight, no auto-pipelining: ${range(plain)} × the INCR floor; target ≥ 0.90: ${verdict(Math.min(...plain) >= 0.9)}. (The one-key GCRA script reaches ${reference.toFixed(2)} ×; three rules in one request, counted as three decisions, ${threeRulesPlain.toFixed(2)} ×.)`,
     `- 64 in flight, auto-pipelining: ${range(auto)} × the best peer; target > 1 (ahead of every peer): ${verdict(Math.min(...auto) > 1)}.`,
     `- p99 at 64 in flight, as a multiple of the best peer's p99: ${range(p99('64-false'))} without auto-pipelining, ${range(p99('64-true'))} with it; target ≤ 1: ${verdict(Math.max(...p99('64-false'), ...p99('64-true')) <= 1)}.`,
     `- Round trips per decision: ${range(trips)}, also for three rules in one request; target exactly 1: ${verdict(trips.every((t) => t === 1))}.`,

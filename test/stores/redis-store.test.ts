@@ -249,5 +249,5 @@ describe.skipIf(!redisAvailable)('Redis store on a single node', () => {
 
 // Changing a script changes these on purpose: the SHA is how Redis caches it, and operators
 // may pre-load or allow-list it.
-const PINNED_CONSUME_SHA = 'd804e6e9c0f55ef7e5545e5f21df89597f270893'
-const PINNED_REFUND_SHA = '6aa5a7da6f88dc885fce402165e4f26ed8e6fa97'
+const PINNED_CONSUME_SHA = '9fee4eb49f67d59a8a6bd61abd14fd412ddbe058'
+const PINNED_REFUND_SHA = '1a4cf8c4b782e7073947761595e361510caf9cca'

@@ -4,9 +4,10 @@ import type { LuaAlgorithm } from './lua-algorithm.js'
  * Sliding log (packages/core/src/algorithms/sliding-log.ts). The core keeps a ring of `limit`
  * timestamps; here the log is a Redis list, oldest first, one entry per admitted unit (Redis
  * packs small lists of integers into one listpack). A decision reads only what it needs: the
- * length, the newest entry, a binary search for the first live entry and the entry that blocks
- * a denied request, so a call costs O(log n) list reads, not O(limit). Commits trim the expired
- * head and append. p1 = limit, p2 = windowMs.
+ * length, the newest entry, a search for the first live entry (galloping from the head, where
+ * the expired ones are) and the entry that blocks a denied request, so a call costs a few list
+ * reads, O(log n) at worst, not O(limit). Commits trim the expired head and append.
+ * p1 = limit, p2 = windowMs.
  */
 export const slidingLogLua: LuaAlgorithm = {
   name: 'sliding_log',
@@ -21,9 +22,16 @@ export const slidingLogLua: LuaAlgorithm = {
     local newest = 0
     if size > 0 then newest = tonumber(redis.call('LINDEX', key, -1)) end
     local at = max(now, newest)
-    -- Entries are in time order: count the leading ones that have aged out.
+    -- Entries are in time order: count the leading ones that have aged out. A request usually
+    -- finds none or one, so gallop from the head (entries 0, 1, 3, 7, …), then search the last
+    -- step in halves: two reads in the usual case, O(log n) at worst.
     local cutoff = at - p2
-    local lo, hi = 0, size
+    local lo, probe = 0, 1
+    while probe <= size and tonumber(redis.call('LINDEX', key, probe - 1)) <= cutoff do
+      lo = probe
+      probe = probe * 2
+    end
+    local hi = min(probe - 1, size)
     while lo < hi do
       local mid = floorDiv(lo + hi, 2)
       if tonumber(redis.call('LINDEX', key, mid)) <= cutoff then lo = mid + 1 else hi = mid end
@@ -55,6 +63,7 @@ export const slidingLogLua: LuaAlgorithm = {
       redis.call('LREM', key, cost, chargedAt)
     end`,
   freshAt: `
-    if redis.call('LLEN', key) == 0 then fresh = 0 else fresh = tonumber(redis.call('LINDEX', key, -1)) + p2 end`,
+    local newest = redis.call('LINDEX', key, -1)
+    if newest then fresh = tonumber(newest) + p2 else fresh = 0 end`,
   format: `nil`,
 }
