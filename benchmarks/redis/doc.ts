@@ -16,10 +16,11 @@ pnpm --filter @tollgate/benchmarks bench:redis -- --write
   Limits are high, so every request is admitted (and written). Each configuration runs once per
   round, rounds interleave the subjects, and every figure is the median over the rounds; ratios
   are to the \`INCR\` floor of the same configuration.
-- Tollgate runs as users get it (the built package), on the Redis server's clock (\`TIME\`), and
-  writes each key with its expiry, as in production. A one-rule request runs the rule's own
-  script (parameters written into the source); "3 rules" charges GCRA, token bucket and sliding
-  window rules in one request, through the general script.
+- Tollgate runs as users get it (the built package, default options): on the Redis server's
+  clock (\`TIME\`), each key written with its expiry, and one-rule requests made in the same turn
+  of the event loop sent together, up to 32 per script call of their rule (\`coalesce\`, see
+  docs/concepts/redis.md). "3 rules" charges GCRA, token bucket and sliding window rules in one
+  request, through the general script (one call per request).
 - **one-key GCRA script (reference)**: the classic GCRA script and nothing around it (\`TIME\`,
   \`GET\`, \`SET … PX\` at the new arrival time, reply \`{ allowed, retry }\`), called with ioredis
   directly: what any script that reads, decides and writes a state per request costs.
@@ -38,31 +39,34 @@ pnpm --filter @tollgate/benchmarks bench:redis -- --write
 - The machine is shared (2 cores, other work running): compare ratios within one run.
 
 Reading the results: at 64 in flight the gateway process and Redis share two cores, and
-throughput follows whichever spends more CPU per decision (the CPU columns). A plain \`INCR\` is
-the cheapest thing Redis does; any script that reads a state, decides and writes it back with an
-exact expiry costs Redis about twice as much per decision, so on this machine even the bare
-one-key GCRA script reaches only about 0.65 × the \`INCR\` floor. Tollgate's one-rule scripts
-reach 0.67–0.87 × that script in the run below (see the targets); its GCRA costs Redis about as
-much as the reference, and Node about 1.5 µs more (a wider reply, \`now\`, remaining and reset,
-and the store's own work). With auto-pipelining,
-Node and Redis take turns (a batch goes out, Redis runs all of it, the replies come back), so
-throughput follows the sum of both CPUs, and the limiter whose script does the least in Redis
-leads: rate-limit-redis (\`INCR\`, \`PTTL\` on a key that lives for the whole window; a fixed
-window on the gateway's clock, no retry time). Tollgate's scripts pay for exact decisions on the
-server's clock with an expiry at the moment the state is fresh again, in one round trip for any
-number of rules. With one request in flight every subject waits on the round trip and they all
-sit close together.
+throughput follows whichever spends more CPU per decision (the CPU columns). Every command has
+a fixed price on both sides (the client builds and writes it, Redis reads it and writes the
+reply), and a script adds its own (starting the script, \`TIME\`); a script that reads a state,
+decides and writes it back with an exact expiry costs Redis about twice what \`INCR\` does, so
+the bare one-key GCRA script, one call per request, stays near 0.65 × the \`INCR\` floor.
+Tollgate pays those fixed prices once per batch of one-rule requests instead of once per
+request: its Node and Redis CPU per decision fall to about the \`INCR\` floor's, and the bucket
+and window rows decide about as many requests per second as one \`INCR\` per request, or more.
+The sliding log is the exception: it is exact because it keeps one entry per admitted request
+(here about 60 live entries per key, at 100,000 per minute), and reading and trimming that list
+costs Redis more than a counter. Batches stay small (32) so that Redis runs one
+while the gateway reads the replies of the one before. With ioredis's auto-pipelining every
+command of a turn leaves in one write and the two processes take turns, which lowers every
+script-based row; Tollgate stays ahead. With one request in flight there is nothing to batch:
+every subject waits on the round trip, and a Tollgate request also waits for the end of its turn
+of the event loop before it is sent. Three rules in one request go through the general script,
+one call per request, and pay three reads and writes.
 
-Redis CPU per call, measured apart with \`redis-benchmark -n 300000 -c 8 -P 32 -r 100000 EVALSHA
+Redis CPU per call of one request, measured apart with \`redis-benchmark -n 300000 -c 8 -P 32 -r 100000 EVALSHA
 <sha> 1 k:__rand_int__ …\` (pipelined, so networking is amortised) and \`INFO cpu\` before and
 after, this machine: \`INCR\` about 1.4 µs; rate-limit-redis's script 4–7 µs; the reference GCRA
 script about 11; Tollgate's one-rule GCRA script about 11.4, down from 13.2 when its algorithm ran
 inside Lua functions (closures made on every call, with their upvalues, cost about as much as the
 arithmetic), and its token bucket script 12.4–12.9, down from 13.8 when the state was text
 (\`string.format\` and \`string.match\`; it is now packed with \`struct\`). At 64 in flight without
-pipelining Redis spends about 6 µs more per decision on the socket. On the Node side the store's
-own work is about 0.4 µs per call (measured against a client that answers at once); the rest is
-the client's (ioredis) and the socket's.`
+pipelining Redis spends about 6 µs more per call on the socket, which a batch shares. On the Node
+side the store's own work is about 0.4 µs per request (measured against a client that answers at
+once); the rest is the client's (ioredis) and the socket's, also paid once per batch.`
 
 /** Replaces the "## Redis store" section of docs/benchmarks.md, leaving the other sections alone. */
 export function writeSection(body: string): Promise<void> {
