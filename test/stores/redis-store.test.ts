@@ -249,5 +249,5 @@ describe.skipIf(!redisAvailable)('Redis store on a single node', () => {
 
 // Changing a script changes these on purpose: the SHA is how Redis caches it, and operators
 // may pre-load or allow-list it.
-const PINNED_CONSUME_SHA = '9fee4eb49f67d59a8a6bd61abd14fd412ddbe058'
-const PINNED_REFUND_SHA = '1a4cf8c4b782e7073947761595e361510caf9cca'
+const PINNED_CONSUME_SHA = 'a8c59eac4727a22d0b9b8134dbaecaf65d32ca97'
+const PINNED_REFUND_SHA = '8ccdc93cea26d22cc59312632eda7b4d3153b3bc'

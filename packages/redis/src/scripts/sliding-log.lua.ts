@@ -4,7 +4,8 @@ import type { LuaAlgorithm } from './lua-algorithm.js'
  * Sliding log (packages/core/src/algorithms/sliding-log.ts). The core keeps a ring of `limit`
  * timestamps; here the log is a Redis list, oldest first, one entry per admitted unit (Redis
  * packs small lists of integers into one listpack). A decision reads only what it needs: the
- * length, the newest entry, a search for the first live entry (galloping from the head, where
+ * length and the newest entry (read once per request, kept in s = { length, newest } and
+ * updated by the request's own writes), a search for the first live entry (galloping from the head, where
  * the expired ones are) and the entry that blocks a denied request, so a call costs a few list
  * reads, O(log n) at worst, not O(limit). Commits trim the expired head and append.
  * p1 = limit, p2 = windowMs.
@@ -14,13 +15,17 @@ export const slidingLogLua: LuaAlgorithm = {
   kind: 'window',
   code: 5,
   load: `
+    local size = redis.pcall('LLEN', key)
     -- Another algorithm's state under this key (a rule that changed algorithm) reads as empty.
-    if type(redis.pcall('LLEN', key)) ~= 'number' then redis.call('DEL', key) end
-    s = {}`,
-  decide: `
-    local size = redis.call('LLEN', key)
+    if type(size) ~= 'number' then
+      redis.call('DEL', key)
+      size = 0
+    end
     local newest = 0
     if size > 0 then newest = tonumber(redis.call('LINDEX', key, -1)) end
+    s = { size, newest }`,
+  decide: `
+    local size, newest = s[1], s[2]
     local at = max(now, newest)
     -- Entries are in time order: count the leading ones that have aged out. A request usually
     -- finds none or one, so gallop from the head (entries 0, 1, 3, 7, …), then search the last
@@ -51,6 +56,8 @@ export const slidingLogLua: LuaAlgorithm = {
           redis.call('RPUSH', key, unpack(args))
           left = left - batch
         end
+        s[1] = size - lo + cost
+        if cost > 0 then s[2] = at elseif s[1] == 0 then s[2] = 0 end
       end
       local newestAfter = 0
       if cost > 0 then newestAfter = at elseif live > 0 then newestAfter = newest end
@@ -60,10 +67,14 @@ export const slidingLogLua: LuaAlgorithm = {
     end`,
   refund: `
     if chargedAt > now - p2 and cost > 0 then
-      redis.call('LREM', key, cost, chargedAt)
+      local removed = redis.call('LREM', key, cost, chargedAt)
+      if removed > 0 then
+        s[1] = s[1] - removed
+        local last = redis.call('LINDEX', key, -1)
+        if last then s[2] = tonumber(last) else s[2] = 0 end
+      end
     end`,
   freshAt: `
-    local newest = redis.call('LINDEX', key, -1)
-    if newest then fresh = tonumber(newest) + p2 else fresh = 0 end`,
+    if s[1] == 0 then fresh = 0 else fresh = s[2] + p2 end`,
   format: `nil`,
 }
