@@ -52,7 +52,7 @@ The sliding log is the exception: it is exact because it keeps one entry per adm
 costs Redis more than a counter. Batches stay small (32) so that Redis runs one
 while the gateway reads the replies of the one before. With ioredis's auto-pipelining every
 command of a turn leaves in one write and the two processes take turns, which lowers every
-script-based row; Tollgate stays ahead. With one request in flight there is nothing to batch:
+script-based row; Tollgate's bucket and window rows stay ahead of every peer. With one request in flight there is nothing to batch:
 every subject waits on the round trip, and a Tollgate request also waits for the end of its turn
 of the event loop before it is sent. Three rules in one request go through the general script,
 one call per request, and pay three reads and writes.
