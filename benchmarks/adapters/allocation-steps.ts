@@ -3,7 +3,7 @@
  * path an adapter takes (identities, decide, respond) and each adapter's middleware over a
  * context whose response keeps nothing.
  */
-import { createTollgate } from '@tollgate/core'
+import { createTollgate, isHandled, isPromise } from '@tollgate/core'
 import { rateLimit as expressRateLimit } from '@tollgate/express'
 import { rateLimit as honoRateLimit } from '@tollgate/hono'
 import { rateLimit as koaRateLimit } from '@tollgate/koa'
@@ -24,6 +24,20 @@ const coreStep: Step = () =>
     plan: undefined,
     identities: gate.requestIdentities({ socketAddress: ADDRESS, header: noHeader }),
   })
+
+// Core as adapters call it: an admitted request's fields written straight from its verdict.
+const discardFields = { write() {} }
+const coreFieldsStep: Step = () => {
+  const outcome = gate.handleAdmitted({
+    method: 'GET',
+    path: '/',
+    plan: undefined,
+    identities: gate.requestIdentities({ socketAddress: ADDRESS, header: noHeader }),
+  })
+  // The memory store decides synchronously.
+  if (!isPromise(outcome) && !isHandled(outcome)) gate.writeFields(outcome, discardFields)
+  return outcome
+}
 
 // Koa: a context with a Node-like response that keeps nothing.
 const fakeNodeResponse = {
@@ -69,4 +83,10 @@ const honoContext = {
 }
 const honoStep: Step = () => honoMiddleware(honoContext as never, () => RESOLVED)
 
-export const steps = { core: coreStep, koa: koaStep, hono: honoStep, express: expressStep }
+export const steps = {
+  core: coreStep,
+  'core-fields': coreFieldsStep,
+  koa: koaStep,
+  hono: honoStep,
+  express: expressStep,
+}

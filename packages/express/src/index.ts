@@ -4,6 +4,7 @@ import {
   checkHooks,
   createTollgate,
   type Handled,
+  isHandled,
   isPromise,
   type RequestHooks,
   refundPredicate,
@@ -12,7 +13,7 @@ import {
 } from '@tollgate/core'
 import type { NextFunction, Request, RequestHandler, Response } from 'express'
 import { defaultUser, RequestHeaders, requestFacts } from './request.js'
-import { type Denial, sendDenial, setHeaders } from './response.js'
+import { type Denial, ResponseFields, sendDenial, setHeaders } from './response.js'
 
 export * from '@tollgate/core'
 export type { Denial } from './response.js'
@@ -49,15 +50,23 @@ export function rateLimit(
   const { limiter, requestIdentities } = gate
   const read = requestReaders(options, defaultUser)
   const headers = new RequestHeaders()
+  const fields = new ResponseFields()
   const { skip, onShadowDenied } = options
   const onLimited = options.onLimited ?? sendDenial
   const refundIf = refundPredicate(options.refund)
 
-  function finish({ response, verdict }: Handled, req: Request, res: Response, next: NextFunction) {
+  function finish(outcome: Verdict | Handled, req: Request, res: Response, next: NextFunction) {
+    // A lone verdict is an admission whose response was not built: its fields are written
+    // straight from it.
+    const response = isHandled(outcome) ? outcome.response : undefined
+    const verdict = isHandled(outcome) ? outcome.verdict : outcome
     if (verdict !== undefined && onShadowDenied !== undefined && verdict.shadowDenied.length > 0)
       onShadowDenied(verdict, req)
-    setHeaders(res, response.headers)
-    if (!response.allowed) return onLimited(req, res, next, response, verdict)
+    if (response === undefined) fields.put(res, verdict!, gate.writeFields)
+    else {
+      setHeaders(res, response.headers)
+      if (!response.allowed) return onLimited(req, res, next, response, verdict)
+    }
     if (refundIf !== undefined && verdict !== undefined) {
       res.once('finish', () => {
         if (refundIf(res.statusCode, req)) refundQuietly(limiter, verdict)
@@ -68,7 +77,7 @@ export function rateLimit(
 
   return function tollgate(req, res, next) {
     if (skip?.(req, res)) return next()
-    const handled = gate.handle(requestFacts(req, requestIdentities, read, headers))
+    const handled = gate.handleAdmitted(requestFacts(req, requestIdentities, read, headers))
     if (!isPromise(handled)) return finish(handled, req, res, next)
     // An error, or an app hook that throws (onLimited, onShadowDenied), goes to Express.
     handled.then((settled) => finish(settled, req, res, next)).catch(next)

@@ -1,5 +1,12 @@
 import type { IncomingHttpHeaders } from 'node:http'
-import type { HeaderAccessor, RequestFacts, RequestReaders, Tollgate, UserId } from '@tollgate/core'
+import type {
+  HeaderAccessor,
+  Identities,
+  RequestFacts,
+  RequestReaders,
+  Tollgate,
+  UserId,
+} from '@tollgate/core'
 import type { Request } from 'express'
 
 /**
@@ -27,18 +34,35 @@ export function pathOf(req: Request): string {
 }
 
 /**
- * One header accessor for every request of a middleware, reading the fields of the request
- * whose identities are being resolved: core reads headers only while `requestIdentities` runs,
- * synchronously, so a closure per request (garbage on every request) is not needed.
+ * One header accessor and one identity source for every request of a middleware, filled with
+ * the request whose identities are being resolved: core reads them only while
+ * `requestIdentities` runs, synchronously, so objects and closures per request (garbage on
+ * every request) are not needed.
  */
 export class RequestHeaders {
   private fields: IncomingHttpHeaders = {}
   readonly header: HeaderAccessor = (name) => this.fields[name]
+  private readonly source: {
+    socketAddress: string | undefined
+    header: HeaderAccessor
+    user: UserId
+  } = { socketAddress: undefined, header: this.header, user: undefined }
 
-  /** Reads `fields` until the next call; call it right before resolving identities. */
-  of(fields: IncomingHttpHeaders): HeaderAccessor {
+  /** A request's identities, its headers read from `fields` (until the next call). */
+  identities(
+    identitiesOf: Tollgate['requestIdentities'],
+    socketAddress: string | undefined,
+    fields: IncomingHttpHeaders,
+    user: UserId,
+  ): Identities {
     this.fields = fields
-    return this.header
+    const source = this.source
+    source.socketAddress = socketAddress
+    source.user = user
+    const identities = identitiesOf(source)
+    source.socketAddress = undefined
+    source.user = undefined
+    return identities
   }
 }
 
@@ -54,11 +78,7 @@ export function requestFacts(
   headers: RequestHeaders,
 ): RequestFacts {
   const user = read.user(req)
-  const identities = identitiesOf({
-    socketAddress: req.socket.remoteAddress,
-    header: headers.of(req.headers),
-    user,
-  })
+  const identities = headers.identities(identitiesOf, req.socket.remoteAddress, req.headers, user)
   return {
     method: req.method,
     path: pathOf(req),

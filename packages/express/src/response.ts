@@ -1,4 +1,4 @@
-import type { HeaderEntries, LimitResponse } from '@tollgate/core'
+import type { FieldWriter, HeaderEntries, LimitResponse, Tollgate, Verdict } from '@tollgate/core'
 import type { NextFunction, Request, Response } from 'express'
 
 /** A denial, as the responder built it: status, headers (already on `res`) and problem body. */
@@ -14,9 +14,39 @@ export function setHeaders(res: Response, headers: HeaderEntries): void {
   // Entries are read by index: destructuring an array runs its iterator, an object per entry.
   for (let i = 0; i < headers.length; i++) {
     const entry = headers[i]!
-    const name = entry[0]
-    if (name === 'Content-Type' || !isPresent(present, name)) res.setHeader(name, entry[1])
-    else res.appendHeader(name, entry[1])
+    setField(res, present, entry[0], entry[1])
+  }
+}
+
+function setField(res: Response, present: readonly string[], name: string, value: string): void {
+  if (name === 'Content-Type' || !isPresent(present, name)) res.setHeader(name, value)
+  else res.appendHeader(name, value)
+}
+
+const NO_NAMES: readonly string[] = []
+
+/**
+ * Writes an admitted request's fields as `setHeaders` does, straight from its verdict (no header
+ * entries built). One per middleware: it holds a response only while `put` writes to it, which
+ * is synchronous.
+ */
+export class ResponseFields implements FieldWriter {
+  private res: Response | undefined
+  private present: readonly string[] = NO_NAMES
+
+  put(res: Response, verdict: Verdict, writeFields: Tollgate['writeFields']): void {
+    this.res = res
+    this.present = res.getHeaderNames()
+    try {
+      writeFields(verdict, this)
+    } finally {
+      this.res = undefined
+      this.present = NO_NAMES
+    }
+  }
+
+  write(name: string, value: string): void {
+    setField(this.res!, this.present, name, value)
   }
 }
 

@@ -4,6 +4,7 @@ import {
   checkHooks,
   createTollgate,
   type Handled,
+  isHandled,
   isPromise,
   REQUEST_HOOKS,
   type RequestHooks,
@@ -21,7 +22,7 @@ import {
   RequestHeaders,
   requestFacts,
 } from './request.js'
-import { appendHeaders, type Denial, waitUntil } from './response.js'
+import { appendHeaders, type Denial, ResponseFields, waitUntil } from './response.js'
 
 export * from '@tollgate/core'
 export type { Denial } from './response.js'
@@ -58,6 +59,7 @@ export function rateLimit(
     address: options.getConnInfo === undefined ? defaultAddress : addressFrom(options.getConnInfo),
   }
   const headers = new RequestHeaders()
+  const fields = new ResponseFields()
   const { skip, onShadowDenied } = options
   const onLimited =
     options.onLimited ?? ((c, denial) => c.body(denial.body, denial.status as ContentfulStatusCode))
@@ -66,22 +68,27 @@ export function rateLimit(
   function finish(
     c: Context,
     next: Next,
-    { response, verdict }: Handled,
+    outcome: Verdict | Handled,
   ): Promise<Response | undefined> {
+    // A lone verdict is an admission whose response was not built: its fields are written
+    // straight from it.
+    const response = isHandled(outcome) ? outcome.response : undefined
+    const verdict = isHandled(outcome) ? outcome.verdict : outcome
     if (verdict !== undefined && onShadowDenied !== undefined && verdict.shadowDenied.length > 0)
       onShadowDenied(verdict, c)
-    if (!response.allowed) {
-      const fields = response.headers
-      for (let i = 0; i < fields.length; i++) {
-        const name = fields[i]![0]
-        c.header(name, fields[i]![1], name === 'Content-Type' ? undefined : { append: true })
+    if (response !== undefined && !response.allowed) {
+      const entries = response.headers
+      for (let i = 0; i < entries.length; i++) {
+        const name = entries[i]![0]
+        c.header(name, entries[i]![1], name === 'Content-Type' ? undefined : { append: true })
       }
       return Promise.resolve(onLimited(c, response, verdict))
     }
     return next().then(() => {
       // Added to the finished response, so that handlers returning a `Response` of their own
       // (which drops headers set earlier with `c.header`) carry them as well.
-      appendHeaders(c, response.headers)
+      if (response === undefined) fields.put(c, verdict!, gate.writeFields)
+      else appendHeaders(c, response.headers)
       if (verdict !== undefined && refundIf?.(c.res.status, c))
         waitUntil(c, refundQuietly(limiter, verdict))
       return undefined
@@ -94,7 +101,7 @@ export function rateLimit(
   return function tollgate(c, next) {
     try {
       if (skip?.(c)) return next()
-      const handled = gate.handle(requestFacts(c, requestIdentities, read, headers))
+      const handled = gate.handleAdmitted(requestFacts(c, requestIdentities, read, headers))
       return isPromise(handled)
         ? handled.then((settled) => finish(c, next, settled))
         : finish(c, next, handled)

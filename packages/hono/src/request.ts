@@ -1,4 +1,11 @@
-import type { HeaderAccessor, RequestFacts, RequestReaders, Tollgate, UserId } from '@tollgate/core'
+import type {
+  HeaderAccessor,
+  Identities,
+  RequestFacts,
+  RequestReaders,
+  Tollgate,
+  UserId,
+} from '@tollgate/core'
 import type { Context, HonoRequest } from 'hono'
 import type { GetConnInfo } from 'hono/conninfo'
 
@@ -58,18 +65,35 @@ export function addressFrom(getConnInfo: GetConnInfo): (c: Context) => string | 
 }
 
 /**
- * One header accessor for every request of a middleware, reading the request whose identities
- * are being resolved: core reads headers only while `requestIdentities` runs, synchronously, so
- * a closure per request (garbage on every request) is not needed.
+ * One header accessor and one identity source for every request of a middleware, filled with
+ * the request whose identities are being resolved: core reads them only while
+ * `requestIdentities` runs, synchronously, so objects and closures per request (garbage on
+ * every request) are not needed.
  */
 export class RequestHeaders {
   private request: HonoRequest | undefined = undefined
   readonly header: HeaderAccessor = (name) => this.request?.header(name)
+  private readonly source: {
+    socketAddress: string | undefined
+    header: HeaderAccessor
+    user: UserId
+  } = { socketAddress: undefined, header: this.header, user: undefined }
 
-  /** Reads `request` until the next call; call it right before resolving identities. */
-  of(request: HonoRequest): HeaderAccessor {
+  /** A request's identities, its headers read from `request` (until the next call). */
+  identities(
+    identitiesOf: Tollgate['requestIdentities'],
+    socketAddress: string | undefined,
+    request: HonoRequest,
+    user: UserId,
+  ): Identities {
     this.request = request
-    return this.header
+    const source = this.source
+    source.socketAddress = socketAddress
+    source.user = user
+    const identities = identitiesOf(source)
+    source.socketAddress = undefined
+    source.user = undefined
+    return identities
   }
 }
 
@@ -83,7 +107,7 @@ export function requestFacts(
   const req = c.req
   const socketAddress = read.address(c)
   const user = read.user(c)
-  const identities = identitiesOf({ socketAddress, header: headers.of(req), user })
+  const identities = headers.identities(identitiesOf, socketAddress, req, user)
   return {
     method: req.method,
     path: req.path,

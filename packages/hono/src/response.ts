@@ -1,4 +1,4 @@
-import type { HeaderEntries, LimitResponse } from '@tollgate/core'
+import type { FieldWriter, HeaderEntries, LimitResponse, Tollgate, Verdict } from '@tollgate/core'
 import type { Context } from 'hono'
 
 /** A denial, as the responder built it: status, headers and problem body. */
@@ -11,7 +11,12 @@ export type Denial = Extract<LimitResponse, { allowed: false }>
  */
 export function appendHeaders(c: Context, headers: HeaderEntries): void {
   if (headers.length === 0) return
-  const [name, value] = headers[0]!
+  const target = appendFirst(c, headers[0]![0], headers[0]![1])
+  for (let i = 1; i < headers.length; i++) target.append(headers[i]![0], headers[i]![1])
+}
+
+/** Appends the first field, and returns the headers to append the others to. */
+function appendFirst(c: Context, name: string, value: string): Headers {
   let target = c.res.headers
   try {
     target.append(name, value)
@@ -21,7 +26,32 @@ export function appendHeaders(c: Context, headers: HeaderEntries): void {
     target = c.res.headers
     target.append(name, value)
   }
-  for (let i = 1; i < headers.length; i++) target.append(headers[i]![0], headers[i]![1])
+  return target
+}
+
+/**
+ * Appends an admitted request's fields to the finished response as `appendHeaders` does,
+ * straight from its verdict (no header entries built). One per middleware: it holds a context
+ * only while `put` writes to it, which is synchronous.
+ */
+export class ResponseFields implements FieldWriter {
+  private c: Context | undefined
+  private target: Headers | undefined
+
+  put(c: Context, verdict: Verdict, writeFields: Tollgate['writeFields']): void {
+    this.c = c
+    try {
+      writeFields(verdict, this)
+    } finally {
+      this.c = undefined
+      this.target = undefined
+    }
+  }
+
+  write(name: string, value: string): void {
+    if (this.target === undefined) this.target = appendFirst(this.c!, name, value)
+    else this.target.append(name, value)
+  }
 }
 
 /** On Workers, background work outlives the response only through `waitUntil`. */

@@ -4,6 +4,7 @@ import {
   checkHooks,
   createTollgate,
   type Handled,
+  isHandled,
   isPromise,
   type RequestHooks,
   refundPredicate,
@@ -15,6 +16,7 @@ import { defaultUser, RequestHeaders, requestFacts } from './request.js'
 import {
   type Denial,
   keepHeadersOnError,
+  ResponseFields,
   sendDenial,
   setHeaders,
   statusOfError,
@@ -47,17 +49,25 @@ export function rateLimit(
   const { limiter, requestIdentities } = gate
   const read = requestReaders(options, defaultUser)
   const headers = new RequestHeaders()
+  const fields = new ResponseFields()
   const { skip, onShadowDenied } = options
   const onLimited = options.onLimited ?? sendDenial
   const refundIf = refundPredicate(options.refund)
 
-  function finish(ctx: Context, next: Next, { response, verdict }: Handled) {
+  function finish(ctx: Context, next: Next, outcome: Verdict | Handled) {
+    // A lone verdict is an admission whose response was not built: its fields are written
+    // straight from it, and its headers built only if an error needs them.
+    const response = isHandled(outcome) ? outcome.response : undefined
+    const verdict = isHandled(outcome) ? outcome.verdict : outcome
     if (verdict !== undefined && onShadowDenied !== undefined && verdict.shadowDenied.length > 0)
       onShadowDenied(verdict, ctx)
-    setHeaders(ctx, response.headers)
-    if (!response.allowed) return onLimited(ctx, response, verdict)
+    if (response === undefined) fields.put(ctx, verdict!, gate.writeFields)
+    else {
+      setHeaders(ctx, response.headers)
+      if (!response.allowed) return onLimited(ctx, response, verdict)
+    }
     const failed = (error: unknown) => {
-      keepHeadersOnError(error, response.headers)
+      keepHeadersOnError(error, (response ?? gate.responder.respond(verdict!, verdict!.at)).headers)
       if (verdict !== undefined && refundIf?.(statusOfError(error), ctx))
         refundQuietly(limiter, verdict)
       throw error
@@ -72,7 +82,7 @@ export function rateLimit(
   // Sync until it must wait: with the memory store, no promise is made here for the limiter.
   return function tollgate(ctx, next) {
     if (skip?.(ctx)) return next()
-    const handled = gate.handle(requestFacts(ctx, requestIdentities, read, headers))
+    const handled = gate.handleAdmitted(requestFacts(ctx, requestIdentities, read, headers))
     return isPromise(handled)
       ? handled.then((settled) => finish(ctx, next, settled))
       : finish(ctx, next, handled)

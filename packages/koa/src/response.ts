@@ -1,4 +1,4 @@
-import type { HeaderEntries, LimitResponse } from '@tollgate/core'
+import type { FieldWriter, HeaderEntries, LimitResponse, Tollgate, Verdict } from '@tollgate/core'
 import type { Context } from 'koa'
 
 /** A denial, as the responder built it: status, headers (already on `ctx`) and problem body. */
@@ -10,14 +10,43 @@ export type Denial = Extract<LimitResponse, { allowed: false }>
  * The names already set are read once: usually none, as a limiter runs early.
  */
 export function setHeaders(ctx: Context, headers: HeaderEntries): void {
-  const res = ctx.res
-  const present = res.getHeaderNames()
+  const present = ctx.res.getHeaderNames()
   // Entries are read by index: destructuring an array runs its iterator, an object per entry.
   for (let i = 0; i < headers.length; i++) {
     const entry = headers[i]!
-    const name = entry[0]
-    if (name === 'Content-Type' || !isPresent(present, name)) res.setHeader(name, entry[1])
-    else ctx.append(name, entry[1])
+    setField(ctx, present, entry[0], entry[1])
+  }
+}
+
+function setField(ctx: Context, present: readonly string[], name: string, value: string): void {
+  if (name === 'Content-Type' || !isPresent(present, name)) ctx.res.setHeader(name, value)
+  else ctx.append(name, value)
+}
+
+const NO_NAMES: readonly string[] = []
+
+/**
+ * Writes an admitted request's fields as `setHeaders` does, straight from its verdict (no header
+ * entries built). One per middleware: it holds a context only while `put` writes to it, which
+ * is synchronous.
+ */
+export class ResponseFields implements FieldWriter {
+  private ctx: Context | undefined
+  private present: readonly string[] = NO_NAMES
+
+  put(ctx: Context, verdict: Verdict, writeFields: Tollgate['writeFields']): void {
+    this.ctx = ctx
+    this.present = ctx.res.getHeaderNames()
+    try {
+      writeFields(verdict, this)
+    } finally {
+      this.ctx = undefined
+      this.present = NO_NAMES
+    }
+  }
+
+  write(name: string, value: string): void {
+    setField(this.ctx!, this.present, name, value)
   }
 }
 

@@ -54,6 +54,7 @@ export {
   checkHooks,
   createTollgate,
   type Handled,
+  isHandled,
   isPromise,
   REQUEST_HOOKS,
   type RefundWhen,
@@ -91,5 +92,5 @@ export {
   serializeList,
   serializeString,
 } from './structured-fields.js'
-export type { HeaderAccessor, HeaderEntries } from './types.js'
+export type { FieldWriter, HeaderAccessor, HeaderEntries } from './types.js'
 export type { WarningCode, WarningOptions } from './warnings.js'

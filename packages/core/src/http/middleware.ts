@@ -22,6 +22,7 @@ import {
   type Responder,
   type ResponderOptions,
 } from './responder.js'
+import type { FieldWriter } from './types.js'
 
 // What every framework adapter builds once at start-up, and the small helpers they share. A
 // third-party adapter (Fastify, Elysia…) uses the same pieces.
@@ -114,6 +115,18 @@ export type Tollgate = {
    * that can never fit) becomes its response; anything else is thrown, for the framework.
    */
   readonly handle: (facts: RequestFacts) => MaybePromise<Handled>
+  /**
+   * As `handle`, except that an admitted request whose fields `writeFields` can write (no
+   * `partitionKey`) gets its verdict alone: most requests then build no response at all.
+   * Anything else (a denial, an error's response) gets the `Handled` that `handle` returns;
+   * `isHandled` tells them apart.
+   */
+  readonly handleAdmitted: (facts: RequestFacts) => MaybePromise<Verdict | Handled>
+  /**
+   * Writes an admitted verdict's fields one by one: the entries `handle` would have put in
+   * `response.headers`, in the same order, with the same values.
+   */
+  readonly writeFields: (verdict: Verdict, writer: FieldWriter) => void
 }
 
 const SILENT: Logger = { warn() {} }
@@ -142,6 +155,10 @@ export function createTollgate(
     return responder.respondAsync(verdict, verdict.at).then((response) => ({ response, verdict }))
   }
 
+  function admittedOrRespond(verdict: Verdict): MaybePromise<Verdict | Handled> {
+    return verdict.allowed && !responder.usesPartitionKeys ? verdict : respondTo(verdict)
+  }
+
   function refused(error: unknown): Handled {
     const response = responder.respondToError(error)
     if (response === undefined) throw error
@@ -162,6 +179,18 @@ export function createTollgate(
       }
       return isPromise(verdict) ? verdict.then(respondTo, refused) : respondTo(verdict)
     },
+    handleAdmitted(facts) {
+      let verdict: MaybePromise<Verdict>
+      try {
+        verdict = limiter.decide(facts)
+      } catch (error) {
+        return refused(error)
+      }
+      return isPromise(verdict)
+        ? verdict.then(admittedOrRespond, refused)
+        : admittedOrRespond(verdict)
+    },
+    writeFields: (verdict, writer) => responder.writeFields(verdict, verdict.at, writer),
   }
 }
 
@@ -207,6 +236,11 @@ export function refundQuietly(limiter: Limiter, verdict: Verdict): Promise<void>
   } catch {
     return undefined
   }
+}
+
+/** True for what `handleAdmitted` gives when it built a response: anything but a lone verdict. */
+export function isHandled(outcome: Verdict | Handled): outcome is Handled {
+  return (outcome as Partial<Handled>).response !== undefined
 }
 
 /** True for a promise (or any thenable): the store answered asynchronously. */

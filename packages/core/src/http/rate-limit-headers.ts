@@ -1,5 +1,6 @@
 import type { RuleDecision, Verdict } from '../limiter/types.js'
 import type { PolicyFields } from './policy-fields.js'
+import type { FieldWriter } from './types.js'
 
 /**
  * Which IETF RateLimit fields to send (draft-ietf-httpapi-ratelimit-headers):
@@ -88,16 +89,8 @@ export function rateLimitHeaders(
 ): Array<readonly [string, string]> {
   const deciding = verdict.deciding
   const standard = config.standardHeaders
-  if (
-    deciding !== undefined &&
-    partitionKeys === undefined &&
-    config.legacyHeaders &&
-    config.legacyReset === 'epoch-seconds' &&
-    isCurrentForm(standard) &&
-    verdict.decisions.length === 1 &&
-    isListed(deciding, config.shadowPolicies)
-  ) {
-    return defaultFieldsOfOneRule(deciding, now, config)
+  if (partitionKeys === undefined && hasDefaultFieldsOfOneRule(verdict, config)) {
+    return defaultFieldsOfOneRule(deciding!, now, config)
   }
   const out: Array<readonly [string, string]> = []
   if (deciding !== undefined && isReportable(deciding)) {
@@ -150,6 +143,55 @@ function isCurrentForm(standard: StandardHeaders | false): boolean {
 }
 
 /**
+ * Writes the fields `rateLimitHeaders` returns, in the same order, without building entries
+ * for the default fields of one rule (what most requests send). No `pk` parameters.
+ */
+export function writeRateLimitFields(
+  verdict: Verdict,
+  now: number,
+  config: HeaderConfig,
+  writer: FieldWriter,
+): number {
+  if (!hasDefaultFieldsOfOneRule(verdict, config)) {
+    const headers = rateLimitHeaders(verdict, now, config)
+    // Read by index: destructuring an array runs its iterator, an object per entry.
+    for (let i = 0; i < headers.length; i++) writer.write(headers[i]![0], headers[i]![1])
+    return headers.length
+  }
+  const decision = verdict.deciding!
+  const fields = config.policyFields(decision)
+  const remaining = String(decision.remaining)
+  writer.write('X-RateLimit-Limit', fields.limitEntry[1])
+  writer.write('X-RateLimit-Remaining', remaining)
+  writer.write('X-RateLimit-Reset', config.epochReset(resetSecond(decision, now))[1])
+  writer.write('RateLimit-Policy', fields.policyEntry[1])
+  writer.write('RateLimit', rateItem(fields, remaining, decision))
+  return 5
+}
+
+/** True for the default fields (X-RateLimit-* in epoch seconds, current form) of one listed rule. */
+function hasDefaultFieldsOfOneRule(verdict: Verdict, config: HeaderConfig): boolean {
+  const deciding = verdict.deciding
+  return (
+    deciding !== undefined &&
+    config.legacyHeaders &&
+    config.legacyReset === 'epoch-seconds' &&
+    isCurrentForm(config.standardHeaders) &&
+    verdict.decisions.length === 1 &&
+    isListed(deciding, config.shadowPolicies)
+  )
+}
+
+function resetSecond(decision: RuleDecision, now: number): number {
+  return Math.ceil((now + decision.resetAfterMs) / 1000)
+}
+
+/** The `RateLimit` value of one rule without `pk`: `"name";r=…;t=…`. */
+function rateItem(fields: PolicyFields, remaining: string, decision: RuleDecision): string {
+  return `${fields.rateItemPrefix}${remaining};t=${effectiveWindowSeconds(decision)}`
+}
+
+/**
  * What `rateLimitHeaders` writes for the default fields (X-RateLimit-* in epoch seconds, the
  * current form) and one listed rule, which is most requests: the same entries in the same
  * order, with the constant ones shared between responses.
@@ -164,9 +206,9 @@ function defaultFieldsOfOneRule(
   return [
     fields.limitEntry,
     ['X-RateLimit-Remaining', remaining],
-    config.epochReset(Math.ceil((now + decision.resetAfterMs) / 1000)),
+    config.epochReset(resetSecond(decision, now)),
     fields.policyEntry,
-    ['RateLimit', `${fields.rateItemPrefix}${remaining};t=${effectiveWindowSeconds(decision)}`],
+    ['RateLimit', rateItem(fields, remaining, decision)],
   ]
 }
 

@@ -20,8 +20,9 @@ import {
   rateLimitHeaders,
   retryAfterSeconds,
   type StandardHeaders,
+  writeRateLimitFields,
 } from './rate-limit-headers.js'
-import type { HeaderEntries } from './types.js'
+import type { FieldWriter, HeaderEntries } from './types.js'
 
 /** The status for a request that lacks the identity a rule keys on and is configured to refuse. */
 export type MissingIdentityResponse =
@@ -83,6 +84,11 @@ export type Responder = {
    * the time the store decided at, is the natural value.
    */
   readonly respond: (verdict: Verdict, now: number) => LimitResponse
+  /**
+   * Writes the fields of an admitted verdict one by one: the entries of
+   * `respond(verdict, now).headers`, in order, without building them. Never adds `pk`.
+   */
+  readonly writeFields: (verdict: Verdict, now: number, writer: FieldWriter) => void
   /** As `respond`, with `pk` parameters when `partitionKey` is configured. */
   readonly respondAsync: (verdict: Verdict, now: number) => Promise<LimitResponse>
   /** True when `respondAsync` adds something `respond` cannot; adapters pick the method once. */
@@ -183,6 +189,10 @@ export function createResponder(options: ResponderOptions = {}): Responder {
     headerNames: names,
     usesPartitionKeys: keyOf !== undefined,
     respond: (verdict, now) => respondWith(verdict, now),
+    writeFields(verdict, now, writer) {
+      const written = writeRateLimitFields(verdict, now, config, writer)
+      if (expose !== undefined && written > 0) writer.write(expose[0], expose[1])
+    },
     async respondAsync(verdict, now) {
       if (keyOf === undefined || hash === undefined) return respondWith(verdict, now)
       const listed = verdict.decisions.filter((d) => isListed(d, config.shadowPolicies))
