@@ -41,13 +41,16 @@ pnpm --filter @tollgate/benchmarks bench:adapters -- --sockets --write
 What the figures say: writing response fields through the framework dominates, and costs most
 on Koa (light-my-request and Node's \`setHeader\` both work per field): **fields only** is most of
 what **tollgate** costs. Tollgate's own work (client identity, rule match, store, header values)
-is the rest, a few µs on this loaded machine. A request with one rule allocates about 0.9 KB in
-core (identities, decision, header values) and up to 0.6 KB more in the adapter, mostly Koa's
-and Hono's one promise chained on \`next()\` (\`bench:allocation\` measures both). With
-Express, Tollgate adds about a third of what express-rate-limit adds. With
-its defaults Tollgate writes five fields where koa-ratelimit writes three and hono-rate-limiter
-two; on those two frameworks it adds about as much as the peer, the fields alone being most of
-it (1.00 and 0.88 here; a shorter run of the same code gave 0.92 and 0.96, earlier versions up
+is the rest, a few µs on this loaded machine. A request with one rule allocates about 0.6 KB in
+core (identities, decision, verdict and two header values: the adapters write the fields
+straight from the verdict, building no header entries or response object) and up to 0.6 KB
+more in the adapter, mostly Koa's promise and closure chained on \`next()\`; \`bench:allocation\`
+measures both, about 1.2 KB per request in all with Koa, 0.9 KB with Hono and 0.7 KB with
+Express. With Express, Tollgate adds a little over a third of what express-rate-limit adds.
+With its defaults Tollgate writes five fields where koa-ratelimit writes three and
+hono-rate-limiter two; on those two frameworks it adds about as much as the peer, the fields
+alone being most of it (1.05 and 0.88 here; the previous full run, before the adapters stopped
+building header entries, 0.3 KB more per request, gave 1.00 and 0.88, and earlier versions up
 to 1.37 and 1.13: the margin is within what moves between runs). Sending the same fields as
 the peer, Tollgate adds clearly less than each peer; set \`legacyHeaders: false\` or
 \`standardHeaders: false\` to send fewer. Over real sockets the figures swing widely between
