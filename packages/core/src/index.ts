@@ -77,6 +77,7 @@ export {
   type RequestReaders,
   type Responder,
   type ResponderOptions,
+  ReusedIdentitySource,
   refundPredicate,
   refundQuietly,
   requestReaders,

@@ -12,7 +12,7 @@ import {
   requestReaders,
 } from '@tollgate/core'
 import type { NextFunction, Request, RequestHandler, Response } from 'express'
-import { defaultUser, RequestHeaders, requestFacts } from './request.js'
+import { defaultUser, identitySource, requestFacts } from './request.js'
 import { type Denial, ResponseFields, sendDenial, setHeaders } from './response.js'
 
 export * from '@tollgate/core'
@@ -49,7 +49,7 @@ export function rateLimit(
   const gate = createTollgate(rules, options)
   const { limiter, requestIdentities } = gate
   const read = requestReaders(options, defaultUser)
-  const headers = new RequestHeaders()
+  const headers = identitySource()
   const fields = new ResponseFields()
   const { skip, onShadowDenied } = options
   const onLimited = options.onLimited ?? sendDenial

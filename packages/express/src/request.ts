@@ -1,11 +1,10 @@
 import type { IncomingHttpHeaders } from 'node:http'
-import type {
-  HeaderAccessor,
-  Identities,
-  RequestFacts,
-  RequestReaders,
-  Tollgate,
-  UserId,
+import {
+  type RequestFacts,
+  type RequestReaders,
+  ReusedIdentitySource,
+  type Tollgate,
+  type UserId,
 } from '@tollgate/core'
 import type { Request } from 'express'
 
@@ -33,37 +32,9 @@ export function pathOf(req: Request): string {
   return query === -1 ? url : url.slice(0, query)
 }
 
-/**
- * One header accessor and one identity source for every request of a middleware, filled with
- * the request whose identities are being resolved: core reads them only while
- * `requestIdentities` runs, synchronously, so objects and closures per request (garbage on
- * every request) are not needed.
- */
-export class RequestHeaders {
-  private fields: IncomingHttpHeaders = {}
-  readonly header: HeaderAccessor = (name) => this.fields[name]
-  private readonly source: {
-    socketAddress: string | undefined
-    header: HeaderAccessor
-    user: UserId
-  } = { socketAddress: undefined, header: this.header, user: undefined }
-
-  /** A request's identities, its headers read from `fields` (until the next call). */
-  identities(
-    identitiesOf: Tollgate['requestIdentities'],
-    socketAddress: string | undefined,
-    fields: IncomingHttpHeaders,
-    user: UserId,
-  ): Identities {
-    this.fields = fields
-    const source = this.source
-    source.socketAddress = socketAddress
-    source.user = user
-    const identities = identitiesOf(source)
-    source.socketAddress = undefined
-    source.user = undefined
-    return identities
-  }
+/** One per middleware: the identity source its requests' headers are read through. */
+export function identitySource(): ReusedIdentitySource<IncomingHttpHeaders> {
+  return new ReusedIdentitySource((fields, name) => fields[name])
 }
 
 /**
@@ -75,7 +46,7 @@ export function requestFacts(
   req: Request,
   identitiesOf: Tollgate['requestIdentities'],
   read: RequestReaders<Request>,
-  headers: RequestHeaders,
+  headers: ReusedIdentitySource<IncomingHttpHeaders>,
 ): RequestFacts {
   const user = read.user(req)
   const identities = headers.identities(identitiesOf, req.socket.remoteAddress, req.headers, user)

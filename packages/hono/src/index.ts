@@ -19,7 +19,7 @@ import {
   addressFrom,
   defaultAddress,
   defaultUser,
-  RequestHeaders,
+  identitySource,
   requestFacts,
 } from './request.js'
 import { appendHeaders, type Denial, ResponseFields, waitUntil } from './response.js'
@@ -58,7 +58,7 @@ export function rateLimit(
     ...requestReaders(options, defaultUser),
     address: options.getConnInfo === undefined ? defaultAddress : addressFrom(options.getConnInfo),
   }
-  const headers = new RequestHeaders()
+  const headers = identitySource()
   const fields = new ResponseFields()
   const { skip, onShadowDenied } = options
   const onLimited =

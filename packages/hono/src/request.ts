@@ -1,10 +1,9 @@
-import type {
-  HeaderAccessor,
-  Identities,
-  RequestFacts,
-  RequestReaders,
-  Tollgate,
-  UserId,
+import {
+  type RequestFacts,
+  type RequestReaders,
+  ReusedIdentitySource,
+  type Tollgate,
+  type UserId,
 } from '@tollgate/core'
 import type { Context, HonoRequest } from 'hono'
 import type { GetConnInfo } from 'hono/conninfo'
@@ -64,37 +63,9 @@ export function addressFrom(getConnInfo: GetConnInfo): (c: Context) => string | 
   return (c) => getConnInfo(c).remote.address
 }
 
-/**
- * One header accessor and one identity source for every request of a middleware, filled with
- * the request whose identities are being resolved: core reads them only while
- * `requestIdentities` runs, synchronously, so objects and closures per request (garbage on
- * every request) are not needed.
- */
-export class RequestHeaders {
-  private request: HonoRequest | undefined = undefined
-  readonly header: HeaderAccessor = (name) => this.request?.header(name)
-  private readonly source: {
-    socketAddress: string | undefined
-    header: HeaderAccessor
-    user: UserId
-  } = { socketAddress: undefined, header: this.header, user: undefined }
-
-  /** A request's identities, its headers read from `request` (until the next call). */
-  identities(
-    identitiesOf: Tollgate['requestIdentities'],
-    socketAddress: string | undefined,
-    request: HonoRequest,
-    user: UserId,
-  ): Identities {
-    this.request = request
-    const source = this.source
-    source.socketAddress = socketAddress
-    source.user = user
-    const identities = identitiesOf(source)
-    source.socketAddress = undefined
-    source.user = undefined
-    return identities
-  }
+/** One per middleware: the identity source its requests' headers are read through. */
+export function identitySource(): ReusedIdentitySource<HonoRequest> {
+  return new ReusedIdentitySource((request, name) => request.header(name))
 }
 
 /** Maps a Hono context to the limiter's input; forwarding headers are core's to trust or not. */
@@ -102,7 +73,7 @@ export function requestFacts(
   c: Context,
   identitiesOf: Tollgate['requestIdentities'],
   read: HonoReaders,
-  headers: RequestHeaders,
+  headers: ReusedIdentitySource<HonoRequest>,
 ): RequestFacts {
   const req = c.req
   const socketAddress = read.address(c)

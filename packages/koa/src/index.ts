@@ -12,7 +12,7 @@ import {
   requestReaders,
 } from '@tollgate/core'
 import type { Context, Middleware, Next } from 'koa'
-import { defaultUser, RequestHeaders, requestFacts } from './request.js'
+import { defaultUser, identitySource, requestFacts } from './request.js'
 import {
   type Denial,
   keepHeadersOnError,
@@ -48,7 +48,7 @@ export function rateLimit(
   const gate = createTollgate(rules, options)
   const { limiter, requestIdentities } = gate
   const read = requestReaders(options, defaultUser)
-  const headers = new RequestHeaders()
+  const headers = identitySource()
   const fields = new ResponseFields()
   const { skip, onShadowDenied } = options
   const onLimited = options.onLimited ?? sendDenial

@@ -82,6 +82,7 @@ export {
   type Responder,
   type ResponderOptions,
 } from './responder.js'
+export { ReusedIdentitySource } from './reused-identity-source.js'
 export {
   type SfBareItem,
   type SfItem,
