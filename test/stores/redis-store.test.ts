@@ -249,5 +249,5 @@ describe.skipIf(!redisAvailable)('Redis store on a single node', () => {
 
 // Changing a script changes these on purpose: the SHA is how Redis caches it, and operators
 // may pre-load or allow-list it.
-const PINNED_CONSUME_SHA = 'a8c59eac4727a22d0b9b8134dbaecaf65d32ca97'
-const PINNED_REFUND_SHA = '8ccdc93cea26d22cc59312632eda7b4d3153b3bc'
+const PINNED_CONSUME_SHA = '6e02d738c3b250b0873091b8d3b8795b5e8b2978'
+const PINNED_REFUND_SHA = '7fbbc8ef3bbe282bcd25ce89413215b39c8ef17e'

@@ -28,11 +28,18 @@ export const slidingLogLua: LuaAlgorithm = {
     local size, newest = s[1], s[2]
     local at = max(now, newest)
     -- Entries are in time order: count the leading ones that have aged out. A request usually
-    -- finds none or one, so gallop from the head (entries 0, 1, 3, 7, …), then search the last
-    -- step in halves: two reads in the usual case, O(log n) at worst.
+    -- finds none or one, so read the first two in one go, then gallop (entries 3, 7, 15, …)
+    -- and search the last step in halves: one read in the usual case, O(log n) at worst.
     local cutoff = at - p2
     local lo, probe = 0, 1
-    while probe <= size and tonumber(redis.call('LINDEX', key, probe - 1)) <= cutoff do
+    if size > 0 then
+      local head = redis.call('LRANGE', key, 0, 1)
+      if tonumber(head[1]) <= cutoff then
+        lo, probe = 1, 2
+        if head[2] and tonumber(head[2]) <= cutoff then lo, probe = 2, 4 end
+      end
+    end
+    while probe > 2 and probe <= size and tonumber(redis.call('LINDEX', key, probe - 1)) <= cutoff do
       lo = probe
       probe = probe * 2
     end
