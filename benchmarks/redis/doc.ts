@@ -48,8 +48,8 @@ Tollgate pays those fixed prices once per batch of one-rule requests instead of 
 request: its Node and Redis CPU per decision fall to about the \`INCR\` floor's, and the bucket
 and window rows decide about as many requests per second as one \`INCR\` per request, or more.
 The sliding log is the exception: it is exact because it keeps one entry per admitted request
-(here about 60 live entries per key, at 100,000 per minute), and reading and trimming that list
-costs Redis more than a counter. Batches stay small (32) so that Redis runs one
+(here up to about 60 live entries per key, at 100,000 per minute), and reading and trimming that
+list costs Redis more than a counter (0.77–0.92 × the floor over the last runs). Batches stay small (32) so that Redis runs one
 while the gateway reads the replies of the one before. With ioredis's auto-pipelining every
 command of a turn leaves in one write and the two processes take turns, which lowers every
 script-based row; Tollgate's bucket and window rows stay ahead of every peer. With one request in flight there is nothing to batch:
