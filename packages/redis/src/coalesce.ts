@@ -58,7 +58,14 @@ export function oneRuleSender(options: {
     flushScheduled = false
     const batches = [...pending]
     pending.clear()
-    for (const [script, batch] of batches) send(script, batch)
+    for (const [script, batch] of batches) {
+      // Runs from setImmediate, where anything thrown would end the process: fail the batch.
+      try {
+        send(script, batch)
+      } catch (error) {
+        for (const request of batch.waiting) request.reject(error)
+      }
+    }
   }
 
   function send(script: Script, { waiting, deadline }: Batch): void {
