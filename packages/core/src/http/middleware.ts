@@ -159,6 +159,20 @@ export function createTollgate(
     return verdict.allowed && !responder.usesPartitionKeys ? verdict : respondTo(verdict)
   }
 
+  /** Decides a request and hands the verdict on; a refusal the client must hear is answered. */
+  function decideThen<T>(
+    facts: RequestFacts,
+    then: (verdict: Verdict) => MaybePromise<T>,
+  ): MaybePromise<T | Handled> {
+    let verdict: MaybePromise<Verdict>
+    try {
+      verdict = limiter.decide(facts)
+    } catch (error) {
+      return refused(error)
+    }
+    return isPromise(verdict) ? verdict.then(then, refused) : then(verdict)
+  }
+
   function refused(error: unknown): Handled {
     const response = responder.respondToError(error)
     if (response === undefined) throw error
@@ -170,26 +184,8 @@ export function createTollgate(
     identities: { identities: identities.identities, clientIp: identities.clientIp },
     requestIdentities: readsApiKey ? identities.identities : identities.withoutApiKey,
     responder,
-    handle(facts) {
-      let verdict: MaybePromise<Verdict>
-      try {
-        verdict = limiter.decide(facts)
-      } catch (error) {
-        return refused(error)
-      }
-      return isPromise(verdict) ? verdict.then(respondTo, refused) : respondTo(verdict)
-    },
-    handleAdmitted(facts) {
-      let verdict: MaybePromise<Verdict>
-      try {
-        verdict = limiter.decide(facts)
-      } catch (error) {
-        return refused(error)
-      }
-      return isPromise(verdict)
-        ? verdict.then(admittedOrRespond, refused)
-        : admittedOrRespond(verdict)
-    },
+    handle: (facts) => decideThen(facts, respondTo),
+    handleAdmitted: (facts) => decideThen(facts, admittedOrRespond),
     writeFields: (verdict, writer) => responder.writeFields(verdict, verdict.at, writer),
   }
 }

@@ -21,10 +21,8 @@ export type PolicyFields = {
   readonly legacyPolicyItem: string
   /** For the problem detail: `10 per 1 s, bursts of 20`. */
   readonly description: string
-  /** `X-RateLimit-Limit` of this rule, as a header entry shared by every response. */
-  readonly limitEntry: readonly [string, string]
-  /** Current form `RateLimit-Policy` when this rule is the only one listed (and has no `pk`). */
-  readonly policyEntry: readonly [string, string]
+  /** `X-RateLimit-Limit` of this rule, made once. */
+  readonly limitText: string
 }
 
 const MAX_INTEGER = 999_999_999_999_999
@@ -88,9 +86,7 @@ export function buildPolicyFields(decision: RuleDecision): PolicyFields {
     rateItemPrefix: `${serializeString(name)};r=`,
     legacyPolicyItem: String(q) + legacyParams,
     description: `${quota} per ${describeWindow(windowMs)}${burstText}`,
-    // Frozen: the same entries go into many responses.
-    limitEntry: Object.freeze(['X-RateLimit-Limit', String(decision.limit)] as const),
-    policyEntry: Object.freeze(['RateLimit-Policy', policyItem] as const),
+    limitText: String(decision.limit),
   }
 }
 

@@ -20,8 +20,6 @@ export type StandardHeaders =
 /** How `X-RateLimit-Reset` is written. */
 export type LegacyReset = 'epoch-seconds' | 'delta-seconds'
 
-type HeaderEntry = readonly [string, string]
-
 /** The header options after parsing, with the per-rule string cache. */
 export type HeaderConfig = {
   readonly legacyHeaders: boolean
@@ -29,23 +27,23 @@ export type HeaderConfig = {
   readonly standardHeaders: StandardHeaders | false
   readonly shadowPolicies: boolean
   readonly policyFields: (decision: RuleDecision) => PolicyFields
-  /** `X-RateLimit-Reset` for an epoch second (`createEpochResetCache`). */
-  readonly epochReset: (second: number) => HeaderEntry
+  /** An epoch second as text, for `X-RateLimit-Reset` (`createEpochResetCache`). */
+  readonly epochReset: (second: number) => string
 }
 
 /**
- * `X-RateLimit-Reset` entries in epoch seconds: every request within one second (and under one
- * window) sends the same value, so the entry is built once per second.
+ * `X-RateLimit-Reset` values in epoch seconds: every request within one second (and under one
+ * window) sends the same value, so its text is made once per second.
  */
-export function createEpochResetCache(): (second: number) => HeaderEntry {
+export function createEpochResetCache(): (second: number) => string {
   let second = Number.NaN
-  let entry: HeaderEntry = ['X-RateLimit-Reset', '']
+  let text = ''
   return (next) => {
     if (next !== second) {
       second = next
-      entry = Object.freeze(['X-RateLimit-Reset', String(next)] as const)
+      text = String(next)
     }
-    return entry
+    return text
   }
 }
 
@@ -89,9 +87,6 @@ export function rateLimitHeaders(
 ): Array<readonly [string, string]> {
   const deciding = verdict.deciding
   const standard = config.standardHeaders
-  if (partitionKeys === undefined && hasDefaultFieldsOfOneRule(verdict, config)) {
-    return defaultFieldsOfOneRule(deciding!, now, config)
-  }
   const out: Array<readonly [string, string]> = []
   if (deciding !== undefined && isReportable(deciding)) {
     const limit = String(deciding.limit)
@@ -143,8 +138,10 @@ function isCurrentForm(standard: StandardHeaders | false): boolean {
 }
 
 /**
- * Writes the fields `rateLimitHeaders` returns, in the same order, without building entries
- * for the default fields of one rule (what most requests send). No `pk` parameters.
+ * Writes the fields `rateLimitHeaders` returns, in the same order. The default fields of one
+ * rule (what most requests send) are written straight, with their constant values made once
+ * per rule or per second and no entries built; anything else goes through `rateLimitHeaders`.
+ * No `pk` parameters.
  */
 export function writeRateLimitFields(
   verdict: Verdict,
@@ -161,11 +158,14 @@ export function writeRateLimitFields(
   const decision = verdict.deciding!
   const fields = config.policyFields(decision)
   const remaining = String(decision.remaining)
-  writer.write('X-RateLimit-Limit', fields.limitEntry[1])
+  writer.write('X-RateLimit-Limit', fields.limitText)
   writer.write('X-RateLimit-Remaining', remaining)
-  writer.write('X-RateLimit-Reset', config.epochReset(resetSecond(decision, now))[1])
-  writer.write('RateLimit-Policy', fields.policyEntry[1])
-  writer.write('RateLimit', rateItem(fields, remaining, decision))
+  writer.write('X-RateLimit-Reset', config.epochReset(resetSecond(decision, now)))
+  writer.write('RateLimit-Policy', fields.policyItem)
+  writer.write(
+    'RateLimit',
+    `${fields.rateItemPrefix}${remaining};t=${effectiveWindowSeconds(decision)}`,
+  )
   return 5
 }
 
@@ -184,32 +184,6 @@ function hasDefaultFieldsOfOneRule(verdict: Verdict, config: HeaderConfig): bool
 
 function resetSecond(decision: RuleDecision, now: number): number {
   return Math.ceil((now + decision.resetAfterMs) / 1000)
-}
-
-/** The `RateLimit` value of one rule without `pk`: `"name";r=…;t=…`. */
-function rateItem(fields: PolicyFields, remaining: string, decision: RuleDecision): string {
-  return `${fields.rateItemPrefix}${remaining};t=${effectiveWindowSeconds(decision)}`
-}
-
-/**
- * What `rateLimitHeaders` writes for the default fields (X-RateLimit-* in epoch seconds, the
- * current form) and one listed rule, which is most requests: the same entries in the same
- * order, with the constant ones shared between responses.
- */
-function defaultFieldsOfOneRule(
-  decision: RuleDecision,
-  now: number,
-  config: HeaderConfig,
-): Array<readonly [string, string]> {
-  const fields = config.policyFields(decision)
-  const remaining = String(decision.remaining)
-  return [
-    fields.limitEntry,
-    ['X-RateLimit-Remaining', remaining],
-    config.epochReset(resetSecond(decision, now)),
-    fields.policyEntry,
-    ['RateLimit', rateItem(fields, remaining, decision)],
-  ]
 }
 
 /** Every header name a configuration can send, for `Access-Control-Expose-Headers`. */
