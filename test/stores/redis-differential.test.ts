@@ -5,7 +5,13 @@ import fc from 'fast-check'
 import { afterAll, beforeAll, describe, it } from 'vitest'
 import { REDIS_URL, redisAvailable, removeTestKeys, uniquePrefix } from './support/redis-env.js'
 import { ioredisTarget, nodeRedisTarget, type Target } from './support/targets.js'
-import { AWKWARD_KEYS, expectSameAsReference, extremeTraceArb, traceArb } from './support/trace.js'
+import {
+  AWKWARD_KEYS,
+  expectSameAsReference,
+  extremeTraceArb,
+  longLogArbs,
+  traceArb,
+} from './support/trace.js'
 
 const clients = [
   ['ioredis', ioredisTarget],
@@ -48,6 +54,15 @@ describe.skipIf(!redisAvailable).each(clients)(
           expectSameAsReference(store(), trace),
         ),
         { numRuns: 60 },
+      )
+    })
+
+    it('decides long sliding logs exactly as the reference store, packed and as lists', async () => {
+      await fc.assert(
+        fc.asyncProperty(traceArb(['ip:203.0.113.7', 'ip:203.0.113.8'], 30, longLogArbs), (trace) =>
+          expectSameAsReference(store(), trace),
+        ),
+        { numRuns: 100 },
       )
     })
 

@@ -70,12 +70,39 @@ const dtArb = fc.oneof(
   { weight: 1, arbitrary: fc.integer({ min: 400, max: 5000 }) },
 )
 
+const costArb = fc.oneof(
+  { weight: 4, arbitrary: fc.constant(1) },
+  { weight: 1, arbitrary: fc.integer({ min: 0, max: 8 }) },
+)
+
+/**
+ * Sliding logs long enough to cross the Redis store's packed maximum (128 entries) both ways,
+ * with costs that add dozens of entries at once: the packed and list forms, and the moves
+ * between them.
+ */
+export const longLogArbs = {
+  algorithms: fc
+    .record({
+      limit: fc.integer({ min: 100, max: 400 }),
+      windowMs: fc.integer({ min: 500, max: 3000 }),
+    })
+    .map(slidingLog),
+  costs: fc.oneof(
+    { weight: 2, arbitrary: fc.constant(1) },
+    { weight: 3, arbitrary: fc.integer({ min: 0, max: 150 }) },
+  ),
+}
+
 /**
  * A request trace: 1–3 rules (some in shadow mode), each request charging a few of them on keys
  * drawn from `keys`, time never going backwards; now and then a refund of an earlier request.
  */
-export function traceArb(keys: readonly string[], maxSteps = 30): fc.Arbitrary<Trace> {
-  const rulesArb = fc.array(fc.record({ algorithm: algorithmArb, shadow: fc.boolean() }), {
+export function traceArb(
+  keys: readonly string[],
+  maxSteps = 30,
+  { algorithms = algorithmArb, costs = costArb } = {},
+): fc.Arbitrary<Trace> {
+  const rulesArb = fc.array(fc.record({ algorithm: algorithms, shadow: fc.boolean() }), {
     minLength: 1,
     maxLength: 3,
   })
@@ -89,10 +116,7 @@ export function traceArb(keys: readonly string[], maxSteps = 30): fc.Arbitrary<T
       .record({
         rule: fc.integer({ min: 0, max: rules.length - 1 }),
         key: fc.constantFrom(...keys),
-        cost: fc.oneof(
-          { weight: 4, arbitrary: fc.constant(1) },
-          { weight: 1, arbitrary: fc.integer({ min: 0, max: 8 }) },
-        ),
+        cost: costs,
       })
       .map(({ rule, key, cost }): Charge => {
         const { id, algorithm, shadow } = rules[rule]!

@@ -47,12 +47,10 @@ export function libraryLua(withRefund: boolean): string {
 -- The state of one key, or the state of a key never seen (init at now).
 local function load(code, key, p1, p2, p3, now)
   local s
-  local v = nil
-  if code ~= ${slidingLogLua.code} then
-    v = redis.pcall('GET', key)
-    -- Missing, or another type (a rule that changed algorithm): no state.
-    if type(v) ~= 'string' then v = nil end
-  end
+  local v = redis.pcall('GET', key)
+  -- Missing, or another type (a rule that changed algorithm): no state. The sliding log tells
+  -- the error of a key that holds a list (its long form) from a missing key.
+  if code ~= ${slidingLogLua.code} and type(v) ~= 'string' then v = nil end
   ${dispatch((a) => a.load)}
   return s
 end
@@ -89,13 +87,16 @@ local function save(code, key, s, p1, p2, p3, now, absolute, margin)
   end
   local mode, deadline = 'PX', fresh - now + margin
   if absolute then mode, deadline = 'PXAT', fresh + margin end
-  if code == ${slidingLogLua.code} then
-    if absolute then redis.call('PEXPIREAT', key, deadline) else redis.call('PEXPIRE', key, deadline) end
-    return
-  end
   local value
-  ${dispatch((a) => (a.code === slidingLogLua.code ? '' : ` value = ${a.format}`))}
-  redis.call('SET', key, value, mode, deadline)
+  ${dispatch((a) => ` value = ${a.format}`)}
+  if value then
+    redis.call('SET', key, value, mode, deadline)
+  elseif absolute then
+    -- A sliding log kept as a list, already written in place.
+    redis.call('PEXPIREAT', key, deadline)
+  else
+    redis.call('PEXPIRE', key, deadline)
+  end
 end
 `
 }

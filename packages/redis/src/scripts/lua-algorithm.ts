@@ -27,7 +27,7 @@ export type LuaAlgorithm = {
   /**
    * Statements that build `s` from `v` (the string stored under the key, or nil) or, when `v`
    * is nil or does not parse, the state of a key never seen: the core's `init` at `now`.
-   * The sliding log, which lives in a list, gets `key` instead of `v`.
+   * (`v` is the raw GET reply for the sliding log, whose long form is a list.)
    */
   readonly load: string
   /**
@@ -41,6 +41,9 @@ export type LuaAlgorithm = {
   readonly refund: string
   /** Statements that set `fresh`: the time from which the state is fresh again. */
   readonly freshAt: string
-  /** An expression: the string to store (ignored for the sliding log, which writes in place). */
+  /**
+   * An expression: the string to store, or false for a sliding log kept as a list (written in
+   * place by `decide`; only its expiry is set).
+   */
   readonly format: string
 }

@@ -53,12 +53,17 @@ local reply, step = { now }, 1`
         set: `'PX', fresh - now + ${marginMs}`,
         log: `redis.call('PEXPIRE', key, fresh - now + ${marginMs})`,
       }
-  const read = isLog
-    ? ''
-    : `local v = redis.pcall('GET', key)
+  // The sliding log tells the error of a key that holds a list (its long form) from a missing key.
+  const read = `local v = redis.pcall('GET', key)${
+    isLog
+      ? ''
+      : `
   -- Missing, or another type (a rule that changed algorithm): no state.
   if type(v) ~= 'string' then v = nil end`
-  const write = isLog ? expire.log : `redis.call('SET', key, ${algorithm.format}, ${expire.set})`
+  }`
+  const set = `redis.call('SET', key, ${algorithm.format}, ${expire.set})`
+  // A sliding log kept as a list is written in place: only its expiry is left to set.
+  const write = isLog ? `if s[3] then ${set} else ${expire.log} end` : set
   return `-- tollgate: one ${algorithm.name} charge per key${ARITHMETIC_LUA}local p1, p2, p3 = ${p1}, ${p2}, ${p3}
 ${clock}
 for i = 1, #KEYS do
