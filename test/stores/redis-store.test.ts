@@ -249,5 +249,5 @@ describe.skipIf(!redisAvailable)('Redis store on a single node', () => {
 
 // Changing a script changes these on purpose: the SHA is how Redis caches it, and operators
 // may pre-load or allow-list it.
-const PINNED_CONSUME_SHA = 'b41002f88b52d757ba60e82613d685dd70213019'
-const PINNED_REFUND_SHA = 'f269c363198a255ce46cc3cf0d6e011395ee2a3d'
+const PINNED_CONSUME_SHA = '159b12455c1d6df3ac9ba5559572bd79dde9702f'
+const PINNED_REFUND_SHA = '4531941ef00a27937dc0530665d9f74ae54b1ebc'

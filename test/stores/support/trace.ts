@@ -76,7 +76,7 @@ const costArb = fc.oneof(
 )
 
 /**
- * Sliding logs long enough to cross the Redis store's packed maximum (128 entries) both ways,
+ * Sliding logs long enough to cross the Redis store's packed maximum (32 entries) both ways,
  * with costs that add dozens of entries at once: the packed and list forms, and the moves
  * between them.
  */
