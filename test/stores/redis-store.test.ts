@@ -249,5 +249,5 @@ describe.skipIf(!redisAvailable)('Redis store on a single node', () => {
 
 // Changing a script changes these on purpose: the SHA is how Redis caches it, and operators
 // may pre-load or allow-list it.
-const PINNED_CONSUME_SHA = '159b12455c1d6df3ac9ba5559572bd79dde9702f'
-const PINNED_REFUND_SHA = '4531941ef00a27937dc0530665d9f74ae54b1ebc'
+const PINNED_CONSUME_SHA = '23c988ff16ecefae43eed43087056f8fe0c32dce'
+const PINNED_REFUND_SHA = '00b4521c9c44b5f04585896e15e41bdc7308e7fc'

@@ -109,7 +109,14 @@ export const slidingLogLua: LuaAlgorithm = {
       if commit then
         local after = live + cost
         if packed and after <= ${PACKED_LOG_MAX_ENTRIES} then
-          s[3] = '\\5' .. string.sub(packed, 2 + 8 * lo) .. string.rep(struct.pack('<d', at), cost)
+          -- The usual request expires nothing and adds one entry: one concatenation.
+          local added = struct.pack('<d', at)
+          if cost ~= 1 then added = string.rep(added, cost) end
+          if lo == 0 then
+            s[3] = packed .. added
+          else
+            s[3] = '\\5' .. string.sub(packed, 2 + 8 * lo) .. added
+          end
         elseif packed then
           -- Too long to pack: the log becomes a list, live entries first.
           redis.call('DEL', key)
