@@ -1,6 +1,6 @@
 // The Redis store against a real server: keys, expiry, scripts by SHA, state size, bad input.
 import { type AlgorithmName, type Charge, isRateLimitError, tokenBucket } from '@tollgate/core'
-import { type RedisScriptClient, type RedisStore, redisScripts, redisStore } from '@tollgate/redis'
+import { type RedisScriptClient, redisScripts, redisStore } from '@tollgate/redis'
 import { referenceStore } from '@tollgate/test-utils'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
@@ -64,64 +64,19 @@ describe.skipIf(!redisAvailable)('Redis store on a single node', () => {
     }
   })
 
-  /** Replays charges through the reference store at the times Redis used; the key's freshAt after each. */
-  async function freshTimes(store: RedisStore, charges: readonly Charge[]) {
-    const reference = referenceStore()
-    const times: { freshAt: number; deadline: number }[] = []
-    for (const c of charges) {
+  it("expires each key exactly when its state is fresh again, on the server's clock", async () => {
+    const store = redisStore({ client: target.client, prefix: uniquePrefix('ttl') })
+    for (const algorithm of ONE_OF_EACH) {
+      const c = charge(algorithm, 'k', 3)
       const { at } = await store.consume([c], 0)
+      // The same request through the reference store, at the time Redis used.
+      const reference = referenceStore()
       await reference.consume([c], at)
       const state = reference.states.get(`${c.rule}\u0000${c.key}`)!
-      const freshAt = c.algorithm.freshAt(state, 0)
+      const freshAt = algorithm.freshAt(state, 0)
       expect(freshAt).toBeGreaterThan(at)
-      const deadline = (await command('PEXPIRETIME', store.keyOf(c.rule, c.key))) as number
-      times.push({ freshAt, deadline })
+      expect(await command('PEXPIRETIME', store.keyOf(c.rule, c.key))).toBe(freshAt)
     }
-    return times
-  }
-
-  it("with expirySlackMs 0, expires each key exactly when its state is fresh again, on the server's clock", async () => {
-    const store = redisStore({
-      client: target.client,
-      prefix: uniquePrefix('ttl'),
-      expirySlackMs: 0,
-    })
-    for (const algorithm of ONE_OF_EACH) {
-      const c = charge(algorithm, 'k', 3)
-      const [first, second] = await freshTimes(store, [c, c])
-      expect(first!.deadline).toBe(first!.freshAt)
-      expect(second!.deadline).toBe(second!.freshAt)
-    }
-  })
-
-  it('sets deadlines the slack past freshness, and keeps them while they cover the state', async () => {
-    const store = redisStore({ client: target.client, prefix: uniquePrefix('ttl-slack') })
-    const kept: AlgorithmName[] = []
-    for (const algorithm of ONE_OF_EACH) {
-      const c = charge(algorithm, 'k', 3)
-      const [first, second] = await freshTimes(store, [c, c])
-      // A new key: its deadline is set 1000 ms (the default slack) past freshness.
-      expect(first!.deadline).toBe(first!.freshAt + 1000)
-      if (second!.freshAt <= first!.deadline) {
-        // Still covered: the deadline stays.
-        expect(second!.deadline).toBe(first!.deadline)
-        kept.push(algorithm.name)
-      } else {
-        expect(second!.deadline).toBe(second!.freshAt + 1000)
-      }
-    }
-    // A busy key: a request moments later moves a bucket's freshness by 300 ms and the sliding
-    // log's by a few ms, so theirs stay; GCRA at 100 a minute moves 1.8 s and gets a new one.
-    expect(kept).toEqual(expect.arrayContaining(['token_bucket', 'leaky_bucket', 'sliding_log']))
-    expect(kept).not.toContain('gcra')
-    // A charge that moves freshness past the deadline gets a new one: a token bucket of 10 per
-    // second, 3 tokens (300 ms to refill), then 12 more (1.5 s).
-    const bucket = tokenBucket({ rate: 10, burst: 20 })
-    const small = { ...charge(bucket, 'moved', 3), rule: 'moved' }
-    const [before, after] = await freshTimes(store, [small, { ...small, cost: 12 }])
-    expect(before!.deadline).toBe(before!.freshAt + 1000)
-    expect(after!.freshAt).toBeGreaterThan(before!.deadline)
-    expect(after!.deadline).toBe(after!.freshAt + 1000)
   })
 
   it("with the caller's clock, expires after the time to freshness plus the margin", async () => {
@@ -133,10 +88,10 @@ describe.skipIf(!redisAvailable)('Redis store on a single node', () => {
     })
     const c = charge(tokenBucket({ rate: 10, burst: 20 }), 'k', 4)
     await store.consume([c], 1_000)
-    // 4 tokens at 10 per second refill in 400 ms; then the margin, and the slack (1000 ms).
+    // 4 tokens at 10 per second refill in 400 ms.
     const ttl = (await command('PTTL', store.keyOf(c.rule, c.key))) as number
-    expect(ttl).toBeLessThanOrEqual(6_400)
-    expect(ttl).toBeGreaterThan(6_000)
+    expect(ttl).toBeLessThanOrEqual(5_400)
+    expect(ttl).toBeGreaterThan(5_000)
   })
 
   it('deletes a key whose state is back to fresh instead of keeping it', async () => {

@@ -43,7 +43,7 @@ export type ChargePreparer = {
 /** Validates charges and builds their keys and arguments, caching what depends only on rules. */
 export function chargePreparer(
   prefix: string,
-  clock: { readonly serverTime: boolean; readonly marginMs: number; readonly slackMs: number },
+  clock: { readonly serverTime: boolean; readonly marginMs: number },
 ): ChargePreparer {
   const ruleKeyPrefixes = new Map<string, string>()
   const plans = new WeakMap<Algorithm, AlgorithmPlan>()

@@ -39,15 +39,6 @@ export type RedisStoreOptions = {
    */
   readonly expiryMarginMs?: number
   /**
-   * How much later than its state's freshness (plus the margin) a key may expire, so that busy
-   * keys need not move their deadline on every request. A one-rule request sets the deadline
-   * this far ahead, and a later request keeps it (`SET … KEEPTTL`) while it still covers the
-   * new state: in Redis, moving a deadline costs more than the rest of a state write. `0` sets
-   * the deadline exactly on every write.
-   * @default 1000
-   */
-  readonly expirySlackMs?: number
-  /**
    * One-rule requests made in the same turn of the event loop go to Redis together, one script
    * call per rule, each decided exactly as alone: a busy gateway pays the fixed cost of a call
    * (for Redis and the client) once per batch. A request waits at most until the end of the
@@ -84,8 +75,8 @@ export const DEFAULT_PREFIX = 'tg'
  * const limiter = createLimiter({ rules, store })
  */
 export function redisStore(options: RedisStoreOptions): RedisStore {
-  const { client, prefix, serverTime, timeoutMs, margin, slack, coalesce } = resolveOptions(options)
-  const preparer = chargePreparer(prefix, { serverTime, marginMs: Number(margin), slackMs: slack })
+  const { client, prefix, serverTime, timeoutMs, margin, coalesce } = resolveOptions(options)
+  const preparer = chargePreparer(prefix, { serverTime, marginMs: Number(margin) })
   const prepare = preparer.prepare
   const sendOneRule = oneRuleSender({
     client,
@@ -209,10 +200,6 @@ function resolveOptions(options: RedisStoreOptions) {
   if (!Number.isSafeInteger(margin) || margin < 0) {
     throw invalidOption('expiryMarginMs', `expected a whole number of ms ≥ 0, got ${margin}`)
   }
-  const slack = options.expirySlackMs ?? 1000
-  if (!Number.isSafeInteger(slack) || slack < 0) {
-    throw invalidOption('expirySlackMs', `expected a whole number of ms ≥ 0, got ${slack}`)
-  }
   const coalesce = options.coalesce ?? true
   if (typeof coalesce !== 'boolean') {
     throw invalidOption('coalesce', `expected true or false, got ${JSON.stringify(coalesce)}`)
@@ -223,7 +210,6 @@ function resolveOptions(options: RedisStoreOptions) {
     serverTime: time === 'server',
     timeoutMs,
     margin: String(margin),
-    slack,
     coalesce,
   }
 }

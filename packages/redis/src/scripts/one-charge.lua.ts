@@ -11,8 +11,6 @@ export type OneChargeShape = {
   readonly marginMs: number
   /** The Redis server's TIME decides (`true`), or the caller's `now` in ARGV[2]. */
   readonly serverTime: boolean
-  /** How much later than needed a deadline may be, so that it need not move on every write. */
-  readonly slackMs: number
 }
 
 /**
@@ -36,13 +34,7 @@ export type OneChargeShape = {
  * they leave) cost about as much as the arithmetic it wraps. Each rule gets its own script (and
  * SHA); the store bounds how many it makes (see prepare.ts).
  */
-export function oneChargeLua({
-  algorithm,
-  params,
-  marginMs,
-  serverTime,
-  slackMs,
-}: OneChargeShape): string {
+export function oneChargeLua({ algorithm, params, marginMs, serverTime }: OneChargeShape): string {
   const isLog = algorithm.code === slidingLogLua.code
   const [p1, p2, p3] = params
   const clock = serverTime
@@ -52,13 +44,14 @@ local reply, step = { now }, 1`
     : `local reply, step, now = { 0 }, 2, 0`
   const requestNow = serverTime ? '' : '\n  now = tonumber(ARGV[i * 2])'
   // Deadlines: absolute on the server's clock (agrees with TIME to the ms), relative otherwise.
-  // Set `slackMs` beyond what the state needs, and kept while they still cover it.
-  const ahead = marginMs + slackMs
   const expire = serverTime
-    ? { set: `'PXAT', fresh + ${ahead}`, log: `redis.call('PEXPIREAT', key, fresh + ${ahead})` }
+    ? {
+        set: `'PXAT', fresh + ${marginMs}`,
+        log: `redis.call('PEXPIREAT', key, fresh + ${marginMs})`,
+      }
     : {
-        set: `'PX', fresh - now + ${ahead}`,
-        log: `redis.call('PEXPIRE', key, fresh - now + ${ahead})`,
+        set: `'PX', fresh - now + ${marginMs}`,
+        log: `redis.call('PEXPIRE', key, fresh - now + ${marginMs})`,
       }
   // The sliding log tells the error of a key that holds a list (its long form) from a missing key.
   const read = `local v = redis.pcall('GET', key)${
@@ -68,28 +61,9 @@ local reply, step = { now }, 1`
   -- Missing, or another type (a rule that changed algorithm): no state.
   if type(v) ~= 'string' then v = nil end`
   }`
-  // Moving a deadline costs Redis more than the rest of the write (about 1.5 µs against 1, for
-  // PTTL and KEEPTTL): keep the key's deadline while the state is fresh before it and it is at
-  // most slackMs late. PTTL is on the server's clock, whatever set the deadline, so this holds
-  // for keys written by any script (the general one sets exact deadlines) or any version.
-  const keepDeadline =
-    slackMs === 0
-      ? 'local keep = false'
-      : `local keep = false
-      if v then
-        local ttl, need = redis.call('PTTL', key), fresh - now + ${marginMs}
-        keep = ttl >= need and ttl <= need + ${slackMs}
-      end`
-  const set = (value: string) =>
-    `if keep then redis.call('SET', key, ${value}, 'KEEPTTL') else redis.call('SET', key, ${value}, ${expire.set}) end`
+  const set = `redis.call('SET', key, ${algorithm.format}, ${expire.set})`
   // A sliding log kept as a list is written in place: only its expiry is left to set.
-  const write = isLog
-    ? `if s[3] then ${set('s[3]')} elseif not keep then ${expire.log} end`
-    : set(`value`)
-  const value = isLog
-    ? ''
-    : `local value = ${algorithm.format}
-      `
+  const write = isLog ? `if s[3] then ${set} else ${expire.log} end` : set
   return `-- tollgate: one ${algorithm.name} charge per key${ARITHMETIC_LUA}local p1, p2, p3 = ${p1}, ${p2}, ${p3}
 ${clock}
 for i = 1, #KEYS do
@@ -106,7 +80,6 @@ for i = 1, #KEYS do
     if fresh <= now then
       redis.call('DEL', key)
     else
-      ${value}${keepDeadline}
       ${write}
     end
   end
