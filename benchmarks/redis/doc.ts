@@ -47,9 +47,13 @@ the bare one-key GCRA script, one call per request, stays near 0.65 × the \`INC
 Tollgate pays those fixed prices once per batch of one-rule requests instead of once per
 request: its Node and Redis CPU per decision fall to about the \`INCR\` floor's, and the bucket
 and window rows decide about as many requests per second as one \`INCR\` per request, or more.
-The sliding log is the exception: it is exact because it keeps one entry per admitted request
-(here up to about 60 live entries per key, at 100,000 per minute), and reading and trimming that
-list costs Redis more than a counter (0.77–0.92 × the floor over the last runs). Batches stay small (32) so that Redis runs one
+The sliding log keeps one entry per admitted request, so it is exact in every rolling window; a
+log of up to 32 entries (every key here: 100,000 identities share the load) is one packed string,
+read and written as the bucket states are, and costs Redis a little more per decision than they
+do (it copies its entries each time). Longer logs are lists, read and trimmed in place (see
+docs/concepts/redis.md). How far every row sits from the floor moves between runs on this shared
+machine: for the same code, the bucket and window rows ranged from 0.70 to 1.11 × over the last
+runs. Batches stay small (32) so that Redis runs one
 while the gateway reads the replies of the one before. With ioredis's auto-pipelining every
 command of a turn leaves in one write and the two processes take turns, which lowers every
 script-based row; Tollgate's bucket and window rows stay ahead of every peer. With one request in flight there is nothing to batch:
