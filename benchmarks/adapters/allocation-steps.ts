@@ -66,7 +66,14 @@ const expressRequest = {
   originalUrl: '/',
   url: '/',
 }
-const expressResponse = { ...fakeNodeResponse, append() {}, once() {}, on() {} }
+// Express sets X-Powered-By (on by default) before any middleware runs.
+const expressResponse = {
+  ...fakeNodeResponse,
+  getHeaderNames: () => ['x-powered-by'],
+  append() {},
+  once() {},
+  on() {},
+}
 const expressStep: Step = () =>
   expressMiddleware(expressRequest as never, expressResponse as never, () => {})
 

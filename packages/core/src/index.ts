@@ -53,6 +53,7 @@ export {
   type IdentitySource,
   type IpAddress,
   ipKey,
+  isFieldPresent,
   isHandled,
   isPromise,
   type LegacyReset,

@@ -1,4 +1,11 @@
-import type { FieldWriter, HeaderEntries, LimitResponse, Tollgate, Verdict } from '@tollgate/core'
+import {
+  type FieldWriter,
+  type HeaderEntries,
+  isFieldPresent,
+  type LimitResponse,
+  type Tollgate,
+  type Verdict,
+} from '@tollgate/core'
 import type { Context } from 'koa'
 
 /** A denial, as the responder built it: status, headers (already on `ctx`) and problem body. */
@@ -19,7 +26,7 @@ export function setHeaders(ctx: Context, headers: HeaderEntries): void {
 }
 
 function setField(ctx: Context, present: readonly string[], name: string, value: string): void {
-  if (name === 'Content-Type' || !isPresent(present, name)) ctx.res.setHeader(name, value)
+  if (name === 'Content-Type' || !isFieldPresent(present, name)) ctx.res.setHeader(name, value)
   else ctx.append(name, value)
 }
 
@@ -48,11 +55,6 @@ export class ResponseFields implements FieldWriter {
   write(name: string, value: string): void {
     setField(this.ctx!, this.present, name, value)
   }
-}
-
-/** True when `name` is among the lower-case names of a Node response's fields. */
-function isPresent(present: readonly string[], name: string): boolean {
-  return present.length > 0 && present.includes(name.toLowerCase())
 }
 
 /** The default denial: the responder's status and problem+json body, nothing added. */

@@ -30,6 +30,7 @@ export {
   createClientIpResolver,
   type TrustProxy,
 } from './client-ip.js'
+export { isFieldPresent } from './field-names.js'
 export { parseForwarded, parseXForwardedFor } from './forwarded.js'
 export {
   createIdentityResolver,
