@@ -35,7 +35,8 @@ pnpm --filter @tollgate/benchmarks bench:adapters -- --sockets --write
 - **peer**: express-rate-limit 8 (draft-8 and legacy headers), koa-ratelimit 6 (memory driver),
   hono-rate-limiter 0.5 (draft-7), each with its memory store.
 - The machine is shared (2 cores, load average 2–7 from other work during these runs), which
-  inflates every absolute figure (a bare Express request costs about 60 µs here) and leaves a few µs
+  inflates every absolute figure (a bare Express request costs 50 to 95 µs here, depending on the
+  day) and leaves a few µs
   of noise in each cell: compare within a row, and read the ratios.
 
 What the figures say: writing response fields through the framework dominates, and costs most
@@ -49,9 +50,8 @@ measures both, about 1.2 KB per request in all with Koa, 0.9 KB with Hono and 0.
 Express. With Express, Tollgate adds a little over a third of what express-rate-limit adds.
 With its defaults Tollgate writes five fields where koa-ratelimit writes three and
 hono-rate-limiter two; on those two frameworks it adds about as much as the peer, the fields
-alone being most of it (1.05 and 0.88 here; the previous full run, before the adapters stopped
-building header entries, 0.3 KB more per request, gave 1.00 and 0.88, and earlier versions up
-to 1.37 and 1.13: the margin is within what moves between runs). Sending the same fields as
+alone being most of it (1.03 and 0.85 here; the full runs before gave 1.05 and 0.88, 1.00 and
+0.88, and earlier versions up to 1.37 and 1.13: the margin is within what moves between runs). Sending the same fields as
 the peer, Tollgate adds clearly less than each peer; set \`legacyHeaders: false\` or
 \`standardHeaders: false\` to send fewer. Over real sockets the figures swing widely between
 rounds (a sanity check, not the measure); on \`@hono/node-server\` every added field costs
