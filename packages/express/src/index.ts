@@ -6,14 +6,16 @@ import {
   type Handled,
   isHandled,
   isPromise,
+  NodeResponseFieldWriter,
   type RequestHooks,
   refundPredicate,
   refundQuietly,
   requestReaders,
+  setNodeResponseFields,
 } from '@tollgate/core'
 import type { NextFunction, Request, RequestHandler, Response } from 'express'
 import { defaultUser, identitySource, requestFacts } from './request.js'
-import { type Denial, ResponseFields, sendDenial, setHeaders } from './response.js'
+import { type Denial, sendDenial } from './response.js'
 
 export * from '@tollgate/core'
 export type { Denial } from './response.js'
@@ -50,7 +52,7 @@ export function rateLimit(
   const { limiter, requestIdentities } = gate
   const read = requestReaders(options, defaultUser)
   const headers = identitySource()
-  const fields = new ResponseFields()
+  const fields = new NodeResponseFieldWriter()
   const { skip, onShadowDenied } = options
   const onLimited = options.onLimited ?? sendDenial
   const refundIf = refundPredicate(options.refund)
@@ -64,7 +66,7 @@ export function rateLimit(
       onShadowDenied(verdict, req)
     if (response === undefined) fields.put(res, verdict!, gate.writeFields)
     else {
-      setHeaders(res, response.headers)
+      setNodeResponseFields(res, response.headers)
       if (!response.allowed) return onLimited(req, res, next, response, verdict)
     }
     if (refundIf !== undefined && verdict !== undefined) {

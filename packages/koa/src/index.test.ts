@@ -34,6 +34,30 @@ describe('@tollgate/koa', () => {
     }
   })
 
+  it('appends to a rate-limit field that an earlier middleware set, on admissions and denials', async () => {
+    const app = new Koa()
+    app.use((ctx, next) => {
+      ctx.set('RateLimit-Policy', '"upstream";q=1000;w=3600')
+      return next()
+    })
+    app.use(rateLimit(perIp(1), { clock: clock() }))
+    app.use((ctx) => {
+      ctx.body = 'ok'
+    })
+    const server = app.listen(0)
+    try {
+      const policy = '"upstream";q=1000;w=3600, "per-ip";q=1;w=1'
+      const admitted = await request(server).get('/')
+      expect(admitted.status).toBe(200)
+      expect(admitted.headers['ratelimit-policy']).toBe(policy)
+      const denied = await request(server).get('/')
+      expect(denied.status).toBe(429)
+      expect(denied.headers['ratelimit-policy']).toBe(policy)
+    } finally {
+      server.close()
+    }
+  })
+
   it('counts a request Koa answers 404 (nothing set a body) as failed', async () => {
     const app = new Koa()
     app.use(rateLimit(perIp(1), { clock: clock(), refund: 'failed' }))

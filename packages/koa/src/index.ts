@@ -6,21 +6,16 @@ import {
   type Handled,
   isHandled,
   isPromise,
+  NodeResponseFieldWriter,
   type RequestHooks,
   refundPredicate,
   refundQuietly,
   requestReaders,
+  setNodeResponseFields,
 } from '@tollgate/core'
 import type { Context, Middleware, Next } from 'koa'
 import { defaultUser, identitySource, requestFacts } from './request.js'
-import {
-  type Denial,
-  keepHeadersOnError,
-  ResponseFields,
-  sendDenial,
-  setHeaders,
-  statusOfError,
-} from './response.js'
+import { type Denial, keepHeadersOnError, sendDenial, statusOfError } from './response.js'
 
 export * from '@tollgate/core'
 export type { Denial } from './response.js'
@@ -49,7 +44,7 @@ export function rateLimit(
   const { limiter, requestIdentities } = gate
   const read = requestReaders(options, defaultUser)
   const headers = identitySource()
-  const fields = new ResponseFields()
+  const fields = new NodeResponseFieldWriter()
   const { skip, onShadowDenied } = options
   const onLimited = options.onLimited ?? sendDenial
   const refundIf = refundPredicate(options.refund)
@@ -61,9 +56,9 @@ export function rateLimit(
     const verdict = isHandled(outcome) ? outcome.verdict : outcome
     if (verdict !== undefined && onShadowDenied !== undefined && verdict.shadowDenied.length > 0)
       onShadowDenied(verdict, ctx)
-    if (response === undefined) fields.put(ctx, verdict!, gate.writeFields)
+    if (response === undefined) fields.put(ctx.res, verdict!, gate.writeFields)
     else {
-      setHeaders(ctx, response.headers)
+      setNodeResponseFields(ctx.res, response.headers)
       if (!response.allowed) return onLimited(ctx, response, verdict)
     }
     const failed = (error: unknown) => {

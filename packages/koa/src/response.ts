@@ -1,61 +1,8 @@
-import {
-  type FieldWriter,
-  type HeaderEntries,
-  isFieldPresent,
-  type LimitResponse,
-  type Tollgate,
-  type Verdict,
-} from '@tollgate/core'
+import type { HeaderEntries, LimitResponse } from '@tollgate/core'
 import type { Context } from 'koa'
 
 /** A denial, as the responder built it: status, headers (already on `ctx`) and problem body. */
 export type Denial = Extract<LimitResponse, { allowed: false }>
-
-/**
- * Puts the rate-limit fields on the response. A field the app already set gets the value
- * appended (`ctx.append`); Content-Type, single-valued, is replaced; the rest are set directly.
- * The names already set are read once: usually none, as a limiter runs early.
- */
-export function setHeaders(ctx: Context, headers: HeaderEntries): void {
-  const present = ctx.res.getHeaderNames()
-  // Entries are read by index: destructuring an array runs its iterator, an object per entry.
-  for (let i = 0; i < headers.length; i++) {
-    const entry = headers[i]!
-    setField(ctx, present, entry[0], entry[1])
-  }
-}
-
-function setField(ctx: Context, present: readonly string[], name: string, value: string): void {
-  if (name === 'Content-Type' || !isFieldPresent(present, name)) ctx.res.setHeader(name, value)
-  else ctx.append(name, value)
-}
-
-const NO_NAMES: readonly string[] = []
-
-/**
- * Writes an admitted request's fields as `setHeaders` does, straight from its verdict (no header
- * entries built). One per middleware: it holds a context only while `put` writes to it, which
- * is synchronous.
- */
-export class ResponseFields implements FieldWriter {
-  private ctx: Context | undefined
-  private present: readonly string[] = NO_NAMES
-
-  put(ctx: Context, verdict: Verdict, writeFields: Tollgate['writeFields']): void {
-    this.ctx = ctx
-    this.present = ctx.res.getHeaderNames()
-    try {
-      writeFields(verdict, this)
-    } finally {
-      this.ctx = undefined
-      this.present = NO_NAMES
-    }
-  }
-
-  write(name: string, value: string): void {
-    setField(this.ctx!, this.present, name, value)
-  }
-}
 
 /** The default denial: the responder's status and problem+json body, nothing added. */
 export function sendDenial(ctx: Context, denial: Denial): void {

@@ -30,7 +30,6 @@ export {
   createClientIpResolver,
   type TrustProxy,
 } from './client-ip.js'
-export { isFieldPresent } from './field-names.js'
 export { parseForwarded, parseXForwardedFor } from './forwarded.js'
 export {
   createIdentityResolver,
@@ -67,6 +66,11 @@ export {
   type Tollgate,
   type UserId,
 } from './middleware.js'
+export {
+  type NodeResponse,
+  NodeResponseFieldWriter,
+  setNodeResponseFields,
+} from './node-response-fields.js'
 export { createPartitionKeyHasher, PARTITION_KEY_BYTES } from './partition-key.js'
 export { policyName, quotaPerSeconds } from './policy-fields.js'
 export {

@@ -1,0 +1,61 @@
+import type { Verdict } from '../limiter/types.js'
+import { isFieldPresent } from './field-names.js'
+import type { Tollgate } from './middleware.js'
+import type { FieldWriter, HeaderEntries } from './types.js'
+
+/**
+ * What the field writers use of a Node `http.ServerResponse` (Express's `res`, Koa's `ctx.res`):
+ * a shape, so that core imports nothing from Node.
+ */
+export type NodeResponse = {
+  getHeaderNames(): string[]
+  setHeader(name: string, value: string): unknown
+  appendHeader(name: string, value: string): unknown
+}
+
+/**
+ * Puts response fields on a Node response with its own API (not a framework's, which may add
+ * logic: Express's `res.append` runs its Content-Type charset rules). A field the app already
+ * set gets the value appended; Content-Type, single-valued, is replaced. The names already set
+ * are read once.
+ */
+export function setNodeResponseFields(res: NodeResponse, headers: HeaderEntries): void {
+  const present = res.getHeaderNames()
+  // Entries are read by index: destructuring an array runs its iterator, an object per entry.
+  for (let i = 0; i < headers.length; i++) {
+    const entry = headers[i]!
+    setField(res, present, entry[0], entry[1])
+  }
+}
+
+function setField(res: NodeResponse, present: readonly string[], name: string, value: string) {
+  if (name === 'Content-Type' || !isFieldPresent(present, name)) res.setHeader(name, value)
+  else res.appendHeader(name, value)
+}
+
+const NO_NAMES: readonly string[] = []
+
+/**
+ * Writes an admitted request's fields as `setNodeResponseFields` does, straight from its verdict
+ * (no header entries built). One per middleware: it holds a response only while `put` writes to
+ * it, which is synchronous.
+ */
+export class NodeResponseFieldWriter implements FieldWriter {
+  private res: NodeResponse | undefined
+  private present: readonly string[] = NO_NAMES
+
+  put(res: NodeResponse, verdict: Verdict, writeFields: Tollgate['writeFields']): void {
+    this.res = res
+    this.present = res.getHeaderNames()
+    try {
+      writeFields(verdict, this)
+    } finally {
+      this.res = undefined
+      this.present = NO_NAMES
+    }
+  }
+
+  write(name: string, value: string): void {
+    setField(this.res!, this.present, name, value)
+  }
+}
