@@ -9,7 +9,8 @@ floor any Redis limiter pays) and with peer libraries, on the same Redis, in one
 pnpm --filter @tollgate/benchmarks bench:redis -- --write
 \`\`\`
 
-(\`BENCH_ROUNDS\`, \`BENCH_OPS_64\`, \`BENCH_OPS_1\`, \`BENCH_KEYS\` and \`REDIS_URL\` change the defaults.)
+(\`BENCH_ROUNDS\`, \`BENCH_OPS_64\`, \`BENCH_OPS_1\`, \`BENCH_KEYS\` and \`REDIS_URL\` change the defaults;
+\`BENCH_ONLY\`, a regular expression, measures only the subjects it names, beside the floor.)
 
 - Each subject decides requests for identities drawn at random from 100,000 keys, through one
   ioredis 6 connection, with 64 or 1 requests in flight, with and without \`enableAutoPipelining\`.

@@ -4,6 +4,7 @@
 //
 //   pnpm --filter @tollgate/benchmarks bench:redis            # print the tables
 //   pnpm --filter @tollgate/benchmarks bench:redis -- --write # also update docs/benchmarks.md
+//   BENCH_ONLY='gcra|3 rules' pnpm --filter @tollgate/benchmarks bench:redis  # some subjects
 
 import type { Redis } from 'ioredis'
 import { writeSection } from './doc.js'
@@ -31,7 +32,12 @@ const { REDIS_URL = 'redis://127.0.0.1:6379' } = process.env
 const KEYS = env('BENCH_KEYS', 100_000)
 const OPS = { 1: env('BENCH_OPS_1', 3_000), 64: env('BENCH_OPS_64', 40_000) } as const
 const ROUNDS = env('BENCH_ROUNDS', 5)
-const SUBJECTS: readonly Subject[] = [INCR, GCRA_REFERENCE, ...TOLLGATE, ...PEERS]
+// BENCH_ONLY (a regular expression) measures only the subjects it matches, besides the floor.
+const { BENCH_ONLY } = process.env
+const only = BENCH_ONLY === undefined ? undefined : new RegExp(BENCH_ONLY)
+const SUBJECTS: readonly Subject[] = [INCR, GCRA_REFERENCE, ...TOLLGATE, ...PEERS].filter(
+  (subject) => only === undefined || subject === INCR || only.test(subject.name),
+)
 const CONFIGS = [
   { inFlight: 64, auto: false },
   { inFlight: 64, auto: true },
@@ -215,11 +221,15 @@ async function main(): Promise<void> {
       `| ${subject.name} | ${size.trips.toFixed(2)} | ${cpu.nodeUs.toFixed(1)} | ${cpu.redisUs.toFixed(1)} | ${size.keysPerIdentity.toFixed(0)} | ${Math.round(size.keyLength)} | ${Math.round(size.bytes)} | ${Math.round(size.bytes * size.keysPerIdentity)} |`,
     )
   }
-  lines.push('', ...targets(summary, sizes), '')
+  // The targets compare with subjects a filtered run may have left out.
+  if (only === undefined) lines.push('', ...targets(summary, sizes), '')
   const meta = `Redis ${version} on ${REDIS_URL.replace(/\/\/.*@/, '//')}, ioredis 6, ${KEYS.toLocaleString('en-US')} keys, ${ROUNDS} rounds (medians), ${OPS[64].toLocaleString('en-US')} decisions per run at 64 in flight and ${OPS[1].toLocaleString('en-US')} at 1.`
   const body = [meta, '', ...lines].join('\n')
   process.stdout.write(`${body}\n`)
-  if (process.argv.includes('--write')) await writeSection(body)
+  if (process.argv.includes('--write')) {
+    if (only !== undefined) throw new Error('--write records a full run: unset BENCH_ONLY')
+    await writeSection(body)
+  }
 }
 
 await main()

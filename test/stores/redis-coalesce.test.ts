@@ -54,10 +54,42 @@ const burstsArb = fc.array(algorithmArb, { minLength: 1, maxLength: 3 }).chain((
   ),
 )
 
+/**
+ * Bursts of requests that each charge one to three of three rules (one of them shadow), on a
+ * few identities: rules shared between sets, so one key is charged through several scripts.
+ * Sometimes a request charges one rule twice. At most 10 requests a burst, so no batch fills.
+ */
+const ruleSetBurstsArb = fc
+  .array(algorithmArb, { minLength: 3, maxLength: 3 })
+  .chain((algorithms) => {
+    const rule = (i: number, key: string, cost: number): Charge => ({
+      ...charge(`rule-${i}`, algorithms[i]!, key),
+      cost: Math.min(cost, algorithms[i]!.limit),
+      shadow: i === 2,
+    })
+    const requestArb = fc
+      .record({
+        rules: fc.oneof(
+          { weight: 4, arbitrary: fc.subarray([0, 1, 2], { minLength: 1 }) },
+          { weight: 1, arbitrary: fc.constant<number[]>([0, 0]) },
+        ),
+        key: fc.constantFrom('ip:203.0.113.7', 'ip:198.51.100.1'),
+        cost: fc.integer({ min: 0, max: 2 }),
+      })
+      .map(({ rules, key, cost }) => rules.map((i) => rule(i, key, cost)))
+    return fc.array(
+      fc.record({
+        dt: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 2000 })),
+        requests: fc.array(requestArb, { minLength: 1, maxLength: 10 }),
+      }),
+      { minLength: 1, maxLength: 8 },
+    )
+  })
+
 describe.skipIf(!redisAvailable).each([
   ['ioredis', ioredisTarget],
   ['node-redis', nodeRedisTarget],
-] as const)('Redis store, one-rule requests made together (%s)', (_name, connect) => {
+] as const)('Redis store, requests made together (%s)', (_name, connect) => {
   let target: Target
   beforeAll(async () => {
     target = await connect(REDIS_URL)
@@ -100,6 +132,68 @@ describe.skipIf(!redisAvailable).each([
     )
   })
 
+  it('decides bursts of multi-rule requests as the reference store does, each rule set in order, in one call per rule set', async () => {
+    await fc.assert(
+      fc.asyncProperty(ruleSetBurstsArb, async (bursts) => {
+        const { counter, client } = counted(target.client)
+        const store = redisStore({
+          client,
+          time: 'caller',
+          prefix: uniquePrefix('sets'),
+          expiryMarginMs: 600_000,
+        })
+        const reference = referenceStore()
+        let now = 1_800_000_000_000
+        for (const { dt, requests } of bursts) {
+          now += dt
+          // Calls leave in this order: a request that charges one key twice at once (general
+          // script), then one batch per script, in the order each first appeared. A script is
+          // made for its rules' algorithms, parameters and shadow flags: rules that are alike
+          // share one.
+          const sets = new Map<string, number[]>()
+          const alone: number[] = []
+          requests.forEach((request, i) => {
+            const keys = request.map((c) => `${c.rule}:${c.key}`)
+            if (new Set(keys).size < keys.length) {
+              alone.push(i)
+              return
+            }
+            const set = JSON.stringify(
+              request.map((c) => [
+                c.algorithm.name,
+                c.algorithm.params,
+                request.length > 1 && c.shadow,
+              ]),
+            )
+            sets.set(set, [...(sets.get(set) ?? []), i])
+          })
+          const expected = new Map<number, readonly Decision[]>()
+          for (const i of [...alone, ...[...sets.values()].flat()]) {
+            expected.set(i, (await reference.consume(requests[i]!, now)).decisions)
+          }
+          // A script's first call goes out again as EVAL after NOSCRIPT, behind calls sent after
+          // it: load each script first, on keys of their own.
+          for (const request of requests) {
+            await store.consume(
+              request.map((c) => ({ ...c, key: 'warm-up' })),
+              now,
+            )
+          }
+          const before = counter.calls
+          const outcomes = await Promise.all(requests.map((request) => store.consume(request, now)))
+          outcomes.forEach((outcome, i) => {
+            expect(normalise(outcome.decisions), `request ${i}`).toEqual(
+              normalise(expected.get(i)!),
+            )
+            expect(outcome.at).toBe(now)
+          })
+          expect(counter.calls - before).toBe(alone.length + sets.size)
+        }
+      }),
+      { numRuns: 60 },
+    )
+  })
+
   it('admits exactly the limit from one large burst, split into calls of at most 32 requests', async () => {
     const { counter, client } = counted(target.client)
     const store = redisStore({ client, prefix: uniquePrefix('large') })
@@ -115,6 +209,25 @@ describe.skipIf(!redisAvailable).each([
     expect(counter.keys).toEqual([...Array.from({ length: 9 }, () => 32), 12])
     // The server's clock: one TIME per call, shared by its requests.
     expect(new Set(outcomes.slice(0, 32).map((o) => o.at)).size).toBe(1)
+  })
+
+  it('admits exactly the tightest limit from a large burst of three-rule requests, 10 requests per call', async () => {
+    const { counter, client } = counted(target.client)
+    const store = redisStore({ client, prefix: uniquePrefix('large-set') })
+    const rules = [
+      charge('hour', gcra({ rate: 1000, periodMs: 3_600_000, burst: 1000 }), 'k'),
+      charge('minute', fixedWindow({ limit: 45, windowMs: 60_000 }), 'k'),
+      { ...charge('shadow', fixedWindow({ limit: 5, windowMs: 60_000 }), 'k'), shadow: true },
+    ]
+    const outcomes = await Promise.all(Array.from({ length: 60 }, () => store.consume(rules, 0)))
+    const admitted = outcomes.filter((o) => o.decisions.every((d, i) => d.allowed || i === 2))
+    expect(admitted).toHaveLength(45)
+    expect(outcomes.slice(0, 45)).toEqual(admitted)
+    // The shadow rule denied from the sixth request on, and never stopped one.
+    expect(outcomes.map((o) => o.decisions[2]!.allowed).indexOf(false)).toBe(5)
+    // Denied requests took nothing: the hourly rule was charged 45 times.
+    expect(outcomes[59]!.decisions[0]!.remaining).toBe(1000 - 45)
+    expect(counter.keys).toEqual([30, 30, 30, 30, 30, 30])
   })
 
   it('sends each request on its own with coalesce: false', async () => {

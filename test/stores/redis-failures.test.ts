@@ -101,12 +101,12 @@ describe.skipIf(!redisServerBinary)('SCRIPT FLUSH in the middle of traffic', () 
       }
       expect(verdicts.every((v) => v.storeFailed !== true)).toBe(true)
       expect(verdicts.filter((v) => v.allowed)).toHaveLength(BURST)
-      // One rule per request: its own one-charge script served them, and is cached again.
-      const oneCharge = stores[1]!
+      // One rule per request: its own one-rule script served them, and is cached again.
+      const oneRule = stores[1]!
         .scripts()
         .filter((script) => script !== redisScripts.consume && script !== redisScripts.refund)
-      expect(oneCharge).toHaveLength(1)
-      expect(await redis.script('EXISTS', oneCharge[0]!.sha)).toEqual([1])
+      expect(oneRule).toHaveLength(1)
+      expect(await redis.script('EXISTS', oneRule[0]!.sha)).toEqual([1])
     } finally {
       redis.disconnect()
       await server.stop()

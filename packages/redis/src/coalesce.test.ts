@@ -1,4 +1,4 @@
-import { type Charge, gcra } from '@tollgate/core'
+import { type Charge, fixedWindow, gcra } from '@tollgate/core'
 import { describe, expect, it } from 'vitest'
 import type { RedisScriptClient } from './client.js'
 import { redisStore } from './redis-store.js'
@@ -37,6 +37,42 @@ describe('one-rule requests made together', () => {
         at: 1_800_000_000_000,
       })
     }
+  })
+
+  it('of several rules go out in one call per rule set, keys and costs in request order', async () => {
+    const calls: { keys: string[]; args: string[] }[] = []
+    const client: RedisScriptClient = {
+      evalsha: async (_sha, keys, args) => {
+        calls.push({ keys: [...keys], args: [...args] })
+        // Per request: the first rule allowed (4 left), the second denied (retry in 250 ms).
+        return [
+          1_800_000_000_000,
+          ...keys.flatMap((_, i) => (i % 2 ? [0, 0, 500, 250] : [1, 4, 100, 0])),
+        ]
+      },
+      eval: () => Promise.reject(new Error('unexpected EVAL')),
+    }
+    const store = redisStore({ client, prefix: 'p' })
+    const daily = fixedWindow({ limit: 9, windowMs: 86_400_000 })
+    const twoRules = (key: string, cost: number): Charge[] => [
+      ...request(key),
+      { rule: 'day', algorithm: daily, key, cost, shadow: false },
+    ]
+    const outcomes = await Promise.all([
+      store.consume(twoRules('a', 2), 0),
+      store.consume(request('a'), 0),
+      store.consume(twoRules('b', 3), 0),
+    ])
+    expect(calls).toEqual([
+      { keys: ['p:r:{a}', 'p:day:{a}', 'p:r:{b}', 'p:day:{b}'], args: ['1', '2', '1', '3'] },
+      { keys: ['p:r:{a}'], args: ['1'] },
+    ])
+    expect(outcomes[0]!.decisions).toEqual([
+      { allowed: true, remaining: 4, limit: 5, resetAfterMs: 100, retryAfterMs: undefined },
+      { allowed: false, remaining: 0, limit: 9, resetAfterMs: 500, retryAfterMs: 250 },
+    ])
+    expect(outcomes[2]!.decisions).toEqual(outcomes[0]!.decisions)
+    expect(outcomes[1]!.decisions).toHaveLength(1)
   })
 
   it('all fail with ERR_RL_STORE_UNAVAILABLE when their call fails', async () => {

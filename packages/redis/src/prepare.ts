@@ -2,7 +2,7 @@ import { type Algorithm, type Charge, checkCost, RateLimitError } from '@tollgat
 import { encodeKey, encodeRule } from './keys.js'
 import { LUA_ALGORITHMS_BY_NAME, type Script, script } from './scripts/index.js'
 import type { LuaAlgorithm } from './scripts/lua-algorithm.js'
-import { oneChargeLua } from './scripts/one-charge.lua.js'
+import { type RuleSetShape, ruleSetLua } from './scripts/rule-set.lua.js'
 
 /** A charge ready for a general script call: its Redis key, hash tag and ARGV entries. */
 export type PreparedCharge = {
@@ -15,29 +15,43 @@ export type PreparedCharge = {
 
 /** What the store knows about an algorithm once, whatever the request. */
 type AlgorithmPlan = {
+  /** Tells this algorithm object from others in a rule set's cache key. */
+  readonly id: number
+  readonly lua: LuaAlgorithm
   /** [code, p1, p2, p3] as the general scripts read them. */
   readonly args: readonly string[]
-  /** Its own one-charge script, or undefined past the bound (the general script serves it). */
-  readonly oneCharge: Script | undefined
+  /** Its own one-rule script, or undefined past the bound (the general script serves it). */
+  readonly oneRule: Script | undefined
 }
 
 /**
- * One-charge scripts a store makes at most. Each distinct rule (algorithm and parameters) gets
- * its own, and Redis keeps every loaded script until `SCRIPT FLUSH`; rules come from
- * configuration, so this bound is only reached by an app that builds algorithms per request,
- * whose requests then take the general script.
+ * Rule-set scripts a store makes at most. Each distinct set of rules (algorithms, parameters,
+ * shadow flags, in order) gets its own, and Redis keeps every loaded script until `SCRIPT
+ * FLUSH`; rules come from configuration, so this bound is only reached by an app that builds
+ * algorithms per request, whose requests then take the general script.
  */
-export const MAX_ONE_CHARGE_SCRIPTS = 256
+export const MAX_RULE_SET_SCRIPTS = 256
+
+/**
+ * The most rules a rule-set script decides per request (its source grows with each, and Lua
+ * allows a function 200 locals). A request charging more takes the general script.
+ */
+export const MAX_RULES_PER_SCRIPT = 8
 
 export type ChargePreparer = {
   /** Validates a charge and builds its key and arguments for the general scripts. */
   prepare(charge: Charge): PreparedCharge
   /** Validates a charge and returns its Redis key. */
   keyOf(charge: Charge): string
-  /** The one-charge script of the charge's algorithm, if it has one (call after `keyOf`). */
-  oneChargeScript(charge: Charge): Script | undefined
-  /** Every one-charge script made so far. */
-  oneChargeScripts(): readonly Script[]
+  /** The one-rule script of the charge's algorithm, if it has one (call after `keyOf`). */
+  oneRuleScript(charge: Charge): Script | undefined
+  /**
+   * The rule-set script of several charges (their algorithms and shadow flags, in order), if
+   * they have one (call after `keyOf` on each).
+   */
+  ruleSetScript(charges: readonly Charge[]): Script | undefined
+  /** Every rule-set script made so far, one-rule scripts included. */
+  ruleSetScripts(): readonly Script[]
 }
 
 /** Validates charges and builds their keys and arguments, caching what depends only on rules. */
@@ -47,7 +61,11 @@ export function chargePreparer(
 ): ChargePreparer {
   const ruleKeyPrefixes = new Map<string, string>()
   const plans = new WeakMap<Algorithm, AlgorithmPlan>()
-  const oneChargeScripts = new Map<string, Script>()
+  let plansMade = 0
+  // By source, so that equal rules share one script (and one batch of requests).
+  const scriptsBySource = new Map<string, Script>()
+  // By the ids and shadow flags of a request's algorithms: what a request looks up.
+  const ruleSets = new Map<string, Script>()
 
   function ruleKeyPrefix(rule: string): string {
     let cached = ruleKeyPrefixes.get(rule)
@@ -59,16 +77,12 @@ export function chargePreparer(
     return cached
   }
 
-  function oneChargeScriptOf(lua: LuaAlgorithm, args: readonly string[]): Script | undefined {
-    const source = oneChargeLua({
-      algorithm: lua,
-      params: [args[1]!, args[2]!, args[3]!],
-      ...clock,
-    })
-    let found = oneChargeScripts.get(source)
-    if (found === undefined && oneChargeScripts.size < MAX_ONE_CHARGE_SCRIPTS) {
+  function scriptOf(rules: RuleSetShape['rules']): Script | undefined {
+    const source = ruleSetLua({ rules, ...clock })
+    let found = scriptsBySource.get(source)
+    if (found === undefined && scriptsBySource.size < MAX_RULE_SET_SCRIPTS) {
       found = script(source)
-      oneChargeScripts.set(source, found)
+      scriptsBySource.set(source, found)
     }
     return found
   }
@@ -78,10 +92,28 @@ export function chargePreparer(
     if (plan === undefined) {
       const lua = luaOf(charge)
       const args = scriptArgs(lua, charge.algorithm)
-      plan = { args, oneCharge: oneChargeScriptOf(lua, args) }
+      const oneRule = scriptOf([{ algorithm: lua, params: paramsOf(args), shadow: false }])
+      plan = { id: plansMade++, lua, args, oneRule }
       plans.set(charge.algorithm, plan)
     }
     return plan
+  }
+
+  function ruleSetScript(charges: readonly Charge[]): Script | undefined {
+    if (charges.length > MAX_RULES_PER_SCRIPT) return undefined
+    let id = ''
+    for (const charge of charges) id += `${planOf(charge).id}${charge.shadow ? 's' : ''},`
+    let found = ruleSets.get(id)
+    if (found === undefined && ruleSets.size < MAX_RULE_SET_SCRIPTS * 4) {
+      found = scriptOf(
+        charges.map((charge) => {
+          const { lua, args } = planOf(charge)
+          return { algorithm: lua, params: paramsOf(args), shadow: charge.shadow }
+        }),
+      )
+      if (found !== undefined) ruleSets.set(id, found)
+    }
+    return found
   }
 
   function keyOf(charge: Charge): string {
@@ -99,8 +131,9 @@ export function chargePreparer(
 
   return {
     keyOf,
-    oneChargeScript: (charge) => planOf(charge).oneCharge,
-    oneChargeScripts: () => [...oneChargeScripts.values()],
+    oneRuleScript: (charge) => planOf(charge).oneRule,
+    ruleSetScript,
+    ruleSetScripts: () => [...scriptsBySource.values()],
     prepare(charge) {
       const key = keyOf(charge)
       const [code, p1, p2, p3] = planOf(charge).args
@@ -112,6 +145,11 @@ export function chargePreparer(
       }
     },
   }
+}
+
+/** p1, p2, p3 of [code, p1, p2, p3]. */
+function paramsOf(args: readonly string[]): readonly [string, string, string] {
+  return [args[1]!, args[2]!, args[3]!]
 }
 
 function luaOf(charge: Charge): LuaAlgorithm {

@@ -1,7 +1,7 @@
 import { type Charge, checkTime, type Outcome, RateLimitError, type Store } from '@tollgate/core'
 import { callScript, type Deadline, deadlineIn } from './call.js'
 import type { RedisScriptClient } from './client.js'
-import { oneRuleSender } from './coalesce.js'
+import { requestSender } from './coalesce.js'
 import { consumeAcrossSlots, groupBySlot, type RunScript } from './cross-slot.js'
 import { redisKey } from './keys.js'
 import { chargePreparer, type PreparedCharge } from './prepare.js'
@@ -39,10 +39,11 @@ export type RedisStoreOptions = {
    */
   readonly expiryMarginMs?: number
   /**
-   * One-rule requests made in the same turn of the event loop go to Redis together, one script
-   * call per rule, each decided exactly as alone: a busy gateway pays the fixed cost of a call
-   * (for Redis and the client) once per batch. A request waits at most until the end of the
-   * current turn. `false` sends each request at once, on its own. Always off on Redis Cluster.
+   * Requests made in the same turn of the event loop that charge the same rules go to Redis
+   * together, one script call per set of rules, each decided exactly as alone: a busy gateway
+   * pays the fixed cost of a call (for Redis and the client) once per batch. A request waits at
+   * most until the end of the current turn. `false` sends each request at once, on its own.
+   * Always off on Redis Cluster.
    * @default true
    */
   readonly coalesce?: boolean
@@ -55,9 +56,9 @@ export interface RedisStore extends Store {
   /** The Redis key holding a rule's state for `key` (for inspection and tests). */
   keyOf(rule: string, key: string): string
   /**
-   * The scripts this store runs: the general consume and refund scripts, and the one-charge
-   * script of each rule it has decided so far. For operators who allow scripts by SHA; the
-   * store loads each one itself on first use.
+   * The scripts this store runs: the general consume and refund scripts, and the script of each
+   * rule, and of each set of rules charged together, it has decided so far. For operators who
+   * allow scripts by SHA; the store loads each one itself on first use.
    */
   scripts(): readonly Script[]
 }
@@ -78,7 +79,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
   const { client, prefix, serverTime, timeoutMs, margin, coalesce } = resolveOptions(options)
   const preparer = chargePreparer(prefix, { serverTime, marginMs: Number(margin) })
   const prepare = preparer.prepare
-  const sendOneRule = oneRuleSender({
+  const send = requestSender({
     client,
     serverTime,
     timeoutMs,
@@ -117,7 +118,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
 
   return {
     keyOf: (rule, key) => redisKey(prefix, rule, key),
-    scripts: () => [consumeScript, refundScript, ...preparer.oneChargeScripts()],
+    scripts: () => [consumeScript, refundScript, ...preparer.ruleSetScripts()],
 
     consume(charges, now) {
       // Not an async function, to spare the common path a promise; errors still reject.
@@ -126,8 +127,13 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
         if (charges.length === 1) {
           const charge = charges[0]!
           const key = preparer.keyOf(charge)
-          const script = preparer.oneChargeScript(charge)
-          if (script !== undefined) return sendOneRule(script, charges, key, now)
+          const script = preparer.oneRuleScript(charge)
+          if (script !== undefined) return send(script, charges, key, now)
+        } else if (charges.length > 1 && client.cluster !== true) {
+          // On Redis Cluster the keys of one request may lie in several slots: general script.
+          const keys = charges.map(preparer.keyOf)
+          const script = distinct(keys) ? preparer.ruleSetScript(charges) : undefined
+          if (script !== undefined) return send(script, charges, keys, now)
         }
         return consumeMany(charges, now)
       } catch (error) {
@@ -160,6 +166,14 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     }
     return consumeAcrossSlots(run, groups, charges.length, serverTime ? undefined : now)
   }
+}
+
+/** No key appears twice (a request that charges one key twice needs the general script). */
+function distinct(keys: readonly string[]): boolean {
+  for (let i = 1; i < keys.length; i++) {
+    for (let j = 0; j < i; j++) if (keys[i] === keys[j]) return false
+  }
+  return true
 }
 
 /** [0, 1, …, count − 1], shared for the usual small counts (never mutated). */

@@ -61,37 +61,43 @@ export function parseReply(
 }
 
 /**
- * Reads a one-rule script's reply, `[now, then per request: allowed (1/0), remaining,
- * resetAfterMs, retryAfterMs]` (scripts/one-charge.lua.ts), into one outcome per request. With
- * the caller's clock each request keeps the time it was decided at.
+ * Reads a rule-set script's reply, `[now, then per request and rule: allowed (1/0), remaining,
+ * resetAfterMs, retryAfterMs]` (scripts/rule-set.lua.ts), into one outcome per request, each
+ * with one decision per rule. With the caller's clock each request keeps the time it was
+ * decided at.
  */
-export function parseOneRuleReplies(
+export function parseRuleSetReplies(
   reply: unknown,
   requests: readonly { readonly charges: readonly Charge[]; readonly now: number }[],
+  rules: number,
   serverTime: boolean,
 ): Outcome[] {
   const count = requests.length
-  if (!Array.isArray(reply) || reply.length !== 1 + 4 * count) {
-    throw malformed(`expected an array of ${1 + 4 * count} integers`, reply)
+  const length = 1 + 4 * rules * count
+  if (!Array.isArray(reply) || reply.length !== length) {
+    throw malformed(`expected an array of ${length} integers`, reply)
   }
   for (const value of reply) {
     if (!Number.isSafeInteger(value)) throw malformed('expected integers only', reply)
   }
   const numbers = reply as number[]
   const outcomes: Outcome[] = new Array(count)
+  let base = 1
   for (let i = 0; i < count; i++) {
-    const base = 1 + 4 * i
-    const allowed = numbers[base]
-    if (allowed !== 0 && allowed !== 1) throw malformed('allowed must be 0 or 1', reply)
     const request = requests[i]!
-    const decision: Decision = {
-      allowed: allowed === 1,
-      remaining: numbers[base + 1]!,
-      limit: request.charges[0]!.algorithm.limit,
-      resetAfterMs: numbers[base + 2]!,
-      retryAfterMs: allowed === 1 ? undefined : numbers[base + 3],
+    const decisions: Decision[] = new Array(rules)
+    for (let j = 0; j < rules; j++, base += 4) {
+      const allowed = numbers[base]
+      if (allowed !== 0 && allowed !== 1) throw malformed('allowed must be 0 or 1', reply)
+      decisions[j] = {
+        allowed: allowed === 1,
+        remaining: numbers[base + 1]!,
+        limit: request.charges[j]!.algorithm.limit,
+        resetAfterMs: numbers[base + 2]!,
+        retryAfterMs: allowed === 1 ? undefined : numbers[base + 3],
+      }
     }
-    outcomes[i] = { decisions: [decision], at: serverTime ? numbers[0]! : request.now }
+    outcomes[i] = { decisions, at: serverTime ? numbers[0]! : request.now }
   }
   return outcomes
 }

@@ -33,8 +33,8 @@ export type LuaAlgorithm = {
   /**
    * Statements that set `allowed` (1/0), `remaining`, `reset` (resetAfterMs) and `retry`
    * (retryAfterMs), and change `s` only when `commit` is true and the charge is allowed. They
-   * assign and never `return`, so that the one-charge script can run them inline, without a
-   * function around them (see one-charge.lua.ts).
+   * assign and never `return`, so that the rule-set scripts can run them inline, without a
+   * function around them (see rule-set.lua.ts).
    */
   readonly decide: string
   /** Statements giving back `cost` charged at `chargedAt`, as of `now`. */

@@ -1,0 +1,179 @@
+import { ARITHMETIC_LUA } from './assemble.js'
+import type { LuaAlgorithm } from './lua-algorithm.js'
+import { slidingLogLua } from './sliding-log.lua.js'
+
+/** One rule of a rule-set script: its algorithm, its parameters, and whether it only reports. */
+export type RuleShape = {
+  readonly algorithm: LuaAlgorithm
+  /** p1, p2, p3 as the algorithm's fragments read them, as decimal integers. */
+  readonly params: readonly [string, string, string]
+  /** A shadow rule is decided and reported, but its denial never denies the request. */
+  readonly shadow: boolean
+}
+
+/** What a rule-set script is built for: its rules, in order, and the store's clock. */
+export type RuleSetShape = {
+  readonly rules: readonly RuleShape[]
+  /** Extra ms each key is kept (the store's `expiryMarginMs`). */
+  readonly marginMs: number
+  /** The Redis server's TIME decides (`true`), or the caller's `now` after each request's costs. */
+  readonly serverTime: boolean
+}
+
+/**
+ * A script that decides requests which each charge the same rules, in the same order: the
+ * requests a gateway makes over and over (one rule, or a fixed set such as per second and per
+ * day). Everything fixed for those rules (algorithms, scaled parameters, shadow flags, the
+ * expiry margin, whose clock) is written into the source as constants, so a call carries only
+ * the keys, the costs and, with the caller's clock, the times. One call may decide several
+ * requests, in order (the store coalesces requests made in the same turn of the event loop; see
+ * coalesce.ts); with n rules:
+ *
+ *   KEYS = [request 1's n keys, request 2's n keys, …]
+ *   ARGV = [request 1's n costs, (its now,) request 2's n costs, (its now,) …]
+ *
+ * and replies `[now, then per request and rule: allowed (1/0), remaining, resetAfterMs,
+ * retryAfterMs]` (retryAfterMs is 0 when allowed), `now` being the server's time, or 0 with the
+ * caller's clock. Each request is decided and written before the next one is read, exactly as
+ * if it had its own call, and exactly as the core's `applyCharges`: a dry run of every rule; if
+ * an enforcing one denies, nothing is written and the rules that would have passed are reported
+ * at cost 0; otherwise every allowed charge is taken. The keys of one request must differ (the
+ * store sends a request that charges one key twice to the general script).
+ *
+ * The fragments are the general script's, in the same order, so either script decides a request
+ * identically. Here they run inline, not inside functions: a Lua closure made on every call
+ * (with its upvalues, and the garbage they leave) cost about as much as the arithmetic it wraps.
+ * Each rule set gets its own script (and SHA); the store bounds how many it makes (prepare.ts).
+ */
+export function ruleSetLua({ rules, marginMs, serverTime }: RuleSetShape): string {
+  const names = rules.map((rule) => rule.algorithm.name + (rule.shadow ? ' (shadow)' : ''))
+  const header = `-- tollgate: requests charging ${names.join(', ')}${ARITHMETIC_LUA}`
+  const clock = serverTime
+    ? `local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+local reply = { now }`
+    : `local reply, now = { 0 }, 0`
+  const write = (rule: RuleShape) => writeState(rule.algorithm, marginMs, serverTime)
+  if (rules.length === 1) return header + clock + oneRuleBody(rules[0]!, serverTime, write)
+  return header + clock + severalRulesBody(rules, serverTime, write)
+}
+
+/**
+ * One rule: the dry run and the commit are one decision, written only if allowed (the common
+ * request, so it skips the dry run's second pass).
+ */
+function oneRuleBody(rule: RuleShape, serverTime: boolean, write: (r: RuleShape) => string) {
+  const { algorithm, params } = rule
+  const step = serverTime ? 1 : 2
+  const requestNow = serverTime ? '' : `\n  now = tonumber(ARGV[i * 2])`
+  return `
+local p1, p2, p3 = ${params.join(', ')}
+for i = 1, #KEYS do
+  local key, cost, commit = KEYS[i], tonumber(ARGV[(i - 1) * ${step} + 1]), true${requestNow}
+  local s
+  ${readState(algorithm)}${algorithm.load}
+  local allowed, remaining, reset, retry
+  do${algorithm.decide}
+  end
+  if allowed == 1 then
+    ${write(rule)}
+  end
+  local at = i * 4 - 2
+  reply[at], reply[at + 1], reply[at + 2], reply[at + 3] = allowed, remaining, reset, retry
+end
+return reply
+`
+}
+
+/**
+ * Several rules: each state is loaded, every rule decided without writing (the dry run), then
+ * the request is either denied (the rules that passed are decided again at cost 0) or taken
+ * (each allowed rule decided again with commit, then written). Rule i's state, cost and
+ * decision live in the locals s<i>, c<i> and a<i>, m<i>, e<i>, t<i>.
+ */
+function severalRulesBody(
+  rules: readonly RuleShape[],
+  serverTime: boolean,
+  write: (r: RuleShape) => string,
+): string {
+  const n = rules.length
+  const step = serverTime ? n : n + 1
+  const each = (part: (rule: RuleShape, i: number) => string) =>
+    rules.map((rule, index) => part(rule, index + 1)).join('')
+  // A fragment in its own scope, with the names it expects bound to rule i's.
+  const scoped = (rule: RuleShape, i: number, cost: string, commit: string, body: string) => `
+    do
+      local key, s, cost, commit = KEYS[k + ${i}], s${i}, ${cost}, ${commit}
+      local p1, p2, p3 = ${rule.params.join(', ')}
+      local allowed, remaining, reset, retry
+      do${rule.algorithm.decide}
+      end
+      a${i}, m${i}, e${i}, t${i} = allowed, remaining, reset, retry${body}
+    end`
+  const load = (rule: RuleShape, i: number) => `
+  local s${i}
+  do
+    local key, p1, p2, p3 = KEYS[k + ${i}], ${rule.params.join(', ')}
+    local s
+    ${readState(rule.algorithm)}${rule.algorithm.load}
+    s${i} = s
+  end`
+  const dryRun = (rule: RuleShape, i: number) => `
+  local c${i} = tonumber(ARGV[base + ${i}])
+  local a${i}, m${i}, e${i}, t${i}${scoped(rule, i, `c${i}`, 'false', '')}${
+    rule.shadow ? '' : `\n  if a${i} == 0 then denied = true end`
+  }`
+  const report = (rule: RuleShape, i: number) => `
+    if a${i} == 1 then${scoped(rule, i, '0', 'false', '')}
+    end`
+  const take = (rule: RuleShape, i: number) => `
+    if a${i} == 1 then${scoped(rule, i, `c${i}`, 'true', `\n      if allowed == 1 then\n        ${write(rule)}\n      end`)}
+    end`
+  const replies = (_rule: RuleShape, i: number) => `
+  reply[at], reply[at + 1], reply[at + 2], reply[at + 3] = a${i}, m${i}, e${i}, t${i}
+  at = at + 4`
+  return `
+for r = 0, #KEYS / ${n} - 1 do
+  local k, base = r * ${n}, r * ${step}${serverTime ? '' : `\n  now = tonumber(ARGV[base + ${n + 1}])`}${each(load)}
+  local denied = false${each(dryRun)}
+  if denied then${each(report)}
+  else${each(take)}
+  end
+  local at = r * ${4 * n} + 2${each(replies)}
+end
+return reply
+`
+}
+
+/**
+ * Sets `v` to the key's stored string, or nil when it holds none. The sliding log keeps the raw
+ * reply: it tells the error of a key that holds a list (its long form) from a missing key.
+ */
+function readState(algorithm: LuaAlgorithm): string {
+  if (algorithm.code === slidingLogLua.code) return `local v = redis.pcall('GET', key)`
+  return `local v = redis.pcall('GET', key)
+  -- Missing, or another type (a rule that changed algorithm): no state.
+  if type(v) ~= 'string' then v = nil end`
+}
+
+/**
+ * Writes the state `s` of `key` with an expiry at the moment it is fresh again (dropping it then
+ * loses nothing), plus the margin; a state already fresh is deleted instead. With the server's
+ * clock the deadline is absolute (agrees with TIME to the ms), relative otherwise. A sliding log
+ * kept as a list was written in place: only its expiry is left to set.
+ */
+function writeState(algorithm: LuaAlgorithm, marginMs: number, serverTime: boolean): string {
+  const deadline = serverTime ? `fresh + ${marginMs}` : `fresh - now + ${marginMs}`
+  const set = `redis.call('SET', key, ${algorithm.format}, '${serverTime ? 'PXAT' : 'PX'}', ${deadline})`
+  const expire = `redis.call('${serverTime ? 'PEXPIREAT' : 'PEXPIRE'}', key, ${deadline})`
+  const store =
+    algorithm.code === slidingLogLua.code ? `if s[3] then ${set} else ${expire} end` : set
+  return `local fresh
+    do${algorithm.freshAt}
+    end
+    if fresh <= now then
+      redis.call('DEL', key)
+    else
+      ${store}
+    end`
+}
