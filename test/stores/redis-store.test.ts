@@ -154,7 +154,8 @@ describe.skipIf(!redisAvailable)('Redis store on a single node', () => {
       time: 'caller',
     })
     // Every algorithm has room for 20: a fresh state answers 19 after one request. Alone (the
-    // one-rule script) and beside another charge (the general script).
+    // one-rule script), beside another charge (a rule-set script), and charged twice in one
+    // request (the general script).
     for (const [i, before] of ONE_OF_EACH.entries()) {
       for (const [j, after] of ONE_OF_EACH.entries()) {
         if (i === j) continue
@@ -168,6 +169,10 @@ describe.skipIf(!redisAvailable)('Redis store on a single node', () => {
           0,
         )
         expect(together.decisions[0]?.remaining, `${after.name} after ${before.name}`).toBe(19)
+        await store.consume([{ ...charge(before, `${key}d`), rule: 'same' }], 0)
+        const twice = { ...charge(after, `${key}d`), rule: 'same' }
+        const general = await store.consume([twice, twice], 0)
+        expect(general.decisions[0]?.remaining, `${after.name} after ${before.name}`).toBe(19)
       }
     }
   })

@@ -64,8 +64,9 @@ export function chargePreparer(
   let plansMade = 0
   // By source, so that equal rules share one script (and one batch of requests).
   const scriptsBySource = new Map<string, Script>()
-  // By the ids and shadow flags of a request's algorithms: what a request looks up.
-  const ruleSets = new Map<string, Script>()
+  // By the ids and shadow flags of a request's algorithms: what a request looks up. `null`: past
+  // the bound on scripts, so the general script serves that set (remembered, not rebuilt).
+  const ruleSets = new Map<string, Script | null>()
 
   function ruleKeyPrefix(rule: string): string {
     let cached = ruleKeyPrefixes.get(rule)
@@ -103,16 +104,17 @@ export function chargePreparer(
     if (charges.length > MAX_RULES_PER_SCRIPT) return undefined
     let id = ''
     for (const charge of charges) id += `${planOf(charge).id}${charge.shadow ? 's' : ''},`
-    let found = ruleSets.get(id)
-    if (found === undefined && ruleSets.size < MAX_RULE_SET_SCRIPTS * 4) {
-      found = scriptOf(
-        charges.map((charge) => {
-          const { lua, args } = planOf(charge)
-          return { algorithm: lua, params: paramsOf(args), shadow: charge.shadow }
-        }),
-      )
-      if (found !== undefined) ruleSets.set(id, found)
-    }
+    const known = ruleSets.get(id)
+    if (known !== undefined) return known ?? undefined
+    // Sets of algorithm objects made per request would never repeat: stop remembering them.
+    if (ruleSets.size >= MAX_RULE_SET_SCRIPTS * 4) return undefined
+    const found = scriptOf(
+      charges.map((charge) => {
+        const { lua, args } = planOf(charge)
+        return { algorithm: lua, params: paramsOf(args), shadow: charge.shadow }
+      }),
+    )
+    ruleSets.set(id, found ?? null)
     return found
   }
 
