@@ -35,7 +35,7 @@ pnpm --filter @tollgate/benchmarks bench:adapters -- --sockets --write
 - **peer**: express-rate-limit 8 (draft-8 and legacy headers), koa-ratelimit 6 (memory driver),
   hono-rate-limiter 0.5 (draft-7), each with its memory store.
 - The machine is shared (2 cores, load average 2–7 from other work during these runs), which
-  inflates every absolute figure (a bare Express request costs 50 to 95 µs here, depending on the
+  inflates every absolute figure (a bare Express request costs 50 to 110 µs here, depending on the
   day) and leaves a few µs
   of noise in each cell: compare within a row, and read the ratios.
 
@@ -49,9 +49,12 @@ more in the adapter, mostly Koa's promise and closure chained on \`next()\`; \`b
 measures both, about 1.2 KB per request in all with Koa, 0.9 KB with Hono and 0.7 KB with
 Express. With Express, Tollgate adds a little over a third of what express-rate-limit adds.
 With its defaults Tollgate writes five fields where koa-ratelimit writes three and
-hono-rate-limiter two; on those two frameworks it adds about as much as the peer, the fields
-alone being most of it (1.03 and 0.85 here; the full runs before gave 1.05 and 0.88, 1.00 and
-0.88, and earlier versions up to 1.37 and 1.13: the margin is within what moves between runs). Sending the same fields as
+hono-rate-limiter two. On Hono it adds a little less than the peer (0.95 here; the full runs
+before gave 0.85, 0.88 and 0.88). On Koa it adds more (1.32 here; Koa-only runs of the same day
+1.09–1.24; the full runs before 1.03, 1.05 and 1.00): the two fields koa-ratelimit does not send
+cost about 3 µs there, and Tollgate's own work 2–5 µs over the fields (**tollgate** minus
+**fields only**), of which its functions are about 2% of a request's CPU time in a profile and
+the garbage it leaves (about 0.85 KB a request) most of the rest. Sending the same fields as
 the peer, Tollgate adds clearly less than each peer; set \`legacyHeaders: false\` or
 \`standardHeaders: false\` to send fewer. Over real sockets the figures swing widely between
 rounds (a sanity check, not the measure); on \`@hono/node-server\` every added field costs
