@@ -1,7 +1,7 @@
 // The Redis store on a real Redis Cluster of three masters, started here from the redis-server
 // binary, through ioredis Cluster and node-redis createCluster.
 import { type Charge, tokenBucket } from '@tollgate/core'
-import { type RedisScriptClient, redisStore } from '@tollgate/redis'
+import { type RedisScriptClient, redisScripts, redisStore } from '@tollgate/redis'
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type RedisCluster, startRedisCluster } from './support/redis-cluster.js'
@@ -13,10 +13,12 @@ import { AWKWARD_KEYS, expectSameAsReference, ONE_OF_EACH, traceArb } from './su
 function counting(client: RedisScriptClient) {
   const counter = {
     calls: 0,
+    shas: [] as string[],
     client: {
       cluster: client.cluster,
       evalsha: (sha, keys, args) => {
         counter.calls++
+        counter.shas.push(sha)
         return client.evalsha(sha, keys, args)
       },
       eval: (source, keys, args) => {
@@ -98,6 +100,9 @@ describe.skipIf(!redisServerBinary)('Redis store on a Redis Cluster (3 masters)'
       const outcome = await s.consume(charges, 1_000)
       expect(outcome.decisions.every((d) => d.allowed)).toBe(true)
       expect(counter.calls).toBe(1)
+      // Every key in one slot: the script made for these rules, not the general one.
+      expect(counter.shas.at(-1)).not.toBe(redisScripts.consume.sha)
+      expect(s.scripts().map((script) => script.sha)).toContain(counter.shas.at(-1))
     })
 
     it('across slots, a denial anywhere leaves every other rule as it was', async () => {

@@ -129,8 +129,9 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
           const key = preparer.keyOf(charge)
           const script = preparer.oneRuleScript(charge)
           if (script !== undefined) return send(script, charges, key, now)
-        } else if (charges.length > 1 && client.cluster !== true) {
-          // On Redis Cluster the keys of one request may lie in several slots: general script.
+        } else if (charges.length > 1 && (client.cluster !== true || oneIdentity(charges))) {
+          // On Redis Cluster the keys of one call must share a slot: they do when every charge
+          // keys on the same identity (the hash tag); others go by slot through the general script.
           const keys = charges.map(preparer.keyOf)
           const script = distinct(keys) ? preparer.ruleSetScript(charges) : undefined
           if (script !== undefined) return send(script, charges, keys, now)
@@ -166,6 +167,12 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     }
     return consumeAcrossSlots(run, groups, charges.length, serverTime ? undefined : now)
   }
+}
+
+/** Every charge keys on the same identity, so their Redis keys share a hash tag and a slot. */
+function oneIdentity(charges: readonly Charge[]): boolean {
+  for (let i = 1; i < charges.length; i++) if (charges[i]!.key !== charges[0]!.key) return false
+  return true
 }
 
 /** No key appears twice (a request that charges one key twice needs the general script). */
