@@ -31,6 +31,10 @@ const charge = (rule: string, algorithm: Charge['algorithm'], key: string): Char
   shadow: false,
 })
 
+/** A store on the test's clock, where nothing expires while a trace runs. */
+const onTheCallersClock = (client: RedisScriptClient, name: string) =>
+  redisStore({ client, time: 'caller', prefix: uniquePrefix(name), expiryMarginMs: 600_000 })
+
 /** Bursts of one-rule requests, all made at once, on 1–3 rules and a few keys. */
 const burstsArb = fc.array(algorithmArb, { minLength: 1, maxLength: 3 }).chain((algorithms) =>
   fc.array(
@@ -103,12 +107,7 @@ describe.skipIf(!redisAvailable).each([
     await fc.assert(
       fc.asyncProperty(burstsArb, async (bursts) => {
         const { counter, client } = counted(target.client)
-        const store = redisStore({
-          client,
-          time: 'caller',
-          prefix: uniquePrefix('burst'),
-          expiryMarginMs: 600_000,
-        })
+        const store = onTheCallersClock(client, 'burst')
         const reference = referenceStore()
         let now = 1_800_000_000_000
         for (const { dt, requests } of bursts) {
@@ -136,12 +135,7 @@ describe.skipIf(!redisAvailable).each([
     await fc.assert(
       fc.asyncProperty(ruleSetBurstsArb, async (bursts) => {
         const { counter, client } = counted(target.client)
-        const store = redisStore({
-          client,
-          time: 'caller',
-          prefix: uniquePrefix('sets'),
-          expiryMarginMs: 600_000,
-        })
+        const store = onTheCallersClock(client, 'sets')
         const reference = referenceStore()
         let now = 1_800_000_000_000
         for (const { dt, requests } of bursts) {
