@@ -73,6 +73,23 @@ const scenarios: readonly (Scenario & { readonly label: string; readonly expecte
     // The per-key rule has room to spare, so only the per-ip rule binds: exactly its 25.
     expected: 25,
   },
+  {
+    label: 'three rules on one identity (one slot on a cluster)',
+    rules: [
+      { id: 'hourly', key: 'user:7', algorithm: rate('gcra', 3_600_000) },
+      {
+        id: 'window',
+        key: 'user:7',
+        algorithm: { ...window('fixed_window'), limit: 30 } as AlgorithmSpec,
+      },
+      { id: 'log', key: 'user:7', algorithm: window('sliding_log') },
+    ],
+    attempts: ATTEMPTS,
+    inFlight: 4,
+    now: 1_000_000,
+    // The fixed window is the tightest: exactly its 30, whatever the others had room for.
+    expected: 30,
+  },
 ]
 
 function suite(connection: () => { url: string } | { ports: readonly number[] }) {
