@@ -127,7 +127,7 @@ export function requestSender(options: {
 
 /** As many requests of `rules` rules as fit in MAX_BATCH_KEYS keys, and at least one. */
 function requestsPerCall(rules: number): number {
-  return rules === 1 ? MAX_BATCH_KEYS : Math.max(1, Math.floor(MAX_BATCH_KEYS / rules))
+  return Math.max(1, Math.floor(MAX_BATCH_KEYS / rules))
 }
 
 /** At the end of this turn of the event loop, after the I/O callbacks that may add requests. */
