@@ -24,11 +24,10 @@ const rate = (name: 'token_bucket' | 'gcra' | 'leaky_bucket', periodMs: number):
   periodMs,
   burst: LIMIT,
 })
-const window = (name: 'fixed_window' | 'sliding_log' | 'sliding_window'): AlgorithmSpec => ({
-  name,
-  limit: LIMIT,
-  windowMs: 3_600_000,
-})
+const window = (
+  name: 'fixed_window' | 'sliding_log' | 'sliding_window',
+  limit = LIMIT,
+): AlgorithmSpec => ({ name, limit, windowMs: 3_600_000 })
 const ALGORITHMS: readonly AlgorithmSpec[] = [
   rate('token_bucket', 1000),
   rate('gcra', 1000),
@@ -61,11 +60,7 @@ const scenarios: readonly (Scenario & { readonly label: string; readonly expecte
     label: 'two rules on two identities (different slots on a cluster)',
     rules: [
       { id: 'per-key', key: 'api_key:k_1', algorithm: rate('gcra', 3_600_000) },
-      {
-        id: 'per-ip',
-        key: 'ip:203.0.113.7',
-        algorithm: { ...window('sliding_log'), limit: 25 } as AlgorithmSpec,
-      },
+      { id: 'per-ip', key: 'ip:203.0.113.7', algorithm: window('sliding_log', 25) },
     ],
     attempts: ATTEMPTS,
     inFlight: 2,
@@ -77,11 +72,7 @@ const scenarios: readonly (Scenario & { readonly label: string; readonly expecte
     label: 'three rules on one identity (one slot on a cluster)',
     rules: [
       { id: 'hourly', key: 'user:7', algorithm: rate('gcra', 3_600_000) },
-      {
-        id: 'window',
-        key: 'user:7',
-        algorithm: { ...window('fixed_window'), limit: 30 } as AlgorithmSpec,
-      },
+      { id: 'window', key: 'user:7', algorithm: window('fixed_window', 30) },
       { id: 'log', key: 'user:7', algorithm: window('sliding_log') },
     ],
     attempts: ATTEMPTS,
