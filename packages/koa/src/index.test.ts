@@ -34,6 +34,83 @@ describe('@tollgate/koa', () => {
     }
   })
 
+  it('keeps the fields on a thrown error without refunds, through ctx.onerror', async () => {
+    const app = new Koa()
+    app.silent = true
+    app.use(rateLimit(perIp(2), { clock: clock(), exposeHeaders: true }))
+    app.use((ctx) => {
+      if (ctx.path === '/boom') throw new Error('boom')
+      // The app's own header: Koa drops it on an error, and it stays dropped.
+      ctx.set('X-App', 'set')
+      throw Object.assign(new Error('gone'), {
+        status: 410,
+        headers: { 'X-RateLimit-Limit': 'app' },
+      })
+    })
+    const server = app.listen(0)
+    try {
+      const gone = await request(server).get('/')
+      expect(gone.status).toBe(410)
+      expect(gone.headers).toMatchObject({
+        // The error's own value wins over the field's.
+        'x-ratelimit-limit': 'app',
+        'x-ratelimit-remaining': '1',
+        ratelimit: '"per-ip";r=1;t=1',
+        'ratelimit-policy': '"per-ip";q=1;w=1;burst=2',
+      })
+      expect(gone.headers['access-control-expose-headers']).toContain('RateLimit-Policy')
+      expect(gone.headers['x-app']).toBeUndefined()
+      const boom = await request(server).get('/boom')
+      expect(boom.status).toBe(500)
+      expect(boom.headers).toMatchObject({ 'x-ratelimit-remaining': '0', 'x-ratelimit-limit': '2' })
+    } finally {
+      server.close()
+    }
+  })
+
+  it('keeps the fields when an upstream middleware catches the error, and with two limiters', async () => {
+    const app = new Koa()
+    app.use(async (ctx, next) => {
+      try {
+        await next()
+      } catch {
+        ctx.status = 503
+        ctx.body = 'caught'
+      }
+    })
+    app.use(rateLimit(perIp(5), { clock: clock() }))
+    // A second limiter with other fields: ctx.onerror is already the first one's, so this one
+    // keeps its own fields another way.
+    app.use(
+      rateLimit(perIp(3), { clock: clock(), legacyHeaders: false, standardHeaders: 'draft-6' }),
+    )
+    app.use(() => {
+      throw new Error('boom')
+    })
+    const caught = await request(app.callback()).get('/')
+    expect(caught.status).toBe(503)
+    expect(caught.headers).toMatchObject({
+      'x-ratelimit-remaining': '4',
+      'ratelimit-remaining': '2',
+    })
+
+    const uncaught = new Koa()
+    uncaught.silent = true
+    uncaught.use(rateLimit(perIp(5), { clock: clock() }))
+    uncaught.use(
+      rateLimit(perIp(3), { clock: clock(), legacyHeaders: false, standardHeaders: 'draft-6' }),
+    )
+    uncaught.use(() => {
+      throw new Error('boom')
+    })
+    const failed = await request(uncaught.callback()).get('/')
+    expect(failed.status).toBe(500)
+    expect(failed.headers).toMatchObject({
+      'x-ratelimit-remaining': '4',
+      'ratelimit-remaining': '2',
+    })
+  })
+
   it('appends to a rate-limit field that an earlier middleware set, on admissions and denials', async () => {
     const app = new Koa()
     app.use((ctx, next) => {

@@ -15,7 +15,14 @@ import {
 } from '@tollgate/core'
 import type { Context, Middleware, Next } from 'koa'
 import { defaultUser, identitySource, requestFacts } from './request.js'
-import { type Denial, keepHeadersOnError, sendDenial, statusOfError } from './response.js'
+import {
+  type Denial,
+  installOnerror,
+  keepHeadersOnError,
+  onerrorKeepingFields,
+  sendDenial,
+  statusOfError,
+} from './response.js'
 
 export * from '@tollgate/core'
 export type { Denial } from './response.js'
@@ -48,6 +55,11 @@ export function rateLimit(
   const { skip, onShadowDenied } = options
   const onLimited = options.onLimited ?? sendDenial
   const refundIf = refundPredicate(options.refund)
+  const onerror = onerrorKeepingFields(
+    options.exposeHeaders
+      ? [...gate.responder.headerNames, 'Access-Control-Expose-Headers']
+      : gate.responder.headerNames,
+  )
 
   function finish(ctx: Context, next: Next, outcome: Verdict | Handled) {
     // A lone verdict is an admission whose response was not built: its fields are written
@@ -61,13 +73,15 @@ export function rateLimit(
       setNodeResponseFields(ctx.res, response.headers)
       if (!response.allowed) return onLimited(ctx, response, verdict)
     }
+    // Without refunds nothing is left to do once the app has answered, and an error's fields
+    // are kept by `onerror`: no promise or closure on `next()`.
+    if (refundIf === undefined && installOnerror(ctx, onerror)) return next()
     const failed = (error: unknown) => {
       keepHeadersOnError(error, (response ?? gate.responder.respond(verdict!, verdict!.at)).headers)
       if (verdict !== undefined && refundIf?.(statusOfError(error), ctx))
         refundQuietly(limiter, verdict)
       throw error
     }
-    // Without refunds, nothing is left to do once the app has answered.
     if (refundIf === undefined || verdict === undefined) return next().then(undefined, failed)
     return next().then(() => {
       if (refundIf(ctx.status, ctx)) refundQuietly(limiter, verdict)

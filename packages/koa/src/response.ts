@@ -31,3 +31,37 @@ export function statusOfError(error: unknown): number {
   const code = typeof status === 'number' ? status : statusCode
   return typeof code === 'number' && code >= 400 && code <= 599 ? code : 500
 }
+
+type Onerror = (this: Context, error: unknown) => void
+
+/**
+ * A `ctx.onerror` that first copies the rate-limit fields on the response (`names`, as written)
+ * onto the error, then runs the app's own. Koa's error handler removes every header and
+ * re-applies `error.headers`, so this keeps the fields on a thrown error's response without
+ * chaining a promise and a closure on `next()` for every request. One per middleware.
+ */
+export function onerrorKeepingFields(names: readonly string[]): Onerror {
+  return function onerror(this: Context, error: unknown) {
+    if (typeof error === 'object' && error !== null) {
+      const fields: Record<string, string | string[]> = {}
+      for (const name of names) {
+        const value = this.res.getHeader(name)
+        if (value !== undefined) fields[name] = typeof value === 'number' ? String(value) : value
+      }
+      const target = error as { headers?: Record<string, unknown> }
+      target.headers = { ...fields, ...target.headers }
+    }
+    const appOnerror: Onerror = Object.getPrototypeOf(this).onerror
+    return appOnerror.call(this, error)
+  }
+}
+
+/**
+ * Puts `onerror` on `ctx` for this request. Refused (false) when `ctx` already has an `onerror`
+ * of its own (another middleware's, or a second Tollgate's), which this would replace.
+ */
+export function installOnerror(ctx: Context, onerror: Onerror): boolean {
+  if (Object.hasOwn(ctx, 'onerror')) return false
+  ctx.onerror = onerror
+  return true
+}
