@@ -1,8 +1,8 @@
 /**
  * Bytes allocated and ns spent per admitted request by Tollgate's own code, with the framework
  * faked away: the core path (identities, decide, respond) and each adapter's middleware over a
- * context that records nothing. The adapter benchmark runs with a 2 MB young generation, so
- * every byte allocated here is paid for in scavenges there.
+ * context that records nothing. Every object allocated here is one more to initialise, and
+ * memory the request touches besides the framework's.
  *
  *   pnpm --filter @tollgate/benchmarks bench:allocation
  *

@@ -13,16 +13,20 @@ pnpm --filter @tollgate/benchmarks bench:adapters -- --sockets --write
   the event loop so that the work servers defer (\`setImmediate\`) runs too and only one request
   is ever in flight. Each round runs every variant once, in rotating order; 61 rounds; a
   variant's figure is the lower quartile of its rounds minus the bare app's, and the table shows
-  the median of 3 runs.
+  the median of 5 runs. Each framework is measured in a process of its own, so what one left in
+  the heap does not weigh on the next.
 - Why the lower quartile: other work on this machine makes whole blocks of requests cost up to
   twice the CPU time, in phases that can cover one variant's block of a round and not the next
   one's, so the difference within a round swings by more than the figures measured. That work
   only ever adds time; each variant's quieter rounds are its steady figure.
-- The young generation is 2 MB (\`--max-semi-space-size=2\`): with V8's default (up to 16 MB) a
-  scavenge comes about once per round, always at the same place in the rotation, so a few of
-  each variant's blocks carry a whole pause and the rest none. With a small one, every block
-  pays for its own garbage; a scavenge then costs more per byte, which weighs on the limiters
-  that allocate more.
+- Garbage: each block of 500 requests starts with an empty young generation and ends with a
+  collection of it, inside the measurement; the young generation (32 MB semi-spaces) holds a
+  whole block's garbage, so no other collection falls inside a block. Each block thus pays for
+  exactly its own garbage, collected as a server with V8's default young generation (semi-spaces
+  that grow to 16 MB) collects it: rarely, at a cost that grows with what is still alive rather than with what was
+  allocated. (This benchmark used a 2 MB young generation before, which collected every few
+  requests, copying each in-flight request's objects and charging every byte several times
+  over; the ratios below were about the same that way, every figure higher.)
 - **naive**: a hand-written token bucket with one header (the spec's "no dependencies" example),
   the floor for any limiter. **fields only**: a middleware that writes Tollgate's five default
   fields with fixed values and limits nothing: what the fields themselves cost in that framework.
@@ -34,31 +38,30 @@ pnpm --filter @tollgate/benchmarks bench:adapters -- --sockets --write
   \`X-RateLimit-*\`).
 - **peer**: express-rate-limit 8 (draft-8 and legacy headers), koa-ratelimit 6 (memory driver),
   hono-rate-limiter 0.5 (draft-7), each with its memory store.
-- The machine is shared (2 cores, load average 2–7 from other work during these runs), which
-  inflates every absolute figure (a bare Express request costs 50 to 110 µs here, depending on the
-  day) and leaves a few µs
-  of noise in each cell: compare within a row, and read the ratios.
+- The machine is shared (2 cores; other work comes and goes, load average 0.3–1.8 during this
+  run and 2–7 on other days), which inflates every absolute figure (a bare Express request costs
+  50 to 110 µs here, depending on the day) and leaves a few µs of noise in each cell: compare
+  within a row, and read the ratios.
 
 What the figures say: writing response fields through the framework dominates, and costs most
-on Koa (light-my-request and Node's \`setHeader\` both work per field): **fields only** is most of
-what **tollgate** costs. Tollgate's own work (client identity, rule match, store, header values)
-is the rest, a few µs on this loaded machine. A request with one rule allocates about 0.6 KB in
-core (identities, decision, verdict and two header values: the adapters write the fields
-straight from the verdict, building no header entries or response object) and up to 0.6 KB
-more in the adapter, mostly Koa's promise and closure chained on \`next()\`; \`bench:allocation\`
-measures both, about 1.2 KB per request in all with Koa, 0.9 KB with Hono and 0.7 KB with
-Express. With Express, Tollgate adds a little over a third of what express-rate-limit adds.
-With its defaults Tollgate writes five fields where koa-ratelimit writes three and
-hono-rate-limiter two. On Hono it adds a little less than the peer (0.95 here; the full runs
-before gave 0.85, 0.88 and 0.88). On Koa it adds more (1.32 here; Koa-only runs of the same day
-1.09–1.24; the full runs before 1.03, 1.05 and 1.00): the two fields koa-ratelimit does not send
-cost about 3 µs there, and Tollgate's own work 2–5 µs over the fields (**tollgate** minus
-**fields only**), of which its functions are about 2% of a request's CPU time in a profile and
-the garbage it leaves (about 0.85 KB a request) most of the rest. Sending the same fields as
-the peer, Tollgate adds clearly less than each peer; set \`legacyHeaders: false\` or
-\`standardHeaders: false\` to send fewer. Over real sockets the figures swing widely between
-rounds (a sanity check, not the measure); on \`@hono/node-server\` every added field costs
-more, since a response with extra headers leaves its lightweight-response fast path.`
+on Koa and Express (light-my-request and Node's \`setHeader\` both work per field, about 1 µs a
+field here): **fields only** is most of what **tollgate** costs. Tollgate's own work (client
+identity, rule match, store, header values) is the rest, 1.5–5 µs depending on the framework.
+A request with one rule allocates about 0.6 KB in core (identities, decision, verdict and two
+header values: the adapters write the fields straight from the verdict, building no header
+entries or response object); \`bench:allocation\` puts each middleware at 0.7–0.9 KB in all. On
+Koa no promise or closure is chained on \`next()\` unless refunds are on (a thrown error's fields
+are kept by a \`ctx.onerror\` of the middleware's own); in the same process, with the same
+rules, that path costs 0.6–1.1 µs less per request than the chained one. With Express, Tollgate
+adds well under half of what express-rate-limit adds, and on Hono a little less than the peer.
+On Koa, with its defaults, it adds more than koa-ratelimit (1.14 here; earlier runs 1.0–1.4):
+it writes five fields where koa-ratelimit writes three, and those two cost about 2 µs in this
+harness, more than Tollgate saves on its own work. Sending the same fields as the peer, Tollgate
+adds clearly less than each peer; set \`legacyHeaders: false\` or \`standardHeaders: false\` to
+send fewer. Over real sockets the figures swing widely between rounds (a sanity check, not the
+measure); there Tollgate with five fields came out below koa-ratelimit. On
+\`@hono/node-server\` every added field costs more, since a response with extra headers leaves
+its lightweight-response fast path.`
 
 /** Replaces the "## Adapters" section of docs/benchmarks.md, leaving the other sections alone. */
 export function writeSection(body: string): Promise<void> {

@@ -1,3 +1,5 @@
+import { fork } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
 import type { VariantName } from './config.js'
 import {
   addedOverBare,
@@ -51,4 +53,28 @@ export async function measureFramework(
     bare: lowerQuartile(samples.get('bare')!),
     added,
   }
+}
+
+/** `measureFramework` in a fresh process with this one's Node flags (see in-process-child.ts). */
+export function measureFrameworkInChild(
+  framework: (typeof FRAMEWORKS)[number],
+  options: Omit<RoundsOptions, 'warmup'>,
+): Promise<FrameworkResult> {
+  const file = fileURLToPath(new URL('./in-process-child.ts', import.meta.url))
+  const child = fork(file, [framework.name, String(options.rounds), String(options.perRound)], {
+    execArgv: process.execArgv,
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  })
+  return new Promise((resolve, reject) => {
+    let result: FrameworkResult | undefined
+    child.once('message', (message) => {
+      const { bare, added } = message as { bare: number; added: [VariantName, number][] }
+      result = { framework: framework.name, peer: framework.peer, bare, added: new Map(added) }
+    })
+    child.once('error', reject)
+    child.once('exit', (code) => {
+      if (result !== undefined) resolve(result)
+      else reject(new Error(`${framework.name}: the measuring process exited with ${code}`))
+    })
+  })
 }

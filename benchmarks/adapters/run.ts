@@ -6,11 +6,11 @@
  *
  *   pnpm --filter @tollgate/benchmarks bench:adapters -- --sockets --write
  *
- * Options: --runs=3 --rounds=61 --requests=500 --seconds=3 --framework=express|koa|hono
+ * Options: --runs=5 --rounds=61 --requests=500 --seconds=3 --framework=express|koa|hono
  */
 import type { VariantName } from './config.js'
 import { writeSection } from './doc.js'
-import { FRAMEWORKS, measureFramework, VARIANTS } from './in-process.js'
+import { FRAMEWORKS, measureFrameworkInChild, VARIANTS } from './in-process.js'
 import { median } from './measure.js'
 import { measureSockets, type SocketResult } from './sockets.js'
 
@@ -20,7 +20,7 @@ const args = new Map(
     return [name!, value ?? 'true'] as const
   }),
 )
-const runs = Number(args.get('runs') ?? 3)
+const runs = Number(args.get('runs') ?? 5)
 const rounds = Number(args.get('rounds') ?? 61)
 const perRound = Number(args.get('requests') ?? 500)
 const only = args.get('framework')?.toLowerCase()
@@ -38,7 +38,7 @@ const bare = new Map<string, number[]>()
 const added = new Map<string, Map<VariantName, number[]>>()
 for (let run = 0; run < runs; run++) {
   for (const framework of frameworks) {
-    const result = await measureFramework(framework, { warmup: 5000, rounds, perRound })
+    const result = await measureFrameworkInChild(framework, { rounds, perRound })
     if (!bare.has(framework.name)) bare.set(framework.name, [])
     bare.get(framework.name)!.push(result.bare)
     if (!added.has(framework.name)) added.set(framework.name, new Map())
@@ -47,7 +47,6 @@ for (let run = 0; run < runs; run++) {
       if (!cells.has(variant)) cells.set(variant, [])
       cells.get(variant)!.push(value)
     }
-    if (typeof global.gc === 'function') global.gc()
   }
 }
 
