@@ -22,11 +22,12 @@ pnpm --filter @tollgate/benchmarks bench:adapters -- --sockets --write
 - Garbage: each block of 500 requests starts with an empty young generation and ends with a
   collection of it, inside the measurement; the young generation (32 MB semi-spaces) holds a
   whole block's garbage, so no other collection falls inside a block. Each block thus pays for
-  exactly its own garbage, collected as a server with V8's default young generation (semi-spaces
-  that grow to 16 MB) collects it: rarely, at a cost that grows with what is still alive rather than with what was
-  allocated. (This benchmark used a 2 MB young generation before, which collected every few
-  requests, copying each in-flight request's objects and charging every byte several times
-  over; the ratios below were about the same that way, every figure higher.)
+  exactly its own garbage, collected as a server with V8's default young generation
+  (semi-spaces that grow to 16 MB) collects it: rarely, at a cost that grows with what is still
+  alive rather than with what was allocated. (This benchmark used a 2 MB young generation
+  before, which collected every few requests, copying each in-flight request's objects and
+  charging every byte several times over; the ratios were about the same that way, every
+  figure higher.)
 - **naive**: a hand-written token bucket with one header (the spec's "no dependencies" example),
   the floor for any limiter. **fields only**: a middleware that writes Tollgate's five default
   fields with fixed values and limits nothing: what the fields themselves cost in that framework.
