@@ -68,6 +68,21 @@ describe('@tollgate/koa', () => {
     }
   })
 
+  it('answers an error whose headers cannot be replaced as Koa would, never failing itself', async () => {
+    const app = new Koa()
+    app.silent = true
+    app.use(rateLimit(perIp(2), { clock: clock() }))
+    app.use(() => {
+      const error = Object.assign(new Error('teapot'), { status: 418 })
+      Object.defineProperty(error, 'headers', { get: () => ({ 'X-App': 'kept' }) })
+      throw error
+    })
+    const res = await request(app.callback()).get('/')
+    expect(res.status).toBe(418)
+    expect(res.headers['x-app']).toBe('kept')
+    expect(res.headers['x-ratelimit-remaining']).toBeUndefined()
+  })
+
   it('keeps the fields when an upstream middleware catches the error, and with two limiters', async () => {
     const app = new Koa()
     app.use(async (ctx, next) => {

@@ -43,17 +43,28 @@ type Onerror = (this: Context, error: unknown) => void
 export function onerrorKeepingFields(names: readonly string[]): Onerror {
   return function onerror(this: Context, error: unknown) {
     if (typeof error === 'object' && error !== null) {
-      const fields: Record<string, string | string[]> = {}
-      for (const name of names) {
-        const value = this.res.getHeader(name)
-        if (value !== undefined) fields[name] = typeof value === 'number' ? String(value) : value
-      }
-      const target = error as { headers?: Record<string, unknown> }
-      target.headers = { ...fields, ...target.headers }
+      // Nothing here may throw: Koa calls onerror from its last catch, where a throw would be
+      // an unhandled rejection. An error whose headers cannot be set is answered without them.
+      try {
+        copyFields(this.res, names, error as { headers?: Record<string, unknown> })
+      } catch {}
     }
     const appOnerror: Onerror = Object.getPrototypeOf(this).onerror
     return appOnerror.call(this, error)
   }
+}
+
+function copyFields(
+  res: Context['res'],
+  names: readonly string[],
+  error: { headers?: Record<string, unknown> },
+): void {
+  const fields: Record<string, string | string[]> = {}
+  for (const name of names) {
+    const value = res.getHeader(name)
+    if (value !== undefined) fields[name] = typeof value === 'number' ? String(value) : value
+  }
+  error.headers = { ...fields, ...error.headers }
 }
 
 /**
