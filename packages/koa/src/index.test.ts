@@ -10,6 +10,18 @@ const perIp = (burst: number): RuleConfig[] => [
 ]
 const clock = () => manualClock(Date.UTC(2026, 0, 1))
 
+/**
+ * Two limiters with different fields, then a handler that throws. The second finds
+ * `ctx.onerror` already set by the first, so it keeps its fields on the error another way.
+ */
+function useTwoLimitersThatThrow(app: Koa): void {
+  app.use(rateLimit(perIp(5), { clock: clock() }))
+  app.use(rateLimit(perIp(3), { clock: clock(), legacyHeaders: false, standardHeaders: 'draft-6' }))
+  app.use(() => {
+    throw new Error('boom')
+  })
+}
+
 describe('@tollgate/koa', () => {
   it('keeps the rate-limit headers on a thrown error, which Koa would otherwise drop, and refunds it', async () => {
     const app = new Koa()
@@ -93,15 +105,7 @@ describe('@tollgate/koa', () => {
         ctx.body = 'caught'
       }
     })
-    app.use(rateLimit(perIp(5), { clock: clock() }))
-    // A second limiter with other fields: ctx.onerror is already the first one's, so this one
-    // keeps its own fields another way.
-    app.use(
-      rateLimit(perIp(3), { clock: clock(), legacyHeaders: false, standardHeaders: 'draft-6' }),
-    )
-    app.use(() => {
-      throw new Error('boom')
-    })
+    useTwoLimitersThatThrow(app)
     const caught = await request(app.callback()).get('/')
     expect(caught.status).toBe(503)
     expect(caught.headers).toMatchObject({
@@ -111,13 +115,7 @@ describe('@tollgate/koa', () => {
 
     const uncaught = new Koa()
     uncaught.silent = true
-    uncaught.use(rateLimit(perIp(5), { clock: clock() }))
-    uncaught.use(
-      rateLimit(perIp(3), { clock: clock(), legacyHeaders: false, standardHeaders: 'draft-6' }),
-    )
-    uncaught.use(() => {
-      throw new Error('boom')
-    })
+    useTwoLimitersThatThrow(uncaught)
     const failed = await request(uncaught.callback()).get('/')
     expect(failed.status).toBe(500)
     expect(failed.headers).toMatchObject({

@@ -18,7 +18,7 @@ import { defaultUser, identitySource, requestFacts } from './request.js'
 import {
   type Denial,
   installOnerror,
-  keepHeadersOnError,
+  keepFieldsOnError,
   onerrorKeepingFields,
   sendDenial,
   statusOfError,
@@ -55,15 +55,15 @@ export function rateLimit(
   const { skip, onShadowDenied } = options
   const onLimited = options.onLimited ?? sendDenial
   const refundIf = refundPredicate(options.refund)
-  const onerror = onerrorKeepingFields(
-    options.exposeHeaders
-      ? [...gate.responder.headerNames, 'Access-Control-Expose-Headers']
-      : gate.responder.headerNames,
-  )
+  // Every field this middleware may put on an admitted request's response.
+  const fieldNames = options.exposeHeaders
+    ? [...gate.responder.headerNames, 'Access-Control-Expose-Headers']
+    : gate.responder.headerNames
+  const onerror = onerrorKeepingFields(fieldNames)
 
   function finish(ctx: Context, next: Next, outcome: Verdict | Handled) {
     // A lone verdict is an admission whose response was not built: its fields are written
-    // straight from it, and its headers built only if an error needs them.
+    // straight from it.
     const response = isHandled(outcome) ? outcome.response : undefined
     const verdict = isHandled(outcome) ? outcome.verdict : outcome
     if (verdict !== undefined && onShadowDenied !== undefined && verdict.shadowDenied.length > 0)
@@ -77,7 +77,7 @@ export function rateLimit(
     // are kept by `onerror`: no promise or closure on `next()`.
     if (refundIf === undefined && installOnerror(ctx, onerror)) return next()
     const failed = (error: unknown) => {
-      keepHeadersOnError(error, (response ?? gate.responder.respond(verdict!, verdict!.at)).headers)
+      keepFieldsOnError(ctx.res, fieldNames, error)
       if (verdict !== undefined && refundIf?.(statusOfError(error), ctx))
         refundQuietly(limiter, verdict)
       throw error

@@ -1,4 +1,4 @@
-import type { HeaderEntries, LimitResponse } from '@tollgate/core'
+import type { LimitResponse } from '@tollgate/core'
 import type { Context } from 'koa'
 
 /** A denial, as the responder built it: status, headers (already on `ctx`) and problem body. */
@@ -8,21 +8,6 @@ export type Denial = Extract<LimitResponse, { allowed: false }>
 export function sendDenial(ctx: Context, denial: Denial): void {
   ctx.status = denial.status
   ctx.body = denial.body
-}
-
-/**
- * Koa's error handler removes every header before answering; it re-applies `error.headers`, so
- * the rate-limit fields are put there to reach the client on a 500 as well.
- */
-export function keepHeadersOnError(error: unknown, headers: HeaderEntries): void {
-  if (typeof error !== 'object' || error === null) return
-  const target = error as { headers?: Record<string, string> }
-  const merged: Record<string, string> = {}
-  for (const [name, value] of headers) {
-    if (name === 'Content-Type') continue
-    merged[name] = merged[name] === undefined ? value : `${merged[name]}, ${value}`
-  }
-  target.headers = { ...merged, ...target.headers }
 }
 
 /** The status Koa answers a thrown error with (its `onerror` rules). */
@@ -35,36 +20,38 @@ export function statusOfError(error: unknown): number {
 type Onerror = (this: Context, error: unknown) => void
 
 /**
- * A `ctx.onerror` that first copies the rate-limit fields on the response (`names`, as written)
- * onto the error, then runs the app's own. Koa's error handler removes every header and
- * re-applies `error.headers`, so this keeps the fields on a thrown error's response without
- * chaining a promise and a closure on `next()` for every request. One per middleware.
+ * Koa's error handler removes every header before answering and re-applies `error.headers`: the
+ * rate-limit fields on the response (`names`, as they stand) are copied there, so a thrown
+ * error's response carries them too. Fields the error already carries win. Never throws (Koa
+ * may call this from its last catch): an error whose headers cannot be set goes without them.
+ */
+export function keepFieldsOnError(
+  res: Context['res'],
+  names: readonly string[],
+  error: unknown,
+): void {
+  if (typeof error !== 'object' || error === null) return
+  try {
+    const fields: Record<string, string | string[]> = {}
+    for (const name of names) {
+      const value = res.getHeader(name)
+      if (value !== undefined) fields[name] = typeof value === 'number' ? String(value) : value
+    }
+    const target = error as { headers?: Record<string, unknown> }
+    target.headers = { ...fields, ...target.headers }
+  } catch {}
+}
+
+/**
+ * A `ctx.onerror` that keeps the fields on the error (`keepFieldsOnError`), then runs the app's
+ * own: no promise and closure chained on `next()` for every request. One per middleware.
  */
 export function onerrorKeepingFields(names: readonly string[]): Onerror {
   return function onerror(this: Context, error: unknown) {
-    if (typeof error === 'object' && error !== null) {
-      // Nothing here may throw: Koa calls onerror from its last catch, where a throw would be
-      // an unhandled rejection. An error whose headers cannot be set is answered without them.
-      try {
-        copyFields(this.res, names, error as { headers?: Record<string, unknown> })
-      } catch {}
-    }
+    keepFieldsOnError(this.res, names, error)
     const appOnerror: Onerror = Object.getPrototypeOf(this).onerror
     return appOnerror.call(this, error)
   }
-}
-
-function copyFields(
-  res: Context['res'],
-  names: readonly string[],
-  error: { headers?: Record<string, unknown> },
-): void {
-  const fields: Record<string, string | string[]> = {}
-  for (const name of names) {
-    const value = res.getHeader(name)
-    if (value !== undefined) fields[name] = typeof value === 'number' ? String(value) : value
-  }
-  error.headers = { ...fields, ...error.headers }
 }
 
 /**
