@@ -122,8 +122,8 @@ describe('@tollgate/express', () => {
     const app = express()
     app.use(
       rateLimit(perIp(1), {
-        user: () => {
-          throw new Error('auth lookup failed')
+        plan: () => {
+          throw new Error('plan lookup failed')
         },
       }),
     )
@@ -133,7 +133,7 @@ describe('@tollgate/express', () => {
       res.status(500).end()
     })
     expect((await request(app).get('/')).status).toBe(500)
-    expect(errors).toEqual([new Error('auth lookup failed')])
+    expect(errors).toEqual([new Error('plan lookup failed')])
   })
 
   it('refuses a rule that cannot work at start-up, naming the rule and field', () => {

@@ -55,7 +55,7 @@ export function rateLimit(
   const gate = createTollgate(rules, options)
   const { limiter, requestIdentities } = gate
   const read = {
-    ...requestReaders(options, defaultUser),
+    ...requestReaders(options, defaultUser, gate),
     address: options.getConnInfo === undefined ? defaultAddress : addressFrom(options.getConnInfo),
   }
   const headers = identitySource()

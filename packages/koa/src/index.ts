@@ -49,7 +49,7 @@ export function rateLimit(
   checkHooks(options)
   const gate = createTollgate(rules, options)
   const { limiter, requestIdentities } = gate
-  const read = requestReaders(options, defaultUser)
+  const read = requestReaders(options, defaultUser, gate)
   const headers = identitySource()
   const fields = new NodeResponseFieldWriter()
   const { skip, onShadowDenied } = options

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { createLimiter } from '../limiter/create-limiter.js'
 import type { RuleConfig } from '../rules/types.js'
-import { createTollgate } from './middleware.js'
+import { createTollgate, requestReaders } from './middleware.js'
 
 const PER_IP: RuleConfig = {
   id: 'per-ip',
@@ -35,5 +35,34 @@ describe('createTollgate requestIdentities', () => {
     )
     const limiter = createLimiter({ rules: [PER_IP], logger: false })
     expect(createTollgate(limiter, { logger: false }).requestIdentities(source)).toEqual(all)
+  })
+})
+
+describe('requestReaders', () => {
+  const PER_USER: RuleConfig = { ...PER_IP, id: 'per-user', match: { identity: ['user', 'ip'] } }
+  const readers = (rules: readonly RuleConfig[] | ReturnType<typeof createLimiter>) => {
+    const asked: string[] = []
+    const user = (req: string) => {
+      asked.push(req)
+      return `user of ${req}`
+    }
+    const hooks = { user }
+    const read = requestReaders(hooks, () => 'default', createTollgate(rules, { logger: false }))
+    return { user: read.user('req-1'), asked }
+  }
+
+  it('never looks the user up when no rule keys on it', () => {
+    expect(readers([PER_IP, PER_KEY])).toEqual({ user: undefined, asked: [] })
+  })
+
+  it('reads the user for a rule keyed on it (alone or in a composite), or a limiter of the app', () => {
+    const read = { user: 'user of req-1', asked: ['req-1'] }
+    expect(readers([PER_IP, PER_USER])).toEqual(read)
+    expect(readers(createLimiter({ rules: [PER_IP], logger: false }))).toEqual(read)
+  })
+
+  it("falls back to the framework's default reader", () => {
+    const gate = createTollgate([PER_USER], { logger: false })
+    expect(requestReaders({}, () => 'default', gate).user('req-1')).toBe('default')
   })
 })

@@ -92,11 +92,22 @@ export type RequestReaders<Req> = {
   readonly identities: ((req: Req) => Record<string, string | undefined>) | undefined
 }
 
+/**
+ * The readers a middleware uses: the app's hooks, else the framework's default for the user. The
+ * user is not read at all when no rule keys on it (`gate.readsUser`): finding no `req.user` walks
+ * the request's whole prototype chain, on every request.
+ */
 export function requestReaders<Req>(
   hooks: Pick<RequestHooks<Req>, 'user' | 'plan' | 'identities'>,
   defaultUser: (req: Req) => UserId,
+  gate: Pick<Tollgate, 'readsUser'>,
 ): RequestReaders<Req> {
-  return { user: hooks.user ?? defaultUser, plan: hooks.plan, identities: hooks.identities }
+  const user = gate.readsUser ? (hooks.user ?? defaultUser) : noUser
+  return { user, plan: hooks.plan, identities: hooks.identities }
+}
+
+function noUser(): UserId {
+  return undefined
 }
 
 /** The parts of core one middleware instance uses, built once at start-up. */
@@ -108,6 +119,8 @@ export type Tollgate = {
    * key is read when no rule keys on `api_key`. What adapters pass to `handle`.
    */
   readonly requestIdentities: (source: IdentitySource) => Identities
+  /** Whether a rule may key on `user`; when none does, adapters never look the user up. */
+  readonly readsUser: boolean
   readonly responder: Responder
   /**
    * Decides a request and builds its response: synchronous when the store is. A store failure is
@@ -146,8 +159,9 @@ export function createTollgate(
   const responder = createResponder(options)
   const identities = compileIdentities(options)
   // A limiter of the app's own may read any identity; one built here reads only its rules'.
-  const readsApiKey =
-    isLimiter(rules) || limiter.rules.some((rule) => rule.match.identity.includes('api_key'))
+  const keysOn = (identity: string) =>
+    isLimiter(rules) || limiter.rules.some((rule) => rule.match.identity.includes(identity))
+  const readsApiKey = keysOn('api_key')
 
   function respondTo(verdict: Verdict): MaybePromise<Handled> {
     if (!responder.usesPartitionKeys)
@@ -183,6 +197,7 @@ export function createTollgate(
     limiter,
     identities: { identities: identities.identities, clientIp: identities.clientIp },
     requestIdentities: readsApiKey ? identities.identities : identities.withoutApiKey,
+    readsUser: keysOn('user'),
     responder,
     handle: (facts) => decideThen(facts, respondTo),
     handleAdmitted: (facts) => decideThen(facts, admittedOrRespond),
