@@ -39,23 +39,30 @@ pnpm --filter @tollgate/benchmarks bench:adapters -- --sockets --write
   \`X-RateLimit-*\`).
 - **peer**: express-rate-limit 8 (draft-8 and legacy headers), koa-ratelimit 6 (memory driver),
   hono-rate-limiter 0.5 (draft-7), each with its memory store.
-- The machine is shared (2 cores; other work comes and goes, load average 0.3–1.8 during this
-  run and 2–7 on other days), which inflates every absolute figure (a bare Express request costs
+- The machine is shared (2 cores; other work comes and goes, load average 1.5–3 during this
+  run, 0.3–8 on other days), which inflates every absolute figure (a bare Express request costs
   50 to 110 µs here, depending on the day) and leaves a few µs of noise in each cell: compare
   within a row, and read the ratios.
 
 What the figures say: writing response fields through the framework dominates, and costs most
 on Koa and Express (light-my-request and Node's \`setHeader\` both work per field, about 1 µs a
 field here): **fields only** is most of what **tollgate** costs. Tollgate's own work (client
-identity, rule match, store, header values) is the rest, 1.5–5 µs depending on the framework.
+identity, rule match, store, header values) is the rest, 1.3–3 µs in this run, depending on the
+framework.
 A request with one rule allocates about 0.6 KB in core (identities, decision, verdict and two
 header values: the adapters write the fields straight from the verdict, building no header
 entries or response object); \`bench:allocation\` puts each middleware at 0.7–0.9 KB in all. On
 Koa no promise or closure is chained on \`next()\` unless refunds are on (a thrown error's fields
 are kept by a \`ctx.onerror\` of the middleware's own); in the same process, with the same
-rules, that path costs 0.6–1.1 µs less per request than the chained one. With Express, Tollgate
+rules, that path costs 0.6–1.1 µs less per request than the chained one. A middleware reads only
+the identities its rules key on: with no rule keyed on \`user\`, it never looks for \`req.user\`.
+That matters most here on Express: light-my-request re-links the app's request and response
+prototypes on every request, so every property looked up through them (or found missing, which
+walks the whole chain) misses V8's inline caches, where a server would answer it from them; it
+weighs on every Express variant alike. With Express, Tollgate
 adds well under half of what express-rate-limit adds, and on Hono a little less than the peer.
-On Koa, with its defaults, it adds more than koa-ratelimit (1.14 here; earlier runs 1.0–1.4):
+On Koa, with its defaults, it adds more than koa-ratelimit (1.43 here; 1.14 in the run recorded
+before, single runs 1.0–1.4):
 it writes five fields where koa-ratelimit writes three, and those two cost about 2 µs in this
 harness, more than Tollgate saves on its own work. Sending the same fields as the peer, Tollgate
 adds clearly less than each peer; set \`legacyHeaders: false\` or \`standardHeaders: false\` to
