@@ -106,22 +106,18 @@ describe('@tollgate/koa', () => {
       }
     })
     useTwoLimitersThatThrow(app)
+    // One field from each limiter: the first's X-RateLimit-*, the second's draft-6 fields.
+    const bothLimitersFields = { 'x-ratelimit-remaining': '4', 'ratelimit-remaining': '2' }
     const caught = await request(app.callback()).get('/')
     expect(caught.status).toBe(503)
-    expect(caught.headers).toMatchObject({
-      'x-ratelimit-remaining': '4',
-      'ratelimit-remaining': '2',
-    })
+    expect(caught.headers).toMatchObject(bothLimitersFields)
 
     const uncaught = new Koa()
     uncaught.silent = true
     useTwoLimitersThatThrow(uncaught)
     const failed = await request(uncaught.callback()).get('/')
     expect(failed.status).toBe(500)
-    expect(failed.headers).toMatchObject({
-      'x-ratelimit-remaining': '4',
-      'ratelimit-remaining': '2',
-    })
+    expect(failed.headers).toMatchObject(bothLimitersFields)
   })
 
   it('appends to a rate-limit field that an earlier middleware set, on admissions and denials', async () => {
