@@ -39,16 +39,17 @@ pnpm --filter @tollgate/benchmarks bench:adapters -- --sockets --write
   \`X-RateLimit-*\`).
 - **peer**: express-rate-limit 8 (draft-8 and legacy headers), koa-ratelimit 6 (memory driver),
   hono-rate-limiter 0.5 (draft-7), each with its memory store.
-- The machine is shared (2 cores; other work comes and goes, load average 1.5–3 during this
-  run, 0.3–8 on other days), which inflates every absolute figure (a bare Express request costs
-  50 to 110 µs here, depending on the day) and leaves a few µs of noise in each cell: compare
-  within a row, and read the ratios.
+- The machine is shared (2 cores; other work comes and goes). This run had it nearly to itself
+  (load average 1.1–2, most of it the benchmark's own); on other days it runs at 2–8, which
+  inflates every absolute figure (a bare Express request costs 26 µs here in this run, up to
+  110 µs on a busy day) and leaves a few µs of noise in each cell: compare within a row, and
+  read the ratios.
 
 What the figures say: writing response fields through the framework dominates, and costs most
-on Koa and Express (light-my-request and Node's \`setHeader\` both work per field, about 1 µs a
-field here): **fields only** is most of what **tollgate** costs. Tollgate's own work (client
-identity, rule match, store, header values) is the rest, 1.3–3 µs in this run, depending on the
-framework.
+on Koa and Express (light-my-request and Node's \`setHeader\` both work per field, about 0.7 µs a
+field in this run): **fields only** is most of what **tollgate** costs. Tollgate's own work
+(client identity, rule match, store, header values) is the rest, 0.7–1.7 µs in this run,
+depending on the framework.
 A request with one rule allocates about 0.6 KB in core (identities, decision, verdict and two
 header values: the adapters write the fields straight from the verdict, building no header
 entries or response object); \`bench:allocation\` puts each middleware at 0.7–0.9 KB in all. On
@@ -61,16 +62,19 @@ prototypes on every request, so every property looked up through them (or found 
 walks the whole chain) misses V8's inline caches, where a server would answer it from them; it
 weighs on every Express variant alike. With Express, Tollgate
 adds well under half of what express-rate-limit adds, and on Hono a little less than the peer.
-On Koa, with its defaults, it adds more than koa-ratelimit (1.43 here; 1.14 in the run recorded
-before, single runs 1.0–1.4):
-it writes five fields where koa-ratelimit writes three, and those two cost about 2 µs in this
-harness, more than Tollgate saves on its own work. In this run, writing the five fields alone,
-with fixed values and no limiting at all (**fields only**), comes within half a µs of all that
-koa-ratelimit adds (1.7 µs in the run recorded before): that is all the room a limiter sending
-them has for its own work, where a hand-written bucket's alone takes about 1 µs. Sending the same fields as the peer, Tollgate
-adds clearly less than each peer; set \`legacyHeaders: false\` or \`standardHeaders: false\` to
-send fewer. Over real sockets the figures swing widely between rounds (a sanity check, not the
-measure); there Tollgate with five fields came out below koa-ratelimit. On
+On Koa, with its defaults, it adds more than koa-ratelimit (1.14 here; 1.43 in a busier run
+recorded before, single runs 1.0–1.45): it writes five fields where koa-ratelimit writes three,
+and those two cost 1.4 µs in this run, more than Tollgate saves on its own work. Writing the
+five fields alone, with fixed values and no limiting at all (**fields only**), comes within
+half a µs of all that koa-ratelimit adds: that is all the room a limiter sending them has for
+its own work, where Tollgate's takes 1.0 µs and a hand-written bucket with one field adds
+0.9 µs in all.
+Sending the same fields as the peer, Tollgate adds clearly less than each peer; set
+\`legacyHeaders: false\` or \`standardHeaders: false\` to send fewer. (On Express, matching the
+peer costs more than the defaults: the partition key is a SHA-256 of the client's key through
+Web Crypto, which answers asynchronously, so the request waits for it.) Over real sockets the
+figures swing widely between rounds (a sanity check, not the measure); in this run, as in the
+one before, Tollgate with five fields came out below koa-ratelimit there. On
 \`@hono/node-server\` every added field costs more, since a response with extra headers leaves
 its lightweight-response fast path.`
 
