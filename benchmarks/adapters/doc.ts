@@ -62,8 +62,11 @@ prototypes on every request, so every property looked up through them (or found 
 walks the whole chain) misses V8's inline caches, where a server would answer it from them; it
 weighs on every Express variant alike. With Express, Tollgate
 adds well under half of what express-rate-limit adds, and on Hono a little less than the peer.
-On Koa, with its defaults, it adds more than koa-ratelimit (1.14 here; 1.43 in a busier run
-recorded before, single runs 1.0–1.45): it writes five fields where koa-ratelimit writes three,
+On Koa, with its defaults, it adds more than koa-ratelimit (1.14 here; 1.11 in five runs on a
+slower day, when every figure was about twice these, with Express at 0.41 and Hono at 0.91
+there, so the ratios hold when the whole machine runs slower; 1.43 in a run recorded before
+while other work came and went; single runs 0.87–1.45). It writes five fields where
+koa-ratelimit writes three,
 and those two cost 1.4 µs in this run, more than Tollgate saves on its own work. Writing the
 five fields alone, with fixed values and no limiting at all (**fields only**), comes within
 half a µs of all that koa-ratelimit adds: that is all the room a limiter sending them has for
