@@ -98,6 +98,7 @@ export {
   type Tollgate,
   type TrustProxy,
   type UserId,
+  userIdOf,
   type WarningCode,
   type WarningOptions,
 } from './http/index.js'

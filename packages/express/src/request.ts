@@ -5,6 +5,7 @@ import {
   ReusedIdentitySource,
   type Tollgate,
   type UserId,
+  userIdOf,
 } from '@tollgate/core'
 import type { Request } from 'express'
 
@@ -13,23 +14,16 @@ import type { Request } from 'express'
  * `req.user`, itself an id or an object with an `id`.
  */
 export function defaultUser(req: Request): UserId {
-  const user = (req as Request & { user?: unknown }).user
-  if (typeof user === 'string' || typeof user === 'number') return user
-  if (typeof user === 'object' && user !== null) {
-    const id = (user as { id?: unknown }).id
-    if (typeof id === 'string' || typeof id === 'number') return id
-  }
-  return undefined
+  return userIdOf((req as Request & { user?: unknown }).user)
 }
 
 /**
- * The full path the rules match on, without the query string. `req.originalUrl` rather than
- * `req.path`, which is relative to where the middleware is mounted (`app.use('/v1', …)`).
+ * The full path the rules match on (the limiter drops the query string). `req.originalUrl`
+ * rather than `req.path`, which is relative to where the middleware is mounted
+ * (`app.use('/v1', …)`).
  */
 export function pathOf(req: Request): string {
-  const url = req.originalUrl || req.url
-  const query = url.indexOf('?')
-  return query === -1 ? url : url.slice(0, query)
+  return req.originalUrl || req.url
 }
 
 /** One per middleware: the identity source its requests' headers are read through. */

@@ -4,6 +4,7 @@ import {
   ReusedIdentitySource,
   type Tollgate,
   type UserId,
+  userIdOf,
 } from '@tollgate/core'
 import type { Context, HonoRequest } from 'hono'
 import type { GetConnInfo } from 'hono/conninfo'
@@ -18,13 +19,7 @@ export type HonoReaders = RequestReaders<Context> & {
  * itself an id or an object with an `id`.
  */
 export function defaultUser(c: Context): UserId {
-  const user: unknown = c.get('user' as never)
-  if (typeof user === 'string' || typeof user === 'number') return user
-  if (typeof user === 'object' && user !== null) {
-    const id = (user as { id?: unknown }).id
-    if (typeof id === 'string' || typeof id === 'number') return id
-  }
-  return undefined
+  return userIdOf(c.get('user' as never))
 }
 
 /** What the runtimes put in `c.env` (the fetch handler's second argument). */

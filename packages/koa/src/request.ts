@@ -5,6 +5,7 @@ import {
   ReusedIdentitySource,
   type Tollgate,
   type UserId,
+  userIdOf,
 } from '@tollgate/core'
 import type { Context } from 'koa'
 
@@ -14,23 +15,15 @@ import type { Context } from 'koa'
  */
 export function defaultUser(ctx: Context): UserId {
   const state: { readonly user?: unknown } | undefined = ctx.state
-  const user = state?.user
-  if (typeof user === 'string' || typeof user === 'number') return user
-  if (typeof user === 'object' && user !== null) {
-    const id = (user as { id?: unknown }).id
-    if (typeof id === 'string' || typeof id === 'number') return id
-  }
-  return undefined
+  return userIdOf(state?.user)
 }
 
 /**
- * The full path the rules match on, without the query string. `ctx.originalUrl` rather than
- * `ctx.path`, which koa-mount rewrites to be relative to the mount point.
+ * The full path the rules match on (the limiter drops the query string). `ctx.originalUrl`
+ * rather than `ctx.path`, which koa-mount rewrites to be relative to the mount point.
  */
 export function pathOf(ctx: Context): string {
-  const url = ctx.originalUrl || ctx.url
-  const query = url.indexOf('?')
-  return query === -1 ? url : url.slice(0, query)
+  return ctx.originalUrl || ctx.url
 }
 
 /** One per middleware: the identity source its requests' headers are read through. */

@@ -65,6 +65,7 @@ export {
   requestReaders,
   type Tollgate,
   type UserId,
+  userIdOf,
 } from './middleware.js'
 export {
   type NodeResponse,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { createLimiter } from '../limiter/create-limiter.js'
 import type { RuleConfig } from '../rules/types.js'
-import { createTollgate, requestReaders } from './middleware.js'
+import { createTollgate, requestReaders, userIdOf } from './middleware.js'
 
 const PER_IP: RuleConfig = {
   id: 'per-ip',
@@ -64,5 +64,19 @@ describe('requestReaders', () => {
   it("falls back to the framework's default reader", () => {
     const gate = createTollgate([PER_USER], { logger: false })
     expect(requestReaders({}, () => 'default', gate).user('req-1')).toBe('default')
+  })
+})
+
+describe('userIdOf', () => {
+  it('takes an id, or the id of a user object', () => {
+    expect(userIdOf('u_1')).toBe('u_1')
+    expect(userIdOf(42)).toBe(42)
+    expect(userIdOf({ id: 'u_2', name: 'Ada' })).toBe('u_2')
+    expect(userIdOf({ id: 7 })).toBe(7)
+  })
+
+  it('finds no user in anything else, so that the rule falls back as configured', () => {
+    for (const value of [undefined, null, true, {}, { id: null }, { id: { nested: 1 } }, ['u_1']])
+      expect(userIdOf(value)).toBeUndefined()
   })
 })

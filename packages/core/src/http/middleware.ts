@@ -60,6 +60,20 @@ export type Handled = { readonly response: LimitResponse; readonly verdict: Verd
 export type UserId = string | number | null | undefined
 
 /**
+ * The user id in what auth middleware stores for a request (Passport's `req.user`, koa-passport's
+ * `ctx.state.user`, Hono's `c.get('user')`): an id itself, or an object with an `id`. Anything
+ * else is no user.
+ */
+export function userIdOf(user: unknown): UserId {
+  if (typeof user === 'string' || typeof user === 'number') return user
+  if (typeof user === 'object' && user !== null) {
+    const id = (user as { readonly id?: unknown }).id
+    if (typeof id === 'string' || typeof id === 'number') return id
+  }
+  return undefined
+}
+
+/**
  * The per-request hooks every adapter offers, typed by what the framework hands a middleware
  * (Express's `req`, Koa's `ctx`, Hono's `c`).
  */
