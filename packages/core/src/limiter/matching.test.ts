@@ -50,6 +50,24 @@ describe('rule matching', () => {
     expect(match('GET', '/A/Xy/b/')).toEqual(['id'])
   })
 
+  it('matches the path the frameworks route on: no scheme and host, no fragment, \\ as /', () => {
+    const match = matcher([ruleOn('login', { route: 'POST /v1/login' })])
+    const routedToLogin = [
+      '/v1/login#x',
+      '/v1/login#?x',
+      '/v1\\login',
+      '/v1\\Login\\#x',
+      'http://x/v1/login',
+      'HTTP://X:80/V1/LOGIN?q#f',
+      'https://user:pw@[::1]:8443/v1/login/',
+      'http:///v1/login',
+      'web+app.v2://x\\v1\\login',
+    ]
+    for (const target of routedToLogin) expect(match('POST', target), target).toEqual(['login'])
+    const elsewhere = ['http://x', 'http://x?/v1/login', 'http://x#/v1/login', '//x/v1/login', '*']
+    for (const target of elsewhere) expect(match('POST', target), target).toEqual([])
+  })
+
   it('applies a rule without a method to any method, even one no rule names', () => {
     const match = matcher([ruleOn('all', {}), ruleOn('posts', { method: 'POST' })])
     expect(match('PROPFIND', '/x')).toEqual(['all'])

@@ -27,24 +27,72 @@ export function exactPath(pattern: PathPattern): string | undefined {
   return `/${pattern.segments.join('/')}`
 }
 
+const SLASH = 47
+const BACKSLASH = 92
+const QUESTION_MARK = 63
+const HASH = 35
+
 /**
- * The form request paths are matched in: lower case, no query string, no trailing slash. The
- * frameworks' default routers ignore case and a trailing slash (Express, koa-router), so a
- * limit that did not would be escaped by writing `/V1/Login/`; matching more never lets a
- * request through that the app would route to the limited handler.
+ * The form request paths are matched in: the path alone (no scheme and host, query or
+ * fragment), lower case, `\` read as `/`, no trailing slash. The frameworks' default routers
+ * ignore case and a trailing slash (Express, koa-router), and Node's `url.parse`, which they
+ * route with, takes the path out of an absolute-form target (`GET http://host/v1/login`), drops
+ * a `#fragment` and turns backslashes into slashes: a limit that did not would be escaped by
+ * writing `/V1/Login/`, `/v1/login#x` or `http://x/v1\login`. Matching more never lets a request
+ * through that the app would route to the limited handler.
  */
-export function normalizePath(path: string): string {
-  const query = path.indexOf('?')
-  let end = query === -1 ? path.length : query
-  while (end > 1 && path.charCodeAt(end - 1) === 47 /* / */) end--
-  const trimmed = end === path.length ? path : path.slice(0, end)
-  if (trimmed === '') return '/'
-  // Most paths are lower case already: checking is cheaper than allocating a copy.
-  for (let i = 0; i < trimmed.length; i++) {
-    const code = trimmed.charCodeAt(i)
-    if ((code >= 65 && code <= 90) || code > 127) return trimmed.toLowerCase()
+export function normalizePath(target: string): string {
+  const start = target.charCodeAt(0) === SLASH ? 0 : absoluteFormPathStart(target)
+  // Most paths are lower case, with nothing to drop or turn: checking is cheaper than copying.
+  let plain = true
+  let end = start
+  for (; end < target.length; end++) {
+    const code = target.charCodeAt(end)
+    if (code === QUESTION_MARK || code === HASH) break
+    if ((code >= 65 && code <= 90) || code > 127 || code === BACKSLASH) plain = false
   }
-  return trimmed
+  const path = plain && start === 0 && end === target.length ? target : target.slice(start, end)
+  return withoutTrailingSlashes(plain ? path : path.replaceAll('\\', '/').toLowerCase())
+}
+
+function withoutTrailingSlashes(path: string): string {
+  let end = path.length
+  while (end > 1 && path.charCodeAt(end - 1) === SLASH) end--
+  if (end === 0) return '/'
+  return end === path.length ? path : path.slice(0, end)
+}
+
+/**
+ * Where the path of `scheme://authority/path` starts (slashes either way, as `url.parse` reads
+ * them); the end of the authority when it has no path. A target of another form is matched as
+ * it is (it matches no rule's route, and the frameworks route it nowhere).
+ */
+function absoluteFormPathStart(target: string): number {
+  const colon = target.indexOf(':')
+  if (colon <= 0 || !isScheme(target, colon)) return 0
+  if (!isSlash(target.charCodeAt(colon + 1)) || !isSlash(target.charCodeAt(colon + 2))) return 0
+  let i = colon + 3
+  while (i < target.length) {
+    const code = target.charCodeAt(i)
+    if (isSlash(code) || code === QUESTION_MARK || code === HASH) break
+    i++
+  }
+  return i
+}
+
+/** RFC 3986: `ALPHA *( ALPHA / DIGIT / "+" / "-" / "." )` before `end`. */
+function isScheme(s: string, end: number): boolean {
+  for (let i = 0; i < end; i++) {
+    const c = s.charCodeAt(i)
+    const letter = (c >= 65 && c <= 90) || (c >= 97 && c <= 122)
+    if (i === 0 ? !letter : !(letter || (c >= 48 && c <= 57) || c === 43 || c === 45 || c === 46))
+      return false
+  }
+  return true
+}
+
+function isSlash(code: number): boolean {
+  return code === SLASH || code === BACKSLASH
 }
 
 /** Matches a normalised path segment by segment, with `indexOf` and `startsWith` only. */
