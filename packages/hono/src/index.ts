@@ -22,7 +22,13 @@ import {
   identitySource,
   requestFacts,
 } from './request.js'
-import { appendHeaders, type Denial, ResponseFields, waitUntil } from './response.js'
+import {
+  appendHeaders,
+  type Denial,
+  markFieldsWritten,
+  ResponseFields,
+  waitUntil,
+} from './response.js'
 
 export * from '@tollgate/core'
 export type { Denial } from './response.js'
@@ -82,6 +88,7 @@ export function rateLimit(
         const name = entries[i]![0]
         c.header(name, entries[i]![1], name === 'Content-Type' ? undefined : { append: true })
       }
+      markFieldsWritten(c)
       return Promise.resolve(onLimited(c, response, verdict))
     }
     return next().then(() => {

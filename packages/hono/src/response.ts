@@ -1,8 +1,34 @@
-import type { FieldWriter, HeaderEntries, LimitResponse, Tollgate, Verdict } from '@tollgate/core'
+import {
+  type FieldWriter,
+  type HeaderEntries,
+  type LimitResponse,
+  mergeFields,
+  type Tollgate,
+  type Verdict,
+} from '@tollgate/core'
 import type { Context } from 'hono'
 
 /** A denial, as the responder built it: status, headers and problem body. */
 export type Denial = Extract<LimitResponse, { allowed: false }>
+
+/**
+ * Set on a context once a Tollgate middleware has put its fields on the response: a second one
+ * (further out, so writing later) merges its fields with them rather than appending, as
+ * `mergeFields` says. A mark, rather than reading the fields back on every response, because
+ * reading a `Headers` costs about what writing one field does.
+ */
+const FIELDS_WRITTEN = Symbol('tollgate.fieldsWritten')
+
+type MarkedContext = Context & { [FIELDS_WRITTEN]?: true }
+
+/** Marks `c` as carrying a Tollgate middleware's fields (see `FIELDS_WRITTEN`). */
+export function markFieldsWritten(c: Context): void {
+  ;(c as MarkedContext)[FIELDS_WRITTEN] = true
+}
+
+function hasFieldsWritten(c: Context): boolean {
+  return (c as MarkedContext)[FIELDS_WRITTEN] === true
+}
 
 /**
  * Appends the rate-limit fields to the finished response. Done after `next()` rather than with
@@ -11,20 +37,50 @@ export type Denial = Extract<LimitResponse, { allowed: false }>
  */
 export function appendHeaders(c: Context, headers: HeaderEntries): void {
   if (headers.length === 0) return
+  if (hasFieldsWritten(c)) {
+    writeMerged(c, headers)
+    return
+  }
   const target = appendFirst(c, headers[0]![0], headers[0]![1])
   for (let i = 1; i < headers.length; i++) target.append(headers[i]![0], headers[i]![1])
+  markFieldsWritten(c)
 }
 
-/** Appends the first field, and returns the headers to append the others to. */
-function appendFirst(c: Context, name: string, value: string): Headers {
+/**
+ * Writes fields onto a response that carries another Tollgate middleware's. That one ran inside
+ * this one (Hono writes after `next()`), so this middleware's list members go first: the order
+ * Express and Koa give, where the outer middleware writes first.
+ */
+function writeMerged(c: Context, headers: HeaderEntries): void {
+  const existing = (name: string) => c.res.headers.get(name) ?? undefined
+  const fields = new Map<string, { name: string; ours: string; theirs: string | undefined }>()
+  for (const [name, value, write] of mergeFields(headers, existing)) {
+    const lower = name.toLowerCase()
+    const field = fields.get(lower)
+    if (write === 'set') fields.set(lower, { name, ours: value, theirs: undefined })
+    else if (field !== undefined) field.ours += `, ${value}`
+    else fields.set(lower, { name, ours: value, theirs: existing(lower) })
+  }
+  let target: Headers | undefined
+  for (const { name, ours, theirs } of fields.values()) {
+    const value = theirs === undefined ? ours : `${ours}, ${theirs}`
+    if (target === undefined) target = appendFirst(c, name, value, 'set')
+    else target.set(name, value)
+  }
+}
+
+/** Appends (or sets) the first field, and returns the headers to write the others to. */
+function appendFirst(c: Context, name: string, value: string, write = 'append'): Headers {
   let target = c.res.headers
   try {
-    target.append(name, value)
+    if (write === 'set') target.set(name, value)
+    else target.append(name, value)
   } catch {
     // An immutable response (`Response.redirect`, straight from `fetch`): send a mutable copy.
     c.res = new Response(c.res.body, c.res)
     target = c.res.headers
-    target.append(name, value)
+    if (write === 'set') target.set(name, value)
+    else target.append(name, value)
   }
   return target
 }
@@ -39,6 +95,12 @@ export class ResponseFields implements FieldWriter {
   private target: Headers | undefined
 
   put(c: Context, verdict: Verdict, writeFields: Tollgate['writeFields']): void {
+    if (hasFieldsWritten(c)) {
+      const entries: Array<readonly [string, string]> = []
+      writeFields(verdict, { write: (name, value) => entries.push([name, value]) })
+      writeMerged(c, entries)
+      return
+    }
     this.c = c
     try {
       writeFields(verdict, this)
@@ -46,6 +108,7 @@ export class ResponseFields implements FieldWriter {
       this.c = undefined
       this.target = undefined
     }
+    markFieldsWritten(c)
   }
 
   write(name: string, value: string): void {

@@ -10,6 +10,7 @@ function recordingResponse(initial: Record<string, string> = {}) {
   return {
     fields,
     getHeaderNames: () => [...fields.keys()],
+    getHeader: (name: string) => fields.get(name.toLowerCase())?.values,
     setHeader(name: string, value: string) {
       fields.set(name.toLowerCase(), { name, values: [value] })
     },
@@ -34,5 +35,29 @@ describe('setNodeResponseFields', () => {
     expect(res.fields.get('retry-after')?.values).toEqual(['1'])
     expect(res.fields.get('content-type')?.values).toEqual(['application/problem+json'])
     expect(res.fields.get('x-powered-by')?.values).toEqual(['Express'])
+  })
+})
+
+describe('setNodeResponseFields after another limiter', () => {
+  it('keeps one value of each single-valued field: the more restrictive rule', () => {
+    const res = recordingResponse({ 'X-Powered-By': 'Express' })
+    setNodeResponseFields(res, [
+      ['X-RateLimit-Limit', '100'],
+      ['X-RateLimit-Remaining', '99'],
+      ['X-RateLimit-Reset', '1767225660'],
+      ['RateLimit', '"global";r=99;t=1'],
+    ])
+    setNodeResponseFields(res, [
+      ['X-RateLimit-Limit', '5'],
+      ['X-RateLimit-Remaining', '0'],
+      ['X-RateLimit-Reset', '1767225900'],
+      ['RateLimit', '"login";r=0;t=240'],
+      ['Retry-After', '240'],
+    ])
+    expect(res.fields.get('x-ratelimit-limit')?.values).toEqual(['5'])
+    expect(res.fields.get('x-ratelimit-remaining')?.values).toEqual(['0'])
+    expect(res.fields.get('x-ratelimit-reset')?.values).toEqual(['1767225900'])
+    expect(res.fields.get('ratelimit')?.values).toEqual(['"global";r=99;t=1', '"login";r=0;t=240'])
+    expect(res.fields.get('retry-after')?.values).toEqual(['240'])
   })
 })

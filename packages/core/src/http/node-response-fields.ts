@@ -1,4 +1,5 @@
 import type { Verdict } from '../limiter/types.js'
+import { carriesSingleValuedField, mergeFields } from './field-merge.js'
 import { isFieldPresent } from './field-names.js'
 import type { Tollgate } from './middleware.js'
 import type { FieldWriter, HeaderEntries } from './types.js'
@@ -9,18 +10,24 @@ import type { FieldWriter, HeaderEntries } from './types.js'
  */
 export type NodeResponse = {
   getHeaderNames(): string[]
+  getHeader(name: string): number | string | string[] | undefined
   setHeader(name: string, value: string): unknown
   appendHeader(name: string, value: string): unknown
 }
 
 /**
  * Puts response fields on a Node response with its own API (not a framework's, which may add
- * logic: Express's `res.append` runs its Content-Type charset rules). A field the app already
- * set gets the value appended; Content-Type, single-valued, is replaced. The names already set
- * are read once.
+ * logic: Express's `res.append` runs its Content-Type charset rules). A list field already set
+ * gets the value appended; Content-Type is replaced; single-valued rate-limit fields already set
+ * (another Tollgate middleware's) are merged as `mergeFields` says. The names already set are
+ * read once.
  */
 export function setNodeResponseFields(res: NodeResponse, headers: HeaderEntries): void {
   const present = res.getHeaderNames()
+  if (carriesSingleValuedField(present)) {
+    writeMerged(res, headers)
+    return
+  }
   // Entries are read by index: destructuring an array runs its iterator, an object per entry.
   for (let i = 0; i < headers.length; i++) {
     const entry = headers[i]!
@@ -31,6 +38,17 @@ export function setNodeResponseFields(res: NodeResponse, headers: HeaderEntries)
 function setField(res: NodeResponse, present: readonly string[], name: string, value: string) {
   if (name === 'Content-Type' || !isFieldPresent(present, name)) res.setHeader(name, value)
   else res.appendHeader(name, value)
+}
+
+function writeMerged(res: NodeResponse, headers: HeaderEntries): void {
+  const existing = (name: string) => {
+    const value = res.getHeader(name)
+    return value === undefined ? undefined : Array.isArray(value) ? value.join(', ') : `${value}`
+  }
+  for (const [name, value, write] of mergeFields(headers, existing)) {
+    if (write === 'set') res.setHeader(name, value)
+    else res.appendHeader(name, value)
+  }
 }
 
 const NO_NAMES: readonly string[] = []
@@ -45,8 +63,15 @@ export class NodeResponseFieldWriter implements FieldWriter {
   private present: readonly string[] = NO_NAMES
 
   put(res: NodeResponse, verdict: Verdict, writeFields: Tollgate['writeFields']): void {
+    const present = res.getHeaderNames()
+    if (carriesSingleValuedField(present)) {
+      const entries: Array<readonly [string, string]> = []
+      writeFields(verdict, { write: (name, value) => entries.push([name, value]) })
+      writeMerged(res, entries)
+      return
+    }
     this.res = res
-    this.present = res.getHeaderNames()
+    this.present = present
     try {
       writeFields(verdict, this)
     } finally {

@@ -1,0 +1,93 @@
+import { describe, expect, it } from 'vitest'
+import { mergeFields } from './field-merge.js'
+
+const legacy = (limit: number, remaining: number, reset: number) =>
+  [
+    ['X-RateLimit-Limit', String(limit)],
+    ['X-RateLimit-Remaining', String(remaining)],
+    ['X-RateLimit-Reset', String(reset)],
+  ] as const
+
+/** A response's fields by lower-case name, with `mergeFields`' writes applied as Node would. */
+function respond(...writers: ReadonlyArray<ReadonlyArray<readonly [string, string]>>) {
+  const fields = new Map<string, string[]>()
+  for (const entries of writers) {
+    const writes = mergeFields(entries, (name) => fields.get(name)?.join(', '))
+    for (const [name, value, write] of writes) {
+      const lower = name.toLowerCase()
+      if (write === 'set') fields.set(lower, [value])
+      else fields.set(lower, [...(fields.get(lower) ?? []), value])
+    }
+  }
+  return Object.fromEntries([...fields].map(([name, values]) => [name, values.join(', ')]))
+}
+
+describe('mergeFields', () => {
+  it('keeps the description of the rule with fewer requests left, whichever writes first', () => {
+    const global = legacy(100, 99, 1767225660)
+    const login = legacy(5, 0, 1767225900)
+    const expected = {
+      'x-ratelimit-limit': '5',
+      'x-ratelimit-remaining': '0',
+      'x-ratelimit-reset': '1767225900',
+    }
+    expect(respond(global, login)).toEqual(expected)
+    expect(respond(login, global)).toEqual(expected)
+  })
+
+  it('breaks a tie in remaining requests by the later reset, then the lower limit', () => {
+    const soon = legacy(10, 3, 100)
+    const later = legacy(50, 3, 200)
+    expect(respond(soon, later)['x-ratelimit-reset']).toBe('200')
+    expect(respond(later, soon)['x-ratelimit-reset']).toBe('200')
+    const small = legacy(10, 3, 100)
+    const large = legacy(50, 3, 100)
+    expect(respond(large, small)['x-ratelimit-limit']).toBe('10')
+    expect(respond(small, large)['x-ratelimit-limit']).toBe('10')
+  })
+
+  it('appends list members, keeps the longer Retry-After and replaces Content-Type', () => {
+    const first = [
+      ['RateLimit-Policy', '"global";q=100;w=60'],
+      ['RateLimit', '"global";r=99;t=1'],
+      ['Retry-After', '30'],
+      ['Content-Type', 'text/plain'],
+    ] as const
+    const second = [
+      ['RateLimit-Policy', '"login";q=5;w=300'],
+      ['RateLimit', '"login";r=0;t=240'],
+      ['Retry-After', '7'],
+      ['Content-Type', 'application/problem+json'],
+    ] as const
+    expect(respond(first, second)).toEqual({
+      'ratelimit-policy': '"global";q=100;w=60, "login";q=5;w=300',
+      ratelimit: '"global";r=99;t=1, "login";r=0;t=240',
+      'retry-after': '30',
+      'content-type': 'application/problem+json',
+    })
+  })
+
+  it('treats draft-6 fields as a group and draft-7 RateLimit as one value', () => {
+    const draft6 = (remaining: number) =>
+      [
+        ['RateLimit-Limit', '10'],
+        ['RateLimit-Remaining', String(remaining)],
+        ['RateLimit-Reset', '5'],
+      ] as const
+    expect(respond(draft6(2), draft6(7))['ratelimit-remaining']).toBe('2')
+    expect(respond(draft6(7), draft6(2))['ratelimit-remaining']).toBe('2')
+    const draft7 = (remaining: number) =>
+      [['RateLimit', `limit=10, remaining=${remaining}, reset=5`]] as const
+    expect(respond(draft7(7), draft7(2)).ratelimit).toBe('limit=10, remaining=2, reset=5')
+    expect(respond(draft7(2), draft7(7)).ratelimit).toBe('limit=10, remaining=2, reset=5')
+  })
+
+  it('replaces single-valued fields whose value it cannot read', () => {
+    const appSet = [['X-RateLimit-Remaining', 'lots']] as const
+    expect(respond(appSet, legacy(10, 9, 100))).toEqual({
+      'x-ratelimit-limit': '10',
+      'x-ratelimit-remaining': '9',
+      'x-ratelimit-reset': '100',
+    })
+  })
+})
