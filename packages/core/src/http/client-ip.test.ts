@@ -86,6 +86,27 @@ describe('trustProxy as a list: X-Forwarded-For walked right to left', () => {
     )
   })
 
+  it('stops at a trailing empty entry, which a trusted proxy wrote after the client entries', () => {
+    // Node joins the client's "9.9.9.9" and the proxy's empty line as "9.9.9.9, ".
+    expect(resolve(options, PROXY, { 'x-forwarded-for': '9.9.9.9, ' })).toEqual({
+      ip: PROXY,
+      key: PROXY,
+      hops: 0,
+    })
+    expect(resolve(options, PROXY, { 'x-forwarded-for': ['9.9.9.9', ''] })?.key).toBe(PROXY)
+    expect(resolve({ trustProxy: 1 }, PROXY, { 'x-forwarded-for': '9.9.9.9, ' })?.key).toBe(PROXY)
+  })
+
+  it('keys on the socket peer when the header is there but empty', () => {
+    for (const xff of ['', ' ', ['']]) {
+      expect(resolve(options, PROXY, { 'x-forwarded-for': xff })).toEqual({
+        ip: PROXY,
+        key: PROXY,
+        hops: 0,
+      })
+    }
+  })
+
   it('uses the left-most address when every hop is trusted', () => {
     expect(resolve(options, PROXY, { 'x-forwarded-for': '10.1.1.1, 10.2.2.2' })?.key).toBe(
       '10.1.1.1',
@@ -124,6 +145,20 @@ describe('trustProxy as a list: X-Forwarded-For walked right to left', () => {
     }
     expect(isRateLimitError(caught) && caught.field).toBe('trustProxy')
   })
+
+  it.each(['constructor', '__proto__', 'toString'])(
+    'refuses %j, a name every object inherits, as it refuses any unknown name',
+    (trustProxy) => {
+      let caught: unknown
+      try {
+        resolve({ trustProxy }, PROXY)
+      } catch (error) {
+        caught = error
+      }
+      expect(isRateLimitError(caught)).toBe(true)
+      expect(caught).toMatchObject({ code: 'ERR_RL_INVALID_RULE', field: 'trustProxy' })
+    },
+  )
 })
 
 describe('proxyHeader: forwarded (RFC 7239)', () => {
@@ -146,6 +181,34 @@ describe('proxyHeader: forwarded (RFC 7239)', () => {
   it('a client cannot swallow the proxy element with an unterminated quote', () => {
     const forwarded = 'for="1.2.3.4, for=203.0.113.7'
     expect(resolve(options, PROXY, { forwarded })?.key).toBe('203.0.113.7')
+  })
+
+  it('a client cannot swallow the proxy element with a quote that ends inside it', () => {
+    const loopback = { trustProxy: 'loopback', proxyHeader: 'forwarded' as const }
+    // The client's line, then the loopback proxy's, as Node joins them.
+    for (const forwarded of [
+      'for="x, for="[2001:db8:c::1]"',
+      'for=1.2.3.4;x=", for="[2001:db8:c::1]:4711";proto="https"',
+    ]) {
+      expect(resolve(loopback, '127.0.0.1', { forwarded })).toEqual({
+        ip: '2001:db8:c::1',
+        key: '2001:db8:c::/64',
+        hops: 1,
+      })
+    }
+  })
+
+  it('reads addresses with RFC 7239 obfuscated ports', () => {
+    expect(resolve(options, PROXY, { forwarded: 'for="2.2.2.2:_x"' })?.key).toBe('2.2.2.2')
+    expect(resolve(options, PROXY, { forwarded: 'for="[2001:db8::1]:_p1"' })?.key).toBe(
+      '2001:db8::/64',
+    )
+  })
+
+  it('stops at an empty element, the last one too: the reporting proxy is the key', () => {
+    expect(resolve(options, PROXY, { forwarded: 'for=9.9.9.9, ' })?.key).toBe(PROXY)
+    expect(resolve(options, PROXY, { forwarded: ['for=9.9.9.9', ''] })?.key).toBe(PROXY)
+    expect(resolve(options, PROXY, { forwarded: '' })).toEqual({ ip: PROXY, key: PROXY, hops: 0 })
   })
 
   it('stops at "unknown" or an obfuscated node: the reporting proxy is the key', () => {
@@ -207,10 +270,23 @@ describe('trustProxy: true', () => {
     )
   })
 
-  it('warns the same for a list with a range of every address', () => {
+  it('warns the same for a list with a range of every address, naming its family', () => {
     const { messages, logger } = recorder()
     createClientIpResolver({ trustProxy: ['10.0.0.0/8', '::/0'], logger })
-    expect(messages[0]).toContain('WARN_TRUST_ALL_PROXIES')
+    expect(messages).toEqual([
+      expect.stringMatching(/^\[tollgate\] WARN_TRUST_ALL_PROXIES: trustProxy covers every IPv6 /),
+    ])
+  })
+
+  it('warns for ranges that only together cover every address of a family', () => {
+    const { messages, logger } = recorder()
+    createClientIpResolver({ trustProxy: ['0.0.0.0/1', '128.0.0.0/1'], logger })
+    createClientIpResolver({ trustProxy: '0.0.0.0/1, 128.0.0.0/1, ::/1, 8000::/1', logger })
+    createClientIpResolver({ trustProxy: ['0.0.0.0/1', '::/1', 'private'], logger })
+    expect(messages).toEqual([
+      expect.stringMatching(/WARN_TRUST_ALL_PROXIES: trustProxy covers every IPv4 address/),
+      expect.stringMatching(/WARN_TRUST_ALL_PROXIES: trustProxy covers every IPv4 and IPv6 /),
+    ])
   })
 })
 
@@ -269,6 +345,20 @@ describe('warn-once checks', () => {
     expect(messages).toHaveLength(1)
     expect(messages[0]).toMatch(/^\[tollgate\] WARN_FORWARDED_HEADERS_IGNORED: /)
   })
+
+  it.each([[[]], [''], [' ']])(
+    'WARN_FORWARDED_HEADERS_IGNORED fires for trustProxy %j too: it trusts no proxy',
+    (trustProxy) => {
+      const { messages, logger } = recorder()
+      const clientIp = createClientIpResolver({ trustProxy, logger })
+      expect(clientIp(PROXY, headers({ 'x-forwarded-for': '203.0.113.7' }))).toEqual({
+        ip: PROXY,
+        key: PROXY,
+        hops: 0,
+      })
+      expect(messages).toEqual([expect.stringContaining('WARN_FORWARDED_HEADERS_IGNORED')])
+    },
+  )
 
   it('WARN_CLIENT_ADDRESS_UNKNOWN fires once', () => {
     const { messages, logger } = recorder()

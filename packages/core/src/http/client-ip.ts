@@ -6,10 +6,12 @@ import { createWarnOnce, type WarningOptions } from './warnings.js'
 
 /**
  * Which proxies may tell us who the client is.
- * - `false`: none; the socket peer is the client and forwarding headers are ignored.
+ * - `false` (or `0`, an empty list, an empty string): none; the socket peer is the client and
+ *   forwarding headers are ignored.
  * - a list of addresses, CIDR ranges and range names (`'loopback'`, `'linklocal'`,
  *   `'private'`), as an array or one comma-separated string: the header is walked from the
- *   right and the first address outside the list is the client.
+ *   right and the first address outside the list is the client. A list whose ranges cover every
+ *   IPv4 or every IPv6 address warns `WARN_TRUST_ALL_PROXIES`.
  * - a number `n`: exactly `n` proxies stand in front of the app (the socket peer is the first),
  *   so the client is the address `n` hops to the left of the socket.
  * - `true`: every hop is trusted, so the left-most address (which the client itself can write)
@@ -103,7 +105,7 @@ export function compileClientIp(options: ClientIpOptions = {}): {
       headersChecked = true
       warn(
         'WARN_FORWARDED_HEADERS_IGNORED',
-        "a request carried X-Forwarded-For or Forwarded while trustProxy is false: behind a proxy every client shares the proxy's key; set trustProxy to your proxies' addresses (or ignore this if the app faces clients directly)",
+        "a request carried X-Forwarded-For or Forwarded while trustProxy trusts no proxy: behind a proxy every client shares the proxy's key; set trustProxy to your proxies' addresses (or ignore this if the app faces clients directly)",
       )
     }
   }
@@ -187,14 +189,28 @@ function compileTrust(
     checkPrefix('trustProxy', trustProxy, Number.MAX_SAFE_INTEGER)
     return { isTrusted: (_ip, hop) => hop < trustProxy, hopCount: trustProxy }
   }
+  // An empty list or string (say, from an unset environment variable) trusts no proxy either:
+  // forwarding headers are then ignored, and warned about, as with `false`.
+  if (isEmptyList(trustProxy)) return undefined
   const matcher = createIpMatcher(trustProxy)
-  if (matcher.coversEverything) warnTrustAll(warn, 'trustProxy includes a range of every address')
+  if (matcher.coversEverything) {
+    const families = matcher.coveredFamilies.join(' and ')
+    warnTrustAll(warn, `trustProxy covers every ${families} address`, `every ${families} hop`)
+  }
   return { isTrusted: (ip) => matcher.contains(ip), hopCount: undefined }
 }
 
-function warnTrustAll(warn: ReturnType<typeof createWarnOnce>, what: string): void {
+function isEmptyList(list: string | readonly string[]): boolean {
+  return typeof list === 'string' ? list.trim() === '' : list.length === 0
+}
+
+function warnTrustAll(
+  warn: ReturnType<typeof createWarnOnce>,
+  what: string,
+  hops = 'every forwarding hop',
+): void {
   warn(
     'WARN_TRUST_ALL_PROXIES',
-    `${what}: every forwarding hop is believed, so any client can pick its own key by sending X-Forwarded-For; list your proxies' addresses or give their number instead`,
+    `${what}: ${hops} is believed, so any client can pick its own key by sending X-Forwarded-For; list your proxies' addresses or give their number instead`,
   )
 }

@@ -1,3 +1,4 @@
+import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { parseForwarded, parseXForwardedFor } from './forwarded.js'
 
@@ -10,9 +11,15 @@ describe('parseXForwardedFor', () => {
     ])
   })
 
-  it('drops a trailing empty entry but keeps an empty one in the middle (it stops the walk)', () => {
-    expect(parseXForwardedFor('1.1.1.1, ')).toEqual(['1.1.1.1'])
+  it('keeps empty entries, the last one too: each stops the walk at the proxy that wrote it', () => {
+    // A client's "9.9.9.9" and a proxy's empty line, as Node joins them.
+    expect(parseXForwardedFor('9.9.9.9, ')).toEqual(['9.9.9.9', ''])
     expect(parseXForwardedFor('1.1.1.1,,2.2.2.2')).toEqual(['1.1.1.1', '', '2.2.2.2'])
+  })
+
+  it('has no entries in a header with no text', () => {
+    expect(parseXForwardedFor('')).toEqual([])
+    expect(parseXForwardedFor(' \t')).toEqual([])
   })
 })
 
@@ -60,8 +67,25 @@ describe('parseForwarded (RFC 7239)', () => {
     expect(parseForwarded('for=1.1.1.1;for=2.2.2.2')).toEqual([undefined])
   })
 
-  it('skips empty elements', () => {
-    expect(parseForwarded(' , for=192.0.2.1 ,, ')).toEqual(['192.0.2.1'])
+  it('gives undefined for an empty element, the last one too (it stops the walk)', () => {
+    // A client's "for=9.9.9.9" and a proxy's empty line, as Node joins them.
+    expect(parseForwarded('for=9.9.9.9, ')).toEqual(['9.9.9.9', undefined])
+    expect(parseForwarded(' , for=192.0.2.1 ,, ')).toEqual([
+      undefined,
+      '192.0.2.1',
+      undefined,
+      undefined,
+    ])
+  })
+
+  it('has no elements in a header with no text', () => {
+    expect(parseForwarded('')).toEqual([])
+    expect(parseForwarded(' \t')).toEqual([])
+  })
+
+  it('keeps a properly quoted value with a comma in it as one element', () => {
+    expect(parseForwarded('for="_a,b"')).toEqual([undefined])
+    expect(parseForwarded('for="_a,b", for=192.0.2.1')).toEqual([undefined, '192.0.2.1'])
   })
 
   it('recovers the elements after a malformed one, so a proxy-appended element survives', () => {
@@ -69,5 +93,47 @@ describe('parseForwarded (RFC 7239)', () => {
     expect(parseForwarded('for="1.2.3.4, for=198.51.100.17')).toEqual([undefined, '198.51.100.17'])
     expect(parseForwarded('for, for=198.51.100.17')).toEqual([undefined, '198.51.100.17'])
     expect(parseForwarded('for="a"junk, for=198.51.100.17')).toEqual([undefined, '198.51.100.17'])
+  })
+
+  it('a quote the client leaves open cannot close inside the proxy element and swallow it', () => {
+    // The client's open quote would end at the proxy's first quote, followed by "[" or "h".
+    expect(parseForwarded('for="x, for="[2001:db8:c::1]"')).toEqual([undefined, '[2001:db8:c::1]'])
+    expect(parseForwarded('for=1.2.3.4;x=", for="[2001:db8:c::1]:_p";proto="https"')).toEqual([
+      undefined,
+      '[2001:db8:c::1]:_p',
+    ])
+    expect(parseForwarded('x="\\, proto="https";for=198.51.100.17')).toEqual([
+      undefined,
+      '198.51.100.17',
+    ])
+  })
+
+  it('whatever a client writes, the element a proxy appends after it is read as if alone', () => {
+    const clientText = fc.string({
+      maxLength: 24,
+      unit: fc.constantFrom(...'for=_x1.:[]"\\ ,;'.split('')),
+    })
+    const address = fc.constantFrom(
+      '198.51.100.17',
+      '"198.51.100.17:4711"',
+      '"[2001:db8:cafe::17]"',
+      '"[2001:db8:cafe::17]:_p1"',
+      'unknown',
+      '"_hidden"',
+    )
+    const proxyElement = fc
+      .tuple(
+        address,
+        fc.constantFrom('for=%', 'for=%;proto=https;by="[::1]:80"', 'proto="http";for=%'),
+      )
+      .map(([node, element]) => element.replace('%', node))
+    fc.assert(
+      fc.property(clientText, proxyElement, (client, proxy) => {
+        const alone = parseForwarded(proxy)
+        expect(alone).toHaveLength(1)
+        expect(parseForwarded(`${client}, ${proxy}`).at(-1)).toBe(alone[0])
+      }),
+      { numRuns: 2000 },
+    )
   })
 })

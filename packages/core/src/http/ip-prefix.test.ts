@@ -108,9 +108,43 @@ describe('createIpMatcher', () => {
     expect(createIpMatcher('uniquelocal').contains(ip('fc12::1'))).toBe(true)
   })
 
-  it('reports a range that covers everything', () => {
-    expect(createIpMatcher(['0.0.0.0/0']).coversEverything).toBe(true)
-    expect(createIpMatcher(['::/0']).coversEverything).toBe(true)
+  it('reports a range that covers a whole address family', () => {
+    expect(createIpMatcher(['0.0.0.0/0'])).toMatchObject({
+      coversEverything: true,
+      coveredFamilies: ['IPv4'],
+    })
+    expect(createIpMatcher(['::/0']).coveredFamilies).toEqual(['IPv6'])
+    expect(createIpMatcher(['::ffff:0:0/96']).coveredFamilies).toEqual(['IPv4']) // mapped: IPv4
+  })
+
+  it('reports ranges that together cover a whole family, in any order and overlapping', () => {
+    const families = (entries: string[]) => createIpMatcher(entries).coveredFamilies
+    expect(families(['0.0.0.0/1', '128.0.0.0/1'])).toEqual(['IPv4'])
+    expect(families(['192.0.0.0/2', '10.0.0.0/8', '0.0.0.0/1', '128.0.0.0/2'])).toEqual(['IPv4'])
+    expect(families(['::/1', '8000::/2', 'c000::/2', '0.0.0.0/1', '128.0.0.0/1'])).toEqual([
+      'IPv4',
+      'IPv6',
+    ])
+  })
+
+  it('does not report ranges that leave a gap, or that cover two families half each', () => {
+    const families = (entries: string[]) => createIpMatcher(entries).coveredFamilies
+    expect(families(['0.0.0.0/1', '128.0.0.0/2', '192.0.0.0/3', '224.0.0.0/4'])).toEqual([])
+    expect(families(['128.0.0.0/1', '64.0.0.0/2'])).toEqual([])
+    expect(families(['::/1', 'c000::/2'])).toEqual([])
+    expect(families(['0.0.0.0/1', '8000::/1'])).toEqual([])
+  })
+
+  it('does not report ranges that miss one address, and does once it is added', () => {
+    for (const [bits, last] of [
+      [32, '255.255.255.255'],
+      [128, 'ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff'],
+    ] as const) {
+      const ranges = allButTheLastAddress(bits)
+      expect(ranges).toHaveLength(bits)
+      expect(createIpMatcher(ranges).coversEverything).toBe(false)
+      expect(createIpMatcher([...ranges, last]).coversEverything).toBe(true)
+    }
   })
 
   it('throws ERR_RL_INVALID_RULE naming the option for an entry it cannot read', () => {
@@ -124,4 +158,38 @@ describe('createIpMatcher', () => {
     expect(caught).toMatchObject({ code: 'ERR_RL_INVALID_RULE', field: 'trustProxy' })
     expect(String(caught)).toContain('"proxy.internal"')
   })
+
+  it.each(['constructor', '__proto__', 'toString', 'hasOwnProperty'])(
+    'refuses %j, which every object inherits, as an unknown name',
+    (name) => {
+      let caught: unknown
+      try {
+        createIpMatcher(name)
+      } catch (error) {
+        caught = error
+      }
+      expect(isRateLimitError(caught)).toBe(true)
+      expect(caught).toMatchObject({ code: 'ERR_RL_INVALID_RULE', field: 'trustProxy' })
+    },
+  )
 })
+
+/** `bits` ranges, one of each prefix length, that hold every address of the family but its last. */
+function allButTheLastAddress(bits: 32 | 128): string[] {
+  const all = 1n << BigInt(bits)
+  const ranges: string[] = []
+  for (let prefix = 1; prefix <= bits; prefix++) {
+    const network = all - (1n << BigInt(bits - prefix + 1))
+    ranges.push(`${bits === 32 ? ipv4Text(network) : ipv6Text(network)}/${prefix}`)
+  }
+  return ranges
+}
+
+function ipv4Text(value: bigint): string {
+  return [24n, 16n, 8n, 0n].map((shift) => (value >> shift) & 255n).join('.')
+}
+
+function ipv6Text(value: bigint): string {
+  const groups = [112n, 96n, 80n, 64n, 48n, 32n, 16n, 0n]
+  return groups.map((shift) => ((value >> shift) & 0xffffn).toString(16)).join(':')
+}

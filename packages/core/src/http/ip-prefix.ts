@@ -75,19 +75,27 @@ export function cidrContains(cidr: Cidr, ip: IpAddress): boolean {
   return true
 }
 
+/** An address family a list of ranges can trust in full. */
+export type IpFamily = 'IPv4' | 'IPv6'
+
 /**
  * Compiles a list of addresses, CIDR ranges and range names into one membership test, once.
  * Throws `ERR_RL_INVALID_RULE` naming `field` for an entry that is none of those.
+ * `coveredFamilies` lists each family whose every address the ranges hold together (one
+ * `0.0.0.0/0`, or `0.0.0.0/1` with `128.0.0.0/1`); `coversEverything` is true when there is one.
  */
 export function createIpMatcher(
   entries: string | readonly string[],
   field = 'trustProxy',
-): { readonly contains: (ip: IpAddress) => boolean; readonly coversEverything: boolean } {
+): {
+  readonly contains: (ip: IpAddress) => boolean
+  readonly coversEverything: boolean
+  readonly coveredFamilies: readonly IpFamily[]
+} {
   const cidrs: Cidr[] = []
   for (const entry of typeof entries === 'string' ? entries.split(',') : entries) {
     const name = entry.trim()
-    const named = NAMED_RANGES[name.toLowerCase()]
-    for (const text of named ?? [name]) {
+    for (const text of namedRange(name) ?? [name]) {
       const cidr = parseCidr(text)
       if (cidr === undefined) {
         throw new RateLimitError(
@@ -101,14 +109,49 @@ export function createIpMatcher(
   }
   const v4 = cidrs.filter((c) => c.version === 4)
   const v6 = cidrs.filter((c) => c.version === 6)
+  const coveredFamilies: IpFamily[] = []
+  if (coversFamily(v4, 32)) coveredFamilies.push('IPv4')
+  if (coversFamily(v6, 128)) coveredFamilies.push('IPv6')
   return {
-    coversEverything: cidrs.some((c) => c.prefix === 0),
+    coversEverything: coveredFamilies.length > 0,
+    coveredFamilies,
     contains(ip) {
       const list = ip.version === 4 ? v4 : v6
       for (const cidr of list) if (cidrContains(cidr, ip)) return true
       return false
     },
   }
+}
+
+/** The ranges a name stands for, in any case; only the names listed, never `constructor` & co. */
+function namedRange(name: string): readonly string[] | undefined {
+  const key = name.toLowerCase()
+  return Object.hasOwn(NAMED_RANGES, key) ? NAMED_RANGES[key] : undefined
+}
+
+/**
+ * True when `cidrs` (all of one family, `bits` wide) together hold every address of it: taken in
+ * order of their first address, none may start past the end of those before it, and together
+ * they must reach the last address. Runs once per configuration, so bigints (IPv6 is 128 bits
+ * wide) cost nothing on the request path.
+ */
+function coversFamily(cidrs: readonly Cidr[], bits: number): boolean {
+  const spans = cidrs.map(span).sort((a, b) => (a.first < b.first ? -1 : a.first > b.first ? 1 : 0))
+  let reached = 0n // every address below this one is covered
+  for (const { first, size } of spans) {
+    if (first > reached) return false
+    if (first + size > reached) reached = first + size
+  }
+  return reached === 1n << BigInt(bits)
+}
+
+/** The first address of `cidr` as a number, and how many addresses it holds. */
+function span(cidr: Cidr): { first: bigint; size: bigint } {
+  const hostBits = BigInt((cidr.version === 4 ? 32 : 128) - cidr.prefix)
+  let first = 0n
+  if (cidr.version === 4) first = BigInt(cidr.network)
+  else for (const group of cidr.network) first = (first << 16n) | BigInt(group)
+  return { first, size: 1n << hostBits }
 }
 
 /** How many leading bits of an address identify one client. */

@@ -15,6 +15,9 @@ describe('parseIp: IPv4', () => {
     ['255.255.255.255', '255.255.255.255'],
     ['  203.0.113.7 ', '203.0.113.7'],
     ['192.0.2.1:8080', '192.0.2.1'],
+    ['192.0.2.1:65535', '192.0.2.1'],
+    ['2.2.2.2:_x', '2.2.2.2'], // RFC 7239 obfuscated ports
+    ['2.2.2.2:_aZ9.-_', '2.2.2.2'],
   ])('%s is %s', (input, expected) => {
     expect(text(input)).toBe(expected)
   })
@@ -31,7 +34,11 @@ describe('parseIp: IPv4', () => {
     '.1.2.3',
     '1.2.3.4:',
     '1.2.3.4:abc',
-    '1.2.3.4:1234567',
+    '1.2.3.4:123456', // six digits: no port
+    '1.2.3.4:_', // an obfuscated port needs a character after "_"
+    '1.2.3.4:_a b',
+    '1.2.3.4:_a/b',
+    '1.2.3.4:x_1',
     'localhost',
     'unknown',
     '1.2.3.4 5',
@@ -57,6 +64,7 @@ describe('parseIp: IPv6', () => {
     ['[2001:db8::17]', '2001:db8::17'],
     ['[2001:db8::17]:4711', '2001:db8::17'],
     ['[fe80::1%eth0]:443', 'fe80::1'],
+    ['[2001:db8::1]:_p1', '2001:db8::1'], // RFC 7239 obfuscated port
     ['::1.2.3.4', '::102:304'], // IPv4-compatible (deprecated): stays IPv6
     ['64:ff9b::192.0.2.33', '64:ff9b::c000:221'],
   ])('%s is %s', (input, expected) => {
@@ -93,6 +101,9 @@ describe('parseIp: IPv6', () => {
     '[::1',
     '[::1]x',
     '[::1]:',
+    '[::1]:_',
+    '[::1]:_p!',
+    '[::1]:123456',
     `${'1:'.repeat(60)}1`,
   ])('refuses %j', (input) => {
     expect(parseIp(input)).toBeUndefined()

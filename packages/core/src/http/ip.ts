@@ -15,14 +15,17 @@ export type IpAddress =
 const COLON = 58
 const DOT = 46
 const OPEN_BRACKET = 91
+const UNDERSCORE = 95
+const HYPHEN = 45
 /** Longer input is not an address (the longest, with a port and a zone, is well under this). */
 const MAX_ADDRESS_LENGTH = 100
 
 /**
  * Parses an address as adapters and forwarding headers carry it: `192.0.2.1`, `192.0.2.1:8080`,
- * `2001:db8::1`, `fe80::1%eth0`, `[2001:db8::1]`, `[2001:db8::1]:443`, `::ffff:192.0.2.1`.
- * Ports and zone ids are accepted and dropped from the key. Anything else (host names,
- * `unknown`, IPv4 parts with leading zeros, which some parsers read as octal) gives `undefined`.
+ * `2001:db8::1`, `fe80::1%eth0`, `[2001:db8::1]`, `[2001:db8::1]:443`, `::ffff:192.0.2.1`,
+ * and with RFC 7239 obfuscated ports (`192.0.2.1:_p1`, `[2001:db8::1]:_x`). Ports and zone ids
+ * are accepted and dropped from the key. Anything else (host names, `unknown`, IPv4 parts with
+ * leading zeros, which some parsers read as octal) gives `undefined`.
  */
 export function parseIp(text: string): IpAddress | undefined {
   const s = text.trim()
@@ -41,15 +44,36 @@ export function parseIp(text: string): IpAddress | undefined {
   return parseIpv6(s)
 }
 
-/** `:digits` up to the end of `s` (or nothing at all) from `start`. */
+/**
+ * A port from `start` to the end of `s`, or nothing at all. RFC 7239 `node-port`: 1–5 digits
+ * (`:4711`), or an obfuscated port, `_` then letters, digits, `.`, `_` or `-` (`:_p1`), which a
+ * proxy writes to hide the real one. Either is dropped; refusing the obfuscated form would make
+ * the walk stop at that proxy and put all its clients in one bucket.
+ */
 function isPortSuffix(s: string, start: number): boolean {
   if (start === s.length) return true
-  if (s.charCodeAt(start) !== COLON || start + 1 === s.length || s.length - start > 6) return false
-  for (let i = start + 1; i < s.length; i++) {
-    const c = s.charCodeAt(i)
-    if (c < 48 || c > 57) return false
+  if (s.charCodeAt(start) !== COLON) return false
+  const port = start + 1
+  if (s.charCodeAt(port) === UNDERSCORE) {
+    return port + 1 < s.length && every(s, port + 1, isObfuscatedPortChar)
   }
+  return port < s.length && s.length - port <= 5 && every(s, port, isDigit)
+}
+
+/** True when every character of `s` from `start` to its end passes `test`. */
+function every(s: string, start: number, test: (c: number) => boolean): boolean {
+  for (let i = start; i < s.length; i++) if (!test(s.charCodeAt(i))) return false
   return true
+}
+
+function isDigit(c: number): boolean {
+  return c >= 48 && c <= 57
+}
+
+/** ALPHA / DIGIT / "." / "_" / "-" */
+function isObfuscatedPortChar(c: number): boolean {
+  const letter = (c >= 65 && c <= 90) || (c >= 97 && c <= 122)
+  return letter || isDigit(c) || c === DOT || c === UNDERSCORE || c === HYPHEN
 }
 
 /**

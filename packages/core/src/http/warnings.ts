@@ -6,7 +6,7 @@ import type { Logger } from '../limiter/types.js'
  * docs/concepts/keys-and-proxies.md and docs/concepts/headers.md.
  */
 export type WarningCode =
-  /** `trustProxy: true`, or a range covering every address: any client can pick its own key. */
+  /** `trustProxy: true`, or ranges covering every IPv4 or IPv6 address: any client picks its key. */
   | 'WARN_TRUST_ALL_PROXIES'
   /** Forwarding headers arrived while no proxy is trusted: behind a proxy, every client shares its key. */
   | 'WARN_FORWARDED_HEADERS_IGNORED'

@@ -62,17 +62,25 @@ function validateIdentity(value: unknown, issue: IssueSink): string[] | undefine
     issue('match.identity', 'required: ip, api_key, user, another identity name, or a list')
     return undefined
   }
-  const names = list(value, 'match.identity', 'identity names', issue, (name) =>
-    IDENTITY_NAME.test(name)
-      ? undefined
-      : `bad identity name ${JSON.stringify(name)} (letters, digits, _ and -)`,
-  )
+  const names = list(value, 'match.identity', 'identity names', issue, identityNameProblem)
   if (names === undefined) return undefined
   if (unique(names).length !== names.length) {
     issue('match.identity', `names an identity twice: ${names.join(', ')}`)
     return undefined
   }
   return names
+}
+
+function identityNameProblem(name: string): string | undefined {
+  if (!IDENTITY_NAME.test(name)) {
+    return `bad identity name ${JSON.stringify(name)} (letters, digits, _ and -)`
+  }
+  // Identities are looked up by name on a plain object, where these names find the built-in
+  // every object inherits instead of a value: all requests would share one key.
+  if (name in Object.prototype) {
+    return `reserved identity name ${JSON.stringify(name)} (every JavaScript object has it)`
+  }
+  return undefined
 }
 
 /**

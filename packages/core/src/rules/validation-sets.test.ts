@@ -81,6 +81,19 @@ describe('rule matches, costs, policies and rule sets', () => {
     )
   })
 
+  it.each(['constructor', 'toString', 'valueOf', 'hasOwnProperty', '__proto__'])(
+    'refuses the identity name %j: every object has it, so every request would share one key',
+    (name) => {
+      const problem = `reserved identity name ${JSON.stringify(name)}`
+      expectOne(code({ ...bucket, match: { identity: name } }), 'match.identity', problem)
+      expectOne(
+        file({ ...fileBucket, match: { identity: ['ip', name] } }),
+        'match.identity',
+        problem,
+      )
+    },
+  )
+
   it('refuses rule sets that are not lists of objects', () => {
     expect(issuesOf(() => defineRules('rules' as never))[0]?.problem).toMatch(
       'expected a list of rules',
