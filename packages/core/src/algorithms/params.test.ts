@@ -30,11 +30,19 @@ describe('parameters are refused with the field named', () => {
     ['limit < 1', () => slidingWindow({ limit: 0, windowMs: 1000 }), 'limit'],
     ['NaN limit', () => slidingLog({ limit: Number.NaN, windowMs: 1000 }), 'limit'],
     ['a huge sliding log', () => slidingLog({ limit: 1_000_000, windowMs: 1000 }), 'limit'],
+    // Each is sent in a RateLimit field, whose Integers stop at 15 digits.
+    ['a limit no field can carry', () => fixedWindow({ limit: 1e15, windowMs: 1000 }), 'limit'],
+    ['a burst no field can carry', () => gcra({ rate: 1, burst: 1e15 }), 'burst'],
+    ['a rate no field can carry', () => tokenBucket({ rate: 1e15, burst: 1 }), 'rate'],
   ])('%s', (_name, make, field) => {
     const error = errorOf(make)
     expect(error.code).toBe('ERR_RL_INVALID_RULE')
     expect(error.field).toBe(field)
     expect(error.message).toContain(field)
+  })
+
+  it('takes the largest count a field can carry', () => {
+    expect(() => fixedWindow({ limit: 999_999_999_999_999, windowMs: 1000 })).not.toThrow()
   })
 
   it('refuses parameters whose arithmetic would pass 2^53', () => {

@@ -1,5 +1,5 @@
 import { RateLimitError } from '../errors.js'
-import { greatestCommonDivisor, isSafeCount, MAX_TIME_MS } from './integer.js'
+import { greatestCommonDivisor, isSafeCount, MAX_FIELD_INTEGER, MAX_TIME_MS } from './integer.js'
 
 /** A rate rule: `rate` units every `periodMs` (default one second), bursts of up to `burst`. */
 export type RateParams = {
@@ -43,14 +43,26 @@ export function requireCount(field: string, value: unknown): number {
   return value
 }
 
+/** A count that is sent in rate-limit fields (a limit, a burst, a rate as the policy's quota). */
+function requireSendableCount(field: string, value: unknown): number {
+  const count = requireCount(field, value)
+  if (count > MAX_FIELD_INTEGER) {
+    throw invalid(
+      field,
+      `at most ${MAX_FIELD_INTEGER} (the largest a RateLimit field can carry), got ${count}`,
+    )
+  }
+  return count
+}
+
 export function describe(value: unknown): string {
   return typeof value === 'string' ? JSON.stringify(value) : String(value)
 }
 
 export function scaleRate(params: RateParams): ScaledRate {
-  const rate = requireCount('rate', params.rate)
+  const rate = requireSendableCount('rate', params.rate)
   const periodMs = requireCount('periodMs', params.periodMs ?? 1000)
-  const burst = requireCount('burst', params.burst)
+  const burst = requireSendableCount('burst', params.burst)
   const divisor = greatestCommonDivisor(rate, periodMs)
   const unitsPerMs = rate / divisor
   const unitsPerToken = periodMs / divisor
@@ -66,7 +78,7 @@ export function scaleRate(params: RateParams): ScaledRate {
 }
 
 export function checkWindow(params: WindowParams): { limit: number; windowMs: number } {
-  const limit = requireCount('limit', params.limit)
+  const limit = requireSendableCount('limit', params.limit)
   const windowMs = requireCount('windowMs', params.windowMs)
   if (windowMs > MAX_TIME_MS)
     throw invalid('windowMs', `at most ${MAX_TIME_MS} ms, got ${windowMs}`)

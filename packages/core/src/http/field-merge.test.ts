@@ -78,8 +78,8 @@ describe('mergeFields', () => {
     expect(respond(draft6(7), draft6(2))['ratelimit-remaining']).toBe('2')
     const draft7 = (remaining: number) =>
       [['RateLimit', `limit=10, remaining=${remaining}, reset=5`]] as const
-    expect(respond(draft7(7), draft7(2)).ratelimit).toBe('limit=10, remaining=2, reset=5')
-    expect(respond(draft7(2), draft7(7)).ratelimit).toBe('limit=10, remaining=2, reset=5')
+    expect(respond(draft7(7), draft7(2))['ratelimit']).toBe('limit=10, remaining=2, reset=5')
+    expect(respond(draft7(2), draft7(7))['ratelimit']).toBe('limit=10, remaining=2, reset=5')
   })
 
   it('replaces single-valued fields whose value it cannot read', () => {

@@ -1,3 +1,4 @@
+import { MAX_FIELD_INTEGER } from '../algorithms/integer.js'
 import type { RuleDecision } from '../limiter/types.js'
 import { serializeParameters, serializeString } from './structured-fields.js'
 
@@ -25,7 +26,6 @@ export type PolicyFields = {
   readonly limitText: string
 }
 
-const MAX_INTEGER = 999_999_999_999_999
 const CACHE_LIMIT = 1000
 
 /** A rule's quota per whole seconds: the drafts allow no sub-second windows. */
@@ -34,7 +34,8 @@ export function quotaPerSeconds(quota: number, windowMs: number): { q: number; w
   // Scale both by the smallest factor that makes the window whole seconds: 10 per 100 ms is
   // sent as 100 per 1 s, 1 per 1500 ms as 2 per 3 s. The rate is exact.
   const factor = 1000 / greatestCommonDivisor(windowMs, 1000)
-  if (quota * factor <= MAX_INTEGER) return { q: quota * factor, w: (windowMs * factor) / 1000 }
+  if (quota * factor <= MAX_FIELD_INTEGER)
+    return { q: quota * factor, w: (windowMs * factor) / 1000 }
   return { q: quota, w: Math.ceil(windowMs / 1000) }
 }
 

@@ -220,4 +220,97 @@ describe('options are checked at construction', () => {
   ])('%j names %s', (options, field) => {
     expect(() => createResponder(options as ResponderOptions)).toThrow(field)
   })
+
+  /** The error createResponder throws for `options`, which must be ERR_RL_INVALID_RULE. */
+  const refusal = (options: Record<string, unknown>) => {
+    try {
+      createResponder(options as ResponderOptions)
+    } catch (error) {
+      return error as { code?: string; field?: string; message: string }
+    }
+    throw new Error(`accepted ${Object.keys(options).join(', ')}`)
+  }
+
+  // Truthiness would have read 'false' as true (headers on), 0 as false, 'yes' as true.
+  it.each([
+    ['legacyHeaders', 'false'],
+    ['legacyHeaders', 0],
+    ['shadowPolicies', 'no'],
+    ['shadowPolicies', 1],
+    ['exposeHeaders', 'yes'],
+    ['exposeHeaders', {}],
+  ])('%s: %j is refused: a boolean option takes true or false only', (field, value) => {
+    expect(refusal({ [field]: value })).toMatchObject({
+      code: 'ERR_RL_INVALID_RULE',
+      field,
+      message: `[tollgate] ${field}: expected true or false, got ${JSON.stringify(value)}`,
+    })
+  })
+
+  it.each([['yes'], [1], [{}]])(
+    'partitionKey: %j is refused: true, false or a function',
+    (value) => {
+      expect(refusal({ partitionKey: value })).toMatchObject({
+        code: 'ERR_RL_INVALID_RULE',
+        field: 'partitionKey',
+        message: `[tollgate] partitionKey: expected true, false or a function, got ${JSON.stringify(value)}`,
+      })
+    },
+  )
+
+  it('takes true, false, undefined and null (the default) for each boolean option', () => {
+    const v = verdict([decision('api')])
+    for (const value of [undefined, null]) {
+      const unset = { legacyHeaders: value, shadowPolicies: value, exposeHeaders: value }
+      expect(names(v, unset as ResponderOptions)).toEqual(names(v))
+      expect(createResponder({ partitionKey: value as undefined }).usesPartitionKeys).toBe(false)
+    }
+    expect(names(v, { legacyHeaders: true })).toContain('X-RateLimit-Limit')
+    expect(names(v, { exposeHeaders: true })).toContain('Access-Control-Expose-Headers')
+    expect(names(v, { exposeHeaders: false })).not.toContain('Access-Control-Expose-Headers')
+    expect(createResponder({ partitionKey: false }).usesPartitionKeys).toBe(false)
+  })
+
+  it('names a value JSON cannot show instead of failing with a TypeError', () => {
+    const cycle: { self?: unknown } = {}
+    cycle.self = cycle
+    expect(refusal({ standardHeaders: 11n })).toMatchObject({
+      code: 'ERR_RL_INVALID_RULE',
+      field: 'standardHeaders',
+      message: expect.stringContaining('got 11n'),
+    })
+    expect(refusal({ legacyHeaders: cycle }).message).toBe(
+      '[tollgate] legacyHeaders: expected true or false, got an object JSON cannot show',
+    )
+    expect(refusal({ exposeHeaders: () => true }).message).toContain('got a function')
+  })
+
+  // Node refuses these on every response (ERR_INVALID_CHAR, a 500); fetch's Headers trims spaces.
+  it.each([
+    ['a line break', 'Bearer\r\nSet-Cookie: a=b'],
+    ['a character past U+00FF', 'Bearer realm="✓"'],
+    ['a NUL', 'Bearer\u0000'],
+    ['a leading space', ' Bearer'],
+    ['a trailing tab', 'Bearer\t'],
+    ['no text', 42],
+  ])('missingIdentity: a wwwAuthenticate with %s is refused', (_what, wwwAuthenticate) => {
+    expect(refusal({ missingIdentity: { status: 401, wwwAuthenticate } })).toMatchObject({
+      code: 'ERR_RL_INVALID_RULE',
+      field: 'missingIdentity',
+    })
+  })
+
+  it('takes a wwwAuthenticate challenge with parameters, tabs and Latin-1 text', () => {
+    const missing = decision('per-key', { allowed: false, retryAfterMs: undefined, key: undefined })
+    for (const wwwAuthenticate of [
+      'Bearer',
+      'Bearer realm="api",\tscope="read"',
+      'Basic realm="Café"',
+    ]) {
+      const responder = createResponder({ missingIdentity: { status: 401, wwwAuthenticate } })
+      const response = responder.respond(verdict([missing], 'missing-identity'), 0)
+      expect(response.status).toBe(401)
+      expect(sent(response.headers)['WWW-Authenticate']).toBe(wwwAuthenticate)
+    }
+  })
 })

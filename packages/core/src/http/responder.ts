@@ -111,19 +111,19 @@ export type Responder = {
  */
 export function createResponder(options: ResponderOptions = {}): Responder {
   const config: HeaderConfig = {
-    legacyHeaders: options.legacyHeaders ?? true,
+    legacyHeaders: checkBoolean('legacyHeaders', options.legacyHeaders ?? true),
     legacyReset: checkOneOf('legacyReset', options.legacyReset ?? 'epoch-seconds', LEGACY_RESETS),
     standardHeaders: checkOneOf(
       'standardHeaders',
       options.standardHeaders ?? 'draft-11',
       STANDARDS,
     ),
-    shadowPolicies: options.shadowPolicies ?? false,
+    shadowPolicies: checkBoolean('shadowPolicies', options.shadowPolicies ?? false),
     policyFields: createPolicyFieldCache(),
     epochReset: createEpochResetCache(),
   }
   const names = headerNames(config)
-  const expose = options.exposeHeaders
+  const expose = checkBoolean('exposeHeaders', options.exposeHeaders ?? false)
     ? (['Access-Control-Expose-Headers', names.join(', ')] as const)
     : undefined
   const missing = checkMissingIdentity(options.missingIdentity ?? { status: 400 })
@@ -236,34 +236,70 @@ const STANDARDS: ReadonlyArray<StandardHeaders | false> = [
 function checkOneOf<T>(field: string, value: T, allowed: readonly T[]): T {
   if (allowed.includes(value)) return value
   const list = allowed.map((v) => JSON.stringify(v)).join(', ')
-  throw new RateLimitError(
-    'ERR_RL_INVALID_RULE',
-    `${field}: expected one of ${list}, got ${JSON.stringify(value)}`,
-    {
-      field,
-    },
-  )
+  throw invalidOption(field, `expected one of ${list}, got ${shown(value)}`)
+}
+
+/** Only a real boolean: `'false'` from a config file is truthy, and would turn a family on. */
+function checkBoolean(field: string, value: boolean): boolean {
+  if (typeof value === 'boolean') return value
+  throw invalidOption(field, `expected true or false, got ${shown(value)}`)
+}
+
+function invalidOption(field: string, message: string): RateLimitError {
+  return new RateLimitError('ERR_RL_INVALID_RULE', `${field}: ${message}`, { field })
+}
+
+/** A refused value for the message; never throws (`JSON.stringify` does on a BigInt or a cycle). */
+function shown(value: unknown): string {
+  if (typeof value === 'function') return 'a function'
+  if (typeof value === 'bigint') return `${value}n`
+  try {
+    return JSON.stringify(value) ?? String(value)
+  } catch {
+    return 'an object JSON cannot show'
+  }
 }
 
 function checkMissingIdentity(value: MissingIdentityResponse): MissingIdentityResponse {
   const ok =
     value.status === 400 ||
     value.status === 403 ||
-    (value.status === 401 &&
-      typeof value.wwwAuthenticate === 'string' &&
-      value.wwwAuthenticate !== '')
+    (value.status === 401 && isFieldValue(value.wwwAuthenticate))
   if (ok) return value
-  throw new RateLimitError(
-    'ERR_RL_INVALID_RULE',
-    'missingIdentity: expected { status: 400 }, { status: 403 } or { status: 401, wwwAuthenticate: "<scheme>" }',
-    { field: 'missingIdentity' },
+  throw invalidOption(
+    'missingIdentity',
+    value.status === 401 &&
+      typeof value.wwwAuthenticate === 'string' &&
+      value.wwwAuthenticate !== ''
+      ? `wwwAuthenticate ${shown(value.wwwAuthenticate)} cannot be sent as a header value (printable characters, no line breaks, no surrounding spaces)`
+      : 'expected { status: 400 }, { status: 403 } or { status: 401, wwwAuthenticate: "<scheme>" }',
   )
+}
+
+/**
+ * A header value every adapter sends as given (RFC 9110 field-value): tabs, printable ASCII and
+ * U+0080–U+00FF, no surrounding whitespace. Node refuses anything else (CR, LF, `✓`) on every
+ * response, which would be a 500, and fetch's `Headers` trims what Node sends as it is.
+ */
+function isFieldValue(value: unknown): boolean {
+  if (typeof value !== 'string' || value === '') return false
+  const last = value.length - 1
+  for (let i = 0; i <= last; i++) {
+    const c = value.charCodeAt(i)
+    const blank = c === 0x20 || c === 0x09
+    if (c > 0xff || c === 0x7f || (c < 0x20 && c !== 0x09) || (blank && (i === 0 || i === last))) {
+      return false
+    }
+  }
+  return true
 }
 
 function partitionKeySource(
   option: ResponderOptions['partitionKey'],
 ): ((decision: RuleDecision) => string | undefined) | undefined {
-  if (option === undefined || option === false) return undefined
-  if (typeof option === 'function') return option
-  return (decision) => decision.key
+  const value = option ?? false
+  if (value === false) return undefined
+  if (value === true) return (decision) => decision.key
+  if (typeof value === 'function') return value
+  throw invalidOption('partitionKey', `expected true, false or a function, got ${shown(value)}`)
 }

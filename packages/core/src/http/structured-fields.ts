@@ -1,3 +1,4 @@
+import { MAX_FIELD_INTEGER } from '../algorithms/integer.js'
 import { base64 } from './base64.js'
 
 /**
@@ -14,15 +15,13 @@ export type SfParameters = ReadonlyArray<readonly [key: string, value: SfBareIte
 /** A list member or dictionary value: a bare item with its parameters. */
 export type SfItem = { readonly value: SfBareItem; readonly params?: SfParameters | undefined }
 
-const MAX_INTEGER = 999_999_999_999_999
-
 function fail(what: string, value: unknown): never {
   throw new TypeError(`[tollgate] cannot serialize ${what} as a structured field: ${String(value)}`)
 }
 
 /** An Integer: a whole number of at most 15 digits. */
 export function serializeInteger(value: number): string {
-  if (!Number.isInteger(value) || Math.abs(value) > MAX_INTEGER) fail('integer', value)
+  if (!Number.isInteger(value) || Math.abs(value) > MAX_FIELD_INTEGER) fail('integer', value)
   return String(value)
 }
 

@@ -6,7 +6,7 @@ import { defineRules } from '../rules/define-rules.js'
 import { memoryStore } from '../store/memory-store.js'
 import type { Charge, Outcome, Store } from '../store/types.js'
 import { type CompiledRule, compileRule } from './compile-rule.js'
-import { decideRequest } from './decide.js'
+import { decideRequest, storeDecision } from './decide.js'
 import { type ConsumeOne, type Engine, isPromiseLike } from './engine.js'
 import { createReporter } from './report.js'
 import { buildRuleIndex } from './rule-index.js'
@@ -18,7 +18,7 @@ import type {
   RuleDecision,
   Verdict,
 } from './types.js'
-import { admission, denial, ruleDecision } from './verdict.js'
+import { admission, denial } from './verdict.js'
 
 /** @default 1000: a fail-closed denial asks clients to come back in a second. */
 export const DEFAULT_STORE_ERROR_RETRY_AFTER_MS = 1000
@@ -125,31 +125,32 @@ function checkOne(
       ? denial(rule, cost, key, engine.storeErrorRetryAfterMs)
       : admission(rule, cost, key)
   }
-  let result: MaybePromise<Outcome>
+  // A reply is read and checked inside a try: a bad one follows the rule's onStoreError, as in
+  // `decide`, rather than failing later on the response path.
+  const settle = (outcome: Outcome): RuleDecision => {
+    try {
+      return storeDecision(rule, outcome?.decisions?.[0], cost, key)
+    } catch (error) {
+      return failed(error)
+    }
+  }
   try {
     if (engine.consumeOne !== undefined) {
-      return ruleDecision(
+      return storeDecision(
         rule,
         engine.consumeOne(rule.id, rule.algorithm, key, cost, now),
         cost,
         key,
-        false,
       )
     }
-    result = engine.store.consume(
+    const result = engine.store.consume(
       [{ rule: rule.id, algorithm: rule.algorithm, key, cost, shadow: rule.shadow }],
       now,
     )
+    return isPromiseLike(result) ? Promise.resolve(result).then(settle, failed) : settle(result)
   } catch (error) {
     return failed(error)
   }
-  const settle = (outcome: Outcome): RuleDecision => {
-    const decision = outcome?.decisions?.[0]
-    if (decision === undefined)
-      return failed(new RateLimitError('ERR_RL_STORE_REPLY', 'the store answered no decision'))
-    return ruleDecision(rule, decision, cost, key, false)
-  }
-  return isPromiseLike(result) ? Promise.resolve(result).then(settle, failed) : settle(result)
 }
 
 function refundCharges(

@@ -1,3 +1,4 @@
+import { MAX_FIELD_INTEGER, MAX_TIME_MS } from '../algorithms/integer.js'
 import type { Decision } from '../decision.js'
 import { RateLimitError } from '../errors.js'
 import type { Charge, Outcome } from '../store/types.js'
@@ -54,15 +55,20 @@ function costFor(rule: CompiledRule, method: string | undefined, path: string): 
 
 /** One rule, a synchronous store: no arrays, no promise. */
 function decideOne(engine: Engine, rule: CompiledRule, key: string, cost: number, now: number) {
-  let decision: Decision
+  let decision: RuleDecision
   try {
-    decision = engine.consumeOne!(rule.id, rule.algorithm, key, cost, now)
+    decision = storeDecision(
+      rule,
+      engine.consumeOne!(rule.id, rule.algorithm, key, cost, now),
+      cost,
+      key,
+    )
   } catch (error) {
     const charge = { rule: rule.id, algorithm: rule.algorithm, key, cost, shadow: rule.shadow }
     const pending = { matched: [rule], charged: [rule], charges: [charge], missing: [] }
     return storeFailure(engine, pending, error, now)
   }
-  return singleVerdict(ruleDecision(rule, decision, cost, key, false), now)
+  return singleVerdict(decision, now)
 }
 
 /** A request's rules split into those charged to the store and those decided without it. */
@@ -113,34 +119,119 @@ function decideAll(
   let outcome: MaybePromise<Outcome>
   try {
     outcome = engine.store.consume(pending.charges, now)
+    if (isPromiseLike(outcome)) {
+      // Promise.resolve, not outcome.then: a thenable's own `then` may throw, call back twice or
+      // return anything; a native promise is passed through as it is. Inside the try, since
+      // reading `then` (or a promise's `constructor`) can throw too.
+      return Promise.resolve(outcome).then(
+        (settled) => settle(engine, pending, settled, now),
+        (error: unknown) => storeFailure(engine, pending, error, now),
+      )
+    }
   } catch (error) {
     return storeFailure(engine, pending, error, now)
-  }
-  if (isPromiseLike(outcome)) {
-    return outcome.then(
-      (settled) => settle(engine, pending, settled, now),
-      (error: unknown) => storeFailure(engine, pending, error, now),
-    )
   }
   return settle(engine, pending, outcome, now)
 }
 
+/** Turns the store's reply into a verdict; a reply that is not one is a store failure. */
 function settle(engine: Engine, pending: Pending, outcome: Outcome, now: number): Verdict {
   const { charged, charges } = pending
-  const decisions = outcome?.decisions
-  if (!Array.isArray(decisions) || decisions.length !== charges.length) {
-    const error = new RateLimitError(
-      'ERR_RL_STORE_REPLY',
-      `the store answered ${Array.isArray(decisions) ? decisions.length : 'no'} decisions for ${charges.length} charges`,
-    )
+  const made: RuleDecision[] = new Array(charged.length)
+  let at: number
+  // Everything read from the reply is read here, once, into the limiter's own objects, which
+  // are then checked: a getter or proxy in the reply that throws is caught like a bad figure.
+  try {
+    const decisions = outcome?.decisions
+    if (!Array.isArray(decisions) || decisions.length !== charges.length) {
+      throw new RateLimitError(
+        'ERR_RL_STORE_REPLY',
+        `the store answered ${Array.isArray(decisions) ? decisions.length : 'no'} decisions for ${charges.length} charges`,
+      )
+    }
+    at = outcome.at
+    // `at` places X-RateLimit-Reset and is handed back to the store by refund as `chargedAt`.
+    if (!Number.isSafeInteger(at) || at < 0 || at > MAX_TIME_MS) {
+      throw new RateLimitError(
+        'ERR_RL_STORE_REPLY',
+        `the store answered at ${shown(at)}, expected whole ms between 0 and ${MAX_TIME_MS}`,
+      )
+    }
+    for (let i = 0; i < charged.length; i++) {
+      const charge = charges[i]!
+      made[i] = storeDecision(charged[i]!, decisions[i], charge.cost, charge.key)
+    }
+  } catch (error) {
     return storeFailure(engine, pending, error, now)
   }
-  const made: RuleDecision[] = new Array(charged.length)
-  for (let i = 0; i < charged.length; i++) {
-    const charge = charges[i]!
-    made[i] = ruleDecision(charged[i]!, decisions[i] as Decision, charge.cost, charge.key, false)
+  return combine(inRuleOrder(pending, made), at)
+}
+
+/** A count the responder can send as it is: no NaN, no text, no fraction, not too large. */
+function isCount(value: unknown): boolean {
+  return Number.isInteger(value) && (value as number) >= 0 && (value as number) <= MAX_FIELD_INTEGER
+}
+
+/** A wait in ms: sent in whole seconds, so any safe whole number fits a field. */
+function isDuration(value: unknown): boolean {
+  return Number.isSafeInteger(value) && (value as number) >= 0
+}
+
+/**
+ * A store's decision for one rule, copied into the limiter's own object and checked. Throws
+ * `ERR_RL_STORE_REPLY` unless it has what the verdict and the responder read: they would
+ * otherwise fail later, on the response path, as a 500 that no `onStoreError` decides. A few
+ * comparisons per decision; nothing more is allocated unless the decision is bad. Exported for
+ * `limiter.check`, whose store path needs the same.
+ */
+export function storeDecision(
+  rule: CompiledRule,
+  reply: unknown,
+  cost: number,
+  key: string,
+): RuleDecision {
+  if (typeof reply !== 'object' || reply === null) {
+    throw new RateLimitError(
+      'ERR_RL_STORE_REPLY',
+      `the store answered ${shown(reply)} for rule "${rule.id}", expected a decision`,
+      { rule: rule.id },
+    )
   }
-  return combine(inRuleOrder(pending, made), outcome.at)
+  const decision = ruleDecision(rule, reply as Decision, cost, key, false)
+  checkStoreDecision(decision)
+  return decision
+}
+
+function checkStoreDecision(decision: RuleDecision): void {
+  const field = unusableField(decision)
+  if (field === undefined) return
+  const expected =
+    field === 'allowed'
+      ? 'true or false'
+      : `a whole number from 0 to ${field === 'remaining' || field === 'limit' ? MAX_FIELD_INTEGER : Number.MAX_SAFE_INTEGER}`
+  throw new RateLimitError(
+    'ERR_RL_STORE_REPLY',
+    `the store's decision for rule "${decision.rule}" has ${field} ${shown(decision[field])}, expected ${expected}`,
+    { rule: decision.rule, field },
+  )
+}
+
+function unusableField(decision: RuleDecision): keyof Decision | undefined {
+  if (typeof decision.allowed !== 'boolean') return 'allowed'
+  if (!isCount(decision.remaining)) return 'remaining'
+  if (!isCount(decision.limit)) return 'limit'
+  if (!isDuration(decision.resetAfterMs)) return 'resetAfterMs'
+  // Only a denial's wait is read (Retry-After, the RateLimit field's t); an admission has none.
+  if (!decision.allowed && !isDuration(decision.retryAfterMs)) return 'retryAfterMs'
+  return undefined
+}
+
+/** A bad value for an error message; never throws, whatever the store put there. */
+function shown(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value)
+  if (typeof value === 'bigint') return `${value}n`
+  if (typeof value === 'object' && value !== null) return 'an object'
+  return typeof value === 'function' ? 'a function' : String(value)
 }
 
 /**

@@ -60,6 +60,15 @@ export function createReporter(
   }
 }
 
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error)
+/**
+ * An error as text for a warning. Never throws, whatever a store rejects with: `String` throws
+ * on a null-prototype object, and a message can be a getter that throws or not be text at all.
+ */
+export function messageOf(error: unknown): string {
+  try {
+    const message = error instanceof Error ? error.message : error
+    return typeof message === 'string' ? message : String(message)
+  } catch {
+    return `(an unprintable ${typeof error})`
+  }
 }
