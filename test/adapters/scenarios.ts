@@ -5,7 +5,7 @@
  * body. Figures are worked out by hand from the rules (see the comment on each step).
  */
 import { createHash } from 'node:crypto'
-import type { CoreOptions, RuleConfig, Store } from '@tollgate/express'
+import type { CoreOptions, Decision, RuleConfig, Store } from '@tollgate/express'
 
 /** 2026-01-01T00:00:00Z: a whole second, so epoch-second resets are easy to read. */
 export const T0 = Date.UTC(2026, 0, 1)
@@ -85,6 +85,15 @@ const downStore =
     },
     refund: () => {},
   })
+
+/** A store that answers, but not with a decision: as much a failure as one that is down. */
+const garbledStore = (): Store => ({
+  consume: (charges) => ({
+    decisions: charges.map(() => ({ allowed: 'yes' }) as unknown as Decision),
+    at: Date.now(),
+  }),
+  refund: () => {},
+})
 
 /** The documented `pk`: the first 12 bytes of SHA-256 over the key, as a byte sequence. */
 const partitionKey = (key: string) =>
@@ -570,6 +579,26 @@ export const SCENARIOS: readonly Scenario[] = [
             'content-type': 'application/problem+json',
             ratelimit: undefined,
           },
+          body: {
+            type: 'https://iana.org/assignments/http-problem-types#temporary-reduced-capacity',
+            status: 503,
+            'violated-policies': ['per-ip-closed'],
+            retryAfter: 1,
+          },
+        },
+      },
+    ],
+    warnings: ['denied (fail-closed)'],
+  },
+  {
+    name: 'a store answering garbage follows each rule’s onStoreError, never 500',
+    rules: [perIp(10, 10, { id: 'per-ip-closed', onStoreError: 'closed' })],
+    store: garbledStore,
+    steps: [
+      {
+        expect: {
+          status: 503,
+          headers: { 'retry-after': '1', ratelimit: undefined, 'x-ratelimit-remaining': undefined },
           body: {
             type: 'https://iana.org/assignments/http-problem-types#temporary-reduced-capacity',
             status: 503,
