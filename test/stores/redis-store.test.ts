@@ -1,5 +1,11 @@
 // The Redis store against a real server: keys, expiry, scripts by SHA, state size, bad input.
-import { type AlgorithmName, type Charge, isRateLimitError, tokenBucket } from '@tollgate/core'
+import {
+  type AlgorithmName,
+  type Charge,
+  gcra,
+  isRateLimitError,
+  tokenBucket,
+} from '@tollgate/core'
 import { type RedisScriptClient, redisScripts, redisStore } from '@tollgate/redis'
 import { referenceStore } from '@tollgate/test-utils'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -12,7 +18,7 @@ import {
 } from './support/redis-env.js'
 import { startRedisServer } from './support/redis-server.js'
 import { ioredisTarget, type Target } from './support/targets.js'
-import { AWKWARD_KEYS, ONE_OF_EACH } from './support/trace.js'
+import { AWKWARD_KEYS, LOWERED, ONE_OF_EACH } from './support/trace.js'
 
 const charge = (algorithm: Charge['algorithm'], key = 'ip:203.0.113.7', cost = 1): Charge => ({
   rule: `rule-${algorithm.name}`,
@@ -177,6 +183,39 @@ describe.skipIf(!redisAvailable)('Redis store on a single node', () => {
     }
   })
 
+  it('denies with nothing remaining when a lowered limit finds more used than it allows, never less than nothing', async () => {
+    const store = redisStore({
+      client: target.client,
+      prefix: uniquePrefix('lowered'),
+      time: 'caller',
+    })
+    for (const [before, after] of LOWERED) {
+      const used = { ...charge(before), rule: 'lowered', cost: 15 }
+      expect((await store.consume([used], 0)).decisions[0]?.allowed).toBe(true)
+      const next = await store.consume([{ ...used, algorithm: after, cost: 1 }], 0)
+      // A token bucket keeps what is left rather than what was used: 5 tokens, all spendable.
+      const expected =
+        after.name === 'token_bucket'
+          ? { allowed: true, remaining: 4, limit: 5 }
+          : { allowed: false, remaining: 0, limit: 5 }
+      expect(next.decisions[0], after.name).toMatchObject(expected)
+    }
+  })
+
+  it("denies with nothing remaining when the caller's clock is behind the stored time", async () => {
+    const store = redisStore({
+      client: target.client,
+      prefix: uniquePrefix('behind'),
+      time: 'caller',
+    })
+    const algorithm = gcra({ rate: 10, burst: 20 })
+    const burst = { ...charge(algorithm), cost: 20 }
+    expect((await store.consume([burst], 1_000_000)).decisions[0]?.allowed).toBe(true)
+    // Another gateway, 50 ms behind: the bucket looks more than full to it.
+    const behind = await store.consume([{ ...burst, cost: 1 }], 1_000_000 - 50)
+    expect(behind.decisions[0]).toMatchObject({ allowed: false, remaining: 0 })
+  })
+
   it('keeps a compact state: one small value per key (MEMORY USAGE)', async () => {
     const store = redisStore({ client: target.client, prefix: 'tg' })
     const sizes: Partial<Record<AlgorithmName, number>> = {}
@@ -254,5 +293,5 @@ describe.skipIf(!redisAvailable)('Redis store on a single node', () => {
 
 // Changing a script changes these on purpose: the SHA is how Redis caches it, and operators
 // may pre-load or allow-list it.
-const PINNED_CONSUME_SHA = '23c988ff16ecefae43eed43087056f8fe0c32dce'
-const PINNED_REFUND_SHA = '00b4521c9c44b5f04585896e15e41bdc7308e7fc'
+const PINNED_CONSUME_SHA = 'abc1944e96f15d880cd031a4d9e92783d31ea50c'
+const PINNED_REFUND_SHA = '44319036af0cd40d994ff597d0063be80ae37c1a'

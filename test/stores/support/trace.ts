@@ -242,6 +242,22 @@ export function extremeTraceArb(): fc.Arbitrary<Trace> {
 }
 
 /** One of each algorithm, as a rule in the spec's terms: 10 per second or 10 per window. */
+/**
+ * Each algorithm with room for 20 (`before`) and the same with room for 5 (`after`): what a
+ * rule becomes when its limit is lowered while keys still hold state.
+ */
+export const LOWERED: ReadonlyArray<readonly [before: Algorithm, after: Algorithm]> = [
+  [tokenBucket({ rate: 10, burst: 20 }), tokenBucket({ rate: 10, burst: 5 })],
+  [
+    gcra({ rate: 100, periodMs: 60_000, burst: 20 }),
+    gcra({ rate: 100, periodMs: 60_000, burst: 5 }),
+  ],
+  [leakyBucket({ rate: 10, burst: 20 }), leakyBucket({ rate: 10, burst: 5 })],
+  [fixedWindow({ limit: 20, windowMs: 60_000 }), fixedWindow({ limit: 5, windowMs: 60_000 })],
+  [slidingLog({ limit: 20, windowMs: 60_000 }), slidingLog({ limit: 5, windowMs: 60_000 })],
+  [slidingWindow({ limit: 20, windowMs: 60_000 }), slidingWindow({ limit: 5, windowMs: 60_000 })],
+]
+
 export const ONE_OF_EACH: readonly Algorithm[] = [
   tokenBucket({ rate: 10, burst: 20 }),
   gcra({ rate: 100, periodMs: 60_000, burst: 20 }),

@@ -33,7 +33,8 @@ export function fixedWindow(params: WindowParams): Algorithm {
       if (count + cost > limit) {
         return {
           allowed: false,
-          remaining: limit - count,
+          // A limit lowered while the window still holds the old count leaves it above the limit.
+          remaining: Math.max(0, limit - count),
           limit,
           resetAfterMs: untilEnd,
           retryAfterMs: untilEnd,

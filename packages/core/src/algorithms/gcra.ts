@@ -41,7 +41,9 @@ export function gcra(params: RateParams): Algorithm {
       if (ahead > capacity) {
         return {
           allowed: false,
-          remaining: floorDiv(capacity - (tat - nowTicks), unitsPerToken),
+          // Below zero when the TAT is further ahead than a full bucket: a clock that stepped
+          // back, or a burst lowered while keys still hold state.
+          remaining: Math.max(0, floorDiv(capacity - (tat - nowTicks), unitsPerToken)),
           limit: burst,
           resetAfterMs: ceilDiv(tat - nowTicks, unitsPerMs),
           retryAfterMs: ceilDiv(ahead - capacity, unitsPerMs),

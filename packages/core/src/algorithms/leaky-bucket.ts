@@ -41,7 +41,8 @@ export function leakyBucket(params: RateParams): Algorithm {
       if (poured > capacity) {
         return {
           allowed: false,
-          remaining: floorDiv(capacity - water, unitsPerToken),
+          // A burst lowered while the bucket still holds more water leaves it overfull.
+          remaining: Math.max(0, floorDiv(capacity - water, unitsPerToken)),
           limit: burst,
           resetAfterMs: skew + ceilDiv(water, unitsPerMs),
           retryAfterMs: skew + ceilDiv(poured - capacity, unitsPerMs),

@@ -3,6 +3,7 @@ import { isRateLimitError } from '../errors.js'
 import {
   fixedWindow,
   gcra,
+  leakyBucket,
   MAX_TIME_MS,
   slidingLog,
   slidingWindow,
@@ -94,6 +95,13 @@ describe('a clock that steps backwards', () => {
     expect(result.state).toEqual([0, 10_000])
   })
 
+  it('gives GCRA nothing remaining, never a negative count, when its TAT looks too far ahead', () => {
+    const cell = gcra({ rate: 10, burst: 20 })
+    let result = step(cell, undefined, 20, 10_000)
+    result = step(cell, result.state, 1, 9_950)
+    expect(result.decision).toMatchObject({ allowed: false, remaining: 0 })
+  })
+
   it('keeps a fixed window in its stored window', () => {
     const window = fixedWindow({ limit: 2, windowMs: 60_000 })
     let result = step(window, undefined, 2, 61_000)
@@ -111,5 +119,27 @@ describe('integer division', () => {
     expect(ceilDiv(a - 1, b)).toBe(3002399751580330)
     expect(floorDiv(-1, 600)).toBe(-1)
     expect(ceilDiv(1, 600)).toBe(1)
+  })
+})
+
+describe('a limit lowered while a key still holds state', () => {
+  // The state was kept under room for 20 with 15 used; the rule now allows 5.
+  it.each([
+    [gcra({ rate: 10, burst: 20 }), gcra({ rate: 10, burst: 5 })],
+    [leakyBucket({ rate: 10, burst: 20 }), leakyBucket({ rate: 10, burst: 5 })],
+    [fixedWindow({ limit: 20, windowMs: 60_000 }), fixedWindow({ limit: 5, windowMs: 60_000 })],
+    [slidingLog({ limit: 20, windowMs: 60_000 }), slidingLog({ limit: 5, windowMs: 60_000 })],
+    [slidingWindow({ limit: 20, windowMs: 60_000 }), slidingWindow({ limit: 5, windowMs: 60_000 })],
+  ])('$name denies with nothing remaining', (before, after) => {
+    const used = step(before, undefined, 15, 10_000)
+    expect(used.decision.allowed).toBe(true)
+    const next = step(after, used.state.slice(0, after.stateSize), 1, 10_000)
+    expect(next.decision).toMatchObject({ allowed: false, remaining: 0, limit: 5 })
+  })
+
+  it('lets a token bucket spend what it still holds, up to the new burst', () => {
+    const used = step(tokenBucket({ rate: 10, burst: 20 }), undefined, 15, 10_000)
+    const next = step(tokenBucket({ rate: 10, burst: 5 }), used.state, 1, 10_000)
+    expect(next.decision).toMatchObject({ allowed: true, remaining: 4, limit: 5 })
   })
 })

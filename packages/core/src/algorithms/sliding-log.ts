@@ -57,7 +57,8 @@ export function slidingLog(params: WindowParams): Algorithm {
         const blocking = slots[slot(slots, offset, expired + live + cost - limit - 1)]!
         return {
           allowed: false,
-          remaining: limit - live,
+          // A limit lowered while the log still holds more entries leaves it above the limit.
+          remaining: Math.max(0, limit - live),
           limit,
           resetAfterMs: newest(slots, offset) + windowMs - now,
           retryAfterMs: blocking + windowMs - now,

@@ -21,7 +21,7 @@ export const fixedWindowLua: LuaAlgorithm = {
     if start == stored then count = s[2] end
     local untilEnd = start + p2 - now
     if count + cost > p1 then
-      allowed, remaining, reset, retry = 0, p1 - count, untilEnd, untilEnd
+      allowed, remaining, reset, retry = 0, max(0, p1 - count), untilEnd, untilEnd
     else
       local charged = count + cost
       if commit then s[1] = start; s[2] = charged end

@@ -18,7 +18,7 @@ export const gcraLua: LuaAlgorithm = {
     local tat = max(s[1], nowTicks)
     local ahead = tat - nowTicks + cost * p2
     if ahead > p3 then
-      allowed, remaining, reset, retry = 0, floorDiv(p3 - (tat - nowTicks), p2), -floorDiv(nowTicks - tat, p1), -floorDiv(p3 - ahead, p1)
+      allowed, remaining, reset, retry = 0, max(0, floorDiv(p3 - (tat - nowTicks), p2)), -floorDiv(nowTicks - tat, p1), -floorDiv(p3 - ahead, p1)
     else
       if commit then s[1] = nowTicks + ahead end
       allowed, remaining, reset, retry = 1, floorDiv(p3 - ahead, p2), -floorDiv(-ahead, p1), 0

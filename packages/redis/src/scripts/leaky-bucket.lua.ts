@@ -22,7 +22,7 @@ export const leakyBucketLua: LuaAlgorithm = {
     if elapsed < -floorDiv(-p3, p1) then water = max(0, s[1] - elapsed * p1) end
     local poured = water + cost * p2
     if poured > p3 then
-      allowed, remaining, reset, retry = 0, floorDiv(p3 - water, p2), skew - floorDiv(-water, p1), skew - floorDiv(p3 - poured, p1)
+      allowed, remaining, reset, retry = 0, max(0, floorDiv(p3 - water, p2)), skew - floorDiv(-water, p1), skew - floorDiv(p3 - poured, p1)
     else
       if commit then s[1] = poured; s[2] = at end
       reset = 0

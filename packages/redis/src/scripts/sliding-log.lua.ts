@@ -104,7 +104,7 @@ export const slidingLogLua: LuaAlgorithm = {
     if live + cost > p1 then
       local blocking
       if packed then blocking = ${packedEntry('size + cost - p1 - 1')} else blocking = ${listEntry('size + cost - p1 - 1')} end
-      allowed, remaining, reset, retry = 0, p1 - live, newest + p2 - now, blocking + p2 - now
+      allowed, remaining, reset, retry = 0, max(0, p1 - live), newest + p2 - now, blocking + p2 - now
     else
       if commit then
         local after = live + cost
