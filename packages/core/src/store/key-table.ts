@@ -1,3 +1,4 @@
+import { greatestCommonDivisor } from '../algorithms/integer.js'
 import type { Algorithm } from '../algorithms/types.js'
 import type { KeyHasher } from './fingerprint.js'
 
@@ -42,6 +43,8 @@ export class KeyTable {
   evictions = 0
   /** The CLOCK hand: the next slot to consider when the table is full. */
   hand = 0
+  /** How far the hand moves per slot considered (see `handStep`). */
+  step: number
   /**
    * The key last located by its string, and the offset of its state: a client sending a burst
    * is found again without hashing. Cleared whenever entries move and by every other lookup, so
@@ -57,6 +60,7 @@ export class KeyTable {
     // Small at first, and tiny for large states (a sliding log keeps one number per unit).
     this.slots = Math.max(4, Math.min(16, Math.floor(65_536 / (8 * this.stride))))
     this.scale = this.slots / TWO_POW_31
+    this.step = handStep(this.slots)
     this.data = new Float64Array(this.slots * this.stride)
     this.words = new Uint32Array(this.data.buffer)
   }
@@ -137,10 +141,17 @@ export class KeyTable {
    * over. The first unreferenced one becomes the victim, unless one of the next
    * `FRESH_LOOKAHEAD` entries is fresh, which is then taken instead. Ends within two turns,
    * since the first turn clears every bit.
+   *
+   * The hand visits every slot once per turn, but in a scattered order (`step` apart) rather
+   * than one after the next: stepping by one, it would empty the slots just behind it while new
+   * keys land everywhere, packing the rest of the table into runs so long that every probe
+   * walks them (a flood of new clients would cost milliseconds each).
    */
   private reclaim(now: number): void {
     const words = this.words
     const stride2 = this.stride * 2
+    const slots = this.slots
+    const step = this.step
     let victim = -1
     let looked = 0
     let slot = this.hand
@@ -160,7 +171,8 @@ export class KeyTable {
           victim = slot
         }
       }
-      slot = slot + 1 === this.slots ? 0 : slot + 1
+      slot += step
+      if (slot >= slots) slot -= slots
     }
     this.hand = slot
     this.remove(slot)
@@ -213,7 +225,19 @@ export class KeyTable {
     this.words = words
     this.slots = slots
     this.scale = scale
+    this.step = handStep(slots)
     this.hand = 0
     this.lastKey = undefined
   }
+}
+
+/**
+ * A step that takes the CLOCK hand through all `slots` once per turn (it shares no factor with
+ * `slots`), each visit far from the last: about 0.618 of the table, the golden ratio's spread.
+ */
+export function handStep(slots: number): number {
+  if (slots <= 2) return 1
+  let step = Math.floor(slots * 0.6180339887) | 1
+  while (greatestCommonDivisor(step, slots) !== 1) step += 2
+  return step
 }
