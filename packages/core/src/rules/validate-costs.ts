@@ -31,16 +31,22 @@ export function validateCosts(
     ok = false
     issue(labels.costByRoute, `expected an object of route → cost, got ${typeName(byRoute)}`)
   } else if (byRoute !== undefined) {
+    // Routes are matched ignoring case, so `/v1/Export` and `/v1/export` are one route.
+    const seen = new Map<string, string>()
     for (const [route, value] of Object.entries(byRoute)) {
       const field = `${labels.costByRoute}[${JSON.stringify(route)}]`
       const parsed = parseRoute(route)
       if (typeof parsed === 'string') {
         ok = false
         issue(field, parsed)
-      } else if (parsed.text in costByRoute) {
+        continue
+      }
+      const first = seen.get(parsed.text.toLowerCase())
+      if (first !== undefined) {
         ok = false
-        issue(field, `the same route as ${JSON.stringify(parsed.text)}, given twice`)
+        issue(field, `the same route as ${JSON.stringify(first)}, given twice`)
       } else {
+        seen.set(parsed.text.toLowerCase(), parsed.text)
         costByRoute[parsed.text] = check(value, field)
       }
     }

@@ -55,6 +55,11 @@ describe('rule matches, costs, policies and rule sets', () => {
       'costByRoute["/x/"]',
       'given twice',
     )
+    expectOne(
+      code({ ...bucket, costByRoute: { '/v1/Export': 5, '/v1/export': 2 } }),
+      'costByRoute["/v1/export"]',
+      'the same route as "/v1/Export", given twice',
+    )
     expectOne(code({ ...bucket, costByRoute: [1] }), 'costByRoute', 'expected an object')
   })
 
