@@ -148,4 +148,18 @@ describe('memoryStore', () => {
       ),
     ).toThrow(expect.objectContaining({ code: 'ERR_RL_INVALID_RULE', rule: 'r' }))
   })
+
+  it('keeps a table per algorithm under one rule id, so two limiters sharing it both limit', () => {
+    const store = memoryStore()
+    const bucket = tokenBucket({ rate: 1, periodMs: 60_000, burst: 3 })
+    const window = fixedWindow({ limit: 2, windowMs: 60_000 })
+    const allowed = { bucket: 0, window: 0 }
+    // Two limiters, each with its own rule named "per-ip", take turns on the same key.
+    for (let i = 0; i < 10; i++) {
+      if (store.consumeOne('per-ip', bucket, 'k', 1, T0).allowed) allowed.bucket++
+      if (store.consumeOne('per-ip', window, 'k', 1, T0).allowed) allowed.window++
+    }
+    expect(allowed).toEqual({ bucket: 3, window: 2 })
+    expect(store.size).toBe(2)
+  })
 })

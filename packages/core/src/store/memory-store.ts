@@ -63,28 +63,35 @@ export const DEFAULT_MAX_KEYS = 1_000_000
 export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   const maxKeys = checkMaxKeys(options.maxKeys ?? DEFAULT_MAX_KEYS)
   const hasher = createKeyHasher(options.seed)
-  const tables = new Map<string, KeyTable>()
+  /** Each rule's tables, the one used last first: one per algorithm the rule id arrives with. */
+  const tables = new Map<string, KeyTable[]>()
   /** The rule, algorithm and table of the last call: a run of calls for one rule skips the map. */
   let lastRule: string | undefined
   let lastAlgorithm: Algorithm | undefined
   let lastTable: KeyTable | undefined
-  /** Evictions of tables dropped because their rule changed algorithm. */
+  /** Evictions of tables dropped for newer algorithms under their rule id. */
   let retiredEvictions = 0
   let scratch = new Float64Array(16)
 
+  /**
+   * The table of `rule` for `algorithm`. A rule id arriving with another algorithm (a changed
+   * rule, or two limiters sharing this store with different rules of one name) gets a table of
+   * its own rather than replacing the other's: two live limiters would otherwise reset each
+   * other's keys on every alternation and neither would limit anything. The last few are kept.
+   */
   function tableFor(rule: string, algorithm: Algorithm): KeyTable {
-    let table = rule === lastRule ? lastTable : tables.get(rule)
+    let table = rule === lastRule && lastTable!.algorithm === algorithm ? lastTable : undefined
     if (table === undefined) {
-      table = new KeyTable(algorithm, maxKeys)
-      tables.set(rule, table)
-    } else if (table.algorithm !== algorithm) {
-      if (sameRule(table.algorithm, algorithm)) {
-        table.algorithm = algorithm
-      } else {
-        // The old states count something else: start this rule afresh.
-        retiredEvictions += table.evictions
+      let list = tables.get(rule)
+      if (list === undefined) {
+        list = []
+        tables.set(rule, list)
+      }
+      table = takeTable(list, algorithm)
+      if (table === undefined) {
         table = new KeyTable(algorithm, maxKeys)
-        tables.set(rule, table)
+        list.unshift(table)
+        if (list.length > TABLES_PER_RULE) retiredEvictions += list.pop()!.evictions
       }
     }
     lastRule = rule
@@ -144,12 +151,12 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   return {
     get size() {
       let size = 0
-      for (const table of tables.values()) size += table.count
+      for (const list of tables.values()) for (const table of list) size += table.count
       return size
     },
     get evictions() {
       let evictions = retiredEvictions
-      for (const table of tables.values()) evictions += table.evictions
+      for (const list of tables.values()) for (const table of list) evictions += table.evictions
       return evictions
     },
     consumeOne(rule, algorithm, key, cost, now) {
@@ -182,15 +189,36 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
       checkTime(chargedAt)
       for (const charge of charges) checkCost(charge.cost)
       for (const { rule, algorithm, key, cost } of charges) {
-        const table = tables.get(rule)
+        const table = tables.get(rule)?.find((t) => sameRule(t.algorithm, algorithm))
         // A key that is not held is fresh (or was evicted): there is nothing to give back.
-        if (table === undefined || !sameRule(table.algorithm, algorithm)) continue
+        if (table === undefined) continue
         hasher.hash(key)
         const slot = table.find(hasher.first, hasher.second)
         if (slot >= 0) algorithm.refund(table.data, table.offsetAt(slot), cost, chargedAt, now)
       }
     },
   }
+}
+
+/** Tables kept per rule id: one per algorithm it arrived with, the most recently used. */
+const TABLES_PER_RULE = 4
+
+/**
+ * The table in `list` for `algorithm` (the same rule rebuilt from the same parameters counts),
+ * moved to the front; undefined when there is none.
+ */
+function takeTable(list: KeyTable[], algorithm: Algorithm): KeyTable | undefined {
+  for (let i = 0; i < list.length; i++) {
+    const table = list[i]!
+    if (table.algorithm !== algorithm && !sameRule(table.algorithm, algorithm)) continue
+    table.algorithm = algorithm
+    if (i > 0) {
+      list.splice(i, 1)
+      list.unshift(table)
+    }
+    return table
+  }
+  return undefined
 }
 
 function isValidCharge(now: number, cost: number, limit: number): boolean {
