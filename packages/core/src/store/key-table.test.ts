@@ -1,6 +1,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import type { Algorithm } from '../algorithms/types.js'
+import { createKeyHasher } from './fingerprint.js'
 import { KeyTable } from './key-table.js'
 
 /**
@@ -121,6 +122,19 @@ describe('KeyTable', () => {
     expect(table.count).toBe(100)
     expect(table.evictions).toBe(4900)
     expect(table.slots).toBeLessThanOrEqual(Math.ceil((100 * 4) / 3) + 1)
+  })
+
+  it('marks a new key as used when it comes straight back (a burst), so a flood evicts others', () => {
+    const hasher = createKeyHasher(7)
+    for (let trial = 0; trial < 30; trial++) {
+      const table = new KeyTable(probe, 4)
+      table.locateKey(`burst-${trial}`, hasher, 0)
+      table.locateKey(`burst-${trial}`, hasher, 0)
+      for (const other of ['a', 'b', 'c', 'd']) table.locateKey(`${other}-${trial}`, hasher, 0)
+      expect(table.evictions).toBe(1)
+      hasher.hash(`burst-${trial}`)
+      expect(table.find(hasher.first, hasher.second), `trial ${trial}`).toBeGreaterThanOrEqual(0)
+    }
   })
 
   it('stays evenly loaded through a flood of new keys, so probes stay short', () => {

@@ -88,7 +88,12 @@ export class KeyTable {
   locateKey(key: string, hasher: KeyHasher, now: number): number {
     if (key === this.lastKey) return this.lastOffset
     hasher.hash(key)
-    const offset = this.locate(hasher.first, hasher.second, now)
+    this.lastKey = undefined
+    const slot = this.find(hasher.first, hasher.second)
+    // A key just inserted is not remembered: its next use is found by hash and marks it as
+    // used, so that a client's burst is not evicted as if it were a one-off key.
+    if (slot < 0) return this.insert(hasher.first, hasher.second, now) * this.stride + 1
+    const offset = this.touch(slot)
     this.lastKey = key
     this.lastOffset = offset
     return offset
