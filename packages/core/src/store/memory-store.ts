@@ -17,7 +17,8 @@ export type MemoryStoreOptions = {
    * a rule's table at most `maxKeys × 4/3` slots of 24 bytes: about 32 MB at the default. Lower
    * it on edge runtimes with small memory limits; raise it when more clients than that are
    * active within one refill period, or they start evicting each other.
-   * @default 1_000_000
+   * @default 1_000_000, or fewer for a rule whose state is large (a sliding log keeps one number
+   * per unit of its limit): as many as fit in 64 MiB, and at least 1,024
    */
   readonly maxKeys?: number
   /**
@@ -61,7 +62,7 @@ export const DEFAULT_MAX_KEYS = 1_000_000
  * const decision = store.consumeOne('per-ip', tokenBucket({ rate: 10, burst: 20 }), 'ip:203.0.113.7', 1, Date.now())
  */
 export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
-  const maxKeys = checkMaxKeys(options.maxKeys ?? DEFAULT_MAX_KEYS)
+  const maxKeys = options.maxKeys === undefined ? undefined : checkMaxKeys(options.maxKeys)
   const hasher = createKeyHasher(options.seed)
   /** Each rule's tables, the one used last first: one per algorithm the rule id arrives with. */
   const tables = new Map<string, KeyTable[]>()
@@ -89,7 +90,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
       }
       table = takeTable(list, algorithm)
       if (table === undefined) {
-        table = new KeyTable(algorithm, maxKeys)
+        table = new KeyTable(algorithm, maxKeys ?? defaultMaxKeys(algorithm))
         list.unshift(table)
         if (list.length > TABLES_PER_RULE) retiredEvictions += list.pop()!.evictions
       }
@@ -263,6 +264,21 @@ function checkOneAlgorithmPerRule(charges: readonly Charge[]): void {
       }
     }
   }
+}
+
+/** What the default bounds a rule's table to: a token-bucket rule's 1 M keys take 32 MB. */
+const DEFAULT_TABLE_BYTES = 64 * 1024 * 1024
+const MIN_DEFAULT_MAX_KEYS = 1024
+
+/**
+ * `DEFAULT_MAX_KEYS`, or as many keys as fit in `DEFAULT_TABLE_BYTES` when each is large: a
+ * sliding log with a limit of 1,000 keeps 8 KB per key, and a million of them (a flood of new
+ * clients) would take 10 GB. A rule's keys beyond that are evicted, oldest unused first.
+ */
+export function defaultMaxKeys(algorithm: Algorithm): number {
+  const slotBytes = (1 + algorithm.stateSize) * 8
+  const fitting = Math.floor((DEFAULT_TABLE_BYTES * 3) / (4 * slotBytes))
+  return Math.min(DEFAULT_MAX_KEYS, Math.max(MIN_DEFAULT_MAX_KEYS, fitting))
 }
 
 function checkMaxKeys(maxKeys: number): number {
