@@ -293,5 +293,5 @@ describe.skipIf(!redisAvailable)('Redis store on a single node', () => {
 
 // Changing a script changes these on purpose: the SHA is how Redis caches it, and operators
 // may pre-load or allow-list it.
-const PINNED_CONSUME_SHA = 'e9d4f1e85a3365d387cc6989dc18730648da27f0'
-const PINNED_REFUND_SHA = '607169d12bd5dde285fe7b27e25741a842f8d509'
+const PINNED_CONSUME_SHA = 'abc1944e96f15d880cd031a4d9e92783d31ea50c'
+const PINNED_REFUND_SHA = '44319036af0cd40d994ff597d0063be80ae37c1a'

@@ -1,6 +1,6 @@
 import type { Decision } from '../decision.js'
 import { ceilDiv, floorDiv, MAX_TIME_MS } from './integer.js'
-import { costTooHigh, invalid, type RateParams, scaleRate, unitsStillCharged } from './params.js'
+import { costTooHigh, invalid, type RateParams, scaleRate } from './params.js'
 import type { Algorithm } from './types.js'
 
 /**
@@ -58,10 +58,8 @@ export function gcra(params: RateParams): Algorithm {
         retryAfterMs: undefined,
       }
     },
-    refund(slots, offset, cost, chargedAt, now) {
-      // Only what time has not already made up for (see `unitsStillCharged`).
-      const credit = unitsStillCharged(cost * unitsPerToken, chargedAt, now, unitsPerMs)
-      slots[offset] = Math.max(now * unitsPerMs, slots[offset]! - credit)
+    refund(slots, offset, cost, _chargedAt, now) {
+      slots[offset] = Math.max(now * unitsPerMs, slots[offset]! - cost * unitsPerToken)
     },
     freshAt(slots, offset) {
       return ceilDiv(slots[offset]!, unitsPerMs)

@@ -1,6 +1,6 @@
 import type { Decision } from '../decision.js'
 import { ceilDiv, floorDiv } from './integer.js'
-import { costTooHigh, type RateParams, scaleRate, unitsStillCharged } from './params.js'
+import { costTooHigh, type RateParams, scaleRate } from './params.js'
 import type { Algorithm, StateSlots } from './types.js'
 
 /**
@@ -60,11 +60,9 @@ export function leakyBucket(params: RateParams): Algorithm {
         retryAfterMs: undefined,
       }
     },
-    refund(slots, offset, cost, chargedAt, now) {
-      // Only what leaking has not already made up for (see `unitsStillCharged`).
-      const credit = unitsStillCharged(cost * unitsPerToken, chargedAt, now, unitsPerMs)
+    refund(slots, offset, cost, _chargedAt, now) {
       const at = Math.max(now, slots[offset + 1]!)
-      slots[offset] = Math.max(0, waterAt(slots, offset, at) - credit)
+      slots[offset] = Math.max(0, waterAt(slots, offset, at) - cost * unitsPerToken)
       slots[offset + 1] = at
     },
     freshAt(slots, offset) {

@@ -1,11 +1,5 @@
 import { RateLimitError } from '../errors.js'
-import {
-  ceilDiv,
-  greatestCommonDivisor,
-  isSafeCount,
-  MAX_FIELD_INTEGER,
-  MAX_TIME_MS,
-} from './integer.js'
+import { greatestCommonDivisor, isSafeCount, MAX_FIELD_INTEGER, MAX_TIME_MS } from './integer.js'
 
 /** A rate rule: `rate` units every `periodMs` (default one second), bursts of up to `burst`. */
 export type RateParams = {
@@ -97,23 +91,4 @@ export function costTooHigh(cost: number, limit: number): RateLimitError {
     `a cost of ${cost} can never pass a rule whose capacity is ${limit}`,
     { field: 'cost' },
   )
-}
-
-/**
- * How much of a charge of `units` made at `chargedAt` a refund at `now` may give back to a rate
- * algorithm: at most what time has not yet given back on its own (`unitsPerMs` each ms). Since
- * then the bucket may have filled up, which erases the charge; filling takes at least that long,
- * so this never credits more than the charge still weighs, and a refund never lets more through
- * at one instant than the burst. It may credit less, when the bucket stayed short all along.
- */
-export function unitsStillCharged(
-  units: number,
-  chargedAt: number,
-  now: number,
-  unitsPerMs: number,
-): number {
-  const elapsed = Math.max(0, now - chargedAt)
-  // Checked before multiplying, which keeps the product below `units` and far from 2^53.
-  if (elapsed >= ceilDiv(units, unitsPerMs)) return 0
-  return units - elapsed * unitsPerMs
 }

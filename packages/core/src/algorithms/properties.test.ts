@@ -248,34 +248,3 @@ describe('refund', () => {
     )
   })
 })
-
-describe('refund on the rate algorithms', () => {
-  it.each([tokenBucket, gcra, leakyBucket])(
-    '%o gives back nothing of a charge the bucket has since made up for',
-    (make) => {
-      const algorithm = make({ rate: 10, burst: 20 })
-      const state = new Array<number>(algorithm.stateSize).fill(0)
-      algorithm.init(state, 0, 0)
-      expect(algorithm.decide(state, 0, 1, 0, true).allowed).toBe(true)
-      // Five seconds later the bucket is full again: the first charge no longer weighs.
-      let admitted = 0
-      for (let i = 0; i < 25; i++) if (algorithm.decide(state, 0, 1, 5000, true).allowed) admitted++
-      expect(admitted).toBe(20)
-      algorithm.refund(state, 0, 1, 0, 5000)
-      expect(algorithm.decide(state, 0, 1, 5000, true).allowed).toBe(false)
-    },
-  )
-
-  it.each([tokenBucket, gcra, leakyBucket])(
-    '%o gives back what time has not yet made up for',
-    (make) => {
-      const algorithm = make({ rate: 10, burst: 20 })
-      const state = new Array<number>(algorithm.stateSize).fill(0)
-      algorithm.init(state, 0, 0)
-      for (let i = 0; i < 20; i++) algorithm.decide(state, 0, 1, 0, true)
-      // 250 ms later 2.5 tokens came back; a refund of 5 charged at 0 still owes 2.5 of them.
-      algorithm.refund(state, 0, 5, 0, 250)
-      expect(algorithm.decide(state, 0, 0, 250, false).remaining).toBe(5)
-    },
-  )
-})

@@ -1,6 +1,6 @@
 import type { Decision } from '../decision.js'
 import { ceilDiv, floorDiv } from './integer.js'
-import { costTooHigh, type RateParams, scaleRate, unitsStillCharged } from './params.js'
+import { costTooHigh, type RateParams, scaleRate } from './params.js'
 import type { Algorithm, StateSlots } from './types.js'
 
 /**
@@ -62,12 +62,11 @@ export function tokenBucket(params: RateParams): Algorithm {
         retryAfterMs: undefined,
       }
     },
-    refund(slots, offset, cost, chargedAt, now) {
-      // Only what refilling has not already made up for since the charge: the bucket may have
-      // been full in between, and then adding the whole cost back would exceed the burst.
-      const credit = unitsStillCharged(cost * unitsPerToken, chargedAt, now, unitsPerMs)
+    refund(slots, offset, cost, _chargedAt, now) {
+      // Refilling is min(capacity, level + gain), so adding the cost back and capping again gives
+      // exactly the level the key would have had without the charge.
       const at = Math.max(now, slots[offset + 1]!)
-      slots[offset] = Math.min(capacity, levelAt(slots, offset, at) + credit)
+      slots[offset] = Math.min(capacity, levelAt(slots, offset, at) + cost * unitsPerToken)
       slots[offset + 1] = at
     },
     freshAt(slots, offset) {

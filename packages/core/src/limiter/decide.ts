@@ -199,11 +199,6 @@ export function storeDecision(
   }
   const decision = ruleDecision(rule, reply as Decision, cost, key, false)
   checkStoreDecision(decision)
-  // A request a rule charges nothing (a cost-0 route, a health check) only inspects it and is
-  // never denied by it. A store still answers "denied" for cost 0 when the key is over its limit:
-  // a clock stepped back, or a limit was lowered while the key held more.
-  if (cost === 0 && !decision.allowed)
-    return { ...decision, allowed: true, retryAfterMs: undefined }
   return decision
 }
 

@@ -129,32 +129,6 @@ describe.each(STORES)('the limiter over a %s', (_name, makeStore) => {
     })
   })
 
-  it('never denies a request a rule charges nothing, even for a key over its limit', async () => {
-    const limiter = createLimiter({
-      rules: [
-        {
-          id: 'per-ip',
-          match: { identity: 'ip' },
-          algorithm: 'gcra',
-          rate: 10,
-          burst: 20,
-          costByRoute: { 'GET /health': 0 },
-        },
-      ],
-    })
-    const at = (path: string, now: number) =>
-      limiter.decide({ method: 'GET', path, identities: { ip: '203.0.113.7' } }, { now })
-    for (let i = 0; i < 20; i++) await at('/orders', 10_000)
-    // The clock steps back a second: the key now looks more than drained.
-    expect(await at('/orders', 9_000)).toMatchObject({ allowed: false })
-    expect(await at('/health', 9_000)).toMatchObject({ allowed: true, storeFailed: false })
-    expect(await limiter.check('ip:203.0.113.7', 'per-ip', { cost: 0, now: 9_000 })).toMatchObject({
-      allowed: true,
-      remaining: 0,
-      cost: 0,
-    })
-  })
-
   it('decides shadow rules, reports them in shadowDenied, and never denies because of them', async () => {
     const limiter = limiterOf([
       {

@@ -35,12 +35,6 @@ local function floorDiv(a, b)
   if q * b > a then q = q - 1 elseif (q + 1) * b <= a then q = q + 1 end
   return q
 end
--- The core's unitsStillCharged: what of a charge time has not yet given back.
-local function stillCharged(units, chargedAt, now, perMs)
-  local elapsed = max(0, now - chargedAt)
-  if elapsed >= -floorDiv(-units, perMs) then return 0 end
-  return units - elapsed * perMs
-end
 `
 
 /**

@@ -24,7 +24,7 @@ export const gcraLua: LuaAlgorithm = {
       allowed, remaining, reset, retry = 1, floorDiv(p3 - ahead, p2), -floorDiv(-ahead, p1), 0
     end`,
   refund: `
-    s[1] = max(now * p1, s[1] - stillCharged(cost * p2, chargedAt, now, p1))`,
+    s[1] = max(now * p1, s[1] - cost * p2)`,
   freshAt: `
     fresh = -floorDiv(-s[1], p1)`,
   format: `s[1]`,

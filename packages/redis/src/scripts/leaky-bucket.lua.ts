@@ -34,7 +34,7 @@ export const leakyBucketLua: LuaAlgorithm = {
     local elapsed = at - s[2]
     local water = 0
     if elapsed < -floorDiv(-p3, p1) then water = max(0, s[1] - elapsed * p1) end
-    s[1] = max(0, water - stillCharged(cost * p2, chargedAt, now, p1))
+    s[1] = max(0, water - cost * p2)
     s[2] = at`,
   freshAt: `
     fresh = s[2] - floorDiv(-s[1], p1)`,

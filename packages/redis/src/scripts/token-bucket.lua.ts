@@ -35,7 +35,7 @@ export const tokenBucketLua: LuaAlgorithm = {
     local elapsed = at - s[2]
     local level = p3
     if elapsed < -floorDiv(-p3, p1) then level = min(p3, s[1] + elapsed * p1) end
-    s[1] = min(p3, level + stillCharged(cost * p2, chargedAt, now, p1))
+    s[1] = min(p3, level + cost * p2)
     s[2] = at`,
   freshAt: `
     fresh = s[2] - floorDiv(s[1] - p3, p1)`,
