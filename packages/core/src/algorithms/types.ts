@@ -60,8 +60,12 @@ export interface Algorithm {
    */
   decide(slots: StateSlots, offset: number, cost: number, now: number, commit: boolean): Decision
   /**
-   * Gives back `cost` units charged at `chargedAt`, as far as they still count at `now`: a charge
-   * whose window has already rolled over, or whose tokens have already refilled, returns nothing.
+   * Gives back `cost` units charged at `chargedAt`, as far as they still count at `now`. A window
+   * algorithm returns nothing once the charge's window has rolled over. A rate algorithm adds the
+   * cost back, never beyond a full bucket: its state cannot tell whether the bucket filled up and
+   * was drained again since the charge, so a client may then pass up to that cost beyond its
+   * burst once (crediting only what time had not made up for would give a slow failed request
+   * nothing back).
    */
   refund(slots: StateSlots, offset: number, cost: number, chargedAt: number, now: number): void
   /**
