@@ -130,4 +130,57 @@ describe('two limiters on one request', () => {
       expect({ name, answers: answers[index] }).toEqual({ name, answers: answers[0] })
     }
   })
+
+  it('merge with single-valued fields an earlier middleware set, never appending to them', async () => {
+    const upstream = {
+      'X-RateLimit-Limit': '5000',
+      'X-RateLimit-Remaining': '4999',
+      'X-RateLimit-Reset': '1',
+    }
+    const options = () => ({
+      clock: manualClock(T0),
+      getConnInfo: () => ({ remote: { address: '127.0.0.1' } }),
+    })
+    const express5 = express()
+    express5.use((_req, res, next) => {
+      for (const [name, value] of Object.entries(upstream)) res.setHeader(name, value)
+      next()
+    })
+    express5.use(expressRateLimit(GLOBAL, options()))
+    express5.use((_req, res) => {
+      res.send('ok')
+    })
+    const koa = new Koa()
+    koa.use((ctx, next) => {
+      ctx.set(upstream)
+      return next()
+    })
+    koa.use(koaRateLimit(GLOBAL, options()))
+    koa.use((ctx) => {
+      ctx.body = 'ok'
+    })
+    const hono = new Hono()
+    hono.use(async (c, next) => {
+      for (const [name, value] of Object.entries(upstream)) c.header(name, value)
+      await next()
+    })
+    hono.use(honoRateLimit(GLOBAL, options()))
+    hono.all('*', (c) => c.text('ok'))
+
+    const fromNode = (res: request.Response) => picked(res.status, (name) => res.headers[name])
+    const honoAnswer = await hono.request('/home')
+    const answers = [
+      fromNode(await request(express5).get('/home')),
+      fromNode(await request(koa.callback()).get('/home')),
+      picked(honoAnswer.status, (name) => honoAnswer.headers.get(name) ?? undefined),
+    ]
+    for (const answer of answers) {
+      expect(answer).toMatchObject({ status: 200 })
+      expect(answer.fields).toMatchObject({
+        'x-ratelimit-limit': '10',
+        'x-ratelimit-remaining': '9',
+        'x-ratelimit-reset': String(T0 / 1000 + 60),
+      })
+    }
+  })
 })

@@ -31,6 +31,32 @@ function hasFieldsWritten(c: Context): boolean {
 }
 
 /**
+ * Fields that hold one value, set rather than appended: an upstream `Response` or the app may
+ * already carry them (a proxied API's own `X-RateLimit-Remaining`), and appending would send
+ * `4999, 9`, which no client can read. Names compared as written by core: no lookup, no copy.
+ */
+export function isSingleValued(name: string): boolean {
+  switch (name) {
+    case 'X-RateLimit-Limit':
+    case 'X-RateLimit-Remaining':
+    case 'X-RateLimit-Reset':
+    case 'RateLimit-Limit':
+    case 'RateLimit-Remaining':
+    case 'RateLimit-Reset':
+    case 'Retry-After':
+    case 'Content-Type':
+      return true
+    default:
+      return false
+  }
+}
+
+function write(target: Headers, name: string, value: string): void {
+  if (isSingleValued(name)) target.set(name, value)
+  else target.append(name, value)
+}
+
+/**
  * Appends the rate-limit fields to the finished response. Done after `next()` rather than with
  * `c.header` before it, so that handlers returning a `Response` of their own (which drops
  * headers set earlier) carry them as well.
@@ -42,7 +68,7 @@ export function appendHeaders(c: Context, headers: HeaderEntries): void {
     return
   }
   const target = appendFirst(c, headers[0]![0], headers[0]![1])
-  for (let i = 1; i < headers.length; i++) target.append(headers[i]![0], headers[i]![1])
+  for (let i = 1; i < headers.length; i++) write(target, headers[i]![0], headers[i]![1])
   markFieldsWritten(c)
 }
 
@@ -64,23 +90,26 @@ function writeMerged(c: Context, headers: HeaderEntries): void {
   let target: Headers | undefined
   for (const { name, ours, theirs } of fields.values()) {
     const value = theirs === undefined ? ours : `${ours}, ${theirs}`
-    if (target === undefined) target = appendFirst(c, name, value, 'set')
+    if (target === undefined) target = appendFirst(c, name, value, true)
     else target.set(name, value)
   }
 }
 
-/** Appends (or sets) the first field, and returns the headers to write the others to. */
-function appendFirst(c: Context, name: string, value: string, write = 'append'): Headers {
+/**
+ * Writes the first field (set when single-valued or `replace`, else appended), and returns the
+ * headers to write the others to.
+ */
+function appendFirst(c: Context, name: string, value: string, replace = false): Headers {
   let target = c.res.headers
   try {
-    if (write === 'set') target.set(name, value)
-    else target.append(name, value)
+    if (replace) target.set(name, value)
+    else write(target, name, value)
   } catch {
     // An immutable response (`Response.redirect`, straight from `fetch`): send a mutable copy.
     c.res = new Response(c.res.body, c.res)
     target = c.res.headers
-    if (write === 'set') target.set(name, value)
-    else target.append(name, value)
+    if (replace) target.set(name, value)
+    else write(target, name, value)
   }
   return target
 }
@@ -113,7 +142,7 @@ export class ResponseFields implements FieldWriter {
 
   write(name: string, value: string): void {
     if (this.target === undefined) this.target = appendFirst(this.c!, name, value)
-    else this.target.append(name, value)
+    else write(this.target, name, value)
   }
 }
 

@@ -90,4 +90,17 @@ describe('mergeFields', () => {
       'x-ratelimit-reset': '100',
     })
   })
+
+  it('keeps the denying rule’s figures, which Retry-After answers for, whichever writes first', () => {
+    const admitted = legacy(3, 1, 60)
+    const denial = [...legacy(5, 2, 300), ['Retry-After', '300']] as const
+    const expected = {
+      'x-ratelimit-limit': '5',
+      'x-ratelimit-remaining': '2',
+      'x-ratelimit-reset': '300',
+      'retry-after': '300',
+    }
+    expect(respond(admitted, denial)).toEqual(expected)
+    expect(respond(denial, admitted)).toEqual(expected)
+  })
 })

@@ -5,9 +5,9 @@ import type { HeaderEntries } from './types.js'
  * middleware earlier in the chain (a global limit, then a login limit), or the app. List fields
  * (`RateLimit-Policy`, the current `RateLimit`, `Access-Control-Expose-Headers`) take one more
  * member each. Single-valued ones cannot: `X-RateLimit-Remaining: 99, 0` is unreadable. Their
- * fields describe one rule together, so a whole group is kept or replaced: the description
- * with fewer requests remaining wins, then the later reset, then the lower limit; `Retry-After`
- * keeps the longer wait. Two stacked middlewares then send the same fields in either order
+ * fields describe one rule together, so a whole group is kept or replaced: a denial's wins over
+ * an admission's, and otherwise the description with fewer requests remaining, then the later
+ * reset, then the lower limit; `Retry-After` keeps the longer wait. Two stacked middlewares then send the same fields in either order
  * (Express and Koa write before the app runs, Hono after).
  */
 
@@ -60,8 +60,16 @@ export function mergeFields(
   existing: (lowerCaseName: string) => string | undefined,
 ): Array<readonly [name: string, value: string, write: FieldWrite]> {
   const writes: Array<readonly [string, string, FieldWrite]> = []
-  const keepsLegacy = keepsExisting(groupFigures(LEGACY, existing), entryFigures(LEGACY, entries))
-  const keepsDraft6 = keepsExisting(groupFigures(DRAFT_6, existing), entryFigures(DRAFT_6, entries))
+  // A denial's figures describe the rule that denied, which Retry-After answers for: they win
+  // over an admission's, whatever either has remaining.
+  const denies = entries.some(([name]) => name.toLowerCase() === RETRY_AFTER)
+  const denied = existing(RETRY_AFTER) !== undefined
+  const keeps = (group: Group) =>
+    denies === denied
+      ? keepsExisting(groupFigures(group, existing), entryFigures(group, entries))
+      : denied
+  const keepsLegacy = keeps(LEGACY)
+  const keepsDraft6 = keeps(DRAFT_6)
   for (const [name, value] of entries) {
     const lower = name.toLowerCase()
     if (isMember(LEGACY, lower)) {
@@ -70,10 +78,11 @@ export function mergeFields(
       if (!keepsDraft6) writes.push([name, value, 'set'])
     } else if (lower === DRAFT_7 && isDraft7Value(value)) {
       const current = existing(DRAFT_7)
-      const kept = current !== undefined && isDraft7Value(current)
-      if (!(kept && keepsExisting(draft7Figures(current), draft7Figures(value)))) {
-        writes.push([name, value, 'set'])
-      }
+      const kept =
+        current !== undefined &&
+        isDraft7Value(current) &&
+        (denies === denied ? keepsExisting(draft7Figures(current), draft7Figures(value)) : denied)
+      if (!kept) writes.push([name, value, 'set'])
     } else if (lower === RETRY_AFTER) {
       const current = Number(existing(RETRY_AFTER))
       if (!(current >= Number(value))) writes.push([name, value, 'set'])
