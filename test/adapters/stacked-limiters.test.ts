@@ -131,7 +131,7 @@ describe('two limiters on one request', () => {
     }
   })
 
-  it('merge with single-valued fields an earlier middleware set, never appending to them', async () => {
+  it('send one value for a single-valued field an earlier middleware set, never appending', async () => {
     const upstream = {
       'X-RateLimit-Limit': '5000',
       'X-RateLimit-Remaining': '4999',
