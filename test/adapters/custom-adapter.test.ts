@@ -20,7 +20,7 @@ function rateLimit(rules: readonly RuleConfig[], options = {}) {
     if (!response.allowed) {
       return new Response(response.body, {
         status: response.status,
-        headers: response.headers.map(([name, value]) => [name, value]),
+        headers: response.headers.map(([name, value]): [string, string] => [name, value]),
       })
     }
     const answer = await next()
