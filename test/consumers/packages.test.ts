@@ -1,7 +1,7 @@
 // The published shape: every public package loads from its build with `require` and `import`,
 // without the source condition, and ships type declarations for both.
 import { execFileSync } from 'node:child_process'
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, readFileSync, realpathSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -45,6 +45,21 @@ describe.each(packages)('%s, as published', (name, names) => {
     const script = `import(${JSON.stringify(name)}).then((m) => console.log(Object.keys(m).join()))`
     const out = node(['--input-type=module', '-e', script])
     for (const exported of names) expect(out.trim().split(',')).toContain(exported)
+  })
+
+  it('packs, with its workspace dependencies resolved and no test files, for Node 20+', () => {
+    // No scripts: packing must not rebuild dist/ while other tests read it.
+    const out = execFileSync(
+      'pnpm',
+      ['pack', '--dry-run', '--json', '--config.ignore-scripts=true'],
+      { cwd: realpathSync(dir), encoding: 'utf8' },
+    )
+    const files: string[] = JSON.parse(out).files.map((file: { path: string }) => file.path)
+    expect(files).toContain('dist/index.cjs')
+    expect(files.filter((file) => /\.test\.ts$|\/test-[^/]*$|\.fixture\.ts$/.test(file))).toEqual(
+      [],
+    )
+    expect(manifest.engines?.node).toBe('>=20')
   })
 
   it.runIf(built)('ships types for both module systems', () => {
