@@ -103,4 +103,15 @@ describe('mergeFields', () => {
     expect(respond(admitted, denial)).toEqual(expected)
     expect(respond(denial, admitted)).toEqual(expected)
   })
+
+  it('writes an admission’s group when the denial before it sent none', () => {
+    const denial = [
+      ['RateLimit', '"login";r=0;t=300'],
+      ['Retry-After', '300'],
+    ] as const
+    expect(respond(denial, legacy(100, 99, 60))).toMatchObject({
+      'x-ratelimit-remaining': '99',
+      'retry-after': '300',
+    })
+  })
 })

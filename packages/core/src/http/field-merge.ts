@@ -67,7 +67,7 @@ export function mergeFields(
   const keeps = (group: Group) =>
     denies === denied
       ? keepsExisting(groupFigures(group, existing), entryFigures(group, entries))
-      : denied
+      : denied && existing(group.remaining) !== undefined
   const keepsLegacy = keeps(LEGACY)
   const keepsDraft6 = keeps(DRAFT_6)
   for (const [name, value] of entries) {
