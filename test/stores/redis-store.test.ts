@@ -199,6 +199,9 @@ describe.skipIf(!redisAvailable)('Redis store on a single node', () => {
           ? { allowed: true, remaining: 4, limit: 5 }
           : { allowed: false, remaining: 0, limit: 5 }
       expect(next.decisions[0], after.name).toMatchObject(expected)
+      // Cost 0 only inspects: it passes, even over the lowered limit.
+      const inspect = await store.consume([{ ...used, algorithm: after, cost: 0 }], 0)
+      expect(inspect.decisions[0], after.name).toMatchObject({ allowed: true, limit: 5 })
     }
   })
 
@@ -293,5 +296,5 @@ describe.skipIf(!redisAvailable)('Redis store on a single node', () => {
 
 // Changing a script changes these on purpose: the SHA is how Redis caches it, and operators
 // may pre-load or allow-list it.
-const PINNED_CONSUME_SHA = 'abc1944e96f15d880cd031a4d9e92783d31ea50c'
-const PINNED_REFUND_SHA = '44319036af0cd40d994ff597d0063be80ae37c1a'
+const PINNED_CONSUME_SHA = 'a238673d1e5a83b519a3d5b53c1e05ec4ed2cc00'
+const PINNED_REFUND_SHA = '1a0c78cf6dead820d205c7799a0f0d9aeeebbaae'

@@ -30,7 +30,8 @@ export function fixedWindow(params: WindowParams): Algorithm {
       const start = Math.max(now - (now % windowMs), stored)
       const count = start === stored ? slots[offset + 1]! : 0
       const untilEnd = start + windowMs - now
-      if (count + cost > limit) {
+      // Cost 0 only inspects: it passes even when a lowered limit leaves the count above it.
+      if (cost > 0 && count + cost > limit) {
         return {
           allowed: false,
           // A limit lowered while the window still holds the old count leaves it above the limit.
@@ -47,7 +48,7 @@ export function fixedWindow(params: WindowParams): Algorithm {
       }
       return {
         allowed: true,
-        remaining: limit - charged,
+        remaining: Math.max(0, limit - charged),
         limit,
         resetAfterMs: charged === 0 ? 0 : untilEnd,
         retryAfterMs: undefined,

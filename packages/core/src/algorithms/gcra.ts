@@ -38,7 +38,8 @@ export function gcra(params: RateParams): Algorithm {
       // further ahead, which is stingier, never looser.
       const tat = Math.max(slots[offset]!, nowTicks)
       const ahead = tat - nowTicks + cost * unitsPerToken
-      if (ahead > capacity) {
+      // Cost 0 only inspects: it passes even when the TAT looks more than a bucket ahead.
+      if (cost > 0 && ahead > capacity) {
         return {
           allowed: false,
           // Below zero when the TAT is further ahead than a full bucket: a clock that stepped
@@ -52,7 +53,7 @@ export function gcra(params: RateParams): Algorithm {
       if (commit) slots[offset] = nowTicks + ahead
       return {
         allowed: true,
-        remaining: floorDiv(capacity - ahead, unitsPerToken),
+        remaining: Math.max(0, floorDiv(capacity - ahead, unitsPerToken)),
         limit: burst,
         resetAfterMs: ceilDiv(ahead, unitsPerMs),
         retryAfterMs: undefined,

@@ -38,7 +38,8 @@ export function leakyBucket(params: RateParams): Algorithm {
       const skew = at - now
       const water = waterAt(slots, offset, at)
       const poured = water + cost * unitsPerToken
-      if (poured > capacity) {
+      // Cost 0 only inspects: it passes even when a lowered burst leaves the bucket overfull.
+      if (cost > 0 && poured > capacity) {
         return {
           allowed: false,
           // A burst lowered while the bucket still holds more water leaves it overfull.
@@ -54,7 +55,7 @@ export function leakyBucket(params: RateParams): Algorithm {
       }
       return {
         allowed: true,
-        remaining: floorDiv(capacity - poured, unitsPerToken),
+        remaining: Math.max(0, floorDiv(capacity - poured, unitsPerToken)),
         limit: burst,
         resetAfterMs: poured === 0 ? 0 : skew + ceilDiv(poured, unitsPerMs),
         retryAfterMs: undefined,

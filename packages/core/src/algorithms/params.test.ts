@@ -98,6 +98,8 @@ describe('a clock that steps backwards', () => {
   it('gives GCRA nothing remaining, never a negative count, when its TAT looks too far ahead', () => {
     const cell = gcra({ rate: 10, burst: 20 })
     let result = step(cell, undefined, 20, 10_000)
+    const inspected = step(cell, result.state, 0, 9_950)
+    expect(inspected.decision).toMatchObject({ allowed: true, remaining: 0 })
     result = step(cell, result.state, 1, 9_950)
     expect(result.decision).toMatchObject({ allowed: false, remaining: 0 })
   })
@@ -135,6 +137,9 @@ describe('a limit lowered while a key still holds state', () => {
     expect(used.decision.allowed).toBe(true)
     const next = step(after, used.state.slice(0, after.stateSize), 1, 10_000)
     expect(next.decision).toMatchObject({ allowed: false, remaining: 0, limit: 5 })
+    // Cost 0 only inspects: it passes, with nothing remaining.
+    const inspect = step(after, used.state.slice(0, after.stateSize), 0, 10_000)
+    expect(inspect.decision).toMatchObject({ allowed: true, remaining: 0, limit: 5 })
   })
 
   it('lets a token bucket spend what it still holds, up to the new burst', () => {

@@ -52,7 +52,8 @@ export function slidingLog(params: WindowParams): Algorithm {
       let expired = 0
       while (expired < size && slots[slot(slots, offset, expired)]! <= at - windowMs) expired++
       const live = size - expired
-      if (live + cost > limit) {
+      // Cost 0 only inspects: it passes even when a lowered limit leaves the log above it.
+      if (cost > 0 && live + cost > limit) {
         // The request fits once the (live + cost − limit) oldest live entries have aged out.
         const blocking = slots[slot(slots, offset, expired + live + cost - limit - 1)]!
         return {
@@ -72,7 +73,7 @@ export function slidingLog(params: WindowParams): Algorithm {
       const newestAfter = cost > 0 ? at : live > 0 ? newest(slots, offset) : 0
       return {
         allowed: true,
-        remaining: limit - live - cost,
+        remaining: Math.max(0, limit - live - cost),
         limit,
         resetAfterMs: live + cost === 0 ? 0 : newestAfter + windowMs - now,
         retryAfterMs: undefined,

@@ -47,7 +47,9 @@ export function slidingWindow(params: WindowParams): Algorithm {
       const at = Math.max(now, start)
       const overlap = windowMs - (at - start)
       const used = previous * overlap + current * windowMs
-      if (used + cost * windowMs > budget) {
+      // Cost 0 only inspects: it passes even when a stepped-back clock or a lowered limit
+      // leaves the weighted count above the budget.
+      if (cost > 0 && used + cost * windowMs > budget) {
         return {
           allowed: false,
           remaining: Math.max(0, floorDiv(budget - used, windowMs)),
@@ -64,7 +66,7 @@ export function slidingWindow(params: WindowParams): Algorithm {
       }
       return {
         allowed: true,
-        remaining: floorDiv(budget - used - cost * windowMs, windowMs),
+        remaining: Math.max(0, floorDiv(budget - used - cost * windowMs, windowMs)),
         limit,
         resetAfterMs: Math.max(0, resetAt(start, previous, charged) - now),
         retryAfterMs: undefined,

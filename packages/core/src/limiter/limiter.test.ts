@@ -129,6 +129,36 @@ describe.each(STORES)('the limiter over a %s', (_name, makeStore) => {
     })
   })
 
+  it('never denies a request a rule charges nothing, and still charges the other rules', async () => {
+    const limiter = createLimiter({
+      rules: [
+        {
+          id: 'global',
+          match: { identity: 'ip' },
+          algorithm: 'gcra',
+          rate: 10,
+          burst: 10,
+          costByRoute: { 'GET /health': 0 },
+        },
+        {
+          id: 'health',
+          match: { identity: 'ip', route: 'GET /health' },
+          algorithm: 'fixed_window',
+          limit: 2,
+          window: '1h',
+        },
+      ],
+    })
+    const at = (path: string, now: number) =>
+      limiter.decide({ method: 'GET', path, identities: { ip: '203.0.113.7' } }, { now })
+    for (let i = 0; i < 10; i++) await at('/orders', 10_000)
+    // The clock steps back two seconds: the key looks more than drained to the global rule.
+    expect(await at('/orders', 8_000)).toMatchObject({ allowed: false })
+    const health = []
+    for (let i = 0; i < 4; i++) health.push((await at('/health', 8_000)).allowed)
+    expect(health).toEqual([true, true, false, false])
+  })
+
   it('decides shadow rules, reports them in shadowDenied, and never denies because of them', async () => {
     const limiter = limiterOf([
       {

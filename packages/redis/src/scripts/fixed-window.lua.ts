@@ -20,14 +20,14 @@ export const fixedWindowLua: LuaAlgorithm = {
     local count = 0
     if start == stored then count = s[2] end
     local untilEnd = start + p2 - now
-    if count + cost > p1 then
+    if cost > 0 and count + cost > p1 then
       allowed, remaining, reset, retry = 0, max(0, p1 - count), untilEnd, untilEnd
     else
       local charged = count + cost
       if commit then s[1] = start; s[2] = charged end
       reset = untilEnd
       if charged == 0 then reset = 0 end
-      allowed, remaining, retry = 1, p1 - charged, 0
+      allowed, remaining, retry = 1, max(0, p1 - charged), 0
     end`,
   refund: `
     if floorDiv(chargedAt, p2) * p2 == s[1] then s[2] = max(0, s[2] - cost) end`,

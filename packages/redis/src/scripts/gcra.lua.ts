@@ -17,11 +17,11 @@ export const gcraLua: LuaAlgorithm = {
     local nowTicks = now * p1
     local tat = max(s[1], nowTicks)
     local ahead = tat - nowTicks + cost * p2
-    if ahead > p3 then
+    if cost > 0 and ahead > p3 then
       allowed, remaining, reset, retry = 0, max(0, floorDiv(p3 - (tat - nowTicks), p2)), -floorDiv(nowTicks - tat, p1), -floorDiv(p3 - ahead, p1)
     else
       if commit then s[1] = nowTicks + ahead end
-      allowed, remaining, reset, retry = 1, floorDiv(p3 - ahead, p2), -floorDiv(-ahead, p1), 0
+      allowed, remaining, reset, retry = 1, max(0, floorDiv(p3 - ahead, p2)), -floorDiv(-ahead, p1), 0
     end`,
   refund: `
     s[1] = max(now * p1, s[1] - cost * p2)`,

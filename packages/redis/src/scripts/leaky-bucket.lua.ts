@@ -21,13 +21,13 @@ export const leakyBucketLua: LuaAlgorithm = {
     local water = 0
     if elapsed < -floorDiv(-p3, p1) then water = max(0, s[1] - elapsed * p1) end
     local poured = water + cost * p2
-    if poured > p3 then
+    if cost > 0 and poured > p3 then
       allowed, remaining, reset, retry = 0, max(0, floorDiv(p3 - water, p2)), skew - floorDiv(-water, p1), skew - floorDiv(p3 - poured, p1)
     else
       if commit then s[1] = poured; s[2] = at end
       reset = 0
       if poured ~= 0 then reset = skew - floorDiv(-poured, p1) end
-      allowed, remaining, retry = 1, floorDiv(p3 - poured, p2), 0
+      allowed, remaining, retry = 1, max(0, floorDiv(p3 - poured, p2)), 0
     end`,
   refund: `
     local at = max(now, s[2])

@@ -101,7 +101,7 @@ export const slidingLogLua: LuaAlgorithm = {
       if entry <= cutoff then lo = mid + 1 else hi = mid end
     end
     local live = size - lo
-    if live + cost > p1 then
+    if cost > 0 and live + cost > p1 then
       local blocking
       if packed then blocking = ${packedEntry('size + cost - p1 - 1')} else blocking = ${listEntry('size + cost - p1 - 1')} end
       allowed, remaining, reset, retry = 0, max(0, p1 - live), newest + p2 - now, blocking + p2 - now
@@ -142,7 +142,7 @@ export const slidingLogLua: LuaAlgorithm = {
       if cost > 0 then newestAfter = at elseif live > 0 then newestAfter = newest end
       reset = newestAfter + p2 - now
       if live + cost == 0 then reset = 0 end
-      allowed, remaining, retry = 1, p1 - live - cost, 0
+      allowed, remaining, retry = 1, max(0, p1 - live - cost), 0
     end`,
   refund: `
     if chargedAt > now - p2 and cost > 0 then

@@ -31,7 +31,7 @@ export const slidingWindowLua: LuaAlgorithm = {
     local at = max(now, start)
     local overlap = p2 - (at - start)
     local used = previous * overlap + current * p2
-    if used + cost * p2 > budget then
+    if cost > 0 and used + cost * p2 > budget then
       ${resetAt('current')}
       local retryAt = nil
       local room = (p1 - current - cost) * p2
@@ -51,7 +51,7 @@ export const slidingWindowLua: LuaAlgorithm = {
       local charged = current + cost
       if commit then s[1] = start; s[2] = previous; s[3] = charged end
       ${resetAt('charged')}
-      allowed, remaining, reset, retry = 1, floorDiv(budget - used - cost * p2, p2), max(0, reset - now), 0
+      allowed, remaining, reset, retry = 1, max(0, floorDiv(budget - used - cost * p2, p2)), max(0, reset - now), 0
     end`,
   refund: `
     local chargedStart = floorDiv(chargedAt, p2) * p2
