@@ -56,6 +56,7 @@ export {
   ipKey,
   isHandled,
   isPromise,
+  isSingleValuedName,
   type LegacyReset,
   type LimitResponse,
   type MissingIdentityResponse,

@@ -6,6 +6,7 @@ import {
   type Handled,
   isHandled,
   isPromise,
+  isSingleValuedName,
   REQUEST_HOOKS,
   type RequestHooks,
   refundPredicate,
@@ -25,7 +26,6 @@ import {
 import {
   appendHeaders,
   type Denial,
-  isSingleValued,
   markFieldsWritten,
   ResponseFields,
   waitUntil,
@@ -87,7 +87,7 @@ export function rateLimit(
       const entries = response.headers
       for (let i = 0; i < entries.length; i++) {
         const name = entries[i]![0]
-        c.header(name, entries[i]![1], isSingleValued(name) ? undefined : { append: true })
+        c.header(name, entries[i]![1], isSingleValuedName(name) ? undefined : { append: true })
       }
       markFieldsWritten(c)
       return Promise.resolve(onLimited(c, response, verdict))

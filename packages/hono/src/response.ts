@@ -1,6 +1,7 @@
 import {
   type FieldWriter,
   type HeaderEntries,
+  isSingleValuedName,
   type LimitResponse,
   mergeFields,
   type Tollgate,
@@ -30,29 +31,8 @@ function hasFieldsWritten(c: Context): boolean {
   return (c as MarkedContext)[FIELDS_WRITTEN] === true
 }
 
-/**
- * Fields that hold one value, set rather than appended: an upstream `Response` or the app may
- * already carry them (a proxied API's own `X-RateLimit-Remaining`), and appending would send
- * `4999, 9`, which no client can read. Names compared as written by core: no lookup, no copy.
- */
-export function isSingleValued(name: string): boolean {
-  switch (name) {
-    case 'X-RateLimit-Limit':
-    case 'X-RateLimit-Remaining':
-    case 'X-RateLimit-Reset':
-    case 'RateLimit-Limit':
-    case 'RateLimit-Remaining':
-    case 'RateLimit-Reset':
-    case 'Retry-After':
-    case 'Content-Type':
-      return true
-    default:
-      return false
-  }
-}
-
 function write(target: Headers, name: string, value: string): void {
-  if (isSingleValued(name)) target.set(name, value)
+  if (isSingleValuedName(name)) target.set(name, value)
   else target.append(name, value)
 }
 

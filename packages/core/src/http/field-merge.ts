@@ -48,6 +48,28 @@ export function carriesSingleValuedField(present: readonly string[]): boolean {
   return false
 }
 
+/**
+ * True for the fields that hold one value, by the names core writes them with: an adapter that
+ * adds fields to a response which may already carry them (Hono, after the handler) sets these
+ * rather than appending, since `X-RateLimit-Remaining: 4999, 9` is unreadable. A `switch` on the
+ * name as written: no lower-casing and no lookup on the request path.
+ */
+export function isSingleValuedName(name: string): boolean {
+  switch (name) {
+    case 'X-RateLimit-Limit':
+    case 'X-RateLimit-Remaining':
+    case 'X-RateLimit-Reset':
+    case 'RateLimit-Limit':
+    case 'RateLimit-Remaining':
+    case 'RateLimit-Reset':
+    case 'Retry-After':
+    case 'Content-Type':
+      return true
+    default:
+      return false
+  }
+}
+
 type Figures = { readonly remaining: number; readonly reset: number; readonly limit: number }
 
 /**

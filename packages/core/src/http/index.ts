@@ -30,7 +30,7 @@ export {
   createClientIpResolver,
   type TrustProxy,
 } from './client-ip.js'
-export { type FieldWrite, mergeFields } from './field-merge.js'
+export { type FieldWrite, isSingleValuedName, mergeFields } from './field-merge.js'
 export { parseForwarded, parseXForwardedFor } from './forwarded.js'
 export {
   createIdentityResolver,

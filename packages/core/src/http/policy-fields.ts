@@ -1,4 +1,4 @@
-import { MAX_FIELD_INTEGER } from '../algorithms/integer.js'
+import { greatestCommonDivisor, MAX_FIELD_INTEGER } from '../algorithms/integer.js'
 import type { RuleDecision } from '../limiter/types.js'
 import { serializeParameters, serializeString } from './structured-fields.js'
 
@@ -37,11 +37,6 @@ export function quotaPerSeconds(quota: number, windowMs: number): { q: number; w
   if (quota * factor <= MAX_FIELD_INTEGER)
     return { q: quota * factor, w: (windowMs * factor) / 1000 }
   return { q: quota, w: Math.ceil(windowMs / 1000) }
-}
-
-function greatestCommonDivisor(a: number, b: number): number {
-  while (b !== 0) [a, b] = [b, a % b]
-  return a
 }
 
 /** The policy name for a rule id; rule ids are printable ASCII already, this is a safety net. */

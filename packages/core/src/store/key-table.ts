@@ -240,7 +240,7 @@ export class KeyTable {
  * A step that takes the CLOCK hand through all `slots` once per turn (it shares no factor with
  * `slots`), each visit far from the last: about 0.618 of the table, the golden ratio's spread.
  */
-export function handStep(slots: number): number {
+function handStep(slots: number): number {
   if (slots <= 2) return 1
   let step = Math.floor(slots * 0.6180339887) | 1
   while (greatestCommonDivisor(step, slots) !== 1) step += 2
