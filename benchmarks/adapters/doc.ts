@@ -82,11 +82,13 @@ one before, Tollgate with five fields came out below koa-ratelimit there. On
 its lightweight-response fast path.
 
 The table below predates the later checks on every request (the route path taken as the
-frameworks route it, single-valued fields merged with another limiter's, each store reply
-checked). Three runs after them (\`node --expose-gc --min-semi-space-size=32
---max-semi-space-size=32 --import tsx adapters/run.ts --runs=3\`), on a machine about four times
-slower than for the table (a bare Koa request at 68 µs), gave Tollgate ÷ peer 0.29 on Express,
-1.08 on Koa and 0.75 on Hono: no added cost shows against the peers.`
+frameworks route it, single-valued fields merged with another limiter's or set rather than
+appended on Hono, each store reply checked). Runs after them (\`node --expose-gc
+--min-semi-space-size=32 --max-semi-space-size=32 --import tsx adapters/run.ts --runs=3\`, and
+\`--runs=5 --framework=hono\`), on a machine four to five times slower than for the table (a bare
+Koa request at 68–74 µs) and swinging from run to run, gave Tollgate ÷ peer 0.29–0.35 on
+Express, 1.08–1.19 on Koa and 0.75–1.21 on Hono: Hono's margin is within that noise, and
+needs a run on a quiet machine to settle.`
 
 /** Replaces the "## Adapters" section of docs/benchmarks.md, leaving the other sections alone. */
 export function writeSection(body: string): Promise<void> {
