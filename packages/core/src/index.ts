@@ -66,6 +66,8 @@ export {
   type NodeResponse,
   NodeResponseFieldWriter,
   PARTITION_KEY_BYTES,
+  PARTITION_KEY_CACHE_SIZE,
+  type PartitionKeyHasher,
   PROBLEM_CONTENT_TYPE,
   type PrefixOptions,
   type ProblemDetails,

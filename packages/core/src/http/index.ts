@@ -73,7 +73,12 @@ export {
   NodeResponseFieldWriter,
   setNodeResponseFields,
 } from './node-response-fields.js'
-export { createPartitionKeyHasher, PARTITION_KEY_BYTES } from './partition-key.js'
+export {
+  createPartitionKeyHasher,
+  PARTITION_KEY_BYTES,
+  PARTITION_KEY_CACHE_SIZE,
+  type PartitionKeyHasher,
+} from './partition-key.js'
 export { policyName, quotaPerSeconds } from './policy-fields.js'
 export {
   PROBLEM_CONTENT_TYPE,

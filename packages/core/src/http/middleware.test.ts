@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { createLimiter } from '../limiter/create-limiter.js'
 import type { RuleConfig } from '../rules/types.js'
-import { createTollgate, requestReaders, userIdOf } from './middleware.js'
+import { createTollgate, type Handled, requestReaders, userIdOf } from './middleware.js'
 
 const PER_IP: RuleConfig = {
   id: 'per-ip',
@@ -78,5 +78,23 @@ describe('userIdOf', () => {
   it('finds no user in anything else, so that the rule falls back as configured', () => {
     for (const value of [undefined, null, true, {}, { id: null }, { id: { nested: 1 } }, ['u_1']])
       expect(userIdOf(value)).toBeUndefined()
+  })
+})
+
+describe('createTollgate with partition keys', () => {
+  it('answers a returning client synchronously with a memory store, pk included', async () => {
+    const clock = { now: () => 1_700_000_000_250 }
+    const gate = createTollgate([PER_IP], { logger: false, partitionKey: true, clock })
+    const facts = { method: 'GET', path: '/', identities: { ip: '203.0.113.7' } }
+    const first = gate.handleAdmitted(facts)
+    expect(first).toBeInstanceOf(Promise)
+    const firstRateLimit = (await first) as Handled
+    const again = gate.handleAdmitted(facts)
+    expect(again).not.toBeInstanceOf(Promise)
+    const fields = Object.fromEntries((again as Handled).response.headers)
+    expect(fields['RateLimit']).toMatch(/^"per-ip";r=8;t=1;pk=:[A-Za-z0-9+/]{16}:$/)
+    expect(Object.fromEntries(firstRateLimit.response.headers)['RateLimit']).toBe(
+      fields['RateLimit']!.replace('r=8', 'r=9'),
+    )
   })
 })

@@ -180,7 +180,10 @@ export function createTollgate(
   function respondTo(verdict: Verdict): MaybePromise<Handled> {
     if (!responder.usesPartitionKeys)
       return { response: responder.respond(verdict, verdict.at), verdict }
-    return responder.respondAsync(verdict, verdict.at).then((response) => ({ response, verdict }))
+    const response = responder.respondWithKeys(verdict, verdict.at)
+    return isPromise(response)
+      ? response.then((built) => ({ response: built, verdict }))
+      : { response, verdict }
   }
 
   function admittedOrRespond(verdict: Verdict): MaybePromise<Verdict | Handled> {

@@ -5,16 +5,25 @@ type Utf8Encoder = { encode(text: string): Uint8Array }
 
 /** Bytes of the SHA-256 digest kept: 96 bits, 16 base64 characters, no padding. */
 export const PARTITION_KEY_BYTES = 12
-const CACHE_LIMIT = 1024
+
+/** Keys per cache generation; two are kept, about 200 bytes a key. */
+export const PARTITION_KEY_CACHE_SIZE = 4096
+
+/** A key's `pk` value: at once when it was hashed recently, else once Web Crypto answers. */
+export type PartitionKeyHasher = (key: string) => string | Promise<string>
 
 /**
  * The `pk` parameter for a rate-limit key: the first 12 bytes of SHA-256 over the key's UTF-8
  * bytes, as an RFC 9651 byte sequence (`:base64:`). Documented so that a client can compute
  * the partition key of a request it is about to make; a hash, so the key itself (an API key,
  * say) never appears in a response. Uses Web Crypto (`crypto.subtle`), present in Node ≥ 19,
- * Deno, Bun and Workers; hence asynchronous.
+ * Deno, Bun and Workers, which answers asynchronously; the values of recent keys are cached and
+ * returned synchronously, so a returning client's request never waits for a digest.
+ * @param cacheSize keys per cache generation (see `PARTITION_KEY_CACHE_SIZE`)
  */
-export function createPartitionKeyHasher(): (key: string) => Promise<string> {
+export function createPartitionKeyHasher(
+  cacheSize: number = PARTITION_KEY_CACHE_SIZE,
+): PartitionKeyHasher {
   // Reached structurally: core compiles without DOM or Node types (see tsconfig "types": []).
   const subtle = (globalThis as { crypto?: { subtle?: { digest: Digest } } }).crypto?.subtle
   const Encoder = (globalThis as { TextEncoder?: new () => Utf8Encoder }).TextEncoder
@@ -22,15 +31,30 @@ export function createPartitionKeyHasher(): (key: string) => Promise<string> {
     throw new TypeError('[tollgate] partition keys need Web Crypto (crypto.subtle) and TextEncoder')
   }
   const encoder = new Encoder()
-  // The same few keys come back request after request; a small cache saves a digest each time.
-  const cache = new Map<string, string>()
-  return async function partitionKey(key) {
-    const cached = cache.get(key)
+  // Two generations: when the recent one fills up it becomes the older one, and a key found
+  // there moves back. Keys in use survive a turnover, where clearing one map would drop them
+  // all at once; memory stays bounded by two generations.
+  let recent = new Map<string, string>()
+  let older = new Map<string, string>()
+  const remember = (key: string, value: string) => {
+    if (recent.size >= cacheSize) {
+      older = recent
+      recent = new Map()
+    }
+    recent.set(key, value)
+  }
+  return function partitionKey(key) {
+    const cached = recent.get(key)
     if (cached !== undefined) return cached
-    const digest = await subtle.digest('SHA-256', encoder.encode(key))
-    const value = serializeByteSequence(new Uint8Array(digest, 0, PARTITION_KEY_BYTES))
-    if (cache.size >= CACHE_LIMIT) cache.clear()
-    cache.set(key, value)
-    return value
+    const kept = older.get(key)
+    if (kept !== undefined) {
+      remember(key, kept)
+      return kept
+    }
+    return subtle.digest('SHA-256', encoder.encode(key)).then((digest) => {
+      const value = serializeByteSequence(new Uint8Array(digest, 0, PARTITION_KEY_BYTES))
+      remember(key, value)
+      return value
+    })
   }
 }

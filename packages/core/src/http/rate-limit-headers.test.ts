@@ -97,7 +97,7 @@ describe('current form (draft-8 to draft-11), checked against the drafts’ exam
       decision('peruser', { key: 'user:u_42', remaining: 10, resetAfterMs: 7000 }),
     ])
     const responder = createResponder({ partitionKey: true })
-    const headers = sent((await responder.respondAsync(v, 0)).headers)
+    const headers = sent((await responder.respondWithKeys(v, 0)).headers)
     const expected = createHash('sha256').update('user:u_42').digest().subarray(0, 12)
     const pk = `:${expected.toString('base64')}:`
     expect(headers['RateLimit-Policy']).toBe(`"peruser";q=100;w=60;pk=${pk}`)

@@ -196,14 +196,14 @@ describe('policies in whole seconds', () => {
 })
 
 describe('partition keys', () => {
-  it('are added only by respondAsync, from the decision key or a chosen text', async () => {
+  it('are added only by respondWithKeys, from the decision key or a chosen text', async () => {
     const v = verdict([decision('api', { key: 'api_key:k_1' })])
     const sync = createResponder({ partitionKey: true })
     expect(sync.usesPartitionKeys).toBe(true)
     expect(sent(sync.respond(v, 0).headers).RateLimit).not.toContain('pk=')
-    const byKey = sent((await sync.respondAsync(v, 0)).headers).RateLimit
+    const byKey = sent((await sync.respondWithKeys(v, 0)).headers).RateLimit
     const custom = createResponder({ partitionKey: (d) => `${d.rule}:tenant-7` })
-    const byTenant = sent((await custom.respondAsync(v, 0)).headers).RateLimit
+    const byTenant = sent((await custom.respondWithKeys(v, 0)).headers).RateLimit
     expect(byKey).toMatch(/^"api";r=99;t=60;pk=:[A-Za-z0-9+/]{16}:$/)
     expect(byTenant).toMatch(/;pk=:[A-Za-z0-9+/]{16}:$/)
     expect(byTenant).not.toBe(byKey)

@@ -1,6 +1,6 @@
 import { isRateLimitError, RateLimitError } from '../errors.js'
 import { DEFAULT_STORE_ERROR_RETRY_AFTER_MS } from '../limiter/create-limiter.js'
-import type { RuleDecision, Verdict } from '../limiter/types.js'
+import type { MaybePromise, RuleDecision, Verdict } from '../limiter/types.js'
 import { createPartitionKeyHasher } from './partition-key.js'
 import { createPolicyFieldCache, policyName } from './policy-fields.js'
 import {
@@ -49,7 +49,8 @@ export type ResponderOptions = {
   /**
    * Add `pk` (a hash of the rule's key) to the current-form fields: `true` hashes each
    * decision's `key` (the limiter's, e.g. `api_key:k_123`), a function picks the text to hash.
-   * Only `respondAsync` adds it, since Web Crypto is asynchronous. @default false
+   * Only `respondWithKeys` adds it: Web Crypto is asynchronous, and a key not hashed recently
+   * makes the response wait for its digest. @default false
    */
   readonly partitionKey?: boolean | ((decision: RuleDecision) => string | undefined) | undefined
   /** Add `Access-Control-Expose-Headers` so browser code can read the fields. @default false */
@@ -89,9 +90,12 @@ export type Responder = {
    * `respond(verdict, now).headers`, in order, without building them. Never adds `pk`.
    */
   readonly writeFields: (verdict: Verdict, now: number, writer: FieldWriter) => void
-  /** As `respond`, with `pk` parameters when `partitionKey` is configured. */
-  readonly respondAsync: (verdict: Verdict, now: number) => Promise<LimitResponse>
-  /** True when `respondAsync` adds something `respond` cannot; adapters pick the method once. */
+  /**
+   * As `respond`, with `pk` parameters when `partitionKey` is configured: synchronous when every
+   * key's partition key was computed recently, a promise when one must still be hashed.
+   */
+  readonly respondWithKeys: (verdict: Verdict, now: number) => MaybePromise<LimitResponse>
+  /** True when `respondWithKeys` adds something `respond` cannot; adapters pick the method once. */
   readonly usesPartitionKeys: boolean
   /**
    * The response for an error the limiter threw that is the client's to hear about: a 400 for
@@ -193,17 +197,20 @@ export function createResponder(options: ResponderOptions = {}): Responder {
       const written = writeRateLimitFields(verdict, now, config, writer)
       if (expose !== undefined && written > 0) writer.write(expose[0], expose[1])
     },
-    async respondAsync(verdict, now) {
+    respondWithKeys(verdict, now) {
       if (keyOf === undefined || hash === undefined) return respondWith(verdict, now)
-      const listed = verdict.decisions.filter((d) => isListed(d, config.shadowPolicies))
       const pks = new Map<string, string>()
-      await Promise.all(
-        listed.map(async (decision) => {
-          const key = keyOf(decision)
-          if (key !== undefined) pks.set(decision.rule, await hash(key))
-        }),
-      )
-      return respondWith(verdict, now, pks)
+      const pending: Array<Promise<void>> = []
+      for (const decision of verdict.decisions) {
+        if (!isListed(decision, config.shadowPolicies)) continue
+        const key = keyOf(decision)
+        if (key === undefined) continue
+        const pk = hash(key)
+        if (typeof pk === 'string') pks.set(decision.rule, pk)
+        else pending.push(pk.then((value) => void pks.set(decision.rule, value)))
+      }
+      if (pending.length === 0) return respondWith(verdict, now, pks)
+      return Promise.all(pending).then(() => respondWith(verdict, now, pks))
     },
     respondToError(error) {
       if (!isRateLimitError(error)) return undefined
