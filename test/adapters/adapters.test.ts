@@ -58,6 +58,9 @@ async function run(
     refund: scenario.refund,
     onShadowDenied: () => {
       shadowDenied++
+      if (scenario.shadowHookFails === 'throws') throw new Error('the hook broke')
+      if (scenario.shadowHookFails === 'rejects') return Promise.reject(new Error('the hook broke'))
+      return undefined
     },
     onAppError: (error) => appErrors.push(error),
   })

@@ -22,7 +22,7 @@ export type AppSetup = {
   readonly clock: ManualClock
   readonly skip: (path: string) => boolean
   readonly refund: 'failed' | 'succeeded' | undefined
-  readonly onShadowDenied: (verdict: Verdict) => void
+  readonly onShadowDenied: (verdict: Verdict) => void | Promise<void>
   /** Every error that reaches the framework's error handling: a scenario expects none. */
   readonly onAppError: (error: unknown) => void
 }

@@ -42,6 +42,8 @@ export type Scenario = {
   readonly steps: readonly Step[]
   /** How many requests shadow rules would have denied (the `onShadowDenied` hook). */
   readonly shadowDenied?: number
+  /** The `onShadowDenied` hook throws, or returns a promise that rejects, after counting. */
+  readonly shadowHookFails?: 'throws' | 'rejects'
   /** Warning codes the scenario must log (each once). */
   readonly warnings?: readonly string[]
 }
@@ -247,6 +249,26 @@ export const SCENARIOS: readonly Scenario[] = [
     ],
     shadowDenied: 2,
   },
+  ...(['throws', 'rejects'] as const).map(
+    (fails): Scenario => ({
+      name: `an onShadowDenied hook that ${fails} is logged once, and the request goes on`,
+      rules: [
+        perIp(10, 10),
+        {
+          id: 'shadow-tight',
+          match: { identity: 'ip' },
+          algorithm: 'token_bucket',
+          rate: 1,
+          burst: 1,
+          mode: 'shadow',
+        },
+      ],
+      steps: [{ times: 3, expect: (i) => ok(9 - i) }],
+      shadowDenied: 2,
+      shadowHookFails: fails,
+      warnings: ['WARN_ON_SHADOW_DENIED_THREW'],
+    }),
+  ),
   {
     name: 'with no proxy trusted, X-Forwarded-For is ignored (and its presence warned about once)',
     rules: [perIp(10, 10)],

@@ -45,6 +45,7 @@ export {
   type FieldWrite,
   type FieldWriter,
   formatIp,
+  guardShadowDeniedHook,
   type Handled,
   type HeaderAccessor,
   type HeaderEntries,

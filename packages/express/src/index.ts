@@ -3,6 +3,7 @@ import {
   type CoreOptions,
   checkHooks,
   createTollgate,
+  guardShadowDeniedHook,
   type Handled,
   isHandled,
   isPromise,
@@ -53,7 +54,8 @@ export function rateLimit(
   const read = requestReaders(options, defaultUser, gate)
   const headers = identitySource()
   const fields = new NodeResponseFieldWriter()
-  const { skip, onShadowDenied } = options
+  const { skip } = options
+  const onShadowDenied = guardShadowDeniedHook(options)
   const onLimited = options.onLimited ?? sendDenial
   const refundIf = refundPredicate(options.refund)
 
@@ -81,7 +83,7 @@ export function rateLimit(
     if (skip?.(req, res)) return next()
     const handled = gate.handleAdmitted(requestFacts(req, requestIdentities, read, headers))
     if (!isPromise(handled)) return finish(handled, req, res, next)
-    // An error, or an app hook that throws (onLimited, onShadowDenied), goes to Express.
+    // An error, or an onLimited hook that throws, goes to Express.
     handled.then((settled) => finish(settled, req, res, next)).catch(next)
   }
 }

@@ -3,6 +3,7 @@ import {
   type CoreOptions,
   checkHooks,
   createTollgate,
+  guardShadowDeniedHook,
   type Handled,
   isHandled,
   isPromise,
@@ -67,7 +68,8 @@ export function rateLimit(
   }
   const headers = identitySource()
   const fields = new ResponseFields()
-  const { skip, onShadowDenied } = options
+  const { skip } = options
+  const onShadowDenied = guardShadowDeniedHook(options)
   const onLimited =
     options.onLimited ?? ((c, denial) => c.body(denial.body, denial.status as ContentfulStatusCode))
   const refundIf = refundPredicate(options.refund)

@@ -3,6 +3,7 @@ import {
   type CoreOptions,
   checkHooks,
   createTollgate,
+  guardShadowDeniedHook,
   type Handled,
   isHandled,
   isPromise,
@@ -52,7 +53,8 @@ export function rateLimit(
   const read = requestReaders(options, defaultUser, gate)
   const headers = identitySource()
   const fields = new NodeResponseFieldWriter()
-  const { skip, onShadowDenied } = options
+  const { skip } = options
+  const onShadowDenied = guardShadowDeniedHook(options)
   const onLimited = options.onLimited ?? sendDenial
   const refundIf = refundPredicate(options.refund)
   // Every field this middleware may put on an admitted request's response.

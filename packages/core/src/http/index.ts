@@ -95,6 +95,7 @@ export {
   type ResponderOptions,
 } from './responder.js'
 export { ReusedIdentitySource } from './reused-identity-source.js'
+export { guardShadowDeniedHook } from './shadow-hook.js'
 export {
   type SfBareItem,
   type SfItem,

@@ -92,8 +92,11 @@ export type RequestHooks<Req> = {
   readonly identities?: ((req: Req) => Record<string, string | undefined>) | undefined
   /** Give the charge back for requests that end this way. @default never */
   readonly refund?: RefundWhen<Req> | undefined
-  /** Called when shadow-mode rules would have denied the request (it is let through). */
-  readonly onShadowDenied?: ((verdict: Verdict, req: Req) => void) | undefined
+  /**
+   * Called when shadow-mode rules would have denied the request (it is let through). If it throws
+   * or rejects, that is logged (WARN_ON_SHADOW_DENIED_THREW) and the request still goes on.
+   */
+  readonly onShadowDenied?: ((verdict: Verdict, req: Req) => void | Promise<void>) | undefined
 }
 
 /** The hook names `checkHooks` checks for every adapter. */

@@ -16,6 +16,8 @@ export type WarningCode =
   | 'WARN_CLIENT_ADDRESS_UNKNOWN'
   /** `ipv6Prefix` above 64: one host, which usually owns a whole /64, can rotate addresses. */
   | 'WARN_IPV6_UNMASKED'
+  /** The app's `onShadowDenied` hook threw or rejected; the request went on. */
+  | 'WARN_ON_SHADOW_DENIED_THREW'
 
 /** Where warnings go, and which to skip. */
 export type WarningOptions = {
