@@ -10,6 +10,7 @@ import { decideRequest, storeDecision } from './decide.js'
 import { type ConsumeOne, type Engine, isPromiseLike } from './engine.js'
 import { createReporter } from './report.js'
 import { buildRuleIndex } from './rule-index.js'
+import { DEFAULT_STORE_TIMEOUT_MS, replyWithin } from './store-deadline.js'
 import type {
   Limiter,
   LimiterOptions,
@@ -44,6 +45,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     consumeOne: typeof consumeOne === 'function' ? consumeOne.bind(store) : undefined,
     reporter: createReporter(options.logger ?? defaultLogger(), options.onError),
     storeErrorRetryAfterMs: options.storeErrorRetryAfterMs ?? DEFAULT_STORE_ERROR_RETRY_AFTER_MS,
+    storeTimeoutMs: options.storeTimeoutMs ?? DEFAULT_STORE_TIMEOUT_MS,
   }
   const refunded = new WeakSet<Verdict>()
 
@@ -147,7 +149,9 @@ function checkOne(
       [{ rule: rule.id, algorithm: rule.algorithm, key, cost, shadow: rule.shadow }],
       now,
     )
-    return isPromiseLike(result) ? Promise.resolve(result).then(settle, failed) : settle(result)
+    return isPromiseLike(result)
+      ? replyWithin(result, engine.storeTimeoutMs, 'consume').then(settle, failed)
+      : settle(result)
   } catch (error) {
     return failed(error)
   }
@@ -172,7 +176,9 @@ function refundCharges(
     failed(error)
     return
   }
-  if (isPromiseLike(result)) return Promise.resolve(result).then(() => undefined, failed)
+  if (isPromiseLike(result)) {
+    return replyWithin(result, engine.storeTimeoutMs, 'refund').then(() => undefined, failed)
+  }
 }
 
 /** `globalThis.console` where there is one (every runtime we know), else nothing. */
@@ -191,6 +197,19 @@ function checkOptions(store: Store, clock: Clock, options: LimiterOptions): void
   const retry = options.storeErrorRetryAfterMs
   if (retry !== undefined && (!Number.isSafeInteger(retry) || retry < 1)) {
     throw invalid('storeErrorRetryAfterMs', `expected whole ms ≥ 1, got ${retry}`)
+  }
+  const timeout = options.storeTimeoutMs
+  // Timers take at most 2^31 − 1 ms; beyond that they fire at once.
+  const validTimeout =
+    typeof timeout === 'number' &&
+    Number.isSafeInteger(timeout) &&
+    timeout >= 1 &&
+    timeout < 2 ** 31
+  if (timeout !== undefined && timeout !== false && !validTimeout) {
+    throw invalid(
+      'storeTimeoutMs',
+      `expected whole ms from 1 to 2147483647, or false, got ${String(timeout)}`,
+    )
   }
   const logger = options.logger
   if (logger !== undefined && logger !== false && typeof logger?.warn !== 'function') {

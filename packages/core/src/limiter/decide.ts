@@ -8,6 +8,7 @@ import { type Engine, isPromiseLike } from './engine.js'
 import { keyOf, UNKNOWN_CLIENT_KEY } from './keys.js'
 import { matchesAny, normalizePath } from './path-pattern.js'
 import type { RuleIndex } from './rule-index.js'
+import { replyWithin } from './store-deadline.js'
 import type { MaybePromise, RequestFacts, RuleDecision, Verdict } from './types.js'
 import { combine, denial, emptyVerdict, ruleDecision, singleVerdict } from './verdict.js'
 
@@ -120,10 +121,10 @@ function decideAll(
   try {
     outcome = engine.store.consume(pending.charges, now)
     if (isPromiseLike(outcome)) {
-      // Promise.resolve, not outcome.then: a thenable's own `then` may throw, call back twice or
-      // return anything; a native promise is passed through as it is. Inside the try, since
-      // reading `then` (or a promise's `constructor`) can throw too.
-      return Promise.resolve(outcome).then(
+      // Adopted (Promise.resolve in replyWithin), not outcome.then: a thenable's own `then` may
+      // throw, call back twice or return anything. Inside the try, since reading `then` (or a
+      // promise's `constructor`) can throw too.
+      return replyWithin(outcome, engine.storeTimeoutMs, 'consume').then(
         (settled) => settle(engine, pending, settled, now),
         (error: unknown) => storeFailure(engine, pending, error, now),
       )

@@ -19,6 +19,8 @@ export type Engine = {
   readonly reporter: Reporter
   /** `retryAfterMs` of a fail-closed denial. */
   readonly storeErrorRetryAfterMs: number
+  /** How long an asynchronous store reply is awaited, or `false` for as long as it takes. */
+  readonly storeTimeoutMs: number | false
 }
 
 export function isPromiseLike<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {

@@ -114,6 +114,13 @@ export type LimiterOptions = {
    * down. Short, since nobody knows when it will be back. @default 1000
    */
   readonly storeErrorRetryAfterMs?: number
+  /**
+   * How long to wait for an asynchronous store (not the memory store) before deciding as if it
+   * had failed (each rule's `onStoreError`, reported as `ERR_RL_STORE_UNAVAILABLE`). `false`
+   * waits as long as the store takes. The Redis store has a shorter budget of its own
+   * (`timeoutMs`). @default 1000
+   */
+  readonly storeTimeoutMs?: number | false
 }
 
 export type CheckOptions = {
