@@ -82,6 +82,28 @@ describe('mergeFields', () => {
     expect(respond(draft7(2), draft7(7))['ratelimit']).toBe('limit=10, remaining=2, reset=5')
   })
 
+  it('keeps the current form when two middlewares send different drafts, whichever writes first', () => {
+    const current = [
+      ['RateLimit-Policy', '"login";q=5;w=60'],
+      ['RateLimit', '"login";r=0;t=60'],
+    ] as const
+    const draft7 = [
+      ['RateLimit-Policy', '100;w=1'],
+      ['RateLimit', 'limit=100, remaining=99, reset=1'],
+    ] as const
+    const expected = { 'ratelimit-policy': '"login";q=5;w=60', ratelimit: '"login";r=0;t=60' }
+    expect(respond(draft7, current)).toEqual(expected)
+    expect(respond(current, draft7)).toEqual(expected)
+    const another = [
+      ['RateLimit-Policy', '"per-ip";q=100;w=1'],
+      ['RateLimit', '"per-ip";r=99;t=1'],
+    ] as const
+    expect(respond(draft7, current, another)).toEqual({
+      'ratelimit-policy': '"login";q=5;w=60, "per-ip";q=100;w=1',
+      ratelimit: '"login";r=0;t=60, "per-ip";r=99;t=1',
+    })
+  })
+
   it('replaces single-valued fields whose value it cannot read', () => {
     const appSet = [['X-RateLimit-Remaining', 'lots']] as const
     expect(respond(appSet, legacy(10, 9, 100))).toEqual({

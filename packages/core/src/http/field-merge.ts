@@ -28,6 +28,7 @@ const DRAFT_6: Group = {
   reset: 'ratelimit-reset',
 }
 const DRAFT_7 = 'ratelimit'
+const POLICY = 'ratelimit-policy'
 const RETRY_AFTER = 'retry-after'
 
 /** Lower-case names whose presence on a response calls for `mergeFields`. */
@@ -98,11 +99,15 @@ export function mergeFields(
       if (!keepsLegacy) writes.push([name, value, 'set'])
     } else if (isMember(DRAFT_6, lower)) {
       if (!keepsDraft6) writes.push([name, value, 'set'])
+    } else if ((lower === DRAFT_7 || lower === POLICY) && formsDiffer(existing(lower), value)) {
+      // Two middlewares configured with different drafts: one field cannot hold both forms (a
+      // draft-7 Dictionary and a current-form List do not parse as one field), so the current
+      // form is kept, whichever writes first.
+      if (isCurrentForm(value)) writes.push([name, value, 'set'])
     } else if (lower === DRAFT_7 && isDraft7Value(value)) {
       const current = existing(DRAFT_7)
       const kept =
         current !== undefined &&
-        isDraft7Value(current) &&
         (denies === denied ? keepsExisting(draft7Figures(current), draft7Figures(value)) : denied)
       if (!kept) writes.push([name, value, 'set'])
     } else if (lower === RETRY_AFTER) {
@@ -142,6 +147,18 @@ function entryFigures(group: Group, entries: HeaderEntries): Figures | undefined
     else if (lower === group.limit) limit = value
   }
   return figures(remaining, reset, limit)
+}
+
+/**
+ * The current drafts' `RateLimit` and `RateLimit-Policy` are Lists of named members
+ * (`"per-ip";r=5;t=1`); draft-6/7's are a Dictionary or Items of figures (`limit=10, …`, `10;w=1`).
+ */
+function isCurrentForm(value: string): boolean {
+  return value.trimStart().startsWith('"')
+}
+
+function formsDiffer(current: string | undefined, next: string): boolean {
+  return current !== undefined && isCurrentForm(current) !== isCurrentForm(next)
 }
 
 /** Draft-7: `limit=100, remaining=50, reset=30`. */
