@@ -53,6 +53,8 @@ export type RedisStoreOptions = {
 export interface RedisStore extends Store {
   consume(charges: readonly Charge[], now: number): Promise<Outcome>
   refund(charges: readonly Charge[], chargedAt: number, now: number): Promise<void>
+  /** Each call's budget (the `timeoutMs` option): the limiter sets no timer of its own. */
+  readonly timeoutMs: number
   /** The Redis key holding a rule's state for `key` (for inspection and tests). */
   keyOf(rule: string, key: string): string
   /**
@@ -117,6 +119,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
   }
 
   return {
+    timeoutMs,
     keyOf: (rule, key) => redisKey(prefix, rule, key),
     scripts: () => [consumeScript, refundScript, ...preparer.ruleSetScripts()],
 

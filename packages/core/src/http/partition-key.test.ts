@@ -60,4 +60,17 @@ describe('respondWithKeys', () => {
       `"api";q=100;w=60;pk=${expected('api_key:k_1')}, "ip";q=100;w=60;pk=${expected('ip:203.0.113.7')}`,
     )
   })
+
+  it('adds no pk where the partitionKey function gives no text', async () => {
+    const responder = createResponder({
+      partitionKey: (d) => (d.rule === 'api' ? (null as unknown as string) : 'tenant-7'),
+    })
+    const fields = sent((await responder.respondWithKeys(two, 0)).headers)
+    expect(fields['RateLimit']).toBe(`"api";r=99;t=60, "ip";r=99;t=60;pk=${expected('tenant-7')}`)
+  })
+
+  it('refuses a cache size that would never rotate', () => {
+    expect(() => createPartitionKeyHasher(Number.NaN)).toThrow(/cache size/)
+    expect(() => createPartitionKeyHasher(0)).toThrow(/cache size/)
+  })
 })

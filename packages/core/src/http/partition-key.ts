@@ -6,7 +6,7 @@ type Utf8Encoder = { encode(text: string): Uint8Array }
 /** Bytes of the SHA-256 digest kept: 96 bits, 16 base64 characters, no padding. */
 export const PARTITION_KEY_BYTES = 12
 
-/** Keys per cache generation; two are kept, about 200 bytes a key. */
+/** Keys per cache generation; two are kept, each entry the key's length plus about 100 bytes. */
 export const PARTITION_KEY_CACHE_SIZE = 4096
 
 /** A key's `pk` value: at once when it was hashed recently, else once Web Crypto answers. */
@@ -29,6 +29,11 @@ export function createPartitionKeyHasher(
   const Encoder = (globalThis as { TextEncoder?: new () => Utf8Encoder }).TextEncoder
   if (subtle === undefined || Encoder === undefined) {
     throw new TypeError('[tollgate] partition keys need Web Crypto (crypto.subtle) and TextEncoder')
+  }
+  if (!Number.isSafeInteger(cacheSize) || cacheSize < 1) {
+    throw new TypeError(
+      `[tollgate] partition key cache size: expected a whole number ≥ 1, got ${cacheSize}`,
+    )
   }
   const encoder = new Encoder()
   // Two generations: when the recent one fills up it becomes the older one, and a key found

@@ -204,7 +204,8 @@ export function createResponder(options: ResponderOptions = {}): Responder {
       for (const decision of verdict.decisions) {
         if (!isListed(decision, config.shadowPolicies)) continue
         const key = keyOf(decision)
-        if (key === undefined) continue
+        // Only text is hashed: \`null\` or an object would all hash to one \`pk\` ("null").
+        if (typeof key !== 'string') continue
         const pk = hash(key)
         if (typeof pk === 'string') pks.set(decision.rule, pk)
         else pending.push(pk.then((value) => void pks.set(decision.rule, value)))

@@ -19,7 +19,7 @@ export function guardShadowDeniedHook<Req>(
   const report = (error: unknown) =>
     warnOnce(
       'WARN_ON_SHADOW_DENIED_THREW',
-      `onShadowDenied threw: ${messageOf(error)}; the request went on`,
+      `onShadowDenied threw or rejected: ${messageOf(error)}; the request went on`,
     )
   return function onShadowDenied(verdict, req) {
     try {

@@ -41,7 +41,11 @@ export function createWarnOnce(options: WarningOptions = {}): WarnOnce {
   return function warnOnce(code, message) {
     if (seen.has(code)) return
     seen.add(code)
-    logger.warn(`[tollgate] ${code}: ${message}`)
+    try {
+      logger.warn(`[tollgate] ${code}: ${message}`)
+    } catch {
+      // A broken logger must not turn a request into an error.
+    }
   }
 }
 

@@ -6,7 +6,7 @@ import { defineRules } from '../rules/define-rules.js'
 import { memoryStore } from '../store/memory-store.js'
 import type { Charge, Outcome, Store } from '../store/types.js'
 import { type CompiledRule, compileRule } from './compile-rule.js'
-import { decideRequest, storeDecision } from './decide.js'
+import { decideRequest, shown, storeDecision } from './decide.js'
 import { type ConsumeOne, type Engine, isPromiseLike } from './engine.js'
 import { createReporter } from './report.js'
 import { buildRuleIndex } from './rule-index.js'
@@ -45,7 +45,10 @@ export function createLimiter(options: LimiterOptions): Limiter {
     consumeOne: typeof consumeOne === 'function' ? consumeOne.bind(store) : undefined,
     reporter: createReporter(options.logger ?? defaultLogger(), options.onError),
     storeErrorRetryAfterMs: options.storeErrorRetryAfterMs ?? DEFAULT_STORE_ERROR_RETRY_AFTER_MS,
-    storeTimeoutMs: options.storeTimeoutMs ?? DEFAULT_STORE_TIMEOUT_MS,
+    // A store with a budget of its own (Redis) is not timed twice: its budget may be the longer.
+    storeTimeoutMs:
+      options.storeTimeoutMs ??
+      (typeof store.timeoutMs === 'number' ? false : DEFAULT_STORE_TIMEOUT_MS),
   }
   const refunded = new WeakSet<Verdict>()
 
@@ -169,15 +172,15 @@ function refundCharges(
       rules: charges.map((charge) => charge.rule),
       failClosed: false,
     })
-  let result: void | Promise<void>
   try {
-    result = engine.store.refund(charges, chargedAt, now)
+    const result = engine.store.refund(charges, chargedAt, now)
+    // Inside the try: adopting a reply reads its `then` (or a promise's `constructor`), which
+    // can throw.
+    if (isPromiseLike(result)) {
+      return replyWithin(result, engine.storeTimeoutMs, 'refund').then(() => undefined, failed)
+    }
   } catch (error) {
     failed(error)
-    return
-  }
-  if (isPromiseLike(result)) {
-    return replyWithin(result, engine.storeTimeoutMs, 'refund').then(() => undefined, failed)
   }
 }
 
@@ -208,7 +211,7 @@ function checkOptions(store: Store, clock: Clock, options: LimiterOptions): void
   if (timeout !== undefined && timeout !== false && !validTimeout) {
     throw invalid(
       'storeTimeoutMs',
-      `expected whole ms from 1 to 2147483647, or false, got ${String(timeout)}`,
+      `expected whole ms from 1 to 2147483647, or false, got ${shown(timeout)}`,
     )
   }
   const logger = options.logger

@@ -228,7 +228,7 @@ function unusableField(decision: RuleDecision): keyof Decision | undefined {
 }
 
 /** A bad value for an error message; never throws, whatever the store put there. */
-function shown(value: unknown): string {
+export function shown(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value)
   if (typeof value === 'bigint') return `${value}n`
   if (typeof value === 'object' && value !== null) return 'an object'

@@ -41,7 +41,7 @@ export function createReporter(
       if (onError === undefined) {
         const outcome =
           context.operation === 'refund'
-            ? 'the charges stay taken'
+            ? 'the charges may stay taken'
             : context.failClosed
               ? 'requests denied (fail-closed)'
               : 'requests allowed (fail-open)'

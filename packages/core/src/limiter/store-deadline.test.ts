@@ -124,6 +124,46 @@ describe('storeTimeoutMs', () => {
     expect(errors).toEqual([])
   })
 
+  it('sets no timer for a store that bounds its own calls, unless storeTimeoutMs is given', async () => {
+    const own = heldStore()
+    const bounded = createLimiter({
+      rules: [rule('reads', 'open')],
+      store: { ...own.store, timeoutMs: 3000 },
+    })
+    const pending = bounded.decide(facts, { now: 0 })
+    expect(vi.getTimerCount()).toBe(0)
+    own.answer()
+    expect(await pending).toMatchObject({ allowed: true })
+    const timed = createLimiter({
+      rules: [rule('reads', 'open')],
+      store: { ...heldStore().store, timeoutMs: 3000 },
+      storeTimeoutMs: 100,
+      logger: false,
+    })
+    const verdict = watch(timed.decide(facts, { now: 0 }))
+    expect(vi.getTimerCount()).toBe(1)
+    await vi.advanceTimersByTimeAsync(100)
+    expect(verdict.value).toMatchObject({ allowed: true, storeFailed: true })
+  })
+
+  it('reports a refund reply that cannot be read, without throwing to the caller', async () => {
+    const { limiter, answer, errors } = setup([rule('reads', 'open')])
+    const admitted = limiter.decide(facts, { now: 0 })
+    answer()
+    const verdict = await admitted
+    const broken = Promise.resolve()
+    Object.defineProperty(broken, 'then', {
+      get() {
+        throw new Error('no then')
+      },
+    })
+    ;(limiter.store as { refund: unknown }).refund = () => broken
+    expect(() => limiter.refund(verdict, { now: 0 })).not.toThrow()
+    expect(errors.map(([error, context]) => [context.operation, (error as Error).message])).toEqual(
+      [['refund', 'no then']],
+    )
+  })
+
   it('sets no timer for a synchronous store', () => {
     const limiter = createLimiter({ rules: [rule('reads', 'open')] })
     expect(limiter.decide(facts, { now: 0 })).toMatchObject({ allowed: true })

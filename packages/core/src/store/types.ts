@@ -38,4 +38,10 @@ export interface Store {
    * window that has rolled over since returns nothing.
    */
   refund(charges: readonly Charge[], chargedAt: number, now: number): void | Promise<void>
+  /**
+   * For a store that bounds its own calls: the most one takes before it fails by itself with
+   * `ERR_RL_STORE_UNAVAILABLE` (the Redis store's `timeoutMs`). The limiter then sets no timer of
+   * its own, unless its `storeTimeoutMs` is given.
+   */
+  readonly timeoutMs?: number
 }
