@@ -44,6 +44,7 @@ export {
   createTollgate,
   type FieldWrite,
   type FieldWriter,
+  fieldsForOwnAnswer,
   formatIp,
   guardShadowDeniedHook,
   type Handled,

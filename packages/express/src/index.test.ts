@@ -69,6 +69,9 @@ describe('@tollgate/express', () => {
     expect(res.status).toBe(429)
     expect(res.body).toEqual({ error: 'slow down', retryAfter: 1 })
     expect(res.headers['retry-after']).toBe('1')
+    expect(res.headers['x-ratelimit-remaining']).toBe('0')
+    // The app's body is labelled by the app (res.json), not as the problem document it is not.
+    expect(res.headers['content-type']).toBe('application/json; charset=utf-8')
     expect(verdicts.map((v) => v.reason)).toEqual(['limit'])
   })
 

@@ -3,6 +3,7 @@ import {
   type CoreOptions,
   checkHooks,
   createTollgate,
+  fieldsForOwnAnswer,
   guardShadowDeniedHook,
   type Handled,
   isHandled,
@@ -57,6 +58,8 @@ export function rateLimit(
   const { skip } = options
   const onShadowDenied = guardShadowDeniedHook(options)
   const onLimited = options.onLimited ?? sendDenial
+  // An app's own answer gets the fields but not the problem body's Content-Type.
+  const ownAnswer = options.onLimited !== undefined
   const refundIf = refundPredicate(options.refund)
 
   function finish(outcome: Verdict | Handled, req: Request, res: Response, next: NextFunction) {
@@ -67,9 +70,13 @@ export function rateLimit(
     if (verdict !== undefined && onShadowDenied !== undefined && verdict.shadowDenied.length > 0)
       onShadowDenied(verdict, req)
     if (response === undefined) fields.put(res, verdict!, gate.writeFields)
+    else if (response.allowed) setNodeResponseFields(res, response.headers)
     else {
-      setNodeResponseFields(res, response.headers)
-      if (!response.allowed) return onLimited(req, res, next, response, verdict)
+      setNodeResponseFields(
+        res,
+        ownAnswer ? fieldsForOwnAnswer(response.headers) : response.headers,
+      )
+      return onLimited(req, res, next, response, verdict)
     }
     if (refundIf !== undefined && verdict !== undefined) {
       res.once('finish', () => {

@@ -108,4 +108,39 @@ describe('@tollgate/hono', () => {
     expect(res.headers.get('retry-after')).toBe('1')
     expect(res.headers.get('content-type')).toBe('application/json')
   })
+
+  it('puts the fields on a Response the app builds by hand, and lets it label its own body', async () => {
+    const hono = app(
+      {
+        getConnInfo: connInfo,
+        onLimited: () => new Response('Slow down', { status: 429 }),
+      },
+      1,
+    )
+    hono.get('*', (c) => c.text('ok'))
+    await hono.request('/')
+    const res = await hono.request('/')
+    expect(res.status).toBe(429)
+    expect(await res.text()).toBe('Slow down')
+    expect(res.headers.get('retry-after')).toBe('1')
+    expect(res.headers.get('x-ratelimit-remaining')).toBe('0')
+    expect(res.headers.get('ratelimit')).toMatch(/^"per-ip";r=0;t=\d+$/)
+    expect(res.headers.get('content-type')).toBe('text/plain;charset=UTF-8')
+  })
+
+  it('adds the fields to an immutable Response on a copy', async () => {
+    const hono = app(
+      {
+        getConnInfo: connInfo,
+        onLimited: () => Response.redirect('https://example.com/wait', 303),
+      },
+      1,
+    )
+    hono.get('*', (c) => c.text('ok'))
+    await hono.request('/')
+    const res = await hono.request('/')
+    expect(res.status).toBe(303)
+    expect(res.headers.get('location')).toBe('https://example.com/wait')
+    expect(res.headers.get('retry-after')).toBe('1')
+  })
 })

@@ -3,6 +3,7 @@ import {
   type CoreOptions,
   checkHooks,
   createTollgate,
+  fieldsForOwnAnswer,
   guardShadowDeniedHook,
   type Handled,
   isHandled,
@@ -30,6 +31,7 @@ import {
   markFieldsWritten,
   ResponseFields,
   waitUntil,
+  withDenialFields,
 } from './response.js'
 
 export * from '@tollgate/core'
@@ -70,8 +72,14 @@ export function rateLimit(
   const fields = new ResponseFields()
   const { skip } = options
   const onShadowDenied = guardShadowDeniedHook(options)
-  const onLimited =
-    options.onLimited ?? ((c, denial) => c.body(denial.body, denial.status as ContentfulStatusCode))
+  const ownAnswer = options.onLimited
+  const onLimited = (c: Context, denial: Denial, verdict: Verdict | undefined) =>
+    ownAnswer === undefined
+      ? c.body(denial.body, denial.status as ContentfulStatusCode)
+      : Promise.resolve(ownAnswer(c, denial, verdict)).then((answer) =>
+          // A Response built by hand (not with c.json or c.body) has none of the fields yet.
+          withDenialFields(answer, fieldsForOwnAnswer(denial.headers)),
+        )
   const refundIf = refundPredicate(options.refund)
 
   function finish(
@@ -86,7 +94,9 @@ export function rateLimit(
     if (verdict !== undefined && onShadowDenied !== undefined && verdict.shadowDenied.length > 0)
       onShadowDenied(verdict, c)
     if (response !== undefined && !response.allowed) {
-      const entries = response.headers
+      // An app's own answer gets the fields but not the problem body's Content-Type.
+      const entries =
+        ownAnswer === undefined ? response.headers : fieldsForOwnAnswer(response.headers)
       for (let i = 0; i < entries.length; i++) {
         const name = entries[i]![0]
         c.header(name, entries[i]![1], isSingleValuedName(name) ? undefined : { append: true })

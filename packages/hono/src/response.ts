@@ -126,6 +126,25 @@ export class ResponseFields implements FieldWriter {
   }
 }
 
+/**
+ * The app's own answer to a denial with the rate-limit fields on it: those it lacks (a Response
+ * built by hand rather than with `c.json` or `c.body`) are added, on a copy when its headers are
+ * immutable. Anything that is not a Response is passed on as it is, for Hono to judge.
+ */
+export function withDenialFields(answer: Response, fields: HeaderEntries): Response {
+  if (!(answer instanceof Response)) return answer
+  const missing = fields.filter(([name]) => !answer.headers.has(name))
+  if (missing.length === 0) return answer
+  let target = answer
+  try {
+    for (const [name, value] of missing) write(target.headers, name, value)
+  } catch {
+    target = new Response(answer.body, answer)
+    for (const [name, value] of missing) write(target.headers, name, value)
+  }
+  return target
+}
+
 /** On Workers, background work outlives the response only through `waitUntil`. */
 export function waitUntil(c: Context, pending: Promise<void> | undefined): void {
   if (pending === undefined) return

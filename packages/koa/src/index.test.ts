@@ -176,6 +176,7 @@ describe('@tollgate/koa', () => {
       expect(res.status).toBe(503)
       expect(res.body).toEqual({ error: 'busy', retryAfter: 1 })
       expect(res.headers['retry-after']).toBe('1')
+      expect(res.headers['content-type']).toBe('application/json; charset=utf-8')
     } finally {
       server.close()
     }

@@ -3,6 +3,7 @@ import {
   type CoreOptions,
   checkHooks,
   createTollgate,
+  fieldsForOwnAnswer,
   guardShadowDeniedHook,
   type Handled,
   isHandled,
@@ -56,6 +57,8 @@ export function rateLimit(
   const { skip } = options
   const onShadowDenied = guardShadowDeniedHook(options)
   const onLimited = options.onLimited ?? sendDenial
+  // An app's own answer gets the fields but not the problem body's Content-Type.
+  const ownAnswer = options.onLimited !== undefined
   const refundIf = refundPredicate(options.refund)
   // Every field this middleware may put on an admitted request's response.
   const fieldNames = options.exposeHeaders
@@ -71,9 +74,11 @@ export function rateLimit(
     if (verdict !== undefined && onShadowDenied !== undefined && verdict.shadowDenied.length > 0)
       onShadowDenied(verdict, ctx)
     if (response === undefined) fields.put(ctx.res, verdict!, gate.writeFields)
+    else if (response.allowed) setNodeResponseFields(ctx.res, response.headers)
     else {
-      setNodeResponseFields(ctx.res, response.headers)
-      if (!response.allowed) return onLimited(ctx, response, verdict)
+      const written = ownAnswer ? fieldsForOwnAnswer(response.headers) : response.headers
+      setNodeResponseFields(ctx.res, written)
+      return onLimited(ctx, response, verdict)
     }
     // Without refunds nothing is left to do once the app has answered, and an error's fields
     // are kept by `onerror`: no promise or closure on `next()`.

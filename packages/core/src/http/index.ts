@@ -81,6 +81,7 @@ export {
 } from './partition-key.js'
 export { policyName, quotaPerSeconds } from './policy-fields.js'
 export {
+  fieldsForOwnAnswer,
   PROBLEM_CONTENT_TYPE,
   type ProblemDetails,
   QUOTA_EXCEEDED_TYPE,
