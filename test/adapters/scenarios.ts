@@ -58,6 +58,16 @@ const perIp = (rate: number, burst: number, extra: Partial<RuleConfig> = {}): Ru
     ...extra,
   }) as RuleConfig
 
+/** A shadow rule that would deny every request after the first. */
+const SHADOW_TIGHT: RuleConfig = {
+  id: 'shadow-tight',
+  match: { identity: 'ip' },
+  algorithm: 'token_bucket',
+  rate: 1,
+  burst: 1,
+  mode: 'shadow',
+}
+
 const ok = (remaining: number, headers: Record<string, string | undefined> = {}): Expect => ({
   status: 200,
   headers: { 'x-ratelimit-remaining': String(remaining), ...headers },
@@ -226,17 +236,7 @@ export const SCENARIOS: readonly Scenario[] = [
   },
   {
     name: 'a shadow rule never denies, is reported through the hook, and is not advertised',
-    rules: [
-      perIp(10, 10),
-      {
-        id: 'shadow-tight',
-        match: { identity: 'ip' },
-        algorithm: 'token_bucket',
-        rate: 1,
-        burst: 1,
-        mode: 'shadow',
-      },
-    ],
+    rules: [perIp(10, 10), SHADOW_TIGHT],
     steps: [
       {
         times: 3,
@@ -252,17 +252,7 @@ export const SCENARIOS: readonly Scenario[] = [
   ...(['throws', 'rejects'] as const).map(
     (fails): Scenario => ({
       name: `an onShadowDenied hook that ${fails} is logged once, and the request goes on`,
-      rules: [
-        perIp(10, 10),
-        {
-          id: 'shadow-tight',
-          match: { identity: 'ip' },
-          algorithm: 'token_bucket',
-          rate: 1,
-          burst: 1,
-          mode: 'shadow',
-        },
-      ],
+      rules: [perIp(10, 10), SHADOW_TIGHT],
       steps: [{ times: 3, expect: (i) => ok(9 - i) }],
       shadowDenied: 2,
       shadowHookFails: fails,
