@@ -34,7 +34,7 @@ export type ExpressRateLimitOptions = CoreOptions &
           next: NextFunction,
           denial: Denial,
           verdict?: Verdict,
-        ) => void)
+        ) => void | Promise<void>)
       | undefined
   }
 
@@ -76,7 +76,11 @@ export function rateLimit(
         res,
         ownAnswer ? fieldsForOwnAnswer(response.headers) : response.headers,
       )
-      return onLimited(req, res, next, response, verdict)
+      // An async onLimited that rejects goes to Express's error handling, as a throw does
+      // (Express 4 would leave the rejection unhandled and the request hanging).
+      const answered: unknown = onLimited(req, res, next, response, verdict)
+      if (isPromise(answered)) answered.then(undefined, next)
+      return
     }
     if (refundIf !== undefined && verdict !== undefined) {
       res.once('finish', () => {

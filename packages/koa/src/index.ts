@@ -66,6 +66,23 @@ export function rateLimit(
     : gate.responder.headerNames
   const onerror = onerrorKeepingFields(fieldNames)
 
+  /**
+   * Runs `onLimited`. An error it throws (`ctx.throw(429)`, say) keeps the fields, which Koa's
+   * error handler would otherwise remove with every other header.
+   */
+  function answerDenial(ctx: Context, denial: Denial, verdict: Verdict | undefined) {
+    const failed = (error: unknown): never => {
+      keepFieldsOnError(ctx.res, fieldNames, error)
+      throw error
+    }
+    try {
+      const answered = onLimited(ctx, denial, verdict)
+      return isPromise(answered) ? answered.then(undefined, failed) : answered
+    } catch (error) {
+      return failed(error)
+    }
+  }
+
   function finish(ctx: Context, next: Next, outcome: Verdict | Handled) {
     // A lone verdict is an admission whose response was not built: its fields are written
     // straight from it.
@@ -78,7 +95,7 @@ export function rateLimit(
     else {
       const written = ownAnswer ? fieldsForOwnAnswer(response.headers) : response.headers
       setNodeResponseFields(ctx.res, written)
-      return onLimited(ctx, response, verdict)
+      return answerDenial(ctx, response, verdict)
     }
     // Without refunds nothing is left to do once the app has answered, and an error's fields
     // are kept by `onerror`: no promise or closure on `next()`.

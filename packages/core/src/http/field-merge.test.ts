@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { mergeFields } from './field-merge.js'
+import { carriesSingleValuedField, mergeFields } from './field-merge.js'
 
 const legacy = (limit: number, remaining: number, reset: number) =>
   [
@@ -102,6 +102,32 @@ describe('mergeFields', () => {
       'ratelimit-policy': '"login";q=5;w=60, "per-ip";q=100;w=1',
       ratelimit: '"login";r=0;t=60, "per-ip";r=99;t=1',
     })
+  })
+
+  it('keeps the denying middleware’s draft when only one of them denies, whichever writes first', () => {
+    const admitted = [
+      ['RateLimit-Policy', '"global";q=100;w=1'],
+      ['RateLimit', '"global";r=98;t=1'],
+    ] as const
+    const denied = [
+      ['RateLimit-Policy', '1;w=60'],
+      ['RateLimit', 'limit=1, remaining=0, reset=60'],
+      ['Retry-After', '60'],
+    ] as const
+    const expected = {
+      'ratelimit-policy': '1;w=60',
+      ratelimit: 'limit=1, remaining=0, reset=60',
+      'retry-after': '60',
+    }
+    expect(respond(admitted, denied)).toEqual(expected)
+    expect(respond(denied, admitted)).toEqual(expected)
+  })
+
+  it('merges onto a response that carries only a RateLimit-Policy of another draft', () => {
+    expect(carriesSingleValuedField(['content-type', 'ratelimit-policy'])).toBe(true)
+    expect(
+      respond([['RateLimit-Policy', '10;w=60']], [['RateLimit-Policy', '"per-ip";q=1;w=1']]),
+    ).toEqual({ 'ratelimit-policy': '"per-ip";q=1;w=1' })
   })
 
   it('replaces single-valued fields whose value it cannot read', () => {

@@ -31,21 +31,26 @@ const DRAFT_7 = 'ratelimit'
 const POLICY = 'ratelimit-policy'
 const RETRY_AFTER = 'retry-after'
 
-/** Lower-case names whose presence on a response calls for `mergeFields`. */
-const SINGLE_VALUED = new Set([
+/**
+ * Lower-case names whose presence on a response calls for `mergeFields`: the single-valued
+ * fields, and `RateLimit-Policy`, whose form (draft-6/7 Items or current-form List) must match.
+ */
+const MERGED = new Set([
   ...Object.values(LEGACY),
   ...Object.values(DRAFT_6),
   DRAFT_7,
+  POLICY,
   RETRY_AFTER,
 ])
 
 /**
  * True when a response whose fields have these lower-case names (Node's `getHeaderNames()`)
- * may already carry a single-valued rate-limit field. `RateLimit` counts: it is single-valued
- * in draft-7. Cheap on the common response, which has none or only framework fields.
+ * may already carry a single-valued rate-limit field (`RateLimit` counts: it is single-valued in
+ * draft-7), or a `RateLimit-Policy` whose draft must match. Cheap on the common response, which
+ * has none or only framework fields.
  */
 export function carriesSingleValuedField(present: readonly string[]): boolean {
-  for (let i = 0; i < present.length; i++) if (SINGLE_VALUED.has(present[i]!)) return true
+  for (let i = 0; i < present.length; i++) if (MERGED.has(present[i]!)) return true
   return false
 }
 
@@ -101,9 +106,9 @@ export function mergeFields(
       if (!keepsDraft6) writes.push([name, value, 'set'])
     } else if ((lower === DRAFT_7 || lower === POLICY) && formsDiffer(existing(lower), value)) {
       // Two middlewares configured with different drafts: one field cannot hold both forms (a
-      // draft-7 Dictionary and a current-form List do not parse as one field), so the current
-      // form is kept, whichever writes first.
-      if (isCurrentForm(value)) writes.push([name, value, 'set'])
+      // draft-7 Dictionary and a current-form List do not parse as one field). The denial's is
+      // kept, as for every group; between two admissions or two denials, the current form.
+      if (denies !== denied ? denies : isCurrentForm(value)) writes.push([name, value, 'set'])
     } else if (lower === DRAFT_7 && isDraft7Value(value)) {
       const current = existing(DRAFT_7)
       const kept =

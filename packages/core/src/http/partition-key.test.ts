@@ -61,12 +61,21 @@ describe('respondWithKeys', () => {
     )
   })
 
-  it('adds no pk where the partitionKey function gives no text', async () => {
-    const responder = createResponder({
-      partitionKey: (d) => (d.rule === 'api' ? (null as unknown as string) : 'tenant-7'),
-    })
+  it.each([null, '', {}])(
+    'adds no pk where the partitionKey function gives %j, which every client would share',
+    async (given) => {
+      const responder = createResponder({
+        partitionKey: (d) => (d.rule === 'api' ? (given as string) : 'tenant-7'),
+      })
+      const fields = sent((await responder.respondWithKeys(two, 0)).headers)
+      expect(fields['RateLimit']).toBe(`"api";r=99;t=60, "ip";r=99;t=60;pk=${expected('tenant-7')}`)
+    },
+  )
+
+  it('hashes a number as its text', async () => {
+    const responder = createResponder({ partitionKey: () => 42 as unknown as string })
     const fields = sent((await responder.respondWithKeys(two, 0)).headers)
-    expect(fields['RateLimit']).toBe(`"api";r=99;t=60, "ip";r=99;t=60;pk=${expected('tenant-7')}`)
+    expect(fields['RateLimit']).toContain(`pk=${expected('42')}`)
   })
 
   it('refuses a cache size that would never rotate', () => {

@@ -32,7 +32,7 @@ export function createPartitionKeyHasher(
   }
   if (!Number.isSafeInteger(cacheSize) || cacheSize < 1) {
     throw new TypeError(
-      `[tollgate] partition key cache size: expected a whole number ≥ 1, got ${cacheSize}`,
+      `[tollgate] partition key cache size: expected a whole number ≥ 1, got ${String(cacheSize)}`,
     )
   }
   const encoder = new Encoder()

@@ -203,9 +203,11 @@ export function createResponder(options: ResponderOptions = {}): Responder {
       const pending: Array<Promise<void>> = []
       for (const decision of verdict.decisions) {
         if (!isListed(decision, config.shadowPolicies)) continue
-        const key = keyOf(decision)
-        // Only text is hashed: \`null\` or an object would all hash to one \`pk\` ("null").
-        if (typeof key !== 'string') continue
+        const given: unknown = keyOf(decision)
+        // Text (or a number, as text) is hashed; `null`, an object or '' would all hash to one
+        // `pk` shared by every client, so they add none.
+        const key = typeof given === 'number' ? String(given) : given
+        if (typeof key !== 'string' || key === '') continue
         const pk = hash(key)
         if (typeof pk === 'string') pks.set(decision.rule, pk)
         else pending.push(pk.then((value) => void pks.set(decision.rule, value)))

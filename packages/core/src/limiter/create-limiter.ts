@@ -47,8 +47,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     storeErrorRetryAfterMs: options.storeErrorRetryAfterMs ?? DEFAULT_STORE_ERROR_RETRY_AFTER_MS,
     // A store with a budget of its own (Redis) is not timed twice: its budget may be the longer.
     storeTimeoutMs:
-      options.storeTimeoutMs ??
-      (typeof store.timeoutMs === 'number' ? false : DEFAULT_STORE_TIMEOUT_MS),
+      options.storeTimeoutMs ?? (boundsItsCalls(store) ? false : DEFAULT_STORE_TIMEOUT_MS),
   }
   const refunded = new WeakSet<Verdict>()
 
@@ -182,6 +181,12 @@ function refundCharges(
   } catch (error) {
     failed(error)
   }
+}
+
+/** A budget of its own that will end: 0, NaN or Infinity (for "none") leaves the limiter's. */
+function boundsItsCalls(store: Store): boolean {
+  const budget = store.timeoutMs
+  return typeof budget === 'number' && Number.isFinite(budget) && budget > 0
 }
 
 /** `globalThis.console` where there is one (every runtime we know), else nothing. */

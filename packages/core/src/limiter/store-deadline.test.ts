@@ -146,6 +146,20 @@ describe('storeTimeoutMs', () => {
     expect(verdict.value).toMatchObject({ allowed: true, storeFailed: true })
   })
 
+  it.each([0, Number.NaN, Number.POSITIVE_INFINITY])(
+    'times a store whose timeoutMs is %s, which bounds nothing',
+    async (timeoutMs) => {
+      const limiter = createLimiter({
+        rules: [rule('reads', 'open')],
+        store: { ...heldStore().store, timeoutMs },
+        logger: false,
+      })
+      const verdict = watch(limiter.decide(facts, { now: 0 }))
+      await vi.advanceTimersByTimeAsync(1000)
+      expect(verdict.value).toMatchObject({ allowed: true, storeFailed: true })
+    },
+  )
+
   it('reports a refund reply that cannot be read, without throwing to the caller', async () => {
     const { limiter, answer, errors } = setup([rule('reads', 'open')])
     const admitted = limiter.decide(facts, { now: 0 })

@@ -117,8 +117,8 @@ export type LimiterOptions = {
   /**
    * How long to wait for an asynchronous store (not the memory store) before deciding as if it
    * had failed (each rule's `onStoreError`, reported as `ERR_RL_STORE_UNAVAILABLE`). `false`
-   * waits as long as the store takes. The Redis store has a shorter budget of its own
-   * (`timeoutMs`). @default 1000
+   * waits as long as the store takes. @default 1000, or none for a store with a `timeoutMs` of
+   * its own (the Redis store), which is then the only budget
    */
   readonly storeTimeoutMs?: number | false
 }
