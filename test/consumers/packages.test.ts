@@ -47,6 +47,17 @@ describe.each(packages)('%s, as published', (name, names) => {
     for (const exported of names) expect(out.trim().split(',')).toContain(exported)
   })
 
+  it.runIf(built && manifest.exports['./rules-file'] !== undefined)(
+    'loads its rules-file entry point with require and import',
+    () => {
+      const entry = JSON.stringify(`${name}/rules-file`)
+      const required = node(['-e', `console.log(typeof require(${entry}).loadRulesText)`])
+      const script = `import(${entry}).then((m) => console.log(typeof m.loadRulesText))`
+      const imported = node(['--input-type=module', '-e', script])
+      expect([required.trim(), imported.trim()]).toEqual(['function', 'function'])
+    },
+  )
+
   it('packs, with its workspace dependencies resolved and no test files, for Node 20+', () => {
     // No scripts: packing must not rebuild dist/ while other tests read it.
     const out = execFileSync(

@@ -54,6 +54,54 @@ describe.each(STORES)('refunds over a %s', (_name, makeStore) => {
     })
   })
 
+  it('gives a sliding window counter charge back only while it still weighs', async () => {
+    const limiter = limiterOf([
+      {
+        id: 'swc',
+        match: { identity: 'api_key' },
+        algorithm: 'sliding_counter',
+        limit: 10,
+        window: '1m',
+      },
+    ])
+    const left = async (now: number) =>
+      (await limiter.check('api_key:k_123', 'swc', { cost: 0, now })).remaining
+    // Charged in window [0, 60 s), refunded in the next one, where it weighs as the previous count.
+    const early = await limiter.decide(merchant, { now: 30_000 })
+    await limiter.decide(merchant, { now: 61_000 })
+    expect(await left(61_000)).toBe(8)
+    await limiter.refund(early, { now: 61_000 })
+    expect(await left(61_000)).toBe(9)
+    // Charged at 62 s, refunded two windows on: it weighs nothing by then, so nothing comes back.
+    const old = await limiter.decide(merchant, { now: 62_000 })
+    await limiter.decide(merchant, { now: 185_000 })
+    expect(await left(185_000)).toBe(9)
+    await limiter.refund(old, { now: 185_000 })
+    expect(await left(185_000)).toBe(9)
+  })
+
+  it('gives a sliding log charge back only while it is inside the window', async () => {
+    const limiter = limiterOf([
+      {
+        id: 'log',
+        match: { identity: 'api_key' },
+        algorithm: 'sliding_log',
+        limit: 3,
+        window: '1m',
+      },
+    ])
+    const left = async (now: number) =>
+      (await limiter.check('api_key:k_123', 'log', { cost: 0, now })).remaining
+    const first = await limiter.decide(merchant, { now: 0 })
+    const second = await limiter.decide(merchant, { now: 30_000 })
+    await limiter.refund(second, { now: 40_000 })
+    expect(await left(40_000)).toBe(2)
+    await limiter.decide(merchant, { now: 50_000 })
+    // The first entry has left the window: refunding it now gives nothing back.
+    await limiter.refund(first, { now: 60_500 })
+    expect(await left(60_500)).toBe(2)
+  })
+
   it('refunds nothing for a denied verdict', async () => {
     const limiter = limiterOf([
       { id: 'w', match: { identity: 'ip' }, algorithm: 'fixed_window', limit: 1, window: '1m' },
