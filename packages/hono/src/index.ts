@@ -73,13 +73,6 @@ export function rateLimit(
   const { skip } = options
   const onShadowDenied = guardShadowDeniedHook(options)
   const ownAnswer = options.onLimited
-  const onLimited = (c: Context, denial: Denial, verdict: Verdict | undefined) =>
-    ownAnswer === undefined
-      ? c.body(denial.body, denial.status as ContentfulStatusCode)
-      : Promise.resolve(ownAnswer(c, denial, verdict)).then((answer) =>
-          // A Response built by hand (not with c.json or c.body) has none of the fields yet.
-          withDenialFields(answer, fieldsForOwnAnswer(denial.headers)),
-        )
   const refundIf = refundPredicate(options.refund)
 
   function finish(
@@ -102,7 +95,12 @@ export function rateLimit(
         c.header(name, entries[i]![1], isSingleValuedName(name) ? undefined : { append: true })
       }
       markFieldsWritten(c)
-      return Promise.resolve(onLimited(c, response, verdict))
+      if (ownAnswer === undefined)
+        return Promise.resolve(c.body(response.body, response.status as ContentfulStatusCode))
+      // A Response built by hand (not with c.json or c.body) has none of the fields yet.
+      return Promise.resolve(ownAnswer(c, response, verdict)).then((answer) =>
+        withDenialFields(answer, entries),
+      )
     }
     return next().then(() => {
       // Added to the finished response, so that handlers returning a `Response` of their own

@@ -200,7 +200,7 @@ export function createResponder(options: ResponderOptions = {}): Responder {
     respondWithKeys(verdict, now) {
       if (keyOf === undefined || hash === undefined) return respondWith(verdict, now)
       const pks = new Map<string, string>()
-      const pending: Array<Promise<void>> = []
+      let pending: Array<Promise<void>> | undefined
       for (const decision of verdict.decisions) {
         if (!isListed(decision, config.shadowPolicies)) continue
         const given: unknown = keyOf(decision)
@@ -210,9 +210,12 @@ export function createResponder(options: ResponderOptions = {}): Responder {
         if (typeof key !== 'string' || key === '') continue
         const pk = hash(key)
         if (typeof pk === 'string') pks.set(decision.rule, pk)
-        else pending.push(pk.then((value) => void pks.set(decision.rule, value)))
+        else {
+          pending ??= []
+          pending.push(pk.then((value) => void pks.set(decision.rule, value)))
+        }
       }
-      if (pending.length === 0) return respondWith(verdict, now, pks)
+      if (pending === undefined) return respondWith(verdict, now, pks)
       return Promise.all(pending).then(() => respondWith(verdict, now, pks))
     },
     respondToError(error) {

@@ -3,17 +3,11 @@ import type { RuleConfig } from '../rules/types.js'
 import { memoryStore } from '../store/memory-store.js'
 import type { Outcome, Store } from '../store/types.js'
 import { createLimiter } from './create-limiter.js'
+import { failureRule, PAYMENT } from './test-stores.js'
 import type { LimiterOptions, RuleDecision, StoreErrorContext, Verdict } from './types.js'
 
-const rule = (id: string, onStoreError: 'open' | 'closed'): RuleConfig => ({
-  id,
-  match: { identity: 'ip' },
-  algorithm: 'token_bucket',
-  rate: 1,
-  burst: 5,
-  onStoreError,
-})
-const facts = { method: 'POST', path: '/v1/pay', identities: { ip: '192.0.2.1' } }
+const rule = failureRule
+const facts = PAYMENT
 
 /** A store that answers only when told to: `answer()` settles every call made so far. */
 function heldStore() {

@@ -4,6 +4,7 @@ import type { RuleConfig } from '../rules/types.js'
 import { memoryStore } from '../store/memory-store.js'
 import type { Store } from '../store/types.js'
 import { createLimiter } from './create-limiter.js'
+import { failureRule, PAYMENT } from './test-stores.js'
 import type { LimiterOptions, StoreErrorContext } from './types.js'
 
 const down = new Error('connect ECONNREFUSED 127.0.0.1:6379')
@@ -33,18 +34,8 @@ const FAILING_STORES: readonly (readonly [string, () => Store])[] = [
   ['answers garbage', () => ({ consume: () => ({ decisions: [], at: 0 }), refund: () => {} })],
 ]
 
-const rule = (id: string, onStoreError: 'open' | 'closed', extra: Partial<RuleConfig> = {}) =>
-  ({
-    id,
-    match: { identity: 'ip' },
-    algorithm: 'token_bucket',
-    rate: 1,
-    burst: 5,
-    onStoreError,
-    ...extra,
-  }) as RuleConfig
-
-const facts = { method: 'POST', path: '/v1/pay', identities: { ip: '192.0.2.1' } }
+const rule = failureRule
+const facts = PAYMENT
 
 describe.each(FAILING_STORES)('a store that %s', (_name, makeStore) => {
   const setup = (rules: RuleConfig[], options: Partial<LimiterOptions> = {}) => {

@@ -8,23 +8,15 @@ import { MAX_TIME_MS } from '../algorithms/integer.js'
 import { isRateLimitError } from '../errors.js'
 import { createTollgate } from '../http/middleware.js'
 import { createResponder } from '../http/responder.js'
-import type { RuleConfig } from '../rules/types.js'
 import { memoryStore } from '../store/memory-store.js'
 import type { Outcome, Store } from '../store/types.js'
 import { createLimiter } from './create-limiter.js'
 import { messageOf } from './report.js'
+import { failureRule, PAYMENT } from './test-stores.js'
 import type { StoreErrorContext, Verdict } from './types.js'
 
-const rule = (id: string, onStoreError: 'open' | 'closed'): RuleConfig => ({
-  id,
-  match: { identity: 'ip' },
-  algorithm: 'token_bucket',
-  rate: 1,
-  burst: 5,
-  onStoreError,
-})
-
-const facts = { method: 'POST', path: '/v1/pay', identities: { ip: '192.0.2.1' } }
+const rule = failureRule
+const facts = PAYMENT
 const NOW = 1_700_000_000_000
 
 /** What a correct store answers for one token-bucket charge. */

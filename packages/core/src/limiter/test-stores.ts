@@ -1,3 +1,4 @@
+import type { RuleConfig } from '../rules/types.js'
 import { applyCharges } from '../store/apply-charges.js'
 import { memoryStore } from '../store/memory-store.js'
 import type { Outcome, Store } from '../store/types.js'
@@ -68,3 +69,22 @@ export async function decideTimes(
   for (let i = 0; i < count; i++) verdicts.push(await limiter.decide(facts, { now }))
   return verdicts
 }
+
+/** A token bucket keyed on the client IP with the given store-failure policy (5 at once, 1/s). */
+export const failureRule = (
+  id: string,
+  onStoreError: 'open' | 'closed',
+  extra: Partial<RuleConfig> = {},
+): RuleConfig =>
+  ({
+    id,
+    match: { identity: 'ip' },
+    algorithm: 'token_bucket',
+    rate: 1,
+    burst: 5,
+    onStoreError,
+    ...extra,
+  }) as RuleConfig
+
+/** A request every `failureRule` matches. */
+export const PAYMENT = { method: 'POST', path: '/v1/pay', identities: { ip: '192.0.2.1' } }
