@@ -131,6 +131,7 @@ export {
   formatIssue,
   HTTP_METHODS,
   type IdentityName,
+  type Milliseconds,
   type MissingIdentityPolicy,
   type ParsedRoute,
   parseRoute,

@@ -142,11 +142,12 @@ describe('rules match the path the router dispatches on', () => {
     expect(match('POST', '/v1/labels%253Abatch')).toEqual(['resource'])
   })
 
-  it('reads a path that is already decoded the same way', () => {
+  it('reads a path as Hono hands it (after decodeURI) as the raw path', () => {
+    const segment = segmentText.filter((text) => !text.includes('%')).chain(encodedForms)
     fc.assert(
-      fc.property(segmentText.chain(encodedForms), (segment) => {
-        const path = `/v1/${segment}`
-        expect(normalizePath(path)).toBe(normalizePath(normalizePath(path).replace(/%2f/g, '%2F')))
+      fc.property(segment, (encoded) => {
+        const path = `/v1/${encoded}`
+        expect(normalizePath(decodeURI(path))).toBe(normalizePath(path))
       }),
     )
   })

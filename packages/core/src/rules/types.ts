@@ -33,8 +33,20 @@ type DurationUnit =
   | 'day'
   | 'days'
 
-/** Whole milliseconds, or a string such as `'500ms'`, `'60s'`, `'1m'`, `'1 day'`. */
-export type Duration = number | `${number}${DurationUnit}` | `${number} ${DurationUnit}`
+/**
+ * A duration with its unit, such as `'500ms'`, `'60s'`, `'1m'`, `'1 day'`. A bare number is
+ * refused: files count seconds (`window_s: 60`), so `window: 60` would read as 60 s to some and
+ * 60 ms to others.
+ */
+export type Duration = `${number}${DurationUnit}` | `${number} ${DurationUnit}`
+
+declare const validated: unique symbol
+
+/**
+ * Whole milliseconds, as a validated rule holds `period` and `window`. Only validation makes
+ * them (a bare number in code is refused: see `Duration`); they read as plain numbers.
+ */
+export type Milliseconds = number & { readonly [validated]: 'ms' }
 
 /** Which requests a rule applies to; every given condition must hold. */
 export type RuleMatchConfig = {
@@ -70,8 +82,8 @@ type RuleConfigBase = {
 export type RateRuleConfig = RuleConfigBase & {
   readonly algorithm: RateAlgorithmName
   readonly rate: number
-  /** @default 1000 (one second) */
-  readonly period?: Duration
+  /** @default '1s' */
+  readonly period?: Duration | Milliseconds
   readonly burst: number
   readonly limit?: never
   readonly window?: never
@@ -82,13 +94,16 @@ export type WindowRuleConfig = RuleConfigBase & {
   /** `sliding_counter` (the spec's name) is accepted for `sliding_window`. */
   readonly algorithm: WindowAlgorithmName | 'sliding_counter'
   readonly limit: number
-  readonly window: Duration
+  readonly window: Duration | Milliseconds
   readonly rate?: never
   readonly period?: never
   readonly burst?: never
 }
 
-/** A rule as written in TypeScript (camelCase). A validated `Rule` is also a valid `RuleConfig`. */
+/**
+ * A rule as written in TypeScript (camelCase). A validated `Rule` is also a valid `RuleConfig`,
+ * taken as it is.
+ */
 export type RuleConfig = RateRuleConfig | WindowRuleConfig
 
 /** A validated rule's match: lists normalised, routes as `METHOD /path` or `/path`. */
@@ -114,7 +129,7 @@ type RuleBase = {
 export type RateRule = RuleBase & {
   readonly algorithm: RateAlgorithmName
   readonly rate: number
-  readonly period: number
+  readonly period: Milliseconds
   readonly burst: number
 }
 
@@ -122,7 +137,7 @@ export type RateRule = RuleBase & {
 export type WindowRule = RuleBase & {
   readonly algorithm: WindowAlgorithmName
   readonly limit: number
-  readonly window: number
+  readonly window: Milliseconds
 }
 
 /** A validated, frozen rule: what `defineRules`, `parseRules` and `loadRulesText` return. */

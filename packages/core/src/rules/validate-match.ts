@@ -123,6 +123,14 @@ export function unknownField(field: string, known: readonly string[], hint?: str
     : `unknown field; did you mean "${suggestion}"?`
 }
 
+/**
+ * `record[key]` when `record` has it itself: a name such as `constructor` or `__proto__` finds
+ * what every object inherits (a function, `Object.prototype`) in a plain lookup.
+ */
+export function ownValue<T>(record: Readonly<Record<string, T>>, key: string): T | undefined {
+  return Object.hasOwn(record, key) ? record[key] : undefined
+}
+
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
