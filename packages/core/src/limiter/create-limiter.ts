@@ -2,12 +2,15 @@ import { costTooHigh } from '../algorithms/params.js'
 import { checkCost, checkTime } from '../algorithms/step.js'
 import { type Clock, systemClock } from '../clock.js'
 import { RateLimitError } from '../errors.js'
+import { LIMITER_OPTIONS } from '../options/option-names.js'
+import { refuseUnknownOptions } from '../options/unknown-options.js'
 import { defineRules } from '../rules/define-rules.js'
 import { memoryStore } from '../store/memory-store.js'
 import type { Charge, Outcome, Store } from '../store/types.js'
 import { type CompiledRule, compileRule } from './compile-rule.js'
 import { decideRequest, shown, storeDecision } from './decide.js'
 import { type ConsumeOne, type Engine, isPromiseLike } from './engine.js'
+import { checkIdentityNames } from './identity-names.js'
 import { createReporter } from './report.js'
 import { buildRuleIndex } from './rule-index.js'
 import { DEFAULT_STORE_TIMEOUT_MS, replyWithin } from './store-deadline.js'
@@ -32,7 +35,9 @@ export const DEFAULT_STORE_ERROR_RETRY_AFTER_MS = 1000
  * const verdict = limiter.decide({ method: 'POST', path: '/v1/login', identities: { ip } })
  */
 export function createLimiter(options: LimiterOptions): Limiter {
+  refuseUnknownOptions(options, LIMITER_OPTIONS, 'createLimiter()')
   const rules = defineRules(options.rules)
+  checkIdentityNames(rules, options.customIdentities)
   const compiled = rules.map(compileRule)
   const byId = new Map(compiled.map((rule) => [rule.id, rule] as const))
   const index = buildRuleIndex(compiled)

@@ -121,6 +121,13 @@ export type LimiterOptions = {
    * its own (the Redis store), which is then the only budget
    */
   readonly storeTimeoutMs?: number | false
+  /**
+   * The identities your code provides besides the built-in `ip`, `api_key` and `user` (an
+   * adapter's `identities` hook, or `RequestFacts.identities`), e.g. `['account']`. Rules may
+   * key only on built-in and declared names, so that a misspelt one (`apikey`) is refused at
+   * start-up instead of missing from every request and falling back to the IP. @default []
+   */
+  readonly customIdentities?: readonly string[] | undefined
 }
 
 export type CheckOptions = {

@@ -71,7 +71,7 @@ function validateIdentity(value: unknown, issue: IssueSink): string[] | undefine
   return names
 }
 
-function identityNameProblem(name: string): string | undefined {
+export function identityNameProblem(name: string): string | undefined {
   if (!IDENTITY_NAME.test(name)) {
     return `bad identity name ${JSON.stringify(name)} (letters, digits, _ and -)`
   }
