@@ -438,6 +438,8 @@ export const SCENARIOS: readonly Scenario[] = [
         window: '60s',
       },
     ],
+    // The app's identities hook provides the account (see targets.ts).
+    options: { customIdentities: ['account'] },
     steps: [
       {
         method: 'POST',
