@@ -125,7 +125,7 @@ export const SCENARIOS: readonly Scenario[] = [
           ok(19 - i, {
             'x-ratelimit-limit': '20',
             'x-ratelimit-reset': resetAt(Math.ceil(((i + 1) * 100) / 1000)),
-            'ratelimit-policy': '"per-ip";q=10;w=1;burst=20',
+            'ratelimit-policy': '"per-ip";q=10;w=1;tollgate-burst=20',
             ratelimit: `"per-ip";r=${19 - i};t=${Math.ceil(((i + 1) * 100) / 1000)}`,
           }),
       },
@@ -206,7 +206,7 @@ export const SCENARIOS: readonly Scenario[] = [
         expect: ok(2, {
           'x-ratelimit-limit': '3',
           'x-ratelimit-reset': resetAt(60),
-          'ratelimit-policy': '"per-ip";q=1;w=1;burst=5, "login-per-ip";q=3;w=60',
+          'ratelimit-policy': '"per-ip";q=1;w=1;tollgate-burst=5, "login-per-ip";q=3;w=60',
           ratelimit: '"per-ip";r=4;t=1, "login-per-ip";r=2;t=60',
         }),
       },
@@ -666,7 +666,7 @@ export const SCENARIOS: readonly Scenario[] = [
     steps: [
       {
         expect: ok(19, {
-          'ratelimit-policy': `"per-ip";q=10;w=1;burst=20;pk=${partitionKey('ip:127.0.0.1')}`,
+          'ratelimit-policy': `"per-ip";q=10;w=1;tollgate-burst=20;pk=${partitionKey('ip:127.0.0.1')}`,
           ratelimit: `"per-ip";r=19;t=1;pk=${partitionKey('ip:127.0.0.1')}`,
         }),
       },
