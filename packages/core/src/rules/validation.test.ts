@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { defineRules } from './define-rules.js'
 import { parseRules } from './parse-rules.js'
 import { bucket, code, expectOne, file, fileBucket, log } from './test-fixtures.js'
+import type { RuleConfig, WindowRule } from './types.js'
 
 describe('rule parameters', () => {
   it('accepts valid rules in both shapes', () => {
@@ -109,7 +110,7 @@ describe('rule parameters', () => {
 
   it('takes a validated rule as it is, and validates a copy anew', () => {
     const [validated] = defineRules([log as RuleConfig])
-    expect(validated!.window).toBe(60_000)
+    expect((validated as WindowRule).window).toBe(60_000)
     expect(defineRules([validated!])).toEqual([validated])
     expectOne(code({ ...validated! }), 'window', "write '60000s' for seconds or '60000ms'")
   })
