@@ -69,6 +69,11 @@ export {
   userIdOf,
 } from './middleware.js'
 export {
+  headerListMayBeCut,
+  NODE_DEFAULT_MAX_HEADERS_COUNT,
+  type NodeIncomingHeaders,
+} from './node-header-limit.js'
+export {
   type NodeResponse,
   NodeResponseFieldWriter,
   setNodeResponseFields,
