@@ -59,7 +59,7 @@ const APPS: App[] = [
       const app = create()
       app.use(expressRateLimit(RULES, options))
       app.post('/v1/:resource', (req, res) => {
-        res.send(`resource=${req.params.resource}`)
+        res.send(`resource=${req.params['resource']}`)
       })
       return listening(app.listen(0, '127.0.0.1') as unknown as Server)
     },
@@ -70,7 +70,8 @@ const APPS: App[] = [
       const app = new KoaApp()
       const router = new Router()
       router.post('/v1/:resource', (ctx) => {
-        ctx.body = `resource=${ctx.params.resource}`
+        const { resource } = ctx.params
+        ctx.body = `resource=${resource}`
       })
       app.use(koaRateLimit(RULES, options))
       app.use(router.routes() as unknown as Koa.Middleware)

@@ -1,4 +1,23 @@
 export {
+  type CoreOptions,
+  checkHooks,
+  createTollgate,
+  type Handled,
+  isHandled,
+  isPromise,
+  REQUEST_HOOKS,
+  type RefundWhen,
+  type RequestHooks,
+  type RequestReaders,
+  refundPredicate,
+  refundQuietly,
+  requestReaders,
+  type Tollgate,
+  type UserId,
+  userIdOf,
+} from './adapter/middleware.js'
+export { guardShadowDeniedHook } from './adapter/shadow-hook.js'
+export {
   type Algorithm,
   type AlgorithmName,
   type AlgorithmParams,
@@ -28,90 +47,57 @@ export {
   type RateLimitErrorCode,
   type RateLimitErrorDetails,
 } from './errors.js'
+export { type FieldWrite, isSingleValuedName, mergeFields } from './headers/field-merge.js'
 export {
-  type Cidr,
-  type ClientAddress,
-  type ClientIpOptions,
-  type ClientIpResolver,
-  type CoreOptions,
-  checkHooks,
-  cidrContains,
-  createClientIpResolver,
-  createIdentityResolver,
-  createIpMatcher,
   createPartitionKeyHasher,
-  createResponder,
-  createTollgate,
-  type FieldWrite,
-  type FieldWriter,
-  fieldsForOwnAnswer,
-  formatIp,
-  guardShadowDeniedHook,
-  type Handled,
-  type HeaderAccessor,
-  type HeaderEntries,
-  headerListMayBeCut,
-  type Identities,
-  type IdentityOptions,
-  type IdentityResolver,
-  type IdentitySource,
-  type IpAddress,
-  ipKey,
-  isHandled,
-  isPromise,
-  isSingleValuedName,
-  type LegacyReset,
-  type LimitResponse,
-  type MissingIdentityResponse,
-  maskIp,
-  mergeFields,
-  NAMED_RANGES,
-  NODE_DEFAULT_MAX_HEADERS_COUNT,
-  type NodeIncomingHeaders,
-  type NodeResponse,
-  NodeResponseFieldWriter,
   PARTITION_KEY_BYTES,
   PARTITION_KEY_CACHE_SIZE,
   type PartitionKeyHasher,
-  PROBLEM_CONTENT_TYPE,
-  type PrefixOptions,
-  type ProblemDetails,
-  parseCidr,
-  parseForwarded,
-  parseIp,
-  parseXForwardedFor,
-  policyName,
-  QUOTA_EXCEEDED_TYPE,
-  quotaPerSeconds,
-  REQUEST_HOOKS,
-  type RefundWhen,
-  type RequestHooks,
-  type RequestReaders,
-  type Responder,
-  type ResponderOptions,
-  ReusedIdentitySource,
-  refundPredicate,
-  refundQuietly,
-  requestReaders,
+} from './headers/partition-key.js'
+export { policyName, quotaPerSeconds } from './headers/policy-fields.js'
+export {
+  type LegacyReset,
   retryAfterSeconds,
+  type StandardHeaders,
+} from './headers/rate-limit-headers.js'
+export {
   type SfBareItem,
   type SfItem,
   type SfParameters,
-  type StandardHeaders,
   serializeBareItem,
   serializeDictionary,
   serializeItem,
   serializeList,
   serializeString,
-  setNodeResponseFields,
-  TEMPORARY_REDUCED_CAPACITY_TYPE,
-  type Tollgate,
+} from './headers/structured-fields.js'
+export type { FieldWriter, HeaderAccessor, HeaderEntries } from './headers/types.js'
+export {
+  type ClientAddress,
+  type ClientIpOptions,
+  type ClientIpResolver,
+  createClientIpResolver,
   type TrustProxy,
-  type UserId,
-  userIdOf,
-  type WarningCode,
-  type WarningOptions,
-} from './http/index.js'
+} from './identity/client-ip.js'
+export { parseForwarded, parseXForwardedFor } from './identity/forwarded.js'
+export {
+  createIdentityResolver,
+  type Identities,
+  type IdentityOptions,
+  type IdentityResolver,
+  type IdentitySource,
+} from './identity/identities.js'
+export { formatIp, type IpAddress, parseIp } from './identity/ip.js'
+export {
+  type Cidr,
+  cidrContains,
+  createIpMatcher,
+  ipKey,
+  maskIp,
+  NAMED_RANGES,
+  type PrefixOptions,
+  parseCidr,
+} from './identity/ip-prefix.js'
+export { ReusedIdentitySource } from './identity/reused-identity-source.js'
 export {
   type CheckOptions,
   createLimiter,
@@ -128,6 +114,30 @@ export {
   UNKNOWN_CLIENT_KEY,
   type Verdict,
 } from './limiter/index.js'
+export {
+  headerListMayBeCut,
+  NODE_DEFAULT_MAX_HEADERS_COUNT,
+  type NodeIncomingHeaders,
+} from './node/node-header-limit.js'
+export {
+  type NodeResponse,
+  NodeResponseFieldWriter,
+  setNodeResponseFields,
+} from './node/node-response-fields.js'
+export {
+  fieldsForOwnAnswer,
+  PROBLEM_CONTENT_TYPE,
+  type ProblemDetails,
+  QUOTA_EXCEEDED_TYPE,
+  TEMPORARY_REDUCED_CAPACITY_TYPE,
+} from './response/problem.js'
+export {
+  createResponder,
+  type LimitResponse,
+  type MissingIdentityResponse,
+  type Responder,
+  type ResponderOptions,
+} from './response/responder.js'
 export {
   type Duration,
   defineRules,
@@ -164,3 +174,4 @@ export {
   type Outcome,
   type Store,
 } from './store/index.js'
+export type { WarningCode, WarningOptions } from './warnings.js'

@@ -1,4 +1,4 @@
-import type { CoreOptions, RequestHooks } from '../http/middleware.js'
+import type { CoreOptions, RequestHooks } from '../adapter/middleware.js'
 import type { LimiterOptions } from '../limiter/types.js'
 
 // Every option by name, so that an unknown one can be refused. Typed as records of the option

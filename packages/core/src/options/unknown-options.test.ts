@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
+import { checkHooks, REQUEST_HOOKS } from '../adapter/middleware.js'
 import { isRateLimitError } from '../errors.js'
-import { checkHooks, REQUEST_HOOKS } from '../http/middleware.js'
 import { createLimiter } from '../limiter/create-limiter.js'
 import type { RuleConfig } from '../rules/types.js'
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import { createIdentityResolver } from './identities.js'
+import { createIdentityResolver } from '../identity/identities.js'
+import { ReusedIdentitySource } from '../identity/reused-identity-source.js'
 import { headerListMayBeCut } from './node-header-limit.js'
-import { ReusedIdentitySource } from './reused-identity-source.js'
 
 /** A request shape with `lines` header lines, on a server with `maxHeadersCount`. */
 const request = (lines: number, maxHeadersCount?: number | null) => ({

@@ -1,7 +1,7 @@
 import { RateLimitError } from '../errors.js'
+import { type HeaderAccessor, headerText } from '../headers/types.js'
+import { createWarnOnce } from '../warnings.js'
 import { type ClientAddress, type ClientIpOptions, compileClientIp } from './client-ip.js'
-import { type HeaderAccessor, headerText } from './types.js'
-import { createWarnOnce } from './warnings.js'
 
 /** The client-IP options plus where API keys come from. */
 export type IdentityOptions = ClientIpOptions & {

@@ -1,8 +1,8 @@
+import type { Tollgate } from '../adapter/middleware.js'
+import { carriesSingleValuedField, mergeFields } from '../headers/field-merge.js'
+import { isFieldPresent } from '../headers/field-names.js'
+import type { FieldWriter, HeaderEntries } from '../headers/types.js'
 import type { Verdict } from '../limiter/types.js'
-import { carriesSingleValuedField, mergeFields } from './field-merge.js'
-import { isFieldPresent } from './field-names.js'
-import type { Tollgate } from './middleware.js'
-import type { FieldWriter, HeaderEntries } from './types.js'
 
 /**
  * What the field writers use of a Node `http.ServerResponse` (Express's `res`, Koa's `ctx.res`):
