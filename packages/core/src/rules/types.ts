@@ -40,13 +40,13 @@ type DurationUnit =
  */
 export type Duration = `${number}${DurationUnit}` | `${number} ${DurationUnit}`
 
-declare const validated: unique symbol
-
 /**
  * Whole milliseconds, as a validated rule holds `period` and `window`. Only validation makes
- * them (a bare number in code is refused: see `Duration`); they read as plain numbers.
+ * them (a bare number in code is refused: see `Duration`); they read as plain numbers. The brand
+ * is keyed by a string, not a unique symbol, so that the declarations of every entry point
+ * (`@tollgate/core`, `@tollgate/core/rules-file`) agree on it.
  */
-export type Milliseconds = number & { readonly [validated]: 'ms' }
+export type Milliseconds = number & { readonly '~unit': 'ms' }
 
 /** Which requests a rule applies to; every given condition must hold. */
 export type RuleMatchConfig = {
