@@ -85,8 +85,6 @@ export type RateRuleConfig = RuleConfigBase & {
   /** @default '1s' */
   readonly period?: Duration | Milliseconds
   readonly burst: number
-  readonly limit?: never
-  readonly window?: never
 }
 
 /** A window rule, written in code: at most `limit` units per `window`. */
@@ -95,14 +93,13 @@ export type WindowRuleConfig = RuleConfigBase & {
   readonly algorithm: WindowAlgorithmName | 'sliding_counter'
   readonly limit: number
   readonly window: Duration | Milliseconds
-  readonly rate?: never
-  readonly period?: never
-  readonly burst?: never
 }
 
 /**
  * A rule as written in TypeScript (camelCase). A validated `Rule` is also a valid `RuleConfig`,
- * taken as it is.
+ * taken as it is. `algorithm` tells the two kinds apart: a literal that mixes their fields (a
+ * window rule given a `burst`) fails as an excess property. Neither kind marks the other's
+ * fields `?: never`, which would make editors offer only one kind's algorithms in a new rule.
  */
 export type RuleConfig = RateRuleConfig | WindowRuleConfig
 
