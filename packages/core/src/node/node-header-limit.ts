@@ -10,18 +10,18 @@
  */
 export type NodeIncomingHeaders = {
   readonly rawHeaders: readonly string[]
-  readonly socket?:
-    | { readonly server?: { readonly maxHeadersCount?: number | null } | null | undefined }
-    | null
-    | undefined
+  /** A `net.Socket`, whose `server` (not in Node's types) holds `maxHeadersCount`. */
+  readonly socket?: object | null | undefined
 }
+
+type ServerSocket = { readonly server?: { readonly maxHeadersCount?: number | null } | null }
 
 /** Node's `maxHeadersCount` when the server leaves it unset. */
 export const NODE_DEFAULT_MAX_HEADERS_COUNT = 1000
 
 /** True when the header list reached the server's limit, so lines may have been dropped. */
 export function headerListMayBeCut(request: NodeIncomingHeaders): boolean {
-  const configured = request.socket?.server?.maxHeadersCount
+  const configured = (request.socket as ServerSocket | null | undefined)?.server?.maxHeadersCount
   const limit = configured ?? NODE_DEFAULT_MAX_HEADERS_COUNT
   // rawHeaders holds a name and a value per line.
   return limit > 0 && request.rawHeaders.length >= limit * 2
