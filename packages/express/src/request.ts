@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http'
 import {
+  headerListMayBeCut,
   type RequestFacts,
   type RequestReaders,
   ReusedIdentitySource,
@@ -43,7 +44,14 @@ export function requestFacts(
   headers: ReusedIdentitySource<IncomingHttpHeaders>,
 ): RequestFacts {
   const user = read.user(req)
-  const identities = headers.identities(identitiesOf, req.socket.remoteAddress, req.headers, user)
+  const cut = headerListMayBeCut(req)
+  const identities = headers.identities(
+    identitiesOf,
+    req.socket.remoteAddress,
+    req.headers,
+    user,
+    cut,
+  )
   return {
     method: req.method,
     path: pathOf(req),
