@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http'
 import {
+  headerListMayBeCut,
   type RequestFacts,
   type RequestReaders,
   ReusedIdentitySource,
@@ -48,6 +49,7 @@ export function requestFacts(
     ctx.req.socket.remoteAddress,
     ctx.req.headers,
     user,
+    headerListMayBeCut(ctx.req),
   )
   return {
     method: ctx.method,
