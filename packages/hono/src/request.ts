@@ -1,4 +1,6 @@
 import {
+  headerListMayBeCut,
+  type NodeIncomingHeaders,
   type RequestFacts,
   type RequestReaders,
   ReusedIdentitySource,
@@ -25,7 +27,10 @@ export function defaultUser(c: Context): UserId {
 /** What the runtimes put in `c.env` (the fetch handler's second argument). */
 type RuntimeEnv = {
   /** @hono/node-server: the Node request (or, with `server`, the bindings hold it). */
-  readonly incoming?: { readonly socket?: { readonly remoteAddress?: string } }
+  readonly incoming?: {
+    readonly socket?: { readonly remoteAddress?: string }
+    readonly rawHeaders?: readonly string[]
+  }
   readonly server?: {
     readonly incoming?: { readonly socket?: { readonly remoteAddress?: string } }
   }
@@ -73,7 +78,11 @@ export function requestFacts(
   const req = c.req
   const socketAddress = read.address(c)
   const user = read.user(c)
-  const identities = headers.identities(identitiesOf, socketAddress, req, user)
+  // On @hono/node-server the Request was built from Node's header list, which may be cut.
+  const incoming = (c.env as RuntimeEnv | undefined)?.incoming
+  const cut =
+    incoming?.rawHeaders !== undefined && headerListMayBeCut(incoming as NodeIncomingHeaders)
+  const identities = headers.identities(identitiesOf, socketAddress, req, user, cut)
   return {
     method: req.method,
     path: req.path,
