@@ -1,22 +1,16 @@
-export {
-  type CoreOptions,
-  checkHooks,
-  createTollgate,
-  type Handled,
-  isHandled,
-  isPromise,
-  REQUEST_HOOKS,
-  type RefundWhen,
-  type RequestHooks,
-  type RequestReaders,
-  refundPredicate,
-  refundQuietly,
-  requestReaders,
-  type Tollgate,
-  type UserId,
-  userIdOf,
+/**
+ * `@tollgate/core`: what apps use. Rules and their loading, the limiter, the algorithms and
+ * `step`, the stores, errors, the clock, and the types of options and results. An adapter
+ * (`@tollgate/express`, `-koa`, `-hono`) re-exports all of it. What adapters are built from is
+ * `@tollgate/core/adapter`; Node's response writer is `@tollgate/core/node`.
+ */
+
+export type {
+  CoreOptions,
+  RefundWhen,
+  RequestHooks,
+  UserId,
 } from './adapter/middleware.js'
-export { guardShadowDeniedHook } from './adapter/shadow-hook.js'
 export {
   type Algorithm,
   type AlgorithmName,
@@ -47,57 +41,10 @@ export {
   type RateLimitErrorCode,
   type RateLimitErrorDetails,
 } from './errors.js'
-export { type FieldWrite, isSingleValuedName, mergeFields } from './headers/field-merge.js'
-export {
-  createPartitionKeyHasher,
-  PARTITION_KEY_BYTES,
-  PARTITION_KEY_CACHE_SIZE,
-  type PartitionKeyHasher,
-} from './headers/partition-key.js'
-export { policyName, quotaPerSeconds } from './headers/policy-fields.js'
-export {
-  type LegacyReset,
-  retryAfterSeconds,
-  type StandardHeaders,
-} from './headers/rate-limit-headers.js'
-export {
-  type SfBareItem,
-  type SfItem,
-  type SfParameters,
-  serializeBareItem,
-  serializeDictionary,
-  serializeItem,
-  serializeList,
-  serializeString,
-} from './headers/structured-fields.js'
-export type { FieldWriter, HeaderAccessor, HeaderEntries } from './headers/types.js'
-export {
-  type ClientAddress,
-  type ClientIpOptions,
-  type ClientIpResolver,
-  createClientIpResolver,
-  type TrustProxy,
-} from './identity/client-ip.js'
-export { parseForwarded, parseXForwardedFor } from './identity/forwarded.js'
-export {
-  createIdentityResolver,
-  type Identities,
-  type IdentityOptions,
-  type IdentityResolver,
-  type IdentitySource,
-} from './identity/identities.js'
-export { formatIp, type IpAddress, parseIp } from './identity/ip.js'
-export {
-  type Cidr,
-  cidrContains,
-  createIpMatcher,
-  ipKey,
-  maskIp,
-  NAMED_RANGES,
-  type PrefixOptions,
-  parseCidr,
-} from './identity/ip-prefix.js'
-export { ReusedIdentitySource } from './identity/reused-identity-source.js'
+export type { LegacyReset, StandardHeaders } from './headers/rate-limit-headers.js'
+export type { ClientIpOptions, TrustProxy } from './identity/client-ip.js'
+export type { IdentityOptions } from './identity/identities.js'
+export type { PrefixOptions } from './identity/ip-prefix.js'
 export {
   type CheckOptions,
   createLimiter,
@@ -114,29 +61,11 @@ export {
   UNKNOWN_CLIENT_KEY,
   type Verdict,
 } from './limiter/index.js'
-export {
-  headerListMayBeCut,
-  NODE_DEFAULT_MAX_HEADERS_COUNT,
-  type NodeIncomingHeaders,
-} from './node/node-header-limit.js'
-export {
-  type NodeResponse,
-  NodeResponseFieldWriter,
-  setNodeResponseFields,
-} from './node/node-response-fields.js'
-export {
-  fieldsForOwnAnswer,
-  PROBLEM_CONTENT_TYPE,
-  type ProblemDetails,
-  QUOTA_EXCEEDED_TYPE,
-  TEMPORARY_REDUCED_CAPACITY_TYPE,
-} from './response/problem.js'
-export {
-  createResponder,
-  type LimitResponse,
-  type MissingIdentityResponse,
-  type Responder,
-  type ResponderOptions,
+export { PROBLEM_CONTENT_TYPE, type ProblemDetails } from './response/problem.js'
+export type {
+  Denial,
+  MissingIdentityResponse,
+  ResponderOptions,
 } from './response/responder.js'
 export {
   type Duration,

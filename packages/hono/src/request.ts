@@ -1,27 +1,30 @@
-import {
-  headerListMayBeCut,
-  type NodeIncomingHeaders,
-  type RequestFacts,
-  type RequestReaders,
-  ReusedIdentitySource,
-  type Tollgate,
-  type UserId,
-  userIdOf,
-} from '@tollgate/core'
-import type { Context, HonoRequest } from 'hono'
+import { type Framework, userIdOf } from '@tollgate/core/adapter'
+import { headerListMayBeCut, type NodeIncomingHeaders } from '@tollgate/core/node'
+import type { Context } from 'hono'
 import type { GetConnInfo } from 'hono/conninfo'
 
-/** How the middleware reads a request: the defaults below, or the app's own functions. */
-export type HonoReaders = RequestReaders<Context> & {
-  readonly address: (c: Context) => string | undefined
+/**
+ * How the kit reads a Hono context: the client's address from `getConnInfo` when given, else as
+ * `defaultAddress` finds it; the user where Hono auth middleware usually leaves it,
+ * `c.get('user')`.
+ */
+export function hono(getConnInfo: GetConnInfo | undefined): Framework<Context> {
+  return {
+    method: (c) => c.req.method,
+    path: (c) => c.req.path,
+    socketAddress:
+      getConnInfo === undefined ? defaultAddress : (c) => getConnInfo(c).remote.address,
+    header: (c, name) => c.req.header(name),
+    user: (c) => userIdOf(c.get('user' as never)),
+    hooks: ['getConnInfo'],
+    headersCut: nodeHeadersCut,
+  }
 }
 
-/**
- * The authenticated user's id where Hono auth middleware usually leaves it: `c.get('user')`,
- * itself an id or an object with an `id`.
- */
-export function defaultUser(c: Context): UserId {
-  return userIdOf(c.get('user' as never))
+/** On @hono/node-server, whether Node may have cut the header list the Request was built from. */
+function nodeHeadersCut(c: Context): boolean {
+  const incoming = (c.env as RuntimeEnv | undefined)?.incoming
+  return incoming?.rawHeaders !== undefined && headerListMayBeCut(incoming as NodeIncomingHeaders)
 }
 
 /** What the runtimes put in `c.env` (the fetch handler's second argument). */
@@ -46,7 +49,7 @@ type RuntimeEnv = {
  * only when the request carries Cloudflare's `cf` object (elsewhere any client could send that
  * header). Pass `getConnInfo` for any other runtime.
  */
-export function defaultAddress(c: Context): string | undefined {
+function defaultAddress(c: Context): string | undefined {
   const env = c.env as RuntimeEnv | undefined
   if (env !== undefined && env !== null) {
     const incoming = env.incoming ?? env.server?.incoming
@@ -56,38 +59,4 @@ export function defaultAddress(c: Context): string | undefined {
   }
   const raw = c.req.raw as Request & { readonly cf?: unknown }
   return raw.cf === undefined ? undefined : (c.req.header('cf-connecting-ip') ?? undefined)
-}
-
-/** `getConnInfo` (from `hono/bun`, `@hono/node-server/conninfo`…) as an address reader. */
-export function addressFrom(getConnInfo: GetConnInfo): (c: Context) => string | undefined {
-  return (c) => getConnInfo(c).remote.address
-}
-
-/** One per middleware: the identity source its requests' headers are read through. */
-export function identitySource(): ReusedIdentitySource<HonoRequest> {
-  return new ReusedIdentitySource((request, name) => request.header(name))
-}
-
-/** Maps a Hono context to the limiter's input; forwarding headers are core's to trust or not. */
-export function requestFacts(
-  c: Context,
-  identitiesOf: Tollgate['requestIdentities'],
-  read: HonoReaders,
-  headers: ReusedIdentitySource<HonoRequest>,
-): RequestFacts {
-  const req = c.req
-  const socketAddress = read.address(c)
-  const user = read.user(c)
-  // On @hono/node-server the Request was built from Node's header list, which may be cut.
-  const incoming = (c.env as RuntimeEnv | undefined)?.incoming
-  const cut =
-    incoming?.rawHeaders !== undefined && headerListMayBeCut(incoming as NodeIncomingHeaders)
-  const identities = headers.identities(identitiesOf, socketAddress, req, user, cut)
-  return {
-    method: req.method,
-    path: req.path,
-    plan: read.plan?.(c),
-    identities:
-      read.identities === undefined ? identities : { ...identities, ...read.identities(c) },
-  }
 }

@@ -77,6 +77,13 @@ export type LimitResponse =
       readonly problem: ProblemDetails
     }
 
+/**
+ * A denial, as the responder built it: status, headers (Tollgate's fields, `Retry-After`, the
+ * problem body's `Content-Type`) and the problem body, as JSON text and as an object. What an
+ * adapter hands the app's `onLimited`.
+ */
+export type Denial = Extract<LimitResponse, { allowed: false }>
+
 /** The compiled responder: per-request functions only. */
 export type Responder = {
   /**
