@@ -10,7 +10,7 @@ import type { CoreOptions, Decision, RuleConfig, Store } from '@tollgate/express
 /** 2026-01-01T00:00:00Z: a whole second, so epoch-second resets are easy to read. */
 export const T0 = Date.UTC(2026, 0, 1)
 /** `X-RateLimit-Reset` for a quota that is full again `seconds` after T0. */
-export const resetAt = (seconds: number) => String(T0 / 1000 + seconds)
+const resetAt = (seconds: number) => String(T0 / 1000 + seconds)
 
 export type Expect = {
   readonly status: number
@@ -20,7 +20,7 @@ export type Expect = {
   readonly body?: Readonly<Record<string, unknown>> | string
 }
 
-export type Step = {
+type Step = {
   /** Ms to move the clock before sending. */
   readonly advance?: number
   readonly method?: string

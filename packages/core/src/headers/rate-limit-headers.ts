@@ -53,7 +53,7 @@ export function retryAfterSeconds(ms: number | undefined): number {
 }
 
 /** Seconds until a decision's quota is back: its retry time when denied, else until full. */
-export function effectiveWindowSeconds(decision: RuleDecision): number {
+function effectiveWindowSeconds(decision: RuleDecision): number {
   return decision.allowed
     ? Math.max(0, Math.ceil(decision.resetAfterMs / 1000))
     : retryAfterSeconds(decision.retryAfterMs)
@@ -64,7 +64,7 @@ export function effectiveWindowSeconds(decision: RuleDecision): number {
  * denial while the store is down (`storeFailed`), and a missing-identity denial (denied with no
  * retry time). Their figures describe no real quota, so no header reports them.
  */
-export function isReportable(decision: RuleDecision): boolean {
+function isReportable(decision: RuleDecision): boolean {
   return decision.storeFailed !== true && (decision.allowed || decision.retryAfterMs !== undefined)
 }
 

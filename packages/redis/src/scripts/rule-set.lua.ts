@@ -3,7 +3,7 @@ import type { LuaAlgorithm } from './lua-algorithm.js'
 import { slidingLogLua } from './sliding-log.lua.js'
 
 /** One rule of a rule-set script: its algorithm, its parameters, and whether it only reports. */
-export type RuleShape = {
+type RuleShape = {
   readonly algorithm: LuaAlgorithm
   /** p1, p2, p3 as the algorithm's fragments read them, as decimal integers. */
   readonly params: readonly [string, string, string]
