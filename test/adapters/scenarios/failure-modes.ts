@@ -1,5 +1,6 @@
-// A store that fails: each rule's fail-open or fail-closed policy, never a 500 (docs/concepts/failure-modes.md).
-import { denied, downStore, garbledStore, ok, perIp, type Scenario } from './support.js'
+// A store that fails: each rule's fail-open or fail-closed policy, never a 500
+// (docs/concepts/failure-modes.md).
+import { downStore, garbledStore, perIp, type Scenario } from './support.js'
 
 export const FAILURE_MODES_SCENARIOS: readonly Scenario[] = [
   {

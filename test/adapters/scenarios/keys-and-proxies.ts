@@ -1,4 +1,5 @@
-// Who the client is: forwarding headers behind trusted proxies, IPv6 networks, API keys, users and composite keys (docs/concepts/keys-and-proxies.md).
+// Who the client is: forwarding headers behind trusted proxies, IPv6 networks, API keys, users and
+// composite keys (docs/concepts/keys-and-proxies.md).
 import { denied, forwardedFor, ok, perIp, type Scenario } from './support.js'
 
 export const KEYS_AND_PROXIES_SCENARIOS: readonly Scenario[] = [

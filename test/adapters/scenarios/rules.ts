@@ -1,4 +1,5 @@
-// What rules match and charge: routes, costs, several rules as one unit, shadow mode, plans, refunds and skips (docs/reference/rules.md).
+// What rules match and charge: routes, costs, several rules as one unit, shadow mode, plans,
+// refunds and skips (docs/reference/rules.md).
 import { denied, ok, perIp, resetAt, type Scenario, SHADOW_TIGHT } from './support.js'
 
 export const RULES_SCENARIOS: readonly Scenario[] = [
