@@ -1,7 +1,11 @@
 import { defineConfig } from 'tsup'
 
 export default defineConfig({
-  entry: { index: 'src/index.ts', 'rules-file': 'src/rules/load-text.ts' },
+  entry: {
+    index: 'src/index.ts',
+    'rules-file': 'src/rules/load-text.ts',
+    fields: 'src/fields-parse/index.ts',
+  },
   format: ['esm', 'cjs'],
   dts: true,
   clean: true,
