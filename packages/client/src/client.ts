@@ -44,7 +44,7 @@ export type ClientOptions = {
 
 export type TollgateClient = {
   /** `fetch`, with self-throttling, learned waits and retries of refusals. */
-  readonly fetch: (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>
+  readonly fetch: (input: Request | string | URL, init?: RequestInit) => Promise<Response>
   /**
    * Waits as `fetch` would before sending `request` (local limiter, learned policies) and counts
    * it as sent. For clients with their own sending loop (ky hooks, undici interceptors): call
