@@ -9,17 +9,24 @@ import type { Completion } from './send.js'
  * const api = ky.create({ prefixUrl: 'https://api.example.com', hooks: kyHooks(client) })
  */
 export function kyHooks(client: TollgateClient) {
-  const pending = new WeakMap<Request, Completion>()
+  // ky hands afterResponse another Request object than beforeRequest, so prepared requests are
+  // matched by method and URL, oldest first.
+  const pending = new Map<string, Completion[]>()
+  const keyOf = (request: Request) => `${request.method} ${request.url}`
   return {
     beforeRequest: [
       async (request: Request): Promise<void> => {
-        pending.set(request, await client.prepare(request, request.signal))
+        const done = await client.prepare(request, request.signal)
+        const key = keyOf(request)
+        pending.set(key, [...(pending.get(key) ?? []), done])
       },
     ],
     afterResponse: [
       (request: Request, _options: unknown, response: Response): void => {
-        pending.get(request)?.(response)
-        pending.delete(request)
+        const key = keyOf(request)
+        const queue = pending.get(key)
+        queue?.shift()?.(response)
+        if (queue?.length === 0) pending.delete(key)
       },
     ],
   }
