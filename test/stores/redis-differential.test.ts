@@ -2,7 +2,7 @@
 // decision must be identical, for every algorithm, multi-rule and shadow charges, and refunds.
 import { redisStore } from '@tollgate/redis'
 import fc from 'fast-check'
-import { afterAll, beforeAll, describe, it, vi } from 'vitest'
+import { afterAll, beforeAll, describe, it } from 'vitest'
 import { REDIS_URL, redisAvailable, removeTestKeys, uniquePrefix } from './support/redis-env.js'
 import { ioredisTarget, nodeRedisTarget, type Target } from './support/targets.js'
 import {
@@ -12,10 +12,6 @@ import {
   longLogArbs,
   traceArb,
 } from './support/trace.js'
-
-// Each property runs a hundred traces against the shared Redis: on a loaded machine that takes
-// longer than the default 5 s with nothing wrong.
-vi.setConfig({ testTimeout: 60_000 })
 
 const clients = [
   ['ioredis', ioredisTarget],
