@@ -206,6 +206,23 @@ describe('the closed loop: learning from the fields', () => {
     expect(time.now() - START).toBe(5000)
   })
 
+  it('a call of cost 0 is not held back by an exhausted policy, only by a refusal', async () => {
+    const { sent, run } = setup(
+      [
+        { status: 200, headers: { RateLimit: '"p";r=0;t=5' } },
+        { status: 200 },
+        { status: 429, headers: { 'Retry-After': '2' } },
+        { status: 200 },
+      ],
+      { cost: (request) => (request.url.endsWith('/free') ? 0 : 1), retry: false, maxJitterMs: 0 },
+    )
+    await run('https://api.test/paid')
+    await run('https://api.test/free') // r=0 does not hold a free call
+    await run('https://api.test/free') // refused: Retry-After 2 s holds every call
+    await run('https://api.test/free')
+    expect(sent.map((s) => s.at - START)).toEqual([0, 0, 0, 2000])
+  })
+
   it('remembers at most maxPolicies, least recently used dropped first', async () => {
     const { client, run } = setup(() => ({ status: 200, headers: { RateLimit: '"p";r=5;t=60' } }), {
       learn: { maxPolicies: 3 },

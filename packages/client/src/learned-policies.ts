@@ -7,6 +7,8 @@ type Learned = {
   readonly label: string
   remaining: number
   readonly resetAt: number
+  /** A refusal's Retry-After: holds back every call, whatever it costs. */
+  readonly holdsAll: boolean
 }
 
 /** Why a call waits for a learned policy: the policy's label and the wait in ms. */
@@ -80,8 +82,8 @@ export function createLearnedPolicies(maxPolicies: number): LearnedPolicies {
         // Touch: a policy in use is not the one to evict.
         entries.delete(key)
         entries.set(key, entry)
-        if (entry.remaining >= cost && cost > 0) continue
-        if (cost === 0 && entry.remaining > 0) continue
+        // A call of cost 0 spends nothing, so only a refusal's Retry-After holds it back.
+        if (!entry.holdsAll && entry.remaining >= cost) continue
         const delayMs = entry.resetAt - now
         if (longest === undefined || delayMs > longest.delayMs)
           longest = { policy: entry.label, delayMs }
@@ -104,6 +106,7 @@ export function createLearnedPolicies(maxPolicies: number): LearnedPolicies {
           label: label === '' ? 'default' : label,
           remaining: Math.max(0, policy.remaining - othersInFlight),
           resetAt: now + policy.resetMs,
+          holdsAll: false,
         })
       }
       // A refusal's Retry-After holds for the whole scope, whatever policy it came from.
@@ -112,6 +115,7 @@ export function createLearnedPolicies(maxPolicies: number): LearnedPolicies {
           label: RETRY_AFTER,
           remaining: 0,
           resetAt: now + fields.retryAfterMs,
+          holdsAll: true,
         })
       }
     },
