@@ -279,3 +279,24 @@ it('self-throttles with a local limiter and reports the wait', async () => {
     ['limiter', 1000],
   ])
 })
+
+it('100 concurrent fetches through one client share its limiter: at most 10 sent in any second', async () => {
+  const time = manualTime(START)
+  const limiter = localLimiter({ algorithm: 'sliding_log', limit: 10, window: '1s' }, time)
+  const sentAt: number[] = []
+  const client = createClient({
+    ...time,
+    limiter,
+    fetch: async () => {
+      sentAt.push(time.now())
+      return new Response('ok')
+    },
+  })
+  const calls = Array.from({ length: 100 }, (_, i) => client.fetch(`https://api.test/${i}`))
+  await time.runAll()
+  expect((await Promise.all(calls)).every((r) => r.status === 200)).toBe(true)
+  for (const t of sentAt)
+    expect(sentAt.filter((u) => u > t - 1000 && u <= t).length).toBeLessThanOrEqual(10)
+  expect(Math.max(...sentAt) - START).toBe(9000) // ten a second, no slower
+  expect(time.mostPending()).toBe(1)
+})
