@@ -62,10 +62,10 @@ function describeWindow(windowMs: number): string {
 }
 
 /** The current form's burst parameter, with Tollgate's vendor prefix. */
-export const BURST_PARAMETER = 'tollgate-burst'
+const BURST_PARAMETER = 'tollgate-burst'
 
 /** Serializes a rule's fixed strings from one of its decisions. */
-export function buildPolicyFields(decision: RuleDecision): PolicyFields {
+function buildPolicyFields(decision: RuleDecision): PolicyFields {
   const { quota, windowMs } = decision.policy
   const { q, w } = quotaPerSeconds(quota, windowMs)
   const name = policyName(decision.rule)

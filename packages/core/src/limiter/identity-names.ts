@@ -4,7 +4,7 @@ import type { Rule } from '../rules/types.js'
 import { identityNameProblem, typeName } from '../rules/validate-match.js'
 
 /** The identities the adapters derive themselves. */
-export const BUILT_IN_IDENTITIES: readonly string[] = ['ip', 'api_key', 'user']
+const BUILT_IN_IDENTITIES: readonly string[] = ['ip', 'api_key', 'user']
 
 /** Names people write for a built-in identity that are too far from it for a typo. */
 const HINTS: Readonly<Record<string, string>> = {
