@@ -33,7 +33,14 @@ const charge = (rule: string, algorithm: Charge['algorithm'], key: string): Char
 
 /** A store on the test's clock, where nothing expires while a trace runs. */
 const onTheCallersClock = (client: RedisScriptClient, name: string) =>
-  redisStore({ client, time: 'caller', prefix: uniquePrefix(name), expiryMarginMs: 600_000 })
+  // A shared, loaded Redis may take longer than the default 250 ms budget to answer.
+  redisStore({
+    client,
+    time: 'caller',
+    prefix: uniquePrefix(name),
+    expiryMarginMs: 600_000,
+    timeoutMs: 10_000,
+  })
 
 /** Bursts of one-rule requests, all made at once, on 1–3 rules and a few keys. */
 const burstsArb = fc.array(algorithmArb, { minLength: 1, maxLength: 3 }).chain((algorithms) =>
@@ -190,7 +197,7 @@ describe.skipIf(!redisAvailable).each([
 
   it('admits exactly the limit from one large burst, split into calls of at most 32 requests', async () => {
     const { counter, client } = counted(target.client)
-    const store = redisStore({ client, prefix: uniquePrefix('large') })
+    const store = redisStore({ client, prefix: uniquePrefix('large'), timeoutMs: 10_000 })
     const window = fixedWindow({ limit: 250, windowMs: 3_600_000 })
     const outcomes = await Promise.all(
       Array.from({ length: 300 }, () => store.consume([charge('big', window, 'k')], 0)),
@@ -207,7 +214,7 @@ describe.skipIf(!redisAvailable).each([
 
   it('admits exactly the tightest limit from a large burst of three-rule requests, 10 requests per call', async () => {
     const { counter, client } = counted(target.client)
-    const store = redisStore({ client, prefix: uniquePrefix('large-set') })
+    const store = redisStore({ client, prefix: uniquePrefix('large-set'), timeoutMs: 10_000 })
     const rules = [
       charge('hour', gcra({ rate: 1000, periodMs: 3_600_000, burst: 1000 }), 'k'),
       charge('minute', fixedWindow({ limit: 45, windowMs: 60_000 }), 'k'),
@@ -226,7 +233,12 @@ describe.skipIf(!redisAvailable).each([
 
   it('sends each request on its own with coalesce: false', async () => {
     const { counter, client } = counted(target.client)
-    const store = redisStore({ client, prefix: uniquePrefix('alone'), coalesce: false })
+    const store = redisStore({
+      client,
+      prefix: uniquePrefix('alone'),
+      coalesce: false,
+      timeoutMs: 10_000,
+    })
     const rule = gcra({ rate: 10, periodMs: 1000, burst: 5 })
     const outcomes = await Promise.all(
       Array.from({ length: 8 }, () => store.consume([charge('alone', rule, 'k')], 0)),
