@@ -10,7 +10,8 @@ export type StepResult = { readonly state: AlgorithmState; readonly decision: De
 
 /**
  * The pure form of an algorithm: (state or nothing, cost, now) → (new state, decision). The
- * input state is never modified; a denied request returns the state it was given.
+ * input state is never modified; a denied request returns the state it was given, moved only
+ * when the clock stepped back further than the rule's reset span (see `Algorithm.decide`).
  * @example
  * const bucket = tokenBucket({ rate: 10, burst: 20 })
  * let { state, decision } = step(bucket, undefined, 1, 0)
@@ -32,7 +33,7 @@ export function step(
   }
   if (state === undefined) algorithm.init(next, 0, now)
   const decision = algorithm.decide(next, 0, cost, now, true)
-  return { state: decision.allowed || state === undefined ? next : state, decision }
+  return { state: next, decision }
 }
 
 export function checkCost(cost: number): void {
