@@ -97,8 +97,12 @@ describe('costs', () => {
     expect(errorOf(() => step(bucket, undefined, cost, 0)).code).toBe('ERR_RL_INVALID_COST')
   })
 
-  it.each([-1, 0.5, MAX_TIME_MS + 1])('time %s is refused', (now) => {
+  it.each([-1, Number.NaN, MAX_TIME_MS + 1])('time %s is refused', (now) => {
     expect(errorOf(() => step(bucket, undefined, 1, now)).code).toBe('ERR_RL_INVALID_TIME')
+  })
+
+  it('floors a fractional time (a monotonic clock reads one)', () => {
+    expect(step(bucket, undefined, 1, 1000.9)).toEqual(step(bucket, undefined, 1, 1000))
   })
 
   it('a bulk call costing 10 takes ten tokens', () => {
