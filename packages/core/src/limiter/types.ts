@@ -132,12 +132,12 @@ export type LimiterOptions = {
 export type CheckOptions = {
   /** Units to charge; 0 inspects without charging. @default the rule's `cost` */
   readonly cost?: number
-  /** Whole ms since the epoch. @default clock.now() */
+  /** Ms since the epoch (a fraction is floored). @default clock.now() */
   readonly now?: number
 }
 
 export type DecideOptions = {
-  /** Whole ms since the epoch. @default clock.now() */
+  /** Ms since the epoch (a fraction is floored). @default clock.now() */
   readonly now?: number
 }
 
