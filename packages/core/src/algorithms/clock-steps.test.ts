@@ -19,7 +19,7 @@ import { ceilDiv } from './integer.js'
  * The longest a key waits on a steady clock: a rate rule's fill time (burst ÷ rate), one window,
  * or two for the sliding window counter (its count weighs until the end of the next window).
  */
-export function resetSpanMs(algorithm: Algorithm): number {
+function resetSpanMs(algorithm: Algorithm): number {
   const params = algorithm.params!
   if (params.kind === 'rate') return ceilDiv(params.capacity, params.unitsPerMs)
   return algorithm.name === 'sliding_window' ? 2 * params.windowMs : params.windowMs
