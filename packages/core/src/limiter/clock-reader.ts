@@ -4,7 +4,7 @@ import { RateLimitError } from '../errors.js'
 import { messageOf, type Reporter } from './report.js'
 
 /** Reads the limiter's clock, as whole ms, and notices when it steps back or fails. */
-export type ClockReader = {
+type ClockReader = {
   /** The time in whole ms (a fraction floored), or the error of a clock that failed. */
   read(): number | RateLimitError
   /** The latest time read, or 0 before any: where a clock failure's verdict is placed. */
