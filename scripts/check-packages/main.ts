@@ -15,7 +15,7 @@ import { readmeLinkProblems, type Site } from './links.js'
 import { publintProblems, typesProblems } from './lint-tarball.js'
 import { manifestProblems, type Project, projectOf } from './manifest.js'
 import { run, settleAll } from './process.js'
-import { typescriptApp } from './typescript-app.js'
+import { entryPointsApp, typescriptApp } from './typescript-app.js'
 import { type PublicPackage, packPublicPackages, readManifest } from './workspace.js'
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
@@ -41,7 +41,7 @@ async function main(): Promise<number> {
     shared: work,
     readme: (name) => readFileSync(join(byName(packages, name).unpacked, 'README.md'), 'utf8'),
   }
-  const apps = [...APPS, typescriptApp(packages.map((pkg) => pkg.name))]
+  const apps = [...APPS, typescriptApp(packages), entryPointsApp(packages)]
   const [lintProblems, appProblems] = await Promise.all([
     lintTarballs(packages, project, site),
     toolsInstalled.then(() => exerciseApps(apps, packages, tools)),
