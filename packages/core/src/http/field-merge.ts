@@ -35,13 +35,14 @@ const RETRY_AFTER = 'retry-after'
  * Lower-case names whose presence on a response calls for `mergeFields`: the single-valued
  * fields, and `RateLimit-Policy`, whose form (draft-6/7 Items or current-form List) must match.
  */
-const MERGED = new Set([
-  ...Object.values(LEGACY),
-  ...Object.values(DRAFT_6),
-  DRAFT_7,
-  POLICY,
-  RETRY_AFTER,
-])
+// Pure (no spread, annotated calls), so a bundle that never merges fields drops it.
+const MERGED: ReadonlySet<string> = /* @__PURE__ */ new Set(
+  /* @__PURE__ */ Object.values(LEGACY).concat(/* @__PURE__ */ Object.values(DRAFT_6), [
+    DRAFT_7,
+    POLICY,
+    RETRY_AFTER,
+  ]),
+)
 
 /**
  * True when a response whose fields have these lower-case names (Node's `getHeaderNames()`)
