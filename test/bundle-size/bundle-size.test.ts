@@ -1,5 +1,5 @@
 // The size budget: what an edge app pays for Tollgate, measured on real bundles of the built
-// packages (see measure.ts). `pnpm size` prints the figures; docs/benchmarks.md records them
+// packages (see measure.ts). `pnpm size` prints them beside the peers'; docs/benchmarks.md records them
 // beside the peers'. The budgets are the measured sizes rounded up: a change that grows a bundle
 // fails here and must either shrink it back or raise the budget, saying why in its commit.
 import { existsSync } from 'node:fs'

@@ -18,9 +18,14 @@ export const FIXTURES = [
 ] as const
 export type Fixture = (typeof FIXTURES)[number]
 
-export async function measure(fixture: Fixture): Promise<BundleSize> {
+export function measure(fixture: Fixture): Promise<BundleSize> {
+  return measureEntry(new URL(`./fixtures/${fixture}.ts`, import.meta.url))
+}
+
+/** Any entry module, its imports resolved from where it lives. */
+export async function measureEntry(entry: URL): Promise<BundleSize> {
   const result = await build({
-    entryPoints: [fileURLToPath(new URL(`./fixtures/${fixture}.ts`, import.meta.url))],
+    entryPoints: [fileURLToPath(entry)],
     bundle: true,
     format: 'esm',
     platform: 'neutral',

@@ -1,9 +1,11 @@
 // The package checks refuse what made the packages unusable from the registry: workspace ranges,
 // exact pins between siblings, a runtime dependency everyone pays for, missing metadata or
 // LICENSE, and README links that only work inside the repository.
+import { spawnSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, it } from 'vitest'
 import { linksIn, readmeLinkProblems } from '../../scripts/check-packages/links.js'
 import { manifestProblems, type Project } from '../../scripts/check-packages/manifest.js'
@@ -124,5 +126,33 @@ describe('README examples', () => {
     expect(toCommonJs(firstExample(readme, 'pkg'))).toBe(
       'const express = require("express")\nconst { a, b: c } = require("x")\n',
     )
+  })
+})
+
+describe('publishing', () => {
+  const guard = fileURLToPath(new URL('../../scripts/publish-with-pnpm.mjs', import.meta.url))
+  const publishWith = (agent: string) =>
+    spawnSync(process.execPath, [guard], {
+      env: { ...process.env, npm_config_user_agent: agent },
+      encoding: 'utf8',
+    })
+
+  it('refuses npm, whose tarballs would keep workspace: ranges', () => {
+    const npm = publishWith('npm/11.6.2 node/v20.20.2 linux x64 workspaces/false')
+    expect([npm.status, npm.stderr]).toEqual([1, expect.stringMatching(/Publish with pnpm/)])
+  })
+
+  it('lets pnpm publish', () => {
+    expect(publishWith('pnpm/10.34.8 npm/? node/v20.20.2 linux x64').status).toBe(0)
+  })
+
+  it('is the prepublishOnly of every public package', async () => {
+    const { workspacePackages } = await import('../../scripts/check-packages/workspace.js')
+    const root = fileURLToPath(new URL('../..', import.meta.url))
+    const publics = (await workspacePackages(root)).filter((pkg) => pkg.private !== true)
+    expect(publics.length).toBeGreaterThan(0)
+    for (const pkg of publics) {
+      expect(pkg.scripts?.prepublishOnly, pkg.name).toBe('node ../../scripts/publish-with-pnpm.mjs')
+    }
   })
 })
