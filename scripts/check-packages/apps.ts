@@ -31,7 +31,10 @@ export type AppTools = {
 
 export type App = {
   name: string
-  /** Tollgate packages to install from tarballs (their workspace dependencies come along). */
+  /**
+   * Tollgate packages to install from tarballs (their workspace dependencies come along); the
+   * first is the one whose README example the app runs.
+   */
   tollgate: string[]
   /** Registry packages installed into the app itself. */
   dependencies: Record<string, string>

@@ -46,7 +46,12 @@ async function main(): Promise<number> {
     lintTarballs(packages, project, site),
     toolsInstalled.then(() => exerciseApps(apps, packages, tools)),
   ])
-  const problems = [...lintProblems, ...appProblems]
+  // Every public package's README example runs somewhere, not only type-checks.
+  const exercised = new Set(APPS.map((app) => app.tollgate[0]))
+  const unexercised = packages
+    .filter((pkg) => !exercised.has(pkg.name))
+    .map((pkg) => `${pkg.name}: no app runs its README's first example (see apps.ts)`)
+  const problems = [...unexercised, ...lintProblems, ...appProblems]
   for (const problem of problems) console.error(`✗ ${problem}`)
   log(problems.length === 0 ? 'all packages ready to publish' : `${problems.length} problems`)
   return problems.length === 0 ? 0 : 1
