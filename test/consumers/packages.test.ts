@@ -80,3 +80,24 @@ describe.each(packages)('%s, as published', (name, names) => {
     }
   })
 })
+
+describe.each([
+  ['@tollgate/core/adapter', 'createAdapterKit'],
+  ['@tollgate/core/node', 'endWhenFinished'],
+])('%s, as published', (entry, exported) => {
+  const built = existsSync(join(packageDir('@tollgate/core'), 'dist'))
+
+  it.runIf(built)('loads with require and import, with types for both', () => {
+    const name = JSON.stringify(entry)
+    const required = node(['-e', `console.log(typeof require(${name}).${exported})`])
+    const script = `import(${name}).then((m) => console.log(typeof m.${exported}))`
+    const imported = node(['--input-type=module', '-e', script])
+    expect([required.trim(), imported.trim()]).toEqual(['function', 'function'])
+    const target = JSON.parse(
+      readFileSync(join(packageDir('@tollgate/core'), 'package.json'), 'utf8'),
+    ).exports[`./${entry.split('/').pop()}`]
+    for (const types of [target.import.types, target.require.types]) {
+      expect(existsSync(join(packageDir('@tollgate/core'), types)), types).toBe(true)
+    }
+  })
+})

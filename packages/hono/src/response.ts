@@ -1,16 +1,13 @@
+import type { Verdict } from '@tollgate/core'
 import {
+  type FieldSink,
   type FieldWriter,
   type HeaderEntries,
   isSingleValuedName,
-  type LimitResponse,
   mergeFields,
-  type Tollgate,
-  type Verdict,
-} from '@tollgate/core'
+  type WriteVerdictFields,
+} from '@tollgate/core/adapter'
 import type { Context } from 'hono'
-
-/** A denial, as the responder built it: status, headers and problem body. */
-export type Denial = Extract<LimitResponse, { allowed: false }>
 
 /**
  * Set on a context once a Tollgate middleware has put its fields on the response: a second one
@@ -22,9 +19,20 @@ const FIELDS_WRITTEN = Symbol('tollgate.fieldsWritten')
 
 type MarkedContext = Context & { [FIELDS_WRITTEN]?: true }
 
-/** Marks `c` as carrying a Tollgate middleware's fields (see `FIELDS_WRITTEN`). */
-export function markFieldsWritten(c: Context): void {
+function markFieldsWritten(c: Context): void {
   ;(c as MarkedContext)[FIELDS_WRITTEN] = true
+}
+
+/**
+ * Puts a denial's fields on the response Hono is about to build (`c.header`), and marks `c`
+ * as carrying them (see `FIELDS_WRITTEN`).
+ */
+export function setDenialFields(c: Context, entries: HeaderEntries): void {
+  for (let i = 0; i < entries.length; i++) {
+    const name = entries[i]![0]
+    c.header(name, entries[i]![1], isSingleValuedName(name) ? undefined : { append: true })
+  }
+  markFieldsWritten(c)
 }
 
 function hasFieldsWritten(c: Context): boolean {
@@ -41,7 +49,7 @@ function write(target: Headers, name: string, value: string): void {
  * `c.header` before it, so that handlers returning a `Response` of their own (which drops
  * headers set earlier) carry them as well.
  */
-export function appendHeaders(c: Context, headers: HeaderEntries): void {
+function appendHeaders(c: Context, headers: HeaderEntries): void {
   if (headers.length === 0) return
   if (hasFieldsWritten(c)) {
     writeMerged(c, headers)
@@ -95,15 +103,19 @@ function appendFirst(c: Context, name: string, value: string, replace = false): 
 }
 
 /**
- * Appends an admitted request's fields to the finished response as `appendHeaders` does,
- * straight from its verdict (no header entries built). One per middleware: it holds a context
- * only while `put` writes to it, which is synchronous.
+ * The field sink of finished Hono responses: entries are appended as `appendHeaders` does, and
+ * an admitted request's fields straight from its verdict (no header entries built). One per
+ * middleware: it holds a context only while `putVerdict` writes to it, which is synchronous.
  */
-export class ResponseFields implements FieldWriter {
+export class ResponseFields implements FieldWriter, FieldSink<Context> {
   private c: Context | undefined
   private target: Headers | undefined
 
-  put(c: Context, verdict: Verdict, writeFields: Tollgate['writeFields']): void {
+  putEntries(c: Context, entries: HeaderEntries): void {
+    appendHeaders(c, entries)
+  }
+
+  putVerdict(c: Context, verdict: Verdict, writeFields: WriteVerdictFields): void {
     if (hasFieldsWritten(c)) {
       const entries: Array<readonly [string, string]> = []
       writeFields(verdict, { write: (name, value) => entries.push([name, value]) })

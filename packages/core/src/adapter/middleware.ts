@@ -1,4 +1,12 @@
 import { RateLimitError } from '../errors.js'
+import type { FieldWriter } from '../headers/types.js'
+import {
+  compileIdentities,
+  type Identities,
+  type IdentityOptions,
+  type IdentityResolver,
+  type IdentitySource,
+} from '../identity/identities.js'
 import { createLimiter } from '../limiter/create-limiter.js'
 import type {
   Limiter,
@@ -8,21 +16,13 @@ import type {
   RequestFacts,
   Verdict,
 } from '../limiter/types.js'
-import type { RuleConfig } from '../rules/types.js'
-import {
-  compileIdentities,
-  type Identities,
-  type IdentityOptions,
-  type IdentityResolver,
-  type IdentitySource,
-} from './identities.js'
 import {
   createResponder,
   type LimitResponse,
   type Responder,
   type ResponderOptions,
-} from './responder.js'
-import type { FieldWriter } from './types.js'
+} from '../response/responder.js'
+import type { RuleConfig } from '../rules/types.js'
 
 // What every framework adapter builds once at start-up, and the small helpers they share. A
 // third-party adapter (Fastify, Elysia…) uses the same pieces.

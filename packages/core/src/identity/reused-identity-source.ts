@@ -1,5 +1,5 @@
+import type { HeaderAccessor } from '../headers/types.js'
 import type { Identities, IdentitySource } from './identities.js'
-import type { HeaderAccessor } from './types.js'
 
 /**
  * One header accessor and one identity source for every request of a middleware, filled with

@@ -1,8 +1,8 @@
+import type { FieldSink, WriteVerdictFields } from '../adapter/kit.js'
+import { carriesSingleValuedField, mergeFields } from '../headers/field-merge.js'
+import { isFieldPresent } from '../headers/field-names.js'
+import type { FieldWriter, HeaderEntries } from '../headers/types.js'
 import type { Verdict } from '../limiter/types.js'
-import { carriesSingleValuedField, mergeFields } from './field-merge.js'
-import { isFieldPresent } from './field-names.js'
-import type { Tollgate } from './middleware.js'
-import type { FieldWriter, HeaderEntries } from './types.js'
 
 /**
  * What the field writers use of a Node `http.ServerResponse` (Express's `res`, Koa's `ctx.res`):
@@ -54,15 +54,20 @@ function writeMerged(res: NodeResponse, headers: HeaderEntries): void {
 const NO_NAMES: readonly string[] = []
 
 /**
- * Writes an admitted request's fields as `setNodeResponseFields` does, straight from its verdict
- * (no header entries built). One per middleware: it holds a response only while `put` writes to
- * it, which is synchronous.
+ * The field sink of Node responses (Express's `res`, Koa's `ctx.res`): entries are written as
+ * `setNodeResponseFields` does, and an admitted request's fields straight from its verdict (no
+ * header entries built). One per middleware: it holds a response only while `putVerdict` writes
+ * to it, which is synchronous.
  */
-export class NodeResponseFieldWriter implements FieldWriter {
+export class NodeResponseFieldWriter implements FieldWriter, FieldSink<NodeResponse> {
   private res: NodeResponse | undefined
   private present: readonly string[] = NO_NAMES
 
-  put(res: NodeResponse, verdict: Verdict, writeFields: Tollgate['writeFields']): void {
+  putEntries(res: NodeResponse, entries: HeaderEntries): void {
+    setNodeResponseFields(res, entries)
+  }
+
+  putVerdict(res: NodeResponse, verdict: Verdict, writeFields: WriteVerdictFields): void {
     const present = res.getHeaderNames()
     if (carriesSingleValuedField(present)) {
       const entries: Array<readonly [string, string]> = []

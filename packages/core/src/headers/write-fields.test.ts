@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import type { Verdict } from '../limiter/types.js'
-import { createResponder, type ResponderOptions } from './responder.js'
-import { decision, verdict } from './test-fixtures.js'
+import { createResponder, type ResponderOptions } from '../response/responder.js'
+import { decision, verdict } from '../response/test-fixtures.js'
 
 /** Every field `writeFields` writes, in order, as entries. */
 function written(options: ResponderOptions, v: Verdict, now: number): Array<[string, string]> {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { isRateLimitError } from '../errors.js'
+import type { HeaderAccessor } from '../headers/types.js'
 import { type ClientIpOptions, compileClientIp, createClientIpResolver } from './client-ip.js'
-import type { HeaderAccessor } from './types.js'
 
 function headers(values: Record<string, string | string[]>): HeaderAccessor {
   return (name) => values[name]

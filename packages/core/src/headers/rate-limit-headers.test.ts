@@ -3,8 +3,8 @@ import { parseDictionary, parseItem, parseList } from 'structured-headers'
 import { describe, expect, it } from 'vitest'
 import { createLimiter } from '../limiter/create-limiter.js'
 import type { Verdict } from '../limiter/types.js'
-import { createResponder, type ResponderOptions } from './responder.js'
-import { decision, type Sent, sent, verdict } from './test-fixtures.js'
+import { createResponder, type ResponderOptions } from '../response/responder.js'
+import { decision, type Sent, sent, verdict } from '../response/test-fixtures.js'
 
 /** A decision of a rule whose figures the test sets; defaults: an allowed 100 per 60 s window. */
 function headersOf(v: Verdict, options: ResponderOptions = {}, now = 0): Sent {

@@ -1,6 +1,6 @@
 import { messageOf } from '../limiter/report.js'
 import type { Verdict } from '../limiter/types.js'
-import { createWarnOnce, type WarningOptions } from './warnings.js'
+import { createWarnOnce, type WarningOptions } from '../warnings.js'
 
 type ShadowDeniedHook<Req> = (verdict: Verdict, req: Req) => unknown
 

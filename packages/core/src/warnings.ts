@@ -1,4 +1,4 @@
-import type { Logger } from '../limiter/types.js'
+import type { Logger } from './limiter/types.js'
 
 /**
  * Stable codes for configurations that are legal but probably wrong. Each is reported at most

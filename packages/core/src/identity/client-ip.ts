@@ -1,8 +1,8 @@
+import { type HeaderAccessor, headerText } from '../headers/types.js'
+import { createWarnOnce, type WarningOptions } from '../warnings.js'
 import { parseForwarded, parseXForwardedFor } from './forwarded.js'
 import { formatIp, type IpAddress, isDottedQuad, parseIp } from './ip.js'
 import { checkPrefix, createIpMatcher, ipKey, type PrefixOptions } from './ip-prefix.js'
-import { type HeaderAccessor, headerText } from './types.js'
-import { createWarnOnce, type WarningOptions } from './warnings.js'
 
 /**
  * Which proxies may tell us who the client is.

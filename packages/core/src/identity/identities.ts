@@ -1,6 +1,6 @@
 import { RateLimitError } from '../errors.js'
+import { type HeaderAccessor, headerText } from '../headers/types.js'
 import { type ClientAddress, type ClientIpOptions, compileClientIp } from './client-ip.js'
-import { type HeaderAccessor, headerText } from './types.js'
 
 /** The client-IP options plus where API keys come from. */
 export type IdentityOptions = ClientIpOptions & {

@@ -1,16 +1,6 @@
 import { isRateLimitError, RateLimitError } from '../errors.js'
-import { DEFAULT_STORE_ERROR_RETRY_AFTER_MS } from '../limiter/create-limiter.js'
-import type { MaybePromise, RuleDecision, Verdict } from '../limiter/types.js'
-import { createPartitionKeyHasher } from './partition-key.js'
-import { createPolicyFieldCache, policyName } from './policy-fields.js'
-import {
-  costExceedsCapacityProblem,
-  createQuotaExceededBodies,
-  missingIdentityProblem,
-  PROBLEM_CONTENT_TYPE,
-  type ProblemDetails,
-  storeUnavailableProblem,
-} from './problem.js'
+import { createPartitionKeyHasher } from '../headers/partition-key.js'
+import { createPolicyFieldCache, policyName } from '../headers/policy-fields.js'
 import {
   createEpochResetCache,
   type HeaderConfig,
@@ -21,8 +11,18 @@ import {
   retryAfterSeconds,
   type StandardHeaders,
   writeRateLimitFields,
-} from './rate-limit-headers.js'
-import type { FieldWriter, HeaderEntries } from './types.js'
+} from '../headers/rate-limit-headers.js'
+import type { FieldWriter, HeaderEntries } from '../headers/types.js'
+import { DEFAULT_STORE_ERROR_RETRY_AFTER_MS } from '../limiter/create-limiter.js'
+import type { MaybePromise, RuleDecision, Verdict } from '../limiter/types.js'
+import {
+  costExceedsCapacityProblem,
+  createQuotaExceededBodies,
+  missingIdentityProblem,
+  PROBLEM_CONTENT_TYPE,
+  type ProblemDetails,
+  storeUnavailableProblem,
+} from './problem.js'
 
 /** The status for a request that lacks the identity a rule keys on and is configured to refuse. */
 export type MissingIdentityResponse =
@@ -76,6 +76,13 @@ export type LimitResponse =
       readonly body: string
       readonly problem: ProblemDetails
     }
+
+/**
+ * A denial, as the responder built it: status, headers (Tollgate's fields, `Retry-After`, the
+ * problem body's `Content-Type`) and the problem body, as JSON text and as an object. What an
+ * adapter hands the app's `onLimited`.
+ */
+export type Denial = Extract<LimitResponse, { allowed: false }>
 
 /** The compiled responder: per-request functions only. */
 export type Responder = {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
+import { decision, verdict } from '../response/test-fixtures.js'
 import { guardShadowDeniedHook } from './shadow-hook.js'
-import { decision, verdict } from './test-fixtures.js'
 
 const denied = verdict([decision('new-rule', { allowed: false })])
 

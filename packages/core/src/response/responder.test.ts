@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
+import { quotaPerSeconds } from '../headers/policy-fields.js'
 import type { Verdict } from '../limiter/types.js'
-import { quotaPerSeconds } from './policy-fields.js'
 import { createResponder, type ResponderOptions } from './responder.js'
 import { decision, sent, verdict } from './test-fixtures.js'
 

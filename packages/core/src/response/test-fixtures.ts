@@ -2,8 +2,9 @@
  * Decisions and verdicts for the HTTP layer's tests, with the limiter's contract for `deciding`.
  * Not exported from the package.
  */
+
+import type { HeaderEntries } from '../headers/types.js'
 import type { RuleDecision, Verdict } from '../limiter/types.js'
-import type { HeaderEntries } from './types.js'
 
 /** Header entries as an object; `RateLimit` is declared so it reads as a plain property. */
 export type Sent = { readonly RateLimit?: string } & Readonly<Record<string, string | undefined>>

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
+import { createResponder } from '../response/responder.js'
+import { decision, sent, verdict } from '../response/test-fixtures.js'
 import { createPartitionKeyHasher } from './partition-key.js'
-import { createResponder } from './responder.js'
-import { decision, sent, verdict } from './test-fixtures.js'
 
 const expected = (key: string) =>
   `:${createHash('sha256').update(key).digest().subarray(0, 12).toString('base64')}:`
