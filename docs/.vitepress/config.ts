@@ -64,6 +64,7 @@ export default defineConfig({
           { text: 'Error codes', link: '/reference/error-codes' },
         ],
       },
+      { text: 'Client', link: '/client' },
       { text: 'Benchmarks', link: '/benchmarks' },
     ],
   },

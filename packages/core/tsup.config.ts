@@ -6,6 +6,7 @@ export default defineConfig({
     'rules-file': 'src/rules/load-text.ts',
     adapter: 'src/adapter/index.ts',
     node: 'src/node/index.ts',
+    fields: 'src/fields-parse/index.ts',
   },
   format: ['esm', 'cjs'],
   dts: true,

@@ -190,6 +190,46 @@ export const APPS: App[] = [
   },
 ]
 
+// The client's example calls a vendor's URL: the app answers it from a local server instead, as
+// a rate-limited server would (its fields say 9 of 10 left), and prints what the call returned.
+const LOCAL_ORIGIN = `
+import { createServer } from 'node:http'
+let requests = 0
+const server = createServer((req, res) => {
+  requests++
+  res.writeHead(200, { 'RateLimit-Policy': '"p";q=10;w=1', RateLimit: '"p";r=9;t=1' }).end('ok')
+})
+await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
+const local = 'http://127.0.0.1:' + server.address().port
+const realFetch = globalThis.fetch
+globalThis.fetch = (input, init) => {
+  const url = input instanceof Request ? input.url : String(input)
+  const to = url.replace('https://api.example.com', local)
+  return input instanceof Request ? realFetch(new Request(to, input)) : realFetch(to, init)
+}
+`
+const REPORT_CLIENT = `
+console.log('STATUS ' + res.status + ' REQUESTS ' + requests)
+process.exit(0)
+`
+
+const CLIENT_APP: App = {
+  name: 'client-fetch',
+  tollgate: ['@tollgate/client'],
+  dependencies: {},
+  type: 'module',
+  files: (tools) => ({
+    'example.js': LOCAL_ORIGIN + example(tools, '@tollgate/client') + REPORT_CLIENT,
+  }),
+  exercise: async (dir) => {
+    const out = (await run(process.execPath, ['example.js'], { cwd: dir })).trim()
+    if (out !== 'STATUS 200 REQUESTS 1') throw new Error(`the example printed ${out}`)
+    return 'fetched through the client from a local origin: 200, one request'
+  },
+}
+
+APPS.push(CLIENT_APP)
+
 async function bundleWorker(entry: string, tools: AppTools): Promise<string> {
   // The app's esbuild, from the registry; typed here as far as it is used.
   const esbuild: {

@@ -14,7 +14,7 @@ const RESOLUTIONS = {
 } as const
 
 /** Every entry point a manifest's exports map declares, as import specifiers. */
-export function entryPoints(packages: PublicPackage[]): string[] {
+function entryPoints(packages: PublicPackage[]): string[] {
   return packages.flatMap((pkg) =>
     Object.keys(pkg.manifest.exports ?? { '.': {} })
       .filter((subpath) => !subpath.endsWith('.json'))

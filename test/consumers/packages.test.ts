@@ -16,6 +16,7 @@ const packages: Array<[name: string, exports: string[]]> = [
   ['@tollgate/express', ['rateLimit', 'createLimiter']],
   ['@tollgate/koa', ['rateLimit', 'createLimiter']],
   ['@tollgate/hono', ['rateLimit', 'createLimiter']],
+  ['@tollgate/client', ['createClient', 'localLimiter', 'kyHooks']],
 ]
 
 function packageDir(name: string): string {
@@ -53,6 +54,17 @@ describe.each(packages)('%s, as published', (name, names) => {
       const entry = JSON.stringify(`${name}/rules-file`)
       const required = node(['-e', `console.log(typeof require(${entry}).loadRulesText)`])
       const script = `import(${entry}).then((m) => console.log(typeof m.loadRulesText))`
+      const imported = node(['--input-type=module', '-e', script])
+      expect([required.trim(), imported.trim()]).toEqual(['function', 'function'])
+    },
+  )
+
+  it.runIf(built && manifest.exports['./fields'] !== undefined)(
+    'loads its fields entry point with require and import',
+    () => {
+      const entry = JSON.stringify(`${name}/fields`)
+      const required = node(['-e', `console.log(typeof require(${entry}).readRateLimitFields)`])
+      const script = `import(${entry}).then((m) => console.log(typeof m.readRateLimitFields))`
       const imported = node(['--input-type=module', '-e', script])
       expect([required.trim(), imported.trim()]).toEqual(['function', 'function'])
     },

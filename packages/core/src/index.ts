@@ -41,7 +41,7 @@ export {
   type RateLimitErrorCode,
   type RateLimitErrorDetails,
 } from './errors.js'
-export type { LegacyReset, StandardHeaders } from './headers/rate-limit-headers.js'
+export type { LegacyReset, StandardHeaders } from './headers/config.js'
 export type { ClientIpOptions, TrustProxy } from './identity/client-ip.js'
 export type { IdentityOptions } from './identity/identities.js'
 export type { PrefixOptions } from './identity/ip-prefix.js'

@@ -9,9 +9,8 @@ import type {
 import { createAdapterKit, isPromise, type Pass } from '@tollgate/core/adapter'
 import type { Context, MiddlewareHandler, Next } from 'hono'
 import type { GetConnInfo } from 'hono/conninfo'
-import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import { hono } from './request.js'
-import { ResponseFields, setDenialFields, waitUntil, withDenialFields } from './response.js'
+import { answerDenial, type OnLimited, ResponseFields, waitUntil } from './response.js'
 
 export * from '@tollgate/core'
 
@@ -23,9 +22,7 @@ export type HonoRateLimitOptions = CoreOptions &
      */
     readonly getConnInfo?: GetConnInfo | undefined
     /** Replaces the default denial; the rate-limit headers are already set with `c.header`. */
-    readonly onLimited?:
-      | ((c: Context, denial: Denial, verdict?: Verdict) => Response | Promise<Response>)
-      | undefined
+    readonly onLimited?: OnLimited | undefined
   }
 
 /**
@@ -48,16 +45,7 @@ export function rateLimit(
     next: Next,
     pass: Pass<Context, unknown>,
   ): Promise<Response | undefined> {
-    const denial = pass.denial
-    if (denial !== undefined) {
-      setDenialFields(c, pass.denialFields!)
-      if (onLimited === undefined)
-        return Promise.resolve(c.body(denial.body, denial.status as ContentfulStatusCode))
-      // A Response built by hand (not with c.json or c.body) has none of the fields yet.
-      return Promise.resolve(onLimited(c, denial, pass.verdict)).then((answer) =>
-        withDenialFields(answer, pass.denialFields!),
-      )
-    }
+    if (pass.denial !== undefined) return answerDenial(c, pass, onLimited)
     return next().then(() => {
       // Added to the finished response, so that handlers returning a `Response` of their own
       // (which drops headers set earlier with `c.header`) carry them as well.

@@ -1,13 +1,15 @@
-import type { Verdict } from '@tollgate/core'
+import type { Denial, Verdict } from '@tollgate/core'
 import {
   type FieldSink,
   type FieldWriter,
   type HeaderEntries,
   isSingleValuedName,
   mergeFields,
+  type Pass,
   type WriteVerdictFields,
 } from '@tollgate/core/adapter'
 import type { Context } from 'hono'
+import type { ContentfulStatusCode } from 'hono/utils/http-status'
 
 /**
  * Set on a context once a Tollgate middleware has put its fields on the response: a second one
@@ -27,7 +29,7 @@ function markFieldsWritten(c: Context): void {
  * Puts a denial's fields on the response Hono is about to build (`c.header`), and marks `c`
  * as carrying them (see `FIELDS_WRITTEN`).
  */
-export function setDenialFields(c: Context, entries: HeaderEntries): void {
+function setDenialFields(c: Context, entries: HeaderEntries): void {
   for (let i = 0; i < entries.length; i++) {
     const name = entries[i]![0]
     c.header(name, entries[i]![1], isSingleValuedName(name) ? undefined : { append: true })
@@ -143,7 +145,7 @@ export class ResponseFields implements FieldWriter, FieldSink<Context> {
  * built by hand rather than with `c.json` or `c.body`) are added, on a copy when its headers are
  * immutable. Anything that is not a Response is passed on as it is, for Hono to judge.
  */
-export function withDenialFields(answer: Response, fields: HeaderEntries): Response {
+function withDenialFields(answer: Response, fields: HeaderEntries): Response {
   if (!(answer instanceof Response)) return answer
   const missing = fields.filter(([name]) => !answer.headers.has(name))
   if (missing.length === 0) return answer
@@ -165,4 +167,31 @@ export function waitUntil(c: Context, pending: Promise<void> | undefined): void 
   } catch {
     // No execution context (Node, Bun, Deno): the promise settles on its own.
   }
+}
+
+/** The app's own answer to a denial. */
+export type OnLimited = (
+  c: Context,
+  denial: Denial,
+  verdict?: Verdict,
+) => Response | Promise<Response>
+
+/**
+ * Answers a denial: its fields set with `c.header`, then the problem body, or the app's own
+ * answer (`onLimited`) with any field it lacks added (a Response built by hand, not with
+ * `c.json` or `c.body`, has none of them yet).
+ */
+export function answerDenial(
+  c: Context,
+  pass: Pass<Context, unknown>,
+  onLimited: OnLimited | undefined,
+): Promise<Response> {
+  const denial = pass.denial!
+  const fields = pass.denialFields!
+  setDenialFields(c, fields)
+  if (onLimited === undefined)
+    return Promise.resolve(c.body(denial.body, denial.status as ContentfulStatusCode))
+  return Promise.resolve(onLimited(c, denial, pass.verdict)).then((answer) =>
+    withDenialFields(answer, fields),
+  )
 }

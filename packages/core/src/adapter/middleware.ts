@@ -96,7 +96,7 @@ export type RequestHooks<Req> = {
    * Called when shadow-mode rules would have denied the request (it is let through). If it throws
    * or rejects, that is logged (WARN_ON_SHADOW_DENIED_THREW) and the request still goes on.
    */
-  readonly onShadowDenied?: ((verdict: Verdict, req: Req) => void | Promise<void>) | undefined
+  readonly onShadowDenied?: ((verdict: Verdict, req: Req) => unknown) | undefined
 }
 
 /** The hook names `checkHooks` checks for every adapter. */

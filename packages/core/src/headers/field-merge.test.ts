@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { carriesSingleValuedField, mergeFields } from './field-merge.js'
+import { FAMILIES } from './families/index.js'
+import { carriesSingleValuedField, isSingleValuedName, mergeFields } from './field-merge.js'
 
 const legacy = (limit: number, remaining: number, reset: number) =>
   [
@@ -161,5 +162,22 @@ describe('mergeFields', () => {
       'x-ratelimit-remaining': '99',
       'retry-after': '300',
     })
+  })
+})
+
+describe('isSingleValuedName', () => {
+  it('names exactly the families’ single-valued fields, Retry-After and Content-Type', () => {
+    const candidates = [
+      ...FAMILIES.flatMap((family) => family.names),
+      'Retry-After',
+      'Content-Type',
+      'Access-Control-Expose-Headers',
+    ]
+    const single = new Set([
+      ...FAMILIES.flatMap((family) => family.singleValued),
+      'Retry-After',
+      'Content-Type',
+    ])
+    for (const name of candidates) expect(isSingleValuedName(name), name).toBe(single.has(name))
   })
 })

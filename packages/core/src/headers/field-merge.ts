@@ -1,3 +1,4 @@
+import { DRAFT_6, FAMILIES, X_RATELIMIT } from './families/index.js'
 import type { HeaderEntries } from './types.js'
 
 /**
@@ -17,16 +18,8 @@ export type FieldWrite = 'set' | 'append'
 /** Single-valued fields of one rule: draft-7's `RateLimit` has its three figures in one value. */
 type Group = { readonly limit: string; readonly remaining: string; readonly reset: string }
 
-const LEGACY: Group = {
-  limit: 'x-ratelimit-limit',
-  remaining: 'x-ratelimit-remaining',
-  reset: 'x-ratelimit-reset',
-}
-const DRAFT_6: Group = {
-  limit: 'ratelimit-limit',
-  remaining: 'ratelimit-remaining',
-  reset: 'ratelimit-reset',
-}
+const LEGACY: Group = X_RATELIMIT.group
+const DRAFT_6_GROUP: Group = DRAFT_6.group
 const DRAFT_7 = 'ratelimit'
 const POLICY = 'ratelimit-policy'
 const RETRY_AFTER = 'retry-after'
@@ -35,13 +28,9 @@ const RETRY_AFTER = 'retry-after'
  * Lower-case names whose presence on a response calls for `mergeFields`: the single-valued
  * fields, and `RateLimit-Policy`, whose form (draft-6/7 Items or current-form List) must match.
  */
-// Pure (no spread, annotated calls), so a bundle that never merges fields drops it.
+// Pure (no spread, an annotated call), so a bundle that never merges fields drops it.
 const MERGED: ReadonlySet<string> = /* @__PURE__ */ new Set(
-  /* @__PURE__ */ Object.values(LEGACY).concat(/* @__PURE__ */ Object.values(DRAFT_6), [
-    DRAFT_7,
-    POLICY,
-    RETRY_AFTER,
-  ]),
+  /* @__PURE__ */ FAMILIES.flatMap((family) => family.merged).concat(RETRY_AFTER),
 )
 
 /**
@@ -59,7 +48,8 @@ export function carriesSingleValuedField(present: readonly string[]): boolean {
  * True for the fields that hold one value, by the names core writes them with: an adapter that
  * adds fields to a response which may already carry them (Hono, after the handler) sets these
  * rather than appending, since `X-RateLimit-Remaining: 4999, 9` is unreadable. A `switch` on the
- * name as written: no lower-casing and no lookup on the request path.
+ * name as written: no lower-casing and no lookup on the request path; field-merge.test.ts checks
+ * that it names the families' `singleValued` fields, `Retry-After` and `Content-Type`.
  */
 export function isSingleValuedName(name: string): boolean {
   switch (name) {
@@ -98,12 +88,12 @@ export function mergeFields(
       ? keepsExisting(groupFigures(group, existing), entryFigures(group, entries))
       : denied && existing(group.remaining) !== undefined
   const keepsLegacy = keeps(LEGACY)
-  const keepsDraft6 = keeps(DRAFT_6)
+  const keepsDraft6 = keeps(DRAFT_6_GROUP)
   for (const [name, value] of entries) {
     const lower = name.toLowerCase()
     if (isMember(LEGACY, lower)) {
       if (!keepsLegacy) writes.push([name, value, 'set'])
-    } else if (isMember(DRAFT_6, lower)) {
+    } else if (isMember(DRAFT_6_GROUP, lower)) {
       if (!keepsDraft6) writes.push([name, value, 'set'])
     } else if ((lower === DRAFT_7 || lower === POLICY) && formsDiffer(existing(lower), value)) {
       // Two middlewares configured with different drafts: one field cannot hold both forms (a

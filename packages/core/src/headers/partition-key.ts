@@ -4,10 +4,10 @@ type Digest = (algorithm: 'SHA-256', data: Uint8Array) => Promise<ArrayBuffer>
 type Utf8Encoder = { encode(text: string): Uint8Array }
 
 /** Bytes of the SHA-256 digest kept: 96 bits, 16 base64 characters, no padding. */
-export const PARTITION_KEY_BYTES = 12
+const PARTITION_KEY_BYTES = 12
 
 /** Keys per cache generation; two are kept, each entry the key's length plus about 100 bytes. */
-export const PARTITION_KEY_CACHE_SIZE = 4096
+const PARTITION_KEY_CACHE_SIZE = 4096
 
 /** A key's `pk` value: at once when it was hashed recently, else once Web Crypto answers. */
 export type PartitionKeyHasher = (key: string) => string | Promise<string>

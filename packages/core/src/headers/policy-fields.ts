@@ -62,7 +62,7 @@ function describeWindow(windowMs: number): string {
 }
 
 /** Serializes a rule's fixed strings from one of its decisions. */
-export function buildPolicyFields(decision: RuleDecision): PolicyFields {
+function buildPolicyFields(decision: RuleDecision): PolicyFields {
   const { quota, windowMs } = decision.policy
   const { q, w } = quotaPerSeconds(quota, windowMs)
   const name = policyName(decision.rule)

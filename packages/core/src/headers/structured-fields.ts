@@ -59,7 +59,7 @@ export function serializeByteSequence(bytes: Uint8Array): string {
 }
 
 /** A Boolean: `?1` or `?0`. */
-export function serializeBoolean(value: boolean): string {
+function serializeBoolean(value: boolean): string {
   return value ? '?1' : '?0'
 }
 

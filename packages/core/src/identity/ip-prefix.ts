@@ -10,7 +10,7 @@ export type Cidr =
  * Ranges that can be named instead of written out, as in Express's `trust proxy`:
  * `loopback`, `linklocal`, and `private` (alias `uniquelocal`: RFC 1918 and IPv6 ULA).
  */
-export const NAMED_RANGES: Readonly<Record<string, readonly string[]>> = {
+const NAMED_RANGES: Readonly<Record<string, readonly string[]>> = {
   loopback: ['127.0.0.0/8', '::1/128'],
   linklocal: ['169.254.0.0/16', 'fe80::/10'],
   private: ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', 'fc00::/7'],
@@ -35,7 +35,7 @@ function maskGroups(groups: readonly number[], prefix: number): number[] {
 }
 
 /** The network address of `ip` at `prefix` bits (host bits cleared). */
-export function maskIp(ip: IpAddress, prefix: number): IpAddress {
+function maskIp(ip: IpAddress, prefix: number): IpAddress {
   if (ip.version === 4) return { version: 4, value: (ip.value & maskV4(prefix)) >>> 0 }
   return { version: 6, groups: maskGroups(ip.groups, prefix), zone: undefined }
 }

@@ -5,7 +5,7 @@ import type { Outcome, Store } from '../store/types.js'
 import type { Limiter, RequestFacts, Verdict } from './types.js'
 
 /** A plain Map store built on applyCharges: synchronous, without the consumeOne fast path. */
-export function mapStore(): Store {
+function mapStore(): Store {
   const states = new Map<string, number[]>()
   const stateOf = (rule: string, key: string, size: number, init: (s: number[]) => void) => {
     const id = JSON.stringify([rule, key])
@@ -44,7 +44,7 @@ export function mapStore(): Store {
 }
 
 /** The same store answering through promises, as a remote store does. */
-export function asyncStore(): Store {
+function asyncStore(): Store {
   const inner = mapStore()
   return {
     consume: async (charges, now) => inner.consume(charges, now),

@@ -5,9 +5,9 @@
  */
 
 /** The draft's problem type for a request over one or more quota policies (429). */
-export const QUOTA_EXCEEDED_TYPE = 'https://iana.org/assignments/http-problem-types#quota-exceeded'
+const QUOTA_EXCEEDED_TYPE = 'https://iana.org/assignments/http-problem-types#quota-exceeded'
 /** The draft's problem type for a 503 while capacity (here: the store) is reduced. */
-export const TEMPORARY_REDUCED_CAPACITY_TYPE =
+const TEMPORARY_REDUCED_CAPACITY_TYPE =
   'https://iana.org/assignments/http-problem-types#temporary-reduced-capacity'
 
 /** RFC 9457's media type for problem details in JSON. */
@@ -43,7 +43,7 @@ export type ProblemDetails = {
 export type ViolatedPolicy = { readonly name: string; readonly description: string }
 
 /** 429: the request exceeds one or more enforcing rules. */
-export function quotaExceededProblem(
+function quotaExceededProblem(
   violated: readonly ViolatedPolicy[],
   retryAfter: number,
 ): ProblemDetails {

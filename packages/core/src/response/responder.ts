@@ -1,15 +1,18 @@
 import { isRateLimitError, RateLimitError } from '../errors.js'
-import { createPartitionKeyHasher } from '../headers/partition-key.js'
-import { createPolicyFieldCache, policyName } from '../headers/policy-fields.js'
 import {
   createEpochResetCache,
   type HeaderConfig,
-  headerNames,
   isListed,
   type LegacyReset,
-  rateLimitHeaders,
   retryAfterSeconds,
   type StandardHeaders,
+} from '../headers/config.js'
+import { familiesFor, STANDARD_HEADERS } from '../headers/families/index.js'
+import { createPartitionKeyHasher } from '../headers/partition-key.js'
+import { createPolicyFieldCache, policyName } from '../headers/policy-fields.js'
+import {
+  headerNames,
+  rateLimitHeaders,
   writeRateLimitFields,
 } from '../headers/rate-limit-headers.js'
 import type { FieldWriter, HeaderEntries } from '../headers/types.js'
@@ -121,14 +124,18 @@ export type Responder = {
  * const { headers, status, body } = responder.respond(verdict, Date.now())
  */
 export function createResponder(options: ResponderOptions = {}): Responder {
-  const config: HeaderConfig = {
+  const fields = {
     legacyHeaders: checkBoolean('legacyHeaders', options.legacyHeaders ?? true),
     legacyReset: checkOneOf('legacyReset', options.legacyReset ?? 'epoch-seconds', LEGACY_RESETS),
     standardHeaders: checkOneOf(
       'standardHeaders',
       options.standardHeaders ?? 'draft-11',
-      STANDARDS,
+      STANDARD_HEADERS,
     ),
+  }
+  const config: HeaderConfig = {
+    ...fields,
+    ...familiesFor(fields),
     shadowPolicies: checkBoolean('shadowPolicies', options.shadowPolicies ?? false),
     policyFields: createPolicyFieldCache(),
     epochReset: createEpochResetCache(),
@@ -243,15 +250,6 @@ export function createResponder(options: ResponderOptions = {}): Responder {
 }
 
 const LEGACY_RESETS: readonly LegacyReset[] = ['epoch-seconds', 'delta-seconds']
-const STANDARDS: ReadonlyArray<StandardHeaders | false> = [
-  false,
-  'draft-6',
-  'draft-7',
-  'draft-8',
-  'draft-9',
-  'draft-10',
-  'draft-11',
-]
 
 function checkOneOf<T>(field: string, value: T, allowed: readonly T[]): T {
   if (allowed.includes(value)) return value

@@ -53,7 +53,7 @@ export interface MemoryStore extends Store {
   readonly evictions: number
 }
 
-export const DEFAULT_MAX_KEYS = 1_000_000
+const DEFAULT_MAX_KEYS = 1_000_000
 
 /**
  * A bounded, compact in-memory store.

@@ -3,7 +3,7 @@ import { bindParameters, type LuaAlgorithm } from './lua-algorithm.js'
 import { slidingLogLua } from './sliding-log.lua.js'
 
 /** One rule of a rule-set script: its algorithm, its parameters, and whether it only reports. */
-export type RuleShape = {
+type RuleShape = {
   readonly algorithm: LuaAlgorithm
   /** The algorithm's scaled parameters in the order of PARAMETER_NAMES, as decimal integers. */
   readonly params: readonly [string, string, string]

@@ -11,7 +11,7 @@ import type { LuaAlgorithm } from './lua-algorithm.js'
  * both 15.1–15.4. Most keys, even under a high limit, hold a short log, and a packed one takes
  * less memory at any length (8 bytes an entry, against about 10 in a listpack).
  */
-export const PACKED_LOG_MAX_ENTRIES = 32
+const PACKED_LOG_MAX_ENTRIES = 32
 
 /** A list that has shrunk to this many entries goes back to the packed form (hysteresis). */
 const UNPACK_BELOW = PACKED_LOG_MAX_ENTRIES / 2
