@@ -15,7 +15,10 @@ import {
 } from '@tollgate/core'
 import { referenceStore } from '@tollgate/test-utils'
 import fc from 'fast-check'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
+
+// Hundreds of traces per property: a loaded machine needs more than the default 5 s.
+vi.setConfig({ testTimeout: 60_000 })
 
 /*
  * The memory store against the oracle: the same random traces, over every algorithm, several

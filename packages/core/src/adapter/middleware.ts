@@ -24,8 +24,8 @@ import {
 } from '../response/responder.js'
 import type { RuleConfig } from '../rules/types.js'
 
-// What every framework adapter builds once at start-up, and the small helpers they share. A
-// third-party adapter (Fastify, Elysia…) uses the same pieces.
+// What the adapter kit (kit.ts) builds once per middleware, and the small helpers it uses: the
+// limiter, identities and responder behind one decision. Adapters use the kit, not these.
 
 /**
  * Everything `@tollgate/core` lets you configure, in one flat object: the limiter's (`store`,
