@@ -28,7 +28,10 @@ const RETRY_AFTER = 'retry-after'
  * Lower-case names whose presence on a response calls for `mergeFields`: the single-valued
  * fields, and `RateLimit-Policy`, whose form (draft-6/7 Items or current-form List) must match.
  */
-const MERGED = new Set([...FAMILIES.flatMap((family) => family.merged), RETRY_AFTER])
+// Pure (no spread, an annotated call), so a bundle that never merges fields drops it.
+const MERGED: ReadonlySet<string> = /* @__PURE__ */ new Set(
+  /* @__PURE__ */ FAMILIES.flatMap((family) => family.merged).concat(RETRY_AFTER),
+)
 
 /**
  * True when a response whose fields have these lower-case names (Node's `getHeaderNames()`)

@@ -2,7 +2,7 @@ import type { Decision } from '../decision.js'
 import type { CompiledRule } from './compile-rule.js'
 import type { DenyReason, RuleDecision, Verdict } from './types.js'
 
-const NONE: readonly RuleDecision[] = Object.freeze([])
+const NONE: readonly RuleDecision[] = /* @__PURE__ */ Object.freeze([])
 
 /** A store decision with the rule's name, mode, cost, policy and key (one object shape). */
 export function ruleDecision(

@@ -20,7 +20,7 @@ const LABELS: FieldLabels = {
 }
 
 const CODE_SHAPE: RuleShape = {
-  fields: Object.values(LABELS),
+  fields: /* @__PURE__ */ Object.values(LABELS),
   hints: { rate_per_s: 'rate', period_s: 'period', window_s: 'window' },
   read: (raw) => ({ fields: raw, labels: LABELS }),
 }

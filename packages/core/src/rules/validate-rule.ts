@@ -40,7 +40,13 @@ export const REPORTED: unique symbol = Symbol('reported')
 const RATE: readonly AlgorithmName[] = ['token_bucket', 'gcra', 'leaky_bucket']
 const WINDOW: readonly AlgorithmName[] = ['fixed_window', 'sliding_log', 'sliding_window']
 const ALIASES: Readonly<Record<string, AlgorithmName>> = { sliding_counter: 'sliding_window' }
-const KNOWN_NAMES = [...RATE, ...WINDOW, ...Object.keys(ALIASES)]
+// Pure (no spread, annotated calls), so a bundle that never validates a rule drops it.
+const NO_NAMES: readonly string[] = []
+const KNOWN_NAMES = /* @__PURE__ */ NO_NAMES.concat(
+  RATE,
+  WINDOW,
+  /* @__PURE__ */ Object.keys(ALIASES),
+)
 const RATE_FIELDS = ['rate', 'period', 'burst'] as const
 const WINDOW_FIELDS = ['limit', 'window'] as const
 /** The factories' field names → ours. */

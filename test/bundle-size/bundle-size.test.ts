@@ -1,0 +1,40 @@
+// The size budget: what an edge app pays for Tollgate, measured on real bundles of the built
+// packages (see measure.ts). `pnpm size` prints them beside the peers'; docs/benchmarks.md records them
+// beside the peers'. The budgets are the measured sizes rounded up: a change that grows a bundle
+// fails here and must either shrink it back or raise the budget, saying why in its commit.
+import { existsSync } from 'node:fs'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { type BundleSize, FIXTURES, type Fixture, measure } from './measure.js'
+
+const KB = 1024
+
+/** Gzip bytes each bundle may add over its baseline (none: the whole bundle). */
+const BUDGETS: Array<{ fixture: Fixture; over?: Fixture; gzip: number; why: string }> = [
+  // The goal is 10 KB (hono-rate-limiter adds 1.6 KB); docs/benchmarks.md says what remains.
+  { fixture: 'hono-one-rule', over: 'hono-bare', gzip: 25 * KB, why: 'one rule on Hono' },
+  { fixture: 'hono-rules-file', over: 'hono-bare', gzip: 55.5 * KB, why: 'rules from YAML' },
+  { fixture: 'core-check', gzip: 15 * KB, why: 'the core: createLimiter and check' },
+  { fixture: 'core-one-export', gzip: 0.5 * KB, why: 'one helper of a side-effect-free core' },
+]
+
+const sizes = new Map<Fixture, BundleSize>()
+
+beforeAll(async () => {
+  const built = existsSync(new URL('../../packages/core/dist/index.js', import.meta.url))
+  if (!built) throw new Error('the packages are not built: run pnpm build (pnpm test does)')
+  for (const fixture of FIXTURES) sizes.set(fixture, await measure(fixture))
+}, 60_000)
+
+describe('bundle size budget (minified + gzip)', () => {
+  it.each(BUDGETS)('$why: $fixture within $gzip bytes', ({ fixture, over, gzip }) => {
+    const size = sizes.get(fixture)!.gzip - (over === undefined ? 0 : sizes.get(over)!.gzip)
+    expect(size, `${fixture} adds ${size} bytes gzip`).toBeLessThanOrEqual(gzip)
+  })
+
+  it('leaves the YAML parser out of an app that defines its rules in code', () => {
+    const inputs = (fixture: Fixture) =>
+      Object.keys(Object.values(sizes.get(fixture)!.metafile.outputs)[0]!.inputs)
+    expect(inputs('hono-one-rule').filter((path) => path.includes('/yaml/'))).toEqual([])
+    expect(inputs('hono-rules-file').some((path) => path.includes('/yaml/'))).toBe(true)
+  })
+})
