@@ -101,6 +101,7 @@ describe('@tollgate/express', () => {
     const limiter: Limiter = {
       rules: [],
       store: { consume: () => ({ decisions: [], at: 0 }), refund: () => {} },
+      clockStepsBack: 0,
       check: () => {
         throw new Error('unused')
       },
