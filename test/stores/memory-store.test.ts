@@ -16,6 +16,14 @@ import {
 import { referenceStore } from '@tollgate/test-utils'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
+import { describeStore } from './support/store-suite.js'
+
+describeStore('memory store', { create: () => memoryStore() })
+describeStore('memory store with room for 4 keys a rule', {
+  create: () => memoryStore({ maxKeys: 4 }),
+  // Evicting a counting key changes decisions: only the reference-free contract applies.
+  compareWithReference: false,
+})
 
 /*
  * The memory store against the oracle: the same random traces, over every algorithm, several
