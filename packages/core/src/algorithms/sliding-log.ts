@@ -59,7 +59,8 @@ export function slidingLog(params: WindowParams): Algorithm {
           for (let n = 0; n < size; n++) times[n] = from[slot(from, fromOffset, n)]!
           for (let n = 0; n < size; n++) to[toOffset + HEADER + n] = times[n]!
         } else {
-          for (let n = 0; n < size; n++) to[toOffset + HEADER + n] = from[slot(from, fromOffset, n)]!
+          for (let n = 0; n < size; n++)
+            to[toOffset + HEADER + n] = from[slot(from, fromOffset, n)]!
         }
         to[toOffset] = 0
         to[toOffset + 1] = size
