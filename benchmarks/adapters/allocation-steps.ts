@@ -1,9 +1,9 @@
 /**
- * One admitted request through Tollgate's own code, with the framework faked away: the core
- * path an adapter takes (identities, decide, respond) and each adapter's middleware over a
- * context whose response keeps nothing.
+ * One admitted request through Tollgate's own code, with the framework faked away: the adapter
+ * kit's path (identities, decide, fields) and each adapter's middleware over a context whose
+ * response keeps nothing.
  */
-import { createTollgate, isHandled, isPromise } from '@tollgate/core'
+import { createAdapterKit, type FieldSink, type Framework } from '@tollgate/core/adapter'
 import { rateLimit as expressRateLimit } from '@tollgate/express'
 import { rateLimit as honoRateLimit } from '@tollgate/hono'
 import { rateLimit as koaRateLimit } from '@tollgate/koa'
@@ -13,30 +13,31 @@ export type Step = () => unknown
 
 export const RESOLVED = Promise.resolve()
 const ADDRESS = '127.0.0.1'
-
-// Core: what an adapter asks of it per request.
-const gate = createTollgate(TOLLGATE_RULES, {})
 const noHeader = () => undefined
-const coreStep: Step = () =>
-  gate.handle({
-    method: 'GET',
-    path: '/',
-    plan: undefined,
-    identities: gate.requestIdentities({ socketAddress: ADDRESS, header: noHeader }),
-  })
 
-// Core as adapters call it: an admitted request's fields written straight from its verdict.
+// The kit, over a request that is a plain object: what every adapter asks of core per request.
+type FakeRequest = { readonly method: string; readonly path: string }
+const fakeFramework: Framework<FakeRequest> = {
+  method: (req) => req.method,
+  path: (req) => req.path,
+  socketAddress: () => ADDRESS,
+  header: () => undefined,
+  user: () => undefined,
+}
+const kit = createAdapterKit<FakeRequest, undefined>(TOLLGATE_RULES, {}, fakeFramework)
+const fakeRequest: FakeRequest = { method: 'GET', path: '/' }
 const discardFields = { write() {} }
+const discard: FieldSink<undefined> = {
+  putEntries() {},
+  putVerdict: (_target, verdict, write) => write(verdict, discardFields),
+}
+// Decided alone, then with its fields written straight from the verdict, as adapters do. The
+// memory store decides synchronously, so `enter` returns a decided pass.
+const coreStep: Step = () => kit.enter(fakeRequest, undefined)
 const coreFieldsStep: Step = () => {
-  const outcome = gate.handleAdmitted({
-    method: 'GET',
-    path: '/',
-    plan: undefined,
-    identities: gate.requestIdentities({ socketAddress: ADDRESS, header: noHeader }),
-  })
-  // The memory store decides synchronously.
-  if (!isPromise(outcome) && !isHandled(outcome)) gate.writeFields(outcome, discardFields)
-  return outcome
+  const pass = kit.enter(fakeRequest, undefined)
+  pass?.writeFields(discard, undefined)
+  return pass
 }
 
 // Koa: a context with a Node-like response that keeps nothing.

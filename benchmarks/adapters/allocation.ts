@@ -72,7 +72,7 @@ async function measure(name: string, step: Step, async: boolean): Promise<void> 
   )
 }
 
-await measure('core (identities+handle)', steps.core, false)
+await measure('core (kit: identities+decide)', steps.core, false)
 await measure('core, fields from verdict', steps['core-fields'], false)
 await measure('koa middleware', steps.koa, true)
 await measure('hono middleware', steps.hono, true)

@@ -27,7 +27,7 @@ function collectYoungGeneration(): void {
  * garbage, where a scavenge falling at some place in the rotation would charge one block for
  * everyone's.
  */
-export async function cpuMicrosPerRequest(send: Send, count: number): Promise<number> {
+async function cpuMicrosPerRequest(send: Send, count: number): Promise<number> {
   collectYoungGeneration()
   const before = process.cpuUsage()
   for (let i = 0; i < count; i++) {

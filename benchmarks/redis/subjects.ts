@@ -27,7 +27,7 @@ export type Subject = {
   setup(redis: Redis, limits?: Limits): Promise<(identity: string) => Promise<boolean>>
 }
 
-export type Limits = 'high' | 'typical'
+type Limits = 'high' | 'typical'
 
 const HIGH = 1_000_000
 const TYPICAL = 100

@@ -1,12 +1,18 @@
 import { defineConfig } from 'tsup'
 
 export default defineConfig({
-  entry: { index: 'src/index.ts', 'rules-file': 'src/rules/load-text.ts' },
+  entry: {
+    index: 'src/index.ts',
+    'rules-file': 'src/rules/load-text.ts',
+    adapter: 'src/adapter/index.ts',
+    node: 'src/node/index.ts',
+    fields: 'src/fields-parse/index.ts',
+  },
   format: ['esm', 'cjs'],
   dts: true,
   clean: true,
   sourcemap: true,
   target: 'es2022',
-  // Shared chunks, so the main entry and rules-file share one copy of the errors in CJS too.
+  // Shared chunks, so the entries share one copy of the errors in CJS too.
   splitting: true,
 })

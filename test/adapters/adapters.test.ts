@@ -4,7 +4,7 @@ import { manualClock } from '@tollgate/test-utils'
 import { parseDictionary, parseItem, parseList } from 'structured-headers'
 import { afterAll, describe, expect, it } from 'vitest'
 import { type Exchange, normalise } from './exchange.js'
-import { type Expect, SCENARIOS, type Scenario, T0 } from './scenarios.js'
+import { type Expect, SCENARIOS, type Scenario, T0 } from './scenarios/index.js'
 import { type Client, TARGETS } from './targets.js'
 
 type Run = {

@@ -1,35 +1,42 @@
-// The adapter of docs/adapters/writing-an-adapter.md, for a plain fetch handler: the public core
-// pieces are enough to write one.
-import { createTollgate, type Handled, isPromise, type RuleConfig } from '@tollgate/core'
+// A plain fetch handler limited with the adapter kit alone: the public kit entry is enough to
+// write an adapter (docs/adapters/writing-an-adapter.md builds one for Fastify).
+import type { RuleConfig } from '@tollgate/core'
+import { createAdapterKit, type FieldSink, isPromise } from '@tollgate/core/adapter'
 import { manualClock } from '@tollgate/test-utils'
 import { expect, it } from 'vitest'
 
+const appended: FieldSink<Headers> = {
+  putEntries: (headers, entries) => {
+    for (const [name, value] of entries) headers.append(name, value)
+  },
+  putVerdict: (headers, verdict, write) =>
+    write(verdict, { write: (name, value) => headers.append(name, value) }),
+}
+
 function rateLimit(rules: readonly RuleConfig[], options = {}) {
-  const gate = createTollgate(rules, options)
+  const kit = createAdapterKit<Request, undefined>(rules, options, {
+    method: (request) => request.method,
+    path: (request) => new URL(request.url).pathname,
+    socketAddress: () => '203.0.113.7',
+    header: (request, name) => request.headers.get(name) ?? undefined,
+    user: () => undefined,
+  })
   return async function tollgate(request: Request, next: () => Promise<Response>) {
-    const handled = gate.handle({
-      method: request.method,
-      path: new URL(request.url).pathname,
-      identities: gate.identities.identities({
-        socketAddress: '203.0.113.7',
-        header: (name) => request.headers.get(name) ?? undefined,
-        user: undefined,
-      }),
-    })
-    const { response }: Handled = isPromise(handled) ? await handled : handled
-    if (!response.allowed) {
-      return new Response(response.body, {
-        status: response.status,
-        headers: response.headers.map(([name, value]): [string, string] => [name, value]),
-      })
-    }
+    const entered = kit.enter(request, undefined)
+    if (entered === undefined) return next()
+    const pass = isPromise(entered.ready) ? await entered.ready : entered.ready
+    const headers = new Headers()
+    pass.writeFields(appended, headers)
+    if (pass.denial !== undefined)
+      return new Response(pass.denial.body, { status: pass.denial.status, headers })
     const answer = await next()
-    for (const [name, value] of response.headers) answer.headers.append(name, value)
+    for (const [name, value] of headers) answer.headers.append(name, value)
+    pass.end(answer.status)
     return answer
   }
 }
 
-it('limits a fetch handler with the core alone', async () => {
+it('limits a fetch handler with the adapter kit alone', async () => {
   const clock = manualClock(0)
   const limit = rateLimit(
     [{ id: 'per-ip', match: { identity: 'ip' }, algorithm: 'token_bucket', rate: 1, burst: 2 }],

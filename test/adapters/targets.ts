@@ -12,11 +12,13 @@ import { rateLimit as koaRateLimit } from '@tollgate/koa'
 import type { ManualClock } from '@tollgate/test-utils'
 import express, { type Express, type NextFunction, type Request, type Response } from 'express'
 import express4 from 'express4'
+import Fastify from 'fastify'
 import { Hono } from 'hono'
 import Koa from 'koa'
 import Koa2 from 'koa2'
 import request from 'supertest'
 import type { AppSetup, Exchange, SentRequest } from './exchange.js'
+import { rateLimit as fastifyRateLimit } from './fastify-adapter.js'
 
 export type Client = {
   send(req: SentRequest): Promise<Exchange>
@@ -169,6 +171,39 @@ const honoNodeTarget: Target = {
   },
 }
 
+/** Fastify, with the adapter the writing-an-adapter guide builds on the adapter kit. */
+const fastifyTarget: Target = {
+  name: 'fastify (guide adapter, supertest)',
+  async start(setup) {
+    const app = Fastify()
+    app.setErrorHandler((error, _request, reply) => {
+      setup.onAppError(error)
+      return reply.code(500).type('text/plain').send('Internal Server Error')
+    })
+    app.addHook('onRequest', async (request) => {
+      const user = one(request.headers['x-test-user'])
+      if (user !== undefined) (request as { user?: unknown }).user = { id: user }
+    })
+    app.addHook(
+      'onRequest',
+      fastifyRateLimit(setup.rules, {
+        ...setup.options,
+        skip: (request) => setup.skip(request.url.split('?')[0]!),
+        plan: (request) => one(request.headers['x-test-plan']),
+        identities: (request) => ({ account: one(request.headers['x-account']) }),
+        refund: setup.refund,
+        onShadowDenied: setup.onShadowDenied,
+      }),
+    )
+    app.all('/*', (request, answer) => {
+      const { status, body } = reply(request.url.split('?')[0]!, setup.clock)
+      return answer.code(status).type('text/plain').send(body)
+    })
+    await app.listen({ port: 0, host: '127.0.0.1' })
+    return supertestClient(app.server)
+  },
+}
+
 function supertestClient(server: import('node:http').Server): Client {
   return {
     async send(req) {
@@ -193,4 +228,5 @@ export const TARGETS: readonly Target[] = [
   koaTarget('koa 2 (supertest)', Koa2),
   honoRequestTarget,
   honoNodeTarget,
+  fastifyTarget,
 ]

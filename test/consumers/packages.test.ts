@@ -16,6 +16,7 @@ const packages: Array<[name: string, exports: string[]]> = [
   ['@tollgate/express', ['rateLimit', 'createLimiter']],
   ['@tollgate/koa', ['rateLimit', 'createLimiter']],
   ['@tollgate/hono', ['rateLimit', 'createLimiter']],
+  ['@tollgate/client', ['createClient', 'localLimiter', 'kyHooks']],
 ]
 
 function packageDir(name: string): string {
@@ -58,6 +59,17 @@ describe.each(packages)('%s, as published', (name, names) => {
     },
   )
 
+  it.runIf(built && manifest.exports['./fields'] !== undefined)(
+    'loads its fields entry point with require and import',
+    () => {
+      const entry = JSON.stringify(`${name}/fields`)
+      const required = node(['-e', `console.log(typeof require(${entry}).readRateLimitFields)`])
+      const script = `import(${entry}).then((m) => console.log(typeof m.readRateLimitFields))`
+      const imported = node(['--input-type=module', '-e', script])
+      expect([required.trim(), imported.trim()]).toEqual(['function', 'function'])
+    },
+  )
+
   it('packs, with its workspace dependencies resolved and no test files, for Node 20+', () => {
     // No scripts: packing must not rebuild dist/ while other tests read it.
     const out = execFileSync(
@@ -77,6 +89,27 @@ describe.each(packages)('%s, as published', (name, names) => {
     const root = manifest.exports['.']
     for (const target of [root.import.types, root.require.types, root.require.default]) {
       expect(existsSync(join(dir, target)), `${name}: ${target}`).toBe(true)
+    }
+  })
+})
+
+describe.each([
+  ['@tollgate/core/adapter', 'createAdapterKit'],
+  ['@tollgate/core/node', 'endWhenFinished'],
+])('%s, as published', (entry, exported) => {
+  const built = existsSync(join(packageDir('@tollgate/core'), 'dist'))
+
+  it.runIf(built)('loads with require and import, with types for both', () => {
+    const name = JSON.stringify(entry)
+    const required = node(['-e', `console.log(typeof require(${name}).${exported})`])
+    const script = `import(${name}).then((m) => console.log(typeof m.${exported}))`
+    const imported = node(['--input-type=module', '-e', script])
+    expect([required.trim(), imported.trim()]).toEqual(['function', 'function'])
+    const target = JSON.parse(
+      readFileSync(join(packageDir('@tollgate/core'), 'package.json'), 'utf8'),
+    ).exports[`./${entry.split('/').pop()}`]
+    for (const types of [target.import.types, target.require.types]) {
+      expect(existsSync(join(packageDir('@tollgate/core'), types)), types).toBe(true)
     }
   })
 })

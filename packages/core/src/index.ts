@@ -1,3 +1,16 @@
+/**
+ * `@tollgate/core`: what apps use. Rules and their loading, the limiter, the algorithms and
+ * `step`, the stores, errors, the clock, and the types of options and results. An adapter
+ * (`@tollgate/express`, `-koa`, `-hono`) re-exports all of it. What adapters are built from is
+ * `@tollgate/core/adapter`; Node's response writer is `@tollgate/core/node`.
+ */
+
+export type {
+  CoreOptions,
+  RefundWhen,
+  RequestHooks,
+  UserId,
+} from './adapter/middleware.js'
 export {
   type Algorithm,
   type AlgorithmName,
@@ -28,87 +41,10 @@ export {
   type RateLimitErrorCode,
   type RateLimitErrorDetails,
 } from './errors.js'
-export {
-  type Cidr,
-  type ClientAddress,
-  type ClientIpOptions,
-  type ClientIpResolver,
-  type CoreOptions,
-  checkHooks,
-  cidrContains,
-  createClientIpResolver,
-  createIdentityResolver,
-  createIpMatcher,
-  createPartitionKeyHasher,
-  createResponder,
-  createTollgate,
-  type FieldWrite,
-  type FieldWriter,
-  fieldsForOwnAnswer,
-  formatIp,
-  guardShadowDeniedHook,
-  type Handled,
-  type HeaderAccessor,
-  type HeaderEntries,
-  type Identities,
-  type IdentityOptions,
-  type IdentityResolver,
-  type IdentitySource,
-  type IpAddress,
-  ipKey,
-  isHandled,
-  isPromise,
-  isSingleValuedName,
-  type LegacyReset,
-  type LimitResponse,
-  type MissingIdentityResponse,
-  maskIp,
-  mergeFields,
-  NAMED_RANGES,
-  type NodeResponse,
-  NodeResponseFieldWriter,
-  PARTITION_KEY_BYTES,
-  PARTITION_KEY_CACHE_SIZE,
-  type PartitionKeyHasher,
-  PROBLEM_CONTENT_TYPE,
-  type PrefixOptions,
-  type ProblemDetails,
-  parseCidr,
-  parseForwarded,
-  parseIp,
-  parseXForwardedFor,
-  policyName,
-  QUOTA_EXCEEDED_TYPE,
-  quotaPerSeconds,
-  REQUEST_HOOKS,
-  type RefundWhen,
-  type RequestHooks,
-  type RequestReaders,
-  type Responder,
-  type ResponderOptions,
-  ReusedIdentitySource,
-  refundPredicate,
-  refundQuietly,
-  requestReaders,
-  retryAfterSeconds,
-  type SfBareItem,
-  type SfItem,
-  type SfParameters,
-  type StandardHeaders,
-  serializeBareItem,
-  serializeDictionary,
-  serializeItem,
-  serializeList,
-  serializeString,
-  setNodeResponseFields,
-  TEMPORARY_REDUCED_CAPACITY_TYPE,
-  type Tollgate,
-  type TrustProxy,
-  type UserId,
-  userIdOf,
-  type WarningCode,
-  type WarningOptions,
-} from './http/index.js'
+export type { LegacyReset, StandardHeaders } from './headers/config.js'
+export type { ClientIpOptions, TrustProxy } from './identity/client-ip.js'
+export type { IdentityOptions } from './identity/identities.js'
+export type { PrefixOptions } from './identity/ip-prefix.js'
 export {
   type CheckOptions,
   createLimiter,
@@ -125,6 +61,12 @@ export {
   UNKNOWN_CLIENT_KEY,
   type Verdict,
 } from './limiter/index.js'
+export { PROBLEM_CONTENT_TYPE, type ProblemDetails } from './response/problem.js'
+export type {
+  Denial,
+  MissingIdentityResponse,
+  ResponderOptions,
+} from './response/responder.js'
 export {
   type Duration,
   defineRules,
@@ -160,3 +102,4 @@ export {
   type Outcome,
   type Store,
 } from './store/index.js'
+export type { WarningCode, WarningOptions } from './warnings.js'

@@ -1,26 +1,18 @@
-import type { Limiter, RuleConfig, Verdict } from '@tollgate/core'
-import {
-  type CoreOptions,
-  checkHooks,
-  createTollgate,
-  fieldsForOwnAnswer,
-  guardShadowDeniedHook,
-  type Handled,
-  isHandled,
-  isPromise,
-  NodeResponseFieldWriter,
-  type RequestHooks,
-  refundPredicate,
-  refundQuietly,
-  requestReaders,
-  setNodeResponseFields,
+import type {
+  CoreOptions,
+  Denial,
+  Limiter,
+  RequestHooks,
+  RuleConfig,
+  Verdict,
 } from '@tollgate/core'
+import { createAdapterKit, isPromise, type Pass } from '@tollgate/core/adapter'
+import { endWhenFinished, NodeResponseFieldWriter } from '@tollgate/core/node'
 import type { NextFunction, Request, RequestHandler, Response } from 'express'
-import { defaultUser, identitySource, requestFacts } from './request.js'
-import { type Denial, sendDenial } from './response.js'
+import { express } from './request.js'
+import { sendDenial } from './response.js'
 
 export * from '@tollgate/core'
-export type { Denial } from './response.js'
 
 export type ExpressRateLimitOptions = CoreOptions &
   Omit<RequestHooks<Request>, 'skip'> & {
@@ -34,7 +26,7 @@ export type ExpressRateLimitOptions = CoreOptions &
           next: NextFunction,
           denial: Denial,
           verdict?: Verdict,
-        ) => void | Promise<void>)
+        ) => unknown)
       | undefined
   }
 
@@ -49,52 +41,28 @@ export function rateLimit(
   rules: readonly RuleConfig[] | Limiter,
   options: ExpressRateLimitOptions = {},
 ): RequestHandler {
-  checkHooks(options)
-  const gate = createTollgate(rules, options)
-  const { limiter, requestIdentities } = gate
-  const read = requestReaders(options, defaultUser, gate)
-  const headers = identitySource()
+  const kit = createAdapterKit(rules, options, express)
   const fields = new NodeResponseFieldWriter()
-  const { skip } = options
-  const onShadowDenied = guardShadowDeniedHook(options)
   const onLimited = options.onLimited ?? sendDenial
-  // An app's own answer gets the fields but not the problem body's Content-Type.
-  const ownAnswer = options.onLimited !== undefined
-  const refundIf = refundPredicate(options.refund)
 
-  function finish(outcome: Verdict | Handled, req: Request, res: Response, next: NextFunction) {
-    // A lone verdict is an admission whose response was not built: its fields are written
-    // straight from it.
-    const response = isHandled(outcome) ? outcome.response : undefined
-    const verdict = isHandled(outcome) ? outcome.verdict : outcome
-    if (verdict !== undefined && onShadowDenied !== undefined && verdict.shadowDenied.length > 0)
-      onShadowDenied(verdict, req)
-    if (response === undefined) fields.put(res, verdict!, gate.writeFields)
-    else if (response.allowed) setNodeResponseFields(res, response.headers)
-    else {
-      setNodeResponseFields(
-        res,
-        ownAnswer ? fieldsForOwnAnswer(response.headers) : response.headers,
-      )
-      // An async onLimited that rejects goes to Express's error handling, as a throw does
-      // (Express 4 would leave the rejection unhandled and the request hanging).
-      const answered: unknown = onLimited(req, res, next, response, verdict)
-      if (isPromise(answered)) answered.then(undefined, next)
-      return
+  function finish(pass: Pass<Request, Response>, req: Request, res: Response, next: NextFunction) {
+    pass.writeFields(fields, res)
+    if (pass.denial === undefined) {
+      if (kit.watchesEnd) endWhenFinished(res, pass)
+      return next()
     }
-    if (refundIf !== undefined && verdict !== undefined) {
-      res.once('finish', () => {
-        if (refundIf(res.statusCode, req)) refundQuietly(limiter, verdict)
-      })
-    }
-    next()
+    // An async onLimited that rejects goes to Express's error handling, as a throw does
+    // (Express 4 would leave the rejection unhandled and the request hanging).
+    const answered = onLimited(req, res, next, pass.denial, pass.verdict)
+    if (isPromise(answered)) answered.then(undefined, next)
   }
 
   return function tollgate(req, res, next) {
-    if (skip?.(req, res)) return next()
-    const handled = gate.handleAdmitted(requestFacts(req, requestIdentities, read, headers))
-    if (!isPromise(handled)) return finish(handled, req, res, next)
+    const pass = kit.enter(req, res)
+    if (pass === undefined) return next()
+    const ready = pass.ready
+    if (!isPromise(ready)) return finish(ready, req, res, next)
     // An error, or an onLimited hook that throws, goes to Express.
-    handled.then((settled) => finish(settled, req, res, next)).catch(next)
+    ready.then((decided) => finish(decided, req, res, next)).catch(next)
   }
 }

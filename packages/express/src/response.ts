@@ -1,8 +1,5 @@
-import type { LimitResponse } from '@tollgate/core'
+import type { Denial } from '@tollgate/core'
 import type { NextFunction, Request, Response } from 'express'
-
-/** A denial, as the responder built it: status, headers (already on `res`) and problem body. */
-export type Denial = Extract<LimitResponse, { allowed: false }>
 
 /** The default denial: the responder's status and problem+json body, nothing added. */
 export function sendDenial(

@@ -1,41 +1,18 @@
-import type { Limiter, RuleConfig, Verdict } from '@tollgate/core'
-import {
-  type CoreOptions,
-  checkHooks,
-  createTollgate,
-  fieldsForOwnAnswer,
-  guardShadowDeniedHook,
-  type Handled,
-  isHandled,
-  isPromise,
-  isSingleValuedName,
-  REQUEST_HOOKS,
-  type RequestHooks,
-  refundPredicate,
-  refundQuietly,
-  requestReaders,
+import type {
+  CoreOptions,
+  Denial,
+  Limiter,
+  RequestHooks,
+  RuleConfig,
+  Verdict,
 } from '@tollgate/core'
+import { createAdapterKit, isPromise, type Pass } from '@tollgate/core/adapter'
 import type { Context, MiddlewareHandler, Next } from 'hono'
 import type { GetConnInfo } from 'hono/conninfo'
-import type { ContentfulStatusCode } from 'hono/utils/http-status'
-import {
-  addressFrom,
-  defaultAddress,
-  defaultUser,
-  identitySource,
-  requestFacts,
-} from './request.js'
-import {
-  appendHeaders,
-  type Denial,
-  markFieldsWritten,
-  ResponseFields,
-  waitUntil,
-  withDenialFields,
-} from './response.js'
+import { hono } from './request.js'
+import { answerDenial, type OnLimited, ResponseFields, waitUntil } from './response.js'
 
 export * from '@tollgate/core'
-export type { Denial } from './response.js'
 
 export type HonoRateLimitOptions = CoreOptions &
   RequestHooks<Context> & {
@@ -45,9 +22,7 @@ export type HonoRateLimitOptions = CoreOptions &
      */
     readonly getConnInfo?: GetConnInfo | undefined
     /** Replaces the default denial; the rate-limit headers are already set with `c.header`. */
-    readonly onLimited?:
-      | ((c: Context, denial: Denial, verdict?: Verdict) => Response | Promise<Response>)
-      | undefined
+    readonly onLimited?: OnLimited | undefined
   }
 
 /**
@@ -61,54 +36,21 @@ export function rateLimit(
   rules: readonly RuleConfig[] | Limiter,
   options: HonoRateLimitOptions = {},
 ): MiddlewareHandler {
-  checkHooks(options, [...REQUEST_HOOKS, 'getConnInfo'])
-  const gate = createTollgate(rules, options)
-  const { limiter, requestIdentities } = gate
-  const read = {
-    ...requestReaders(options, defaultUser, gate),
-    address: options.getConnInfo === undefined ? defaultAddress : addressFrom(options.getConnInfo),
-  }
-  const headers = identitySource()
+  const kit = createAdapterKit(rules, options, hono(options.getConnInfo))
   const fields = new ResponseFields()
-  const { skip } = options
-  const onShadowDenied = guardShadowDeniedHook(options)
-  const ownAnswer = options.onLimited
-  const refundIf = refundPredicate(options.refund)
+  const { onLimited } = options
 
   function finish(
     c: Context,
     next: Next,
-    outcome: Verdict | Handled,
+    pass: Pass<Context, unknown>,
   ): Promise<Response | undefined> {
-    // A lone verdict is an admission whose response was not built: its fields are written
-    // straight from it.
-    const response = isHandled(outcome) ? outcome.response : undefined
-    const verdict = isHandled(outcome) ? outcome.verdict : outcome
-    if (verdict !== undefined && onShadowDenied !== undefined && verdict.shadowDenied.length > 0)
-      onShadowDenied(verdict, c)
-    if (response !== undefined && !response.allowed) {
-      // An app's own answer gets the fields but not the problem body's Content-Type.
-      const entries =
-        ownAnswer === undefined ? response.headers : fieldsForOwnAnswer(response.headers)
-      for (let i = 0; i < entries.length; i++) {
-        const name = entries[i]![0]
-        c.header(name, entries[i]![1], isSingleValuedName(name) ? undefined : { append: true })
-      }
-      markFieldsWritten(c)
-      if (ownAnswer === undefined)
-        return Promise.resolve(c.body(response.body, response.status as ContentfulStatusCode))
-      // A Response built by hand (not with c.json or c.body) has none of the fields yet.
-      return Promise.resolve(ownAnswer(c, response, verdict)).then((answer) =>
-        withDenialFields(answer, entries),
-      )
-    }
+    if (pass.denial !== undefined) return answerDenial(c, pass, onLimited)
     return next().then(() => {
       // Added to the finished response, so that handlers returning a `Response` of their own
       // (which drops headers set earlier with `c.header`) carry them as well.
-      if (response === undefined) fields.put(c, verdict!, gate.writeFields)
-      else appendHeaders(c, response.headers)
-      if (verdict !== undefined && refundIf?.(c.res.status, c))
-        waitUntil(c, refundQuietly(limiter, verdict))
+      pass.writeFields(fields, c)
+      waitUntil(c, pass.end(c.res.status))
       return undefined
     })
   }
@@ -118,11 +60,12 @@ export function rateLimit(
   // Whatever throws still reaches Hono as a rejection, as from an async function.
   return function tollgate(c, next) {
     try {
-      if (skip?.(c)) return next()
-      const handled = gate.handleAdmitted(requestFacts(c, requestIdentities, read, headers))
-      return isPromise(handled)
-        ? handled.then((settled) => finish(c, next, settled))
-        : finish(c, next, handled)
+      const pass = kit.enter(c, undefined)
+      if (pass === undefined) return next()
+      const ready = pass.ready
+      return isPromise(ready)
+        ? ready.then((decided) => finish(c, next, decided))
+        : finish(c, next, ready)
     } catch (error) {
       return Promise.reject(error)
     }

@@ -1,25 +1,22 @@
-import {
-  type RequestFacts,
-  type RequestReaders,
-  ReusedIdentitySource,
-  type Tollgate,
-  type UserId,
-  userIdOf,
-} from '@tollgate/core'
-import type { Context, HonoRequest } from 'hono'
+import { type Framework, userIdOf } from '@tollgate/core/adapter'
+import type { Context } from 'hono'
 import type { GetConnInfo } from 'hono/conninfo'
 
-/** How the middleware reads a request: the defaults below, or the app's own functions. */
-export type HonoReaders = RequestReaders<Context> & {
-  readonly address: (c: Context) => string | undefined
-}
-
 /**
- * The authenticated user's id where Hono auth middleware usually leaves it: `c.get('user')`,
- * itself an id or an object with an `id`.
+ * How the kit reads a Hono context: the client's address from `getConnInfo` when given, else as
+ * `defaultAddress` finds it; the user where Hono auth middleware usually leaves it,
+ * `c.get('user')`.
  */
-export function defaultUser(c: Context): UserId {
-  return userIdOf(c.get('user' as never))
+export function hono(getConnInfo: GetConnInfo | undefined): Framework<Context> {
+  return {
+    method: (c) => c.req.method,
+    path: (c) => c.req.path,
+    socketAddress:
+      getConnInfo === undefined ? defaultAddress : (c) => getConnInfo(c).remote.address,
+    header: (c, name) => c.req.header(name),
+    user: (c) => userIdOf(c.get('user' as never)),
+    hooks: ['getConnInfo'],
+  }
 }
 
 /** What the runtimes put in `c.env` (the fetch handler's second argument). */
@@ -41,7 +38,7 @@ type RuntimeEnv = {
  * only when the request carries Cloudflare's `cf` object (elsewhere any client could send that
  * header). Pass `getConnInfo` for any other runtime.
  */
-export function defaultAddress(c: Context): string | undefined {
+function defaultAddress(c: Context): string | undefined {
   const env = c.env as RuntimeEnv | undefined
   if (env !== undefined && env !== null) {
     const incoming = env.incoming ?? env.server?.incoming
@@ -51,34 +48,4 @@ export function defaultAddress(c: Context): string | undefined {
   }
   const raw = c.req.raw as Request & { readonly cf?: unknown }
   return raw.cf === undefined ? undefined : (c.req.header('cf-connecting-ip') ?? undefined)
-}
-
-/** `getConnInfo` (from `hono/bun`, `@hono/node-server/conninfo`…) as an address reader. */
-export function addressFrom(getConnInfo: GetConnInfo): (c: Context) => string | undefined {
-  return (c) => getConnInfo(c).remote.address
-}
-
-/** One per middleware: the identity source its requests' headers are read through. */
-export function identitySource(): ReusedIdentitySource<HonoRequest> {
-  return new ReusedIdentitySource((request, name) => request.header(name))
-}
-
-/** Maps a Hono context to the limiter's input; forwarding headers are core's to trust or not. */
-export function requestFacts(
-  c: Context,
-  identitiesOf: Tollgate['requestIdentities'],
-  read: HonoReaders,
-  headers: ReusedIdentitySource<HonoRequest>,
-): RequestFacts {
-  const req = c.req
-  const socketAddress = read.address(c)
-  const user = read.user(c)
-  const identities = headers.identities(identitiesOf, socketAddress, req, user)
-  return {
-    method: req.method,
-    path: req.path,
-    plan: read.plan?.(c),
-    identities:
-      read.identities === undefined ? identities : { ...identities, ...read.identities(c) },
-  }
 }

@@ -1,16 +1,15 @@
+import type { Denial, Verdict } from '@tollgate/core'
 import {
+  type FieldSink,
   type FieldWriter,
   type HeaderEntries,
   isSingleValuedName,
-  type LimitResponse,
   mergeFields,
-  type Tollgate,
-  type Verdict,
-} from '@tollgate/core'
+  type Pass,
+  type WriteVerdictFields,
+} from '@tollgate/core/adapter'
 import type { Context } from 'hono'
-
-/** A denial, as the responder built it: status, headers and problem body. */
-export type Denial = Extract<LimitResponse, { allowed: false }>
+import type { ContentfulStatusCode } from 'hono/utils/http-status'
 
 /**
  * Set on a context once a Tollgate middleware has put its fields on the response: a second one
@@ -22,9 +21,20 @@ const FIELDS_WRITTEN = Symbol('tollgate.fieldsWritten')
 
 type MarkedContext = Context & { [FIELDS_WRITTEN]?: true }
 
-/** Marks `c` as carrying a Tollgate middleware's fields (see `FIELDS_WRITTEN`). */
-export function markFieldsWritten(c: Context): void {
+function markFieldsWritten(c: Context): void {
   ;(c as MarkedContext)[FIELDS_WRITTEN] = true
+}
+
+/**
+ * Puts a denial's fields on the response Hono is about to build (`c.header`), and marks `c`
+ * as carrying them (see `FIELDS_WRITTEN`).
+ */
+function setDenialFields(c: Context, entries: HeaderEntries): void {
+  for (let i = 0; i < entries.length; i++) {
+    const name = entries[i]![0]
+    c.header(name, entries[i]![1], isSingleValuedName(name) ? undefined : { append: true })
+  }
+  markFieldsWritten(c)
 }
 
 function hasFieldsWritten(c: Context): boolean {
@@ -41,7 +51,7 @@ function write(target: Headers, name: string, value: string): void {
  * `c.header` before it, so that handlers returning a `Response` of their own (which drops
  * headers set earlier) carry them as well.
  */
-export function appendHeaders(c: Context, headers: HeaderEntries): void {
+function appendHeaders(c: Context, headers: HeaderEntries): void {
   if (headers.length === 0) return
   if (hasFieldsWritten(c)) {
     writeMerged(c, headers)
@@ -95,15 +105,19 @@ function appendFirst(c: Context, name: string, value: string, replace = false): 
 }
 
 /**
- * Appends an admitted request's fields to the finished response as `appendHeaders` does,
- * straight from its verdict (no header entries built). One per middleware: it holds a context
- * only while `put` writes to it, which is synchronous.
+ * The field sink of finished Hono responses: entries are appended as `appendHeaders` does, and
+ * an admitted request's fields straight from its verdict (no header entries built). One per
+ * middleware: it holds a context only while `putVerdict` writes to it, which is synchronous.
  */
-export class ResponseFields implements FieldWriter {
+export class ResponseFields implements FieldWriter, FieldSink<Context> {
   private c: Context | undefined
   private target: Headers | undefined
 
-  put(c: Context, verdict: Verdict, writeFields: Tollgate['writeFields']): void {
+  putEntries(c: Context, entries: HeaderEntries): void {
+    appendHeaders(c, entries)
+  }
+
+  putVerdict(c: Context, verdict: Verdict, writeFields: WriteVerdictFields): void {
     if (hasFieldsWritten(c)) {
       const entries: Array<readonly [string, string]> = []
       writeFields(verdict, { write: (name, value) => entries.push([name, value]) })
@@ -131,7 +145,7 @@ export class ResponseFields implements FieldWriter {
  * built by hand rather than with `c.json` or `c.body`) are added, on a copy when its headers are
  * immutable. Anything that is not a Response is passed on as it is, for Hono to judge.
  */
-export function withDenialFields(answer: Response, fields: HeaderEntries): Response {
+function withDenialFields(answer: Response, fields: HeaderEntries): Response {
   if (!(answer instanceof Response)) return answer
   const missing = fields.filter(([name]) => !answer.headers.has(name))
   if (missing.length === 0) return answer
@@ -153,4 +167,31 @@ export function waitUntil(c: Context, pending: Promise<void> | undefined): void 
   } catch {
     // No execution context (Node, Bun, Deno): the promise settles on its own.
   }
+}
+
+/** The app's own answer to a denial. */
+export type OnLimited = (
+  c: Context,
+  denial: Denial,
+  verdict?: Verdict,
+) => Response | Promise<Response>
+
+/**
+ * Answers a denial: its fields set with `c.header`, then the problem body, or the app's own
+ * answer (`onLimited`) with any field it lacks added (a Response built by hand, not with
+ * `c.json` or `c.body`, has none of them yet).
+ */
+export function answerDenial(
+  c: Context,
+  pass: Pass<Context, unknown>,
+  onLimited: OnLimited | undefined,
+): Promise<Response> {
+  const denial = pass.denial!
+  const fields = pass.denialFields!
+  setDenialFields(c, fields)
+  if (onLimited === undefined)
+    return Promise.resolve(c.body(denial.body, denial.status as ContentfulStatusCode))
+  return Promise.resolve(onLimited(c, denial, pass.verdict)).then((answer) =>
+    withDenialFields(answer, fields),
+  )
 }

@@ -1,13 +1,37 @@
-import type { LimitResponse } from '@tollgate/core'
+import type { Denial, Verdict } from '@tollgate/core'
+import { isPromise } from '@tollgate/core/adapter'
 import type { Context } from 'koa'
-
-/** A denial, as the responder built it: status, headers (already on `ctx`) and problem body. */
-export type Denial = Extract<LimitResponse, { allowed: false }>
 
 /** The default denial: the responder's status and problem+json body, nothing added. */
 export function sendDenial(ctx: Context, denial: Denial): void {
   ctx.status = denial.status
   ctx.body = denial.body
+}
+
+/** The app's own answer to a denial, or the default one. */
+export type OnLimited = (ctx: Context, denial: Denial, verdict?: Verdict) => unknown
+
+/**
+ * Runs `onLimited`. An error it throws (`ctx.throw(429)`, say) keeps the fields, which Koa's
+ * error handler would otherwise remove with every other header.
+ */
+export function answerDenial(
+  onLimited: OnLimited,
+  ctx: Context,
+  denial: Denial,
+  verdict: Verdict | undefined,
+  fieldNames: readonly string[],
+): unknown {
+  const failed = (error: unknown): never => {
+    keepFieldsOnError(ctx.res, fieldNames, error)
+    throw error
+  }
+  try {
+    const answered = onLimited(ctx, denial, verdict)
+    return isPromise(answered) ? answered.then(undefined, failed) : answered
+  } catch (error) {
+    return failed(error)
+  }
 }
 
 /** The status Koa answers a thrown error with (its `onerror` rules). */

@@ -25,7 +25,7 @@ type Batch = { readonly waiting: Waiting[]; readonly deadline: Deadline }
  * requests per call doubled decisions per second over one call per request; 128 gained far
  * less.)
  */
-export const MAX_BATCH_KEYS = 32
+const MAX_BATCH_KEYS = 32
 
 export type RequestSender = (
   script: Script,

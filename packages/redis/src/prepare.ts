@@ -1,7 +1,8 @@
 import { type Algorithm, type Charge, checkCost, RateLimitError } from '@tollgate/core'
 import { encodeKey, encodeRule } from './keys.js'
-import { LUA_ALGORITHMS_BY_NAME, type Script, script } from './scripts/index.js'
+import { type Script, script } from './scripts/index.js'
 import type { LuaAlgorithm } from './scripts/lua-algorithm.js'
+import { luaAlgorithmNamed } from './scripts/registry.js'
 import { type RuleSetShape, ruleSetLua } from './scripts/rule-set.lua.js'
 
 /** A charge ready for a general script call: its Redis key, hash tag and ARGV entries. */
@@ -149,13 +150,13 @@ export function chargePreparer(
   }
 }
 
-/** p1, p2, p3 of [code, p1, p2, p3]. */
+/** The parameters of [code, p1, p2, p3]. */
 function paramsOf(args: readonly string[]): readonly [string, string, string] {
   return [args[1]!, args[2]!, args[3]!]
 }
 
 function luaOf(charge: Charge): LuaAlgorithm {
-  const lua = LUA_ALGORITHMS_BY_NAME.get(charge.algorithm.name)
+  const lua = luaAlgorithmNamed(charge.algorithm.name)
   const params = charge.algorithm.params
   if (lua === undefined || params === undefined || params.kind !== lua.kind) {
     throw new RateLimitError(

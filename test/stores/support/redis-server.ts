@@ -45,7 +45,7 @@ function canBind(port: number): Promise<boolean> {
 }
 
 /** Polls PING until the server answers, for at most `timeoutMs`. */
-export async function waitForPing(port: number, timeoutMs = 10_000): Promise<void> {
+async function waitForPing(port: number, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs
   while (Date.now() < deadline) {
     if (await pings(port)) return

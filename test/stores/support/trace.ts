@@ -52,13 +52,13 @@ export const algorithmArb: fc.Arbitrary<Algorithm> = fc.oneof(
     ),
 )
 
-export type TraceRule = {
+type TraceRule = {
   readonly id: string
   readonly algorithm: Algorithm
   readonly shadow: boolean
 }
 
-export type TraceStep =
+type TraceStep =
   | { readonly kind: 'consume'; readonly dt: number; readonly charges: readonly Charge[] }
   | { readonly kind: 'refund'; readonly dt: number; readonly of: number }
 
@@ -190,7 +190,7 @@ const bigOrSmall = (max: number) =>
  * Algorithms whose integers come close to 2^53 (huge capacities, odd periods), where a Lua
  * number printed with 14 digits or a division rounded the wrong way would show.
  */
-export const extremeAlgorithmArb: fc.Arbitrary<Algorithm> = fc.oneof(
+const extremeAlgorithmArb: fc.Arbitrary<Algorithm> = fc.oneof(
   fc
     .record({
       rate: fc.integer({ min: 1, max: 1000 }),

@@ -36,7 +36,7 @@ export function invalid(field: string, message: string): RateLimitError {
   return new RateLimitError('ERR_RL_INVALID_RULE', `${field}: ${message}`, { field })
 }
 
-export function requireCount(field: string, value: unknown): number {
+function requireCount(field: string, value: unknown): number {
   if (!isSafeCount(value)) {
     throw invalid(field, `expected a whole number ≥ 1, got ${describe(value)}`)
   }
@@ -55,7 +55,7 @@ function requireSendableCount(field: string, value: unknown): number {
   return count
 }
 
-export function describe(value: unknown): string {
+function describe(value: unknown): string {
   return typeof value === 'string' ? JSON.stringify(value) : String(value)
 }
 

@@ -16,11 +16,6 @@ export function compilePattern(route: ParsedRoute): PathPattern {
   }
 }
 
-/** True for `*` or `/*`: every path. */
-export function matchesEveryPath(pattern: PathPattern): boolean {
-  return pattern.rest && pattern.segments.length === 0
-}
-
 /** The one path an all-literal pattern matches, or undefined for a pattern with params or `*`. */
 export function exactPath(pattern: PathPattern): string | undefined {
   if (pattern.rest || pattern.segments.includes(null)) return undefined

@@ -1,7 +1,7 @@
 import type { Logger, StoreErrorContext } from './types.js'
 
 /** Stable codes of the limiter's warnings (logged as `[tollgate] CODE: message`). */
-export type LimiterWarningCode =
+type LimiterWarningCode =
   /** The store threw or rejected and no `onError` hook is set. */
   | 'WARN_STORE_FAILED'
   /** A request without an `ip` identity was counted in the bucket shared by all such requests. */

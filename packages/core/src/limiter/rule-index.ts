@@ -9,7 +9,7 @@ import { coversMethod } from './route-target.js'
  * already matches the path (no route, or an exact route equal to it), else the patterns one of
  * which the path must match. Plans are checked by the caller.
  */
-export type Candidates = {
+type Candidates = {
   readonly rules: readonly CompiledRule[]
   readonly patterns: readonly (readonly PathPattern[] | null)[]
 }

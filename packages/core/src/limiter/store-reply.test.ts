@@ -4,10 +4,10 @@
  * responder, the adapters). See store-failure.test.ts for stores that throw or reject.
  */
 import { describe, expect, it } from 'vitest'
+import { createTollgate } from '../adapter/middleware.js'
 import { MAX_TIME_MS } from '../algorithms/integer.js'
 import { isRateLimitError } from '../errors.js'
-import { createTollgate } from '../http/middleware.js'
-import { createResponder } from '../http/responder.js'
+import { createResponder } from '../response/responder.js'
 import { memoryStore } from '../store/memory-store.js'
 import type { Outcome, Store } from '../store/types.js'
 import { createLimiter } from './create-limiter.js'

@@ -11,7 +11,7 @@ import type { Limiter, RequestFacts, Verdict } from './types.js'
  */
 
 /** The memory store seen only through the `Store` interface: no `consumeOne`. */
-export function withoutFastPath(): Store {
+function withoutFastPath(): Store {
   const inner = memoryStore()
   return {
     consume: (charges, now): Outcome => inner.consume(charges, now),
@@ -20,7 +20,7 @@ export function withoutFastPath(): Store {
 }
 
 /** The memory store answering through promises, as a remote store does. */
-export function asyncStore(): Store {
+function asyncStore(): Store {
   const inner = memoryStore()
   return {
     consume: async (charges, now) => inner.consume(charges, now),

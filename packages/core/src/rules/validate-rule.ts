@@ -214,7 +214,7 @@ export function algorithmOf(rule: Rule): Algorithm {
     : build(rule.algorithm, { limit: rule.limit, window: rule.window })
 }
 
-export function count(value: unknown): number | string {
+function count(value: unknown): number | string {
   if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 1) return value
   return `expected a whole number ≥ 1, got ${typeName(value)}`
 }

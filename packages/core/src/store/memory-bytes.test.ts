@@ -44,7 +44,7 @@ describe('the memory store’s byte bound', () => {
       expect(store.bytes, algorithm.name).toBeGreaterThan(MIB / 2)
       expect(store.size, algorithm.name).toBeLessThan(60_000)
     }
-  })
+  }, 60_000)
 
   it('charges a sliding log for the entries it holds, not for its limit', () => {
     const store = memoryStore()
@@ -137,5 +137,5 @@ describe('the memory store’s byte bound', () => {
     store.consume(charges('last'), T0 + 30_000)
     store.consume(charges('last'), T0 + 30_001)
     expect(store.consumeOne('log', log, 'ip:last', 0, T0 + 30_002).remaining).toBe(99_994)
-  })
+  }, 60_000)
 })

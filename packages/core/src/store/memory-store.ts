@@ -65,7 +65,7 @@ export interface MemoryStore extends Store {
   readonly evictions: number
 }
 
-export const DEFAULT_MAX_BYTES = 64 * 1024 * 1024
+const DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 const MIN_MAX_BYTES = 1024 * 1024
 
 /**

@@ -1,23 +1,19 @@
-import { fixedWindowLua } from './fixed-window.lua.js'
-import { gcraLua } from './gcra.lua.js'
-import { leakyBucketLua } from './leaky-bucket.lua.js'
-import type { LuaAlgorithm } from './lua-algorithm.js'
+import { bindParameters, type LuaAlgorithm } from './lua-algorithm.js'
+import { LUA_ALGORITHMS } from './registry.js'
 import { slidingLogLua } from './sliding-log.lua.js'
-import { slidingWindowLua } from './sliding-window.lua.js'
-import { tokenBucketLua } from './token-bucket.lua.js'
 
-export const LUA_ALGORITHMS: readonly LuaAlgorithm[] = [
-  tokenBucketLua,
-  gcraLua,
-  leakyBucketLua,
-  fixedWindowLua,
-  slidingLogLua,
-  slidingWindowLua,
-]
-
-/** `if code == 1 then … elseif code == 2 then … end` over every algorithm's fragment. */
+/**
+ * `if code == 1 then … elseif code == 2 then … end` over every algorithm's fragment, each with
+ * its parameter names bound to the slots `p1`, `p2`, `p3` the library's functions receive.
+ */
 function dispatch(part: (algorithm: LuaAlgorithm) => string): string {
-  return `${LUA_ALGORITHMS.map((algorithm, i) => `${i === 0 ? 'if' : 'elseif'} code == ${algorithm.code} then${part(algorithm)}`).join('\n  ')}
+  return `${Object.values(LUA_ALGORITHMS)
+    .map(
+      (algorithm, i) =>
+        `${i === 0 ? 'if' : 'elseif'} code == ${algorithm.code} then
+    ${bindParameters(algorithm, ['p1', 'p2', 'p3'])}${part(algorithm)}`,
+    )
+    .join('\n  ')}
   end`
 }
 
@@ -40,7 +36,8 @@ end
 /**
  * The general scripts' library: exact division, and functions that branch on the
  * algorithm code (load, decide, freshAt, save, and refund for the refund script): a handful of
- * closures per call, whatever the number of algorithms.
+ * closures per call, whatever the number of algorithms. `p1`, `p2`, `p3` are the parameter
+ * slots as sent (ARGV); each algorithm's branch reads them by name.
  */
 export function libraryLua(withRefund: boolean): string {
   return `${ARITHMETIC_LUA}

@@ -13,25 +13,25 @@ export const fixedWindowLua: LuaAlgorithm = {
   code: CODE,
   load: `
     ${unpackState(CODE, ['a', 'b'])}
-    if a then s = { a, b } else s = { floorDiv(now, p2) * p2, 0 } end`,
+    if a then s = { a, b } else s = { floorDiv(now, windowMs) * windowMs, 0 } end`,
   decide: `
     local stored = s[1]
-    local start = max(floorDiv(now, p2) * p2, stored)
+    local start = max(floorDiv(now, windowMs) * windowMs, stored)
     local count = 0
     if start == stored then count = s[2] end
-    local untilEnd = start + p2 - now
-    if cost > 0 and count + cost > p1 then
-      allowed, remaining, reset, retry = 0, max(0, p1 - count), untilEnd, untilEnd
+    local untilEnd = start + windowMs - now
+    if cost > 0 and count + cost > limit then
+      allowed, remaining, reset, retry = 0, max(0, limit - count), untilEnd, untilEnd
     else
       local charged = count + cost
       if commit then s[1] = start; s[2] = charged end
       reset = untilEnd
       if charged == 0 then reset = 0 end
-      allowed, remaining, retry = 1, max(0, p1 - charged), 0
+      allowed, remaining, retry = 1, max(0, limit - charged), 0
     end`,
   refund: `
-    if floorDiv(chargedAt, p2) * p2 == s[1] then s[2] = max(0, s[2] - cost) end`,
+    if floorDiv(chargedAt, windowMs) * windowMs == s[1] then s[2] = max(0, s[2] - cost) end`,
   freshAt: `
-    if s[2] == 0 then fresh = 0 else fresh = s[1] + p2 end`,
+    if s[2] == 0 then fresh = 0 else fresh = s[1] + windowMs end`,
   format: packState(CODE, 2),
 }

@@ -12,20 +12,20 @@ export const gcraLua: LuaAlgorithm = {
   load: `
     local tat = nil
     if v then tat = tonumber(v) end
-    if tat then s = { tat } else s = { now * p1 } end`,
+    if tat then s = { tat } else s = { now * unitsPerMs } end`,
   decide: `
-    local nowTicks = now * p1
+    local nowTicks = now * unitsPerMs
     local tat = max(s[1], nowTicks)
-    local ahead = tat - nowTicks + cost * p2
-    if cost > 0 and ahead > p3 then
-      allowed, remaining, reset, retry = 0, max(0, floorDiv(p3 - (tat - nowTicks), p2)), -floorDiv(nowTicks - tat, p1), -floorDiv(p3 - ahead, p1)
+    local ahead = tat - nowTicks + cost * unitsPerToken
+    if cost > 0 and ahead > capacity then
+      allowed, remaining, reset, retry = 0, max(0, floorDiv(capacity - (tat - nowTicks), unitsPerToken)), -floorDiv(nowTicks - tat, unitsPerMs), -floorDiv(capacity - ahead, unitsPerMs)
     else
       if commit then s[1] = nowTicks + ahead end
-      allowed, remaining, reset, retry = 1, max(0, floorDiv(p3 - ahead, p2)), -floorDiv(-ahead, p1), 0
+      allowed, remaining, reset, retry = 1, max(0, floorDiv(capacity - ahead, unitsPerToken)), -floorDiv(-ahead, unitsPerMs), 0
     end`,
   refund: `
-    s[1] = max(now * p1, s[1] - cost * p2)`,
+    s[1] = max(now * unitsPerMs, s[1] - cost * unitsPerToken)`,
   freshAt: `
-    fresh = -floorDiv(-s[1], p1)`,
+    fresh = -floorDiv(-s[1], unitsPerMs)`,
   format: `s[1]`,
 }

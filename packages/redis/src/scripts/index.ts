@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto'
-import { LUA_ALGORITHMS, libraryLua } from './assemble.js'
-import type { LuaAlgorithm } from './lua-algorithm.js'
-import { consumeMainLua, refundMainLua } from './main.lua.js'
+import { libraryLua } from './assemble.js'
+import { consumeMainLua, mainHeaderLua, refundMainLua } from './main.lua.js'
 
 export { ARGS_PER_CHARGE } from './main.lua.js'
 
@@ -13,13 +12,12 @@ export function script(source: string): Script {
 }
 
 /** Decides a request's charges as one unit and writes them (see main.lua.ts). */
-export const consumeScript: Script = script(libraryLua(false) + consumeMainLua)
+export const consumeScript: Script = script(
+  mainHeaderLua('consume', 'denied on another slot (1/0)') + libraryLua(false) + consumeMainLua,
+)
 /** Gives charges back and reports what is left. */
-export const refundScript: Script = script(libraryLua(true) + refundMainLua)
-
-/** The algorithms the scripts run, by their name in the core. */
-export const LUA_ALGORITHMS_BY_NAME: ReadonlyMap<string, LuaAlgorithm> = new Map(
-  LUA_ALGORITHMS.map((algorithm) => [algorithm.name, algorithm]),
+export const refundScript: Script = script(
+  mainHeaderLua('refund', 'the time the charges were made') + libraryLua(true) + refundMainLua,
 )
 
 /**

@@ -19,24 +19,24 @@ export const leakyBucketLua: LuaAlgorithm = {
     local skew = at - now
     local elapsed = at - s[2]
     local water = 0
-    if elapsed < -floorDiv(-p3, p1) then water = max(0, s[1] - elapsed * p1) end
-    local poured = water + cost * p2
-    if cost > 0 and poured > p3 then
-      allowed, remaining, reset, retry = 0, max(0, floorDiv(p3 - water, p2)), skew - floorDiv(-water, p1), skew - floorDiv(p3 - poured, p1)
+    if elapsed < -floorDiv(-capacity, unitsPerMs) then water = max(0, s[1] - elapsed * unitsPerMs) end
+    local poured = water + cost * unitsPerToken
+    if cost > 0 and poured > capacity then
+      allowed, remaining, reset, retry = 0, max(0, floorDiv(capacity - water, unitsPerToken)), skew - floorDiv(-water, unitsPerMs), skew - floorDiv(capacity - poured, unitsPerMs)
     else
       if commit then s[1] = poured; s[2] = at end
       reset = 0
-      if poured ~= 0 then reset = skew - floorDiv(-poured, p1) end
-      allowed, remaining, retry = 1, max(0, floorDiv(p3 - poured, p2)), 0
+      if poured ~= 0 then reset = skew - floorDiv(-poured, unitsPerMs) end
+      allowed, remaining, retry = 1, max(0, floorDiv(capacity - poured, unitsPerToken)), 0
     end`,
   refund: `
     local at = max(now, s[2])
     local elapsed = at - s[2]
     local water = 0
-    if elapsed < -floorDiv(-p3, p1) then water = max(0, s[1] - elapsed * p1) end
-    s[1] = max(0, water - cost * p2)
+    if elapsed < -floorDiv(-capacity, unitsPerMs) then water = max(0, s[1] - elapsed * unitsPerMs) end
+    s[1] = max(0, water - cost * unitsPerToken)
     s[2] = at`,
   freshAt: `
-    fresh = s[2] - floorDiv(-s[1], p1)`,
+    fresh = s[2] - floorDiv(-s[1], unitsPerMs)`,
   format: packState(CODE, 2),
 }

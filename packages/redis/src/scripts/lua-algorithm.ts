@@ -11,8 +11,8 @@ import type { AlgorithmName } from '@tollgate/core'
  * Names in scope for every fragment:
  * - `s`: the key's state, a table holding the core's slot numbers in order (`s[1]`, `s[2]`, …),
  *   and `key` (the Redis key) and `code` (the algorithm code) beside it;
- * - `p1`, `p2`, `p3`: the scaled parameters (rate: unitsPerMs, unitsPerToken, capacity;
- *   window: limit, windowMs, unused);
+ * - the algorithm's parameters by their core names (`PARAMETER_NAMES`): rate algorithms read
+ *   `unitsPerMs`, `unitsPerToken` and `capacity`, window algorithms `limit` and `windowMs`;
  * - `cost`, `now`, `commit`, `chargedAt` where the function has them;
  * - helpers `floorDiv(a, b)` (exact), `-floorDiv(-a, b)` for ceilDiv, and `now - now % w` is
  *   never used: `mod(a, b)` is spelt `a - floorDiv(a, b) * b`, exact where `%` is not.
@@ -46,4 +46,22 @@ export type LuaAlgorithm = {
    * place by `decide`; only its expiry is set).
    */
   readonly format: string
+}
+
+/**
+ * The names the fragments read an algorithm's scaled parameters by, in the order the scripts
+ * receive them (ARGV, or the constants of a rule-set script): the core's `AlgorithmParams`.
+ */
+export const PARAMETER_NAMES = {
+  rate: ['unitsPerMs', 'unitsPerToken', 'capacity'],
+  window: ['limit', 'windowMs'],
+} as const
+
+/**
+ * A Lua statement binding `algorithm`'s parameter names to `values` (Lua expressions, in the
+ * order of PARAMETER_NAMES; a window algorithm ignores the third).
+ */
+export function bindParameters(algorithm: LuaAlgorithm, values: readonly string[]): string {
+  const names = PARAMETER_NAMES[algorithm.kind]
+  return `local ${names.join(', ')} = ${values.slice(0, names.length).join(', ')}`
 }

@@ -12,6 +12,13 @@
  */
 export const ARGS_PER_CHARGE = 6
 
+/** What a reader of the general scripts sees first (lua/consume.lua, lua/refund.lua). */
+export const mainHeaderLua = (name: 'consume' | 'refund', flag: string) =>
+  `-- tollgate: ${name}. KEYS: one per charge.
+-- ARGV: now (-1: the server's TIME), expiry margin (ms), ${flag},
+-- then per charge: algorithm code, cost, shadow (1/0) and the algorithm's parameters
+-- (rate: unitsPerMs, unitsPerToken, capacity; window: limit, windowMs, 0).`
+
 /** Reads the clock: the caller's (ARGV[1] ≥ 0) or this server's TIME, rounded down to the ms. */
 const clock = `
 local now, absolute = tonumber(ARGV[1]), false

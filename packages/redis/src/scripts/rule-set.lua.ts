@@ -1,11 +1,11 @@
 import { ARITHMETIC_LUA } from './assemble.js'
-import type { LuaAlgorithm } from './lua-algorithm.js'
+import { bindParameters, type LuaAlgorithm } from './lua-algorithm.js'
 import { slidingLogLua } from './sliding-log.lua.js'
 
 /** One rule of a rule-set script: its algorithm, its parameters, and whether it only reports. */
-export type RuleShape = {
+type RuleShape = {
   readonly algorithm: LuaAlgorithm
-  /** p1, p2, p3 as the algorithm's fragments read them, as decimal integers. */
+  /** The algorithm's scaled parameters in the order of PARAMETER_NAMES, as decimal integers. */
   readonly params: readonly [string, string, string]
   /** A shadow rule is decided and reported, but its denial never denies the request. */
   readonly shadow: boolean
@@ -67,7 +67,7 @@ function oneRuleBody(rule: RuleShape, serverTime: boolean, write: (r: RuleShape)
   const step = serverTime ? 1 : 2
   const requestNow = serverTime ? '' : `\n  now = tonumber(ARGV[i * 2])`
   return `
-local p1, p2, p3 = ${params.join(', ')}
+${bindParameters(algorithm, params)}
 for i = 1, #KEYS do
   local key, cost, commit = KEYS[i], tonumber(ARGV[(i - 1) * ${step} + 1]), true${requestNow}
   local s
@@ -104,7 +104,7 @@ function severalRulesBody(
   const scoped = (rule: RuleShape, i: number, cost: string, commit: string, body: string) => `
     do
       local key, s, cost, commit = KEYS[k + ${i}], s${i}, ${cost}, ${commit}
-      local p1, p2, p3 = ${rule.params.join(', ')}
+      ${bindParameters(rule.algorithm, rule.params)}
       local allowed, remaining, reset, retry
       do${rule.algorithm.decide}
       end
@@ -113,7 +113,8 @@ function severalRulesBody(
   const load = (rule: RuleShape, i: number) => `
   local s${i}
   do
-    local key, p1, p2, p3 = KEYS[k + ${i}], ${rule.params.join(', ')}
+    local key = KEYS[k + ${i}]
+    ${bindParameters(rule.algorithm, rule.params)}
     local s
     ${readState(rule.algorithm)}${rule.algorithm.load}
     s${i} = s

@@ -11,7 +11,7 @@ import type { LuaAlgorithm } from './lua-algorithm.js'
  * both 15.1–15.4. Most keys, even under a high limit, hold a short log, and a packed one takes
  * less memory at any length (8 bytes an entry, against about 10 in a listpack).
  */
-export const PACKED_LOG_MAX_ENTRIES = 32
+const PACKED_LOG_MAX_ENTRIES = 32
 
 /** A list that has shrunk to this many entries goes back to the packed form (hysteresis). */
 const UNPACK_BELOW = PACKED_LOG_MAX_ENTRIES / 2
@@ -44,7 +44,7 @@ const pushRepeated = (value: string, count: string) => `
  * s = { length, newest entry (0 when empty), the packed string or false for a list }. A
  * decision reads only what it needs: a search for the first live entry (galloping from the
  * head, where the expired ones are) and, when denied, the entry that blocks the request.
- * p1 = limit, p2 = windowMs. `v` is the GET reply: a string, false (no key) or an error table
+ * Parameters: `limit` and `windowMs`. `v` is the GET reply: a string, false (no key) or an error table
  * (the key holds a list, or another type).
  */
 export const slidingLogLua: LuaAlgorithm = {
@@ -74,7 +74,7 @@ export const slidingLogLua: LuaAlgorithm = {
     local at = max(now, newest)
     -- Entries are in time order: count the leading ones that have aged out. A request usually
     -- finds none or one; gallop (entries 1, 2, 4, 8, …) then search the last step in halves.
-    local cutoff = at - p2
+    local cutoff = at - windowMs
     local lo, probe = 0, 1
     if packed then
       while probe <= size and ${packedEntry('probe - 1')} <= cutoff do
@@ -101,10 +101,10 @@ export const slidingLogLua: LuaAlgorithm = {
       if entry <= cutoff then lo = mid + 1 else hi = mid end
     end
     local live = size - lo
-    if cost > 0 and live + cost > p1 then
+    if cost > 0 and live + cost > limit then
       local blocking
-      if packed then blocking = ${packedEntry('size + cost - p1 - 1')} else blocking = ${listEntry('size + cost - p1 - 1')} end
-      allowed, remaining, reset, retry = 0, max(0, p1 - live), newest + p2 - now, blocking + p2 - now
+      if packed then blocking = ${packedEntry('size + cost - limit - 1')} else blocking = ${listEntry('size + cost - limit - 1')} end
+      allowed, remaining, reset, retry = 0, max(0, limit - live), newest + windowMs - now, blocking + windowMs - now
     else
       if commit then
         local after = live + cost
@@ -140,12 +140,12 @@ export const slidingLogLua: LuaAlgorithm = {
       end
       local newestAfter = 0
       if cost > 0 then newestAfter = at elseif live > 0 then newestAfter = newest end
-      reset = newestAfter + p2 - now
+      reset = newestAfter + windowMs - now
       if live + cost == 0 then reset = 0 end
-      allowed, remaining, retry = 1, max(0, p1 - live - cost), 0
+      allowed, remaining, retry = 1, max(0, limit - live - cost), 0
     end`,
   refund: `
-    if chargedAt > now - p2 and cost > 0 then
+    if chargedAt > now - windowMs and cost > 0 then
       local packed = s[3]
       if packed then
         -- Rebuild the string without up to \`cost\` entries logged at chargedAt.
@@ -168,6 +168,6 @@ export const slidingLogLua: LuaAlgorithm = {
       end
     end`,
   freshAt: `
-    if s[1] == 0 then fresh = 0 else fresh = s[2] + p2 end`,
+    if s[1] == 0 then fresh = 0 else fresh = s[2] + windowMs end`,
   format: `s[3]`,
 }

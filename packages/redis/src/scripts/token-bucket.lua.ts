@@ -13,31 +13,31 @@ export const tokenBucketLua: LuaAlgorithm = {
   code: CODE,
   load: `
     ${unpackState(CODE, ['a', 'b'])}
-    if a then s = { a, b } else s = { p3, now } end`,
+    if a then s = { a, b } else s = { capacity, now } end`,
   decide: `
     local at = max(now, s[2])
     local skew = at - now
     local elapsed = at - s[2]
-    local level = p3
-    if elapsed < -floorDiv(-p3, p1) then level = min(p3, s[1] + elapsed * p1) end
-    local need = cost * p2
+    local level = capacity
+    if elapsed < -floorDiv(-capacity, unitsPerMs) then level = min(capacity, s[1] + elapsed * unitsPerMs) end
+    local need = cost * unitsPerToken
     if level < need then
-      allowed, remaining, reset, retry = 0, floorDiv(level, p2), skew - floorDiv(level - p3, p1), skew - floorDiv(level - need, p1)
+      allowed, remaining, reset, retry = 0, floorDiv(level, unitsPerToken), skew - floorDiv(level - capacity, unitsPerMs), skew - floorDiv(level - need, unitsPerMs)
     else
       local left = level - need
       if commit then s[1] = left; s[2] = at end
       reset = 0
-      if left ~= p3 then reset = skew - floorDiv(left - p3, p1) end
-      allowed, remaining, retry = 1, floorDiv(left, p2), 0
+      if left ~= capacity then reset = skew - floorDiv(left - capacity, unitsPerMs) end
+      allowed, remaining, retry = 1, floorDiv(left, unitsPerToken), 0
     end`,
   refund: `
     local at = max(now, s[2])
     local elapsed = at - s[2]
-    local level = p3
-    if elapsed < -floorDiv(-p3, p1) then level = min(p3, s[1] + elapsed * p1) end
-    s[1] = min(p3, level + cost * p2)
+    local level = capacity
+    if elapsed < -floorDiv(-capacity, unitsPerMs) then level = min(capacity, s[1] + elapsed * unitsPerMs) end
+    s[1] = min(capacity, level + cost * unitsPerToken)
     s[2] = at`,
   freshAt: `
-    fresh = s[2] - floorDiv(s[1] - p3, p1)`,
+    fresh = s[2] - floorDiv(s[1] - capacity, unitsPerMs)`,
   format: packState(CODE, 2),
 }

@@ -1,0 +1,159 @@
+import type { Clock } from '@tollgate/core'
+import { readRateLimitFields } from '@tollgate/core/fields'
+import { type ClientEvent, type EventListener, emitter } from './events.js'
+import { createLearnedPolicies } from './learned-policies.js'
+import type { LocalLimiter } from './local-limiter.js'
+import { type RetryOptions, resolveRetry, withJitter } from './retry-policy.js'
+import { createScheduler, type Scheduler, type Timers } from './scheduler.js'
+import { type Completion, sendWithRetries } from './send.js'
+
+export type ClientOptions = {
+  /** The fetch to send with: the runtime's, undici's, a service binding's. @default globalThis.fetch */
+  readonly fetch?: ((request: Request) => Promise<Response>) | undefined
+  /**
+   * Throttle yourself to a vendor's published limits: one local limiter for every call, or one
+   * per request (undefined: none for this one).
+   */
+  readonly limiter?: LocalLimiter | ((request: Request) => LocalLimiter | undefined) | undefined
+  /** Units a request spends, locally and against learned policies. @default 1 */
+  readonly cost?: ((request: Request) => number) | undefined
+  /** `false` never retries. */
+  readonly retry?: RetryOptions | false | undefined
+  /**
+   * Learn each origin's policies from the fields it sends and wait before a call it would
+   * refuse. `maxPolicies` bounds what is kept (least recently used dropped first). @default true
+   */
+  readonly learn?: boolean | { readonly maxPolicies?: number | undefined } | undefined
+  /**
+   * Splits an origin's learned policies by something of the request (an API key, a tenant):
+   * callers with different budgets at one origin then do not slow each other.
+   * @default the origin alone
+   */
+  readonly partition?: ((request: Request) => string | undefined) | undefined
+  /** The most jitter added to any advertised or learned wait (ms). @default 1000 */
+  readonly maxJitterMs?: number | undefined
+  /** Called for every wait, retry and give-up. */
+  readonly onEvent?: EventListener | undefined
+  readonly clock?: Clock | undefined
+  readonly timers?: Timers | undefined
+  /** Share one scheduler (one timer) with local limiters. */
+  readonly scheduler?: Scheduler | undefined
+  /** A number in [0, 1), for jitter. @default Math.random */
+  readonly random?: (() => number) | undefined
+}
+
+export type TollgateClient = {
+  /** `fetch`, with self-throttling, learned waits and retries of refusals. */
+  readonly fetch: (input: Request | string | URL, init?: RequestInit) => Promise<Response>
+  /**
+   * Waits as `fetch` would before sending `request` (local limiter, learned policies) and counts
+   * it as sent. For clients with their own sending loop (ky hooks, undici interceptors): call
+   * the returned function with the response, or with undefined if the request failed.
+   */
+  readonly prepare: (
+    request: Request,
+    signal?: AbortSignal,
+    deadline?: number,
+  ) => Promise<Completion>
+  /** How many policies the client currently remembers. */
+  readonly learnedPolicies: () => number
+}
+
+const DEFAULT_MAX_POLICIES = 1000
+
+/**
+ * @example
+ * const api = createClient({
+ *   limiter: localLimiter({ algorithm: 'token_bucket', rate: 10, period: '1s', burst: 10 }),
+ * })
+ * const res = await api.fetch('https://api.example.com/v1/items')
+ */
+export function createClient(options: ClientOptions = {}): TollgateClient {
+  const scheduler = options.scheduler ?? createScheduler(options)
+  const retry = resolveRetry(options.retry)
+  const random = options.random ?? Math.random
+  const emit = emitter(options.onEvent)
+  const maxJitterMs = options.maxJitterMs ?? 1000
+  if (!Number.isSafeInteger(maxJitterMs) || maxJitterMs < 0) {
+    throw new TypeError(
+      `[@tollgate/client] Expected \`maxJitterMs\` to be a whole number ≥ 0, got ${String(maxJitterMs)}`,
+    )
+  }
+  const learn = options.learn ?? true
+  const maxPolicies =
+    typeof learn === 'object' ? (learn.maxPolicies ?? DEFAULT_MAX_POLICIES) : DEFAULT_MAX_POLICIES
+  if (!Number.isSafeInteger(maxPolicies) || maxPolicies < 1) {
+    throw new TypeError(
+      `[@tollgate/client] Expected \`learn.maxPolicies\` to be a whole number ≥ 1, got ${String(maxPolicies)}`,
+    )
+  }
+  const learned = learn === false ? undefined : createLearnedPolicies(maxPolicies)
+  const inFlight = new Map<string, number>()
+  const send = options.fetch ?? ((request: Request) => globalThis.fetch(request))
+
+  const scopeOf = (request: Request) => {
+    const origin = new URL(request.url).origin
+    const partition = options.partition?.(request)
+    return partition === undefined ? origin : `${origin} ${partition}`
+  }
+  const limiterOf = (request: Request) =>
+    typeof options.limiter === 'function' ? options.limiter(request) : options.limiter
+
+  async function prepare(
+    request: Request,
+    signal?: AbortSignal,
+    deadline?: number,
+  ): Promise<Completion> {
+    const cost = options.cost?.(request) ?? 1
+    const scope = scopeOf(request)
+    const url = request.url
+    if (learned !== undefined) {
+      for (let wait = learned.waitFor(scope, cost, scheduler.now()); wait !== undefined; ) {
+        const delayMs = withJitter(wait.delayMs, maxJitterMs, random)
+        // Past the deadline the server has the last word: send, and let its answer be returned.
+        if (deadline !== undefined && scheduler.now() + delayMs > deadline) break
+        emit({ type: 'wait', reason: 'learned', policy: wait.policy, delayMs, url })
+        await scheduler.sleep(delayMs, signal)
+        wait = learned.waitFor(scope, cost, scheduler.now())
+      }
+    }
+    const limiter = limiterOf(request)
+    if (limiter !== undefined) {
+      const delayMs = limiter.reserve(cost)
+      if (delayMs > 0) emit({ type: 'wait', reason: 'limiter', policy: undefined, delayMs, url })
+      await limiter.acquire({ cost, signal })
+    }
+    learned?.spend(scope, cost, scheduler.now())
+    inFlight.set(scope, (inFlight.get(scope) ?? 0) + 1)
+    let completed = false
+    return (response) => {
+      if (completed) return undefined
+      completed = true
+      const others = (inFlight.get(scope) ?? 1) - 1
+      if (others === 0) inFlight.delete(scope)
+      else inFlight.set(scope, others)
+      if (response === undefined) return undefined
+      const now = scheduler.now()
+      const fields = readRateLimitFields(response.headers, now)
+      learned?.learn(scope, fields, retry.statuses.has(response.status), now, others)
+      return fields
+    }
+  }
+
+  return {
+    fetch: (input, init) =>
+      sendWithRetries(new Request(input, init), {
+        prepare,
+        send,
+        retry,
+        scheduler,
+        random,
+        maxJitterMs,
+        emit,
+      }),
+    prepare,
+    learnedPolicies: () => learned?.size() ?? 0,
+  }
+}
+
+export type { ClientEvent }

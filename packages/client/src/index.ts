@@ -1,0 +1,24 @@
+export {
+  type ClientEvent,
+  type ClientOptions,
+  createClient,
+  type TollgateClient,
+} from './client.js'
+export type { EventListener } from './events.js'
+export { kyHooks } from './ky.js'
+export {
+  type AcquireOptions,
+  type LocalLimiter,
+  type LocalLimiterOptions,
+  localLimiter,
+} from './local-limiter.js'
+export type { LocalRule } from './local-rules.js'
+export type { RetryOptions } from './retry-policy.js'
+export {
+  createScheduler,
+  type Scheduler,
+  type SchedulerOptions,
+  systemTimers,
+  type Timers,
+} from './scheduler.js'
+export type { Completion } from './send.js'

@@ -1,0 +1,36 @@
+/**
+ * `@tollgate/core/adapter`: what a framework adapter is built from. `createAdapterKit` makes one
+ * kit per middleware from the rules, the options and a `Framework` descriptor; each request is a
+ * `Pass` the adapter writes fields from, continues or answers, and ends. See
+ * docs/adapters/writing-an-adapter.md. The identity resolver and the responder underneath are
+ * here too, for code that runs the limiter without a framework.
+ */
+
+export { type FieldWrite, isSingleValuedName, mergeFields } from '../headers/field-merge.js'
+export type { FieldWriter, HeaderAccessor, HeaderEntries } from '../headers/types.js'
+export {
+  type ClientAddress,
+  type ClientIpResolver,
+  createClientIpResolver,
+} from '../identity/client-ip.js'
+export {
+  createIdentityResolver,
+  type Identities,
+  type IdentityResolver,
+  type IdentitySource,
+} from '../identity/identities.js'
+export {
+  createResponder,
+  type LimitResponse,
+  type Responder,
+} from '../response/responder.js'
+export {
+  type AdapterKit,
+  createAdapterKit,
+  type FieldSink,
+  type Framework,
+  type KitOptions,
+  type Pass,
+  type WriteVerdictFields,
+} from './kit.js'
+export { isPromise, userIdOf } from './middleware.js'

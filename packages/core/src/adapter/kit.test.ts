@@ -1,0 +1,142 @@
+import { describe, expect, it } from 'vitest'
+import type { HeaderEntries } from '../headers/types.js'
+import type { RuleConfig } from '../rules/types.js'
+import { memoryStore } from '../store/memory-store.js'
+import type { Store } from '../store/types.js'
+import { createAdapterKit, type FieldSink, type Framework, type KitOptions } from './kit.js'
+import { isPromise } from './middleware.js'
+
+type Req = { readonly path: string; readonly headers: Record<string, string> }
+
+const framework: Framework<Req> = {
+  method: () => 'GET',
+  path: (req) => req.path,
+  socketAddress: () => '203.0.113.7',
+  header: (req, name) => req.headers[name],
+  user: () => undefined,
+}
+
+const RULES: RuleConfig[] = [
+  { id: 'per-ip', match: { identity: 'ip' }, algorithm: 'token_bucket', rate: 1, burst: 2 },
+]
+const req: Req = { path: '/', headers: {} }
+
+/** Collects what the kit writes, as entries, whichever sink method it takes. */
+function collecting(): FieldSink<HeaderEntries[]> {
+  return {
+    putEntries: (into, entries) => void into.push(entries),
+    putVerdict(into, verdict, write) {
+      const entries: Array<readonly [string, string]> = []
+      write(verdict, { write: (name, value) => entries.push([name, value]) })
+      into.push(entries)
+    },
+  }
+}
+
+/** A memory store whose refunds are counted. */
+function countingStore(): { store: Store; refunds: () => number } {
+  const inner = memoryStore()
+  let refunds = 0
+  return {
+    store: {
+      consume: (charges, now) => inner.consume(charges, now),
+      refund: (charges, chargedAt, now) => {
+        refunds++
+        return inner.refund(charges, chargedAt, now)
+      },
+    },
+    refunds: () => refunds,
+  }
+}
+
+function kitWith(options: KitOptions<Req, undefined>) {
+  return createAdapterKit<Req, undefined>(RULES, { clock: { now: () => 0 }, ...options }, framework)
+}
+
+describe('createAdapterKit', () => {
+  it('decides synchronously with a synchronous store: ready is the pass itself', () => {
+    const pass = kitWith({}).enter(req, undefined)!
+    expect(pass.ready).toBe(pass)
+    expect(pass.denial).toBeUndefined()
+    const written: HeaderEntries[] = []
+    pass.writeFields(collecting(), written)
+    expect(Object.fromEntries(written[0]!)['X-RateLimit-Remaining']).toBe('1')
+  })
+
+  it('hands a skipped request back as undefined, counting nothing', () => {
+    const kit = kitWith({ skip: (r) => r.path === '/health' })
+    for (let i = 0; i < 5; i++)
+      expect(kit.enter({ path: '/health', headers: {} }, undefined)).toBe(undefined)
+    expect(kit.enter(req, undefined)!.denial).toBeUndefined()
+  })
+
+  it('decides later with an asynchronous store, and the pass says so', async () => {
+    const inner = memoryStore()
+    const store: Store = {
+      consume: async (charges, now) => inner.consume(charges, now),
+      refund: async () => {},
+    }
+    const pass = kitWith({ store }).enter(req, undefined)!
+    expect(isPromise(pass.ready)).toBe(true)
+    expect(await pass.ready).toBe(pass)
+    expect(pass.verdict?.allowed).toBe(true)
+  })
+
+  it('gives an app that answers a denial itself the fields without Content-Type', () => {
+    const answering = kitWith({ onLimited: () => {} })
+    const plain = kitWith({})
+    for (let i = 0; i < 2; i++) {
+      answering.enter(req, undefined)
+      plain.enter(req, undefined)
+    }
+    const own = answering.enter(req, undefined)!
+    const theirs = plain.enter(req, undefined)!
+    expect(own.denial?.status).toBe(429)
+    expect(own.denialFields!.map(([name]) => name)).not.toContain('Content-Type')
+    expect(theirs.denialFields!.map(([name]) => name)).toContain('Content-Type')
+    const written: HeaderEntries[] = []
+    own.writeFields(collecting(), written)
+    expect(written).toEqual([own.denialFields])
+  })
+
+  it('refunds exactly once, on the first end, and never after an abort', () => {
+    const { store, refunds } = countingStore()
+    const kit = kitWith({ store, refund: 'failed' })
+    expect(kit.watchesEnd).toBe(true)
+    const ended = kit.enter(req, undefined)!
+    ended.end(500)
+    ended.end(500)
+    ended.abort()
+    expect(refunds()).toBe(1)
+    const aborted = kit.enter(req, undefined)!
+    aborted.abort()
+    aborted.end(500)
+    expect(refunds()).toBe(1)
+    const succeeded = kit.enter(req, undefined)!
+    succeeded.end(200)
+    expect(refunds()).toBe(1)
+  })
+
+  it('refunds no denial, and watches no end without refunds', () => {
+    const { store, refunds } = countingStore()
+    const kit = kitWith({ store, refund: 'failed' })
+    for (let i = 0; i < 2; i++) kit.enter(req, undefined)
+    const denied = kit.enter(req, undefined)!
+    expect(denied.denial).toBeDefined()
+    denied.end(429)
+    expect(refunds()).toBe(0)
+    expect(kitWith({}).watchesEnd).toBe(false)
+  })
+
+  it('lists the fields it may send, with Access-Control-Expose-Headers when exposing them', () => {
+    expect(kitWith({}).fieldNames).toContain('RateLimit')
+    expect(kitWith({ exposeHeaders: true }).fieldNames).toContain('Access-Control-Expose-Headers')
+  })
+
+  it('refuses a hook of the adapter that is not a function, at start-up', () => {
+    const options = { getConnInfo: 'yes' } as KitOptions<Req, undefined>
+    expect(() =>
+      createAdapterKit<Req, undefined>(RULES, options, { ...framework, hooks: ['getConnInfo'] }),
+    ).toThrow(expect.objectContaining({ code: 'ERR_RL_INVALID_RULE', field: 'getConnInfo' }))
+  })
+})

@@ -1,0 +1,237 @@
+import type { FieldWriter, HeaderAccessor, HeaderEntries } from '../headers/types.js'
+import { ReusedIdentitySource } from '../identity/reused-identity-source.js'
+import type { Limiter, RequestFacts, Verdict } from '../limiter/types.js'
+import { fieldsForOwnAnswer } from '../response/problem.js'
+import type { Denial } from '../response/responder.js'
+import type { RuleConfig } from '../rules/types.js'
+import {
+  type CoreOptions,
+  checkHooks,
+  createTollgate,
+  type Handled,
+  isHandled,
+  isPromise,
+  REQUEST_HOOKS,
+  type RequestHooks,
+  refundPredicate,
+  refundQuietly,
+  requestReaders,
+  type UserId,
+} from './middleware.js'
+import { guardShadowDeniedHook } from './shadow-hook.js'
+
+/**
+ * How the kit reads one framework's request (Express's `req`, Koa's `ctx`, Hono's `c`): plain
+ * functions, given once per middleware and called on every request, so keep them to a property
+ * read or two.
+ */
+export type Framework<Req> = {
+  readonly method: (req: Req) => string
+  /** The full path the router dispatches on (a query string is dropped by the limiter). */
+  readonly path: (req: Req) => string
+  /** The socket peer's address; forwarding headers are the kit's to trust (`trustProxy`). */
+  readonly socketAddress: (req: Req) => string | undefined
+  /** One request header by its lower-case name (see `HeaderAccessor`). */
+  readonly header: (req: Req, name: string) => ReturnType<HeaderAccessor>
+  /** Where the framework's auth middleware leaves the user, when the app gives no `user` hook. */
+  readonly user: (req: Req) => UserId
+  /** Options of the adapter's own that must be functions when given (e.g. `getConnInfo`). */
+  readonly hooks?: readonly string[] | undefined
+}
+
+/**
+ * The options the kit reads: core's, the request hooks, and whether the app answers denials
+ * itself. `skip` is also handed the response, for frameworks that have one apart (Express).
+ */
+export type KitOptions<Req, Res> = CoreOptions &
+  Omit<RequestHooks<Req>, 'skip'> & {
+    readonly skip?: ((req: Req, res: Res) => boolean) | undefined
+    /** Called by the adapter; the kit only leaves `Content-Type` off an app's own answer. */
+    readonly onLimited?: unknown
+  }
+
+/** Writes an admitted verdict's fields to `writer`, one call per field. */
+export type WriteVerdictFields = (verdict: Verdict, writer: FieldWriter) => void
+
+/**
+ * Puts fields on a framework's response with its own API; one per middleware. `Target` is what
+ * the fields go on (a Node response, a Hono context).
+ */
+export type FieldSink<Target> = {
+  /**
+   * Writes fields in order: a list field already set gets the value appended, `Content-Type` is
+   * replaced, and single-valued rate-limit fields another Tollgate middleware set are merged as
+   * `mergeFields` says.
+   */
+  putEntries(target: Target, entries: HeaderEntries): void
+  /**
+   * Writes an admitted request's fields as `putEntries` would, with no entries built: `write`
+   * calls the writer once per field, synchronously (the fast path most requests take).
+   */
+  putVerdict(target: Target, verdict: Verdict, write: WriteVerdictFields): void
+}
+
+/** What a middleware shares with every `Pass` it makes. */
+type Shared<Req> = {
+  readonly limiter: Limiter
+  readonly writeVerdictFields: WriteVerdictFields
+  readonly onShadowDenied: ((verdict: Verdict, req: Req) => void) | undefined
+  readonly ownAnswer: boolean
+  readonly refundIf: ((status: number, req: Req) => boolean) | undefined
+}
+
+const OPEN = 0
+const ENDED = 1
+const ABORTED = 2
+
+/**
+ * One request on its way through a middleware, from decision to response end. The adapter
+ * waits for `ready`, writes the fields (`writeFields`), then continues (`denial` undefined) or
+ * answers with `denial`, and reports how the exchange ended: `end(status)` once the response is
+ * known, `abort()` when the client went away first. Only the first of the two counts, so what is
+ * held for the request (a refundable charge) is given back exactly once.
+ */
+export class Pass<Req, Res> {
+  /** This pass once decided: itself when the store answered synchronously, else a promise. */
+  ready: Pass<Req, Res> | Promise<Pass<Req, Res>> = this
+  /** Set when the request is refused: the adapter answers with it instead of continuing. */
+  denial: Denial | undefined = undefined
+  /** The fields a denial's answer carries (without `Content-Type` when the app answers). */
+  denialFields: HeaderEntries | undefined = undefined
+  /** The limiter's verdict, for the app's hooks; undefined for a request refused outright. */
+  verdict: Verdict | undefined = undefined
+  private response: Handled['response'] | undefined = undefined
+  private state = OPEN
+
+  constructor(
+    private readonly shared: Shared<Req>,
+    readonly req: Req,
+    readonly res: Res,
+  ) {}
+
+  /** Takes the limiter's outcome; called once, by the kit. */
+  settle(outcome: Verdict | Handled): this {
+    const shared = this.shared
+    // A lone verdict is an admission whose response was not built: its fields are written
+    // straight from it.
+    const verdict = isHandled(outcome) ? outcome.verdict : outcome
+    this.verdict = verdict
+    if (isHandled(outcome)) {
+      const response = outcome.response
+      this.response = response
+      if (!response.allowed) {
+        this.denial = response
+        this.denialFields = shared.ownAnswer
+          ? fieldsForOwnAnswer(response.headers)
+          : response.headers
+      }
+    }
+    if (
+      verdict !== undefined &&
+      shared.onShadowDenied !== undefined &&
+      verdict.shadowDenied.length > 0
+    )
+      shared.onShadowDenied(verdict, this.req)
+    return this
+  }
+
+  /** Writes the request's rate-limit fields (a denial's, or an admission's) through `sink`. */
+  writeFields<Target>(sink: FieldSink<Target>, target: Target): void {
+    const response = this.response
+    if (response === undefined)
+      sink.putVerdict(target, this.verdict!, this.shared.writeVerdictFields)
+    else sink.putEntries(target, response.allowed ? response.headers : this.denialFields!)
+  }
+
+  /**
+   * The response is known (sent, or about to be): gives the charge back if the app's `refund`
+   * says so. Returns the pending refund of an asynchronous store, for runtimes where background
+   * work must be handed over (`waitUntil`). Nothing after the first `end` or `abort` counts.
+   */
+  end(status: number): Promise<void> | undefined {
+    if (this.state !== OPEN) return undefined
+    this.state = ENDED
+    const { refundIf, limiter } = this.shared
+    const verdict = this.verdict
+    if (refundIf === undefined || verdict === undefined || this.denial !== undefined)
+      return undefined
+    return refundIf(status, this.req) ? refundQuietly(limiter, verdict) : undefined
+  }
+
+  /** The client went away before the response ended: nothing is refunded. */
+  abort(): void {
+    if (this.state === OPEN) this.state = ABORTED
+  }
+}
+
+/** One per middleware: decides its requests and hands each back as a `Pass`. */
+export type AdapterKit<Req, Res> = {
+  /**
+   * Starts a request: `undefined` when `skip` says so (continue, nothing counted), else its
+   * `Pass`, already decided when the store is synchronous. A hook that throws, or an error that
+   * is not the client's to hear, is thrown (or rejects `ready`) for the framework to handle.
+   */
+  readonly enter: (req: Req, res: Res) => Pass<Req, Res> | undefined
+  /** True when the adapter must call `end` on admitted passes (refunds are configured). */
+  readonly watchesEnd: boolean
+  /** Every field this middleware may put on a response (e.g. to keep them on an error's). */
+  readonly fieldNames: readonly string[]
+}
+
+/**
+ * Builds a middleware's kit: the limiter (or the app's own), the identity resolver and the
+ * responder, with every rule and option checked here, at start-up.
+ * @example
+ * const kit = createAdapterKit(rules, options, {
+ *   method: (req) => req.method, path: (req) => req.url,
+ *   socketAddress: (req) => req.socket.remoteAddress, header: (req, name) => req.headers[name],
+ *   user: () => undefined,
+ * })
+ */
+export function createAdapterKit<Req, Res>(
+  rules: readonly RuleConfig[] | Limiter,
+  options: KitOptions<Req, Res>,
+  framework: Framework<Req>,
+): AdapterKit<Req, Res> {
+  checkHooks(options, framework.hooks ? [...REQUEST_HOOKS, ...framework.hooks] : REQUEST_HOOKS)
+  const gate = createTollgate(rules, options)
+  const { requestIdentities } = gate
+  const read = requestReaders(options, framework.user, gate)
+  const headers = new ReusedIdentitySource<Req>(framework.header)
+  const { skip } = options
+  const refundIf = refundPredicate(options.refund)
+  const shared: Shared<Req> = {
+    limiter: gate.limiter,
+    writeVerdictFields: gate.writeFields,
+    onShadowDenied: guardShadowDeniedHook(options),
+    ownAnswer: options.onLimited !== undefined,
+    refundIf,
+  }
+  const names = gate.responder.headerNames
+
+  function factsOf(req: Req): RequestFacts {
+    const user = read.user(req)
+    const address = framework.socketAddress(req)
+    const identities = headers.identities(requestIdentities, address, req, user)
+    return {
+      method: framework.method(req),
+      path: framework.path(req),
+      plan: read.plan?.(req),
+      identities:
+        read.identities === undefined ? identities : { ...identities, ...read.identities(req) },
+    }
+  }
+
+  return {
+    watchesEnd: refundIf !== undefined,
+    fieldNames: options.exposeHeaders ? [...names, 'Access-Control-Expose-Headers'] : names,
+    enter(req, res) {
+      if (skip?.(req, res)) return undefined
+      const outcome = gate.handleAdmitted(factsOf(req))
+      const pass = new Pass(shared, req, res)
+      if (!isPromise(outcome)) return pass.settle(outcome)
+      pass.ready = outcome.then((settled) => pass.settle(settled))
+      return pass
+    },
+  }
+}

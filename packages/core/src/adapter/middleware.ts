@@ -1,0 +1,280 @@
+import { RateLimitError } from '../errors.js'
+import type { FieldWriter } from '../headers/types.js'
+import {
+  compileIdentities,
+  type Identities,
+  type IdentityOptions,
+  type IdentityResolver,
+  type IdentitySource,
+} from '../identity/identities.js'
+import { createLimiter } from '../limiter/create-limiter.js'
+import type {
+  Limiter,
+  LimiterOptions,
+  Logger,
+  MaybePromise,
+  RequestFacts,
+  Verdict,
+} from '../limiter/types.js'
+import {
+  createResponder,
+  type LimitResponse,
+  type Responder,
+  type ResponderOptions,
+} from '../response/responder.js'
+import type { RuleConfig } from '../rules/types.js'
+
+// What every framework adapter builds once at start-up, and the small helpers they share. A
+// third-party adapter (Fastify, Elysia…) uses the same pieces.
+
+/**
+ * Everything `@tollgate/core` lets you configure, in one flat object: the limiter's (`store`,
+ * `clock`, `onError`…), the client identity's (`trustProxy`, `ipv6Prefix`, `apiKeyHeader`…) and
+ * the response's (`standardHeaders`, `legacyHeaders`, `exposeHeaders`…). See
+ * docs/reference/options.md.
+ */
+export type CoreOptions = Omit<LimiterOptions, 'rules' | 'logger'> &
+  Omit<IdentityOptions, 'logger'> &
+  ResponderOptions & {
+    /**
+     * Where warnings go (doubtful proxy settings, store failures), or `false` for nowhere.
+     * @default globalThis.console
+     */
+    readonly logger?: Logger | false | undefined
+  }
+
+/**
+ * Which finished requests give their charge back: `'failed'` (status ≥ 400, so a client is not
+ * charged for your errors), `'succeeded'` (status < 400: count only failures, e.g. failed logins),
+ * or a predicate of the status and the request.
+ */
+export type RefundWhen<Req> = 'failed' | 'succeeded' | ((status: number, req: Req) => boolean)
+
+/**
+ * A request's response, and the verdict behind it; `verdict` is undefined when the limiter
+ * refused the request outright (a cost that can never fit).
+ */
+export type Handled = { readonly response: LimitResponse; readonly verdict: Verdict | undefined }
+
+/** A user id as authentication middleware leaves it; anything else counts as no user. */
+export type UserId = string | number | null | undefined
+
+/**
+ * The user id in what auth middleware stores for a request (Passport's `req.user`, koa-passport's
+ * `ctx.state.user`, Hono's `c.get('user')`): an id itself, or an object with an `id`. Anything
+ * else is no user.
+ */
+export function userIdOf(user: unknown): UserId {
+  if (typeof user === 'string' || typeof user === 'number') return user
+  if (typeof user === 'object' && user !== null) {
+    const id = (user as { readonly id?: unknown }).id
+    if (typeof id === 'string' || typeof id === 'number') return id
+  }
+  return undefined
+}
+
+/**
+ * The per-request hooks every adapter offers, typed by what the framework hands a middleware
+ * (Express's `req`, Koa's `ctx`, Hono's `c`).
+ */
+export type RequestHooks<Req> = {
+  /** Requests for which this returns true are not counted or limited at all (health checks…). */
+  readonly skip?: ((req: Req) => boolean) | undefined
+  /**
+   * The authenticated user's id, for rules keyed on `user`.
+   * @default where the framework's auth middleware leaves it: Express `req.user`, Koa
+   * `ctx.state.user`, Hono `c.get('user')` (an id, or an object with an `id`)
+   */
+  readonly user?: ((req: Req) => UserId) | undefined
+  /** The client's plan, for rules that match on `plan`. @default none */
+  readonly plan?: ((req: Req) => string | undefined) | undefined
+  /** Identities of your own, for rules that key on them (e.g. `account` for login limits). */
+  readonly identities?: ((req: Req) => Record<string, string | undefined>) | undefined
+  /** Give the charge back for requests that end this way. @default never */
+  readonly refund?: RefundWhen<Req> | undefined
+  /**
+   * Called when shadow-mode rules would have denied the request (it is let through). If it throws
+   * or rejects, that is logged (WARN_ON_SHADOW_DENIED_THREW) and the request still goes on.
+   */
+  readonly onShadowDenied?: ((verdict: Verdict, req: Req) => unknown) | undefined
+}
+
+/** The hook names `checkHooks` checks for every adapter. */
+export const REQUEST_HOOKS = ['skip', 'user', 'plan', 'identities', 'onLimited', 'onShadowDenied']
+
+/** How a middleware reads a request: the app's hooks, or the framework's default for the user. */
+export type RequestReaders<Req> = {
+  readonly user: (req: Req) => UserId
+  readonly plan: ((req: Req) => string | undefined) | undefined
+  readonly identities: ((req: Req) => Record<string, string | undefined>) | undefined
+}
+
+/**
+ * The readers a middleware uses: the app's hooks, else the framework's default for the user. The
+ * user is not read at all when no rule keys on it (`gate.readsUser`): finding no `req.user` walks
+ * the request's whole prototype chain, on every request.
+ */
+export function requestReaders<Req>(
+  hooks: Pick<RequestHooks<Req>, 'user' | 'plan' | 'identities'>,
+  defaultUser: (req: Req) => UserId,
+  gate: Pick<Tollgate, 'readsUser'>,
+): RequestReaders<Req> {
+  const user = gate.readsUser ? (hooks.user ?? defaultUser) : noUser
+  return { user, plan: hooks.plan, identities: hooks.identities }
+}
+
+function noUser(): UserId {
+  return undefined
+}
+
+/** The parts of core one middleware instance uses, built once at start-up. */
+export type Tollgate = {
+  readonly limiter: Limiter
+  readonly identities: IdentityResolver
+  /**
+   * A request's identities as the rules use them: `identities.identities`, except that no API
+   * key is read when no rule keys on `api_key`. What adapters pass to `handle`.
+   */
+  readonly requestIdentities: (source: IdentitySource) => Identities
+  /** Whether a rule may key on `user`; when none does, adapters never look the user up. */
+  readonly readsUser: boolean
+  readonly responder: Responder
+  /**
+   * Decides a request and builds its response: synchronous when the store is. A store failure is
+   * already a verdict (fail-open or fail-closed); an error the client must hear about (a cost
+   * that can never fit) becomes its response; anything else is thrown, for the framework.
+   */
+  readonly handle: (facts: RequestFacts) => MaybePromise<Handled>
+  /**
+   * As `handle`, except that an admitted request whose fields `writeFields` can write (no
+   * `partitionKey`) gets its verdict alone: most requests then build no response at all.
+   * Anything else (a denial, an error's response) gets the `Handled` that `handle` returns;
+   * `isHandled` tells them apart.
+   */
+  readonly handleAdmitted: (facts: RequestFacts) => MaybePromise<Verdict | Handled>
+  /**
+   * Writes an admitted verdict's fields one by one: the entries `handle` would have put in
+   * `response.headers`, in the same order, with the same values.
+   */
+  readonly writeFields: (verdict: Verdict, writer: FieldWriter) => void
+}
+
+const SILENT: Logger = { warn() {} }
+
+/**
+ * Builds the limiter (or takes the one given), the identity resolver and the responder. All
+ * validation happens here, so a bad rule or option fails at start-up, naming the rule and field.
+ */
+export function createTollgate(
+  rules: readonly RuleConfig[] | Limiter,
+  options: CoreOptions,
+): Tollgate {
+  const logger = options.logger
+  const limiter = isLimiter(rules)
+    ? rules
+    : createLimiter({ ...options, rules, logger: logger === false ? SILENT : logger })
+  const responder = createResponder(options)
+  const identities = compileIdentities(options)
+  // A limiter of the app's own may read any identity; one built here reads only its rules'.
+  const keysOn = (identity: string) =>
+    isLimiter(rules) || limiter.rules.some((rule) => rule.match.identity.includes(identity))
+  const readsApiKey = keysOn('api_key')
+
+  function respondTo(verdict: Verdict): MaybePromise<Handled> {
+    if (!responder.usesPartitionKeys)
+      return { response: responder.respond(verdict, verdict.at), verdict }
+    const response = responder.respondWithKeys(verdict, verdict.at)
+    return isPromise(response)
+      ? response.then((built) => ({ response: built, verdict }))
+      : { response, verdict }
+  }
+
+  function admittedOrRespond(verdict: Verdict): MaybePromise<Verdict | Handled> {
+    return verdict.allowed && !responder.usesPartitionKeys ? verdict : respondTo(verdict)
+  }
+
+  /** Decides a request and hands the verdict on; a refusal the client must hear is answered. */
+  function decideThen<T>(
+    facts: RequestFacts,
+    then: (verdict: Verdict) => MaybePromise<T>,
+  ): MaybePromise<T | Handled> {
+    let verdict: MaybePromise<Verdict>
+    try {
+      verdict = limiter.decide(facts)
+    } catch (error) {
+      return refused(error)
+    }
+    return isPromise(verdict) ? verdict.then(then, refused) : then(verdict)
+  }
+
+  function refused(error: unknown): Handled {
+    const response = responder.respondToError(error)
+    if (response === undefined) throw error
+    return { response, verdict: undefined }
+  }
+
+  return {
+    limiter,
+    identities: { identities: identities.identities, clientIp: identities.clientIp },
+    requestIdentities: readsApiKey ? identities.identities : identities.withoutApiKey,
+    readsUser: keysOn('user'),
+    responder,
+    handle: (facts) => decideThen(facts, respondTo),
+    handleAdmitted: (facts) => decideThen(facts, admittedOrRespond),
+    writeFields: (verdict, writer) => responder.writeFields(verdict, verdict.at, writer),
+  }
+}
+
+export function refundPredicate<Req>(
+  when: RefundWhen<Req> | undefined,
+): ((status: number, req: Req) => boolean) | undefined {
+  if (when === undefined || typeof when === 'function') return when
+  if (when === 'failed') return (status) => status >= 400
+  if (when === 'succeeded') return (status) => status < 400
+  throw invalidOption(
+    'refund',
+    `expected 'failed', 'succeeded' or a function, got ${JSON.stringify(when)}`,
+  )
+}
+
+/** Hooks given as anything but a function are refused at start-up, not on the first request. */
+export function checkHooks(options: object, names: readonly string[] = REQUEST_HOOKS): void {
+  for (const name of names) {
+    const value = (options as Record<string, unknown>)[name]
+    if (value !== undefined && typeof value !== 'function') {
+      throw invalidOption(name, `expected a function, got ${typeof value}`)
+    }
+  }
+}
+
+function invalidOption(field: string, message: string): RateLimitError {
+  return new RateLimitError('ERR_RL_INVALID_RULE', `${field}: ${message}`, { field })
+}
+
+function isLimiter(value: readonly RuleConfig[] | Limiter): value is Limiter {
+  return !Array.isArray(value) && typeof (value as Limiter).decide === 'function'
+}
+
+/**
+ * Gives an admitted request's charge back once its response is known. Nothing may escape from
+ * there: the limiter reports store failures itself (`onError`), and has nothing else to throw
+ * for a verdict it made. Returns the pending refund of an asynchronous store, if any.
+ */
+export function refundQuietly(limiter: Limiter, verdict: Verdict): Promise<void> | undefined {
+  try {
+    const done = limiter.refund(verdict)
+    return isPromise(done) ? done.then(undefined, () => {}) : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** True for what `handleAdmitted` gives when it built a response: anything but a lone verdict. */
+export function isHandled(outcome: Verdict | Handled): outcome is Handled {
+  return (outcome as Partial<Handled>).response !== undefined
+}
+
+/** True for a promise (or any thenable): the store answered asynchronously. */
+export function isPromise<T>(value: MaybePromise<T>): value is Promise<T> {
+  return typeof (value as { then?: unknown } | undefined)?.then === 'function'
+}

@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest'
+import { decision, verdict } from '../response/test-fixtures.js'
+import { guardShadowDeniedHook } from './shadow-hook.js'
+
+const denied = verdict([decision('new-rule', { allowed: false })])
+
+describe('guardShadowDeniedHook', () => {
+  it('is undefined without a hook, and passes the verdict and request to one', () => {
+    expect(guardShadowDeniedHook({})).toBeUndefined()
+    const seen: unknown[] = []
+    guardShadowDeniedHook<string>({ onShadowDenied: (v, req) => seen.push(v, req) })!(denied, 'req')
+    expect(seen).toEqual([denied, 'req'])
+  })
+
+  it('logs a hook that throws once, and returns normally every time', () => {
+    const lines: string[] = []
+    const hook = guardShadowDeniedHook({
+      onShadowDenied: () => {
+        throw new Error('metrics down')
+      },
+      logger: { warn: (line) => lines.push(line) },
+    })!
+    expect(() => hook(denied, undefined)).not.toThrow()
+    expect(() => hook(denied, undefined)).not.toThrow()
+    expect(lines).toEqual([
+      '[tollgate] WARN_ON_SHADOW_DENIED_THREW: onShadowDenied threw or rejected: metrics down; the request went on',
+    ])
+  })
+
+  it('catches a rejection, so that no unhandled rejection ends the process', async () => {
+    const lines: string[] = []
+    const hook = guardShadowDeniedHook({
+      onShadowDenied: async () => {
+        throw new Error('queue full')
+      },
+      logger: { warn: (line) => lines.push(line) },
+    })!
+    hook(denied, undefined)
+    await new Promise((resolve) => setTimeout(resolve, 0))
+    expect(lines).toHaveLength(1)
+    expect(lines[0]).toContain('queue full')
+  })
+
+  it('returns normally even when the logger throws too, and honours logger: false', () => {
+    const failing = () => {
+      throw new Error('hook broke')
+    }
+    const broken = guardShadowDeniedHook({
+      onShadowDenied: failing,
+      logger: {
+        warn: () => {
+          throw new Error('logger broke')
+        },
+      },
+    })!
+    expect(() => broken(denied, undefined)).not.toThrow()
+    expect(() =>
+      guardShadowDeniedHook({ onShadowDenied: failing, logger: false })!(denied, undefined),
+    ).not.toThrow()
+  })
+})

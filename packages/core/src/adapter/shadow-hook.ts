@@ -1,0 +1,34 @@
+import { messageOf } from '../limiter/report.js'
+import type { Verdict } from '../limiter/types.js'
+import { createWarnOnce, type WarningOptions } from '../warnings.js'
+
+type ShadowDeniedHook<Req> = (verdict: Verdict, req: Req) => unknown
+
+/**
+ * The app's `onShadowDenied` hook, made safe to call on the request path. A shadow rule never
+ * changes a response, so a hook that throws, or returns a promise that rejects (which would
+ * otherwise go unhandled and can end the process), is reported as WARN_ON_SHADOW_DENIED_THREW
+ * and the request goes on. `undefined` when no hook is set.
+ */
+export function guardShadowDeniedHook<Req>(
+  options: WarningOptions & { readonly onShadowDenied?: ShadowDeniedHook<Req> | undefined },
+): ((verdict: Verdict, req: Req) => void) | undefined {
+  const hook = options.onShadowDenied
+  if (hook === undefined) return undefined
+  const warnOnce = createWarnOnce(options)
+  const report = (error: unknown) =>
+    warnOnce(
+      'WARN_ON_SHADOW_DENIED_THREW',
+      `onShadowDenied threw or rejected: ${messageOf(error)}; the request went on`,
+    )
+  return function onShadowDenied(verdict, req) {
+    try {
+      const result = hook(verdict, req)
+      if (typeof (result as { then?: unknown } | undefined)?.then === 'function') {
+        ;(result as PromiseLike<unknown>).then(undefined, report)
+      }
+    } catch (error) {
+      report(error)
+    }
+  }
+}

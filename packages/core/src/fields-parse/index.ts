@@ -1,0 +1,11 @@
+export { parseHttpDate } from './http-date.js'
+export { EPOCH_MS_FROM, EPOCH_SECONDS_FROM, resetToMs } from './legacy-fields.js'
+export { readRateLimitFields } from './read-fields.js'
+export { MAX_WAIT_MS, parseRetryAfter } from './retry-after.js'
+export {
+  parseSfDictionary,
+  parseSfList,
+  type SfMember,
+  type SfValue,
+} from './structured-parse.js'
+export type { FieldForm, HeaderSource, ReadFields, ReadPolicy } from './types.js'

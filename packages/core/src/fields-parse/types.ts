@@ -1,0 +1,52 @@
+/** Where the fields are read from: a `Headers` object, or any `name → value` lookup. */
+export type HeaderSource =
+  | { get(name: string): string | null | undefined }
+  | ((name: string) => string | null | undefined)
+
+/** Which family of fields a policy was read from. */
+export type FieldForm =
+  /** `RateLimit-Policy` / `RateLimit` lists of named policies (drafts 8 to 11). */
+  | 'current'
+  /** `RateLimit: limit=…, remaining=…, reset=…` (draft 7). */
+  | 'draft-7'
+  /** `RateLimit-Limit`, `-Remaining`, `-Reset` (draft 6). */
+  | 'draft-6'
+  /** `X-RateLimit-Limit`, `-Remaining`, `-Reset` (GitHub), or `X-Rate-Limit-*` (Twitter/X). */
+  | 'x-ratelimit'
+
+/**
+ * One quota the server reported. Every figure is optional: a server may send a policy without
+ * its current state, or the state without the policy. Times are whole ms, never negative.
+ */
+export type ReadPolicy = {
+  /**
+   * The policy's name: the item name of the current form; GitHub's `X-RateLimit-Resource`;
+   * `''` when the form has no names (drafts 6 and 7, most `X-RateLimit-*`).
+   */
+  readonly name: string
+  /** The partition key (`pk`) as its base64 text, when the server sent one. */
+  readonly partitionKey?: string
+  /** Units allowed per window (`q`, or the draft-6/7 policy's number). */
+  readonly quota?: number
+  /** The window of `quota`, in ms (`w` seconds). */
+  readonly windowMs?: number
+  /** What the quota counts (`qu`): `requests`, `content-bytes`, `concurrent-requests`. */
+  readonly quotaUnit?: string
+  /** The bucket size Tollgate sends as `burst` beside a rate rule's `q`. */
+  readonly burst?: number
+  /** The limit of the single-valued forms (`X-RateLimit-Limit`, draft-6/7 `limit`). */
+  readonly limit?: number
+  /** Units left (`r`, `remaining`). */
+  readonly remaining?: number
+  /** Ms from now until the quota is restored (`t`, `reset`), rounded up. */
+  readonly resetMs?: number
+}
+
+/** Everything rate-limit related that one response said. */
+export type ReadFields = {
+  /** `Retry-After` as ms from now, rounded up; undefined when absent or malformed. */
+  readonly retryAfterMs: number | undefined
+  /** The family the policies come from: the most precise one the response carried. */
+  readonly form: FieldForm | undefined
+  readonly policies: readonly ReadPolicy[]
+}

@@ -1,0 +1,27 @@
+import { effectiveWindowSeconds, type HeaderFamily, isListed } from '../config.js'
+
+/**
+ * Drafts 8 to 11 (one syntax): `RateLimit-Policy: "name";q=…;w=…` and `RateLimit:
+ * "name";r=…;t=…`, one List member per matching rule (enforcing ones, unless `shadowPolicies`),
+ * each with its `pk` when partition keys are on.
+ */
+export const CURRENT = {
+  standardHeaders: ['draft-8', 'draft-9', 'draft-10', 'draft-11'],
+  names: ['RateLimit', 'RateLimit-Policy'],
+  singleValued: [],
+  merged: ['ratelimit-policy'],
+  write(out, verdict, _now, config, partitionKeys) {
+    let policies = ''
+    let limits = ''
+    for (const decision of verdict.decisions) {
+      if (!isListed(decision, config.shadowPolicies)) continue
+      const fields = config.policyFields(decision)
+      const pk = partitionKeys?.get(decision.rule)
+      const pkParam = pk === undefined ? '' : `;pk=${pk}`
+      const separator = policies === '' ? '' : ', '
+      policies += separator + fields.policyItem + pkParam
+      limits += `${separator}${fields.rateItemPrefix}${decision.remaining};t=${effectiveWindowSeconds(decision)}${pkParam}`
+    }
+    if (policies !== '') out.push(['RateLimit-Policy', policies], ['RateLimit', limits])
+  },
+} as const satisfies HeaderFamily

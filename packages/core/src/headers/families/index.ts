@@ -1,0 +1,45 @@
+import type { HeaderFamily, LegacyReset, StandardHeaders } from '../config.js'
+import { CURRENT } from './current.js'
+import { DRAFT_6 } from './draft-6.js'
+import { DRAFT_7 } from './draft-7.js'
+import { X_RATELIMIT } from './x-ratelimit.js'
+
+/**
+ * Every family of rate-limit fields, in the order a response carries them. Adding one is its
+ * module, a line here, and its `standardHeaders` value in `StandardHeaders`; option validation,
+ * field names, merging and the fast path all read this table.
+ */
+export const FAMILIES: readonly HeaderFamily[] = [X_RATELIMIT, DRAFT_6, DRAFT_7, CURRENT]
+
+/** Every `standardHeaders` value, as the option accepts them (`false`: none). */
+export const STANDARD_HEADERS: ReadonlyArray<StandardHeaders | false> = [
+  false,
+  ...FAMILIES.flatMap((family) => family.standardHeaders),
+]
+
+/** The families a configuration sends, and whether they are the defaults (the fast path). */
+export function familiesFor(options: {
+  readonly legacyHeaders: boolean
+  readonly legacyReset: LegacyReset
+  readonly standardHeaders: StandardHeaders | false
+}): { families: readonly HeaderFamily[]; defaultFamilies: boolean } {
+  const families = FAMILIES.filter((family) =>
+    family === X_RATELIMIT
+      ? options.legacyHeaders
+      : options.standardHeaders !== false &&
+        family.standardHeaders.includes(options.standardHeaders),
+  )
+  const defaultFamilies =
+    options.legacyReset === 'epoch-seconds' &&
+    families.length === 2 &&
+    families[0] === X_RATELIMIT &&
+    families[1] === CURRENT
+  return { families, defaultFamilies }
+}
+
+/** Every field name a set of families can send, for `Access-Control-Expose-Headers`. */
+export function familyFieldNames(families: readonly HeaderFamily[]): string[] {
+  return families.flatMap((family) => family.names)
+}
+
+export { DRAFT_6, X_RATELIMIT }

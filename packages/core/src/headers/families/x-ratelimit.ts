@@ -1,0 +1,32 @@
+import { type HeaderFamily, reportableDeciding } from '../config.js'
+
+/**
+ * `X-RateLimit-Limit`, `-Remaining`, `-Reset`: the de facto fields (GitHub's), turned on by
+ * `legacyHeaders`; the reset as an epoch second or, with `legacyReset: 'delta-seconds'`, as
+ * seconds from now. They describe the deciding rule.
+ */
+export const X_RATELIMIT = {
+  standardHeaders: [],
+  names: ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'],
+  singleValued: ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'],
+  merged: ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset'],
+  /** The fields of one rule, merged as one (lower-case). */
+  group: {
+    limit: 'x-ratelimit-limit',
+    remaining: 'x-ratelimit-remaining',
+    reset: 'x-ratelimit-reset',
+  },
+  write(out, verdict, now, config) {
+    const deciding = reportableDeciding(verdict)
+    if (deciding === undefined) return
+    const reset =
+      config.legacyReset === 'epoch-seconds'
+        ? Math.ceil((now + deciding.resetAfterMs) / 1000)
+        : Math.max(0, Math.ceil(deciding.resetAfterMs / 1000))
+    out.push(
+      ['X-RateLimit-Limit', String(deciding.limit)],
+      ['X-RateLimit-Remaining', String(deciding.remaining)],
+      ['X-RateLimit-Reset', String(reset)],
+    )
+  },
+} as const satisfies HeaderFamily & { group: object }

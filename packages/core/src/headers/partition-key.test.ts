@@ -1,0 +1,85 @@
+import { createHash } from 'node:crypto'
+import { describe, expect, it } from 'vitest'
+import { createResponder } from '../response/responder.js'
+import { decision, sent, verdict } from '../response/test-fixtures.js'
+import { createPartitionKeyHasher } from './partition-key.js'
+
+const expected = (key: string) =>
+  `:${createHash('sha256').update(key).digest().subarray(0, 12).toString('base64')}:`
+
+describe('partition key hasher', () => {
+  it('waits for Web Crypto the first time, then answers synchronously with the same value', async () => {
+    const pk = createPartitionKeyHasher()
+    const first = pk('api_key:k_1')
+    expect(first).toBeInstanceOf(Promise)
+    expect(await first).toBe(expected('api_key:k_1'))
+    expect(pk('api_key:k_1')).toBe(expected('api_key:k_1'))
+    expect(await pk('ip:2001:db8::/64 ✓')).toBe(expected('ip:2001:db8::/64 ✓'))
+  })
+
+  it('keeps two generations: a key in use survives a turnover, one unused for two is hashed again', async () => {
+    const pk = createPartitionKeyHasher(2)
+    await pk('a')
+    await pk('b')
+    await pk('c') // {a, b} become the older generation
+    expect(pk('a')).toBe(expected('a')) // found there, moved back: recent is {c, a}
+    await pk('d') // {c, a} become the older generation; b is gone
+    expect(pk('c')).toBe(expected('c'))
+    expect(pk('a')).toBe(expected('a'))
+    const again = pk('b')
+    expect(again).toBeInstanceOf(Promise)
+    expect(await again).toBe(expected('b'))
+  })
+})
+
+describe('respondWithKeys', () => {
+  const two = verdict([
+    decision('api', { key: 'api_key:k_1' }),
+    decision('ip', { key: 'ip:203.0.113.7' }),
+  ])
+
+  it('is synchronous once every listed key was hashed, with the same fields', async () => {
+    const responder = createResponder({ partitionKey: true })
+    const first = responder.respondWithKeys(two, 0)
+    expect(first).toBeInstanceOf(Promise)
+    const built = await first
+    const again = responder.respondWithKeys(two, 0)
+    expect(again).not.toBeInstanceOf(Promise)
+    expect(built.headers).toEqual((again as typeof built).headers)
+    expect(sent(built.headers).RateLimit).toBe(
+      `"api";r=99;t=60;pk=${expected('api_key:k_1')}, "ip";r=99;t=60;pk=${expected('ip:203.0.113.7')}`,
+    )
+  })
+
+  it('waits when one key of several is new, and puts each key on its own rule', async () => {
+    const responder = createResponder({ partitionKey: true })
+    await responder.respondWithKeys(verdict([decision('ip', { key: 'ip:203.0.113.7' })]), 0)
+    const mixed = responder.respondWithKeys(two, 0)
+    expect(mixed).toBeInstanceOf(Promise)
+    expect(sent((await mixed).headers)['RateLimit-Policy']).toBe(
+      `"api";q=100;w=60;pk=${expected('api_key:k_1')}, "ip";q=100;w=60;pk=${expected('ip:203.0.113.7')}`,
+    )
+  })
+
+  it.each([null, '', {}])(
+    'adds no pk where the partitionKey function gives %j, which every client would share',
+    async (given) => {
+      const responder = createResponder({
+        partitionKey: (d) => (d.rule === 'api' ? (given as string) : 'tenant-7'),
+      })
+      const fields = sent((await responder.respondWithKeys(two, 0)).headers)
+      expect(fields['RateLimit']).toBe(`"api";r=99;t=60, "ip";r=99;t=60;pk=${expected('tenant-7')}`)
+    },
+  )
+
+  it('hashes a number as its text', async () => {
+    const responder = createResponder({ partitionKey: () => 42 as unknown as string })
+    const fields = sent((await responder.respondWithKeys(two, 0)).headers)
+    expect(fields['RateLimit']).toContain(`pk=${expected('42')}`)
+  })
+
+  it('refuses a cache size that would never rotate', () => {
+    expect(() => createPartitionKeyHasher(Number.NaN)).toThrow(/cache size/)
+    expect(() => createPartitionKeyHasher(0)).toThrow(/cache size/)
+  })
+})

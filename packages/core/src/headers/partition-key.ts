@@ -1,0 +1,65 @@
+import { serializeByteSequence } from './structured-fields.js'
+
+type Digest = (algorithm: 'SHA-256', data: Uint8Array) => Promise<ArrayBuffer>
+type Utf8Encoder = { encode(text: string): Uint8Array }
+
+/** Bytes of the SHA-256 digest kept: 96 bits, 16 base64 characters, no padding. */
+const PARTITION_KEY_BYTES = 12
+
+/** Keys per cache generation; two are kept, each entry the key's length plus about 100 bytes. */
+const PARTITION_KEY_CACHE_SIZE = 4096
+
+/** A key's `pk` value: at once when it was hashed recently, else once Web Crypto answers. */
+export type PartitionKeyHasher = (key: string) => string | Promise<string>
+
+/**
+ * The `pk` parameter for a rate-limit key: the first 12 bytes of SHA-256 over the key's UTF-8
+ * bytes, as an RFC 9651 byte sequence (`:base64:`). Documented so that a client can compute
+ * the partition key of a request it is about to make; a hash, so the key itself (an API key,
+ * say) never appears in a response. Uses Web Crypto (`crypto.subtle`), present in Node ≥ 19,
+ * Deno, Bun and Workers, which answers asynchronously; the values of recent keys are cached and
+ * returned synchronously, so a returning client's request never waits for a digest.
+ * @param cacheSize keys per cache generation (see `PARTITION_KEY_CACHE_SIZE`)
+ */
+export function createPartitionKeyHasher(
+  cacheSize: number = PARTITION_KEY_CACHE_SIZE,
+): PartitionKeyHasher {
+  // Reached structurally: core compiles without DOM or Node types (see tsconfig "types": []).
+  const subtle = (globalThis as { crypto?: { subtle?: { digest: Digest } } }).crypto?.subtle
+  const Encoder = (globalThis as { TextEncoder?: new () => Utf8Encoder }).TextEncoder
+  if (subtle === undefined || Encoder === undefined) {
+    throw new TypeError('[tollgate] partition keys need Web Crypto (crypto.subtle) and TextEncoder')
+  }
+  if (!Number.isSafeInteger(cacheSize) || cacheSize < 1) {
+    throw new TypeError(
+      `[tollgate] partition key cache size: expected a whole number ≥ 1, got ${String(cacheSize)}`,
+    )
+  }
+  const encoder = new Encoder()
+  // Two generations: when the recent one fills up it becomes the older one, and a key found
+  // there moves back. Keys in use survive a turnover, where clearing one map would drop them
+  // all at once; memory stays bounded by two generations.
+  let recent = new Map<string, string>()
+  let older = new Map<string, string>()
+  const remember = (key: string, value: string) => {
+    if (recent.size >= cacheSize) {
+      older = recent
+      recent = new Map()
+    }
+    recent.set(key, value)
+  }
+  return function partitionKey(key) {
+    const cached = recent.get(key)
+    if (cached !== undefined) return cached
+    const kept = older.get(key)
+    if (kept !== undefined) {
+      remember(key, kept)
+      return kept
+    }
+    return subtle.digest('SHA-256', encoder.encode(key)).then((digest) => {
+      const value = serializeByteSequence(new Uint8Array(digest, 0, PARTITION_KEY_BYTES))
+      remember(key, value)
+      return value
+    })
+  }
+}

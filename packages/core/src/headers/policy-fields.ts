@@ -1,0 +1,107 @@
+import { greatestCommonDivisor, MAX_FIELD_INTEGER } from '../algorithms/integer.js'
+import type { RuleDecision } from '../limiter/types.js'
+import { serializeParameters, serializeString } from './structured-fields.js'
+
+/**
+ * Everything about a rule that does not change from request to request, serialized once: the
+ * policy name, the `RateLimit-Policy` items of each draft, and the prefix of its `RateLimit`
+ * item. Keyed by rule id and checked against the decision's figures, so a rule whose quota
+ * changes (a dynamic plan) gets fresh strings.
+ */
+export type PolicyFields = {
+  readonly quota: number
+  readonly windowMs: number
+  readonly limit: number
+  /** The policy name as sent: the rule id (non-printable characters percent-encoded). */
+  readonly name: string
+  /** Current form: `"free-global";q=10;w=1;burst=20`. */
+  readonly policyItem: string
+  /** Current form, before the per-request values: `"free-global";r=`. */
+  readonly rateItemPrefix: string
+  /** Draft-6/7 policy item: `10;w=1;burst=20`. */
+  readonly legacyPolicyItem: string
+  /** For the problem detail: `10 per 1 s, bursts of 20`. */
+  readonly description: string
+  /** `X-RateLimit-Limit` of this rule, made once. */
+  readonly limitText: string
+}
+
+const CACHE_LIMIT = 1000
+
+/** A rule's quota per whole seconds: the drafts allow no sub-second windows. */
+export function quotaPerSeconds(quota: number, windowMs: number): { q: number; w: number } {
+  if (windowMs % 1000 === 0) return { q: quota, w: windowMs / 1000 }
+  // Scale both by the smallest factor that makes the window whole seconds: 10 per 100 ms is
+  // sent as 100 per 1 s, 1 per 1500 ms as 2 per 3 s. The rate is exact.
+  const factor = 1000 / greatestCommonDivisor(windowMs, 1000)
+  if (quota * factor <= MAX_FIELD_INTEGER)
+    return { q: quota * factor, w: (windowMs * factor) / 1000 }
+  return { q: quota, w: Math.ceil(windowMs / 1000) }
+}
+
+/** The policy name for a rule id; rule ids are printable ASCII already, this is a safety net. */
+export function policyName(ruleId: string): string {
+  let name = ''
+  for (const char of ruleId) {
+    const c = char.charCodeAt(0)
+    name += c >= 0x20 && c <= 0x7e && char.length === 1 ? char : utf8Percent(char)
+  }
+  return name
+}
+
+function utf8Percent(char: string): string {
+  try {
+    return encodeURIComponent(char)
+  } catch {
+    return '%EF%BF%BD' // a lone surrogate: U+FFFD
+  }
+}
+
+function describeWindow(windowMs: number): string {
+  return windowMs % 1000 === 0 ? `${windowMs / 1000} s` : `${windowMs} ms`
+}
+
+/** Serializes a rule's fixed strings from one of its decisions. */
+function buildPolicyFields(decision: RuleDecision): PolicyFields {
+  const { quota, windowMs } = decision.policy
+  const { q, w } = quotaPerSeconds(quota, windowMs)
+  const name = policyName(decision.rule)
+  // A rate rule's burst differs from its sustained quota; window rules have limit === quota.
+  const burst: Array<readonly [string, number]> =
+    decision.limit === quota ? [] : [['burst', decision.limit]]
+  const params = serializeParameters([['q', q], ['w', w], ...burst])
+  const legacyParams = serializeParameters([['w', w], ...burst])
+  const burstText = burst.length === 0 ? '' : `, bursts of ${decision.limit}`
+  const policyItem = serializeString(name) + params
+  return {
+    quota,
+    windowMs,
+    limit: decision.limit,
+    name,
+    policyItem,
+    rateItemPrefix: `${serializeString(name)};r=`,
+    legacyPolicyItem: String(q) + legacyParams,
+    description: `${quota} per ${describeWindow(windowMs)}${burstText}`,
+    limitText: String(decision.limit),
+  }
+}
+
+/** Returns the cached fields of a decision's rule, building them on first sight. */
+export function createPolicyFieldCache(): (decision: RuleDecision) => PolicyFields {
+  const cache = new Map<string, PolicyFields>()
+  return function policyFields(decision) {
+    const cached = cache.get(decision.rule)
+    if (
+      cached !== undefined &&
+      cached.quota === decision.policy.quota &&
+      cached.windowMs === decision.policy.windowMs &&
+      cached.limit === decision.limit
+    ) {
+      return cached
+    }
+    const fields = buildPolicyFields(decision)
+    if (cache.size >= CACHE_LIMIT) cache.clear()
+    cache.set(decision.rule, fields)
+    return fields
+  }
+}

@@ -1,0 +1,56 @@
+import type { Logger } from './limiter/types.js'
+
+/**
+ * Stable codes for configurations that are legal but probably wrong. Each is reported at most
+ * once per resolver or responder instance. Listed with their meaning in
+ * docs/concepts/keys-and-proxies.md and docs/concepts/headers.md.
+ */
+export type WarningCode =
+  /** `trustProxy: true`, or ranges covering every IPv4 or IPv6 address: any client picks its key. */
+  | 'WARN_TRUST_ALL_PROXIES'
+  /** Forwarding headers arrived while no proxy is trusted: behind a proxy, every client shares its key. */
+  | 'WARN_FORWARDED_HEADERS_IGNORED'
+  /** A request came through fewer forwarding hops than `trustProxy: n`: its left-most address may be forged. */
+  | 'WARN_HOP_COUNT_EXCEEDS_CHAIN'
+  /** The adapter gave no usable socket address, so the request has no `ip` identity. */
+  | 'WARN_CLIENT_ADDRESS_UNKNOWN'
+  /** `ipv6Prefix` above 64: one host, which usually owns a whole /64, can rotate addresses. */
+  | 'WARN_IPV6_UNMASKED'
+  /** The app's `onShadowDenied` hook threw or rejected; the request went on. */
+  | 'WARN_ON_SHADOW_DENIED_THREW'
+
+/** Where warnings go, and which to skip. */
+export type WarningOptions = {
+  /**
+   * Receives each warning once, as `[tollgate] CODE: message`. `false` silences every warning.
+   * @default globalThis.console
+   */
+  readonly logger?: Logger | false | undefined
+  /** Codes to never report, for a setup you have checked (e.g. a directly exposed app). @default [] */
+  readonly ignoreWarnings?: readonly WarningCode[] | undefined
+}
+
+/** Reports a code the first time it is raised, and never again for this instance. */
+export type WarnOnce = (code: WarningCode, message: string) => void
+
+/** A reporter with its own memory of what it has reported, for one resolver or responder. */
+export function createWarnOnce(options: WarningOptions = {}): WarnOnce {
+  const logger = options.logger === undefined ? defaultLogger() : options.logger
+  if (logger === false) return () => {}
+  const seen = new Set<WarningCode>(options.ignoreWarnings ?? [])
+  return function warnOnce(code, message) {
+    if (seen.has(code)) return
+    seen.add(code)
+    try {
+      logger.warn(`[tollgate] ${code}: ${message}`)
+    } catch {
+      // A broken logger must not turn a request into an error.
+    }
+  }
+}
+
+function defaultLogger(): Logger | false {
+  // Core is compiled without DOM or Node types, so the global console is reached structurally.
+  const console = (globalThis as { console?: Logger }).console
+  return console === undefined ? false : console
+}

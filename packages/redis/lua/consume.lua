@@ -1,0 +1,414 @@
+-- tollgate: consume. KEYS: one per charge.
+-- ARGV: now (-1: the server's TIME), expiry margin (ms), denied on another slot (1/0),
+-- then per charge: algorithm code, cost, shadow (1/0) and the algorithm's parameters
+-- (rate: unitsPerMs, unitsPerToken, capacity; window: limit, windowMs, 0).
+local floor, max, min = math.floor, math.max, math.min
+local function floorDiv(a, b)
+  local q = floor(a / b)
+  if q * b > a then q = q - 1 elseif (q + 1) * b <= a then q = q + 1 end
+  return q
+end
+
+-- The state of one key, or the state of a key never seen (init at now).
+local function load(code, key, p1, p2, p3, now)
+  local s
+  local v = redis.pcall('GET', key)
+  -- Missing, or another type (a rule that changed algorithm): no state. The sliding log tells
+  -- the error of a key that holds a list (its long form) from a missing key.
+  if code ~= 5 and type(v) ~= 'string' then v = nil end
+  if code == 1 then
+    local unitsPerMs, unitsPerToken, capacity = p1, p2, p3
+    local a, b
+    if v and #v == 17 then
+      local tag
+      tag, a, b = struct.unpack('<Bdd', v)
+      if tag ~= 1 then a = nil end
+    end
+    if a then s = { a, b } else s = { capacity, now } end
+  elseif code == 2 then
+    local unitsPerMs, unitsPerToken, capacity = p1, p2, p3
+    local tat = nil
+    if v then tat = tonumber(v) end
+    if tat then s = { tat } else s = { now * unitsPerMs } end
+  elseif code == 3 then
+    local unitsPerMs, unitsPerToken, capacity = p1, p2, p3
+    local a, b
+    if v and #v == 17 then
+      local tag
+      tag, a, b = struct.unpack('<Bdd', v)
+      if tag ~= 3 then a = nil end
+    end
+    if a then s = { a, b } else s = { 0, now } end
+  elseif code == 4 then
+    local limit, windowMs = p1, p2
+    local a, b
+    if v and #v == 17 then
+      local tag
+      tag, a, b = struct.unpack('<Bdd', v)
+      if tag ~= 4 then a = nil end
+    end
+    if a then s = { a, b } else s = { floorDiv(now, windowMs) * windowMs, 0 } end
+  elseif code == 5 then
+    local limit, windowMs = p1, p2
+    local size, newest, packed = 0, 0, '\5'
+    if type(v) == 'string' then
+      -- Anything but a packed log (another algorithm's state: a rule that changed) is no state.
+      if #v % 8 == 1 and string.byte(v) == 5 then
+        packed, size = v, (#v - 1) / 8
+        if size > 0 then newest = struct.unpack('<d', packed, 2 + 8 * (size - 1)) end
+      end
+    elseif type(v) == 'table' then
+      local length = redis.pcall('LLEN', key)
+      if type(length) == 'number' then
+        size, packed = length, false
+        newest = tonumber(redis.call('LINDEX', key, -1))
+      else
+        redis.call('DEL', key)
+      end
+    end
+    s = { size, newest, packed }
+  elseif code == 6 then
+    local limit, windowMs = p1, p2
+    local a, b, c
+    if v and #v == 25 then
+      local tag
+      tag, a, b, c = struct.unpack('<Bddd', v)
+      if tag ~= 6 then a = nil end
+    end
+    if a then s = { a, b, c } else s = { floorDiv(now, windowMs) * windowMs, 0, 0 } end
+  end
+  return s
+end
+
+local function decide(code, key, s, p1, p2, p3, cost, now, commit)
+  local allowed, remaining, reset, retry
+  if code == 1 then
+    local unitsPerMs, unitsPerToken, capacity = p1, p2, p3
+    local at = max(now, s[2])
+    local skew = at - now
+    local elapsed = at - s[2]
+    local level = capacity
+    if elapsed < -floorDiv(-capacity, unitsPerMs) then level = min(capacity, s[1] + elapsed * unitsPerMs) end
+    local need = cost * unitsPerToken
+    if level < need then
+      allowed, remaining, reset, retry = 0, floorDiv(level, unitsPerToken), skew - floorDiv(level - capacity, unitsPerMs), skew - floorDiv(level - need, unitsPerMs)
+    else
+      local left = level - need
+      if commit then s[1] = left; s[2] = at end
+      reset = 0
+      if left ~= capacity then reset = skew - floorDiv(left - capacity, unitsPerMs) end
+      allowed, remaining, retry = 1, floorDiv(left, unitsPerToken), 0
+    end
+  elseif code == 2 then
+    local unitsPerMs, unitsPerToken, capacity = p1, p2, p3
+    local nowTicks = now * unitsPerMs
+    local tat = max(s[1], nowTicks)
+    local ahead = tat - nowTicks + cost * unitsPerToken
+    if cost > 0 and ahead > capacity then
+      allowed, remaining, reset, retry = 0, max(0, floorDiv(capacity - (tat - nowTicks), unitsPerToken)), -floorDiv(nowTicks - tat, unitsPerMs), -floorDiv(capacity - ahead, unitsPerMs)
+    else
+      if commit then s[1] = nowTicks + ahead end
+      allowed, remaining, reset, retry = 1, max(0, floorDiv(capacity - ahead, unitsPerToken)), -floorDiv(-ahead, unitsPerMs), 0
+    end
+  elseif code == 3 then
+    local unitsPerMs, unitsPerToken, capacity = p1, p2, p3
+    local at = max(now, s[2])
+    local skew = at - now
+    local elapsed = at - s[2]
+    local water = 0
+    if elapsed < -floorDiv(-capacity, unitsPerMs) then water = max(0, s[1] - elapsed * unitsPerMs) end
+    local poured = water + cost * unitsPerToken
+    if cost > 0 and poured > capacity then
+      allowed, remaining, reset, retry = 0, max(0, floorDiv(capacity - water, unitsPerToken)), skew - floorDiv(-water, unitsPerMs), skew - floorDiv(capacity - poured, unitsPerMs)
+    else
+      if commit then s[1] = poured; s[2] = at end
+      reset = 0
+      if poured ~= 0 then reset = skew - floorDiv(-poured, unitsPerMs) end
+      allowed, remaining, retry = 1, max(0, floorDiv(capacity - poured, unitsPerToken)), 0
+    end
+  elseif code == 4 then
+    local limit, windowMs = p1, p2
+    local stored = s[1]
+    local start = max(floorDiv(now, windowMs) * windowMs, stored)
+    local count = 0
+    if start == stored then count = s[2] end
+    local untilEnd = start + windowMs - now
+    if cost > 0 and count + cost > limit then
+      allowed, remaining, reset, retry = 0, max(0, limit - count), untilEnd, untilEnd
+    else
+      local charged = count + cost
+      if commit then s[1] = start; s[2] = charged end
+      reset = untilEnd
+      if charged == 0 then reset = 0 end
+      allowed, remaining, retry = 1, max(0, limit - charged), 0
+    end
+  elseif code == 5 then
+    local limit, windowMs = p1, p2
+    local size, newest, packed = s[1], s[2], s[3]
+    local at = max(now, newest)
+    -- Entries are in time order: count the leading ones that have aged out. A request usually
+    -- finds none or one; gallop (entries 1, 2, 4, 8, …) then search the last step in halves.
+    local cutoff = at - windowMs
+    local lo, probe = 0, 1
+    if packed then
+      while probe <= size and struct.unpack('<d', packed, 2 + 8 * (probe - 1)) <= cutoff do
+        lo = probe
+        probe = probe * 2
+      end
+    elseif size > 0 then
+      -- A list: its first two entries in one read.
+      local head = redis.call('LRANGE', key, 0, 1)
+      if tonumber(head[1]) <= cutoff then
+        lo, probe = 1, 2
+        if head[2] and tonumber(head[2]) <= cutoff then lo, probe = 2, 4 end
+      end
+      while probe > 2 and probe <= size and tonumber(redis.call('LINDEX', key, probe - 1)) <= cutoff do
+        lo = probe
+        probe = probe * 2
+      end
+    end
+    local hi = min(probe - 1, size)
+    while lo < hi do
+      local mid = floorDiv(lo + hi, 2)
+      local entry
+      if packed then entry = struct.unpack('<d', packed, 2 + 8 * (mid)) else entry = tonumber(redis.call('LINDEX', key, mid)) end
+      if entry <= cutoff then lo = mid + 1 else hi = mid end
+    end
+    local live = size - lo
+    if cost > 0 and live + cost > limit then
+      local blocking
+      if packed then blocking = struct.unpack('<d', packed, 2 + 8 * (size + cost - limit - 1)) else blocking = tonumber(redis.call('LINDEX', key, size + cost - limit - 1)) end
+      allowed, remaining, reset, retry = 0, max(0, limit - live), newest + windowMs - now, blocking + windowMs - now
+    else
+      if commit then
+        local after = live + cost
+        if packed and after <= 32 then
+          -- The usual request expires nothing and adds one entry: one concatenation.
+          local added = struct.pack('<d', at)
+          if cost ~= 1 then added = string.rep(added, cost) end
+          if lo == 0 then
+            s[3] = packed .. added
+          else
+            s[3] = '\5' .. string.sub(packed, 2 + 8 * lo) .. added
+          end
+        elseif packed then
+          -- Too long to pack: the log becomes a list, live entries first.
+          redis.call('DEL', key)
+          if live > 0 then
+            local entries = { struct.unpack('<' .. string.rep('d', live), packed, 2 + 8 * lo) }
+            entries[live + 1] = nil -- unpack's last result is the position after the entries
+            redis.call('RPUSH', key, unpack(entries))
+          end
+        local left = cost
+        while left > 0 do
+          local batch = min(left, 100)
+          local args = {}
+          for j = 1, batch do args[j] = at end
+          redis.call('RPUSH', key, unpack(args))
+          left = left - batch
+        end
+          s[3] = false
+        elseif after <= 16 then
+          -- Short again: back to one packed string (written by the caller's SET).
+          local rest = {}
+          if live > 0 then rest = redis.call('LRANGE', key, lo, -1) end
+          for j = 1, cost do rest[live + j] = at end
+          s[3] = '\5' .. struct.pack('<' .. string.rep('d', after), unpack(rest))
+        else
+          if lo > 0 then redis.call('LTRIM', key, lo, -1) end
+        local left = cost
+        while left > 0 do
+          local batch = min(left, 100)
+          local args = {}
+          for j = 1, batch do args[j] = at end
+          redis.call('RPUSH', key, unpack(args))
+          left = left - batch
+        end
+        end
+        s[1] = after
+        if cost > 0 then s[2] = at elseif after == 0 then s[2] = 0 end
+      end
+      local newestAfter = 0
+      if cost > 0 then newestAfter = at elseif live > 0 then newestAfter = newest end
+      reset = newestAfter + windowMs - now
+      if live + cost == 0 then reset = 0 end
+      allowed, remaining, retry = 1, max(0, limit - live - cost), 0
+    end
+  elseif code == 6 then
+    local limit, windowMs = p1, p2
+    local budget = limit * windowMs
+    local stored = s[1]
+    local start = max(floorDiv(now, windowMs) * windowMs, stored)
+    local previous, current = 0, 0
+    if start == stored then
+      previous, current = s[2], s[3]
+    elseif start == stored + windowMs then
+      previous = s[3]
+    end
+    local at = max(now, start)
+    local overlap = windowMs - (at - start)
+    local used = previous * overlap + current * windowMs
+    if cost > 0 and used + cost * windowMs > budget then
+      if current > 0 then reset = start + 2 * windowMs elseif previous > 0 then reset = start + windowMs else reset = 0 end
+      local retryAt = nil
+      local room = (limit - current - cost) * windowMs
+      if room >= 0 and previous > 0 then
+        local elapsed = windowMs - floorDiv(room, previous)
+        if elapsed < windowMs then retryAt = start + elapsed end
+      end
+      if retryAt == nil then
+        if current == 0 then
+          retryAt = start + windowMs
+        else
+          retryAt = start + windowMs + max(0, windowMs - floorDiv((limit - cost) * windowMs, current))
+        end
+      end
+      allowed, remaining, reset, retry = 0, max(0, floorDiv(budget - used, windowMs)), reset - now, retryAt - now
+    else
+      local charged = current + cost
+      if commit then s[1] = start; s[2] = previous; s[3] = charged end
+      if charged > 0 then reset = start + 2 * windowMs elseif previous > 0 then reset = start + windowMs else reset = 0 end
+      allowed, remaining, reset, retry = 1, max(0, floorDiv(budget - used - cost * windowMs, windowMs)), max(0, reset - now), 0
+    end
+  end
+  return allowed, remaining, reset, retry
+end
+
+
+
+local function freshAt(code, key, s, p1, p2, p3)
+  local fresh
+  if code == 1 then
+    local unitsPerMs, unitsPerToken, capacity = p1, p2, p3
+    fresh = s[2] - floorDiv(s[1] - capacity, unitsPerMs)
+  elseif code == 2 then
+    local unitsPerMs, unitsPerToken, capacity = p1, p2, p3
+    fresh = -floorDiv(-s[1], unitsPerMs)
+  elseif code == 3 then
+    local unitsPerMs, unitsPerToken, capacity = p1, p2, p3
+    fresh = s[2] - floorDiv(-s[1], unitsPerMs)
+  elseif code == 4 then
+    local limit, windowMs = p1, p2
+    if s[2] == 0 then fresh = 0 else fresh = s[1] + windowMs end
+  elseif code == 5 then
+    local limit, windowMs = p1, p2
+    if s[1] == 0 then fresh = 0 else fresh = s[2] + windowMs end
+  elseif code == 6 then
+    local limit, windowMs = p1, p2
+    if s[3] > 0 then fresh = s[1] + 2 * windowMs elseif s[2] > 0 then fresh = s[1] + windowMs else fresh = 0 end
+  end
+  return fresh
+end
+
+-- Writes a changed state with an expiry at the moment it is fresh again (dropping it then loses
+-- nothing), plus a margin; a state that is already fresh is deleted instead. With the server's
+-- clock the deadline is absolute (PXAT), so it agrees with TIME to the ms. Whole numbers below
+-- 2^53 go to redis.call as numbers: Redis writes them with every digit.
+local function save(code, key, s, p1, p2, p3, now, absolute, margin)
+  local fresh = freshAt(code, key, s, p1, p2, p3)
+  if fresh <= now then
+    redis.call('DEL', key)
+    return
+  end
+  local mode, deadline = 'PX', fresh - now + margin
+  if absolute then mode, deadline = 'PXAT', fresh + margin end
+  local value
+  if code == 1 then
+    local unitsPerMs, unitsPerToken, capacity = p1, p2, p3 value = struct.pack('<Bdd', 1, s[1], s[2])
+  elseif code == 2 then
+    local unitsPerMs, unitsPerToken, capacity = p1, p2, p3 value = s[1]
+  elseif code == 3 then
+    local unitsPerMs, unitsPerToken, capacity = p1, p2, p3 value = struct.pack('<Bdd', 3, s[1], s[2])
+  elseif code == 4 then
+    local limit, windowMs = p1, p2 value = struct.pack('<Bdd', 4, s[1], s[2])
+  elseif code == 5 then
+    local limit, windowMs = p1, p2 value = s[3]
+  elseif code == 6 then
+    local limit, windowMs = p1, p2 value = struct.pack('<Bddd', 6, s[1], s[2], s[3])
+  end
+  if value then
+    redis.call('SET', key, value, mode, deadline)
+  elseif absolute then
+    -- A sliding log kept as a list, already written in place.
+    redis.call('PEXPIREAT', key, deadline)
+  else
+    redis.call('PEXPIRE', key, deadline)
+  end
+end
+
+local now, absolute = tonumber(ARGV[1]), false
+if now < 0 then
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  absolute = true
+end
+local margin = tonumber(ARGV[2])
+local n = #KEYS
+
+local denied = ARGV[3] == '1'
+if n == 1 and not denied then
+  -- One charge (most requests): applyCharges reduces to one decision, written only if allowed.
+  local p1, p2, p3 = tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
+  -- The key and algorithm code travel as arguments, not as fields of `s`: fields beside the
+  -- state's slots would cost a hash part, allocated anew on every call.
+  local code, key = tonumber(ARGV[4]), KEYS[1]
+  local s = load(code, key, p1, p2, p3, now)
+  local allowed, remaining, reset, retry = decide(code, key, s, p1, p2, p3, tonumber(ARGV[5]), now, true)
+  if allowed == 1 then
+    save(code, key, s, p1, p2, p3, now, absolute, margin)
+    return { now, 1, remaining, reset }
+  end
+  return { now, allowed, remaining, reset, retry }
+end
+
+local reply = { now, 0 }
+local states, byKey, distinct = {}, {}, {}
+for i = 1, n do
+  local base = (i - 1) * 6 + 3
+  local key = KEYS[i]
+  local s = byKey[key]
+  if s == nil then
+    local code = tonumber(ARGV[base + 1])
+    s = load(code, key, tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), now)
+    s.code, s.key, s.i = code, key, i
+    byKey[key] = s
+    distinct[#distinct + 1] = s
+  end
+  states[i] = s
+end
+for i = 1, n do
+  local base = (i - 1) * 6 + 3
+  local at = i * 4 - 1
+  reply[at], reply[at + 1], reply[at + 2], reply[at + 3] = decide(states[i].code, states[i].key, states[i], tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 2]), now, false)
+  if reply[at] == 0 and ARGV[base + 3] ~= '1' then denied = true end
+end
+for i = 1, n do
+  local base = (i - 1) * 6 + 3
+  local at = i * 4 - 1
+  if reply[at] == 1 then
+    if denied then
+      reply[at], reply[at + 1], reply[at + 2], reply[at + 3] = decide(states[i].code, states[i].key, states[i], tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), 0, now, false)
+    else
+      reply[at], reply[at + 1], reply[at + 2], reply[at + 3] = decide(states[i].code, states[i].key, states[i], tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 2]), now, true)
+      states[i].dirty = true
+      -- Passed the dry run, denied on commit: an earlier charge on the same key took the room.
+      if reply[at] == 0 then reply[at] = 2 end
+    end
+  end
+end
+
+for _, s in ipairs(distinct) do
+  if s.dirty then
+    local base = (s.i - 1) * 6 + 3
+    save(s.code, s.key, s, tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), now, absolute, margin)
+  end
+end
+
+local sent, retries = { now }, {}
+for i = 1, n do
+  local at = i * 4 - 1
+  sent[i * 3 - 1], sent[i * 3], sent[i * 3 + 1] = reply[at], reply[at + 1], reply[at + 2]
+  if reply[at] ~= 1 then retries[#retries + 1] = reply[at + 3] end
+end
+for j = 1, #retries do sent[3 * n + 1 + j] = retries[j] end
+return sent

@@ -1,0 +1,52 @@
+// The scripts Redis runs, as reviewable files: packages/redis/lua/*.lua are exactly what the
+// generator produces, and their SHA1s (the names Redis caches them under) are pinned. After a
+// deliberate change to the Lua, regenerate with `pnpm vitest run packages/redis -u` and update
+// the pinned SHAs below.
+import { fixedWindow, tokenBucket } from '@tollgate/core'
+import { describe, expect, it } from 'vitest'
+import { chargePreparer } from '../prepare.js'
+import { redisScripts } from './index.js'
+
+// Changing a script changes these on purpose: operators may pre-load or allow-list them.
+const PINNED_CONSUME_SHA = '2ad8f9a1c3f7ca433f8b49ad35a34244fbb09670'
+const PINNED_REFUND_SHA = '343a879be8a6787a7a52102633493f1062450bbc'
+const PINNED_EXAMPLE_RULE_SET_SHA = 'c74953e3f52407a0ea24ca1df586e1ae7972fa34'
+
+/**
+ * A gateway's usual pair: 10 per second with bursts of 20, and 1,000 a day, decided on the
+ * server's clock (whose default expiry margin is 0).
+ */
+function exampleRuleSetScript() {
+  const preparer = chargePreparer('tollgate', { serverTime: true, marginMs: 0 })
+  const charge = (rule: string, algorithm: ReturnType<typeof tokenBucket>) => ({
+    rule,
+    algorithm,
+    key: 'ip:192.0.2.1',
+    cost: 1,
+    shadow: false,
+  })
+  const charges = [
+    charge('per-second', tokenBucket({ rate: 10, burst: 20 })),
+    charge('per-day', fixedWindow({ limit: 1000, windowMs: 86_400_000 })),
+  ]
+  for (const c of charges) preparer.keyOf(c)
+  return preparer.ruleSetScript(charges)!
+}
+
+describe('the checked-in Lua', () => {
+  it('consume.lua is the consume script', async () => {
+    await expect(redisScripts.consume.source).toMatchFileSnapshot('../../lua/consume.lua')
+    expect(redisScripts.consume.sha).toBe(PINNED_CONSUME_SHA)
+  })
+
+  it('refund.lua is the refund script', async () => {
+    await expect(redisScripts.refund.source).toMatchFileSnapshot('../../lua/refund.lua')
+    expect(redisScripts.refund.sha).toBe(PINNED_REFUND_SHA)
+  })
+
+  it('rule-set.example.lua is the rule-set script of a per-second and a per-day rule', async () => {
+    const script = exampleRuleSetScript()
+    await expect(script.source).toMatchFileSnapshot('../../lua/rule-set.example.lua')
+    expect(script.sha).toBe(PINNED_EXAMPLE_RULE_SET_SHA)
+  })
+})
