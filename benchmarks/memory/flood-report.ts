@@ -1,5 +1,5 @@
 /** Turns the flood measurements into the "## Memory store under a flood of keys" section. */
-import { cpus } from 'node:os'
+import { cpus, loadavg } from 'node:os'
 
 export type FloodResult = {
   readonly name: string
@@ -43,7 +43,9 @@ Target: memory flat at the bound for every rule, sliding logs of limit 100,000 i
 ${met ? 'met' : '**not met**'} (store bytes never above 64 MiB, retained within 5 % of it).
 
 - Command: \`${command}\` (from the repository root).
-- Machine: Node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, shared with other work.
+- Machine: Node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, shared with other work
+  (load average ${loadavg()[0]!.toFixed(1)} at the end). Keys per second include the sampling's full
+  collections; the section above measures speed.
 - A sliding log costs what it holds: a key with one entry takes a slot and a block with room
   for two entries, whatever the rule's limit; the limit only caps how far a log may grow.
 `

@@ -12,7 +12,7 @@ type Learned = {
 }
 
 /** Why a call waits for a learned policy: the policy's label and the wait in ms. */
-export type LearnedWait = { readonly policy: string; readonly delayMs: number }
+type LearnedWait = { readonly policy: string; readonly delayMs: number }
 
 export type LearnedPolicies = {
   /** The longest wait any policy of `scope` asks of a call of `cost` at `now`; 0 for none. */

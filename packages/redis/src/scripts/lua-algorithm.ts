@@ -52,7 +52,7 @@ export type LuaAlgorithm = {
  * The names the fragments read an algorithm's scaled parameters by, in the order the scripts
  * receive them (ARGV, or the constants of a rule-set script): the core's `AlgorithmParams`.
  */
-export const PARAMETER_NAMES = {
+const PARAMETER_NAMES = {
   rate: ['unitsPerMs', 'unitsPerToken', 'capacity'],
   window: ['limit', 'windowMs'],
 } as const
