@@ -84,7 +84,7 @@ describe('KeyTable', () => {
       }),
       { numRuns: 100 },
     )
-  })
+  }, 60_000)
 
   it('when full, drops a fresh entry first and counts no eviction', () => {
     const table = new KeyTable(probe, 4, new ByteBudget(2 ** 40), 0)

@@ -45,7 +45,7 @@ describe('memoryStore', () => {
     expect(store.evictions).toBe(50_001 - 1000)
     expect(setTimer).not.toHaveBeenCalled()
     expect(setRepeating).not.toHaveBeenCalled()
-  })
+  }, 60_000)
 
   it('reclaims keys that are back to full before evicting any, without counting them', () => {
     // Eight keys: the hand's look-ahead spans the whole table, so "fresh first" is exact.

@@ -20,9 +20,9 @@ export type MemoryStoreOptions = {
    * more first drops a key whose state is back to fresh (nothing is lost), and only then its
    * least recently used key (CLOCK), which starts again with a full allowance if it returns.
    * A token-bucket key takes 32–40 bytes (about 2 M keys fit in the default), a sliding-log key
-   * about 60 bytes plus 8 per entry it holds, whatever its limit. Lower it on edge runtimes with
-   * small memory limits; raise it when more clients than fit are active within one refill
-   * period, or they start evicting each other.
+   * about 70 bytes with one entry and 8–16 per further entry, whatever its limit. Lower it on
+   * edge runtimes with small memory limits; raise it when more clients than fit are active
+   * within one refill period, or they start evicting each other.
    * @default 67_108_864 (64 MiB)
    */
   readonly maxBytes?: number
