@@ -7,8 +7,8 @@ export default defineProject({
     name: 'integration',
     include: ['**/*.test.ts'],
     exclude: ['**/node_modules/**'],
-    // Property runs against real stores and servers share two cores with everything else: 5 s
-    // (vitest's default) times them out on a loaded machine with nothing wrong.
-    testTimeout: 30_000,
+    // Property tests replay hundreds of traces: CPU-bound, and on a loaded shared machine well
+    // past the 5 s default. Nothing here waits for time to pass (clocks are injected).
+    testTimeout: 60_000,
   },
 })

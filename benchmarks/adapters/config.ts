@@ -14,7 +14,7 @@ export const TOLLGATE_RULES: readonly RuleConfig[] = [
     match: { identity: 'ip' },
     algorithm: 'token_bucket',
     rate: LIMIT,
-    period: WINDOW_MS,
+    period: `${WINDOW_MS}ms`,
     burst: LIMIT,
   },
 ]

@@ -76,6 +76,21 @@ for (const framework of frameworks) {
   )
 }
 
+// The spread between runs: each run's own ratio, lowest to highest.
+lines.push('', 'Spread between runs (each run’s Tollgate ÷ peer, lowest–highest):', '')
+lines.push(
+  '| framework | tollgate (defaults) | tollgate, same headers as the peer |',
+  '|---|---:|---:|',
+)
+for (const framework of frameworks) {
+  const cells = added.get(framework.name)!
+  const range = (variant: VariantName) => {
+    const ratios = cells.get(variant)!.map((value, run) => value / cells.get('peer')![run]!)
+    return `${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}`
+  }
+  lines.push(`| ${framework.name} | ${range('tollgate')} | ${range('tollgate, same headers')} |`)
+}
+
 if (args.has('sockets')) {
   lines.push(
     '',

@@ -3,5 +3,6 @@ import { sourceConditions } from '../../vitest.shared.js'
 
 export default defineProject({
   ...sourceConditions,
-  test: { name: 'core', include: ['src/**/*.test.ts'] },
+  // Property tests are CPU-bound; on a loaded shared machine they outlast the 5 s default.
+  test: { name: 'core', include: ['src/**/*.test.ts'], testTimeout: 60_000 },
 })

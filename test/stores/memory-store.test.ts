@@ -15,9 +15,12 @@ import {
 } from '@tollgate/core'
 import { referenceStore } from '@tollgate/test-utils'
 import fc from 'fast-check'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { describeStore } from './support/store-suite.js'
 import { expectSameAsReference, longLogArbs, traceArb } from './support/trace.js'
+
+// Hundreds of traces per property: a loaded machine needs more than the default 5 s.
+vi.setConfig({ testTimeout: 60_000 })
 
 describeStore('memory store', { create: () => memoryStore() })
 describeStore('memory store with room for 4 keys a rule', {

@@ -3,12 +3,14 @@
  * share a clock with the rest of the app.
  */
 export type Clock = {
-  /** Whole milliseconds since the epoch. */
+  /** Milliseconds since the epoch; a fraction is floored. */
   now(): number
 }
 
 /**
- * The wall clock. `Date.now()` can step back when NTP corrects it; the algorithms hold such a
- * step at the last time they saw instead of handing out tokens for it.
+ * The wall clock, the default: windows start at multiples of their length since the epoch (a day
+ * at 00:00 UTC), which a monotonic clock drifts away from over a long uptime. `Date.now()` can
+ * step when NTP corrects it; such a step costs a key at most its rule's reset span and hands out
+ * nothing (see `Algorithm.decide`), and the limiter counts steps back (`clockStepsBack`).
  */
 export const systemClock: Clock = { now: () => Date.now() }

@@ -18,6 +18,11 @@ export type RateLimitErrorCode =
   | 'ERR_RL_STORE_UNAVAILABLE'
   /** The store answered with something that is not a valid state or decision. */
   | 'ERR_RL_STORE_REPLY'
+  /**
+   * The limiter's clock threw or returned something that is not a time. Decided like a store
+   * failure: each rule's failure policy decides, and `onError` receives it.
+   */
+  | 'ERR_RL_CLOCK_FAILED'
 
 export type RateLimitErrorDetails = {
   /** The id of the rule concerned, when there is one. */

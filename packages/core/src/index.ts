@@ -32,6 +32,7 @@ export {
   step,
   tokenBucket,
   type WindowParams,
+  wholeMs,
 } from './algorithms/index.js'
 export { type Clock, systemClock } from './clock.js'
 export type { Decision } from './decision.js'
@@ -73,6 +74,7 @@ export {
   formatIssue,
   HTTP_METHODS,
   type IdentityName,
+  type Milliseconds,
   type MissingIdentityPolicy,
   type ParsedRoute,
   parseRoute,

@@ -18,6 +18,8 @@ export type WarningCode =
   | 'WARN_IPV6_UNMASKED'
   /** The app's `onShadowDenied` hook threw or rejected; the request went on. */
   | 'WARN_ON_SHADOW_DENIED_THREW'
+  /** A request's header list may have been cut (Node's `maxHeadersCount`): its forwarding headers were not trusted. */
+  | 'WARN_HEADERS_TRUNCATED'
 
 /** Where warnings go, and which to skip. */
 export type WarningOptions = {

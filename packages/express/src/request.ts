@@ -1,5 +1,6 @@
 import type { Framework } from '@tollgate/core/adapter'
 import { userIdOf } from '@tollgate/core/adapter'
+import { headerListMayBeCut } from '@tollgate/core/node'
 import type { Request } from 'express'
 
 /**
@@ -15,4 +16,5 @@ export const express: Framework<Request> = {
   socketAddress: (req) => req.socket.remoteAddress,
   header: (req, name) => req.headers[name],
   user: (req) => userIdOf((req as Request & { user?: unknown }).user),
+  headersCut: headerListMayBeCut,
 }

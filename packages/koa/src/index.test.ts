@@ -68,7 +68,7 @@ describe('@tollgate/koa', () => {
         'x-ratelimit-limit': 'app',
         'x-ratelimit-remaining': '1',
         ratelimit: '"per-ip";r=1;t=1',
-        'ratelimit-policy': '"per-ip";q=1;w=1;burst=2',
+        'ratelimit-policy': '"per-ip";q=1;w=1;tollgate-burst=2',
       })
       expect(gone.headers['access-control-expose-headers']).toContain('RateLimit-Policy')
       expect(gone.headers['x-app']).toBeUndefined()

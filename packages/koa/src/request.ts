@@ -1,5 +1,6 @@
 import type { Framework } from '@tollgate/core/adapter'
 import { userIdOf } from '@tollgate/core/adapter'
+import { headerListMayBeCut } from '@tollgate/core/node'
 import type { Context } from 'koa'
 
 /**
@@ -15,4 +16,5 @@ export const koa: Framework<Context> = {
   socketAddress: (ctx) => ctx.req.socket.remoteAddress,
   header: (ctx, name) => ctx.req.headers[name],
   user: (ctx) => userIdOf((ctx.state as { readonly user?: unknown } | undefined)?.user),
+  headersCut: (ctx) => headerListMayBeCut(ctx.req),
 }

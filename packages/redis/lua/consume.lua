@@ -9,9 +9,11 @@ local function floorDiv(a, b)
   return q
 end
 
--- The state of one key, or the state of a key never seen (init at now).
+-- The state of one key, or the state of a key never seen (init at now), and whether it was
+-- moved to now (a clock that stepped back further than the rule's reset span): a moved state is
+-- written back whatever the decision.
 local function load(code, key, p1, p2, p3, now)
-  local s
+  local s, moved = nil, false
   local v = redis.pcall('GET', key)
   -- Missing, or another type (a rule that changed algorithm): no state. The sliding log tells
   -- the error of a key that holds a list (its long form) from a missing key.
@@ -24,12 +26,46 @@ local function load(code, key, p1, p2, p3, now)
       tag, a, b = struct.unpack('<Bdd', v)
       if tag ~= 1 then a = nil end
     end
-    if a then s = { a, b } else s = { capacity, now } end
+    if a then
+      s = { a, b }
+      -- A last refill beyond a fill time ahead: the clock stepped back; move it to now.
+      if b - now > -floorDiv(-capacity, unitsPerMs) then s[2] = now; moved = true end
+    else
+      s = { capacity, now }
+    end
   elseif code == 2 then
     local unitsPerMs, unitsPerToken, capacity = p1, p2, p3
-    local tat = nil
-    if v then tat = tonumber(v) end
-    if tat then s = { tat } else s = { now * unitsPerMs } end
+    if ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991) then
+      local a, b
+    if v and #v == 17 then
+      local tag
+      tag, a, b = struct.unpack('<Bdd', v)
+      if tag ~= 2 then a = nil end
+    end
+      if a then s = { a, b } else s = { now, 0 } end
+    else
+      local tat = nil
+      if v then tat = tonumber(v) end
+      if tat then s = { tat } else s = { now * unitsPerMs } end
+    end
+    -- More than two fill times ahead: the clock stepped back; a drained bucket at now.
+    
+    local aheadMs, aheadTicks
+    if ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991) then
+      aheadMs, aheadTicks = s[1] - now, s[2]
+    else
+      local ticks = s[1] - now * unitsPerMs
+      aheadMs = floorDiv(ticks, unitsPerMs)
+      aheadTicks = ticks - aheadMs * unitsPerMs
+    end
+    if aheadMs < 0 then aheadMs, aheadTicks = 0, 0 end
+    if aheadMs > 2 * -floorDiv(-capacity, unitsPerMs) then
+      aheadMs = floorDiv(capacity, unitsPerMs)
+      aheadTicks = capacity - aheadMs * unitsPerMs
+      
+    if ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991) then s[1], s[2] = now + aheadMs, aheadTicks else s[1] = (now + aheadMs) * unitsPerMs + aheadTicks end
+      moved = true
+    end
   elseif code == 3 then
     local unitsPerMs, unitsPerToken, capacity = p1, p2, p3
     local a, b
@@ -38,7 +74,13 @@ local function load(code, key, p1, p2, p3, now)
       tag, a, b = struct.unpack('<Bdd', v)
       if tag ~= 3 then a = nil end
     end
-    if a then s = { a, b } else s = { 0, now } end
+    if a then
+      s = { a, b }
+      -- A last leak beyond a drain time ahead: the clock stepped back; move it to now.
+      if b - now > -floorDiv(-capacity, unitsPerMs) then s[2] = now; moved = true end
+    else
+      s = { 0, now }
+    end
   elseif code == 4 then
     local limit, windowMs = p1, p2
     local a, b
@@ -47,7 +89,13 @@ local function load(code, key, p1, p2, p3, now)
       tag, a, b = struct.unpack('<Bdd', v)
       if tag ~= 4 then a = nil end
     end
-    if a then s = { a, b } else s = { floorDiv(now, windowMs) * windowMs, 0 } end
+    if a then
+      s = { a, b }
+      -- A window beyond the next one: the clock stepped back; the count moves to now's window.
+      if a - now > windowMs then s[1] = floorDiv(now, windowMs) * windowMs; moved = true end
+    else
+      s = { floorDiv(now, windowMs) * windowMs, 0 }
+    end
   elseif code == 5 then
     local limit, windowMs = p1, p2
     local size, newest, packed = 0, 0, '\5'
@@ -66,6 +114,29 @@ local function load(code, key, p1, p2, p3, now)
         redis.call('DEL', key)
       end
     end
+    -- A newest entry beyond one window ahead: the clock stepped back. Every entry moves back by
+    -- the same amount, the newest to now (rewritten in place: a rare, whole-log change).
+    local shift = newest - now
+    if size > 0 and shift > windowMs then
+      moved = true
+      local entries
+      if packed then
+        entries = { struct.unpack('<' .. string.rep('d', size), packed, 2) }
+        entries[size + 1] = nil
+      else
+        entries = redis.call('LRANGE', key, 0, -1)
+        redis.call('DEL', key)
+      end
+      for j = 1, size do entries[j] = tonumber(entries[j]) - shift end
+      if packed then
+        packed = '\5' .. struct.pack('<' .. string.rep('d', size), unpack(entries))
+      else
+        for from = 1, size, 100 do
+          redis.call('RPUSH', key, unpack(entries, from, min(size, from + 99)))
+        end
+      end
+      newest = now
+    end
     s = { size, newest, packed }
   elseif code == 6 then
     local limit, windowMs = p1, p2
@@ -75,9 +146,19 @@ local function load(code, key, p1, p2, p3, now)
       tag, a, b, c = struct.unpack('<Bddd', v)
       if tag ~= 6 then a = nil end
     end
-    if a then s = { a, b, c } else s = { floorDiv(now, windowMs) * windowMs, 0, 0 } end
+    if a then
+      s = { a, b, c }
+      -- A window beyond the next one: the clock stepped back; both counts move into now's
+      -- current window, where they weigh in full.
+      if a - now > windowMs then
+        s[1], s[2], s[3] = floorDiv(now, windowMs) * windowMs, 0, b + c
+        moved = true
+      end
+    else
+      s = { floorDiv(now, windowMs) * windowMs, 0, 0 }
+    end
   end
-  return s
+  return s, moved
 end
 
 local function decide(code, key, s, p1, p2, p3, cost, now, commit)
@@ -101,14 +182,36 @@ local function decide(code, key, s, p1, p2, p3, cost, now, commit)
     end
   elseif code == 2 then
     local unitsPerMs, unitsPerToken, capacity = p1, p2, p3
-    local nowTicks = now * unitsPerMs
-    local tat = max(s[1], nowTicks)
-    local ahead = tat - nowTicks + cost * unitsPerToken
-    if cost > 0 and ahead > capacity then
-      allowed, remaining, reset, retry = 0, max(0, floorDiv(capacity - (tat - nowTicks), unitsPerToken)), -floorDiv(nowTicks - tat, unitsPerMs), -floorDiv(capacity - ahead, unitsPerMs)
+    local aheadMs, aheadTicks
+    if ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991) then
+      aheadMs, aheadTicks = s[1] - now, s[2]
     else
-      if commit then s[1] = nowTicks + ahead end
-      allowed, remaining, reset, retry = 1, max(0, floorDiv(capacity - ahead, unitsPerToken)), -floorDiv(-ahead, unitsPerMs), 0
+      local ticks = s[1] - now * unitsPerMs
+      aheadMs = floorDiv(ticks, unitsPerMs)
+      aheadTicks = ticks - aheadMs * unitsPerMs
+    end
+    if aheadMs < 0 then aheadMs, aheadTicks = 0, 0 end
+    local fillMs = -floorDiv(-capacity, unitsPerMs)
+    local need = cost * unitsPerToken
+    local resetMs = aheadMs
+    if aheadTicks > 0 then resetMs = aheadMs + 1 end
+    local ticks = nil
+    if aheadMs <= fillMs then ticks = aheadMs * unitsPerMs + aheadTicks end
+    local fits = ticks ~= nil and ticks <= capacity - need
+    if cost > 0 and not fits then
+      local left = 0
+      if ticks ~= nil and ticks <= capacity then left = floorDiv(capacity - ticks, unitsPerToken) end
+      allowed, remaining, reset, retry = 0, left, resetMs, aheadMs - floorDiv(capacity - aheadTicks - need, unitsPerMs)
+    elseif not fits then
+      allowed, remaining, reset, retry = 1, 0, resetMs, 0
+    else
+      local after = ticks + need
+      if commit then
+        aheadMs = floorDiv(after, unitsPerMs)
+        aheadTicks = after - aheadMs * unitsPerMs
+    if ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991) then s[1], s[2] = now + aheadMs, aheadTicks else s[1] = (now + aheadMs) * unitsPerMs + aheadTicks end
+      end
+      allowed, remaining, reset, retry = 1, floorDiv(capacity - after, unitsPerToken), -floorDiv(-after, unitsPerMs), 0
     end
   elseif code == 3 then
     local unitsPerMs, unitsPerToken, capacity = p1, p2, p3
@@ -283,7 +386,12 @@ local function freshAt(code, key, s, p1, p2, p3)
     fresh = s[2] - floorDiv(s[1] - capacity, unitsPerMs)
   elseif code == 2 then
     local unitsPerMs, unitsPerToken, capacity = p1, p2, p3
-    fresh = -floorDiv(-s[1], unitsPerMs)
+    if ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991) then
+      fresh = s[1]
+      if s[2] > 0 then fresh = fresh + 1 end
+    else
+      fresh = -floorDiv(-s[1], unitsPerMs)
+    end
   elseif code == 3 then
     local unitsPerMs, unitsPerToken, capacity = p1, p2, p3
     fresh = s[2] - floorDiv(-s[1], unitsPerMs)
@@ -316,7 +424,7 @@ local function save(code, key, s, p1, p2, p3, now, absolute, margin)
   if code == 1 then
     local unitsPerMs, unitsPerToken, capacity = p1, p2, p3 value = struct.pack('<Bdd', 1, s[1], s[2])
   elseif code == 2 then
-    local unitsPerMs, unitsPerToken, capacity = p1, p2, p3 value = s[1]
+    local unitsPerMs, unitsPerToken, capacity = p1, p2, p3 value = (((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991) and struct.pack('<Bdd', 2, s[1], s[2]) or s[1])
   elseif code == 3 then
     local unitsPerMs, unitsPerToken, capacity = p1, p2, p3 value = struct.pack('<Bdd', 3, s[1], s[2])
   elseif code == 4 then
@@ -352,12 +460,10 @@ if n == 1 and not denied then
   -- The key and algorithm code travel as arguments, not as fields of `s`: fields beside the
   -- state's slots would cost a hash part, allocated anew on every call.
   local code, key = tonumber(ARGV[4]), KEYS[1]
-  local s = load(code, key, p1, p2, p3, now)
+  local s, moved = load(code, key, p1, p2, p3, now)
   local allowed, remaining, reset, retry = decide(code, key, s, p1, p2, p3, tonumber(ARGV[5]), now, true)
-  if allowed == 1 then
-    save(code, key, s, p1, p2, p3, now, absolute, margin)
-    return { now, 1, remaining, reset }
-  end
+  if allowed == 1 or moved then save(code, key, s, p1, p2, p3, now, absolute, margin) end
+  if allowed == 1 then return { now, 1, remaining, reset } end
   return { now, allowed, remaining, reset, retry }
 end
 
@@ -369,18 +475,35 @@ for i = 1, n do
   local s = byKey[key]
   if s == nil then
     local code = tonumber(ARGV[base + 1])
-    s = load(code, key, tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), now)
-    s.code, s.key, s.i = code, key, i
+    local moved
+    s, moved = load(code, key, tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), now)
+    s.code, s.key, s.i, s.dirty = code, key, i, moved
     byKey[key] = s
     distinct[#distinct + 1] = s
   end
   states[i] = s
 end
+-- The dry run of a charge on a key charged earlier in the request counts the earlier charges
+-- that passed too, so that a commit never finds the room gone: the request is all or nothing.
+-- Cost -1: with the charges before it on its key, beyond the limit (never passes): denied, with
+-- what is left and a retry no sooner than the key is whole.
+local spent = {}
 for i = 1, n do
   local base = (i - 1) * 6 + 3
   local at = i * 4 - 1
-  reply[at], reply[at + 1], reply[at + 2], reply[at + 3] = decide(states[i].code, states[i].key, states[i], tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 2]), now, false)
-  if reply[at] == 0 and ARGV[base + 3] ~= '1' then denied = true end
+  local cost = tonumber(ARGV[base + 2])
+  if cost < 0 then
+    reply[at], reply[at + 1], reply[at + 2], reply[at + 3] = decide(states[i].code, states[i].key, states[i], tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), 0, now, false)
+    reply[at], reply[at + 3] = 0, reply[at + 2]
+  else
+    cost = (spent[states[i]] or 0) + cost
+    reply[at], reply[at + 1], reply[at + 2], reply[at + 3] = decide(states[i].code, states[i].key, states[i], tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), cost, now, false)
+  end
+  if reply[at] == 1 then
+    spent[states[i]] = cost
+  elseif ARGV[base + 3] ~= '1' then
+    denied = true
+  end
 end
 for i = 1, n do
   local base = (i - 1) * 6 + 3

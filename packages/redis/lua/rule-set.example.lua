@@ -10,11 +10,11 @@ local now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
 local reply = { now }
 for r = 0, #KEYS / 2 - 1 do
   local k, base = r * 2, r * 2
-  local s1
+  local s1, r1
   do
     local key = KEYS[k + 1]
     local unitsPerMs, unitsPerToken, capacity = 1, 100, 2000
-    local s
+    local s, moved = nil, false
     local v = redis.pcall('GET', key)
   -- Missing, or another type (a rule that changed algorithm): no state.
   if type(v) ~= 'string' then v = nil end
@@ -24,14 +24,20 @@ for r = 0, #KEYS / 2 - 1 do
       tag, a, b = struct.unpack('<Bdd', v)
       if tag ~= 1 then a = nil end
     end
-    if a then s = { a, b } else s = { capacity, now } end
-    s1 = s
+    if a then
+      s = { a, b }
+      -- A last refill beyond a fill time ahead: the clock stepped back; move it to now.
+      if b - now > -floorDiv(-capacity, unitsPerMs) then s[2] = now; moved = true end
+    else
+      s = { capacity, now }
+    end
+    s1, r1 = s, moved
   end
-  local s2
+  local s2, r2
   do
     local key = KEYS[k + 2]
     local limit, windowMs = 1000, 86400000
-    local s
+    local s, moved = nil, false
     local v = redis.pcall('GET', key)
   -- Missing, or another type (a rule that changed algorithm): no state.
   if type(v) ~= 'string' then v = nil end
@@ -41,8 +47,14 @@ for r = 0, #KEYS / 2 - 1 do
       tag, a, b = struct.unpack('<Bdd', v)
       if tag ~= 4 then a = nil end
     end
-    if a then s = { a, b } else s = { floorDiv(now, windowMs) * windowMs, 0 } end
-    s2 = s
+    if a then
+      s = { a, b }
+      -- A window beyond the next one: the clock stepped back; the count moves to now's window.
+      if a - now > windowMs then s[1] = floorDiv(now, windowMs) * windowMs; moved = true end
+    else
+      s = { floorDiv(now, windowMs) * windowMs, 0 }
+    end
+    s2, r2 = s, moved
   end
   local denied = false
   local c1 = tonumber(ARGV[base + 1])
@@ -122,6 +134,19 @@ for r = 0, #KEYS / 2 - 1 do
       a1, m1, e1, t1 = allowed, remaining, reset, retry
     end
     end
+    if r1 then
+      local key, s = KEYS[k + 1], s1
+      local unitsPerMs, unitsPerToken, capacity = 1, 100, 2000
+      local fresh
+    do
+    fresh = s[2] - floorDiv(s[1] - capacity, unitsPerMs)
+    end
+    if fresh <= now then
+      redis.call('DEL', key)
+    else
+      redis.call('SET', key, struct.pack('<Bdd', 1, s[1], s[2]), 'PXAT', fresh + 0)
+    end
+    end
     if a2 == 1 then
     do
       local key, s, cost, commit = KEYS[k + 2], s2, 0, false
@@ -144,6 +169,19 @@ for r = 0, #KEYS / 2 - 1 do
     end
       end
       a2, m2, e2, t2 = allowed, remaining, reset, retry
+    end
+    end
+    if r2 then
+      local key, s = KEYS[k + 2], s2
+      local limit, windowMs = 1000, 86400000
+      local fresh
+    do
+    if s[2] == 0 then fresh = 0 else fresh = s[1] + windowMs end
+    end
+    if fresh <= now then
+      redis.call('DEL', key)
+    else
+      redis.call('SET', key, struct.pack('<Bdd', 4, s[1], s[2]), 'PXAT', fresh + 0)
     end
     end
   else
@@ -170,7 +208,7 @@ for r = 0, #KEYS / 2 - 1 do
     end
       end
       a1, m1, e1, t1 = allowed, remaining, reset, retry
-      if allowed == 1 then
+      if allowed == 1 or r1 then
         local fresh
     do
     fresh = s[2] - floorDiv(s[1] - capacity, unitsPerMs)
@@ -181,6 +219,20 @@ for r = 0, #KEYS / 2 - 1 do
       redis.call('SET', key, struct.pack('<Bdd', 1, s[1], s[2]), 'PXAT', fresh + 0)
     end
       end
+    end
+    else
+    if r1 then
+      local key, s = KEYS[k + 1], s1
+      local unitsPerMs, unitsPerToken, capacity = 1, 100, 2000
+      local fresh
+    do
+    fresh = s[2] - floorDiv(s[1] - capacity, unitsPerMs)
+    end
+    if fresh <= now then
+      redis.call('DEL', key)
+    else
+      redis.call('SET', key, struct.pack('<Bdd', 1, s[1], s[2]), 'PXAT', fresh + 0)
+    end
     end
     end
     if a2 == 1 then
@@ -205,7 +257,7 @@ for r = 0, #KEYS / 2 - 1 do
     end
       end
       a2, m2, e2, t2 = allowed, remaining, reset, retry
-      if allowed == 1 then
+      if allowed == 1 or r2 then
         local fresh
     do
     if s[2] == 0 then fresh = 0 else fresh = s[1] + windowMs end
@@ -216,6 +268,20 @@ for r = 0, #KEYS / 2 - 1 do
       redis.call('SET', key, struct.pack('<Bdd', 4, s[1], s[2]), 'PXAT', fresh + 0)
     end
       end
+    end
+    else
+    if r2 then
+      local key, s = KEYS[k + 2], s2
+      local limit, windowMs = 1000, 86400000
+      local fresh
+    do
+    if s[2] == 0 then fresh = 0 else fresh = s[1] + windowMs end
+    end
+    if fresh <= now then
+      redis.call('DEL', key)
+    else
+      redis.call('SET', key, struct.pack('<Bdd', 4, s[1], s[2]), 'PXAT', fresh + 0)
+    end
     end
     end
   end

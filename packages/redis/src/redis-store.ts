@@ -1,4 +1,11 @@
-import { type Charge, checkTime, type Outcome, RateLimitError, type Store } from '@tollgate/core'
+import {
+  type Charge,
+  checkTime,
+  type Outcome,
+  RateLimitError,
+  type Store,
+  wholeMs,
+} from '@tollgate/core'
 import { callScript, type Deadline, deadlineIn } from './call.js'
 import type { RedisScriptClient } from './client.js'
 import { requestSender } from './coalesce.js'
@@ -126,7 +133,10 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     consume(charges, now) {
       // Not an async function, to spare the common path a promise; errors still reject.
       try {
-        if (!serverTime) checkTime(now)
+        if (!serverTime) {
+          now = wholeMs(now)
+          checkTime(now)
+        }
         if (charges.length === 1) {
           const charge = charges[0]!
           const key = preparer.keyOf(charge)
@@ -146,8 +156,12 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     },
 
     async refund(charges, chargedAt, now) {
+      chargedAt = wholeMs(chargedAt)
       checkTime(chargedAt)
-      if (!serverTime) checkTime(now)
+      if (!serverTime) {
+        now = wholeMs(now)
+        checkTime(now)
+      }
       const prepared = charges.map(prepare)
       if (charges.length === 0) return
       const run = runner(charges, prepared, deadlineIn(timeoutMs))
@@ -159,7 +173,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
   }
 
   async function consumeMany(charges: readonly Charge[], now: number): Promise<Outcome> {
-    const prepared = charges.map(prepare)
+    const prepared = markNeverPassing(charges, charges.map(prepare))
     // Nothing to decide, so nobody asks Redis the time: the caller's is reported.
     if (charges.length === 0) return { decisions: [], at: now }
     const run = runner(charges, prepared, deadlineIn(timeoutMs))
@@ -170,6 +184,29 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     }
     return consumeAcrossSlots(run, groups, charges.length, serverTime ? undefined : now)
   }
+}
+
+/**
+ * A charge that, with the charges before it on the same key, exceeds the rule's limit can never
+ * pass: it is sent with cost -1, which the script denies (the core's `applyCharges` does the
+ * same), so that no script decides a cost beyond a limit.
+ */
+function markNeverPassing(
+  charges: readonly Charge[],
+  prepared: readonly PreparedCharge[],
+): readonly PreparedCharge[] {
+  if (charges.length < 2) return prepared
+  let marked: PreparedCharge[] | undefined
+  for (let i = 1; i < charges.length; i++) {
+    let total = charges[i]!.cost
+    for (let j = 0; j < i; j++) if (prepared[j]!.key === prepared[i]!.key) total += charges[j]!.cost
+    if (total <= charges[i]!.algorithm.limit) continue
+    marked ??= [...prepared]
+    const args = [...prepared[i]!.args]
+    args[1] = '-1'
+    marked[i] = { ...prepared[i]!, args }
+  }
+  return marked ?? prepared
 }
 
 /** Every charge keys on the same identity, so their Redis keys share a hash tag and a slot. */

@@ -13,7 +13,7 @@ export const ALGORITHMS_SCENARIOS: readonly Scenario[] = [
           ok(19 - i, {
             'x-ratelimit-limit': '20',
             'x-ratelimit-reset': resetAt(Math.ceil(((i + 1) * 100) / 1000)),
-            'ratelimit-policy': '"per-ip";q=10;w=1;burst=20',
+            'ratelimit-policy': '"per-ip";q=10;w=1;tollgate-burst=20',
             ratelimit: `"per-ip";r=${19 - i};t=${Math.ceil(((i + 1) * 100) / 1000)}`,
           }),
       },

@@ -44,7 +44,7 @@ export const HEADERS_SCENARIOS: readonly Scenario[] = [
     steps: [
       {
         expect: ok(19, {
-          'ratelimit-policy': `"per-ip";q=10;w=1;burst=20;pk=${partitionKey('ip:127.0.0.1')}`,
+          'ratelimit-policy': `"per-ip";q=10;w=1;tollgate-burst=20;pk=${partitionKey('ip:127.0.0.1')}`,
           ratelimit: `"per-ip";r=19;t=1;pk=${partitionKey('ip:127.0.0.1')}`,
         }),
       },

@@ -161,6 +161,8 @@ export const KEYS_AND_PROXIES_SCENARIOS: readonly Scenario[] = [
         window: '60s',
       },
     ],
+    // The app's identities hook provides the account (see targets.ts).
+    options: { customIdentities: ['account'] },
     steps: [
       {
         method: 'POST',

@@ -65,7 +65,7 @@ export const RULES_SCENARIOS: readonly Scenario[] = [
         expect: ok(2, {
           'x-ratelimit-limit': '3',
           'x-ratelimit-reset': resetAt(60),
-          'ratelimit-policy': '"per-ip";q=1;w=1;burst=5, "login-per-ip";q=3;w=60',
+          'ratelimit-policy': '"per-ip";q=1;w=1;tollgate-burst=5, "login-per-ip";q=3;w=60',
           ratelimit: '"per-ip";r=4;t=1, "login-per-ip";r=2;t=60',
         }),
       },

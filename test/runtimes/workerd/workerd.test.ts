@@ -76,7 +76,7 @@ describe('@tollgate/hono in workerd', () => {
         new Map([
           ['q', 1],
           ['w', 10],
-          ['burst', 3],
+          ['tollgate-burst', 3],
         ]),
       ],
     ])

@@ -5,6 +5,7 @@ import {
   fixedWindow,
   gcra,
   leakyBucket,
+  MAX_TIME_MS,
   type Store,
   slidingLog,
   slidingWindow,
@@ -45,6 +46,14 @@ export const algorithmArb: fc.Arbitrary<Algorithm> = fc.oneof(
       burst: fc.integer({ min: 1, max: 8 }),
     })
     .chain((params) => fc.constantFrom(tokenBucket(params), gcra(params), leakyBucket(params))),
+  // Rates too fine for GCRA's ticks since the epoch: its two-number state.
+  fc
+    .record({
+      rate: fc.integer({ min: 2048, max: 20_000 }),
+      periodMs: fc.constantFrom(1, 1000, 7),
+      burst: fc.integer({ min: 1, max: 8 }),
+    })
+    .map(gcra),
   fc
     .record({ limit: fc.integer({ min: 1, max: 8 }), windowMs: fc.integer({ min: 1, max: 3000 }) })
     .chain((params) =>
@@ -68,6 +77,15 @@ const dtArb = fc.oneof(
   { weight: 3, arbitrary: fc.constant(0) },
   { weight: 4, arbitrary: fc.integer({ min: 1, max: 400 }) },
   { weight: 1, arbitrary: fc.integer({ min: 400, max: 5000 }) },
+)
+
+const YEAR_MS = 365 * 86_400_000
+
+/** Gaps that are now and then clock steps: back a little or a lot, forward up to ten years. */
+const steppingDtArb = fc.oneof(
+  { weight: 8, arbitrary: dtArb },
+  { weight: 1, arbitrary: fc.integer({ min: -5000, max: -1 }) },
+  { weight: 1, arbitrary: fc.integer({ min: -10 * YEAR_MS, max: 10 * YEAR_MS }) },
 )
 
 const costArb = fc.oneof(
@@ -95,13 +113,15 @@ export const longLogArbs = {
 
 /**
  * A request trace: 1–3 rules (some in shadow mode), each request charging a few of them on keys
- * drawn from `keys`, time never going backwards; now and then a refund of an earlier request.
+ * drawn from `keys`, time never going backwards unless `clockSteps` (then the clock now and then
+ * steps back or forward, by up to ten years); now and then a refund of an earlier request.
  */
 export function traceArb(
   keys: readonly string[],
   maxSteps = 30,
-  { algorithms = algorithmArb, costs = costArb } = {},
+  { algorithms = algorithmArb, costs = costArb, clockSteps = false } = {},
 ): fc.Arbitrary<Trace> {
+  const gapArb = clockSteps ? steppingDtArb : dtArb
   const rulesArb = fc.array(fc.record({ algorithm: algorithms, shadow: fc.boolean() }), {
     minLength: 1,
     maxLength: 3,
@@ -126,13 +146,16 @@ export function traceArb(
       {
         weight: 6,
         arbitrary: fc
-          .record({ dt: dtArb, charges: fc.array(chargeArb, { minLength: 1, maxLength: 3 }) })
+          .record({
+            dt: gapArb,
+            charges: fc.array(chargeArb, { minLength: 1, maxLength: 3 }).map(withinLimits),
+          })
           .map((step) => ({ kind: 'consume' as const, ...step })),
       },
       {
         weight: 1,
         arbitrary: fc
-          .record({ dt: dtArb, of: fc.nat() })
+          .record({ dt: gapArb, of: fc.nat() })
           .map((step) => ({ kind: 'refund' as const, ...step })),
       },
     )
@@ -143,6 +166,20 @@ export function traceArb(
       ),
       steps: fc.array(stepArb, { minLength: 1, maxLength: maxSteps }),
     })
+  })
+}
+
+/**
+ * Lowers costs so that one request's charges on one rule and key sum to at most its limit:
+ * stores refuse a request that could never pass.
+ */
+export function withinLimits(charges: readonly Charge[]): Charge[] {
+  return charges.map((charge, i) => {
+    let earlier = 0
+    for (const other of charges.slice(0, i)) {
+      if (other.rule === charge.rule && other.key === charge.key) earlier += other.cost
+    }
+    return { ...charge, cost: Math.max(0, Math.min(charge.cost, charge.algorithm.limit - earlier)) }
   })
 }
 
@@ -161,11 +198,11 @@ export function normalise(decisions: readonly Decision[]): Decision[] {
  * step (allowed, remaining, limit, resetAfterMs, retryAfterMs) and the caller's time as `at`.
  */
 export async function expectSameAsReference(store: Store, trace: Trace): Promise<void> {
-  const reference = referenceStore()
+  const reference = referenceStore({ dropFresh: true })
   const consumed: { charges: readonly Charge[]; at: number }[] = []
   let now = trace.start
   for (const [index, step] of trace.steps.entries()) {
-    now += step.dt
+    now = Math.min(MAX_TIME_MS, Math.max(0, now + step.dt))
     if (step.kind === 'consume') {
       const expected = await reference.consume(step.charges, now)
       const actual = await store.consume(step.charges, now)
@@ -201,6 +238,25 @@ const extremeAlgorithmArb: fc.Arbitrary<Algorithm> = fc.oneof(
   fc
     .record({ rate: fc.integer({ min: 1, max: 2047 }), burst: fc.integer({ min: 1, max: 1000 }) })
     .map((params) => gcra({ ...params, periodMs: 1 })),
+  // Every rate the token bucket takes, GCRA takes too: up to the largest a field carries.
+  fc
+    .record({
+      rate: fc.oneof(
+        fc.integer({ min: 2048, max: 10_000 }),
+        fc.integer({ min: 1, max: 999_999_999_999_999 }),
+      ),
+      periodMs: fc.constantFrom(1, 3, 1000, 999_983, 2 ** 31 - 1),
+      burst: bigOrSmall(2 ** 40),
+    })
+    .filter(({ rate, periodMs, burst }) => {
+      try {
+        tokenBucket({ rate, periodMs, burst })
+        return true
+      } catch {
+        return false
+      }
+    })
+    .map(gcra),
   fc
     .record({
       limit: bigOrSmall(2 ** 20),

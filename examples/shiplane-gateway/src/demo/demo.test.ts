@@ -44,7 +44,7 @@ describe('pnpm demo (memory store)', () => {
       rowPattern(['12:00:02.500', ...FREE, '200', '19', '-', rateLimit(19, 1, 9974, 43198)]),
     )
     expect(stdout).toContain(
-      'RateLimit-Policy: "free-global";q=10;w=1;burst=20, "free-daily";q=10000;w=86400',
+      'RateLimit-Policy: "free-global";q=10;w=1;tollgate-burst=20, "free-daily";q=10000;w=86400',
     )
     expect(stdout).toContain(
       '429 body, detail: Too many requests for the rate-limit policy "free-global" (10 per 1 s, bursts of 20). Retry after 1 s.',

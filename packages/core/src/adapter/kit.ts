@@ -37,6 +37,11 @@ export type Framework<Req> = {
   readonly user: (req: Req) => UserId
   /** Options of the adapter's own that must be functions when given (e.g. `getConnInfo`). */
   readonly hooks?: readonly string[] | undefined
+  /**
+   * True when the request's header list may have been cut (on Node, `headerListMayBeCut` from
+   * `@tollgate/core/node`): its forwarding headers are then not trusted. @default never
+   */
+  readonly headersCut?: ((req: Req) => boolean) | undefined
 }
 
 /**
@@ -212,7 +217,8 @@ export function createAdapterKit<Req, Res>(
   function factsOf(req: Req): RequestFacts {
     const user = read.user(req)
     const address = framework.socketAddress(req)
-    const identities = headers.identities(requestIdentities, address, req, user)
+    const cut = framework.headersCut?.(req) ?? false
+    const identities = headers.identities(requestIdentities, address, req, user, cut)
     return {
       method: framework.method(req),
       path: framework.path(req),

@@ -8,7 +8,7 @@ const PER_IP: RuleConfig = {
   match: { identity: 'ip' },
   algorithm: 'fixed_window',
   limit: 10,
-  window: 1000,
+  window: '1s',
 }
 const PER_KEY: RuleConfig = { ...PER_IP, id: 'per-key', match: { identity: 'api_key' } }
 const source = {

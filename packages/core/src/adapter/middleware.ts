@@ -16,6 +16,8 @@ import type {
   RequestFacts,
   Verdict,
 } from '../limiter/types.js'
+import { ADAPTER_OPTIONS, limiterOptionsOf } from '../options/option-names.js'
+import { refuseUnknownOptions } from '../options/unknown-options.js'
 import {
   createResponder,
   type LimitResponse,
@@ -24,8 +26,8 @@ import {
 } from '../response/responder.js'
 import type { RuleConfig } from '../rules/types.js'
 
-// What every framework adapter builds once at start-up, and the small helpers they share. A
-// third-party adapter (Fastify, Elysia…) uses the same pieces.
+// What the adapter kit (kit.ts) builds once per middleware, and the small helpers it uses: the
+// limiter, identities and responder behind one decision. Adapters use the kit, not these.
 
 /**
  * Everything `@tollgate/core` lets you configure, in one flat object: the limiter's (`store`,
@@ -172,7 +174,11 @@ export function createTollgate(
   const logger = options.logger
   const limiter = isLimiter(rules)
     ? rules
-    : createLimiter({ ...options, rules, logger: logger === false ? SILENT : logger })
+    : createLimiter({
+        ...limiterOptionsOf(options),
+        rules,
+        logger: logger === false ? SILENT : logger,
+      })
   const responder = createResponder(options)
   const identities = compileIdentities(options)
   // A limiter of the app's own may read any identity; one built here reads only its rules'.
@@ -237,8 +243,14 @@ export function refundPredicate<Req>(
   )
 }
 
-/** Hooks given as anything but a function are refused at start-up, not on the first request. */
+/**
+ * Checks an adapter's options at start-up, not on the first request: an option no adapter
+ * knows (`trustproxy`, express-rate-limit's `windowMs`) is refused with the one meant, and
+ * hooks given as anything but a function are refused. `names` are the adapter's hooks,
+ * including any beyond `REQUEST_HOOKS` (Hono's `getConnInfo`).
+ */
 export function checkHooks(options: object, names: readonly string[] = REQUEST_HOOKS): void {
+  refuseUnknownOptions(options, [...ADAPTER_OPTIONS, ...names], 'rateLimit()')
   for (const name of names) {
     const value = (options as Record<string, unknown>)[name]
     if (value !== undefined && typeof value !== 'function') {

@@ -1,6 +1,6 @@
 import type { Decision } from '../decision.js'
 import { checkWindow, costTooHigh, type WindowParams } from './params.js'
-import type { Algorithm } from './types.js'
+import type { Algorithm, StateSlots } from './types.js'
 
 /**
  * Fixed window: one counter per calendar window (windows start at multiples of `windowMs` since
@@ -12,6 +12,16 @@ import type { Algorithm } from './types.js'
  */
 export function fixedWindow(params: WindowParams): Algorithm {
   const { limit, windowMs } = checkWindow(params)
+
+  /**
+   * A stored window that starts more than one window after `now`: the clock stepped back past
+   * the previous window. Holding the key there would lock it out until the clock caught up, so
+   * its count moves to the window of `now` (nothing is forgiven). A step back into the previous
+   * window is held in the stored one.
+   */
+  function rebase(slots: StateSlots, offset: number, now: number): void {
+    if (slots[offset]! - now > windowMs) slots[offset] = now - (now % windowMs)
+  }
 
   return {
     name: 'fixed_window',
@@ -25,6 +35,7 @@ export function fixedWindow(params: WindowParams): Algorithm {
     },
     decide(slots, offset, cost, now, commit): Decision {
       if (cost > limit) throw costTooHigh(cost, limit)
+      rebase(slots, offset, now)
       const stored = slots[offset]!
       // A clock that stepped back into an earlier window stays in the stored one.
       const start = Math.max(now - (now % windowMs), stored)
@@ -54,7 +65,8 @@ export function fixedWindow(params: WindowParams): Algorithm {
         retryAfterMs: undefined,
       }
     },
-    refund(slots, offset, cost, chargedAt, _now) {
+    refund(slots, offset, cost, chargedAt, now) {
+      rebase(slots, offset, now)
       // Only a charge made in the window still stored can be given back; an older window is gone.
       if (chargedAt - (chargedAt % windowMs) !== slots[offset]) return
       slots[offset + 1] = Math.max(0, slots[offset + 1]! - cost)

@@ -5,7 +5,14 @@ export { leakyBucket } from './leaky-bucket.js'
 export type { RateParams, WindowParams } from './params.js'
 export { MAX_SLIDING_LOG_LIMIT, slidingLog } from './sliding-log.js'
 export { slidingWindow } from './sliding-window.js'
-export { type AlgorithmState, checkCost, checkTime, type StepResult, step } from './step.js'
+export {
+  type AlgorithmState,
+  checkCost,
+  checkTime,
+  type StepResult,
+  step,
+  wholeMs,
+} from './step.js'
 export { tokenBucket } from './token-bucket.js'
 export type {
   Algorithm,

@@ -22,6 +22,14 @@ export function leakyBucket(params: RateParams): Algorithm {
     return Math.max(0, slots[offset]! - elapsed * unitsPerMs)
   }
 
+  /**
+   * A last leak more than a drain time ahead of `now`: the clock stepped back. The key is moved
+   * to `now` with the water it holds, as the token bucket does (see there).
+   */
+  function rebase(slots: StateSlots, offset: number, now: number): void {
+    if (slots[offset + 1]! - now > drainMs) slots[offset + 1] = now
+  }
+
   return {
     name: 'leaky_bucket',
     limit: burst,
@@ -34,6 +42,7 @@ export function leakyBucket(params: RateParams): Algorithm {
     },
     decide(slots, offset, cost, now, commit): Decision {
       if (cost > burst) throw costTooHigh(cost, burst)
+      rebase(slots, offset, now)
       const at = Math.max(now, slots[offset + 1]!)
       const skew = at - now
       const water = waterAt(slots, offset, at)
@@ -62,6 +71,7 @@ export function leakyBucket(params: RateParams): Algorithm {
       }
     },
     refund(slots, offset, cost, _chargedAt, now) {
+      rebase(slots, offset, now)
       const at = Math.max(now, slots[offset + 1]!)
       slots[offset] = Math.max(0, waterAt(slots, offset, at) - cost * unitsPerToken)
       slots[offset + 1] = at

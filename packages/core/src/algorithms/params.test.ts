@@ -51,9 +51,30 @@ describe('parameters are refused with the field named', () => {
       'burst',
     )
     expect(errorOf(() => slidingWindow({ limit: 2 ** 20, windowMs: 2 ** 33 })).field).toBe('limit')
-    // 4099 per 4096 ms cannot be reduced: GCRA's tick would be 1/4099 ms.
-    expect(errorOf(() => gcra({ rate: 4099, periodMs: 4096, burst: 10 })).field).toBe('rate')
-    expect(() => tokenBucket({ rate: 4099, periodMs: 4096, burst: 10 })).not.toThrow()
+  })
+
+  // GCRA once refused rates that reduce to more than 2,047 units per ms: its TAT in ticks since
+  // the epoch passed 2^53. AWS API Gateway's default is 10,000 per second, burst 5,000.
+  it.each([
+    { rate: 4099, periodMs: 4096, burst: 10 },
+    { rate: 2048, periodMs: 1, burst: 2048 },
+    { rate: 2053, periodMs: 1000, burst: 10 },
+    { rate: 4999, periodMs: 1000, burst: 4999 },
+    { rate: 10_000, periodMs: 1000, burst: 5000 },
+  ])('takes every rate the token bucket takes: $rate per $periodMs ms', (params) => {
+    const bucket = tokenBucket(params)
+    const cell = gcra(params)
+    const meter = leakyBucket(params)
+    let [b, c, m] = [bucket, cell, meter].map((a) => step(a, undefined, 0, 1_800_000_000_000).state)
+    for (let i = 0; i < 3 * params.burst; i++) {
+      const now = 1_800_000_000_000 + Math.floor(i / 3)
+      const expected = step(bucket, b, 1, now)
+      const fromCell = step(cell, c, 1, now)
+      const fromMeter = step(meter, m, 1, now)
+      expect(fromCell.decision).toEqual(expected.decision)
+      expect(fromMeter.decision).toEqual(expected.decision)
+      ;[b, c, m] = [expected.state, fromCell.state, fromMeter.state]
+    }
   })
 })
 
@@ -76,8 +97,12 @@ describe('costs', () => {
     expect(errorOf(() => step(bucket, undefined, cost, 0)).code).toBe('ERR_RL_INVALID_COST')
   })
 
-  it.each([-1, 0.5, MAX_TIME_MS + 1])('time %s is refused', (now) => {
+  it.each([-1, Number.NaN, MAX_TIME_MS + 1])('time %s is refused', (now) => {
     expect(errorOf(() => step(bucket, undefined, 1, now)).code).toBe('ERR_RL_INVALID_TIME')
+  })
+
+  it('floors a fractional time (a monotonic clock reads one)', () => {
+    expect(step(bucket, undefined, 1, 1000.9)).toEqual(step(bucket, undefined, 1, 1000))
   })
 
   it('a bulk call costing 10 takes ten tokens', () => {
@@ -87,12 +112,14 @@ describe('costs', () => {
 })
 
 describe('a clock that steps backwards', () => {
-  it('gives no free tokens and keeps the state intact', () => {
+  // A step back of 5 s, beyond the 2 s fill time: the key moves to the new time with what it
+  // holds (nothing), instead of waiting the 5 s out (it once answered retryAfterMs 5100).
+  it('gives no free tokens, and moves a key whose last refill is beyond its fill time', () => {
     const bucket = tokenBucket({ rate: 10, burst: 20 })
     let result = step(bucket, undefined, 20, 10_000)
     result = step(bucket, result.state, 1, 5_000)
-    expect(result.decision).toMatchObject({ allowed: false, remaining: 0, retryAfterMs: 5100 })
-    expect(result.state).toEqual([0, 10_000])
+    expect(result.decision).toMatchObject({ allowed: false, remaining: 0, retryAfterMs: 100 })
+    expect(result.state).toEqual([0, 5_000])
   })
 
   it('gives GCRA nothing remaining, never a negative count, when its TAT looks too far ahead', () => {

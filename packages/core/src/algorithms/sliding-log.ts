@@ -42,6 +42,22 @@ export function slidingLog(params: WindowParams): Algorithm {
     return size === 0 ? 0 : slots[slot(slots, offset, size - 1)]!
   }
 
+  /**
+   * A newest entry more than one window after `now`: the clock stepped back. Holding the log
+   * there would lock the key out until the clock caught up, so every entry moves back by the
+   * same amount, the newest to `now`: the log keeps its count and order (nothing is forgiven)
+   * and its entries age out within one window. A smaller step is held at the newest entry.
+   */
+  function rebase(slots: StateSlots, offset: number, now: number): void {
+    const shift = newest(slots, offset) - now
+    if (shift <= windowMs) return
+    const size = slots[offset + 1]!
+    for (let n = 0; n < size; n++) {
+      const at = slot(slots, offset, n)
+      slots[at] = slots[at]! - shift
+    }
+  }
+
   return {
     name: 'sliding_log',
     limit,
@@ -74,6 +90,7 @@ export function slidingLog(params: WindowParams): Algorithm {
     },
     decide(slots, offset, cost, now, commit): Decision {
       if (cost > limit) throw costTooHigh(cost, limit)
+      rebase(slots, offset, now)
       const size = slots[offset + 1]!
       // Entries are in time order; a clock that stepped back is held at the newest entry.
       const at = Math.max(now, newest(slots, offset))
@@ -108,6 +125,7 @@ export function slidingLog(params: WindowParams): Algorithm {
       }
     },
     refund(slots, offset, cost, chargedAt, now) {
+      rebase(slots, offset, now)
       // Drop up to `cost` entries logged at `chargedAt`, if they are still inside the window.
       if (chargedAt <= now - windowMs) return
       const size = slots[offset + 1]!

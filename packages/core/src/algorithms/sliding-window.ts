@@ -1,7 +1,7 @@
 import type { Decision } from '../decision.js'
 import { floorDiv, MAX_TIME_MS } from './integer.js'
 import { checkWindow, costTooHigh, invalid, type WindowParams } from './params.js'
-import type { Algorithm } from './types.js'
+import type { Algorithm, StateSlots } from './types.js'
 
 /**
  * Sliding window counter: this window's count plus the previous window's, weighted by how much
@@ -20,6 +20,18 @@ export function slidingWindow(params: WindowParams): Algorithm {
     throw invalid('limit', `limit × windowMs (${budget}) needs integers beyond 2^53`)
   }
 
+  /**
+   * A current window that starts more than one window after `now`: the clock stepped back past
+   * the previous window. Both counts move into the current window of `now`, where they weigh in
+   * full (nothing is forgiven, and the estimate can only grow), as the fixed window does.
+   */
+  function rebase(slots: StateSlots, offset: number, now: number): void {
+    if (slots[offset]! - now <= windowMs) return
+    slots[offset] = now - (now % windowMs)
+    slots[offset + 2] = slots[offset + 1]! + slots[offset + 2]!
+    slots[offset + 1] = 0
+  }
+
   return {
     name: 'sliding_window',
     limit,
@@ -33,6 +45,7 @@ export function slidingWindow(params: WindowParams): Algorithm {
     },
     decide(slots, offset, cost, now, commit): Decision {
       if (cost > limit) throw costTooHigh(cost, limit)
+      rebase(slots, offset, now)
       const stored = slots[offset]!
       const start = Math.max(now - (now % windowMs), stored)
       let previous = 0
@@ -72,7 +85,8 @@ export function slidingWindow(params: WindowParams): Algorithm {
         retryAfterMs: undefined,
       }
     },
-    refund(slots, offset, cost, chargedAt, _now) {
+    refund(slots, offset, cost, chargedAt, now) {
+      rebase(slots, offset, now)
       const chargedStart = chargedAt - (chargedAt % windowMs)
       const stored = slots[offset]!
       // The charge sits in the current count while its window is the stored one, and in the

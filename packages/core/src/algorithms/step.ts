@@ -10,7 +10,9 @@ export type StepResult = { readonly state: AlgorithmState; readonly decision: De
 
 /**
  * The pure form of an algorithm: (state or nothing, cost, now) → (new state, decision). The
- * input state is never modified; a denied request returns the state it was given.
+ * input state is never modified; a denied request returns the state it was given, moved only
+ * when the clock stepped back further than the rule's reset span (see `Algorithm.decide`).
+ * A fractional `now` is floored.
  * @example
  * const bucket = tokenBucket({ rate: 10, burst: 20 })
  * let { state, decision } = step(bucket, undefined, 1, 0)
@@ -22,6 +24,7 @@ export function step(
   now: number,
 ): StepResult {
   checkCost(cost)
+  now = wholeMs(now)
   checkTime(now)
   const next = state === undefined ? new Array<number>(algorithm.stateSize).fill(0) : [...state]
   if (next.length !== algorithm.stateSize) {
@@ -32,7 +35,7 @@ export function step(
   }
   if (state === undefined) algorithm.init(next, 0, now)
   const decision = algorithm.decide(next, 0, cost, now, true)
-  return { state: decision.allowed || state === undefined ? next : state, decision }
+  return { state: next, decision }
 }
 
 export function checkCost(cost: number): void {
@@ -45,6 +48,15 @@ export function checkCost(cost: number): void {
       },
     )
   }
+}
+
+/**
+ * A time in whole ms: a fractional one (a monotonic clock such as `performance.timeOrigin +
+ * performance.now()`) is floored; anything that is not a time is returned as it is, for
+ * `checkTime` to refuse.
+ */
+export function wholeMs(now: number): number {
+  return typeof now === 'number' && now >= 0 && now <= MAX_TIME_MS ? Math.floor(now) : now
 }
 
 export function checkTime(now: number): void {

@@ -23,6 +23,17 @@ export function tokenBucket(params: RateParams): Algorithm {
     return Math.min(capacity, slots[offset]! + elapsed * unitsPerMs)
   }
 
+  /**
+   * A last refill more than a fill time ahead of `now` cannot happen on a steady clock: the
+   * clock stepped back. Holding the key there would lock it out for the whole step, so it is
+   * moved to `now` with the tokens it holds (elapsed clamped to 0; nothing refills for the
+   * step). A smaller step is held, so clocks that disagree by less than a fill time never
+   * refill twice.
+   */
+  function rebase(slots: StateSlots, offset: number, now: number): void {
+    if (slots[offset + 1]! - now > fillMs) slots[offset + 1] = now
+  }
+
   return {
     name: 'token_bucket',
     limit: burst,
@@ -35,7 +46,9 @@ export function tokenBucket(params: RateParams): Algorithm {
     },
     decide(slots, offset, cost, now, commit): Decision {
       if (cost > burst) throw costTooHigh(cost, burst)
-      // A clock that stepped back is held at the last refill: no tokens out of thin air.
+      rebase(slots, offset, now)
+      // A clock that stepped back (by up to a fill time) is held at the last refill: no tokens
+      // out of thin air.
       const at = Math.max(now, slots[offset + 1]!)
       const skew = at - now
       const level = levelAt(slots, offset, at)
@@ -63,6 +76,7 @@ export function tokenBucket(params: RateParams): Algorithm {
       }
     },
     refund(slots, offset, cost, _chargedAt, now) {
+      rebase(slots, offset, now)
       // Refilling is min(capacity, level + gain), so adding the cost back and capping again gives
       // exactly the level the key would have had without the charge.
       const at = Math.max(now, slots[offset + 1]!)

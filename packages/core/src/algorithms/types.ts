@@ -69,7 +69,11 @@ export interface Algorithm {
   init(slots: StateSlots, offset: number, now: number): void
   /**
    * Decides a request of `cost` at `now`. Writes the charge into `slots` only when `commit` is
-   * true and the request is allowed: a denial, or a dry run, leaves the state untouched.
+   * true and the request is allowed: a denial, or a dry run, takes nothing. One change is made
+   * whatever the outcome: a state that lies further ahead of `now` than a steady clock allows
+   * (the clock stepped back more than the rule's reset span) is moved to `now`, keeping what it
+   * has used, so that the step costs the key at most one reset span; stores write it back even
+   * after a denial.
    * Throws `ERR_RL_COST_EXCEEDS_CAPACITY` for a cost above `limit`. Callers pass whole ms and a
    * whole cost ≥ 0 (the public `step` and the stores check both).
    */

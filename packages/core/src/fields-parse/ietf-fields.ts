@@ -38,7 +38,8 @@ function policyFigures(member: SfMember): Partial<ReadPolicy> {
     quota: count(member.params.get('q')),
     windowMs: w === undefined || w === 0 ? undefined : Math.min(MAX_WAIT_MS, w * 1000),
     quotaUnit: text(member.params.get('qu')),
-    burst: count(member.params.get('burst')),
+    // Tollgate's vendor-prefixed parameter (drafts 8–11 §3.1), or a bare one from other servers.
+    burst: count(member.params.get('tollgate-burst') ?? member.params.get('burst')),
   }
 }
 

@@ -70,6 +70,16 @@ describe('the current form (drafts 8 to 11)', () => {
     ])
   })
 
+  it("reads Tollgate's vendor-prefixed burst, and a bare burst from other servers", () => {
+    for (const parameter of ['tollgate-burst', 'burst']) {
+      const fields = read({
+        'RateLimit-Policy': `"per-ip";q=10;w=1;${parameter}=20`,
+        RateLimit: '"per-ip";r=19;t=1',
+      })
+      expect(fields.policies[0]).toMatchObject({ name: 'per-ip', burst: 20 })
+    }
+  })
+
   it('reads the token names draft 8 allowed, and a RateLimit without any policy', () => {
     expect(read({ RateLimit: 'default;r=5;t=30' }).policies).toEqual([
       { name: 'default', remaining: 5, resetMs: 30_000 },

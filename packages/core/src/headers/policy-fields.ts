@@ -14,7 +14,7 @@ export type PolicyFields = {
   readonly limit: number
   /** The policy name as sent: the rule id (non-printable characters percent-encoded). */
   readonly name: string
-  /** Current form: `"free-global";q=10;w=1;burst=20`. */
+  /** Current form: `"free-global";q=10;w=1;tollgate-burst=20`. */
   readonly policyItem: string
   /** Current form, before the per-request values: `"free-global";r=`. */
   readonly rateItemPrefix: string
@@ -61,17 +61,23 @@ function describeWindow(windowMs: number): string {
   return windowMs % 1000 === 0 ? `${windowMs / 1000} s` : `${windowMs} ms`
 }
 
+/** The current form's burst parameter, with Tollgate's vendor prefix. */
+const BURST_PARAMETER = 'tollgate-burst'
+
 /** Serializes a rule's fixed strings from one of its decisions. */
 function buildPolicyFields(decision: RuleDecision): PolicyFields {
   const { quota, windowMs } = decision.policy
   const { q, w } = quotaPerSeconds(quota, windowMs)
   const name = policyName(decision.rule)
   // A rate rule's burst differs from its sustained quota; window rules have limit === quota.
-  const burst: Array<readonly [string, number]> =
-    decision.limit === quota ? [] : [['burst', decision.limit]]
-  const params = serializeParameters([['q', q], ['w', w], ...burst])
-  const legacyParams = serializeParameters([['w', w], ...burst])
-  const burstText = burst.length === 0 ? '' : `, bursts of ${decision.limit}`
+  // Drafts 8–11 (§3.1) want extension parameters under a vendor prefix; drafts 6 and 7 show a
+  // bare `burst` in their own example (draft-07 §2.3).
+  const bursts = decision.limit !== quota
+  const burst = (key: string): Array<readonly [string, number]> =>
+    bursts ? [[key, decision.limit]] : []
+  const params = serializeParameters([['q', q], ['w', w], ...burst(BURST_PARAMETER)])
+  const legacyParams = serializeParameters([['w', w], ...burst('burst')])
+  const burstText = bursts ? `, bursts of ${decision.limit}` : ''
   const policyItem = serializeString(name) + params
   return {
     quota,

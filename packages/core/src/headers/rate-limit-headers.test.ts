@@ -126,7 +126,8 @@ describe('current form (draft-8 to draft-11), checked against the drafts’ exam
     ])
     const headers = headersOf(v)
     expect(members(headers['RateLimit-Policy']!)).toEqual([
-      ['api', { q: 10, w: 1, burst: 20 }],
+      // Drafts 8–11 §3.1: an extension parameter carries a vendor prefix.
+      ['api', { q: 10, w: 1, 'tollgate-burst': 20 }],
       ['daily', { q: 10_000, w: 86_400 }],
     ])
     expect(members(headers.RateLimit!)).toEqual([

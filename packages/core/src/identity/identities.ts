@@ -1,5 +1,6 @@
 import { RateLimitError } from '../errors.js'
 import { type HeaderAccessor, headerText } from '../headers/types.js'
+import { createWarnOnce } from '../warnings.js'
 import { type ClientAddress, type ClientIpOptions, compileClientIp } from './client-ip.js'
 
 /** The client-IP options plus where API keys come from. */
@@ -30,6 +31,12 @@ export type IdentitySource = {
   readonly header: HeaderAccessor
   /** The authenticated user's id, as the framework stores it; absent before authentication. */
   readonly user?: string | number | null | undefined
+  /**
+   * True when the header list may have been cut (Node's `maxHeadersCount`, see
+   * `headerListMayBeCut`): forwarding headers are then not trusted, as if absent, since the
+   * line a trusted proxy added may be the one dropped. Warns `WARN_HEADERS_TRUNCATED` once.
+   */
+  readonly headersCut?: boolean | undefined
 }
 
 /** The identities Tollgate derives; rules key on them by name. */
@@ -101,23 +108,40 @@ export function compileIdentities(options: IdentityOptions = {}): IdentityResolv
     return key === undefined || key === '' || key.length > maxLength ? undefined : key
   }
 
+  const warn = createWarnOnce(options)
+
+  /** The client's key, from headers that can be trusted to be all there. */
+  function ipKeyOf(source: IdentitySource): string | undefined {
+    if (source.headersCut !== true) return clientIp.key(source.socketAddress, source.header)
+    warn(
+      'WARN_HEADERS_TRUNCATED',
+      "a request's header list reached the server's maxHeadersCount, so Node may have dropped lines (a trusted proxy's X-Forwarded-For among them): such requests are keyed as if they carried no forwarding header; raise maxHeadersCount if real clients send that many",
+    )
+    return clientIp.key(source.socketAddress, withoutForwardingHeaders(source.header))
+  }
+
   return {
     clientIp: clientIp.address,
     identities(source) {
       return {
-        ip: clientIp.key(source.socketAddress, source.header),
+        ip: ipKeyOf(source),
         api_key: apiKey(source.header),
         user: userId(source.user),
       }
     },
     withoutApiKey(source) {
       return {
-        ip: clientIp.key(source.socketAddress, source.header),
+        ip: ipKeyOf(source),
         api_key: undefined,
         user: userId(source.user),
       }
     },
   }
+}
+
+/** The headers, with the forwarding headers read as absent. */
+function withoutForwardingHeaders(header: HeaderAccessor): HeaderAccessor {
+  return (name) => (name === 'x-forwarded-for' || name === 'forwarded' ? undefined : header(name))
 }
 
 function userId(user: IdentitySource['user']): string | undefined {

@@ -16,31 +16,38 @@ export class ReusedIdentitySource<Request> {
     socketAddress: string | undefined
     header: HeaderAccessor
     user: IdentitySource['user']
+    headersCut: boolean
   }
 
   constructor(readHeader: (request: Request, name: string) => ReturnType<HeaderAccessor>) {
     const header: HeaderAccessor = (name) =>
       this.request === undefined ? undefined : readHeader(this.request, name)
-    this.source = { socketAddress: undefined, header, user: undefined }
+    this.source = { socketAddress: undefined, header, user: undefined, headersCut: false }
   }
 
-  /** A request's identities, its headers read from `request` (during this call only). */
+  /**
+   * A request's identities, its headers read from `request` (during this call only).
+   * `headersCut`: the header list may have been cut (`headerListMayBeCut`).
+   */
   identities(
     resolve: (source: IdentitySource) => Identities,
     socketAddress: string | undefined,
     request: Request,
     user: IdentitySource['user'],
+    headersCut = false,
   ): Identities {
     const source = this.source
     this.request = request
     source.socketAddress = socketAddress
     source.user = user
+    source.headersCut = headersCut
     try {
       return resolve(source)
     } finally {
       this.request = undefined
       source.socketAddress = undefined
       source.user = undefined
+      source.headersCut = false
     }
   }
 }

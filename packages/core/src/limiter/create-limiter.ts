@@ -1,13 +1,17 @@
 import { costTooHigh } from '../algorithms/params.js'
-import { checkCost, checkTime } from '../algorithms/step.js'
+import { checkCost, checkTime, wholeMs } from '../algorithms/step.js'
 import { type Clock, systemClock } from '../clock.js'
 import { RateLimitError } from '../errors.js'
+import { LIMITER_OPTIONS } from '../options/option-names.js'
+import { refuseUnknownOptions } from '../options/unknown-options.js'
 import { defineRules } from '../rules/define-rules.js'
 import { memoryStore } from '../store/memory-store.js'
 import type { Charge, Outcome, Store } from '../store/types.js'
+import { clockReader } from './clock-reader.js'
 import { type CompiledRule, compileRule } from './compile-rule.js'
 import { decideRequest, shown, storeDecision } from './decide.js'
 import { type ConsumeOne, type Engine, isPromiseLike } from './engine.js'
+import { checkIdentityNames } from './identity-names.js'
 import { createReporter } from './report.js'
 import { buildRuleIndex } from './rule-index.js'
 import { DEFAULT_STORE_TIMEOUT_MS, replyWithin } from './store-deadline.js'
@@ -32,7 +36,9 @@ export const DEFAULT_STORE_ERROR_RETRY_AFTER_MS = 1000
  * const verdict = limiter.decide({ method: 'POST', path: '/v1/login', identities: { ip } })
  */
 export function createLimiter(options: LimiterOptions): Limiter {
+  refuseUnknownOptions(options, LIMITER_OPTIONS, 'createLimiter()')
   const rules = defineRules(options.rules)
+  checkIdentityNames(rules, options.customIdentities)
   const compiled = rules.map(compileRule)
   const byId = new Map(compiled.map((rule) => [rule.id, rule] as const))
   const index = buildRuleIndex(compiled)
@@ -50,11 +56,22 @@ export function createLimiter(options: LimiterOptions): Limiter {
       options.storeTimeoutMs ?? (boundsItsCalls(store) ? false : DEFAULT_STORE_TIMEOUT_MS),
   }
   const refunded = new WeakSet<Verdict>()
+  const reader = clockReader(clock, engine.reporter)
 
-  function timeOf(given: { readonly now?: number } | undefined): number {
-    const now = given?.now ?? clock.now()
-    checkTime(now)
-    return now
+  /**
+   * The time of a call: the `now` given (whole ms; a bad one is the caller's bug and throws) or
+   * the clock's. A clock that fails is decided like a store that fails: the engine handed back
+   * fails every call with the clock's error, so each rule's `onStoreError` decides.
+   */
+  function timeOf(given: { readonly now?: number } | undefined): [number, Engine] {
+    if (given?.now !== undefined) {
+      const now = wholeMs(given.now)
+      checkTime(now)
+      return [now, engine]
+    }
+    const read = reader.read()
+    if (typeof read === 'number') return [read, engine]
+    return [reader.latest, failingEngine(engine, read)]
   }
 
   function ruleOf(id: string): CompiledRule {
@@ -72,8 +89,12 @@ export function createLimiter(options: LimiterOptions): Limiter {
   return {
     rules,
     store,
+    get clockStepsBack() {
+      return reader.stepsBack
+    },
     decide(facts, given) {
-      return decideRequest(engine, index, facts, timeOf(given))
+      const [now, deciding] = timeOf(given)
+      return decideRequest(deciding, index, facts, now)
     },
     check(key, ruleId, given) {
       const rule = ruleOf(ruleId)
@@ -86,7 +107,8 @@ export function createLimiter(options: LimiterOptions): Limiter {
           field: 'cost',
         })
       }
-      return checkOne(engine, rule, key, cost, timeOf(given))
+      const [now, deciding] = timeOf(given)
+      return checkOne(deciding, rule, key, cost, now)
     },
     refund(verdict, given) {
       if (!verdict.allowed || verdict.storeFailed === true || refunded.has(verdict)) return
@@ -104,9 +126,9 @@ export function createLimiter(options: LimiterOptions): Limiter {
         })
       }
       if (charges.length === 0) return
-      const now = timeOf(given)
+      const [now, refunding] = timeOf(given)
       refunded.add(verdict)
-      return refundCharges(engine, charges, verdict.at, now)
+      return refundCharges(refunding, charges, verdict.at, now)
     },
   }
 }
@@ -181,6 +203,14 @@ function refundCharges(
   } catch (error) {
     failed(error)
   }
+}
+
+/** `engine` with a store that fails every call with `error` (a clock that failed). */
+function failingEngine(engine: Engine, error: Error): Engine {
+  const fail = (): never => {
+    throw error
+  }
+  return { ...engine, consumeOne: undefined, store: { consume: fail, refund: fail } }
 }
 
 /** A budget of its own that will end: 0, NaN or Infinity (for "none") leaves the limiter's. */

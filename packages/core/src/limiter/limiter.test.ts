@@ -16,7 +16,8 @@ const merchant = (method: string, path: string, plan = 'free'): RequestFacts => 
 })
 
 describe.each(STORES)('the limiter over a %s', (_name, makeStore) => {
-  const limiterOf = (rules: readonly RuleConfig[]) => createLimiter({ rules, store: makeStore() })
+  const limiterOf = (rules: readonly RuleConfig[]) =>
+    createLimiter({ rules, store: makeStore(), customIdentities: ['account'] })
   const decideAll = decideTimes
   const admitted = (verdicts: Verdict[]) => verdicts.filter((v) => v.allowed).length
 

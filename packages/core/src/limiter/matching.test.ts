@@ -157,6 +157,7 @@ describe('keys', () => {
         window: '1m',
       },
     ],
+    customIdentities: ['a', 'b'],
   })
   const keyOf = (a: string, b: string) =>
     (limiter.decide({ method: 'GET', path: '/', identities: { a, b } }, { now: 0 }) as Verdict)

@@ -1,4 +1,5 @@
 import type { ParsedRoute } from '../rules/route.js'
+import { decodePercents } from './percent-decoding.js'
 
 /**
  * A route path compiled for matching without regular expressions: literal segments in lower
@@ -11,7 +12,9 @@ export type PathPattern = {
 
 export function compilePattern(route: ParsedRoute): PathPattern {
   return {
-    segments: route.segments.map((s) => ('literal' in s ? s.literal.toLowerCase() : null)),
+    segments: route.segments.map((s) =>
+      'literal' in s ? decodePercents(s.literal).toLowerCase() : null,
+    ),
     rest: route.rest,
   }
 }
@@ -26,10 +29,12 @@ const SLASH = 47
 const BACKSLASH = 92
 const QUESTION_MARK = 63
 const HASH = 35
+const PERCENT = 37
 
 /**
  * The form request paths are matched in: the path alone (no scheme and host, query or
- * fragment), lower case, `\` read as `/`, no trailing slash. The frameworks' default routers
+ * fragment), lower case, `\` read as `/`, no trailing slash, escapes decoded as the routers
+ * decode parameters (see `decodePercents`). The frameworks' default routers
  * ignore case and a trailing slash (Express, koa-router), and Node's `url.parse`, which they
  * route with, takes the path out of an absolute-form target (`GET http://host/v1/login`), drops
  * a `#fragment` and turns backslashes into slashes: a limit that did not would be escaped by
@@ -44,10 +49,13 @@ export function normalizePath(target: string): string {
   for (; end < target.length; end++) {
     const code = target.charCodeAt(end)
     if (code === QUESTION_MARK || code === HASH) break
-    if ((code >= 65 && code <= 90) || code > 127 || code === BACKSLASH) plain = false
+    if ((code >= 65 && code <= 90) || code > 127 || code === BACKSLASH || code === PERCENT)
+      plain = false
   }
   const path = plain && start === 0 && end === target.length ? target : target.slice(start, end)
-  return withoutTrailingSlashes(plain ? path : path.replaceAll('\\', '/').toLowerCase())
+  if (plain) return withoutTrailingSlashes(path)
+  // Slashes first: an encoded backslash (`%5C`) is a character of its segment, not a separator.
+  return withoutTrailingSlashes(decodePercents(path.replaceAll('\\', '/')).toLowerCase())
 }
 
 function withoutTrailingSlashes(path: string): string {

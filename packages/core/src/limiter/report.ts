@@ -1,3 +1,4 @@
+import { RateLimitError } from '../errors.js'
 import type { Logger, StoreErrorContext } from './types.js'
 
 /** Stable codes of the limiter's warnings (logged as `[tollgate] CODE: message`). */
@@ -8,6 +9,10 @@ type LimiterWarningCode =
   | 'WARN_SHARED_CLIENT_BUCKET'
   /** The `onError` hook itself threw; the request was decided anyway. */
   | 'WARN_ON_ERROR_THREW'
+  /** The clock threw or returned no time, and no `onError` hook is set; decided as a store failure. */
+  | 'WARN_CLOCK_FAILED'
+  /** The clock read earlier than before (an NTP step back). */
+  | 'WARN_CLOCK_STEPPED_BACK'
 
 /** How many distinct warnings are remembered; past it the memory starts over. */
 const REMEMBERED = 100
@@ -38,6 +43,13 @@ export function createReporter(
   return {
     warnOnce,
     storeError(error, context) {
+      if (onError === undefined && isClockFailure(error)) {
+        warnOnce(
+          'WARN_CLOCK_FAILED',
+          "the clock threw or returned something that is not a time; each rule's onStoreError decides until it reads one again (see onError for each failure)",
+        )
+        return
+      }
       if (onError === undefined) {
         const outcome =
           context.operation === 'refund'
@@ -57,6 +69,15 @@ export function createReporter(
         warnOnce('WARN_ON_ERROR_THREW', `onError threw: ${messageOf(hookError)}`)
       }
     },
+  }
+}
+
+/** Never throws, whatever a store rejects with (a revoked proxy throws on any inspection). */
+function isClockFailure(error: unknown): boolean {
+  try {
+    return error instanceof RateLimitError && error.code === 'ERR_RL_CLOCK_FAILED'
+  } catch {
+    return false
   }
 }
 

@@ -96,7 +96,13 @@ export type LimiterOptions = {
   readonly rules: readonly RuleConfig[]
   /** Where state lives. @default memoryStore() */
   readonly store?: Store
-  /** @default systemClock (`Date.now()`) */
+  /**
+   * Where the time comes from. A fraction is floored, so a monotonic clock works:
+   * `{ now: () => performance.timeOrigin + performance.now() }`. A clock that throws or returns
+   * something that is not a time is decided like a store failure (`ERR_RL_CLOCK_FAILED`, each
+   * rule's `onStoreError`), never an error for the request.
+   * @default systemClock (`Date.now()`)
+   */
   readonly clock?: Clock
   /**
    * Receives warnings, each distinct one once, as `[tollgate] CODE: message`; `false` silences
@@ -121,17 +127,24 @@ export type LimiterOptions = {
    * its own (the Redis store), which is then the only budget
    */
   readonly storeTimeoutMs?: number | false
+  /**
+   * The identities your code provides besides the built-in `ip`, `api_key` and `user` (an
+   * adapter's `identities` hook, or `RequestFacts.identities`), e.g. `['account']`. Rules may
+   * key only on built-in and declared names, so that a misspelt one (`apikey`) is refused at
+   * start-up instead of missing from every request and falling back to the IP. @default []
+   */
+  readonly customIdentities?: readonly string[] | undefined
 }
 
 export type CheckOptions = {
   /** Units to charge; 0 inspects without charging. @default the rule's `cost` */
   readonly cost?: number
-  /** Whole ms since the epoch. @default clock.now() */
+  /** Ms since the epoch (a fraction is floored). @default clock.now() */
   readonly now?: number
 }
 
 export type DecideOptions = {
-  /** Whole ms since the epoch. @default clock.now() */
+  /** Ms since the epoch (a fraction is floored). @default clock.now() */
   readonly now?: number
 }
 
@@ -142,6 +155,12 @@ export interface Limiter {
   /** The validated rules, in order. */
   readonly rules: readonly Rule[]
   readonly store: Store
+  /**
+   * How many times the clock read earlier than before (an NTP correction stepping it back), the
+   * first logged as `WARN_CLOCK_STEPPED_BACK`. A monotonic clock never does. Times given as
+   * `now` options are not counted.
+   */
+  readonly clockStepsBack: number
   /**
    * Decides one rule for one key: `key` is used as given, so `check('ip:203.0.113.7', 'r')`
    * shares state with requests that `decide` keys on that IP. Throws `ERR_RL_UNKNOWN_RULE`,

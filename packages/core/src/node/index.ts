@@ -1,8 +1,14 @@
 /**
  * `@tollgate/core/node`: what adapters for Node's `http` frameworks (Express, Koa) share, the
- * field sink for a `ServerResponse` and the watcher of its end. The only part of core written
+ * field sink for a `ServerResponse`, the watcher of its end, and whether Node may have cut a
+ * request's header list. The only part of core written
  * for Node; it types Node's objects by their shape and imports nothing from Node.
  */
+export {
+  headerListMayBeCut,
+  NODE_DEFAULT_MAX_HEADERS_COUNT,
+  type NodeIncomingHeaders,
+} from './node-header-limit.js'
 export {
   type NodeResponse,
   NodeResponseFieldWriter,

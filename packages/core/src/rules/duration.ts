@@ -1,4 +1,5 @@
 import type { Duration } from './types.js'
+import { ownValue } from './validate-match.js'
 
 const UNIT_MS: Readonly<Record<string, number>> = {
   ms: 1,
@@ -21,21 +22,21 @@ const UNIT_MS: Readonly<Record<string, number>> = {
 const DURATION = /^(\d+(?:\.\d+)?)\s*([a-z]+)$/
 
 /**
- * A duration in whole ms, or a problem description. Accepts whole ms as a number, or a string
- * such as `'500ms'`, `'60s'`, `'1.5m'`, `'1 day'`. Zero, negative and fractional-ms durations
- * are refused: a window of zero cannot count anything.
+ * A duration in whole ms, or a problem description. Accepts a string with its unit, such as
+ * `'500ms'`, `'60s'`, `'1.5m'`, `'1 day'`. A bare number is refused with the fix (files count
+ * seconds, code used to count ms: the unit must be written). Zero, negative and fractional-ms
+ * durations are refused: a window of zero cannot count anything.
  */
 export function toMilliseconds(value: Duration | unknown): number | string {
   if (typeof value === 'number') {
-    if (!Number.isFinite(value) || value <= 0) return `expected a duration > 0, got ${value}`
-    if (!Number.isSafeInteger(value)) return `expected whole milliseconds, got ${value}`
-    return value
+    const shown = Number.isFinite(value) ? String(value) : 'n'
+    return `a bare number has no unit: write '${shown}s' for seconds or '${shown}ms' for milliseconds (got ${value})`
   }
   if (typeof value !== 'string') {
-    return `expected milliseconds or a string such as '60s', got ${typeof value}`
+    return `expected a duration with its unit, such as '60s' or '500ms', got ${value === null ? 'null' : typeof value}`
   }
   const match = DURATION.exec(value.trim().toLowerCase())
-  const unit = match === null ? undefined : UNIT_MS[match[2]!]
+  const unit = match === null ? undefined : ownValue(UNIT_MS, match[2]!)
   if (match === null || unit === undefined) {
     return `expected a duration such as '500ms', '60s', '1m', '1h' or '1 day', got ${JSON.stringify(value)}`
   }

@@ -5,6 +5,7 @@ export { HTTP_METHODS, type ParsedRoute, parseRoute, type RouteSegment } from '.
 export type {
   Duration,
   IdentityName,
+  Milliseconds,
   MissingIdentityPolicy,
   RateAlgorithmName,
   RateRule,

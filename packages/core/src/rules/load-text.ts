@@ -1,7 +1,8 @@
-import { parse as parseYaml } from 'yaml'
 import { RuleValidationError } from './issues.js'
+import { duplicateJsonKey, lineAndColumn } from './json-duplicate-keys.js'
 import { parseRules } from './parse-rules.js'
 import type { Rule } from './types.js'
+import { parseYamlText } from './yaml-document.js'
 
 /** The text formats `loadRulesText` reads. */
 export type RulesTextFormat = 'yaml' | 'json'
@@ -18,14 +19,29 @@ export type RulesTextFormat = 'yaml' | 'json'
  */
 export function loadRulesText(text: string, format: RulesTextFormat): readonly Rule[] {
   let data: unknown
+  // A byte-order mark, as some editors save UTF-8, is not part of the text.
+  const body = text.charCodeAt(0) === BYTE_ORDER_MARK ? text.slice(1) : text
   try {
-    data = format === 'json' ? JSON.parse(text) : parseYaml(text, { prettyErrors: true })
+    data = format === 'json' ? parseJsonText(body) : parseYamlText(body)
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error)
     const problem = `not valid ${format.toUpperCase()}: ${reason}`
     throw new RuleValidationError([{ rule: '#0', field: 'rules', problem }])
   }
   return parseRules(data)
+}
+
+const BYTE_ORDER_MARK = 0xfeff
+
+/** `JSON.parse`, refusing an object that names a key twice, as YAML does. */
+function parseJsonText(text: string): unknown {
+  const data: unknown = JSON.parse(text)
+  const duplicate = duplicateJsonKey(text)
+  if (duplicate !== undefined) {
+    const where = lineAndColumn(text, duplicate.offset)
+    throw new Error(`keys must be unique: ${JSON.stringify(duplicate.key)} again at ${where}`)
+  }
+  return data
 }
 
 export { parseRules } from './parse-rules.js'

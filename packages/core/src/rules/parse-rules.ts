@@ -3,7 +3,7 @@ import type { IssueSink } from './issues.js'
 import { RuleValidationError } from './issues.js'
 import { type RuleShape, validateRuleSet } from './rule-set.js'
 import type { Rule } from './types.js'
-import { isRecord, unknownField } from './validate-match.js'
+import { isRecord, typeName, unknownField } from './validate-match.js'
 import { type FieldLabels, REPORTED, type RuleFields } from './validate-rule.js'
 
 const LABELS = {
@@ -24,8 +24,9 @@ const LABELS = {
 } as const satisfies FieldLabels
 
 const FILE_SHAPE: RuleShape = {
-  fields: [...Object.values(LABELS), 'rate'],
-  hints: { period: 'period_s', window: 'window_s', costByRoute: 'cost_by_route' },
+  // `period` and `window` take a duration with its unit ('60s'), as in code.
+  fields: [...Object.values(LABELS), 'rate', 'period', 'window'],
+  hints: { costByRoute: 'cost_by_route' },
   read: readFileRule,
 }
 
@@ -58,7 +59,9 @@ export function parseRules(data: unknown): readonly Rule[] {
 }
 
 /** A rule as read from a file, before validation. */
-type FileRule = { readonly [K in (typeof LABELS)[keyof typeof LABELS] | 'rate']?: unknown }
+type FileRule = {
+  readonly [K in (typeof LABELS)[keyof typeof LABELS] | 'rate' | 'period' | 'window']?: unknown
+}
 
 /** Converts the file's fields to `RuleFields`: seconds to ms, rate_per_s to rate per second. */
 function readFileRule(record: Record<string, unknown>, issue: IssueSink) {
@@ -73,7 +76,7 @@ function readFileRule(record: Record<string, unknown>, issue: IssueSink) {
     period: undefined,
     burst: raw.burst,
     limit: raw.limit,
-    window: seconds(raw.window_s, 'window_s', issue),
+    window: duration(raw, 'window', labels, issue),
     cost: raw.cost,
     costByRoute: raw.cost_by_route,
     mode: raw.mode,
@@ -84,8 +87,8 @@ function readFileRule(record: Record<string, unknown>, issue: IssueSink) {
   if (perSecond === undefined) {
     if (raw.rate !== undefined) labels.rate = 'rate'
     fields.rate = raw.rate
-    fields.period = seconds(raw.period_s, 'period_s', issue)
-  } else if (raw.rate !== undefined || raw.period_s !== undefined) {
+    fields.period = duration(raw, 'period', labels, issue)
+  } else if (raw.rate !== undefined || raw.period_s !== undefined || raw.period !== undefined) {
     issue('rate_per_s', 'give rate_per_s, or rate with period_s, not both')
     fields.rate = REPORTED
   } else if (typeof perSecond === 'number' && perSecond > 0 && !Number.isInteger(perSecond)) {
@@ -100,11 +103,30 @@ function readFileRule(record: Record<string, unknown>, issue: IssueSink) {
   return { fields, labels }
 }
 
-/** Seconds (a number > 0, whole ms) as ms; REPORTED after reporting anything else. */
+/**
+ * `window_s` / `period_s` in seconds, or `window` / `period` with their unit ('60s'), checked
+ * later like a rule in code; REPORTED after reporting both given at once.
+ */
+function duration(
+  raw: FileRule,
+  name: 'window' | 'period',
+  labels: Record<keyof RuleFields, string>,
+  issue: IssueSink,
+): unknown {
+  const inSeconds = `${name}_s` as const
+  if (raw[name] === undefined) return seconds(raw[inSeconds], inSeconds, issue)
+  labels[name] = name
+  if (raw[inSeconds] === undefined) return raw[name]
+  issue(name, `give ${inSeconds} (seconds) or ${name} (with its unit, e.g. '60s'), not both`)
+  return REPORTED
+}
+
+/** Seconds (a number > 0, whole ms) as a duration in ms; REPORTED after reporting anything else. */
 function seconds(value: unknown, field: string, issue: IssueSink): unknown {
   if (value === undefined) return undefined
   const ms = typeof value === 'number' && value > 0 ? wholeMilliseconds(value * 1000) : undefined
-  if (ms !== undefined && ms > 0) return ms
-  issue(field, `expected a number of seconds > 0 (whole ms), got ${JSON.stringify(value)}`)
+  // With its unit, as a rule in code gives it.
+  if (ms !== undefined && ms > 0) return `${ms}ms`
+  issue(field, `expected a number of seconds > 0 (whole ms), got ${typeName(value)}`)
   return REPORTED
 }

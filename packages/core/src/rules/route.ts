@@ -17,8 +17,9 @@ export type RouteSegment = { readonly literal: string } | { readonly param: stri
 
 /**
  * A route such as `POST /v1/labels:batch`, `/v1/orders/:id` or `GET /v1/*`, parsed. A segment
- * that starts with `:` is a parameter (`labels:batch` is a literal); a final `*` matches the rest
- * of the path, including nothing.
+ * that starts with `:` is a parameter (`labels:batch` is a literal, and so is Express's escaped
+ * `labels\\:batch`; `\\:id` is the literal `:id`); a final `*` matches the rest of the path,
+ * including nothing.
  */
 export type ParsedRoute = {
   /** Upper-case method, or undefined for any method. */
@@ -70,11 +71,29 @@ export function parseRoute(route: unknown): ParsedRoute | string {
       }
       segments.push({ param: segment.slice(1) })
     } else {
-      segments.push({ literal: segment })
+      const literal = unescapeColons(segment)
+      if (literal === undefined) return problem(BACKSLASH_PROBLEM)
+      segments.push({ literal })
+      // Written back in the form that parses to the same literal.
+      raw[i] = literal.startsWith(':') ? `\\${literal}` : literal
     }
   }
   const normal = `/${raw.join('/')}`
   return { method, segments, rest, text: join(method, normal) }
+}
+
+const BACKSLASH_PROBLEM =
+  'a backslash matches nothing (request paths read "\\" as "/"); only "\\:" is understood, as in Express, for a literal ":"'
+
+/**
+ * A literal segment as Express writes it: `labels\\:batch` (a `\\:` escapes the colon that
+ * would start a parameter there) is `labels:batch`, which is already a literal here, since only
+ * a segment that starts with `:` is a parameter. Undefined when any other backslash is left.
+ */
+function unescapeColons(segment: string): string | undefined {
+  if (!segment.includes('\\')) return segment
+  const literal = segment.replaceAll('\\:', ':')
+  return literal.includes('\\') ? undefined : literal
 }
 
 function join(method: string | undefined, path: string): string {

@@ -1,8 +1,13 @@
 import type { IssueSink, RuleIssue } from './issues.js'
 import { RuleValidationError } from './issues.js'
 import type { Rule } from './types.js'
-import { isRecord, typeName, unknownField } from './validate-match.js'
-import { type FieldLabels, type RuleFields, validateRule } from './validate-rule.js'
+import { isRecord, ownValue, typeName, unknownField } from './validate-match.js'
+import {
+  type FieldLabels,
+  isValidatedRule,
+  type RuleFields,
+  validateRule,
+} from './validate-rule.js'
 
 /** A rule shape (code or file): its known fields and how to read it into `RuleFields`. */
 export type RuleShape = {
@@ -48,10 +53,14 @@ export function validateRuleSet(items: unknown, shape: RuleShape): readonly Rule
       else
         issue('id', `duplicate id: rule #${first + 1} has the same id (ids name the rule's state)`)
     }
+    if (isValidatedRule(raw)) {
+      rules.push(raw)
+      return
+    }
     for (const [field, value] of Object.entries(raw)) {
       // `{ burst: undefined }` in code is the same as no burst.
       if (value === undefined || shape.fields.includes(field)) continue
-      issue(field, unknownField(field, shape.fields, shape.hints[field]))
+      issue(field, unknownField(field, shape.fields, ownValue(shape.hints, field)))
     }
     const { fields, labels } = shape.read(raw, issue)
     const rule = validateRule(fields, labels, issue)

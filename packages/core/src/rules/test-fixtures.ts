@@ -7,7 +7,7 @@ import { parseRules } from './parse-rules.js'
 
 const base = { id: 'r', match: { identity: 'ip' } }
 export const bucket = { ...base, algorithm: 'token_bucket', rate: 10, burst: 20 }
-export const log = { ...base, algorithm: 'sliding_log', limit: 5, window: 60_000 }
+export const log = { ...base, algorithm: 'sliding_log', limit: 5, window: '60s' }
 export const fileBucket = { ...base, algorithm: 'token_bucket', rate_per_s: 10, burst: 20 }
 
 /** The issues a rule set is refused with (fails the test if it is accepted). */

@@ -33,8 +33,20 @@ type DurationUnit =
   | 'day'
   | 'days'
 
-/** Whole milliseconds, or a string such as `'500ms'`, `'60s'`, `'1m'`, `'1 day'`. */
-export type Duration = number | `${number}${DurationUnit}` | `${number} ${DurationUnit}`
+/**
+ * A duration with its unit, such as `'500ms'`, `'60s'`, `'1m'`, `'1 day'`. A bare number is
+ * refused: files count seconds (`window_s: 60`), so `window: 60` would read as 60 s to some and
+ * 60 ms to others.
+ */
+export type Duration = `${number}${DurationUnit}` | `${number} ${DurationUnit}`
+
+/**
+ * Whole milliseconds, as a validated rule holds `period` and `window`. Only validation makes
+ * them (a bare number in code is refused: see `Duration`); they read as plain numbers. The brand
+ * is keyed by a string, not a unique symbol, so that the declarations of every entry point
+ * (`@tollgate/core`, `@tollgate/core/rules-file`) agree on it.
+ */
+export type Milliseconds = number & { readonly '~unit': 'ms' }
 
 /** Which requests a rule applies to; every given condition must hold. */
 export type RuleMatchConfig = {
@@ -70,11 +82,9 @@ type RuleConfigBase = {
 export type RateRuleConfig = RuleConfigBase & {
   readonly algorithm: RateAlgorithmName
   readonly rate: number
-  /** @default 1000 (one second) */
-  readonly period?: Duration
+  /** @default '1s' */
+  readonly period?: Duration | Milliseconds
   readonly burst: number
-  readonly limit?: never
-  readonly window?: never
 }
 
 /** A window rule, written in code: at most `limit` units per `window`. */
@@ -82,13 +92,15 @@ export type WindowRuleConfig = RuleConfigBase & {
   /** `sliding_counter` (the spec's name) is accepted for `sliding_window`. */
   readonly algorithm: WindowAlgorithmName | 'sliding_counter'
   readonly limit: number
-  readonly window: Duration
-  readonly rate?: never
-  readonly period?: never
-  readonly burst?: never
+  readonly window: Duration | Milliseconds
 }
 
-/** A rule as written in TypeScript (camelCase). A validated `Rule` is also a valid `RuleConfig`. */
+/**
+ * A rule as written in TypeScript (camelCase). A validated `Rule` is also a valid `RuleConfig`,
+ * taken as it is. `algorithm` tells the two kinds apart: a literal that mixes their fields (a
+ * window rule given a `burst`) fails as an excess property. Neither kind marks the other's
+ * fields `?: never`, which would make editors offer only one kind's algorithms in a new rule.
+ */
 export type RuleConfig = RateRuleConfig | WindowRuleConfig
 
 /** A validated rule's match: lists normalised, routes as `METHOD /path` or `/path`. */
@@ -114,7 +126,7 @@ type RuleBase = {
 export type RateRule = RuleBase & {
   readonly algorithm: RateAlgorithmName
   readonly rate: number
-  readonly period: number
+  readonly period: Milliseconds
   readonly burst: number
 }
 
@@ -122,7 +134,7 @@ export type RateRule = RuleBase & {
 export type WindowRule = RuleBase & {
   readonly algorithm: WindowAlgorithmName
   readonly limit: number
-  readonly window: number
+  readonly window: Milliseconds
 }
 
 /** A validated, frozen rule: what `defineRules`, `parseRules` and `loadRulesText` return. */

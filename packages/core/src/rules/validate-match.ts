@@ -71,7 +71,7 @@ function validateIdentity(value: unknown, issue: IssueSink): string[] | undefine
   return names
 }
 
-function identityNameProblem(name: string): string | undefined {
+export function identityNameProblem(name: string): string | undefined {
   if (!IDENTITY_NAME.test(name)) {
     return `bad identity name ${JSON.stringify(name)} (letters, digits, _ and -)`
   }
@@ -121,6 +121,14 @@ export function unknownField(field: string, known: readonly string[], hint?: str
   return suggestion === undefined
     ? `unknown field (known: ${known.join(', ')})`
     : `unknown field; did you mean "${suggestion}"?`
+}
+
+/**
+ * `record[key]` when `record` has it itself: a name such as `constructor` or `__proto__` finds
+ * what every object inherits (a function, `Object.prototype`) in a plain lookup.
+ */
+export function ownValue<T>(record: Readonly<Record<string, T>>, key: string): T | undefined {
+  return Object.hasOwn(record, key) ? record[key] : undefined
 }
 
 export function isRecord(value: unknown): value is Record<string, unknown> {

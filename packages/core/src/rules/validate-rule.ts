@@ -10,7 +10,7 @@ import { toMilliseconds } from './duration.js'
 import { closest, type IssueSink } from './issues.js'
 import type { Rule } from './types.js'
 import { validateCosts } from './validate-costs.js'
-import { isRecord, typeName, validateMatch } from './validate-match.js'
+import { isRecord, ownValue, typeName, validateMatch } from './validate-match.js'
 
 /** The fields of a rule in code shape; a file rule is converted to these first. */
 export type RuleFields = {
@@ -106,7 +106,24 @@ export function validateRule(fields: RuleFields, labels: FieldLabels, issue: Iss
     onStoreError,
     onMissingIdentity,
   } as Rule
+  Object.defineProperty(rule, VALIDATED, { value: true })
   return deepFreeze(rule)
+}
+
+/**
+ * Marks a rule this module validated (not enumerable: it is not part of the model). Registered
+ * globally, so that a rule validated by one copy of the package (the ESM or the CJS build, the
+ * rules-file entry) is recognised by the other.
+ */
+const VALIDATED: unique symbol = Symbol.for('tollgate.validated-rule') as never
+
+/**
+ * True for a rule that `validateRule` returned: taken as it is when given again (its durations
+ * are whole ms, which a rule written in code may not use). A copy (`{ ...rule }`) is validated
+ * anew.
+ */
+export function isValidatedRule(value: unknown): value is Rule {
+  return isRecord(value) && Object.isFrozen(value) && Object.hasOwn(value, VALIDATED)
 }
 
 type Params = { readonly algorithm: Algorithm; readonly model: Record<string, unknown> }
@@ -121,7 +138,7 @@ function validateParams(
     issue(labels.algorithm, `required: one of ${KNOWN_NAMES.join(', ')}`)
     return undefined
   }
-  const name = typeof given === 'string' ? (ALIASES[given] ?? given) : given
+  const name = typeof given === 'string' ? (ownValue(ALIASES, given) ?? given) : given
   if (name === 'leaky_queue') {
     issue(
       labels.algorithm,
@@ -174,7 +191,7 @@ function validateParams(
     }
   } catch (error) {
     if (!isRateLimitError(error)) throw error
-    const field = FACTORY_FIELDS[error.field ?? ''] ?? 'algorithm'
+    const field = ownValue(FACTORY_FIELDS, error.field ?? '') ?? 'algorithm'
     issue(labels[field], error.message.replace(/^\[tollgate\] [A-Za-z]+: /, ''))
     return undefined
   }

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { defineRules } from './define-rules.js'
 import { parseRules } from './parse-rules.js'
 import { bucket, code, expectOne, file, fileBucket, log } from './test-fixtures.js'
+import type { RuleConfig, WindowRule } from './types.js'
 
 describe('rule parameters', () => {
   it('accepts valid rules in both shapes', () => {
@@ -66,11 +67,10 @@ describe('rule parameters', () => {
   })
 
   it('refuses zero, negative and malformed windows and periods', () => {
-    expectOne(code({ ...log, window: 0 }), 'window', 'expected a duration > 0, got 0')
-    expectOne(code({ ...log, window: -1000 }), 'window', '> 0')
-    expectOne(code({ ...log, window: '0s' }), 'window', '> 0')
+    expectOne(code({ ...log, window: '0s' }), 'window', 'expected a duration > 0, got "0s"')
+    expectOne(code({ ...log, window: '-1000ms' }), 'window', "such as '500ms'")
     expectOne(code({ ...log, window: 'a minute' }), 'window', "such as '500ms'")
-    expectOne(code({ ...log, window: 1.5 }), 'window', 'whole milliseconds')
+    expectOne(code({ ...log, window: '1.5ms' }), 'window', 'not a whole number of milliseconds')
     expectOne(
       code({ ...bucket, period: '0.0001s' }),
       'period',
@@ -80,15 +80,65 @@ describe('rule parameters', () => {
     expectOne(file({ ...fileLog, window_s: 0 }), 'window_s', 'seconds > 0')
     expectOne(file({ ...fileLog, window_s: -60 }), 'window_s', 'got -60')
     expectOne(file({ ...fileLog, window_s: '60' }), 'window_s', 'got "60"')
+    expectOne(file({ ...fileLog, window_s: Number.POSITIVE_INFINITY }), 'window_s', 'got Infinity')
+    expectOne(file({ ...fileLog, window_s: Number.NaN }), 'window_s', 'got NaN')
+  })
+
+  it('refuses a bare number of ms or s, in code and in files, with the unit to write', () => {
+    for (const window of [60, 0, 1.5]) {
+      expectOne(
+        code({ ...log, window }),
+        'window',
+        `write '${window}s' for seconds or '${window}ms'`,
+      )
+    }
+    expectOne(code({ ...bucket, period: 1 }), 'period', "write '1s' for seconds or '1ms'")
+    const fileLog = { ...log, window: undefined }
+    expectOne(file({ ...fileLog, window: 60 }), 'window', "write '60s'")
+    expectOne(file({ ...fileLog, window: '60s', window_s: 60 }), 'window', 'not both')
+    expectOne(file({ ...fileBucket, rate_per_s: undefined, rate: 1, period: 2 }), 'period', "'2s'")
+  })
+
+  it('reads durations with their unit the same in code and in files', () => {
+    const fileLog = { ...log, window: undefined }
+    const inCode = defineRules([{ ...log, window: '90s' } as RuleConfig])
+    expect(parseRules([{ ...fileLog, window: '90s' }])).toEqual(inCode)
+    expect(parseRules([{ ...fileLog, window_s: 90 }])).toEqual(inCode)
+    const rate = { ...fileBucket, rate_per_s: undefined, rate: 1 }
+    expect(parseRules([{ ...rate, period: '2s' }])).toEqual(parseRules([{ ...rate, period_s: 2 }]))
+  })
+
+  it('takes a validated rule as it is, and validates a copy anew', () => {
+    const [validated] = defineRules([log as RuleConfig])
+    expect((validated as WindowRule).window).toBe(60_000)
+    expect(defineRules([validated!])).toEqual([validated])
+    expectOne(code({ ...validated! }), 'window', "write '60000s' for seconds or '60000ms'")
   })
 
   it('passes the algorithm factories’ own checks on, under the rule and field', () => {
     expectOne(code({ ...log, limit: 100_001 }), 'limit', 'use sliding_window for large limits')
-    expectOne(
-      code({ ...bucket, algorithm: 'gcra', rate: 9_999_991, period: 9_999_993 }),
-      'rate',
-      'too fine-grained',
-    )
+    expectOne(code({ ...bucket, burst: 2 ** 49, period: '1h' }), 'burst', 'beyond 2^53')
+  })
+
+  it('names what every object inherits (constructor, __proto__) as unknown fields, not as functions', () => {
+    for (const field of ['constructor', 'toString', 'hasOwnProperty', '__proto__']) {
+      const inFile = file(
+        JSON.parse(
+          `{ ${JSON.stringify(field)}: 1, "id": "r", "match": { "identity": "ip" }, "algorithm": "token_bucket", "rate_per_s": 1, "burst": 1 }`,
+        ),
+      )
+      const inCode = code(
+        JSON.parse(
+          `{ ${JSON.stringify(field)}: 1, "id": "r", "match": { "identity": "ip" }, "algorithm": "token_bucket", "rate": 1, "burst": 1 }`,
+        ),
+      )
+      for (const issues of [inFile, inCode]) {
+        expectOne(issues, field, 'unknown field')
+        expect(issues[0]!.problem).not.toMatch(/function|object Object|native code/)
+      }
+    }
+    expectOne(code({ ...log, window: '1constructor' }), 'window', "such as '500ms'")
+    expectOne(code({ ...bucket, algorithm: 'constructor' }), 'algorithm', 'unknown algorithm')
   })
 
   it('refuses unknown fields, suggesting the closest known one', () => {

@@ -6,7 +6,8 @@ import type { Charge } from './types.js'
  * Decides a request's charges as one unit over states that are already in memory, following the
  * `Store` contract: all enforcing charges allowed → every allowed charge written; any enforcing
  * charge denied → nothing written, and the charges that would have passed reported at cost 0.
- * `slots[i]`/`offsets[i]` locate the state of `charges[i]`, which the caller has initialised.
+ * `slots[i]`/`offsets[i]` locate the state of `charges[i]`, which the caller has initialised;
+ * charges of one state (one rule and key charged twice) share them.
  */
 export function applyCharges(
   charges: readonly Charge[],
@@ -19,7 +20,20 @@ export function applyCharges(
   let denied = false
   for (let i = 0; i < count; i++) {
     const charge = charges[i]!
-    const decision = charge.algorithm.decide(slots[i]!, offsets[i]!, charge.cost, now, false)
+    // A state charged earlier in the request is tried with the earlier charges that passed
+    // added, so that no commit finds the room gone: the request is all or nothing. Charges
+    // that together exceed the limit can never pass: denied, with what is left.
+    let cost = charge.cost
+    let total = charge.cost
+    for (let j = 0; j < i; j++) {
+      if (slots[j] !== slots[i] || offsets[j] !== offsets[i]) continue
+      total += charges[j]!.cost
+      if (dryRun[j]!.allowed) cost += charges[j]!.cost
+    }
+    const decision =
+      charge.cost <= charge.algorithm.limit && total > charge.algorithm.limit
+        ? neverPasses(charge.algorithm.decide(slots[i]!, offsets[i]!, 0, now, false))
+        : charge.algorithm.decide(slots[i]!, offsets[i]!, cost, now, false)
     dryRun[i] = decision
     if (!decision.allowed && !charge.shadow) denied = true
   }
@@ -32,4 +46,12 @@ export function applyCharges(
       : charge.algorithm.decide(slots[i]!, offsets[i]!, charge.cost, now, true)
   }
   return dryRun
+}
+
+/**
+ * The denial of charges on one key that together exceed its limit, from a look at cost 0: what
+ * is left, and no sooner retry than the key is whole again.
+ */
+function neverPasses(look: Decision): Decision {
+  return { ...look, allowed: false, retryAfterMs: look.resetAfterMs }
 }

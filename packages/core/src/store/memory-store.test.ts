@@ -68,6 +68,19 @@ describe('memoryStore', () => {
     expect(store.evictions).toBe(80)
   })
 
+  it('floors a fractional time, the way a monotonic clock reads', () => {
+    const store = memoryStore()
+    expect(store.consumeOne('per-ip', perMinute, 'k', 1, T0 + 0.75)).toMatchObject({
+      allowed: true,
+      remaining: 4,
+    })
+    const outcome = store.consume([charge('k')], T0 + 0.999)
+    expect(outcome.at).toBe(T0)
+    expect(outcome.decisions[0]).toMatchObject({ allowed: true, remaining: 3 })
+    store.refund([charge('k')], T0 + 0.5, T0 + 0.5)
+    expect(store.consumeOne('per-ip', perMinute, 'k', 0, T0)).toMatchObject({ remaining: 4 })
+  })
+
   it('refuses a bad time or cost before creating or writing anything', () => {
     const store = memoryStore()
     const code = (run: () => unknown) => {
@@ -78,7 +91,8 @@ describe('memoryStore', () => {
       }
       return 'no error'
     }
-    for (const now of [-1, 1.5, Number.NaN, MAX_TIME_MS + 1]) {
+    // A fractional time is floored (a monotonic clock gives one), not refused.
+    for (const now of [-1, Number.NaN, Number.POSITIVE_INFINITY, MAX_TIME_MS + 1]) {
       expect(code(() => store.consumeOne('per-ip', perMinute, 'k', 1, now))).toBe(
         'ERR_RL_INVALID_TIME',
       )

@@ -1,6 +1,6 @@
 import { MAX_TIME_MS } from '../algorithms/integer.js'
 import { costTooHigh } from '../algorithms/params.js'
-import { checkCost, checkTime } from '../algorithms/step.js'
+import { checkCost, checkTime, wholeMs } from '../algorithms/step.js'
 import type { Algorithm } from '../algorithms/types.js'
 import type { Decision } from '../decision.js'
 import { RateLimitError } from '../errors.js'
@@ -136,6 +136,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
       return evictions
     },
     consumeOne(rule, algorithm, key, cost, now) {
+      if (!Number.isSafeInteger(now)) now = wholeMs(now)
       // The checks of checkTime and checkCost, inline; those throw the errors when one fails.
       // Everything rare (errors, a new rule) stays out of line, so the JIT inlines the decision.
       if (!isValidCharge(now, cost, algorithm.limit)) refuse(now, cost, algorithm.limit)
@@ -148,6 +149,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
       return algorithm.decide(table.data, offset, cost, now, true)
     },
     consume(charges, now) {
+      now = wholeMs(now)
       checkTime(now)
       // Every charge is checked before any state is created or written.
       for (const charge of charges) {
@@ -171,6 +173,8 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
       return { decisions: [algorithm.decide(table.data, offset, cost, now, true)], at: now }
     },
     refund(charges, chargedAt, now) {
+      now = wholeMs(now)
+      chargedAt = wholeMs(chargedAt)
       checkTime(now)
       checkTime(chargedAt)
       for (const charge of charges) checkCost(charge.cost)

@@ -27,7 +27,12 @@ export type Outcome = {
  * - if every enforcing charge is allowed, every allowed charge is written (a shadow charge that
  *   would deny is reported and not written);
  * - if any enforcing charge is denied, nothing is written, and the charges that would have been
- *   allowed are reported at cost 0 (what is left, nothing taken).
+ *   allowed are reported at cost 0 (what is left, nothing taken);
+ * - charges of one rule and key in one request count together: each is tried with the earlier
+ *   ones that passed, and charges that together exceed the limit are denied.
+ *
+ * One write is made whatever the outcome: a state moved to `now` by a clock that stepped back
+ * further than its rule's reset span (see `Algorithm.decide`); it takes nothing.
  *
  * The memory store answers synchronously; remote stores return promises.
  */

@@ -41,15 +41,17 @@ end
  */
 export function libraryLua(withRefund: boolean): string {
   return `${ARITHMETIC_LUA}
--- The state of one key, or the state of a key never seen (init at now).
+-- The state of one key, or the state of a key never seen (init at now), and whether it was
+-- moved to now (a clock that stepped back further than the rule's reset span): a moved state is
+-- written back whatever the decision.
 local function load(code, key, p1, p2, p3, now)
-  local s
+  local s, moved = nil, false
   local v = redis.pcall('GET', key)
   -- Missing, or another type (a rule that changed algorithm): no state. The sliding log tells
   -- the error of a key that holds a list (its long form) from a missing key.
   if code ~= ${slidingLogLua.code} and type(v) ~= 'string' then v = nil end
   ${dispatch((a) => a.load)}
-  return s
+  return s, moved
 end
 
 local function decide(code, key, s, p1, p2, p3, cost, now, commit)

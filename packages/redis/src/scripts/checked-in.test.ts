@@ -8,9 +8,9 @@ import { chargePreparer } from '../prepare.js'
 import { redisScripts } from './index.js'
 
 // Changing a script changes these on purpose: operators may pre-load or allow-list them.
-const PINNED_CONSUME_SHA = '2ad8f9a1c3f7ca433f8b49ad35a34244fbb09670'
-const PINNED_REFUND_SHA = '343a879be8a6787a7a52102633493f1062450bbc'
-const PINNED_EXAMPLE_RULE_SET_SHA = 'c74953e3f52407a0ea24ca1df586e1ae7972fa34'
+const PINNED_CONSUME_SHA = '10de578e92bc19c342f95e0894e355ee5ea92452'
+const PINNED_REFUND_SHA = '30518cd1a0cfdb1b2669050770506e81fe819f55'
+const PINNED_EXAMPLE_RULE_SET_SHA = '07e571c08a63a6fa62ce262dc896f05c7c8930e8'
 
 /**
  * A gateway's usual pair: 10 per second with bursts of 20, and 1,000 a day, decided on the

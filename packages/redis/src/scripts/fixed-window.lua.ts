@@ -13,7 +13,13 @@ export const fixedWindowLua: LuaAlgorithm = {
   code: CODE,
   load: `
     ${unpackState(CODE, ['a', 'b'])}
-    if a then s = { a, b } else s = { floorDiv(now, windowMs) * windowMs, 0 } end`,
+    if a then
+      s = { a, b }
+      -- A window beyond the next one: the clock stepped back; the count moves to now's window.
+      if a - now > windowMs then s[1] = floorDiv(now, windowMs) * windowMs; moved = true end
+    else
+      s = { floorDiv(now, windowMs) * windowMs, 0 }
+    end`,
   decide: `
     local stored = s[1]
     local start = max(floorDiv(now, windowMs) * windowMs, stored)

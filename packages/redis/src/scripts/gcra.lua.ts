@@ -1,31 +1,93 @@
 import type { LuaAlgorithm } from './lua-algorithm.js'
+import { packState, unpackState } from './packed-state.js'
 
 /**
- * GCRA (packages/core/src/algorithms/gcra.ts), line for line. s = { theoretical arrival time in
- * ticks of 1/unitsPerMs ms }, stored as a bare integer, which Redis keeps inside the key's
- * object header: no allocation for the value at all.
+ * Whether the TAT is kept as two numbers (whole ms, ticks beyond them): when ticks since the
+ * epoch could pass 2^53 (the core's `fitsInTicks`, in the same doubles: a sum past 2^53 stays
+ * past it when rounded).
+ */
+const SPLIT = `((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991)`
+
+/** Sets `aheadMs`, `aheadTicks`: how far the TAT lies ahead of now (0, 0 when it has passed). */
+const readAhead = `
+    local aheadMs, aheadTicks
+    if ${SPLIT} then
+      aheadMs, aheadTicks = s[1] - now, s[2]
+    else
+      local ticks = s[1] - now * unitsPerMs
+      aheadMs = floorDiv(ticks, unitsPerMs)
+      aheadTicks = ticks - aheadMs * unitsPerMs
+    end
+    if aheadMs < 0 then aheadMs, aheadTicks = 0, 0 end`
+
+/** Writes `aheadMs`, `aheadTicks` ahead of now into `s`. */
+const writeAhead = `
+    if ${SPLIT} then s[1], s[2] = now + aheadMs, aheadTicks else s[1] = (now + aheadMs) * unitsPerMs + aheadTicks end`
+
+const CODE = 2
+
+/**
+ * GCRA (packages/core/src/algorithms/gcra.ts), line for line. s = { TAT in ticks of
+ * 1/unitsPerMs ms } stored as a bare integer, which Redis keeps inside the key's object header
+ * (no allocation for the value at all); or, for rates too fine for ticks since the epoch,
+ * s = { whole ms, ticks beyond them }, packed (packed-state.ts).
  */
 export const gcraLua: LuaAlgorithm = {
   name: 'gcra',
   kind: 'rate',
-  code: 2,
+  code: CODE,
   load: `
-    local tat = nil
-    if v then tat = tonumber(v) end
-    if tat then s = { tat } else s = { now * unitsPerMs } end`,
-  decide: `
-    local nowTicks = now * unitsPerMs
-    local tat = max(s[1], nowTicks)
-    local ahead = tat - nowTicks + cost * unitsPerToken
-    if cost > 0 and ahead > capacity then
-      allowed, remaining, reset, retry = 0, max(0, floorDiv(capacity - (tat - nowTicks), unitsPerToken)), -floorDiv(nowTicks - tat, unitsPerMs), -floorDiv(capacity - ahead, unitsPerMs)
+    if ${SPLIT} then
+      ${unpackState(CODE, ['a', 'b'])}
+      if a then s = { a, b } else s = { now, 0 } end
     else
-      if commit then s[1] = nowTicks + ahead end
-      allowed, remaining, reset, retry = 1, max(0, floorDiv(capacity - ahead, unitsPerToken)), -floorDiv(-ahead, unitsPerMs), 0
+      local tat = nil
+      if v then tat = tonumber(v) end
+      if tat then s = { tat } else s = { now * unitsPerMs } end
+    end
+    -- More than two fill times ahead: the clock stepped back; a drained bucket at now.
+    ${readAhead}
+    if aheadMs > 2 * -floorDiv(-capacity, unitsPerMs) then
+      aheadMs = floorDiv(capacity, unitsPerMs)
+      aheadTicks = capacity - aheadMs * unitsPerMs
+      ${writeAhead}
+      moved = true
     end`,
-  refund: `
-    s[1] = max(now * unitsPerMs, s[1] - cost * unitsPerToken)`,
+  decide: `${readAhead}
+    local fillMs = -floorDiv(-capacity, unitsPerMs)
+    local need = cost * unitsPerToken
+    local resetMs = aheadMs
+    if aheadTicks > 0 then resetMs = aheadMs + 1 end
+    local ticks = nil
+    if aheadMs <= fillMs then ticks = aheadMs * unitsPerMs + aheadTicks end
+    local fits = ticks ~= nil and ticks <= capacity - need
+    if cost > 0 and not fits then
+      local left = 0
+      if ticks ~= nil and ticks <= capacity then left = floorDiv(capacity - ticks, unitsPerToken) end
+      allowed, remaining, reset, retry = 0, left, resetMs, aheadMs - floorDiv(capacity - aheadTicks - need, unitsPerMs)
+    elseif not fits then
+      allowed, remaining, reset, retry = 1, 0, resetMs, 0
+    else
+      local after = ticks + need
+      if commit then
+        aheadMs = floorDiv(after, unitsPerMs)
+        aheadTicks = after - aheadMs * unitsPerMs${writeAhead}
+      end
+      allowed, remaining, reset, retry = 1, floorDiv(capacity - after, unitsPerToken), -floorDiv(-after, unitsPerMs), 0
+    end`,
+  refund: `${readAhead}
+    local units = -cost * unitsPerToken
+    local ms = floorDiv(units, unitsPerMs)
+    aheadMs = aheadMs + ms
+    aheadTicks = aheadTicks + units - ms * unitsPerMs
+    if aheadTicks >= unitsPerMs then aheadMs, aheadTicks = aheadMs + 1, aheadTicks - unitsPerMs end
+    if aheadMs < 0 then aheadMs, aheadTicks = 0, 0 end${writeAhead}`,
   freshAt: `
-    fresh = -floorDiv(-s[1], unitsPerMs)`,
-  format: `s[1]`,
+    if ${SPLIT} then
+      fresh = s[1]
+      if s[2] > 0 then fresh = fresh + 1 end
+    else
+      fresh = -floorDiv(-s[1], unitsPerMs)
+    end`,
+  format: `(${SPLIT} and ${packState(CODE, 2)} or s[1])`,
 }

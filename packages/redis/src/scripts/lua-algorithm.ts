@@ -27,7 +27,10 @@ export type LuaAlgorithm = {
   /**
    * Statements that build `s` from `v` (the string stored under the key, or nil) or, when `v`
    * is nil or does not parse, the state of a key never seen: the core's `init` at `now`.
-   * (`v` is the raw GET reply for the sliding log, whose long form is a list.)
+   * (`v` is the raw GET reply for the sliding log, whose long form is a list.) A state further
+   * ahead of `now` than a steady clock allows (the clock stepped back more than the rule's reset
+   * span) is moved to `now` as the core's `decide` moves it, and `moved` set to true: the caller
+   * then writes it back whatever the decision.
    */
   readonly load: string
   /**

@@ -52,8 +52,9 @@ for i = 1, n do
   local s = byKey[key]
   if s == nil then
     local code = tonumber(ARGV[base + 1])
-    s = load(code, key, tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), now)
-    s.code, s.key, s.i = code, key, i
+    local moved
+    s, moved = load(code, key, tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), now)
+    s.code, s.key, s.i, s.dirty = code, key, i, moved
     byKey[key] = s
     distinct[#distinct + 1] = s
   end
@@ -75,7 +76,8 @@ end
 `
 
 /**
- * Consume, exactly as the core's \`applyCharges\`: a dry run of every charge; if an enforcing one
+ * Consume, exactly as the core's \`applyCharges\`: a dry run of every charge (a key charged twice
+ * counts its earlier charges); if an enforcing one
  * is denied (or ARGV[3] = 1: another slot group already denied this request), nothing is written
  * and the charges that would have passed are reported at cost 0; otherwise every allowed charge
  * is committed.
@@ -88,19 +90,33 @@ if n == 1 and not denied then
   -- The key and algorithm code travel as arguments, not as fields of \`s\`: fields beside the
   -- state's slots would cost a hash part, allocated anew on every call.
   local code, key = tonumber(ARGV[4]), KEYS[1]
-  local s = load(code, key, p1, p2, p3, now)
+  local s, moved = load(code, key, p1, p2, p3, now)
   local allowed, remaining, reset, retry = decide(code, key, s, p1, p2, p3, tonumber(ARGV[5]), now, true)
-  if allowed == 1 then
-    save(code, key, s, p1, p2, p3, now, absolute, margin)
-    return { now, 1, remaining, reset }
-  end
+  if allowed == 1 or moved then save(code, key, s, p1, p2, p3, now, absolute, margin) end
+  if allowed == 1 then return { now, 1, remaining, reset } end
   return { now, allowed, remaining, reset, retry }
 end
-${loadAll}for i = 1, n do
+${loadAll}-- The dry run of a charge on a key charged earlier in the request counts the earlier charges
+-- that passed too, so that a commit never finds the room gone: the request is all or nothing.
+-- Cost -1: with the charges before it on its key, beyond the limit (never passes): denied, with
+-- what is left and a retry no sooner than the key is whole.
+local spent = {}
+for i = 1, n do
   local base = (i - 1) * ${ARGS_PER_CHARGE} + 3
   local at = i * 4 - 1
-  reply[at], reply[at + 1], reply[at + 2], reply[at + 3] = ${decideCharge('tonumber(ARGV[base + 2])', 'false')}
-  if reply[at] == 0 and ARGV[base + 3] ~= '1' then denied = true end
+  local cost = tonumber(ARGV[base + 2])
+  if cost < 0 then
+    reply[at], reply[at + 1], reply[at + 2], reply[at + 3] = ${decideCharge('0', 'false')}
+    reply[at], reply[at + 3] = 0, reply[at + 2]
+  else
+    cost = (spent[states[i]] or 0) + cost
+    reply[at], reply[at + 1], reply[at + 2], reply[at + 3] = ${decideCharge('cost', 'false')}
+  end
+  if reply[at] == 1 then
+    spent[states[i]] = cost
+  elseif ARGV[base + 3] ~= '1' then
+    denied = true
+  end
 end
 for i = 1, n do
   local base = (i - 1) * ${ARGS_PER_CHARGE} + 3

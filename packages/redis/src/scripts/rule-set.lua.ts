@@ -70,12 +70,12 @@ function oneRuleBody(rule: RuleShape, serverTime: boolean, write: (r: RuleShape)
 ${bindParameters(algorithm, params)}
 for i = 1, #KEYS do
   local key, cost, commit = KEYS[i], tonumber(ARGV[(i - 1) * ${step} + 1]), true${requestNow}
-  local s
+  local s, moved = nil, false
   ${readState(algorithm)}${algorithm.load}
   local allowed, remaining, reset, retry
   do${algorithm.decide}
   end
-  if allowed == 1 then
+  if allowed == 1 or moved then
     ${write(rule)}
   end
   local at = i * 4 - 2
@@ -89,7 +89,8 @@ return reply
  * Several rules: each state is loaded, every rule decided without writing (the dry run), then
  * the request is either denied (the rules that passed are decided again at cost 0) or taken
  * (each allowed rule decided again with commit, then written). Rule i's state, cost and
- * decision live in the locals s<i>, c<i> and a<i>, m<i>, e<i>, t<i>.
+ * decision live in the locals s<i>, c<i> and a<i>, m<i>, e<i>, t<i>; r<i> is true when its state
+ * was moved to now (a clock that stepped back), which is written whatever the decision.
  */
 function severalRulesBody(
   rules: readonly RuleShape[],
@@ -111,24 +112,32 @@ function severalRulesBody(
       a${i}, m${i}, e${i}, t${i} = allowed, remaining, reset, retry${body}
     end`
   const load = (rule: RuleShape, i: number) => `
-  local s${i}
+  local s${i}, r${i}
   do
     local key = KEYS[k + ${i}]
     ${bindParameters(rule.algorithm, rule.params)}
-    local s
+    local s, moved = nil, false
     ${readState(rule.algorithm)}${rule.algorithm.load}
-    s${i} = s
+    s${i}, r${i} = s, moved
   end`
   const dryRun = (rule: RuleShape, i: number) => `
   local c${i} = tonumber(ARGV[base + ${i}])
   local a${i}, m${i}, e${i}, t${i}${scoped(rule, i, `c${i}`, 'false', '')}${
     rule.shadow ? '' : `\n  if a${i} == 0 then denied = true end`
   }`
+  // A moved state that is not committed is written as it is.
+  const writeMoved = (rule: RuleShape, i: number) => `
+    if r${i} then
+      local key, s = KEYS[k + ${i}], s${i}
+      ${bindParameters(rule.algorithm, rule.params)}
+      ${write(rule)}
+    end`
   const report = (rule: RuleShape, i: number) => `
     if a${i} == 1 then${scoped(rule, i, '0', 'false', '')}
-    end`
+    end${writeMoved(rule, i)}`
   const take = (rule: RuleShape, i: number) => `
-    if a${i} == 1 then${scoped(rule, i, `c${i}`, 'true', `\n      if allowed == 1 then\n        ${write(rule)}\n      end`)}
+    if a${i} == 1 then${scoped(rule, i, `c${i}`, 'true', `\n      if allowed == 1 or r${i} then\n        ${write(rule)}\n      end`)}
+    else${writeMoved(rule, i)}
     end`
   const replies = (_rule: RuleShape, i: number) => `
   reply[at], reply[at + 1], reply[at + 2], reply[at + 3] = a${i}, m${i}, e${i}, t${i}

@@ -68,6 +68,29 @@ export const slidingLogLua: LuaAlgorithm = {
         redis.call('DEL', key)
       end
     end
+    -- A newest entry beyond one window ahead: the clock stepped back. Every entry moves back by
+    -- the same amount, the newest to now (rewritten in place: a rare, whole-log change).
+    local shift = newest - now
+    if size > 0 and shift > windowMs then
+      moved = true
+      local entries
+      if packed then
+        entries = { struct.unpack('<' .. string.rep('d', size), packed, 2) }
+        entries[size + 1] = nil
+      else
+        entries = redis.call('LRANGE', key, 0, -1)
+        redis.call('DEL', key)
+      end
+      for j = 1, size do entries[j] = tonumber(entries[j]) - shift end
+      if packed then
+        packed = '\\5' .. struct.pack('<' .. string.rep('d', size), unpack(entries))
+      else
+        for from = 1, size, 100 do
+          redis.call('RPUSH', key, unpack(entries, from, min(size, from + 99)))
+        end
+      end
+      newest = now
+    end
     s = { size, newest, packed }`,
   decide: `
     local size, newest, packed = s[1], s[2], s[3]

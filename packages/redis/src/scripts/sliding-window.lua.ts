@@ -17,7 +17,17 @@ export const slidingWindowLua: LuaAlgorithm = {
   code: CODE,
   load: `
     ${unpackState(CODE, ['a', 'b', 'c'])}
-    if a then s = { a, b, c } else s = { floorDiv(now, windowMs) * windowMs, 0, 0 } end`,
+    if a then
+      s = { a, b, c }
+      -- A window beyond the next one: the clock stepped back; both counts move into now's
+      -- current window, where they weigh in full.
+      if a - now > windowMs then
+        s[1], s[2], s[3] = floorDiv(now, windowMs) * windowMs, 0, b + c
+        moved = true
+      end
+    else
+      s = { floorDiv(now, windowMs) * windowMs, 0, 0 }
+    end`,
   decide: `
     local budget = limit * windowMs
     local stored = s[1]

@@ -13,7 +13,13 @@ export const tokenBucketLua: LuaAlgorithm = {
   code: CODE,
   load: `
     ${unpackState(CODE, ['a', 'b'])}
-    if a then s = { a, b } else s = { capacity, now } end`,
+    if a then
+      s = { a, b }
+      -- A last refill beyond a fill time ahead: the clock stepped back; move it to now.
+      if b - now > -floorDiv(-capacity, unitsPerMs) then s[2] = now; moved = true end
+    else
+      s = { capacity, now }
+    end`,
   decide: `
     local at = max(now, s[2])
     local skew = at - now

@@ -1,0 +1,178 @@
+// A clock that steps, by any amount, either way: the harm is bounded by the rule's own reset
+// span, and no step hands out more than the rule allows.
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import {
+  type Algorithm,
+  fixedWindow,
+  gcra,
+  leakyBucket,
+  MAX_TIME_MS,
+  slidingLog,
+  slidingWindow,
+  step,
+  tokenBucket,
+} from './index.js'
+import { ceilDiv } from './integer.js'
+
+/**
+ * The longest a key waits on a steady clock: a rate rule's fill time (burst ÷ rate), one window,
+ * or two for the sliding window counter (its count weighs until the end of the next window).
+ */
+function resetSpanMs(algorithm: Algorithm): number {
+  const params = algorithm.params!
+  if (params.kind === 'rate') return ceilDiv(params.capacity, params.unitsPerMs)
+  return algorithm.name === 'sliding_window' ? 2 * params.windowMs : params.windowMs
+}
+
+const YEAR_MS = 365 * 86_400_000
+
+const rateArb = fc.record({
+  rate: fc.oneof(fc.integer({ min: 1, max: 50 }), fc.integer({ min: 1, max: 999_999_999 })),
+  periodMs: fc.constantFrom(1, 7, 1000, 60_000, 999_983),
+  burst: fc.oneof(fc.integer({ min: 1, max: 30 }), fc.integer({ min: 1, max: 1_000_000 })),
+})
+const windowArb = fc.record({
+  limit: fc.integer({ min: 1, max: 30 }),
+  windowMs: fc.constantFrom(1, 100, 1000, 60_000, 86_400_000),
+})
+const algorithmArb: fc.Arbitrary<Algorithm> = fc.oneof(
+  rateArb.chain((p) => fc.constantFrom(tokenBucket(p), gcra(p), leakyBucket(p))),
+  windowArb.chain((p) => fc.constantFrom(fixedWindow(p), slidingLog(p), slidingWindow(p))),
+)
+
+/** Steps of every size: within a reset span, a few spans, and up to ten years, either way. */
+const stepArb = (span: number) =>
+  fc
+    .oneof(
+      fc.integer({ min: 1, max: 3 * span + 2 }),
+      fc.integer({ min: 1, max: 10 * YEAR_MS }),
+      fc.constantFrom(3 * 3_600_000, 10 * YEAR_MS),
+    )
+    .chain((size) => fc.constantFrom(size, -size))
+
+const warmUpArb = fc.array(
+  fc.record({ gap: fc.integer({ min: 0, max: 2000 }), cost: fc.integer({ min: 0, max: 40 }) }),
+  { maxLength: 40 },
+)
+
+const START = 1_800_000_000_000
+
+/** Runs arrivals from START on a fresh key; returns the state and the last time. */
+function warmUp(algorithm: Algorithm, arrivals: readonly { gap: number; cost: number }[]) {
+  let state = step(algorithm, undefined, 0, START).state
+  let now = START
+  for (const { gap, cost } of arrivals) {
+    now += gap
+    state = step(algorithm, state, Math.min(cost, algorithm.limit), now).state
+  }
+  return { state, now }
+}
+
+const caseArb = algorithmArb.chain((algorithm) =>
+  fc.record({
+    algorithm: fc.constant(algorithm),
+    arrivals: warmUpArb,
+    step: stepArb(resetSpanMs(algorithm)),
+    cost: fc.integer({ min: 1, max: algorithm.limit }),
+  }),
+)
+
+describe('a clock step of any size', () => {
+  it('costs a key at most one reset span: every wait is within two, and the key is whole again after them', () => {
+    fc.assert(
+      fc.property(caseArb, ({ algorithm, arrivals, step: jump, cost }) => {
+        const span = resetSpanMs(algorithm)
+        const before = warmUp(algorithm, arrivals)
+        const at = Math.min(MAX_TIME_MS - 2 * span - 1, Math.max(0, before.now + jump))
+        const first = step(algorithm, before.state, cost, at)
+        expect(first.decision.resetAfterMs).toBeLessThanOrEqual(2 * span + 1)
+        if (!first.decision.allowed) {
+          expect(first.decision.retryAfterMs).toBeLessThanOrEqual(2 * span + 1)
+        }
+        const whole = step(algorithm, first.state, algorithm.limit, at + 2 * span + 1)
+        expect(whole.decision.allowed).toBe(true)
+      }),
+      { numRuns: 1500 },
+    )
+  })
+
+  it('never leaves more after a step back than there was before it', () => {
+    fc.assert(
+      fc.property(caseArb, ({ algorithm, arrivals, step: jump }) => {
+        const before = warmUp(algorithm, arrivals)
+        const at = Math.max(0, before.now - Math.abs(jump))
+        const left = step(algorithm, before.state, 0, before.now).decision.remaining
+        const after = step(algorithm, before.state, 0, at)
+        expect(after.decision.remaining).toBeLessThanOrEqual(left)
+        // And nothing appears from a second look either.
+        expect(step(algorithm, after.state, 0, at).decision.remaining).toBe(
+          after.decision.remaining,
+        )
+      }),
+      { numRuns: 1500 },
+    )
+  })
+
+  it('gives a rate rule no more than burst + rate × the time the clock moved forward', () => {
+    const jumps = fc.array(
+      fc.record({
+        jump: fc.oneof(
+          fc.integer({ min: 0, max: 400 }),
+          fc.integer({ min: -5000, max: 3000 }),
+          fc.integer({ min: -10 * YEAR_MS, max: 10 * YEAR_MS }),
+        ),
+        cost: fc.integer({ min: 0, max: 5 }),
+      }),
+      { minLength: 1, maxLength: 200 },
+    )
+    fc.assert(
+      fc.property(jumps, (trace) => {
+        const params = { rate: 10, burst: 5 }
+        for (const algorithm of [tokenBucket(params), gcra(params), leakyBucket(params)]) {
+          let state = step(algorithm, undefined, 0, START).state
+          let now = START
+          let forward = 0
+          let spent = 0
+          for (const { jump, cost } of trace) {
+            const next = Math.min(MAX_TIME_MS, Math.max(0, now + jump))
+            forward += Math.max(0, next - now)
+            now = next
+            const result = step(algorithm, state, cost, now)
+            state = result.state
+            if (result.decision.allowed) spent += cost
+            // 5 at once, then 10 per second of forward movement (elapsed clamped to 0 on a step back)
+            expect(spent * 1000).toBeLessThanOrEqual(5 * 1000 + 10 * forward)
+            expect(state.every(Number.isSafeInteger)).toBe(true)
+          }
+        }
+      }),
+      { numRuns: 300 },
+    )
+  })
+})
+
+describe('a clock that steps back three hours', () => {
+  // The reproduction: a drained token bucket (10 per second, burst 20) waited the whole step.
+  it.each([
+    tokenBucket({ rate: 10, burst: 20 }),
+    gcra({ rate: 10, burst: 20 }),
+    leakyBucket({ rate: 10, burst: 20 }),
+  ])('leaves a drained $name waiting for one token, not three hours', (algorithm) => {
+    const drained = step(algorithm, undefined, 20, START)
+    const after = step(algorithm, drained.state, 1, START - 3 * 3_600_000)
+    expect(after.decision).toMatchObject({ allowed: false, remaining: 0 })
+    expect(after.decision.retryAfterMs).toBeLessThanOrEqual(100)
+    // The move is kept: 100 ms later (on the stepped clock) the token is there.
+    const later = step(algorithm, after.state, 1, START - 3 * 3_600_000 + 100)
+    expect(later.decision.allowed).toBe(true)
+  })
+
+  it('holds a small step at the stored time: clocks a few ms apart never refill twice', () => {
+    const bucket = tokenBucket({ rate: 10, burst: 20 })
+    const drained = step(bucket, undefined, 20, START)
+    const behind = step(bucket, drained.state, 1, START - 50)
+    expect(behind.decision).toMatchObject({ allowed: false, retryAfterMs: 150 })
+    expect(behind.state).toEqual(drained.state)
+  })
+})

@@ -1,0 +1,67 @@
+import { RateLimitError } from '../errors.js'
+import { closest, type RuleIssue, RuleValidationError } from '../rules/issues.js'
+import type { Rule } from '../rules/types.js'
+import { identityNameProblem, typeName } from '../rules/validate-match.js'
+
+/** The identities the adapters derive themselves. */
+const BUILT_IN_IDENTITIES: readonly string[] = ['ip', 'api_key', 'user']
+
+/** Names people write for a built-in identity that are too far from it for a typo. */
+const HINTS: Readonly<Record<string, string>> = {
+  key: 'api_key',
+  token: 'api_key',
+  address: 'ip',
+  client_ip: 'ip',
+  ip_address: 'ip',
+  remote_address: 'ip',
+  account_id: 'user',
+  userid: 'user',
+}
+
+/**
+ * Refuses, at start-up, a rule keyed on an identity that nothing provides: neither built in
+ * nor declared in `customIdentities`. Such a rule would find the identity missing on every
+ * request and fall back to the IP (a per-key limit silently becoming per-IP), or deny them all.
+ */
+export function checkIdentityNames(rules: readonly Rule[], customIdentities: unknown): void {
+  const declared = declaredNames(customIdentities)
+  const known = [...BUILT_IN_IDENTITIES, ...declared]
+  const issues: RuleIssue[] = []
+  for (const rule of rules) {
+    for (const name of rule.match.identity) {
+      if (known.includes(name)) continue
+      issues.push({ rule: rule.id, field: 'match.identity', problem: unknownIdentity(name, known) })
+    }
+  }
+  if (issues.length > 0) throw new RuleValidationError(issues)
+}
+
+function unknownIdentity(name: string, known: readonly string[]): string {
+  const guess =
+    (Object.hasOwn(HINTS, name.toLowerCase()) ? HINTS[name.toLowerCase()] : undefined) ??
+    closest(name, known)
+  const declare = `if your code provides it, declare it: customIdentities: [${JSON.stringify(name)}]`
+  return guess === undefined
+    ? `no identity "${name}": nothing provides it (built in: ${BUILT_IN_IDENTITIES.join(', ')}); ${declare}`
+    : `no identity "${name}": did you mean "${guess}"? (built in: ${BUILT_IN_IDENTITIES.join(', ')}; ${declare})`
+}
+
+function declaredNames(value: unknown): readonly string[] {
+  if (value === undefined) return []
+  const invalid = (problem: string) =>
+    new RateLimitError('ERR_RL_INVALID_RULE', `customIdentities: ${problem}`, {
+      field: 'customIdentities',
+    })
+  if (!Array.isArray(value)) {
+    throw invalid(`expected a list of identity names, e.g. ['account'], got ${typeName(value)}`)
+  }
+  for (const name of value) {
+    if (typeof name !== 'string') throw invalid(`expected identity names, got ${typeName(name)}`)
+    const problem = identityNameProblem(name)
+    if (problem !== undefined) throw invalid(problem)
+    if (BUILT_IN_IDENTITIES.includes(name)) {
+      throw invalid(`"${name}" is built in; list only the identities your code provides`)
+    }
+  }
+  return value as string[]
+}

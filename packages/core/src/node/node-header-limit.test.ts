@@ -1,0 +1,64 @@
+import { describe, expect, it } from 'vitest'
+import { createIdentityResolver } from '../identity/identities.js'
+import { ReusedIdentitySource } from '../identity/reused-identity-source.js'
+import { headerListMayBeCut } from './node-header-limit.js'
+
+/** A request shape with `lines` header lines, on a server with `maxHeadersCount`. */
+const request = (lines: number, maxHeadersCount?: number | null) => ({
+  rawHeaders: Array.from({ length: lines * 2 }, (_, i) => (i % 2 === 0 ? `x-f${i}` : 'a')),
+  socket: { server: { maxHeadersCount } },
+})
+
+describe('headerListMayBeCut', () => {
+  it("is true once the list reaches the server's maxHeadersCount (1000 when unset)", () => {
+    expect(headerListMayBeCut(request(999))).toBe(false)
+    expect(headerListMayBeCut(request(1000))).toBe(true)
+    expect(headerListMayBeCut(request(1023, null))).toBe(true)
+    expect(headerListMayBeCut(request(49, 50))).toBe(false)
+    expect(headerListMayBeCut(request(50, 50))).toBe(true)
+  })
+
+  it('is never true when the server sets no limit (0), or outside a server', () => {
+    expect(headerListMayBeCut(request(5000, 0))).toBe(false)
+    expect(headerListMayBeCut({ rawHeaders: [] })).toBe(false)
+    expect(headerListMayBeCut({ rawHeaders: new Array(2000).fill('a'), socket: null })).toBe(true)
+  })
+})
+
+describe('identities of a request whose header list may have been cut', () => {
+  const warnings: string[] = []
+  const resolver = createIdentityResolver({
+    trustProxy: 'loopback',
+    logger: { warn: (message) => warnings.push(message) },
+  })
+  // What a client sends before the filler: the proxy's own line came after and was dropped.
+  const headers: Record<string, string> = { 'x-forwarded-for': '6.6.6.6', 'x-api-key': 'k_1' }
+  const source = new ReusedIdentitySource<Record<string, string>>((h, name) => h[name])
+  const identities = (cut: boolean) =>
+    source.identities(resolver.identities, '127.0.0.1', headers, undefined, cut)
+
+  it('trusts no forwarding header: the client is keyed as if it sent none', () => {
+    expect(identities(false).ip).toBe('6.6.6.6')
+    expect(identities(true)).toEqual({ ip: '127.0.0.1', api_key: 'k_1', user: undefined })
+    expect(
+      resolver.identities({
+        socketAddress: '127.0.0.1',
+        header: (n) => headers[n],
+        headersCut: true,
+      }).ip,
+    ).toBe('127.0.0.1')
+  })
+
+  it('warns once, with a code', () => {
+    identities(true)
+    identities(true)
+    const truncated = warnings.filter((w) => w.includes('WARN_HEADERS_TRUNCATED'))
+    expect(truncated).toHaveLength(1)
+    expect(truncated[0]).toMatch(/^\[tollgate\] WARN_HEADERS_TRUNCATED: .*maxHeadersCount/)
+  })
+
+  it('reads the next request whole again', () => {
+    expect(identities(true).ip).toBe('127.0.0.1')
+    expect(identities(false).ip).toBe('6.6.6.6')
+  })
+})

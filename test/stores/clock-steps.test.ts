@@ -1,0 +1,124 @@
+// A clock that steps by any amount, either way, through the memory store and the Redis store:
+// the step costs a key at most its reset span, and leaves nothing more than there was.
+import {
+  type Algorithm,
+  type Charge,
+  fixedWindow,
+  gcra,
+  leakyBucket,
+  memoryStore,
+  type Store,
+  slidingLog,
+  slidingWindow,
+  tokenBucket,
+} from '@tollgate/core'
+import { redisStore } from '@tollgate/redis'
+import { resetSpanMs } from '@tollgate/test-utils'
+import fc from 'fast-check'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { REDIS_URL, redisAvailable, removeTestKeys, uniquePrefix } from './support/redis-env.js'
+import { ioredisTarget, type Target } from './support/targets.js'
+
+const YEAR_MS = 365 * 86_400_000
+const START = 1_800_000_000_000
+
+const algorithmArb: fc.Arbitrary<Algorithm> = fc.oneof(
+  fc
+    .record({
+      rate: fc.oneof(fc.integer({ min: 1, max: 50 }), fc.integer({ min: 2048, max: 20_000 })),
+      periodMs: fc.constantFrom(7, 1000, 60_000),
+      burst: fc.integer({ min: 1, max: 20 }),
+    })
+    .chain((p) => fc.constantFrom(tokenBucket(p), gcra(p), leakyBucket(p))),
+  fc
+    .record({
+      limit: fc.integer({ min: 1, max: 40 }),
+      windowMs: fc.constantFrom(100, 1000, 60_000, 86_400_000),
+    })
+    .chain((p) => fc.constantFrom(fixedWindow(p), slidingLog(p), slidingWindow(p))),
+)
+
+const caseArb = algorithmArb.chain((algorithm) => {
+  const span = resetSpanMs(algorithm)
+  return fc.record({
+    algorithm: fc.constant(algorithm),
+    warmUp: fc.array(
+      fc.record({
+        gap: fc.integer({ min: 0, max: 2 * span }),
+        cost: fc.integer({ min: 0, max: algorithm.limit }),
+      }),
+      { maxLength: 12 },
+    ),
+    step: fc
+      .oneof(
+        fc.integer({ min: 1, max: 3 * span + 2 }),
+        fc.integer({ min: 1, max: 10 * YEAR_MS }),
+        fc.constant(3 * 3_600_000),
+      )
+      .chain((size) => fc.constantFrom(size, -size)),
+    cost: fc.integer({ min: 1, max: algorithm.limit }),
+  })
+})
+
+type Case = typeof caseArb extends fc.Arbitrary<infer T> ? T : never
+
+/** Drains a key, steps the clock, and checks both bounds on `store`. */
+async function expectBoundedStep(store: Store, { algorithm, warmUp, step, cost }: Case) {
+  const span = resetSpanMs(algorithm)
+  const charge = (n: number): Charge => ({ rule: 'r', algorithm, key: 'k', cost: n, shadow: false })
+  let now = START
+  for (const { gap, cost: spent } of warmUp) {
+    now += gap
+    await store.consume([charge(spent)], now)
+  }
+  const left = (await store.consume([charge(0)], now)).decisions[0]!.remaining
+  const at = Math.max(0, now + step)
+  // Nothing more than there was: a step back hands out nothing.
+  const looked = (await store.consume([charge(0)], at)).decisions[0]!
+  if (step < 0) expect(looked.remaining).toBeLessThanOrEqual(left)
+  const first = (await store.consume([charge(cost)], at)).decisions[0]!
+  expect(first.resetAfterMs).toBeLessThanOrEqual(2 * span + 1)
+  if (!first.allowed) expect(first.retryAfterMs).toBeLessThanOrEqual(2 * span + 1)
+  // Whole again within two reset spans of the step: at most one on top of the rule's own.
+  const whole = (await store.consume([charge(algorithm.limit)], at + 2 * span + 1)).decisions[0]!
+  expect(whole.allowed).toBe(true)
+}
+
+describe('a clock step of any size, in the memory store', () => {
+  it('costs a key at most one reset span and hands out nothing', async () => {
+    await fc.assert(
+      fc.asyncProperty(caseArb, (c) => expectBoundedStep(memoryStore(), c)),
+      { numRuns: 500 },
+    )
+  }, 60_000)
+})
+
+describe.skipIf(!redisAvailable)('a clock step of any size, in the Redis store', () => {
+  let target: Target
+  beforeAll(async () => {
+    target = await ioredisTarget(REDIS_URL)
+  })
+  afterAll(async () => {
+    await target?.close()
+    await removeTestKeys()
+  })
+
+  it('costs a key at most one reset span and hands out nothing', async () => {
+    await fc.assert(
+      fc.asyncProperty(caseArb, (c) =>
+        expectBoundedStep(
+          redisStore({
+            client: target.client,
+            time: 'caller',
+            prefix: uniquePrefix('steps'),
+            // Nothing may expire on the server's clock while a case runs on its own clock.
+            expiryMarginMs: 600_000,
+            timeoutMs: 5000,
+          }),
+          c,
+        ),
+      ),
+      { numRuns: 150 },
+    )
+  }, 60_000)
+})
