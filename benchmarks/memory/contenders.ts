@@ -55,13 +55,13 @@ function naiveMapBucket(clock: () => number = Date.now): Decide {
 }
 
 /**
- * Tollgate's store, with room for 16 M keys so that the bound never trims the table: its memory
+ * Tollgate's store, with a bound of 64 GiB so that it never trims the table: its memory
  * is what the table grew to for the keys it holds.
  */
 function tollgate(algorithm: 'token_bucket' | 'gcra', clock: () => number = Date.now): Decide {
   const params = { rate: LIMIT, periodMs: WINDOW_MS, burst: LIMIT }
   const rule = algorithm === 'gcra' ? gcra(params) : tokenBucket(params)
-  const store = memoryStore({ maxKeys: 16_000_000 })
+  const store = memoryStore({ maxBytes: 2 ** 36 })
   return (key) => store.consumeOne('per-ip', rule, key, 1, clock()).allowed
 }
 

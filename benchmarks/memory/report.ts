@@ -101,6 +101,6 @@ ${contenders.map(wallRow).join('\n')}
   misses, which a store that must first hash the key's characters does less. A server reads the
   clock and builds the key for every request.
 - Retained memory: keys built per request and dropped, so a store that keeps the strings pays
-  for them. Tollgate's store is created with \`maxKeys: 16_000_000\`, so the bound never trims it.
+  for them. Tollgate's store is created with \`maxBytes: 2 ** 36\` (64 GiB), so the bound never trims it.
 `
 }

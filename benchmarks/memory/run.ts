@@ -4,15 +4,20 @@
  * order, medians reported as ratios to the naive Map bucket.
  *
  *   pnpm --filter @tollgate/benchmarks bench:memory [--rounds=5] [--keys=1000000]
- *     [--memory-keys=2040000] [--peer-memory-keys=2040000] [--write]
+ *     [--memory-keys=2040000] [--peer-memory-keys=2040000] [--flood-keys=5000000]
+ *     [--flood-only] [--write]
  *
- * `--write` replaces the "## Memory store" section of docs/benchmarks.md with the results.
+ * Then a flood of distinct keys on each kind of rule at the default bound (flood.ts).
+ * `--flood-only` runs only the flood. `--write` replaces the "## Memory store" and "## Memory
+ * store under a flood of keys" sections of docs/benchmarks.md with the results.
  */
 import { execFileSync } from 'node:child_process'
 import { loadavg } from 'node:os'
 import { fileURLToPath } from 'node:url'
 import { replaceDocSection } from '../doc-section.js'
 import { contenders } from './contenders.js'
+import { FLOOD_RULES } from './flood.js'
+import { type FloodResult, floodSection } from './flood-report.js'
 import {
   memorySection,
   type Retained,
@@ -31,6 +36,8 @@ const rounds = Number(args.get('rounds') ?? 5)
 const rotationKeys = Number(args.get('keys') ?? 1_000_000)
 const memoryKeys = Number(args.get('memory-keys') ?? 2_040_000)
 const peerMemoryKeys = Number(args.get('peer-memory-keys') ?? memoryKeys)
+const floodKeys = Number(args.get('flood-keys') ?? 5_000_000)
+const floodOnly = args.has('flood-only')
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url))
 const log = (line: string) => process.stderr.write(`${line}\n`)
 
@@ -44,41 +51,61 @@ function worker<T>(script: string, workerArgs: string[]): T {
   return JSON.parse(output.trim().split('\n').at(-1)!) as T
 }
 
-const loadBefore = loadavg()[0]!
-const samples = new Map<string, Record<Scenario, Throughput[]>>(
-  contenders.map(({ name }) => [name, { hot: [], rotation: [], built: [] }]),
-)
-for (let round = 0; round < rounds; round++) {
-  for (let i = 0; i < contenders.length; i++) {
-    const { name } = contenders[(round + i) % contenders.length]!
-    for (const scenario of SCENARIOS) {
-      const result = worker<Throughput>('throughput.ts', [name, scenario, String(rotationKeys)])
-      samples.get(name)![scenario].push(result)
-      log(`round ${round + 1}/${rounds} ${scenario} ${name}: ${result.perCpuSecond / 1e6} M/s`)
-    }
-  }
+const command =
+  `pnpm --filter @tollgate/benchmarks bench:memory ${process.argv.slice(2).join(' ')}`.trim()
+
+if (!floodOnly) await throughputAndRetained()
+
+const floods: FloodResult[] = []
+for (const name of Object.keys(FLOOD_RULES)) {
+  const result = worker<FloodResult>('flood.ts', [name, String(floodKeys)])
+  floods.push(result)
+  const highest = Math.max(...result.samples.map((s) => s.retainedBytes)) / 2 ** 20
+  log(`flood ${name}: ${highest.toFixed(1)} MiB retained at most, ${result.size} keys held`)
 }
-const retained = new Map<string, Retained>()
-for (const { name, async, retained: measured } of contenders) {
-  if (measured === false) continue
-  const keys = async ? peerMemoryKeys : memoryKeys
-  const result = worker<Retained>('retained.ts', [name, String(keys)])
-  retained.set(name, result)
-  log(`retained ${name}: ${result.bytesPerKey} B/key at ${keys} keys`)
+const flood = floodSection(command, floods)
+process.stdout.write(`${flood}\n`)
+if (args.has('write')) {
+  await replaceDocSection('Memory store under a flood of keys', flood)
+  log('wrote docs/benchmarks.md')
 }
 
-const section = memorySection({
-  command:
-    `pnpm --filter @tollgate/benchmarks bench:memory ${process.argv.slice(2).join(' ')}`.trim(),
-  rounds,
-  rotationKeys,
-  memoryKeys,
-  samples,
-  retained,
-  load: [loadBefore, loadavg()[0]!],
-})
-process.stdout.write(`${section}\n`)
-if (args.has('write')) {
-  await replaceDocSection('Memory store', section)
-  log('wrote docs/benchmarks.md')
+async function throughputAndRetained(): Promise<void> {
+  const loadBefore = loadavg()[0]!
+  const samples = new Map<string, Record<Scenario, Throughput[]>>(
+    contenders.map(({ name }) => [name, { hot: [], rotation: [], built: [] }]),
+  )
+  for (let round = 0; round < rounds; round++) {
+    for (let i = 0; i < contenders.length; i++) {
+      const { name } = contenders[(round + i) % contenders.length]!
+      for (const scenario of SCENARIOS) {
+        const result = worker<Throughput>('throughput.ts', [name, scenario, String(rotationKeys)])
+        samples.get(name)![scenario].push(result)
+        log(`round ${round + 1}/${rounds} ${scenario} ${name}: ${result.perCpuSecond / 1e6} M/s`)
+      }
+    }
+  }
+  const retained = new Map<string, Retained>()
+  for (const { name, async, retained: measured } of contenders) {
+    if (measured === false) continue
+    const keys = async ? peerMemoryKeys : memoryKeys
+    const result = worker<Retained>('retained.ts', [name, String(keys)])
+    retained.set(name, result)
+    log(`retained ${name}: ${result.bytesPerKey} B/key at ${keys} keys`)
+  }
+
+  const section = memorySection({
+    command,
+    rounds,
+    rotationKeys,
+    memoryKeys,
+    samples,
+    retained,
+    load: [loadBefore, loadavg()[0]!],
+  })
+  process.stdout.write(`${section}\n`)
+  if (args.has('write')) {
+    await replaceDocSection('Memory store', section)
+    log('wrote docs/benchmarks.md')
+  }
 }

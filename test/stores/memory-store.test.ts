@@ -16,9 +16,18 @@ import {
 import { referenceStore } from '@tollgate/test-utils'
 import fc from 'fast-check'
 import { describe, expect, it, vi } from 'vitest'
+import { describeStore } from './support/store-suite.js'
+import { expectSameAsReference, longLogArbs, traceArb } from './support/trace.js'
 
 // Hundreds of traces per property: a loaded machine needs more than the default 5 s.
 vi.setConfig({ testTimeout: 60_000 })
+
+describeStore('memory store', { create: () => memoryStore() })
+describeStore('memory store with room for 4 keys a rule', {
+  create: () => memoryStore({ maxKeys: 4 }),
+  // Evicting a counting key changes decisions: only the reference-free contract applies.
+  compareWithReference: false,
+})
 
 /*
  * The memory store against the oracle: the same random traces, over every algorithm, several
@@ -194,6 +203,39 @@ describe('memory store against the reference store', () => {
         })
       }),
       { numRuns: 400 },
+    )
+  })
+
+  it('decides long sliding logs exactly as the reference store while their blocks grow, shrink and move', async () => {
+    // Logs of 100–400 entries on a few keys, costs adding dozens at once: every log moves
+    // through several rooms, and back down as its entries age out.
+    const keys = ['ip:203.0.113.7', 'ip:203.0.113.8', 'api_key:k_1']
+    await fc.assert(
+      fc.asyncProperty(traceArb(keys, 40, longLogArbs), (trace) =>
+        expectSameAsReference(memoryStore({ maxBytes: 1024 * 1024 }), trace),
+      ),
+      { numRuns: 200 },
+    )
+  })
+
+  it('decides exactly as the reference store while a small bound compacts logs, up to its first eviction', () => {
+    // 1 MiB for keys whose logs take up to 40 kB each: the arena fills, frees and compacts.
+    const big = fc
+      .record({
+        limit: fc.integer({ min: 1_000, max: 5_000 }),
+        windowMs: fc.constantFrom(500, 3000),
+      })
+      .map(slidingLog)
+    fc.assert(
+      fc.property(fc.array(big, { minLength: 6, maxLength: 6 }), trace, (algorithms, steps) => {
+        const memory = memoryStore({ maxBytes: 1024 * 1024 })
+        replay(algorithms, steps, memory, referenceStore(), (mine, theirs) => {
+          if (memory.evictions > 0) return false
+          expect(mine).toEqual(theirs)
+          return true
+        })
+      }),
+      { numRuns: 200 },
     )
   })
 })

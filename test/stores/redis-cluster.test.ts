@@ -2,12 +2,12 @@
 // binary, through ioredis Cluster and node-redis createCluster.
 import { type Charge, tokenBucket } from '@tollgate/core'
 import { type RedisScriptClient, redisScripts, redisStore } from '@tollgate/redis'
-import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type RedisCluster, startRedisCluster } from './support/redis-cluster.js'
 import { redisServerBinary, uniquePrefix } from './support/redis-env.js'
+import { describeStore } from './support/store-suite.js'
 import { ioredisClusterTarget, nodeRedisClusterTarget, type Target } from './support/targets.js'
-import { AWKWARD_KEYS, expectSameAsReference, ONE_OF_EACH, traceArb } from './support/trace.js'
+import { AWKWARD_KEYS, ONE_OF_EACH } from './support/trace.js'
 
 /** Counts the script calls a store makes: the round trips of a request. */
 function counting(client: RedisScriptClient) {
@@ -60,7 +60,7 @@ describe.skipIf(!redisServerBinary)('Redis store on a Redis Cluster (3 masters)'
   describe.each([
     ['ioredis Cluster', ioredisClusterTarget],
     ['node-redis createCluster', nodeRedisClusterTarget],
-  ] as const)('through %s', (_name, connect) => {
+  ] as const)('through %s', (name, connect) => {
     let target: Target
     beforeAll(async () => {
       target = await connect(ports())
@@ -76,13 +76,9 @@ describe.skipIf(!redisServerBinary)('Redis store on a Redis Cluster (3 masters)'
         expiryMarginMs: 600_000,
       })
 
-    it('decides random traces exactly as the reference store, across slots too', async () => {
-      // Several identities: requests often span slots, and take the compensating path.
-      const keys = ['ip:203.0.113.7', 'api_key:k_1', 'user:42', 'ip:198.51.100.1', '{', '']
-      await fc.assert(
-        fc.asyncProperty(traceArb(keys, 25), (trace) => expectSameAsReference(store(), trace)),
-        { numRuns: 60 },
-      )
+    describeStore(`Redis Cluster through ${name}`, {
+      create: () => store(),
+      traceRuns: 60,
     })
 
     it('makes one round trip for any number of rules on one identity', async () => {

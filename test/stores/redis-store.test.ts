@@ -17,6 +17,7 @@ import {
   uniquePrefix,
 } from './support/redis-env.js'
 import { startRedisServer } from './support/redis-server.js'
+import { describeStore } from './support/store-suite.js'
 import { ioredisTarget, type Target } from './support/targets.js'
 import { AWKWARD_KEYS, LOWERED, ONE_OF_EACH } from './support/trace.js'
 
@@ -38,6 +39,17 @@ describe.skipIf(!redisAvailable)('Redis store on a single node', () => {
     await removeTestKeys()
   })
   const command = (...args: string[]) => target.command(undefined, args)
+
+  describeStore('Redis single node', {
+    // The caller's clock, and nothing expiring on the server's while a trace runs on its own.
+    create: () =>
+      redisStore({
+        client: target.client,
+        time: 'caller',
+        prefix: uniquePrefix('suite'),
+        expiryMarginMs: 600_000,
+      }),
+  })
 
   it('keeps every awkward key apart, inside one hash tag, and short', async () => {
     const store = redisStore({ client: target.client, prefix: 'tg' })

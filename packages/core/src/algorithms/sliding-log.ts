@@ -5,11 +5,16 @@ import type { Algorithm, StateSlots } from './types.js'
 /** A log holds one timestamp per admitted unit, so its state grows with the limit. */
 export const MAX_SLIDING_LOG_LIMIT = 100_000
 
+/** Numbers before a log's ring: the index of the oldest entry, the entry count, the ring's room. */
+const HEADER = 3
+
 /**
- * Sliding log: the time of every admitted unit of cost, oldest first, in a ring of `limit`
- * slots. A request passes when the units younger than `windowMs` plus its cost fit in `limit`.
- * Only admitted requests are logged, so hammering never pushes the retry time back.
- * State: [index of the oldest entry, entry count, `limit` timestamps].
+ * Sliding log: the time of every admitted unit of cost, oldest first, in a ring. A request
+ * passes when the units younger than `windowMs` plus its cost fit in `limit`. Only admitted
+ * requests are logged, so hammering never pushes the retry time back.
+ * State: [index of the oldest entry, entry count, room, `room` timestamps]. The full state has
+ * room for `limit` entries; a store may keep a log in as little room as it holds and give it
+ * more before a decision (`entries`), so a log costs what it holds, not what it may hold.
  *
  * **Pro:** exact in every rolling window; no edge burst to exploit. **Con:** memory grows with the
  * limit (8 bytes per unit): for small, security-relevant limits such as logins.
@@ -24,9 +29,12 @@ export function slidingLog(params: WindowParams): Algorithm {
     )
   }
 
-  /** The ring slot of the `n`th entry from the oldest. */
+  /**
+   * The ring slot of the `n`th entry from the oldest. A state kept under a higher limit (the
+   * rule was lowered) is read as a ring of the new limit, as it was written.
+   */
   function slot(slots: StateSlots, offset: number, n: number): number {
-    return offset + 2 + ((slots[offset]! + n) % limit)
+    return offset + HEADER + ((slots[offset]! + n) % Math.min(limit, slots[offset + 2]!))
   }
 
   function newest(slots: StateSlots, offset: number): number {
@@ -55,10 +63,30 @@ export function slidingLog(params: WindowParams): Algorithm {
     limit,
     policy: { quota: limit, windowMs },
     params: { kind: 'window', limit, windowMs },
-    stateSize: limit + 2,
+    stateSize: limit + HEADER,
+    entries: {
+      header: HEADER,
+      held: (slots, offset) => slots[offset + 1]!,
+      move(from, fromOffset, to, toOffset, room) {
+        const size = from[fromOffset + 1]!
+        if (from === to) {
+          // One buffer: the two places may overlap.
+          const times = new Array<number>(size)
+          for (let n = 0; n < size; n++) times[n] = from[slot(from, fromOffset, n)]!
+          for (let n = 0; n < size; n++) to[toOffset + HEADER + n] = times[n]!
+        } else {
+          for (let n = 0; n < size; n++)
+            to[toOffset + HEADER + n] = from[slot(from, fromOffset, n)]!
+        }
+        to[toOffset] = 0
+        to[toOffset + 1] = size
+        to[toOffset + 2] = room
+      },
+    },
     init(slots, offset) {
       slots[offset] = 0
       slots[offset + 1] = 0
+      slots[offset + 2] = limit
     },
     decide(slots, offset, cost, now, commit): Decision {
       if (cost > limit) throw costTooHigh(cost, limit)
@@ -83,7 +111,7 @@ export function slidingLog(params: WindowParams): Algorithm {
         }
       }
       if (commit) {
-        slots[offset] = (slots[offset]! + expired) % limit
+        slots[offset] = (slots[offset]! + expired) % Math.min(limit, slots[offset + 2]!)
         for (let n = live; n < live + cost; n++) slots[slot(slots, offset, n)] = at
         slots[offset + 1] = live + cost
       }
@@ -108,7 +136,7 @@ export function slidingLog(params: WindowParams): Algorithm {
         if (removed < cost && time === chargedAt) removed++
         else kept.push(time)
       }
-      for (let n = 0; n < kept.length; n++) slots[offset + 2 + n] = kept[n]!
+      for (let n = 0; n < kept.length; n++) slots[offset + HEADER + n] = kept[n]!
       slots[offset] = 0
       slots[offset + 1] = kept.length
     },

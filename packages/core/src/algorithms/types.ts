@@ -38,6 +38,19 @@ export type AlgorithmParams =
   | { readonly kind: 'window'; readonly limit: number; readonly windowMs: number }
 
 /**
+ * How a state made of entries can be kept in the room it needs: `header` numbers, the third of
+ * which is the room, then a ring of `room` entries. The full state (`stateSize`) has room for
+ * `limit`; a decision of `cost` needs room for min(limit, held + cost).
+ */
+export type EntryLog = {
+  readonly header: number
+  /** How many entries the state holds. */
+  held(slots: StateSlots, offset: number): number
+  /** Copies a state to another place with `room` (≥ held) entries, oldest first. */
+  move(from: StateSlots, fromOffset: number, to: StateSlots, toOffset: number, room: number): void
+}
+
+/**
  * A counting rule compiled from its parameters: pure integer arithmetic on a key's state, no
  * I/O and no clock of its own. `now` is always passed in, as whole ms.
  */
@@ -48,8 +61,10 @@ export interface Algorithm {
   readonly policy: QuotaPolicy
   /** The scaled integers behind the arithmetic (set by every built-in factory). */
   readonly params?: AlgorithmParams
-  /** How many numbers one key's state takes. */
+  /** How many numbers one key's state takes (at most, for an algorithm with `entries`). */
   readonly stateSize: number
+  /** Set by an algorithm whose state is a log of entries (the sliding log). */
+  readonly entries?: EntryLog
   /** Writes the state of a key never seen before: full capacity at `now`. */
   init(slots: StateSlots, offset: number, now: number): void
   /**

@@ -1,51 +1,27 @@
 import type { RuleConfig } from '../rules/types.js'
-import { applyCharges } from '../store/apply-charges.js'
 import { memoryStore } from '../store/memory-store.js'
 import type { Outcome, Store } from '../store/types.js'
 import type { Limiter, RequestFacts, Verdict } from './types.js'
 
-/** A plain Map store built on applyCharges: synchronous, without the consumeOne fast path. */
-function mapStore(): Store {
-  const states = new Map<string, number[]>()
-  const stateOf = (rule: string, key: string, size: number, init: (s: number[]) => void) => {
-    const id = JSON.stringify([rule, key])
-    let state = states.get(id)
-    if (state === undefined) {
-      state = new Array<number>(size).fill(0)
-      init(state)
-      states.set(id, state)
-    }
-    return state
-  }
+/*
+ * The limiter over each shape of store it meets: one with the synchronous `consumeOne` fast
+ * path, a synchronous one without it, and one answering through promises as a remote store
+ * does. All three keep their state in a memory store; whether stores themselves keep the
+ * contract is the store conformance suite's job (test/stores).
+ */
+
+/** The memory store seen only through the `Store` interface: no `consumeOne`. */
+function withoutFastPath(): Store {
+  const inner = memoryStore()
   return {
-    consume(charges, now): Outcome {
-      const slots = charges.map((c) =>
-        stateOf(c.rule, c.key, c.algorithm.stateSize, (s) => c.algorithm.init(s, 0, now)),
-      )
-      return {
-        decisions: applyCharges(
-          charges,
-          slots,
-          slots.map(() => 0),
-          now,
-        ),
-        at: now,
-      }
-    },
-    refund(charges, chargedAt, now) {
-      for (const c of charges) {
-        const state = stateOf(c.rule, c.key, c.algorithm.stateSize, (s) =>
-          c.algorithm.init(s, 0, now),
-        )
-        c.algorithm.refund(state, 0, c.cost, chargedAt, now)
-      }
-    },
+    consume: (charges, now): Outcome => inner.consume(charges, now),
+    refund: (charges, chargedAt, now) => inner.refund(charges, chargedAt, now),
   }
 }
 
-/** The same store answering through promises, as a remote store does. */
+/** The memory store answering through promises, as a remote store does. */
 function asyncStore(): Store {
-  const inner = mapStore()
+  const inner = memoryStore()
   return {
     consume: async (charges, now) => inner.consume(charges, now),
     refund: async (charges, chargedAt, now) => inner.refund(charges, chargedAt, now),
@@ -54,7 +30,7 @@ function asyncStore(): Store {
 
 export const STORES = [
   ['memory store (consumeOne)', () => memoryStore()],
-  ['sync store without consumeOne', mapStore],
+  ['sync store without consumeOne', withoutFastPath],
   ['async store', asyncStore],
 ] as const
 

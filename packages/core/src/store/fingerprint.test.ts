@@ -69,7 +69,7 @@ describe('key fingerprints', () => {
       seen.add(`${hasher.first}:${hasher.second}`)
     }
     expect(seen.size).toBe(keys.length)
-  })
+  }, 60_000)
 
   it('refuses a seed that is not a whole number', () => {
     expect(() => createKeyHasher(1.5)).toThrow(expect.objectContaining({ field: 'seed' }))

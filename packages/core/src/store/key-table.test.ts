@@ -1,6 +1,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import type { Algorithm } from '../algorithms/types.js'
+import { ByteBudget } from './byte-budget.js'
 import { createKeyHasher } from './fingerprint.js'
 import { KeyTable } from './key-table.js'
 
@@ -58,7 +59,7 @@ describe('KeyTable', () => {
     const operation = fc.record({ remove: fc.boolean(), key: fc.nat(pool.length - 1) })
     fc.assert(
       fc.property(fc.array(operation, { maxLength: 400, size: 'max' }), (operations) => {
-        const table = new KeyTable(probe, 10_000)
+        const table = new KeyTable(probe, 10_000, new ByteBudget(2 ** 40), 0)
         const model = new Map<number, number>()
         operations.forEach(({ remove, key }, step) => {
           const fingerprint = pool[key]!
@@ -83,10 +84,10 @@ describe('KeyTable', () => {
       }),
       { numRuns: 100 },
     )
-  })
+  }, 60_000)
 
   it('when full, drops a fresh entry first and counts no eviction', () => {
-    const table = new KeyTable(probe, 4)
+    const table = new KeyTable(probe, 4, new ByteBudget(2 ** 40), 0)
     pool.slice(0, 4).forEach((key, id) => {
       add(table, key, id, id === 2 ? 0 : 1000)
     })
@@ -98,7 +99,7 @@ describe('KeyTable', () => {
   })
 
   it('when full and nothing is fresh, gives used entries a second chance and evicts an unused one', () => {
-    const table = new KeyTable(probe, 4)
+    const table = new KeyTable(probe, 4, new ByteBudget(2 ** 40), 0)
     pool.slice(0, 4).forEach((key, id) => {
       add(table, key, id)
     })
@@ -114,7 +115,7 @@ describe('KeyTable', () => {
   })
 
   it('never holds more than maxKeys entries, nor grows beyond the room they need', () => {
-    const table = new KeyTable(probe, 100)
+    const table = new KeyTable(probe, 100, new ByteBudget(2 ** 40), 0)
     for (let i = 0; i < 5000; i++) {
       add(table, { first: (i * 2_654_435_761) % 2_147_483_647, second: i }, i)
       expect(table.count).toBeLessThanOrEqual(100)
@@ -127,7 +128,7 @@ describe('KeyTable', () => {
   it('marks a new key as used when it comes straight back (a burst), so a flood evicts others', () => {
     const hasher = createKeyHasher(7)
     for (let trial = 0; trial < 30; trial++) {
-      const table = new KeyTable(probe, 4)
+      const table = new KeyTable(probe, 4, new ByteBudget(2 ** 40), 0)
       table.locateKey(`burst-${trial}`, hasher, 0)
       table.locateKey(`burst-${trial}`, hasher, 0)
       for (const other of ['a', 'b', 'c', 'd']) table.locateKey(`${other}-${trial}`, hasher, 0)
@@ -138,7 +139,7 @@ describe('KeyTable', () => {
   })
 
   it('stays evenly loaded through a flood of new keys, so probes stay short', () => {
-    const table = new KeyTable(probe, 4096)
+    const table = new KeyTable(probe, 4096, new ByteBudget(2 ** 40), 0)
     // Five tables' worth of one-off keys with well-spread fingerprints, none ever fresh.
     for (let i = 0; i < 5 * 4096; i++) {
       const first = Math.floor(((i * 0.6180339887) % 1) * 2_147_483_647)

@@ -1,6 +1,8 @@
-import { greatestCommonDivisor } from '../algorithms/integer.js'
 import type { Algorithm } from '../algorithms/types.js'
+import type { BudgetHolder, ByteBudget } from './byte-budget.js'
 import type { KeyHasher } from './fingerprint.js'
+import { LogArena, NO_LOG } from './log-arena.js'
+import { handStep, rehashed, shiftBack } from './open-addressing.js'
 
 /*
  * One rule's keys, packed for millions of entries: a single open-addressing table (linear
@@ -10,12 +12,16 @@ import type { KeyHasher } from './fingerprint.js'
  * A slot is `stride` = 1 + algorithm.stateSize doubles in `data`. Word 0, read as two uint32
  * through `words` (a view of the same buffer), holds the key's fingerprint: first half + 1 (so 0
  * marks an empty slot), then the second half, whose spare top bit is the CLOCK reference bit.
- * The state follows. A token-bucket slot is 24 bytes, a GCRA slot 16.
+ * The state follows. A token-bucket slot is 24 bytes, a GCRA slot 16. An algorithm whose state
+ * is a log of entries keeps only the place of the key's log in `logs` there (NO_LOG while it
+ * holds none), so a key costs what its log holds (see log-arena.ts).
+ *
+ * Every array a table allocates is granted by the store's `ByteBudget` first; a table the
+ * budget refuses evicts its own keys instead of growing, and gives bytes back when asked.
  *
  * The table size need not be a power of two (the home slot is ⌊first × slots / 2^31⌋), so it
  * grows by a quarter once large: 2.04 M token-bucket keys take 2.9 M slots (≈ 34 B per key),
- * not the 4.2 M a doubling table could land on. Deletion shifts the following run back
- * (no tombstones). The table never shrinks.
+ * not the 4.2 M a doubling table could land on. It shrinks only when the budget asks.
  *
  * A class rather than a factory of closures: every table then shares one hidden class and the
  * hot path's property loads stay monomorphic.
@@ -30,10 +36,13 @@ const FRESH_LOOKAHEAD = 8
 /** Below this many slots a table doubles; above, it grows by a quarter. */
 const DOUBLING_LIMIT = 65_536
 
-export class KeyTable {
+export class KeyTable implements BudgetHolder {
   algorithm: Algorithm
   readonly stride: number
   readonly maxKeys: number
+  readonly budget: ByteBudget
+  /** The entry logs of the keys, for an algorithm with `entries`. */
+  readonly logs: LogArena | undefined
   data: Float64Array
   words: Uint32Array
   slots: number
@@ -52,17 +61,36 @@ export class KeyTable {
    */
   lastKey: string | undefined = undefined
   lastOffset = 0
+  /** A key that must not be evicted while its log is given room (first half + 1, or 0). */
+  pinTag = 0
+  pinSecond = 0
 
-  constructor(algorithm: Algorithm, maxKeys: number) {
+  constructor(algorithm: Algorithm, maxKeys: number, budget: ByteBudget, now: number) {
     this.algorithm = algorithm
-    this.stride = 1 + algorithm.stateSize
+    const log = algorithm.entries
+    this.stride = log === undefined ? 1 + algorithm.stateSize : 2
     this.maxKeys = maxKeys
-    // Small at first, and tiny for large states (a sliding log keeps one number per unit).
-    this.slots = Math.max(4, Math.min(16, Math.floor(65_536 / (8 * this.stride))))
+    this.budget = budget
+    this.slots = 16
     this.scale = this.slots / TWO_POW_31
     this.step = handStep(this.slots)
+    this.logs = log === undefined ? undefined : new LogArena(log, algorithm.limit, 0)
+    const bytes = this.slots * this.stride * 8
+    if (!budget.grant(this, bytes, now, true)) budget.used += bytes
+    budget.holders.add(this)
     this.data = new Float64Array(this.slots * this.stride)
     this.words = new Uint32Array(this.data.buffer)
+  }
+
+  /** The bytes of its arrays, as the budget counts them. */
+  get bytes(): number {
+    return this.data.byteLength + (this.logs === undefined ? 0 : this.logs.bytes)
+  }
+
+  /** Gives every byte back: the table is no longer used. */
+  retire(): void {
+    this.budget.release(this.bytes)
+    this.budget.holders.delete(this)
   }
 
   /** The slot holding fingerprint (first, second), or -1. */
@@ -120,7 +148,10 @@ export class KeyTable {
 
   /** True when the entry in `slot` is back to full capacity: dropping it loses nothing. */
   isFresh(slot: number, now: number): boolean {
-    return this.algorithm.freshAt(this.data, slot * this.stride + 1) <= now
+    if (this.logs === undefined)
+      return this.algorithm.freshAt(this.data, slot * this.stride + 1) <= now
+    const log = this.data[slot * this.stride + 1]!
+    return log === NO_LOG || this.algorithm.freshAt(this.logs.data, log) <= now
   }
 
   /** Adds an unreferenced entry at full capacity: a flood of one-off keys goes first. */
@@ -128,14 +159,15 @@ export class KeyTable {
     // Lazy reclaim: keys are dropped only when the table is full; sweeping earlier would free no
     // memory (the table keeps its size) and would turn a returning key's hit into an insert.
     if (this.count >= this.maxKeys) this.reclaim(now)
-    else if ((this.count + 1) * 4 > this.slots * 3) this.grow()
+    else if ((this.count + 1) * 4 > this.slots * 3 && !this.grow(now)) this.reclaim(now)
     const words = this.words
     const stride2 = this.stride * 2
     let slot = Math.floor(first * this.scale)
     while (words[slot * stride2] !== 0) slot = slot + 1 === this.slots ? 0 : slot + 1
     words[slot * stride2] = first + 1
     words[slot * stride2 + 1] = second
-    this.algorithm.init(this.data, slot * this.stride + 1, now)
+    if (this.logs === undefined) this.algorithm.init(this.data, slot * this.stride + 1, now)
+    else this.data[slot * this.stride + 1] = NO_LOG
     this.count++
     return slot
   }
@@ -152,7 +184,7 @@ export class KeyTable {
    * keys land everywhere, packing the rest of the table into runs so long that every probe
    * walks them (a flood of new clients would cost milliseconds each).
    */
-  private reclaim(now: number): void {
+  reclaim(now: number): void {
     const words = this.words
     const stride2 = this.stride * 2
     const slots = this.slots
@@ -162,7 +194,8 @@ export class KeyTable {
     let slot = this.hand
     for (;;) {
       const at = slot * stride2
-      if (words[at] !== 0) {
+      const pinned = words[at] === this.pinTag && (words[at + 1]! & SECOND_BITS) === this.pinSecond
+      if (words[at] !== 0 && !pinned) {
         if (this.isFresh(slot, now)) break
         if (victim >= 0) {
           if (++looked === FRESH_LOOKAHEAD) {
@@ -188,61 +221,61 @@ export class KeyTable {
     const words = this.words
     const stride2 = this.stride * 2
     const slots = this.slots
-    let hole = slot
-    let next = slot
-    for (;;) {
-      next = next + 1 === slots ? 0 : next + 1
-      const head = words[next * stride2]!
-      if (head === 0) break
-      const home = Math.floor((head - 1) * this.scale)
-      // It may fill the hole unless its home lies cyclically after the hole, up to `next`.
-      const fromHome = next >= home ? next - home : next + slots - home
-      const fromHole = next >= hole ? next - hole : next + slots - hole
-      if (fromHome >= fromHole) {
-        words.copyWithin(hole * stride2, next * stride2, (next + 1) * stride2)
-        hole = next
-      }
+    if (this.logs !== undefined && this.data[slot * this.stride + 1] !== NO_LOG) {
+      this.logs.release(this.data[slot * this.stride + 1]!)
     }
+    const hole = shiftBack(words, this.stride, slots, this.scale, slot)
     words[hole * stride2] = 0
     this.count--
     this.lastKey = undefined
   }
 
-  /** Re-inserts every entry into a larger table. */
-  private grow(): void {
-    const stride2 = this.stride * 2
-    const old = this.words
+  /** Moves to a larger table, if the budget grants it. */
+  private grow(now: number): boolean {
     const oldSlots = this.slots
     const largest = Math.ceil((this.maxKeys * 4) / 3) + 1
     const grown = oldSlots < DOUBLING_LIMIT ? oldSlots * 2 : oldSlots + (oldSlots >> 2)
-    const slots = Math.max(oldSlots + 1, Math.min(grown, largest))
-    const data = new Float64Array(slots * this.stride)
-    const words = new Uint32Array(data.buffer)
-    const scale = slots / TWO_POW_31
-    for (let from = 0; from < oldSlots; from++) {
-      const head = old[from * stride2]!
-      if (head === 0) continue
-      let slot = Math.floor((head - 1) * scale)
-      while (words[slot * stride2] !== 0) slot = slot + 1 === slots ? 0 : slot + 1
-      words.set(old.subarray(from * stride2, (from + 1) * stride2), slot * stride2)
+    let slots = Math.max(oldSlots + 1, Math.min(grown, largest))
+    const slotBytes = this.stride * 8
+    if (!this.budget.grant(this, (slots - oldSlots) * slotBytes, now)) {
+      // Near the bound: what is left, if that is worth a move (an eighth more at least).
+      const spare = Math.floor((this.budget.max - this.budget.used) / slotBytes)
+      if (spare < oldSlots >> 3 || !this.budget.grant(this, spare * slotBytes, now)) return false
+      slots = oldSlots + spare
     }
-    this.data = data
-    this.words = words
+    this.rehash(slots)
+    return true
+  }
+
+  shrinkTo(bytes: number, now: number): void {
+    const logs = this.logs
+    if (logs !== undefined) {
+      // The logs first: they are most of a log table's bytes.
+      const room = Math.max(0, Math.floor((bytes - this.data.byteLength) / 8))
+      while (logs.top - logs.free > room && this.count > 0) this.reclaim(now)
+      logs.compact((first, second, state) => {
+        this.data[this.find(first, second) * this.stride + 1] = state
+      })
+      const length = Math.max(logs.top, Math.min(room, logs.data.length))
+      this.budget.release(logs.bytes - length * 8)
+      logs.resize(length)
+    }
+    const slotBytes = this.stride * 8
+    const slots = Math.max(16, Math.floor((bytes - (logs?.bytes ?? 0)) / slotBytes))
+    if (slots >= this.slots) return
+    while (this.count * 4 > slots * 3) this.reclaim(now)
+    this.budget.release((this.slots - slots) * slotBytes)
+    this.rehash(slots)
+  }
+
+  /** Re-inserts every entry into a table of `slots` slots. */
+  private rehash(slots: number): void {
+    this.data = rehashed(this.words, this.slots, this.stride, slots)
+    this.words = new Uint32Array(this.data.buffer)
     this.slots = slots
-    this.scale = scale
+    this.scale = slots / TWO_POW_31
     this.step = handStep(slots)
     this.hand = 0
     this.lastKey = undefined
   }
-}
-
-/**
- * A step that takes the CLOCK hand through all `slots` once per turn (it shares no factor with
- * `slots`), each visit far from the last: about 0.618 of the table, the golden ratio's spread.
- */
-function handStep(slots: number): number {
-  if (slots <= 2) return 1
-  let step = Math.floor(slots * 0.6180339887) | 1
-  while (greatestCommonDivisor(step, slots) !== 1) step += 2
-  return step
 }

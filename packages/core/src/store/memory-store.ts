@@ -4,21 +4,31 @@ import { checkCost, checkTime, wholeMs } from '../algorithms/step.js'
 import type { Algorithm } from '../algorithms/types.js'
 import type { Decision } from '../decision.js'
 import { RateLimitError } from '../errors.js'
-import { applyCharges } from './apply-charges.js'
+import { ByteBudget } from './byte-budget.js'
 import { createKeyHasher } from './fingerprint.js'
 import { KeyTable, MAX_TABLE_KEYS } from './key-table.js'
+import { NO_LOG } from './log-arena.js'
+import { consumeMany, decideLogged, type Scratch } from './memory-charges.js'
+import { checkOneAlgorithmPerRule, sameRule, TABLES_PER_RULE, takeTable } from './rule-tables.js'
 import type { Charge, Outcome, Store } from './types.js'
 
 export type MemoryStoreOptions = {
   /**
-   * The most keys kept per rule, 1 to 16,777,215. A full table first drops a key whose state is
-   * back to fresh (nothing is lost), and only then the least recently used key (CLOCK), which
-   * starts again with a full allowance if it returns. A token-bucket key takes 32–40 bytes, and
-   * a rule's table at most `maxKeys × 4/3` slots of 24 bytes: about 32 MB at the default. Lower
-   * it on edge runtimes with small memory limits; raise it when more clients than that are
-   * active within one refill period, or they start evicting each other.
-   * @default 1_000_000, or fewer for a rule whose state is large (a sliding log keeps one number
-   * per unit of its limit): as many as fit in 64 MiB, and at least 1,024
+   * The most bytes the store's state takes, over all rules: 1 MiB (1,048,576) or more. A rule
+   * that needs more room than is left takes it from the largest rule while that one keeps at
+   * least as much, so rules flooded together share the bound equally. A rule that can get no
+   * more first drops a key whose state is back to fresh (nothing is lost), and only then its
+   * least recently used key (CLOCK), which starts again with a full allowance if it returns.
+   * A token-bucket key takes 32–40 bytes (about 2 M keys fit in the default), a sliding-log key
+   * about 70 bytes with one entry and 8–16 per further entry, whatever its limit. Lower it on
+   * edge runtimes with small memory limits; raise it when more clients than fit are active
+   * within one refill period, or they start evicting each other.
+   * @default 67_108_864 (64 MiB)
+   */
+  readonly maxBytes?: number
+  /**
+   * The most keys kept per rule, 1 to 16,777,215, within `maxBytes`.
+   * @default 16_777_215
    */
   readonly maxKeys?: number
   /**
@@ -49,11 +59,14 @@ export interface MemoryStore extends Store {
   consumeOne(rule: string, algorithm: Algorithm, key: string, cost: number, now: number): Decision
   /** Keys held over all rules, including idle ones not yet reclaimed. */
   readonly size: number
+  /** The bytes its state takes (the arrays of every rule's table), never above `maxBytes`. */
+  readonly bytes: number
   /** Keys dropped while still counting, to stay within `maxKeys` (fresh ones are not counted). */
   readonly evictions: number
 }
 
-const DEFAULT_MAX_KEYS = 1_000_000
+const DEFAULT_MAX_BYTES = 64 * 1024 * 1024
+const MIN_MAX_BYTES = 1024 * 1024
 
 /**
  * A bounded, compact in-memory store.
@@ -62,7 +75,10 @@ const DEFAULT_MAX_KEYS = 1_000_000
  * const decision = store.consumeOne('per-ip', tokenBucket({ rate: 10, burst: 20 }), 'ip:203.0.113.7', 1, Date.now())
  */
 export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
-  const maxKeys = options.maxKeys === undefined ? undefined : checkMaxKeys(options.maxKeys)
+  const maxKeys = options.maxKeys === undefined ? MAX_TABLE_KEYS : checkMaxKeys(options.maxKeys)
+  const budget = new ByteBudget(
+    options.maxBytes === undefined ? DEFAULT_MAX_BYTES : checkMaxBytes(options.maxBytes),
+  )
   const hasher = createKeyHasher(options.seed)
   /** Each rule's tables, the one used last first: one per algorithm the rule id arrives with. */
   const tables = new Map<string, KeyTable[]>()
@@ -72,7 +88,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   let lastTable: KeyTable | undefined
   /** Evictions of tables dropped for newer algorithms under their rule id. */
   let retiredEvictions = 0
-  let scratch = new Float64Array(16)
+  const scratch: Scratch = { buffer: new Float64Array(16) }
 
   /**
    * The table of `rule` for `algorithm`. A rule id arriving with another algorithm (a changed
@@ -80,7 +96,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
    * its own rather than replacing the other's: two live limiters would otherwise reset each
    * other's keys on every alternation and neither would limit anything. The last few are kept.
    */
-  function tableFor(rule: string, algorithm: Algorithm): KeyTable {
+  function tableFor(rule: string, algorithm: Algorithm, now: number): KeyTable {
     let table = rule === lastRule && lastTable!.algorithm === algorithm ? lastTable : undefined
     if (table === undefined) {
       let list = tables.get(rule)
@@ -90,9 +106,13 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
       }
       table = takeTable(list, algorithm)
       if (table === undefined) {
-        table = new KeyTable(algorithm, maxKeys ?? defaultMaxKeys(algorithm))
+        table = new KeyTable(algorithm, maxKeys, budget, now)
         list.unshift(table)
-        if (list.length > TABLES_PER_RULE) retiredEvictions += list.pop()!.evictions
+        if (list.length > TABLES_PER_RULE) {
+          const retired = list.pop()!
+          retired.retire()
+          retiredEvictions += retired.evictions
+        }
       }
     }
     lastRule = rule
@@ -101,59 +121,14 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     return table
   }
 
-  function consumeMany(charges: readonly Charge[], now: number): Decision[] {
-    checkOneAlgorithmPerRule(charges)
-    const count = charges.length
-    const owned = charges.map((charge) => tableFor(charge.rule, charge.algorithm))
-    const firsts: number[] = []
-    const seconds: number[] = []
-    const owners: number[] = []
-    const offsets: number[] = []
-    let size = 0
-    for (let i = 0; i < count; i++) {
-      hasher.hash(charges[i]!.key)
-      firsts.push(hasher.first)
-      seconds.push(hasher.second)
-      // The same key under the same rule twice in one request shares one state, as it would in
-      // a store that keeps the strings.
-      let owner = i
-      for (let j = 0; j < i && owner === i; j++) {
-        if (owned[j] === owned[i] && firsts[j] === hasher.first && seconds[j] === hasher.second) {
-          owner = j
-        }
-      }
-      owners.push(owner)
-      offsets.push(owner === i ? size : offsets[owner]!)
-      if (owner === i) size += charges[i]!.algorithm.stateSize
-    }
-    if (scratch.length < size) scratch = new Float64Array(size * 2)
-    for (let i = 0; i < count; i++) {
-      if (owners[i] !== i) continue
-      const table = owned[i]!
-      const slot = table.find(firsts[i]!, seconds[i]!)
-      const at = offsets[i]!
-      if (slot < 0) charges[i]!.algorithm.init(scratch, at, now)
-      else {
-        const from = table.offsetAt(slot)
-        scratch.set(table.data.subarray(from, from + table.stride - 1), at)
-      }
-    }
-    const decisions = applyCharges(charges, new Array(count).fill(scratch), offsets, now)
-    for (let i = 0; i < count; i++) {
-      if (owners[i] !== i) continue
-      const table = owned[i]!
-      const to = table.locate(firsts[i]!, seconds[i]!, now)
-      const at = offsets[i]!
-      table.data.set(scratch.subarray(at, at + table.stride - 1), to)
-    }
-    return decisions
-  }
-
   return {
     get size() {
       let size = 0
       for (const list of tables.values()) for (const table of list) size += table.count
       return size
+    },
+    get bytes() {
+      return budget.used
     },
     get evictions() {
       let evictions = retiredEvictions
@@ -166,8 +141,11 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
       // Everything rare (errors, a new rule) stays out of line, so the JIT inlines the decision.
       if (!isValidCharge(now, cost, algorithm.limit)) refuse(now, cost, algorithm.limit)
       const table =
-        algorithm === lastAlgorithm && rule === lastRule ? lastTable! : tableFor(rule, algorithm)
+        algorithm === lastAlgorithm && rule === lastRule
+          ? lastTable!
+          : tableFor(rule, algorithm, now)
       const offset = table.locateKey(key, hasher, now)
+      if (table.logs !== undefined) return decideLogged(table, algorithm, offset, cost, now)
       return algorithm.decide(table.data, offset, cost, now, true)
     },
     consume(charges, now) {
@@ -180,11 +158,18 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
           throw costTooHigh(charge.cost, charge.algorithm.limit)
         }
       }
-      if (charges.length !== 1) return { decisions: consumeMany(charges, now), at: now }
+      if (charges.length !== 1) {
+        checkOneAlgorithmPerRule(charges)
+        const owned = charges.map((charge) => tableFor(charge.rule, charge.algorithm, now))
+        return { decisions: consumeMany(charges, owned, hasher, scratch, now), at: now }
+      }
       // One charge: deciding with commit is exactly what applyCharges does for it.
       const { rule, algorithm, key, cost } = charges[0]!
-      const table = tableFor(rule, algorithm)
+      const table = tableFor(rule, algorithm, now)
       const offset = table.locateKey(key, hasher, now)
+      if (table.logs !== undefined) {
+        return { decisions: [decideLogged(table, algorithm, offset, cost, now)], at: now }
+      }
       return { decisions: [algorithm.decide(table.data, offset, cost, now, true)], at: now }
     },
     refund(charges, chargedAt, now) {
@@ -199,31 +184,15 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
         if (table === undefined) continue
         hasher.hash(key)
         const slot = table.find(hasher.first, hasher.second)
-        if (slot >= 0) algorithm.refund(table.data, table.offsetAt(slot), cost, chargedAt, now)
+        if (slot < 0) continue
+        const offset = table.offsetAt(slot)
+        if (table.logs === undefined) algorithm.refund(table.data, offset, cost, chargedAt, now)
+        else if (table.data[offset] !== NO_LOG) {
+          algorithm.refund(table.logs.data, table.data[offset]!, cost, chargedAt, now)
+        }
       }
     },
   }
-}
-
-/** Tables kept per rule id: one per algorithm it arrived with, the most recently used. */
-const TABLES_PER_RULE = 4
-
-/**
- * The table in `list` for `algorithm` (the same rule rebuilt from the same parameters counts),
- * moved to the front; undefined when there is none.
- */
-function takeTable(list: KeyTable[], algorithm: Algorithm): KeyTable | undefined {
-  for (let i = 0; i < list.length; i++) {
-    const table = list[i]!
-    if (table.algorithm !== algorithm && !sameRule(table.algorithm, algorithm)) continue
-    table.algorithm = algorithm
-    if (i > 0) {
-      list.splice(i, 1)
-      list.unshift(table)
-    }
-    return table
-  }
-  return undefined
 }
 
 function isValidCharge(now: number, cost: number, limit: number): boolean {
@@ -244,45 +213,15 @@ function refuse(now: number, cost: number, limit: number): never {
   throw costTooHigh(cost, limit)
 }
 
-/** Two algorithm objects built from the same parameters read each other's states. */
-function sameRule(a: Algorithm, b: Algorithm): boolean {
-  return (
-    a.name === b.name &&
-    a.limit === b.limit &&
-    a.stateSize === b.stateSize &&
-    a.policy.quota === b.policy.quota &&
-    a.policy.windowMs === b.policy.windowMs
-  )
-}
-
-function checkOneAlgorithmPerRule(charges: readonly Charge[]): void {
-  for (let i = 0; i < charges.length; i++) {
-    for (let j = 0; j < i; j++) {
-      const [a, b] = [charges[i]!, charges[j]!]
-      if (a.rule === b.rule && !sameRule(a.algorithm, b.algorithm)) {
-        throw new RateLimitError(
-          'ERR_RL_INVALID_RULE',
-          `rule ${a.rule} is charged with two different algorithms in one request`,
-          { rule: a.rule, field: 'algorithm' },
-        )
-      }
-    }
+function checkMaxBytes(maxBytes: number): number {
+  if (!Number.isSafeInteger(maxBytes) || maxBytes < MIN_MAX_BYTES) {
+    throw new RateLimitError(
+      'ERR_RL_INVALID_RULE',
+      `maxBytes must be a whole number of bytes, at least ${MIN_MAX_BYTES} (1 MiB), got ${maxBytes}`,
+      { field: 'maxBytes' },
+    )
   }
-}
-
-/** What the default bounds a rule's table to: a token-bucket rule's 1 M keys take 32 MB. */
-const DEFAULT_TABLE_BYTES = 64 * 1024 * 1024
-const MIN_DEFAULT_MAX_KEYS = 1024
-
-/**
- * `DEFAULT_MAX_KEYS`, or as many keys as fit in `DEFAULT_TABLE_BYTES` when each is large: a
- * sliding log with a limit of 1,000 keeps 8 KB per key, and a million of them (a flood of new
- * clients) would take 10 GB. A rule's keys beyond that are evicted, oldest unused first.
- */
-export function defaultMaxKeys(algorithm: Algorithm): number {
-  const slotBytes = (1 + algorithm.stateSize) * 8
-  const fitting = Math.floor((DEFAULT_TABLE_BYTES * 3) / (4 * slotBytes))
-  return Math.min(DEFAULT_MAX_KEYS, Math.max(MIN_DEFAULT_MAX_KEYS, fitting))
+  return maxBytes
 }
 
 function checkMaxKeys(maxKeys: number): number {
