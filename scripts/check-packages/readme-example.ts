@@ -1,7 +1,7 @@
 /** A README's first code example, as a user would paste it into their app. */
 
 export function firstExample(readme: string, source: string): string {
-  const block = /^```(?:ts|typescript|js|javascript)\n([\s\S]*?)^```/m.exec(readme)
+  const block = /^```(?:ts|typescript|js|javascript)(?: esm)?\n([\s\S]*?)^```/m.exec(readme)
   if (block === null) throw new Error(`${source} has no TypeScript or JavaScript example`)
   return block[1]!
 }
