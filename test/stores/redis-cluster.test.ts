@@ -1,6 +1,6 @@
 // The Redis store on a real Redis Cluster of three masters, started here from the redis-server
 // binary, through ioredis Cluster and node-redis createCluster.
-import { type Charge, tokenBucket } from '@tollgate/core'
+import { type Charge, fixedWindow, slidingLog, slidingWindow, tokenBucket } from '@tollgate/core'
 import { type RedisScriptClient, redisScripts, redisStore } from '@tollgate/redis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type RedisCluster, startRedisCluster } from './support/redis-cluster.js'
@@ -134,6 +134,69 @@ describe.skipIf(!redisServerBinary)('Redis store on a Redis Cluster (3 masters)'
         0,
       )
       expect(after.decisions.map((d) => d.remaining)).toEqual([7, 8, 6])
+    })
+
+    // Another caller's clock ahead of this one (or another process's later server time) leaves
+    // a window state holding charges in the next window; a charge made there must come back
+    // from there when a later slot denies.
+    describe.each([
+      ['fixed window', fixedWindow],
+      ['sliding window', slidingWindow],
+      ['sliding log', slidingLog],
+    ] as const)('%s across slots', (_, make) => {
+      const windowMs = 60_000
+      const window = make({ limit: 10, windowMs })
+      const tight = tokenBucket({ rate: 1, burst: 1 })
+      const keys = ['api_key:k_1', 'ip:203.0.113.7', 'user:42']
+      const charge = (rule: string, key: string, cost: number): Charge => ({
+        rule,
+        algorithm: rule === 'tight' ? tight : window,
+        key,
+        cost,
+        shadow: false,
+      })
+      const request = [
+        charge('w', keys[0]!, 3),
+        charge('tight', keys[1]!, 1),
+        charge('w', keys[2]!, 2),
+      ]
+      const inspect = [charge('w', keys[0]!, 0), charge('w', keys[2]!, 0)]
+
+      it.each(['caller', 'server'] as const)(
+        'gives back exactly what it charged (%s clock)',
+        async (time) => {
+          const prefix = uniquePrefix('cluster-refund')
+          const ahead = redisStore({
+            client: target.client,
+            time: 'caller',
+            prefix,
+            expiryMarginMs: 600_000,
+          })
+          const s = redisStore({ client: target.client, time, prefix, expiryMarginMs: 600_000 })
+          const slots = await Promise.all(
+            keys.map((key) => target.command(undefined, ['CLUSTER', 'KEYSLOT', s.keyOf('w', key)])),
+          )
+          expect(new Set(slots).size).toBe(keys.length)
+          // The caller's clock sits just before a window boundary; with the server's, its time.
+          let now = 59 * windowMs - 1_000
+          if (time === 'server') {
+            const [seconds, micros] = (await target.command(undefined, ['TIME'])) as string[]
+            now = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000)
+          }
+          // Ahead by less than a window, into the next one: not a step the state corrects.
+          const later = now - (now % windowMs) + windowMs
+          await ahead.consume([charge('w', keys[0]!, 1)], later)
+          await s.consume([charge('tight', keys[1]!, 1)], now)
+          const denied = await s.consume(request, now)
+          expect(denied.decisions.map((d) => [d.allowed, d.remaining])).toEqual([
+            [true, 9],
+            [false, 0],
+            [true, 10],
+          ])
+          const after = await ahead.consume(inspect, later)
+          expect(after.decisions.map((d) => d.remaining)).toEqual([9, 10])
+        },
+      )
     })
   })
 })

@@ -1,5 +1,6 @@
 -- tollgate: consume. KEYS: one per charge.
--- ARGV: now (-1: the server's TIME), expiry margin (ms), denied on another slot (1/0),
+-- ARGV: now (-1: the server's TIME), expiry margin (ms), flag (0; 1: denied on another slot;
+-- 2: also reply the time each charge was recorded at),
 -- then per charge: algorithm code, cost, shadow (1/0) and the algorithm's parameters
 -- (rate: unitsPerMs, unitsPerToken, capacity; window: limit, windowMs, 0).
 local floor, max, min = math.floor, math.max, math.min
@@ -463,6 +464,12 @@ if n == 1 and not denied then
   local s, moved = load(code, key, p1, p2, p3, now)
   local allowed, remaining, reset, retry = decide(code, key, s, p1, p2, p3, tonumber(ARGV[5]), now, true)
   if allowed == 1 or moved then save(code, key, s, p1, p2, p3, now, absolute, margin) end
+  if ARGV[3] == '2' then
+    local t = now
+    if code == 4 or code == 6 then t = s[1] elseif code == 5 then t = s[2] end
+    if allowed == 1 then return { now, 1, remaining, reset, t } end
+    return { now, allowed, remaining, reset, retry, t }
+  end
   if allowed == 1 then return { now, 1, remaining, reset } end
   return { now, allowed, remaining, reset, retry }
 end
@@ -534,4 +541,11 @@ for i = 1, n do
   if reply[at] ~= 1 then retries[#retries + 1] = reply[at + 3] end
 end
 for j = 1, #retries do sent[3 * n + 1 + j] = retries[j] end
+if ARGV[3] == '2' then
+  for i = 1, n do
+    local t = now
+    if states[i].code == 4 or states[i].code == 6 then t = states[i][1] elseif states[i].code == 5 then t = states[i][2] end
+    sent[#sent + 1] = t
+  end
+end
 return sent

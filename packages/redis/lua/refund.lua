@@ -541,10 +541,11 @@ for i = 1, n do
   states[i] = s
 end
 
-local chargedAt = tonumber(ARGV[3])
+local chargedAt = {}
+for time in string.gmatch(ARGV[3], '%S+') do chargedAt[#chargedAt + 1] = tonumber(time) end
 for i = 1, n do
   local base = (i - 1) * 6 + 3
-  refund(states[i].code, states[i].key, states[i], tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 2]), chargedAt, now)
+  refund(states[i].code, states[i].key, states[i], tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 2]), chargedAt[i] or chargedAt[1], now)
   states[i].dirty = true
 end
 for i = 1, n do

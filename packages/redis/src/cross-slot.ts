@@ -28,6 +28,9 @@ export function groupBySlot(prepared: readonly PreparedCharge[]): number[][] {
   return [...groups.values()]
 }
 
+/** ARGV[3] of a consume call: no denial yet; reply the time each charge was recorded at. */
+const RECORD_TIMES = '2'
+
 /**
  * A request whose keys span Redis Cluster slots, which no single script may touch together.
  * Each slot group is decided atomically by its own script call; across groups the request is
@@ -38,7 +41,11 @@ export function groupBySlot(prepared: readonly PreparedCharge[]): number[][] {
  *    finds sliding-log entries by that time). If it denies, the others run as a dry run.
  * 2. The remaining groups run in parallel.
  * 3. If any group denied, each group that wrote its charges gets them back through the refund
- *    script, which also reports them at cost 0 (what is left), as a denied request must.
+ *    script, which also reports them at cost 0 (what is left), as a denied request must. Each
+ *    charge is given back at the time its slot recorded it (step 1 and 2 replies carry it), not
+ *    the request's: a window algorithm holds a charge at its state's own time (the stored
+ *    window, the newest log entry) when that is ahead of the request's, as it is when another
+ *    caller's clock runs ahead or another process charged the slot at a later server time.
  *
  * Between 2 and 3 other requests may see the charges of a request that ends up denied, and be
  * denied themselves: the window is one round trip, and it can only make the limiter stricter,
@@ -55,13 +62,13 @@ export async function consumeAcrossSlots(
   let rest = groups
   let denied = false
   if (callerNow === undefined) {
-    const first = await run(consumeScript, groups[0]!, -1, '0')
+    const first = await run(consumeScript, groups[0]!, -1, RECORD_TIMES)
     replies.push(first)
     at = first.at
     denied = !first.committed
     rest = groups.slice(1)
   }
-  const flag = denied ? '1' : '0'
+  const flag = denied ? '1' : RECORD_TIMES
   replies.push(...(await Promise.all(rest.map((group) => run(consumeScript, group, at, flag)))))
   denied = denied || replies.some((reply) => !reply.committed)
 
@@ -90,10 +97,17 @@ async function giveBack(
     // Allowed charges were written and are given back; a charge denied only on commit wrote
     // nothing and is just reported (cost 0); one denied in the dry run (a shadow charge) keeps
     // its denial.
-    const passed = group.filter((index) => decisions[index]!.allowed || deniedOnCommit.has(index))
+    const reply = replies[g]!
+    const passed: number[] = []
+    const times: number[] = []
+    group.forEach((index, j) => {
+      if (!decisions[index]!.allowed && !deniedOnCommit.has(index)) return
+      passed.push(index)
+      times.push(reply.recordedAt?.[j] ?? at)
+    })
     if (passed.length === 0) return
     try {
-      const refunded = await run(refundScript, passed, at, String(at), deniedOnCommit)
+      const refunded = await run(refundScript, passed, at, times.join(' '), deniedOnCommit)
       passed.forEach((index, j) => {
         decisions[index] = refunded.decisions[j]!
       })

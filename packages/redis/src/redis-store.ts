@@ -120,7 +120,12 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
       const covered =
         indices.length === charges.length ? charges : indices.map((index) => charges[index]!)
       return callScript(client, script, keys, args, deadline, (reply) =>
-        parseReply(reply, covered, script === consumeScript && extra === '1'),
+        parseReply(
+          reply,
+          covered,
+          script === consumeScript && extra === '1',
+          script === consumeScript && extra === '2',
+        ),
       )
     }
   }

@@ -10,6 +10,8 @@ export type ScriptReply = {
    * twice). Such a charge wrote nothing, yet a denied request must report it at cost 0.
    */
   readonly deniedOnCommit: readonly boolean[]
+  /** Per charge, when asked (a consume call with ARGV[3] = 2): the time the state recorded it at. */
+  readonly recordedAt?: readonly number[]
 }
 
 /**
@@ -25,6 +27,7 @@ export function parseReply(
   reply: unknown,
   charges: readonly Charge[],
   deniedBefore = false,
+  withRecordedTimes = false,
 ): ScriptReply {
   const count = charges.length
   if (!Array.isArray(reply) || reply.length < 1 + 3 * count) {
@@ -54,10 +57,13 @@ export function parseReply(
       retryAfterMs: allowed === 1 ? undefined : numbers[retryAt++],
     }
   }
-  if (retryAt !== numbers.length) {
-    throw malformed(`expected one retry time per charge not allowed, ${retryAt} integers`, reply)
+  const end = withRecordedTimes ? retryAt + count : retryAt
+  if (end !== numbers.length) {
+    throw malformed(`expected one retry time per charge not allowed, ${end} integers`, reply)
   }
-  return { at: numbers[0]!, committed, decisions, deniedOnCommit }
+  const at = numbers[0]!
+  if (!withRecordedTimes) return { at, committed, decisions, deniedOnCommit }
+  return { at, committed, decisions, deniedOnCommit, recordedAt: numbers.slice(retryAt) }
 }
 
 /**

@@ -13,13 +13,17 @@ export type Gateways = {
 
 export async function startGateways(
   count: number,
-  base: Omit<WorkerConfig, 'client'>,
+  base: Omit<WorkerConfig, 'client' | 'index'>,
 ): Promise<Gateways> {
   const children: ChildProcess[] = []
   const ready: Promise<void>[] = []
   for (let i = 0; i < count; i++) {
     // Half the gateways use ioredis, half node-redis: both clients share the same state.
-    const config: WorkerConfig = { ...base, client: i % 2 === 0 ? 'ioredis' : 'node-redis' }
+    const config: WorkerConfig = {
+      ...base,
+      client: i % 2 === 0 ? 'ioredis' : 'node-redis',
+      index: i,
+    }
     const child = fork(workerPath, [JSON.stringify(config)], {
       execArgv: ['--conditions=@tollgate/source', '--import', 'tsx'],
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],

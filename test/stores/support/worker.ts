@@ -43,11 +43,15 @@ export type Scenario = {
   readonly inFlight: number
   /** A fixed caller time, or the Redis server's clock. */
   readonly now: number | 'server'
+  /** With a caller time: gateway i's clock runs i × skewMs ahead of `now`. */
+  readonly skewMs?: number
 }
 
 export type WorkerConfig = {
   readonly connection: { readonly url: string } | { readonly ports: readonly number[] }
   readonly client: 'ioredis' | 'node-redis'
+  /** This gateway's place among them (0, 1, …). */
+  readonly index: number
   readonly prefix: string
   readonly scenarios: readonly Scenario[]
 }
@@ -111,7 +115,7 @@ async function main(): Promise<void> {
       shadow: false,
     }))
     const store = scenario.now === 'server' ? stores.server : stores.caller
-    const now = scenario.now === 'server' ? 0 : scenario.now
+    const now = scenario.now === 'server' ? 0 : scenario.now + config.index * (scenario.skewMs ?? 0)
     let next = 0
     let admitted = 0
     let errors = 0

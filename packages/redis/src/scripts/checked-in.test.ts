@@ -8,8 +8,8 @@ import { chargePreparer } from '../prepare.js'
 import { redisScripts } from './index.js'
 
 // Changing a script changes these on purpose: operators may pre-load or allow-list them.
-const PINNED_CONSUME_SHA = '10de578e92bc19c342f95e0894e355ee5ea92452'
-const PINNED_REFUND_SHA = '30518cd1a0cfdb1b2669050770506e81fe819f55'
+const PINNED_CONSUME_SHA = '9ba1e68ccabd3ed952abf8846d6b9bd9cd2ab478'
+const PINNED_REFUND_SHA = 'c589e31d6cac5bd3133490961f1251765c8b91ef'
 const PINNED_EXAMPLE_RULE_SET_SHA = '07e571c08a63a6fa62ce262dc896f05c7c8930e8'
 
 /**

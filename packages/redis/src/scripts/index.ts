@@ -13,7 +13,12 @@ export function script(source: string): Script {
 
 /** Decides a request's charges as one unit and writes them (see main.lua.ts). */
 export const consumeScript: Script = script(
-  mainHeaderLua('consume', 'denied on another slot (1/0)') + libraryLua(false) + consumeMainLua,
+  mainHeaderLua(
+    'consume',
+    'flag (0; 1: denied on another slot;\n-- 2: also reply the time each charge was recorded at)',
+  ) +
+    libraryLua(false) +
+    consumeMainLua,
 )
 /** Gives charges back and reports what is left. */
 export const refundScript: Script = script(

@@ -1,10 +1,16 @@
+import { fixedWindowLua } from './fixed-window.lua.js'
+import { slidingLogLua } from './sliding-log.lua.js'
+import { slidingWindowLua } from './sliding-window.lua.js'
+
 /**
  * The entry points. Both take one KEYS entry per charge and
  *   ARGV = [now, or -1 for the server's TIME; expiry margin (ms); flag;
  *           then per charge: algorithm code, cost, shadow (1/0), p1, p2, p3]
  * and reply [now, then per charge: allowed, remaining, resetAfterMs, then retryAfterMs of each
  * charge not allowed, in order], where allowed is 1, or 0 when denied, or 2 when denied on
- * commit after passing the dry run (a request that charges one key twice). Replies are
+ * commit after passing the dry run (a request that charges one key twice). A consume call with
+ * ARGV[3] = 2 (one slot group of a request spanning slots) also ends its reply with the time at
+ * which each charge was recorded (see `recordedAt`), so that a refund can find it exactly. Replies are
  * integers, so they carry the decisions exactly. Every integer in a reply costs both sides
  * (Redis converts it, the client decodes it), so a retry time of 0 is never sent, and whether
  * the request was committed is left to the caller, who can tell from the verdicts (no enforcing
@@ -31,8 +37,20 @@ local margin = tonumber(ARGV[2])
 local n = #KEYS
 `
 
-/** Turns the working reply [now, committed, (allowed, remaining, reset, retry) × n] into the sent one. */
-const compactReply = `
+/**
+ * The time at which the state holds a charge just committed, which is not always `now`: the
+ * window algorithms hold a clock that stepped back (or a caller clock behind another's) at the
+ * state's own time: the stored window's start, the sliding log's newest entry. A refund given
+ * this time undoes exactly that charge. Rate algorithms refund by cost and take `now`.
+ */
+const recordedAt = (into: string, code: string, s: string, indent: string) => `local ${into} = now
+${indent}if ${code} == ${fixedWindowLua.code} or ${code} == ${slidingWindowLua.code} then ${into} = ${s}[1] elseif ${code} == ${slidingLogLua.code} then ${into} = ${s}[2] end`
+
+/**
+ * Turns the working reply [now, committed, (allowed, remaining, reset, retry) × n] into the sent
+ * one; `withTimes`: the consume script, which adds the recorded times when asked.
+ */
+const compactReply = (withTimes: boolean) => `
 local sent, retries = { now }, {}
 for i = 1, n do
   local at = i * 4 - 1
@@ -40,7 +58,17 @@ for i = 1, n do
   if reply[at] ~= 1 then retries[#retries + 1] = reply[at + 3] end
 end
 for j = 1, #retries do sent[3 * n + 1 + j] = retries[j] end
-return sent`
+${
+  withTimes
+    ? `if ARGV[3] == '2' then
+  for i = 1, n do
+    ${recordedAt('t', 'states[i].code', 'states[i]', '    ')}
+    sent[#sent + 1] = t
+  end
+end
+`
+    : ''
+}return sent`
 
 /** Loads each distinct key's state once (one request may charge a key twice). */
 const loadAll = `
@@ -93,6 +121,11 @@ if n == 1 and not denied then
   local s, moved = load(code, key, p1, p2, p3, now)
   local allowed, remaining, reset, retry = decide(code, key, s, p1, p2, p3, tonumber(ARGV[5]), now, true)
   if allowed == 1 or moved then save(code, key, s, p1, p2, p3, now, absolute, margin) end
+  if ARGV[3] == '2' then
+    ${recordedAt('t', 'code', 's', '    ')}
+    if allowed == 1 then return { now, 1, remaining, reset, t } end
+    return { now, allowed, remaining, reset, retry, t }
+  end
   if allowed == 1 then return { now, 1, remaining, reset } end
   return { now, allowed, remaining, reset, retry }
 end
@@ -132,18 +165,20 @@ for i = 1, n do
     end
   end
 end
-${saveDirty}${compactReply}
+${saveDirty}${compactReply(true)}
 `
 
 /**
- * Refund: gives back each charge made at ARGV[3] (\`chargedAt\`) as the core's \`refund\` does,
- * then reports every charge at cost 0 (what is left now).
+ * Refund: gives back each charge as the core's \`refund\` does, then reports every charge at cost
+ * 0 (what is left now). ARGV[3] holds the times the charges were made, space-separated: one per
+ * charge, or one for all.
  */
 export const refundMainLua = `${clock}${loadAll}
-local chargedAt = tonumber(ARGV[3])
+local chargedAt = {}
+for time in string.gmatch(ARGV[3], '%S+') do chargedAt[#chargedAt + 1] = tonumber(time) end
 for i = 1, n do
   local base = (i - 1) * ${ARGS_PER_CHARGE} + 3
-  refund(states[i].code, states[i].key, states[i], tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 2]), chargedAt, now)
+  refund(states[i].code, states[i].key, states[i], tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 2]), chargedAt[i] or chargedAt[1], now)
   states[i].dirty = true
 end
 for i = 1, n do
@@ -151,5 +186,5 @@ for i = 1, n do
   local at = i * 4 - 1
   reply[at], reply[at + 1], reply[at + 2], reply[at + 3] = ${decideCharge('0', 'false')}
 end
-${saveDirty}${compactReply}
+${saveDirty}${compactReply(false)}
 `
