@@ -8,9 +8,10 @@ import { chargePreparer } from '../prepare.js'
 import { redisScripts } from './index.js'
 
 // Changing a script changes these on purpose: operators may pre-load or allow-list them.
-const PINNED_CONSUME_SHA = '9ba1e68ccabd3ed952abf8846d6b9bd9cd2ab478'
-const PINNED_REFUND_SHA = 'c589e31d6cac5bd3133490961f1251765c8b91ef'
-const PINNED_EXAMPLE_RULE_SET_SHA = '07e571c08a63a6fa62ce262dc896f05c7c8930e8'
+const PINNED_CONSUME_SHA = 'ee72dadea705a4d7879171f4e4d61c4259cc78b0'
+const PINNED_REFUND_SHA = '449fa6b9e829da8f13e868d964408fa0cd51c090'
+const PINNED_EXAMPLE_RULE_SET_SHA = '81d1c6acab77a577e69dcb30fb651419a16a4b5e'
+const PINNED_EXAMPLE_ONE_REQUEST_SHA = 'e7a12094e9782312ab31b58ad319cb78fd7245fc'
 
 /**
  * A gateway's usual pair: 10 per second with bursts of 20, and 1,000 a day, decided on the
@@ -44,9 +45,15 @@ describe('the checked-in Lua', () => {
     expect(redisScripts.refund.sha).toBe(PINNED_REFUND_SHA)
   })
 
-  it('rule-set.example.lua is the rule-set script of a per-second and a per-day rule', async () => {
-    const script = exampleRuleSetScript()
+  it('rule-set.example.lua is the batch script of a per-second and a per-day rule', async () => {
+    const script = exampleRuleSetScript().many
     await expect(script.source).toMatchFileSnapshot('../../lua/rule-set.example.lua')
     expect(script.sha).toBe(PINNED_EXAMPLE_RULE_SET_SHA)
+  })
+
+  it('rule-set-one.example.lua is the one-request script of the same rules', async () => {
+    const script = exampleRuleSetScript().one
+    await expect(script.source).toMatchFileSnapshot('../../lua/rule-set-one.example.lua')
+    expect(script.sha).toBe(PINNED_EXAMPLE_ONE_REQUEST_SHA)
   })
 })
