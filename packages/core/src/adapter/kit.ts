@@ -1,3 +1,4 @@
+import type { Sha256Digest } from '../headers/partition-key.js'
 import type { FieldWriter, HeaderAccessor, HeaderEntries } from '../headers/types.js'
 import { ReusedIdentitySource } from '../identity/reused-identity-source.js'
 import type { Limiter, RequestFacts, Verdict } from '../limiter/types.js'
@@ -42,6 +43,11 @@ export type Framework<Req> = {
    * `@tollgate/core/node`): its forwarding headers are then not trusted. @default never
    */
   readonly headersCut?: ((req: Req) => boolean) | undefined
+  /**
+   * The runtime's synchronous SHA-256, for partition keys (on Node, `nodeSha256` from
+   * `@tollgate/core/node`). @default Web Crypto's asynchronous digest
+   */
+  readonly sha256?: Sha256Digest | undefined
 }
 
 /**
@@ -199,7 +205,7 @@ export function createAdapterKit<Req, Res>(
   framework: Framework<Req>,
 ): AdapterKit<Req, Res> {
   checkHooks(options, framework.hooks ? [...REQUEST_HOOKS, ...framework.hooks] : REQUEST_HOOKS)
-  const gate = createTollgate(rules, options)
+  const gate = createTollgate(rules, options, { sha256: framework.sha256 })
   const { requestIdentities } = gate
   const read = requestReaders(options, framework.user, gate)
   const headers = new ReusedIdentitySource<Req>(framework.header)

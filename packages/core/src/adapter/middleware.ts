@@ -23,6 +23,7 @@ import {
   type LimitResponse,
   type Responder,
   type ResponderOptions,
+  type ResponderRuntime,
 } from '../response/responder.js'
 import type { RuleConfig } from '../rules/types.js'
 
@@ -170,6 +171,7 @@ const SILENT: Logger = { warn() {} }
 export function createTollgate(
   rules: readonly RuleConfig[] | Limiter,
   options: CoreOptions,
+  runtime: ResponderRuntime = {},
 ): Tollgate {
   const logger = options.logger
   const limiter = isLimiter(rules)
@@ -179,7 +181,7 @@ export function createTollgate(
         rules,
         logger: logger === false ? SILENT : logger,
       })
-  const responder = createResponder(options)
+  const responder = createResponder(options, runtime)
   const identities = compileIdentities(options)
   // A limiter of the app's own may read any identity; one built here reads only its rules'.
   const keysOn = (identity: string) =>
