@@ -159,6 +159,13 @@ function axisSvg(from: number, until: number, x: (at: number) => number, top: nu
   return parts.join('\n')
 }
 
+/** The time drawn at `px` from the left of a chart of `width`, in whole ms (for clicks on it). */
+export function chartTimeAt(px: number, options: ChartOptions): number {
+  const plot = (options.width ?? 880) - LEFT - RIGHT
+  const share = Math.min(1, Math.max(0, (px - LEFT) / plot))
+  return Math.round(options.from + share * (options.until - options.from))
+}
+
 /** 1, 2 or 5 × a power of ten, at least `rough`. */
 export function niceStep(rough: number): number {
   const power = 10 ** Math.floor(Math.log10(Math.max(rough, 1)))
