@@ -1,4 +1,3 @@
-#!/usr/bin/env node
 import { readFileSync, writeFileSync } from 'node:fs'
 import { runCli } from './cli.js'
 

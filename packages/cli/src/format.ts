@@ -44,3 +44,21 @@ export function table(rows: readonly (readonly string[])[]): string[] {
       .trimEnd(),
   )
 }
+
+const UNITS: Array<[number, string]> = [
+  [86_400_000, 'day'],
+  [3_600_000, 'h'],
+  [60_000, 'min'],
+  [1000, 's'],
+]
+
+/** `1 day`, `2 days`, `60 s` → `1 min`, `1500 ms`: the largest unit that divides it. */
+export function duration(ms: number): string {
+  for (const [size, unit] of UNITS) {
+    if (ms % size === 0) {
+      const count = ms / size
+      return `${count.toLocaleString('en-US')} ${unit}${unit === 'day' && count !== 1 ? 's' : ''}`
+    }
+  }
+  return `${ms} ms`
+}

@@ -9,7 +9,7 @@ import {
   slidingWindow,
   tokenBucket,
 } from '@tollgate/core'
-import { amount, bytes, seconds } from './format.js'
+import { amount, bytes, duration } from './format.js'
 
 /** What `tollgate check` tells about one rule. */
 export type RuleFacts = {
@@ -126,8 +126,8 @@ function appliesTo(rule: Rule): string {
   if (rule.match.route !== undefined) parts.push(rule.match.route.join(', '))
   const amountText =
     'burst' in rule
-      ? `${rule.rate} per ${seconds(rule.period)}`
-      : `${rule.limit} per ${seconds(rule.window)}`
+      ? `${amount(rule.rate)} per ${duration(rule.period)}`
+      : `${amount(rule.limit)} per ${duration(rule.window)}`
   parts.push(amountText)
   if (rule.cost !== 1) parts.push(`cost ${rule.cost}`)
   for (const [route, cost] of Object.entries(rule.costByRoute)) parts.push(`${route} costs ${cost}`)
