@@ -100,8 +100,11 @@ export {
 export {
   applyCharges,
   type Charge,
+  type MapStore,
+  type MapStoreOptions,
   type MemoryStore,
   type MemoryStoreOptions,
+  mapStore,
   memoryStore,
   type Outcome,
   type Store,

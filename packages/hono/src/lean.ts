@@ -2,7 +2,7 @@
  * `@tollgate/hono/lean`: `rateLimit` for Workers and other edge runtimes, where every byte of
  * the bundle is paid at each cold start. The same middleware, decisions and fields as
  * `@tollgate/hono`, except that rules may name only the algorithms passed in `algorithms`, so the
- * bundle holds those and no other.
+ * bundle holds those and no other, and that the default store is the small `mapStore()`.
  * @example
  * import { rateLimit, tokenBucket } from '@tollgate/hono/lean'
  * app.use(rateLimit(rules, { algorithms: { token_bucket: tokenBucket } }))
@@ -19,6 +19,8 @@ export {
   fixedWindow,
   gcra,
   leakyBucket,
+  mapStore,
+  memoryStore,
   slidingLog,
   slidingWindow,
   tokenBucket,

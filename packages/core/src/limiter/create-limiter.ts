@@ -6,6 +6,7 @@ import { RateLimitError } from '../errors.js'
 import { LIMITER_OPTIONS } from '../options/option-names.js'
 import { refuseUnknownOptions } from '../options/unknown-options.js'
 import { checkRules } from '../rules/define-rules.js'
+import { mapStore } from '../store/map-store.js'
 import { memoryStore } from '../store/memory-store.js'
 import type { Charge, Outcome, Store } from '../store/types.js'
 import { clockReader } from './clock-reader.js'
@@ -37,25 +38,31 @@ export const DEFAULT_STORE_ERROR_RETRY_AFTER_MS = 1000
  * const verdict = limiter.decide({ method: 'POST', path: '/v1/login', identities: { ip } })
  */
 export function createLimiter(options: LimiterOptions): Limiter {
-  return buildLimiter(options, 'createLimiter()', BUILT_IN_ALGORITHMS)
+  return buildLimiter(options, 'createLimiter()', BUILT_IN_ALGORITHMS, memoryStore)
 }
 
 /**
  * `createLimiter` for bundles that must stay small (edge runtimes): rules may name only the
  * algorithms given in the `algorithms` option, so the bundle holds only those, where
- * `createLimiter` bundles every algorithm a rule could name. Decisions are the same.
+ * `createLimiter` bundles every algorithm a rule could name; and the store defaults to the small
+ * `mapStore()` rather than `memoryStore()`. Decisions are the same (while neither store has to
+ * drop a key).
  * @example
  * const limiter = createLeanLimiter({ rules, algorithms: { token_bucket: tokenBucket } })
  */
 export function createLeanLimiter(options: LimiterOptions): Limiter {
-  return buildLimiter(options, 'createLeanLimiter()', undefined)
+  return buildLimiter(options, 'createLeanLimiter()', undefined, mapStore)
 }
 
-/** A limiter whose rules may name `options.algorithms`, else `fallback`'s (none: required). */
+/**
+ * A limiter whose rules may name `options.algorithms`, else `fallback`'s (none: required), on
+ * `options.store`, else a `defaultStore()`.
+ */
 function buildLimiter(
   options: LimiterOptions,
   caller: string,
   fallback: AlgorithmTable | undefined,
+  defaultStore: () => Store,
 ): Limiter {
   refuseUnknownOptions(options, LIMITER_OPTIONS, caller)
   const algorithms = options.algorithms ?? fallback
@@ -65,7 +72,7 @@ function buildLimiter(
   const compiled = rules.map((rule, index) => compileRule(rule, index, algorithms))
   const byId = new Map(compiled.map((rule) => [rule.id, rule] as const))
   const index = buildRuleIndex(compiled)
-  const store = options.store ?? memoryStore()
+  const store = options.store ?? defaultStore()
   const clock = options.clock ?? systemClock
   checkOptions(store, clock, options)
   const consumeOne = (store as { consumeOne?: ConsumeOne }).consumeOne

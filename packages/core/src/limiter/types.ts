@@ -95,7 +95,7 @@ export type StoreErrorContext = {
 export type LimiterOptions = {
   /** Rules in code (`RuleConfig`) or as validated by `defineRules` / `parseRules`. */
   readonly rules: readonly RuleConfig[]
-  /** Where state lives. @default memoryStore() */
+  /** Where state lives. @default memoryStore() (`mapStore()` for `createLeanLimiter`) */
   readonly store?: Store
   /**
    * The algorithms rules may name, e.g. `{ token_bucket: tokenBucket }`. Required by the lean
