@@ -16,6 +16,7 @@ import type {
   RequestFacts,
   Verdict,
 } from '../limiter/types.js'
+import type { ForeignOptions } from '../options/foreign-options.js'
 import { ADAPTER_OPTIONS, limiterOptionsOf } from '../options/option-names.js'
 import { refuseUnknownOptions } from '../options/unknown-options.js'
 import {
@@ -164,6 +165,9 @@ export type Tollgate = {
 
 const SILENT: Logger = { warn() {} }
 
+/** How a middleware builds its limiter: `createLimiter`, or a lean entry's `createLeanLimiter`. */
+export type LimiterFactory = (options: LimiterOptions) => Limiter
+
 /**
  * Builds the limiter (or takes the one given), the identity resolver and the responder. All
  * validation happens here, so a bad rule or option fails at start-up, naming the rule and field.
@@ -173,10 +177,23 @@ export function createTollgate(
   options: CoreOptions,
   runtime: ResponderRuntime = {},
 ): Tollgate {
+  return createTollgateWith(rules, options, createLimiter, runtime)
+}
+
+/**
+ * `createTollgate` with the limiter built by `makeLimiter`: the lean entries pass
+ * `createLeanLimiter`, so that their bundles reach no other algorithm than the app's.
+ */
+export function createTollgateWith(
+  rules: readonly RuleConfig[] | Limiter,
+  options: CoreOptions,
+  makeLimiter: LimiterFactory,
+  runtime: ResponderRuntime = {},
+): Tollgate {
   const logger = options.logger
   const limiter = isLimiter(rules)
     ? rules
-    : createLimiter({
+    : makeLimiter({
         ...limiterOptionsOf(options),
         rules,
         logger: logger === false ? SILENT : logger,
@@ -249,10 +266,15 @@ export function refundPredicate<Req>(
  * Checks an adapter's options at start-up, not on the first request: an option no adapter
  * knows (`trustproxy`, express-rate-limit's `windowMs`) is refused with the one meant, and
  * hooks given as anything but a function are refused. `names` are the adapter's hooks,
- * including any beyond `REQUEST_HOOKS` (Hono's `getConnInfo`).
+ * including any beyond `REQUEST_HOOKS` (Hono's `getConnInfo`); `foreign`, the other limiters'
+ * options to answer (none in the lean entries).
  */
-export function checkHooks(options: object, names: readonly string[] = REQUEST_HOOKS): void {
-  refuseUnknownOptions(options, [...ADAPTER_OPTIONS, ...names], 'rateLimit()')
+export function checkHooks(
+  options: object,
+  names: readonly string[],
+  foreign: ForeignOptions | undefined,
+): void {
+  refuseUnknownOptions(options, [...ADAPTER_OPTIONS, ...names], 'rateLimit()', foreign)
   for (const name of names) {
     const value = (options as Record<string, unknown>)[name]
     if (value !== undefined && typeof value !== 'function') {
