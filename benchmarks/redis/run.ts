@@ -18,7 +18,7 @@ import {
   memoryPerKey,
   runLoad,
 } from './measure.js'
-import { GCRA_REFERENCE, INCR, PEERS, type Subject, TOLLGATE } from './subjects.js'
+import { GCRA_REFERENCE, INCR, overBudget, PEERS, type Subject, TOLLGATE } from './subjects.js'
 
 /** Seconds of CPU the Redis server has used (user + system), from INFO cpu. */
 async function redisCpuSeconds(admin: Redis): Promise<number> {
@@ -240,7 +240,8 @@ async function main(): Promise<void> {
     lines.push('', ...targets(summary, sizes), '')
   }
   const meta = `Redis ${version} on ${REDIS_URL.replace(/\/\/.*@/, '//')}, ioredis 6, ${KEYS.toLocaleString('en-US')} keys, ${ROUNDS} rounds (medians), ${OPS[64].toLocaleString('en-US')} decisions per run at 64 in flight and ${OPS[1].toLocaleString('en-US')} at 1.`
-  const body = [meta, '', ...lines].join('\n')
+  const budget = `Tollgate calls over the store's default 250 ms budget (counted as failed, the request admitted as a fail-open rule would): ${overBudget.calls}.`
+  const body = [meta, budget, '', ...lines].join('\n')
   process.stdout.write(`${body}\n`)
   if (process.argv.includes('--write')) {
     if (only !== undefined || CONFIGS.length < ALL_CONFIGS.length) {
