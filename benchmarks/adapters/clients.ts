@@ -7,7 +7,7 @@
  */
 import { shuffledOrder } from '../memory/keys.js'
 
-export const ONE_CLIENT = '127.0.0.1'
+const ONE_CLIENT = '127.0.0.1'
 
 /** A function giving each request's client address, in turn. */
 export function clientAddresses(clients: number): () => string {
