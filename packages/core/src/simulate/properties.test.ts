@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest'
 import { type AlgorithmState, step } from '../algorithms/step.js'
 import { defineRules } from '../rules/define-rules.js'
 import type { RuleConfig } from '../rules/types.js'
-import { algorithmOf } from '../rules/validate-rule.js'
+import { algorithmOfRule } from './rule-algorithm.js'
 import { simulate } from './simulate.js'
 
 const rules: RuleConfig[] = [
@@ -37,7 +37,7 @@ describe('simulate, one rule at a time', () => {
   it.each(rules.map((rule) => [rule.algorithm, rule] as const))(
     '%s: every decision is the algorithm’s own, per key, in time order',
     (_name, config) => {
-      const algorithm = algorithmOf(defineRules([config])[0]!)
+      const algorithm = algorithmOfRule(defineRules([config])[0]!)
       fc.assert(
         fc.property(arrivalsArb, (arrivals) => {
           const run = simulate({ rules: [config], arrivals, sampleEveryMs: 250 })
