@@ -1,3 +1,4 @@
+import { CALENDAR_UNITS, type CalendarUnit } from '../algorithms/calendar.js'
 import { fixedWindow } from '../algorithms/fixed-window.js'
 import { gcra } from '../algorithms/gcra.js'
 import { leakyBucket } from '../algorithms/leaky-bucket.js'
@@ -24,6 +25,8 @@ export type RuleFields = {
     | 'burst'
     | 'limit'
     | 'window'
+    | 'timeZone'
+    | 'buckets'
     | 'cost'
     | 'costByRoute'
     | 'mode'
@@ -56,6 +59,9 @@ const FACTORY_FIELDS: Readonly<Record<string, keyof RuleFields>> = {
   burst: 'burst',
   limit: 'limit',
   windowMs: 'window',
+  calendar: 'window',
+  timeZone: 'timeZone',
+  buckets: 'buckets',
 }
 const ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
 
@@ -180,6 +186,15 @@ function validateParams(
         ok = false
         issue(labels[field], `required by ${name} (${family})`)
       }
+    } else if (field === 'window' && isCalendarUnit(value)) {
+      if (name === 'fixed_window') values.window = value
+      else {
+        ok = false
+        issue(
+          labels.window,
+          `a calendar window (${JSON.stringify(value)}) is for fixed_window; ${name} needs a duration such as '30d'`,
+        )
+      }
     } else {
       const checked =
         field === 'period' || field === 'window' ? toMilliseconds(value) : count(value)
@@ -189,12 +204,14 @@ function validateParams(
       } else values[field] = checked
     }
   }
+  if (!windowOptions(name as AlgorithmName, fields, labels, values, issue)) ok = false
   if (!ok) return undefined
   try {
-    return {
-      algorithm: build(name as AlgorithmName, values),
-      model: { algorithm: name, ...values },
-    }
+    const algorithm = build(name as AlgorithmName, values)
+    const calendar = algorithm.params?.kind === 'window' ? algorithm.params.calendar : undefined
+    // The zone as the runtime names it ('europe/paris' is Europe/Paris).
+    if (values.timeZone !== undefined && calendar !== undefined) values.timeZone = calendar.timeZone
+    return { algorithm, model: { algorithm: name, ...values } }
   } catch (error) {
     if (!isRateLimitError(error)) throw error
     const field = ownValue(FACTORY_FIELDS, error.field ?? '') ?? 'algorithm'
@@ -208,12 +225,60 @@ type ParamValues = {
   period?: number
   burst?: number
   limit?: number
-  window?: number
+  window?: number | CalendarUnit
+  timeZone?: string
+  buckets?: number
+}
+
+function isCalendarUnit(value: unknown): value is CalendarUnit {
+  return CALENDAR_UNITS.includes(value as CalendarUnit)
+}
+
+/**
+ * The window rules' options: `timeZone` for a calendar fixed window, `buckets` for the sliding
+ * window; anywhere else each is refused. False after reporting a problem.
+ */
+function windowOptions(
+  name: AlgorithmName,
+  fields: RuleFields,
+  labels: FieldLabels,
+  values: ParamValues,
+  issue: IssueSink,
+): boolean {
+  let ok = true
+  const { timeZone, buckets } = fields
+  if (timeZone !== undefined) {
+    if (name !== 'fixed_window' || !isCalendarUnit(values.window)) {
+      ok = false
+      issue(
+        labels.timeZone,
+        `a time zone applies to a calendar window: fixed_window with ${labels.window} day, week, month or year`,
+      )
+    } else if (typeof timeZone !== 'string') {
+      ok = false
+      issue(
+        labels.timeZone,
+        `expected an IANA time zone name such as "Europe/Paris", got ${typeName(timeZone)}`,
+      )
+    } else values.timeZone = timeZone
+  }
+  if (buckets !== undefined) {
+    const checked = count(buckets)
+    if (name !== 'sliding_window') {
+      ok = false
+      issue(labels.buckets, `sub-window counters are an option of sliding_window, not ${name}`)
+    } else if (typeof checked === 'string') {
+      ok = false
+      issue(labels.buckets, checked)
+    } else values.buckets = checked
+  }
+  return ok
 }
 
 function build(name: AlgorithmName, v: ParamValues): Algorithm {
   const rate = { rate: v.rate!, periodMs: v.period!, burst: v.burst! }
-  const window = { limit: v.limit!, windowMs: v.window! }
+  const window = v.window
+  const counted = { limit: v.limit!, windowMs: window as number }
   switch (name) {
     case 'token_bucket':
       return tokenBucket(rate)
@@ -222,11 +287,17 @@ function build(name: AlgorithmName, v: ParamValues): Algorithm {
     case 'leaky_bucket':
       return leakyBucket(rate)
     case 'fixed_window':
-      return fixedWindow(window)
+      return isCalendarUnit(window)
+        ? fixedWindow({
+            limit: v.limit!,
+            calendar: window,
+            ...(v.timeZone === undefined ? {} : { timeZone: v.timeZone }),
+          })
+        : fixedWindow(counted)
     case 'sliding_log':
-      return slidingLog(window)
+      return slidingLog(counted)
     case 'sliding_window':
-      return slidingWindow(window)
+      return slidingWindow(v.buckets === undefined ? counted : { ...counted, buckets: v.buckets })
   }
 }
 
@@ -234,7 +305,7 @@ function build(name: AlgorithmName, v: ParamValues): Algorithm {
 export function algorithmOf(rule: Rule): Algorithm {
   return 'burst' in rule
     ? build(rule.algorithm, { rate: rule.rate, period: rule.period, burst: rule.burst })
-    : build(rule.algorithm, { limit: rule.limit, window: rule.window })
+    : build(rule.algorithm, rule)
 }
 
 function count(value: unknown): number | string {
