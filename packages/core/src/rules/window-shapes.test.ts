@@ -40,13 +40,16 @@ describe('calendar windows', () => {
   })
 
   it('take every unit from a YAML file', () => {
-    const rules = loadRulesText(`
+    const rules = loadRulesText(
+      `
 rules:
   - { id: daily, match: { identity: ip }, algorithm: fixed_window, limit: 1000, window: day }
   - { id: weekly, match: { identity: ip }, algorithm: fixed_window, limit: 5000, window: week, time_zone: America/New_York }
   - { id: monthly, match: { identity: ip }, algorithm: fixed_window, limit: 20000, window: month }
   - { id: yearly, match: { identity: ip }, algorithm: fixed_window, limit: 200000, window: year, time_zone: Asia/Tokyo }
-`)
+`,
+      'yaml',
+    )
     expect(rules.map((rule) => (rule as WindowRule).window)).toEqual([
       'day',
       'week',
