@@ -16,6 +16,7 @@ export {
   type AlgorithmName,
   type AlgorithmParams,
   type AlgorithmState,
+  type AlgorithmTable,
   type CalendarUnit,
   type CalendarWindowParams,
   type CalendarWindows,
@@ -51,6 +52,7 @@ export type { IdentityOptions } from './identity/identities.js'
 export type { PrefixOptions } from './identity/ip-prefix.js'
 export {
   type CheckOptions,
+  createLeanLimiter,
   createLimiter,
   DEFAULT_STORE_ERROR_RETRY_AFTER_MS,
   type DecideOptions,
@@ -101,10 +103,20 @@ export {
 export {
   applyCharges,
   type Charge,
+  type MapStore,
+  type MapStoreOptions,
   type MemoryStore,
   type MemoryStoreOptions,
+  mapStore,
   memoryStore,
   type Outcome,
   type Store,
 } from './store/index.js'
+export {
+  createScheduler,
+  type Scheduler,
+  type SchedulerOptions,
+  systemTimers,
+  type Timers,
+} from './wait/scheduler.js'
 export type { WarningCode, WarningOptions } from './warnings.js'

@@ -1,8 +1,10 @@
+import type { AlgorithmTable } from '../algorithms/table.js'
 import type { QuotaPolicy } from '../algorithms/types.js'
 import type { Clock } from '../clock.js'
 import type { Decision } from '../decision.js'
 import type { Rule, RuleConfig } from '../rules/types.js'
 import type { Store } from '../store/types.js'
+import type { Timers } from '../wait/scheduler.js'
 
 /**
  * What the limiter needs to know about a request. Adapters build it; nothing here is
@@ -94,8 +96,14 @@ export type StoreErrorContext = {
 export type LimiterOptions = {
   /** Rules in code (`RuleConfig`) or as validated by `defineRules` / `parseRules`. */
   readonly rules: readonly RuleConfig[]
-  /** Where state lives. @default memoryStore() */
+  /** Where state lives. @default memoryStore() (`mapStore()` for `createLeanLimiter`) */
   readonly store?: Store
+  /**
+   * The algorithms rules may name, e.g. `{ token_bucket: tokenBucket }`. Required by the lean
+   * entries (`createLeanLimiter`, `@tollgate/hono/lean`), whose bundles then hold only these.
+   * @default every built-in algorithm
+   */
+  readonly algorithms?: AlgorithmTable
   /**
    * Where the time comes from. A fraction is floored, so a monotonic clock works:
    * `{ now: () => performance.timeOrigin + performance.now() }`. A clock that throws or returns
@@ -104,6 +112,12 @@ export type LimiterOptions = {
    * @default systemClock (`Date.now()`)
    */
   readonly clock?: Clock
+  /**
+   * The timers that wake waiting requests (a queued request, one waiting for a concurrency slot):
+   * one timer at a time for all of them, read against `clock`. Inject them with the clock to test
+   * waiting without sleeping. @default the runtime's `setTimeout` and `clearTimeout`
+   */
+  readonly timers?: Timers
   /**
    * Receives warnings, each distinct one once, as `[tollgate] CODE: message`; `false` silences
    * them. @default globalThis.console

@@ -7,7 +7,9 @@ import type { LimiterOptions } from '../limiter/types.js'
 const LIMITER: { readonly [K in keyof LimiterOptions]-?: true } = {
   rules: true,
   store: true,
+  algorithms: true,
   clock: true,
+  timers: true,
   logger: true,
   onError: true,
   storeErrorRetryAfterMs: true,
@@ -17,7 +19,9 @@ const LIMITER: { readonly [K in keyof LimiterOptions]-?: true } = {
 
 const CORE: { readonly [K in keyof CoreOptions]-?: true } = {
   store: true,
+  algorithms: true,
   clock: true,
+  timers: true,
   logger: true,
   onError: true,
   storeErrorRetryAfterMs: true,

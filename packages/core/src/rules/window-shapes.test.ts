@@ -1,6 +1,7 @@
 // Calendar windows and sub-window counters, in code and in rule files: accepted in the model,
 // compiled to the algorithm, and refused with the rule and the field when they do not fit.
 import { describe, expect, it } from 'vitest'
+import { BUILT_IN_ALGORITHMS } from '../algorithms/table.js'
 import { defineRules } from './define-rules.js'
 import { loadRulesText } from './load-text.js'
 import { parseRules } from './parse-rules.js'
@@ -25,7 +26,7 @@ describe('calendar windows', () => {
 
   it('compile to a fixed window that resets on the first of the next month', () => {
     const [rule] = defineRules([{ ...monthly, limit: 2 } as never])
-    const algorithm = algorithmOf(rule!)
+    const algorithm = algorithmOf(rule!, BUILT_IN_ALGORITHMS)
     const state = [0, 0]
     const jan31 = Date.UTC(2026, 0, 31, 23)
     algorithm.init(state, 0, jan31)
@@ -110,7 +111,7 @@ describe('sub-window counters', () => {
     const [inFile] = parseRules([{ ...perMinute, window: undefined, window_s: 60, buckets: 60 }])
     expect(inCode).toMatchObject({ algorithm: 'sliding_window', window: 60_000, buckets: 60 })
     expect(inFile).toEqual(inCode)
-    expect(algorithmOf(inCode!).stateSize).toBe(61)
+    expect(algorithmOf(inCode!, BUILT_IN_ALGORITHMS).stateSize).toBe(61)
   })
 
   it('refuse a count that is not whole, out of range, not dividing the window, or on another algorithm', () => {
