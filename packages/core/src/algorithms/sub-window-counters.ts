@@ -3,7 +3,7 @@ import { costTooHigh, invalid } from './params.js'
 import type { Algorithm, StateSlots } from './types.js'
 
 /** One number per counter in each key's state: more would make the state a log's size. */
-export const MAX_BUCKETS = 100
+const MAX_BUCKETS = 100
 
 /**
  * The sliding window as `buckets` counters per window, each counting the requests of one
