@@ -16,13 +16,17 @@ import {
 import { ceilDiv } from './integer.js'
 
 /**
- * The longest a key waits on a steady clock: a rate rule's fill time (burst ÷ rate), one window,
- * or two for the sliding window counter (its count weighs until the end of the next window).
+ * The longest a key waits on a steady clock: a rate rule's fill time (burst ÷ rate), one window
+ * (a calendar window's longest), or two for the two-counter sliding window (its count weighs
+ * until the end of the next window).
  */
 function resetSpanMs(algorithm: Algorithm): number {
   const params = algorithm.params!
   if (params.kind === 'rate') return ceilDiv(params.capacity, params.unitsPerMs)
-  return algorithm.name === 'sliding_window' ? 2 * params.windowMs : params.windowMs
+  // A calendar window's policy length is its unit's mean: a 25-hour day is longer, by under 10%.
+  const window = params.calendar === undefined ? params.windowMs : Math.ceil(params.windowMs * 1.1)
+  const twoCounters = algorithm.name === 'sliding_window' && params.buckets === undefined
+  return twoCounters ? 2 * window : window
 }
 
 const YEAR_MS = 365 * 86_400_000
