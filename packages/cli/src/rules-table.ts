@@ -92,7 +92,7 @@ function appliesTo(rule: Rule): string {
   const amountText =
     'burst' in rule
       ? `${amount(rule.rate)} per ${duration(rule.period)}`
-      : `${amount(rule.limit)} per ${duration(rule.window)}`
+      : `${amount(rule.limit)} per ${typeof rule.window === 'number' ? duration(rule.window) : rule.window}`
   parts.push(amountText)
   if (rule.cost !== 1) parts.push(`cost ${rule.cost}`)
   for (const [route, cost] of Object.entries(rule.costByRoute)) parts.push(`${route} costs ${cost}`)

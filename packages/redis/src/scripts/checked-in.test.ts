@@ -8,9 +8,9 @@ import { chargePreparer } from '../prepare.js'
 import { redisScripts } from './index.js'
 
 // Changing a script changes these on purpose: operators may pre-load or allow-list them.
-const PINNED_CONSUME_SHA = '9ba1e68ccabd3ed952abf8846d6b9bd9cd2ab478'
-const PINNED_REFUND_SHA = 'c589e31d6cac5bd3133490961f1251765c8b91ef'
-const PINNED_EXAMPLE_RULE_SET_SHA = '07e571c08a63a6fa62ce262dc896f05c7c8930e8'
+const PINNED_CONSUME_SHA = '6cf8625b2c13a8e2beab0051fba59576d9e6de74'
+const PINNED_REFUND_SHA = '29051f2b2cd8547f70d06c43213fe5c00d677716'
+const PINNED_EXAMPLE_RULE_SET_SHA = '4327ae01959d42fd5be368f57ca18fccb59a7958'
 
 /**
  * A gateway's usual pair: 10 per second with bursts of 20, and 1,000 a day, decided on the
