@@ -24,6 +24,7 @@ export type VariantName =
   | 'naive'
   | 'fields only'
   | 'tollgate'
+  | 'tollgate, partition key'
   | 'tollgate, same headers'
   | 'peer'
 

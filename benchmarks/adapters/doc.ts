@@ -39,6 +39,11 @@ pnpm --filter @tollgate/benchmarks bench:adapters -- --sockets --write
   \`X-RateLimit-*\`).
 - **peer**: express-rate-limit 8 (draft-8 and legacy headers), koa-ratelimit 6 (memory driver),
   hono-rate-limiter 0.5 (draft-7), each with its memory store.
+- **tollgate, partition key**: the defaults with \`partitionKey: true\`, hashed with Node's
+  synchronous SHA-256 (\`nodeSha256\` from \`@tollgate/core/node\`, which all three adapters pass).
+- Each run measures one client address, then 100,000 addresses in turn (\`--clients\`, a fixed
+  random order: a limiter meets an address again only after all the others), so that every
+  limiter also pays for cold state: a new bucket, a key string, a partition key not cached.
 - The machine is shared (2 cores; other work comes and goes). This run had it nearly to itself
   (load average 1–2, most of it the benchmark's own); on other days it runs at 2–8, which
   inflates every absolute figure (a bare Express request costs 34 µs here in this run, up to

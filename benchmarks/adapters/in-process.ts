@@ -23,6 +23,7 @@ export const VARIANTS: readonly VariantName[] = [
   'naive',
   'fields only',
   'tollgate',
+  'tollgate, partition key',
   'tollgate, same headers',
   'peer',
 ]
@@ -36,12 +37,18 @@ export type FrameworkResult = {
   readonly added: ReadonlyMap<VariantName, number>
 }
 
-/** In-process, one request in flight: every variant of one framework, interleaved. */
+/**
+ * In-process, one request in flight: every variant of one framework, interleaved, its requests
+ * from `clients` client addresses in turn (see clients.ts).
+ */
 export async function measureFramework(
   framework: (typeof FRAMEWORKS)[number],
-  options: RoundsOptions,
+  options: RoundsOptions & { readonly clients: number },
 ): Promise<FrameworkResult> {
-  const variants = VARIANTS.map((name) => ({ name, send: framework.sender(name) as Send }))
+  const variants = VARIANTS.map((name) => ({
+    name,
+    send: framework.sender(name, options.clients) as Send,
+  }))
   const samples = await measureRounds(variants, options)
   const added = new Map<VariantName, number>()
   for (const name of VARIANTS) {
@@ -58,10 +65,11 @@ export async function measureFramework(
 /** `measureFramework` in a fresh process with this one's Node flags (see in-process-child.ts). */
 export function measureFrameworkInChild(
   framework: (typeof FRAMEWORKS)[number],
-  options: Omit<RoundsOptions, 'warmup'>,
+  options: Omit<RoundsOptions, 'warmup'> & { readonly clients: number },
 ): Promise<FrameworkResult> {
   const file = fileURLToPath(new URL('./in-process-child.ts', import.meta.url))
-  const child = fork(file, [framework.name, String(options.rounds), String(options.perRound)], {
+  const args = [framework.name, options.rounds, options.perRound, options.clients].map(String)
+  const child = fork(file, args, {
     execArgv: process.execArgv,
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   })

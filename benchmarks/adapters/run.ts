@@ -7,6 +7,7 @@
  *   pnpm --filter @tollgate/benchmarks bench:adapters -- --sockets --write
  *
  * Options: --runs=5 --rounds=61 --requests=500 --seconds=3 --framework=express|koa|hono
+ * --clients=1,100000 (one table per count: one client, then many rotating addresses)
  */
 import type { VariantName } from './config.js'
 import { writeSection } from './doc.js'
@@ -24,6 +25,7 @@ const runs = Number(args.get('runs') ?? 5)
 const rounds = Number(args.get('rounds') ?? 61)
 const perRound = Number(args.get('requests') ?? 500)
 const only = args.get('framework')?.toLowerCase()
+const clientCounts = (args.get('clients') ?? '1,100000').split(',').map(Number)
 const frameworks = FRAMEWORKS.filter(
   (f) => only === undefined || f.name.toLowerCase().startsWith(only),
 )
@@ -33,68 +35,78 @@ const fmt = (value: number) => value.toFixed(1)
 const signed = (value: number) => (value < 0 ? `−${fmt(-value)}` : `+${fmt(value)}`)
 const shown = VARIANTS.filter((v) => v !== 'bare')
 
-// Each run measures every framework once; figures are medians over the runs.
-const bare = new Map<string, number[]>()
-const added = new Map<string, Map<VariantName, number[]>>()
-for (let run = 0; run < runs; run++) {
-  for (const framework of frameworks) {
-    const result = await measureFrameworkInChild(framework, { rounds, perRound })
-    if (!bare.has(framework.name)) bare.set(framework.name, [])
-    bare.get(framework.name)!.push(result.bare)
-    if (!added.has(framework.name)) added.set(framework.name, new Map())
-    for (const [variant, value] of result.added) {
-      const cells = added.get(framework.name)!
-      if (!cells.has(variant)) cells.set(variant, [])
-      cells.get(variant)!.push(value)
+/** Every framework, `runs` times, its requests from `clients` addresses: the tables. */
+async function tablesFor(clients: number): Promise<string[]> {
+  // Each run measures every framework once; figures are medians over the runs.
+  const bare = new Map<string, number[]>()
+  const added = new Map<string, Map<VariantName, number[]>>()
+  for (let run = 0; run < runs; run++) {
+    for (const framework of frameworks) {
+      const result = await measureFrameworkInChild(framework, { rounds, perRound, clients })
+      if (!bare.has(framework.name)) bare.set(framework.name, [])
+      bare.get(framework.name)!.push(result.bare)
+      if (!added.has(framework.name)) added.set(framework.name, new Map())
+      for (const [variant, value] of result.added) {
+        const cells = added.get(framework.name)!
+        if (!cells.has(variant)) cells.set(variant, [])
+        cells.get(variant)!.push(value)
+      }
     }
   }
-}
-
-const lines = [
-  `Node ${process.version}; ${runs} runs of ${rounds} interleaved rounds × ${perRound} requests per variant.`,
-  '',
-  `| framework | peer | bare app (CPU µs/req) | ${shown.join(' | ')} |`,
-  `|---|---|---:|${shown.map(() => '---:|').join('')}`,
-]
-for (const framework of frameworks) {
-  const cells = shown.map((variant) => signed(median(added.get(framework.name)!.get(variant)!)))
-  lines.push(
-    `| ${framework.name} | ${framework.peer} | ${fmt(median(bare.get(framework.name)!))} | ${cells.join(' | ')} |`,
-  )
-}
-lines.push('', 'Tollgate ÷ peer (CPU added per request; below 1 is cheaper):', '')
-lines.push(
-  '| framework | tollgate (defaults) | tollgate, same headers as the peer |',
-  '|---|---:|---:|',
-)
-for (const framework of frameworks) {
-  const cell = (variant: VariantName) =>
-    median(added.get(framework.name)!.get(variant)!) /
-    median(added.get(framework.name)!.get('peer')!)
-  lines.push(
-    `| ${framework.name} | ${cell('tollgate').toFixed(2)} | ${cell('tollgate, same headers').toFixed(2)} |`,
-  )
-}
-
-// The spread between runs: each run's own ratio, lowest to highest.
-lines.push('', 'Spread between runs (each run’s Tollgate ÷ peer, lowest–highest):', '')
-lines.push(
-  '| framework | tollgate (defaults) | tollgate, same headers as the peer |',
-  '|---|---:|---:|',
-)
-for (const framework of frameworks) {
-  const cells = added.get(framework.name)!
-  const range = (variant: VariantName) => {
-    const ratios = cells.get(variant)!.map((value, run) => value / cells.get('peer')![run]!)
-    return `${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}`
+  const from =
+    clients === 1
+      ? 'one client address'
+      : `${clients.toLocaleString('en-US')} client addresses in turn`
+  const lines = [
+    `**Requests from ${from}.** Node ${process.version}; ${runs} runs of ${rounds} interleaved rounds × ${perRound} requests per variant.`,
+    '',
+    `| framework | peer | bare app (CPU µs/req) | ${shown.join(' | ')} |`,
+    `|---|---|---:|${shown.map(() => '---:|').join('')}`,
+  ]
+  for (const framework of frameworks) {
+    const cells = shown.map((variant) => signed(median(added.get(framework.name)!.get(variant)!)))
+    lines.push(
+      `| ${framework.name} | ${framework.peer} | ${fmt(median(bare.get(framework.name)!))} | ${cells.join(' | ')} |`,
+    )
   }
-  lines.push(`| ${framework.name} | ${range('tollgate')} | ${range('tollgate, same headers')} |`)
+  const ratioColumns: readonly VariantName[] = [
+    'tollgate',
+    'tollgate, partition key',
+    'tollgate, same headers',
+  ]
+  const header = `| framework | ${ratioColumns.join(' | ')} |`
+  const rule = `|---|${ratioColumns.map(() => '---:|').join('')}`
+  lines.push('', 'Tollgate ÷ peer (CPU added per request; below 1 is cheaper):', '', header, rule)
+  for (const framework of frameworks) {
+    const cell = (variant: VariantName) =>
+      median(added.get(framework.name)!.get(variant)!) /
+      median(added.get(framework.name)!.get('peer')!)
+    lines.push(`| ${framework.name} | ${ratioColumns.map((v) => cell(v).toFixed(2)).join(' | ')} |`)
+  }
+  // The spread between runs: each run's own ratio, lowest to highest.
+  lines.push('', 'Spread between runs (each run’s Tollgate ÷ peer, lowest–highest):', '')
+  lines.push(header, rule)
+  for (const framework of frameworks) {
+    const cells = added.get(framework.name)!
+    const range = (variant: VariantName) => {
+      const ratios = cells.get(variant)!.map((value, run) => value / cells.get('peer')![run]!)
+      return `${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}`
+    }
+    lines.push(`| ${framework.name} | ${ratioColumns.map(range).join(' | ')} |`)
+  }
+  return lines
+}
+
+const lines: string[] = []
+for (const clients of clientCounts) {
+  if (lines.length > 0) lines.push('')
+  lines.push(...(await tablesFor(clients)))
 }
 
 if (args.has('sockets')) {
   lines.push(
     '',
-    'Over real sockets (autocannon, 1 connection; server CPU per request, medians of 3 rounds):',
+    'Over real sockets (autocannon, 1 connection, one client address; server CPU per request, medians of 3 rounds):',
     '',
   )
   lines.push(

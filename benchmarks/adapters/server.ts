@@ -16,9 +16,12 @@ const [framework, variant] = process.argv.slice(2) as [string, VariantName]
 function listen(): Promise<AddressInfo> {
   if (framework.startsWith('Hono')) {
     return new Promise((resolve) => {
-      serve({ fetch: honoApp(variant).fetch, port: 0, hostname: '127.0.0.1' }, (info) =>
-        resolve(info as AddressInfo),
-      )
+      const app = honoApp(variant)
+      // The targets read the client's address from the bindings, as app.request() passes it.
+      type NodeBindings = { incoming: { socket: { remoteAddress?: string } } }
+      const fetch = (request: Request, env: NodeBindings) =>
+        app.fetch(request, { ...env, address: env.incoming.socket.remoteAddress ?? '' })
+      serve({ fetch, port: 0, hostname: '127.0.0.1' }, (info) => resolve(info as AddressInfo))
     })
   }
   const listener = (

@@ -17,9 +17,11 @@ pnpm --filter @tollgate/benchmarks bench:redis -- --write
   Limits are high, so every request is admitted (and written). Each configuration runs once per
   round, rounds interleave the subjects, and every figure is the median over the rounds; ratios
   are to the \`INCR\` floor of the same configuration.
-- Tollgate runs as users get it (the built package, default options): on the Redis server's
-  clock (\`TIME\`), each key written with its expiry, and one-rule requests made in the same turn
-  of the event loop sent together, up to 32 per script call of their rule (\`coalesce\`, see
+- Tollgate runs as users get it (the built package, default options, the default 250 ms
+  \`timeoutMs\`: a call slower than that would fail the run): on the Redis server's clock
+  (\`TIME\`), each key written with its expiry; a request with nothing of its rule set on its way
+  goes out at once through the one-request script, and requests arriving behind a call go
+  together at the end of the turn, up to 32 per script call of their rule (\`coalesce\`, see
   docs/concepts/redis.md). "3 rules" charges GCRA, token bucket and sliding window rules in one
   request, through the script of that set of rules, coalesced the same way (up to 10 requests,
   32 keys, per call); its decisions/s count requests, each three decisions.
@@ -29,7 +31,8 @@ pnpm --filter @tollgate/benchmarks bench:redis -- --write
 - Round trips per decision: socket writes per decision with one request in flight and no
   auto-pipelining (each write is one request/response exchange).
 - CPU per decision: the Node process's (\`process.cpuUsage\`) and the Redis server's
-  (\`INFO cpu\`), over the 64-in-flight runs without auto-pipelining.
+  (\`INFO cpu\`), over the runs without auto-pipelining (Redis's also at 1 in flight, where each
+  request is its own call and pays the socket handling too).
 - Memory: 100 identities that each made 5 requests under a rule of 100 per minute, measured
   with \`MEMORY USAGE\` (key name, value and overhead) while the state is live. Tollgate keys
   carry the rule id and a hash tag (\`tg:<rule>:{<identity>}\`), so names are longer.

@@ -2,6 +2,7 @@ import { rateLimit } from '@tollgate/express'
 import express, { type Express, type RequestHandler } from 'express'
 import expressRateLimit from 'express-rate-limit'
 import { inject } from 'light-my-request'
+import { clientAddresses } from '../clients.js'
 import { DEFAULT_FIELDS, LIMIT, TOLLGATE_RULES, type VariantName, WINDOW_MS } from '../config.js'
 import { naiveTokenBucket } from '../naive.js'
 
@@ -27,6 +28,7 @@ const limiters: Record<VariantName, () => RequestHandler | undefined> = {
   },
   // Its defaults: X-RateLimit-* and the current RateLimit/RateLimit-Policy fields.
   tollgate: () => rateLimit(TOLLGATE_RULES),
+  'tollgate, partition key': () => rateLimit(TOLLGATE_RULES, { partitionKey: true }),
   // What express-rate-limit sends: the same, with a partition key in the RateLimit fields.
   'tollgate, same headers': () => rateLimit(TOLLGATE_RULES, { partitionKey: true }),
   // Every header it has: draft-8 RateLimit fields (with its partition key) and X-RateLimit-*.
@@ -50,7 +52,8 @@ export function expressApp(variant: VariantName): Express {
   return app
 }
 
-export function expressSender(variant: VariantName) {
+export function expressSender(variant: VariantName, clients = 1) {
   const app = expressApp(variant)
-  return () => inject(app, { method: 'GET', url: '/' })
+  const address = clientAddresses(clients)
+  return () => inject(app, { method: 'GET', url: '/', remoteAddress: address() })
 }

@@ -1,22 +1,24 @@
 import { rateLimit } from '@tollgate/hono'
-import { Hono, type MiddlewareHandler } from 'hono'
+import { type Context, Hono, type MiddlewareHandler } from 'hono'
 import { rateLimiter } from 'hono-rate-limiter'
+import { clientAddresses } from '../clients.js'
 import { DEFAULT_FIELDS, LIMIT, TOLLGATE_RULES, type VariantName, WINDOW_MS } from '../config.js'
 import { naiveTokenBucket } from '../naive.js'
 
 export const PEER = 'hono-rate-limiter'
 
 /**
- * `app.request()` has no socket, so every limiter is told the same client address, the way
- * `getConnInfo` would on a real runtime.
+ * `app.request()` has no socket: each request carries its client's address in its bindings
+ * (`c.env`), and every limiter is told it, the way `getConnInfo` would on a real runtime.
  */
-const CLIENT = '127.0.0.1'
-const getConnInfo = () => ({ remote: { address: CLIENT } })
+type Bindings = { readonly address: string }
+const clientOf = (c: Context) => (c.env as Bindings).address
+const getConnInfo = (c: Context) => ({ remote: { address: clientOf(c) } })
 
 function naive(): MiddlewareHandler {
   const take = naiveTokenBucket(LIMIT, LIMIT / 60)
   return async (c, next) => {
-    const { allowed, remaining, retryAfterMs } = take(CLIENT)
+    const { allowed, remaining, retryAfterMs } = take(clientOf(c))
     c.header('X-RateLimit-Remaining', String(remaining))
     if (!allowed) {
       c.header('Retry-After', String(Math.ceil(retryAfterMs / 1000)))
@@ -36,6 +38,7 @@ const limiters: Record<VariantName, () => MiddlewareHandler | undefined> = {
   },
   // Its defaults: X-RateLimit-* and the current RateLimit/RateLimit-Policy fields.
   tollgate: () => rateLimit(TOLLGATE_RULES, { getConnInfo }),
+  'tollgate, partition key': () => rateLimit(TOLLGATE_RULES, { getConnInfo, partitionKey: true }),
   // What hono-rate-limiter sends: draft-7 RateLimit and RateLimit-Policy only.
   'tollgate, same headers': () =>
     rateLimit(TOLLGATE_RULES, { getConnInfo, standardHeaders: 'draft-7', legacyHeaders: false }),
@@ -45,7 +48,7 @@ const limiters: Record<VariantName, () => MiddlewareHandler | undefined> = {
       windowMs: WINDOW_MS,
       limit: LIMIT,
       standardHeaders: 'draft-7',
-      keyGenerator: () => CLIENT,
+      keyGenerator: clientOf,
     }),
 }
 
@@ -57,7 +60,8 @@ export function honoApp(variant: VariantName): Hono {
   return app
 }
 
-export function honoSender(variant: VariantName) {
+export function honoSender(variant: VariantName, clients = 1) {
   const app = honoApp(variant)
-  return () => app.request('/')
+  const address = clientAddresses(clients)
+  return () => app.request('/', undefined, { address: address() } satisfies Bindings)
 }

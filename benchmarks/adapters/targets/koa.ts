@@ -2,6 +2,7 @@ import { rateLimit } from '@tollgate/koa'
 import Koa, { type Middleware } from 'koa'
 import koaRateLimit from 'koa-ratelimit'
 import { inject } from 'light-my-request'
+import { clientAddresses } from '../clients.js'
 import { DEFAULT_FIELDS, LIMIT, TOLLGATE_RULES, type VariantName, WINDOW_MS } from '../config.js'
 import { naiveTokenBucket } from '../naive.js'
 
@@ -28,6 +29,7 @@ const limiters: Record<VariantName, () => Middleware | undefined> = {
   },
   // Its defaults: X-RateLimit-* and the current RateLimit/RateLimit-Policy fields.
   tollgate: () => rateLimit(TOLLGATE_RULES),
+  'tollgate, partition key': () => rateLimit(TOLLGATE_RULES, { partitionKey: true }),
   // What koa-ratelimit sends: X-RateLimit-* only.
   'tollgate, same headers': () => rateLimit(TOLLGATE_RULES, { standardHeaders: false }),
   // Its memory driver, keyed by IP; it always sends X-RateLimit-Limit/-Remaining/-Reset.
@@ -51,7 +53,8 @@ export function koaApp(variant: VariantName) {
   return app.callback()
 }
 
-export function koaSender(variant: VariantName) {
+export function koaSender(variant: VariantName, clients = 1) {
   const handler = koaApp(variant)
-  return () => inject(handler, { method: 'GET', url: '/' })
+  const address = clientAddresses(clients)
+  return () => inject(handler, { method: 'GET', url: '/', remoteAddress: address() })
 }

@@ -3,9 +3,11 @@
 -- 2: also reply the time each charge was recorded at),
 -- then per charge: algorithm code, cost, shadow (1/0) and the algorithm's parameters
 -- (rate: unitsPerMs, unitsPerToken, capacity; window: limit, windowMs, 0).
-local floor, max, min = math.floor, math.max, math.min
+local floor, max, min, format = math.floor, math.max, math.min, string.format
 local function floorDiv(a, b)
-  local q = floor(a / b)
+  -- a % b is computed inside the VM (a - floor(a / b) * b, every step exact below 2^53), so
+  -- this is floor(a / b) without a call to math.floor, whose C call costs more than the rest.
+  local q = (a - a % b) / b
   if q * b > a then q = q - 1 elseif (q + 1) * b <= a then q = q + 1 end
   return q
 end
@@ -522,15 +524,16 @@ end
 -- Writes a changed state with an expiry at the moment it is fresh again (dropping it then loses
 -- nothing), plus a margin; a state that is already fresh is deleted instead. With the server's
 -- clock the deadline is absolute (PXAT), so it agrees with TIME to the ms. Whole numbers below
--- 2^53 go to redis.call as numbers: Redis writes them with every digit.
+-- 2^53 go to redis.call as decimal text made by format('%d'): exact, and far cheaper than the
+-- '%.17g' Redis would print a number with.
 local function save(code, key, s, p1, p2, p3, now, absolute, margin)
   local fresh = freshAt(code, key, s, p1, p2, p3)
   if fresh <= now then
     redis.call('DEL', key)
     return
   end
-  local mode, deadline = 'PX', fresh - now + margin
-  if absolute then mode, deadline = 'PXAT', fresh + margin end
+  local mode, deadline = 'PX', format('%d', fresh - now + margin)
+  if absolute then mode, deadline = 'PXAT', format('%d', fresh + margin) end
   local value
   if code == 1 then
     local unitsPerMs, unitsPerToken, capacity = p1, p2, p3 value = struct.pack('<Bdd', 1, s[1], s[2])
@@ -545,6 +548,7 @@ local function save(code, key, s, p1, p2, p3, now, absolute, margin)
   elseif code == 6 then
     local limit, windowMs, buckets = p1, p2, p3 value = (buckets > 0 and struct.pack('<B' .. string.rep('d', buckets + 1), 70, unpack(s, 1, buckets + 1)) or struct.pack('<Bddd', 6, s[1], s[2], s[3]))
   end
+  if type(value) == 'number' then value = format('%d', value) end
   if value then
     redis.call('SET', key, value, mode, deadline)
   elseif absolute then

@@ -11,24 +11,30 @@ const request = (key: string): Charge[] => [
 /** A client that records each call's keys and answers every request "allowed, 4 left". */
 function recordingClient(fail?: Error) {
   const calls: string[][] = []
+  const shas: string[] = []
   const client: RedisScriptClient = {
-    evalsha: async (_sha, keys) => {
+    evalsha: async (sha, keys) => {
       calls.push([...keys])
+      shas.push(sha)
       if (fail !== undefined) throw fail
       return [1_800_000_000_000, ...keys.flatMap(() => [1, 4, 100, 0])]
     },
     eval: () => Promise.reject(new Error('unexpected EVAL')),
   }
-  return { client, calls }
+  return { client, calls, shas }
 }
 
 describe('one-rule requests made together', () => {
-  it('go out in one call per turn of the event loop, and each gets its own answer', async () => {
-    const { client, calls } = recordingClient()
+  it('go out alone while nothing of their rule set is on its way, else in one call per turn', async () => {
+    const { client, calls, shas } = recordingClient()
     const store = redisStore({ client, prefix: 'p' })
     const first = await Promise.all(['a', 'b', 'a'].map((key) => store.consume(request(key), 0)))
     const second = await store.consume(request('c'), 0)
-    expect(calls).toEqual([['p:r:{a}', 'p:r:{b}', 'p:r:{a}'], ['p:r:{c}']])
+    // The first goes at once; the two behind it wait for the end of the turn, together.
+    expect(calls).toEqual([['p:r:{a}'], ['p:r:{b}', 'p:r:{a}'], ['p:r:{c}']])
+    // A call of one request runs the script shaped for one; a batch the batch script.
+    expect(shas[0]).toBe(shas[2])
+    expect(shas[1]).not.toBe(shas[0])
     for (const outcome of [...first, second]) {
       expect(outcome).toEqual({
         decisions: [
@@ -59,13 +65,15 @@ describe('one-rule requests made together', () => {
       { rule: 'day', algorithm: daily, key, cost, shadow: false },
     ]
     const outcomes = await Promise.all([
+      store.consume(twoRules('c', 1), 0),
       store.consume(twoRules('a', 2), 0),
       store.consume(request('a'), 0),
       store.consume(twoRules('b', 3), 0),
-    ])
+    ]).then((all) => all.slice(1))
     expect(calls).toEqual([
-      { keys: ['p:r:{a}', 'p:day:{a}', 'p:r:{b}', 'p:day:{b}'], args: ['1', '2', '1', '3'] },
+      { keys: ['p:r:{c}', 'p:day:{c}'], args: ['1', '1'] },
       { keys: ['p:r:{a}'], args: ['1'] },
+      { keys: ['p:r:{a}', 'p:day:{a}', 'p:r:{b}', 'p:day:{b}'], args: ['1', '2', '1', '3'] },
     ])
     expect(outcomes[0]!.decisions).toEqual([
       { allowed: true, remaining: 4, limit: 5, resetAfterMs: 100, retryAfterMs: undefined },
@@ -85,6 +93,36 @@ describe('one-rule requests made together', () => {
       { status: 'rejected', reason: expect.objectContaining({ code: 'ERR_RL_STORE_UNAVAILABLE' }) },
       { status: 'rejected', reason: expect.objectContaining({ code: 'ERR_RL_STORE_UNAVAILABLE' }) },
     ])
+  })
+
+  it('send a request that arrives once its rule set has no call on its way at once', async () => {
+    let answer: (() => void) | undefined
+    const calls: string[][] = []
+    const client: RedisScriptClient = {
+      evalsha: (_sha, keys) => {
+        calls.push([...keys])
+        return new Promise((resolve) => {
+          answer = () => resolve([1_800_000_000_000, ...keys.flatMap(() => [1, 4, 100, 0])])
+        })
+      },
+      eval: () => Promise.reject(new Error('unexpected EVAL')),
+    }
+    const store = redisStore({ client, prefix: 'p' })
+    const lone = store.consume(request('a'), 0)
+    // Sent before the turn ends: nothing else was on its way.
+    expect(calls).toEqual([['p:r:{a}']])
+    const behind = store.consume(request('b'), 0)
+    expect(calls).toHaveLength(1)
+    answer!()
+    await lone
+    await new Promise(setImmediate)
+    expect(calls).toEqual([['p:r:{a}'], ['p:r:{b}']])
+    answer!()
+    await behind
+    const later = store.consume(request('c'), 0)
+    expect(calls).toHaveLength(3)
+    answer!()
+    await later
   })
 
   it('refuses a coalesce option that is not a boolean, at start-up', () => {

@@ -1,8 +1,8 @@
 import type { Charge, Outcome } from '@tollgate/core'
 import { callScript, type Deadline, deadlineIn } from './call.js'
 import type { RedisScriptClient } from './client.js'
+import type { RuleSetScripts } from './prepare.js'
 import { parseRuleSetReplies } from './reply.js'
-import type { Script } from './scripts/index.js'
 
 /** A request waiting for its rule set's script call. */
 type Waiting = {
@@ -17,6 +17,9 @@ type Waiting = {
 /** The requests of one rule set waiting for the same call, and the deadline they share. */
 type Batch = { readonly waiting: Waiting[]; readonly deadline: Deadline }
 
+/** One rule set's traffic: its calls on their way to Redis, and the batch gathering behind them. */
+type Lane = { inFlight: number; pending: Batch | undefined }
+
 /**
  * Keys one script call covers at most (32 one-rule requests, 16 of two rules, …). Fewer than
  * a busy gateway has in flight, on purpose: while Redis runs one batch, the gateway reads the
@@ -28,20 +31,22 @@ type Batch = { readonly waiting: Waiting[]; readonly deadline: Deadline }
 const MAX_BATCH_KEYS = 32
 
 export type RequestSender = (
-  script: Script,
+  scripts: RuleSetScripts,
   charges: readonly Charge[],
   keys: string | readonly string[],
   now: number,
 ) => Promise<Outcome>
 
 /**
- * Sends requests to their rule set's script (see scripts/rule-set.lua.ts). With `coalesce`, the
- * requests a process makes in one turn of the event loop (a burst of traffic, or the replies of a
- * previous call all answered at once) go out together: one call per rule set decides them all,
- * in order, each exactly as its own call would. Every call costs Redis and the client a fixed
- * price (reading the command, running the script, `TIME`, writing the reply), so a busy gateway
- * pays it once per batch instead of once per request. A request waits at most until the end of
- * the current turn (`setImmediate`); alone, it goes out by itself.
+ * Sends requests to their rule set's scripts (see scripts/rule-set.lua.ts). A request whose
+ * rule set has no call on its way goes out at once, alone, through the script shaped for one
+ * request. With `coalesce`, a request that arrives while a call of its rule set is on its way
+ * joins a batch instead: the requests a process makes in that turn of the event loop (a burst of
+ * traffic, or the replies of a previous call all answered at once) go out together at the end of
+ * the turn (`setImmediate`), one call deciding them all, in order, each exactly as its own call
+ * would. Every call costs Redis and the client a fixed price (reading the command, running the
+ * script, `TIME`, writing the reply), so a busy gateway pays it once per batch instead of once
+ * per request, and an idle one never waits for a batch that has nobody else in it.
  *
  * Without `coalesce` (or on Redis Cluster, where keys of one call must share a slot) each request
  * is its own call, at once.
@@ -53,24 +58,26 @@ export function requestSender(options: {
   readonly coalesce: boolean
 }): RequestSender {
   const { client, serverTime, timeoutMs, coalesce } = options
-  const pending = new Map<Script, Batch>()
-  let flushScheduled = false
+  const lanes = new Map<RuleSetScripts, Lane>()
+  // Lanes whose pending batch goes out at the end of this turn.
+  const due: [RuleSetScripts, Lane][] = []
 
   function flush(): void {
-    flushScheduled = false
-    const batches = [...pending]
-    pending.clear()
-    for (const [script, batch] of batches) {
+    const lanesDue = due.splice(0)
+    for (const [scripts, lane] of lanesDue) {
+      const batch = lane.pending
+      if (batch === undefined) continue
+      lane.pending = undefined
       // Runs from setImmediate, where anything thrown would end the process: fail the batch.
       try {
-        send(script, batch)
+        send(scripts, lane, batch)
       } catch (error) {
         for (const request of batch.waiting) request.reject(error)
       }
     }
   }
 
-  function send(script: Script, { waiting, deadline }: Batch): void {
+  function send(scripts: RuleSetScripts, lane: Lane, { waiting, deadline }: Batch): void {
     // Every request of a batch charges the same rules, so the same number of them.
     const rules = waiting[0]!.charges.length
     const perRequest = serverTime ? rules : rules + 1
@@ -90,37 +97,51 @@ export function requestSender(options: {
       }
       if (!serverTime) args[at + rules] = String(request.now)
     }
+    const script = waiting.length === 1 ? scripts.one : scripts.many
+    lane.inFlight++
     callScript(client, script, keys, args, deadline, (reply) =>
       parseRuleSetReplies(reply, waiting, rules, serverTime),
     ).then(
       (outcomes) => {
+        lane.inFlight--
         for (let i = 0; i < waiting.length; i++) waiting[i]!.resolve(outcomes[i]!)
       },
       (error: unknown) => {
+        lane.inFlight--
         for (const request of waiting) request.reject(error)
       },
     )
   }
 
-  return (script, charges, keys, now) =>
+  function laneOf(scripts: RuleSetScripts): Lane {
+    let lane = lanes.get(scripts)
+    if (lane === undefined) {
+      // Rule sets are bounded (prepare.ts), so lanes are too.
+      lane = { inFlight: 0, pending: undefined }
+      lanes.set(scripts, lane)
+    }
+    return lane
+  }
+
+  return (scripts, charges, keys, now) =>
     new Promise<Outcome>((resolve, reject) => {
       const request: Waiting = { charges, keys, now, resolve, reject }
-      if (!coalesce) {
-        send(script, { waiting: [request], deadline: deadlineIn(timeoutMs) })
+      const lane = laneOf(scripts)
+      if (!coalesce || (lane.inFlight === 0 && lane.pending === undefined)) {
+        send(scripts, lane, { waiting: [request], deadline: deadlineIn(timeoutMs) })
         return
       }
-      let batch = pending.get(script)
+      let batch = lane.pending
       if (batch === undefined) {
         batch = { waiting: [], deadline: deadlineIn(timeoutMs) }
-        pending.set(script, batch)
+        lane.pending = batch
+        if (due.length === 0) scheduleFlush(flush)
+        due.push([scripts, lane])
       }
       batch.waiting.push(request)
       if (batch.waiting.length >= requestsPerCall(charges.length)) {
-        pending.delete(script)
-        send(script, batch)
-      } else if (!flushScheduled) {
-        flushScheduled = true
-        scheduleFlush(flush)
+        lane.pending = undefined
+        send(scripts, lane, batch)
       }
     })
 }

@@ -1,6 +1,6 @@
 import { type Charge, fixedWindow, gcra } from '@tollgate/core'
 import { describe, expect, it } from 'vitest'
-import { chargePreparer, MAX_RULE_SET_SCRIPTS, MAX_RULES_PER_SCRIPT } from './prepare.js'
+import { chargePreparer, MAX_RULE_SETS, MAX_RULES_PER_SCRIPT } from './prepare.js'
 
 const charge = (rule: string, algorithm: Charge['algorithm'], shadow = false): Charge => ({
   rule,
@@ -23,23 +23,25 @@ describe('chargePreparer', () => {
     expect(preparer.ruleSetScript([day, second])).not.toBe(set)
     expect(preparer.ruleSetScript([second, { ...day, shadow: true }])).not.toBe(set)
     expect(preparer.oneRuleScript(second)).not.toBe(preparer.oneRuleScript(day))
-    expect(preparer.ruleSetScripts()).toHaveLength(5)
+    // Five rule sets (three of one rule), each with its one-request and its batch script.
+    expect(preparer.ruleSetScripts()).toHaveLength(10)
+    expect(set!.one.sha).not.toBe(set!.many.sha)
   })
 
-  it(`makes at most ${MAX_RULE_SET_SCRIPTS} scripts and ${MAX_RULES_PER_SCRIPT} rules per script; past that, the general script serves`, () => {
+  it(`makes scripts for at most ${MAX_RULE_SETS} rule sets and ${MAX_RULES_PER_SCRIPT} rules per script; past that, the general script serves`, () => {
     const preparer = chargePreparer('tg', { serverTime: true, marginMs: 0 })
     const tooMany = Array.from({ length: MAX_RULES_PER_SCRIPT + 1 }, (_, i) =>
       charge(`r${i}`, fixedWindow({ limit: 5, windowMs: 1000 })),
     )
     expect(preparer.ruleSetScript(tooMany)).toBeUndefined()
-    const made = Array.from({ length: MAX_RULE_SET_SCRIPTS + 10 }, (_, i) =>
+    const made = Array.from({ length: MAX_RULE_SETS + 10 }, (_, i) =>
       preparer.oneRuleScript(charge('r', fixedWindow({ limit: i + 1, windowMs: 1000 }))),
     )
-    expect(made.slice(0, MAX_RULE_SET_SCRIPTS).every((s) => s !== undefined)).toBe(true)
-    expect(made.slice(MAX_RULE_SET_SCRIPTS).every((s) => s === undefined)).toBe(true)
+    expect(made.slice(0, MAX_RULE_SETS).every((s) => s !== undefined)).toBe(true)
+    expect(made.slice(MAX_RULE_SETS).every((s) => s === undefined)).toBe(true)
     const pair = [charge('a', gcra({ rate: 1, periodMs: 1000, burst: 1 })), tooMany[0]!]
     expect(preparer.ruleSetScript(pair)).toBeUndefined()
     expect(preparer.ruleSetScript(pair)).toBeUndefined()
-    expect(preparer.ruleSetScripts()).toHaveLength(MAX_RULE_SET_SCRIPTS)
+    expect(preparer.ruleSetScripts()).toHaveLength(2 * MAX_RULE_SETS)
   })
 })

@@ -29,21 +29,27 @@ type AlgorithmPlan = {
   /** [code, p1, p2, p3] as the general scripts read them. */
   readonly args: readonly string[]
   /**
-   * Its own one-rule script, or undefined past the bound or for a calendar window (the general
+   * Its own one-rule scripts, or undefined past the bound or for a calendar window (the general
    * script serves it).
    */
-  readonly oneRule: Script | undefined
+  readonly oneRule: RuleSetScripts | undefined
   /** A calendar window's boundaries, which change from window to window: sent with each call. */
   readonly calendar: CalendarWindows | undefined
 }
 
 /**
- * Rule-set scripts a store makes at most. Each distinct set of rules (algorithms, parameters,
- * shadow flags, in order) gets its own, and Redis keeps every loaded script until `SCRIPT
- * FLUSH`; rules come from configuration, so this bound is only reached by an app that builds
- * algorithms per request, whose requests then take the general script.
+ * The two scripts of one rule set (rule-set.lua.ts): `one` decides a single request with no
+ * loop around it, `many` a batch of requests, in order. Both reply alike.
  */
-export const MAX_RULE_SET_SCRIPTS = 256
+export type RuleSetScripts = { readonly one: Script; readonly many: Script }
+
+/**
+ * Rule sets a store makes scripts for, at most. Each distinct set of rules (algorithms,
+ * parameters, shadow flags, in order) gets its own two, and Redis keeps every loaded script
+ * until `SCRIPT FLUSH`; rules come from configuration, so this bound is only reached by an app
+ * that builds algorithms per request, whose requests then take the general script.
+ */
+export const MAX_RULE_SETS = 256
 
 /**
  * The most rules a rule-set script decides per request (its source grows with each, and Lua
@@ -64,14 +70,14 @@ export type ChargePreparer = {
   refundTime(charge: Charge, chargedAt: number): number
   /** Validates a charge and returns its Redis key. */
   keyOf(charge: Charge): string
-  /** The one-rule script of the charge's algorithm, if it has one (call after `keyOf`). */
-  oneRuleScript(charge: Charge): Script | undefined
+  /** The one-rule scripts of the charge's algorithm, if it has them (call after `keyOf`). */
+  oneRuleScript(charge: Charge): RuleSetScripts | undefined
   /**
-   * The rule-set script of several charges (their algorithms and shadow flags, in order), if
-   * they have one (call after `keyOf` on each).
+   * The rule-set scripts of several charges (their algorithms and shadow flags, in order), if
+   * they have them (call after `keyOf` on each).
    */
-  ruleSetScript(charges: readonly Charge[]): Script | undefined
-  /** Every rule-set script made so far, one-rule scripts included. */
+  ruleSetScript(charges: readonly Charge[]): RuleSetScripts | undefined
+  /** Every rule-set script made so far, one-rule scripts included, both shapes. */
   ruleSetScripts(): readonly Script[]
 }
 
@@ -84,10 +90,10 @@ export function chargePreparer(
   const plans = new WeakMap<Algorithm, AlgorithmPlan>()
   let plansMade = 0
   // By source, so that equal rules share one script (and one batch of requests).
-  const scriptsBySource = new Map<string, Script>()
+  const scriptsBySource = new Map<string, RuleSetScripts>()
   // By the ids and shadow flags of a request's algorithms: what a request looks up. `null`: past
   // the bound on scripts, so the general script serves that set (remembered, not rebuilt).
-  const ruleSets = new Map<string, Script | null>()
+  const ruleSets = new Map<string, RuleSetScripts | null>()
 
   function ruleKeyPrefix(rule: string): string {
     let cached = ruleKeyPrefixes.get(rule)
@@ -99,11 +105,14 @@ export function chargePreparer(
     return cached
   }
 
-  function scriptOf(rules: RuleSetShape['rules']): Script | undefined {
-    const source = ruleSetLua({ rules, ...clock })
+  function scriptOf(rules: RuleSetShape['rules']): RuleSetScripts | undefined {
+    const source = ruleSetLua({ rules, ...clock, requests: 'many' })
     let found = scriptsBySource.get(source)
-    if (found === undefined && scriptsBySource.size < MAX_RULE_SET_SCRIPTS) {
-      found = script(source)
+    if (found === undefined && scriptsBySource.size < MAX_RULE_SETS) {
+      found = {
+        one: script(ruleSetLua({ rules, ...clock, requests: 'one' })),
+        many: script(source),
+      }
       scriptsBySource.set(source, found)
     }
     return found
@@ -126,7 +135,7 @@ export function chargePreparer(
     return plan
   }
 
-  function ruleSetScript(charges: readonly Charge[]): Script | undefined {
+  function ruleSetScript(charges: readonly Charge[]): RuleSetScripts | undefined {
     if (charges.length > MAX_RULES_PER_SCRIPT) return undefined
     let id = ''
     for (const charge of charges) {
@@ -137,7 +146,7 @@ export function chargePreparer(
     const known = ruleSets.get(id)
     if (known !== undefined) return known ?? undefined
     // Sets of algorithm objects made per request would never repeat: stop remembering them.
-    if (ruleSets.size >= MAX_RULE_SET_SCRIPTS * 4) return undefined
+    if (ruleSets.size >= MAX_RULE_SETS * 4) return undefined
     const found = scriptOf(
       charges.map((charge) => {
         const { lua, args } = planOf(charge)
@@ -165,7 +174,7 @@ export function chargePreparer(
     keyOf,
     oneRuleScript: (charge) => planOf(charge).oneRule,
     ruleSetScript,
-    ruleSetScripts: () => [...scriptsBySource.values()],
+    ruleSetScripts: () => [...scriptsBySource.values()].flatMap(({ one, many }) => [one, many]),
     refundTime(charge, chargedAt) {
       const calendar = planOf(charge).calendar
       return calendar === undefined ? chargedAt : calendar.windowAt(chargedAt)[0]

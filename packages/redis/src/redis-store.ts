@@ -46,10 +46,11 @@ export type RedisStoreOptions = {
    */
   readonly expiryMarginMs?: number
   /**
-   * Requests made in the same turn of the event loop that charge the same rules go to Redis
-   * together, one script call per set of rules, each decided exactly as alone: a busy gateway
-   * pays the fixed cost of a call (for Redis and the client) once per batch. A request waits at
-   * most until the end of the current turn. `false` sends each request at once, on its own.
+   * A request whose rules have a call on its way to Redis waits for the end of the current turn
+   * of the event loop, and goes with the others made meanwhile that charge the same rules: one
+   * script call per set of rules, each request decided exactly as alone, so a busy gateway pays
+   * the fixed cost of a call (for Redis and the client) once per batch. A request with nothing
+   * of its rules on its way goes at once. `false` sends each request at once, on its own.
    * Always off on Redis Cluster.
    * @default true
    */

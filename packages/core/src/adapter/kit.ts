@@ -1,3 +1,4 @@
+import type { Sha256Digest } from '../headers/partition-key.js'
 import type { FieldWriter, HeaderAccessor, HeaderEntries } from '../headers/types.js'
 import { ReusedIdentitySource } from '../identity/reused-identity-source.js'
 import { createLeanLimiter, createLimiter } from '../limiter/create-limiter.js'
@@ -45,6 +46,11 @@ export type Framework<Req> = {
    * `@tollgate/core/node`): its forwarding headers are then not trusted. @default never
    */
   readonly headersCut?: ((req: Req) => boolean) | undefined
+  /**
+   * The runtime's synchronous SHA-256, for partition keys (on Node, `nodeSha256` from
+   * `@tollgate/core/node`). @default Web Crypto's asynchronous digest
+   */
+  readonly sha256?: Sha256Digest | undefined
 }
 
 /**
@@ -227,7 +233,7 @@ function kitWith<Req, Res>(
 ): AdapterKit<Req, Res> {
   const hooks = framework.hooks ? [...REQUEST_HOOKS, ...framework.hooks] : REQUEST_HOOKS
   checkHooks(options, hooks, foreign)
-  const gate = createTollgateWith(rules, options, makeLimiter)
+  const gate = createTollgateWith(rules, options, makeLimiter, { sha256: framework.sha256 })
   const { requestIdentities } = gate
   const read = requestReaders(options, framework.user, gate)
   const headers = new ReusedIdentitySource<Req>(framework.header)

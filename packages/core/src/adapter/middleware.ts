@@ -24,6 +24,7 @@ import {
   type LimitResponse,
   type Responder,
   type ResponderOptions,
+  type ResponderRuntime,
 } from '../response/responder.js'
 import type { RuleConfig } from '../rules/types.js'
 
@@ -174,8 +175,9 @@ export type LimiterFactory = (options: LimiterOptions) => Limiter
 export function createTollgate(
   rules: readonly RuleConfig[] | Limiter,
   options: CoreOptions,
+  runtime: ResponderRuntime = {},
 ): Tollgate {
-  return createTollgateWith(rules, options, createLimiter)
+  return createTollgateWith(rules, options, createLimiter, runtime)
 }
 
 /**
@@ -186,6 +188,7 @@ export function createTollgateWith(
   rules: readonly RuleConfig[] | Limiter,
   options: CoreOptions,
   makeLimiter: LimiterFactory,
+  runtime: ResponderRuntime = {},
 ): Tollgate {
   const logger = options.logger
   const limiter = isLimiter(rules)
@@ -195,7 +198,7 @@ export function createTollgateWith(
         rules,
         logger: logger === false ? SILENT : logger,
       })
-  const responder = createResponder(options)
+  const responder = createResponder(options, runtime)
   const identities = compileIdentities(options)
   // A limiter of the app's own may read any identity; one built here reads only its rules'.
   const keysOn = (identity: string) =>

@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto'
+import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
+import { nodeSha256 } from '../node/sha256.js'
 import { createResponder } from '../response/responder.js'
 import { decision, sent, verdict } from '../response/test-fixtures.js'
 import { createPartitionKeyHasher } from './partition-key.js'
@@ -29,6 +31,29 @@ describe('partition key hasher', () => {
     const again = pk('b')
     expect(again).toBeInstanceOf(Promise)
     expect(await again).toBe(expected('b'))
+  })
+})
+
+describe('partition key hasher with the runtime’s synchronous SHA-256', () => {
+  it('answers at once, with the value Web Crypto gives, for any text (lone surrogates too)', async () => {
+    expect(nodeSha256).toBeDefined()
+    await fc.assert(
+      fc.asyncProperty(fc.string({ unit: 'binary', maxLength: 200 }), async (key) => {
+        const viaWebCrypto = await createPartitionKeyHasher()(key)
+        const viaNode = createPartitionKeyHasher(undefined, nodeSha256)(key)
+        expect(viaNode).toBe(viaWebCrypto)
+      }),
+      { numRuns: 300 },
+    )
+  })
+
+  it('is what the responder uses when given one: every response is synchronous', () => {
+    const responder = createResponder({ partitionKey: true }, { sha256: nodeSha256 })
+    const built = responder.respondWithKeys(verdict([decision('ip', { key: 'ip:192.0.2.9' })]), 0)
+    expect(built).not.toBeInstanceOf(Promise)
+    expect(sent((built as Exclude<typeof built, Promise<unknown>>).headers).RateLimit).toBe(
+      `"ip";r=99;t=60;pk=${expected('ip:192.0.2.9')}`,
+    )
   })
 })
 

@@ -13,21 +13,31 @@ const PARTITION_KEY_CACHE_SIZE = 4096
 export type PartitionKeyHasher = (key: string) => string | Promise<string>
 
 /**
+ * SHA-256 over the UTF-8 bytes of `text` (a lone surrogate as U+FFFD, as `TextEncoder` has it),
+ * answered at once: what a runtime with a synchronous hash offers (on Node, `nodeSha256` from
+ * `@tollgate/core/node`). Web Crypto's digest is asynchronous, and costs a request that misses
+ * the cache a trip through the event loop.
+ */
+export type Sha256Digest = (text: string) => Uint8Array
+
+/**
  * The `pk` parameter for a rate-limit key: the first 12 bytes of SHA-256 over the key's UTF-8
  * bytes, as an RFC 9651 byte sequence (`:base64:`). Documented so that a client can compute
  * the partition key of a request it is about to make; a hash, so the key itself (an API key,
- * say) never appears in a response. Uses Web Crypto (`crypto.subtle`), present in Node ≥ 19,
- * Deno, Bun and Workers, which answers asynchronously; the values of recent keys are cached and
- * returned synchronously, so a returning client's request never waits for a digest.
+ * say) never appears in a response. Uses `sha256` when given (the runtime's synchronous hash),
+ * else Web Crypto (`crypto.subtle`), present in Node ≥ 19, Deno, Bun and Workers, which answers
+ * asynchronously; the values of recent keys are cached and returned synchronously, so a
+ * returning client's request never waits for a digest.
  * @param cacheSize keys per cache generation (see `PARTITION_KEY_CACHE_SIZE`)
  */
 export function createPartitionKeyHasher(
   cacheSize: number = PARTITION_KEY_CACHE_SIZE,
+  sha256?: Sha256Digest,
 ): PartitionKeyHasher {
   // Reached structurally: core compiles without DOM or Node types (see tsconfig "types": []).
   const subtle = (globalThis as { crypto?: { subtle?: { digest: Digest } } }).crypto?.subtle
   const Encoder = (globalThis as { TextEncoder?: new () => Utf8Encoder }).TextEncoder
-  if (subtle === undefined || Encoder === undefined) {
+  if (sha256 === undefined && (subtle === undefined || Encoder === undefined)) {
     throw new TypeError('[tollgate] partition keys need Web Crypto (crypto.subtle) and TextEncoder')
   }
   if (!Number.isSafeInteger(cacheSize) || cacheSize < 1) {
@@ -35,7 +45,7 @@ export function createPartitionKeyHasher(
       `[tollgate] partition key cache size: expected a whole number ≥ 1, got ${String(cacheSize)}`,
     )
   }
-  const encoder = new Encoder()
+  const encoder = sha256 === undefined ? new Encoder!() : undefined
   // Two generations: when the recent one fills up it becomes the older one, and a key found
   // there moves back. Keys in use survive a turnover, where clearing one map would drop them
   // all at once; memory stays bounded by two generations.
@@ -56,7 +66,12 @@ export function createPartitionKeyHasher(
       remember(key, kept)
       return kept
     }
-    return subtle.digest('SHA-256', encoder.encode(key)).then((digest) => {
+    if (sha256 !== undefined) {
+      const value = serializeByteSequence(sha256(key).subarray(0, PARTITION_KEY_BYTES))
+      remember(key, value)
+      return value
+    }
+    return subtle!.digest('SHA-256', encoder!.encode(key)).then((digest) => {
       const value = serializeByteSequence(new Uint8Array(digest, 0, PARTITION_KEY_BYTES))
       remember(key, value)
       return value

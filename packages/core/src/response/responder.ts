@@ -8,7 +8,7 @@ import {
   type StandardHeaders,
 } from '../headers/config.js'
 import { familiesFor, STANDARD_HEADERS } from '../headers/families/index.js'
-import { createPartitionKeyHasher } from '../headers/partition-key.js'
+import { createPartitionKeyHasher, type Sha256Digest } from '../headers/partition-key.js'
 import { createPolicyFieldCache, policyName } from '../headers/policy-fields.js'
 import {
   headerNames,
@@ -117,13 +117,22 @@ export type Responder = {
   readonly headerNames: readonly string[]
 }
 
+/** What the runtime offers the responder beyond the standard globals (adapters pass it). */
+export type ResponderRuntime = {
+  /** A synchronous SHA-256 for partition keys; without it, Web Crypto's digest. */
+  readonly sha256?: Sha256Digest | undefined
+}
+
 /**
  * Parses the header options once and returns the per-request functions.
  * @example
  * const responder = createResponder({ standardHeaders: 'draft-11', exposeHeaders: true })
  * const { headers, status, body } = responder.respond(verdict, Date.now())
  */
-export function createResponder(options: ResponderOptions = {}): Responder {
+export function createResponder(
+  options: ResponderOptions = {},
+  runtime: ResponderRuntime = {},
+): Responder {
   const fields = {
     legacyHeaders: checkBoolean('legacyHeaders', options.legacyHeaders ?? true),
     legacyReset: checkOneOf('legacyReset', options.legacyReset ?? 'epoch-seconds', LEGACY_RESETS),
@@ -146,7 +155,7 @@ export function createResponder(options: ResponderOptions = {}): Responder {
     : undefined
   const missing = checkMissingIdentity(options.missingIdentity ?? { status: 400 })
   const keyOf = partitionKeySource(options.partitionKey)
-  const hash = keyOf === undefined ? undefined : createPartitionKeyHasher()
+  const hash = keyOf === undefined ? undefined : createPartitionKeyHasher(undefined, runtime.sha256)
   const quotaExceeded = createQuotaExceededBodies()
 
   function refuse(

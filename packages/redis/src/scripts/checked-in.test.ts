@@ -8,9 +8,10 @@ import { chargePreparer } from '../prepare.js'
 import { redisScripts } from './index.js'
 
 // Changing a script changes these on purpose: operators may pre-load or allow-list them.
-const PINNED_CONSUME_SHA = '6cf8625b2c13a8e2beab0051fba59576d9e6de74'
-const PINNED_REFUND_SHA = '29051f2b2cd8547f70d06c43213fe5c00d677716'
-const PINNED_EXAMPLE_RULE_SET_SHA = '4327ae01959d42fd5be368f57ca18fccb59a7958'
+const PINNED_CONSUME_SHA = 'f3249fb9c8a7c2734d569b4b218a053ca9b84710'
+const PINNED_REFUND_SHA = 'c6b8d8b421549ad1a41c8e4bb888712c77176e0c'
+const PINNED_EXAMPLE_RULE_SET_SHA = '5785686a600875909283ca3065ea905ea96ba778'
+const PINNED_EXAMPLE_ONE_REQUEST_SHA = '3d5cf2d0074b98ca4502b00f416f89208bd003f6'
 
 /**
  * A gateway's usual pair: 10 per second with bursts of 20, and 1,000 a day, decided on the
@@ -44,9 +45,15 @@ describe('the checked-in Lua', () => {
     expect(redisScripts.refund.sha).toBe(PINNED_REFUND_SHA)
   })
 
-  it('rule-set.example.lua is the rule-set script of a per-second and a per-day rule', async () => {
-    const script = exampleRuleSetScript()
+  it('rule-set.example.lua is the batch script of a per-second and a per-day rule', async () => {
+    const script = exampleRuleSetScript().many
     await expect(script.source).toMatchFileSnapshot('../../lua/rule-set.example.lua')
     expect(script.sha).toBe(PINNED_EXAMPLE_RULE_SET_SHA)
+  })
+
+  it('rule-set-one.example.lua is the one-request script of the same rules', async () => {
+    const script = exampleRuleSetScript().one
+    await expect(script.source).toMatchFileSnapshot('../../lua/rule-set-one.example.lua')
+    expect(script.sha).toBe(PINNED_EXAMPLE_ONE_REQUEST_SHA)
   })
 })

@@ -18,6 +18,11 @@ export type RuleSetShape = {
   readonly marginMs: number
   /** The Redis server's TIME decides (`true`), or the caller's `now` after each request's costs. */
   readonly serverTime: boolean
+  /**
+   * `'one'`: the script decides exactly one request per call (KEYS holds its keys alone), with
+   * no loop around it; `'many'`: any number of requests, in order (a batch).
+   */
+  readonly requests: 'one' | 'many'
 }
 
 /**
@@ -45,17 +50,46 @@ export type RuleSetShape = {
  * (with its upvalues, and the garbage they leave) cost about as much as the arithmetic it wraps.
  * Each rule set gets its own script (and SHA); the store bounds how many it makes (prepare.ts).
  */
-export function ruleSetLua({ rules, marginMs, serverTime }: RuleSetShape): string {
+export function ruleSetLua({ rules, marginMs, serverTime, requests }: RuleSetShape): string {
   const names = rules.map((rule) => rule.algorithm.name + (rule.shadow ? ' (shadow)' : ''))
-  const header = `-- tollgate: requests charging ${names.join(', ')}${ARITHMETIC_LUA}`
-  const clock = serverTime
-    ? `local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
-local reply = { now }`
-    : `local reply, now = { 0 }, 0`
+  const what = requests === 'one' ? 'a request' : 'requests'
+  const header = `-- tollgate: ${what} charging ${names.join(', ')}${ARITHMETIC_LUA}`
+  const serverClock = `local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)`
   const write = (rule: RuleShape) => writeState(rule.algorithm, marginMs, serverTime)
+  if (rules.length === 1 && requests === 'one') {
+    // The caller's clock: the request's `now` is the argument after its cost.
+    const clock = serverTime ? serverClock : `local now = tonumber(ARGV[2])`
+    return header + clock + oneRequestOneRuleBody(rules[0]!, serverTime, write)
+  }
+  const clock = serverTime ? `${serverClock}\nlocal reply = { now }` : `local reply, now = { 0 }, 0`
   if (rules.length === 1) return header + clock + oneRuleBody(rules[0]!, serverTime, write)
-  return header + clock + severalRulesBody(rules, serverTime, write)
+  return header + clock + severalRulesBody(rules, serverTime, requests, write)
+}
+
+/**
+ * One request of one rule: the body of oneRuleBody for i = 1, with no loop and no reply table
+ * to fill (the request a gateway makes when nothing else of its rule set is on its way).
+ */
+function oneRequestOneRuleBody(
+  rule: RuleShape,
+  serverTime: boolean,
+  write: (r: RuleShape) => string,
+) {
+  const { algorithm, params } = rule
+  return `
+${bindParameters(algorithm, params)}
+local key, cost, commit = KEYS[1], tonumber(ARGV[1]), true
+local s, moved = nil, false
+${readState(algorithm)}${algorithm.load}
+local allowed, remaining, reset, retry
+do${algorithm.decide}
+end
+if allowed == 1 or moved then
+  ${write(rule)}
+end
+return { ${serverTime ? 'now' : '0'}, allowed, remaining, reset, retry }
+`
 }
 
 /**
@@ -95,6 +129,7 @@ return reply
 function severalRulesBody(
   rules: readonly RuleShape[],
   serverTime: boolean,
+  requests: 'one' | 'many',
   write: (r: RuleShape) => string,
 ): string {
   const n = rules.length
@@ -142,8 +177,10 @@ function severalRulesBody(
   const replies = (_rule: RuleShape, i: number) => `
   reply[at], reply[at + 1], reply[at + 2], reply[at + 3] = a${i}, m${i}, e${i}, t${i}
   at = at + 4`
+  // One request: the loop's body once, for r = 0.
+  const loop = requests === 'one' ? 'do\n  local r = 0' : `for r = 0, #KEYS / ${n} - 1 do`
   return `
-for r = 0, #KEYS / ${n} - 1 do
+${loop}
   local k, base = r * ${n}, r * ${step}${serverTime ? '' : `\n  now = tonumber(ARGV[base + ${n + 1}])`}${each(load)}
   local denied = false${each(dryRun)}
   if denied then${each(report)}
@@ -170,14 +207,21 @@ function readState(algorithm: LuaAlgorithm): string {
  * Writes the state `s` of `key` with an expiry at the moment it is fresh again (dropping it then
  * loses nothing), plus the margin; a state already fresh is deleted instead. With the server's
  * clock the deadline is absolute (agrees with TIME to the ms), relative otherwise. A sliding log
- * kept as a list was written in place: only its expiry is left to set.
+ * kept as a list was written in place: only its expiry is left to set. Numbers go to Redis as
+ * text made by format('%d') (see ARITHMETIC_LUA's `format`): exact for whole numbers below
+ * 2^53, and a fraction of the cost of the float printing Redis does for a number argument.
  */
 function writeState(algorithm: LuaAlgorithm, marginMs: number, serverTime: boolean): string {
-  const deadline = serverTime ? `fresh + ${marginMs}` : `fresh - now + ${marginMs}`
-  const set = `redis.call('SET', key, ${algorithm.format}, '${serverTime ? 'PXAT' : 'PX'}', ${deadline})`
+  const deadline = `format('%d', ${serverTime ? `fresh + ${marginMs}` : `fresh - now + ${marginMs}`})`
+  const value = `local value = ${algorithm.format}
+      if type(value) == 'number' then value = format('%d', value) end
+      `
+  const set = `redis.call('SET', key, value, '${serverTime ? 'PXAT' : 'PX'}', ${deadline})`
   const expire = `redis.call('${serverTime ? 'PEXPIREAT' : 'PEXPIRE'}', key, ${deadline})`
   const store =
-    algorithm.code === slidingLogLua.code ? `if s[3] then ${set} else ${expire} end` : set
+    algorithm.code === slidingLogLua.code
+      ? `if s[3] then\n        ${value}${set}\n      else ${expire} end`
+      : value + set
   return `local fresh
     do${algorithm.freshAt}
     end
