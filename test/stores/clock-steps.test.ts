@@ -122,3 +122,107 @@ describe.skipIf(!redisAvailable)('a clock step of any size, in the Redis store',
     )
   }, 60_000)
 })
+
+/**
+ * Window rules on a clock that steps again and again, by any amount either way, and now and
+ * then onto the last ms of a window (`edge`: that many windows away), where a step back would
+ * do most harm if it let the next ms open a fresh window.
+ */
+const windowTraceArb = fc
+  .record({ limit: fc.integer({ min: 1, max: 6 }), windowMs: fc.constantFrom(10, 100, 1000) })
+  .chain((p) =>
+    fc.record({
+      algorithm: fc.constantFrom(
+        fixedWindow(p),
+        slidingWindow(p),
+        slidingLog(p),
+        slidingWindow({ ...p, buckets: 5 }),
+      ),
+      trace: fc.array(
+        fc.record({
+          jump: fc.oneof(
+            fc.integer({ min: 0, max: 3 }),
+            fc.integer({ min: -3 * p.windowMs, max: 3 * p.windowMs }),
+            fc.integer({ min: -10 * YEAR_MS, max: 10 * YEAR_MS }),
+          ),
+          edge: fc.option(fc.integer({ min: -4, max: 0 }), { freq: 3 }),
+          cost: fc.integer({ min: 0, max: 6 }),
+        }),
+        { minLength: 1, maxLength: 60 },
+      ),
+    }),
+  )
+
+type WindowTrace = typeof windowTraceArb extends fc.Arbitrary<infer T> ? T : never
+
+/**
+ * Runs a trace on `store` and checks, after every step, that the rule handed out no more than
+ * while its clock only moved forward (a limit per window that forward movement touches, the
+ * sliding log one window fewer), and that no wait exceeds two reset spans.
+ */
+async function expectBoundedSteps(store: Store, { algorithm, trace }: WindowTrace) {
+  const span = resetSpanMs(algorithm)
+  const { limit, windowMs } = algorithm.params as { limit: number; windowMs: number }
+  let now = START
+  let forward = 0
+  let spent = 0
+  for (const { jump, edge, cost } of trace) {
+    const at = edge === null ? now + jump : now - (now % windowMs) + (edge + 1) * windowMs - 1
+    const next = Math.max(0, at)
+    forward += Math.max(0, next - now)
+    now = next
+    const charged = Math.min(cost, limit)
+    const [decision] = (
+      await store.consume([{ rule: 'r', algorithm, key: 'k', cost: charged, shadow: false }], now)
+    ).decisions
+    if (decision!.allowed) spent += charged
+    const windows =
+      algorithm.name === 'sliding_log'
+        ? Math.floor(forward / windowMs) + 1
+        : Math.ceil(forward / windowMs) + 1
+    expect(spent).toBeLessThanOrEqual(limit * windows)
+    expect(decision!.resetAfterMs).toBeLessThanOrEqual(2 * span + 1)
+    expect(decision!.retryAfterMs ?? 0).toBeLessThanOrEqual(2 * span + 1)
+  }
+}
+
+describe('a window rule on a clock that steps again and again, in the memory store', () => {
+  it('hands out no more than on a clock that only moved forward, and costs at most one reset span', async () => {
+    await fc.assert(
+      fc.asyncProperty(windowTraceArb, (c) => expectBoundedSteps(memoryStore(), c)),
+      { numRuns: 400 },
+    )
+  }, 60_000)
+})
+
+describe.skipIf(!redisAvailable)(
+  'a window rule on a clock that steps again and again, in the Redis store',
+  () => {
+    let target: Target
+    beforeAll(async () => {
+      target = await ioredisTarget(REDIS_URL)
+    })
+    afterAll(async () => {
+      await target?.close()
+      await removeTestKeys()
+    })
+
+    it('hands out no more than on a clock that only moved forward, and costs at most one reset span', async () => {
+      await fc.assert(
+        fc.asyncProperty(windowTraceArb, (c) =>
+          expectBoundedSteps(
+            redisStore({
+              client: target.client,
+              time: 'caller',
+              prefix: uniquePrefix('window-steps'),
+              expiryMarginMs: 600_000,
+              timeoutMs: 5000,
+            }),
+            c,
+          ),
+        ),
+        { numRuns: 800 },
+      )
+    }, 60_000)
+  },
+)

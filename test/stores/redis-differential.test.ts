@@ -7,6 +7,7 @@ import { REDIS_URL, redisAvailable, removeTestKeys, uniquePrefix } from './suppo
 import { ioredisTarget, nodeRedisTarget, type Target } from './support/targets.js'
 import {
   AWKWARD_KEYS,
+  calendarBoundaryArbs,
   expectSameAsReference,
   extremeTraceArb,
   longLogArbs,
@@ -85,6 +86,33 @@ describe.skipIf(!redisAvailable).each(clients)(
       await fc.assert(
         fc.asyncProperty(
           traceArb(['ip:203.0.113.7'], 30, { ...longLogArbs, clockSteps: true }),
+          (trace) => expectSameAsReference(store(), trace),
+        ),
+        { numRuns: 60 },
+      )
+    })
+
+    it('decides calendar windows across their boundaries, in UTC and in time zones, exactly as the reference store', async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          traceArb(['ip:203.0.113.7', 'api_key:k_1'], 30, {
+            ...calendarBoundaryArbs,
+            nearBoundaries: true,
+          }),
+          (trace) => expectSameAsReference(store(), trace),
+        ),
+        { numRuns: 80 },
+      )
+    })
+
+    it('decides calendar windows across boundaries on a clock that steps, exactly as the reference store', async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          traceArb(['ip:203.0.113.7'], 30, {
+            ...calendarBoundaryArbs,
+            nearBoundaries: true,
+            clockSteps: true,
+          }),
           (trace) => expectSameAsReference(store(), trace),
         ),
         { numRuns: 60 },

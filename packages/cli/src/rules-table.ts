@@ -1,14 +1,5 @@
-import {
-  type Algorithm,
-  fixedWindow,
-  gcra,
-  leakyBucket,
-  memoryStore,
-  type Rule,
-  slidingLog,
-  slidingWindow,
-  tokenBucket,
-} from '@tollgate/core'
+import { type Algorithm, memoryStore, type Rule } from '@tollgate/core'
+import { algorithmOfRule } from '@tollgate/core/simulate'
 import { amount, bytes, duration } from './format.js'
 
 /** What `tollgate check` tells about one rule. */
@@ -24,32 +15,6 @@ export type RuleFacts = {
   readonly stateNumbers: number
   /** The memory store's bytes for `keys` keys each at its fullest, measured or scaled. */
   readonly memory: { readonly keys: number; readonly bytes: number; readonly measuredOn: number }
-}
-
-const FACTORIES: Record<string, (rule: Rule) => Algorithm> = {
-  token_bucket: (rule) => tokenBucket(rateParams(rule)),
-  gcra: (rule) => gcra(rateParams(rule)),
-  leaky_bucket: (rule) => leakyBucket(rateParams(rule)),
-  fixed_window: (rule) => fixedWindow(windowParams(rule)),
-  sliding_log: (rule) => slidingLog(windowParams(rule)),
-  sliding_window: (rule) => slidingWindow(windowParams(rule)),
-}
-
-/** The algorithm a validated rule runs, as the limiter builds it. */
-function algorithmOfRule(rule: Rule): Algorithm {
-  const factory = FACTORIES[rule.algorithm]
-  if (factory === undefined) throw new Error(`rule "${rule.id}": no algorithm ${rule.algorithm}`)
-  return factory(rule)
-}
-
-function rateParams(rule: Rule) {
-  if (!('burst' in rule)) throw new Error(`rule "${rule.id}" is not a rate rule`)
-  return { rate: rule.rate, periodMs: rule.period, burst: rule.burst }
-}
-
-function windowParams(rule: Rule) {
-  if (!('limit' in rule)) throw new Error(`rule "${rule.id}" is not a window rule`)
-  return { limit: rule.limit, windowMs: rule.window }
 }
 
 /** Keys filled to measure a rule's memory; more are scaled from it (the tables grow linearly). */
@@ -127,7 +92,7 @@ function appliesTo(rule: Rule): string {
   const amountText =
     'burst' in rule
       ? `${amount(rule.rate)} per ${duration(rule.period)}`
-      : `${amount(rule.limit)} per ${duration(rule.window)}`
+      : `${amount(rule.limit)} per ${typeof rule.window === 'number' ? duration(rule.window) : rule.window}`
   parts.push(amountText)
   if (rule.cost !== 1) parts.push(`cost ${rule.cost}`)
   for (const [route, cost] of Object.entries(rule.costByRoute)) parts.push(`${route} costs ${cost}`)

@@ -58,10 +58,16 @@ function algorithmOf(rule: Rule): Algorithm {
     case 'leaky_bucket':
       return leakyBucket({ rate: rule.rate, periodMs: rule.period, burst: rule.burst })
     case 'fixed_window':
-      return fixedWindow({ limit: rule.limit, windowMs: rule.window })
+      return typeof rule.window === 'string'
+        ? fixedWindow({ limit: rule.limit, calendar: rule.window, timeZone: rule.timeZone })
+        : fixedWindow({ limit: rule.limit, windowMs: rule.window })
     case 'sliding_log':
-      return slidingLog({ limit: rule.limit, windowMs: rule.window })
+      return slidingLog({ limit: rule.limit, windowMs: rule.window as number })
     case 'sliding_window':
-      return slidingWindow({ limit: rule.limit, windowMs: rule.window })
+      return slidingWindow({
+        limit: rule.limit,
+        windowMs: rule.window as number,
+        buckets: rule.buckets,
+      })
   }
 }

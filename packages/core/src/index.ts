@@ -17,6 +17,9 @@ export {
   type AlgorithmParams,
   type AlgorithmState,
   type AlgorithmTable,
+  type CalendarUnit,
+  type CalendarWindowParams,
+  type CalendarWindows,
   checkCost,
   checkTime,
   fixedWindow,
@@ -26,6 +29,7 @@ export {
   MAX_TIME_MS,
   type QuotaPolicy,
   type RateParams,
+  type SlidingWindowParams,
   type StateSlots,
   type StepResult,
   slidingLog,
@@ -33,6 +37,7 @@ export {
   step,
   tokenBucket,
   type WindowParams,
+  type WindowSpan,
   wholeMs,
 } from './algorithms/index.js'
 export { type Clock, systemClock } from './clock.js'

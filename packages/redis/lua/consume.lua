@@ -85,7 +85,18 @@ local function load(code, key, p1, p2, p3, now)
       s = { 0, now }
     end
   elseif code == 4 then
-    local limit, windowMs = p1, p2
+    local limit, windowMs, calendar = p1, p2, p3
+    local nowStart, nowEnd
+    if calendar == 0 then
+      nowStart = floorDiv(now, windowMs) * windowMs
+      nowEnd = nowStart + windowMs
+    else
+      local first = floorDiv(calendar, 33554432)
+      local b2 = windowMs + first * 1000
+      local b3 = b2 + (calendar - first * 33554432) * 1000
+      nowStart = now < b2 and windowMs or b2
+      nowEnd = (nowStart < b2 and b2 or (nowStart == b2 and b3 or nowStart + 2 * (b3 - b2)))
+    end
     local a, b
     if v and #v == 17 then
       local tag
@@ -94,10 +105,10 @@ local function load(code, key, p1, p2, p3, now)
     end
     if a then
       s = { a, b }
-      -- A window beyond the next one: the clock stepped back; the count moves to now's window.
-      if a - now > windowMs then s[1] = floorDiv(now, windowMs) * windowMs; moved = true end
+      -- Beyond the window after now's: the clock stepped back; the count moves to that window.
+      if a > nowEnd then s[1] = nowEnd; moved = true end
     else
-      s = { floorDiv(now, windowMs) * windowMs, 0 }
+      s = { nowStart, 0 }
     end
   elseif code == 5 then
     local limit, windowMs = p1, p2
@@ -142,7 +153,30 @@ local function load(code, key, p1, p2, p3, now)
     end
     s = { size, newest, packed }
   elseif code == 6 then
-    local limit, windowMs = p1, p2
+    local limit, windowMs, buckets = p1, p2, p3
+    if buckets > 0 then
+      local width = windowMs / buckets
+      if v and #v == 9 + 8 * buckets then
+        local t = { struct.unpack('<B' .. string.rep('d', buckets + 1), v) }
+        if t[1] == 70 then
+          s = {}
+          for j = 1, buckets + 1 do s[j] = t[j + 1] end
+        end
+      end
+      if s then
+        local newest, nowIndex = s[1] / width, floorDiv(now, width)
+        if (newest - nowIndex) * width > windowMs then
+          local counts = {}
+          for j = 0, buckets - 1 do counts[j] = s[2 + (newest - j) - floorDiv(newest - j, buckets) * buckets] end
+          for j = 0, buckets - 1 do s[2 + (nowIndex - j) - floorDiv(nowIndex - j, buckets) * buckets] = counts[j] end
+          s[1] = nowIndex * width
+          moved = true
+        end
+      else
+        s = { floorDiv(now, width) * width }
+        for j = 2, buckets + 1 do s[j] = 0 end
+      end
+    else
     local a, b, c
     if v and #v == 25 then
       local tag
@@ -159,6 +193,7 @@ local function load(code, key, p1, p2, p3, now)
       end
     else
       s = { floorDiv(now, windowMs) * windowMs, 0, 0 }
+    end
     end
   end
   return s, moved
@@ -233,12 +268,31 @@ local function decide(code, key, s, p1, p2, p3, cost, now, commit)
       allowed, remaining, retry = 1, max(0, floorDiv(capacity - poured, unitsPerToken)), 0
     end
   elseif code == 4 then
-    local limit, windowMs = p1, p2
+    local limit, windowMs, calendar = p1, p2, p3
+    local nowStart, nowEnd
+    if calendar == 0 then
+      nowStart = floorDiv(now, windowMs) * windowMs
+      nowEnd = nowStart + windowMs
+    else
+      local first = floorDiv(calendar, 33554432)
+      local b2 = windowMs + first * 1000
+      local b3 = b2 + (calendar - first * 33554432) * 1000
+      nowStart = now < b2 and windowMs or b2
+      nowEnd = (nowStart < b2 and b2 or (nowStart == b2 and b3 or nowStart + 2 * (b3 - b2)))
+    end
     local stored = s[1]
-    local start = max(floorDiv(now, windowMs) * windowMs, stored)
+    local start = max(nowStart, stored)
     local count = 0
     if start == stored then count = s[2] end
-    local untilEnd = start + windowMs - now
+    local untilEnd
+    if calendar == 0 then untilEnd = start + windowMs - now
+    elseif start == nowStart then untilEnd = nowEnd - now
+    else
+      local first = floorDiv(calendar, 33554432)
+      local b2 = windowMs + first * 1000
+      local b3 = b2 + (calendar - first * 33554432) * 1000
+      untilEnd = (start < b2 and b2 or (start == b2 and b3 or start + 2 * (b3 - b2))) - now
+    end
     if cost > 0 and count + cost > limit then
       allowed, remaining, reset, retry = 0, max(0, limit - count), untilEnd, untilEnd
     else
@@ -341,7 +395,45 @@ local function decide(code, key, s, p1, p2, p3, cost, now, commit)
       allowed, remaining, retry = 1, max(0, limit - live - cost), 0
     end
   elseif code == 6 then
-    local limit, windowMs = p1, p2
+    local limit, windowMs, buckets = p1, p2, p3
+    if buckets > 0 then
+      local width = windowMs / buckets
+      local newest = s[1] / width
+      local at = max(floorDiv(now, width), newest)
+      local oldest = max(at - buckets + 1, newest - buckets + 1)
+      local sum = 0
+      for m = oldest, newest do sum = sum + s[2 + (m) - floorDiv(m, buckets) * buckets] end
+      local fresh
+      if cost > 0 and sum + cost > limit then
+        local m = oldest
+        local expiring = sum + cost - limit - s[2 + (m) - floorDiv(m, buckets) * buckets]
+        while expiring > 0 do
+          m = m + 1
+          expiring = expiring - s[2 + (m) - floorDiv(m, buckets) * buckets]
+        end
+        
+      fresh = 0
+      for m = newest, oldest, -1 do
+        if s[2 + (m) - floorDiv(m, buckets) * buckets] > 0 then fresh = (m + buckets) * width; break end
+      end
+        allowed, remaining, reset, retry = 0, max(0, limit - sum), fresh - now, (m + buckets) * width - now
+      else
+        if commit and cost > 0 then
+          for m = max(newest + 1, at - buckets + 1), at do s[2 + (m) - floorDiv(m, buckets) * buckets] = 0 end
+          s[1] = at * width
+          s[2 + (at) - floorDiv(at, buckets) * buckets] = s[2 + (at) - floorDiv(at, buckets) * buckets] + cost
+        end
+        if cost > 0 then fresh = (at + buckets) * width else 
+      fresh = 0
+      for m = newest, oldest, -1 do
+        if s[2 + (m) - floorDiv(m, buckets) * buckets] > 0 then fresh = (m + buckets) * width; break end
+      end
+        end
+        reset = 0
+        if fresh > 0 then reset = fresh - now end
+        allowed, remaining, retry = 1, max(0, limit - sum - cost), 0
+      end
+    else
     local budget = limit * windowMs
     local stored = s[1]
     local start = max(floorDiv(now, windowMs) * windowMs, stored)
@@ -376,6 +468,7 @@ local function decide(code, key, s, p1, p2, p3, cost, now, commit)
       if charged > 0 then reset = start + 2 * windowMs elseif previous > 0 then reset = start + windowMs else reset = 0 end
       allowed, remaining, reset, retry = 1, max(0, floorDiv(budget - used - cost * windowMs, windowMs)), max(0, reset - now), 0
     end
+    end
   end
   return allowed, remaining, reset, retry
 end
@@ -399,14 +492,31 @@ local function freshAt(code, key, s, p1, p2, p3)
     local unitsPerMs, unitsPerToken, capacity = p1, p2, p3
     fresh = s[2] - floorDiv(-s[1], unitsPerMs)
   elseif code == 4 then
-    local limit, windowMs = p1, p2
-    if s[2] == 0 then fresh = 0 else fresh = s[1] + windowMs end
+    local limit, windowMs, calendar = p1, p2, p3
+    if s[2] == 0 then fresh = 0
+    elseif calendar == 0 then fresh = s[1] + windowMs
+    else
+      local first = floorDiv(calendar, 33554432)
+      local b2 = windowMs + first * 1000
+      local b3 = b2 + (calendar - first * 33554432) * 1000
+      fresh = (s[1] < b2 and b2 or (s[1] == b2 and b3 or s[1] + 2 * (b3 - b2)))
+    end
   elseif code == 5 then
     local limit, windowMs = p1, p2
     if s[1] == 0 then fresh = 0 else fresh = s[2] + windowMs end
   elseif code == 6 then
-    local limit, windowMs = p1, p2
+    local limit, windowMs, buckets = p1, p2, p3
+    if buckets > 0 then
+      local width = windowMs / buckets
+      local newest = s[1] / width
+      
+      fresh = 0
+      for m = newest, newest - buckets + 1, -1 do
+        if s[2 + (m) - floorDiv(m, buckets) * buckets] > 0 then fresh = (m + buckets) * width; break end
+      end
+    else
     if s[3] > 0 then fresh = s[1] + 2 * windowMs elseif s[2] > 0 then fresh = s[1] + windowMs else fresh = 0 end
+    end
   end
   return fresh
 end
@@ -432,11 +542,11 @@ local function save(code, key, s, p1, p2, p3, now, absolute, margin)
   elseif code == 3 then
     local unitsPerMs, unitsPerToken, capacity = p1, p2, p3 value = struct.pack('<Bdd', 3, s[1], s[2])
   elseif code == 4 then
-    local limit, windowMs = p1, p2 value = struct.pack('<Bdd', 4, s[1], s[2])
+    local limit, windowMs, calendar = p1, p2, p3 value = struct.pack('<Bdd', 4, s[1], s[2])
   elseif code == 5 then
     local limit, windowMs = p1, p2 value = s[3]
   elseif code == 6 then
-    local limit, windowMs = p1, p2 value = struct.pack('<Bddd', 6, s[1], s[2], s[3])
+    local limit, windowMs, buckets = p1, p2, p3 value = (buckets > 0 and struct.pack('<B' .. string.rep('d', buckets + 1), 70, unpack(s, 1, buckets + 1)) or struct.pack('<Bddd', 6, s[1], s[2], s[3]))
   end
   if type(value) == 'number' then value = format('%d', value) end
   if value then

@@ -39,11 +39,22 @@ do
   local s2, r2
   do
     local key = KEYS[k + 2]
-    local limit, windowMs = 1000, 86400000
+    local limit, windowMs, calendar = 1000, 86400000, 0
     local s, moved = nil, false
     local v = redis.pcall('GET', key)
   -- Missing, or another type (a rule that changed algorithm): no state.
   if type(v) ~= 'string' then v = nil end
+    local nowStart, nowEnd
+    if calendar == 0 then
+      nowStart = floorDiv(now, windowMs) * windowMs
+      nowEnd = nowStart + windowMs
+    else
+      local first = floorDiv(calendar, 33554432)
+      local b2 = windowMs + first * 1000
+      local b3 = b2 + (calendar - first * 33554432) * 1000
+      nowStart = now < b2 and windowMs or b2
+      nowEnd = (nowStart < b2 and b2 or (nowStart == b2 and b3 or nowStart + 2 * (b3 - b2)))
+    end
     local a, b
     if v and #v == 17 then
       local tag
@@ -52,10 +63,10 @@ do
     end
     if a then
       s = { a, b }
-      -- A window beyond the next one: the clock stepped back; the count moves to now's window.
-      if a - now > windowMs then s[1] = floorDiv(now, windowMs) * windowMs; moved = true end
+      -- Beyond the window after now's: the clock stepped back; the count moves to that window.
+      if a > nowEnd then s[1] = nowEnd; moved = true end
     else
-      s = { floorDiv(now, windowMs) * windowMs, 0 }
+      s = { nowStart, 0 }
     end
     s2, r2 = s, moved
   end
@@ -90,14 +101,33 @@ do
   local a2, m2, e2, t2
     do
       local key, s, cost, commit = KEYS[k + 2], s2, c2, false
-      local limit, windowMs = 1000, 86400000
+      local limit, windowMs, calendar = 1000, 86400000, 0
       local allowed, remaining, reset, retry
       do
+    local nowStart, nowEnd
+    if calendar == 0 then
+      nowStart = floorDiv(now, windowMs) * windowMs
+      nowEnd = nowStart + windowMs
+    else
+      local first = floorDiv(calendar, 33554432)
+      local b2 = windowMs + first * 1000
+      local b3 = b2 + (calendar - first * 33554432) * 1000
+      nowStart = now < b2 and windowMs or b2
+      nowEnd = (nowStart < b2 and b2 or (nowStart == b2 and b3 or nowStart + 2 * (b3 - b2)))
+    end
     local stored = s[1]
-    local start = max(floorDiv(now, windowMs) * windowMs, stored)
+    local start = max(nowStart, stored)
     local count = 0
     if start == stored then count = s[2] end
-    local untilEnd = start + windowMs - now
+    local untilEnd
+    if calendar == 0 then untilEnd = start + windowMs - now
+    elseif start == nowStart then untilEnd = nowEnd - now
+    else
+      local first = floorDiv(calendar, 33554432)
+      local b2 = windowMs + first * 1000
+      local b3 = b2 + (calendar - first * 33554432) * 1000
+      untilEnd = (start < b2 and b2 or (start == b2 and b3 or start + 2 * (b3 - b2))) - now
+    end
     if cost > 0 and count + cost > limit then
       allowed, remaining, reset, retry = 0, max(0, limit - count), untilEnd, untilEnd
     else
@@ -155,14 +185,33 @@ do
     if a2 == 1 then
     do
       local key, s, cost, commit = KEYS[k + 2], s2, 0, false
-      local limit, windowMs = 1000, 86400000
+      local limit, windowMs, calendar = 1000, 86400000, 0
       local allowed, remaining, reset, retry
       do
+    local nowStart, nowEnd
+    if calendar == 0 then
+      nowStart = floorDiv(now, windowMs) * windowMs
+      nowEnd = nowStart + windowMs
+    else
+      local first = floorDiv(calendar, 33554432)
+      local b2 = windowMs + first * 1000
+      local b3 = b2 + (calendar - first * 33554432) * 1000
+      nowStart = now < b2 and windowMs or b2
+      nowEnd = (nowStart < b2 and b2 or (nowStart == b2 and b3 or nowStart + 2 * (b3 - b2)))
+    end
     local stored = s[1]
-    local start = max(floorDiv(now, windowMs) * windowMs, stored)
+    local start = max(nowStart, stored)
     local count = 0
     if start == stored then count = s[2] end
-    local untilEnd = start + windowMs - now
+    local untilEnd
+    if calendar == 0 then untilEnd = start + windowMs - now
+    elseif start == nowStart then untilEnd = nowEnd - now
+    else
+      local first = floorDiv(calendar, 33554432)
+      local b2 = windowMs + first * 1000
+      local b3 = b2 + (calendar - first * 33554432) * 1000
+      untilEnd = (start < b2 and b2 or (start == b2 and b3 or start + 2 * (b3 - b2))) - now
+    end
     if cost > 0 and count + cost > limit then
       allowed, remaining, reset, retry = 0, max(0, limit - count), untilEnd, untilEnd
     else
@@ -178,10 +227,17 @@ do
     end
     if r2 then
       local key, s = KEYS[k + 2], s2
-      local limit, windowMs = 1000, 86400000
+      local limit, windowMs, calendar = 1000, 86400000, 0
       local fresh
     do
-    if s[2] == 0 then fresh = 0 else fresh = s[1] + windowMs end
+    if s[2] == 0 then fresh = 0
+    elseif calendar == 0 then fresh = s[1] + windowMs
+    else
+      local first = floorDiv(calendar, 33554432)
+      local b2 = windowMs + first * 1000
+      local b3 = b2 + (calendar - first * 33554432) * 1000
+      fresh = (s[1] < b2 and b2 or (s[1] == b2 and b3 or s[1] + 2 * (b3 - b2)))
+    end
     end
     if fresh <= now then
       redis.call('DEL', key)
@@ -249,14 +305,33 @@ do
     if a2 == 1 then
     do
       local key, s, cost, commit = KEYS[k + 2], s2, c2, true
-      local limit, windowMs = 1000, 86400000
+      local limit, windowMs, calendar = 1000, 86400000, 0
       local allowed, remaining, reset, retry
       do
+    local nowStart, nowEnd
+    if calendar == 0 then
+      nowStart = floorDiv(now, windowMs) * windowMs
+      nowEnd = nowStart + windowMs
+    else
+      local first = floorDiv(calendar, 33554432)
+      local b2 = windowMs + first * 1000
+      local b3 = b2 + (calendar - first * 33554432) * 1000
+      nowStart = now < b2 and windowMs or b2
+      nowEnd = (nowStart < b2 and b2 or (nowStart == b2 and b3 or nowStart + 2 * (b3 - b2)))
+    end
     local stored = s[1]
-    local start = max(floorDiv(now, windowMs) * windowMs, stored)
+    local start = max(nowStart, stored)
     local count = 0
     if start == stored then count = s[2] end
-    local untilEnd = start + windowMs - now
+    local untilEnd
+    if calendar == 0 then untilEnd = start + windowMs - now
+    elseif start == nowStart then untilEnd = nowEnd - now
+    else
+      local first = floorDiv(calendar, 33554432)
+      local b2 = windowMs + first * 1000
+      local b3 = b2 + (calendar - first * 33554432) * 1000
+      untilEnd = (start < b2 and b2 or (start == b2 and b3 or start + 2 * (b3 - b2))) - now
+    end
     if cost > 0 and count + cost > limit then
       allowed, remaining, reset, retry = 0, max(0, limit - count), untilEnd, untilEnd
     else
@@ -271,7 +346,14 @@ do
       if allowed == 1 or r2 then
         local fresh
     do
-    if s[2] == 0 then fresh = 0 else fresh = s[1] + windowMs end
+    if s[2] == 0 then fresh = 0
+    elseif calendar == 0 then fresh = s[1] + windowMs
+    else
+      local first = floorDiv(calendar, 33554432)
+      local b2 = windowMs + first * 1000
+      local b3 = b2 + (calendar - first * 33554432) * 1000
+      fresh = (s[1] < b2 and b2 or (s[1] == b2 and b3 or s[1] + 2 * (b3 - b2)))
+    end
     end
     if fresh <= now then
       redis.call('DEL', key)
@@ -285,10 +367,17 @@ do
     else
     if r2 then
       local key, s = KEYS[k + 2], s2
-      local limit, windowMs = 1000, 86400000
+      local limit, windowMs, calendar = 1000, 86400000, 0
       local fresh
     do
-    if s[2] == 0 then fresh = 0 else fresh = s[1] + windowMs end
+    if s[2] == 0 then fresh = 0
+    elseif calendar == 0 then fresh = s[1] + windowMs
+    else
+      local first = floorDiv(calendar, 33554432)
+      local b2 = windowMs + first * 1000
+      local b3 = b2 + (calendar - first * 33554432) * 1000
+      fresh = (s[1] < b2 and b2 or (s[1] == b2 and b3 or s[1] + 2 * (b3 - b2)))
+    end
     end
     if fresh <= now then
       redis.call('DEL', key)

@@ -1,5 +1,12 @@
-import { type Algorithm, type Charge, checkCost, RateLimitError } from '@tollgate/core'
+import {
+  type Algorithm,
+  type CalendarWindows,
+  type Charge,
+  checkCost,
+  RateLimitError,
+} from '@tollgate/core'
 import { encodeKey, encodeRule } from './keys.js'
+import { CALENDAR_LENGTH_BASE } from './scripts/fixed-window.lua.js'
 import { type Script, script } from './scripts/index.js'
 import type { LuaAlgorithm } from './scripts/lua-algorithm.js'
 import { luaAlgorithmNamed } from './scripts/registry.js'
@@ -21,8 +28,13 @@ type AlgorithmPlan = {
   readonly lua: LuaAlgorithm
   /** [code, p1, p2, p3] as the general scripts read them. */
   readonly args: readonly string[]
-  /** Its own one-rule scripts, or undefined past the bound (the general script serves it). */
+  /**
+   * Its own one-rule scripts, or undefined past the bound or for a calendar window (the general
+   * script serves it).
+   */
   readonly oneRule: RuleSetScripts | undefined
+  /** A calendar window's boundaries, which change from window to window: sent with each call. */
+  readonly calendar: CalendarWindows | undefined
 }
 
 /**
@@ -46,8 +58,16 @@ export const MAX_RULE_SETS = 256
 export const MAX_RULES_PER_SCRIPT = 8
 
 export type ChargePreparer = {
-  /** Validates a charge and builds its key and arguments for the general scripts. */
-  prepare(charge: Charge): PreparedCharge
+  /**
+   * Validates a charge and builds its key and arguments for the general scripts; a calendar
+   * window's are those of the window holding `now` (the caller's clock).
+   */
+  prepare(charge: Charge, now: number): PreparedCharge
+  /**
+   * The time a refund script compares with the state: a calendar window's charge is sent as the
+   * start of its window, which the script cannot compute.
+   */
+  refundTime(charge: Charge, chargedAt: number): number
   /** Validates a charge and returns its Redis key. */
   keyOf(charge: Charge): string
   /** The one-rule scripts of the charge's algorithm, if it has them (call after `keyOf`). */
@@ -103,8 +123,13 @@ export function chargePreparer(
     if (plan === undefined) {
       const lua = luaOf(charge)
       const args = scriptArgs(lua, charge.algorithm)
-      const oneRule = scriptOf([{ algorithm: lua, params: paramsOf(args), shadow: false }])
-      plan = { id: plansMade++, lua, args, oneRule }
+      const params = charge.algorithm.params
+      const calendar = params?.kind === 'window' ? params.calendar : undefined
+      const oneRule =
+        calendar === undefined
+          ? scriptOf([{ algorithm: lua, params: paramsOf(args), shadow: false }])
+          : undefined
+      plan = { id: plansMade++, lua, args, oneRule, calendar }
       plans.set(charge.algorithm, plan)
     }
     return plan
@@ -113,7 +138,11 @@ export function chargePreparer(
   function ruleSetScript(charges: readonly Charge[]): RuleSetScripts | undefined {
     if (charges.length > MAX_RULES_PER_SCRIPT) return undefined
     let id = ''
-    for (const charge of charges) id += `${planOf(charge).id}${charge.shadow ? 's' : ''},`
+    for (const charge of charges) {
+      const plan = planOf(charge)
+      if (plan.calendar !== undefined) return undefined
+      id += `${plan.id}${charge.shadow ? 's' : ''},`
+    }
     const known = ruleSets.get(id)
     if (known !== undefined) return known ?? undefined
     // Sets of algorithm objects made per request would never repeat: stop remembering them.
@@ -146,9 +175,15 @@ export function chargePreparer(
     oneRuleScript: (charge) => planOf(charge).oneRule,
     ruleSetScript,
     ruleSetScripts: () => [...scriptsBySource.values()].flatMap(({ one, many }) => [one, many]),
-    prepare(charge) {
+    refundTime(charge, chargedAt) {
+      const calendar = planOf(charge).calendar
+      return calendar === undefined ? chargedAt : calendar.windowAt(chargedAt)[0]
+    },
+    prepare(charge, now) {
       const key = keyOf(charge)
-      const [code, p1, p2, p3] = planOf(charge).args
+      const plan = planOf(charge)
+      const [code, p1, p2, p3] =
+        plan.calendar === undefined ? plan.args : calendarArgs(plan.args, plan.calendar, now)
       return {
         key,
         // The hash tag: what lies between the rule prefix's `{` and the closing `}`.
@@ -157,6 +192,22 @@ export function chargePreparer(
       }
     },
   }
+}
+
+/**
+ * [code, limit, b1, lengths] of a calendar window: the window holding `now` starts at b1, and its
+ * length and the next window's, in whole seconds (boundaries are: zone offsets are), packed into
+ * one integer (fixed-window.lua.ts reads them).
+ */
+function calendarArgs(
+  args: readonly string[],
+  calendar: CalendarWindows,
+  now: number,
+): readonly string[] {
+  const [start, end] = calendar.windowAt(now)
+  const next = calendar.windowAt(end)[1]
+  const lengths = ((end - start) / 1000) * CALENDAR_LENGTH_BASE + (next - end) / 1000
+  return [args[0]!, args[1]!, String(start), String(lengths)]
 }
 
 /** The parameters of [code, p1, p2, p3]. */
@@ -184,5 +235,5 @@ function scriptArgs(lua: LuaAlgorithm, algorithm: Algorithm): readonly string[] 
   if (params.kind === 'rate') {
     return [code, String(params.unitsPerMs), String(params.unitsPerToken), String(params.capacity)]
   }
-  return [code, String(params.limit), String(params.windowMs), '0']
+  return [code, String(params.limit), String(params.windowMs), String(params.buckets ?? 0)]
 }

@@ -168,18 +168,29 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
         now = wholeMs(now)
         checkTime(now)
       }
-      const prepared = charges.map(prepare)
+      const prepared = charges.map((charge) => prepare(charge, now))
       if (charges.length === 0) return
       const run = runner(charges, prepared, deadlineIn(timeoutMs))
       const groups = client.cluster === true ? groupBySlot(prepared) : [everyIndex(charges.length)]
       await Promise.all(
-        groups.map((group) => run(refundScript, group, serverTime ? -1 : now, String(chargedAt))),
+        groups.map((group) =>
+          run(refundScript, group, serverTime ? -1 : now, refundTimes(charges, group, chargedAt)),
+        ),
       )
     },
   }
 
+  /** ARGV[3] of a refund: one time for all, or one per charge when a calendar window needs its own. */
+  function refundTimes(charges: readonly Charge[], group: readonly number[], chargedAt: number) {
+    const times = group.map((index) => preparer.refundTime(charges[index]!, chargedAt))
+    return times.every((time) => time === chargedAt) ? String(chargedAt) : times.join(' ')
+  }
+
   async function consumeMany(charges: readonly Charge[], now: number): Promise<Outcome> {
-    const prepared = markNeverPassing(charges, charges.map(prepare))
+    const prepared = markNeverPassing(
+      charges,
+      charges.map((charge) => prepare(charge, now)),
+    )
     // Nothing to decide, so nobody asks Redis the time: the caller's is reported.
     if (charges.length === 0) return { decisions: [], at: now }
     const run = runner(charges, prepared, deadlineIn(timeoutMs))

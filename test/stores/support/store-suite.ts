@@ -7,7 +7,14 @@
 import { type Algorithm, type Charge, type Decision, type Store, step } from '@tollgate/core'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { AWKWARD_KEYS, expectSameAsReference, normalise, ONE_OF_EACH, traceArb } from './trace.js'
+import {
+  AWKWARD_KEYS,
+  EVERY_SHAPE,
+  expectSameAsReference,
+  normalise,
+  ONE_OF_EACH,
+  traceArb,
+} from './trace.js'
 
 export type StoreUnderTest = {
   /** A fresh store that shares no state with any other one it made (own prefix, own table). */
@@ -20,7 +27,13 @@ export type StoreUnderTest = {
 
 const charge = (
   algorithm: Algorithm,
-  { rule = `rule-${algorithm.name}`, key = 'ip:203.0.113.7', cost = 1, shadow = false } = {},
+  {
+    // One rule per algorithm shape: EVERY_SHAPE has two fixed and two sliding windows.
+    rule = `rule-${algorithm.name}-${EVERY_SHAPE.indexOf(algorithm)}`,
+    key = 'ip:203.0.113.7',
+    cost = 1,
+    shadow = false,
+  } = {},
 ): Charge => ({ rule, algorithm, key, cost, shadow })
 
 /** What the pure algorithm answers for the same costs on one key, all at `now`. */
@@ -41,7 +54,7 @@ export function describeStore(name: string, subject: StoreUnderTest): void {
 
     it('decides each algorithm on one key exactly as the algorithm does, and answers at the time given', async () => {
       const store = fresh()
-      for (const algorithm of ONE_OF_EACH) {
+      for (const algorithm of EVERY_SHAPE) {
         const costs = [1, 5, 0, 14, 1, 3, 0]
         const expected = normalise(expectedAlone(algorithm, costs, 120_000))
         const actual: Decision[] = []
@@ -60,15 +73,15 @@ export function describeStore(name: string, subject: StoreUnderTest): void {
       const store = fresh()
       const tight = { ...charge(ONE_OF_EACH[0]!, { rule: 'tight', key: 'a', cost: 20 }) }
       await store.consume([tight], 0)
-      const others = ONE_OF_EACH.map((algorithm) => charge(algorithm, { key: 'b', cost: 3 }))
+      const others = EVERY_SHAPE.map((algorithm) => charge(algorithm, { key: 'b', cost: 3 }))
       const denied = await consume(store, [{ ...tight, cost: 1 }, ...others], 0)
       expect(denied[0]?.allowed).toBe(false)
       expect(denied.slice(1).map((d) => [d.allowed, d.remaining])).toEqual(
-        ONE_OF_EACH.map((a) => [true, a.limit]),
+        EVERY_SHAPE.map((a) => [true, a.limit]),
       )
       // Every other rule still has its whole allowance: the same request alone takes 3 of 20.
       const alone = await consume(store, others, 0)
-      expect(alone.map((d) => d.remaining)).toEqual(ONE_OF_EACH.map((a) => a.limit - 3))
+      expect(alone.map((d) => d.remaining)).toEqual(EVERY_SHAPE.map((a) => a.limit - 3))
     })
 
     it('never lets a shadow charge deny, and writes a shadow charge only when it passes', async () => {
@@ -103,7 +116,7 @@ export function describeStore(name: string, subject: StoreUnderTest): void {
 
     it('gives back a refunded charge, and a refund for a key it never saw changes nothing', async () => {
       const store = fresh()
-      for (const algorithm of ONE_OF_EACH) {
+      for (const algorithm of EVERY_SHAPE) {
         const taken = charge(algorithm, { cost: 7 })
         await store.consume([taken], 60_000)
         await store.refund([taken], 60_000, 60_000)
@@ -122,7 +135,7 @@ export function describeStore(name: string, subject: StoreUnderTest): void {
     it('refuses a cost above the rule’s capacity before writing anything', async () => {
       const store = fresh()
       const roomy = charge(ONE_OF_EACH[1]!, { cost: 2 })
-      for (const algorithm of ONE_OF_EACH) {
+      for (const algorithm of EVERY_SHAPE) {
         const tooMuch = charge(algorithm, { key: 'k', cost: algorithm.limit + 1 })
         await expect(
           Promise.resolve().then(() => store.consume([roomy, tooMuch], 0)),

@@ -35,6 +35,16 @@ export const AWKWARD_KEYS = [
   `${'x'.repeat(9_999)}y`,
 ]
 
+/** Zones for calendar windows: UTC, daylight saving by 1 h and by 30 min, a fixed offset. */
+const CALENDAR_ZONES = [undefined, 'America/New_York', 'Australia/Lord_Howe', 'Asia/Kolkata']
+
+/** A fixed window of each calendar unit in `zone`. */
+function calendarAlgorithms(limit: number, zone: string | undefined): Algorithm[] {
+  return (['day', 'week', 'month', 'year'] as const).map((calendar) =>
+    fixedWindow({ limit, calendar, ...(zone === undefined ? {} : { timeZone: zone }) }),
+  )
+}
+
 const periods = fc.constantFrom(1, 7, 333, 1000, 60_000)
 
 /** Any algorithm, with parameters small enough that traces reach their limits. */
@@ -59,7 +69,36 @@ export const algorithmArb: fc.Arbitrary<Algorithm> = fc.oneof(
     .chain((params) =>
       fc.constantFrom(fixedWindow(params), slidingLog(params), slidingWindow(params)),
     ),
+  // Sub-window counters, up to 60 a window.
+  fc
+    .record({
+      limit: fc.integer({ min: 1, max: 8 }),
+      buckets: fc.constantFrom(2, 3, 6, 60),
+      width: fc.integer({ min: 1, max: 200 }),
+    })
+    .map(({ limit, buckets, width }) =>
+      slidingWindow({ limit, windowMs: buckets * width, buckets }),
+    ),
+  fc
+    .record({ limit: fc.integer({ min: 1, max: 8 }), zone: fc.constantFrom(...CALENDAR_ZONES) })
+    .chain(({ limit, zone }) => fc.constantFrom(...calendarAlgorithms(limit, zone))),
 )
+
+/**
+ * Calendar windows on traces that start a few seconds before one of their boundaries (a local
+ * midnight, a Monday, the 1st, New Year), so that traces cross it.
+ */
+export const calendarBoundaryArbs = {
+  algorithms: fc
+    .record({
+      limit: fc.integer({ min: 1, max: 8 }),
+      zone: fc.constantFrom(...CALENDAR_ZONES),
+      unit: fc.constantFrom('day', 'week', 'month', 'year' as const),
+    })
+    .map(({ limit, zone, unit }) =>
+      fixedWindow({ limit, calendar: unit, ...(zone === undefined ? {} : { timeZone: zone }) }),
+    ),
+}
 
 type TraceRule = {
   readonly id: string
@@ -119,7 +158,18 @@ export const longLogArbs = {
 export function traceArb(
   keys: readonly string[],
   maxSteps = 30,
-  { algorithms = algorithmArb, costs = costArb, clockSteps = false } = {},
+  {
+    algorithms = algorithmArb,
+    costs = costArb,
+    clockSteps = false,
+    nearBoundaries = false,
+  }: {
+    algorithms?: fc.Arbitrary<Algorithm>
+    costs?: fc.Arbitrary<number>
+    clockSteps?: boolean
+    /** Start a few seconds before a boundary of the first rule's calendar window. */
+    nearBoundaries?: boolean
+  } = {},
 ): fc.Arbitrary<Trace> {
   const gapArb = clockSteps ? steppingDtArb : dtArb
   const rulesArb = fc.array(fc.record({ algorithm: algorithms, shadow: fc.boolean() }), {
@@ -159,11 +209,21 @@ export function traceArb(
           .map((step) => ({ kind: 'refund' as const, ...step })),
       },
     )
+    const calendar = rules[0]!.algorithm.params
+    const boundaryOf =
+      nearBoundaries && calendar?.kind === 'window' && calendar.calendar !== undefined
+        ? calendar.calendar
+        : undefined
     return fc.record({
-      start: fc.oneof(
-        fc.constant(0),
-        fc.integer({ min: 1_700_000_000_000, max: 1_900_000_000_000 }),
-      ),
+      start:
+        boundaryOf === undefined
+          ? fc.oneof(fc.constant(0), fc.integer({ min: 1_700_000_000_000, max: 1_900_000_000_000 }))
+          : fc
+              .record({
+                t: fc.integer({ min: 1_700_000_000_000, max: 1_900_000_000_000 }),
+                before: fc.integer({ min: 0, max: 10_000 }),
+              })
+              .map(({ t, before }) => boundaryOf.windowAt(t)[1] - before),
       steps: fc.array(stepArb, { minLength: 1, maxLength: maxSteps }),
     })
   })
@@ -321,4 +381,14 @@ export const ONE_OF_EACH: readonly Algorithm[] = [
   fixedWindow({ limit: 20, windowMs: 60_000 }),
   slidingLog({ limit: 20, windowMs: 60_000 }),
   slidingWindow({ limit: 20, windowMs: 60_000 }),
+]
+
+/**
+ * ONE_OF_EACH and the window algorithms' other shapes, each with a limit of 20: a calendar
+ * month in a time zone, and sub-window counters.
+ */
+export const EVERY_SHAPE: readonly Algorithm[] = [
+  ...ONE_OF_EACH,
+  fixedWindow({ limit: 20, calendar: 'month', timeZone: 'Europe/Paris' }),
+  slidingWindow({ limit: 20, windowMs: 60_000, buckets: 60 }),
 ]

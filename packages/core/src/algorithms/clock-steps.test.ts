@@ -16,13 +16,17 @@ import {
 import { ceilDiv } from './integer.js'
 
 /**
- * The longest a key waits on a steady clock: a rate rule's fill time (burst ÷ rate), one window,
- * or two for the sliding window counter (its count weighs until the end of the next window).
+ * The longest a key waits on a steady clock: a rate rule's fill time (burst ÷ rate), one window
+ * (a calendar window's longest), or two for the two-counter sliding window (its count weighs
+ * until the end of the next window).
  */
 function resetSpanMs(algorithm: Algorithm): number {
   const params = algorithm.params!
   if (params.kind === 'rate') return ceilDiv(params.capacity, params.unitsPerMs)
-  return algorithm.name === 'sliding_window' ? 2 * params.windowMs : params.windowMs
+  // A calendar window's policy length is its unit's mean: a 25-hour day is longer, by under 10%.
+  const window = params.calendar === undefined ? params.windowMs : Math.ceil(params.windowMs * 1.1)
+  const twoCounters = algorithm.name === 'sliding_window' && params.buckets === undefined
+  return twoCounters ? 2 * window : window
 }
 
 const YEAR_MS = 365 * 86_400_000
@@ -38,8 +42,18 @@ const windowArb = fc.record({
 })
 const algorithmArb: fc.Arbitrary<Algorithm> = fc.oneof(
   rateArb.chain((p) => fc.constantFrom(tokenBucket(p), gcra(p), leakyBucket(p))),
-  windowArb.chain((p) => fc.constantFrom(fixedWindow(p), slidingLog(p), slidingWindow(p))),
+  windowArb.chain((p) => fc.constantFrom(...windowAlgorithms(p))),
 )
+
+/** Every window algorithm, sub-window counters and calendar windows included. */
+function windowAlgorithms(p: { limit: number; windowMs: number }): Algorithm[] {
+  const all = [fixedWindow(p), slidingLog(p), slidingWindow(p)]
+  if (p.windowMs % 10 === 0) all.push(slidingWindow({ ...p, buckets: 10 }))
+  if (p.windowMs === 86_400_000) {
+    all.push(fixedWindow({ limit: p.limit, calendar: 'day', timeZone: 'America/New_York' }))
+  }
+  return all
+}
 
 /** Steps of every size: within a reset span, a few spans, and up to ten years, either way. */
 const stepArb = (span: number) =>
@@ -174,5 +188,83 @@ describe('a clock that steps back three hours', () => {
     const behind = step(bucket, drained.state, 1, START - 50)
     expect(behind.decision).toMatchObject({ allowed: false, retryAfterMs: 150 })
     expect(behind.state).toEqual(drained.state)
+  })
+})
+
+/**
+ * Steps of every size either way: a few ms, a few windows, up to ten years, and steps that land
+ * on the last ms of a window (`edge`: that many windows away), where a step back would do most
+ * harm if it let the next ms open a fresh window.
+ */
+const windowTraceArb = (windowMs: number) =>
+  fc.array(
+    fc.record({
+      jump: fc.oneof(
+        fc.integer({ min: 0, max: 3 }),
+        fc.integer({ min: -3 * windowMs, max: 3 * windowMs }),
+        fc.integer({ min: -10 * YEAR_MS, max: 10 * YEAR_MS }),
+      ),
+      edge: fc.option(fc.integer({ min: -4, max: 0 }), { freq: 3 }),
+      cost: fc.integer({ min: 0, max: 6 }),
+    }),
+    { minLength: 1, maxLength: 200 },
+  )
+
+/** Where a trace's step lands. */
+function landing(now: number, jump: number, edge: number | null, windowMs: number): number {
+  const at = edge === null ? now + jump : now - (now % windowMs) + (edge + 1) * windowMs - 1
+  return Math.min(MAX_TIME_MS, Math.max(0, at))
+}
+
+/**
+ * The most a window rule hands out while its clock moves forward by `forward` ms in all: a fixed
+ * window (and the sliding window counter, which admits less) a full limit in each window that
+ * span touches; the sliding log a limit per window, plus one.
+ */
+function windowAllowance(algorithm: Algorithm, forward: number): number {
+  const { limit, windowMs } = algorithm.params as { limit: number; windowMs: number }
+  const windows =
+    algorithm.name === 'sliding_log'
+      ? Math.floor(forward / windowMs) + 1
+      : Math.ceil(forward / windowMs) + 1
+  return limit * windows
+}
+
+describe('a window rule on a clock that steps again and again', () => {
+  it('hands out no more than it would while the clock only moved forward, and every wait stays within two reset spans', () => {
+    const caseArb = fc
+      .record({
+        limit: fc.integer({ min: 1, max: 6 }),
+        windowMs: fc.constantFrom(1, 3, 10, 100, 1000),
+      })
+      .chain((params) =>
+        fc.record({
+          algorithm: fc.constantFrom(...windowAlgorithms(params)),
+          trace: windowTraceArb(params.windowMs),
+        }),
+      )
+    fc.assert(
+      fc.property(caseArb, ({ algorithm, trace }) => {
+        const span = resetSpanMs(algorithm)
+        let state = step(algorithm, undefined, 0, START).state
+        let now = START
+        let forward = 0
+        let spent = 0
+        const windowMs = (algorithm.params as { windowMs: number }).windowMs
+        for (const { jump, edge, cost } of trace) {
+          const next = landing(now, jump, edge, windowMs)
+          forward += Math.max(0, next - now)
+          now = next
+          const result = step(algorithm, state, Math.min(cost, algorithm.limit), now)
+          state = result.state
+          if (result.decision.allowed) spent += Math.min(cost, algorithm.limit)
+          expect(spent).toBeLessThanOrEqual(windowAllowance(algorithm, forward))
+          expect(result.decision.resetAfterMs).toBeLessThanOrEqual(2 * span + 1)
+          expect(result.decision.retryAfterMs ?? 0).toBeLessThanOrEqual(2 * span + 1)
+          expect(state.every(Number.isSafeInteger)).toBe(true)
+        }
+      }),
+      { numRuns: 2000 },
+    )
   })
 })

@@ -1,10 +1,11 @@
-export { fixedWindow } from './fixed-window.js'
+export type { CalendarUnit, CalendarWindows, WindowSpan } from './calendar.js'
+export { type CalendarWindowParams, fixedWindow } from './fixed-window.js'
 export { gcra } from './gcra.js'
 export { MAX_TIME_MS } from './integer.js'
 export { leakyBucket } from './leaky-bucket.js'
 export type { RateParams, WindowParams } from './params.js'
 export { MAX_SLIDING_LOG_LIMIT, slidingLog } from './sliding-log.js'
-export { slidingWindow } from './sliding-window.js'
+export { type SlidingWindowParams, slidingWindow } from './sliding-window.js'
 export {
   type AlgorithmState,
   checkCost,

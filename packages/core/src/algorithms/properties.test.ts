@@ -2,6 +2,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import type { Decision } from '../decision.js'
+import { calendarWindows } from './calendar.js'
 import {
   type Algorithm,
   fixedWindow,
@@ -175,6 +176,42 @@ describe('window algorithms keep their promise', () => {
     )
   })
 
+  it('calendar fixed window: at most limit units in each day, week, month or year', () => {
+    fc.assert(
+      fc.property(calendarCase, ([params, arrivals]) => {
+        const windows = calendarWindows(params.calendar, params.timeZone)
+        const perWindow = new Map<number, number>()
+        for (const r of replay(fixedWindow(params), arrivals, 1_700_000_000_000)) {
+          if (!r.decision.allowed) continue
+          const window = windows.windowAt(r.now)[0]
+          perWindow.set(window, (perWindow.get(window) ?? 0) + r.cost)
+        }
+        for (const used of perWindow.values()) expect(used).toBeLessThanOrEqual(params.limit)
+      }),
+      { numRuns: 100 },
+    )
+  })
+
+  it('sub-window counters: at most limit units in any run of `buckets` sub-windows', () => {
+    fc.assert(
+      fc.property(bucketCase, ([params, arrivals]) => {
+        const width = params.windowMs / params.buckets
+        const perBucket = new Map<number, number>()
+        for (const r of replay(slidingWindow(params), arrivals)) {
+          if (!r.decision.allowed) continue
+          const bucket = Math.floor(r.now / width)
+          perBucket.set(bucket, (perBucket.get(bucket) ?? 0) + r.cost)
+        }
+        for (const last of perBucket.keys()) {
+          let used = 0
+          for (let n = last - params.buckets + 1; n <= last; n++) used += perBucket.get(n) ?? 0
+          expect(used).toBeLessThanOrEqual(params.limit)
+        }
+      }),
+      { numRuns: 300 },
+    )
+  })
+
   it('sliding window counter: the weighted estimate never exceeds the limit', () => {
     fc.assert(
       fc.property(windowCase, ([params, arrivals]) => {
@@ -189,11 +226,45 @@ describe('window algorithms keep their promise', () => {
   })
 })
 
+/** Sub-window counters: a window of `buckets` sub-windows of whole ms. */
+const bucketCase = fc
+  .record({
+    limit: fc.integer({ min: 1, max: 60 }),
+    buckets: fc.constantFrom(2, 3, 6, 10, 60),
+    width: fc.integer({ min: 1, max: 2000 }),
+  })
+  .chain(({ limit, buckets, width }) => {
+    const params = { limit, windowMs: buckets * width, buckets }
+    return fc.tuple(fc.constant(params), arrivalsFor(limit, params.windowMs / 4 + 2))
+  })
+
+/** Calendar windows, in UTC and in zones with daylight saving (Lord Howe's is 30 minutes). */
+const calendarCase = fc
+  .record({
+    limit: fc.integer({ min: 1, max: 20 }),
+    calendar: fc.constantFrom('day', 'week', 'month', 'year' as const),
+    timeZone: fc.constantFrom(undefined, 'America/New_York', 'Australia/Lord_Howe', 'Asia/Kolkata'),
+  })
+  .chain((params) =>
+    fc.tuple(
+      fc.constant(params),
+      fc.array(
+        fc.record({
+          gap: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 3 * 86_400_000 })),
+          cost: fc.oneof(fc.constant(1), fc.integer({ min: 0, max: params.limit })),
+        }),
+        { minLength: 1, maxLength: 60 },
+      ),
+    ),
+  )
+
 const everyAlgorithm = fc.oneof(
   rateCase.map(([p, a]) => [[tokenBucket(p), gcra(p), leakyBucket(p)], a] as const),
   windowCase.map(
     ([p, a]) => [[fixedWindow(p as WindowParams), slidingLog(p), slidingWindow(p)], a] as const,
   ),
+  bucketCase.map(([p, a]) => [[slidingWindow(p)], a] as const),
+  calendarCase.map(([p, a]) => [[fixedWindow(p)], a] as const),
 )
 
 describe('retryAfterMs', () => {

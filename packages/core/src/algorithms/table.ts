@@ -10,7 +10,8 @@ import type { Algorithm, AlgorithmName } from './types.js'
 /**
  * The algorithms rules may name, by the name a rule gives (`algorithm: 'token_bucket'`), each
  * with the factory that compiles it. A rate rule's factory is called with its `RateParams`, a
- * window rule's with its `WindowParams`.
+ * window rule's with its `WindowParams` (plus `buckets` for sub-window counters), or a calendar
+ * window's with its `CalendarWindowParams`.
  * @example { token_bucket: tokenBucket, sliding_log: slidingLog }
  */
 export type AlgorithmTable = {

@@ -1,4 +1,5 @@
 import type { Decision } from '../decision.js'
+import type { CalendarWindows } from './calendar.js'
 
 /** The six counting rules. */
 export type AlgorithmName =
@@ -35,7 +36,16 @@ export type AlgorithmParams =
       readonly capacity: number
       readonly burst: number
     }
-  | { readonly kind: 'window'; readonly limit: number; readonly windowMs: number }
+  | {
+      readonly kind: 'window'
+      readonly limit: number
+      /** The window, or a calendar window's mean length (its policy's window). */
+      readonly windowMs: number
+      /** Set for a fixed window aligned to the calendar: where its windows lie. */
+      readonly calendar?: CalendarWindows
+      /** Set for a sliding window of sub-window counters: how many per window. */
+      readonly buckets?: number
+    }
 
 /**
  * How a state made of entries can be kept in the room it needs: `header` numbers, the third of

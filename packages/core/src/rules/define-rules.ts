@@ -13,6 +13,8 @@ const LABELS: FieldLabels = {
   burst: 'burst',
   limit: 'limit',
   window: 'window',
+  timeZone: 'timeZone',
+  buckets: 'buckets',
   cost: 'cost',
   costByRoute: 'costByRoute',
   mode: 'mode',
@@ -22,7 +24,7 @@ const LABELS: FieldLabels = {
 
 const CODE_SHAPE: RuleShape = {
   fields: /* @__PURE__ */ Object.values(LABELS),
-  hints: { rate_per_s: 'rate', period_s: 'period', window_s: 'window' },
+  hints: { rate_per_s: 'rate', period_s: 'period', window_s: 'window', time_zone: 'timeZone' },
   read: (raw) => ({ fields: raw, labels: LABELS }),
 }
 

@@ -17,6 +17,8 @@ const LABELS = {
   burst: 'burst',
   limit: 'limit',
   window: 'window_s',
+  timeZone: 'time_zone',
+  buckets: 'buckets',
   cost: 'cost',
   costByRoute: 'cost_by_route',
   mode: 'mode',
@@ -28,7 +30,7 @@ const FILE_SHAPE: RuleShape = {
   // `period` and `window` take a duration with its unit ('60s'), as in code. Annotated pure, so a
   // bundle that never reads a rules file drops it.
   fields: /* @__PURE__ */ Object.values<string>(LABELS).concat('rate', 'period', 'window'),
-  hints: { costByRoute: 'cost_by_route' },
+  hints: { costByRoute: 'cost_by_route', timeZone: 'time_zone' },
   read: readFileRule,
 }
 
@@ -79,6 +81,8 @@ function readFileRule(record: Record<string, unknown>, issue: IssueSink) {
     burst: raw.burst,
     limit: raw.limit,
     window: duration(raw, 'window', labels, issue),
+    timeZone: raw.time_zone,
+    buckets: raw.buckets,
     cost: raw.cost,
     costByRoute: raw.cost_by_route,
     mode: raw.mode,

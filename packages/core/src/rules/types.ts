@@ -1,3 +1,5 @@
+import type { CalendarUnit } from '../algorithms/calendar.js'
+
 /** `enforce` denies over the limit; `shadow` counts and reports "would deny" but never denies. */
 export type RuleMode = 'enforce' | 'shadow'
 
@@ -92,7 +94,18 @@ export type WindowRuleConfig = RuleConfigBase & {
   /** `sliding_counter` (the spec's name) is accepted for `sliding_window`. */
   readonly algorithm: WindowAlgorithmName | 'sliding_counter'
   readonly limit: number
-  readonly window: Duration | Milliseconds
+  /**
+   * A duration, or for `fixed_window` a calendar window: `'day'`, `'week'` (ISO, from Monday),
+   * `'month'` (resets on the 1st) or `'year'`, from local midnight in `timeZone`.
+   */
+  readonly window: Duration | Milliseconds | CalendarUnit
+  /** The IANA time zone of a calendar window, e.g. `'Europe/Paris'`. @default 'UTC' */
+  readonly timeZone?: string
+  /**
+   * `sliding_window` only: count in this many sub-window counters per window instead of two
+   * (the previous and current windows), which estimates the rolling window more closely.
+   */
+  readonly buckets?: number
 }
 
 /**
@@ -130,11 +143,14 @@ export type RateRule = RuleBase & {
   readonly burst: number
 }
 
-/** A validated window rule; `window` in whole ms. */
+/** A validated window rule; `window` in whole ms, or a calendar window. */
 export type WindowRule = RuleBase & {
   readonly algorithm: WindowAlgorithmName
   readonly limit: number
-  readonly window: Milliseconds
+  readonly window: Milliseconds | CalendarUnit
+  /** A calendar window's zone, as the runtime names it. */
+  readonly timeZone?: string
+  readonly buckets?: number
 }
 
 /** A validated, frozen rule: what `defineRules`, `parseRules` and `loadRulesText` return. */

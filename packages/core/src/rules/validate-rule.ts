@@ -1,3 +1,4 @@
+import { CALENDAR_UNITS, type CalendarUnit } from '../algorithms/calendar.js'
 import type { AlgorithmTable } from '../algorithms/table.js'
 import type { Algorithm, AlgorithmName } from '../algorithms/types.js'
 import { isRateLimitError } from '../errors.js'
@@ -19,6 +20,8 @@ export type RuleFields = {
     | 'burst'
     | 'limit'
     | 'window'
+    | 'timeZone'
+    | 'buckets'
     | 'cost'
     | 'costByRoute'
     | 'mode'
@@ -51,6 +54,9 @@ const FACTORY_FIELDS: Readonly<Record<string, keyof RuleFields>> = {
   burst: 'burst',
   limit: 'limit',
   windowMs: 'window',
+  calendar: 'window',
+  timeZone: 'timeZone',
+  buckets: 'buckets',
 }
 const ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
 
@@ -184,6 +190,15 @@ function validateParams(
         ok = false
         issue(labels[field], `required by ${name} (${family})`)
       }
+    } else if (field === 'window' && isCalendarUnit(value)) {
+      if (name === 'fixed_window') values.window = value
+      else {
+        ok = false
+        issue(
+          labels.window,
+          `a calendar window (${JSON.stringify(value)}) is for fixed_window; ${name} needs a duration such as '30d'`,
+        )
+      }
     } else {
       const checked =
         field === 'period' || field === 'window' ? toMilliseconds(value) : count(value)
@@ -193,6 +208,7 @@ function validateParams(
       } else values[field] = checked
     }
   }
+  if (!windowOptions(name as AlgorithmName, fields, labels, values, issue)) ok = false
   if (!ok) return undefined
   const factory = ownValue(algorithms, name as AlgorithmName)
   if (factory === undefined) {
@@ -200,10 +216,11 @@ function validateParams(
     return undefined
   }
   try {
-    return {
-      algorithm: build(factory, values),
-      model: { algorithm: name, ...values },
-    }
+    const algorithm = build(factory, values)
+    const calendar = algorithm.params?.kind === 'window' ? algorithm.params.calendar : undefined
+    // The zone as the runtime names it ('europe/paris' is Europe/Paris).
+    if (values.timeZone !== undefined && calendar !== undefined) values.timeZone = calendar.timeZone
+    return { algorithm, model: { algorithm: name, ...values } }
   } catch (error) {
     if (!isRateLimitError(error)) throw error
     const field = ownValue(FACTORY_FIELDS, error.field ?? '') ?? 'algorithm'
@@ -217,15 +234,68 @@ type ParamValues = {
   period?: number
   burst?: number
   limit?: number
-  window?: number
+  window?: number | CalendarUnit
+  timeZone?: string
+  buckets?: number
+}
+
+function isCalendarUnit(value: unknown): value is CalendarUnit {
+  return CALENDAR_UNITS.includes(value as CalendarUnit)
+}
+
+/**
+ * The window rules' options: `timeZone` for a calendar fixed window, `buckets` for the sliding
+ * window; anywhere else each is refused. False after reporting a problem.
+ */
+function windowOptions(
+  name: AlgorithmName,
+  fields: RuleFields,
+  labels: FieldLabels,
+  values: ParamValues,
+  issue: IssueSink,
+): boolean {
+  let ok = true
+  const { timeZone, buckets } = fields
+  if (timeZone !== undefined) {
+    if (name !== 'fixed_window' || !isCalendarUnit(values.window)) {
+      ok = false
+      issue(
+        labels.timeZone,
+        `a time zone applies to a calendar window: fixed_window with ${labels.window} day, week, month or year`,
+      )
+    } else if (typeof timeZone !== 'string') {
+      ok = false
+      issue(
+        labels.timeZone,
+        `expected an IANA time zone name such as "Europe/Paris", got ${typeName(timeZone)}`,
+      )
+    } else values.timeZone = timeZone
+  }
+  if (buckets !== undefined) {
+    const checked = count(buckets)
+    if (name !== 'sliding_window') {
+      ok = false
+      issue(labels.buckets, `sub-window counters are an option of sliding_window, not ${name}`)
+    } else if (typeof checked === 'string') {
+      ok = false
+      issue(labels.buckets, checked)
+    } else values.buckets = checked
+  }
+  return ok
 }
 
 function build(factory: NonNullable<AlgorithmTable[AlgorithmName]>, v: ParamValues): Algorithm {
+  // Each factory reads its own fields: a rate rule's, or a window rule's (a calendar window's
+  // unit and zone, the sliding window's buckets).
+  if ('burst' in v) {
+    return factory({ rate: v.rate!, periodMs: v.period!, burst: v.burst! } as never)
+  }
+  const zone = v.timeZone === undefined ? {} : { timeZone: v.timeZone }
+  const buckets = v.buckets === undefined ? {} : { buckets: v.buckets }
   return factory(
-    // Each factory reads its own fields: a rate rule's, or a window rule's.
-    'burst' in v
-      ? ({ rate: v.rate!, periodMs: v.period!, burst: v.burst! } as never)
-      : ({ limit: v.limit!, windowMs: v.window! } as never),
+    (isCalendarUnit(v.window)
+      ? { limit: v.limit!, calendar: v.window, ...zone }
+      : { limit: v.limit!, windowMs: v.window!, ...buckets }) as never,
   )
 }
 
@@ -246,7 +316,12 @@ export function algorithmOf(rule: Rule, algorithms: AlgorithmTable): Algorithm {
   }
   return 'burst' in rule
     ? build(factory, { rate: rule.rate, period: rule.period, burst: rule.burst })
-    : build(factory, { limit: rule.limit, window: rule.window })
+    : build(factory, {
+        limit: rule.limit,
+        window: rule.window,
+        ...(rule.timeZone === undefined ? {} : { timeZone: rule.timeZone }),
+        ...(rule.buckets === undefined ? {} : { buckets: rule.buckets }),
+      })
 }
 
 function count(value: unknown): number | string {

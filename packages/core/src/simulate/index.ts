@@ -3,6 +3,8 @@
  * the real limiter and memory store, and returns every decision and each rule's state over
  * time. Its own entry point, so that apps which only limit do not bundle it.
  */
+
+export { algorithmOfRule } from './rule-algorithm.js'
 export {
   burst,
   type Lane,

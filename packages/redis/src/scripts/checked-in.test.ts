@@ -8,10 +8,10 @@ import { chargePreparer } from '../prepare.js'
 import { redisScripts } from './index.js'
 
 // Changing a script changes these on purpose: operators may pre-load or allow-list them.
-const PINNED_CONSUME_SHA = 'ee72dadea705a4d7879171f4e4d61c4259cc78b0'
-const PINNED_REFUND_SHA = '449fa6b9e829da8f13e868d964408fa0cd51c090'
-const PINNED_EXAMPLE_RULE_SET_SHA = '81d1c6acab77a577e69dcb30fb651419a16a4b5e'
-const PINNED_EXAMPLE_ONE_REQUEST_SHA = 'e7a12094e9782312ab31b58ad319cb78fd7245fc'
+const PINNED_CONSUME_SHA = 'f3249fb9c8a7c2734d569b4b218a053ca9b84710'
+const PINNED_REFUND_SHA = 'c6b8d8b421549ad1a41c8e4bb888712c77176e0c'
+const PINNED_EXAMPLE_RULE_SET_SHA = '5785686a600875909283ca3065ea905ea96ba778'
+const PINNED_EXAMPLE_ONE_REQUEST_SHA = '3d5cf2d0074b98ca4502b00f416f89208bd003f6'
 
 /**
  * A gateway's usual pair: 10 per second with bursts of 20, and 1,000 a day, decided on the

@@ -2,6 +2,37 @@ import type { LuaAlgorithm } from './lua-algorithm.js'
 import { packState, unpackState } from './packed-state.js'
 
 /**
+ * Lengths in a calendar window's third parameter: two whole numbers of seconds, the first
+ * multiplied by this (a year, 31.6 million seconds, stays below it).
+ */
+export const CALENDAR_LENGTH_BASE = 2 ** 25
+
+/**
+ * Where windows lie. A window of `windowMs` starts at its multiples. A calendar window cannot be
+ * computed here (Lua knows no time zones): the store sends the caller's window and the next one
+ * as three boundaries, b1 (in `windowMs`) and the two lengths after it (packed in `calendar`).
+ * `nowStart`: the window of `now`, which is b1's for any time before b2 (a server clock behind
+ * the caller's counts in the caller's window), else b2's. `endOf(x)`: b2 after b1, b3 after b2;
+ * after b3 (only reached when the server's clock is a window ahead of the caller's) an estimate
+ * that is never short of it.
+ */
+const calendarBounds = `
+      local first = floorDiv(calendar, ${CALENDAR_LENGTH_BASE})
+      local b2 = windowMs + first * 1000
+      local b3 = b2 + (calendar - first * ${CALENDAR_LENGTH_BASE}) * 1000`
+const endOf = (start: string) =>
+  `(${start} < b2 and b2 or (${start} == b2 and b3 or ${start} + 2 * (b3 - b2)))`
+const windowOfNow = `
+    local nowStart, nowEnd
+    if calendar == 0 then
+      nowStart = floorDiv(now, windowMs) * windowMs
+      nowEnd = nowStart + windowMs
+    else${calendarBounds}
+      nowStart = now < b2 and windowMs or b2
+      nowEnd = ${endOf('nowStart')}
+    end`
+
+/**
  * Fixed window (packages/core/src/algorithms/fixed-window.ts), line for line.
  * s = { window start in ms, count }, packed (packed-state.ts).
  */
@@ -11,21 +42,27 @@ export const fixedWindowLua: LuaAlgorithm = {
   name: 'fixed_window',
   kind: 'window',
   code: CODE,
-  load: `
+  parameters: ['limit', 'windowMs', 'calendar'],
+  load: `${windowOfNow}
     ${unpackState(CODE, ['a', 'b'])}
     if a then
       s = { a, b }
-      -- A window beyond the next one: the clock stepped back; the count moves to now's window.
-      if a - now > windowMs then s[1] = floorDiv(now, windowMs) * windowMs; moved = true end
+      -- Beyond the window after now's: the clock stepped back; the count moves to that window.
+      if a > nowEnd then s[1] = nowEnd; moved = true end
     else
-      s = { floorDiv(now, windowMs) * windowMs, 0 }
+      s = { nowStart, 0 }
     end`,
-  decide: `
+  decide: `${windowOfNow}
     local stored = s[1]
-    local start = max(floorDiv(now, windowMs) * windowMs, stored)
+    local start = max(nowStart, stored)
     local count = 0
     if start == stored then count = s[2] end
-    local untilEnd = start + windowMs - now
+    local untilEnd
+    if calendar == 0 then untilEnd = start + windowMs - now
+    elseif start == nowStart then untilEnd = nowEnd - now
+    else${calendarBounds}
+      untilEnd = ${endOf('start')} - now
+    end
     if cost > 0 and count + cost > limit then
       allowed, remaining, reset, retry = 0, max(0, limit - count), untilEnd, untilEnd
     else
@@ -35,9 +72,16 @@ export const fixedWindowLua: LuaAlgorithm = {
       if charged == 0 then reset = 0 end
       allowed, remaining, retry = 1, max(0, limit - charged), 0
     end`,
+  // A calendar charge's time comes as the start of its window (the store computes it).
   refund: `
-    if floorDiv(chargedAt, windowMs) * windowMs == s[1] then s[2] = max(0, s[2] - cost) end`,
+    local chargedStart = chargedAt
+    if calendar == 0 then chargedStart = floorDiv(chargedAt, windowMs) * windowMs end
+    if chargedStart == s[1] then s[2] = max(0, s[2] - cost) end`,
   freshAt: `
-    if s[2] == 0 then fresh = 0 else fresh = s[1] + windowMs end`,
+    if s[2] == 0 then fresh = 0
+    elseif calendar == 0 then fresh = s[1] + windowMs
+    else${calendarBounds}
+      fresh = ${endOf('s[1]')}
+    end`,
   format: packState(CODE, 2),
 }

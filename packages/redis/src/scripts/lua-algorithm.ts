@@ -22,6 +22,11 @@ export type LuaAlgorithm = {
   readonly name: AlgorithmName
   /** Which `AlgorithmParams` it takes. */
   readonly kind: 'rate' | 'window'
+  /**
+   * Its own names for the three parameter slots, where they differ from its kind's
+   * (PARAMETER_NAMES): a window algorithm with an option in the third.
+   */
+  readonly parameters?: readonly [string, string, string]
   /** The code the client sends for this algorithm. */
   readonly code: number
   /**
@@ -65,6 +70,6 @@ const PARAMETER_NAMES = {
  * order of PARAMETER_NAMES; a window algorithm ignores the third).
  */
 export function bindParameters(algorithm: LuaAlgorithm, values: readonly string[]): string {
-  const names = PARAMETER_NAMES[algorithm.kind]
+  const names = algorithm.parameters ?? PARAMETER_NAMES[algorithm.kind]
   return `local ${names.join(', ')} = ${values.slice(0, names.length).join(', ')}`
 }

@@ -2,7 +2,8 @@ import type { LuaAlgorithm } from './lua-algorithm.js'
 import { packState, unpackState } from './packed-state.js'
 
 /**
- * Sliding window counter (packages/core/src/algorithms/sliding-window.ts), line for line.
+ * Sliding window counter (packages/core/src/algorithms/sliding-window.ts), line for line, and with
+ * `buckets` > 0 its sub-window counters (s = { newest sub-window start, one count per sub-window }).
  * s = { current window start in ms, previous count, current count }, packed (packed-state.ts).
  * `resetAt` and `retryAt` are the core's helpers of the same names, inlined.
  */
@@ -11,11 +12,99 @@ const resetAt = (current: string) =>
 
 const CODE = 6
 
+/**
+ * A state of sub-window counters is tagged apart from the two counters' (two buckets pack as
+ * many numbers), so that a rule switching between the forms never reads the other's state.
+ */
+const BUCKETS_TAG = 70
+
+/** s's index of the counter of sub-window `n`: the core's ring slot 1 + (n mod buckets). */
+const slot = (n: string) => `2 + (${n}) - floorDiv(${n}, buckets) * buckets`
+
+/** Sets `fresh`: when the newest non-empty sub-window from `newest` down to `oldest` ages out. */
+const lastExpiry = (oldest: string, newest: string) => `
+      fresh = 0
+      for m = ${newest}, ${oldest}, -1 do
+        if s[${slot('m')}] > 0 then fresh = (m + buckets) * width; break end
+      end`
+
+const packedBuckets = `'<B' .. string.rep('d', buckets + 1)`
+
+/** Sub-window counters (packages/core/src/algorithms/sub-window-counters.ts), line for line. */
+const bucketsLoad = `
+      local width = windowMs / buckets
+      if v and #v == 9 + 8 * buckets then
+        local t = { struct.unpack(${packedBuckets}, v) }
+        if t[1] == ${BUCKETS_TAG} then
+          s = {}
+          for j = 1, buckets + 1 do s[j] = t[j + 1] end
+        end
+      end
+      if s then
+        local newest, nowIndex = s[1] / width, floorDiv(now, width)
+        if (newest - nowIndex) * width > windowMs then
+          local counts = {}
+          for j = 0, buckets - 1 do counts[j] = s[${slot('newest - j')}] end
+          for j = 0, buckets - 1 do s[${slot('nowIndex - j')}] = counts[j] end
+          s[1] = nowIndex * width
+          moved = true
+        end
+      else
+        s = { floorDiv(now, width) * width }
+        for j = 2, buckets + 1 do s[j] = 0 end
+      end`
+
+const bucketsDecide = `
+      local width = windowMs / buckets
+      local newest = s[1] / width
+      local at = max(floorDiv(now, width), newest)
+      local oldest = max(at - buckets + 1, newest - buckets + 1)
+      local sum = 0
+      for m = oldest, newest do sum = sum + s[${slot('m')}] end
+      local fresh
+      if cost > 0 and sum + cost > limit then
+        local m = oldest
+        local expiring = sum + cost - limit - s[${slot('m')}]
+        while expiring > 0 do
+          m = m + 1
+          expiring = expiring - s[${slot('m')}]
+        end
+        ${lastExpiry('oldest', 'newest')}
+        allowed, remaining, reset, retry = 0, max(0, limit - sum), fresh - now, (m + buckets) * width - now
+      else
+        if commit and cost > 0 then
+          for m = max(newest + 1, at - buckets + 1), at do s[${slot('m')}] = 0 end
+          s[1] = at * width
+          s[${slot('at')}] = s[${slot('at')}] + cost
+        end
+        if cost > 0 then fresh = (at + buckets) * width else ${lastExpiry('oldest', 'newest')}
+        end
+        reset = 0
+        if fresh > 0 then reset = fresh - now end
+        allowed, remaining, retry = 1, max(0, limit - sum - cost), 0
+      end`
+
+const bucketsRefund = `
+      local width = windowMs / buckets
+      local charged, newest = floorDiv(chargedAt, width), s[1] / width
+      if charged <= newest and charged > newest - buckets then
+        local i = ${slot('charged')}
+        s[i] = max(0, s[i] - cost)
+      end`
+
+const bucketsFreshAt = `
+      local width = windowMs / buckets
+      local newest = s[1] / width
+      ${lastExpiry('newest - buckets + 1', 'newest')}`
+
 export const slidingWindowLua: LuaAlgorithm = {
   name: 'sliding_window',
   kind: 'window',
   code: CODE,
+  parameters: ['limit', 'windowMs', 'buckets'],
   load: `
+    if buckets > 0 then${bucketsLoad}
+    else
     ${unpackState(CODE, ['a', 'b', 'c'])}
     if a then
       s = { a, b, c }
@@ -27,8 +116,11 @@ export const slidingWindowLua: LuaAlgorithm = {
       end
     else
       s = { floorDiv(now, windowMs) * windowMs, 0, 0 }
+    end
     end`,
   decide: `
+    if buckets > 0 then${bucketsDecide}
+    else
     local budget = limit * windowMs
     local stored = s[1]
     local start = max(floorDiv(now, windowMs) * windowMs, stored)
@@ -62,15 +154,22 @@ export const slidingWindowLua: LuaAlgorithm = {
       if commit then s[1] = start; s[2] = previous; s[3] = charged end
       ${resetAt('charged')}
       allowed, remaining, reset, retry = 1, max(0, floorDiv(budget - used - cost * windowMs, windowMs)), max(0, reset - now), 0
+    end
     end`,
   refund: `
+    if buckets > 0 then${bucketsRefund}
+    else
     local chargedStart = floorDiv(chargedAt, windowMs) * windowMs
     if chargedStart == s[1] then
       s[3] = max(0, s[3] - cost)
     elseif chargedStart == s[1] - windowMs then
       s[2] = max(0, s[2] - cost)
+    end
     end`,
   freshAt: `
-    if s[3] > 0 then fresh = s[1] + 2 * windowMs elseif s[2] > 0 then fresh = s[1] + windowMs else fresh = 0 end`,
-  format: packState(CODE, 3),
+    if buckets > 0 then${bucketsFreshAt}
+    else
+    if s[3] > 0 then fresh = s[1] + 2 * windowMs elseif s[2] > 0 then fresh = s[1] + windowMs else fresh = 0 end
+    end`,
+  format: `(buckets > 0 and struct.pack(${packedBuckets}, ${BUCKETS_TAG}, unpack(s, 1, buckets + 1)) or ${packState(CODE, 3)})`,
 }
