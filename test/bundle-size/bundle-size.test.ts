@@ -16,7 +16,7 @@
 // `"sideEffects": false` is true.
 import { existsSync } from 'node:fs'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { type BundleSize, FIXTURES, type Fixture, measure } from './measure.js'
+import { type BundleSize, FIXTURES, type Fixture, measure, measureFromSources } from './measure.js'
 
 const KB = 1024
 
@@ -61,6 +61,25 @@ describe('bundle size budget (minified + gzip)', () => {
     for (const fixture of FIXTURES) {
       const inputs = Object.keys(Object.values(sizes.get(fixture)!.metafile.outputs)[0]!.inputs)
       expect(inputs.filter((path) => path.includes('/simulate'))).toEqual([])
+    }
+  })
+
+  it('bundles through the lean entry only the algorithm the app imports, and neither the memory store nor other limiters’ option texts', async () => {
+    const modules = Object.keys(
+      Object.values((await measureFromSources('hono-lean-one-rule')).metafile.outputs)[0]!.inputs,
+    ).map((path) => path.replace(/^.*packages\/core\/src\//, ''))
+    expect(modules).toContain('algorithms/token-bucket.ts')
+    expect(modules).toContain('store/map-store.ts')
+    const algorithms = modules.filter((path) => path.startsWith('algorithms/')).sort()
+    expect(algorithms).toEqual([
+      'algorithms/index.ts',
+      'algorithms/integer.ts',
+      'algorithms/params.ts',
+      'algorithms/step.ts',
+      'algorithms/token-bucket.ts',
+    ])
+    for (const left of ['store/memory-store.ts', 'options/foreign-options.ts']) {
+      expect(modules).not.toContain(left)
     }
   })
 })

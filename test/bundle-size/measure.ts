@@ -24,14 +24,22 @@ export function measure(fixture: Fixture): Promise<BundleSize> {
   return measureEntry(new URL(`./fixtures/${fixture}.ts`, import.meta.url))
 }
 
+/**
+ * A fixture bundled from the packages' sources (the `@tollgate/source` condition), whose
+ * metafile names every module it holds, where a bundle of `dist/` names only chunks.
+ */
+export function measureFromSources(fixture: Fixture): Promise<BundleSize> {
+  return measureEntry(new URL(`./fixtures/${fixture}.ts`, import.meta.url), ['@tollgate/source'])
+}
+
 /** Any entry module, its imports resolved from where it lives. */
-export async function measureEntry(entry: URL): Promise<BundleSize> {
+export async function measureEntry(entry: URL, conditions: string[] = []): Promise<BundleSize> {
   const result = await build({
     entryPoints: [fileURLToPath(entry)],
     bundle: true,
     format: 'esm',
     platform: 'neutral',
-    conditions: ['workerd', 'worker', 'browser'],
+    conditions: [...conditions, 'workerd', 'worker', 'browser'],
     mainFields: ['module', 'main'],
     target: 'es2022',
     minify: true,
