@@ -8,13 +8,7 @@ import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { REDIS_URL, redisAvailable, removeTestKeys, uniquePrefix } from './support/redis-env.js'
 import { ioredisTarget, nodeRedisTarget, type Target } from './support/targets.js'
-import { algorithmArb as anyAlgorithmArb, normalise, withinLimits } from './support/trace.js'
-
-// Calendar windows are decided by the general script, one call per request (their boundaries
-// change from window to window), so they are not coalesced: every other algorithm is.
-const algorithmArb = anyAlgorithmArb.filter(
-  (algorithm) => algorithm.params?.kind !== 'window' || algorithm.params.calendar === undefined,
-)
+import { algorithmArb, normalise, withinLimits } from './support/trace.js'
 
 // Hundreds of Redis round trips per property: a loaded machine needs more than the default 5 s.
 vi.setConfig({ testTimeout: 60_000 })
