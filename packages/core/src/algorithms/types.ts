@@ -1,10 +1,11 @@
 import type { Decision } from '../decision.js'
 
-/** The six counting rules. */
+/** The six counting rules (the leaky bucket as a meter and as a queue). */
 export type AlgorithmName =
   | 'token_bucket'
   | 'gcra'
   | 'leaky_bucket'
+  | 'leaky_queue'
   | 'fixed_window'
   | 'sliding_log'
   | 'sliding_window'

@@ -10,6 +10,9 @@ const LABELS: FieldLabels = {
   rate: 'rate',
   period: 'period',
   burst: 'burst',
+  delay: 'delay',
+  nodelay: 'nodelay',
+  maxWait: 'maxWait',
   limit: 'limit',
   window: 'window',
   cost: 'cost',
@@ -21,7 +24,7 @@ const LABELS: FieldLabels = {
 
 const CODE_SHAPE: RuleShape = {
   fields: /* @__PURE__ */ Object.values(LABELS),
-  hints: { rate_per_s: 'rate', period_s: 'period', window_s: 'window' },
+  hints: { rate_per_s: 'rate', period_s: 'period', window_s: 'window', max_wait_s: 'maxWait' },
   read: (raw) => ({ fields: raw, labels: LABELS }),
 }
 

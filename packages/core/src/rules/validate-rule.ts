@@ -1,6 +1,7 @@
 import { fixedWindow } from '../algorithms/fixed-window.js'
 import { gcra } from '../algorithms/gcra.js'
 import { leakyBucket } from '../algorithms/leaky-bucket.js'
+import { leakyQueue } from '../algorithms/leaky-queue.js'
 import { slidingLog } from '../algorithms/sliding-log.js'
 import { slidingWindow } from '../algorithms/sliding-window.js'
 import { tokenBucket } from '../algorithms/token-bucket.js'
@@ -22,6 +23,9 @@ export type RuleFields = {
     | 'rate'
     | 'period'
     | 'burst'
+    | 'delay'
+    | 'nodelay'
+    | 'maxWait'
     | 'limit'
     | 'window'
     | 'cost'
@@ -37,7 +41,7 @@ export type FieldLabels = Readonly<Record<keyof RuleFields, string>>
 /** Marks a field that was present but invalid and has already been reported. */
 export const REPORTED: unique symbol = Symbol('reported')
 
-const RATE: readonly AlgorithmName[] = ['token_bucket', 'gcra', 'leaky_bucket']
+const RATE: readonly AlgorithmName[] = ['token_bucket', 'gcra', 'leaky_bucket', 'leaky_queue']
 const WINDOW: readonly AlgorithmName[] = ['fixed_window', 'sliding_log', 'sliding_window']
 const ALIASES: Readonly<Record<string, AlgorithmName>> = { sliding_counter: 'sliding_window' }
 // Pure (no spread, annotated calls), so a bundle that never validates a rule drops it.
@@ -49,6 +53,8 @@ const KNOWN_NAMES = /* @__PURE__ */ NO_NAMES.concat(
 )
 const RATE_FIELDS = ['rate', 'period', 'burst'] as const
 const WINDOW_FIELDS = ['limit', 'window'] as const
+/** The queue's own knobs (nginx's `delay=`, `nodelay`), refused on every other algorithm. */
+const QUEUE_FIELDS = ['delay', 'nodelay', 'maxWait'] as const
 /** The factories' field names → ours. */
 const FACTORY_FIELDS: Readonly<Record<string, keyof RuleFields>> = {
   rate: 'rate',
@@ -56,6 +62,8 @@ const FACTORY_FIELDS: Readonly<Record<string, keyof RuleFields>> = {
   burst: 'burst',
   limit: 'limit',
   windowMs: 'window',
+  delay: 'delay',
+  maxWaitMs: 'maxWait',
 }
 const ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
 
@@ -145,13 +153,6 @@ function validateParams(
     return undefined
   }
   const name = typeof given === 'string' ? (ownValue(ALIASES, given) ?? given) : given
-  if (name === 'leaky_queue') {
-    issue(
-      labels.algorithm,
-      'leaky_queue delays requests (shaping), which Tollgate does not do; use leaky_bucket, the meter that rejects instead',
-    )
-    return undefined
-  }
   const isRate = RATE.includes(name as AlgorithmName)
   if (!isRate && !WINDOW.includes(name as AlgorithmName)) {
     const guess = typeof given === 'string' ? closest(given, KNOWN_NAMES) : undefined
@@ -171,6 +172,15 @@ function validateParams(
     issue(labels[field], `not used by ${name} (${family}); remove it`)
   }
   const values: ParamValues = {}
+  if (name === 'leaky_queue') {
+    if (!queueValues(fields, labels, issue, values)) ok = false
+  } else {
+    for (const field of QUEUE_FIELDS) {
+      if (fields[field] === undefined) continue
+      ok = false
+      issue(labels[field], `only for leaky_queue (a queue's own setting); remove it`)
+    }
+  }
   for (const field of wanted) {
     const value = fields[field]
     if (value === REPORTED) ok = false
@@ -209,6 +219,51 @@ type ParamValues = {
   burst?: number
   limit?: number
   window?: number
+  delay?: number
+  maxWait?: number
+}
+
+/**
+ * Reads a queue's `delay`, `nodelay` and `maxWait` into `values` (`nodelay` as a `delay` of the
+ * whole burst, checked against it once the burst is known); false after reporting a problem.
+ */
+function queueValues(
+  fields: RuleFields,
+  labels: FieldLabels,
+  issue: IssueSink,
+  values: ParamValues,
+): boolean {
+  let ok = true
+  const { delay, nodelay, maxWait } = fields
+  if (nodelay !== undefined && typeof nodelay !== 'boolean') {
+    ok = false
+    issue(labels.nodelay, `expected true or false, got ${typeName(nodelay)}`)
+  } else if (nodelay === true && delay !== undefined) {
+    ok = false
+    issue(
+      labels.delay,
+      `give ${labels.delay} (how many are served at once) or ${labels.nodelay} (all of the burst), not both`,
+    )
+  } else if (nodelay === true && typeof fields.burst === 'number') {
+    values.delay = fields.burst
+  }
+  if (delay !== undefined) {
+    if (typeof delay === 'number' && Number.isSafeInteger(delay) && delay >= 0) values.delay = delay
+    else {
+      ok = false
+      issue(labels.delay, `expected a whole number ≥ 0, got ${typeName(delay)}`)
+    }
+  }
+  values.delay ??= 0
+  if (maxWait === REPORTED) ok = false
+  else if (maxWait !== undefined) {
+    const checked = toMilliseconds(maxWait)
+    if (typeof checked === 'string') {
+      ok = false
+      issue(labels.maxWait, checked)
+    } else values.maxWait = checked
+  }
+  return ok
 }
 
 function build(name: AlgorithmName, v: ParamValues): Algorithm {
@@ -221,6 +276,8 @@ function build(name: AlgorithmName, v: ParamValues): Algorithm {
       return gcra(rate)
     case 'leaky_bucket':
       return leakyBucket(rate)
+    case 'leaky_queue':
+      return leakyQueue({ ...rate, delay: v.delay, maxWaitMs: v.maxWait })
     case 'fixed_window':
       return fixedWindow(window)
     case 'sliding_log':
@@ -232,6 +289,10 @@ function build(name: AlgorithmName, v: ParamValues): Algorithm {
 
 /** Compiles a validated rule's algorithm (cannot fail: the rule was validated). */
 export function algorithmOf(rule: Rule): Algorithm {
+  if (rule.algorithm === 'leaky_queue') {
+    const { rate, period, burst, delay, maxWait } = rule
+    return build(rule.algorithm, { rate, period, burst, delay, maxWait })
+  }
   return 'burst' in rule
     ? build(rule.algorithm, { rate: rule.rate, period: rule.period, burst: rule.burst })
     : build(rule.algorithm, { limit: rule.limit, window: rule.window })
