@@ -49,11 +49,13 @@ export type { ClientIpOptions, TrustProxy } from './identity/client-ip.js'
 export type { IdentityOptions } from './identity/identities.js'
 export type { PrefixOptions } from './identity/ip-prefix.js'
 export {
+  type AcquireOptions,
   type CheckOptions,
   createLimiter,
   DEFAULT_STORE_ERROR_RETRY_AFTER_MS,
   type DecideOptions,
   type DenyReason,
+  type HoldOptions,
   type Limiter,
   type LimiterOptions,
   type Logger,
@@ -63,6 +65,7 @@ export {
   type StoreErrorContext,
   UNKNOWN_CLIENT_KEY,
   type Verdict,
+  type WaitSignal,
 } from './limiter/index.js'
 export { PROBLEM_CONTENT_TYPE, type ProblemDetails } from './response/problem.js'
 export type {

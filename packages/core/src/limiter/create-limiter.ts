@@ -12,6 +12,7 @@ import { type CompiledRule, compileRule } from './compile-rule.js'
 import { decideRequest, shown, storeDecision } from './decide.js'
 import { type ConsumeOne, type Engine, isPromiseLike } from './engine.js'
 import { checkIdentityNames } from './identity-names.js'
+import { createHold } from './hold.js'
 import { createReporter } from './report.js'
 import { buildRuleIndex } from './rule-index.js'
 import { DEFAULT_STORE_TIMEOUT_MS, replyWithin } from './store-deadline.js'
@@ -86,7 +87,9 @@ export function createLimiter(options: LimiterOptions): Limiter {
     return rule
   }
 
-  return {
+  const hold = createHold(clock, options.timers, (verdict) => limiter.refund(verdict))
+
+  const limiter: Limiter = {
     rules,
     store,
     get clockStepsBack() {
@@ -96,6 +99,13 @@ export function createLimiter(options: LimiterOptions): Limiter {
       const [now, deciding] = timeOf(given)
       return decideRequest(deciding, index, facts, now)
     },
+    acquire(facts, given) {
+      // Adopted, so that a throw (a cost that can never fit) rejects rather than escapes.
+      return Promise.resolve()
+        .then(() => limiter.decide(facts, given))
+        .then((verdict) => hold(verdict, given))
+    },
+    hold,
     check(key, ruleId, given) {
       const rule = ruleOf(ruleId)
       const cost = given?.cost ?? rule.cost
@@ -131,6 +141,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
       return refundCharges(refunding, charges, verdict.at, now)
     },
   }
+  return limiter
 }
 
 function checkOne(

@@ -1,9 +1,11 @@
 export { createLimiter, DEFAULT_STORE_ERROR_RETRY_AFTER_MS } from './create-limiter.js'
 export { UNKNOWN_CLIENT_KEY } from './keys.js'
 export type {
+  AcquireOptions,
   CheckOptions,
   DecideOptions,
   DenyReason,
+  HoldOptions,
   Limiter,
   LimiterOptions,
   Logger,
@@ -12,4 +14,5 @@ export type {
   RuleDecision,
   StoreErrorContext,
   Verdict,
+  WaitSignal,
 } from './types.js'
