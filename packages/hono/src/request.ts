@@ -18,6 +18,7 @@ export function hono(getConnInfo: GetConnInfo | undefined): Framework<Context> {
     user: (c) => userIdOf(c.get('user' as never)),
     hooks: ['getConnInfo'],
     headersCut: nodeHeadersCut,
+    disconnected: (c) => c.req.raw.signal,
   }
 }
 

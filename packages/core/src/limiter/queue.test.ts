@@ -43,13 +43,25 @@ function fakeTime() {
 }
 
 const queue = (id: string, extra: Partial<Record<string, unknown>> = {}): RuleConfig =>
-  ({ id, match: { identity: 'ip' }, algorithm: 'leaky_queue', rate: 10, burst: 20, ...extra }) as never
+  ({
+    id,
+    match: { identity: 'ip' },
+    algorithm: 'leaky_queue',
+    rate: 10,
+    burst: 20,
+    ...extra,
+  }) as never
 const facts = { method: 'GET', path: '/', identities: { ip: '192.0.2.9' } }
 
 describe.each(STORES)('queue rules over a %s', (_name, makeStore) => {
   function setup(rules: readonly RuleConfig[]) {
     const time = fakeTime()
-    const limiter = createLimiter({ rules, store: makeStore(), clock: time.clock, timers: time.timers })
+    const limiter = createLimiter({
+      rules,
+      store: makeStore(),
+      clock: time.clock,
+      timers: time.timers,
+    })
     /** Acquires `count` requests at once; records when each one settled, and how. */
     const burst = (count: number) => {
       const settled: Array<{ at: number; verdict?: Verdict; error?: unknown }> = []

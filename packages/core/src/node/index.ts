@@ -4,6 +4,7 @@
  * request's header list. The only part of core written
  * for Node; it types Node's objects by their shape and imports nothing from Node.
  */
+export { closeSignal, type NodeResponseClose } from './close-signal.js'
 export {
   headerListMayBeCut,
   NODE_DEFAULT_MAX_HEADERS_COUNT,
