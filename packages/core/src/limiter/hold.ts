@@ -3,7 +3,7 @@ import { createScheduler, type Scheduler, type Timers } from '../wait/scheduler.
 import type { HoldOptions, MaybePromise, RuleDecision, Verdict } from './types.js'
 
 /** `Limiter.hold`, for one limiter: its queued requests wait on one scheduler, made on first use. */
-export type Hold = (verdict: Verdict, options?: HoldOptions) => Promise<Verdict>
+type Hold = (verdict: Verdict, options?: HoldOptions) => Promise<Verdict>
 
 /**
  * Builds the limiter's `hold`. The scheduler is made when the first request waits, so a limiter
