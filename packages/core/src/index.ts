@@ -16,6 +16,7 @@ export {
   type AlgorithmName,
   type AlgorithmParams,
   type AlgorithmState,
+  type AlgorithmTable,
   checkCost,
   checkTime,
   fixedWindow,
@@ -51,6 +52,7 @@ export type { PrefixOptions } from './identity/ip-prefix.js'
 export {
   type AcquireOptions,
   type CheckOptions,
+  createLeanLimiter,
   createLimiter,
   DEFAULT_STORE_ERROR_RETRY_AFTER_MS,
   type DecideOptions,
@@ -105,8 +107,11 @@ export {
 export {
   applyCharges,
   type Charge,
+  type MapStore,
+  type MapStoreOptions,
   type MemoryStore,
   type MemoryStoreOptions,
+  mapStore,
   memoryStore,
   type Outcome,
   type Store,

@@ -14,6 +14,7 @@ export {
   step,
   wholeMs,
 } from './step.js'
+export type { AlgorithmTable } from './table.js'
 export { tokenBucket } from './token-bucket.js'
 export type {
   Algorithm,
