@@ -1,4 +1,5 @@
 import type { Decision } from '../decision.js'
+import { createScheduler } from '../wait/scheduler.js'
 import { ceilDiv, floorDiv, MAX_FIELD_INTEGER, MAX_TIME_MS } from './integer.js'
 import { costTooHigh, invalid, type RateParams, scaleRate } from './params.js'
 import type { Algorithm, StateSlots } from './types.js'
@@ -74,6 +75,7 @@ export function leakyQueue(params: QueueParams): Algorithm {
     policy: { quota: rate, windowMs: periodMs },
     params: { kind: 'rate', unitsPerMs, unitsPerToken, capacity, burst },
     stateSize: 1,
+    scheduler: createScheduler,
     init(slots, offset, now) {
       slots[offset] = now * unitsPerMs
     },

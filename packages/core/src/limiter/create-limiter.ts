@@ -117,7 +117,13 @@ function buildLimiter(
     return rule
   }
 
-  const hold = createHold(clock, options.timers, (verdict) => limiter.refund(verdict))
+  const queueRule = compiled.find((rule) => rule.algorithm.scheduler !== undefined)
+  const hold = createHold(
+    clock,
+    options.timers,
+    (verdict) => limiter.refund(verdict),
+    queueRule?.algorithm.scheduler,
+  )
 
   const limiter: Limiter = {
     rules,

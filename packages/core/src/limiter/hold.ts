@@ -1,24 +1,27 @@
 import type { Clock } from '../clock.js'
-import { createScheduler, type Scheduler, type Timers } from '../wait/scheduler.js'
+import type { createScheduler, Scheduler, Timers } from '../wait/scheduler.js'
 import type { HoldOptions, MaybePromise, RuleDecision, Verdict } from './types.js'
 
 /** `Limiter.hold`, for one limiter: its queued requests wait on one scheduler, made on first use. */
 type Hold = (verdict: Verdict, options?: HoldOptions) => Promise<Verdict>
 
 /**
- * Builds the limiter's `hold`. The scheduler is made when the first request waits, so a limiter
- * without queue rules never makes one; with nothing waiting it arms no timer.
+ * Builds the limiter's `hold`, with the scheduler of its queue rules' algorithm (none without
+ * one: nothing then waits). The scheduler is made when the first request waits; with nothing
+ * waiting it arms no timer.
  */
 export function createHold(
   clock: Clock,
   timers: Timers | undefined,
   refund: (verdict: Verdict) => MaybePromise<void>,
+  makeScheduler: typeof createScheduler | undefined,
 ): Hold {
   let scheduler: Scheduler | undefined
   return (verdict, options) => {
     const wait = verdict.waitMs
-    if (!verdict.allowed || wait === undefined || wait <= 0) return Promise.resolve(verdict)
-    scheduler ??= createScheduler({ clock, timers })
+    if (!verdict.allowed || wait === undefined || wait <= 0 || makeScheduler === undefined)
+      return Promise.resolve(verdict)
+    scheduler ??= makeScheduler({ clock, timers })
     return scheduler.sleep(wait, options?.signal).then(
       () => served(verdict, wait),
       // Gone before its slot: the request was never served, so all it was charged goes back,
