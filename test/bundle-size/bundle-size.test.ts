@@ -60,4 +60,11 @@ describe('bundle size budget (minified + gzip)', () => {
     expect(inputs('hono-one-rule').filter((path) => path.includes('/yaml/'))).toEqual([])
     expect(inputs('hono-rules-file').some((path) => path.includes('/yaml/'))).toBe(true)
   })
+
+  it('leaves the simulator out of every app bundle (it has its own entry point)', () => {
+    for (const fixture of FIXTURES) {
+      const inputs = Object.keys(Object.values(sizes.get(fixture)!.metafile.outputs)[0]!.inputs)
+      expect(inputs.filter((path) => path.includes('/simulate'))).toEqual([])
+    }
+  })
 })
