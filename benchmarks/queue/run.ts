@@ -60,7 +60,7 @@ const all: Contender[] = [
     async run(count) {
       const throttled = pThrottle({ limit: count / 10, interval: 100 })(() => undefined)
       const waiting: Promise<unknown>[] = []
-      for (let i = 0; i < count; i++) waiting.push(throttled())
+      for (let i = 0; i < count; i++) waiting.push(Promise.resolve(throttled()))
       await Promise.all(waiting)
     },
   },
@@ -74,7 +74,7 @@ const all: Contender[] = [
         reservoirRefreshInterval: 100,
       })
       const waiting: Promise<unknown>[] = []
-      for (let i = 0; i < count; i++) waiting.push(limiter.schedule(async () => undefined))
+      for (let i = 0; i < count; i++) waiting.push(limiter.schedule(async () => null))
       await Promise.all(waiting)
       await limiter.disconnect()
     },
