@@ -39,6 +39,7 @@ export default defineConfig({
         text: 'Concepts',
         items: [
           { text: 'Algorithms', link: '/concepts/algorithms' },
+          { text: 'Shaping (queues)', link: '/concepts/shaping' },
           { text: 'Keys and proxies', link: '/concepts/keys-and-proxies' },
           { text: 'Headers', link: '/concepts/headers' },
           { text: 'Stores', link: '/concepts/stores' },

@@ -23,6 +23,8 @@ import { rateLimit as fastifyRateLimit } from './fastify-adapter.js'
 export type Client = {
   send(req: SentRequest): Promise<Exchange>
   close(): Promise<void>
+  /** `http://127.0.0.1:<port>` of a target served on a real socket. */
+  readonly origin?: () => string
 }
 
 export type Target = { readonly name: string; start(setup: AppSetup): Promise<Client> }
@@ -218,6 +220,7 @@ function supertestClient(server: import('node:http').Server): Client {
       }
     },
     close: () => new Promise((resolve) => server.close(() => resolve())),
+    origin: () => `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
   }
 }
 

@@ -4,6 +4,7 @@ import {
   fixedWindow,
   gcra,
   leakyBucket,
+  leakyQueue,
   type RateRuleConfig,
   type Rule,
   slidingLog,
@@ -57,6 +58,14 @@ function algorithmOf(rule: Rule): Algorithm {
       return gcra({ rate: rule.rate, periodMs: rule.period, burst: rule.burst })
     case 'leaky_bucket':
       return leakyBucket({ rate: rule.rate, periodMs: rule.period, burst: rule.burst })
+    case 'leaky_queue':
+      return leakyQueue({
+        rate: rule.rate,
+        periodMs: rule.period,
+        burst: rule.burst,
+        delay: rule.delay,
+        maxWaitMs: rule.maxWait,
+      })
     case 'fixed_window':
       return typeof rule.window === 'string'
         ? fixedWindow({ limit: rule.limit, calendar: rule.window, timeZone: rule.timeZone })

@@ -16,4 +16,9 @@ export type Decision = {
    * window counter's estimate, where it is exact for the estimate.
    */
   readonly retryAfterMs: number | undefined
+  /**
+   * Set only by a queue rule (`leaky_queue`) on an admission: how long the request waits for its
+   * slot, in whole ms (rounded up); 0 or absent when it goes on at once.
+   */
+  readonly delayMs?: number | undefined
 }

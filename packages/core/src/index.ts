@@ -25,8 +25,10 @@ export {
   fixedWindow,
   gcra,
   leakyBucket,
+  leakyQueue,
   MAX_SLIDING_LOG_LIMIT,
   MAX_TIME_MS,
+  type QueueParams,
   type QuotaPolicy,
   type RateParams,
   type SlidingWindowParams,
@@ -53,12 +55,14 @@ export type { ClientIpOptions, TrustProxy } from './identity/client-ip.js'
 export type { IdentityOptions } from './identity/identities.js'
 export type { PrefixOptions } from './identity/ip-prefix.js'
 export {
+  type AcquireOptions,
   type CheckOptions,
   createLeanLimiter,
   createLimiter,
   DEFAULT_STORE_ERROR_RETRY_AFTER_MS,
   type DecideOptions,
   type DenyReason,
+  type HoldOptions,
   type Limiter,
   type LimiterOptions,
   type Logger,
@@ -68,6 +72,7 @@ export {
   type StoreErrorContext,
   UNKNOWN_CLIENT_KEY,
   type Verdict,
+  type WaitSignal,
 } from './limiter/index.js'
 export { PROBLEM_CONTENT_TYPE, type ProblemDetails } from './response/problem.js'
 export type {
@@ -86,6 +91,8 @@ export {
   type ParsedRoute,
   parseRoute,
   parseRules,
+  type QueueRule,
+  type QueueRuleConfig,
   type RateAlgorithmName,
   type RateRule,
   type RateRuleConfig,

@@ -108,6 +108,8 @@ describe('@tollgate/express', () => {
       decide: () => {
         throw new RateLimitError('ERR_RL_COST_EXCEEDS_CAPACITY', 'too big', { rule: 'bulk' })
       },
+      acquire: () => Promise.reject(new Error('unused')),
+      hold: (verdict) => Promise.resolve(verdict),
       refund: () => {},
     }
     const app = express()

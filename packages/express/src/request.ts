@@ -1,6 +1,6 @@
 import type { Framework } from '@tollgate/core/adapter'
 import { userIdOf } from '@tollgate/core/adapter'
-import { headerListMayBeCut, nodeSha256 } from '@tollgate/core/node'
+import { closeSignal, headerListMayBeCut, nodeSha256 } from '@tollgate/core/node'
 import type { Request } from 'express'
 
 /**
@@ -18,4 +18,5 @@ export const express: Framework<Request> = {
   user: (req) => userIdOf((req as Request & { user?: unknown }).user),
   headersCut: headerListMayBeCut,
   sha256: nodeSha256,
+  disconnected: (req) => closeSignal(req.res!),
 }

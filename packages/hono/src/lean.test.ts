@@ -24,7 +24,7 @@ const FACTORIES = {
   sliding_log: slidingLog,
   sliding_window: slidingWindow,
 } as const
-const NAMES = Object.keys(FACTORIES) as AlgorithmName[]
+const NAMES = Object.keys(FACTORIES) as (keyof typeof FACTORIES)[]
 const RATE = ['token_bucket', 'gcra', 'leaky_bucket']
 const START = Date.UTC(2026, 0, 1)
 

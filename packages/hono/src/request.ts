@@ -19,6 +19,7 @@ export function hono(getConnInfo: GetConnInfo | undefined): Framework<Context> {
     hooks: ['getConnInfo'],
     headersCut: nodeHeadersCut,
     sha256: nodeSha256,
+    disconnected: (c) => c.req.raw.signal,
   }
 }
 

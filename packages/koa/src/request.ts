@@ -1,6 +1,6 @@
 import type { Framework } from '@tollgate/core/adapter'
 import { userIdOf } from '@tollgate/core/adapter'
-import { headerListMayBeCut, nodeSha256 } from '@tollgate/core/node'
+import { closeSignal, headerListMayBeCut, nodeSha256 } from '@tollgate/core/node'
 import type { Context } from 'koa'
 
 /**
@@ -18,4 +18,5 @@ export const koa: Framework<Context> = {
   user: (ctx) => userIdOf((ctx.state as { readonly user?: unknown } | undefined)?.user),
   headersCut: (ctx) => headerListMayBeCut(ctx.req),
   sha256: nodeSha256,
+  disconnected: (ctx) => closeSignal(ctx.res),
 }

@@ -2,7 +2,7 @@ import type { Sha256Digest } from '../headers/partition-key.js'
 import type { FieldWriter, HeaderAccessor, HeaderEntries } from '../headers/types.js'
 import { ReusedIdentitySource } from '../identity/reused-identity-source.js'
 import { createLeanLimiter, createLimiter } from '../limiter/create-limiter.js'
-import type { Limiter, RequestFacts, Verdict } from '../limiter/types.js'
+import type { Limiter, RequestFacts, Verdict, WaitSignal } from '../limiter/types.js'
 import { FOREIGN_OPTIONS, type ForeignOptions } from '../options/foreign-options.js'
 import { fieldsForOwnAnswer } from '../response/problem.js'
 import type { Denial } from '../response/responder.js'
@@ -21,6 +21,7 @@ import {
   refundQuietly,
   requestReaders,
   type UserId,
+  type Waiter,
 } from './middleware.js'
 import { guardShadowDeniedHook } from './shadow-hook.js'
 
@@ -51,6 +52,13 @@ export type Framework<Req> = {
    * `@tollgate/core/node`). @default Web Crypto's asynchronous digest
    */
   readonly sha256?: Sha256Digest | undefined
+  /**
+   * A signal that aborts when the client goes away, asked for only when a request waits in a
+   * queue (on Node, `closeSignal(res)` from `@tollgate/core/node`; on fetch runtimes the
+   * request's own `signal`): the request is then dropped from the queue and its slot given back.
+   * @default never told: a queued request whose client left is still served at its slot
+   */
+  readonly disconnected?: ((req: Req) => WaitSignal | undefined) | undefined
 }
 
 /**
@@ -92,6 +100,7 @@ type Shared<Req> = {
   readonly onShadowDenied: ((verdict: Verdict, req: Req) => void) | undefined
   readonly ownAnswer: boolean
   readonly refundIf: ((status: number, req: Req) => boolean) | undefined
+  readonly disconnected: ((req: Req) => WaitSignal | undefined) | undefined
 }
 
 const OPEN = 0
@@ -103,9 +112,12 @@ const ABORTED = 2
  * waits for `ready`, writes the fields (`writeFields`), then continues (`denial` undefined) or
  * answers with `denial`, and reports how the exchange ended: `end(status)` once the response is
  * known, `abort()` when the client went away first. Only the first of the two counts, so what is
- * held for the request (a refundable charge) is given back exactly once.
+ * held for the request (a refundable charge) is given back exactly once. A request queued by a
+ * queue rule is held in `ready` until its slot; if its client goes away meanwhile, it is dropped:
+ * its charges are given back and `ready` never settles, so the adapter neither continues nor
+ * answers.
  */
-export class Pass<Req, Res> {
+export class Pass<Req, Res> implements Waiter {
   /** This pass once decided: itself when the store answered synchronously, else a promise. */
   ready: Pass<Req, Res> | Promise<Pass<Req, Res>> = this
   /** Set when the request is refused: the adapter answers with it instead of continuing. */
@@ -116,12 +128,29 @@ export class Pass<Req, Res> {
   verdict: Verdict | undefined = undefined
   private response: Handled['response'] | undefined = undefined
   private state = OPEN
+  private waitSignal: WaitSignal | undefined = undefined
 
   constructor(
     private readonly shared: Shared<Req>,
     readonly req: Req,
     readonly res: Res,
   ) {}
+
+  /** Where the limiter hears that the client of a queued request went away; asked once. */
+  signal(): WaitSignal | undefined {
+    this.waitSignal ??= this.shared.disconnected?.(this.req)
+    return this.waitSignal
+  }
+
+  /**
+   * The decision failed: a queued request whose client went away is dropped (a promise that
+   * never settles: nothing is left to answer); any other error is the framework's.
+   */
+  dropIfGone(error: unknown): Promise<never> {
+    if (this.waitSignal?.aborted !== true) throw error
+    this.state = ABORTED
+    return new Promise<never>(() => {})
+  }
 
   /** Takes the limiter's outcome; called once, by the kit. */
   settle(outcome: Verdict | Handled): this {
@@ -245,6 +274,7 @@ function kitWith<Req, Res>(
     onShadowDenied: guardShadowDeniedHook(options),
     ownAnswer: options.onLimited !== undefined,
     refundIf,
+    disconnected: framework.disconnected,
   }
   const names = gate.responder.headerNames
 
@@ -267,10 +297,13 @@ function kitWith<Req, Res>(
     fieldNames: options.exposeHeaders ? [...names, 'Access-Control-Expose-Headers'] : names,
     enter(req, res) {
       if (skip?.(req, res)) return undefined
-      const outcome = gate.handleAdmitted(factsOf(req))
       const pass = new Pass(shared, req, res)
+      const outcome = gate.handleAdmitted(factsOf(req), pass)
       if (!isPromise(outcome)) return pass.settle(outcome)
-      pass.ready = outcome.then((settled) => pass.settle(settled))
+      pass.ready = outcome.then(
+        (settled) => pass.settle(settled),
+        (error: unknown) => pass.dropIfGone(error),
+      )
       return pass
     },
   }

@@ -15,6 +15,7 @@ import type {
   MaybePromise,
   RequestFacts,
   Verdict,
+  WaitSignal,
 } from '../limiter/types.js'
 import type { ForeignOptions } from '../options/foreign-options.js'
 import { ADAPTER_OPTIONS, limiterOptionsOf } from '../options/option-names.js'
@@ -148,20 +149,26 @@ export type Tollgate = {
    * already a verdict (fail-open or fail-closed); an error the client must hear about (a cost
    * that can never fit) becomes its response; anything else is thrown, for the framework.
    */
-  readonly handle: (facts: RequestFacts) => MaybePromise<Handled>
+  readonly handle: (facts: RequestFacts, waiter?: Waiter) => MaybePromise<Handled>
   /**
    * As `handle`, except that an admitted request whose fields `writeFields` can write (no
    * `partitionKey`) gets its verdict alone: most requests then build no response at all.
    * Anything else (a denial, an error's response) gets the `Handled` that `handle` returns;
    * `isHandled` tells them apart.
    */
-  readonly handleAdmitted: (facts: RequestFacts) => MaybePromise<Verdict | Handled>
+  readonly handleAdmitted: (facts: RequestFacts, waiter?: Waiter) => MaybePromise<Verdict | Handled>
   /**
    * Writes an admitted verdict's fields one by one: the entries `handle` would have put in
    * `response.headers`, in the same order, with the same values.
    */
   readonly writeFields: (verdict: Verdict, writer: FieldWriter) => void
 }
+
+/**
+ * A request that may wait in a queue: `signal` is asked for only when it does, and aborts when
+ * its client goes away.
+ */
+export type Waiter = { readonly signal: () => WaitSignal | undefined }
 
 const SILENT: Logger = { warn() {} }
 
@@ -207,8 +214,8 @@ export function createTollgateWith(
 
   function respondTo(verdict: Verdict): MaybePromise<Handled> {
     if (!responder.usesPartitionKeys)
-      return { response: responder.respond(verdict, verdict.at), verdict }
-    const response = responder.respondWithKeys(verdict, verdict.at)
+      return { response: responder.respond(verdict, servedAt(verdict)), verdict }
+    const response = responder.respondWithKeys(verdict, servedAt(verdict))
     return isPromise(response)
       ? response.then((built) => ({ response: built, verdict }))
       : { response, verdict }
@@ -218,10 +225,15 @@ export function createTollgateWith(
     return verdict.allowed && !responder.usesPartitionKeys ? verdict : respondTo(verdict)
   }
 
-  /** Decides a request and hands the verdict on; a refusal the client must hear is answered. */
+  /**
+   * Decides a request and hands the verdict on, once a queued one's slot has come; a refusal the
+   * client must hear is answered. A queued request whose client went away rejects with the
+   * signal's reason.
+   */
   function decideThen<T>(
     facts: RequestFacts,
     then: (verdict: Verdict) => MaybePromise<T>,
+    waiter: Waiter | undefined,
   ): MaybePromise<T | Handled> {
     let verdict: MaybePromise<Verdict>
     try {
@@ -229,7 +241,21 @@ export function createTollgateWith(
     } catch (error) {
       return refused(error)
     }
-    return isPromise(verdict) ? verdict.then(then, refused) : then(verdict)
+    if (isPromise(verdict)) {
+      return verdict.then(
+        (decided) => (decided.waitMs === undefined ? then(decided) : held(decided, then, waiter)),
+        refused,
+      )
+    }
+    return verdict.waitMs === undefined ? then(verdict) : held(verdict, then, waiter)
+  }
+
+  function held<T>(
+    verdict: Verdict,
+    then: (verdict: Verdict) => MaybePromise<T>,
+    waiter: Waiter | undefined,
+  ): Promise<T> {
+    return limiter.hold(verdict, { signal: waiter?.signal() }).then(then)
   }
 
   function refused(error: unknown): Handled {
@@ -244,10 +270,15 @@ export function createTollgateWith(
     requestIdentities: readsApiKey ? identities.identities : identities.withoutApiKey,
     readsUser: keysOn('user'),
     responder,
-    handle: (facts) => decideThen(facts, respondTo),
-    handleAdmitted: (facts) => decideThen(facts, admittedOrRespond),
-    writeFields: (verdict, writer) => responder.writeFields(verdict, verdict.at, writer),
+    handle: (facts, waiter) => decideThen(facts, respondTo, waiter),
+    handleAdmitted: (facts, waiter) => decideThen(facts, admittedOrRespond, waiter),
+    writeFields: (verdict, writer) => responder.writeFields(verdict, servedAt(verdict), writer),
   }
+}
+
+/** When a request is answered: at its decision, or a queued one at its slot. */
+function servedAt(verdict: Verdict): number {
+  return verdict.waitMs === undefined ? verdict.at : verdict.at + verdict.waitMs
 }
 
 export function refundPredicate<Req>(

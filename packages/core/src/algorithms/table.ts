@@ -1,7 +1,8 @@
 import { fixedWindow } from './fixed-window.js'
 import { gcra } from './gcra.js'
 import { leakyBucket } from './leaky-bucket.js'
-import type { RateParams, WindowParams } from './params.js'
+import { leakyQueue, type QueueParams } from './leaky-queue.js'
+import type { WindowParams } from './params.js'
 import { slidingLog } from './sliding-log.js'
 import { slidingWindow } from './sliding-window.js'
 import { tokenBucket } from './token-bucket.js'
@@ -9,13 +10,14 @@ import type { Algorithm, AlgorithmName } from './types.js'
 
 /**
  * The algorithms rules may name, by the name a rule gives (`algorithm: 'token_bucket'`), each
- * with the factory that compiles it. A rate rule's factory is called with its `RateParams`, a
- * window rule's with its `WindowParams` (plus `buckets` for sub-window counters), or a calendar
- * window's with its `CalendarWindowParams`.
+ * with the factory that compiles it. A rate rule's factory is called with its `RateParams` (a
+ * queue rule's with its `QueueParams`: `delay` and `maxWaitMs` besides), a window rule's with its
+ * `WindowParams` (plus `buckets` for sub-window counters), or a calendar window's with its
+ * `CalendarWindowParams`.
  * @example { token_bucket: tokenBucket, sliding_log: slidingLog }
  */
 export type AlgorithmTable = {
-  readonly [Name in AlgorithmName]?: (params: RateParams & WindowParams) => Algorithm
+  readonly [Name in AlgorithmName]?: (params: QueueParams & WindowParams) => Algorithm
 }
 
 /**
@@ -29,6 +31,7 @@ export const BUILT_IN_ALGORITHMS: AlgorithmTable = {
   token_bucket: tokenBucket,
   gcra,
   leaky_bucket: leakyBucket,
+  leaky_queue: leakyQueue,
   fixed_window: fixedWindow,
   sliding_log: slidingLog,
   sliding_window: slidingWindow,

@@ -1,11 +1,13 @@
 import type { Decision } from '../decision.js'
+import type { createScheduler } from '../wait/scheduler.js'
 import type { CalendarWindows } from './calendar.js'
 
-/** The six counting rules. */
+/** The six counting rules (the leaky bucket as a meter and as a queue). */
 export type AlgorithmName =
   | 'token_bucket'
   | 'gcra'
   | 'leaky_bucket'
+  | 'leaky_queue'
   | 'fixed_window'
   | 'sliding_log'
   | 'sliding_window'
@@ -75,6 +77,11 @@ export interface Algorithm {
   readonly stateSize: number
   /** Set by an algorithm whose state is a log of entries (the sliding log). */
   readonly entries?: EntryLog
+  /**
+   * Set by an algorithm whose admissions may wait for a slot (the leaky queue): what the limiter
+   * waits them out with. Carried by the algorithm so that a bundle without one holds none of it.
+   */
+  readonly scheduler?: typeof createScheduler
   /** Writes the state of a key never seen before: full capacity at `now`. */
   init(slots: StateSlots, offset: number, now: number): void
   /**

@@ -14,6 +14,7 @@ import { clockReader } from './clock-reader.js'
 import { type CompiledRule, compileRule } from './compile-rule.js'
 import { decideRequest, shown, storeDecision } from './decide.js'
 import { type ConsumeOne, type Engine, isPromiseLike } from './engine.js'
+import { createHold } from './hold.js'
 import { checkIdentityNames } from './identity-names.js'
 import { createReporter } from './report.js'
 import { buildRuleIndex } from './rule-index.js'
@@ -119,7 +120,15 @@ function buildLimiter(
     return rule
   }
 
-  return {
+  const queueRule = compiled.find((rule) => rule.algorithm.scheduler !== undefined)
+  const hold = createHold(
+    clock,
+    options.timers,
+    (verdict) => limiter.refund(verdict),
+    queueRule?.algorithm.scheduler,
+  )
+
+  const limiter: Limiter = {
     rules,
     store,
     get clockStepsBack() {
@@ -129,6 +138,13 @@ function buildLimiter(
       const [now, deciding] = timeOf(given)
       return decideRequest(deciding, index, facts, now)
     },
+    acquire(facts, given) {
+      // Adopted, so that a throw (a cost that can never fit) rejects rather than escapes.
+      return Promise.resolve()
+        .then(() => limiter.decide(facts, given))
+        .then((verdict) => hold(verdict, given))
+    },
+    hold,
     check(key, ruleId, given) {
       const rule = ruleOf(ruleId)
       const cost = given?.cost ?? rule.cost
@@ -164,6 +180,7 @@ function buildLimiter(
       return refundCharges(refunding, charges, verdict.at, now)
     },
   }
+  return limiter
 }
 
 function checkOne(

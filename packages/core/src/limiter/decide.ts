@@ -224,6 +224,8 @@ function unusableField(decision: RuleDecision): keyof Decision | undefined {
   if (!isDuration(decision.resetAfterMs)) return 'resetAfterMs'
   // Only a denial's wait is read (Retry-After, the RateLimit field's t); an admission has none.
   if (!decision.allowed && !isDuration(decision.retryAfterMs)) return 'retryAfterMs'
+  // A queue rule's admission waits this long: a bad one would hold the request forever.
+  if (decision.delayMs !== undefined && !isDuration(decision.delayMs)) return 'delayMs'
   return undefined
 }
 

@@ -5,9 +5,11 @@ export {
 } from './create-limiter.js'
 export { UNKNOWN_CLIENT_KEY } from './keys.js'
 export type {
+  AcquireOptions,
   CheckOptions,
   DecideOptions,
   DenyReason,
+  HoldOptions,
   Limiter,
   LimiterOptions,
   Logger,
@@ -16,4 +18,5 @@ export type {
   RuleDecision,
   StoreErrorContext,
   Verdict,
+  WaitSignal,
 } from './types.js'

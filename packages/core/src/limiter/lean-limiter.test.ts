@@ -8,7 +8,7 @@ import type { RuleConfig } from '../rules/types.js'
 import { createLeanLimiter, createLimiter } from './create-limiter.js'
 
 const NAMES = Object.keys(BUILT_IN_ALGORITHMS) as AlgorithmName[]
-const RATE = ['token_bucket', 'gcra', 'leaky_bucket']
+const RATE = ['token_bucket', 'gcra', 'leaky_bucket', 'leaky_queue']
 
 const ruleOf = (name: AlgorithmName, quota: number, id: string): RuleConfig =>
   (RATE.includes(name)

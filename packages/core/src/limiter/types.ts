@@ -74,6 +74,13 @@ export type Verdict = {
   /** The time (ms since the epoch) the store decided at. */
   readonly at: number
   /**
+   * Set on an admission that must wait for its slot in a queue rule (`leaky_queue`): the longest
+   * `delayMs` among the enforcing rules, in ms from `at`. `acquire` and the adapters wait it out;
+   * `decide` leaves that to the caller (`hold`). Shadow rules never add to it. On the verdict
+   * `hold` serves, times until reset count from the slot, `at + waitMs`.
+   */
+  readonly waitMs?: number | undefined
+  /**
    * True when the store failed for this request. Fail-open: allowed, with no decisions from the
    * store (send no quota headers). Fail-closed: denied with reason `store-unavailable`, the
    * decisions being made-up denials of the fail-closed rules.
@@ -162,6 +169,24 @@ export type DecideOptions = {
   readonly now?: number
 }
 
+/** What `AbortSignal` offers that a wait reads: any runtime's signal fits. */
+export type WaitSignal = {
+  readonly aborted: boolean
+  readonly reason: unknown
+  addEventListener(type: 'abort', listener: () => void, options?: { once?: boolean }): void
+  removeEventListener(type: 'abort', listener: () => void): void
+}
+
+export type HoldOptions = {
+  /**
+   * Gives up waiting when it aborts (the client went away): the request's charges are given back
+   * (`refund`, so its queue slot goes to the next arrival) and the wait rejects with its reason.
+   */
+  readonly signal?: WaitSignal | undefined
+}
+
+export type AcquireOptions = DecideOptions & HoldOptions
+
 /** Synchronous when the store is (the memory store), a promise otherwise. */
 export type MaybePromise<T> = T | Promise<T>
 
@@ -187,6 +212,18 @@ export interface Limiter {
    * nothing. Never throws a store error (see `onStoreError`).
    */
   decide(facts: RequestFacts, options?: DecideOptions): MaybePromise<Verdict>
+  /**
+   * Decides a request as `decide` does, then, for an admission that must wait for its slot in a
+   * queue rule, resolves at that slot (`hold`). A denial resolves at once. One timer serves every
+   * waiting request of the limiter, and none is armed while nothing waits.
+   */
+  acquire(facts: RequestFacts, options?: AcquireOptions): Promise<Verdict>
+  /**
+   * Waits out an admitted verdict's `waitMs` and resolves with the verdict as served (times until
+   * reset counted from its slot); resolves at once with the verdict itself when it has no wait.
+   * See `HoldOptions.signal` for a client that goes away.
+   */
+  hold(verdict: Verdict, options?: HoldOptions): Promise<Verdict>
   /**
    * Gives back what an admitted request was charged, as far as it still counts (nothing once a
    * fixed window has rolled over). Does nothing for a denied verdict, or twice for one verdict.

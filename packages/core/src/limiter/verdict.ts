@@ -18,6 +18,7 @@ export function ruleDecision(
     limit: decision.limit,
     resetAfterMs: decision.resetAfterMs,
     retryAfterMs: decision.retryAfterMs,
+    delayMs: decision.delayMs,
     rule: rule.id,
     mode: rule.mode,
     cost,
@@ -64,8 +65,11 @@ export function emptyVerdict(at: number, storeFailed = false): Verdict {
 /** The verdict of one rule's decision: the common case, without loops. */
 export function singleVerdict(decision: RuleDecision, at: number): Verdict {
   const shadow = decision.mode === 'shadow'
-  if (decision.allowed)
-    return verdict(true, undefined, [decision], shadow ? undefined : decision, NONE, at, false)
+  if (decision.allowed) {
+    const deciding = shadow ? undefined : decision
+    const wait = shadow ? undefined : decision.delayMs || undefined
+    return verdict(true, undefined, [decision], deciding, NONE, at, false, wait)
+  }
   if (shadow) return verdict(true, undefined, [decision], undefined, [decision], at, false)
   return verdict(false, 'limit', [decision], decision, NONE, at, false)
 }
@@ -84,6 +88,8 @@ export function combine(
   let denying: RuleDecision | undefined
   let tightest: RuleDecision | undefined
   let shadowDenied: RuleDecision[] | undefined
+  // A queued request waits for the latest slot among its enforcing queue rules.
+  let wait = 0
   for (let i = 0; i < decisions.length; i++) {
     const d = decisions[i]!
     if (d.mode === 'shadow') {
@@ -92,8 +98,9 @@ export function combine(
       else shadowDenied.push(d)
     } else if (!d.allowed) {
       if (denying === undefined || (d.retryAfterMs ?? 0) > (denying.retryAfterMs ?? 0)) denying = d
-    } else if (tightest === undefined || d.remaining < tightest.remaining) {
-      tightest = d
+    } else {
+      if (tightest === undefined || d.remaining < tightest.remaining) tightest = d
+      if (d.delayMs !== undefined && d.delayMs > wait) wait = d.delayMs
     }
   }
   const allowed = denying === undefined
@@ -105,6 +112,7 @@ export function combine(
     shadowDenied ?? NONE,
     at,
     storeFailed,
+    allowed && wait > 0 ? wait : undefined,
   )
 }
 
@@ -116,6 +124,7 @@ function verdict(
   shadowDenied: readonly RuleDecision[],
   at: number,
   storeFailed: boolean,
+  waitMs: number | undefined = undefined,
 ): Verdict {
-  return { allowed, reason, decisions, deciding, shadowDenied, at, storeFailed }
+  return { allowed, reason, decisions, deciding, shadowDenied, at, storeFailed, waitMs }
 }

@@ -5,6 +5,7 @@
  * core written for Node; it types Node's objects by their shape and imports nothing from Node
  * statically (the hash is reached through `process.getBuiltinModule`).
  */
+export { closeSignal, type NodeResponseClose } from './close-signal.js'
 export {
   headerListMayBeCut,
   NODE_DEFAULT_MAX_HEADERS_COUNT,

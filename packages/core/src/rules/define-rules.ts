@@ -11,6 +11,9 @@ const LABELS: FieldLabels = {
   rate: 'rate',
   period: 'period',
   burst: 'burst',
+  delay: 'delay',
+  nodelay: 'nodelay',
+  maxWait: 'maxWait',
   limit: 'limit',
   window: 'window',
   timeZone: 'timeZone',
@@ -24,7 +27,13 @@ const LABELS: FieldLabels = {
 
 const CODE_SHAPE: RuleShape = {
   fields: /* @__PURE__ */ Object.values(LABELS),
-  hints: { rate_per_s: 'rate', period_s: 'period', window_s: 'window', time_zone: 'timeZone' },
+  hints: {
+    rate_per_s: 'rate',
+    period_s: 'period',
+    window_s: 'window',
+    time_zone: 'timeZone',
+    max_wait_s: 'maxWait',
+  },
   read: (raw) => ({ fields: raw, labels: LABELS }),
 }
 

@@ -7,6 +7,8 @@ export type {
   IdentityName,
   Milliseconds,
   MissingIdentityPolicy,
+  QueueRule,
+  QueueRuleConfig,
   RateAlgorithmName,
   RateRule,
   RateRuleConfig,

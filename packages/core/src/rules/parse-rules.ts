@@ -15,6 +15,9 @@ const LABELS = {
   rate: 'rate_per_s',
   period: 'period_s',
   burst: 'burst',
+  delay: 'delay',
+  nodelay: 'nodelay',
+  maxWait: 'max_wait_s',
   limit: 'limit',
   window: 'window_s',
   timeZone: 'time_zone',
@@ -27,10 +30,15 @@ const LABELS = {
 } as const satisfies FieldLabels
 
 const FILE_SHAPE: RuleShape = {
-  // `period` and `window` take a duration with its unit ('60s'), as in code. Annotated pure, so a
-  // bundle that never reads a rules file drops it.
-  fields: /* @__PURE__ */ Object.values<string>(LABELS).concat('rate', 'period', 'window'),
-  hints: { costByRoute: 'cost_by_route', timeZone: 'time_zone' },
+  // `period`, `window` and `max_wait` take a duration with its unit ('60s'), as in code.
+  // Annotated pure, so a bundle that never reads a rules file drops it.
+  fields: /* @__PURE__ */ Object.values<string>(LABELS).concat(
+    'rate',
+    'period',
+    'window',
+    'max_wait',
+  ),
+  hints: { costByRoute: 'cost_by_route', timeZone: 'time_zone', maxWait: 'max_wait_s' },
   read: readFileRule,
 }
 
@@ -64,7 +72,12 @@ export function parseRules(data: unknown): readonly Rule[] {
 
 /** A rule as read from a file, before validation. */
 type FileRule = {
-  readonly [K in (typeof LABELS)[keyof typeof LABELS] | 'rate' | 'period' | 'window']?: unknown
+  readonly [K in
+    | (typeof LABELS)[keyof typeof LABELS]
+    | 'rate'
+    | 'period'
+    | 'window'
+    | 'max_wait']?: unknown
 }
 
 /** Converts the file's fields to `RuleFields`: seconds to ms, rate_per_s to rate per second. */
@@ -79,6 +92,9 @@ function readFileRule(record: Record<string, unknown>, issue: IssueSink) {
     rate: undefined,
     period: undefined,
     burst: raw.burst,
+    delay: raw.delay,
+    nodelay: raw.nodelay,
+    maxWait: duration(raw, 'max_wait', labels, issue),
     limit: raw.limit,
     window: duration(raw, 'window', labels, issue),
     timeZone: raw.time_zone,
@@ -115,13 +131,13 @@ function readFileRule(record: Record<string, unknown>, issue: IssueSink) {
  */
 function duration(
   raw: FileRule,
-  name: 'window' | 'period',
+  name: 'window' | 'period' | 'max_wait',
   labels: Record<keyof RuleFields, string>,
   issue: IssueSink,
 ): unknown {
   const inSeconds = `${name}_s` as const
   if (raw[name] === undefined) return seconds(raw[inSeconds], inSeconds, issue)
-  labels[name] = name
+  labels[name === 'max_wait' ? 'maxWait' : name] = name
   if (raw[inSeconds] === undefined) return raw[name]
   issue(name, `give ${inSeconds} (seconds) or ${name} (with its unit, e.g. '60s'), not both`)
   return REPORTED

@@ -89,6 +89,25 @@ export type RateRuleConfig = RuleConfigBase & {
   readonly burst: number
 }
 
+/**
+ * A queue rule, written in code (nginx `limit_req`): requests leave at `rate` per `period`, up to
+ * `burst` of them wait in line for their slot, and a request that finds the line full is denied.
+ */
+export type QueueRuleConfig = RuleConfigBase & {
+  readonly algorithm: 'leaky_queue'
+  readonly rate: number
+  /** @default '1s' */
+  readonly period?: Duration | Milliseconds
+  /** How many requests may wait in line (nginx `burst=`). */
+  readonly burst: number
+  /** How many excess requests are served at once before the rest wait (nginx `delay=`). @default 0 */
+  readonly delay?: number
+  /** Serve the whole burst at once, never delaying (nginx `nodelay`): `delay: burst`. */
+  readonly nodelay?: boolean
+  /** A request whose slot lies further away is denied at once instead of held. @default none */
+  readonly maxWait?: Duration | Milliseconds
+}
+
 /** A window rule, written in code: at most `limit` units per `window`. */
 export type WindowRuleConfig = RuleConfigBase & {
   /** `sliding_counter` (the spec's name) is accepted for `sliding_window`. */
@@ -114,7 +133,7 @@ export type WindowRuleConfig = RuleConfigBase & {
  * window rule given a `burst`) fails as an excess property. Neither kind marks the other's
  * fields `?: never`, which would make editors offer only one kind's algorithms in a new rule.
  */
-export type RuleConfig = RateRuleConfig | WindowRuleConfig
+export type RuleConfig = RateRuleConfig | QueueRuleConfig | WindowRuleConfig
 
 /** A validated rule's match: lists normalised, routes as `METHOD /path` or `/path`. */
 export type RuleMatch = {
@@ -143,6 +162,16 @@ export type RateRule = RuleBase & {
   readonly burst: number
 }
 
+/** A validated queue rule; `period` and `maxWait` in whole ms, `nodelay` read as `delay: burst`. */
+export type QueueRule = RuleBase & {
+  readonly algorithm: 'leaky_queue'
+  readonly rate: number
+  readonly period: Milliseconds
+  readonly burst: number
+  readonly delay: number
+  readonly maxWait?: Milliseconds
+}
+
 /** A validated window rule; `window` in whole ms, or a calendar window. */
 export type WindowRule = RuleBase & {
   readonly algorithm: WindowAlgorithmName
@@ -154,4 +183,4 @@ export type WindowRule = RuleBase & {
 }
 
 /** A validated, frozen rule: what `defineRules`, `parseRules` and `loadRulesText` return. */
-export type Rule = RateRule | WindowRule
+export type Rule = RateRule | QueueRule | WindowRule

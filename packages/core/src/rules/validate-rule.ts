@@ -18,6 +18,9 @@ export type RuleFields = {
     | 'rate'
     | 'period'
     | 'burst'
+    | 'delay'
+    | 'nodelay'
+    | 'maxWait'
     | 'limit'
     | 'window'
     | 'timeZone'
@@ -35,7 +38,7 @@ export type FieldLabels = Readonly<Record<keyof RuleFields, string>>
 /** Marks a field that was present but invalid and has already been reported. */
 export const REPORTED: unique symbol = Symbol('reported')
 
-const RATE: readonly AlgorithmName[] = ['token_bucket', 'gcra', 'leaky_bucket']
+const RATE: readonly AlgorithmName[] = ['token_bucket', 'gcra', 'leaky_bucket', 'leaky_queue']
 const WINDOW: readonly AlgorithmName[] = ['fixed_window', 'sliding_log', 'sliding_window']
 const ALIASES: Readonly<Record<string, AlgorithmName>> = { sliding_counter: 'sliding_window' }
 // Pure (no spread, annotated calls), so a bundle that never validates a rule drops it.
@@ -47,6 +50,8 @@ const KNOWN_NAMES = /* @__PURE__ */ NO_NAMES.concat(
 )
 const RATE_FIELDS = ['rate', 'period', 'burst'] as const
 const WINDOW_FIELDS = ['limit', 'window'] as const
+/** The queue's own knobs (nginx's `delay=`, `nodelay`), refused on every other algorithm. */
+const QUEUE_FIELDS = ['delay', 'nodelay', 'maxWait'] as const
 /** The factories' field names → ours. */
 const FACTORY_FIELDS: Readonly<Record<string, keyof RuleFields>> = {
   rate: 'rate',
@@ -57,6 +62,8 @@ const FACTORY_FIELDS: Readonly<Record<string, keyof RuleFields>> = {
   calendar: 'window',
   timeZone: 'timeZone',
   buckets: 'buckets',
+  delay: 'delay',
+  maxWaitMs: 'maxWait',
 }
 const ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
 
@@ -155,13 +162,6 @@ function validateParams(
     return undefined
   }
   const name = typeof given === 'string' ? (ownValue(ALIASES, given) ?? given) : given
-  if (name === 'leaky_queue') {
-    issue(
-      labels.algorithm,
-      'leaky_queue delays requests (shaping), which Tollgate does not do; use leaky_bucket, the meter that rejects instead',
-    )
-    return undefined
-  }
   const isRate = RATE.includes(name as AlgorithmName)
   if (!isRate && !WINDOW.includes(name as AlgorithmName)) {
     const guess = typeof given === 'string' ? closest(given, KNOWN_NAMES) : undefined
@@ -181,6 +181,15 @@ function validateParams(
     issue(labels[field], `not used by ${name} (${family}); remove it`)
   }
   const values: ParamValues = {}
+  if (name === 'leaky_queue') {
+    if (!queueValues(fields, labels, issue, values)) ok = false
+  } else {
+    for (const field of QUEUE_FIELDS) {
+      if (fields[field] === undefined) continue
+      ok = false
+      issue(labels[field], `only for leaky_queue (a queue's own setting); remove it`)
+    }
+  }
   for (const field of wanted) {
     const value = fields[field]
     if (value === REPORTED) ok = false
@@ -237,6 +246,8 @@ type ParamValues = {
   window?: number | CalendarUnit
   timeZone?: string
   buckets?: number
+  delay?: number
+  maxWait?: number
 }
 
 function isCalendarUnit(value: unknown): value is CalendarUnit {
@@ -284,11 +295,56 @@ function windowOptions(
   return ok
 }
 
+/**
+ * Reads a queue's `delay`, `nodelay` and `maxWait` into `values` (`nodelay` as a `delay` of the
+ * whole burst, checked against it once the burst is known); false after reporting a problem.
+ */
+function queueValues(
+  fields: RuleFields,
+  labels: FieldLabels,
+  issue: IssueSink,
+  values: ParamValues,
+): boolean {
+  let ok = true
+  const { delay, nodelay, maxWait } = fields
+  if (nodelay !== undefined && typeof nodelay !== 'boolean') {
+    ok = false
+    issue(labels.nodelay, `expected true or false, got ${typeName(nodelay)}`)
+  } else if (nodelay === true && delay !== undefined) {
+    ok = false
+    issue(
+      labels.delay,
+      `give ${labels.delay} (how many are served at once) or ${labels.nodelay} (all of the burst), not both`,
+    )
+  } else if (nodelay === true && typeof fields.burst === 'number') {
+    values.delay = fields.burst
+  }
+  if (delay !== undefined) {
+    if (typeof delay === 'number' && Number.isSafeInteger(delay) && delay >= 0) values.delay = delay
+    else {
+      ok = false
+      issue(labels.delay, `expected a whole number ≥ 0, got ${typeName(delay)}`)
+    }
+  }
+  values.delay ??= 0
+  if (maxWait === REPORTED) ok = false
+  else if (maxWait !== undefined) {
+    const checked = toMilliseconds(maxWait)
+    if (typeof checked === 'string') {
+      ok = false
+      issue(labels.maxWait, checked)
+    } else values.maxWait = checked
+  }
+  return ok
+}
+
 function build(factory: NonNullable<AlgorithmTable[AlgorithmName]>, v: ParamValues): Algorithm {
   // Each factory reads its own fields: a rate rule's, or a window rule's (a calendar window's
   // unit and zone, the sliding window's buckets).
   if ('burst' in v) {
-    return factory({ rate: v.rate!, periodMs: v.period!, burst: v.burst! } as never)
+    // A queue rule's own fields besides (validated only for leaky_queue).
+    const queue = v.delay === undefined ? {} : { delay: v.delay, maxWaitMs: v.maxWait }
+    return factory({ rate: v.rate!, periodMs: v.period!, burst: v.burst!, ...queue } as never)
   }
   const zone = v.timeZone === undefined ? {} : { timeZone: v.timeZone }
   const buckets = v.buckets === undefined ? {} : { buckets: v.buckets }
@@ -313,6 +369,10 @@ export function algorithmOf(rule: Rule, algorithms: AlgorithmTable): Algorithm {
     throw new RuleValidationError([
       { rule: rule.id, field: 'algorithm', problem: notGiven(rule.algorithm) },
     ])
+  }
+  if (rule.algorithm === 'leaky_queue') {
+    const { rate, period, burst, delay, maxWait } = rule
+    return build(factory, { rate, period, burst, delay, maxWait })
   }
   return 'burst' in rule
     ? build(factory, { rate: rule.rate, period: rule.period, burst: rule.burst })

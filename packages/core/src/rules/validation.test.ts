@@ -24,8 +24,7 @@ describe('rule parameters', () => {
     expectOne(code({ ...bucket, algorithm: undefined }), 'algorithm', 'required')
   })
 
-  it('refuses leaky_queue, pointing to leaky_bucket, and reads sliding_counter as sliding_window', () => {
-    expectOne(code({ ...bucket, algorithm: 'leaky_queue' }), 'algorithm', 'use leaky_bucket')
+  it('reads sliding_counter as sliding_window', () => {
     const [rule] = defineRules([{ ...log, algorithm: 'sliding_counter' } as never])
     expect(rule?.algorithm).toBe('sliding_window')
   })
