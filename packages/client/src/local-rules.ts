@@ -63,5 +63,10 @@ function algorithmOf(rule: Rule): Algorithm {
       return slidingLog({ limit: rule.limit, windowMs: rule.window })
     case 'sliding_window':
       return slidingWindow({ limit: rule.limit, windowMs: rule.window })
+    case 'concurrency':
+      // Slots need each request's end reported; the local limiter only counts over time.
+      throw new TypeError(
+        `[@tollgate/client] Rule "${rule.id}": a concurrency rule limits requests in flight on a server; the local limiter takes rules over time`,
+      )
   }
 }

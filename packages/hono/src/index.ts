@@ -6,7 +6,13 @@ import type {
   RuleConfig,
   Verdict,
 } from '@tollgate/core'
-import { createAdapterKit, isPromise, type Pass } from '@tollgate/core/adapter'
+import {
+  abortOnSignal,
+  createAdapterKit,
+  endWhenSent,
+  isPromise,
+  type Pass,
+} from '@tollgate/core/adapter'
 import type { Context, MiddlewareHandler, Next } from 'hono'
 import type { GetConnInfo } from 'hono/conninfo'
 import { hono } from './request.js'
@@ -46,11 +52,14 @@ export function rateLimit(
     pass: Pass<Context, unknown>,
   ): Promise<Response | undefined> {
     if (pass.denial !== undefined) return answerDenial(c, pass, onLimited)
+    if (kit.releasesSlots) abortOnSignal(pass, c.req.raw.signal)
     return next().then(() => {
       // Added to the finished response, so that handlers returning a `Response` of their own
       // (which drops headers set earlier with `c.header`) carry them as well.
       pass.writeFields(fields, c)
-      waitUntil(c, pass.end(c.res.status))
+      // A slot is held until the body is sent: the response that leaves is the one watched.
+      if (kit.releasesSlots) c.res = endWhenSent(pass, c.res)
+      else waitUntil(c, pass.end(c.res.status))
       return undefined
     })
   }

@@ -19,6 +19,7 @@ import {
   type UserId,
 } from './middleware.js'
 import { guardShadowDeniedHook } from './shadow-hook.js'
+import { bothPending, releaseQuietly, releasesSlots } from './slots.js'
 
 /**
  * How the kit reads one framework's request (Express's `req`, Koa's `ctx`, Hono's `c`): plain
@@ -83,6 +84,8 @@ type Shared<Req> = {
   readonly onShadowDenied: ((verdict: Verdict, req: Req) => void) | undefined
   readonly ownAnswer: boolean
   readonly refundIf: ((status: number, req: Req) => boolean) | undefined
+  /** True when a rule may hold a slot in flight, given back when the exchange ends. */
+  readonly releases: boolean
 }
 
 const OPEN = 0
@@ -156,16 +159,27 @@ export class Pass<Req, Res> {
   end(status: number): Promise<void> | undefined {
     if (this.state !== OPEN) return undefined
     this.state = ENDED
+    const released = this.release()
     const { refundIf, limiter } = this.shared
     const verdict = this.verdict
     if (refundIf === undefined || verdict === undefined || this.denial !== undefined)
-      return undefined
-    return refundIf(status, this.req) ? refundQuietly(limiter, verdict) : undefined
+      return released
+    const refunded = refundIf(status, this.req) ? refundQuietly(limiter, verdict) : undefined
+    return bothPending(released, refunded)
   }
 
-  /** The client went away before the response ended: nothing is refunded. */
+  /** The client went away before the response ended: slots are given back, nothing refunded. */
   abort(): void {
-    if (this.state === OPEN) this.state = ABORTED
+    if (this.state !== OPEN) return
+    this.state = ABORTED
+    void this.release()
+  }
+
+  /** Gives back the slots an admitted request holds (none for a denial: nothing was taken). */
+  private release(): Promise<void> | undefined {
+    const verdict = this.verdict
+    if (!this.shared.releases || verdict === undefined || this.denial !== undefined) return
+    return releaseQuietly(this.shared.limiter, verdict)
   }
 }
 
@@ -177,8 +191,17 @@ export type AdapterKit<Req, Res> = {
    * is not the client's to hear, is thrown (or rejects `ready`) for the framework to handle.
    */
   readonly enter: (req: Req, res: Res) => Pass<Req, Res> | undefined
-  /** True when the adapter must call `end` on admitted passes (refunds are configured). */
+  /**
+   * True when the adapter must report how admitted passes end (`end`, `abort`): refunds are
+   * configured, or a rule holds slots in flight (`releasesSlots`).
+   */
   readonly watchesEnd: boolean
+  /**
+   * True when a rule holds slots until the response is over: the adapter then ends the pass
+   * when the last byte is sent (a streamed body included), on a handler's error, and aborts it
+   * when the client goes away first, so each slot is given back exactly once.
+   */
+  readonly releasesSlots: boolean
   /** Every field this middleware may put on a response (e.g. to keep them on an error's). */
   readonly fieldNames: readonly string[]
 }
@@ -211,6 +234,7 @@ export function createAdapterKit<Req, Res>(
     onShadowDenied: guardShadowDeniedHook(options),
     ownAnswer: options.onLimited !== undefined,
     refundIf,
+    releases: releasesSlots(gate.limiter),
   }
   const names = gate.responder.headerNames
 
@@ -229,7 +253,8 @@ export function createAdapterKit<Req, Res>(
   }
 
   return {
-    watchesEnd: refundIf !== undefined,
+    watchesEnd: refundIf !== undefined || shared.releases,
+    releasesSlots: shared.releases,
     fieldNames: options.exposeHeaders ? [...names, 'Access-Control-Expose-Headers'] : names,
     enter(req, res) {
       if (skip?.(req, res)) return undefined

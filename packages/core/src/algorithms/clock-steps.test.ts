@@ -22,6 +22,7 @@ import { ceilDiv } from './integer.js'
 function resetSpanMs(algorithm: Algorithm): number {
   const params = algorithm.params!
   if (params.kind === 'rate') return ceilDiv(params.capacity, params.unitsPerMs)
+  if (params.kind === 'concurrency') return 0
   return algorithm.name === 'sliding_window' ? 2 * params.windowMs : params.windowMs
 }
 

@@ -56,6 +56,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
       options.storeTimeoutMs ?? (boundsItsCalls(store) ? false : DEFAULT_STORE_TIMEOUT_MS),
   }
   const refunded = new WeakSet<Verdict>()
+  const released = new WeakSet<Verdict>()
   const reader = clockReader(clock, engine.reporter)
 
   /**
@@ -112,25 +113,47 @@ export function createLimiter(options: LimiterOptions): Limiter {
     },
     refund(verdict, given) {
       if (!verdict.allowed || verdict.storeFailed === true || refunded.has(verdict)) return
-      const charges: Charge[] = []
-      for (const d of verdict.decisions) {
-        // Only what the store actually took: admitted, charged, and really decided by it.
-        if (!d.allowed || d.cost === 0 || d.key === undefined || d.storeFailed === true) continue
-        const rule = ruleOf(d.rule)
-        charges.push({
-          rule: rule.id,
-          algorithm: rule.algorithm,
-          key: d.key,
-          cost: d.cost,
-          shadow: rule.shadow,
-        })
-      }
+      // Slots in flight are given back by `release`, whatever the refund policy.
+      const charges = chargesOf(verdict, ruleOf, false)
       if (charges.length === 0) return
       const [now, refunding] = timeOf(given)
       refunded.add(verdict)
       return refundCharges(refunding, charges, verdict.at, now)
     },
+    release(verdict, given) {
+      if (!verdict.allowed || verdict.storeFailed === true || released.has(verdict)) return
+      const charges = chargesOf(verdict, ruleOf, true)
+      if (charges.length === 0) return
+      const [now, releasing] = timeOf(given)
+      released.add(verdict)
+      return refundCharges(releasing, charges, verdict.at, now)
+    },
   }
+}
+
+/**
+ * What the store took for an admitted verdict (admitted, charged, and really decided by it):
+ * the slots of its concurrency rules (`slots`), or every other charge.
+ */
+function chargesOf(
+  verdict: Verdict,
+  ruleOf: (id: string) => CompiledRule,
+  slots: boolean,
+): Charge[] {
+  const charges: Charge[] = []
+  for (const d of verdict.decisions) {
+    if (!d.allowed || d.cost === 0 || d.key === undefined || d.storeFailed === true) continue
+    const rule = ruleOf(d.rule)
+    if ((rule.algorithm.name === 'concurrency') !== slots) continue
+    charges.push({
+      rule: rule.id,
+      algorithm: rule.algorithm,
+      key: d.key,
+      cost: d.cost,
+      shadow: rule.shadow,
+    })
+  }
+  return charges
 }
 
 function checkOne(

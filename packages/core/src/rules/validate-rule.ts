@@ -1,3 +1,4 @@
+import { concurrency } from '../algorithms/concurrency.js'
 import { fixedWindow } from '../algorithms/fixed-window.js'
 import { gcra } from '../algorithms/gcra.js'
 import { leakyBucket } from '../algorithms/leaky-bucket.js'
@@ -45,10 +46,13 @@ const NO_NAMES: readonly string[] = []
 const KNOWN_NAMES = /* @__PURE__ */ NO_NAMES.concat(
   RATE,
   WINDOW,
+  'concurrency',
   /* @__PURE__ */ Object.keys(ALIASES),
 )
 const RATE_FIELDS = ['rate', 'period', 'burst'] as const
 const WINDOW_FIELDS = ['limit', 'window'] as const
+const CONCURRENCY_FIELDS = ['limit'] as const
+const PARAM_FIELDS = ['rate', 'period', 'burst', 'limit', 'window'] as const
 /** The factories' field names → ours. */
 const FACTORY_FIELDS: Readonly<Record<string, keyof RuleFields>> = {
   rate: 'rate',
@@ -76,7 +80,7 @@ export function validateRule(fields: RuleFields, labels: FieldLabels, issue: Iss
   if (fields.description !== undefined && typeof fields.description !== 'string') {
     fail(labels.description, `expected a string, got ${typeName(fields.description)}`)
   }
-  const match = validateMatch(fields.match, fail)
+  const match = validateMatch(fields.match, fail, fields.algorithm === 'concurrency')
   const mode = oneOf(fields.mode, 'enforce', ['enforce', 'shadow'], labels.mode, fail)
   const onStoreError = oneOf(
     fields.onStoreError,
@@ -153,7 +157,8 @@ function validateParams(
     return undefined
   }
   const isRate = RATE.includes(name as AlgorithmName)
-  if (!isRate && !WINDOW.includes(name as AlgorithmName)) {
+  const isConcurrency = name === 'concurrency'
+  if (!isRate && !isConcurrency && !WINDOW.includes(name as AlgorithmName)) {
     const guess = typeof given === 'string' ? closest(given, KNOWN_NAMES) : undefined
     const hint =
       guess === undefined ? `one of ${KNOWN_NAMES.join(', ')}` : `did you mean "${guess}"?`
@@ -162,11 +167,17 @@ function validateParams(
   }
   const family = isRate
     ? `a rate rule: ${labels.rate} + ${labels.burst}`
-    : `a window rule: ${labels.limit} + ${labels.window}`
-  const [wanted, unwanted] = isRate ? [RATE_FIELDS, WINDOW_FIELDS] : [WINDOW_FIELDS, RATE_FIELDS]
+    : isConcurrency
+      ? `a concurrency rule: ${labels.limit}`
+      : `a window rule: ${labels.limit} + ${labels.window}`
+  const wanted: readonly (typeof PARAM_FIELDS)[number][] = isRate
+    ? RATE_FIELDS
+    : isConcurrency
+      ? CONCURRENCY_FIELDS
+      : WINDOW_FIELDS
   let ok = true
-  for (const field of unwanted) {
-    if (fields[field] === undefined) continue
+  for (const field of PARAM_FIELDS) {
+    if (wanted.includes(field) || fields[field] === undefined) continue
     ok = false
     issue(labels[field], `not used by ${name} (${family}); remove it`)
   }
@@ -215,6 +226,8 @@ function build(name: AlgorithmName, v: ParamValues): Algorithm {
   const rate = { rate: v.rate!, periodMs: v.period!, burst: v.burst! }
   const window = { limit: v.limit!, windowMs: v.window! }
   switch (name) {
+    case 'concurrency':
+      return concurrency({ limit: v.limit! })
     case 'token_bucket':
       return tokenBucket(rate)
     case 'gcra':
@@ -232,9 +245,10 @@ function build(name: AlgorithmName, v: ParamValues): Algorithm {
 
 /** Compiles a validated rule's algorithm (cannot fail: the rule was validated). */
 export function algorithmOf(rule: Rule): Algorithm {
-  return 'burst' in rule
-    ? build(rule.algorithm, { rate: rule.rate, period: rule.period, burst: rule.burst })
-    : build(rule.algorithm, { limit: rule.limit, window: rule.window })
+  if ('burst' in rule)
+    return build(rule.algorithm, { rate: rule.rate, period: rule.period, burst: rule.burst })
+  if (rule.algorithm === 'concurrency') return concurrency({ limit: rule.limit })
+  return build(rule.algorithm, { limit: rule.limit, window: rule.window })
 }
 
 function count(value: unknown): number | string {

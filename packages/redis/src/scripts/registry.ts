@@ -7,12 +7,15 @@ import { slidingLogLua } from './sliding-log.lua.js'
 import { slidingWindowLua } from './sliding-window.lua.js'
 import { tokenBucketLua } from './token-bucket.lua.js'
 
+/** The algorithms that count over time; a concurrency rule's slots are leases of their own. */
+type CountingAlgorithmName = Exclude<AlgorithmName, 'concurrency'>
+
 /**
- * The algorithms the scripts run, by their name in the core: every built-in algorithm has one
+ * The algorithms the scripts run, by their name in the core: every counting algorithm has one
  * (the type makes a missing one a compile error). The general scripts branch over them in this
  * order.
  */
-export const LUA_ALGORITHMS: { readonly [name in AlgorithmName]: LuaAlgorithm } = {
+export const LUA_ALGORITHMS: { readonly [name in CountingAlgorithmName]: LuaAlgorithm } = {
   token_bucket: tokenBucketLua,
   gcra: gcraLua,
   leaky_bucket: leakyBucketLua,
@@ -23,5 +26,7 @@ export const LUA_ALGORITHMS: { readonly [name in AlgorithmName]: LuaAlgorithm } 
 
 /** The Lua of the core algorithm named `name`, or undefined for one the scripts do not run. */
 export function luaAlgorithmNamed(name: string): LuaAlgorithm | undefined {
-  return Object.hasOwn(LUA_ALGORITHMS, name) ? LUA_ALGORITHMS[name as AlgorithmName] : undefined
+  return Object.hasOwn(LUA_ALGORITHMS, name)
+    ? LUA_ALGORITHMS[name as CountingAlgorithmName]
+    : undefined
 }
