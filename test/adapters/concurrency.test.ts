@@ -145,3 +145,52 @@ describe.each(APPS)('$name: a concurrency limit', (app) => {
     expect(await held(limiter)).toBe(0)
   })
 })
+
+describe.each(APPS)('$name: load shedding', (app) => {
+  let served: Served | undefined
+  afterEach(async () => {
+    await served?.close()
+    served = undefined
+  })
+
+  it('answers 503 with Retry-After and the problem type while the injected delay is high, critical routes still served', async () => {
+    const time = { now: 1_000_000, delay: 0 }
+    const limiter = createLimiter({
+      rules: [
+        {
+          id: 'per-ip',
+          match: { identity: 'ip' },
+          algorithm: 'token_bucket',
+          rate: 100,
+          burst: 100,
+        },
+      ],
+      logger: false,
+    })
+    served = await app.start(limiter, new Gates(), {
+      clock: { now: () => time.now },
+      shed: {
+        maxEventLoopDelayMs: 100,
+        eventLoopDelay: () => time.delay,
+        sampleEveryMs: 10,
+        critical: ['/pay'],
+      },
+    })
+    expect((await open(served.port, '/report').answer).status).toBe(200)
+    time.delay = 400
+    time.now += 10
+    const shed = await open(served.port, '/report').answer
+    expect(shed.status).toBe(503)
+    expect(shed.headers['retry-after']).toBe('1')
+    expect(shed.headers['content-type']).toMatch('application/problem+json')
+    expect(JSON.parse(shed.body)).toMatchObject({
+      type: 'https://iana.org/assignments/http-problem-types#temporary-reduced-capacity',
+      code: 'load-shed',
+    })
+    expect((await open(served.port, '/pay').answer).status).toBe(200)
+    // Back under the hysteresis bound at the next sample: served again.
+    time.delay = 50
+    time.now += 10
+    expect((await open(served.port, '/report').answer).status).toBe(200)
+  })
+})

@@ -1,6 +1,6 @@
 import type { Framework } from '@tollgate/core/adapter'
 import { userIdOf } from '@tollgate/core/adapter'
-import { headerListMayBeCut } from '@tollgate/core/node'
+import { eventLoopDelay, headerListMayBeCut } from '@tollgate/core/node'
 import type { Request } from 'express'
 
 /**
@@ -17,4 +17,5 @@ export const express: Framework<Request> = {
   header: (req, name) => req.headers[name],
   user: (req) => userIdOf((req as Request & { user?: unknown }).user),
   headersCut: headerListMayBeCut,
+  eventLoopDelay,
 }

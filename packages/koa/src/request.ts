@@ -1,6 +1,6 @@
 import type { Framework } from '@tollgate/core/adapter'
 import { userIdOf } from '@tollgate/core/adapter'
-import { headerListMayBeCut } from '@tollgate/core/node'
+import { eventLoopDelay, headerListMayBeCut } from '@tollgate/core/node'
 import type { Context } from 'koa'
 
 /**
@@ -17,4 +17,5 @@ export const koa: Framework<Context> = {
   header: (ctx, name) => ctx.req.headers[name],
   user: (ctx) => userIdOf((ctx.state as { readonly user?: unknown } | undefined)?.user),
   headersCut: (ctx) => headerListMayBeCut(ctx.req),
+  eventLoopDelay,
 }

@@ -8,7 +8,8 @@ import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { PassThrough } from 'node:stream'
 import { serve } from '@hono/node-server'
-import type { Limiter } from '@tollgate/core'
+import type { CoreOptions, Limiter } from '@tollgate/core'
+import type { ShedOptions } from '@tollgate/core/adapter'
 import { rateLimit as expressRateLimit } from '@tollgate/express'
 import { rateLimit as honoRateLimit } from '@tollgate/hono'
 import { rateLimit as koaRateLimit } from '@tollgate/koa'
@@ -21,17 +22,20 @@ import { type Gates, gatedPath } from './gates.js'
 
 export type Served = { readonly port: number; close(): Promise<void> }
 
+/** Options every adapter takes alike (load shedding, the clock it samples on). */
+export type SharedOptions = Pick<CoreOptions, 'clock'> & { readonly shed?: ShedOptions<unknown> }
+
 export type App = {
   readonly name: string
-  start(limiter: Limiter, gates: Gates): Promise<Served>
+  start(limiter: Limiter, gates: Gates, options?: SharedOptions): Promise<Served>
 }
 
 function expressApp(name: string, create: () => Express): App {
   return {
     name,
-    async start(limiter, gates) {
+    async start(limiter, gates, options = {}) {
       const app = create()
-      app.use(expressRateLimit(limiter, { logger: false }))
+      app.use(expressRateLimit(limiter, { logger: false, ...options }))
       app.use(async (req, res, next) => {
         const gated = gatedPath(req.path)
         if (gated === undefined) return void res.end('ok')
@@ -53,10 +57,10 @@ function expressApp(name: string, create: () => Express): App {
 function koaApp(name: string, KoaApp: typeof Koa): App {
   return {
     name,
-    async start(limiter, gates) {
+    async start(limiter, gates, options = {}) {
       const app = new KoaApp()
       app.silent = true
-      app.use(koaRateLimit(limiter, { logger: false }))
+      app.use(koaRateLimit(limiter, { logger: false, ...options }))
       app.use(async (ctx) => {
         const gated = gatedPath(ctx.path)
         if (gated === undefined) {
@@ -84,10 +88,10 @@ const encoder = new TextEncoder()
 
 const honoNode: App = {
   name: 'hono (@hono/node-server)',
-  async start(limiter, gates) {
+  async start(limiter, gates, options = {}) {
     const app = new Hono()
     app.onError((_error, c) => c.text('failed', 500))
-    app.use(honoRateLimit(limiter, { logger: false }))
+    app.use(honoRateLimit(limiter, { logger: false, ...options }))
     // Replaces the handler's response with one of its own, as compress or etag middleware do.
     app.use('/replace/*', async (c, next) => {
       await next()

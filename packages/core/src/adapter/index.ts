@@ -34,4 +34,5 @@ export {
   type WriteVerdictFields,
 } from './kit.js'
 export { isPromise, userIdOf } from './middleware.js'
+export type { ShedEvent, ShedOptions, ShedReason } from './shed.js'
 export { abortOnSignal, endWhenSent, type WebResponse } from './web-response-end.js'

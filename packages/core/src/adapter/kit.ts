@@ -1,3 +1,4 @@
+import { systemClock } from '../clock.js'
 import type { FieldWriter, HeaderAccessor, HeaderEntries } from '../headers/types.js'
 import { ReusedIdentitySource } from '../identity/reused-identity-source.js'
 import type { Limiter, RequestFacts, Verdict } from '../limiter/types.js'
@@ -19,6 +20,7 @@ import {
   type UserId,
 } from './middleware.js'
 import { guardShadowDeniedHook } from './shadow-hook.js'
+import { createShedder, type Shedder } from './shed.js'
 import { bothPending, releaseQuietly, releasesSlots } from './slots.js'
 
 /**
@@ -34,6 +36,11 @@ export type Framework<Req> = {
   readonly socketAddress: (req: Req) => string | undefined
   /** One request header by its lower-case name (see `HeaderAccessor`). */
   readonly header: (req: Req, name: string) => ReturnType<HeaderAccessor>
+  /**
+   * The runtime's event-loop delay signal, made on first use (Node adapters:
+   * `eventLoopDelay` from `@tollgate/core/node`), for `shed.maxEventLoopDelayMs`. @default none
+   */
+  readonly eventLoopDelay?: (() => () => number) | undefined
   /** Where the framework's auth middleware leaves the user, when the app gives no `user` hook. */
   readonly user: (req: Req) => UserId
   /** Options of the adapter's own that must be functions when given (e.g. `getConnInfo`). */
@@ -86,6 +93,8 @@ type Shared<Req> = {
   readonly refundIf: ((status: number, req: Req) => boolean) | undefined
   /** True when a rule may hold a slot in flight, given back when the exchange ends. */
   readonly releases: boolean
+  /** The load shedder, when it counts requests in flight (their end is then reported). */
+  readonly inFlight: Shedder<Req> | undefined
 }
 
 const OPEN = 0
@@ -110,12 +119,26 @@ export class Pass<Req, Res> {
   verdict: Verdict | undefined = undefined
   private response: Handled['response'] | undefined = undefined
   private state = OPEN
+  /** True while the shedder counts this request in flight. */
+  private counted = false
 
   constructor(
     private readonly shared: Shared<Req>,
     readonly req: Req,
     readonly res: Res,
   ) {}
+
+  /** Counts this request in flight until it ends, or is refused; called by the kit. */
+  count(): void {
+    this.counted = true
+  }
+
+  /** No longer in flight (ended, aborted, refused, or failed before deciding). */
+  uncount(): void {
+    if (!this.counted) return
+    this.counted = false
+    this.shared.inFlight!.finished()
+  }
 
   /** Takes the limiter's outcome; called once, by the kit. */
   settle(outcome: Verdict | Handled): this {
@@ -128,6 +151,7 @@ export class Pass<Req, Res> {
       const response = outcome.response
       this.response = response
       if (!response.allowed) {
+        this.uncount()
         this.denial = response
         this.denialFields = shared.ownAnswer
           ? fieldsForOwnAnswer(response.headers)
@@ -159,6 +183,7 @@ export class Pass<Req, Res> {
   end(status: number): Promise<void> | undefined {
     if (this.state !== OPEN) return undefined
     this.state = ENDED
+    this.uncount()
     const released = this.release()
     const { refundIf, limiter } = this.shared
     const verdict = this.verdict
@@ -172,6 +197,7 @@ export class Pass<Req, Res> {
   abort(): void {
     if (this.state !== OPEN) return
     this.state = ABORTED
+    this.uncount()
     void this.release()
   }
 
@@ -228,6 +254,10 @@ export function createAdapterKit<Req, Res>(
   const headers = new ReusedIdentitySource<Req>(framework.header)
   const { skip } = options
   const refundIf = refundPredicate(options.refund)
+  const shedder =
+    options.shed === undefined
+      ? undefined
+      : createShedder(options.shed, options.clock ?? systemClock, framework.eventLoopDelay)
   const shared: Shared<Req> = {
     limiter: gate.limiter,
     writeVerdictFields: gate.writeFields,
@@ -235,6 +265,7 @@ export function createAdapterKit<Req, Res>(
     ownAnswer: options.onLimited !== undefined,
     refundIf,
     releases: releasesSlots(gate.limiter),
+    inFlight: shedder?.countsInFlight ? shedder : undefined,
   }
   const names = gate.responder.headerNames
 
@@ -253,15 +284,36 @@ export function createAdapterKit<Req, Res>(
   }
 
   return {
-    watchesEnd: refundIf !== undefined || shared.releases,
+    watchesEnd: refundIf !== undefined || shared.releases || shared.inFlight !== undefined,
     releasesSlots: shared.releases,
     fieldNames: options.exposeHeaders ? [...names, 'Access-Control-Expose-Headers'] : names,
     enter(req, res) {
       if (skip?.(req, res)) return undefined
-      const outcome = gate.handleAdmitted(factsOf(req))
+      const facts = factsOf(req)
       const pass = new Pass(shared, req, res)
+      if (shedder !== undefined) {
+        const shed = shedder.refuse(req, facts.method, facts.path)
+        if (shed !== undefined) return pass.settle({ response: shed, verdict: undefined })
+        if (shared.inFlight !== undefined) {
+          shedder.started()
+          pass.count()
+        }
+      }
+      let outcome: ReturnType<typeof gate.handleAdmitted>
+      try {
+        outcome = gate.handleAdmitted(facts)
+      } catch (error) {
+        pass.uncount()
+        throw error
+      }
       if (!isPromise(outcome)) return pass.settle(outcome)
-      pass.ready = outcome.then((settled) => pass.settle(settled))
+      pass.ready = outcome.then(
+        (settled) => pass.settle(settled),
+        (error: unknown) => {
+          pass.uncount()
+          throw error
+        },
+      )
       return pass
     },
   }
