@@ -4,7 +4,7 @@
  * `c.res` replaced), and give it back exactly once. Handlers block until the test opens their
  * gate; nothing waits for time.
  */
-import { createLimiter, type Limiter } from '@tollgate/core'
+import { createLimiter, type Limiter, loadShedder } from '@tollgate/core'
 import { afterEach, describe, expect, it } from 'vitest'
 import { APPS, type Served } from './concurrency/apps.js'
 import { firstChunk, open, watchReleases } from './concurrency/client.js'
@@ -169,12 +169,12 @@ describe.each(APPS)('$name: load shedding', (app) => {
     })
     served = await app.start(limiter, new Gates(), {
       clock: { now: () => time.now },
-      shed: {
+      shed: loadShedder({
         maxEventLoopDelayMs: 100,
         eventLoopDelay: () => time.delay,
         sampleEveryMs: 10,
         critical: ['/pay'],
-      },
+      }),
     })
     expect((await open(served.port, '/report').answer).status).toBe(200)
     time.delay = 400

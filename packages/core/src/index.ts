@@ -12,12 +12,22 @@ export type {
   UserId,
 } from './adapter/middleware.js'
 export {
+  type LoadShedder,
+  loadShedder,
+  type ShedEvent,
+  type ShedOptions,
+  type ShedReason,
+} from './adapter/shed.js'
+export {
   type Algorithm,
   type AlgorithmName,
   type AlgorithmParams,
   type AlgorithmState,
+  type AlgorithmTable,
+  type ConcurrencyParams,
   checkCost,
   checkTime,
+  concurrency,
   fixedWindow,
   gcra,
   leakyBucket,
@@ -48,6 +58,7 @@ export type { IdentityOptions } from './identity/identities.js'
 export type { PrefixOptions } from './identity/ip-prefix.js'
 export {
   type CheckOptions,
+  createLeanLimiter,
   createLimiter,
   DEFAULT_STORE_ERROR_RETRY_AFTER_MS,
   type DecideOptions,
@@ -98,8 +109,11 @@ export {
 export {
   applyCharges,
   type Charge,
+  type MapStore,
+  type MapStoreOptions,
   type MemoryStore,
   type MemoryStoreOptions,
+  mapStore,
   memoryStore,
   type Outcome,
   type Store,

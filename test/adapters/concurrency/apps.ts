@@ -8,8 +8,7 @@ import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { PassThrough } from 'node:stream'
 import { serve } from '@hono/node-server'
-import type { CoreOptions, Limiter } from '@tollgate/core'
-import type { ShedOptions } from '@tollgate/core/adapter'
+import type { CoreOptions, Limiter, LoadShedder } from '@tollgate/core'
 import { rateLimit as expressRateLimit } from '@tollgate/express'
 import { rateLimit as honoRateLimit } from '@tollgate/hono'
 import { rateLimit as koaRateLimit } from '@tollgate/koa'
@@ -23,7 +22,7 @@ import { type Gates, gatedPath } from './gates.js'
 export type Served = { readonly port: number; close(): Promise<void> }
 
 /** Options every adapter takes alike (load shedding, the clock it samples on). */
-export type SharedOptions = Pick<CoreOptions, 'clock'> & { readonly shed?: ShedOptions<unknown> }
+export type SharedOptions = Pick<CoreOptions, 'clock'> & { readonly shed?: LoadShedder<never> }
 
 export type App = {
   readonly name: string

@@ -27,6 +27,7 @@ export {
 export {
   type AdapterKit,
   createAdapterKit,
+  createLeanAdapterKit,
   type FieldSink,
   type Framework,
   type KitOptions,
@@ -34,5 +35,4 @@ export {
   type WriteVerdictFields,
 } from './kit.js'
 export { isPromise, userIdOf } from './middleware.js'
-export type { ShedEvent, ShedOptions, ShedReason } from './shed.js'
 export { abortOnSignal, endWhenSent, type WebResponse } from './web-response-end.js'

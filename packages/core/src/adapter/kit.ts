@@ -1,6 +1,8 @@
-import { systemClock } from '../clock.js'
+import { type Clock, systemClock } from '../clock.js'
+import { RateLimitError } from '../errors.js'
 import type { FieldWriter, HeaderAccessor, HeaderEntries } from '../headers/types.js'
 import { ReusedIdentitySource } from '../identity/reused-identity-source.js'
+import { createLeanLimiter, createLimiter } from '../limiter/create-limiter.js'
 import type { Limiter, RequestFacts, Verdict } from '../limiter/types.js'
 import { fieldsForOwnAnswer } from '../response/problem.js'
 import type { Denial } from '../response/responder.js'
@@ -8,10 +10,11 @@ import type { RuleConfig } from '../rules/types.js'
 import {
   type CoreOptions,
   checkHooks,
-  createTollgate,
+  createTollgateWith,
   type Handled,
   isHandled,
   isPromise,
+  type LimiterFactory,
   REQUEST_HOOKS,
   type RequestHooks,
   refundPredicate,
@@ -20,7 +23,7 @@ import {
   type UserId,
 } from './middleware.js'
 import { guardShadowDeniedHook } from './shadow-hook.js'
-import { createShedder, type Shedder } from './shed.js'
+import type { LoadShedder, Shedder } from './shed.js'
 import { bothPending, releaseQuietly, releasesSlots } from './slots.js'
 
 /**
@@ -247,17 +250,36 @@ export function createAdapterKit<Req, Res>(
   options: KitOptions<Req, Res>,
   framework: Framework<Req>,
 ): AdapterKit<Req, Res> {
+  return kitWith(createLimiter, rules, options, framework)
+}
+
+/**
+ * `createAdapterKit` for an adapter's lean entry (`@tollgate/hono/lean`): rules may name only
+ * the algorithms in the `algorithms` option (required), so that a bundle holds no other. A
+ * limiter given instead of rules is taken as it is.
+ */
+export function createLeanAdapterKit<Req, Res>(
+  rules: readonly RuleConfig[] | Limiter,
+  options: KitOptions<Req, Res>,
+  framework: Framework<Req>,
+): AdapterKit<Req, Res> {
+  return kitWith(createLeanLimiter, rules, options, framework)
+}
+
+function kitWith<Req, Res>(
+  makeLimiter: LimiterFactory,
+  rules: readonly RuleConfig[] | Limiter,
+  options: KitOptions<Req, Res>,
+  framework: Framework<Req>,
+): AdapterKit<Req, Res> {
   checkHooks(options, framework.hooks ? [...REQUEST_HOOKS, ...framework.hooks] : REQUEST_HOOKS)
-  const gate = createTollgate(rules, options)
+  const gate = createTollgateWith(rules, options, makeLimiter)
   const { requestIdentities } = gate
   const read = requestReaders(options, framework.user, gate)
   const headers = new ReusedIdentitySource<Req>(framework.header)
   const { skip } = options
   const refundIf = refundPredicate(options.refund)
-  const shedder =
-    options.shed === undefined
-      ? undefined
-      : createShedder(options.shed, options.clock ?? systemClock, framework.eventLoopDelay)
+  const shedder = bindShedder(options.shed, options.clock ?? systemClock, framework.eventLoopDelay)
   const shared: Shared<Req> = {
     limiter: gate.limiter,
     writeVerdictFields: gate.writeFields,
@@ -317,4 +339,19 @@ export function createAdapterKit<Req, Res>(
       return pass
     },
   }
+}
+
+/** The middleware's shedder, from what `loadShedder` returned (the only check on this path). */
+function bindShedder<Req>(
+  shed: LoadShedder<Req> | undefined,
+  clock: Clock,
+  runtimeDelay: (() => () => number) | undefined,
+): Shedder<Req> | undefined {
+  if (shed === undefined) return undefined
+  if (typeof shed?.bind !== 'function') {
+    throw new RateLimitError('ERR_RL_INVALID_RULE', 'shed: expected loadShedder({ ... })', {
+      field: 'shed',
+    })
+  }
+  return shed.bind(clock, runtimeDelay)
 }

@@ -25,7 +25,7 @@ import {
   type ResponderOptions,
 } from '../response/responder.js'
 import type { RuleConfig } from '../rules/types.js'
-import type { ShedOptions } from './shed.js'
+import type { LoadShedder } from './shed.js'
 
 // What the adapter kit (kit.ts) builds once per middleware, and the small helpers it uses: the
 // limiter, identities and responder behind one decision. Adapters use the kit, not these.
@@ -101,11 +101,11 @@ export type RequestHooks<Req> = {
    */
   readonly onShadowDenied?: ((verdict: Verdict, req: Req) => unknown) | undefined
   /**
-   * Load shedding in front of the rules: refuse work with a 503 while the process is overloaded
-   * (event-loop delay, requests in flight, your health probe). See docs/concepts/where-to-enforce.md.
-   * @default none
+   * Load shedding in front of the rules, made by `loadShedder({...})`: refuse work with a 503
+   * while the process is overloaded (event-loop delay, requests in flight, your health probe).
+   * See docs/concepts/where-to-enforce.md. @default none
    */
-  readonly shed?: ShedOptions<Req> | undefined
+  readonly shed?: LoadShedder<Req> | undefined
 }
 
 /** The hook names `checkHooks` checks for every adapter. */
@@ -170,6 +170,9 @@ export type Tollgate = {
 
 const SILENT: Logger = { warn() {} }
 
+/** How a middleware builds its limiter: `createLimiter`, or a lean entry's `createLeanLimiter`. */
+export type LimiterFactory = (options: LimiterOptions) => Limiter
+
 /**
  * Builds the limiter (or takes the one given), the identity resolver and the responder. All
  * validation happens here, so a bad rule or option fails at start-up, naming the rule and field.
@@ -178,10 +181,22 @@ export function createTollgate(
   rules: readonly RuleConfig[] | Limiter,
   options: CoreOptions,
 ): Tollgate {
+  return createTollgateWith(rules, options, createLimiter)
+}
+
+/**
+ * `createTollgate` with the limiter built by `makeLimiter`: the lean entries pass
+ * `createLeanLimiter`, so that their bundles reach no other algorithm than the app's.
+ */
+export function createTollgateWith(
+  rules: readonly RuleConfig[] | Limiter,
+  options: CoreOptions,
+  makeLimiter: LimiterFactory,
+): Tollgate {
   const logger = options.logger
   const limiter = isLimiter(rules)
     ? rules
-    : createLimiter({
+    : makeLimiter({
         ...limiterOptionsOf(options),
         rules,
         logger: logger === false ? SILENT : logger,

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest'
 import { isRateLimitError } from '../errors.js'
 import type { RuleConfig } from '../rules/types.js'
 import { createAdapterKit, type Framework, type KitOptions, type Pass } from './kit.js'
-import type { ShedEvent, ShedOptions } from './shed.js'
+import { loadShedder, type ShedEvent, type ShedOptions } from './shed.js'
 
 type Req = { readonly path: string }
 
@@ -26,7 +26,11 @@ function shedding(shed: ShedOptions<Req>, rules = RULES) {
   const options: KitOptions<Req, undefined> = {
     logger: false,
     clock: { now: () => time.now },
-    shed: { eventLoopDelay: () => time.delay, onShed: (event) => events.push(event), ...shed },
+    shed: loadShedder({
+      eventLoopDelay: () => time.delay,
+      onShed: (event) => events.push(event),
+      ...shed,
+    }),
   }
   const kit = createAdapterKit(rules, options, framework)
   const enter = (path = '/') => kit.enter({ path }, undefined) as Pass<Req, undefined>
@@ -140,7 +144,7 @@ describe('load shedding', () => {
   it('refuses bad options at start-up, naming the option', () => {
     const refused = (shed: unknown, fw: Framework<Req> = framework) => {
       try {
-        createAdapterKit(RULES, { logger: false, shed: shed as never }, fw)
+        createAdapterKit(RULES, { logger: false, shed: loadShedder(shed as never) }, fw)
       } catch (error) {
         expect(isRateLimitError(error)).toBe(true)
         return (error as Error).message
@@ -153,13 +157,16 @@ describe('load shedding', () => {
     expect(refused({ healthy: () => true, critical: ['GET'] })).toMatch('shed.critical')
     expect(refused({})).toMatch('give at least one of')
     // An edge runtime has no event-loop delay of its own.
+    expect(() =>
+      createAdapterKit(RULES, { logger: false, shed: { maxInFlight: 1 } as never }, framework),
+    ).toThrow('shed: expected loadShedder')
     expect(refused({ maxEventLoopDelayMs: 100 })).toMatch(
       'shed.eventLoopDelay: this runtime has no event-loop delay',
     )
     expect(() =>
       createAdapterKit(
         RULES,
-        { logger: false, shed: { maxEventLoopDelayMs: 100 } },
+        { logger: false, shed: loadShedder({ maxEventLoopDelayMs: 100 }) },
         {
           ...framework,
           eventLoopDelay: () => () => 0,

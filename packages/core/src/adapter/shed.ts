@@ -63,6 +63,14 @@ export type ShedOptions<Req> = {
   readonly onShed?: ((event: ShedEvent, req: Req) => void) | undefined
 }
 
+/**
+ * What `loadShedder` returns, for an adapter's `shed` option: bound by each middleware to its
+ * clock and its runtime's event-loop delay signal.
+ */
+export type LoadShedder<Req = unknown> = {
+  readonly bind: (clock: Clock, runtimeDelay: (() => () => number) | undefined) => Shedder<Req>
+}
+
 /** One middleware's shedder: `refuse` before the rules, `started`/`finished` around admissions. */
 export type Shedder<Req> = {
   /** The denial for a request to shed now, else undefined (counting nothing). */
@@ -88,15 +96,23 @@ const SHED_OPTIONS = [
 ]
 
 /**
- * Builds a middleware's shedder, checking every option at start-up. `nodeDelay` is the Node
- * adapters' default event-loop delay signal.
+ * Load shedding for an adapter's `shed` option: a process-wide guard in front of the rules that
+ * refuses work with a 503 while the process is overloaded. Every option is checked here, at
+ * start-up. Its own module, reached only by apps that call it: a bundle without shedding holds
+ * none of it.
+ * @example rateLimit(rules, { shed: loadShedder({ maxEventLoopDelayMs: 200, critical: ['POST /v1/payments'] }) })
  */
-export function createShedder<Req>(
-  options: ShedOptions<Req>,
+export function loadShedder<Req = unknown>(options: ShedOptions<Req>): LoadShedder<Req> {
+  const checked = checkShedOptions(options)
+  return { bind: (clock, runtimeDelay) => createShedder(checked, clock, runtimeDelay) }
+}
+
+/** A middleware's shedder. `nodeDelay` is the runtime's event-loop delay signal, if it has one. */
+function createShedder<Req>(
+  o: ShedOptions<Req>,
   clock: Clock,
   nodeDelay: (() => () => number) | undefined,
 ): Shedder<Req> {
-  const o = checkShedOptions(options)
   const maxInFlight = o.maxInFlight
   const maxDelay = o.maxEventLoopDelayMs
   const delay = maxDelay === undefined ? undefined : (o.eventLoopDelay ?? nodeDelay?.())

@@ -1,3 +1,4 @@
+export { type ConcurrencyParams, concurrency } from './concurrency.js'
 export { fixedWindow } from './fixed-window.js'
 export { gcra } from './gcra.js'
 export { MAX_TIME_MS } from './integer.js'
@@ -13,6 +14,7 @@ export {
   step,
   wholeMs,
 } from './step.js'
+export type { AlgorithmTable } from './table.js'
 export { tokenBucket } from './token-bucket.js'
 export type {
   Algorithm,

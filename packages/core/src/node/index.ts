@@ -2,7 +2,7 @@
  * `@tollgate/core/node`: what adapters for Node's `http` frameworks (Express, Koa) share, the
  * field sink for a `ServerResponse`, the watcher of its end, whether Node may have cut a
  * request's header list, and the event-loop delay signal for load shedding. The only part of
- * core written for Node; it types Node's objects by their shape and imports only `perf_hooks`.
+ * core written for Node; it types Node's objects by their shape and imports nothing from Node.
  */
 
 export { type EventLoopDelayOptions, eventLoopDelay } from './event-loop-delay.js'
