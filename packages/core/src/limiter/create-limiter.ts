@@ -151,14 +151,27 @@ function buildLimiter(
       return refundCharges(refunding, charges, verdict.at, now)
     },
     release(verdict, given) {
-      if (!verdict.allowed || verdict.storeFailed === true || released.has(verdict)) return
+      if (!verdict.allowed || verdict.storeFailed === true) return
+      // A verdict of rules over time alone holds nothing: no set to look it up in.
+      if (!holdsSlots(verdict, byId) || released.has(verdict)) return
       const charges = chargesOf(verdict, ruleOf, true)
       if (charges.length === 0) return
-      const [now, releasing] = timeOf(given)
       released.add(verdict)
+      // Slots come back whatever the time: no clock read, unless a time is given.
+      if (given?.now === undefined) return refundCharges(engine, charges, verdict.at, verdict.at)
+      const [now, releasing] = timeOf(given)
       return refundCharges(releasing, charges, verdict.at, now)
     },
   }
+}
+
+/** True when one of `verdict`'s rules is a concurrency rule (a few comparisons, no allocation). */
+function holdsSlots(verdict: Verdict, byId: ReadonlyMap<string, CompiledRule>): boolean {
+  const decisions = verdict.decisions
+  for (let i = 0; i < decisions.length; i++) {
+    if (byId.get(decisions[i]!.rule)?.algorithm.name === 'concurrency') return true
+  }
+  return false
 }
 
 /**
