@@ -71,6 +71,17 @@ describe.each(packages)('%s, as published', (name, names) => {
     },
   )
 
+  it.runIf(built && manifest.exports['./simulate'] !== undefined)(
+    'loads its simulate entry point with require and import',
+    () => {
+      const entry = JSON.stringify(`${name}/simulate`)
+      const required = node(['-e', `console.log(typeof require(${entry}).simulate)`])
+      const script = `import(${entry}).then((m) => console.log(typeof m.simulate))`
+      const imported = node(['--input-type=module', '-e', script])
+      expect([required.trim(), imported.trim()]).toEqual(['function', 'function'])
+    },
+  )
+
   it('packs, with its workspace dependencies resolved and no test files, for Node 20+', () => {
     // No scripts: packing must not rebuild dist/ while other tests read it.
     const out = execFileSync(
@@ -129,8 +140,10 @@ describe.each(packages)('%s, as published', (name, names) => {
 describe.each([
   ['@tollgate/core/adapter', 'createAdapterKit'],
   ['@tollgate/core/node', 'endWhenFinished'],
+  ['@tollgate/hono/lean', 'rateLimit'],
 ])('%s, as published', (entry, exported) => {
-  const built = existsSync(join(packageDir('@tollgate/core'), 'dist'))
+  const dir = packageDir(entry.split('/').slice(0, 2).join('/'))
+  const built = existsSync(join(dir, 'dist'))
 
   it.runIf(built)('loads with require and import, with types for both', () => {
     const name = JSON.stringify(entry)
@@ -138,11 +151,11 @@ describe.each([
     const script = `import(${name}).then((m) => console.log(typeof m.${exported}))`
     const imported = node(['--input-type=module', '-e', script])
     expect([required.trim(), imported.trim()]).toEqual(['function', 'function'])
-    const target = JSON.parse(
-      readFileSync(join(packageDir('@tollgate/core'), 'package.json'), 'utf8'),
-    ).exports[`./${entry.split('/').pop()}`]
+    const target = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).exports[
+      `./${entry.split('/').pop()}`
+    ]
     for (const types of [target.import.types, target.require.types]) {
-      expect(existsSync(join(packageDir('@tollgate/core'), types)), types).toBe(true)
+      expect(existsSync(join(dir, types)), types).toBe(true)
     }
   })
 })

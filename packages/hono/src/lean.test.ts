@@ -133,4 +133,19 @@ describe('@tollgate/hono/lean', () => {
     expect(() => call(rules)).toThrow(/algorithms: expected/)
     expect(() => call(rules, { algorithms: 'token_bucket' })).toThrow(/algorithms: expected/)
   })
+
+  it('refuses an unknown option with the closest known one, as the default entry does', () => {
+    const rules = [ruleOf('token_bucket', 5, 1000)]
+    const algorithms = { token_bucket: tokenBucket }
+    const options = (extra: object) => ({ algorithms, ...extra }) as never
+    expect(() => rateLimit(rules, options({ trustproxy: true }))).toThrow(
+      /did you mean "trustProxy"/,
+    )
+    // express-rate-limit's names are refused too, with the list of known options instead of
+    // their Tollgate equivalent: those texts stay out of the lean bundle.
+    expect(() => rateLimit(rules, options({ windowMs: 60_000 }))).toThrow(
+      /unknown option "windowMs": known options: .*algorithms/,
+    )
+    expect(() => defaultRateLimit(rules, { windowMs: 60_000 } as never)).toThrow(/window here/)
+  })
 })

@@ -4,6 +4,7 @@ import type { FieldWriter, HeaderAccessor, HeaderEntries } from '../headers/type
 import { ReusedIdentitySource } from '../identity/reused-identity-source.js'
 import { createLeanLimiter, createLimiter } from '../limiter/create-limiter.js'
 import type { Limiter, RequestFacts, Verdict } from '../limiter/types.js'
+import { FOREIGN_OPTIONS, type ForeignOptions } from '../options/foreign-options.js'
 import { fieldsForOwnAnswer } from '../response/problem.js'
 import type { Denial } from '../response/responder.js'
 import type { RuleConfig } from '../rules/types.js'
@@ -250,29 +251,32 @@ export function createAdapterKit<Req, Res>(
   options: KitOptions<Req, Res>,
   framework: Framework<Req>,
 ): AdapterKit<Req, Res> {
-  return kitWith(createLimiter, rules, options, framework)
+  return kitWith(createLimiter, FOREIGN_OPTIONS, rules, options, framework)
 }
 
 /**
  * `createAdapterKit` for an adapter's lean entry (`@tollgate/hono/lean`): rules may name only
- * the algorithms in the `algorithms` option (required), so that a bundle holds no other. A
- * limiter given instead of rules is taken as it is.
+ * the algorithms in the `algorithms` option (required), so that a bundle holds no other; the
+ * store defaults to `mapStore()`; an unknown option is refused with the closest known name but
+ * without express-rate-limit's equivalents. A limiter given instead of rules is taken as it is.
  */
 export function createLeanAdapterKit<Req, Res>(
   rules: readonly RuleConfig[] | Limiter,
   options: KitOptions<Req, Res>,
   framework: Framework<Req>,
 ): AdapterKit<Req, Res> {
-  return kitWith(createLeanLimiter, rules, options, framework)
+  return kitWith(createLeanLimiter, undefined, rules, options, framework)
 }
 
 function kitWith<Req, Res>(
   makeLimiter: LimiterFactory,
+  foreign: ForeignOptions | undefined,
   rules: readonly RuleConfig[] | Limiter,
   options: KitOptions<Req, Res>,
   framework: Framework<Req>,
 ): AdapterKit<Req, Res> {
-  checkHooks(options, framework.hooks ? [...REQUEST_HOOKS, ...framework.hooks] : REQUEST_HOOKS)
+  const hooks = framework.hooks ? [...REQUEST_HOOKS, ...framework.hooks] : REQUEST_HOOKS
+  checkHooks(options, hooks, foreign)
   const gate = createTollgateWith(rules, options, makeLimiter)
   const { requestIdentities } = gate
   const read = requestReaders(options, framework.user, gate)

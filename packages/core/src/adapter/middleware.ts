@@ -16,6 +16,7 @@ import type {
   RequestFacts,
   Verdict,
 } from '../limiter/types.js'
+import type { ForeignOptions } from '../options/foreign-options.js'
 import { ADAPTER_OPTIONS, limiterOptionsOf } from '../options/option-names.js'
 import { refuseUnknownOptions } from '../options/unknown-options.js'
 import {
@@ -269,10 +270,15 @@ export function refundPredicate<Req>(
  * Checks an adapter's options at start-up, not on the first request: an option no adapter
  * knows (`trustproxy`, express-rate-limit's `windowMs`) is refused with the one meant, and
  * hooks given as anything but a function are refused. `names` are the adapter's hooks,
- * including any beyond `REQUEST_HOOKS` (Hono's `getConnInfo`).
+ * including any beyond `REQUEST_HOOKS` (Hono's `getConnInfo`); `foreign`, the other limiters'
+ * options to answer (none in the lean entries).
  */
-export function checkHooks(options: object, names: readonly string[] = REQUEST_HOOKS): void {
-  refuseUnknownOptions(options, [...ADAPTER_OPTIONS, ...names], 'rateLimit()')
+export function checkHooks(
+  options: object,
+  names: readonly string[],
+  foreign: ForeignOptions | undefined,
+): void {
+  refuseUnknownOptions(options, [...ADAPTER_OPTIONS, ...names], 'rateLimit()', foreign)
   for (const name of names) {
     const value = (options as Record<string, unknown>)[name]
     if (value !== undefined && typeof value !== 'function') {

@@ -3,6 +3,7 @@ import { checkCost, checkTime, wholeMs } from '../algorithms/step.js'
 import { type AlgorithmTable, BUILT_IN_ALGORITHMS } from '../algorithms/table.js'
 import { type Clock, systemClock } from '../clock.js'
 import { RateLimitError } from '../errors.js'
+import { FOREIGN_OPTIONS, type ForeignOptions } from '../options/foreign-options.js'
 import { LIMITER_OPTIONS } from '../options/option-names.js'
 import { refuseUnknownOptions } from '../options/unknown-options.js'
 import { checkRules } from '../rules/define-rules.js'
@@ -38,33 +39,35 @@ export const DEFAULT_STORE_ERROR_RETRY_AFTER_MS = 1000
  * const verdict = limiter.decide({ method: 'POST', path: '/v1/login', identities: { ip } })
  */
 export function createLimiter(options: LimiterOptions): Limiter {
-  return buildLimiter(options, 'createLimiter()', BUILT_IN_ALGORITHMS, memoryStore)
+  return buildLimiter(options, 'createLimiter()', BUILT_IN_ALGORITHMS, memoryStore, FOREIGN_OPTIONS)
 }
 
 /**
  * `createLimiter` for bundles that must stay small (edge runtimes): rules may name only the
  * algorithms given in the `algorithms` option, so the bundle holds only those, where
- * `createLimiter` bundles every algorithm a rule could name; and the store defaults to the small
- * `mapStore()` rather than `memoryStore()`. Decisions are the same (while neither store has to
- * drop a key).
+ * `createLimiter` bundles every algorithm a rule could name; the store defaults to the small
+ * `mapStore()` rather than `memoryStore()`; an unknown option is refused without
+ * express-rate-limit's equivalents. Decisions are the same (while neither store has to drop a
+ * key).
  * @example
  * const limiter = createLeanLimiter({ rules, algorithms: { token_bucket: tokenBucket } })
  */
 export function createLeanLimiter(options: LimiterOptions): Limiter {
-  return buildLimiter(options, 'createLeanLimiter()', undefined, mapStore)
+  return buildLimiter(options, 'createLeanLimiter()', undefined, mapStore, undefined)
 }
 
 /**
  * A limiter whose rules may name `options.algorithms`, else `fallback`'s (none: required), on
- * `options.store`, else a `defaultStore()`.
+ * `options.store`, else a `defaultStore()`; unknown options are answered with `foreign`'s.
  */
 function buildLimiter(
   options: LimiterOptions,
   caller: string,
   fallback: AlgorithmTable | undefined,
   defaultStore: () => Store,
+  foreign: ForeignOptions | undefined,
 ): Limiter {
-  refuseUnknownOptions(options, LIMITER_OPTIONS, caller)
+  refuseUnknownOptions(options, LIMITER_OPTIONS, caller, foreign)
   const algorithms = options.algorithms ?? fallback
   checkAlgorithms(algorithms)
   const rules = checkRules(options.rules, algorithms)

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest'
-import { checkHooks, REQUEST_HOOKS } from '../adapter/middleware.js'
+import { checkHooks as checkHooksWith, REQUEST_HOOKS } from '../adapter/middleware.js'
 import { isRateLimitError } from '../errors.js'
 import { createLimiter } from '../limiter/create-limiter.js'
 import type { RuleConfig } from '../rules/types.js'
+import { FOREIGN_OPTIONS } from './foreign-options.js'
 
 const RULES: RuleConfig[] = [
   { id: 'per-ip', match: { identity: 'ip' }, algorithm: 'token_bucket', rate: 10, burst: 20 },
@@ -42,6 +43,9 @@ describe('createLimiter options', () => {
     expect(() => createLimiter({ rules: RULES, windowMs: undefined } as never)).not.toThrow()
   })
 })
+
+const checkHooks = (options: object, names = REQUEST_HOOKS) =>
+  checkHooksWith(options, names, FOREIGN_OPTIONS)
 
 describe('adapter options (checkHooks, which every adapter calls first)', () => {
   it('refuses a misspelt core option, and express-rate-limit names', () => {
