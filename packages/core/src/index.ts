@@ -80,6 +80,9 @@ export type {
   ResponderOptions,
 } from './response/responder.js'
 export {
+  type ConcurrencyAlgorithmName,
+  type ConcurrencyRule,
+  type ConcurrencyRuleConfig,
   type Duration,
   defineRules,
   formatIssue,

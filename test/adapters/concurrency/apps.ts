@@ -22,7 +22,7 @@ import { type Gates, gatedPath } from './gates.js'
 export type Served = { readonly port: number; close(): Promise<void> }
 
 /** Options every adapter takes alike (load shedding, the clock it samples on). */
-export type SharedOptions = Pick<CoreOptions, 'clock'> & { readonly shed?: LoadShedder<never> }
+type SharedOptions = Pick<CoreOptions, 'clock'> & { readonly shed?: LoadShedder<never> }
 
 export type App = {
   readonly name: string

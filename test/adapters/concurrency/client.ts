@@ -1,7 +1,7 @@
 import { type ClientRequest, type IncomingMessage, request } from 'node:http'
 import type { Limiter, Verdict } from '@tollgate/core'
 
-export type Answer = {
+type Answer = {
   readonly status: number
   readonly headers: IncomingMessage['headers']
   readonly body: string

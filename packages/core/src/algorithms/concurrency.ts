@@ -14,7 +14,7 @@ export type ConcurrencyParams = {
 }
 
 /** The quota unit of drafts 8–11 for a limit on requests in flight. */
-export const CONCURRENT_REQUESTS = 'concurrent-requests'
+const CONCURRENT_REQUESTS = 'concurrent-requests'
 
 /**
  * Concurrency: counts requests in flight instead of requests over time. State: [units held].

@@ -7,7 +7,7 @@ import type { CompiledRule } from './compile-rule.js'
 export const UNKNOWN_CLIENT_KEY = 'ip:'
 
 /** The one key of a rule keyed on no identity (a concurrency limit for the whole process). */
-export const PROCESS_KEY = '*'
+const PROCESS_KEY = '*'
 
 /**
  * The store key of a request under a rule, or undefined when the request lacks an identity the
