@@ -23,6 +23,9 @@ const KB = 1024
 /** Gzip bytes each bundle may add over its baseline (none: the whole bundle). */
 const BUDGETS: Array<{ fixture: Fixture; over?: Fixture; gzip: number; why: string }> = [
   // The goal is 10 KB (hono-rate-limiter adds 1.6 KB); docs/benchmarks.md says what remains.
+  // Concurrency rules: about +0.85 KB on every entry (the pass gives slots back on every way a
+  // response ends, Hono watches a streamed body, the concurrent-requests unit); the shedder only
+  // through loadShedder().
   // Queue rules: +0.9 KB on every entry for waiting a queued verdict out (the limiter's hold, the
   // kit's drop of a client that left, the rule fields delay/nodelay/maxWait), since any rule set
   // may name leaky_queue; the default entries +0.6 KB more for the algorithm and the scheduler it

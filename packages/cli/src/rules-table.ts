@@ -40,7 +40,8 @@ export function ruleFacts(rules: readonly Rule[], keys: number): RuleFacts[] {
   return rules.map((rule) => {
     const algorithm = algorithmOfRule(rule)
     const { quota, windowMs } = algorithm.policy
-    const perMs = quota / windowMs
+    // A concurrency rule has no window: it admits nothing per unit of time, only at once.
+    const perMs = windowMs === 0 ? 0 : quota / windowMs
     return {
       rule,
       perSecond: perMs * 1000,
@@ -85,14 +86,17 @@ export function rulesTableRows(facts: readonly RuleFacts[]): string[][] {
 
 /** `per api_key, plan free, POST /v1/login, cost 10, shadow, fails closed`. */
 function appliesTo(rule: Rule): string {
-  const parts = [`per ${rule.match.identity.join(' + ')}`]
+  const keyed = rule.match.identity.length > 0
+  const parts = [keyed ? `per ${rule.match.identity.join(' + ')}` : 'per process']
   if (rule.match.plan !== undefined) parts.push(`plan ${rule.match.plan.join('/')}`)
   if (rule.match.method !== undefined) parts.push(rule.match.method.join('/'))
   if (rule.match.route !== undefined) parts.push(rule.match.route.join(', '))
   const amountText =
     'burst' in rule
       ? `${amount(rule.rate)} per ${duration(rule.period)}`
-      : `${amount(rule.limit)} per ${typeof rule.window === 'number' ? duration(rule.window) : rule.window}`
+      : !('window' in rule)
+        ? `${amount(rule.limit)} at once`
+        : `${amount(rule.limit)} per ${typeof rule.window === 'number' ? duration(rule.window) : rule.window}`
   parts.push(amountText)
   if (rule.cost !== 1) parts.push(`cost ${rule.cost}`)
   for (const [route, cost] of Object.entries(rule.costByRoute)) parts.push(`${route} costs ${cost}`)

@@ -78,5 +78,10 @@ function algorithmOf(rule: Rule): Algorithm {
         windowMs: rule.window as number,
         buckets: rule.buckets,
       })
+    case 'concurrency':
+      // Slots need each request's end reported; the local limiter only counts over time.
+      throw new TypeError(
+        `[@tollgate/client] Rule "${rule.id}": a concurrency rule limits requests in flight on a server; the local limiter takes rules over time`,
+      )
   }
 }

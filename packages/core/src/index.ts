@@ -12,6 +12,13 @@ export type {
   UserId,
 } from './adapter/middleware.js'
 export {
+  type LoadShedder,
+  loadShedder,
+  type ShedEvent,
+  type ShedOptions,
+  type ShedReason,
+} from './adapter/shed.js'
+export {
   type Algorithm,
   type AlgorithmName,
   type AlgorithmParams,
@@ -20,8 +27,10 @@ export {
   type CalendarUnit,
   type CalendarWindowParams,
   type CalendarWindows,
+  type ConcurrencyParams,
   checkCost,
   checkTime,
+  concurrency,
   fixedWindow,
   gcra,
   leakyBucket,
@@ -81,6 +90,9 @@ export type {
   ResponderOptions,
 } from './response/responder.js'
 export {
+  type ConcurrencyAlgorithmName,
+  type ConcurrencyRule,
+  type ConcurrencyRuleConfig,
   type Duration,
   defineRules,
   formatIssue,

@@ -1,6 +1,6 @@
 import type { Framework } from '@tollgate/core/adapter'
 import { userIdOf } from '@tollgate/core/adapter'
-import { closeSignal, headerListMayBeCut, nodeSha256 } from '@tollgate/core/node'
+import { closeSignal, eventLoopDelay, headerListMayBeCut, nodeSha256 } from '@tollgate/core/node'
 import type { Request } from 'express'
 
 /**
@@ -19,4 +19,5 @@ export const express: Framework<Request> = {
   headersCut: headerListMayBeCut,
   sha256: nodeSha256,
   disconnected: (req) => closeSignal(req.res!),
+  eventLoopDelay,
 }

@@ -1,4 +1,10 @@
-import { type AdapterKit, isPromise, type Pass } from '@tollgate/core/adapter'
+import {
+  type AdapterKit,
+  abortOnSignal,
+  endWhenSent,
+  isPromise,
+  type Pass,
+} from '@tollgate/core/adapter'
 import type { Context, MiddlewareHandler, Next } from 'hono'
 import { answerDenial, type OnLimited, ResponseFields, waitUntil } from './response.js'
 
@@ -18,11 +24,14 @@ export function honoMiddleware(
     pass: Pass<Context, unknown>,
   ): Promise<Response | undefined> {
     if (pass.denial !== undefined) return answerDenial(c, pass, onLimited)
+    if (kit.releasesSlots) abortOnSignal(pass, c.req.raw.signal)
     return next().then(() => {
       // Added to the finished response, so that handlers returning a `Response` of their own
       // (which drops headers set earlier with `c.header`) carry them as well.
       pass.writeFields(fields, c)
-      waitUntil(c, pass.end(c.res.status))
+      // A slot is held until the body is sent: the response that leaves is the one watched.
+      if (kit.releasesSlots) c.res = endWhenSent(pass, c.res)
+      else waitUntil(c, pass.end(c.res.status))
       return undefined
     })
   }

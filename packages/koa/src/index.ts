@@ -1,6 +1,6 @@
 import type { CoreOptions, Limiter, RequestHooks, RuleConfig } from '@tollgate/core'
 import { createAdapterKit, isPromise, type Pass } from '@tollgate/core/adapter'
-import { NodeResponseFieldWriter } from '@tollgate/core/node'
+import { endWhenFinished, NodeResponseFieldWriter } from '@tollgate/core/node'
 import type { Context, Middleware, Next } from 'koa'
 import { koa } from './request.js'
 import {
@@ -48,6 +48,12 @@ export function rateLimit(
       keepFieldsOnError(ctx.res, kit.fieldNames, error)
       pass.end(statusOfError(error))
       throw error
+    }
+    // A slot is held until the last byte is handed to the socket (a streamed body included),
+    // or the client goes away: Node's response says when, not the end of `next()`.
+    if (kit.releasesSlots) {
+      endWhenFinished(ctx.res, pass)
+      return next().then(undefined, failed)
     }
     return next().then(() => void pass.end(ctx.status), failed)
   }

@@ -1,6 +1,6 @@
 import type { Framework } from '@tollgate/core/adapter'
 import { userIdOf } from '@tollgate/core/adapter'
-import { closeSignal, headerListMayBeCut, nodeSha256 } from '@tollgate/core/node'
+import { closeSignal, eventLoopDelay, headerListMayBeCut, nodeSha256 } from '@tollgate/core/node'
 import type { Context } from 'koa'
 
 /**
@@ -19,4 +19,5 @@ export const koa: Framework<Context> = {
   headersCut: (ctx) => headerListMayBeCut(ctx.req),
   sha256: nodeSha256,
   disconnected: (ctx) => closeSignal(ctx.res),
+  eventLoopDelay,
 }

@@ -235,5 +235,7 @@ function scriptArgs(lua: LuaAlgorithm, algorithm: Algorithm): readonly string[] 
   if (params.kind === 'rate') {
     return [code, String(params.unitsPerMs), String(params.unitsPerToken), String(params.capacity)]
   }
-  return [code, String(params.limit), String(params.windowMs), String(params.buckets ?? 0)]
+  if (params.kind === 'window')
+    return [code, String(params.limit), String(params.windowMs), String(params.buckets ?? 0)]
+  throw new RateLimitError('ERR_RL_INVALID_RULE', `no script runs ${algorithm.name}`)
 }

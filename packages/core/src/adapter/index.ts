@@ -35,3 +35,4 @@ export {
   type WriteVerdictFields,
 } from './kit.js'
 export { isPromise, userIdOf } from './middleware.js'
+export { abortOnSignal, endWhenSent, type WebResponse } from './web-response-end.js'

@@ -1,4 +1,6 @@
 import type { Sha256Digest } from '../headers/partition-key.js'
+import { type Clock, systemClock } from '../clock.js'
+import { RateLimitError } from '../errors.js'
 import type { FieldWriter, HeaderAccessor, HeaderEntries } from '../headers/types.js'
 import { ReusedIdentitySource } from '../identity/reused-identity-source.js'
 import { createLeanLimiter, createLimiter } from '../limiter/create-limiter.js'
@@ -24,6 +26,8 @@ import {
   type Waiter,
 } from './middleware.js'
 import { guardShadowDeniedHook } from './shadow-hook.js'
+import type { LoadShedder, Shedder } from './shed.js'
+import { bothPending, releaseQuietly, releasesSlots } from './slots.js'
 
 /**
  * How the kit reads one framework's request (Express's `req`, Koa's `ctx`, Hono's `c`): plain
@@ -38,6 +42,11 @@ export type Framework<Req> = {
   readonly socketAddress: (req: Req) => string | undefined
   /** One request header by its lower-case name (see `HeaderAccessor`). */
   readonly header: (req: Req, name: string) => ReturnType<HeaderAccessor>
+  /**
+   * The runtime's event-loop delay signal, made on first use (Node adapters:
+   * `eventLoopDelay` from `@tollgate/core/node`), for `shed.maxEventLoopDelayMs`. @default none
+   */
+  readonly eventLoopDelay?: (() => () => number) | undefined
   /** Where the framework's auth middleware leaves the user, when the app gives no `user` hook. */
   readonly user: (req: Req) => UserId
   /** Options of the adapter's own that must be functions when given (e.g. `getConnInfo`). */
@@ -101,6 +110,10 @@ type Shared<Req> = {
   readonly ownAnswer: boolean
   readonly refundIf: ((status: number, req: Req) => boolean) | undefined
   readonly disconnected: ((req: Req) => WaitSignal | undefined) | undefined
+  /** True when a rule may hold a slot in flight, given back when the exchange ends. */
+  readonly releases: boolean
+  /** The load shedder, when it counts requests in flight (their end is then reported). */
+  readonly inFlight: Shedder<Req> | undefined
 }
 
 const OPEN = 0
@@ -129,6 +142,8 @@ export class Pass<Req, Res> implements Waiter {
   private response: Handled['response'] | undefined = undefined
   private state = OPEN
   private waitSignal: WaitSignal | undefined = undefined
+  /** True while the shedder counts this request in flight. */
+  private counted = false
 
   constructor(
     private readonly shared: Shared<Req>,
@@ -152,6 +167,18 @@ export class Pass<Req, Res> implements Waiter {
     return new Promise<never>(() => {})
   }
 
+  /** Counts this request in flight until it ends, or is refused; called by the kit. */
+  count(): void {
+    this.counted = true
+  }
+
+  /** No longer in flight (ended, aborted, refused, or failed before deciding). */
+  uncount(): void {
+    if (!this.counted) return
+    this.counted = false
+    this.shared.inFlight!.finished()
+  }
+
   /** Takes the limiter's outcome; called once, by the kit. */
   settle(outcome: Verdict | Handled): this {
     const shared = this.shared
@@ -163,6 +190,7 @@ export class Pass<Req, Res> implements Waiter {
       const response = outcome.response
       this.response = response
       if (!response.allowed) {
+        this.uncount()
         this.denial = response
         this.denialFields = shared.ownAnswer
           ? fieldsForOwnAnswer(response.headers)
@@ -194,16 +222,29 @@ export class Pass<Req, Res> implements Waiter {
   end(status: number): Promise<void> | undefined {
     if (this.state !== OPEN) return undefined
     this.state = ENDED
+    this.uncount()
+    const released = this.release()
     const { refundIf, limiter } = this.shared
     const verdict = this.verdict
     if (refundIf === undefined || verdict === undefined || this.denial !== undefined)
-      return undefined
-    return refundIf(status, this.req) ? refundQuietly(limiter, verdict) : undefined
+      return released
+    const refunded = refundIf(status, this.req) ? refundQuietly(limiter, verdict) : undefined
+    return bothPending(released, refunded)
   }
 
-  /** The client went away before the response ended: nothing is refunded. */
+  /** The client went away before the response ended: slots are given back, nothing refunded. */
   abort(): void {
-    if (this.state === OPEN) this.state = ABORTED
+    if (this.state !== OPEN) return
+    this.state = ABORTED
+    this.uncount()
+    void this.release()
+  }
+
+  /** Gives back the slots an admitted request holds (none for a denial: nothing was taken). */
+  private release(): Promise<void> | undefined {
+    const verdict = this.verdict
+    if (!this.shared.releases || verdict === undefined || this.denial !== undefined) return
+    return releaseQuietly(this.shared.limiter, verdict)
   }
 }
 
@@ -215,8 +256,17 @@ export type AdapterKit<Req, Res> = {
    * is not the client's to hear, is thrown (or rejects `ready`) for the framework to handle.
    */
   readonly enter: (req: Req, res: Res) => Pass<Req, Res> | undefined
-  /** True when the adapter must call `end` on admitted passes (refunds are configured). */
+  /**
+   * True when the adapter must report how admitted passes end (`end`, `abort`): refunds are
+   * configured, or a rule holds slots in flight (`releasesSlots`).
+   */
   readonly watchesEnd: boolean
+  /**
+   * True when a rule holds slots until the response is over: the adapter then ends the pass
+   * when the last byte is sent (a streamed body included), on a handler's error, and aborts it
+   * when the client goes away first, so each slot is given back exactly once.
+   */
+  readonly releasesSlots: boolean
   /** Every field this middleware may put on a response (e.g. to keep them on an error's). */
   readonly fieldNames: readonly string[]
 }
@@ -268,6 +318,7 @@ function kitWith<Req, Res>(
   const headers = new ReusedIdentitySource<Req>(framework.header)
   const { skip } = options
   const refundIf = refundPredicate(options.refund)
+  const shedder = bindShedder(options.shed, options.clock ?? systemClock, framework.eventLoopDelay)
   const shared: Shared<Req> = {
     limiter: gate.limiter,
     writeVerdictFields: gate.writeFields,
@@ -275,6 +326,8 @@ function kitWith<Req, Res>(
     ownAnswer: options.onLimited !== undefined,
     refundIf,
     disconnected: framework.disconnected,
+    releases: releasesSlots(gate.limiter),
+    inFlight: shedder?.countsInFlight ? shedder : undefined,
   }
   const names = gate.responder.headerNames
 
@@ -293,18 +346,52 @@ function kitWith<Req, Res>(
   }
 
   return {
-    watchesEnd: refundIf !== undefined,
+    watchesEnd: refundIf !== undefined || shared.releases || shared.inFlight !== undefined,
+    releasesSlots: shared.releases,
     fieldNames: options.exposeHeaders ? [...names, 'Access-Control-Expose-Headers'] : names,
     enter(req, res) {
       if (skip?.(req, res)) return undefined
+      const facts = factsOf(req)
       const pass = new Pass(shared, req, res)
-      const outcome = gate.handleAdmitted(factsOf(req), pass)
+      if (shedder !== undefined) {
+        const shed = shedder.refuse(req, facts.method, facts.path)
+        if (shed !== undefined) return pass.settle({ response: shed, verdict: undefined })
+        if (shared.inFlight !== undefined) {
+          shedder.started()
+          pass.count()
+        }
+      }
+      let outcome: ReturnType<typeof gate.handleAdmitted>
+      try {
+        outcome = gate.handleAdmitted(facts, pass)
+      } catch (error) {
+        pass.uncount()
+        throw error
+      }
       if (!isPromise(outcome)) return pass.settle(outcome)
       pass.ready = outcome.then(
         (settled) => pass.settle(settled),
-        (error: unknown) => pass.dropIfGone(error),
+        (error: unknown) => {
+          pass.uncount()
+          return pass.dropIfGone(error)
+        },
       )
       return pass
     },
   }
+}
+
+/** The middleware's shedder, from what `loadShedder` returned (the only check on this path). */
+function bindShedder<Req>(
+  shed: LoadShedder<Req> | undefined,
+  clock: Clock,
+  runtimeDelay: (() => () => number) | undefined,
+): Shedder<Req> | undefined {
+  if (shed === undefined) return undefined
+  if (typeof shed?.bind !== 'function') {
+    throw new RateLimitError('ERR_RL_INVALID_RULE', 'shed: expected loadShedder({ ... })', {
+      field: 'shed',
+    })
+  }
+  return shed.bind(clock, runtimeDelay)
 }

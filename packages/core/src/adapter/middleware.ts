@@ -28,6 +28,7 @@ import {
   type ResponderRuntime,
 } from '../response/responder.js'
 import type { RuleConfig } from '../rules/types.js'
+import type { LoadShedder } from './shed.js'
 
 // What the adapter kit (kit.ts) builds once per middleware, and the small helpers it uses: the
 // limiter, identities and responder behind one decision. Adapters use the kit, not these.
@@ -102,6 +103,12 @@ export type RequestHooks<Req> = {
    * or rejects, that is logged (WARN_ON_SHADOW_DENIED_THREW) and the request still goes on.
    */
   readonly onShadowDenied?: ((verdict: Verdict, req: Req) => unknown) | undefined
+  /**
+   * Load shedding in front of the rules, made by `loadShedder({...})`: refuse work with a 503
+   * while the process is overloaded (event-loop delay, requests in flight, your health probe).
+   * See docs/concepts/where-to-enforce.md. @default none
+   */
+  readonly shed?: LoadShedder<Req> | undefined
 }
 
 /** The hook names `checkHooks` checks for every adapter. */

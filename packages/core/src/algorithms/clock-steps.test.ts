@@ -23,6 +23,7 @@ import { ceilDiv } from './integer.js'
 function resetSpanMs(algorithm: Algorithm): number {
   const params = algorithm.params!
   if (params.kind === 'rate') return ceilDiv(params.capacity, params.unitsPerMs)
+  if (params.kind === 'concurrency') return 0
   // A calendar window's policy length is its unit's mean: a 25-hour day is longer, by under 10%.
   const window = params.calendar === undefined ? params.windowMs : Math.ceil(params.windowMs * 1.1)
   const twoCounters = algorithm.name === 'sliding_window' && params.buckets === undefined

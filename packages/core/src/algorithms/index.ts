@@ -1,4 +1,5 @@
 export type { CalendarUnit, CalendarWindows, WindowSpan } from './calendar.js'
+export { type ConcurrencyParams, concurrency } from './concurrency.js'
 export { type CalendarWindowParams, fixedWindow } from './fixed-window.js'
 export { gcra } from './gcra.js'
 export { MAX_TIME_MS } from './integer.js'

@@ -2,8 +2,10 @@ import type { Decision } from '../decision.js'
 import type { createScheduler } from '../wait/scheduler.js'
 import type { CalendarWindows } from './calendar.js'
 
-/** The six counting rules (the leaky bucket as a meter and as a queue). */
+/** The six counting rules (the leaky bucket as a meter and as a queue), and `concurrency`, which
+ * counts requests in flight. */
 export type AlgorithmName =
+  | 'concurrency'
   | 'token_bucket'
   | 'gcra'
   | 'leaky_bucket'
@@ -22,7 +24,15 @@ export type StateSlots = Float64Array | number[]
  * What a rule promises, in the terms of the IETF RateLimit-Policy field: `quota` units per
  * `windowMs`. For a rate rule that is its sustained rate; its burst is `Algorithm.limit`.
  */
-export type QuotaPolicy = { readonly quota: number; readonly windowMs: number }
+export type QuotaPolicy = {
+  readonly quota: number
+  readonly windowMs: number
+  /**
+   * What the quota counts when it is not requests over a window (the field's `qu`):
+   * `concurrent-requests` for a concurrency rule, whose `windowMs` is 0.
+   */
+  readonly unit?: 'concurrent-requests'
+}
 
 /**
  * The scaled integers an algorithm was compiled to, so that another runtime (the Redis store's
@@ -48,6 +58,7 @@ export type AlgorithmParams =
       /** Set for a sliding window of sub-window counters: how many per window. */
       readonly buckets?: number
     }
+  | { readonly kind: 'concurrency'; readonly limit: number }
 
 /**
  * How a state made of entries can be kept in the room it needs: `header` numbers, the third of

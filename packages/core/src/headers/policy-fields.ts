@@ -66,9 +66,32 @@ const BURST_PARAMETER = 'tollgate-burst'
 
 /** Serializes a rule's fixed strings from one of its decisions. */
 function buildPolicyFields(decision: RuleDecision): PolicyFields {
-  const { quota, windowMs } = decision.policy
-  const { q, w } = quotaPerSeconds(quota, windowMs)
+  const { quota, windowMs, unit } = decision.policy
   const name = policyName(decision.rule)
+  const fixed = {
+    quota,
+    windowMs,
+    limit: decision.limit,
+    name,
+    rateItemPrefix: `${serializeString(name)};r=`,
+    limitText: String(decision.limit),
+  }
+  // A limit on requests at once has no window: drafts 8–11 give it the quota unit
+  // `concurrent-requests` (§3.1), drafts 6 and 7 the bare quota.
+  if (unit !== undefined) {
+    return {
+      ...fixed,
+      policyItem:
+        serializeString(name) +
+        serializeParameters([
+          ['q', quota],
+          ['qu', unit],
+        ]),
+      legacyPolicyItem: String(quota),
+      description: `${quota} at once`,
+    }
+  }
+  const { q, w } = quotaPerSeconds(quota, windowMs)
   // A rate rule's burst differs from its sustained quota; window rules have limit === quota.
   // Drafts 8–11 (§3.1) want extension parameters under a vendor prefix; drafts 6 and 7 show a
   // bare `burst` in their own example (draft-07 §2.3).
@@ -78,17 +101,11 @@ function buildPolicyFields(decision: RuleDecision): PolicyFields {
   const params = serializeParameters([['q', q], ['w', w], ...burst(BURST_PARAMETER)])
   const legacyParams = serializeParameters([['w', w], ...burst('burst')])
   const burstText = bursts ? `, bursts of ${decision.limit}` : ''
-  const policyItem = serializeString(name) + params
   return {
-    quota,
-    windowMs,
-    limit: decision.limit,
-    name,
-    policyItem,
-    rateItemPrefix: `${serializeString(name)};r=`,
+    ...fixed,
+    policyItem: serializeString(name) + params,
     legacyPolicyItem: String(q) + legacyParams,
     description: `${quota} per ${describeWindow(windowMs)}${burstText}`,
-    limitText: String(decision.limit),
   }
 }
 

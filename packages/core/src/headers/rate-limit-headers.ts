@@ -54,11 +54,15 @@ export function writeRateLimitFields(
   return 5
 }
 
-/** True for the default fields (X-RateLimit-* in epoch seconds, current form) of one listed rule. */
+/**
+ * True for the default fields (X-RateLimit-* in epoch seconds, current form) of one listed rule
+ * over time (a concurrency rule's fields take the general path).
+ */
 function hasDefaultFieldsOfOneRule(verdict: Verdict, config: HeaderConfig): boolean {
   const deciding = verdict.deciding
   return (
     deciding !== undefined &&
+    deciding.policy.unit === undefined &&
     config.defaultFamilies &&
     verdict.decisions.length === 1 &&
     isListed(deciding, config.shadowPolicies)

@@ -90,6 +90,7 @@ function buildLimiter(
       options.storeTimeoutMs ?? (boundsItsCalls(store) ? false : DEFAULT_STORE_TIMEOUT_MS),
   }
   const refunded = new WeakSet<Verdict>()
+  const released = new WeakSet<Verdict>()
   const reader = clockReader(clock, engine.reporter)
 
   /**
@@ -161,26 +162,61 @@ function buildLimiter(
     },
     refund(verdict, given) {
       if (!verdict.allowed || verdict.storeFailed === true || refunded.has(verdict)) return
-      const charges: Charge[] = []
-      for (const d of verdict.decisions) {
-        // Only what the store actually took: admitted, charged, and really decided by it.
-        if (!d.allowed || d.cost === 0 || d.key === undefined || d.storeFailed === true) continue
-        const rule = ruleOf(d.rule)
-        charges.push({
-          rule: rule.id,
-          algorithm: rule.algorithm,
-          key: d.key,
-          cost: d.cost,
-          shadow: rule.shadow,
-        })
-      }
+      // Slots in flight are given back by `release`, whatever the refund policy.
+      const charges = chargesOf(verdict, ruleOf, false)
       if (charges.length === 0) return
       const [now, refunding] = timeOf(given)
       refunded.add(verdict)
       return refundCharges(refunding, charges, verdict.at, now)
     },
+    release(verdict, given) {
+      if (!verdict.allowed || verdict.storeFailed === true) return
+      // A verdict of rules over time alone holds nothing: no set to look it up in.
+      if (!holdsSlots(verdict, byId) || released.has(verdict)) return
+      const charges = chargesOf(verdict, ruleOf, true)
+      if (charges.length === 0) return
+      released.add(verdict)
+      // Slots come back whatever the time: no clock read, unless a time is given.
+      if (given?.now === undefined) return refundCharges(engine, charges, verdict.at, verdict.at)
+      const [now, releasing] = timeOf(given)
+      return refundCharges(releasing, charges, verdict.at, now)
+    },
   }
   return limiter
+}
+
+/** True when one of `verdict`'s rules is a concurrency rule (a few comparisons, no allocation). */
+function holdsSlots(verdict: Verdict, byId: ReadonlyMap<string, CompiledRule>): boolean {
+  const decisions = verdict.decisions
+  for (let i = 0; i < decisions.length; i++) {
+    if (byId.get(decisions[i]!.rule)?.algorithm.name === 'concurrency') return true
+  }
+  return false
+}
+
+/**
+ * What the store took for an admitted verdict (admitted, charged, and really decided by it):
+ * the slots of its concurrency rules (`slots`), or every other charge.
+ */
+function chargesOf(
+  verdict: Verdict,
+  ruleOf: (id: string) => CompiledRule,
+  slots: boolean,
+): Charge[] {
+  const charges: Charge[] = []
+  for (const d of verdict.decisions) {
+    if (!d.allowed || d.cost === 0 || d.key === undefined || d.storeFailed === true) continue
+    const rule = ruleOf(d.rule)
+    if ((rule.algorithm.name === 'concurrency') !== slots) continue
+    charges.push({
+      rule: rule.id,
+      algorithm: rule.algorithm,
+      key: d.key,
+      cost: d.cost,
+      shadow: rule.shadow,
+    })
+  }
+  return charges
 }
 
 function checkOne(

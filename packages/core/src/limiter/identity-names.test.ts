@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest'
 import { isRateLimitError } from '../errors.js'
 import { RuleValidationError } from '../rules/issues.js'
-import type { RuleConfig } from '../rules/types.js'
+import type { RateRuleConfig, RuleConfig } from '../rules/types.js'
 import { createLimiter } from './create-limiter.js'
 import type { LimiterOptions } from './types.js'
 
-const keyedOn = (identity: RuleConfig['match']['identity']): RuleConfig => ({
+const keyedOn = (identity: RateRuleConfig['match']['identity']): RuleConfig => ({
   id: 'per-key',
   match: { identity },
   algorithm: 'token_bucket',

@@ -6,6 +6,9 @@ import type { CompiledRule } from './compile-rule.js'
  */
 export const UNKNOWN_CLIENT_KEY = 'ip:'
 
+/** The one key of a rule keyed on no identity (a concurrency limit for the whole process). */
+const PROCESS_KEY = '*'
+
 /**
  * The store key of a request under a rule, or undefined when the request lacks an identity the
  * rule keys on and the rule refuses such requests.
@@ -14,6 +17,7 @@ export const UNKNOWN_CLIENT_KEY = 'ip:'
  *   everything after the first one);
  * - several: `name#length:value` per identity, joined by `&`, e.g.
  *   `account#5:alice&ip#11:203.0.113.7`; the lengths make any value content unambiguous;
+ * - none (a rule for the whole process): `PROCESS_KEY`;
  * - fallback when an identity is missing: `ip:<client ip>`, or `UNKNOWN_CLIENT_KEY`.
  *
  * An empty string counts as missing: it would put every such request in one bucket unnoticed.
@@ -23,6 +27,7 @@ export function keyOf(
   identities: Readonly<Record<string, string | undefined>>,
 ): string | undefined {
   const names = rule.identity
+  if (names.length === 0) return PROCESS_KEY
   if (names.length === 1) {
     const value = identities[names[0]!]
     if (value === undefined || value === '') return fallbackKey(rule, identities)

@@ -13,7 +13,15 @@ const RATE = ['token_bucket', 'gcra', 'leaky_bucket', 'leaky_queue']
 const ruleOf = (name: AlgorithmName, quota: number, id: string): RuleConfig =>
   (RATE.includes(name)
     ? { id, match: { identity: 'ip' }, algorithm: name, rate: quota, period: '2s', burst: quota }
-    : { id, match: { identity: 'ip' }, algorithm: name, limit: quota, window: '2s' }) as RuleConfig
+    : name === 'concurrency'
+      ? { id, match: { identity: 'ip' }, algorithm: name, limit: quota }
+      : {
+          id,
+          match: { identity: 'ip' },
+          algorithm: name,
+          limit: quota,
+          window: '2s',
+        }) as RuleConfig
 
 describe('createLeanLimiter', () => {
   it('decides as createLimiter does, for every algorithm, when given the rules’ algorithms', () => {

@@ -229,4 +229,11 @@ export interface Limiter {
    * fixed window has rolled over). Does nothing for a denied verdict, or twice for one verdict.
    */
   refund(verdict: Verdict, options?: DecideOptions): MaybePromise<void>
+  /**
+   * Gives back the slots an admitted request holds under its concurrency rules: call it once the
+   * response has ended, however it ended (the adapters do). Does nothing for a denied verdict,
+   * one without slots, or twice for one verdict. `refund` never gives slots back. Optional, for
+   * limiters of an app's own without concurrency rules.
+   */
+  release?(verdict: Verdict, options?: DecideOptions): MaybePromise<void>
 }

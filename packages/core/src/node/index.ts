@@ -1,11 +1,13 @@
 /**
  * `@tollgate/core/node`: what adapters for Node's `http` frameworks (Express, Koa) share, the
  * field sink for a `ServerResponse`, the watcher of its end, whether Node may have cut a
- * request's header list, and Node's synchronous SHA-256 for partition keys. The only part of
- * core written for Node; it types Node's objects by their shape and imports nothing from Node
- * statically (the hash is reached through `process.getBuiltinModule`).
+ * request's header list, Node's synchronous SHA-256 for partition keys, and the event-loop delay
+ * signal for load shedding. The only part of core written for Node; it types Node's objects by
+ * their shape and imports nothing from Node statically (the hash and the delay monitor are
+ * reached through `process.getBuiltinModule`).
  */
 export { closeSignal, type NodeResponseClose } from './close-signal.js'
+export { type EventLoopDelayOptions, eventLoopDelay } from './event-loop-delay.js'
 export {
   headerListMayBeCut,
   NODE_DEFAULT_MAX_HEADERS_COUNT,

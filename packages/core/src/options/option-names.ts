@@ -51,6 +51,7 @@ const HOOKS: { readonly [K in keyof RequestHooks<unknown> | 'onLimited']-?: true
   identities: true,
   refund: true,
   onShadowDenied: true,
+  shed: true,
   onLimited: true,
 }
 

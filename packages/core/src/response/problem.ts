@@ -103,6 +103,18 @@ export function storeUnavailableProblem(
   }
 }
 
+/** 503: the server sheds load (`shed`): too busy to take the request now. */
+export function loadShedProblem(retryAfter: number): ProblemDetails {
+  return {
+    type: TEMPORARY_REDUCED_CAPACITY_TYPE,
+    title: 'Temporary Reduced Capacity',
+    status: 503,
+    detail: `The server is too busy to take this request now. Retry after ${retryAfter} s.`,
+    retryAfter,
+    code: 'load-shed',
+  }
+}
+
 const STATUS_TITLES: Readonly<Record<number, string>> = {
   400: 'Bad Request',
   401: 'Unauthorized',

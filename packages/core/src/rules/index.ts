@@ -3,6 +3,9 @@ export { formatIssue, type RuleIssue, RuleValidationError } from './issues.js'
 export { parseRules } from './parse-rules.js'
 export { HTTP_METHODS, type ParsedRoute, parseRoute, type RouteSegment } from './route.js'
 export type {
+  ConcurrencyAlgorithmName,
+  ConcurrencyRule,
+  ConcurrencyRuleConfig,
   Duration,
   IdentityName,
   Milliseconds,

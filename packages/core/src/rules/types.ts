@@ -17,6 +17,8 @@ export type IdentityName = 'ip' | 'api_key' | 'user' | (string & {})
 
 export type RateAlgorithmName = 'token_bucket' | 'gcra' | 'leaky_bucket'
 export type WindowAlgorithmName = 'fixed_window' | 'sliding_log' | 'sliding_window'
+/** Counts requests in flight rather than requests over time. */
+export type ConcurrencyAlgorithmName = 'concurrency'
 
 type DurationUnit =
   | 'ms'
@@ -128,15 +130,30 @@ export type WindowRuleConfig = RuleConfigBase & {
 }
 
 /**
+ * A concurrency rule, written in code: at most `limit` units in flight at once (each request
+ * holds its cost until its response ends). Keyed like any rule, or, with no `identity`, one
+ * limit for the whole process: protect a resource whoever calls.
+ */
+export type ConcurrencyRuleConfig = Omit<RuleConfigBase, 'match'> & {
+  readonly match: Omit<RuleMatchConfig, 'identity'> & {
+    /** @default none: one limit shared by every request the rule matches */
+    readonly identity?: IdentityName | readonly IdentityName[]
+  }
+  readonly algorithm: ConcurrencyAlgorithmName
+  readonly limit: number
+}
+
+/**
  * A rule as written in TypeScript (camelCase). A validated `Rule` is also a valid `RuleConfig`,
  * taken as it is. `algorithm` tells the two kinds apart: a literal that mixes their fields (a
  * window rule given a `burst`) fails as an excess property. Neither kind marks the other's
  * fields `?: never`, which would make editors offer only one kind's algorithms in a new rule.
  */
-export type RuleConfig = RateRuleConfig | QueueRuleConfig | WindowRuleConfig
+export type RuleConfig = RateRuleConfig | QueueRuleConfig | WindowRuleConfig | ConcurrencyRuleConfig
 
 /** A validated rule's match: lists normalised, routes as `METHOD /path` or `/path`. */
 export type RuleMatch = {
+  /** Empty for a concurrency rule that limits the whole process. */
   readonly identity: readonly string[]
   readonly plan?: readonly string[]
   readonly method?: readonly string[]
@@ -182,5 +199,11 @@ export type WindowRule = RuleBase & {
   readonly buckets?: number
 }
 
+/** A validated concurrency rule. */
+export type ConcurrencyRule = RuleBase & {
+  readonly algorithm: ConcurrencyAlgorithmName
+  readonly limit: number
+}
+
 /** A validated, frozen rule: what `defineRules`, `parseRules` and `loadRulesText` return. */
-export type Rule = RateRule | QueueRule | WindowRule
+export type Rule = RateRule | QueueRule | WindowRule | ConcurrencyRule

@@ -5,8 +5,15 @@ import type { RuleMatch } from './types.js'
 const MATCH_FIELDS = ['identity', 'plan', 'method', 'route'] as const
 const IDENTITY_NAME = /^[A-Za-z_][A-Za-z0-9_-]*$/
 
-/** Validates a rule's `match`; returns it normalised, or undefined after reporting to `issue`. */
-export function validateMatch(value: unknown, issue: IssueSink): RuleMatch | undefined {
+/**
+ * Validates a rule's `match`; returns it normalised, or undefined after reporting to `issue`.
+ * `anyIdentity`: a rule that may key on nothing (a concurrency rule for the whole process).
+ */
+export function validateMatch(
+  value: unknown,
+  issue: IssueSink,
+  anyIdentity = false,
+): RuleMatch | undefined {
   if (value === undefined) {
     issue('match', 'required, e.g. { identity: ip } (identity is one of ip, api_key, user, ...)')
     return undefined
@@ -30,7 +37,8 @@ export function validateMatch(value: unknown, issue: IssueSink): RuleMatch | und
     method: methodValue,
     route: routeValue,
   } = value as { readonly [K in (typeof MATCH_FIELDS)[number]]?: unknown }
-  const identity = validateIdentity(identityValue, fail)
+  const identity =
+    anyIdentity && identityValue === undefined ? [] : validateIdentity(identityValue, fail)
   const plan = list(planValue, 'match.plan', 'plan names', fail, (plan) =>
     plan === '' ? 'a plan name cannot be empty' : undefined,
   )

@@ -46,12 +46,15 @@ const NO_NAMES: readonly string[] = []
 const KNOWN_NAMES = /* @__PURE__ */ NO_NAMES.concat(
   RATE,
   WINDOW,
+  'concurrency',
   /* @__PURE__ */ Object.keys(ALIASES),
 )
 const RATE_FIELDS = ['rate', 'period', 'burst'] as const
 const WINDOW_FIELDS = ['limit', 'window'] as const
 /** The queue's own knobs (nginx's `delay=`, `nodelay`), refused on every other algorithm. */
 const QUEUE_FIELDS = ['delay', 'nodelay', 'maxWait'] as const
+const CONCURRENCY_FIELDS = ['limit'] as const
+const PARAM_FIELDS = ['rate', 'period', 'burst', 'limit', 'window'] as const
 /** The factories' field names → ours. */
 const FACTORY_FIELDS: Readonly<Record<string, keyof RuleFields>> = {
   rate: 'rate',
@@ -92,7 +95,7 @@ export function validateRule(
   if (fields.description !== undefined && typeof fields.description !== 'string') {
     fail(labels.description, `expected a string, got ${typeName(fields.description)}`)
   }
-  const match = validateMatch(fields.match, fail)
+  const match = validateMatch(fields.match, fail, fields.algorithm === 'concurrency')
   const mode = oneOf(fields.mode, 'enforce', ['enforce', 'shadow'], labels.mode, fail)
   const onStoreError = oneOf(
     fields.onStoreError,
@@ -163,7 +166,8 @@ function validateParams(
   }
   const name = typeof given === 'string' ? (ownValue(ALIASES, given) ?? given) : given
   const isRate = RATE.includes(name as AlgorithmName)
-  if (!isRate && !WINDOW.includes(name as AlgorithmName)) {
+  const isConcurrency = name === 'concurrency'
+  if (!isRate && !isConcurrency && !WINDOW.includes(name as AlgorithmName)) {
     const guess = typeof given === 'string' ? closest(given, KNOWN_NAMES) : undefined
     const hint =
       guess === undefined ? `one of ${KNOWN_NAMES.join(', ')}` : `did you mean "${guess}"?`
@@ -172,11 +176,17 @@ function validateParams(
   }
   const family = isRate
     ? `a rate rule: ${labels.rate} + ${labels.burst}`
-    : `a window rule: ${labels.limit} + ${labels.window}`
-  const [wanted, unwanted] = isRate ? [RATE_FIELDS, WINDOW_FIELDS] : [WINDOW_FIELDS, RATE_FIELDS]
+    : isConcurrency
+      ? `a concurrency rule: ${labels.limit}`
+      : `a window rule: ${labels.limit} + ${labels.window}`
+  const wanted: readonly (typeof PARAM_FIELDS)[number][] = isRate
+    ? RATE_FIELDS
+    : isConcurrency
+      ? CONCURRENCY_FIELDS
+      : WINDOW_FIELDS
   let ok = true
-  for (const field of unwanted) {
-    if (fields[field] === undefined) continue
+  for (const field of PARAM_FIELDS) {
+    if (wanted.includes(field) || fields[field] === undefined) continue
     ok = false
     issue(labels[field], `not used by ${name} (${family}); remove it`)
   }
@@ -374,14 +384,16 @@ export function algorithmOf(rule: Rule, algorithms: AlgorithmTable): Algorithm {
     const { rate, period, burst, delay, maxWait } = rule
     return build(factory, { rate, period, burst, delay, maxWait })
   }
-  return 'burst' in rule
-    ? build(factory, { rate: rule.rate, period: rule.period, burst: rule.burst })
-    : build(factory, {
-        limit: rule.limit,
-        window: rule.window,
-        ...(rule.timeZone === undefined ? {} : { timeZone: rule.timeZone }),
-        ...(rule.buckets === undefined ? {} : { buckets: rule.buckets }),
-      })
+  if ('burst' in rule)
+    return build(factory, { rate: rule.rate, period: rule.period, burst: rule.burst })
+  // A concurrency rule has a limit and no window; its factory reads the limit alone.
+  if (!('window' in rule)) return build(factory, { limit: rule.limit })
+  return build(factory, {
+    limit: rule.limit,
+    window: rule.window,
+    ...(rule.timeZone === undefined ? {} : { timeZone: rule.timeZone }),
+    ...(rule.buckets === undefined ? {} : { buckets: rule.buckets }),
+  })
 }
 
 function count(value: unknown): number | string {

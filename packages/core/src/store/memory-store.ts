@@ -177,9 +177,14 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
       chargedAt = wholeMs(chargedAt)
       checkTime(now)
       checkTime(chargedAt)
-      for (const charge of charges) checkCost(charge.cost)
-      for (const { rule, algorithm, key, cost } of charges) {
-        const table = tables.get(rule)?.find((t) => sameRule(t.algorithm, algorithm))
+      for (let i = 0; i < charges.length; i++) checkCost(charges[i]!.cost)
+      for (let i = 0; i < charges.length; i++) {
+        const { rule, algorithm, key, cost } = charges[i]!
+        // The table of the last call when it is this rule's (a slot given back after its take).
+        const table =
+          algorithm === lastAlgorithm && rule === lastRule
+            ? lastTable
+            : tables.get(rule)?.find((t) => sameRule(t.algorithm, algorithm))
         // A key that is not held is fresh (or was evicted): there is nothing to give back.
         if (table === undefined) continue
         hasher.hash(key)

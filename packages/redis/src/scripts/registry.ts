@@ -7,12 +7,15 @@ import { slidingLogLua } from './sliding-log.lua.js'
 import { slidingWindowLua } from './sliding-window.lua.js'
 import { tokenBucketLua } from './token-bucket.lua.js'
 
-/** The algorithms whose state lives in one key's value: all but the queue, for now. */
-type ScriptedAlgorithmName = Exclude<AlgorithmName, 'leaky_queue'>
+/**
+ * The algorithms whose state lives in one key's value: all but the queue (for now) and
+ * concurrency, whose slots are leases of their own.
+ */
+type ScriptedAlgorithmName = Exclude<AlgorithmName, 'leaky_queue' | 'concurrency'>
 
 /**
- * The algorithms the scripts run, by their name in the core: every built-in algorithm but the
- * queue has one (the type makes a missing one a compile error). The general scripts branch over
+ * The algorithms the scripts run, by their name in the core: every built-in algorithm but those
+ * two has one (the type makes a missing one a compile error). The general scripts branch over
  * them in this order.
  */
 export const LUA_ALGORITHMS: { readonly [name in ScriptedAlgorithmName]: LuaAlgorithm } = {

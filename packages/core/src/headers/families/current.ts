@@ -20,7 +20,13 @@ export const CURRENT = {
       const pkParam = pk === undefined ? '' : `;pk=${pk}`
       const separator = policies === '' ? '' : ', '
       policies += separator + fields.policyItem + pkParam
-      limits += `${separator}${fields.rateItemPrefix}${decision.remaining};t=${effectiveWindowSeconds(decision)}${pkParam}`
+      // Slots in flight come back when requests end, at no time anyone can tell: an admitted
+      // concurrency decision has no `t`.
+      const t =
+        decision.allowed && decision.policy.unit !== undefined
+          ? ''
+          : `;t=${effectiveWindowSeconds(decision)}`
+      limits += `${separator}${fields.rateItemPrefix}${decision.remaining}${t}${pkParam}`
     }
     if (policies !== '') out.push(['RateLimit-Policy', policies], ['RateLimit', limits])
   },

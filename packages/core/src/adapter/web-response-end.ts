@@ -1,0 +1,92 @@
+import type { Pass } from './kit.js'
+
+/** The part of a pass that hears how its exchange ended. */
+type Ending = Pick<Pass<never, never>, 'end' | 'abort'>
+
+/** What is used of a WHATWG `ReadableStream` (core is typed without the DOM library). */
+type BodyStream = {
+  getReader(): {
+    read(): Promise<{ readonly done: boolean; readonly value?: unknown }>
+    cancel(reason?: unknown): Promise<void>
+  }
+}
+
+/** What is used of a WHATWG `Response`. */
+export type WebResponse = { readonly status: number; readonly body: unknown }
+
+type StreamController = {
+  enqueue(chunk: unknown): void
+  close(): void
+  error(reason: unknown): void
+}
+
+type ResponseConstructor = new (body: unknown, init: WebResponse) => WebResponse
+
+type StreamConstructor = new (source: {
+  pull(controller: StreamController): Promise<void>
+  cancel(reason: unknown): Promise<void>
+}) => unknown
+
+/**
+ * Ends `pass` once `response` has been sent whole: at once for a response without a body, else
+ * when its body stream has been read to the end (`end(status)`), or `abort()` when the reader
+ * gives up first (the client went away) or the body fails. Returns the response to send:
+ * `response` itself, or a copy of it (`rebuild`, by default `new Response(body, response)`)
+ * around a body that reports its end, for Web runtimes (Hono on Node, Bun, Deno, Workers) where
+ * the handler's promise settles before a streamed body is sent.
+ * @example c.res = endWhenSent(pass, c.res)
+ */
+export function endWhenSent<R extends WebResponse>(
+  pass: Ending,
+  response: R,
+  rebuild: (body: unknown) => R = (body) => {
+    const Response = (globalThis as { Response?: ResponseConstructor }).Response!
+    return new Response(body, response) as R
+  },
+): R {
+  const body = response.body as BodyStream | null
+  const Stream = (globalThis as { ReadableStream?: StreamConstructor }).ReadableStream
+  if (body === null || body === undefined || Stream === undefined) {
+    pass.end(response.status)
+    return response
+  }
+  const reader = body.getReader()
+  const status = response.status
+  const watched = new Stream({
+    async pull(controller) {
+      let chunk: { readonly done: boolean; readonly value?: unknown }
+      try {
+        chunk = await reader.read()
+      } catch (error) {
+        pass.abort()
+        controller.error(error)
+        return
+      }
+      if (!chunk.done) return controller.enqueue(chunk.value)
+      controller.close()
+      pass.end(status)
+    },
+    cancel(reason) {
+      pass.abort()
+      return reader.cancel(reason)
+    },
+  })
+  return rebuild(watched)
+}
+
+/** What is used of an `AbortSignal`. */
+type Signal = {
+  readonly aborted: boolean
+  addEventListener(type: 'abort', listener: () => void, options?: { once?: boolean }): void
+}
+
+/**
+ * Aborts `pass` when `signal` does: a Web request's signal, which Hono's Node server (and
+ * runtimes like Deno and Bun) abort when the client disconnects before the response is sent.
+ * After the pass has ended, an abort changes nothing.
+ */
+export function abortOnSignal(pass: Ending, signal: Signal | undefined): void {
+  if (signal === undefined) return
+  if (signal.aborted) pass.abort()
+  else signal.addEventListener('abort', () => pass.abort(), { once: true })
+}

@@ -1,0 +1,77 @@
+import type { Decision } from '../decision.js'
+import { MAX_FIELD_INTEGER, MAX_TIME_MS } from './integer.js'
+import { costTooHigh, invalid } from './params.js'
+import type { Algorithm } from './types.js'
+
+/** A concurrency rule: at most `limit` units in flight at once. */
+export type ConcurrencyParams = {
+  readonly limit: number
+  /**
+   * What a refusal tells the client to wait (`Retry-After`), in ms: nobody knows when a slot
+   * frees, so it is a hint. @default 1000
+   */
+  readonly retryAfterMs?: number
+}
+
+/** The quota unit of drafts 8–11 for a limit on requests in flight. */
+const CONCURRENT_REQUESTS = 'concurrent-requests'
+
+/**
+ * Concurrency: counts requests in flight instead of requests over time. State: [units held].
+ * A request is admitted while `held + cost ≤ limit` and holds its cost until it is given back
+ * (`refund`, which the limiter's `release` calls when the response ends): time frees nothing.
+ *
+ * **Pro:** protects a resource whose cost is the time a request holds it (a slow report, a
+ * database pool), whoever calls. **Con:** a slot is only as good as its release; the adapters
+ * release on every way a response ends.
+ * @example concurrency({ limit: 4 }) // four reports at once
+ */
+export function concurrency(params: ConcurrencyParams): Algorithm {
+  const limit = params.limit
+  if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_FIELD_INTEGER) {
+    throw invalid('limit', `expected a whole number from 1 to ${MAX_FIELD_INTEGER}, got ${limit}`)
+  }
+  const retryAfterMs = params.retryAfterMs ?? 1000
+  if (!Number.isSafeInteger(retryAfterMs) || retryAfterMs < 1 || retryAfterMs > MAX_TIME_MS) {
+    throw invalid('retryAfterMs', `expected whole ms ≥ 1, got ${retryAfterMs}`)
+  }
+  return {
+    name: 'concurrency',
+    limit,
+    // No window: the quota is a number at once (`qu="concurrent-requests"`, no `w`).
+    policy: { quota: limit, windowMs: 0, unit: CONCURRENT_REQUESTS },
+    params: { kind: 'concurrency', limit },
+    stateSize: 1,
+    init(slots, offset) {
+      slots[offset] = 0
+    },
+    decide(slots, offset, cost, _now, commit): Decision {
+      if (cost > limit) throw costTooHigh(cost, limit)
+      const held = slots[offset]!
+      if (cost > 0 && held + cost > limit) {
+        return {
+          allowed: false,
+          remaining: Math.max(0, limit - held),
+          limit,
+          resetAfterMs: retryAfterMs,
+          retryAfterMs,
+        }
+      }
+      if (commit) slots[offset] = held + cost
+      return {
+        allowed: true,
+        remaining: Math.max(0, limit - held - cost),
+        limit,
+        resetAfterMs: 0,
+        retryAfterMs: undefined,
+      }
+    },
+    refund(slots, offset, cost) {
+      slots[offset] = Math.max(0, slots[offset]! - cost)
+    },
+    // A key holding slots is never fresh: dropping it would hand its slots out again.
+    freshAt(slots, offset) {
+      return slots[offset] === 0 ? 0 : MAX_TIME_MS
+    },
+  }
+}

@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest'
+import { defineRules } from './define-rules.js'
+import { loadRulesText } from './load-text.js'
+import { parseRules } from './parse-rules.js'
+import { code, expectOne, file } from './test-fixtures.js'
+
+const slots = { id: 'r', match: { identity: 'ip' }, algorithm: 'concurrency', limit: 4 }
+
+describe('concurrency rules', () => {
+  it('are read alike in code and in files, keyed or for the whole process', () => {
+    const [keyed] = defineRules([slots as never])
+    expect(keyed).toMatchObject({ algorithm: 'concurrency', limit: 4, cost: 1 })
+    expect(keyed!.match.identity).toEqual(['ip'])
+    expect(parseRules([slots])).toEqual([keyed])
+    const [whole] = loadRulesText(
+      'rules:\n  - id: reports\n    match: { route: GET /reports/* }\n    algorithm: concurrency\n    limit: 2\n',
+      'yaml',
+    )
+    expect(whole!.match).toEqual({ identity: [], route: ['GET /reports/*'] })
+    const composite = defineRules([{ ...slots, match: { identity: ['api_key', 'ip'] } } as never])
+    expect(composite[0]!.match.identity).toEqual(['api_key', 'ip'])
+  })
+
+  it('need a limit, a whole number from 1', () => {
+    expectOne(
+      code({ ...slots, limit: undefined }),
+      'limit',
+      'required by concurrency (a concurrency rule: limit)',
+    )
+    expectOne(code({ ...slots, limit: 0 }), 'limit', 'expected a whole number ≥ 1, got 0')
+    expectOne(file({ ...slots, limit: 1.5 }), 'limit', 'expected a whole number ≥ 1, got 1.5')
+  })
+
+  it('refuse the fields of rules over time, naming the field', () => {
+    expectOne(
+      code({ ...slots, window: '1m' }),
+      'window',
+      'not used by concurrency (a concurrency rule: limit); remove it',
+    )
+    expectOne(code({ ...slots, burst: 2 }), 'burst', 'not used by concurrency')
+    expectOne(file({ ...slots, window_s: 60 }), 'window_s', 'not used by concurrency')
+    expectOne(file({ ...slots, rate_per_s: 1 }), 'rate_per_s', 'not used by concurrency')
+  })
+
+  it('refuse a cost above the limit, and an identity only rules over time may leave out', () => {
+    expectOne(code({ ...slots, cost: 5 }), 'cost', /5/)
+    expectOne(
+      code({ id: 'r', match: {}, algorithm: 'token_bucket', rate: 1, burst: 1 }),
+      'match.identity',
+      'required',
+    )
+    expect(code({ ...slots, algorithm: 'concurency' })[0]!.problem).toMatch(
+      'did you mean "concurrency"',
+    )
+  })
+})
