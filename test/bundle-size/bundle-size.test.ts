@@ -23,6 +23,8 @@ const KB = 1024
 /** Gzip bytes each bundle may add over its baseline (none: the whole bundle). */
 const BUDGETS: Array<{ fixture: Fixture; over?: Fixture; gzip: number; why: string }> = [
   // The goal is 10 KB (hono-rate-limiter adds 1.6 KB); docs/benchmarks.md says what remains.
+  // Queue and concurrency rules together, measured after both landed: one rule on Hono +34.4 KB,
+  // the lean entry +25.2 KB, rules from YAML +65.4 KB, createLimiter + check 23.0 KB.
   // Concurrency rules: about +0.85 KB on every entry (the pass gives slots back on every way a
   // response ends, Hono watches a streamed body, the concurrent-requests unit); the shedder only
   // through loadShedder().
@@ -30,15 +32,15 @@ const BUDGETS: Array<{ fixture: Fixture; over?: Fixture; gzip: number; why: stri
   // kit's drop of a client that left, the rule fields delay/nodelay/maxWait), since any rule set
   // may name leaky_queue; the default entries +0.6 KB more for the algorithm and the scheduler it
   // carries, which the lean entries hold only when the app imports leakyQueue.
-  { fixture: 'hono-one-rule', over: 'hono-bare', gzip: 31.5 * KB, why: 'one rule on Hono' },
+  { fixture: 'hono-one-rule', over: 'hono-bare', gzip: 34.5 * KB, why: 'one rule on Hono' },
   {
     fixture: 'hono-lean-one-rule',
     over: 'hono-bare',
-    gzip: 24.5 * KB,
+    gzip: 25.5 * KB,
     why: 'one rule on Hono, lean entry',
   },
-  { fixture: 'hono-rules-file', over: 'hono-bare', gzip: 62.5 * KB, why: 'rules from YAML' },
-  { fixture: 'core-check', gzip: 20.75 * KB, why: 'the core: createLimiter and check' },
+  { fixture: 'hono-rules-file', over: 'hono-bare', gzip: 65.5 * KB, why: 'rules from YAML' },
+  { fixture: 'core-check', gzip: 23.25 * KB, why: 'the core: createLimiter and check' },
   { fixture: 'core-lean-check', gzip: 14 * KB, why: 'the core: createLeanLimiter and check' },
   { fixture: 'core-one-export', gzip: 0.5 * KB, why: 'one helper of a side-effect-free core' },
 ]

@@ -106,7 +106,8 @@ describe('@tollgate/hono/lean', () => {
       ),
       { numRuns: 60 },
     )
-  })
+    // 60 traces of up to a few dozen requests on two apps: seconds on a loaded machine.
+  }, 60_000)
 
   it('refuses at start-up a rule naming an algorithm it was not given, naming rule and field', () => {
     const rules = [

@@ -66,6 +66,8 @@ export function watchReleases(limiter: Limiter) {
     decide: (facts, options) => limiter.decide(facts, options),
     check: (key, rule, options) => limiter.check(key, rule, options),
     refund: (verdict, options) => limiter.refund(verdict, options),
+    acquire: (facts, options) => limiter.acquire(facts, options),
+    hold: (verdict, options) => limiter.hold(verdict, options),
     release(verdict, options) {
       calls.set(verdict, (calls.get(verdict) ?? 0) + 1)
       count++

@@ -1,6 +1,6 @@
-import type { Sha256Digest } from '../headers/partition-key.js'
 import { type Clock, systemClock } from '../clock.js'
 import { RateLimitError } from '../errors.js'
+import type { Sha256Digest } from '../headers/partition-key.js'
 import type { FieldWriter, HeaderAccessor, HeaderEntries } from '../headers/types.js'
 import { ReusedIdentitySource } from '../identity/reused-identity-source.js'
 import { createLeanLimiter, createLimiter } from '../limiter/create-limiter.js'

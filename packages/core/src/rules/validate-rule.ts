@@ -1,4 +1,4 @@
-import { CALENDAR_UNITS, type CalendarUnit } from '../algorithms/calendar.js'
+import type { CalendarUnit } from '../algorithms/calendar.js'
 import type { AlgorithmTable } from '../algorithms/table.js'
 import type { Algorithm, AlgorithmName } from '../algorithms/types.js'
 import { isRateLimitError } from '../errors.js'
@@ -259,6 +259,10 @@ type ParamValues = {
   delay?: number
   maxWait?: number
 }
+
+// Here rather than beside the calendar code: validating a rule must not pull the time-zone code
+// into a bundle whose algorithms hold no fixed window.
+const CALENDAR_UNITS: readonly CalendarUnit[] = ['day', 'week', 'month', 'year']
 
 function isCalendarUnit(value: unknown): value is CalendarUnit {
   return CALENDAR_UNITS.includes(value as CalendarUnit)
