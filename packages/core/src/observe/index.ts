@@ -1,0 +1,21 @@
+/**
+ * `@tollgate/core/observe`: see what the limiter does. `observedLimiter` tells observers about
+ * every verdict, rule outcome, store call, store failure and clock step (the vocabulary is
+ * `ObservedEvent`); `shadowReport` keeps whom shadow rules would have hit; `explainDecisions` and
+ * `explain` say why a verdict is what it is. Nothing here is in an app that does not import it.
+ * See docs/concepts/observability.md.
+ */
+export type {
+  ClockStepEvent,
+  DecisionEvent,
+  ObservedEvent,
+  ObservedLimiterInfo,
+  Observer,
+  RuleEvent,
+  RuleOutcome,
+  StoreCallEvent,
+  StoreErrorEvent,
+  StoreKind,
+} from './events.js'
+export { type ObservedLimiterOptions, observedLimiter } from './observed-limiter.js'
+export { outcomeOf } from './outcomes.js'
