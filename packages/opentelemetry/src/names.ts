@@ -16,7 +16,7 @@ export const INSTRUMENTS = {
   memoryEntries: 'tollgate.memory_store.entries',
   memoryBytes: 'tollgate.memory_store.size',
   memoryEvictions: 'tollgate.memory_store.evictions',
-  redisScriptReloads: 'tollgate.redis_store.script_reloads',
+  redisScriptLoads: 'tollgate.redis_store.script_loads',
   shadowHeavyHitters: 'tollgate.shadow.heavy_hitter.count',
   shadowTrackedKeys: 'tollgate.shadow.tracked_keys',
 } as const
@@ -31,6 +31,7 @@ export const ATTRIBUTES = {
   errorType: 'error.type',
   clockDirection: 'tollgate.clock.direction',
   rank: 'tollgate.shadow.rank',
+  loadReason: 'tollgate.redis_store.load_reason',
 } as const
 
 /** Bucket bounds of the remaining ÷ limit histogram: fine near 0, where alerts look. */

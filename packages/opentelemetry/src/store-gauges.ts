@@ -1,13 +1,16 @@
 import type { Meter } from '@opentelemetry/api'
 import type { StoreKind } from '@tollgate/core/observe'
-import { INSTRUMENTS } from './names.js'
+import { ATTRIBUTES, INSTRUMENTS } from './names.js'
+
+const FIRST_USE = Object.freeze({ [ATTRIBUTES.loadReason]: 'first_use' })
+const NOSCRIPT = Object.freeze({ [ATTRIBUTES.loadReason]: 'noscript' })
 
 type MemoryFigures = { readonly size: number; readonly bytes: number; readonly evictions: number }
-type RedisFigures = { readonly scriptReloads: number }
+type RedisFigures = { readonly scriptLoads: number; readonly scriptReloads: number }
 
 /**
  * Gauges read from the stores behind observed limiters, at each collection: a memory store's
- * entries, bytes and evictions, a Redis store's script reloads. Several stores of a kind are
+ * entries, bytes and evictions, a Redis store's script loads (first use, or after NOSCRIPT). Several stores of a kind are
  * summed (one series each): attributes never tell stores apart by anything they hold.
  */
 export function observeStores(meter: Meter) {
@@ -26,9 +29,9 @@ export function observeStores(meter: Meter) {
       'Live keys a full memory store dropped to make room (fresh keys are reused freely)',
     unit: '{eviction}',
   })
-  const reloads = meter.createObservableCounter(INSTRUMENTS.redisScriptReloads, {
-    description: 'Scripts the Redis store sent again after the server answered NOSCRIPT',
-    unit: '{reload}',
+  const loads = meter.createObservableCounter(INSTRUMENTS.redisScriptLoads, {
+    description: 'Scripts the Redis store sent by source: on first use, or again after NOSCRIPT',
+    unit: '{load}',
   })
   meter.addBatchObservableCallback(
     (result) => {
@@ -46,18 +49,23 @@ export function observeStores(meter: Meter) {
         result.observe(evictions, evicted)
       }
       if (redis.size > 0) {
-        let reloaded = 0
-        for (const store of redis) reloaded += store.scriptReloads
-        result.observe(reloads, reloaded)
+        let first = 0
+        let again = 0
+        for (const store of redis) {
+          first += store.scriptLoads
+          again += store.scriptReloads
+        }
+        result.observe(loads, first, FIRST_USE)
+        result.observe(loads, again, NOSCRIPT)
       }
     },
-    [entries, bytes, evictions, reloads],
+    [entries, bytes, evictions, loads],
   )
   return {
     add(store: object, kind: StoreKind): void {
       if (kind === 'memory') memory.add(store as MemoryFigures)
-      const reloaded = (store as Partial<RedisFigures>).scriptReloads
-      if (kind === 'redis' && typeof reloaded === 'number') redis.add(store as RedisFigures)
+      const reloads = (store as Partial<RedisFigures>).scriptReloads
+      if (kind === 'redis' && typeof reloads === 'number') redis.add(store as RedisFigures)
     },
   }
 }
