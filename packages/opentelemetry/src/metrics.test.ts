@@ -1,10 +1,10 @@
 import { memoryStore, type RuleConfig } from '@tollgate/core'
 import { observedLimiter } from '@tollgate/core/observe'
+import { inMemoryMetrics, linesOf } from '@tollgate/test-utils/metrics'
 import fc from 'fast-check'
 import { afterEach, describe, expect, it } from 'vitest'
 import { tollgateMetrics } from './metrics.js'
 import { ATTRIBUTES as A, INSTRUMENTS as I } from './names.js'
-import { inMemoryMetrics, linesOf } from './test-reader.js'
 
 const RULES: RuleConfig[] = [
   {
