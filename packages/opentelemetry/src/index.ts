@@ -6,3 +6,4 @@
 
 export { type TollgateMetricsOptions, tollgateMetrics } from './metrics.js'
 export { ATTRIBUTES, INSTRUMENTS, METER_NAME } from './names.js'
+export { type ShadowReportMetricsOptions, shadowReportMetrics } from './shadow-metrics.js'

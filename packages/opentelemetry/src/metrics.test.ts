@@ -1,10 +1,11 @@
 import { memoryStore, type RuleConfig } from '@tollgate/core'
-import { observedLimiter } from '@tollgate/core/observe'
+import { observedLimiter, shadowReport } from '@tollgate/core/observe'
 import { inMemoryMetrics, linesOf } from '@tollgate/test-utils/metrics'
 import fc from 'fast-check'
 import { afterEach, describe, expect, it } from 'vitest'
 import { tollgateMetrics } from './metrics.js'
 import { ATTRIBUTES as A, INSTRUMENTS as I } from './names.js'
+import { shadowReportMetrics } from './shadow-metrics.js'
 
 const RULES: RuleConfig[] = [
   {
@@ -141,5 +142,27 @@ describe('tollgateMetrics', () => {
   it('records nothing and costs no error without an SDK (the global no-op provider)', () => {
     const limiter = observedLimiter({ rules: RULES, observers: [tollgateMetrics()] })
     expect(limiter.decide(get('a'), { now: 0 })).toMatchObject({ allowed: true })
+  })
+})
+
+describe('shadowReportMetrics', () => {
+  it("exports a shadow report's heaviest counts by rank and its error bound, never a key", async () => {
+    const report = shadowReport({ capacity: 2 })
+    shadowReportMetrics(report, { meterProvider: sdk.meterProvider, ranks: 2 })
+    const limiter = observedLimiter({ rules: RULES, observers: [report] })
+    // The shadow rule allows one login a minute per IP: a is 3 over, b 1, c 2 (c replaces b).
+    for (const [ip, times] of [
+      ['10.0.0.1', 4],
+      ['10.0.0.2', 2],
+      ['10.0.0.3', 3],
+    ] as const) {
+      for (let i = 0; i < times; i++) limiter.decide(login(ip), { now: 0 })
+    }
+    const metrics = await sdk.collect()
+    expect(linesOf(metrics.get(I.shadowHeavyHitters), [A.rule, A.rank])).toEqual([
+      'new-login 1 = 3',
+      'new-login 2 = 3',
+    ])
+    expect(linesOf(metrics.get(I.shadowErrorBound), [A.rule])).toEqual(['new-login = 3'])
   })
 })

@@ -18,7 +18,7 @@ export const INSTRUMENTS = {
   memoryEvictions: 'tollgate.memory_store.evictions',
   redisScriptLoads: 'tollgate.redis_store.script_loads',
   shadowHeavyHitters: 'tollgate.shadow.heavy_hitter.count',
-  shadowTrackedKeys: 'tollgate.shadow.tracked_keys',
+  shadowErrorBound: 'tollgate.shadow.heavy_hitter.error_bound',
 } as const
 
 /** Every attribute is one of a bounded set: never a client key, an IP or a path. */

@@ -19,3 +19,10 @@ export type {
 } from './events.js'
 export { type ObservedLimiterOptions, observedLimiter } from './observed-limiter.js'
 export { outcomeOf } from './outcomes.js'
+export {
+  type ShadowReport,
+  type ShadowReportOptions,
+  type ShadowRuleReport,
+  shadowReport,
+} from './shadow-report.js'
+export { type HeavyHitter, SpaceSaving } from './space-saving.js'
