@@ -1,6 +1,6 @@
 import type { FieldWriter, HeaderAccessor, HeaderEntries } from '../headers/types.js'
 import { ReusedIdentitySource } from '../identity/reused-identity-source.js'
-import type { Limiter, RequestFacts, Verdict } from '../limiter/types.js'
+import type { Limiter, Logger, RequestFacts, Verdict } from '../limiter/types.js'
 import { fieldsForOwnAnswer } from '../response/problem.js'
 import type { Denial } from '../response/responder.js'
 import type { RuleConfig } from '../rules/types.js'
@@ -83,7 +83,11 @@ type Shared<Req> = {
   readonly onShadowDenied: ((verdict: Verdict, req: Req) => void) | undefined
   readonly ownAnswer: boolean
   readonly refundIf: ((status: number, req: Req) => boolean) | undefined
+  readonly debugHeader: ((verdict: Verdict) => string | undefined) | undefined
 }
+
+/** The development-only explanation field (see `debugHeader` in `@tollgate/core/observe`). */
+const DEBUG = 'Tollgate-Debug'
 
 const OPEN = 0
 const ENDED = 1
@@ -129,6 +133,9 @@ export class Pass<Req, Res> {
         this.denialFields = shared.ownAnswer
           ? fieldsForOwnAnswer(response.headers)
           : response.headers
+        const explained = verdict !== undefined && shared.debugHeader?.(verdict)
+        // Denials are answered from their fields by every adapter: the explanation goes there.
+        if (explained) this.denialFields = [...this.denialFields, [DEBUG, explained]]
       }
     }
     if (
@@ -146,6 +153,9 @@ export class Pass<Req, Res> {
     if (response === undefined)
       sink.putVerdict(target, this.verdict!, this.shared.writeVerdictFields)
     else sink.putEntries(target, response.allowed ? response.headers : this.denialFields!)
+    const debug = this.shared.debugHeader
+    const explained = debug !== undefined && this.verdict !== undefined && debug(this.verdict)
+    if (explained && this.denial === undefined) sink.putEntries(target, [[DEBUG, explained]])
   }
 
   /**
@@ -211,6 +221,13 @@ export function createAdapterKit<Req, Res>(
     onShadowDenied: guardShadowDeniedHook(options),
     ownAnswer: options.onLimited !== undefined,
     refundIf,
+    debugHeader: options.debugHeader,
+  }
+  const logger = options.logger ?? (globalThis as { console?: Logger }).console
+  if (options.debugHeader !== undefined && logger) {
+    logger.warn(
+      '[tollgate] WARN_DEBUG_HEADER_ON: every response explains its verdict in Tollgate-Debug (development only)',
+    )
   }
   const names = gate.responder.headerNames
 

@@ -1,5 +1,5 @@
 import type { RequestFacts, StoreErrorContext, Verdict } from '../limiter/types.js'
-import type { RuleMode } from '../rules/types.js'
+import type { Rule, RuleMode } from '../rules/types.js'
 
 /**
  * What happened to one request under one rule: the vocabulary every observer counts in.
@@ -87,7 +87,8 @@ export type ObservedEvent =
 
 /** What the observed limiter shows an observer once, when it starts: for gauges that poll. */
 export type ObservedLimiterInfo = {
-  readonly rules: readonly { readonly id: string; readonly mode: RuleMode }[]
+  /** The validated rules, in order. */
+  readonly rules: readonly Rule[]
   readonly store: object
   readonly storeKind: StoreKind
 }

@@ -5,6 +5,8 @@
  * `explain` say why a verdict is what it is. Nothing here is in an app that does not import it.
  * See docs/concepts/observability.md.
  */
+
+export { DEBUG_HEADER, type DebugHeaderOptions, debugHeader } from './debug-header.js'
 export type {
   ClockStepEvent,
   DecisionEvent,
@@ -17,8 +19,16 @@ export type {
   StoreErrorEvent,
   StoreKind,
 } from './events.js'
+export {
+  type ExplainOptions,
+  type Explanation,
+  explain,
+  onDecision,
+  type RuleExplanation,
+} from './explain.js'
 export { type ObservedLimiterOptions, observedLimiter } from './observed-limiter.js'
 export { outcomeOf } from './outcomes.js'
+export type { KeyDisplay } from './redact.js'
 export {
   type ShadowReport,
   type ShadowReportOptions,

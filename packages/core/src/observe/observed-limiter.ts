@@ -41,7 +41,7 @@ export function observedLimiter(options: ObservedLimiterOptions): Limiter {
   const clock = options.clock ?? systemClock
   const storeKind = storeKindOf(store)
   const info: ObservedLimiterInfo = {
-    rules: rules.map((rule) => ({ id: rule.id, mode: rule.mode })),
+    rules,
     store,
     storeKind,
   }

@@ -47,6 +47,7 @@ const HOOKS: { readonly [K in keyof RequestHooks<unknown> | 'onLimited']-?: true
   identities: true,
   refund: true,
   onShadowDenied: true,
+  debugHeader: true,
   onLimited: true,
 }
 
