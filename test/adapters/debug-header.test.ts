@@ -18,8 +18,11 @@ async function statusesAndFields(target: (typeof TARGETS)[number], environment?:
   const client = await target.start({
     rules: limiter as never,
     options: {
-      logger: { warn: (line) => warnings.push(line) },
-      debugHeader: debugHeader(limiter, { environment }),
+      logger: false,
+      debugHeader: debugHeader(limiter, {
+        environment,
+        logger: { warn: (line) => warnings.push(line) },
+      }),
     },
     clock,
     skip: () => false,

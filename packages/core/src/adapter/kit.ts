@@ -1,6 +1,6 @@
 import type { FieldWriter, HeaderAccessor, HeaderEntries } from '../headers/types.js'
 import { ReusedIdentitySource } from '../identity/reused-identity-source.js'
-import type { Limiter, Logger, RequestFacts, Verdict } from '../limiter/types.js'
+import type { Limiter, RequestFacts, Verdict } from '../limiter/types.js'
 import { fieldsForOwnAnswer } from '../response/problem.js'
 import type { Denial } from '../response/responder.js'
 import type { RuleConfig } from '../rules/types.js'
@@ -222,12 +222,6 @@ export function createAdapterKit<Req, Res>(
     ownAnswer: options.onLimited !== undefined,
     refundIf,
     debugHeader: options.debugHeader,
-  }
-  const logger = options.logger ?? (globalThis as { console?: Logger }).console
-  if (options.debugHeader !== undefined && logger) {
-    logger.warn(
-      '[tollgate] WARN_DEBUG_HEADER_ON: every response explains its verdict in Tollgate-Debug (development only)',
-    )
   }
   const names = gate.responder.headerNames
 

@@ -24,7 +24,7 @@ export type StoreErrorListener = (error: unknown, context: StoreErrorContext) =>
  * Where `createLimiter` finds a `StoreErrorListener`: a symbol, so no option name is taken and
  * `observedLimiter` (`@tollgate/core/observe`) is the only one that sets it.
  */
-export const STORE_ERROR_LISTENER: unique symbol = Symbol('tollgate.storeErrorListener')
+export const STORE_ERROR_LISTENER: unique symbol = Symbol('tollgate.observe')
 
 /** How many distinct warnings are remembered; past it the memory starts over. */
 const REMEMBERED = 100

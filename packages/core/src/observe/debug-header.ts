@@ -1,4 +1,4 @@
-import type { Limiter, Verdict } from '../limiter/types.js'
+import type { Limiter, Logger, Verdict } from '../limiter/types.js'
 import { explain } from './explain.js'
 
 /** The response field the debug explanation goes in. */
@@ -11,6 +11,8 @@ export type DebugHeaderOptions = {
    * else, including nothing, leaves it off.
    */
   readonly environment: string | undefined
+  /** Where the start-up warning that the header is on goes. @default globalThis.console */
+  readonly logger?: Logger | false | undefined
 }
 
 /**
@@ -20,9 +22,8 @@ export type DebugHeaderOptions = {
  *
  * Off unless both are true: the app wires it in code, and `environment` is exactly
  * `development`. An unset NODE_ENV (how many production deployments run), `production`,
- * `test` or `staging` give `undefined`, which an adapter takes as "no debug header"; the
- * adapter also warns once when it is on (`WARN_DEBUG_HEADER_ON`), so a server that sends it
- * says so in its log.
+ * `test` or `staging` give `undefined`, which an adapter takes as "no debug header". When on,
+ * it warns once (`WARN_DEBUG_HEADER_ON`), so a server that sends it says so in its log.
  * @example
  * app.use(rateLimit(limiter, { debugHeader: debugHeader(limiter, { environment: process.env.NODE_ENV }) }))
  */
@@ -31,6 +32,12 @@ export function debugHeader(
   options: DebugHeaderOptions,
 ): ((verdict: Verdict) => string) | undefined {
   if (options?.environment !== 'development') return undefined
+  const logger = options.logger ?? (globalThis as { console?: Logger }).console
+  if (logger) {
+    logger.warn(
+      `[tollgate] WARN_DEBUG_HEADER_ON: every response explains its verdict in ${DEBUG_HEADER} (the environment is development)`,
+    )
+  }
   const rules = limiter.rules
   return (verdict) => {
     const entries = explain(verdict, rules).rules.map((rule) => {

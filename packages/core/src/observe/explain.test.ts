@@ -116,15 +116,21 @@ describe('explain', () => {
 
 describe('debugHeader', () => {
   it('is off unless the environment is exactly development', () => {
+    const warnings: string[] = []
+    const logger = { warn: (line: string) => warnings.push(line) }
     for (const environment of [undefined, '', 'production', 'test', 'Development', 'dev']) {
-      expect(debugHeader(limiter(), { environment })).toBeUndefined()
+      expect(debugHeader(limiter(), { environment, logger })).toBeUndefined()
     }
-    expect(debugHeader(limiter(), { environment: 'development' })).toBeTypeOf('function')
+    expect(warnings).toEqual([])
+    expect(debugHeader(limiter(), { environment: 'development', logger })).toBeTypeOf('function')
+    expect(warnings).toEqual([
+      '[tollgate] WARN_DEBUG_HEADER_ON: every response explains its verdict in Tollgate-Debug (the environment is development)',
+    ])
   })
 
   it('explains each rule in printable ASCII, with the key hashed', () => {
     const l = limiter()
-    const write = debugHeader(l, { environment: 'development' })!
+    const write = debugHeader(l, { environment: 'development', logger: false })!
     const value = write(
       l.decide(call({ api_key: 'k_ü"1', ip: '203.0.113.7' }, 'POST'), { now: 0 }) as Verdict,
     )
