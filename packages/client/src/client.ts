@@ -1,10 +1,10 @@
 import type { Clock } from '@tollgate/core'
+import { createScheduler, type Scheduler, type Timers } from '@tollgate/core'
 import { readRateLimitFields } from '@tollgate/core/fields'
 import { type ClientEvent, type EventListener, emitter } from './events.js'
 import { createLearnedPolicies } from './learned-policies.js'
 import type { LocalLimiter } from './local-limiter.js'
 import { type RetryOptions, resolveRetry, withJitter } from './retry-policy.js'
-import { createScheduler, type Scheduler, type Timers } from './scheduler.js'
 import { type Completion, sendWithRetries } from './send.js'
 
 export type ClientOptions = {

@@ -1,7 +1,7 @@
+import { manualTime } from '@tollgate/test-utils'
 import { describe, expect, it } from 'vitest'
 import { type ClientEvent, createClient, localLimiter } from './index.js'
 import { START, setup } from './test-client.js'
-import { manualTime } from './test-timers.js'
 
 describe('the closed loop: learning from the fields', () => {
   it('r=0;t=3 makes the next call to that origin wait 3 s (plus jitter) instead of being refused', async () => {

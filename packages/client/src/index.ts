@@ -1,4 +1,11 @@
 export {
+  createScheduler,
+  type Scheduler,
+  type SchedulerOptions,
+  systemTimers,
+  type Timers,
+} from '@tollgate/core'
+export {
   type ClientEvent,
   type ClientOptions,
   createClient,
@@ -14,11 +21,4 @@ export {
 } from './local-limiter.js'
 export type { LocalRule } from './local-rules.js'
 export type { RetryOptions } from './retry-policy.js'
-export {
-  createScheduler,
-  type Scheduler,
-  type SchedulerOptions,
-  systemTimers,
-  type Timers,
-} from './scheduler.js'
 export type { Completion } from './send.js'

@@ -1,7 +1,7 @@
+import { manualTime } from '@tollgate/test-utils'
 import ky from 'ky'
 import { expect, it } from 'vitest'
 import { createClient, kyHooks } from './index.js'
-import { manualTime } from './test-timers.js'
 
 const START = 1_700_000_000_000
 

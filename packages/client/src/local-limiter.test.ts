@@ -1,9 +1,8 @@
-import { isRateLimitError, slidingLog } from '@tollgate/core'
+import { createScheduler, isRateLimitError, slidingLog } from '@tollgate/core'
+import { manualTime } from '@tollgate/test-utils'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { type LocalRule, localLimiter } from './index.js'
-import { createScheduler } from './scheduler.js'
-import { manualTime } from './test-timers.js'
 
 const START = 1_700_000_000_000
 

@@ -1,6 +1,13 @@
-import { type AlgorithmState, checkCost, RateLimitError, step } from '@tollgate/core'
+import {
+  type AlgorithmState,
+  checkCost,
+  createScheduler,
+  RateLimitError,
+  type Scheduler,
+  type SchedulerOptions,
+  step,
+} from '@tollgate/core'
 import { compileLocalRules, type LocalRule } from './local-rules.js'
-import { createScheduler, type Scheduler, type SchedulerOptions } from './scheduler.js'
 
 /**
  * A limiter for outbound calls (Go's `rate.Limiter`: `Allow`, `Wait`, `Reserve`), counting with

@@ -1,3 +1,4 @@
+import type { Scheduler } from '@tollgate/core'
 import type { ReadFields } from '@tollgate/core/fields'
 import type { ClientEvent } from './events.js'
 import {
@@ -7,7 +8,6 @@ import {
   type ResolvedRetry,
   withJitter,
 } from './retry-policy.js'
-import type { Scheduler } from './scheduler.js'
 
 /** What to call once a prepared request has its response: learns from it, returns its fields. */
 export type Completion = (response: Response | undefined) => ReadFields | undefined

@@ -1,6 +1,7 @@
 // A scripted fetch on manual time, for the client's tests. Not exported from the package.
+
+import { manualTime } from '@tollgate/test-utils'
 import { type ClientEvent, type ClientOptions, createClient } from './index.js'
-import { manualTime } from './test-timers.js'
 
 export const START = 1_700_000_000_000
 export type Answer = { status: number; headers?: Record<string, string> }

@@ -104,4 +104,11 @@ export {
   type Outcome,
   type Store,
 } from './store/index.js'
+export {
+  createScheduler,
+  type Scheduler,
+  type SchedulerOptions,
+  systemTimers,
+  type Timers,
+} from './wait/scheduler.js'
 export type { WarningCode, WarningOptions } from './warnings.js'

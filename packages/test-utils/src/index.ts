@@ -1,5 +1,6 @@
 export { bundleWorker, COMPATIBILITY_DATE } from './bundle-worker.js'
 export { type ManualClock, manualClock } from './manual-clock.js'
+export { manualTime } from './manual-time.js'
 export { REDIS_URL, redisAnswers, redisForTest } from './redis.js'
 export { referenceStore } from './reference-store.js'
 export { resetSpanMs } from './reset-span.js'

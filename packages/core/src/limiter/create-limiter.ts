@@ -236,6 +236,13 @@ function checkOptions(store: Store, clock: Clock, options: LimiterOptions): void
     throw invalid('store', 'expected a Store (with consume and refund)')
   }
   if (typeof clock?.now !== 'function') throw invalid('clock', 'expected { now(): number }')
+  const timers = options.timers
+  if (
+    timers !== undefined &&
+    (typeof timers?.setTimeout !== 'function' || typeof timers.clearTimeout !== 'function')
+  ) {
+    throw invalid('timers', 'expected { setTimeout(callback, ms), clearTimeout(handle) }')
+  }
   const retry = options.storeErrorRetryAfterMs
   if (retry !== undefined && (!Number.isSafeInteger(retry) || retry < 1)) {
     throw invalid('storeErrorRetryAfterMs', `expected whole ms ≥ 1, got ${retry}`)

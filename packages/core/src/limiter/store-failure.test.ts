@@ -169,6 +169,9 @@ describe('store failure reporting', () => {
     const rules = [rule('r', 'open')]
     expect(() => createLimiter({ rules, store: {} as Store })).toThrow(/store: expected a Store/)
     expect(() => createLimiter({ rules, clock: {} as never })).toThrow(/clock: expected/)
+    expect(() => createLimiter({ rules, timers: { setTimeout } as never })).toThrow(
+      /timers: expected \{ setTimeout\(callback, ms\), clearTimeout\(handle\) \}/,
+    )
     expect(() => createLimiter({ rules, storeErrorRetryAfterMs: 0 })).toThrow(
       /storeErrorRetryAfterMs/,
     )

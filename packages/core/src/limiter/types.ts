@@ -3,6 +3,7 @@ import type { Clock } from '../clock.js'
 import type { Decision } from '../decision.js'
 import type { Rule, RuleConfig } from '../rules/types.js'
 import type { Store } from '../store/types.js'
+import type { Timers } from '../wait/scheduler.js'
 
 /**
  * What the limiter needs to know about a request. Adapters build it; nothing here is
@@ -104,6 +105,12 @@ export type LimiterOptions = {
    * @default systemClock (`Date.now()`)
    */
   readonly clock?: Clock
+  /**
+   * The timers that wake waiting requests (a queued request, one waiting for a concurrency slot):
+   * one timer at a time for all of them, read against `clock`. Inject them with the clock to test
+   * waiting without sleeping. @default the runtime's `setTimeout` and `clearTimeout`
+   */
+  readonly timers?: Timers
   /**
    * Receives warnings, each distinct one once, as `[tollgate] CODE: message`; `false` silences
    * them. @default globalThis.console

@@ -8,6 +8,7 @@ const LIMITER: { readonly [K in keyof LimiterOptions]-?: true } = {
   rules: true,
   store: true,
   clock: true,
+  timers: true,
   logger: true,
   onError: true,
   storeErrorRetryAfterMs: true,
@@ -18,6 +19,7 @@ const LIMITER: { readonly [K in keyof LimiterOptions]-?: true } = {
 const CORE: { readonly [K in keyof CoreOptions]-?: true } = {
   store: true,
   clock: true,
+  timers: true,
   logger: true,
   onError: true,
   storeErrorRetryAfterMs: true,

@@ -1,8 +1,8 @@
-import type { Timers } from './scheduler.js'
+import type { Timers } from '@tollgate/core'
 
 /**
  * A clock and timers that move only when a test says so: `advance(ms)` runs every timer that
- * falls due on the way, in order, each at its own time. Not exported from the package.
+ * falls due on the way, in order, each at its own time. Tests of anything that waits (queues, retries) use it with `clock` and `timers`.
  */
 export function manualTime(start = 0) {
   let time = start
