@@ -4,6 +4,7 @@ import { createLimiter, type RuleConfig } from '@tollgate/core'
 import { debugHeader } from '@tollgate/core/observe'
 import { manualClock } from '@tollgate/test-utils'
 import { describe, expect, it } from 'vitest'
+import type { AppSetup } from './exchange.js'
 import { T0 } from './scenarios/index.js'
 import { TARGETS } from './targets.js'
 
@@ -17,13 +18,14 @@ async function statusesAndFields(target: (typeof TARGETS)[number], environment?:
   const warnings: string[] = []
   const client = await target.start({
     rules: limiter as never,
+    // A request hook, not a core option: the targets pass their options through to rateLimit().
     options: {
       logger: false,
       debugHeader: debugHeader(limiter, {
         environment,
         logger: { warn: (line) => warnings.push(line) },
       }),
-    },
+    } as AppSetup['options'],
     clock,
     skip: () => false,
     refund: undefined,

@@ -2,7 +2,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { createLimiter } from '../limiter/create-limiter.js'
 import { STORES } from '../limiter/test-stores.js'
-import type { RequestFacts } from '../limiter/types.js'
+import type { RequestFacts, Verdict } from '../limiter/types.js'
 import type { RuleConfig } from '../rules/types.js'
 import type { ObservedEvent, RuleEvent } from './events.js'
 import { observedLimiter } from './observed-limiter.js'
@@ -197,9 +197,9 @@ describe('observedLimiter', () => {
         for (const step of trace) {
           now += step.advance
           const facts = step.login ? at(step.ip, '/login', 'POST') : at(step.ip)
-          const verdict = plain.decide(facts, { now })
+          const verdict = plain.decide(facts, { now }) as Verdict
           expect(observed.decide(facts, { now })).toEqual(verdict)
-          decisions += (verdict as { decisions: unknown[] }).decisions.length
+          decisions += verdict.decisions.length
         }
         expect(events.filter((event) => event.type === 'rule')).toHaveLength(decisions)
       }),
