@@ -139,6 +139,22 @@ describe('tollgateMetrics', () => {
     )
   })
 
+  it('keeps every histogram value held between collections, past the size of its arrays', async () => {
+    const limiter = observedLimiter({
+      rules: [
+        { id: 'per-ip', match: { identity: 'ip' }, algorithm: 'token_bucket', rate: 1, burst: 2 },
+      ],
+      observers: [tollgateMetrics({ meterProvider: sdk.meterProvider })],
+    })
+    for (let i = 0; i < 20_000; i++) limiter.decide(get(`10.0.${i >> 8}.${i & 255}`), { now: 0 })
+    const first = await sdk.collect()
+    expect(first.get(I.remainingRatio)![0]!.value).toMatchObject({ count: 20_000 })
+    limiter.decide(get('10.1.0.0'), { now: 0 })
+    const second = await sdk.collect()
+    expect(second.get(I.remainingRatio)![0]!.value).toMatchObject({ count: 20_001 })
+    expect(linesOf(second.get(I.storeDuration), [])).toEqual([' = 20001'])
+  })
+
   it('records nothing and costs no error without an SDK (the global no-op provider)', () => {
     const limiter = observedLimiter({ rules: RULES, observers: [tollgateMetrics()] })
     expect(limiter.decide(get('a'), { now: 0 })).toMatchObject({ allowed: true })

@@ -1,4 +1,4 @@
-import { type Meter, type MeterProvider, metrics } from '@opentelemetry/api'
+import { type Meter, type MeterProvider, metrics, type Observable } from '@opentelemetry/api'
 import type {
   ObservedEvent,
   ObservedLimiterInfo,
@@ -6,6 +6,7 @@ import type {
   RuleEvent,
 } from '@tollgate/core/observe'
 import { AttributeCache } from './attribute-cache.js'
+import { DeferredHistogram } from './deferred-histogram.js'
 import {
   ATTRIBUTES,
   DURATION_BOUNDARIES,
@@ -18,6 +19,13 @@ import { observeStores } from './store-gauges.js'
 export type TollgateMetricsOptions = {
   /** Where the instruments are made. @default the global one (`metrics.getMeterProvider()`) */
   readonly meterProvider?: MeterProvider | undefined
+  /**
+   * Whether to record the two histograms (remaining ÷ limit at admission, store call
+   * durations). Each value costs the SDK's `record` (about a microsecond: it hashes the
+   * attributes), at collection time; without them a request costs a few additions.
+   * @default true
+   */
+  readonly histograms?: boolean | undefined
 }
 
 /** The binding's version, given with the meter's name. */
@@ -32,12 +40,21 @@ const VERSION = '0.1.0'
  */
 export function tollgateMetrics(options: TollgateMetricsOptions = {}): Observer {
   const provider = options.meterProvider ?? metrics.getMeterProvider()
+  const histograms = options.histograms ?? true
+  if (typeof histograms !== 'boolean') {
+    throw new TypeError(
+      `tollgateMetrics(): histograms: expected true or false, got ${typeof histograms}`,
+    )
+  }
   const meter: Meter = provider.getMeter(METER_NAME, VERSION)
-  const decisions = meter.createCounter(INSTRUMENTS.decisions, {
+  // Counters are summed here and read at each collection (observable counters), histogram
+  // values held until then (DeferredHistogram): a request costs a few additions and array
+  // writes, where the SDK's instruments would hash the attributes on every call.
+  const decisions = meter.createObservableCounter(INSTRUMENTS.decisions, {
     description: "Rules' decisions on requests, by rule, outcome and mode",
     unit: '{decision}',
   })
-  const charged = meter.createCounter(INSTRUMENTS.charged, {
+  const charged = meter.createObservableCounter(INSTRUMENTS.charged, {
     description: 'Cost units charged to admitted requests, by rule and mode',
     unit: '{unit}',
   })
@@ -51,12 +68,12 @@ export function tollgateMetrics(options: TollgateMetricsOptions = {}): Observer 
     unit: 's',
     advice: { explicitBucketBoundaries: DURATION_BOUNDARIES },
   })
-  const storeErrors = meter.createCounter(INSTRUMENTS.storeErrors, {
+  const storeErrors = meter.createObservableCounter(INSTRUMENTS.storeErrors, {
     description:
       "Store failures (errors, timeouts, bad replies, a failed clock) decided by the rules' onStoreError",
     unit: '{error}',
   })
-  const clockSteps = meter.createCounter(INSTRUMENTS.clockSteps, {
+  const clockSteps = meter.createObservableCounter(INSTRUMENTS.clockSteps, {
     description: 'Times the clock read earlier than before',
     unit: '{step}',
   })
@@ -71,6 +88,11 @@ export function tollgateMetrics(options: TollgateMetricsOptions = {}): Observer 
     [ATTRIBUTES.rule]: rule,
     [ATTRIBUTES.mode]: mode,
   }))
+  const storeErrorAttributes = new AttributeCache((kind, operation, error) => ({
+    [ATTRIBUTES.storeKind]: kind,
+    [ATTRIBUTES.storeOperation]: operation,
+    [ATTRIBUTES.errorType]: error,
+  }))
   const storeAttributes = new AttributeCache((kind, operation, error) =>
     error === ''
       ? { [ATTRIBUTES.storeKind]: kind, [ATTRIBUTES.storeOperation]: operation }
@@ -84,13 +106,33 @@ export function tollgateMetrics(options: TollgateMetricsOptions = {}): Observer 
     [ATTRIBUTES.clockDirection]: direction,
   }))
 
+  const ratios = new DeferredHistogram(remainingRatio, ruleModeAttributes)
+  const durations = new DeferredHistogram(storeDuration, storeAttributes)
+  const counted: ReadonlyArray<readonly [Observable, AttributeCache]> = [
+    [decisions, ruleAttributes],
+    [charged, ruleModeAttributes],
+    [storeErrors, storeErrorAttributes],
+    [clockSteps, directionAttributes],
+  ]
+  meter.addBatchObservableCallback(
+    (result) => {
+      ratios.flush()
+      durations.flush()
+      for (const [instrument, cache] of counted) {
+        for (const series of cache.series)
+          result.observe(instrument, series.value, series.attributes)
+      }
+    },
+    counted.map(([instrument]) => instrument),
+  )
+
   function rule(event: RuleEvent): void {
-    decisions.add(1, ruleAttributes.get(event.rule, event.outcome, event.mode))
+    ruleAttributes.get(event.rule, event.outcome, event.mode).value++
     if (event.charged > 0 || (event.outcome === 'admitted' && event.limit !== undefined)) {
-      const attributes = ruleModeAttributes.get(event.rule, event.mode, '')
-      if (event.charged > 0) charged.add(event.charged, attributes)
+      const series = ruleModeAttributes.get(event.rule, event.mode, '')
+      series.value += event.charged
       if (event.outcome === 'admitted' && event.limit !== undefined && event.limit > 0) {
-        remainingRatio.record((event.remaining ?? 0) / event.limit, attributes)
+        if (histograms) ratios.record((event.remaining ?? 0) / event.limit, series.index)
       }
     }
   }
@@ -105,16 +147,17 @@ export function tollgateMetrics(options: TollgateMetricsOptions = {}): Observer 
           rule(event)
           return
         case 'store.call':
-          storeDuration.record(
-            event.durationMs / 1000,
-            storeAttributes.get(event.store, event.operation, event.error ?? ''),
-          )
+          if (histograms)
+            durations.record(
+              event.durationMs / 1000,
+              storeAttributes.get(event.store, event.operation, event.error ?? '').index,
+            )
           return
         case 'store.error':
-          storeErrors.add(1, storeAttributes.get(event.store, event.operation, event.reason))
+          storeErrorAttributes.get(event.store, event.operation, event.reason).value++
           return
         case 'clock.step':
-          clockSteps.add(1, directionAttributes.get(event.direction, '', ''))
+          directionAttributes.get(event.direction, '', '').value++
           return
         default:
           // A decision's verdict is counted through its rule events; kinds added later are

@@ -9,7 +9,7 @@ import type { Emit } from './fan-out.js'
 type Performance = { now(): number }
 
 /** A monotonic clock in ms where the runtime has one (every runtime Tollgate runs on does). */
-export const elapsed: () => number = (() => {
+const elapsed: () => number = (() => {
   const performance = (globalThis as { performance?: Performance }).performance
   return typeof performance?.now === 'function' ? () => performance.now() : () => Date.now()
 })()
@@ -39,54 +39,89 @@ type ConsumeOne = (
   now: number,
 ) => Decision
 
+/** Reports one finished call; `error` undefined when it succeeded. */
+function reported(
+  emit: Emit,
+  store: StoreKind,
+  operation: 'consume' | 'refund',
+  start: number,
+  error: unknown,
+): void {
+  emit({
+    type: 'store.call',
+    store,
+    operation,
+    durationMs: elapsed() - start,
+    error: error === undefined ? undefined : reasonOf(error),
+  })
+}
+
+/** Reports a call's result (a promise when it settles) and hands it back. */
+function settled<T>(
+  emit: Emit,
+  kind: StoreKind,
+  operation: 'consume' | 'refund',
+  start: number,
+  result: T,
+): T {
+  if (!isPromiseLike(result)) {
+    reported(emit, kind, operation, start, undefined)
+    return result
+  }
+  return Promise.resolve(result).then(
+    (value) => {
+      reported(emit, kind, operation, start, undefined)
+      return value
+    },
+    (error: unknown) => {
+      reported(emit, kind, operation, start, error ?? 'error')
+      throw error
+    },
+  ) as T
+}
+
 /**
  * `store` with every call timed and reported as a `store.call` event. Its fast path for one
  * charge (`consumeOne`, the memory store's) and its own budget (`timeoutMs`) are kept, so the
- * limiter decides exactly as it would with the store itself.
+ * limiter decides exactly as it would with the store itself. No closure is made per call.
  */
 export function timedStore(store: Store, kind: StoreKind, emit: Emit): Store {
-  function timed<T>(operation: 'consume' | 'refund', call: () => T): T {
-    const start = elapsed()
-    const report = (error: unknown) =>
-      emit({
-        type: 'store.call',
-        store: kind,
-        operation,
-        durationMs: elapsed() - start,
-        error: error === undefined ? undefined : reasonOf(error),
-      })
-    let result: T
-    try {
-      result = call()
-    } catch (error) {
-      report(error ?? 'error')
-      throw error
-    }
-    if (!isPromiseLike(result)) {
-      report(undefined)
-      return result
-    }
-    return Promise.resolve(result).then(
-      (settled) => {
-        report(undefined)
-        return settled
-      },
-      (error: unknown) => {
-        report(error ?? 'error')
+  const timed: Store & { consumeOne?: ConsumeOne } = {
+    consume(charges, now) {
+      const start = elapsed()
+      try {
+        return settled(emit, kind, 'consume', start, store.consume(charges, now))
+      } catch (error) {
+        reported(emit, kind, 'consume', start, error ?? 'error')
         throw error
-      },
-    ) as T
-  }
-  const timedStore: Store & { consumeOne?: ConsumeOne } = {
-    consume: (charges, now) => timed('consume', () => store.consume(charges, now)),
-    refund: (charges, chargedAt, now) =>
-      timed('refund', () => store.refund(charges, chargedAt, now)),
+      }
+    },
+    refund(charges, chargedAt, now) {
+      const start = elapsed()
+      try {
+        return settled(emit, kind, 'refund', start, store.refund(charges, chargedAt, now))
+      } catch (error) {
+        reported(emit, kind, 'refund', start, error ?? 'error')
+        throw error
+      }
+    },
     ...(store.timeoutMs === undefined ? {} : { timeoutMs: store.timeoutMs }),
   }
   const consumeOne = (store as { consumeOne?: ConsumeOne }).consumeOne
   if (typeof consumeOne === 'function') {
-    timedStore.consumeOne = (rule, algorithm, key, cost, now) =>
-      timed('consume', () => consumeOne.call(store, rule, algorithm, key, cost, now))
+    const one = consumeOne.bind(store)
+    timed.consumeOne = (rule, algorithm, key, cost, now) => {
+      const start = elapsed()
+      let decision: Decision
+      try {
+        decision = one(rule, algorithm, key, cost, now)
+      } catch (error) {
+        reported(emit, kind, 'consume', start, error ?? 'error')
+        throw error
+      }
+      reported(emit, kind, 'consume', start, undefined)
+      return decision
+    }
   }
-  return timedStore
+  return timed
 }
