@@ -2,7 +2,7 @@
  * The admitted path with and without metrics, in process: `limiter.decide` of one rule on the
  * memory store, always admitted (a burst no run exhausts), for
  *
- * - today: the plain limiter as main's built core has it (when /work-style checkouts give one),
+ * - today: the plain limiter of another checkout's built core (`--today=<its dist/index.js>`),
  * - off: the plain limiter of this tree (`createLimiter`, which carries no observation code),
  * - no SDK: `observedLimiter` with `tollgateMetrics()` on OpenTelemetry's global no-op provider,
  * - SDK: the same with the OpenTelemetry SDK recording (a reader that never exports), with
