@@ -4,6 +4,6 @@ export default defineConfig({
   resolve: { conditions: ['@tollgate/source'] },
   ssr: { resolve: { conditions: ['@tollgate/source'] } },
   test: {
-    projects: ['packages/*', 'test', 'examples/*'],
+    projects: ['packages/*', 'test', 'examples/*', 'playground'],
   },
 })

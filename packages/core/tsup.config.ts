@@ -8,6 +8,7 @@ export default defineConfig({
     node: 'src/node/index.ts',
     fields: 'src/fields-parse/index.ts',
     observe: 'src/observe/index.ts',
+    simulate: 'src/simulate/index.ts',
   },
   format: ['esm', 'cjs'],
   dts: true,

@@ -12,8 +12,10 @@ export type BundleSize = { minified: number; gzip: number; metafile: Metafile }
 export const FIXTURES = [
   'hono-bare',
   'hono-one-rule',
+  'hono-lean-one-rule',
   'hono-rules-file',
   'core-check',
+  'core-lean-check',
   'core-one-export',
 ] as const
 export type Fixture = (typeof FIXTURES)[number]

@@ -71,6 +71,17 @@ describe.each(packages)('%s, as published', (name, names) => {
     },
   )
 
+  it.runIf(built && manifest.exports['./simulate'] !== undefined)(
+    'loads its simulate entry point with require and import',
+    () => {
+      const entry = JSON.stringify(`${name}/simulate`)
+      const required = node(['-e', `console.log(typeof require(${entry}).simulate)`])
+      const script = `import(${entry}).then((m) => console.log(typeof m.simulate))`
+      const imported = node(['--input-type=module', '-e', script])
+      expect([required.trim(), imported.trim()]).toEqual(['function', 'function'])
+    },
+  )
+
   it('packs, with its workspace dependencies resolved and no test files, for Node 20+', () => {
     // No scripts: packing must not rebuild dist/ while other tests read it.
     const out = execFileSync(

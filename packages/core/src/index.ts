@@ -16,6 +16,7 @@ export {
   type AlgorithmName,
   type AlgorithmParams,
   type AlgorithmState,
+  type AlgorithmTable,
   checkCost,
   checkTime,
   fixedWindow,
@@ -48,6 +49,7 @@ export type { IdentityOptions } from './identity/identities.js'
 export type { PrefixOptions } from './identity/ip-prefix.js'
 export {
   type CheckOptions,
+  createLeanLimiter,
   createLimiter,
   DEFAULT_STORE_ERROR_RETRY_AFTER_MS,
   type DecideOptions,
@@ -98,8 +100,11 @@ export {
 export {
   applyCharges,
   type Charge,
+  type MapStore,
+  type MapStoreOptions,
   type MemoryStore,
   type MemoryStoreOptions,
+  mapStore,
   memoryStore,
   type Outcome,
   type Store,

@@ -112,3 +112,26 @@ describe('@tollgate/hono in workerd', () => {
     expect((await get('/v1/quotes', ip)).headers.get('x-ratelimit-remaining')).toBe('2')
   })
 })
+
+describe('@tollgate/hono/lean in workerd', () => {
+  it('starts at module scope without nodejs_compat and limits as the default entry does', async () => {
+    const lean = start(await bundleWorker(new URL('./lean-worker.ts', import.meta.url)))
+    try {
+      await lean.ready
+      const statuses = []
+      const remaining = []
+      for (let i = 0; i < 3; i++) {
+        const res = await lean.dispatchFetch('http://shiplane.test/', {
+          headers: { 'CF-Connecting-IP': '203.0.113.9' },
+        })
+        statuses.push(res.status)
+        remaining.push(res.headers.get('x-ratelimit-remaining'))
+        await res.text()
+      }
+      expect(statuses).toEqual([200, 200, 429])
+      expect(remaining).toEqual(['1', '0', '0'])
+    } finally {
+      await lean.dispose()
+    }
+  }, 60_000)
+})

@@ -27,6 +27,7 @@ export {
 export {
   type AdapterKit,
   createAdapterKit,
+  createLeanAdapterKit,
   type FieldSink,
   type Framework,
   type KitOptions,

@@ -1,5 +1,6 @@
 import type { FieldWriter, HeaderAccessor, HeaderEntries } from '../headers/types.js'
 import { ReusedIdentitySource } from '../identity/reused-identity-source.js'
+import { createLeanLimiter, createLimiter } from '../limiter/create-limiter.js'
 import type { Limiter, RequestFacts, Verdict } from '../limiter/types.js'
 import { fieldsForOwnAnswer } from '../response/problem.js'
 import type { Denial } from '../response/responder.js'
@@ -7,10 +8,11 @@ import type { RuleConfig } from '../rules/types.js'
 import {
   type CoreOptions,
   checkHooks,
-  createTollgate,
+  createTollgateWith,
   type Handled,
   isHandled,
   isPromise,
+  type LimiterFactory,
   REQUEST_HOOKS,
   type RequestHooks,
   refundPredicate,
@@ -208,8 +210,30 @@ export function createAdapterKit<Req, Res>(
   options: KitOptions<Req, Res>,
   framework: Framework<Req>,
 ): AdapterKit<Req, Res> {
+  return kitWith(createLimiter, rules, options, framework)
+}
+
+/**
+ * `createAdapterKit` for an adapter's lean entry (`@tollgate/hono/lean`): rules may name only
+ * the algorithms in the `algorithms` option (required), so that a bundle holds no other. A
+ * limiter given instead of rules is taken as it is.
+ */
+export function createLeanAdapterKit<Req, Res>(
+  rules: readonly RuleConfig[] | Limiter,
+  options: KitOptions<Req, Res>,
+  framework: Framework<Req>,
+): AdapterKit<Req, Res> {
+  return kitWith(createLeanLimiter, rules, options, framework)
+}
+
+function kitWith<Req, Res>(
+  makeLimiter: LimiterFactory,
+  rules: readonly RuleConfig[] | Limiter,
+  options: KitOptions<Req, Res>,
+  framework: Framework<Req>,
+): AdapterKit<Req, Res> {
   checkHooks(options, framework.hooks ? [...REQUEST_HOOKS, ...framework.hooks] : REQUEST_HOOKS)
-  const gate = createTollgate(rules, options)
+  const gate = createTollgateWith(rules, options, makeLimiter)
   const { requestIdentities } = gate
   const read = requestReaders(options, framework.user, gate)
   const headers = new ReusedIdentitySource<Req>(framework.header)

@@ -177,6 +177,9 @@ export type Tollgate = {
 
 const SILENT: Logger = { warn() {} }
 
+/** How a middleware builds its limiter: `createLimiter`, or a lean entry's `createLeanLimiter`. */
+export type LimiterFactory = (options: LimiterOptions) => Limiter
+
 /**
  * Builds the limiter (or takes the one given), the identity resolver and the responder. All
  * validation happens here, so a bad rule or option fails at start-up, naming the rule and field.
@@ -185,10 +188,22 @@ export function createTollgate(
   rules: readonly RuleConfig[] | Limiter,
   options: CoreOptions,
 ): Tollgate {
+  return createTollgateWith(rules, options, createLimiter)
+}
+
+/**
+ * `createTollgate` with the limiter built by `makeLimiter`: the lean entries pass
+ * `createLeanLimiter`, so that their bundles reach no other algorithm than the app's.
+ */
+export function createTollgateWith(
+  rules: readonly RuleConfig[] | Limiter,
+  options: CoreOptions,
+  makeLimiter: LimiterFactory,
+): Tollgate {
   const logger = options.logger
   const limiter = isLimiter(rules)
     ? rules
-    : createLimiter({
+    : makeLimiter({
         ...limiterOptionsOf(options),
         rules,
         logger: logger === false ? SILENT : logger,

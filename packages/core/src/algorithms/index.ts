@@ -13,6 +13,7 @@ export {
   step,
   wholeMs,
 } from './step.js'
+export type { AlgorithmTable } from './table.js'
 export { tokenBucket } from './token-bucket.js'
 export type {
   Algorithm,

@@ -1,3 +1,4 @@
+import type { AlgorithmTable } from '../algorithms/table.js'
 import type { Algorithm, QuotaPolicy } from '../algorithms/types.js'
 import { type ParsedRoute, parseRoute } from '../rules/route.js'
 import type { Rule, RuleMode } from '../rules/types.js'
@@ -31,8 +32,8 @@ export type CompiledRule = {
   readonly targets: readonly RouteTarget[]
 }
 
-export function compileRule(rule: Rule, index: number): CompiledRule {
-  const algorithm = algorithmOf(rule)
+export function compileRule(rule: Rule, index: number, algorithms: AlgorithmTable): CompiledRule {
+  const algorithm = algorithmOf(rule, algorithms)
   const routes = Object.keys(rule.costByRoute)
   return {
     index,

@@ -1,10 +1,12 @@
 import { costTooHigh } from '../algorithms/params.js'
 import { checkCost, checkTime, wholeMs } from '../algorithms/step.js'
+import { type AlgorithmTable, BUILT_IN_ALGORITHMS } from '../algorithms/table.js'
 import { type Clock, systemClock } from '../clock.js'
 import { RateLimitError } from '../errors.js'
 import { LIMITER_OPTIONS } from '../options/option-names.js'
 import { refuseUnknownOptions } from '../options/unknown-options.js'
-import { defineRules } from '../rules/define-rules.js'
+import { checkRules } from '../rules/define-rules.js'
+import { mapStore } from '../store/map-store.js'
 import { memoryStore } from '../store/memory-store.js'
 import type { Charge, Outcome, Store } from '../store/types.js'
 import { clockReader } from './clock-reader.js'
@@ -36,13 +38,41 @@ export const DEFAULT_STORE_ERROR_RETRY_AFTER_MS = 1000
  * const verdict = limiter.decide({ method: 'POST', path: '/v1/login', identities: { ip } })
  */
 export function createLimiter(options: LimiterOptions): Limiter {
-  refuseUnknownOptions(options, LIMITER_OPTIONS, 'createLimiter()')
-  const rules = defineRules(options.rules)
+  return buildLimiter(options, 'createLimiter()', BUILT_IN_ALGORITHMS, memoryStore)
+}
+
+/**
+ * `createLimiter` for bundles that must stay small (edge runtimes): rules may name only the
+ * algorithms given in the `algorithms` option, so the bundle holds only those, where
+ * `createLimiter` bundles every algorithm a rule could name; and the store defaults to the small
+ * `mapStore()` rather than `memoryStore()`. Decisions are the same (while neither store has to
+ * drop a key).
+ * @example
+ * const limiter = createLeanLimiter({ rules, algorithms: { token_bucket: tokenBucket } })
+ */
+export function createLeanLimiter(options: LimiterOptions): Limiter {
+  return buildLimiter(options, 'createLeanLimiter()', undefined, mapStore)
+}
+
+/**
+ * A limiter whose rules may name `options.algorithms`, else `fallback`'s (none: required), on
+ * `options.store`, else a `defaultStore()`.
+ */
+function buildLimiter(
+  options: LimiterOptions,
+  caller: string,
+  fallback: AlgorithmTable | undefined,
+  defaultStore: () => Store,
+): Limiter {
+  refuseUnknownOptions(options, LIMITER_OPTIONS, caller)
+  const algorithms = options.algorithms ?? fallback
+  checkAlgorithms(algorithms)
+  const rules = checkRules(options.rules, algorithms)
   checkIdentityNames(rules, options.customIdentities)
-  const compiled = rules.map(compileRule)
+  const compiled = rules.map((rule, index) => compileRule(rule, index, algorithms))
   const byId = new Map(compiled.map((rule) => [rule.id, rule] as const))
   const index = buildRuleIndex(compiled)
-  const store = options.store ?? memoryStore()
+  const store = options.store ?? defaultStore()
   const clock = options.clock ?? systemClock
   checkOptions(store, clock, options)
   const consumeOne = (store as { consumeOne?: ConsumeOne }).consumeOne
@@ -227,6 +257,17 @@ function boundsItsCalls(store: Store): boolean {
 function defaultLogger(): Logger | false {
   const console = (globalThis as { console?: Partial<Logger> }).console
   return typeof console?.warn === 'function' ? (console as Logger) : false
+}
+
+function checkAlgorithms(
+  algorithms: AlgorithmTable | undefined,
+): asserts algorithms is AlgorithmTable {
+  if (typeof algorithms === 'object' && algorithms !== null) return
+  throw new RateLimitError(
+    'ERR_RL_INVALID_RULE',
+    `algorithms: expected the algorithms rules may name, e.g. { token_bucket: tokenBucket }, got ${shown(algorithms)}`,
+    { field: 'algorithms' },
+  )
 }
 
 function checkOptions(store: Store, clock: Clock, options: LimiterOptions): void {

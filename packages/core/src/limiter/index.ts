@@ -1,4 +1,8 @@
-export { createLimiter, DEFAULT_STORE_ERROR_RETRY_AFTER_MS } from './create-limiter.js'
+export {
+  createLeanLimiter,
+  createLimiter,
+  DEFAULT_STORE_ERROR_RETRY_AFTER_MS,
+} from './create-limiter.js'
 export { UNKNOWN_CLIENT_KEY } from './keys.js'
 export type {
   CheckOptions,

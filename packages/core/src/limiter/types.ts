@@ -1,3 +1,4 @@
+import type { AlgorithmTable } from '../algorithms/table.js'
 import type { QuotaPolicy } from '../algorithms/types.js'
 import type { Clock } from '../clock.js'
 import type { Decision } from '../decision.js'
@@ -95,8 +96,14 @@ export type StoreErrorContext = {
 export type LimiterOptions = {
   /** Rules in code (`RuleConfig`) or as validated by `defineRules` / `parseRules`. */
   readonly rules: readonly RuleConfig[]
-  /** Where state lives. @default memoryStore() */
+  /** Where state lives. @default memoryStore() (`mapStore()` for `createLeanLimiter`) */
   readonly store?: Store
+  /**
+   * The algorithms rules may name, e.g. `{ token_bucket: tokenBucket }`. Required by the lean
+   * entries (`createLeanLimiter`, `@tollgate/hono/lean`), whose bundles then hold only these.
+   * @default every built-in algorithm
+   */
+  readonly algorithms?: AlgorithmTable
   /**
    * Where the time comes from. A fraction is floored, so a monotonic clock works:
    * `{ now: () => performance.timeOrigin + performance.now() }`. A clock that throws or returns

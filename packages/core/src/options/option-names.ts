@@ -7,6 +7,7 @@ import type { LimiterOptions } from '../limiter/types.js'
 const LIMITER: { readonly [K in keyof LimiterOptions]-?: true } = {
   rules: true,
   store: true,
+  algorithms: true,
   clock: true,
   timers: true,
   logger: true,
@@ -18,6 +19,7 @@ const LIMITER: { readonly [K in keyof LimiterOptions]-?: true } = {
 
 const CORE: { readonly [K in keyof CoreOptions]-?: true } = {
   store: true,
+  algorithms: true,
   clock: true,
   timers: true,
   logger: true,

@@ -1,3 +1,4 @@
+import { type AlgorithmTable, BUILT_IN_ALGORITHMS } from '../algorithms/table.js'
 import { type RuleShape, validateRuleSet } from './rule-set.js'
 import type { Rule, RuleConfig } from './types.js'
 import type { FieldLabels } from './validate-rule.js'
@@ -38,5 +39,13 @@ const CODE_SHAPE: RuleShape = {
  * ])
  */
 export function defineRules(rules: readonly RuleConfig[]): readonly Rule[] {
-  return validateRuleSet(rules, CODE_SHAPE)
+  return checkRules(rules, BUILT_IN_ALGORITHMS)
+}
+
+/** `defineRules` for rules that may name only the algorithms in `algorithms`. */
+export function checkRules(
+  rules: readonly RuleConfig[],
+  algorithms: AlgorithmTable,
+): readonly Rule[] {
+  return validateRuleSet(rules, CODE_SHAPE, algorithms)
 }

@@ -1,3 +1,4 @@
+import { BUILT_IN_ALGORITHMS } from '../algorithms/table.js'
 import { wholeMilliseconds } from './duration.js'
 import type { IssueSink } from './issues.js'
 import { RuleValidationError } from './issues.js'
@@ -54,9 +55,9 @@ export function parseRules(data: unknown): readonly Rule[] {
         })),
       )
     }
-    return validateRuleSet((data as { rules: unknown }).rules, FILE_SHAPE)
+    return validateRuleSet((data as { rules: unknown }).rules, FILE_SHAPE, BUILT_IN_ALGORITHMS)
   }
-  return validateRuleSet(data, FILE_SHAPE)
+  return validateRuleSet(data, FILE_SHAPE, BUILT_IN_ALGORITHMS)
 }
 
 /** A rule as read from a file, before validation. */

@@ -1,3 +1,4 @@
+import type { AlgorithmTable } from '../algorithms/table.js'
 import type { IssueSink, RuleIssue } from './issues.js'
 import { RuleValidationError } from './issues.js'
 import type { Rule } from './types.js'
@@ -19,9 +20,14 @@ export type RuleShape = {
 
 /**
  * Validates a whole rule set and returns the frozen models, or throws one `RuleValidationError`
- * listing every problem of every rule (including duplicate ids).
+ * listing every problem of every rule (including duplicate ids). Rules may name the algorithms
+ * in `algorithms` (the built-in table, or a lean entry's own).
  */
-export function validateRuleSet(items: unknown, shape: RuleShape): readonly Rule[] {
+export function validateRuleSet(
+  items: unknown,
+  shape: RuleShape,
+  algorithms: AlgorithmTable,
+): readonly Rule[] {
   const issues: RuleIssue[] = []
   if (!Array.isArray(items)) {
     throw new RuleValidationError([
@@ -63,7 +69,7 @@ export function validateRuleSet(items: unknown, shape: RuleShape): readonly Rule
       issue(field, unknownField(field, shape.fields, ownValue(shape.hints, field)))
     }
     const { fields, labels } = shape.read(raw, issue)
-    const rule = validateRule(fields, labels, issue)
+    const rule = validateRule(fields, labels, issue, algorithms)
     if (rule !== undefined) rules.push(rule)
   })
   if (issues.length > 0) throw new RuleValidationError(issues)

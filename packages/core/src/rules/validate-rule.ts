@@ -1,13 +1,8 @@
-import { fixedWindow } from '../algorithms/fixed-window.js'
-import { gcra } from '../algorithms/gcra.js'
-import { leakyBucket } from '../algorithms/leaky-bucket.js'
-import { slidingLog } from '../algorithms/sliding-log.js'
-import { slidingWindow } from '../algorithms/sliding-window.js'
-import { tokenBucket } from '../algorithms/token-bucket.js'
+import type { AlgorithmTable } from '../algorithms/table.js'
 import type { Algorithm, AlgorithmName } from '../algorithms/types.js'
 import { isRateLimitError } from '../errors.js'
 import { toMilliseconds } from './duration.js'
-import { closest, type IssueSink } from './issues.js'
+import { closest, type IssueSink, RuleValidationError } from './issues.js'
 import type { Rule } from './types.js'
 import { validateCosts } from './validate-costs.js'
 import { isRecord, ownValue, typeName, validateMatch } from './validate-match.js'
@@ -59,8 +54,16 @@ const FACTORY_FIELDS: Readonly<Record<string, keyof RuleFields>> = {
 }
 const ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
 
-/** Validates one rule; returns the frozen model, or undefined after reporting to `issue`. */
-export function validateRule(fields: RuleFields, labels: FieldLabels, issue: IssueSink) {
+/**
+ * Validates one rule; returns the frozen model, or undefined after reporting to `issue`. Its
+ * algorithm is compiled with `algorithms`, which must hold the one it names.
+ */
+export function validateRule(
+  fields: RuleFields,
+  labels: FieldLabels,
+  issue: IssueSink,
+  algorithms: AlgorithmTable,
+) {
   let ok = true
   const fail: IssueSink = (field, problem) => {
     ok = false
@@ -92,7 +95,7 @@ export function validateRule(fields: RuleFields, labels: FieldLabels, issue: Iss
     labels.onMissingIdentity,
     fail,
   )
-  const params = validateParams(fields, labels, fail)
+  const params = validateParams(fields, labels, fail, algorithms)
   const costs = validateCosts(
     fields.cost,
     fields.costByRoute,
@@ -138,6 +141,7 @@ function validateParams(
   fields: RuleFields,
   labels: FieldLabels,
   issue: IssueSink,
+  algorithms: AlgorithmTable,
 ): Params | undefined {
   const given = fields.algorithm
   if (given === undefined) {
@@ -190,9 +194,14 @@ function validateParams(
     }
   }
   if (!ok) return undefined
+  const factory = ownValue(algorithms, name as AlgorithmName)
+  if (factory === undefined) {
+    issue(labels.algorithm, notGiven(name as AlgorithmName))
+    return undefined
+  }
   try {
     return {
-      algorithm: build(name as AlgorithmName, values),
+      algorithm: build(factory, values),
       model: { algorithm: name, ...values },
     }
   } catch (error) {
@@ -211,30 +220,33 @@ type ParamValues = {
   window?: number
 }
 
-function build(name: AlgorithmName, v: ParamValues): Algorithm {
-  const rate = { rate: v.rate!, periodMs: v.period!, burst: v.burst! }
-  const window = { limit: v.limit!, windowMs: v.window! }
-  switch (name) {
-    case 'token_bucket':
-      return tokenBucket(rate)
-    case 'gcra':
-      return gcra(rate)
-    case 'leaky_bucket':
-      return leakyBucket(rate)
-    case 'fixed_window':
-      return fixedWindow(window)
-    case 'sliding_log':
-      return slidingLog(window)
-    case 'sliding_window':
-      return slidingWindow(window)
-  }
+function build(factory: NonNullable<AlgorithmTable[AlgorithmName]>, v: ParamValues): Algorithm {
+  return factory(
+    // Each factory reads its own fields: a rate rule's, or a window rule's.
+    'burst' in v
+      ? ({ rate: v.rate!, periodMs: v.period!, burst: v.burst! } as never)
+      : ({ limit: v.limit!, windowMs: v.window! } as never),
+  )
 }
 
-/** Compiles a validated rule's algorithm (cannot fail: the rule was validated). */
-export function algorithmOf(rule: Rule): Algorithm {
+function notGiven(name: AlgorithmName): string {
+  return `${name} is not among the algorithms this limiter was given (the algorithms option: add ${name} to it)`
+}
+
+/**
+ * Compiles a validated rule's algorithm with `algorithms`. Fails only for a rule validated
+ * against another table (`defineRules` knows every algorithm) whose algorithm this one lacks.
+ */
+export function algorithmOf(rule: Rule, algorithms: AlgorithmTable): Algorithm {
+  const factory = ownValue(algorithms, rule.algorithm)
+  if (factory === undefined) {
+    throw new RuleValidationError([
+      { rule: rule.id, field: 'algorithm', problem: notGiven(rule.algorithm) },
+    ])
+  }
   return 'burst' in rule
-    ? build(rule.algorithm, { rate: rule.rate, period: rule.period, burst: rule.burst })
-    : build(rule.algorithm, { limit: rule.limit, window: rule.window })
+    ? build(factory, { rate: rule.rate, period: rule.period, burst: rule.burst })
+    : build(factory, { limit: rule.limit, window: rule.window })
 }
 
 function count(value: unknown): number | string {

@@ -1,0 +1,34 @@
+import { fixedWindow } from './fixed-window.js'
+import { gcra } from './gcra.js'
+import { leakyBucket } from './leaky-bucket.js'
+import type { RateParams, WindowParams } from './params.js'
+import { slidingLog } from './sliding-log.js'
+import { slidingWindow } from './sliding-window.js'
+import { tokenBucket } from './token-bucket.js'
+import type { Algorithm, AlgorithmName } from './types.js'
+
+/**
+ * The algorithms rules may name, by the name a rule gives (`algorithm: 'token_bucket'`), each
+ * with the factory that compiles it. A rate rule's factory is called with its `RateParams`, a
+ * window rule's with its `WindowParams`.
+ * @example { token_bucket: tokenBucket, sliding_log: slidingLog }
+ */
+export type AlgorithmTable = {
+  readonly [Name in AlgorithmName]?: (params: RateParams & WindowParams) => Algorithm
+}
+
+/**
+ * Every built-in algorithm: what `createLimiter` and `rateLimit()` accept by default. Rules name
+ * algorithms by string, so whatever reaches this table bundles all of them; the lean entries
+ * (`createLeanLimiter`, `@tollgate/hono/lean`) take a table of the app's own instead, and a
+ * bundle then holds only the algorithms the app imports. A new algorithm is listed here and
+ * nowhere else on the common path (see docs/benchmarks.md, "Bundle size").
+ */
+export const BUILT_IN_ALGORITHMS: AlgorithmTable = {
+  token_bucket: tokenBucket,
+  gcra,
+  leaky_bucket: leakyBucket,
+  fixed_window: fixedWindow,
+  sliding_log: slidingLog,
+  sliding_window: slidingWindow,
+}

@@ -1,0 +1,140 @@
+import { costTooHigh } from '../algorithms/params.js'
+import { checkCost, checkTime, wholeMs } from '../algorithms/step.js'
+import type { Algorithm } from '../algorithms/types.js'
+import type { Decision } from '../decision.js'
+import { RateLimitError } from '../errors.js'
+import { applyCharges } from './apply-charges.js'
+import { checkOneAlgorithmPerRule } from './rule-tables.js'
+import type { Charge, Store } from './types.js'
+
+export type MapStoreOptions = {
+  /**
+   * The most keys held over all rules; beyond it the least recently used are dropped. A state
+   * takes one array of its algorithm's numbers (a sliding log's: its limit), so bound the bytes
+   * with this. @default 10_000
+   */
+  readonly maxKeys?: number
+}
+
+/** A `Store` with the synchronous single-charge path the limiter uses when a store has one. */
+export type MapStore = Store & {
+  consumeOne(rule: string, algorithm: Algorithm, key: string, cost: number, now: number): Decision
+  /** Keys held now. */
+  readonly size: number
+  /** Keys dropped while still counting, to stay within `maxKeys` (fresh ones are not counted). */
+  readonly evictions: number
+}
+
+type Entry = { readonly algorithm: Algorithm; readonly state: number[] }
+
+const DEFAULT_MAX_KEYS = 10_000
+const MAX_KEYS = 16_777_215
+
+/**
+ * A small in-memory store for isolates that hold few keys (a Worker's): a `Map` of plain arrays
+ * bounded by key count, least recently used dropped first. It decides exactly as `memoryStore`
+ * while neither drops a key; it is the lean entries' default because it bundles in a tenth of
+ * the bytes. `memoryStore` stays the one for processes holding millions of keys in a byte
+ * budget.
+ * @example
+ * const store = mapStore({ maxKeys: 5_000 })
+ */
+export function mapStore(options: MapStoreOptions = {}): MapStore {
+  const maxKeys = options.maxKeys === undefined ? DEFAULT_MAX_KEYS : checkMaxKeys(options.maxKeys)
+  // Insertion order is use order: a key used is moved to the end, the first is dropped first.
+  const states = new Map<string, Entry>()
+  let evictions = 0
+
+  /** The state of `key` under `rule` for `algorithm`, created full at `now` when not held. */
+  function stateOf(rule: string, algorithm: Algorithm, key: string, now: number): number[] {
+    const id = idOf(rule, algorithm, key)
+    let entry = states.get(id)
+    if (entry === undefined) {
+      entry = { algorithm, state: new Array<number>(algorithm.stateSize).fill(0) }
+      algorithm.init(entry.state, 0, now)
+    } else states.delete(id)
+    states.set(id, entry)
+    return entry.state
+  }
+
+  /** Drops the least recently used keys beyond `maxKeys`, once a call no longer holds them. */
+  function trim(now: number): void {
+    for (const [id, entry] of states) {
+      if (states.size <= maxKeys) return
+      if (entry.algorithm.freshAt(entry.state, 0) > now) evictions++
+      states.delete(id)
+    }
+  }
+
+  return {
+    get size() {
+      return states.size
+    },
+    get evictions() {
+      return evictions
+    },
+    consumeOne(rule, algorithm, key, cost, now) {
+      now = wholeMs(now)
+      checkTime(now)
+      checkCost(cost)
+      if (cost > algorithm.limit) throw costTooHigh(cost, algorithm.limit)
+      const decision = algorithm.decide(stateOf(rule, algorithm, key, now), 0, cost, now, true)
+      trim(now)
+      return decision
+    },
+    consume(charges, now) {
+      now = wholeMs(now)
+      checkTime(now)
+      // Every charge is checked before any state is created or written.
+      for (const charge of charges) {
+        checkCost(charge.cost)
+        if (charge.cost > charge.algorithm.limit) {
+          throw costTooHigh(charge.cost, charge.algorithm.limit)
+        }
+      }
+      checkOneAlgorithmPerRule(charges)
+      const slots = charges.map((c) => stateOf(c.rule, c.algorithm, c.key, now))
+      const decisions = applyCharges(
+        charges,
+        slots,
+        slots.map(() => 0),
+        now,
+      )
+      trim(now)
+      return { decisions, at: now }
+    },
+    refund(charges: readonly Charge[], chargedAt, now) {
+      now = wholeMs(now)
+      chargedAt = wholeMs(chargedAt)
+      checkTime(now)
+      checkTime(chargedAt)
+      for (const charge of charges) checkCost(charge.cost)
+      for (const { rule, algorithm, key, cost } of charges) {
+        // A key that is not held is fresh (or was dropped): there is nothing to give back.
+        const entry = states.get(idOf(rule, algorithm, key))
+        if (entry !== undefined) algorithm.refund(entry.state, 0, cost, chargedAt, now)
+      }
+    },
+  }
+}
+
+/**
+ * A key's place: its rule, what its algorithm counts (algorithms built from the same parameters
+ * share states, as in `memoryStore`) and the key. A rule id arriving with another algorithm (two
+ * limiters sharing this store) so never reads the other's states.
+ */
+function idOf(rule: string, algorithm: Algorithm, key: string): string {
+  const { quota, windowMs } = algorithm.policy
+  return `${rule}\u0000${algorithm.name}/${algorithm.limit}/${quota}/${windowMs}/${algorithm.stateSize}\u0000${key}`
+}
+
+function checkMaxKeys(maxKeys: number): number {
+  if (!Number.isSafeInteger(maxKeys) || maxKeys < 1 || maxKeys > MAX_KEYS) {
+    throw new RateLimitError(
+      'ERR_RL_INVALID_RULE',
+      `maxKeys must be a whole number from 1 to ${MAX_KEYS}, got ${maxKeys}`,
+      { field: 'maxKeys' },
+    )
+  }
+  return maxKeys
+}
