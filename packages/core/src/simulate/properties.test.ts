@@ -3,6 +3,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { type AlgorithmState, step } from '../algorithms/step.js'
+import { BUILT_IN_ALGORITHMS } from '../algorithms/table.js'
 import { defineRules } from '../rules/define-rules.js'
 import type { RuleConfig } from '../rules/types.js'
 import { algorithmOf } from '../rules/validate-rule.js'
@@ -37,7 +38,7 @@ describe('simulate, one rule at a time', () => {
   it.each(rules.map((rule) => [rule.algorithm, rule] as const))(
     '%s: every decision is the algorithm’s own, per key, in time order',
     (_name, config) => {
-      const algorithm = algorithmOf(defineRules([config])[0]!)
+      const algorithm = algorithmOf(defineRules([config])[0]!, BUILT_IN_ALGORITHMS)
       fc.assert(
         fc.property(arrivalsArb, (arrivals) => {
           const run = simulate({ rules: [config], arrivals, sampleEveryMs: 250 })
