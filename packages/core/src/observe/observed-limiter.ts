@@ -1,3 +1,4 @@
+import { BUILT_IN_ALGORITHMS } from '../algorithms/table.js'
 import { type Clock, systemClock } from '../clock.js'
 import { createLimiter } from '../limiter/create-limiter.js'
 import { isPromiseLike } from '../limiter/engine.js'
@@ -5,7 +6,8 @@ import { STORE_ERROR_LISTENER, type StoreErrorListener } from '../limiter/report
 import type { Limiter, LimiterOptions, Logger, MaybePromise, Verdict } from '../limiter/types.js'
 import { LIMITER_OPTIONS } from '../options/option-names.js'
 import { refuseUnknownOptions } from '../options/unknown-options.js'
-import { defineRules } from '../rules/define-rules.js'
+import { checkRules } from '../rules/define-rules.js'
+import type { Rule } from '../rules/types.js'
 import { memoryStore } from '../store/memory-store.js'
 import type { ObservedLimiterInfo, Observer } from './events.js'
 import { checkObservers, type Emit, fanOut } from './fan-out.js'
@@ -34,7 +36,7 @@ export function observedLimiter(options: ObservedLimiterOptions): Limiter {
   refuseUnknownOptions(limiterOptions, LIMITER_OPTIONS, 'observedLimiter()')
   const observers = checkObservers(given)
   if (observers.length === 0) return createLimiter(limiterOptions)
-  const rules = defineRules(options.rules)
+  const rules = rulesOf(options, limiterOptions)
   const store = options.store ?? memoryStore()
   // What createLimiter refuses is given to it as it is, so that it is refused the same way.
   const usable = typeof store?.consume === 'function' && typeof store.refund === 'function'
@@ -87,6 +89,19 @@ export function observedLimiter(options: ObservedLimiterOptions): Limiter {
       return isPromiseLike(decision) ? Promise.resolve(decision).then(seen) : seen(decision)
     },
     refund: (verdict, given) => limiter.refund(verdict, given),
+  }
+}
+
+/**
+ * The validated rules, against the limiter's algorithm table. When they fail, `createLimiter`
+ * is given the options, so that whatever it refuses (a bad table) is refused as it says.
+ */
+function rulesOf(options: ObservedLimiterOptions, limiterOptions: LimiterOptions): readonly Rule[] {
+  try {
+    return checkRules(options.rules, options.algorithms ?? BUILT_IN_ALGORITHMS)
+  } catch (error) {
+    createLimiter(limiterOptions)
+    throw error
   }
 }
 
