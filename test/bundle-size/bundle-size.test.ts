@@ -23,11 +23,11 @@ const KB = 1024
 /** Gzip bytes each bundle may add over its baseline (none: the whole bundle). */
 const BUDGETS: Array<{ fixture: Fixture; over?: Fixture; gzip: number; why: string }> = [
   // The goal is 10 KB (hono-rate-limiter adds 1.6 KB); docs/benchmarks.md says what remains.
-  { fixture: 'hono-one-rule', over: 'hono-bare', gzip: 29.5 * KB, why: 'one rule on Hono' },
+  { fixture: 'hono-one-rule', over: 'hono-bare', gzip: 29.52 * KB, why: 'one rule on Hono' },
   {
     fixture: 'hono-lean-one-rule',
     over: 'hono-bare',
-    gzip: 23.75 * KB,
+    gzip: 23.8 * KB,
     why: 'one rule on Hono, lean entry',
   },
   { fixture: 'hono-rules-file', over: 'hono-bare', gzip: 60.5 * KB, why: 'rules from YAML' },

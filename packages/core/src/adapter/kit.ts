@@ -135,7 +135,7 @@ export class Pass<Req, Res> {
         this.denialFields = shared.ownAnswer
           ? fieldsForOwnAnswer(response.headers)
           : response.headers
-        const explained = verdict !== undefined && shared.debugHeader?.(verdict)
+        const explained = verdict && shared.debugHeader?.(verdict)
         // Denials are answered from their fields by every adapter: the explanation goes there.
         if (explained) this.denialFields = [...this.denialFields, [DEBUG, explained]]
       }
@@ -155,9 +155,8 @@ export class Pass<Req, Res> {
     if (response === undefined)
       sink.putVerdict(target, this.verdict!, this.shared.writeVerdictFields)
     else sink.putEntries(target, response.allowed ? response.headers : this.denialFields!)
-    const debug = this.shared.debugHeader
-    const explained = debug !== undefined && this.verdict !== undefined && debug(this.verdict)
-    if (explained && this.denial === undefined) sink.putEntries(target, [[DEBUG, explained]])
+    const explained = !this.denial && this.verdict && this.shared.debugHeader?.(this.verdict)
+    if (explained) sink.putEntries(target, [[DEBUG, explained]])
   }
 
   /**

@@ -14,7 +14,7 @@ import { type CompiledRule, compileRule } from './compile-rule.js'
 import { decideRequest, shown, storeDecision } from './decide.js'
 import { type ConsumeOne, type Engine, isPromiseLike } from './engine.js'
 import { checkIdentityNames } from './identity-names.js'
-import { createReporter, STORE_ERROR_LISTENER, type StoreErrorListener } from './report.js'
+import { createReporter } from './report.js'
 import { buildRuleIndex } from './rule-index.js'
 import { DEFAULT_STORE_TIMEOUT_MS, replyWithin } from './store-deadline.js'
 import type {
@@ -79,11 +79,7 @@ function buildLimiter(
   const engine: Engine = {
     store,
     consumeOne: typeof consumeOne === 'function' ? consumeOne.bind(store) : undefined,
-    reporter: createReporter(
-      options.logger ?? defaultLogger(),
-      options.onError,
-      (options as { [STORE_ERROR_LISTENER]?: StoreErrorListener })[STORE_ERROR_LISTENER],
-    ),
+    reporter: createReporter(options.logger ?? defaultLogger(), options.onError),
     storeErrorRetryAfterMs: options.storeErrorRetryAfterMs ?? DEFAULT_STORE_ERROR_RETRY_AFTER_MS,
     // A store with a budget of its own (Redis) is not timed twice: its budget may be the longer.
     storeTimeoutMs:

@@ -14,18 +14,6 @@ type LimiterWarningCode =
   /** The clock read earlier than before (an NTP step back). */
   | 'WARN_CLOCK_STEPPED_BACK'
 
-/**
- * Told of every store failure before `onError` (or the warning) is: how an observed limiter
- * counts them without taking the app's `onError` over. Must not throw.
- */
-export type StoreErrorListener = (error: unknown, context: StoreErrorContext) => void
-
-/**
- * Where `createLimiter` finds a `StoreErrorListener`: a symbol, so no option name is taken and
- * `observedLimiter` (`@tollgate/core/observe`) is the only one that sets it.
- */
-export const STORE_ERROR_LISTENER: unique symbol = Symbol('tollgate.observe')
-
 /** How many distinct warnings are remembered; past it the memory starts over. */
 const REMEMBERED = 100
 
@@ -39,7 +27,6 @@ export type Reporter = {
 export function createReporter(
   logger: Logger | false,
   onError: ((error: unknown, context: StoreErrorContext) => void) | undefined,
-  listener?: StoreErrorListener,
 ): Reporter {
   const warned = new Set<string>()
   function warnOnce(code: LimiterWarningCode, message: string): void {
@@ -56,7 +43,6 @@ export function createReporter(
   return {
     warnOnce,
     storeError(error, context) {
-      listener?.(error, context)
       if (onError === undefined && isClockFailure(error)) {
         warnOnce(
           'WARN_CLOCK_FAILED',

@@ -2,8 +2,15 @@ import { BUILT_IN_ALGORITHMS } from '../algorithms/table.js'
 import { type Clock, systemClock } from '../clock.js'
 import { createLimiter } from '../limiter/create-limiter.js'
 import { isPromiseLike } from '../limiter/engine.js'
-import { STORE_ERROR_LISTENER, type StoreErrorListener } from '../limiter/report.js'
-import type { Limiter, LimiterOptions, Logger, MaybePromise, Verdict } from '../limiter/types.js'
+import { createReporter } from '../limiter/report.js'
+import type {
+  Limiter,
+  LimiterOptions,
+  Logger,
+  MaybePromise,
+  StoreErrorContext,
+  Verdict,
+} from '../limiter/types.js'
 import { LIMITER_OPTIONS } from '../options/option-names.js'
 import { refuseUnknownOptions } from '../options/unknown-options.js'
 import { checkRules } from '../rules/define-rules.js'
@@ -47,19 +54,24 @@ export function observedLimiter(options: ObservedLimiterOptions): Limiter {
     store,
     storeKind,
   }
-  const emit = fanOut(observers, info, loggerOf(options.logger))
+  const emit = fanOut(observers, info, defaultLogger(options.logger))
   const modes = new Map(info.rules.map((rule) => [rule.id, rule.mode] as const))
-  const listener: StoreErrorListener = (error, context) => {
+  // The app's onError, else the limiter's own warning (a reporter like the limiter's): what
+  // the app sees of a store failure is the same, observed or not.
+  const onError =
+    options.onError ?? createReporter(defaultLogger(options.logger), undefined).storeError
+  const observeError = (error: unknown, context: StoreErrorContext) => {
     emit({ type: 'store.error', ...context, store: storeKind, reason: reasonOf(error) })
     if (context.operation === 'consume') failureEventsOf(context, modes, emit)
+    onError(error, context)
   }
   const limiter = createLimiter({
     ...limiterOptions,
     rules,
     store: usable ? timedStore(store, storeKind, emit) : store,
     clock: typeof clock?.now === 'function' ? watchedClock(clock, emit) : clock,
-    [STORE_ERROR_LISTENER]: listener,
-  } as LimiterOptions)
+    onError: observeError,
+  })
 
   const decided = (verdict: Verdict, facts: Parameters<Limiter['decide']>[0]) => {
     ruleEventsOf(verdict.allowed, verdict.decisions, emit)
@@ -121,7 +133,7 @@ function watchedClock(clock: Clock, emit: Emit): Clock {
   }
 }
 
-function loggerOf(logger: Logger | false | undefined): Logger | false {
+function defaultLogger(logger?: Logger | false): Logger | false {
   if (logger !== undefined) return logger
   const console = (globalThis as { console?: Partial<Logger> }).console
   return typeof console?.warn === 'function' ? (console as Logger) : false
