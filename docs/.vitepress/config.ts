@@ -46,6 +46,7 @@ export default defineConfig({
           { text: 'Redis', link: '/concepts/redis' },
           { text: 'Where to enforce', link: '/concepts/where-to-enforce' },
           { text: 'Failure modes', link: '/concepts/failure-modes' },
+          { text: 'Observability', link: '/concepts/observability' },
         ],
       },
       {

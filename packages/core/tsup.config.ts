@@ -7,6 +7,7 @@ export default defineConfig({
     adapter: 'src/adapter/index.ts',
     node: 'src/node/index.ts',
     fields: 'src/fields-parse/index.ts',
+    observe: 'src/observe/index.ts',
     simulate: 'src/simulate/index.ts',
   },
   format: ['esm', 'cjs'],

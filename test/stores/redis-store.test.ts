@@ -158,6 +158,7 @@ describe.skipIf(!redisAvailable)('Redis store on a single node', () => {
         expect((await store.consume([c], 0)).decisions[0]?.remaining).toBe(0)
         // First call: not cached yet. After the flush: once more. Otherwise by SHA.
         expect(calls).toEqual(['evalsha', 'eval', 'evalsha', 'eval', 'evalsha'])
+        expect([store.scriptLoads, store.scriptReloads]).toEqual([1, 1])
       } finally {
         await own.close()
         await server.stop()

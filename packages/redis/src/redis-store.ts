@@ -71,6 +71,13 @@ export interface RedisStore extends Store {
    * allow scripts by SHA; the store loads each one itself on first use.
    */
   scripts(): readonly Script[]
+  /** How many scripts the store has sent by source for the first time (each is then cached). */
+  readonly scriptLoads: number
+  /**
+   * How many times a script already sent was sent again because the server answered `NOSCRIPT`
+   * (after a restart, a `SCRIPT FLUSH` or a failover to a replica that never saw it).
+   */
+  readonly scriptReloads: number
 }
 
 export const DEFAULT_TIMEOUT_MS = 250
@@ -86,7 +93,22 @@ export const DEFAULT_PREFIX = 'tg'
  * const limiter = createLimiter({ rules, store })
  */
 export function redisStore(options: RedisStoreOptions): RedisStore {
-  const { client, prefix, serverTime, timeoutMs, margin, coalesce } = resolveOptions(options)
+  const resolved = resolveOptions(options)
+  const { prefix, serverTime, timeoutMs, margin, coalesce } = resolved
+  // EVAL is only sent after NOSCRIPT (see callScript): a script's first time loads it, any
+  // later one reloads it.
+  const loaded = new Set<string>()
+  let scriptReloads = 0
+  const given = resolved.client
+  const client: RedisScriptClient = {
+    evalsha: (sha, keys, args) => given.evalsha(sha, keys, args),
+    eval: (source, keys, args) => {
+      if (loaded.has(source)) scriptReloads++
+      else loaded.add(source)
+      return given.eval(source, keys, args)
+    },
+    cluster: given.cluster,
+  }
   const preparer = chargePreparer(prefix, { serverTime, marginMs: Number(margin) })
   const prepare = preparer.prepare
   const send = requestSender({
@@ -133,6 +155,12 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
 
   return {
     timeoutMs,
+    get scriptLoads() {
+      return loaded.size
+    },
+    get scriptReloads() {
+      return scriptReloads
+    },
     keyOf: (rule, key) => redisKey(prefix, rule, key),
     scripts: () => [consumeScript, refundScript, ...preparer.ruleSetScripts()],
 

@@ -114,7 +114,11 @@ type Shared<Req> = {
   readonly releases: boolean
   /** The load shedder, when it counts requests in flight (their end is then reported). */
   readonly inFlight: Shedder<Req> | undefined
+  readonly debugHeader: ((verdict: Verdict) => string | undefined) | undefined
 }
+
+/** The development-only explanation field (see `debugHeader` in `@tollgate/core/observe`). */
+const DEBUG = 'Tollgate-Debug'
 
 const OPEN = 0
 const ENDED = 1
@@ -195,6 +199,9 @@ export class Pass<Req, Res> implements Waiter {
         this.denialFields = shared.ownAnswer
           ? fieldsForOwnAnswer(response.headers)
           : response.headers
+        const explained = verdict && shared.debugHeader?.(verdict)
+        // Denials are answered from their fields by every adapter: the explanation goes there.
+        if (explained) this.denialFields = [...this.denialFields, [DEBUG, explained]]
       }
     }
     if (
@@ -212,6 +219,8 @@ export class Pass<Req, Res> implements Waiter {
     if (response === undefined)
       sink.putVerdict(target, this.verdict!, this.shared.writeVerdictFields)
     else sink.putEntries(target, response.allowed ? response.headers : this.denialFields!)
+    const explained = !this.denial && this.verdict && this.shared.debugHeader?.(this.verdict)
+    if (explained) sink.putEntries(target, [[DEBUG, explained]])
   }
 
   /**
@@ -328,6 +337,7 @@ function kitWith<Req, Res>(
     disconnected: framework.disconnected,
     releases: releasesSlots(gate.limiter),
     inFlight: shedder?.countsInFlight ? shedder : undefined,
+    debugHeader: options.debugHeader,
   }
   const names = gate.responder.headerNames
 

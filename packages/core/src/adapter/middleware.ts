@@ -109,10 +109,24 @@ export type RequestHooks<Req> = {
    * See docs/concepts/where-to-enforce.md. @default none
    */
   readonly shed?: LoadShedder<Req> | undefined
+  /**
+   * Writes a `Tollgate-Debug` field explaining each verdict: give it `debugHeader(limiter,
+   * { environment: process.env.NODE_ENV })` from `@tollgate/core/observe`, which is undefined
+   * (off) outside development. @default none
+   */
+  readonly debugHeader?: ((verdict: Verdict) => string | undefined) | undefined
 }
 
 /** The hook names `checkHooks` checks for every adapter. */
-export const REQUEST_HOOKS = ['skip', 'user', 'plan', 'identities', 'onLimited', 'onShadowDenied']
+export const REQUEST_HOOKS = [
+  'skip',
+  'user',
+  'plan',
+  'identities',
+  'onLimited',
+  'onShadowDenied',
+  'debugHeader',
+]
 
 /** How a middleware reads a request: the app's hooks, or the framework's default for the user. */
 export type RequestReaders<Req> = {

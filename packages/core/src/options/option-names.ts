@@ -52,6 +52,7 @@ const HOOKS: { readonly [K in keyof RequestHooks<unknown> | 'onLimited']-?: true
   refund: true,
   onShadowDenied: true,
   shed: true,
+  debugHeader: true,
   onLimited: true,
 }
 

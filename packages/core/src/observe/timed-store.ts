@@ -1,0 +1,127 @@
+import type { Algorithm } from '../algorithms/types.js'
+import type { Decision } from '../decision.js'
+import { RateLimitError } from '../errors.js'
+import { isPromiseLike } from '../limiter/engine.js'
+import type { Store } from '../store/types.js'
+import type { StoreKind } from './events.js'
+import type { Emit } from './fan-out.js'
+
+type Performance = { now(): number }
+
+/** A monotonic clock in ms where the runtime has one (every runtime Tollgate runs on does). */
+const elapsed: () => number = (() => {
+  const performance = (globalThis as { performance?: Performance }).performance
+  return typeof performance?.now === 'function' ? () => performance.now() : () => Date.now()
+})()
+
+/** How events name a store: by what it is, never by anything it holds. */
+export function storeKindOf(store: Store): StoreKind {
+  const shaped = store as Partial<Record<'bytes' | 'evictions' | 'keyOf' | 'scripts', unknown>>
+  if (typeof shaped.bytes === 'number' && typeof shaped.evictions === 'number') return 'memory'
+  if (typeof shaped.keyOf === 'function' && typeof shaped.scripts === 'function') return 'redis'
+  return 'custom'
+}
+
+/** A bounded name for an error: its `ERR_RL_*` code, or `error`. */
+export function reasonOf(error: unknown): string {
+  try {
+    return error instanceof RateLimitError ? error.code : 'error'
+  } catch {
+    return 'error'
+  }
+}
+
+type ConsumeOne = (
+  rule: string,
+  algorithm: Algorithm,
+  key: string,
+  cost: number,
+  now: number,
+) => Decision
+
+/** Reports one finished call; `error` undefined when it succeeded. */
+function reported(
+  emit: Emit,
+  store: StoreKind,
+  operation: 'consume' | 'refund',
+  start: number,
+  error: unknown,
+): void {
+  emit({
+    type: 'store.call',
+    store,
+    operation,
+    durationMs: elapsed() - start,
+    error: error === undefined ? undefined : reasonOf(error),
+  })
+}
+
+/** Reports a call's result (a promise when it settles) and hands it back. */
+function settled<T>(
+  emit: Emit,
+  kind: StoreKind,
+  operation: 'consume' | 'refund',
+  start: number,
+  result: T,
+): T {
+  if (!isPromiseLike(result)) {
+    reported(emit, kind, operation, start, undefined)
+    return result
+  }
+  return Promise.resolve(result).then(
+    (value) => {
+      reported(emit, kind, operation, start, undefined)
+      return value
+    },
+    (error: unknown) => {
+      reported(emit, kind, operation, start, error ?? 'error')
+      throw error
+    },
+  ) as T
+}
+
+/**
+ * `store` with every call timed and reported as a `store.call` event. Its fast path for one
+ * charge (`consumeOne`, the memory store's) and its own budget (`timeoutMs`) are kept, so the
+ * limiter decides exactly as it would with the store itself. No closure is made per call.
+ */
+export function timedStore(store: Store, kind: StoreKind, emit: Emit): Store {
+  const timed: Store & { consumeOne?: ConsumeOne } = {
+    consume(charges, now) {
+      const start = elapsed()
+      try {
+        return settled(emit, kind, 'consume', start, store.consume(charges, now))
+      } catch (error) {
+        reported(emit, kind, 'consume', start, error ?? 'error')
+        throw error
+      }
+    },
+    refund(charges, chargedAt, now) {
+      const start = elapsed()
+      try {
+        return settled(emit, kind, 'refund', start, store.refund(charges, chargedAt, now))
+      } catch (error) {
+        reported(emit, kind, 'refund', start, error ?? 'error')
+        throw error
+      }
+    },
+    ...(store.timeoutMs === undefined ? {} : { timeoutMs: store.timeoutMs }),
+  }
+  const consumeOne = (store as { consumeOne?: ConsumeOne }).consumeOne
+  if (typeof consumeOne === 'function') {
+    const one = consumeOne.bind(store)
+    timed.consumeOne = (rule, algorithm, key, cost, now) => {
+      const start = elapsed()
+      let decision: Decision
+      try {
+        decision = one(rule, algorithm, key, cost, now)
+      } catch (error) {
+        reported(emit, kind, 'consume', start, error ?? 'error')
+        throw error
+      }
+      reported(emit, kind, 'consume', start, undefined)
+      return decision
+    }
+  }
+  return timed
+}

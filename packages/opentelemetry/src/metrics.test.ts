@@ -1,0 +1,184 @@
+import { memoryStore, type RuleConfig } from '@tollgate/core'
+import { observedLimiter, shadowReport } from '@tollgate/core/observe'
+import { inMemoryMetrics, linesOf } from '@tollgate/test-utils/metrics'
+import fc from 'fast-check'
+import { afterEach, describe, expect, it } from 'vitest'
+import { tollgateMetrics } from './metrics.js'
+import { ATTRIBUTES as A, INSTRUMENTS as I } from './names.js'
+import { shadowReportMetrics } from './shadow-metrics.js'
+
+const RULES: RuleConfig[] = [
+  {
+    id: 'per-ip',
+    match: { identity: 'ip' },
+    algorithm: 'token_bucket',
+    rate: 1,
+    period: '1s',
+    burst: 2,
+  },
+  {
+    id: 'new-login',
+    match: { identity: 'ip', route: ['POST /login'] },
+    algorithm: 'fixed_window',
+    limit: 1,
+    window: '1m',
+    mode: 'shadow',
+  },
+]
+
+const get = (ip: string) => ({ method: 'GET', path: '/', identities: { ip } })
+const login = (ip: string) => ({ method: 'POST', path: '/login', identities: { ip } })
+
+let sdk = inMemoryMetrics()
+afterEach(async () => {
+  await sdk.shutdown()
+  sdk = inMemoryMetrics()
+})
+
+describe('tollgateMetrics', () => {
+  it('counts a scripted trace exactly: decisions, charges, remaining at admission, store calls', async () => {
+    const store = memoryStore()
+    const limiter = observedLimiter({
+      rules: RULES,
+      store,
+      observers: [tollgateMetrics({ meterProvider: sdk.meterProvider })],
+    })
+    for (const facts of [get('a'), login('a'), login('a'), get('b'), login('b')]) {
+      limiter.decide(facts, { now: 1000 })
+    }
+    const metrics = await sdk.collect()
+    expect(linesOf(metrics.get(I.decisions), [A.rule, A.outcome, A.mode])).toEqual([
+      'new-login admitted shadow = 2',
+      'new-login shadow-denied shadow = 1',
+      'per-ip admitted enforce = 4',
+      'per-ip denied enforce = 1',
+    ])
+    // The denied request charged nothing; the shadow denial neither.
+    expect(linesOf(metrics.get(I.charged), [A.rule, A.mode])).toEqual([
+      'new-login shadow = 2',
+      'per-ip enforce = 4',
+    ])
+    const ratio = metrics.get(I.remainingRatio)!.find((p) => p.attributes[A.rule] === 'per-ip')!
+    // Left after each admission: a 1, a 0, b 1, b 0 (of 2): 0.5 + 0 + 0.5 + 0.
+    expect(ratio.value).toEqual({ count: 4, sum: 1 })
+    expect(linesOf(metrics.get(I.storeDuration), [A.storeKind, A.storeOperation])).toEqual([
+      'memory consume = 5',
+    ])
+    expect(linesOf(metrics.get(I.memoryEntries), [])).toEqual([' = 4'])
+    expect(store.size).toBe(4)
+    expect(linesOf(metrics.get(I.memoryBytes), [])).toEqual([` = ${store.bytes}`])
+    expect(linesOf(metrics.get(I.memoryEvictions), [])).toEqual([' = 0'])
+  })
+
+  it('counts store failures by kind, operation and reason, and each rule as failed open or closed', async () => {
+    const down = () => Promise.reject(new Error('connect ECONNREFUSED 10.0.0.7:6379'))
+    const limiter = observedLimiter({
+      rules: [{ ...RULES[0]!, onStoreError: 'closed' }, RULES[1]!],
+      store: { consume: down, refund: down },
+      storeTimeoutMs: false,
+      logger: false,
+      observers: [tollgateMetrics({ meterProvider: sdk.meterProvider })],
+    })
+    await limiter.decide(login('203.0.113.7'))
+    const metrics = await sdk.collect()
+    expect(linesOf(metrics.get(I.decisions), [A.rule, A.outcome])).toEqual([
+      'new-login store-failed-open = 1',
+      'per-ip store-failed-closed = 1',
+    ])
+    expect(
+      linesOf(metrics.get(I.storeErrors), [A.storeKind, A.storeOperation, A.errorType]),
+    ).toEqual(['custom consume error = 1'])
+    expect(linesOf(metrics.get(I.storeDuration), [A.storeKind, A.errorType])).toEqual([
+      'custom error = 1',
+    ])
+  })
+
+  it('counts clock steps back', async () => {
+    let now = 50_000
+    const limiter = observedLimiter({
+      rules: RULES,
+      clock: { now: () => now },
+      logger: false,
+      observers: [tollgateMetrics({ meterProvider: sdk.meterProvider })],
+    })
+    for (const at of [50_000, 49_000, 49_500, 10_000]) {
+      now = at
+      limiter.decide(get('a'))
+    }
+    const metrics = await sdk.collect()
+    expect(linesOf(metrics.get(I.clockSteps), [A.clockDirection])).toEqual(['backward = 2'])
+  })
+
+  it('never puts a client key or IP in an attribute, whatever the traffic', async () => {
+    const identity = fc.oneof(fc.ipV4(), fc.ipV6(), fc.string({ minLength: 1, maxLength: 12 }))
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.tuple(identity, fc.boolean()), { minLength: 1, maxLength: 30 }),
+        async (trace) => {
+          const local = inMemoryMetrics()
+          const limiter = observedLimiter({
+            rules: RULES,
+            observers: [tollgateMetrics({ meterProvider: local.meterProvider })],
+          })
+          for (const [ip, isLogin] of trace)
+            limiter.decide(isLogin ? login(ip) : get(ip), { now: 0 })
+          const metrics = await local.collect()
+          await local.shutdown()
+          const allowed = new Set(['per-ip', 'new-login', 'enforce', 'shadow', 'memory', 'consume'])
+          for (const points of metrics.values()) {
+            for (const point of points) {
+              for (const [name, value] of Object.entries(point.attributes)) {
+                if (name === A.outcome) continue
+                expect(allowed.has(String(value)), `${name}=${String(value)}`).toBe(true)
+              }
+            }
+          }
+        },
+      ),
+      { numRuns: 25 },
+    )
+  })
+
+  it('keeps every histogram value held between collections, past the size of its arrays', async () => {
+    const limiter = observedLimiter({
+      rules: [
+        { id: 'per-ip', match: { identity: 'ip' }, algorithm: 'token_bucket', rate: 1, burst: 2 },
+      ],
+      observers: [tollgateMetrics({ meterProvider: sdk.meterProvider })],
+    })
+    for (let i = 0; i < 20_000; i++) limiter.decide(get(`10.0.${i >> 8}.${i & 255}`), { now: 0 })
+    const first = await sdk.collect()
+    expect(first.get(I.remainingRatio)![0]!.value).toMatchObject({ count: 20_000 })
+    limiter.decide(get('10.1.0.0'), { now: 0 })
+    const second = await sdk.collect()
+    expect(second.get(I.remainingRatio)![0]!.value).toMatchObject({ count: 20_001 })
+    expect(linesOf(second.get(I.storeDuration), [])).toEqual([' = 20001'])
+  })
+
+  it('records nothing and costs no error without an SDK (the global no-op provider)', () => {
+    const limiter = observedLimiter({ rules: RULES, observers: [tollgateMetrics()] })
+    expect(limiter.decide(get('a'), { now: 0 })).toMatchObject({ allowed: true })
+  })
+})
+
+describe('shadowReportMetrics', () => {
+  it("exports a shadow report's heaviest counts by rank and its error bound, never a key", async () => {
+    const report = shadowReport({ capacity: 2 })
+    shadowReportMetrics(report, { meterProvider: sdk.meterProvider, ranks: 2 })
+    const limiter = observedLimiter({ rules: RULES, observers: [report] })
+    // The shadow rule allows one login a minute per IP: a is 3 over, b 1, c 2 (c replaces b).
+    for (const [ip, times] of [
+      ['10.0.0.1', 4],
+      ['10.0.0.2', 2],
+      ['10.0.0.3', 3],
+    ] as const) {
+      for (let i = 0; i < times; i++) limiter.decide(login(ip), { now: 0 })
+    }
+    const metrics = await sdk.collect()
+    expect(linesOf(metrics.get(I.shadowHeavyHitters), [A.rule, A.rank])).toEqual([
+      'new-login 1 = 3',
+      'new-login 2 = 3',
+    ])
+    expect(linesOf(metrics.get(I.shadowErrorBound), [A.rule])).toEqual(['new-login = 3'])
+  })
+})

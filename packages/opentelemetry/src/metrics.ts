@@ -1,0 +1,169 @@
+import { type Meter, type MeterProvider, metrics, type Observable } from '@opentelemetry/api'
+import type {
+  ObservedEvent,
+  ObservedLimiterInfo,
+  Observer,
+  RuleEvent,
+} from '@tollgate/core/observe'
+import { AttributeCache } from './attribute-cache.js'
+import { DeferredHistogram } from './deferred-histogram.js'
+import {
+  ATTRIBUTES,
+  DURATION_BOUNDARIES,
+  INSTRUMENTS,
+  METER_NAME,
+  RATIO_BOUNDARIES,
+} from './names.js'
+import { observeStores } from './store-gauges.js'
+
+export type TollgateMetricsOptions = {
+  /** Where the instruments are made. @default the global one (`metrics.getMeterProvider()`) */
+  readonly meterProvider?: MeterProvider | undefined
+  /**
+   * Whether to record the two histograms (remaining ÷ limit at admission, store call
+   * durations). Each value costs the SDK's `record` (about a microsecond: it hashes the
+   * attributes), at collection time; without them a request costs a few additions.
+   * @default true
+   */
+  readonly histograms?: boolean | undefined
+}
+
+/** The binding's version, given with the meter's name. */
+const VERSION = '0.1.0'
+
+/**
+ * An observer that records what an observed limiter does as OpenTelemetry metrics (see
+ * docs/concepts/observability.md for every instrument). Without an SDK registered, the global
+ * provider is OpenTelemetry's no-op one: recording then does nothing.
+ * @example
+ * const limiter = observedLimiter({ rules, observers: [tollgateMetrics()] })
+ */
+export function tollgateMetrics(options: TollgateMetricsOptions = {}): Observer {
+  const provider = options.meterProvider ?? metrics.getMeterProvider()
+  const histograms = options.histograms ?? true
+  if (typeof histograms !== 'boolean') {
+    throw new TypeError(
+      `tollgateMetrics(): histograms: expected true or false, got ${typeof histograms}`,
+    )
+  }
+  const meter: Meter = provider.getMeter(METER_NAME, VERSION)
+  // Counters are summed here and read at each collection (observable counters), histogram
+  // values held until then (DeferredHistogram): a request costs a few additions and array
+  // writes, where the SDK's instruments would hash the attributes on every call.
+  const decisions = meter.createObservableCounter(INSTRUMENTS.decisions, {
+    description: "Rules' decisions on requests, by rule, outcome and mode",
+    unit: '{decision}',
+  })
+  const charged = meter.createObservableCounter(INSTRUMENTS.charged, {
+    description: 'Cost units charged to admitted requests, by rule and mode',
+    unit: '{unit}',
+  })
+  const remainingRatio = meter.createHistogram(INSTRUMENTS.remainingRatio, {
+    description: 'What a rule had left at admission, as a share of its limit (0: at the limit)',
+    unit: '1',
+    advice: { explicitBucketBoundaries: RATIO_BOUNDARIES },
+  })
+  const storeDuration = meter.createHistogram(INSTRUMENTS.storeDuration, {
+    description: 'How long store calls take, by store kind and operation',
+    unit: 's',
+    advice: { explicitBucketBoundaries: DURATION_BOUNDARIES },
+  })
+  const storeErrors = meter.createObservableCounter(INSTRUMENTS.storeErrors, {
+    description:
+      "Store failures (errors, timeouts, bad replies, a failed clock) decided by the rules' onStoreError",
+    unit: '{error}',
+  })
+  const clockSteps = meter.createObservableCounter(INSTRUMENTS.clockSteps, {
+    description: 'Times the clock read earlier than before',
+    unit: '{step}',
+  })
+  const stores = observeStores(meter)
+
+  const ruleAttributes = new AttributeCache((rule, outcome, mode) => ({
+    [ATTRIBUTES.rule]: rule,
+    [ATTRIBUTES.outcome]: outcome,
+    [ATTRIBUTES.mode]: mode,
+  }))
+  const ruleModeAttributes = new AttributeCache((rule, mode) => ({
+    [ATTRIBUTES.rule]: rule,
+    [ATTRIBUTES.mode]: mode,
+  }))
+  const storeErrorAttributes = new AttributeCache((kind, operation, error) => ({
+    [ATTRIBUTES.storeKind]: kind,
+    [ATTRIBUTES.storeOperation]: operation,
+    [ATTRIBUTES.errorType]: error,
+  }))
+  const storeAttributes = new AttributeCache((kind, operation, error) =>
+    error === ''
+      ? { [ATTRIBUTES.storeKind]: kind, [ATTRIBUTES.storeOperation]: operation }
+      : {
+          [ATTRIBUTES.storeKind]: kind,
+          [ATTRIBUTES.storeOperation]: operation,
+          [ATTRIBUTES.errorType]: error,
+        },
+  )
+  const directionAttributes = new AttributeCache((direction) => ({
+    [ATTRIBUTES.clockDirection]: direction,
+  }))
+
+  const ratios = new DeferredHistogram(remainingRatio, ruleModeAttributes)
+  const durations = new DeferredHistogram(storeDuration, storeAttributes)
+  const counted: ReadonlyArray<readonly [Observable, AttributeCache]> = [
+    [decisions, ruleAttributes],
+    [charged, ruleModeAttributes],
+    [storeErrors, storeErrorAttributes],
+    [clockSteps, directionAttributes],
+  ]
+  meter.addBatchObservableCallback(
+    (result) => {
+      ratios.flush()
+      durations.flush()
+      for (const [instrument, cache] of counted) {
+        for (const series of cache.series)
+          result.observe(instrument, series.value, series.attributes)
+      }
+    },
+    counted.map(([instrument]) => instrument),
+  )
+
+  function rule(event: RuleEvent): void {
+    ruleAttributes.get(event.rule, event.outcome, event.mode).value++
+    if (event.charged > 0 || (event.outcome === 'admitted' && event.limit !== undefined)) {
+      const series = ruleModeAttributes.get(event.rule, event.mode, '')
+      series.value += event.charged
+      if (event.outcome === 'admitted' && event.limit !== undefined && event.limit > 0) {
+        if (histograms) ratios.record((event.remaining ?? 0) / event.limit, series.index)
+      }
+    }
+  }
+
+  return {
+    attach(limiter: ObservedLimiterInfo) {
+      stores.add(limiter.store, limiter.storeKind)
+    },
+    observe(event: ObservedEvent) {
+      switch (event.type) {
+        case 'rule':
+          rule(event)
+          return
+        case 'store.call':
+          if (histograms)
+            durations.record(
+              event.durationMs / 1000,
+              storeAttributes.get(event.store, event.operation, event.error ?? '').index,
+            )
+          return
+        case 'store.error':
+          storeErrorAttributes.get(event.store, event.operation, event.reason).value++
+          return
+        case 'clock.step':
+          directionAttributes.get(event.direction, '', '').value++
+          return
+        default:
+          // A decision's verdict is counted through its rule events; kinds added later are
+          // ignored until this binding knows them.
+          return
+      }
+    },
+  }
+}
