@@ -39,6 +39,11 @@ const perMinute = (algorithm: 'fixed_window' | 'sliding_log' | 'sliding_window')
   window: '60s',
 })
 
+/** nginx's `limit_req zone=... rate=10r/s` with `burst=20` and the given knobs. */
+function nginxQueue(knobs: { readonly nodelay?: boolean; readonly delay?: number }): RuleConfig {
+  return { id: 'nginx', match: perClient, algorithm: 'leaky_queue', rate: 10, burst: 20, ...knobs }
+}
+
 /** The specification's worked figures, by name. */
 export const SCENARIOS: readonly Scenario[] = [
   {
@@ -98,6 +103,21 @@ export const SCENARIOS: readonly Scenario[] = [
       'T = 1/R = 100 ms, τ = (B − 1) × T = 1.9 s: the 21st request is told to retry in 100 ms.',
     arrivals: burst(21, 0),
     lanes: [{ label: 'GCRA, Free plan', rules: [freePlan('gcra')] }],
+    from: 0,
+    until: 2500,
+    sampleEveryMs: 10,
+  },
+  {
+    name: 'nginx-queue',
+    title: 'The NGINX queue: rate=10r/s burst=20, 25 requests at once',
+    caption:
+      'leaky_queue, R = 10/s, a queue of 20: one served now, twenty released 100 ms apart, four rejected; with nodelay twenty-one now, with delay=10 eleven now.',
+    arrivals: burst(25, 0),
+    lanes: [
+      { label: 'burst=20', rules: [nginxQueue({})] },
+      { label: 'burst=20 nodelay', rules: [nginxQueue({ nodelay: true })] },
+      { label: 'burst=20 delay=10', rules: [nginxQueue({ delay: 10 })] },
+    ],
     from: 0,
     until: 2500,
     sampleEveryMs: 10,

@@ -117,3 +117,37 @@ describe('the lanes judge the same arrivals independently', () => {
     expect(admittedBetween(together, 0, 100_000)).toBe(100)
   })
 })
+
+describe('the NGINX queue (rate=10r/s burst=20): 25 requests at once', () => {
+  const [plain, nodelay, delayed] = run('nginx-queue') as [Simulation, Simulation, Simulation]
+  /** Each request's wait before it is served (ms), or 'rejected'. */
+  const waits = (lane: Simulation) =>
+    lane.requests.map((r) => (r.allowed ? (r.decisions[0]!.delayMs ?? 0) : 'rejected'))
+
+  it('#1 is served now, #2–#21 queued and released one every 100 ms (the last at 2.0 s), #22–#25 rejected', () => {
+    expect(waits(plain)).toEqual([
+      0,
+      ...Array.from({ length: 20 }, (_, i) => (i + 1) * 100),
+      ...Array(4).fill('rejected'),
+    ])
+    expect(plain.requests[21]!.decisions[0]!.retryAfterMs).toBeGreaterThan(0)
+  })
+
+  it('with nodelay, #1–#21 are served now: the meter', () => {
+    expect(waits(nodelay)).toEqual([...Array(21).fill(0), ...Array(4).fill('rejected')])
+  })
+
+  it('with delay=10, the first 11 are served now and the rest spaced 100 ms apart', () => {
+    expect(waits(delayed)).toEqual([
+      ...Array(11).fill(0),
+      ...Array.from({ length: 10 }, (_, i) => (i + 1) * 100),
+      ...Array(4).fill('rejected'),
+    ])
+  })
+
+  it('the queue holds at most burst = 20 while it drains, and is empty by 2.0 s', () => {
+    const held = plain.states.map((s) => s.used)
+    expect(Math.max(...held)).toBeLessThanOrEqual(21)
+    expect(stateAt(plain, 2100)?.used).toBe(0)
+  })
+})
