@@ -28,8 +28,9 @@ export type LocalLimiter = {
   readonly tryAcquire: (cost?: number) => boolean
   /**
    * Takes `cost` as soon as every rule has it, after the calls queued before it, then waits for
-   * its queue rules' slot. Rejects with the signal's reason if it aborts while waiting (what
-   * it holds is given back: a seated call's slot goes to the calls behind it), with a
+   * its queue rules' slot. Rejects with the signal's reason if it aborts while waiting: before
+   * its charge nothing is taken; once seated, its queue slots go back and the calls behind it
+   * move up (what the other rules counted stays spent, as the call was admitted). Rejects with a
    * `LocalQueueRefusedError` when a queue rule has no slot for it, and with
    * `ERR_RL_COST_EXCEEDS_CAPACITY` for a cost no rule could ever admit.
    */

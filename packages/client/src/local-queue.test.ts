@@ -137,13 +137,20 @@ describe('aborts', () => {
 describe('any arrivals and aborts', () => {
   const config = fc.record({
     rate: fc.integer({ min: 1, max: 20 }),
-    burst: fc.integer({ min: 1, max: 10 }),
+    burst: fc.integer({ min: 2, max: 10 }),
     delay: fc.nat(10),
   })
-  const calls = fc.array(fc.record({ gap: fc.nat(150), abortAfter: fc.option(fc.nat(400)) }), {
-    minLength: 1,
-    maxLength: 50,
-  })
+  const calls = fc.array(
+    fc.record({
+      gap: fc.nat(150),
+      cost: fc.integer({ min: 1, max: 3 }),
+      abortAfter: fc.option(fc.nat(400)),
+    }),
+    {
+      minLength: 1,
+      maxLength: 50,
+    },
+  )
 
   it('releases are never closer than the rate allows beyond the delay allowance; at most burst wait', async () => {
     await fc.assert(
@@ -153,7 +160,7 @@ describe('any arrivals and aborts', () => {
         const rule = { algorithm: 'leaky_queue', rate: params.rate, period: '1s', burst, delay }
         const { time, limiter } = setup(rule as LocalRule)
         const intervalMs = 1000 / params.rate
-        const released: number[] = []
+        const released: Array<[at: number, cost: number]> = []
         const pending: Promise<unknown>[] = []
         let mostWaiting = 0
         for (const arrival of arrivals) {
@@ -161,8 +168,8 @@ describe('any arrivals and aborts', () => {
           const controller = new AbortController()
           pending.push(
             limiter
-              .acquire({ signal: controller.signal })
-              .then(() => released.push(time.now()))
+              .acquire({ cost: arrival.cost, signal: controller.signal })
+              .then(() => released.push([time.now(), arrival.cost]))
               .catch(() => undefined),
           )
           // The abort fires on the test's manual timers, beside the limiter's one.
@@ -175,11 +182,14 @@ describe('any arrivals and aborts', () => {
         await Promise.all(pending)
         expect(mostWaiting).toBeLessThanOrEqual(burst)
         expect(limiter.queued()).toBe(0)
-        // Releases j after i: at least (j − i − delay) emission intervals apart (ms rounded up).
+        // Releases j after i: at least the units of i+1..j less the delay allowance apart, in
+        // emission intervals (ms rounded up).
         for (let i = 0; i < released.length; i++) {
+          let units = 0
           for (let j = i + 1; j < released.length; j++) {
-            const least = Math.floor((j - i - delay) * intervalMs) - 1
-            expect(released[j]! - released[i]!).toBeGreaterThanOrEqual(least)
+            units += released[j]![1]
+            const least = Math.floor((units - delay) * intervalMs) - 1
+            expect(released[j]![0] - released[i]![0]).toBeGreaterThanOrEqual(least)
           }
         }
       }),
