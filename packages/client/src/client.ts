@@ -120,7 +120,10 @@ export function createClient(options: ClientOptions = {}): TollgateClient {
     const limiter = limiterOf(request)
     if (limiter !== undefined) {
       const delayMs = limiter.reserve(cost)
-      if (delayMs > 0) emit({ type: 'wait', reason: 'limiter', policy: undefined, delayMs, url })
+      // Infinity: a queue rule refuses the call, so acquire rejects and nothing is waited.
+      if (delayMs > 0 && delayMs !== Number.POSITIVE_INFINITY) {
+        emit({ type: 'wait', reason: 'limiter', policy: undefined, delayMs, url })
+      }
       await limiter.acquire({ cost, signal })
     }
     learned?.spend(scope, cost, scheduler.now())

@@ -1,6 +1,6 @@
 import { manualTime } from '@tollgate/test-utils'
 import { describe, expect, it } from 'vitest'
-import { type ClientEvent, createClient, localLimiter } from './index.js'
+import { type ClientEvent, createClient, LocalQueueRefusedError, localLimiter } from './index.js'
 import { START, setup } from './test-client.js'
 
 describe('the closed loop: learning from the fields', () => {
@@ -124,6 +124,32 @@ it('self-throttles with a local limiter and reports the wait', async () => {
   expect(events.map((e) => e.type === 'wait' && [e.reason, e.delayMs])).toEqual([
     ['limiter', 500],
     ['limiter', 1000],
+  ])
+})
+
+it("a queue rule spaces the client's calls by its slots and refuses past its line, sending nothing", async () => {
+  const time = manualTime(START)
+  const rule = { algorithm: 'leaky_queue', rate: 10, period: '1s', burst: 2 } as const
+  const limiter = localLimiter(rule, time)
+  const at: number[] = []
+  const events: ClientEvent[] = []
+  const client = createClient({
+    ...time,
+    limiter,
+    onEvent: (e) => events.push(e),
+    fetch: async () => {
+      at.push(time.now() - START)
+      return new Response('ok')
+    },
+  })
+  const calls = [1, 2, 3, 4].map(() => client.fetch('https://api.test/').catch((e: unknown) => e))
+  await time.runAll()
+  const outcomes = await Promise.all(calls)
+  expect(at).toEqual([0, 100, 200])
+  expect(outcomes[3]).toBeInstanceOf(LocalQueueRefusedError)
+  expect(events.map((e) => e.type === 'wait' && [e.reason, e.delayMs])).toEqual([
+    ['limiter', 100],
+    ['limiter', 200],
   ])
 })
 

@@ -19,6 +19,7 @@ export {
   type LocalLimiterOptions,
   localLimiter,
 } from './local-limiter.js'
+export { LocalQueueRefusedError } from './local-queue-refused.js'
 export type { LocalRule } from './local-rules.js'
 export type { RetryOptions } from './retry-policy.js'
 export type { Completion } from './send.js'

@@ -5,6 +5,7 @@ import {
   gcra,
   leakyBucket,
   leakyQueue,
+  type QueueRuleConfig,
   type RateRuleConfig,
   type Rule,
   slidingLog,
@@ -23,11 +24,14 @@ type Local<T> = Omit<T, 'id' | 'match'> & {
 /**
  * A rule for a local limiter, in the shape of the server's rules (`rate`/`period`/`burst` or
  * `limit`/`window`, durations such as `'1s'`), or a compiled `Algorithm` from one of the core's
- * factories. Any object that implements `Algorithm` works, which is where a shaping algorithm
- * (a leaky queue that delays rather than denies) plugs in: the limiter only needs `step`'s
- * answer and its `retryAfterMs`.
+ * factories. Any object that implements `Algorithm` works: the limiter needs `step`'s answer and
+ * its `retryAfterMs`, and of an algorithm named `leaky_queue`, its `delayMs` (the call's slot).
  */
-export type LocalRule = Local<RateRuleConfig> | Local<WindowRuleConfig> | Algorithm
+export type LocalRule =
+  | Local<RateRuleConfig>
+  | Local<QueueRuleConfig>
+  | Local<WindowRuleConfig>
+  | Algorithm
 
 function isAlgorithm(rule: LocalRule): rule is Algorithm {
   return typeof (rule as Algorithm).decide === 'function'
