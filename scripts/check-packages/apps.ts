@@ -230,6 +230,21 @@ const CLIENT_APP: App = {
 
 APPS.push(CLIENT_APP)
 
+// The metrics package's example decides one request through an observed limiter, with no SDK
+// registered: OpenTelemetry's no-op meter records, and the verdict is the limiter's own.
+APPS.push({
+  name: 'opentelemetry-no-sdk',
+  tollgate: ['@tollgate/opentelemetry', '@tollgate/core'],
+  dependencies: { '@opentelemetry/api': '^1.7.0' },
+  type: 'module',
+  files: (tools) => ({ 'example.js': example(tools, '@tollgate/opentelemetry') }),
+  exercise: async (dir) => {
+    const out = await run(process.execPath, ['example.js'], { cwd: dir })
+    if (!/allowed: true/.test(out)) throw new Error(`the example printed ${out.trim()}`)
+    return 'decided one request through an observed limiter: allowed'
+  },
+})
+
 async function bundleWorker(entry: string, tools: AppTools): Promise<string> {
   // The app's esbuild, from the registry; typed here as far as it is used.
   const esbuild: {
