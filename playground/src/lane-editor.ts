@@ -42,6 +42,8 @@ export function laneEditor(
     const fields = isRate
       ? [input('rate', lane.rate), input('period', lane.period, 'text'), input('burst', lane.burst)]
       : [input('limit', lane.limit), input('window', lane.window, 'text')]
+    // A leaky queue's nginx `delay=`: how much of the burst is served at once.
+    if (lane.algorithm === 'leaky_queue') fields.push(input('delay', lane.delay))
     const read = (): ParamsLane => {
       const value = (name: string) =>
         fields.find((f) => f.getAttribute('data-field') === name)?.value
@@ -56,6 +58,7 @@ export function laneEditor(
             rate: number('rate'),
             period: value('period'),
             burst: number('burst'),
+            ...(algorithm.value === 'leaky_queue' ? { delay: number('delay') } : {}),
           }
         : {
             label: label.value,

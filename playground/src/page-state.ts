@@ -8,6 +8,8 @@ export type ParamsLane = {
   readonly rate?: number
   readonly period?: string
   readonly burst?: number
+  /** A leaky queue's excess served at once (nginx `delay=`; `nodelay` is the whole burst). */
+  readonly delay?: number
   /** Window rules. */
   readonly limit?: number
   readonly window?: string
@@ -29,7 +31,7 @@ export type PageState = {
   readonly every: number
 }
 
-export const RATE_ALGORITHMS = ['token_bucket', 'gcra', 'leaky_bucket']
+export const RATE_ALGORITHMS = ['token_bucket', 'gcra', 'leaky_bucket', 'leaky_queue']
 export const WINDOW_ALGORITHMS = ['fixed_window', 'sliding_log', 'sliding_window']
 
 export function isRulesLane(lane: LaneState): lane is RulesLane {
@@ -58,10 +60,19 @@ function laneOf(lane: Lane): LaneState {
       rate: rule.rate,
       period,
       burst: rule.burst,
+      ...queueDelay(rule),
     }
   }
+  if (!('window' in rule)) throw new Error(`lane ${lane.label}: ${rule.algorithm} has no form`)
   const window = typeof rule.window === 'number' ? `${rule.window}ms` : rule.window
   return { label: lane.label, algorithm: rule.algorithm, limit: rule.limit, window }
+}
+
+/** A queue rule's `delay`, with `nodelay` read as the whole burst. */
+function queueDelay(rule: { readonly burst: number }): { delay?: number } {
+  const knobs = rule as { readonly delay?: number; readonly nodelay?: boolean }
+  if (knobs.nodelay === true) return { delay: rule.burst }
+  return knobs.delay === undefined ? {} : { delay: knobs.delay }
 }
 
 /**

@@ -27,6 +27,7 @@ function laneRules(lane: LaneState): readonly RuleConfig[] {
         rate: lane.rate,
         period: lane.period,
         burst: lane.burst,
+        ...(lane.delay === undefined ? {} : { delay: lane.delay }),
       }
     : { ...base, algorithm: lane.algorithm, limit: lane.limit, window: lane.window }
   // Whatever the form holds goes to validation as it is, which names what is wrong.

@@ -24,7 +24,8 @@ const KB = 1024
 const BUDGETS: Array<{ fixture: Fixture; over?: Fixture; gzip: number; why: string }> = [
   // The goal is 10 KB (hono-rate-limiter adds 1.6 KB); docs/benchmarks.md says what remains.
   // Queue and concurrency rules together, measured after both landed: one rule on Hono +34.4 KB,
-  // the lean entry +25.2 KB, rules from YAML +65.5 KB (with the observability options), createLimiter + check 23.0 KB.
+  // the lean entry +25.2 KB, rules from YAML +65.5 KB (with the observability options),
+  // createLimiter + check 23.0 KB.
   // Concurrency rules: about +0.85 KB on every entry (the pass gives slots back on every way a
   // response ends, Hono watches a streamed body, the concurrent-requests unit); the shedder only
   // through loadShedder().
