@@ -58,7 +58,9 @@ export function parseReply(
       retryAfterMs: allowed === 1 ? undefined : numbers[retryAt++],
     }
     decisions[i] =
-      allowed === 1 && isQueue(charges[i]!) ? withDelay(decision, numbers[retryAt++]) : decision
+      allowed === 1 && isQueue(charges[i]!)
+        ? withDelay(decision, numbers[retryAt++], reply)
+        : decision
   }
   const end = withRecordedTimes ? retryAt + count : retryAt
   if (end !== numbers.length) {
@@ -107,7 +109,7 @@ export function parseRuleSetReplies(
       }
       decisions[j] =
         allowed === 1 && isQueue(request.charges[j]!)
-          ? withDelay(decision, numbers[base + 3])
+          ? withDelay(decision, numbers[base + 3], reply)
           : decision
     }
     outcomes[i] = { decisions, at: serverTime ? numbers[0]! : request.now }
@@ -119,8 +121,8 @@ export function parseRuleSetReplies(
 const isQueue = (charge: Charge) => charge.algorithm.name === 'leaky_queue'
 
 /** The decision of an allowed queue charge with its `delayMs` (none for a cost-0 report: -1). */
-function withDelay(decision: Decision, delayMs: number | undefined): Decision {
-  if (delayMs === undefined) throw malformed('expected the delay of a queue charge', delayMs)
+function withDelay(decision: Decision, delayMs: number | undefined, reply: unknown): Decision {
+  if (delayMs === undefined) throw malformed('expected the delay of an allowed queue charge', reply)
   return delayMs < 0 ? decision : { ...decision, delayMs }
 }
 
