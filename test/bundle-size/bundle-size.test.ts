@@ -39,7 +39,10 @@ const BUDGETS: Array<{ fixture: Fixture; over?: Fixture; gzip: number; why: stri
     gzip: 25.5 * KB,
     why: 'one rule on Hono, lean entry',
   },
-  { fixture: 'hono-rules-file', over: 'hono-bare', gzip: 65.5 * KB, why: 'rules from YAML' },
+  // Rules from YAML: 65.5 KB was already 17 B short with the merged queue, concurrency and
+  // observability work; the queue's delay and wait bound in its params (for the Redis store) add
+  // 17 B more.
+  { fixture: 'hono-rules-file', over: 'hono-bare', gzip: 65.75 * KB, why: 'rules from YAML' },
   { fixture: 'core-check', gzip: 23.25 * KB, why: 'the core: createLimiter and check' },
   { fixture: 'core-lean-check', gzip: 14 * KB, why: 'the core: createLeanLimiter and check' },
   { fixture: 'core-one-export', gzip: 0.5 * KB, why: 'one helper of a side-effect-free core' },
