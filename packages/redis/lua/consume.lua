@@ -2,7 +2,8 @@
 -- ARGV: now (-1: the server's TIME), expiry margin (ms), flag (0; 1: denied on another slot;
 -- 2: also reply the time each charge was recorded at),
 -- then per charge: algorithm code, cost, shadow (1/0) and the algorithm's parameters
--- (rate: unitsPerMs, unitsPerToken, capacity; window: limit, windowMs, 0).
+-- (rate: unitsPerMs, unitsPerToken, capacity, 0, 0; window: limit, windowMs, 0, 0, 0;
+-- leaky_queue: unitsPerMs, unitsPerToken, capacity, delay in ticks, max wait in ticks or -1).
 local floor, max, min, format = math.floor, math.max, math.min, string.format
 local function floorDiv(a, b)
   -- a % b is computed inside the VM (a - floor(a / b) * b, every step exact below 2^53), so
@@ -15,7 +16,7 @@ end
 -- The state of one key, or the state of a key never seen (init at now), and whether it was
 -- moved to now (a clock that stepped back further than the rule's reset span): a moved state is
 -- written back whatever the decision.
-local function load(code, key, p1, p2, p3, now)
+local function load(code, key, p1, p2, p3, p4, p5, now)
   local s, moved = nil, false
   local v = redis.pcall('GET', key)
   -- Missing, or another type (a rule that changed algorithm): no state. The sliding log tells
@@ -195,11 +196,21 @@ local function load(code, key, p1, p2, p3, now)
       s = { floorDiv(now, windowMs) * windowMs, 0, 0 }
     end
     end
+  elseif code == 7 then
+    local unitsPerMs, unitsPerToken, capacity, delayTicks, maxWaitTicks = p1, p2, p3, p4, p5
+    local slot = nil
+    if v then slot = tonumber(v) end
+    if slot then s = { slot } else s = { now * unitsPerMs } end
+    -- Further ahead than the key is held for: the clock stepped back; a full line at now.
+    if s[1] - now * unitsPerMs >= (2 * -floorDiv(-(capacity + unitsPerToken), unitsPerMs) + 1) * unitsPerMs then
+      s[1] = now * unitsPerMs + (capacity + unitsPerToken)
+      moved = true
+    end
   end
   return s, moved
 end
 
-local function decide(code, key, s, p1, p2, p3, cost, now, commit)
+local function decide(code, key, s, p1, p2, p3, p4, p5, cost, now, commit)
   local allowed, remaining, reset, retry
   if code == 1 then
     local unitsPerMs, unitsPerToken, capacity = p1, p2, p3
@@ -469,13 +480,31 @@ local function decide(code, key, s, p1, p2, p3, cost, now, commit)
       allowed, remaining, reset, retry = 1, max(0, floorDiv(budget - used - cost * windowMs, windowMs)), max(0, reset - now), 0
     end
     end
+  elseif code == 7 then
+    local unitsPerMs, unitsPerToken, capacity, delayTicks, maxWaitTicks = p1, p2, p3, p4, p5
+    local ahead = max(0, s[1] - now * unitsPerMs)
+    if cost == 0 then
+      allowed, remaining, reset, retry = 1, (ahead >= (capacity + unitsPerToken) and 0 or min(floorDiv(capacity, unitsPerToken) + 1, floorDiv((capacity + unitsPerToken) - ahead, unitsPerToken))), -floorDiv(-ahead, unitsPerMs), -1
+    else
+      local slot = ahead + (cost - 1) * unitsPerToken
+      local wait = max(0, slot - delayTicks)
+      if slot > capacity or (maxWaitTicks >= 0 and wait > maxWaitTicks) then
+        local untilRoom = slot - capacity
+        if maxWaitTicks >= 0 then untilRoom = max(untilRoom, wait - maxWaitTicks) end
+        allowed, remaining, reset, retry = 0, (ahead >= (capacity + unitsPerToken) and 0 or min(floorDiv(capacity, unitsPerToken) + 1, floorDiv((capacity + unitsPerToken) - ahead, unitsPerToken))), -floorDiv(-ahead, unitsPerMs), -floorDiv(-untilRoom, unitsPerMs)
+      else
+        local after = ahead + cost * unitsPerToken
+        if commit then s[1] = now * unitsPerMs + after end
+        allowed, remaining, reset, retry = 1, (after >= (capacity + unitsPerToken) and 0 or min(floorDiv(capacity, unitsPerToken) + 1, floorDiv((capacity + unitsPerToken) - after, unitsPerToken))), -floorDiv(-after, unitsPerMs), -floorDiv(-wait, unitsPerMs)
+      end
+    end
   end
   return allowed, remaining, reset, retry
 end
 
 
 
-local function freshAt(code, key, s, p1, p2, p3)
+local function freshAt(code, key, s, p1, p2, p3, p4, p5)
   local fresh
   if code == 1 then
     local unitsPerMs, unitsPerToken, capacity = p1, p2, p3
@@ -517,6 +546,9 @@ local function freshAt(code, key, s, p1, p2, p3)
     else
     if s[3] > 0 then fresh = s[1] + 2 * windowMs elseif s[2] > 0 then fresh = s[1] + windowMs else fresh = 0 end
     end
+  elseif code == 7 then
+    local unitsPerMs, unitsPerToken, capacity, delayTicks, maxWaitTicks = p1, p2, p3, p4, p5
+    fresh = -floorDiv(-s[1], unitsPerMs)
   end
   return fresh
 end
@@ -526,8 +558,8 @@ end
 -- clock the deadline is absolute (PXAT), so it agrees with TIME to the ms. Whole numbers below
 -- 2^53 go to redis.call as decimal text made by format('%d'): exact, and far cheaper than the
 -- '%.17g' Redis would print a number with.
-local function save(code, key, s, p1, p2, p3, now, absolute, margin)
-  local fresh = freshAt(code, key, s, p1, p2, p3)
+local function save(code, key, s, p1, p2, p3, p4, p5, now, absolute, margin)
+  local fresh = freshAt(code, key, s, p1, p2, p3, p4, p5)
   if fresh <= now then
     redis.call('DEL', key)
     return
@@ -547,6 +579,8 @@ local function save(code, key, s, p1, p2, p3, now, absolute, margin)
     local limit, windowMs = p1, p2 value = s[3]
   elseif code == 6 then
     local limit, windowMs, buckets = p1, p2, p3 value = (buckets > 0 and struct.pack('<B' .. string.rep('d', buckets + 1), 70, unpack(s, 1, buckets + 1)) or struct.pack('<Bddd', 6, s[1], s[2], s[3]))
+  elseif code == 7 then
+    local unitsPerMs, unitsPerToken, capacity, delayTicks, maxWaitTicks = p1, p2, p3, p4, p5 value = s[1]
   end
   if type(value) == 'number' then value = format('%d', value) end
   if value then
@@ -571,33 +605,33 @@ local n = #KEYS
 local denied = ARGV[3] == '1'
 if n == 1 and not denied then
   -- One charge (most requests): applyCharges reduces to one decision, written only if allowed.
-  local p1, p2, p3 = tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
+  local p1, p2, p3, p4, p5 = tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])
   -- The key and algorithm code travel as arguments, not as fields of `s`: fields beside the
   -- state's slots would cost a hash part, allocated anew on every call.
   local code, key = tonumber(ARGV[4]), KEYS[1]
-  local s, moved = load(code, key, p1, p2, p3, now)
-  local allowed, remaining, reset, retry = decide(code, key, s, p1, p2, p3, tonumber(ARGV[5]), now, true)
-  if allowed == 1 or moved then save(code, key, s, p1, p2, p3, now, absolute, margin) end
+  local s, moved = load(code, key, p1, p2, p3, p4, p5, now)
+  local allowed, remaining, reset, retry = decide(code, key, s, p1, p2, p3, p4, p5, tonumber(ARGV[5]), now, true)
+  if allowed == 1 or moved then save(code, key, s, p1, p2, p3, p4, p5, now, absolute, margin) end
   if ARGV[3] == '2' then
     local t = now
     if code == 4 or code == 6 then t = s[1] elseif code == 5 then t = s[2] end
-    if allowed == 1 then return { now, 1, remaining, reset, t } end
+    if allowed == 1 and code ~= 7 then return { now, 1, remaining, reset, t } end
     return { now, allowed, remaining, reset, retry, t }
   end
-  if allowed == 1 then return { now, 1, remaining, reset } end
+  if allowed == 1 and code ~= 7 then return { now, 1, remaining, reset } end
   return { now, allowed, remaining, reset, retry }
 end
 
 local reply = { now, 0 }
 local states, byKey, distinct = {}, {}, {}
 for i = 1, n do
-  local base = (i - 1) * 6 + 3
+  local base = (i - 1) * 8 + 3
   local key = KEYS[i]
   local s = byKey[key]
   if s == nil then
     local code = tonumber(ARGV[base + 1])
     local moved
-    s, moved = load(code, key, tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), now)
+    s, moved = load(code, key, tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 7]), tonumber(ARGV[base + 8]), now)
     s.code, s.key, s.i, s.dirty = code, key, i, moved
     byKey[key] = s
     distinct[#distinct + 1] = s
@@ -610,15 +644,15 @@ end
 -- what is left and a retry no sooner than the key is whole.
 local spent = {}
 for i = 1, n do
-  local base = (i - 1) * 6 + 3
+  local base = (i - 1) * 8 + 3
   local at = i * 4 - 1
   local cost = tonumber(ARGV[base + 2])
   if cost < 0 then
-    reply[at], reply[at + 1], reply[at + 2], reply[at + 3] = decide(states[i].code, states[i].key, states[i], tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), 0, now, false)
+    reply[at], reply[at + 1], reply[at + 2], reply[at + 3] = decide(states[i].code, states[i].key, states[i], tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 7]), tonumber(ARGV[base + 8]), 0, now, false)
     reply[at], reply[at + 3] = 0, reply[at + 2]
   else
     cost = (spent[states[i]] or 0) + cost
-    reply[at], reply[at + 1], reply[at + 2], reply[at + 3] = decide(states[i].code, states[i].key, states[i], tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), cost, now, false)
+    reply[at], reply[at + 1], reply[at + 2], reply[at + 3] = decide(states[i].code, states[i].key, states[i], tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 7]), tonumber(ARGV[base + 8]), cost, now, false)
   end
   if reply[at] == 1 then
     spent[states[i]] = cost
@@ -627,13 +661,13 @@ for i = 1, n do
   end
 end
 for i = 1, n do
-  local base = (i - 1) * 6 + 3
+  local base = (i - 1) * 8 + 3
   local at = i * 4 - 1
   if reply[at] == 1 then
     if denied then
-      reply[at], reply[at + 1], reply[at + 2], reply[at + 3] = decide(states[i].code, states[i].key, states[i], tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), 0, now, false)
+      reply[at], reply[at + 1], reply[at + 2], reply[at + 3] = decide(states[i].code, states[i].key, states[i], tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 7]), tonumber(ARGV[base + 8]), 0, now, false)
     else
-      reply[at], reply[at + 1], reply[at + 2], reply[at + 3] = decide(states[i].code, states[i].key, states[i], tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 2]), now, true)
+      reply[at], reply[at + 1], reply[at + 2], reply[at + 3] = decide(states[i].code, states[i].key, states[i], tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 7]), tonumber(ARGV[base + 8]), tonumber(ARGV[base + 2]), now, true)
       states[i].dirty = true
       -- Passed the dry run, denied on commit: an earlier charge on the same key took the room.
       if reply[at] == 0 then reply[at] = 2 end
@@ -643,8 +677,8 @@ end
 
 for _, s in ipairs(distinct) do
   if s.dirty then
-    local base = (s.i - 1) * 6 + 3
-    save(s.code, s.key, s, tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), now, absolute, margin)
+    local base = (s.i - 1) * 8 + 3
+    save(s.code, s.key, s, tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 7]), tonumber(ARGV[base + 8]), now, absolute, margin)
   end
 end
 
@@ -652,7 +686,7 @@ local sent, retries = { now }, {}
 for i = 1, n do
   local at = i * 4 - 1
   sent[i * 3 - 1], sent[i * 3], sent[i * 3 + 1] = reply[at], reply[at + 1], reply[at + 2]
-  if reply[at] ~= 1 then retries[#retries + 1] = reply[at + 3] end
+  if reply[at] ~= 1 or states[i].code == 7 then retries[#retries + 1] = reply[at + 3] end
 end
 for j = 1, #retries do sent[3 * n + 1 + j] = retries[j] end
 if ARGV[3] == '2' then

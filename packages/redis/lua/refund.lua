@@ -1,7 +1,8 @@
 -- tollgate: refund. KEYS: one per charge.
 -- ARGV: now (-1: the server's TIME), expiry margin (ms), the time the charges were made,
 -- then per charge: algorithm code, cost, shadow (1/0) and the algorithm's parameters
--- (rate: unitsPerMs, unitsPerToken, capacity; window: limit, windowMs, 0).
+-- (rate: unitsPerMs, unitsPerToken, capacity, 0, 0; window: limit, windowMs, 0, 0, 0;
+-- leaky_queue: unitsPerMs, unitsPerToken, capacity, delay in ticks, max wait in ticks or -1).
 local floor, max, min, format = math.floor, math.max, math.min, string.format
 local function floorDiv(a, b)
   -- a % b is computed inside the VM (a - floor(a / b) * b, every step exact below 2^53), so
@@ -14,7 +15,7 @@ end
 -- The state of one key, or the state of a key never seen (init at now), and whether it was
 -- moved to now (a clock that stepped back further than the rule's reset span): a moved state is
 -- written back whatever the decision.
-local function load(code, key, p1, p2, p3, now)
+local function load(code, key, p1, p2, p3, p4, p5, now)
   local s, moved = nil, false
   local v = redis.pcall('GET', key)
   -- Missing, or another type (a rule that changed algorithm): no state. The sliding log tells
@@ -194,11 +195,21 @@ local function load(code, key, p1, p2, p3, now)
       s = { floorDiv(now, windowMs) * windowMs, 0, 0 }
     end
     end
+  elseif code == 7 then
+    local unitsPerMs, unitsPerToken, capacity, delayTicks, maxWaitTicks = p1, p2, p3, p4, p5
+    local slot = nil
+    if v then slot = tonumber(v) end
+    if slot then s = { slot } else s = { now * unitsPerMs } end
+    -- Further ahead than the key is held for: the clock stepped back; a full line at now.
+    if s[1] - now * unitsPerMs >= (2 * -floorDiv(-(capacity + unitsPerToken), unitsPerMs) + 1) * unitsPerMs then
+      s[1] = now * unitsPerMs + (capacity + unitsPerToken)
+      moved = true
+    end
   end
   return s, moved
 end
 
-local function decide(code, key, s, p1, p2, p3, cost, now, commit)
+local function decide(code, key, s, p1, p2, p3, p4, p5, cost, now, commit)
   local allowed, remaining, reset, retry
   if code == 1 then
     local unitsPerMs, unitsPerToken, capacity = p1, p2, p3
@@ -468,11 +479,29 @@ local function decide(code, key, s, p1, p2, p3, cost, now, commit)
       allowed, remaining, reset, retry = 1, max(0, floorDiv(budget - used - cost * windowMs, windowMs)), max(0, reset - now), 0
     end
     end
+  elseif code == 7 then
+    local unitsPerMs, unitsPerToken, capacity, delayTicks, maxWaitTicks = p1, p2, p3, p4, p5
+    local ahead = max(0, s[1] - now * unitsPerMs)
+    if cost == 0 then
+      allowed, remaining, reset, retry = 1, (ahead >= (capacity + unitsPerToken) and 0 or min(floorDiv(capacity, unitsPerToken) + 1, floorDiv((capacity + unitsPerToken) - ahead, unitsPerToken))), -floorDiv(-ahead, unitsPerMs), -1
+    else
+      local slot = ahead + (cost - 1) * unitsPerToken
+      local wait = max(0, slot - delayTicks)
+      if slot > capacity or (maxWaitTicks >= 0 and wait > maxWaitTicks) then
+        local untilRoom = slot - capacity
+        if maxWaitTicks >= 0 then untilRoom = max(untilRoom, wait - maxWaitTicks) end
+        allowed, remaining, reset, retry = 0, (ahead >= (capacity + unitsPerToken) and 0 or min(floorDiv(capacity, unitsPerToken) + 1, floorDiv((capacity + unitsPerToken) - ahead, unitsPerToken))), -floorDiv(-ahead, unitsPerMs), -floorDiv(-untilRoom, unitsPerMs)
+      else
+        local after = ahead + cost * unitsPerToken
+        if commit then s[1] = now * unitsPerMs + after end
+        allowed, remaining, reset, retry = 1, (after >= (capacity + unitsPerToken) and 0 or min(floorDiv(capacity, unitsPerToken) + 1, floorDiv((capacity + unitsPerToken) - after, unitsPerToken))), -floorDiv(-after, unitsPerMs), -floorDiv(-wait, unitsPerMs)
+      end
+    end
   end
   return allowed, remaining, reset, retry
 end
 
-local function refund(code, key, s, p1, p2, p3, cost, chargedAt, now)
+local function refund(code, key, s, p1, p2, p3, p4, p5, cost, chargedAt, now)
   if code == 1 then
     local unitsPerMs, unitsPerToken, capacity = p1, p2, p3
     local at = max(now, s[2])
@@ -553,10 +582,14 @@ local function refund(code, key, s, p1, p2, p3, cost, chargedAt, now)
       s[2] = max(0, s[2] - cost)
     end
     end
+  elseif code == 7 then
+    local unitsPerMs, unitsPerToken, capacity, delayTicks, maxWaitTicks = p1, p2, p3, p4, p5
+    local ahead = max(0, s[1] - now * unitsPerMs)
+    s[1] = now * unitsPerMs + max(0, ahead - cost * unitsPerToken)
   end
 end
 
-local function freshAt(code, key, s, p1, p2, p3)
+local function freshAt(code, key, s, p1, p2, p3, p4, p5)
   local fresh
   if code == 1 then
     local unitsPerMs, unitsPerToken, capacity = p1, p2, p3
@@ -598,6 +631,9 @@ local function freshAt(code, key, s, p1, p2, p3)
     else
     if s[3] > 0 then fresh = s[1] + 2 * windowMs elseif s[2] > 0 then fresh = s[1] + windowMs else fresh = 0 end
     end
+  elseif code == 7 then
+    local unitsPerMs, unitsPerToken, capacity, delayTicks, maxWaitTicks = p1, p2, p3, p4, p5
+    fresh = -floorDiv(-s[1], unitsPerMs)
   end
   return fresh
 end
@@ -607,8 +643,8 @@ end
 -- clock the deadline is absolute (PXAT), so it agrees with TIME to the ms. Whole numbers below
 -- 2^53 go to redis.call as decimal text made by format('%d'): exact, and far cheaper than the
 -- '%.17g' Redis would print a number with.
-local function save(code, key, s, p1, p2, p3, now, absolute, margin)
-  local fresh = freshAt(code, key, s, p1, p2, p3)
+local function save(code, key, s, p1, p2, p3, p4, p5, now, absolute, margin)
+  local fresh = freshAt(code, key, s, p1, p2, p3, p4, p5)
   if fresh <= now then
     redis.call('DEL', key)
     return
@@ -628,6 +664,8 @@ local function save(code, key, s, p1, p2, p3, now, absolute, margin)
     local limit, windowMs = p1, p2 value = s[3]
   elseif code == 6 then
     local limit, windowMs, buckets = p1, p2, p3 value = (buckets > 0 and struct.pack('<B' .. string.rep('d', buckets + 1), 70, unpack(s, 1, buckets + 1)) or struct.pack('<Bddd', 6, s[1], s[2], s[3]))
+  elseif code == 7 then
+    local unitsPerMs, unitsPerToken, capacity, delayTicks, maxWaitTicks = p1, p2, p3, p4, p5 value = s[1]
   end
   if type(value) == 'number' then value = format('%d', value) end
   if value then
@@ -652,13 +690,13 @@ local n = #KEYS
 local reply = { now, 0 }
 local states, byKey, distinct = {}, {}, {}
 for i = 1, n do
-  local base = (i - 1) * 6 + 3
+  local base = (i - 1) * 8 + 3
   local key = KEYS[i]
   local s = byKey[key]
   if s == nil then
     local code = tonumber(ARGV[base + 1])
     local moved
-    s, moved = load(code, key, tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), now)
+    s, moved = load(code, key, tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 7]), tonumber(ARGV[base + 8]), now)
     s.code, s.key, s.i, s.dirty = code, key, i, moved
     byKey[key] = s
     distinct[#distinct + 1] = s
@@ -669,20 +707,20 @@ end
 local chargedAt = {}
 for time in string.gmatch(ARGV[3], '%S+') do chargedAt[#chargedAt + 1] = tonumber(time) end
 for i = 1, n do
-  local base = (i - 1) * 6 + 3
-  refund(states[i].code, states[i].key, states[i], tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 2]), chargedAt[i] or chargedAt[1], now)
+  local base = (i - 1) * 8 + 3
+  refund(states[i].code, states[i].key, states[i], tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 7]), tonumber(ARGV[base + 8]), tonumber(ARGV[base + 2]), chargedAt[i] or chargedAt[1], now)
   states[i].dirty = true
 end
 for i = 1, n do
-  local base = (i - 1) * 6 + 3
+  local base = (i - 1) * 8 + 3
   local at = i * 4 - 1
-  reply[at], reply[at + 1], reply[at + 2], reply[at + 3] = decide(states[i].code, states[i].key, states[i], tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), 0, now, false)
+  reply[at], reply[at + 1], reply[at + 2], reply[at + 3] = decide(states[i].code, states[i].key, states[i], tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 7]), tonumber(ARGV[base + 8]), 0, now, false)
 end
 
 for _, s in ipairs(distinct) do
   if s.dirty then
-    local base = (s.i - 1) * 6 + 3
-    save(s.code, s.key, s, tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), now, absolute, margin)
+    local base = (s.i - 1) * 8 + 3
+    save(s.code, s.key, s, tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 7]), tonumber(ARGV[base + 8]), now, absolute, margin)
   end
 end
 
@@ -690,7 +728,7 @@ local sent, retries = { now }, {}
 for i = 1, n do
   local at = i * 4 - 1
   sent[i * 3 - 1], sent[i * 3], sent[i * 3 + 1] = reply[at], reply[at + 1], reply[at + 2]
-  if reply[at] ~= 1 then retries[#retries + 1] = reply[at + 3] end
+  if reply[at] ~= 1 or states[i].code == 7 then retries[#retries + 1] = reply[at + 3] end
 end
 for j = 1, #retries do sent[3 * n + 1 + j] = retries[j] end
 return sent

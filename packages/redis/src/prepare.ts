@@ -17,7 +17,7 @@ export type PreparedCharge = {
   readonly key: string
   /** The hash tag contents (the encoded identity), for Redis Cluster slot grouping. */
   readonly tag: string
-  /** [algorithm code, cost, shadow, p1, p2, p3] as the scripts read them. */
+  /** [algorithm code, cost, shadow, p1, …, p5] as the scripts read them. */
   readonly args: readonly string[]
 }
 
@@ -26,7 +26,7 @@ type AlgorithmPlan = {
   /** Tells this algorithm object from others in a rule set's cache key. */
   readonly id: number
   readonly lua: LuaAlgorithm
-  /** [code, p1, p2, p3] as the general scripts read them. */
+  /** [code, p1, …, p5] as the general scripts read them. */
   readonly args: readonly string[]
   /**
    * Its own one-rule scripts, or undefined past the bound or for a calendar window (the general
@@ -182,20 +182,20 @@ export function chargePreparer(
     prepare(charge, now) {
       const key = keyOf(charge)
       const plan = planOf(charge)
-      const [code, p1, p2, p3] =
+      const [code, p1, p2, p3, p4, p5] =
         plan.calendar === undefined ? plan.args : calendarArgs(plan.args, plan.calendar, now)
       return {
         key,
         // The hash tag: what lies between the rule prefix's `{` and the closing `}`.
         tag: key.slice(ruleKeyPrefix(charge.rule).length, -1),
-        args: [code!, String(charge.cost), charge.shadow ? '1' : '0', p1!, p2!, p3!],
+        args: [code!, String(charge.cost), charge.shadow ? '1' : '0', p1!, p2!, p3!, p4!, p5!],
       }
     },
   }
 }
 
 /**
- * [code, limit, b1, lengths] of a calendar window: the window holding `now` starts at b1, and its
+ * [code, limit, b1, lengths, 0, 0] of a calendar window: the window holding `now` starts at b1, and its
  * length and the next window's, in whole seconds (boundaries are: zone offsets are), packed into
  * one integer (fixed-window.lua.ts reads them).
  */
@@ -207,12 +207,12 @@ function calendarArgs(
   const [start, end] = calendar.windowAt(now)
   const next = calendar.windowAt(end)[1]
   const lengths = ((end - start) / 1000) * CALENDAR_LENGTH_BASE + (next - end) / 1000
-  return [args[0]!, args[1]!, String(start), String(lengths)]
+  return [args[0]!, args[1]!, String(start), String(lengths), '0', '0']
 }
 
-/** The parameters of [code, p1, p2, p3]. */
-function paramsOf(args: readonly string[]): readonly [string, string, string] {
-  return [args[1]!, args[2]!, args[3]!]
+/** The parameters of [code, p1, …, p5]. */
+function paramsOf(args: readonly string[]): readonly string[] {
+  return args.slice(1)
 }
 
 function luaOf(charge: Charge): LuaAlgorithm {
@@ -221,21 +221,28 @@ function luaOf(charge: Charge): LuaAlgorithm {
   if (lua === undefined || params === undefined || params.kind !== lua.kind) {
     throw new RateLimitError(
       'ERR_RL_INVALID_RULE',
-      `the Redis store runs only the built-in algorithms (token_bucket, gcra, leaky_bucket, fixed_window, sliding_log, sliding_window) with their parameters; got ${JSON.stringify(charge.algorithm.name)}`,
+      `the Redis store runs only the built-in algorithms (token_bucket, gcra, leaky_bucket, leaky_queue, fixed_window, sliding_log, sliding_window) with their parameters; got ${JSON.stringify(charge.algorithm.name)}`,
       { rule: charge.rule, field: 'algorithm' },
     )
   }
   return lua
 }
 
-/** [code, p1, p2, p3] for an algorithm the scripts know, from its scaled integer parameters. */
+/** [code, p1, …, p5] for an algorithm the scripts know, from its scaled integer parameters. */
 function scriptArgs(lua: LuaAlgorithm, algorithm: Algorithm): readonly string[] {
   const params = algorithm.params!
   const code = String(lua.code)
   if (params.kind === 'rate') {
-    return [code, String(params.unitsPerMs), String(params.unitsPerToken), String(params.capacity)]
+    const { unitsPerMs, unitsPerToken, capacity, delayTicks = 0 } = params
+    // A wait bound past the longest line never binds (-1: none); it stays an exact integer.
+    const maxWait = params.maxWaitTicks ?? Number.POSITIVE_INFINITY
+    const maxWaitTicks = maxWait > capacity ? -1 : maxWait
+    const rate = [code, String(unitsPerMs), String(unitsPerToken), String(capacity)]
+    return [...rate, String(delayTicks), String(maxWaitTicks)]
   }
-  if (params.kind === 'window')
-    return [code, String(params.limit), String(params.windowMs), String(params.buckets ?? 0)]
+  if (params.kind === 'window') {
+    const { limit, windowMs, buckets = 0 } = params
+    return [code, String(limit), String(windowMs), String(buckets), '0', '0']
+  }
   throw new RateLimitError('ERR_RL_INVALID_RULE', `no script runs ${algorithm.name}`)
 }

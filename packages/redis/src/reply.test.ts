@@ -1,6 +1,6 @@
-import { type Charge, tokenBucket } from '@tollgate/core'
+import { type Charge, leakyQueue, tokenBucket } from '@tollgate/core'
 import { describe, expect, it } from 'vitest'
-import { parseReply } from './reply.js'
+import { parseReply, parseRuleSetReplies } from './reply.js'
 
 const charge: Charge = {
   rule: 'r',
@@ -37,6 +37,38 @@ describe('parseReply', () => {
     const twice = parseReply([5, 1, 0, 1000, 2, 0, 1000, 1000], [charge, charge])
     expect(twice).toMatchObject({ committed: true, deniedOnCommit: [false, true] })
     expect(twice.decisions[1]).toMatchObject({ allowed: false, retryAfterMs: 1000 })
+  })
+
+  it("reads an allowed queue charge's delayMs where a denied charge's retry time goes", () => {
+    const queued: Charge = { ...charge, algorithm: leakyQueue({ rate: 10, burst: 20 }) }
+    const reply = parseReply([5, 1, 18, 300, 0, 18, 300, 200, 100], [queued, queued])
+    expect(reply.decisions.map((d) => [d.allowed, d.retryAfterMs, d.delayMs])).toEqual([
+      [true, undefined, 200],
+      [false, 100, undefined],
+    ])
+    // -1: a cost-0 report, which carries no delay at all.
+    expect(parseReply([5, 1, 21, 0, -1], [queued]).decisions[0]).not.toHaveProperty('delayMs')
+    expect(() => parseReply([5, 1, 18, 300], [queued])).toThrow(
+      expect.objectContaining({ code: 'ERR_RL_STORE_REPLY' }),
+    )
+    const [outcome] = parseRuleSetReplies(
+      [0, 1, 18, 300, 200],
+      [{ charges: [queued], now: 9 }],
+      1,
+      false,
+    )
+    expect(outcome!.decisions[0]).toMatchObject({
+      allowed: true,
+      delayMs: 200,
+      retryAfterMs: undefined,
+    })
+    const [report] = parseRuleSetReplies(
+      [0, 1, 21, 0, -1],
+      [{ charges: [queued], now: 9 }],
+      1,
+      false,
+    )
+    expect(report!.decisions[0]).not.toHaveProperty('delayMs')
   })
 
   it.each([

@@ -16,7 +16,8 @@ export type ScriptReply = {
 
 /**
  * Checks and reads a script reply `[now, (allowed, remaining, resetAfterMs) × charges, then the
- * retryAfterMs of each charge not allowed]` (see scripts/main.lua.ts). Anything else (a proxy
+ * retryAfterMs of each charge not allowed or delayMs of each allowed queue charge]` (see
+ * scripts/main.lua.ts). Anything else (a proxy
  * that mangles replies, a foreign script under our SHA) is `ERR_RL_STORE_REPLY`, never a guess.
  *
  * `deniedBefore` is ARGV[3] of a consume call (another slot group already denied the request):
@@ -49,13 +50,17 @@ export function parseReply(
     }
     deniedOnCommit[i] = allowed === 2
     if (allowed === 0 && !charges[i]!.shadow) committed = false
-    decisions[i] = {
+    const decision: Decision = {
       allowed: allowed === 1,
       remaining: numbers[base + 1]!,
       limit: charges[i]!.algorithm.limit,
       resetAfterMs: numbers[base + 2]!,
       retryAfterMs: allowed === 1 ? undefined : numbers[retryAt++],
     }
+    decisions[i] =
+      allowed === 1 && isQueue(charges[i]!)
+        ? withDelay(decision, numbers[retryAt++], reply)
+        : decision
   }
   const end = withRecordedTimes ? retryAt + count : retryAt
   if (end !== numbers.length) {
@@ -95,17 +100,30 @@ export function parseRuleSetReplies(
     for (let j = 0; j < rules; j++, base += 4) {
       const allowed = numbers[base]
       if (allowed !== 0 && allowed !== 1) throw malformed('allowed must be 0 or 1', reply)
-      decisions[j] = {
+      const decision: Decision = {
         allowed: allowed === 1,
         remaining: numbers[base + 1]!,
         limit: request.charges[j]!.algorithm.limit,
         resetAfterMs: numbers[base + 2]!,
         retryAfterMs: allowed === 1 ? undefined : numbers[base + 3],
       }
+      decisions[j] =
+        allowed === 1 && isQueue(request.charges[j]!)
+          ? withDelay(decision, numbers[base + 3], reply)
+          : decision
     }
     outcomes[i] = { decisions, at: serverTime ? numbers[0]! : request.now }
   }
   return outcomes
+}
+
+/** A queue's allowed charge replies its wait where a denied one replies its retry time. */
+const isQueue = (charge: Charge) => charge.algorithm.name === 'leaky_queue'
+
+/** The decision of an allowed queue charge with its `delayMs` (none for a cost-0 report: -1). */
+function withDelay(decision: Decision, delayMs: number | undefined, reply: unknown): Decision {
+  if (delayMs === undefined) throw malformed('expected the delay of an allowed queue charge', reply)
+  return delayMs < 0 ? decision : { ...decision, delayMs }
 }
 
 function malformed(what: string, reply: unknown): RateLimitError {

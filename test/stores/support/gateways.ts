@@ -7,7 +7,7 @@ const workerPath = fileURLToPath(new URL('./worker.ts', import.meta.url))
 /** Gateway processes (real OS processes) sharing limits through one Redis or Redis Cluster. */
 export type Gateways = {
   /** Runs a scenario in every process at once; returns each process's admitted count. */
-  run(index: number): Promise<{ admitted: number; errors: number }[]>
+  run(index: number): Promise<GatewayResult[]>
   close(): Promise<void>
 }
 
@@ -48,7 +48,7 @@ export async function startGateways(
     run(index) {
       const results = children.map(
         (child) =>
-          new Promise<{ admitted: number; errors: number }>((resolve) => {
+          new Promise<GatewayResult>((resolve) => {
             const listener = (message: WorkerMessage) => {
               if ('scenario' in message && message.scenario === index) {
                 child.off('message', listener)
@@ -78,6 +78,13 @@ export async function startGateways(
       )
     },
   }
+}
+
+/** What one gateway reports of a scenario: admitted requests, errors, queue delays. */
+type GatewayResult = {
+  readonly admitted: number
+  readonly errors: number
+  readonly delays: readonly number[]
 }
 
 export type { Scenario }

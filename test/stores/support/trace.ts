@@ -5,6 +5,7 @@ import {
   fixedWindow,
   gcra,
   leakyBucket,
+  leakyQueue,
   MAX_TIME_MS,
   type Store,
   slidingLog,
@@ -56,6 +57,22 @@ export const algorithmArb: fc.Arbitrary<Algorithm> = fc.oneof(
       burst: fc.integer({ min: 1, max: 8 }),
     })
     .chain((params) => fc.constantFrom(tokenBucket(params), gcra(params), leakyBucket(params))),
+  // Queues: shaped (delay 0), partly at once (delay within the burst), with a wait bound or not.
+  fc
+    .record({
+      rate: fc.integer({ min: 1, max: 20 }),
+      periodMs: periods,
+      burst: fc.integer({ min: 1, max: 8 }),
+      delayShare: fc.integer({ min: 0, max: 8 }),
+      maxWaitMs: fc.option(fc.integer({ min: 0, max: 5000 }), { nil: undefined }),
+    })
+    .map(({ delayShare, maxWaitMs, ...rate }) =>
+      leakyQueue({
+        ...rate,
+        delay: Math.min(delayShare, rate.burst),
+        ...(maxWaitMs === undefined ? {} : { maxWaitMs }),
+      }),
+    ),
   // Rates too fine for GCRA's ticks since the epoch: its two-number state.
   fc
     .record({
@@ -250,6 +267,7 @@ export function normalise(decisions: readonly Decision[]): Decision[] {
     remaining: d.remaining + 0,
     resetAfterMs: d.resetAfterMs + 0,
     retryAfterMs: d.retryAfterMs === undefined ? undefined : d.retryAfterMs + 0,
+    ...(d.delayMs === undefined ? {} : { delayMs: d.delayMs + 0 }),
   }))
 }
 

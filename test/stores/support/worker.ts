@@ -6,6 +6,7 @@ import {
   fixedWindow,
   gcra,
   leakyBucket,
+  leakyQueue,
   slidingLog,
   slidingWindow,
   tokenBucket,
@@ -22,6 +23,12 @@ import {
 export type AlgorithmSpec =
   | {
       readonly name: 'token_bucket' | 'gcra' | 'leaky_bucket'
+      readonly rate: number
+      readonly periodMs: number
+      readonly burst: number
+    }
+  | {
+      readonly name: 'leaky_queue'
       readonly rate: number
       readonly periodMs: number
       readonly burst: number
@@ -58,7 +65,13 @@ export type WorkerConfig = {
 
 export type WorkerMessage =
   | { readonly ready: true }
-  | { readonly scenario: number; readonly admitted: number; readonly errors: number }
+  | {
+      readonly scenario: number
+      readonly admitted: number
+      readonly errors: number
+      /** The first rule's delayMs of each admitted request (a queue's wait for its slot). */
+      readonly delays: readonly number[]
+    }
 
 export function build(spec: AlgorithmSpec): Algorithm {
   switch (spec.name) {
@@ -68,6 +81,8 @@ export function build(spec: AlgorithmSpec): Algorithm {
       return gcra(spec)
     case 'leaky_bucket':
       return leakyBucket(spec)
+    case 'leaky_queue':
+      return leakyQueue(spec)
     case 'fixed_window':
       return fixedWindow(spec)
     case 'sliding_log':
@@ -119,20 +134,25 @@ async function main(): Promise<void> {
     let next = 0
     let admitted = 0
     let errors = 0
+    const delays: number[] = []
     await Promise.all(
       Array.from({ length: scenario.inFlight }, async () => {
         while (next < scenario.attempts) {
           next++
           try {
             const outcome = await store.consume(charges, now)
-            if (outcome.decisions.every((d) => d.allowed)) admitted++
+            if (outcome.decisions.every((d) => d.allowed)) {
+              admitted++
+              const delayMs = outcome.decisions[0]!.delayMs
+              if (delayMs !== undefined) delays.push(delayMs)
+            }
           } catch {
             errors++
           }
         }
       }),
     )
-    send({ scenario: message.go, admitted, errors })
+    send({ scenario: message.go, admitted, errors, delays })
   })
   send({ ready: true })
 }

@@ -73,7 +73,7 @@ export function leakyQueue(params: QueueParams): Algorithm {
     name: 'leaky_queue',
     limit,
     policy: { quota: rate, windowMs: periodMs },
-    params: { kind: 'rate', unitsPerMs, unitsPerToken, capacity, burst },
+    params: { kind: 'rate', unitsPerMs, unitsPerToken, capacity, burst, delayTicks, maxWaitTicks },
     stateSize: 1,
     scheduler: createScheduler,
     init(slots, offset, now) {

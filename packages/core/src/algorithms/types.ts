@@ -47,6 +47,10 @@ export type AlgorithmParams =
       readonly unitsPerToken: number
       readonly capacity: number
       readonly burst: number
+      /** A queue's `delay` in ticks (excess served at once). */
+      readonly delayTicks?: number
+      /** A queue's `maxWaitMs` in ticks, or infinite when unbounded. */
+      readonly maxWaitTicks?: number
     }
   | {
       readonly kind: 'window'

@@ -4,14 +4,14 @@ import { slidingLogLua } from './sliding-log.lua.js'
 
 /**
  * `if code == 1 then … elseif code == 2 then … end` over every algorithm's fragment, each with
- * its parameter names bound to the slots `p1`, `p2`, `p3` the library's functions receive.
+ * its parameter names bound to the slots `p1` … `p5` the library's functions receive.
  */
 function dispatch(part: (algorithm: LuaAlgorithm) => string): string {
   return `${Object.values(LUA_ALGORITHMS)
     .map(
       (algorithm, i) =>
         `${i === 0 ? 'if' : 'elseif'} code == ${algorithm.code} then
-    ${bindParameters(algorithm, ['p1', 'p2', 'p3'])}${part(algorithm)}`,
+    ${bindParameters(algorithm, ['p1', 'p2', 'p3', 'p4', 'p5'])}${part(algorithm)}`,
     )
     .join('\n  ')}
   end`
@@ -38,7 +38,7 @@ end
 /**
  * The general scripts' library: exact division, and functions that branch on the
  * algorithm code (load, decide, freshAt, save, and refund for the refund script): a handful of
- * closures per call, whatever the number of algorithms. `p1`, `p2`, `p3` are the parameter
+ * closures per call, whatever the number of algorithms. `p1` … `p5` are the parameter
  * slots as sent (ARGV); each algorithm's branch reads them by name.
  */
 export function libraryLua(withRefund: boolean): string {
@@ -46,7 +46,7 @@ export function libraryLua(withRefund: boolean): string {
 -- The state of one key, or the state of a key never seen (init at now), and whether it was
 -- moved to now (a clock that stepped back further than the rule's reset span): a moved state is
 -- written back whatever the decision.
-local function load(code, key, p1, p2, p3, now)
+local function load(code, key, p1, p2, p3, p4, p5, now)
   local s, moved = nil, false
   local v = redis.pcall('GET', key)
   -- Missing, or another type (a rule that changed algorithm): no state. The sliding log tells
@@ -56,7 +56,7 @@ local function load(code, key, p1, p2, p3, now)
   return s, moved
 end
 
-local function decide(code, key, s, p1, p2, p3, cost, now, commit)
+local function decide(code, key, s, p1, p2, p3, p4, p5, cost, now, commit)
   local allowed, remaining, reset, retry
   ${dispatch((a) => a.decide)}
   return allowed, remaining, reset, retry
@@ -64,13 +64,13 @@ end
 
 ${
   withRefund
-    ? `local function refund(code, key, s, p1, p2, p3, cost, chargedAt, now)
+    ? `local function refund(code, key, s, p1, p2, p3, p4, p5, cost, chargedAt, now)
   ${dispatch((a) => a.refund)}
 end`
     : ''
 }
 
-local function freshAt(code, key, s, p1, p2, p3)
+local function freshAt(code, key, s, p1, p2, p3, p4, p5)
   local fresh
   ${dispatch((a) => a.freshAt)}
   return fresh
@@ -81,8 +81,8 @@ end
 -- clock the deadline is absolute (PXAT), so it agrees with TIME to the ms. Whole numbers below
 -- 2^53 go to redis.call as decimal text made by format('%d'): exact, and far cheaper than the
 -- '%.17g' Redis would print a number with.
-local function save(code, key, s, p1, p2, p3, now, absolute, margin)
-  local fresh = freshAt(code, key, s, p1, p2, p3)
+local function save(code, key, s, p1, p2, p3, p4, p5, now, absolute, margin)
+  local fresh = freshAt(code, key, s, p1, p2, p3, p4, p5)
   if fresh <= now then
     redis.call('DEL', key)
     return

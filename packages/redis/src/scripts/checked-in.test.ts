@@ -8,8 +8,8 @@ import { chargePreparer } from '../prepare.js'
 import { redisScripts } from './index.js'
 
 // Changing a script changes these on purpose: operators may pre-load or allow-list them.
-const PINNED_CONSUME_SHA = 'f3249fb9c8a7c2734d569b4b218a053ca9b84710'
-const PINNED_REFUND_SHA = 'c6b8d8b421549ad1a41c8e4bb888712c77176e0c'
+const PINNED_CONSUME_SHA = '360ad14b54e848f5d77b254773ad5cd5df70eec2'
+const PINNED_REFUND_SHA = '4a24c4a923c351619f145ae716ac541f964312b2'
 const PINNED_EXAMPLE_RULE_SET_SHA = '5785686a600875909283ca3065ea905ea96ba778'
 const PINNED_EXAMPLE_ONE_REQUEST_SHA = '3d5cf2d0074b98ca4502b00f416f89208bd003f6'
 

@@ -23,10 +23,11 @@ export type LuaAlgorithm = {
   /** Which `AlgorithmParams` it takes. */
   readonly kind: 'rate' | 'window'
   /**
-   * Its own names for the three parameter slots, where they differ from its kind's
-   * (PARAMETER_NAMES): a window algorithm with an option in the third.
+   * Its own names for the five parameter slots, where they differ from its kind's
+   * (PARAMETER_NAMES): a window algorithm with an option in the third, the queue's delay and
+   * longest wait in the fourth and fifth.
    */
-  readonly parameters?: readonly [string, string, string]
+  readonly parameters?: readonly string[]
   /** The code the client sends for this algorithm. */
   readonly code: number
   /**
@@ -67,7 +68,7 @@ const PARAMETER_NAMES = {
 
 /**
  * A Lua statement binding `algorithm`'s parameter names to `values` (Lua expressions, in the
- * order of PARAMETER_NAMES; a window algorithm ignores the third).
+ * order of PARAMETER_NAMES; slots past an algorithm's names are ignored).
  */
 export function bindParameters(algorithm: LuaAlgorithm, values: readonly string[]): string {
   const names = algorithm.parameters ?? PARAMETER_NAMES[algorithm.kind]

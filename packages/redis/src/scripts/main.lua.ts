@@ -1,13 +1,15 @@
 import { fixedWindowLua } from './fixed-window.lua.js'
+import { leakyQueueLua } from './leaky-queue.lua.js'
 import { slidingLogLua } from './sliding-log.lua.js'
 import { slidingWindowLua } from './sliding-window.lua.js'
 
 /**
  * The entry points. Both take one KEYS entry per charge and
  *   ARGV = [now, or -1 for the server's TIME; expiry margin (ms); flag;
- *           then per charge: algorithm code, cost, shadow (1/0), p1, p2, p3]
+ *           then per charge: algorithm code, cost, shadow (1/0), p1, p2, p3, p4, p5]
  * and reply [now, then per charge: allowed, remaining, resetAfterMs, then retryAfterMs of each
- * charge not allowed, in order], where allowed is 1, or 0 when denied, or 2 when denied on
+ * charge not allowed, or the delayMs of each allowed leaky_queue charge (-1: none, a cost-0
+ * report), in order], where allowed is 1, or 0 when denied, or 2 when denied on
  * commit after passing the dry run (a request that charges one key twice). A consume call with
  * ARGV[3] = 2 (one slot group of a request spanning slots) also ends its reply with the time at
  * which each charge was recorded (see `recordedAt`), so that a refund can find it exactly. Replies are
@@ -16,14 +18,15 @@ import { slidingWindowLua } from './sliding-window.lua.js'
  * the request was committed is left to the caller, who can tell from the verdicts (no enforcing
  * charge at 0) and ARGV[3].
  */
-export const ARGS_PER_CHARGE = 6
+export const ARGS_PER_CHARGE = 8
 
 /** What a reader of the general scripts sees first (lua/consume.lua, lua/refund.lua). */
 export const mainHeaderLua = (name: 'consume' | 'refund', flag: string) =>
   `-- tollgate: ${name}. KEYS: one per charge.
 -- ARGV: now (-1: the server's TIME), expiry margin (ms), ${flag},
 -- then per charge: algorithm code, cost, shadow (1/0) and the algorithm's parameters
--- (rate: unitsPerMs, unitsPerToken, capacity; window: limit, windowMs, 0).`
+-- (rate: unitsPerMs, unitsPerToken, capacity, 0, 0; window: limit, windowMs, 0, 0, 0;
+-- leaky_queue: unitsPerMs, unitsPerToken, capacity, delay in ticks, max wait in ticks or -1).`
 
 /** Reads the clock: the caller's (ARGV[1] ≥ 0) or this server's TIME, rounded down to the ms. */
 const clock = `
@@ -55,7 +58,7 @@ local sent, retries = { now }, {}
 for i = 1, n do
   local at = i * 4 - 1
   sent[i * 3 - 1], sent[i * 3], sent[i * 3 + 1] = reply[at], reply[at + 1], reply[at + 2]
-  if reply[at] ~= 1 then retries[#retries + 1] = reply[at + 3] end
+  if reply[at] ~= 1 or states[i].code == ${leakyQueueLua.code} then retries[#retries + 1] = reply[at + 3] end
 end
 for j = 1, #retries do sent[3 * n + 1 + j] = retries[j] end
 ${
@@ -81,7 +84,7 @@ for i = 1, n do
   if s == nil then
     local code = tonumber(ARGV[base + 1])
     local moved
-    s, moved = load(code, key, tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), now)
+    s, moved = load(code, key, tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 7]), tonumber(ARGV[base + 8]), now)
     s.code, s.key, s.i, s.dirty = code, key, i, moved
     byKey[key] = s
     distinct[#distinct + 1] = s
@@ -92,13 +95,13 @@ end
 
 /** decide(...) for charge i; `cost` may be overridden (the cost-0 report). */
 const decideCharge = (cost: string, commit: string) =>
-  `decide(states[i].code, states[i].key, states[i], tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), ${cost}, now, ${commit})`
+  `decide(states[i].code, states[i].key, states[i], tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 7]), tonumber(ARGV[base + 8]), ${cost}, now, ${commit})`
 
 const saveDirty = `
 for _, s in ipairs(distinct) do
   if s.dirty then
     local base = (s.i - 1) * ${ARGS_PER_CHARGE} + 3
-    save(s.code, s.key, s, tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), now, absolute, margin)
+    save(s.code, s.key, s, tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 7]), tonumber(ARGV[base + 8]), now, absolute, margin)
   end
 end
 `
@@ -114,19 +117,19 @@ export const consumeMainLua = `${clock}
 local denied = ARGV[3] == '1'
 if n == 1 and not denied then
   -- One charge (most requests): applyCharges reduces to one decision, written only if allowed.
-  local p1, p2, p3 = tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
+  local p1, p2, p3, p4, p5 = tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])
   -- The key and algorithm code travel as arguments, not as fields of \`s\`: fields beside the
   -- state's slots would cost a hash part, allocated anew on every call.
   local code, key = tonumber(ARGV[4]), KEYS[1]
-  local s, moved = load(code, key, p1, p2, p3, now)
-  local allowed, remaining, reset, retry = decide(code, key, s, p1, p2, p3, tonumber(ARGV[5]), now, true)
-  if allowed == 1 or moved then save(code, key, s, p1, p2, p3, now, absolute, margin) end
+  local s, moved = load(code, key, p1, p2, p3, p4, p5, now)
+  local allowed, remaining, reset, retry = decide(code, key, s, p1, p2, p3, p4, p5, tonumber(ARGV[5]), now, true)
+  if allowed == 1 or moved then save(code, key, s, p1, p2, p3, p4, p5, now, absolute, margin) end
   if ARGV[3] == '2' then
     ${recordedAt('t', 'code', 's', '    ')}
-    if allowed == 1 then return { now, 1, remaining, reset, t } end
+    if allowed == 1 and code ~= ${leakyQueueLua.code} then return { now, 1, remaining, reset, t } end
     return { now, allowed, remaining, reset, retry, t }
   end
-  if allowed == 1 then return { now, 1, remaining, reset } end
+  if allowed == 1 and code ~= ${leakyQueueLua.code} then return { now, 1, remaining, reset } end
   return { now, allowed, remaining, reset, retry }
 end
 ${loadAll}-- The dry run of a charge on a key charged earlier in the request counts the earlier charges
@@ -178,7 +181,7 @@ local chargedAt = {}
 for time in string.gmatch(ARGV[3], '%S+') do chargedAt[#chargedAt + 1] = tonumber(time) end
 for i = 1, n do
   local base = (i - 1) * ${ARGS_PER_CHARGE} + 3
-  refund(states[i].code, states[i].key, states[i], tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 2]), chargedAt[i] or chargedAt[1], now)
+  refund(states[i].code, states[i].key, states[i], tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 7]), tonumber(ARGV[base + 8]), tonumber(ARGV[base + 2]), chargedAt[i] or chargedAt[1], now)
   states[i].dirty = true
 end
 for i = 1, n do

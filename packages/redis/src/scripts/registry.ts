@@ -2,20 +2,21 @@ import type { AlgorithmName } from '@tollgate/core'
 import { fixedWindowLua } from './fixed-window.lua.js'
 import { gcraLua } from './gcra.lua.js'
 import { leakyBucketLua } from './leaky-bucket.lua.js'
+import { leakyQueueLua } from './leaky-queue.lua.js'
 import type { LuaAlgorithm } from './lua-algorithm.js'
 import { slidingLogLua } from './sliding-log.lua.js'
 import { slidingWindowLua } from './sliding-window.lua.js'
 import { tokenBucketLua } from './token-bucket.lua.js'
 
 /**
- * The algorithms whose state lives in one key's value: all but the queue (for now) and
- * concurrency, whose slots are leases of their own.
+ * The algorithms whose state lives in one key's value: all but concurrency, whose slots are
+ * leases of their own.
  */
-type ScriptedAlgorithmName = Exclude<AlgorithmName, 'leaky_queue' | 'concurrency'>
+type ScriptedAlgorithmName = Exclude<AlgorithmName, 'concurrency'>
 
 /**
- * The algorithms the scripts run, by their name in the core: every built-in algorithm but those
- * two has one (the type makes a missing one a compile error). The general scripts branch over
+ * The algorithms the scripts run, by their name in the core: every built-in algorithm but that one
+ * has one (the type makes a missing one a compile error). The general scripts branch over
  * them in this order.
  */
 export const LUA_ALGORITHMS: { readonly [name in ScriptedAlgorithmName]: LuaAlgorithm } = {
@@ -25,6 +26,7 @@ export const LUA_ALGORITHMS: { readonly [name in ScriptedAlgorithmName]: LuaAlgo
   fixed_window: fixedWindowLua,
   sliding_log: slidingLogLua,
   sliding_window: slidingWindowLua,
+  leaky_queue: leakyQueueLua,
 }
 
 /** The Lua of the core algorithm named `name`, or undefined for one the scripts do not run. */

@@ -6,7 +6,7 @@ import { slidingLogLua } from './sliding-log.lua.js'
 type RuleShape = {
   readonly algorithm: LuaAlgorithm
   /** The algorithm's scaled parameters in the order of PARAMETER_NAMES, as decimal integers. */
-  readonly params: readonly [string, string, string]
+  readonly params: readonly string[]
   /** A shadow rule is decided and reported, but its denial never denies the request. */
   readonly shadow: boolean
 }
