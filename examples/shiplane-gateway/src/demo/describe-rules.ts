@@ -8,7 +8,9 @@ export function describeRules(rules: readonly Rule[]): string[][] {
     const amount =
       'burst' in rule
         ? `${rule.rate} per ${seconds(rule.period)}, burst ${rule.burst}`
-        : `${rule.limit} per ${seconds(rule.window)}`
+        : !('window' in rule)
+          ? `${rule.limit} at once`
+          : `${rule.limit} per ${typeof rule.window === 'number' ? seconds(rule.window) : rule.window}`
     const match = [
       `per ${rule.match.identity.join(' + ')}`,
       ...(rule.match.plan === undefined ? [] : [`plan ${rule.match.plan.join('/')}`]),
