@@ -1,7 +1,7 @@
 import type { Algorithm } from '../algorithms/types.js'
 import type { Decision } from '../decision.js'
 import { RateLimitError } from '../errors.js'
-import { isPromiseLike } from '../limiter/engine.js'
+import { type ConsumeOne, isPromiseLike } from '../limiter/engine.js'
 import type { Store } from '../store/types.js'
 import type { StoreKind } from './events.js'
 import type { Emit } from './fan-out.js'
@@ -30,14 +30,6 @@ export function reasonOf(error: unknown): string {
     return 'error'
   }
 }
-
-type ConsumeOne = (
-  rule: string,
-  algorithm: Algorithm,
-  key: string,
-  cost: number,
-  now: number,
-) => Decision
 
 /** Reports one finished call; `error` undefined when it succeeded. */
 function reported(

@@ -29,8 +29,6 @@ import { handStep, rehashed, shiftBack } from './open-addressing.js'
 const REFERENCED = 0x80000000
 const SECOND_BITS = 0x7fffffff
 const TWO_POW_31 = 2147483648
-/** Keys per rule table at most (2^24 − 1). */
-export const MAX_TABLE_KEYS = 16_777_215
 /** Entries from the hand checked for a fresh one before anything is evicted. */
 const FRESH_LOOKAHEAD = 8
 /** Below this many slots a table doubles; above, it grows by a quarter. */

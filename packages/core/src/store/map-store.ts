@@ -4,6 +4,7 @@ import type { Algorithm } from '../algorithms/types.js'
 import type { Decision } from '../decision.js'
 import { RateLimitError } from '../errors.js'
 import { applyCharges } from './apply-charges.js'
+import { checkMaxKeys } from './max-keys.js'
 import { checkOneAlgorithmPerRule } from './rule-tables.js'
 import type { Charge, Store } from './types.js'
 
@@ -28,7 +29,6 @@ export type MapStore = Store & {
 type Entry = { readonly algorithm: Algorithm; readonly state: number[] }
 
 const DEFAULT_MAX_KEYS = 10_000
-const MAX_KEYS = 16_777_215
 
 /**
  * A small in-memory store for isolates that hold few keys (a Worker's): a `Map` of plain arrays
@@ -126,15 +126,4 @@ export function mapStore(options: MapStoreOptions = {}): MapStore {
 function idOf(rule: string, algorithm: Algorithm, key: string): string {
   const { quota, windowMs } = algorithm.policy
   return `${rule}\u0000${algorithm.name}/${algorithm.limit}/${quota}/${windowMs}/${algorithm.stateSize}\u0000${key}`
-}
-
-function checkMaxKeys(maxKeys: number): number {
-  if (!Number.isSafeInteger(maxKeys) || maxKeys < 1 || maxKeys > MAX_KEYS) {
-    throw new RateLimitError(
-      'ERR_RL_INVALID_RULE',
-      `maxKeys must be a whole number from 1 to ${MAX_KEYS}, got ${maxKeys}`,
-      { field: 'maxKeys' },
-    )
-  }
-  return maxKeys
 }

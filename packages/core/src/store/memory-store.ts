@@ -6,8 +6,9 @@ import type { Decision } from '../decision.js'
 import { RateLimitError } from '../errors.js'
 import { ByteBudget } from './byte-budget.js'
 import { createKeyHasher } from './fingerprint.js'
-import { KeyTable, MAX_TABLE_KEYS } from './key-table.js'
+import { KeyTable } from './key-table.js'
 import { NO_LOG } from './log-arena.js'
+import { checkMaxKeys, MAX_KEYS } from './max-keys.js'
 import { consumeMany, decideLogged, type Scratch } from './memory-charges.js'
 import { checkOneAlgorithmPerRule, sameRule, TABLES_PER_RULE, takeTable } from './rule-tables.js'
 import type { Charge, Outcome, Store } from './types.js'
@@ -75,7 +76,7 @@ const MIN_MAX_BYTES = 1024 * 1024
  * const decision = store.consumeOne('per-ip', tokenBucket({ rate: 10, burst: 20 }), 'ip:203.0.113.7', 1, Date.now())
  */
 export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
-  const maxKeys = options.maxKeys === undefined ? MAX_TABLE_KEYS : checkMaxKeys(options.maxKeys)
+  const maxKeys = options.maxKeys === undefined ? MAX_KEYS : checkMaxKeys(options.maxKeys)
   const budget = new ByteBudget(
     options.maxBytes === undefined ? DEFAULT_MAX_BYTES : checkMaxBytes(options.maxBytes),
   )
@@ -227,15 +228,4 @@ function checkMaxBytes(maxBytes: number): number {
     )
   }
   return maxBytes
-}
-
-function checkMaxKeys(maxKeys: number): number {
-  if (!Number.isSafeInteger(maxKeys) || maxKeys < 1 || maxKeys > MAX_TABLE_KEYS) {
-    throw new RateLimitError(
-      'ERR_RL_INVALID_RULE',
-      `maxKeys must be a whole number from 1 to ${MAX_TABLE_KEYS}, got ${maxKeys}`,
-      { field: 'maxKeys' },
-    )
-  }
-  return maxKeys
 }
