@@ -522,8 +522,7 @@ local function freshAt(code, key, s, p1, p2, p3, p4, p5)
     fresh = s[2] - floorDiv(-s[1], unitsPerMs)
   elseif code == 4 then
     local limit, windowMs, calendar = p1, p2, p3
-    if s[2] == 0 then fresh = 0
-    elseif calendar == 0 then fresh = s[1] + windowMs
+    if calendar == 0 then fresh = s[1] + windowMs
     else
       local first = floorDiv(calendar, 33554432)
       local b2 = windowMs + first * 1000

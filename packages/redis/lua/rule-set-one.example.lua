@@ -230,8 +230,7 @@ do
       local limit, windowMs, calendar = 1000, 86400000, 0
       local fresh
     do
-    if s[2] == 0 then fresh = 0
-    elseif calendar == 0 then fresh = s[1] + windowMs
+    if calendar == 0 then fresh = s[1] + windowMs
     else
       local first = floorDiv(calendar, 33554432)
       local b2 = windowMs + first * 1000
@@ -346,8 +345,7 @@ do
       if allowed == 1 or r2 then
         local fresh
     do
-    if s[2] == 0 then fresh = 0
-    elseif calendar == 0 then fresh = s[1] + windowMs
+    if calendar == 0 then fresh = s[1] + windowMs
     else
       local first = floorDiv(calendar, 33554432)
       local b2 = windowMs + first * 1000
@@ -370,8 +368,7 @@ do
       local limit, windowMs, calendar = 1000, 86400000, 0
       local fresh
     do
-    if s[2] == 0 then fresh = 0
-    elseif calendar == 0 then fresh = s[1] + windowMs
+    if calendar == 0 then fresh = s[1] + windowMs
     else
       local first = floorDiv(calendar, 33554432)
       local b2 = windowMs + first * 1000

@@ -229,8 +229,7 @@ for r = 0, #KEYS / 2 - 1 do
       local limit, windowMs, calendar = 1000, 86400000, 0
       local fresh
     do
-    if s[2] == 0 then fresh = 0
-    elseif calendar == 0 then fresh = s[1] + windowMs
+    if calendar == 0 then fresh = s[1] + windowMs
     else
       local first = floorDiv(calendar, 33554432)
       local b2 = windowMs + first * 1000
@@ -345,8 +344,7 @@ for r = 0, #KEYS / 2 - 1 do
       if allowed == 1 or r2 then
         local fresh
     do
-    if s[2] == 0 then fresh = 0
-    elseif calendar == 0 then fresh = s[1] + windowMs
+    if calendar == 0 then fresh = s[1] + windowMs
     else
       local first = floorDiv(calendar, 33554432)
       local b2 = windowMs + first * 1000
@@ -369,8 +367,7 @@ for r = 0, #KEYS / 2 - 1 do
       local limit, windowMs, calendar = 1000, 86400000, 0
       local fresh
     do
-    if s[2] == 0 then fresh = 0
-    elseif calendar == 0 then fresh = s[1] + windowMs
+    if calendar == 0 then fresh = s[1] + windowMs
     else
       local first = floorDiv(calendar, 33554432)
       local b2 = windowMs + first * 1000

@@ -104,8 +104,11 @@ export function fixedWindow(params: WindowParams | CalendarWindowParams): Algori
       if (startOf(chargedAt) !== slots[offset]) return
       slots[offset + 1] = Math.max(0, slots[offset + 1]! - cost)
     },
+    // An empty window is kept until its end all the same: forgetting it would let a clock that
+    // steps back into the previous window charge that window again, whose count was dropped
+    // when the state moved on.
     freshAt(slots, offset) {
-      return slots[offset + 1] === 0 ? 0 : endOf(slots[offset]!)
+      return endOf(slots[offset]!)
     },
   }
 }

@@ -8,10 +8,10 @@ import { chargePreparer } from '../prepare.js'
 import { redisScripts } from './index.js'
 
 // Changing a script changes these on purpose: operators may pre-load or allow-list them.
-const PINNED_CONSUME_SHA = '360ad14b54e848f5d77b254773ad5cd5df70eec2'
-const PINNED_REFUND_SHA = '4a24c4a923c351619f145ae716ac541f964312b2'
-const PINNED_EXAMPLE_RULE_SET_SHA = '5785686a600875909283ca3065ea905ea96ba778'
-const PINNED_EXAMPLE_ONE_REQUEST_SHA = '3d5cf2d0074b98ca4502b00f416f89208bd003f6'
+const PINNED_CONSUME_SHA = '5aff75f5027354edd2f704b5e73cdaf539e55a5f'
+const PINNED_REFUND_SHA = '4f4b4fd5edc41c5e1b66fd1bb7d0fb56ac666c05'
+const PINNED_EXAMPLE_RULE_SET_SHA = '65d9da0be671ac32fcaf9f4cfb162667a3c86845'
+const PINNED_EXAMPLE_ONE_REQUEST_SHA = '97ec7756d6508c13e80f6737fac6fc2b45fb54cd'
 
 /**
  * A gateway's usual pair: 10 per second with bursts of 20, and 1,000 a day, decided on the

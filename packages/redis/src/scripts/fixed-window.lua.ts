@@ -12,16 +12,18 @@ export const CALENDAR_LENGTH_BASE = 2 ** 25
  * computed here (Lua knows no time zones): the store sends the caller's window and the next one
  * as three boundaries, b1 (in `windowMs`) and the two lengths after it (packed in `calendar`).
  * `nowStart`: the window of `now`, which is b1's for any time before b2 (a server clock behind
- * the caller's counts in the caller's window), else b2's. `endOf(x)`: b2 after b1, b3 after b2;
- * after b3 (only reached when the server's clock is a window ahead of the caller's) an estimate
- * that is never short of it.
+ * the caller's counts in the caller's window), else b2's. `endOf(x)`: b1 for a window before b1
+ * (a stored window that has ended: windows are contiguous, so it ended at b1 or earlier, and
+ * a state kept until b1 is dropped as the reference drops it), b2 after b1, b3 after b2; after
+ * b3 (only reached when the server's clock is a window ahead of the caller's) an estimate that
+ * is never short of it.
  */
 const calendarBounds = `
       local first = floorDiv(calendar, ${CALENDAR_LENGTH_BASE})
       local b2 = windowMs + first * 1000
       local b3 = b2 + (calendar - first * ${CALENDAR_LENGTH_BASE}) * 1000`
 const endOf = (start: string) =>
-  `(${start} < b2 and b2 or (${start} == b2 and b3 or ${start} + 2 * (b3 - b2)))`
+  `(${start} < windowMs and windowMs or (${start} < b2 and b2 or (${start} == b2 and b3 or ${start} + 2 * (b3 - b2))))`
 const windowOfNow = `
     local nowStart, nowEnd
     if calendar == 0 then
@@ -78,8 +80,7 @@ export const fixedWindowLua: LuaAlgorithm = {
     if calendar == 0 then chargedStart = floorDiv(chargedAt, windowMs) * windowMs end
     if chargedStart == s[1] then s[2] = max(0, s[2] - cost) end`,
   freshAt: `
-    if s[2] == 0 then fresh = 0
-    elseif calendar == 0 then fresh = s[1] + windowMs
+    if calendar == 0 then fresh = s[1] + windowMs
     else${calendarBounds}
       fresh = ${endOf('s[1]')}
     end`,
