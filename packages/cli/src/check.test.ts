@@ -166,5 +166,5 @@ describe('the command line', () => {
     expect(status('check', 'fixtures/rules/free-plan.rules.yaml')).toBe(0)
     expect(status('check', 'fixtures/broken/zero-burst.yaml')).toBe(1)
     expect(status('check')).toBe(2)
-  }, 30_000)
+  }, 120_000)
 })
