@@ -1,12 +1,14 @@
 import { type Meter, type MeterProvider, metrics, type Observable } from '@opentelemetry/api'
 import type {
   ObservedEvent,
+  ObservedEventType,
   ObservedLimiterInfo,
   Observer,
   RuleEvent,
 } from '@tollgate/core/observe'
 import { AttributeCache } from './attribute-cache.js'
 import { DeferredHistogram } from './deferred-histogram.js'
+import { holdInstruments } from './hold-instruments.js'
 import {
   ATTRIBUTES,
   DURATION_BOUNDARIES,
@@ -30,6 +32,16 @@ export type TollgateMetricsOptions = {
 
 /** The binding's version, given with the meter's name. */
 const VERSION = '0.1.0'
+
+/** The events counted without histograms; with them, store calls too (their durations). */
+const COUNTED: readonly ObservedEventType[] = [
+  'rule',
+  'store.error',
+  'clock.step',
+  'queue.wait',
+  'concurrency.slots',
+  'concurrency.lease-expired',
+]
 
 /**
  * An observer that records what an observed limiter does as OpenTelemetry metrics (see
@@ -74,10 +86,12 @@ export function tollgateMetrics(options: TollgateMetricsOptions = {}): Observer 
     unit: '{error}',
   })
   const clockSteps = meter.createObservableCounter(INSTRUMENTS.clockSteps, {
-    description: 'Times the clock read earlier than before',
+    description:
+      'Clock steps: backward, reading earlier than before; forward, running ahead of the monotonic clock',
     unit: '{step}',
   })
   const stores = observeStores(meter)
+  const holds = holdInstruments(meter, histograms)
 
   const ruleAttributes = new AttributeCache((rule, outcome, mode) => ({
     [ATTRIBUTES.rule]: rule,
@@ -113,11 +127,13 @@ export function tollgateMetrics(options: TollgateMetricsOptions = {}): Observer 
     [charged, ruleModeAttributes],
     [storeErrors, storeErrorAttributes],
     [clockSteps, directionAttributes],
+    ...holds.observables,
   ]
   meter.addBatchObservableCallback(
     (result) => {
       ratios.flush()
       durations.flush()
+      holds.flush()
       for (const [instrument, cache] of counted) {
         for (const series of cache.series)
           result.observe(instrument, series.value, series.attributes)
@@ -128,16 +144,19 @@ export function tollgateMetrics(options: TollgateMetricsOptions = {}): Observer 
 
   function rule(event: RuleEvent): void {
     ruleAttributes.get(event.rule, event.outcome, event.mode).value++
-    if (event.charged > 0 || (event.outcome === 'admitted' && event.limit !== undefined)) {
+    // A queued request is admitted: charged, and its remaining share recorded, as any other.
+    const admitted = event.outcome === 'admitted' || event.outcome === 'queued'
+    if (event.charged > 0 || (admitted && event.limit !== undefined)) {
       const series = ruleModeAttributes.get(event.rule, event.mode, '')
       series.value += event.charged
-      if (event.outcome === 'admitted' && event.limit !== undefined && event.limit > 0) {
+      if (admitted && event.limit !== undefined && event.limit > 0) {
         if (histograms) ratios.record((event.remaining ?? 0) / event.limit, series.index)
       }
     }
   }
 
   return {
+    events: histograms ? [...COUNTED, 'store.call'] : COUNTED,
     attach(limiter: ObservedLimiterInfo) {
       stores.add(limiter.store, limiter.storeKind)
     },
@@ -158,6 +177,15 @@ export function tollgateMetrics(options: TollgateMetricsOptions = {}): Observer 
           return
         case 'clock.step':
           directionAttributes.get(event.direction, '', '').value++
+          return
+        case 'queue.wait':
+          holds.queue(event)
+          return
+        case 'concurrency.slots':
+          holds.slots(event)
+          return
+        case 'concurrency.lease-expired':
+          holds.expired(event)
           return
         default:
           // A decision's verdict is counted through its rule events; kinds added later are

@@ -1,0 +1,68 @@
+import type { Meter, Observable } from '@opentelemetry/api'
+import type {
+  ConcurrencySlotsEvent,
+  LeaseExpiredEvent,
+  QueueWaitEvent,
+} from '@tollgate/core/observe'
+import { AttributeCache } from './attribute-cache.js'
+import { DeferredHistogram } from './deferred-histogram.js'
+import { ATTRIBUTES, INSTRUMENTS, WAIT_BOUNDARIES } from './names.js'
+
+/**
+ * What requests hold: a queue's length and waits, concurrency slots in use, leases the store
+ * expired. The length and the slots are up-down sums kept here and read at each collection;
+ * waits are held as the other histograms are.
+ */
+export function holdInstruments(meter: Meter, histograms: boolean) {
+  const length = meter.createObservableUpDownCounter(INSTRUMENTS.queueLength, {
+    description: 'Requests waiting for their slot in a queue rule, by rule',
+    unit: '{request}',
+  })
+  const wait = meter.createHistogram(INSTRUMENTS.queueWait, {
+    description: 'How long requests waited in a queue rule, by rule and result (served, abandoned)',
+    unit: 's',
+    advice: { explicitBucketBoundaries: WAIT_BOUNDARIES },
+  })
+  const slots = meter.createObservableUpDownCounter(INSTRUMENTS.slotsInUse, {
+    description: "Slots of a concurrency rule held by this process's requests, by rule",
+    unit: '{slot}',
+  })
+  const expired = meter.createObservableCounter(INSTRUMENTS.leasesExpired, {
+    description: 'Slots of a concurrency rule the store took back when their lease ran out',
+    unit: '{lease}',
+  })
+  const byRule = () => new AttributeCache((rule) => ({ [ATTRIBUTES.rule]: rule }))
+  const lengths = byRule()
+  const inUse = byRule()
+  const expiries = byRule()
+  const waitAttributes = new AttributeCache((rule, result) => ({
+    [ATTRIBUTES.rule]: rule,
+    [ATTRIBUTES.queueResult]: result,
+  }))
+  const waits = new DeferredHistogram(wait, waitAttributes)
+  const observables: ReadonlyArray<readonly [Observable, AttributeCache]> = [
+    [length, lengths],
+    [slots, inUse],
+    [expired, expiries],
+  ]
+  return {
+    observables,
+    flush: () => waits.flush(),
+    queue(event: QueueWaitEvent): void {
+      const series = lengths.get(event.rule, '', '')
+      if (event.state === 'waiting') {
+        series.value++
+        return
+      }
+      series.value--
+      if (histograms)
+        waits.record(event.ms / 1000, waitAttributes.get(event.rule, event.state, '').index)
+    },
+    slots(event: ConcurrencySlotsEvent): void {
+      inUse.get(event.rule, '', '').value += event.change
+    },
+    expired(event: LeaseExpiredEvent): void {
+      expiries.get(event.rule, '', '').value += event.count
+    },
+  }
+}
