@@ -5,7 +5,7 @@ import type {
   QueueWaitEvent,
 } from '@tollgate/core/observe'
 import { AttributeCache } from './attribute-cache.js'
-import { DeferredHistogram } from './deferred-histogram.js'
+import { type HistogramMode, histogramSink } from './histograms.js'
 import { ATTRIBUTES, INSTRUMENTS, WAIT_BOUNDARIES } from './names.js'
 
 /**
@@ -13,15 +13,10 @@ import { ATTRIBUTES, INSTRUMENTS, WAIT_BOUNDARIES } from './names.js'
  * expired. The length and the slots are up-down sums kept here and read at each collection;
  * waits are held as the other histograms are.
  */
-export function holdInstruments(meter: Meter, histograms: boolean) {
+export function holdInstruments(meter: Meter, histograms: HistogramMode) {
   const length = meter.createObservableUpDownCounter(INSTRUMENTS.queueLength, {
     description: 'Requests waiting for their slot in a queue rule, by rule',
     unit: '{request}',
-  })
-  const wait = meter.createHistogram(INSTRUMENTS.queueWait, {
-    description: 'How long requests waited in a queue rule, by rule and result (served, abandoned)',
-    unit: 's',
-    advice: { explicitBucketBoundaries: WAIT_BOUNDARIES },
   })
   const slots = meter.createObservableUpDownCounter(INSTRUMENTS.slotsInUse, {
     description: "Slots of a concurrency rule held by this process's requests, by rule",
@@ -39,7 +34,18 @@ export function holdInstruments(meter: Meter, histograms: boolean) {
     [ATTRIBUTES.rule]: rule,
     [ATTRIBUTES.queueResult]: result,
   }))
-  const waits = new DeferredHistogram(wait, waitAttributes)
+  const waits = histogramSink(
+    meter,
+    histograms,
+    {
+      name: INSTRUMENTS.queueWait,
+      description:
+        'How long requests waited in a queue rule, by rule and result (served, abandoned)',
+      unit: 's',
+      boundaries: WAIT_BOUNDARIES,
+    },
+    waitAttributes,
+  )
   const observables: ReadonlyArray<readonly [Observable, AttributeCache]> = [
     [length, lengths],
     [slots, inUse],
@@ -47,7 +53,7 @@ export function holdInstruments(meter: Meter, histograms: boolean) {
   ]
   return {
     observables,
-    flush: () => waits.flush(),
+    waits,
     queue(event: QueueWaitEvent): void {
       const series = lengths.get(event.rule, '', '')
       if (event.state === 'waiting') {
@@ -55,8 +61,7 @@ export function holdInstruments(meter: Meter, histograms: boolean) {
         return
       }
       series.value--
-      if (histograms)
-        waits.record(event.ms / 1000, waitAttributes.get(event.rule, event.state, '').index)
+      waits.record(event.ms / 1000, waitAttributes.get(event.rule, event.state, '').index)
     },
     slots(event: ConcurrencySlotsEvent): void {
       inUse.get(event.rule, '', '').value += event.change
