@@ -17,10 +17,10 @@ function asHistogram(metrics: Map<string, Point[]>, name: string, keys: readonly
   return (metrics.get(`${name}.count`) ?? []).map((countPoint) => {
     const cumulative = (metrics.get(`${name}.bucket`) ?? [])
       .filter((p) => key(p) === key(countPoint))
-      .map((p) => [
-        p.attributes.le === '+Inf' ? Infinity : Number(p.attributes.le),
-        p.value as number,
-      ])
+      .map((p) => {
+        const { le } = p.attributes as { le?: string }
+        return [le === '+Inf' ? Infinity : Number(le), p.value as number]
+      })
       .sort((a, b) => a[0]! - b[0]!)
       .map(([, value]) => value!)
     const sum = metrics.get(`${name}.sum`)!.find((p) => key(p) === key(countPoint))!.value

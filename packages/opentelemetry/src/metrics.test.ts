@@ -213,7 +213,10 @@ describe('tollgateMetrics', () => {
   })
 
   it('records nothing and costs no error without an SDK (the global no-op provider)', () => {
-    const limiter = observedLimiter({ rules: RULES, observers: [tollgateMetrics()] })
+    const observer = tollgateMetrics()
+    // It counts nothing, so the limiter builds no event and times no store call for it.
+    expect(observer.events).toEqual([])
+    const limiter = observedLimiter({ rules: RULES, observers: [observer] })
     expect(limiter.decide(get('a'), { now: 0 })).toMatchObject({ allowed: true })
   })
 })

@@ -1,4 +1,10 @@
-import { type Meter, type MeterProvider, metrics, type Observable } from '@opentelemetry/api'
+import {
+  createNoopMeter,
+  type Meter,
+  type MeterProvider,
+  metrics,
+  type Observable,
+} from '@opentelemetry/api'
 import type {
   ObservedEvent,
   ObservedEventType,
@@ -75,6 +81,11 @@ export function tollgateMetrics(options: TollgateMetricsOptions = {}): Observer 
     )
   }
   const meter: Meter = provider.getMeter(METER_NAME, VERSION)
+  // OpenTelemetry's no-op meter (no SDK was registered) never records, even once one is later:
+  // the observer then counts nothing, so that the limiter builds no event for it.
+  if (Object.getPrototypeOf(meter) === Object.getPrototypeOf(createNoopMeter())) {
+    return { events: [], observe: () => {} }
+  }
   // Counters are summed here and read at each collection (observable counters), histogram
   // values held until then (DeferredHistogram) or aggregated here ('buckets'): a request costs
   // a few additions and array writes, where the SDK's instruments hash the attributes on every
