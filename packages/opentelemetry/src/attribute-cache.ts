@@ -12,10 +12,26 @@ export class AttributeCache {
   private readonly made = new Map<string, Map<string, Map<string, Series>>>()
   /** Every series made, for the collection callback. */
   readonly series: Series[] = []
+  // The series asked for last: requests of one rule and outcome follow each other, and three
+  // comparisons of the same strings are cheaper than three map look-ups.
+  private lastA: string | undefined = undefined
+  private lastB = ''
+  private lastC = ''
+  private last: Series | undefined = undefined
 
   constructor(private readonly build: (a: string, b: string, c: string) => Attributes) {}
 
   get(a: string, b: string, c: string): Series {
+    if (a === this.lastA && b === this.lastB && c === this.lastC) return this.last!
+    const series = this.find(a, b, c)
+    this.lastA = a
+    this.lastB = b
+    this.lastC = c
+    this.last = series
+    return series
+  }
+
+  private find(a: string, b: string, c: string): Series {
     let byB = this.made.get(a)
     if (byB === undefined) {
       byB = new Map()

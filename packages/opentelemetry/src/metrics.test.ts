@@ -1,11 +1,12 @@
 import { memoryStore, type RuleConfig } from '@tollgate/core'
 import { observedLimiter, shadowReport } from '@tollgate/core/observe'
-import { inMemoryMetrics, linesOf } from '@tollgate/test-utils/metrics'
+import { linesOf } from '@tollgate/test-utils/metrics'
 import fc from 'fast-check'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { tollgateMetrics } from './metrics.js'
 import { ATTRIBUTES as A, INSTRUMENTS as I } from './names.js'
 import { shadowReportMetrics } from './shadow-metrics.js'
+import { meteredLimiters, meteredOnce } from './test-metrics.js'
 
 const RULES: RuleConfig[] = [
   {
@@ -29,24 +30,16 @@ const RULES: RuleConfig[] = [
 const get = (ip: string) => ({ method: 'GET', path: '/', identities: { ip } })
 const login = (ip: string) => ({ method: 'POST', path: '/login', identities: { ip } })
 
-let sdk = inMemoryMetrics()
-afterEach(async () => {
-  await sdk.shutdown()
-  sdk = inMemoryMetrics()
-})
+const metered = meteredLimiters()
 
 describe('tollgateMetrics', () => {
   it('counts a scripted trace exactly: decisions, charges, remaining at admission, store calls', async () => {
     const store = memoryStore()
-    const limiter = observedLimiter({
-      rules: RULES,
-      store,
-      observers: [tollgateMetrics({ meterProvider: sdk.meterProvider })],
-    })
+    const limiter = metered.limiter({ rules: RULES, store })
     for (const facts of [get('a'), login('a'), login('a'), get('b'), login('b')]) {
       limiter.decide(facts, { now: 1000 })
     }
-    const metrics = await sdk.collect()
+    const metrics = await metered.collect()
     expect(linesOf(metrics.get(I.decisions), [A.rule, A.outcome, A.mode])).toEqual([
       'new-login admitted shadow = 2',
       'new-login shadow-denied shadow = 1',
@@ -72,15 +65,14 @@ describe('tollgateMetrics', () => {
 
   it('counts store failures by kind, operation and reason, and each rule as failed open or closed', async () => {
     const down = () => Promise.reject(new Error('connect ECONNREFUSED 10.0.0.7:6379'))
-    const limiter = observedLimiter({
+    const limiter = metered.limiter({
       rules: [{ ...RULES[0]!, onStoreError: 'closed' }, RULES[1]!],
       store: { consume: down, refund: down },
       storeTimeoutMs: false,
       logger: false,
-      observers: [tollgateMetrics({ meterProvider: sdk.meterProvider })],
     })
     await limiter.decide(login('203.0.113.7'))
-    const metrics = await sdk.collect()
+    const metrics = await metered.collect()
     expect(linesOf(metrics.get(I.decisions), [A.rule, A.outcome])).toEqual([
       'new-login store-failed-open = 1',
       'per-ip store-failed-closed = 1',
@@ -95,18 +87,87 @@ describe('tollgateMetrics', () => {
 
   it('counts clock steps back', async () => {
     let now = 50_000
-    const limiter = observedLimiter({
-      rules: RULES,
-      clock: { now: () => now },
-      logger: false,
-      observers: [tollgateMetrics({ meterProvider: sdk.meterProvider })],
-    })
+    const limiter = metered.limiter({ rules: RULES, clock: { now: () => now }, logger: false })
     for (const at of [50_000, 49_000, 49_500, 10_000]) {
       now = at
       limiter.decide(get('a'))
     }
-    const metrics = await sdk.collect()
+    const metrics = await metered.collect()
     expect(linesOf(metrics.get(I.clockSteps), [A.clockDirection])).toEqual(['backward = 2'])
+  })
+
+  it('counts clock steps forward (ahead of the monotonic clock by a second or more), never idle time', async () => {
+    const clocks = { wall: 1_000_000, monotonic: 0 }
+    const limiter = metered.limiter({
+      rules: RULES,
+      clock: { now: () => clocks.wall },
+      monotonic: { now: () => clocks.monotonic },
+      logger: false,
+    })
+    // Idle for an hour, then busy, then NTP steps the clock 5 s ahead, then 999 ms (too small).
+    for (const [idle, step] of [
+      [3_600_000, 0],
+      [10, 0],
+      [10, 5_000],
+      [10, 0],
+      [2_000, 999],
+      [2_000, 0],
+    ] as const) {
+      clocks.wall += idle + step
+      clocks.monotonic += idle
+      limiter.decide(get('a'))
+    }
+    const metrics = await metered.collect()
+    expect(linesOf(metrics.get(I.clockSteps), [A.clockDirection])).toEqual(['forward = 1'])
+  })
+
+  it('tells every step forward of at least the threshold, by how far, whatever the idle time around it', async () => {
+    const op = fc.oneof(
+      fc.record({ idle: fc.nat({ max: 5_000_000 }) }),
+      fc.record({ step: fc.integer({ min: 250, max: 10_000_000 }) }),
+    )
+    await fc.assert(
+      fc.asyncProperty(fc.array(op, { maxLength: 30 }), async (ops) => {
+        const clocks = { wall: 1_000_000, monotonic: 7 }
+        const steps: number[] = []
+        const limiter = observedLimiter({
+          rules: RULES,
+          clock: { now: () => clocks.wall },
+          monotonic: { now: () => clocks.monotonic },
+          clockStepForwardMs: 250,
+          logger: false,
+          observers: [
+            {
+              events: ['clock.step'],
+              observe: (event) => {
+                if (event.type === 'clock.step') steps.push(event.ms)
+              },
+            },
+          ],
+        })
+        limiter.decide(get('a'))
+        const expected: number[] = []
+        for (const o of ops) {
+          if ('idle' in o) {
+            clocks.wall += o.idle
+            clocks.monotonic += o.idle
+          } else {
+            clocks.wall += o.step
+            expected.push(o.step)
+          }
+          limiter.decide(get('a'))
+        }
+        expect(steps).toEqual(expected)
+      }),
+      { numRuns: 50 },
+    )
+  })
+
+  it('refuses a bad clockStepForwardMs or monotonic clock at start-up, naming it', () => {
+    expect(() => metered.limiter({ rules: RULES, clockStepForwardMs: 0 })).toThrow(
+      /clockStepForwardMs: expected whole ms/,
+    )
+    expect(() => metered.limiter({ rules: RULES, monotonic: {} as never })).toThrow(/monotonic:/)
   })
 
   it('never puts a client key or IP in an attribute, whatever the traffic', async () => {
@@ -115,11 +176,8 @@ describe('tollgateMetrics', () => {
       fc.asyncProperty(
         fc.array(fc.tuple(identity, fc.boolean()), { minLength: 1, maxLength: 30 }),
         async (trace) => {
-          const local = inMemoryMetrics()
-          const limiter = observedLimiter({
-            rules: RULES,
-            observers: [tollgateMetrics({ meterProvider: local.meterProvider })],
-          })
+          const local = meteredOnce()
+          const limiter = local.limiter({ rules: RULES })
           for (const [ip, isLogin] of trace)
             limiter.decide(isLogin ? login(ip) : get(ip), { now: 0 })
           const metrics = await local.collect()
@@ -140,23 +198,25 @@ describe('tollgateMetrics', () => {
   })
 
   it('keeps every histogram value held between collections, past the size of its arrays', async () => {
-    const limiter = observedLimiter({
+    const limiter = metered.limiter({
       rules: [
         { id: 'per-ip', match: { identity: 'ip' }, algorithm: 'token_bucket', rate: 1, burst: 2 },
       ],
-      observers: [tollgateMetrics({ meterProvider: sdk.meterProvider })],
     })
     for (let i = 0; i < 20_000; i++) limiter.decide(get(`10.0.${i >> 8}.${i & 255}`), { now: 0 })
-    const first = await sdk.collect()
+    const first = await metered.collect()
     expect(first.get(I.remainingRatio)![0]!.value).toMatchObject({ count: 20_000 })
     limiter.decide(get('10.1.0.0'), { now: 0 })
-    const second = await sdk.collect()
+    const second = await metered.collect()
     expect(second.get(I.remainingRatio)![0]!.value).toMatchObject({ count: 20_001 })
     expect(linesOf(second.get(I.storeDuration), [])).toEqual([' = 20001'])
   })
 
   it('records nothing and costs no error without an SDK (the global no-op provider)', () => {
-    const limiter = observedLimiter({ rules: RULES, observers: [tollgateMetrics()] })
+    const observer = tollgateMetrics()
+    // It counts nothing, so the limiter builds no event and times no store call for it.
+    expect(observer.events).toEqual([])
+    const limiter = observedLimiter({ rules: RULES, observers: [observer] })
     expect(limiter.decide(get('a'), { now: 0 })).toMatchObject({ allowed: true })
   })
 })
@@ -164,7 +224,7 @@ describe('tollgateMetrics', () => {
 describe('shadowReportMetrics', () => {
   it("exports a shadow report's heaviest counts by rank and its error bound, never a key", async () => {
     const report = shadowReport({ capacity: 2 })
-    shadowReportMetrics(report, { meterProvider: sdk.meterProvider, ranks: 2 })
+    shadowReportMetrics(report, { meterProvider: metered.meterProvider, ranks: 2 })
     const limiter = observedLimiter({ rules: RULES, observers: [report] })
     // The shadow rule allows one login a minute per IP: a is 3 over, b 1, c 2 (c replaces b).
     for (const [ip, times] of [
@@ -174,7 +234,7 @@ describe('shadowReportMetrics', () => {
     ] as const) {
       for (let i = 0; i < times; i++) limiter.decide(login(ip), { now: 0 })
     }
-    const metrics = await sdk.collect()
+    const metrics = await metered.collect()
     expect(linesOf(metrics.get(I.shadowHeavyHitters), [A.rule, A.rank])).toEqual([
       'new-login 1 = 3',
       'new-login 2 = 3',

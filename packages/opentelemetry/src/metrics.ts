@@ -1,12 +1,20 @@
-import { type Meter, type MeterProvider, metrics, type Observable } from '@opentelemetry/api'
+import {
+  createNoopMeter,
+  type Meter,
+  type MeterProvider,
+  metrics,
+  type Observable,
+} from '@opentelemetry/api'
 import type {
   ObservedEvent,
+  ObservedEventType,
   ObservedLimiterInfo,
   Observer,
   RuleEvent,
 } from '@tollgate/core/observe'
 import { AttributeCache } from './attribute-cache.js'
-import { DeferredHistogram } from './deferred-histogram.js'
+import { type HistogramMode, histogramSink } from './histograms.js'
+import { holdInstruments } from './hold-instruments.js'
 import {
   ATTRIBUTES,
   DURATION_BOUNDARIES,
@@ -20,16 +28,42 @@ export type TollgateMetricsOptions = {
   /** Where the instruments are made. @default the global one (`metrics.getMeterProvider()`) */
   readonly meterProvider?: MeterProvider | undefined
   /**
-   * Whether to record the two histograms (remaining ÷ limit at admission, store call
-   * durations). Each value costs the SDK's `record` (about a microsecond: it hashes the
-   * attributes), at collection time; without them a request costs a few additions.
+   * How to record the histograms (remaining ÷ limit at admission, store call durations, queue
+   * waits). `true`: as the SDK's histograms; each value then costs the SDK's `record` at
+   * collection (it hashes the attributes: several times the rest of the request's metrics).
+   * `'buckets'`: aggregated here, exactly, into the same buckets, and exported as counters of
+   * the classic Prometheus series (`<name>.bucket` by `le`, `<name>.count`, `<name>.sum`), for
+   * a few additions per value. `false`: not at all.
    * @default true
    */
-  readonly histograms?: boolean | undefined
+  readonly histograms?: HistogramMode | undefined
 }
 
 /** The binding's version, given with the meter's name. */
 const VERSION = '0.1.0'
+
+const RATIO = {
+  name: INSTRUMENTS.remainingRatio,
+  description: 'What a rule had left at admission, as a share of its limit (0: at the limit)',
+  unit: '1',
+  boundaries: RATIO_BOUNDARIES,
+}
+const DURATION = {
+  name: INSTRUMENTS.storeDuration,
+  description: 'How long store calls take, by store kind and operation',
+  unit: 's',
+  boundaries: DURATION_BOUNDARIES,
+}
+
+/** The events counted without histograms; with them, store calls too (their durations). */
+const COUNTED: readonly ObservedEventType[] = [
+  'rule',
+  'store.error',
+  'clock.step',
+  'queue.wait',
+  'concurrency.slots',
+  'concurrency.lease-expired',
+]
 
 /**
  * An observer that records what an observed limiter does as OpenTelemetry metrics (see
@@ -41,15 +75,21 @@ const VERSION = '0.1.0'
 export function tollgateMetrics(options: TollgateMetricsOptions = {}): Observer {
   const provider = options.meterProvider ?? metrics.getMeterProvider()
   const histograms = options.histograms ?? true
-  if (typeof histograms !== 'boolean') {
+  if (typeof histograms !== 'boolean' && histograms !== 'buckets') {
     throw new TypeError(
-      `tollgateMetrics(): histograms: expected true or false, got ${typeof histograms}`,
+      `tollgateMetrics(): histograms: expected true, false or 'buckets', got ${String(histograms)}`,
     )
   }
   const meter: Meter = provider.getMeter(METER_NAME, VERSION)
+  // OpenTelemetry's no-op meter (no SDK was registered) never records, even once one is later:
+  // the observer then counts nothing, so that the limiter builds no event for it.
+  if (Object.getPrototypeOf(meter) === Object.getPrototypeOf(createNoopMeter())) {
+    return { events: [], observe: () => {} }
+  }
   // Counters are summed here and read at each collection (observable counters), histogram
-  // values held until then (DeferredHistogram): a request costs a few additions and array
-  // writes, where the SDK's instruments would hash the attributes on every call.
+  // values held until then (DeferredHistogram) or aggregated here ('buckets'): a request costs
+  // a few additions and array writes, where the SDK's instruments hash the attributes on every
+  // call.
   const decisions = meter.createObservableCounter(INSTRUMENTS.decisions, {
     description: "Rules' decisions on requests, by rule, outcome and mode",
     unit: '{decision}',
@@ -58,26 +98,18 @@ export function tollgateMetrics(options: TollgateMetricsOptions = {}): Observer 
     description: 'Cost units charged to admitted requests, by rule and mode',
     unit: '{unit}',
   })
-  const remainingRatio = meter.createHistogram(INSTRUMENTS.remainingRatio, {
-    description: 'What a rule had left at admission, as a share of its limit (0: at the limit)',
-    unit: '1',
-    advice: { explicitBucketBoundaries: RATIO_BOUNDARIES },
-  })
-  const storeDuration = meter.createHistogram(INSTRUMENTS.storeDuration, {
-    description: 'How long store calls take, by store kind and operation',
-    unit: 's',
-    advice: { explicitBucketBoundaries: DURATION_BOUNDARIES },
-  })
   const storeErrors = meter.createObservableCounter(INSTRUMENTS.storeErrors, {
     description:
       "Store failures (errors, timeouts, bad replies, a failed clock) decided by the rules' onStoreError",
     unit: '{error}',
   })
   const clockSteps = meter.createObservableCounter(INSTRUMENTS.clockSteps, {
-    description: 'Times the clock read earlier than before',
+    description:
+      'Clock steps: backward, reading earlier than before; forward, running ahead of the monotonic clock',
     unit: '{step}',
   })
   const stores = observeStores(meter)
+  const holds = holdInstruments(meter, histograms)
 
   const ruleAttributes = new AttributeCache((rule, outcome, mode) => ({
     [ATTRIBUTES.rule]: rule,
@@ -106,38 +138,42 @@ export function tollgateMetrics(options: TollgateMetricsOptions = {}): Observer 
     [ATTRIBUTES.clockDirection]: direction,
   }))
 
-  const ratios = new DeferredHistogram(remainingRatio, ruleModeAttributes)
-  const durations = new DeferredHistogram(storeDuration, storeAttributes)
+  const ratios = histogramSink(meter, histograms, RATIO, ruleModeAttributes)
+  const durations = histogramSink(meter, histograms, DURATION, storeAttributes)
   const counted: ReadonlyArray<readonly [Observable, AttributeCache]> = [
     [decisions, ruleAttributes],
     [charged, ruleModeAttributes],
     [storeErrors, storeErrorAttributes],
     [clockSteps, directionAttributes],
+    ...holds.observables,
   ]
+  const sinks = [ratios, durations, holds.waits]
   meter.addBatchObservableCallback(
     (result) => {
-      ratios.flush()
-      durations.flush()
+      for (const sink of sinks) sink.collect(result)
       for (const [instrument, cache] of counted) {
         for (const series of cache.series)
           result.observe(instrument, series.value, series.attributes)
       }
     },
-    counted.map(([instrument]) => instrument),
+    [...counted.map(([instrument]) => instrument), ...sinks.flatMap((sink) => sink.observables)],
   )
 
   function rule(event: RuleEvent): void {
     ruleAttributes.get(event.rule, event.outcome, event.mode).value++
-    if (event.charged > 0 || (event.outcome === 'admitted' && event.limit !== undefined)) {
+    // A queued request is admitted: charged, and its remaining share recorded, as any other.
+    const admitted = event.outcome === 'admitted' || event.outcome === 'queued'
+    if (event.charged > 0 || (admitted && event.limit !== undefined)) {
       const series = ruleModeAttributes.get(event.rule, event.mode, '')
       series.value += event.charged
-      if (event.outcome === 'admitted' && event.limit !== undefined && event.limit > 0) {
-        if (histograms) ratios.record((event.remaining ?? 0) / event.limit, series.index)
+      if (admitted && event.limit !== undefined && event.limit > 0) {
+        ratios.record((event.remaining ?? 0) / event.limit, series.index)
       }
     }
   }
 
   return {
+    events: histograms === false ? COUNTED : [...COUNTED, 'store.call'],
     attach(limiter: ObservedLimiterInfo) {
       stores.add(limiter.store, limiter.storeKind)
     },
@@ -147,17 +183,25 @@ export function tollgateMetrics(options: TollgateMetricsOptions = {}): Observer 
           rule(event)
           return
         case 'store.call':
-          if (histograms)
-            durations.record(
-              event.durationMs / 1000,
-              storeAttributes.get(event.store, event.operation, event.error ?? '').index,
-            )
+          durations.record(
+            event.durationMs / 1000,
+            storeAttributes.get(event.store, event.operation, event.error ?? '').index,
+          )
           return
         case 'store.error':
           storeErrorAttributes.get(event.store, event.operation, event.reason).value++
           return
         case 'clock.step':
           directionAttributes.get(event.direction, '', '').value++
+          return
+        case 'queue.wait':
+          holds.queue(event)
+          return
+        case 'concurrency.slots':
+          holds.slots(event)
+          return
+        case 'concurrency.lease-expired':
+          holds.expired(event)
           return
         default:
           // A decision's verdict is counted through its rule events; kinds added later are

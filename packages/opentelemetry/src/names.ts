@@ -13,6 +13,10 @@ export const INSTRUMENTS = {
   storeDuration: 'tollgate.store.operation.duration',
   storeErrors: 'tollgate.store.errors',
   clockSteps: 'tollgate.clock.steps',
+  queueLength: 'tollgate.queue.length',
+  queueWait: 'tollgate.queue.wait.duration',
+  slotsInUse: 'tollgate.concurrency.slots_in_use',
+  leasesExpired: 'tollgate.concurrency.leases_expired',
   memoryEntries: 'tollgate.memory_store.entries',
   memoryBytes: 'tollgate.memory_store.size',
   memoryEvictions: 'tollgate.memory_store.evictions',
@@ -30,12 +34,18 @@ export const ATTRIBUTES = {
   storeOperation: 'tollgate.store.operation',
   errorType: 'error.type',
   clockDirection: 'tollgate.clock.direction',
+  queueResult: 'tollgate.queue.result',
   rank: 'tollgate.shadow.rank',
   loadReason: 'tollgate.redis_store.load_reason',
 } as const
 
 /** Bucket bounds of the remaining ÷ limit histogram: fine near 0, where alerts look. */
 export const RATIO_BOUNDARIES = [0, 0.01, 0.05, 0.1, 0.25, 0.5, 0.75, 1]
+
+/** Bucket bounds of a queue's waits, in seconds: from a millisecond to a minute. */
+export const WAIT_BOUNDARIES = [
+  0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60,
+]
 
 /** Bucket bounds of store call durations, in seconds: from a memory store's µs to a slow Redis. */
 export const DURATION_BOUNDARIES = [

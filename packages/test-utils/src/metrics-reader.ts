@@ -9,6 +9,8 @@ import {
 export type Point = {
   readonly attributes: Record<string, unknown>
   readonly value: number | { readonly count: number; readonly sum: number }
+  /** A histogram's counts per bucket (not cumulative), the last above every bound. */
+  readonly buckets?: readonly number[]
 }
 
 /**
@@ -40,6 +42,11 @@ export function inMemoryMetrics() {
                       count: (point.value as { count: number }).count,
                       sum: (point.value as { sum: number }).sum,
                     },
+              ...(typeof point.value === 'number'
+                ? {}
+                : {
+                    buckets: [...(point.value as { buckets: { counts: number[] } }).buckets.counts],
+                  }),
             })),
           )
         }

@@ -9,8 +9,9 @@ import type { Rule, RuleMode } from '../rules/types.js'
  * - `shadow-denied`: a shadow rule would have refused it (it went on);
  * - `store-failed-open`, `store-failed-closed`: the store failed and the rule's `onStoreError`
  *   let the request through, or refused it;
- * - `queued`, `shed`: reserved for rules that make a request wait for its turn, and for load
- *   shedding (concurrency limits); nothing emits them yet.
+ * - `queued`: an enforcing queue rule (`leaky_queue`) admitted the request after a wait for its
+ *   slot (`delayMs` > 0); it is charged as an admission, and its wait reported by `queue.wait`;
+ * - `shed`: a concurrency rule refused it: every slot was in use.
  */
 export type RuleOutcome =
   | 'admitted'
@@ -66,17 +67,66 @@ export type StoreErrorEvent = StoreErrorContext & {
   readonly reason: string
 }
 
-/** The clock read earlier than before (an NTP correction): `ms` is how far back. */
+/**
+ * The clock stepped (an NTP correction, a VM resumed, someone set the time). `backward`: it read
+ * earlier than its previous reading, by `ms`. `forward`: it ran ahead of the runtime's monotonic
+ * clock by at least `clockStepForwardMs` since it was last compared with it, by `ms` — idle time
+ * moves both clocks alike, so it is never taken for a step.
+ */
 export type ClockStepEvent = {
   readonly type: 'clock.step'
-  readonly direction: 'backward'
+  readonly direction: 'backward' | 'forward'
   readonly ms: number
 }
 
 /**
+ * A request waiting for its slot in a queue rule (`leaky_queue`), once when it starts to wait
+ * (`waiting`, `ms` the wait it was given) and once when the wait ends: `served` at its slot, or
+ * `abandoned` when its client went away first (`ms` how long it waited, on the limiter's clock).
+ * `rule` is the queue rule with the longest delay: the one it waits for.
+ */
+export type QueueWaitEvent = {
+  readonly type: 'queue.wait'
+  readonly rule: string
+  readonly state: 'waiting' | 'served' | 'abandoned'
+  readonly ms: number
+}
+
+/**
+ * Slots of a concurrency rule taken by an admitted request (`change` > 0, its cost) or given
+ * back by `release` (`change` < 0): their running sum is the slots this process holds.
+ */
+export type ConcurrencySlotsEvent = {
+  readonly type: 'concurrency.slots'
+  readonly rule: string
+  readonly change: number
+}
+
+/**
+ * Slots of a concurrency rule that the store took back because their lease ran out (a process
+ * that died holding them, a response that never ended). Told by a store that keeps leases,
+ * through `ObservableStore.observe`; the stores of today keep none.
+ */
+export type LeaseExpiredEvent = {
+  readonly type: 'concurrency.lease-expired'
+  readonly rule: string
+  readonly count: number
+}
+
+/** What a store may tell observers of its own accord (not as an answer to a call). */
+export type StoreEvent = LeaseExpiredEvent
+
+/**
+ * A store that tells events of its own (a store of leases, that expires them): `observedLimiter`
+ * calls `observe` once with a listener that hands them to its observers.
+ */
+export type ObservableStore = {
+  readonly observe: (listener: (event: StoreEvent) => void) => void
+}
+
+/**
  * Everything an observer may be told. Names are `noun` or `noun.verb`; a kind of event added
- * later (a queue's wait, a concurrency slot's lease) gets a type of its own, so observers
- * ignore what they do not know.
+ * later gets a type of its own, so observers ignore what they do not know.
  */
 export type ObservedEvent =
   | RuleEvent
@@ -84,6 +134,12 @@ export type ObservedEvent =
   | StoreCallEvent
   | StoreErrorEvent
   | ClockStepEvent
+  | QueueWaitEvent
+  | ConcurrencySlotsEvent
+  | LeaseExpiredEvent
+
+/** The kinds of event, for `Observer.events`. */
+export type ObservedEventType = ObservedEvent['type']
 
 /** What the observed limiter shows an observer once, when it starts: for gauges that poll. */
 export type ObservedLimiterInfo = {
@@ -102,4 +158,9 @@ export type Observer = {
   /** Called once per limiter it is given to, before any event. */
   readonly attach?: ((limiter: ObservedLimiterInfo) => void) | undefined
   readonly observe: (event: ObservedEvent) => void
+  /**
+   * The kinds of event it counts: the limiter builds no other for it, and times no store call
+   * unless one of its observers counts `store.call`. @default every kind
+   */
+  readonly events?: readonly ObservedEventType[] | undefined
 }

@@ -82,7 +82,7 @@ function explainRule(
   return {
     rule: rule.id,
     mode: rule.mode,
-    outcome: outcomeOf(d),
+    outcome: outcomeOf(d, rule.algorithm === 'concurrency'),
     matched: matchOf(rule),
     keysOn: rule.match.identity,
     usedIdentity: d.key === undefined ? [] : identityNamesOf(d.key),
@@ -123,6 +123,7 @@ export function onDecision(
   }
   let rules: readonly Rule[] = []
   return {
+    events: ['decision'],
     attach(limiter) {
       rules = [...rules, ...limiter.rules]
     },

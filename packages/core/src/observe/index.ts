@@ -1,22 +1,28 @@
 /**
  * `@tollgate/core/observe`: see what the limiter does. `observedLimiter` tells observers about
- * every verdict, rule outcome, store call, store failure and clock step (the vocabulary is
- * `ObservedEvent`); `shadowReport` keeps whom shadow rules would have hit; `explainDecisions` and
- * `explain` say why a verdict is what it is. Nothing here is in an app that does not import it.
+ * every verdict, rule outcome, store call, store failure, clock step, queue wait and concurrency
+ * slot (the vocabulary is `ObservedEvent`); `shadowReport` keeps whom shadow rules would have
+ * hit; `explainDecisions` and `explain` say why a verdict is what it is. Nothing here is in an app that does not import it.
  * See docs/concepts/observability.md.
  */
 
 export { DEBUG_HEADER, type DebugHeaderOptions, debugHeader } from './debug-header.js'
 export type {
   ClockStepEvent,
+  ConcurrencySlotsEvent,
   DecisionEvent,
+  LeaseExpiredEvent,
+  ObservableStore,
   ObservedEvent,
+  ObservedEventType,
   ObservedLimiterInfo,
   Observer,
+  QueueWaitEvent,
   RuleEvent,
   RuleOutcome,
   StoreCallEvent,
   StoreErrorEvent,
+  StoreEvent,
   StoreKind,
 } from './events.js'
 export {

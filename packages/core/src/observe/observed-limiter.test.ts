@@ -181,6 +181,41 @@ describe('observedLimiter', () => {
     ).toThrow('did you mean "storeTimeoutMs"?')
   })
 
+  it('hands an observer only the kinds of event it counts, and times no store call nobody counts', () => {
+    const decisions = recorder()
+    const calls: string[] = []
+    const store = STORES[0]![1]()
+    const limiter = observedLimiter({
+      rules: RULES,
+      store,
+      monotonic: {
+        now: () => {
+          calls.push('read')
+          return 0
+        },
+      },
+      observers: [{ events: ['decision'], observe: decisions.observer.observe }],
+    })
+    limiter.decide(at('a'), { now: 0 })
+    expect(decisions.events.map((event) => event.type)).toEqual(['decision'])
+    expect(calls).toEqual([])
+    const all = recorder()
+    const both = observedLimiter({
+      rules: RULES,
+      store,
+      monotonic: { now: () => 0 },
+      observers: [{ events: ['rule'], observe: () => {} }, all.observer],
+    })
+    both.decide(at('a'), { now: 0 })
+    expect(all.events.map((event) => event.type)).toEqual(['store.call', 'rule', 'decision'])
+  })
+
+  it('refuses an observer counting an unknown kind of event, naming it', () => {
+    expect(() =>
+      observedLimiter({ rules: RULES, observers: [{ events: ['queue'] as never, observe() {} }] }),
+    ).toThrow(/observers\[0\]\.events: unknown event type "queue"/)
+  })
+
   it('decides every trace exactly as the plain limiter does', () => {
     const request = fc.record({
       ip: fc.constantFrom('a', 'b', 'c'),

@@ -1,5 +1,6 @@
 import { BUILT_IN_ALGORITHMS } from '../algorithms/table.js'
-import { type Clock, systemClock } from '../clock.js'
+import { systemClock } from '../clock.js'
+import { RateLimitError } from '../errors.js'
 import { createLimiter } from '../limiter/create-limiter.js'
 import { isPromiseLike } from '../limiter/engine.js'
 import { createReporter } from '../limiter/report.js'
@@ -17,10 +18,13 @@ import { refuseUnknownOptions } from '../options/unknown-options.js'
 import { checkRules } from '../rules/define-rules.js'
 import type { Rule } from '../rules/types.js'
 import { memoryStore } from '../store/memory-store.js'
-import type { ObservedLimiterInfo, Observer } from './events.js'
+import type { Store } from '../store/types.js'
+import type { ObservableStore, ObservedLimiterInfo, Observer } from './events.js'
 import { checkObservers, type Emit, fanOut } from './fan-out.js'
+import { holdings } from './holdings.js'
 import { failureEventsOf, ruleEventsOf } from './outcomes.js'
-import { reasonOf, storeKindOf, timedStore } from './timed-store.js'
+import { elapsedMs, reasonOf, storeKindOf, timedStore } from './timed-store.js'
+import { DEFAULT_CLOCK_STEP_FORWARD_MS, watchedClock } from './watched-clock.js'
 
 export type ObservedLimiterOptions = LimiterOptions & {
   /**
@@ -28,21 +32,34 @@ export type ObservedLimiterOptions = LimiterOptions & {
    * `explainDecisions()`…), in this order. An empty list is the plain limiter.
    */
   readonly observers: readonly Observer[]
+  /**
+   * The runtime's monotonic clock, in ms: it times store calls, and tells the clock's steps
+   * forward from idle time. Tests give their own. @default `performance.now`
+   */
+  readonly monotonic?: { now(): number } | undefined
+  /**
+   * How far the clock must run ahead of the monotonic clock to be told as a step forward, in
+   * ms. @default 1000
+   */
+  readonly clockStepForwardMs?: number | undefined
 }
 
 /**
  * A limiter that tells `observers` what it does: each request's verdict and each rule's part in
- * it, each store call timed, store failures and clock steps (see `ObservedEvent`). It decides
- * exactly as `createLimiter` with the same options does; the plain limiter pays nothing for
- * this, since none of it is there. Pass it to an adapter in place of the rules.
+ * it, each store call timed, store failures, clock steps, queue waits and concurrency slots (see
+ * `ObservedEvent`). It decides exactly as `createLimiter` with the same options does; the plain
+ * limiter pays nothing for this, since none of it is there. Pass it to an adapter in place of
+ * the rules. Events no observer counts (`Observer.events`) are not built.
  * @example
  * const limiter = observedLimiter({ rules, observers: [tollgateMetrics()] })
  * app.use(rateLimit(limiter))
  */
 export function observedLimiter(options: ObservedLimiterOptions): Limiter {
-  const { observers: given, ...limiterOptions } = options
+  const { observers: given, monotonic, clockStepForwardMs, ...limiterOptions } = options
   refuseUnknownOptions(limiterOptions, LIMITER_OPTIONS, 'observedLimiter()', FOREIGN_OPTIONS)
   const observers = checkObservers(given)
+  const elapsed = monotonicOf(monotonic)
+  const forwardMs = forwardStepOf(clockStepForwardMs)
   if (observers.length === 0) return createLimiter(limiterOptions)
   const rules = rulesOf(options, limiterOptions)
   const store = options.store ?? memoryStore()
@@ -50,13 +67,12 @@ export function observedLimiter(options: ObservedLimiterOptions): Limiter {
   const usable = typeof store?.consume === 'function' && typeof store.refund === 'function'
   const clock = options.clock ?? systemClock
   const storeKind = storeKindOf(store)
-  const info: ObservedLimiterInfo = {
-    rules,
-    store,
-    storeKind,
-  }
-  const emit = fanOut(observers, info, defaultLogger(options.logger))
+  const info: ObservedLimiterInfo = { rules, store, storeKind }
+  const { emit, wants } = fanOut(observers, info, defaultLogger(options.logger))
   const modes = new Map(info.rules.map((rule) => [rule.id, rule.mode] as const))
+  const concurrencyRules = new Set(
+    rules.filter((rule) => rule.algorithm === 'concurrency').map((rule) => rule.id),
+  )
   // The app's onError, else the limiter's own warning (a reporter like the limiter's): what
   // the app sees of a store failure is the same, observed or not.
   const onError =
@@ -66,17 +82,23 @@ export function observedLimiter(options: ObservedLimiterOptions): Limiter {
     if (context.operation === 'consume') failureEventsOf(context, modes, emit)
     onError(error, context)
   }
+  const watchesClock = typeof clock?.now === 'function' && wants('clock.step')
   const limiter = createLimiter({
     ...limiterOptions,
     rules,
-    store: usable ? timedStore(store, storeKind, emit) : store,
-    clock: typeof clock?.now === 'function' ? watchedClock(clock, emit) : clock,
+    store: usable && wants('store.call') ? timedStore(store, storeKind, emit, elapsed) : store,
+    clock: watchesClock ? watchedClock(clock, emit, elapsed, forwardMs) : clock,
     onError: observeError,
   })
+  if (usable) observeStoreEvents(store, emit)
+  const held = holdings(rules, clock, emit, wants)
+  const countsRules = wants('rule')
+  const countsDecisions = wants('decision')
 
   const decided = (verdict: Verdict, facts: Parameters<Limiter['decide']>[0]) => {
-    ruleEventsOf(verdict.allowed, verdict.decisions, emit)
-    emit({ type: 'decision', verdict, facts })
+    if (countsRules) ruleEventsOf(verdict.allowed, verdict.decisions, concurrencyRules, emit)
+    held.decided(verdict)
+    if (countsDecisions) emit({ type: 'decision', verdict, facts })
     return verdict
   }
   const observed: Limiter = {
@@ -94,22 +116,25 @@ export function observedLimiter(options: ObservedLimiterOptions): Limiter {
     check(key, ruleId, given) {
       const decision = limiter.check(key, ruleId, given)
       const seen = (settled: Awaited<typeof decision>) => {
-        if (settled.storeFailed !== true) {
-          ruleEventsOf(settled.allowed, [settled], emit)
+        if (settled.storeFailed !== true && countsRules) {
+          ruleEventsOf(settled.allowed, [settled], concurrencyRules, emit)
         }
         return settled
       }
       return isPromiseLike(decision) ? Promise.resolve(decision).then(seen) : seen(decision)
     },
     acquire(facts, given) {
-      // Decided here, so that the decision is observed; then waited out by the limiter.
+      // Decided here, so that the decision is observed; then waited out, observed too.
       return Promise.resolve()
         .then(() => observed.decide(facts, given))
-        .then((verdict) => limiter.hold(verdict, given))
+        .then((verdict) => observed.hold(verdict, given))
     },
-    hold: (verdict, given) => limiter.hold(verdict, given),
+    hold: (verdict, given) => held.hold(limiter, verdict, given),
     refund: (verdict, given) => limiter.refund(verdict, given),
-    release: (verdict, given) => limiter.release?.(verdict, given),
+    release(verdict, given) {
+      held.released(verdict)
+      return limiter.release?.(verdict, given)
+    },
   }
   return observed
 }
@@ -127,20 +152,30 @@ function rulesOf(options: ObservedLimiterOptions, limiterOptions: LimiterOptions
   }
 }
 
-/** `clock`, telling `emit` each time it reads earlier than before (in whole ms). */
-function watchedClock(clock: Clock, emit: Emit): Clock {
-  let latest = Number.NEGATIVE_INFINITY
-  return {
-    now() {
-      const value = clock.now()
-      if (typeof value === 'number' && value >= 0) {
-        const now = Math.floor(value)
-        if (now < latest) emit({ type: 'clock.step', direction: 'backward', ms: latest - now })
-        latest = now
-      }
-      return value
-    },
+/** Hands the store's own events (a lease store's expiries) to the observers. */
+function observeStoreEvents(store: Store, emit: Emit): void {
+  const observable = store as Partial<ObservableStore>
+  if (typeof observable.observe === 'function') observable.observe((event) => emit(event))
+}
+
+function monotonicOf(given: ObservedLimiterOptions['monotonic']): () => number {
+  if (given === undefined) return elapsedMs
+  if (typeof given?.now !== 'function') {
+    throw new RateLimitError('ERR_RL_INVALID_RULE', 'monotonic: expected { now(): number }', {
+      field: 'monotonic',
+    })
   }
+  return () => given.now()
+}
+
+function forwardStepOf(given: number | undefined): number {
+  if (given === undefined) return DEFAULT_CLOCK_STEP_FORWARD_MS
+  if (Number.isSafeInteger(given) && given >= 1) return given
+  throw new RateLimitError(
+    'ERR_RL_INVALID_RULE',
+    `clockStepForwardMs: expected whole ms ≥ 1, got ${String(given)}`,
+    { field: 'clockStepForwardMs' },
+  )
 }
 
 function defaultLogger(logger?: Logger | false): Logger | false {

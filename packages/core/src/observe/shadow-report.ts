@@ -105,6 +105,7 @@ export function shadowReport(options: ShadowReportOptions = {}): ShadowReport {
   }
 
   return {
+    events: ['decision'],
     attach(limiter) {
       for (const rule of limiter.rules) if (rule.mode === 'shadow') track(rule.id)
     },

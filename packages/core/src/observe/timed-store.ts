@@ -1,4 +1,3 @@
-import type { Algorithm } from '../algorithms/types.js'
 import type { Decision } from '../decision.js'
 import { RateLimitError } from '../errors.js'
 import { type ConsumeOne, isPromiseLike } from '../limiter/engine.js'
@@ -9,7 +8,7 @@ import type { Emit } from './fan-out.js'
 type Performance = { now(): number }
 
 /** A monotonic clock in ms where the runtime has one (every runtime Tollgate runs on does). */
-const elapsed: () => number = (() => {
+export const elapsedMs: () => number = (() => {
   const performance = (globalThis as { performance?: Performance }).performance
   return typeof performance?.now === 'function' ? () => performance.now() : () => Date.now()
 })()
@@ -33,6 +32,7 @@ export function reasonOf(error: unknown): string {
 
 /** Reports one finished call; `error` undefined when it succeeded. */
 function reported(
+  elapsed: () => number,
   emit: Emit,
   store: StoreKind,
   operation: 'consume' | 'refund',
@@ -50,6 +50,7 @@ function reported(
 
 /** Reports a call's result (a promise when it settles) and hands it back. */
 function settled<T>(
+  elapsed: () => number,
   emit: Emit,
   kind: StoreKind,
   operation: 'consume' | 'refund',
@@ -57,16 +58,16 @@ function settled<T>(
   result: T,
 ): T {
   if (!isPromiseLike(result)) {
-    reported(emit, kind, operation, start, undefined)
+    reported(elapsed, emit, kind, operation, start, undefined)
     return result
   }
   return Promise.resolve(result).then(
     (value) => {
-      reported(emit, kind, operation, start, undefined)
+      reported(elapsed, emit, kind, operation, start, undefined)
       return value
     },
     (error: unknown) => {
-      reported(emit, kind, operation, start, error ?? 'error')
+      reported(elapsed, emit, kind, operation, start, error ?? 'error')
       throw error
     },
   ) as T
@@ -77,23 +78,28 @@ function settled<T>(
  * charge (`consumeOne`, the memory store's) and its own budget (`timeoutMs`) are kept, so the
  * limiter decides exactly as it would with the store itself. No closure is made per call.
  */
-export function timedStore(store: Store, kind: StoreKind, emit: Emit): Store {
+export function timedStore(
+  store: Store,
+  kind: StoreKind,
+  emit: Emit,
+  elapsed: () => number,
+): Store {
   const timed: Store & { consumeOne?: ConsumeOne } = {
     consume(charges, now) {
       const start = elapsed()
       try {
-        return settled(emit, kind, 'consume', start, store.consume(charges, now))
+        return settled(elapsed, emit, kind, 'consume', start, store.consume(charges, now))
       } catch (error) {
-        reported(emit, kind, 'consume', start, error ?? 'error')
+        reported(elapsed, emit, kind, 'consume', start, error ?? 'error')
         throw error
       }
     },
     refund(charges, chargedAt, now) {
       const start = elapsed()
       try {
-        return settled(emit, kind, 'refund', start, store.refund(charges, chargedAt, now))
+        return settled(elapsed, emit, kind, 'refund', start, store.refund(charges, chargedAt, now))
       } catch (error) {
-        reported(emit, kind, 'refund', start, error ?? 'error')
+        reported(elapsed, emit, kind, 'refund', start, error ?? 'error')
         throw error
       }
     },
@@ -108,10 +114,10 @@ export function timedStore(store: Store, kind: StoreKind, emit: Emit): Store {
       try {
         decision = one(rule, algorithm, key, cost, now)
       } catch (error) {
-        reported(emit, kind, 'consume', start, error ?? 'error')
+        reported(elapsed, emit, kind, 'consume', start, error ?? 'error')
         throw error
       }
-      reported(emit, kind, 'consume', start, undefined)
+      reported(elapsed, emit, kind, 'consume', start, undefined)
       return decision
     }
   }
