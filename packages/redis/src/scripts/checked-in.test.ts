@@ -8,10 +8,10 @@ import { chargePreparer } from '../prepare.js'
 import { redisScripts } from './index.js'
 
 // Changing a script changes these on purpose: operators may pre-load or allow-list them.
-const PINNED_CONSUME_SHA = '5aff75f5027354edd2f704b5e73cdaf539e55a5f'
-const PINNED_REFUND_SHA = '4f4b4fd5edc41c5e1b66fd1bb7d0fb56ac666c05'
-const PINNED_EXAMPLE_RULE_SET_SHA = '65d9da0be671ac32fcaf9f4cfb162667a3c86845'
-const PINNED_EXAMPLE_ONE_REQUEST_SHA = '97ec7756d6508c13e80f6737fac6fc2b45fb54cd'
+const PINNED_CONSUME_SHA = '1239e1a17160040ca7605be1a000fbb53b2edc47'
+const PINNED_REFUND_SHA = 'ba11044850d55a1b682f7a9e5ee063ed17edfeea'
+const PINNED_EXAMPLE_RULE_SET_SHA = 'a55e33f43da941d76f5c863820da44c508228b85'
+const PINNED_EXAMPLE_ONE_REQUEST_SHA = '6171ee475a657e6873bf008f900572bae76d839f'
 
 /**
  * A gateway's usual pair: 10 per second with bursts of 20, and 1,000 a day, decided on the
