@@ -17,6 +17,7 @@ do
   do
     local key = KEYS[k + 1]
     local unitsPerMs, unitsPerToken, capacity = 1, 100, 2000
+local fillMs, split = 2000, false
     local s, moved = nil, false
     local v = redis.pcall('GET', key)
   -- Missing, or another type (a rule that changed algorithm): no state.
@@ -30,7 +31,7 @@ do
     if a then
       s = { a, b }
       -- A last refill beyond a fill time ahead: the clock stepped back; move it to now.
-      if b - now > -floorDiv(-capacity, unitsPerMs) then s[2] = now; moved = true end
+      if b - now > fillMs then s[2] = now; moved = true end
     else
       s = { capacity, now }
     end
@@ -53,7 +54,7 @@ do
       local b2 = windowMs + first * 1000
       local b3 = b2 + (calendar - first * 33554432) * 1000
       nowStart = now < b2 and windowMs or b2
-      nowEnd = (nowStart < b2 and b2 or (nowStart == b2 and b3 or nowStart + 2 * (b3 - b2)))
+      nowEnd = (nowStart < windowMs and windowMs or (nowStart < b2 and b2 or (nowStart == b2 and b3 or nowStart + 2 * (b3 - b2))))
     end
     local a, b
     if v and #v == 17 then
@@ -76,13 +77,14 @@ do
     do
       local key, s, cost, commit = KEYS[k + 1], s1, c1, false
       local unitsPerMs, unitsPerToken, capacity = 1, 100, 2000
+local fillMs, split = 2000, false
       local allowed, remaining, reset, retry
       do
     local at = max(now, s[2])
     local skew = at - now
     local elapsed = at - s[2]
     local level = capacity
-    if elapsed < -floorDiv(-capacity, unitsPerMs) then level = min(capacity, s[1] + elapsed * unitsPerMs) end
+    if elapsed < fillMs then level = min(capacity, s[1] + elapsed * unitsPerMs) end
     local need = cost * unitsPerToken
     if level < need then
       allowed, remaining, reset, retry = 0, floorDiv(level, unitsPerToken), skew - floorDiv(level - capacity, unitsPerMs), skew - floorDiv(level - need, unitsPerMs)
@@ -113,7 +115,7 @@ do
       local b2 = windowMs + first * 1000
       local b3 = b2 + (calendar - first * 33554432) * 1000
       nowStart = now < b2 and windowMs or b2
-      nowEnd = (nowStart < b2 and b2 or (nowStart == b2 and b3 or nowStart + 2 * (b3 - b2)))
+      nowEnd = (nowStart < windowMs and windowMs or (nowStart < b2 and b2 or (nowStart == b2 and b3 or nowStart + 2 * (b3 - b2))))
     end
     local stored = s[1]
     local start = max(nowStart, stored)
@@ -126,7 +128,7 @@ do
       local first = floorDiv(calendar, 33554432)
       local b2 = windowMs + first * 1000
       local b3 = b2 + (calendar - first * 33554432) * 1000
-      untilEnd = (start < b2 and b2 or (start == b2 and b3 or start + 2 * (b3 - b2))) - now
+      untilEnd = (start < windowMs and windowMs or (start < b2 and b2 or (start == b2 and b3 or start + 2 * (b3 - b2)))) - now
     end
     if cost > 0 and count + cost > limit then
       allowed, remaining, reset, retry = 0, max(0, limit - count), untilEnd, untilEnd
@@ -146,13 +148,14 @@ do
     do
       local key, s, cost, commit = KEYS[k + 1], s1, 0, false
       local unitsPerMs, unitsPerToken, capacity = 1, 100, 2000
+local fillMs, split = 2000, false
       local allowed, remaining, reset, retry
       do
     local at = max(now, s[2])
     local skew = at - now
     local elapsed = at - s[2]
     local level = capacity
-    if elapsed < -floorDiv(-capacity, unitsPerMs) then level = min(capacity, s[1] + elapsed * unitsPerMs) end
+    if elapsed < fillMs then level = min(capacity, s[1] + elapsed * unitsPerMs) end
     local need = cost * unitsPerToken
     if level < need then
       allowed, remaining, reset, retry = 0, floorDiv(level, unitsPerToken), skew - floorDiv(level - capacity, unitsPerMs), skew - floorDiv(level - need, unitsPerMs)
@@ -170,6 +173,7 @@ do
     if r1 then
       local key, s = KEYS[k + 1], s1
       local unitsPerMs, unitsPerToken, capacity = 1, 100, 2000
+local fillMs, split = 2000, false
       local fresh
     do
     fresh = s[2] - floorDiv(s[1] - capacity, unitsPerMs)
@@ -197,7 +201,7 @@ do
       local b2 = windowMs + first * 1000
       local b3 = b2 + (calendar - first * 33554432) * 1000
       nowStart = now < b2 and windowMs or b2
-      nowEnd = (nowStart < b2 and b2 or (nowStart == b2 and b3 or nowStart + 2 * (b3 - b2)))
+      nowEnd = (nowStart < windowMs and windowMs or (nowStart < b2 and b2 or (nowStart == b2 and b3 or nowStart + 2 * (b3 - b2))))
     end
     local stored = s[1]
     local start = max(nowStart, stored)
@@ -210,7 +214,7 @@ do
       local first = floorDiv(calendar, 33554432)
       local b2 = windowMs + first * 1000
       local b3 = b2 + (calendar - first * 33554432) * 1000
-      untilEnd = (start < b2 and b2 or (start == b2 and b3 or start + 2 * (b3 - b2))) - now
+      untilEnd = (start < windowMs and windowMs or (start < b2 and b2 or (start == b2 and b3 or start + 2 * (b3 - b2)))) - now
     end
     if cost > 0 and count + cost > limit then
       allowed, remaining, reset, retry = 0, max(0, limit - count), untilEnd, untilEnd
@@ -235,7 +239,7 @@ do
       local first = floorDiv(calendar, 33554432)
       local b2 = windowMs + first * 1000
       local b3 = b2 + (calendar - first * 33554432) * 1000
-      fresh = (s[1] < b2 and b2 or (s[1] == b2 and b3 or s[1] + 2 * (b3 - b2)))
+      fresh = (s[1] < windowMs and windowMs or (s[1] < b2 and b2 or (s[1] == b2 and b3 or s[1] + 2 * (b3 - b2))))
     end
     end
     if fresh <= now then
@@ -251,13 +255,14 @@ do
     do
       local key, s, cost, commit = KEYS[k + 1], s1, c1, true
       local unitsPerMs, unitsPerToken, capacity = 1, 100, 2000
+local fillMs, split = 2000, false
       local allowed, remaining, reset, retry
       do
     local at = max(now, s[2])
     local skew = at - now
     local elapsed = at - s[2]
     local level = capacity
-    if elapsed < -floorDiv(-capacity, unitsPerMs) then level = min(capacity, s[1] + elapsed * unitsPerMs) end
+    if elapsed < fillMs then level = min(capacity, s[1] + elapsed * unitsPerMs) end
     local need = cost * unitsPerToken
     if level < need then
       allowed, remaining, reset, retry = 0, floorDiv(level, unitsPerToken), skew - floorDiv(level - capacity, unitsPerMs), skew - floorDiv(level - need, unitsPerMs)
@@ -288,6 +293,7 @@ do
     if r1 then
       local key, s = KEYS[k + 1], s1
       local unitsPerMs, unitsPerToken, capacity = 1, 100, 2000
+local fillMs, split = 2000, false
       local fresh
     do
     fresh = s[2] - floorDiv(s[1] - capacity, unitsPerMs)
@@ -316,7 +322,7 @@ do
       local b2 = windowMs + first * 1000
       local b3 = b2 + (calendar - first * 33554432) * 1000
       nowStart = now < b2 and windowMs or b2
-      nowEnd = (nowStart < b2 and b2 or (nowStart == b2 and b3 or nowStart + 2 * (b3 - b2)))
+      nowEnd = (nowStart < windowMs and windowMs or (nowStart < b2 and b2 or (nowStart == b2 and b3 or nowStart + 2 * (b3 - b2))))
     end
     local stored = s[1]
     local start = max(nowStart, stored)
@@ -329,7 +335,7 @@ do
       local first = floorDiv(calendar, 33554432)
       local b2 = windowMs + first * 1000
       local b3 = b2 + (calendar - first * 33554432) * 1000
-      untilEnd = (start < b2 and b2 or (start == b2 and b3 or start + 2 * (b3 - b2))) - now
+      untilEnd = (start < windowMs and windowMs or (start < b2 and b2 or (start == b2 and b3 or start + 2 * (b3 - b2)))) - now
     end
     if cost > 0 and count + cost > limit then
       allowed, remaining, reset, retry = 0, max(0, limit - count), untilEnd, untilEnd
@@ -350,7 +356,7 @@ do
       local first = floorDiv(calendar, 33554432)
       local b2 = windowMs + first * 1000
       local b3 = b2 + (calendar - first * 33554432) * 1000
-      fresh = (s[1] < b2 and b2 or (s[1] == b2 and b3 or s[1] + 2 * (b3 - b2)))
+      fresh = (s[1] < windowMs and windowMs or (s[1] < b2 and b2 or (s[1] == b2 and b3 or s[1] + 2 * (b3 - b2))))
     end
     end
     if fresh <= now then
@@ -373,7 +379,7 @@ do
       local first = floorDiv(calendar, 33554432)
       local b2 = windowMs + first * 1000
       local b3 = b2 + (calendar - first * 33554432) * 1000
-      fresh = (s[1] < b2 and b2 or (s[1] == b2 and b3 or s[1] + 2 * (b3 - b2)))
+      fresh = (s[1] < windowMs and windowMs or (s[1] < b2 and b2 or (s[1] == b2 and b3 or s[1] + 2 * (b3 - b2))))
     end
     end
     if fresh <= now then

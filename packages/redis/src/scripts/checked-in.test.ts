@@ -8,10 +8,10 @@ import { chargePreparer } from '../prepare.js'
 import { redisScripts } from './index.js'
 
 // Changing a script changes these on purpose: operators may pre-load or allow-list them.
-const PINNED_CONSUME_SHA = '5aff75f5027354edd2f704b5e73cdaf539e55a5f'
-const PINNED_REFUND_SHA = '4f4b4fd5edc41c5e1b66fd1bb7d0fb56ac666c05'
-const PINNED_EXAMPLE_RULE_SET_SHA = '65d9da0be671ac32fcaf9f4cfb162667a3c86845'
-const PINNED_EXAMPLE_ONE_REQUEST_SHA = '97ec7756d6508c13e80f6737fac6fc2b45fb54cd'
+const PINNED_CONSUME_SHA = 'cf12e083d33ccfe5e8b899a8bd84adcd33876a29'
+const PINNED_REFUND_SHA = '4a9b5323ff13edc12d3381e549b0556f23fa695e'
+const PINNED_EXAMPLE_RULE_SET_SHA = '8efdef86c6b60426a7ab22079882c5289ccc70fa'
+const PINNED_EXAMPLE_ONE_REQUEST_SHA = '5bf108ab00df3d4800df2fe3c1d66bccf958c893'
 
 /**
  * A gateway's usual pair: 10 per second with bursts of 20, and 1,000 a day, decided on the
