@@ -307,14 +307,16 @@ describe.skipIf(!redisAvailable)(
             outcomes.forEach((outcome, i) => {
               expect(normalise(outcome.decisions), `request ${i}`).toEqual(normalise(expected[i]!))
             })
-            // One call per rule for the whole burst (a calendar window's requests each go alone).
-            const perRule = new Map<string, number>()
-            for (const r of requests) perRule.set(r.rule, (perRule.get(r.rule) ?? 0) + 1)
-            const calls = [...perRule].reduce((sum, [rule, n]) => {
-              const calendar = requests.some((r) => r.rule === rule && isCalendar(r))
-              return sum + (calendar ? n : 1)
-            }, 0)
-            expect(counter.calls - before).toBe(calls)
+            // At most one call per algorithm for the whole burst (rules whose scripts come out
+            // alike share one, so fewer is possible; a request sent ahead alone would make two);
+            // a calendar window's requests each go alone, through the general script.
+            const algorithms = new Set<string>()
+            let alone = 0
+            for (const r of requests) {
+              if (isCalendar(r)) alone++
+              else algorithms.add(JSON.stringify([r.algorithm.name, r.algorithm.params]))
+            }
+            expect(counter.calls - before).toBeLessThanOrEqual(algorithms.size + alone)
           }
         }),
         { numRuns: 40 },
