@@ -48,14 +48,13 @@ export function writeRateLimitFields(
   writer.write('X-RateLimit-Limit', fields.limitText)
   writer.write('X-RateLimit-Remaining', remaining)
   writer.write('X-RateLimit-Reset', config.epochReset(resetSecond(decision, now)))
-  const t = `;t=${effectiveWindowSeconds(decision)}`
-  if (pk === undefined) {
-    writer.write('RateLimit-Policy', fields.policyItem)
-    writer.write('RateLimit', `${fields.rateItemPrefix}${remaining}${t}`)
-  } else {
-    writer.write('RateLimit-Policy', `${fields.policyItem};pk=${pk}`)
-    writer.write('RateLimit', `${fields.rateItemPrefix}${remaining}${t};pk=${pk}`)
-  }
+  // Adding '' to a string hands back the same string: no copy without a partition key.
+  const pkParam = pk === undefined ? '' : `;pk=${pk}`
+  writer.write('RateLimit-Policy', fields.policyItem + pkParam)
+  writer.write(
+    'RateLimit',
+    `${fields.rateItemPrefix}${remaining};t=${effectiveWindowSeconds(decision)}${pkParam}`,
+  )
   return 5
 }
 
