@@ -24,6 +24,8 @@ local function load(code, key, p1, p2, p3, p4, p5, now)
   if code ~= 5 and type(v) ~= 'string' then v = nil end
   if code == 1 then
     local unitsPerMs, unitsPerToken, capacity = p1, p2, p3
+local fillMs = -floorDiv(-capacity, unitsPerMs)
+local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991)
     local a, b
     if v and #v == 17 then
       local tag
@@ -33,13 +35,15 @@ local function load(code, key, p1, p2, p3, p4, p5, now)
     if a then
       s = { a, b }
       -- A last refill beyond a fill time ahead: the clock stepped back; move it to now.
-      if b - now > -floorDiv(-capacity, unitsPerMs) then s[2] = now; moved = true end
+      if b - now > fillMs then s[2] = now; moved = true end
     else
       s = { capacity, now }
     end
   elseif code == 2 then
     local unitsPerMs, unitsPerToken, capacity = p1, p2, p3
-    if ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991) then
+local fillMs = -floorDiv(-capacity, unitsPerMs)
+local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991)
+    if split then
       local a, b
     if v and #v == 17 then
       local tag
@@ -55,7 +59,7 @@ local function load(code, key, p1, p2, p3, p4, p5, now)
     -- More than two fill times ahead: the clock stepped back; a drained bucket at now.
     
     local aheadMs, aheadTicks
-    if ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991) then
+    if split then
       aheadMs, aheadTicks = s[1] - now, s[2]
     else
       local ticks = s[1] - now * unitsPerMs
@@ -63,15 +67,17 @@ local function load(code, key, p1, p2, p3, p4, p5, now)
       aheadTicks = ticks - aheadMs * unitsPerMs
     end
     if aheadMs < 0 then aheadMs, aheadTicks = 0, 0 end
-    if aheadMs > 2 * -floorDiv(-capacity, unitsPerMs) then
+    if aheadMs > 2 * fillMs then
       aheadMs = floorDiv(capacity, unitsPerMs)
       aheadTicks = capacity - aheadMs * unitsPerMs
       
-    if ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991) then s[1], s[2] = now + aheadMs, aheadTicks else s[1] = (now + aheadMs) * unitsPerMs + aheadTicks end
+    if split then s[1], s[2] = now + aheadMs, aheadTicks else s[1] = (now + aheadMs) * unitsPerMs + aheadTicks end
       moved = true
     end
   elseif code == 3 then
     local unitsPerMs, unitsPerToken, capacity = p1, p2, p3
+local fillMs = -floorDiv(-capacity, unitsPerMs)
+local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991)
     local a, b
     if v and #v == 17 then
       local tag
@@ -81,7 +87,7 @@ local function load(code, key, p1, p2, p3, p4, p5, now)
     if a then
       s = { a, b }
       -- A last leak beyond a drain time ahead: the clock stepped back; move it to now.
-      if b - now > -floorDiv(-capacity, unitsPerMs) then s[2] = now; moved = true end
+      if b - now > fillMs then s[2] = now; moved = true end
     else
       s = { 0, now }
     end
@@ -198,6 +204,8 @@ local function load(code, key, p1, p2, p3, p4, p5, now)
     end
   elseif code == 7 then
     local unitsPerMs, unitsPerToken, capacity, delayTicks, maxWaitTicks = p1, p2, p3, p4, p5
+local fillMs = -floorDiv(-capacity, unitsPerMs)
+local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991)
     local slot = nil
     if v then slot = tonumber(v) end
     if slot then s = { slot } else s = { now * unitsPerMs } end
@@ -214,11 +222,13 @@ local function decide(code, key, s, p1, p2, p3, p4, p5, cost, now, commit)
   local allowed, remaining, reset, retry
   if code == 1 then
     local unitsPerMs, unitsPerToken, capacity = p1, p2, p3
+local fillMs = -floorDiv(-capacity, unitsPerMs)
+local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991)
     local at = max(now, s[2])
     local skew = at - now
     local elapsed = at - s[2]
     local level = capacity
-    if elapsed < -floorDiv(-capacity, unitsPerMs) then level = min(capacity, s[1] + elapsed * unitsPerMs) end
+    if elapsed < fillMs then level = min(capacity, s[1] + elapsed * unitsPerMs) end
     local need = cost * unitsPerToken
     if level < need then
       allowed, remaining, reset, retry = 0, floorDiv(level, unitsPerToken), skew - floorDiv(level - capacity, unitsPerMs), skew - floorDiv(level - need, unitsPerMs)
@@ -231,8 +241,10 @@ local function decide(code, key, s, p1, p2, p3, p4, p5, cost, now, commit)
     end
   elseif code == 2 then
     local unitsPerMs, unitsPerToken, capacity = p1, p2, p3
+local fillMs = -floorDiv(-capacity, unitsPerMs)
+local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991)
     local aheadMs, aheadTicks
-    if ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991) then
+    if split then
       aheadMs, aheadTicks = s[1] - now, s[2]
     else
       local ticks = s[1] - now * unitsPerMs
@@ -240,7 +252,6 @@ local function decide(code, key, s, p1, p2, p3, p4, p5, cost, now, commit)
       aheadTicks = ticks - aheadMs * unitsPerMs
     end
     if aheadMs < 0 then aheadMs, aheadTicks = 0, 0 end
-    local fillMs = -floorDiv(-capacity, unitsPerMs)
     local need = cost * unitsPerToken
     local resetMs = aheadMs
     if aheadTicks > 0 then resetMs = aheadMs + 1 end
@@ -255,20 +266,25 @@ local function decide(code, key, s, p1, p2, p3, p4, p5, cost, now, commit)
       allowed, remaining, reset, retry = 1, 0, resetMs, 0
     else
       local after = ticks + need
+      -- ceil(after / unitsPerMs) from the floor and what is left over: one division, not two.
+      local afterMs = floorDiv(after, unitsPerMs)
+      local afterTicks = after - afterMs * unitsPerMs
       if commit then
-        aheadMs = floorDiv(after, unitsPerMs)
-        aheadTicks = after - aheadMs * unitsPerMs
-    if ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991) then s[1], s[2] = now + aheadMs, aheadTicks else s[1] = (now + aheadMs) * unitsPerMs + aheadTicks end
+        aheadMs, aheadTicks = afterMs, afterTicks
+    if split then s[1], s[2] = now + aheadMs, aheadTicks else s[1] = (now + aheadMs) * unitsPerMs + aheadTicks end
       end
-      allowed, remaining, reset, retry = 1, floorDiv(capacity - after, unitsPerToken), -floorDiv(-after, unitsPerMs), 0
+      if afterTicks > 0 then afterMs = afterMs + 1 end
+      allowed, remaining, reset, retry = 1, floorDiv(capacity - after, unitsPerToken), afterMs, 0
     end
   elseif code == 3 then
     local unitsPerMs, unitsPerToken, capacity = p1, p2, p3
+local fillMs = -floorDiv(-capacity, unitsPerMs)
+local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991)
     local at = max(now, s[2])
     local skew = at - now
     local elapsed = at - s[2]
     local water = 0
-    if elapsed < -floorDiv(-capacity, unitsPerMs) then water = max(0, s[1] - elapsed * unitsPerMs) end
+    if elapsed < fillMs then water = max(0, s[1] - elapsed * unitsPerMs) end
     local poured = water + cost * unitsPerToken
     if cost > 0 and poured > capacity then
       allowed, remaining, reset, retry = 0, max(0, floorDiv(capacity - water, unitsPerToken)), skew - floorDiv(-water, unitsPerMs), skew - floorDiv(capacity - poured, unitsPerMs)
@@ -482,6 +498,8 @@ local function decide(code, key, s, p1, p2, p3, p4, p5, cost, now, commit)
     end
   elseif code == 7 then
     local unitsPerMs, unitsPerToken, capacity, delayTicks, maxWaitTicks = p1, p2, p3, p4, p5
+local fillMs = -floorDiv(-capacity, unitsPerMs)
+local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991)
     local ahead = max(0, s[1] - now * unitsPerMs)
     if cost == 0 then
       allowed, remaining, reset, retry = 1, (ahead >= (capacity + unitsPerToken) and 0 or min(floorDiv(capacity, unitsPerToken) + 1, floorDiv((capacity + unitsPerToken) - ahead, unitsPerToken))), -floorDiv(-ahead, unitsPerMs), -1
@@ -508,10 +526,14 @@ local function freshAt(code, key, s, p1, p2, p3, p4, p5)
   local fresh
   if code == 1 then
     local unitsPerMs, unitsPerToken, capacity = p1, p2, p3
+local fillMs = -floorDiv(-capacity, unitsPerMs)
+local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991)
     fresh = s[2] - floorDiv(s[1] - capacity, unitsPerMs)
   elseif code == 2 then
     local unitsPerMs, unitsPerToken, capacity = p1, p2, p3
-    if ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991) then
+local fillMs = -floorDiv(-capacity, unitsPerMs)
+local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991)
+    if split then
       fresh = s[1]
       if s[2] > 0 then fresh = fresh + 1 end
     else
@@ -519,6 +541,8 @@ local function freshAt(code, key, s, p1, p2, p3, p4, p5)
     end
   elseif code == 3 then
     local unitsPerMs, unitsPerToken, capacity = p1, p2, p3
+local fillMs = -floorDiv(-capacity, unitsPerMs)
+local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991)
     fresh = s[2] - floorDiv(-s[1], unitsPerMs)
   elseif code == 4 then
     local limit, windowMs, calendar = p1, p2, p3
@@ -547,6 +571,8 @@ local function freshAt(code, key, s, p1, p2, p3, p4, p5)
     end
   elseif code == 7 then
     local unitsPerMs, unitsPerToken, capacity, delayTicks, maxWaitTicks = p1, p2, p3, p4, p5
+local fillMs = -floorDiv(-capacity, unitsPerMs)
+local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991)
     fresh = -floorDiv(-s[1], unitsPerMs)
   end
   return fresh
@@ -567,11 +593,17 @@ local function save(code, key, s, p1, p2, p3, p4, p5, now, absolute, margin)
   if absolute then mode, deadline = 'PXAT', format('%d', fresh + margin) end
   local value
   if code == 1 then
-    local unitsPerMs, unitsPerToken, capacity = p1, p2, p3 value = struct.pack('<Bdd', 1, s[1], s[2])
+    local unitsPerMs, unitsPerToken, capacity = p1, p2, p3
+local fillMs = -floorDiv(-capacity, unitsPerMs)
+local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991) value = struct.pack('<Bdd', 1, s[1], s[2])
   elseif code == 2 then
-    local unitsPerMs, unitsPerToken, capacity = p1, p2, p3 value = (((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991) and struct.pack('<Bdd', 2, s[1], s[2]) or s[1])
+    local unitsPerMs, unitsPerToken, capacity = p1, p2, p3
+local fillMs = -floorDiv(-capacity, unitsPerMs)
+local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991) value = (split and struct.pack('<Bdd', 2, s[1], s[2]) or s[1])
   elseif code == 3 then
-    local unitsPerMs, unitsPerToken, capacity = p1, p2, p3 value = struct.pack('<Bdd', 3, s[1], s[2])
+    local unitsPerMs, unitsPerToken, capacity = p1, p2, p3
+local fillMs = -floorDiv(-capacity, unitsPerMs)
+local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991) value = struct.pack('<Bdd', 3, s[1], s[2])
   elseif code == 4 then
     local limit, windowMs, calendar = p1, p2, p3 value = struct.pack('<Bdd', 4, s[1], s[2])
   elseif code == 5 then
@@ -579,7 +611,9 @@ local function save(code, key, s, p1, p2, p3, p4, p5, now, absolute, margin)
   elseif code == 6 then
     local limit, windowMs, buckets = p1, p2, p3 value = (buckets > 0 and struct.pack('<B' .. string.rep('d', buckets + 1), 70, unpack(s, 1, buckets + 1)) or struct.pack('<Bddd', 6, s[1], s[2], s[3]))
   elseif code == 7 then
-    local unitsPerMs, unitsPerToken, capacity, delayTicks, maxWaitTicks = p1, p2, p3, p4, p5 value = s[1]
+    local unitsPerMs, unitsPerToken, capacity, delayTicks, maxWaitTicks = p1, p2, p3, p4, p5
+local fillMs = -floorDiv(-capacity, unitsPerMs)
+local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991) value = s[1]
   end
   if type(value) == 'number' then value = format('%d', value) end
   if value then

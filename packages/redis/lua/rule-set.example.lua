@@ -16,6 +16,7 @@ for r = 0, #KEYS / 2 - 1 do
   do
     local key = KEYS[k + 1]
     local unitsPerMs, unitsPerToken, capacity = 1, 100, 2000
+local fillMs, split = 2000, false
     local s, moved = nil, false
     local v = redis.pcall('GET', key)
   -- Missing, or another type (a rule that changed algorithm): no state.
@@ -29,7 +30,7 @@ for r = 0, #KEYS / 2 - 1 do
     if a then
       s = { a, b }
       -- A last refill beyond a fill time ahead: the clock stepped back; move it to now.
-      if b - now > -floorDiv(-capacity, unitsPerMs) then s[2] = now; moved = true end
+      if b - now > fillMs then s[2] = now; moved = true end
     else
       s = { capacity, now }
     end
@@ -75,13 +76,14 @@ for r = 0, #KEYS / 2 - 1 do
     do
       local key, s, cost, commit = KEYS[k + 1], s1, c1, false
       local unitsPerMs, unitsPerToken, capacity = 1, 100, 2000
+local fillMs, split = 2000, false
       local allowed, remaining, reset, retry
       do
     local at = max(now, s[2])
     local skew = at - now
     local elapsed = at - s[2]
     local level = capacity
-    if elapsed < -floorDiv(-capacity, unitsPerMs) then level = min(capacity, s[1] + elapsed * unitsPerMs) end
+    if elapsed < fillMs then level = min(capacity, s[1] + elapsed * unitsPerMs) end
     local need = cost * unitsPerToken
     if level < need then
       allowed, remaining, reset, retry = 0, floorDiv(level, unitsPerToken), skew - floorDiv(level - capacity, unitsPerMs), skew - floorDiv(level - need, unitsPerMs)
@@ -145,13 +147,14 @@ for r = 0, #KEYS / 2 - 1 do
     do
       local key, s, cost, commit = KEYS[k + 1], s1, 0, false
       local unitsPerMs, unitsPerToken, capacity = 1, 100, 2000
+local fillMs, split = 2000, false
       local allowed, remaining, reset, retry
       do
     local at = max(now, s[2])
     local skew = at - now
     local elapsed = at - s[2]
     local level = capacity
-    if elapsed < -floorDiv(-capacity, unitsPerMs) then level = min(capacity, s[1] + elapsed * unitsPerMs) end
+    if elapsed < fillMs then level = min(capacity, s[1] + elapsed * unitsPerMs) end
     local need = cost * unitsPerToken
     if level < need then
       allowed, remaining, reset, retry = 0, floorDiv(level, unitsPerToken), skew - floorDiv(level - capacity, unitsPerMs), skew - floorDiv(level - need, unitsPerMs)
@@ -169,6 +172,7 @@ for r = 0, #KEYS / 2 - 1 do
     if r1 then
       local key, s = KEYS[k + 1], s1
       local unitsPerMs, unitsPerToken, capacity = 1, 100, 2000
+local fillMs, split = 2000, false
       local fresh
     do
     fresh = s[2] - floorDiv(s[1] - capacity, unitsPerMs)
@@ -250,13 +254,14 @@ for r = 0, #KEYS / 2 - 1 do
     do
       local key, s, cost, commit = KEYS[k + 1], s1, c1, true
       local unitsPerMs, unitsPerToken, capacity = 1, 100, 2000
+local fillMs, split = 2000, false
       local allowed, remaining, reset, retry
       do
     local at = max(now, s[2])
     local skew = at - now
     local elapsed = at - s[2]
     local level = capacity
-    if elapsed < -floorDiv(-capacity, unitsPerMs) then level = min(capacity, s[1] + elapsed * unitsPerMs) end
+    if elapsed < fillMs then level = min(capacity, s[1] + elapsed * unitsPerMs) end
     local need = cost * unitsPerToken
     if level < need then
       allowed, remaining, reset, retry = 0, floorDiv(level, unitsPerToken), skew - floorDiv(level - capacity, unitsPerMs), skew - floorDiv(level - need, unitsPerMs)
@@ -287,6 +292,7 @@ for r = 0, #KEYS / 2 - 1 do
     if r1 then
       local key, s = KEYS[k + 1], s1
       local unitsPerMs, unitsPerToken, capacity = 1, 100, 2000
+local fillMs, split = 2000, false
       local fresh
     do
     fresh = s[2] - floorDiv(s[1] - capacity, unitsPerMs)

@@ -19,6 +19,14 @@ export type RedisScriptClient = {
    * @default false
    */
   readonly cluster?: boolean
+  /**
+   * True when the client holds the commands of a tick and sends them as one pipeline, one
+   * pipeline at a time (ioredis's `enableAutoPipelining`): a request sent alone would then take
+   * a pipeline's round trip of its own, ahead of the requests made in the same tick, so the store
+   * gathers them all into one call at the end of the tick instead.
+   * @default false
+   */
+  readonly autoPipelining?: boolean
 }
 
 /** The part of an ioredis `Redis` or `Cluster` instance the adapter uses (ioredis ≥ 5). */
@@ -27,6 +35,8 @@ export type IoredisLike = {
   eval(source: string, numKeys: number, ...keysAndArgs: string[]): Promise<unknown>
   /** `true` on `new Cluster(...)`, `false` on `new Redis(...)`. */
   readonly isCluster?: boolean
+  /** The client's options, read for `enableAutoPipelining`. */
+  readonly options?: { readonly enableAutoPipelining?: boolean }
   on?(event: 'error', listener: (error: unknown) => void): unknown
 }
 
@@ -44,6 +54,7 @@ export function ioredisClient(client: IoredisLike): RedisScriptClient {
   client.on?.('error', ignore)
   return {
     cluster: client.isCluster === true,
+    autoPipelining: client.options?.enableAutoPipelining === true,
     evalsha: (sha, keys, args) => client.evalsha(sha, keys.length, ...keys, ...args),
     eval: (source, keys, args) => client.eval(source, keys.length, ...keys, ...args),
   }

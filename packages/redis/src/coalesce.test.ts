@@ -45,6 +45,25 @@ describe('one-rule requests made together', () => {
     }
   })
 
+  it('on a client that auto-pipelines, go out together at the end of the tick, none alone ahead of them', async () => {
+    const { client, calls, shas } = recordingClient()
+    const store = redisStore({ client: { ...client, autoPipelining: true }, prefix: 'p' })
+    let settled = 0
+    const first = Promise.all(
+      ['a', 'b', 'a'].map((key) => store.consume(request(key), 0).then(() => settled++)),
+    )
+    // Nothing leaves before the end of the tick…
+    expect(calls).toEqual([])
+    await first
+    // …and then everything made in it leaves in one call, in order.
+    expect(calls).toEqual([['p:r:{a}', 'p:r:{b}', 'p:r:{a}']])
+    expect(settled).toBe(3)
+    // A lone request leaves in its tick too, through the script shaped for one request.
+    await store.consume(request('c'), 0)
+    expect(calls).toEqual([['p:r:{a}', 'p:r:{b}', 'p:r:{a}'], ['p:r:{c}']])
+    expect(shas[1]).not.toBe(shas[0])
+  })
+
   it('of several rules go out in one call per rule set, keys and costs in request order', async () => {
     const calls: { keys: string[]; args: string[] }[] = []
     const client: RedisScriptClient = {

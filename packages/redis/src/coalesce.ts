@@ -50,6 +50,14 @@ export type RequestSender = (
  *
  * Without `coalesce` (or on Redis Cluster, where keys of one call must share a slot) each request
  * is its own call, at once.
+ *
+ * On a client that auto-pipelines (ioredis's `enableAutoPipelining`), which sends one pipeline at
+ * a time, a request sent alone would hold a pipeline's round trip of its own, and the requests
+ * made in the same tick would wait for it to come back before they leave: twice the round trips.
+ * There every request joins its lane's batch, and batches go out at the end of the tick
+ * (`process.nextTick`, after the promise callbacks that make the requests of a burst, before the
+ * client's own flush), so they leave in one pipeline; a lone request still leaves in the same
+ * tick, through the one-request script.
  */
 export function requestSender(options: {
   readonly client: RedisScriptClient
@@ -58,6 +66,8 @@ export function requestSender(options: {
   readonly coalesce: boolean
 }): RequestSender {
   const { client, serverTime, timeoutMs, coalesce } = options
+  const gatherEveryRequest = coalesce && client.autoPipelining === true
+  const schedule = gatherEveryRequest ? scheduleAtTickEnd : scheduleFlush
   const lanes = new Map<RuleSetScripts, Lane>()
   // Lanes whose pending batch goes out at the end of this turn.
   const due: [RuleSetScripts, Lane][] = []
@@ -127,7 +137,7 @@ export function requestSender(options: {
     new Promise<Outcome>((resolve, reject) => {
       const request: Waiting = { charges, keys, now, resolve, reject }
       const lane = laneOf(scripts)
-      if (!coalesce || (lane.inFlight === 0 && lane.pending === undefined)) {
+      if (!coalesce || (!gatherEveryRequest && lane.inFlight === 0 && lane.pending === undefined)) {
         send(scripts, lane, { waiting: [request], deadline: deadlineIn(timeoutMs) })
         return
       }
@@ -135,7 +145,7 @@ export function requestSender(options: {
       if (batch === undefined) {
         batch = { waiting: [], deadline: deadlineIn(timeoutMs) }
         lane.pending = batch
-        if (due.length === 0) scheduleFlush(flush)
+        if (due.length === 0) schedule(flush)
         due.push([scripts, lane])
       }
       batch.waiting.push(request)
@@ -154,6 +164,16 @@ function requestsPerCall(rules: number): number {
 /** At the end of this turn of the event loop, after the I/O callbacks that may add requests. */
 const scheduleFlush: (callback: () => void) => void =
   typeof setImmediate === 'function' ? (callback) => setImmediate(callback) : queueMicrotask
+
+/**
+ * At the end of this tick: after the promise callbacks now queued (and those they queue), before
+ * the I/O of the next turn; the auto-pipelining client flushes its own commands the same way,
+ * after ours. Outside Node, the end of the microtasks queued so far.
+ */
+const scheduleAtTickEnd: (callback: () => void) => void =
+  typeof process === 'object' && typeof process?.nextTick === 'function'
+    ? (callback) => process.nextTick(callback)
+    : queueMicrotask
 
 /** Costs as script arguments; costs come from rules (a handful of values), so they are kept. */
 const costTexts = new Map<number, string>()

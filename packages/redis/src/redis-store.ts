@@ -108,6 +108,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
       return given.eval(source, keys, args)
     },
     cluster: given.cluster,
+    autoPipelining: given.autoPipelining,
   }
   const preparer = chargePreparer(prefix, { serverTime, marginMs: Number(margin) })
   const prepare = preparer.prepare

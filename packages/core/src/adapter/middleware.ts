@@ -173,7 +173,8 @@ export type Tollgate = {
   readonly handle: (facts: RequestFacts, waiter?: Waiter) => MaybePromise<Handled>
   /**
    * As `handle`, except that an admitted request whose fields `writeFields` can write (no
-   * `partitionKey`) gets its verdict alone: most requests then build no response at all.
+   * `partitionKey`, or one the runtime hashes synchronously) gets its verdict alone: most
+   * requests then build no response at all.
    * Anything else (a denial, an error's response) gets the `Handled` that `handle` returns;
    * `isHandled` tells them apart.
    */
@@ -243,7 +244,7 @@ export function createTollgateWith(
   }
 
   function admittedOrRespond(verdict: Verdict): MaybePromise<Verdict | Handled> {
-    return verdict.allowed && !responder.usesPartitionKeys ? verdict : respondTo(verdict)
+    return verdict.allowed && responder.writesPartitionKeys ? verdict : respondTo(verdict)
   }
 
   /**

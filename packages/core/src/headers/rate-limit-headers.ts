@@ -26,16 +26,17 @@ export function rateLimitHeaders(
  * Writes the fields `rateLimitHeaders` returns, in the same order. The default fields of one
  * rule (what most requests send) are written straight, with their constant values made once
  * per rule or per second and no entries built; anything else goes through `rateLimitHeaders`.
- * No `pk` parameters.
+ * `partitionKeys` as for `rateLimitHeaders`.
  */
 export function writeRateLimitFields(
   verdict: Verdict,
   now: number,
   config: HeaderConfig,
   writer: FieldWriter,
+  partitionKeys?: ReadonlyMap<string, string>,
 ): number {
   if (!hasDefaultFieldsOfOneRule(verdict, config)) {
-    const headers = rateLimitHeaders(verdict, now, config)
+    const headers = rateLimitHeaders(verdict, now, config, partitionKeys)
     // Read by index: destructuring an array runs its iterator, an object per entry.
     for (let i = 0; i < headers.length; i++) writer.write(headers[i]![0], headers[i]![1])
     return headers.length
@@ -43,13 +44,16 @@ export function writeRateLimitFields(
   const decision = verdict.deciding!
   const fields = config.policyFields(decision)
   const remaining = String(decision.remaining)
+  const pk = partitionKeys?.get(decision.rule)
   writer.write('X-RateLimit-Limit', fields.limitText)
   writer.write('X-RateLimit-Remaining', remaining)
   writer.write('X-RateLimit-Reset', config.epochReset(resetSecond(decision, now)))
-  writer.write('RateLimit-Policy', fields.policyItem)
+  // Adding '' to a string hands back the same string: no copy without a partition key.
+  const pkParam = pk === undefined ? '' : `;pk=${pk}`
+  writer.write('RateLimit-Policy', fields.policyItem + pkParam)
   writer.write(
     'RateLimit',
-    `${fields.rateItemPrefix}${remaining};t=${effectiveWindowSeconds(decision)}`,
+    `${fields.rateItemPrefix}${remaining};t=${effectiveWindowSeconds(decision)}${pkParam}`,
   )
   return 5
 }

@@ -1,12 +1,18 @@
 import { describe, expect, it } from 'vitest'
 import type { Verdict } from '../limiter/types.js'
+import { nodeSha256 } from '../node/sha256.js'
 import { createResponder, type ResponderOptions } from '../response/responder.js'
 import { decision, verdict } from '../response/test-fixtures.js'
 
 /** Every field `writeFields` writes, in order, as entries. */
-function written(options: ResponderOptions, v: Verdict, now: number): Array<[string, string]> {
+function written(
+  options: ResponderOptions,
+  v: Verdict,
+  now: number,
+  responder = createResponder(options),
+): Array<[string, string]> {
   const fields: Array<[string, string]> = []
-  createResponder(options).writeFields(v, now, {
+  responder.writeFields(v, now, {
     write: (name, value) => fields.push([name, value]),
   })
   return fields
@@ -46,5 +52,31 @@ describe('writeFields', () => {
         }
       }
     }
+  })
+})
+
+describe('writeFields with partition keys', () => {
+  const keyed = (options: ResponderOptions) => ({ ...options, partitionKey: true })
+
+  it('writes what respondWithKeys answers when the runtime hashes synchronously', () => {
+    for (const options of OPTIONS) {
+      const responder = createResponder(keyed(options), { sha256: nodeSha256 })
+      expect(responder.writesPartitionKeys).toBe(true)
+      for (const v of VERDICTS) {
+        for (const now of [0, 1_700_000_000_123]) {
+          const built = responder.respondWithKeys(v, now)
+          if (built instanceof Promise) throw new Error('a synchronous hash answers at once')
+          expect(written(options, v, now, responder)).toEqual(built.headers)
+        }
+      }
+    }
+  })
+
+  it('leaves them to respondWithKeys when the hash is asynchronous (Web Crypto)', () => {
+    const responder = createResponder(keyed({}))
+    expect(responder.usesPartitionKeys).toBe(true)
+    expect(responder.writesPartitionKeys).toBe(false)
+    expect(written({}, VERDICTS[0]!, 0, responder).join()).not.toContain('pk=')
+    expect(createResponder({}).writesPartitionKeys).toBe(true)
   })
 })

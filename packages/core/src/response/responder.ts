@@ -52,8 +52,9 @@ export type ResponderOptions = {
   /**
    * Add `pk` (a hash of the rule's key) to the current-form fields: `true` hashes each
    * decision's `key` (the limiter's, e.g. `api_key:k_123`), a function picks the text to hash.
-   * Only `respondWithKeys` adds it: Web Crypto is asynchronous, and a key not hashed recently
-   * makes the response wait for its digest. @default false
+   * `respondWithKeys` adds it, and `writeFields` too where the runtime hashes synchronously
+   * (adapters pass Node's `createHash`); with Web Crypto, which is asynchronous, a key not hashed
+   * recently makes the response wait for its digest. @default false
    */
   readonly partitionKey?: boolean | ((decision: RuleDecision) => string | undefined) | undefined
   /** Add `Access-Control-Expose-Headers` so browser code can read the fields. @default false */
@@ -97,7 +98,8 @@ export type Responder = {
   readonly respond: (verdict: Verdict, now: number) => LimitResponse
   /**
    * Writes the fields of an admitted verdict one by one: the entries of
-   * `respond(verdict, now).headers`, in order, without building them. Never adds `pk`.
+   * `respondWithKeys(verdict, now).headers`, in order, without building them. Adds `pk` only
+   * when the runtime hashes synchronously (`writesPartitionKeys`).
    */
   readonly writeFields: (verdict: Verdict, now: number, writer: FieldWriter) => void
   /**
@@ -107,6 +109,12 @@ export type Responder = {
   readonly respondWithKeys: (verdict: Verdict, now: number) => MaybePromise<LimitResponse>
   /** True when `respondWithKeys` adds something `respond` cannot; adapters pick the method once. */
   readonly usesPartitionKeys: boolean
+  /**
+   * True when `writeFields` writes everything `respondWithKeys` would: no partition keys, or
+   * partition keys hashed synchronously (the runtime's `sha256`), so an admitted request never
+   * needs a response built.
+   */
+  readonly writesPartitionKeys: boolean
   /**
    * The response for an error the limiter threw that is the client's to hear about: a 400 for
    * `ERR_RL_COST_EXCEEDS_CAPACITY`, a 503 for `ERR_RL_STORE_UNAVAILABLE`. `undefined` for
@@ -156,6 +164,8 @@ export function createResponder(
   const missing = checkMissingIdentity(options.missingIdentity ?? { status: 400 })
   const keyOf = partitionKeySource(options.partitionKey)
   const hash = keyOf === undefined ? undefined : createPartitionKeyHasher(undefined, runtime.sha256)
+  // With a synchronous hash every `pk` is known at once: the fields can be written straight.
+  const keysAtOnce = hash !== undefined && runtime.sha256 !== undefined
   const quotaExceeded = createQuotaExceededBodies()
 
   function refuse(
@@ -212,32 +222,52 @@ export function createResponder(
     return refuse(429, headers, problem, body)
   }
 
+  /**
+   * Puts each listed decision's `pk` in `pks` (rule id → value); returns the digests still on
+   * their way (Web Crypto), or undefined when every value is in `pks` already.
+   */
+  function partitionKeysOf(
+    verdict: Verdict,
+    pks: Map<string, string>,
+  ): Array<Promise<void>> | undefined {
+    let pending: Array<Promise<void>> | undefined
+    const decisions = verdict.decisions
+    for (let i = 0; i < decisions.length; i++) {
+      const decision = decisions[i]!
+      if (!isListed(decision, config.shadowPolicies)) continue
+      const given: unknown = keyOf!(decision)
+      // Text (or a number, as text) is hashed; `null`, an object or '' would all hash to one
+      // `pk` shared by every client, so they add none.
+      const key = typeof given === 'number' ? String(given) : given
+      if (typeof key !== 'string' || key === '') continue
+      const pk = hash!(key)
+      if (typeof pk === 'string') pks.set(decision.rule, pk)
+      else {
+        pending ??= []
+        pending.push(pk.then((value) => void pks.set(decision.rule, value)))
+      }
+    }
+    return pending
+  }
+
   return {
     headerNames: names,
     usesPartitionKeys: keyOf !== undefined,
     respond: (verdict, now) => respondWith(verdict, now),
+    writesPartitionKeys: keyOf === undefined || keysAtOnce,
     writeFields(verdict, now, writer) {
-      const written = writeRateLimitFields(verdict, now, config, writer)
+      let pks: Map<string, string> | undefined
+      if (keysAtOnce) {
+        pks = new Map()
+        partitionKeysOf(verdict, pks)
+      }
+      const written = writeRateLimitFields(verdict, now, config, writer, pks)
       if (expose !== undefined && written > 0) writer.write(expose[0], expose[1])
     },
     respondWithKeys(verdict, now) {
       if (keyOf === undefined || hash === undefined) return respondWith(verdict, now)
       const pks = new Map<string, string>()
-      let pending: Array<Promise<void>> | undefined
-      for (const decision of verdict.decisions) {
-        if (!isListed(decision, config.shadowPolicies)) continue
-        const given: unknown = keyOf(decision)
-        // Text (or a number, as text) is hashed; `null`, an object or '' would all hash to one
-        // `pk` shared by every client, so they add none.
-        const key = typeof given === 'number' ? String(given) : given
-        if (typeof key !== 'string' || key === '') continue
-        const pk = hash(key)
-        if (typeof pk === 'string') pks.set(decision.rule, pk)
-        else {
-          pending ??= []
-          pending.push(pk.then((value) => void pks.set(decision.rule, value)))
-        }
-      }
+      const pending = partitionKeysOf(verdict, pks)
       if (pending === undefined) return respondWith(verdict, now, pks)
       return Promise.all(pending).then(() => respondWith(verdict, now, pks))
     },

@@ -8,10 +8,10 @@ import { chargePreparer } from '../prepare.js'
 import { redisScripts } from './index.js'
 
 // Changing a script changes these on purpose: operators may pre-load or allow-list them.
-const PINNED_CONSUME_SHA = '1239e1a17160040ca7605be1a000fbb53b2edc47'
-const PINNED_REFUND_SHA = 'ba11044850d55a1b682f7a9e5ee063ed17edfeea'
-const PINNED_EXAMPLE_RULE_SET_SHA = 'a55e33f43da941d76f5c863820da44c508228b85'
-const PINNED_EXAMPLE_ONE_REQUEST_SHA = '6171ee475a657e6873bf008f900572bae76d839f'
+const PINNED_CONSUME_SHA = 'cf12e083d33ccfe5e8b899a8bd84adcd33876a29'
+const PINNED_REFUND_SHA = '4a9b5323ff13edc12d3381e549b0556f23fa695e'
+const PINNED_EXAMPLE_RULE_SET_SHA = '8efdef86c6b60426a7ab22079882c5289ccc70fa'
+const PINNED_EXAMPLE_ONE_REQUEST_SHA = '5bf108ab00df3d4800df2fe3c1d66bccf958c893'
 
 /**
  * A gateway's usual pair: 10 per second with bursts of 20, and 1,000 a day, decided on the

@@ -2,11 +2,10 @@ import type { LuaAlgorithm } from './lua-algorithm.js'
 import { packState, unpackState } from './packed-state.js'
 
 /**
- * Whether the TAT is kept as two numbers (whole ms, ticks beyond them): when ticks since the
- * epoch could pass 2^53 (the core's `fitsInTicks`, in the same doubles: a sum past 2^53 stays
- * past it when rounded).
+ * Whether the TAT is kept as two numbers (whole ms, ticks beyond them): `split`, bound with the
+ * parameters (lua-algorithm.ts, rateConstants).
  */
-const SPLIT = `((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991)`
+const SPLIT = 'split'
 
 /** Sets `aheadMs`, `aheadTicks`: how far the TAT lies ahead of now (0, 0 when it has passed). */
 const readAhead = `
@@ -47,14 +46,13 @@ export const gcraLua: LuaAlgorithm = {
     end
     -- More than two fill times ahead: the clock stepped back; a drained bucket at now.
     ${readAhead}
-    if aheadMs > 2 * -floorDiv(-capacity, unitsPerMs) then
+    if aheadMs > 2 * fillMs then
       aheadMs = floorDiv(capacity, unitsPerMs)
       aheadTicks = capacity - aheadMs * unitsPerMs
       ${writeAhead}
       moved = true
     end`,
   decide: `${readAhead}
-    local fillMs = -floorDiv(-capacity, unitsPerMs)
     local need = cost * unitsPerToken
     local resetMs = aheadMs
     if aheadTicks > 0 then resetMs = aheadMs + 1 end
@@ -69,11 +67,14 @@ export const gcraLua: LuaAlgorithm = {
       allowed, remaining, reset, retry = 1, 0, resetMs, 0
     else
       local after = ticks + need
+      -- ceil(after / unitsPerMs) from the floor and what is left over: one division, not two.
+      local afterMs = floorDiv(after, unitsPerMs)
+      local afterTicks = after - afterMs * unitsPerMs
       if commit then
-        aheadMs = floorDiv(after, unitsPerMs)
-        aheadTicks = after - aheadMs * unitsPerMs${writeAhead}
+        aheadMs, aheadTicks = afterMs, afterTicks${writeAhead}
       end
-      allowed, remaining, reset, retry = 1, floorDiv(capacity - after, unitsPerToken), -floorDiv(-after, unitsPerMs), 0
+      if afterTicks > 0 then afterMs = afterMs + 1 end
+      allowed, remaining, reset, retry = 1, floorDiv(capacity - after, unitsPerToken), afterMs, 0
     end`,
   refund: `${readAhead}
     local units = -cost * unitsPerToken

@@ -16,7 +16,7 @@ export const leakyBucketLua: LuaAlgorithm = {
     if a then
       s = { a, b }
       -- A last leak beyond a drain time ahead: the clock stepped back; move it to now.
-      if b - now > -floorDiv(-capacity, unitsPerMs) then s[2] = now; moved = true end
+      if b - now > fillMs then s[2] = now; moved = true end
     else
       s = { 0, now }
     end`,
@@ -25,7 +25,7 @@ export const leakyBucketLua: LuaAlgorithm = {
     local skew = at - now
     local elapsed = at - s[2]
     local water = 0
-    if elapsed < -floorDiv(-capacity, unitsPerMs) then water = max(0, s[1] - elapsed * unitsPerMs) end
+    if elapsed < fillMs then water = max(0, s[1] - elapsed * unitsPerMs) end
     local poured = water + cost * unitsPerToken
     if cost > 0 and poured > capacity then
       allowed, remaining, reset, retry = 0, max(0, floorDiv(capacity - water, unitsPerToken)), skew - floorDiv(-water, unitsPerMs), skew - floorDiv(capacity - poured, unitsPerMs)
@@ -39,7 +39,7 @@ export const leakyBucketLua: LuaAlgorithm = {
     local at = max(now, s[2])
     local elapsed = at - s[2]
     local water = 0
-    if elapsed < -floorDiv(-capacity, unitsPerMs) then water = max(0, s[1] - elapsed * unitsPerMs) end
+    if elapsed < fillMs then water = max(0, s[1] - elapsed * unitsPerMs) end
     s[1] = max(0, water - cost * unitsPerToken)
     s[2] = at`,
   freshAt: `

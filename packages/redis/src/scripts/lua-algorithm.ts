@@ -68,9 +68,40 @@ const PARAMETER_NAMES = {
 
 /**
  * A Lua statement binding `algorithm`'s parameter names to `values` (Lua expressions, in the
- * order of PARAMETER_NAMES; slots past an algorithm's names are ignored).
+ * order of PARAMETER_NAMES; slots past an algorithm's names are ignored), and for a rate
+ * algorithm the constants its fragments read besides (RATE_CONSTANTS).
  */
 export function bindParameters(algorithm: LuaAlgorithm, values: readonly string[]): string {
   const names = algorithm.parameters ?? PARAMETER_NAMES[algorithm.kind]
-  return `local ${names.join(', ')} = ${values.slice(0, names.length).join(', ')}`
+  const bound = `local ${names.join(', ')} = ${values.slice(0, names.length).join(', ')}`
+  return algorithm.kind === 'rate' ? `${bound}\n${rateConstants(values)}` : bound
+}
+
+/**
+ * `fillMs`: the time an empty bucket takes to fill (ceil(capacity / unitsPerMs)); `split`: whether
+ * GCRA keeps its TAT as two numbers, when ticks since the epoch could pass 2^53 (the core's
+ * `fitsInTicks`, in the same doubles: a sum past 2^53 stays past it when rounded). A rule-set
+ * script has its parameters as literal numbers: both are worked out here, exactly (BigInt
+ * division; the same double arithmetic as Lua's), so a call spends no division on them. The
+ * general script reads them from ARGV: there they are Lua expressions.
+ */
+function rateConstants(values: readonly string[]): string {
+  const [unitsPerMs, , capacity] = values
+  if (!isInteger(unitsPerMs) || !isInteger(capacity)) {
+    return `local fillMs = -floorDiv(-capacity, unitsPerMs)
+local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991)`
+  }
+  const units = Number(unitsPerMs)
+  const fill = -floorDivBig(-BigInt(capacity), BigInt(unitsPerMs))
+  const split = (4398046511104 + 2) * units + 2 * Number(capacity) + 4 * units > 9007199254740991
+  return `local fillMs, split = ${fill}, ${split}`
+}
+
+const isInteger = (text: string | undefined): text is string =>
+  text !== undefined && /^-?\d+$/.test(text)
+
+/** floor(a / b) for integers of any size (BigInt `/` truncates toward zero). */
+function floorDivBig(a: bigint, b: bigint): bigint {
+  const q = a / b
+  return a % b !== 0n && a < 0n !== b < 0n ? q - 1n : q
 }

@@ -16,7 +16,7 @@ export const tokenBucketLua: LuaAlgorithm = {
     if a then
       s = { a, b }
       -- A last refill beyond a fill time ahead: the clock stepped back; move it to now.
-      if b - now > -floorDiv(-capacity, unitsPerMs) then s[2] = now; moved = true end
+      if b - now > fillMs then s[2] = now; moved = true end
     else
       s = { capacity, now }
     end`,
@@ -25,7 +25,7 @@ export const tokenBucketLua: LuaAlgorithm = {
     local skew = at - now
     local elapsed = at - s[2]
     local level = capacity
-    if elapsed < -floorDiv(-capacity, unitsPerMs) then level = min(capacity, s[1] + elapsed * unitsPerMs) end
+    if elapsed < fillMs then level = min(capacity, s[1] + elapsed * unitsPerMs) end
     local need = cost * unitsPerToken
     if level < need then
       allowed, remaining, reset, retry = 0, floorDiv(level, unitsPerToken), skew - floorDiv(level - capacity, unitsPerMs), skew - floorDiv(level - need, unitsPerMs)
@@ -40,7 +40,7 @@ export const tokenBucketLua: LuaAlgorithm = {
     local at = max(now, s[2])
     local elapsed = at - s[2]
     local level = capacity
-    if elapsed < -floorDiv(-capacity, unitsPerMs) then level = min(capacity, s[1] + elapsed * unitsPerMs) end
+    if elapsed < fillMs then level = min(capacity, s[1] + elapsed * unitsPerMs) end
     s[1] = min(capacity, level + cost * unitsPerToken)
     s[2] = at`,
   freshAt: `

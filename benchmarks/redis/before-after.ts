@@ -1,0 +1,105 @@
+// The store as built now beside the same package built from another commit, in one run, with
+// INCR and rate-limit-redis: each configuration's rounds interleave every subject (the order
+// reversed every other round), so load that comes and goes on a shared machine weighs on both.
+//
+//   git worktree add /tmp/before <commit> && (cd /tmp/before && pnpm install && pnpm build)
+//   BEFORE=/tmp/before/packages/redis/dist/index.js REDIS_URL=redis://127.0.0.1:7300 \
+//     pnpm --filter @tollgate/benchmarks bench:redis-before-after
+//
+// ROUNDS (3), OPS_64 (10,000), OPS_1 (1,500) and IN_FLIGHT (1 or 64: only that) change the run.
+import { pathToFileURL } from 'node:url'
+import { type Algorithm, type Charge, fixedWindow, gcra, tokenBucket } from '@tollgate/core'
+import * as now from '@tollgate/redis'
+import { connect, identities, median, runLoad } from './measure.js'
+import { INCR, PEERS, type Subject } from './subjects.js'
+
+const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback)
+const { REDIS_URL = 'redis://127.0.0.1:6379', BEFORE, IN_FLIGHT } = process.env
+if (BEFORE === undefined) throw new Error('set BEFORE to the other build of @tollgate/redis')
+const before = (await import(pathToFileURL(BEFORE).href)) as typeof now
+const ROUNDS = env('ROUNDS', 3)
+const OPS = { 1: env('OPS_1', 1500), 64: env('OPS_64', 10_000) }
+const overBudget = new Map<string, number>()
+
+/** A one-rule Tollgate subject on the store's default options, over one build or the other. */
+function tollgate(name: string, store: typeof now, algorithm: Algorithm): Subject {
+  const prefix = `bench:ba:${name.replace(/\W/g, '')}`
+  return {
+    name,
+    prefix,
+    async setup(redis) {
+      const limiter = store.redisStore({ client: store.ioredisClient(redis), prefix })
+      return async (identity) => {
+        const charges: Charge[] = [{ rule: 'r0', algorithm, key: identity, cost: 1, shadow: false }]
+        try {
+          return (await limiter.consume(charges, 0)).decisions[0]!.allowed
+        } catch (error) {
+          // Over the default 250 ms budget on a loaded machine: counted, as fail-open would admit.
+          if ((error as { code?: unknown }).code !== 'ERR_RL_STORE_UNAVAILABLE') throw error
+          overBudget.set(name, (overBudget.get(name) ?? 0) + 1)
+          return true
+        }
+      }
+    },
+  }
+}
+
+const rate = { rate: 1_000_000, periodMs: 60_000, burst: 1_000_000 }
+const algorithms: [string, Algorithm][] = [
+  ['gcra', gcra(rate)],
+  ['token_bucket', tokenBucket(rate)],
+  ['fixed_window', fixedWindow({ limit: 1_000_000, windowMs: 60_000 })],
+]
+const subjects: Subject[] = [
+  INCR,
+  PEERS[0]!,
+  ...algorithms.flatMap(([name, algorithm]) => [
+    tollgate(`tollgate ${name} (before)`, before, algorithm),
+    tollgate(`tollgate ${name}`, now, algorithm),
+  ]),
+]
+const configs = [
+  { inFlight: 64, auto: false },
+  { inFlight: 64, auto: true },
+  { inFlight: 1, auto: false },
+  { inFlight: 1, auto: true },
+].filter((c) => IN_FLIGHT === undefined || c.inFlight === Number(IN_FLIGHT))
+
+const results = new Map<string, { rate: number; p99: number }[]>()
+for (let round = 0; round < ROUNDS; round++) {
+  for (const config of configs) {
+    for (const subject of round % 2 === 0 ? subjects : [...subjects].reverse()) {
+      const redis = await connect(REDIS_URL, config.auto)
+      const decide = await subject.setup(redis)
+      await runLoad(decide, identities(100_000, 300, 100 + round), config.inFlight)
+      const ids = identities(100_000, OPS[config.inFlight as 1 | 64], round + 1)
+      const load = await runLoad(decide, ids, config.inFlight)
+      const key = `${config.inFlight}-${config.auto}|${subject.name}`
+      results.set(key, [...(results.get(key) ?? []), { rate: load.rate, p99: load.p99Ms }])
+      redis.disconnect()
+      process.stderr.write(`round ${round + 1} ${key} ${Math.round(load.rate)}/s\n`)
+    }
+  }
+}
+
+console.log(
+  '| configuration | subject | decisions/s | × INCR (median) | × INCR, each round | p99 ms |',
+)
+console.log('| --- | --- | ---: | ---: | --- | ---: |')
+for (const { inFlight, auto } of configs) {
+  const floor = results.get(`${inFlight}-${auto}|${INCR.name}`)!
+  for (const subject of subjects) {
+    const runs = results.get(`${inFlight}-${auto}|${subject.name}`)!
+    const ratios = runs.map((run, i) => run.rate / floor[i]!.rate)
+    const cells = [
+      `${inFlight} in flight${auto ? ', auto-pipelining' : ''}`,
+      subject.name,
+      Math.round(median(runs.map((run) => run.rate))).toLocaleString('en-US'),
+      median(ratios).toFixed(2),
+      ratios.map((ratio) => ratio.toFixed(2)).join(', '),
+      median(runs.map((run) => run.p99)).toFixed(2),
+    ]
+    console.log(`| ${cells.join(' | ')} |`)
+  }
+}
+console.log(`\nCalls over the 250 ms budget: ${JSON.stringify(Object.fromEntries(overBudget))}`)
