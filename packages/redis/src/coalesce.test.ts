@@ -64,6 +64,40 @@ describe('one-rule requests made together', () => {
     expect(shas[1]).not.toBe(shas[0])
   })
 
+  it('wait behind a call whose script Redis may not hold, so a NOSCRIPT retry keeps its place', async () => {
+    // Redis holds every script but the one the first call runs; its NOSCRIPT comes back late.
+    const executed: string[] = []
+    let answerNoScript = () => {}
+    let first = true
+    const reply = (keys: readonly string[]) => {
+      executed.push(...keys)
+      return [1_800_000_000_000, ...keys.flatMap(() => [1, 4, 100, 0])]
+    }
+    const client: RedisScriptClient = {
+      evalsha: (_sha, keys) => {
+        if (!first) return Promise.resolve(reply(keys))
+        first = false
+        return new Promise((_resolve, reject) => {
+          answerNoScript = () => reject(new Error('NOSCRIPT No matching script.'))
+        })
+      },
+      eval: async (_source, keys) => reply(keys),
+    }
+    const store = redisStore({ client, prefix: 'p' })
+    const all = Promise.all(['a', 'b', 'c'].map((key) => store.consume(request(key), 0)))
+    await new Promise((resolve) => setImmediate(resolve))
+    // The end of the turn came and went: nothing was sent behind the cold call.
+    expect(executed).toEqual([])
+    answerNoScript()
+    await all
+    expect(executed).toEqual(['p:r:{a}', 'p:r:{b}', 'p:r:{c}'])
+    // Once a script has answered, batches go out behind its calls again, at the end of the turn.
+    const later = Promise.all(['d', 'e'].map((key) => store.consume(request(key), 0)))
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(executed.slice(3)).toEqual(['p:r:{d}', 'p:r:{e}'])
+    await later
+  })
+
   it('of several rules go out in one call per rule set, keys and costs in request order', async () => {
     const calls: { keys: string[]; args: string[] }[] = []
     const client: RedisScriptClient = {

@@ -3,6 +3,7 @@ import { callScript, type Deadline, deadlineIn } from './call.js'
 import type { RedisScriptClient } from './client.js'
 import type { RuleSetScripts } from './prepare.js'
 import { parseRuleSetReplies } from './reply.js'
+import type { Script } from './scripts/index.js'
 
 /** A request waiting for its rule set's script call. */
 type Waiting = {
@@ -17,8 +18,11 @@ type Waiting = {
 /** The requests of one rule set waiting for the same call, and the deadline they share. */
 type Batch = { readonly waiting: Waiting[]; readonly deadline: Deadline }
 
-/** One rule set's traffic: its calls on their way to Redis, and the batch gathering behind them. */
-type Lane = { inFlight: number; pending: Batch | undefined }
+/**
+ * One rule set's traffic: its calls on their way to Redis, how many of those run a script this
+ * sender has not yet seen answer (`cold`), and the batch gathering behind them.
+ */
+type Lane = { inFlight: number; cold: number; pending: Batch | undefined }
 
 /**
  * Keys one script call covers at most (32 one-rule requests, 16 of two rules, …). Fewer than
@@ -69,20 +73,39 @@ export function requestSender(options: {
   const gatherEveryRequest = coalesce && client.autoPipelining === true
   const schedule = gatherEveryRequest ? scheduleAtTickEnd : scheduleFlush
   const lanes = new Map<RuleSetScripts, Lane>()
+  /**
+   * Scripts that have answered: Redis holds them. A call by a script not known to be held may
+   * come back NOSCRIPT and go again with its source, after the calls sent behind it; so nothing
+   * is sent behind a cold call until it settles, and a lane's requests stay in order.
+   */
+  const warm = new Set<Script>()
   // Lanes whose pending batch goes out at the end of this turn.
   const due: [RuleSetScripts, Lane][] = []
 
   function flush(): void {
     const lanesDue = due.splice(0)
     for (const [scripts, lane] of lanesDue) {
+      // Behind a cold call the batch waits for it to settle (`release`).
+      if (lane.cold === 0) release(scripts, lane)
+    }
+  }
+
+  /** Sends the lane's pending requests, as many calls as their number needs, until one is cold. */
+  function release(scripts: RuleSetScripts, lane: Lane): void {
+    while (lane.pending !== undefined && lane.cold === 0) {
       const batch = lane.pending
-      if (batch === undefined) continue
-      lane.pending = undefined
-      // Runs from setImmediate, where anything thrown would end the process: fail the batch.
+      const most = requestsPerCall(batch.waiting[0]!.charges.length)
+      const chunk =
+        batch.waiting.length <= most
+          ? batch
+          : { waiting: batch.waiting.splice(0, most), deadline: batch.deadline }
+      if (chunk === batch) lane.pending = undefined
+      // Runs from setImmediate or a reply's callback, where anything thrown would end the
+      // process or be lost: fail the chunk.
       try {
-        send(scripts, lane, batch)
+        send(scripts, lane, chunk)
       } catch (error) {
-        for (const request of batch.waiting) request.reject(error)
+        for (const request of chunk.waiting) request.reject(error)
       }
     }
   }
@@ -108,16 +131,24 @@ export function requestSender(options: {
       if (!serverTime) args[at + rules] = String(request.now)
     }
     const script = waiting.length === 1 ? scripts.one : scripts.many
+    const cold = !warm.has(script)
     lane.inFlight++
+    if (cold) lane.cold++
+    const settled = (answered: boolean) => {
+      lane.inFlight--
+      if (!cold) return
+      if (answered) warm.add(script)
+      if (--lane.cold === 0) release(scripts, lane)
+    }
     callScript(client, script, keys, args, deadline, (reply) =>
       parseRuleSetReplies(reply, waiting, rules, serverTime),
     ).then(
       (outcomes) => {
-        lane.inFlight--
+        settled(true)
         for (let i = 0; i < waiting.length; i++) waiting[i]!.resolve(outcomes[i]!)
       },
       (error: unknown) => {
-        lane.inFlight--
+        settled(false)
         for (const request of waiting) request.reject(error)
       },
     )
@@ -127,7 +158,7 @@ export function requestSender(options: {
     let lane = lanes.get(scripts)
     if (lane === undefined) {
       // Rule sets are bounded (prepare.ts), so lanes are too.
-      lane = { inFlight: 0, pending: undefined }
+      lane = { inFlight: 0, cold: 0, pending: undefined }
       lanes.set(scripts, lane)
     }
     return lane
@@ -149,7 +180,7 @@ export function requestSender(options: {
         due.push([scripts, lane])
       }
       batch.waiting.push(request)
-      if (batch.waiting.length >= requestsPerCall(charges.length)) {
+      if (batch.waiting.length >= requestsPerCall(charges.length) && lane.cold === 0) {
         lane.pending = undefined
         send(scripts, lane, batch)
       }
