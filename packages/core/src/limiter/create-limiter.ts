@@ -1,3 +1,4 @@
+import type { SlotQueueParams } from '../algorithms/concurrency.js'
 import { costTooHigh } from '../algorithms/params.js'
 import { checkCost, checkTime, wholeMs } from '../algorithms/step.js'
 import { type AlgorithmTable, BUILT_IN_ALGORITHMS } from '../algorithms/table.js'
@@ -10,9 +11,11 @@ import { checkRules } from '../rules/define-rules.js'
 import { mapStore } from '../store/map-store.js'
 import { memoryStore } from '../store/memory-store.js'
 import type { Charge, Outcome, Store } from '../store/types.js'
+import type { Scheduler } from '../wait/scheduler.js'
+import type { createSlotQueues, SlotQueueHost, SlotQueues } from '../wait/slot-queues.js'
 import { clockReader } from './clock-reader.js'
 import { type CompiledRule, compileRule } from './compile-rule.js'
-import { decideRequest, shown, storeDecision } from './decide.js'
+import { decideAgain, decideRequest, shown, storeDecision } from './decide.js'
 import { type ConsumeOne, type Engine, isPromiseLike } from './engine.js'
 import { createHold } from './hold.js'
 import { checkIdentityNames } from './identity-names.js'
@@ -121,13 +124,35 @@ function buildLimiter(
     return rule
   }
 
-  const queueRule = compiled.find((rule) => rule.algorithm.scheduler !== undefined)
-  const hold = createHold(
-    clock,
-    options.timers,
-    (verdict) => limiter.refund(verdict),
-    queueRule?.algorithm.scheduler,
-  )
+  const queues = slotQueuesOf(compiled, {
+    scheduler: () => schedulerOf!(),
+    decideAgain: (verdict) => {
+      const [now, deciding] = timeOf(undefined)
+      return decideAgain(deciding, verdict, ruleOf, now)
+    },
+    release: (verdict) => limiter.release!(verdict),
+  })
+  // One scheduler for everything that waits (queued admissions, requests waiting for a slot),
+  // from the first rule that waits: a bundle without one holds none of it.
+  const makeScheduler = compiled.find((rule) => rule.algorithm.scheduler)?.algorithm.scheduler
+  let scheduler: Scheduler | undefined
+  const schedulerOf =
+    makeScheduler && (() => (scheduler ??= makeScheduler({ clock, timers: options.timers })))
+  const holdQueued = createHold(schedulerOf, (verdict) => {
+    // Never served: what it was charged goes back, and the concurrency slots it holds.
+    const refunding = limiter.refund(verdict)
+    const releasing = limiter.release!(verdict)
+    return isPromiseLike(refunding) || isPromiseLike(releasing)
+      ? Promise.all([refunding, releasing]).then(() => undefined)
+      : undefined
+  })
+  const hold: Limiter['hold'] =
+    queues === undefined
+      ? holdQueued
+      : (verdict, given) =>
+          verdict.waitsForSlot === true
+            ? queues.wait(verdict, given?.signal).then((next) => holdQueued(next, given))
+            : holdQueued(verdict, given)
 
   const limiter: Limiter = {
     rules,
@@ -137,7 +162,8 @@ function buildLimiter(
     },
     decide(facts, given) {
       const [now, deciding] = timeOf(given)
-      return decideRequest(deciding, index, facts, now)
+      const verdict = decideRequest(deciding, index, facts, now)
+      return queues === undefined ? verdict : queues.mark(verdict)
     },
     acquire(facts, given) {
       // Adopted, so that a throw (a cost that can never fit) rejects rather than escapes.
@@ -177,12 +203,34 @@ function buildLimiter(
       if (charges.length === 0) return
       released.add(verdict)
       // Slots come back whatever the time: no clock read, unless a time is given.
-      if (given?.now === undefined) return refundCharges(engine, charges, verdict.at, verdict.at)
-      const [now, releasing] = timeOf(given)
-      return refundCharges(releasing, charges, verdict.at, now)
+      const [now, releasing] = given?.now === undefined ? [verdict.at, engine] : timeOf(given)
+      const done = refundCharges(releasing, charges, verdict.at, now)
+      if (queues === undefined) return done
+      // Back in the store first: the next in line is decided against it.
+      if (!isPromiseLike(done)) return queues.released(charges)
+      return done.then(() => queues.released(charges))
     },
   }
   return limiter
+}
+
+/**
+ * The lines of requests waiting for a slot, when an enforcing concurrency rule has a `queue`
+ * (a shadow rule never refuses, so nothing waits for it).
+ */
+function slotQueuesOf(
+  compiled: readonly CompiledRule[],
+  host: Omit<SlotQueueHost, 'lines'>,
+): SlotQueues | undefined {
+  const lines = new Map<string, SlotQueueParams>()
+  let make: typeof createSlotQueues | undefined
+  for (const rule of compiled) {
+    const { slotQueue, slotQueues } = rule.algorithm
+    if (slotQueue === undefined || slotQueues === undefined || rule.shadow) continue
+    lines.set(rule.id, slotQueue)
+    make = slotQueues
+  }
+  return make === undefined ? undefined : make({ ...host, lines })
 }
 
 /** True when one of `verdict`'s rules is a concurrency rule (a few comparisons, no allocation). */
