@@ -19,6 +19,7 @@ import { decideAgain, decideRequest, shown, storeDecision } from './decide.js'
 import { type ConsumeOne, type Engine, isPromiseLike } from './engine.js'
 import { createHold } from './hold.js'
 import { checkIdentityNames } from './identity-names.js'
+import { createRelease, type RefundOne } from './release.js'
 import { createReporter } from './report.js'
 import { buildRuleIndex } from './rule-index.js'
 import { DEFAULT_STORE_TIMEOUT_MS, replyWithin } from './store-deadline.js'
@@ -93,7 +94,6 @@ function buildLimiter(
       options.storeTimeoutMs ?? (boundsItsCalls(store) ? false : DEFAULT_STORE_TIMEOUT_MS),
   }
   const refunded = new WeakSet<Verdict>()
-  const released = new WeakSet<Verdict>()
   const reader = clockReader(clock, engine.reporter)
 
   /**
@@ -154,6 +154,16 @@ function buildLimiter(
             ? queues.wait(verdict, given?.signal).then((next) => holdQueued(next, given))
             : holdQueued(verdict, given)
 
+  const refundOne = (store as { refundOne?: RefundOne }).refundOne
+  const release = createRelease({
+    engine,
+    byId,
+    timeOf,
+    refundCharges,
+    refundOne: typeof refundOne === 'function' ? refundOne.bind(store) : undefined,
+    queues,
+  })
+
   const limiter: Limiter = {
     rules,
     store,
@@ -189,27 +199,13 @@ function buildLimiter(
     refund(verdict, given) {
       if (!verdict.allowed || verdict.storeFailed === true || refunded.has(verdict)) return
       // Slots in flight are given back by `release`, whatever the refund policy.
-      const charges = chargesOf(verdict, ruleOf, false)
+      const charges = chargesOf(verdict, ruleOf)
       if (charges.length === 0) return
       const [now, refunding] = timeOf(given)
       refunded.add(verdict)
       return refundCharges(refunding, charges, verdict.at, now)
     },
-    release(verdict, given) {
-      if (!verdict.allowed || verdict.storeFailed === true) return
-      // A verdict of rules over time alone holds nothing: no set to look it up in.
-      if (!holdsSlots(verdict, byId) || released.has(verdict)) return
-      const charges = chargesOf(verdict, ruleOf, true)
-      if (charges.length === 0) return
-      released.add(verdict)
-      // Slots come back whatever the time: no clock read, unless a time is given.
-      const [now, releasing] = given?.now === undefined ? [verdict.at, engine] : timeOf(given)
-      const done = refundCharges(releasing, charges, verdict.at, now)
-      if (queues === undefined) return done
-      // Back in the store first: the next in line is decided against it.
-      if (!isPromiseLike(done)) return queues.released(charges)
-      return done.then(() => queues.released(charges))
-    },
+    release,
   }
   return limiter
 }
@@ -233,29 +229,16 @@ function slotQueuesOf(
   return make === undefined ? undefined : make({ ...host, lines })
 }
 
-/** True when one of `verdict`'s rules is a concurrency rule (a few comparisons, no allocation). */
-function holdsSlots(verdict: Verdict, byId: ReadonlyMap<string, CompiledRule>): boolean {
-  const decisions = verdict.decisions
-  for (let i = 0; i < decisions.length; i++) {
-    if (byId.get(decisions[i]!.rule)?.algorithm.name === 'concurrency') return true
-  }
-  return false
-}
-
 /**
- * What the store took for an admitted verdict (admitted, charged, and really decided by it):
- * the slots of its concurrency rules (`slots`), or every other charge.
+ * What the store took for an admitted verdict (admitted, charged, and really decided by it),
+ * but for the slots of its concurrency rules, which `release` gives back.
  */
-function chargesOf(
-  verdict: Verdict,
-  ruleOf: (id: string) => CompiledRule,
-  slots: boolean,
-): Charge[] {
+function chargesOf(verdict: Verdict, ruleOf: (id: string) => CompiledRule): Charge[] {
   const charges: Charge[] = []
   for (const d of verdict.decisions) {
     if (!d.allowed || d.cost === 0 || d.key === undefined || d.storeFailed === true) continue
     const rule = ruleOf(d.rule)
-    if ((rule.algorithm.name === 'concurrency') !== slots) continue
+    if (rule.algorithm.name === 'concurrency') continue
     charges.push({
       rule: rule.id,
       algorithm: rule.algorithm,

@@ -87,6 +87,8 @@ export type Verdict = {
    * that to the caller.
    */
   readonly waitsForSlot?: true | undefined
+  /** Set by `release` once it gave this admission's concurrency slots back (it does so once). */
+  readonly slotsReleased?: true | undefined
   /**
    * True when the store failed for this request. Fail-open: allowed, with no decisions from the
    * store (send no quota headers). Fail-closed: denied with reason `store-unavailable`, the
