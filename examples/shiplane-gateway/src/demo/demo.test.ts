@@ -134,6 +134,63 @@ describe('pnpm demo (memory store)', () => {
     )
   })
 
+  it('holds the slow report endpoint to two at once, with a line of one, then sheds under a stall', () => {
+    const report = (id: string) => `GET /v1/reports/${id}`
+    const rows: string[][] = [
+      ['12:07:00.000', report('r1'), '200', '12:07:01.000', '-', 'ran 1.0 s at once'],
+      [
+        '12:07:00.000',
+        report('r3'),
+        '200',
+        '12:07:04.000',
+        '-',
+        'waited 1.0 s for a slot, then ran 3.0 s',
+      ],
+      [
+        '12:07:00.000',
+        report('r4'),
+        '429',
+        '12:07:00.000',
+        '1',
+        'refused at once: two running, the line of one is full',
+      ],
+      [
+        '12:07:01.500',
+        report('r5'),
+        '429',
+        '12:07:03.500',
+        '1',
+        'waited 2.0 s in line, no slot came: refused',
+      ],
+      [
+        '12:07:05.000',
+        'GET /health',
+        '200',
+        '12:07:05.000',
+        '-',
+        'served during the stall: a critical route',
+      ],
+      [
+        '12:07:05.000',
+        report('r6'),
+        '503',
+        '12:07:05.000',
+        '1',
+        'shed: the event loop is stalled (temporary-reduced-capacity)',
+      ],
+      [
+        '12:07:05.500',
+        report('r7'),
+        '200',
+        '12:07:05.500',
+        '-',
+        'served: the delay signal is back under the bound',
+      ],
+    ]
+    for (const row of rows) expect(stdout).toMatch(rowPattern(row))
+    expect(stdout).toContain('Slots in use once the reports are done: 0')
+  })
+
   it("ends with the specification's figures computed by the algorithms", () => {
     expect(stdout).toContain('The burst at t = 0: 20 of 25 admitted.')
     expect(stdout).toMatch(/sliding window counter\s+admitted 116 of 200/)

@@ -4,6 +4,7 @@ import { type Exchange, send } from './client.js'
 import { describeRules } from './describe-rules.js'
 import { forkGateway, type GatewayHandle, startLocalGateway } from './gateways.js'
 import { deleteKeys } from './redis-keys.js'
+import { playResourceScenario, RESOURCE_NOTES } from './resource.js'
 import { type Moment, SCENARIOS, type Scenario } from './scenarios.js'
 import { clockTime, formatTable, headerRow, tally, timelineRows } from './timeline.js'
 import { workedFigures } from './worked-figures.js'
@@ -40,6 +41,9 @@ export async function runDemo({ redisUrl, print }: DemoOptions): Promise<DemoRes
     for (const scenario of SCENARIOS) {
       results.set(scenario.id, await play(scenario, gateways, next, print))
     }
+    print('')
+    for (const note of RESOURCE_NOTES) print(note)
+    await playResourceScenario(DEMO_START + 7 * 60_000, print)
   } finally {
     await Promise.all(gateways.map((gateway) => gateway.close()))
     if (redisUrl !== undefined) await deleteKeys(redisUrl, prefix)

@@ -130,9 +130,10 @@ const ABORTED = 2
  * answers with `denial`, and reports how the exchange ended: `end(status)` once the response is
  * known, `abort()` when the client went away first. Only the first of the two counts, so what is
  * held for the request (a refundable charge) is given back exactly once. A request queued by a
- * queue rule is held in `ready` until its slot; if its client goes away meanwhile, it is dropped:
- * its charges are given back and `ready` never settles, so the adapter neither continues nor
- * answers.
+ * queue rule is held in `ready` until its slot, and one a concurrency rule with a `queue`
+ * refused until a slot frees (or its wait is over: then it is denied); if its client goes away
+ * meanwhile, it is dropped: its charges are given back (a waiter for a slot holds none) and
+ * `ready` never settles, so the adapter neither continues nor answers.
  */
 export class Pass<Req, Res> implements Waiter {
   /** This pass once decided: itself when the store answered synchronously, else a promise. */

@@ -248,8 +248,9 @@ export function createTollgateWith(
   }
 
   /**
-   * Decides a request and hands the verdict on, once a queued one's slot has come; a refusal the
-   * client must hear is answered. A queued request whose client went away rejects with the
+   * Decides a request and hands the verdict on, once a queued one's slot has come (or, refused
+   * by a concurrency rule with a line, once a slot came or its wait is over); a refusal the
+   * client must hear is answered. A waiting request whose client went away rejects with the
    * signal's reason.
    */
   function decideThen<T>(
@@ -265,11 +266,11 @@ export function createTollgateWith(
     }
     if (isPromise(verdict)) {
       return verdict.then(
-        (decided) => (decided.waitMs === undefined ? then(decided) : held(decided, then, waiter)),
+        (decided) => (waits(decided) ? held(decided, then, waiter) : then(decided)),
         refused,
       )
     }
-    return verdict.waitMs === undefined ? then(verdict) : held(verdict, then, waiter)
+    return waits(verdict) ? held(verdict, then, waiter) : then(verdict)
   }
 
   function held<T>(
@@ -296,6 +297,11 @@ export function createTollgateWith(
     handleAdmitted: (facts, waiter) => decideThen(facts, admittedOrRespond, waiter),
     writeFields: (verdict, writer) => responder.writeFields(verdict, servedAt(verdict), writer),
   }
+}
+
+/** True for a verdict to wait out: a queued admission, or a refusal waiting for a slot. */
+function waits(verdict: Verdict): boolean {
+  return verdict.waitMs !== undefined || verdict.waitsForSlot === true
 }
 
 /** When a request is answered: at its decision, or a queued one at its slot. */

@@ -1,4 +1,6 @@
 import type { Decision } from '../decision.js'
+import { createScheduler } from '../wait/scheduler.js'
+import { createSlotQueues } from '../wait/slot-queues.js'
 import { MAX_FIELD_INTEGER, MAX_TIME_MS } from './integer.js'
 import { costTooHigh, invalid } from './params.js'
 import type { Algorithm } from './types.js'
@@ -11,7 +13,34 @@ export type ConcurrencyParams = {
    * frees, so it is a hint. @default 1000
    */
   readonly retryAfterMs?: number
+  /**
+   * How many refused requests may wait for a slot, per key, instead of being refused at once.
+   * @default 0 (none wait)
+   */
+  readonly queue?: number
+  /** How long a request waits for a slot before it is refused after all, in ms. @default 10000 */
+  readonly maxWaitMs?: number
+  /**
+   * Which waiting request a freed slot goes to: the oldest (`fifo`) or the newest (`lifo`, which
+   * also refuses the oldest when a newcomer finds the line full), as .NET's
+   * `QueueProcessingOrder` offers. @default 'fifo'
+   */
+  readonly queueOrder?: QueueOrder
 }
+
+/** Which waiting request a freed slot goes to. */
+export type QueueOrder = 'fifo' | 'lifo'
+
+/** A concurrency rule's line of requests waiting for a slot (`Algorithm.slotQueue`). */
+export type SlotQueueParams = {
+  /** How many may wait, per key (≥ 1). */
+  readonly length: number
+  readonly maxWaitMs: number
+  readonly order: QueueOrder
+}
+
+/** @default 10 s: a request waits that long for a slot unless the rule says otherwise. */
+const DEFAULT_SLOT_WAIT_MS = 10_000
 
 /** The quota unit of drafts 8–11 for a limit on requests in flight. */
 const CONCURRENT_REQUESTS = 'concurrent-requests'
@@ -35,6 +64,7 @@ export function concurrency(params: ConcurrencyParams): Algorithm {
   if (!Number.isSafeInteger(retryAfterMs) || retryAfterMs < 1 || retryAfterMs > MAX_TIME_MS) {
     throw invalid('retryAfterMs', `expected whole ms ≥ 1, got ${retryAfterMs}`)
   }
+  const slotQueue = slotQueueOf(params)
   return {
     name: 'concurrency',
     limit,
@@ -42,6 +72,10 @@ export function concurrency(params: ConcurrencyParams): Algorithm {
     policy: { quota: limit, windowMs: 0, unit: CONCURRENT_REQUESTS },
     params: { kind: 'concurrency', limit },
     stateSize: 1,
+    // Only a rule with a line waits, on the limiter's scheduler.
+    ...(slotQueue === undefined
+      ? {}
+      : { slotQueue, scheduler: createScheduler, slotQueues: createSlotQueues }),
     init(slots, offset) {
       slots[offset] = 0
     },
@@ -74,4 +108,28 @@ export function concurrency(params: ConcurrencyParams): Algorithm {
       return slots[offset] === 0 ? 0 : MAX_TIME_MS
     },
   }
+}
+
+/** The line a rule's refused requests wait in; undefined without `queue`. */
+function slotQueueOf(params: ConcurrencyParams): SlotQueueParams | undefined {
+  const { queue = 0, maxWaitMs, queueOrder } = params
+  if (!Number.isSafeInteger(queue) || queue < 0 || queue > MAX_FIELD_INTEGER) {
+    throw invalid('queue', `expected a whole number from 0 to ${MAX_FIELD_INTEGER}, got ${queue}`)
+  }
+  if (queue === 0) {
+    const stray =
+      maxWaitMs !== undefined ? 'maxWaitMs' : queueOrder !== undefined ? 'queueOrder' : undefined
+    if (stray !== undefined)
+      throw invalid(stray, 'applies to requests waiting for a slot: give queue too')
+    return undefined
+  }
+  const wait = maxWaitMs ?? DEFAULT_SLOT_WAIT_MS
+  if (!Number.isSafeInteger(wait) || wait < 1 || wait > MAX_TIME_MS) {
+    throw invalid('maxWaitMs', `expected whole ms ≥ 1, got ${wait}`)
+  }
+  const order = queueOrder ?? 'fifo'
+  if (order !== 'fifo' && order !== 'lifo') {
+    throw invalid('queueOrder', `expected 'fifo' or 'lifo', got ${String(order)}`)
+  }
+  return { length: queue, maxWaitMs: wait, order }
 }

@@ -1,6 +1,8 @@
 import type { Decision } from '../decision.js'
 import type { createScheduler } from '../wait/scheduler.js'
+import type { createSlotQueues } from '../wait/slot-queues.js'
 import type { CalendarWindows } from './calendar.js'
+import type { SlotQueueParams } from './concurrency.js'
 
 /** The six counting rules (the leaky bucket as a meter and as a queue), and `concurrency`, which
  * counts requests in flight. */
@@ -97,6 +99,13 @@ export interface Algorithm {
    * waits them out with. Carried by the algorithm so that a bundle without one holds none of it.
    */
   readonly scheduler?: typeof createScheduler
+  /**
+   * Set by a concurrency rule whose refused requests may wait for a slot (`queue`): the line's
+   * length, longest wait and order, kept by the limiter.
+   */
+  readonly slotQueue?: SlotQueueParams
+  /** Set with `slotQueue`: what the limiter keeps its lines with (a bundle without holds none). */
+  readonly slotQueues?: typeof createSlotQueues
   /** Writes the state of a key never seen before: full capacity at `now`. */
   init(slots: StateSlots, offset: number, now: number): void
   /**

@@ -1,3 +1,4 @@
+import type { SlotQueueParams } from '../algorithms/concurrency.js'
 import { costTooHigh } from '../algorithms/params.js'
 import { checkCost, checkTime, wholeMs } from '../algorithms/step.js'
 import { type AlgorithmTable, BUILT_IN_ALGORITHMS } from '../algorithms/table.js'
@@ -10,12 +11,15 @@ import { checkRules } from '../rules/define-rules.js'
 import { mapStore } from '../store/map-store.js'
 import { memoryStore } from '../store/memory-store.js'
 import type { Charge, Outcome, Store } from '../store/types.js'
+import type { Scheduler } from '../wait/scheduler.js'
+import type { createSlotQueues, SlotQueueHost, SlotQueues } from '../wait/slot-queues.js'
 import { clockReader } from './clock-reader.js'
 import { type CompiledRule, compileRule } from './compile-rule.js'
-import { decideRequest, shown, storeDecision } from './decide.js'
+import { decideAgain, decideRequest, shown, storeDecision } from './decide.js'
 import { type ConsumeOne, type Engine, isPromiseLike } from './engine.js'
 import { createHold } from './hold.js'
 import { checkIdentityNames } from './identity-names.js'
+import { createRelease, type RefundOne } from './release.js'
 import { createReporter } from './report.js'
 import { buildRuleIndex } from './rule-index.js'
 import { DEFAULT_STORE_TIMEOUT_MS, replyWithin } from './store-deadline.js'
@@ -90,7 +94,6 @@ function buildLimiter(
       options.storeTimeoutMs ?? (boundsItsCalls(store) ? false : DEFAULT_STORE_TIMEOUT_MS),
   }
   const refunded = new WeakSet<Verdict>()
-  const released = new WeakSet<Verdict>()
   const reader = clockReader(clock, engine.reporter)
 
   /**
@@ -121,13 +124,45 @@ function buildLimiter(
     return rule
   }
 
-  const queueRule = compiled.find((rule) => rule.algorithm.scheduler !== undefined)
-  const hold = createHold(
-    clock,
-    options.timers,
-    (verdict) => limiter.refund(verdict),
-    queueRule?.algorithm.scheduler,
-  )
+  const queues = slotQueuesOf(compiled, {
+    scheduler: () => schedulerOf!(),
+    decideAgain: (verdict) => {
+      const [now, deciding] = timeOf(undefined)
+      return decideAgain(deciding, verdict, ruleOf, now)
+    },
+    release: (verdict) => limiter.release!(verdict),
+  })
+  // One scheduler for everything that waits (queued admissions, requests waiting for a slot),
+  // from the first rule that waits: a bundle without one holds none of it.
+  const makeScheduler = compiled.find((rule) => rule.algorithm.scheduler)?.algorithm.scheduler
+  let scheduler: Scheduler | undefined
+  const schedulerOf =
+    makeScheduler && (() => (scheduler ??= makeScheduler({ clock, timers: options.timers })))
+  const holdQueued = createHold(schedulerOf, (verdict) => {
+    // Never served: what it was charged goes back, and the concurrency slots it holds.
+    const refunding = limiter.refund(verdict)
+    const releasing = limiter.release!(verdict)
+    return isPromiseLike(refunding) || isPromiseLike(releasing)
+      ? Promise.all([refunding, releasing]).then(() => undefined)
+      : undefined
+  })
+  const hold: Limiter['hold'] =
+    queues === undefined
+      ? holdQueued
+      : (verdict, given) =>
+          verdict.waitsForSlot === true
+            ? queues.wait(verdict, given?.signal).then((next) => holdQueued(next, given))
+            : holdQueued(verdict, given)
+
+  const refundOne = (store as { refundOne?: RefundOne }).refundOne
+  const release = createRelease({
+    engine,
+    byId,
+    timeOf,
+    refundCharges,
+    refundOne: typeof refundOne === 'function' ? refundOne.bind(store) : undefined,
+    queues,
+  })
 
   const limiter: Limiter = {
     rules,
@@ -137,7 +172,8 @@ function buildLimiter(
     },
     decide(facts, given) {
       const [now, deciding] = timeOf(given)
-      return decideRequest(deciding, index, facts, now)
+      const verdict = decideRequest(deciding, index, facts, now)
+      return queues === undefined ? verdict : queues.mark(verdict)
     },
     acquire(facts, given) {
       // Adopted, so that a throw (a cost that can never fit) rejects rather than escapes.
@@ -163,51 +199,46 @@ function buildLimiter(
     refund(verdict, given) {
       if (!verdict.allowed || verdict.storeFailed === true || refunded.has(verdict)) return
       // Slots in flight are given back by `release`, whatever the refund policy.
-      const charges = chargesOf(verdict, ruleOf, false)
+      const charges = chargesOf(verdict, ruleOf)
       if (charges.length === 0) return
       const [now, refunding] = timeOf(given)
       refunded.add(verdict)
       return refundCharges(refunding, charges, verdict.at, now)
     },
-    release(verdict, given) {
-      if (!verdict.allowed || verdict.storeFailed === true) return
-      // A verdict of rules over time alone holds nothing: no set to look it up in.
-      if (!holdsSlots(verdict, byId) || released.has(verdict)) return
-      const charges = chargesOf(verdict, ruleOf, true)
-      if (charges.length === 0) return
-      released.add(verdict)
-      // Slots come back whatever the time: no clock read, unless a time is given.
-      if (given?.now === undefined) return refundCharges(engine, charges, verdict.at, verdict.at)
-      const [now, releasing] = timeOf(given)
-      return refundCharges(releasing, charges, verdict.at, now)
-    },
+    release,
   }
   return limiter
 }
 
-/** True when one of `verdict`'s rules is a concurrency rule (a few comparisons, no allocation). */
-function holdsSlots(verdict: Verdict, byId: ReadonlyMap<string, CompiledRule>): boolean {
-  const decisions = verdict.decisions
-  for (let i = 0; i < decisions.length; i++) {
-    if (byId.get(decisions[i]!.rule)?.algorithm.name === 'concurrency') return true
+/**
+ * The lines of requests waiting for a slot, when an enforcing concurrency rule has a `queue`
+ * (a shadow rule never refuses, so nothing waits for it).
+ */
+function slotQueuesOf(
+  compiled: readonly CompiledRule[],
+  host: Omit<SlotQueueHost, 'lines'>,
+): SlotQueues | undefined {
+  const lines = new Map<string, SlotQueueParams>()
+  let make: typeof createSlotQueues | undefined
+  for (const rule of compiled) {
+    const { slotQueue, slotQueues } = rule.algorithm
+    if (slotQueue === undefined || slotQueues === undefined || rule.shadow) continue
+    lines.set(rule.id, slotQueue)
+    make = slotQueues
   }
-  return false
+  return make === undefined ? undefined : make({ ...host, lines })
 }
 
 /**
- * What the store took for an admitted verdict (admitted, charged, and really decided by it):
- * the slots of its concurrency rules (`slots`), or every other charge.
+ * What the store took for an admitted verdict (admitted, charged, and really decided by it),
+ * but for the slots of its concurrency rules, which `release` gives back.
  */
-function chargesOf(
-  verdict: Verdict,
-  ruleOf: (id: string) => CompiledRule,
-  slots: boolean,
-): Charge[] {
+function chargesOf(verdict: Verdict, ruleOf: (id: string) => CompiledRule): Charge[] {
   const charges: Charge[] = []
   for (const d of verdict.decisions) {
     if (!d.allowed || d.cost === 0 || d.key === undefined || d.storeFailed === true) continue
     const rule = ruleOf(d.rule)
-    if ((rule.algorithm.name === 'concurrency') !== slots) continue
+    if (rule.algorithm.name === 'concurrency') continue
     charges.push({
       rule: rule.id,
       algorithm: rule.algorithm,

@@ -1,36 +1,33 @@
-import type { Clock } from '../clock.js'
-import type { createScheduler, Scheduler, Timers } from '../wait/scheduler.js'
+import type { Scheduler } from '../wait/scheduler.js'
 import type { HoldOptions, MaybePromise, RuleDecision, Verdict } from './types.js'
 
 /** `Limiter.hold`, for one limiter: its queued requests wait on one scheduler, made on first use. */
 type Hold = (verdict: Verdict, options?: HoldOptions) => Promise<Verdict>
 
 /**
- * Builds the limiter's `hold`, with the scheduler of its queue rules' algorithm (none without
- * one: nothing then waits). The scheduler is made when the first request waits; with nothing
- * waiting it arms no timer.
+ * Builds the limiter's `hold` of admissions that wait for their slot in a queue rule, on the
+ * limiter's scheduler (none without a queue rule: nothing then waits), made when the first
+ * request waits; with nothing waiting it arms no timer.
  */
 export function createHold(
-  clock: Clock,
-  timers: Timers | undefined,
-  refund: (verdict: Verdict) => MaybePromise<void>,
-  makeScheduler: typeof createScheduler | undefined,
+  schedulerOf: (() => Scheduler) | undefined,
+  giveBack: (verdict: Verdict) => MaybePromise<void>,
 ): Hold {
-  let scheduler: Scheduler | undefined
   return (verdict, options) => {
     const wait = verdict.waitMs
-    if (!verdict.allowed || wait === undefined || wait <= 0 || makeScheduler === undefined)
+    if (!verdict.allowed || wait === undefined || wait <= 0 || schedulerOf === undefined)
       return Promise.resolve(verdict)
-    scheduler ??= makeScheduler({ clock, timers })
-    return scheduler.sleep(wait, options?.signal).then(
-      () => served(verdict, wait),
-      // Gone before its slot: the request was never served, so all it was charged goes back,
-      // its queue slot to the next arrival.
-      async (reason: unknown) => {
-        await refund(verdict)
-        throw reason
-      },
-    )
+    return schedulerOf()
+      .sleep(wait, options?.signal)
+      .then(
+        () => served(verdict, wait),
+        // Gone before its slot: the request was never served, so all it was charged goes back,
+        // its queue slot to the next arrival.
+        async (reason: unknown) => {
+          await giveBack(verdict)
+          throw reason
+        },
+      )
   }
 }
 

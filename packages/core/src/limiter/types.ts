@@ -81,6 +81,15 @@ export type Verdict = {
    */
   readonly waitMs?: number | undefined
   /**
+   * Set on a refusal whose refusing rules are concurrency rules with a `queue`: `acquire` and the
+   * adapters wait in the line for a slot (`hold`), and serve the request decided again once one
+   * comes, or this refusal when the line is full or the wait is over (`maxWait`); `decide` leaves
+   * that to the caller.
+   */
+  readonly waitsForSlot?: true | undefined
+  /** Set by `release` once it gave this admission's concurrency slots back (it does so once). */
+  readonly slotsReleased?: true | undefined
+  /**
    * True when the store failed for this request. Fail-open: allowed, with no decisions from the
    * store (send no quota headers). Fail-closed: denied with reason `store-unavailable`, the
    * decisions being made-up denials of the fail-closed rules.
@@ -180,7 +189,9 @@ export type WaitSignal = {
 export type HoldOptions = {
   /**
    * Gives up waiting when it aborts (the client went away): the request's charges are given back
-   * (`refund`, so its queue slot goes to the next arrival) and the wait rejects with its reason.
+   * (`refund`, so its queue slot goes to the next arrival, and `release`, its concurrency slots)
+   * and the wait rejects with its reason. A request waiting for a concurrency slot leaves its
+   * line (it holds nothing yet).
    */
   readonly signal?: WaitSignal | undefined
 }
@@ -221,7 +232,9 @@ export interface Limiter {
   /**
    * Waits out an admitted verdict's `waitMs` and resolves with the verdict as served (times until
    * reset counted from its slot); resolves at once with the verdict itself when it has no wait.
-   * See `HoldOptions.signal` for a client that goes away.
+   * A refusal marked `waitsForSlot` first waits in its line for a concurrency slot and resolves
+   * with the request decided again (an admission holding the slot), or with the refusal. See
+   * `HoldOptions.signal` for a client that goes away.
    */
   hold(verdict: Verdict, options?: HoldOptions): Promise<Verdict>
   /**

@@ -126,5 +126,16 @@ function verdict(
   storeFailed: boolean,
   waitMs: number | undefined = undefined,
 ): Verdict {
-  return { allowed, reason, decisions, deciding, shadowDenied, at, storeFailed, waitMs }
+  // Every field declared here, `slotsReleased` too: marking a release changes no object's shape.
+  return {
+    allowed,
+    reason,
+    decisions,
+    deciding,
+    shadowDenied,
+    at,
+    storeFailed,
+    waitMs,
+    slotsReleased: undefined,
+  }
 }

@@ -14,6 +14,8 @@ const LABELS: FieldLabels = {
   delay: 'delay',
   nodelay: 'nodelay',
   maxWait: 'maxWait',
+  queue: 'queue',
+  queueOrder: 'queueOrder',
   limit: 'limit',
   window: 'window',
   timeZone: 'timeZone',
@@ -33,6 +35,7 @@ const CODE_SHAPE: RuleShape = {
     window_s: 'window',
     time_zone: 'timeZone',
     max_wait_s: 'maxWait',
+    queue_order: 'queueOrder',
   },
   read: (raw) => ({ fields: raw, labels: LABELS }),
 }

@@ -18,6 +18,8 @@ const LABELS = {
   delay: 'delay',
   nodelay: 'nodelay',
   maxWait: 'max_wait_s',
+  queue: 'queue',
+  queueOrder: 'queue_order',
   limit: 'limit',
   window: 'window_s',
   timeZone: 'time_zone',
@@ -38,7 +40,12 @@ const FILE_SHAPE: RuleShape = {
     'window',
     'max_wait',
   ),
-  hints: { costByRoute: 'cost_by_route', timeZone: 'time_zone', maxWait: 'max_wait_s' },
+  hints: {
+    costByRoute: 'cost_by_route',
+    timeZone: 'time_zone',
+    maxWait: 'max_wait_s',
+    queueOrder: 'queue_order',
+  },
   read: readFileRule,
 }
 
@@ -95,6 +102,8 @@ function readFileRule(record: Record<string, unknown>, issue: IssueSink) {
     delay: raw.delay,
     nodelay: raw.nodelay,
     maxWait: duration(raw, 'max_wait', labels, issue),
+    queue: raw.queue,
+    queueOrder: raw.queue_order,
     limit: raw.limit,
     window: duration(raw, 'window', labels, issue),
     timeZone: raw.time_zone,

@@ -1,4 +1,5 @@
 import type { CalendarUnit } from '../algorithms/calendar.js'
+import type { QueueOrder } from '../algorithms/concurrency.js'
 
 /** `enforce` denies over the limit; `shadow` counts and reports "would deny" but never denies. */
 export type RuleMode = 'enforce' | 'shadow'
@@ -141,6 +142,19 @@ export type ConcurrencyRuleConfig = Omit<RuleConfigBase, 'match'> & {
   }
   readonly algorithm: ConcurrencyAlgorithmName
   readonly limit: number
+  /**
+   * How many refused requests may wait for a slot, per key, instead of being refused at once;
+   * a freed slot goes to the next of them. @default 0 (none wait)
+   */
+  readonly queue?: number
+  /** With `queue`: how long a request waits for a slot before it is refused. @default '10s' */
+  readonly maxWait?: Duration | Milliseconds
+  /**
+   * With `queue`: a freed slot goes to the oldest waiting request (`fifo`) or the newest
+   * (`lifo`, which refuses the oldest when the line is full), as .NET's
+   * `QueueProcessingOrder` offers. @default 'fifo'
+   */
+  readonly queueOrder?: QueueOrder
 }
 
 /**
@@ -199,10 +213,13 @@ export type WindowRule = RuleBase & {
   readonly buckets?: number
 }
 
-/** A validated concurrency rule. */
+/** A validated concurrency rule; `maxWait` in whole ms. */
 export type ConcurrencyRule = RuleBase & {
   readonly algorithm: ConcurrencyAlgorithmName
   readonly limit: number
+  readonly queue?: number
+  readonly maxWait?: Milliseconds
+  readonly queueOrder?: QueueOrder
 }
 
 /** A validated, frozen rule: what `defineRules`, `parseRules` and `loadRulesText` return. */

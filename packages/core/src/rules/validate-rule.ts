@@ -21,6 +21,8 @@ export type RuleFields = {
     | 'delay'
     | 'nodelay'
     | 'maxWait'
+    | 'queue'
+    | 'queueOrder'
     | 'limit'
     | 'window'
     | 'timeZone'
@@ -53,6 +55,8 @@ const RATE_FIELDS = ['rate', 'period', 'burst'] as const
 const WINDOW_FIELDS = ['limit', 'window'] as const
 /** The queue's own knobs (nginx's `delay=`, `nodelay`), refused on every other algorithm. */
 const QUEUE_FIELDS = ['delay', 'nodelay', 'maxWait'] as const
+/** A concurrency rule's line of requests waiting for a slot, refused on every other algorithm. */
+const SLOT_QUEUE_FIELDS = ['queue', 'queueOrder'] as const
 const CONCURRENCY_FIELDS = ['limit'] as const
 const PARAM_FIELDS = ['rate', 'period', 'burst', 'limit', 'window'] as const
 /** The factories' field names → ours. */
@@ -67,6 +71,8 @@ const FACTORY_FIELDS: Readonly<Record<string, keyof RuleFields>> = {
   buckets: 'buckets',
   delay: 'delay',
   maxWaitMs: 'maxWait',
+  queue: 'queue',
+  queueOrder: 'queueOrder',
 }
 const ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
 
@@ -195,9 +201,18 @@ function validateParams(
     if (!queueValues(fields, labels, issue, values)) ok = false
   } else {
     for (const field of QUEUE_FIELDS) {
-      if (fields[field] === undefined) continue
+      if (fields[field] === undefined || (isConcurrency && field === 'maxWait')) continue
       ok = false
       issue(labels[field], `only for leaky_queue (a queue's own setting); remove it`)
+    }
+  }
+  if (isConcurrency) {
+    if (!slotQueueValues(fields, labels, issue, values)) ok = false
+  } else {
+    for (const field of SLOT_QUEUE_FIELDS) {
+      if (fields[field] === undefined) continue
+      ok = false
+      issue(labels[field], `only for concurrency (requests waiting for a slot); remove it`)
     }
   }
   for (const field of wanted) {
@@ -258,6 +273,8 @@ type ParamValues = {
   buckets?: number
   delay?: number
   maxWait?: number
+  queue?: number
+  queueOrder?: 'fifo' | 'lifo'
 }
 
 // Here rather than beside the calendar code: validating a rule must not pull the time-zone code
@@ -352,6 +369,56 @@ function queueValues(
   return ok
 }
 
+/**
+ * Reads a concurrency rule's `queue`, `maxWait` and `queueOrder` into `values`; the last two only
+ * with a queue. False after reporting a problem.
+ */
+function slotQueueValues(
+  fields: RuleFields,
+  labels: FieldLabels,
+  issue: IssueSink,
+  values: ParamValues,
+): boolean {
+  const { queue, queueOrder, maxWait } = fields
+  let ok = true
+  if (queue !== undefined) {
+    if (typeof queue === 'number' && Number.isSafeInteger(queue) && queue >= 0) values.queue = queue
+    else {
+      ok = false
+      issue(
+        labels.queue,
+        `expected a whole number ≥ 0 (how many may wait for a slot), got ${typeName(queue)}`,
+      )
+    }
+  }
+  const queued = (values.queue ?? 0) > 0
+  for (const field of ['maxWait', 'queueOrder'] as const) {
+    if (fields[field] === undefined || fields[field] === REPORTED || queued || !ok) continue
+    ok = false
+    issue(labels[field], `applies to requests waiting for a slot: give ${labels.queue} too`)
+  }
+  if (!ok) return false
+  if (queueOrder !== undefined) {
+    if (queueOrder === 'fifo' || queueOrder === 'lifo') values.queueOrder = queueOrder
+    else {
+      ok = false
+      issue(labels.queueOrder, `expected "fifo" or "lifo", got ${typeName(queueOrder)}`)
+    }
+  }
+  if (maxWait === REPORTED) ok = false
+  else if (maxWait !== undefined) {
+    const checked = toMilliseconds(maxWait)
+    if (typeof checked === 'string') {
+      ok = false
+      issue(labels.maxWait, checked)
+    } else if (checked < 1) {
+      ok = false
+      issue(labels.maxWait, `expected a wait of at least 1 ms, got ${checked} ms`)
+    } else values.maxWait = checked
+  }
+  return ok
+}
+
 function build(factory: NonNullable<AlgorithmTable[AlgorithmName]>, v: ParamValues): Algorithm {
   // Each factory reads its own fields: a rate rule's, or a window rule's (a calendar window's
   // unit and zone, the sliding window's buckets).
@@ -362,6 +429,12 @@ function build(factory: NonNullable<AlgorithmTable[AlgorithmName]>, v: ParamValu
   }
   const zone = v.timeZone === undefined ? {} : { timeZone: v.timeZone }
   const buckets = v.buckets === undefined ? {} : { buckets: v.buckets }
+  if (v.window === undefined) {
+    // A concurrency rule: its limit, and the line its refused requests may wait in.
+    const { limit, queue, maxWait, queueOrder } = v
+    const line = queue ? { queue, maxWaitMs: maxWait, queueOrder } : {}
+    return factory({ limit: limit!, ...line } as never)
+  }
   return factory(
     (isCalendarUnit(v.window)
       ? { limit: v.limit!, calendar: v.window, ...zone }
@@ -390,8 +463,11 @@ export function algorithmOf(rule: Rule, algorithms: AlgorithmTable): Algorithm {
   }
   if ('burst' in rule)
     return build(factory, { rate: rule.rate, period: rule.period, burst: rule.burst })
-  // A concurrency rule has a limit and no window; its factory reads the limit alone.
-  if (!('window' in rule)) return build(factory, { limit: rule.limit })
+  // A concurrency rule has a limit and no window, and perhaps a line to wait in.
+  if (!('window' in rule)) {
+    const { limit, queue, maxWait, queueOrder } = rule
+    return build(factory, { limit, queue, maxWait, queueOrder })
+  }
   return build(factory, {
     limit: rule.limit,
     window: rule.window,

@@ -53,4 +53,42 @@ describe('concurrency rules', () => {
       'did you mean "concurrency"',
     )
   })
+
+  it('take a line to wait in, alike in code and in files, and check each of its fields', () => {
+    const [coded] = defineRules([
+      { ...slots, queue: 8, maxWait: '5s', queueOrder: 'lifo' } as never,
+    ])
+    expect(coded).toMatchObject({ queue: 8, maxWait: 5000, queueOrder: 'lifo' })
+    expect(parseRules([{ ...slots, queue: 8, max_wait_s: 5, queue_order: 'lifo' }])).toEqual([
+      coded,
+    ])
+    const [yaml] = loadRulesText(
+      'rules:\n  - id: r\n    match: { identity: ip }\n    algorithm: concurrency\n    limit: 4\n    queue: 8\n    max_wait: 5s\n    queue_order: lifo\n',
+      'yaml',
+    )
+    expect(yaml).toEqual(coded)
+    expectOne(code({ ...slots, queue: -1 }), 'queue', 'expected a whole number ≥ 0')
+    expectOne(file({ ...slots, queue: 'many' }), 'queue', 'expected a whole number ≥ 0')
+    expectOne(code({ ...slots, queue: 2, queueOrder: 'oldest' }), 'queueOrder', '"fifo" or "lifo"')
+    expectOne(file({ ...slots, queue: 2, queue_order: 3 }), 'queue_order', '"fifo" or "lifo"')
+    expectOne(code({ ...slots, queue: 2, maxWait: 'soon' }), 'maxWait', /soon/)
+    expectOne(code({ ...slots, queue: 2, maxWait: '0s' }), 'maxWait', /at least 1 ms|expected/)
+    // Without a line there is nothing to wait for.
+    expectOne(code({ ...slots, maxWait: '5s' }), 'maxWait', 'give queue too')
+    expectOne(file({ ...slots, queue_order: 'fifo' }), 'queue_order', 'give queue too')
+    // A line is a concurrency rule's; the leaky queue's knobs are not.
+    expectOne(
+      code({
+        id: 'r',
+        match: { identity: 'ip' },
+        algorithm: 'token_bucket',
+        rate: 1,
+        burst: 1,
+        queue: 2,
+      }),
+      'queue',
+      'only for concurrency',
+    )
+    expectOne(code({ ...slots, queue: 2, delay: 1 }), 'delay', 'only for leaky_queue')
+  })
 })

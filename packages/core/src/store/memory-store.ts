@@ -58,6 +58,18 @@ export interface MemoryStore extends Store {
    * array and no promise. Same decision as `consume` with one charge.
    */
   consumeOne(rule: string, algorithm: Algorithm, key: string, cost: number, now: number): Decision
+  /**
+   * Gives `cost` back to `key` under `rule`, as `refund` with one charge does: the single-rule
+   * path a concurrency slot takes when its response ends, with no array.
+   */
+  refundOne(
+    rule: string,
+    algorithm: Algorithm,
+    key: string,
+    cost: number,
+    chargedAt: number,
+    now: number,
+  ): void
   /** Keys held over all rules, including idle ones not yet reclaimed. */
   readonly size: number
   /** The bytes its state takes (the arrays of every rule's table), never above `maxBytes`. */
@@ -181,23 +193,44 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
       for (let i = 0; i < charges.length; i++) checkCost(charges[i]!.cost)
       for (let i = 0; i < charges.length; i++) {
         const { rule, algorithm, key, cost } = charges[i]!
-        // The table of the last call when it is this rule's (a slot given back after its take).
-        const table =
-          algorithm === lastAlgorithm && rule === lastRule
-            ? lastTable
-            : tables.get(rule)?.find((t) => sameRule(t.algorithm, algorithm))
-        // A key that is not held is fresh (or was evicted): there is nothing to give back.
-        if (table === undefined) continue
-        hasher.hash(key)
-        const slot = table.find(hasher.first, hasher.second)
-        if (slot < 0) continue
-        const offset = table.offsetAt(slot)
-        if (table.logs === undefined) algorithm.refund(table.data, offset, cost, chargedAt, now)
-        else if (table.data[offset] !== NO_LOG) {
-          algorithm.refund(table.logs.data, table.data[offset]!, cost, chargedAt, now)
-        }
+        giveBack(rule, algorithm, key, cost, chargedAt, now)
       }
     },
+    refundOne(rule, algorithm, key, cost, chargedAt, now) {
+      if (!Number.isSafeInteger(now)) now = wholeMs(now)
+      if (!Number.isSafeInteger(chargedAt)) chargedAt = wholeMs(chargedAt)
+      if (!isValidCharge(now, cost, Number.MAX_SAFE_INTEGER) || !isValidCharge(chargedAt, 0, 0)) {
+        checkTime(now)
+        checkTime(chargedAt)
+        checkCost(cost)
+      }
+      giveBack(rule, algorithm, key, cost, chargedAt, now)
+    },
+  }
+
+  function giveBack(
+    rule: string,
+    algorithm: Algorithm,
+    key: string,
+    cost: number,
+    chargedAt: number,
+    now: number,
+  ): void {
+    // The table of the last call when it is this rule's (a slot given back after its take).
+    const table =
+      algorithm === lastAlgorithm && rule === lastRule
+        ? lastTable
+        : tables.get(rule)?.find((t) => sameRule(t.algorithm, algorithm))
+    // A key that is not held is fresh (or was evicted): there is nothing to give back.
+    if (table === undefined) return
+    hasher.hash(key)
+    const slot = table.find(hasher.first, hasher.second)
+    if (slot < 0) return
+    const offset = table.offsetAt(slot)
+    if (table.logs === undefined) algorithm.refund(table.data, offset, cost, chargedAt, now)
+    else if (table.data[offset] !== NO_LOG) {
+      algorithm.refund(table.logs.data, table.data[offset]!, cost, chargedAt, now)
+    }
   }
 }
 

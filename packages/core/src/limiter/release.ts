@@ -1,0 +1,95 @@
+import type { Charge } from '../store/types.js'
+import type { SlotQueues } from '../wait/slot-queues.js'
+import type { CompiledRule } from './compile-rule.js'
+import { type Engine, isPromiseLike } from './engine.js'
+import type { DecideOptions, Limiter, MaybePromise, Verdict } from './types.js'
+
+/** The memory store's single-charge refund: no array, no checks beyond its own. */
+export type RefundOne = (
+  rule: string,
+  algorithm: CompiledRule['algorithm'],
+  key: string,
+  cost: number,
+  chargedAt: number,
+  now: number,
+) => void
+
+/** What `release` needs of its limiter. */
+export type ReleaseHost = {
+  readonly engine: Engine
+  readonly byId: ReadonlyMap<string, CompiledRule>
+  readonly timeOf: (given: DecideOptions | undefined) => [number, Engine]
+  /** Gives charges back to the store (the limiter's `refundCharges`). */
+  readonly refundCharges: (
+    engine: Engine,
+    charges: readonly Charge[],
+    chargedAt: number,
+    now: number,
+  ) => MaybePromise<void>
+  readonly refundOne: RefundOne | undefined
+  readonly queues: SlotQueues | undefined
+}
+
+/** A verdict as `release` marks it: its slots came back once (see `Verdict.slotsReleased`). */
+type Releasable = { slotsReleased?: true | undefined }
+
+/**
+ * Builds `Limiter.release`. A verdict is marked released on itself (no set to keep it in: a set
+ * costs as much as the rest of the release); a verdict of one concurrency rule on the memory
+ * store gives its slot back through the store's `refundOne`, without building a charge list.
+ */
+export function createRelease(host: ReleaseHost): NonNullable<Limiter['release']> {
+  const { engine, byId, refundOne, queues } = host
+  return function release(verdict, given) {
+    if (!verdict.allowed || verdict.storeFailed === true || verdict.slotsReleased === true) return
+    const decisions = verdict.decisions
+    if (decisions.length === 1 && refundOne !== undefined && given?.now === undefined) {
+      const d = decisions[0]!
+      const rule = byId.get(d.rule)
+      if (rule === undefined || rule.algorithm.name !== 'concurrency') return
+      if (!d.allowed || d.cost === 0 || d.key === undefined || d.storeFailed === true) return
+      ;(verdict as Releasable).slotsReleased = true
+      try {
+        // Slots come back whatever the time: no clock read.
+        refundOne(rule.id, rule.algorithm, d.key, d.cost, verdict.at, verdict.at)
+      } catch (error) {
+        engine.reporter.storeError(error, {
+          operation: 'refund',
+          rules: [rule.id],
+          failClosed: false,
+        })
+        return
+      }
+      queues?.released([{ rule: rule.id, key: d.key }])
+      return
+    }
+    const charges = slotCharges(verdict, byId)
+    if (charges.length === 0) return
+    ;(verdict as Releasable).slotsReleased = true
+    // Slots come back whatever the time: no clock read, unless a time is given.
+    const [now, releasing] = given?.now === undefined ? [verdict.at, engine] : host.timeOf(given)
+    const done = host.refundCharges(releasing, charges, verdict.at, now)
+    if (queues === undefined) return done
+    // Back in the store first: the next in line is decided against it.
+    if (!isPromiseLike(done)) return queues.released(charges)
+    return done.then(() => queues.released(charges))
+  }
+}
+
+/** The slots an admitted verdict holds: its concurrency rules' charges the store took. */
+function slotCharges(verdict: Verdict, byId: ReadonlyMap<string, CompiledRule>): Charge[] {
+  const charges: Charge[] = []
+  for (const d of verdict.decisions) {
+    if (!d.allowed || d.cost === 0 || d.key === undefined || d.storeFailed === true) continue
+    const rule = byId.get(d.rule)
+    if (rule === undefined || rule.algorithm.name !== 'concurrency') continue
+    charges.push({
+      rule: rule.id,
+      algorithm: rule.algorithm,
+      key: d.key,
+      cost: d.cost,
+      shadow: rule.shadow,
+    })
+  }
+  return charges
+}
