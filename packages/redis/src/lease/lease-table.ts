@@ -30,6 +30,8 @@ export type LeaseEntry = {
   lease: Lease | undefined
   /** A grant on its way to Redis: others wait for it rather than ask for their own. */
   pending: Promise<void> | undefined
+  /** The cost of the requests waiting for that grant: the next one takes at least as much. */
+  waiting: number
 }
 
 /** Unit counts since the store was made; granted = spent + returned + lapsed + held. */
@@ -74,7 +76,7 @@ export function leaseTable(
     let entry = keys.get(charge.key)
     if (entry === undefined) {
       const cap = Math.floor(maxShare * charge.algorithm.limit)
-      entry = { charge, cap, size: 0, lease: undefined, pending: undefined }
+      entry = { charge, cap, size: 0, lease: undefined, pending: undefined, waiting: 0 }
       keys.set(charge.key, entry)
       entries++
       sweepTimer ??= arm(sweep, ttlMs)
@@ -124,7 +126,7 @@ export function leaseTable(
     // A fixed window takes a refund back exactly while its window lasts. A rate rule's refund is
     // clamped at a full bucket and cannot tell whether the bucket filled up meanwhile, so
     // returning units could admit beyond the burst: they lapse, and refill makes them up.
-    if (now >= lease.windowEndsAt) {
+    if (lease.windowEndsAt === Number.POSITIVE_INFINITY || now >= lease.windowEndsAt) {
       stats.lapsedUnits += unspent
       return
     }

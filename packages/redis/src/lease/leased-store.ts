@@ -36,7 +36,7 @@ type Part = {
 }
 
 /** A grant still waiting for its reply makes others wait this many times at most. */
-const MAX_WAITS = 2
+const MAX_WAITS = 4
 
 /**
  * Wraps a store (the Redis store) so that the keys of `options.rules` may take a lease: one call
@@ -79,6 +79,7 @@ export function leasedStore(store: Store, options: LeasedStoreOptions): LeasedSt
       }
       remote = true
       if (entry.pending !== undefined && attempt < MAX_WAITS) {
+        entry.waiting += cost
         waitFor.push(entry.pending)
         continue
       }
@@ -90,6 +91,10 @@ export function leasedStore(store: Store, options: LeasedStoreOptions): LeasedSt
         entry.size = Math.min(entry.cap, Math.max(1, entry.size * 2))
       }
       const need = cost - used
+      // Requests that waited for the last grant and found too little: take enough for them too.
+      if (attempt > 0 && attempt <= MAX_WAITS)
+        entry.size = Math.min(entry.cap, Math.max(entry.size, entry.waiting))
+      entry.waiting = 0
       const extra = Math.max(0, Math.min(entry.size, charge.algorithm.limit - need))
       parts[i] = { entry, lease, used, extra }
     }
