@@ -196,5 +196,10 @@ export function leaseTable(
     await Promise.all(returning)
   }
 
-  return { entryOf, live, grant, end, restore, close, stats, size: () => entries }
+  /** Resolves once every return on its way has reached the store. */
+  async function flush(): Promise<void> {
+    await Promise.all(returning)
+  }
+
+  return { entryOf, live, grant, end, restore, close, flush, stats }
 }

@@ -187,10 +187,6 @@ describe('leasedStore', () => {
       shadow: false,
     }
     for (let i = 0; i < 20; i++) await consume() // a lease with units to spare
-    const before = {
-      counted: shared.counted(charge, time.now()),
-      local: leased.stats().localDecisions,
-    }
     let admitted = 0
     for (let i = 0; i < 6; i++) if (allowed(await consume([charge, plain]))) admitted++
     expect(admitted).toBe(3)

@@ -22,6 +22,8 @@ export interface LeasedStore extends Store {
   stats(): Readonly<LeaseStats>
   /** Ends every lease, giving back what can be given back; call it when the process stops. */
   close(): Promise<void>
+  /** Resolves once the unspent units of leases that ended are back in the store. */
+  flush(): Promise<void>
 }
 
 /** How one charge of a request is decided: from its lease, or by Redis with a top-up. */
@@ -228,6 +230,7 @@ export function leasedStore(store: Store, options: LeasedStoreOptions): LeasedSt
     refund: (charges, chargedAt, now) => store.refund(charges, chargedAt, now),
     stats: () => ({ ...stats }),
     close: () => table.close(),
+    flush: () => table.flush(),
   }
 }
 
