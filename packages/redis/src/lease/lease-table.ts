@@ -48,8 +48,6 @@ export type LeaseStats = {
   lapsedUnits: number
 }
 
-export type LeaseTable = ReturnType<typeof leaseTable>
-
 export function leaseTable(
   store: Store,
   config: { readonly ttlMs: number; readonly timers: Timers; readonly clock: Clock },
