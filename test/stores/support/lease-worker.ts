@@ -30,8 +30,10 @@ export type LeaseWorkerConfig = {
   readonly scenarios: readonly LeaseScenario[]
 }
 
-/** The parent's orders: move the clock to `now`, then send `requests`, `inFlight` at a time. */
+/** The parent's orders: move a scenario's clock to `now`, then send `requests`, `inFlight` at a time. */
 export type LeaseRound = {
+  /** Which of the config's scenarios (each has its own clock, store and counts). */
+  readonly scenario: number
   readonly now: number
   readonly requests: number
   readonly inFlight: number
