@@ -24,7 +24,7 @@ const NOT_LEASABLE: Readonly<Record<string, string>> = {
   concurrency: 'it counts requests in flight, not requests over time',
 }
 
-/** A rule that may lease: what `defineRules` returns, or anything with its id and algorithm. */
+/** A rule that may lease: a rule's config (as passed to an adapter), a validated rule, or anything with its id and algorithm. */
 export type LeasedRule = { readonly id: string; readonly algorithm: string }
 
 export type LeaseOptions = {
