@@ -6,6 +6,18 @@ export {
   type RedisScriptClient,
 } from './client.js'
 export { redisKey } from './keys.js'
+export type { LeaseStats } from './lease/lease-table.js'
+export {
+  type LeasedStore,
+  type LeasedStoreOptions,
+  leasedStore,
+} from './lease/leased-store.js'
+export {
+  DEFAULT_LEASE_SHARE,
+  DEFAULT_LEASE_TTL_MS,
+  type LeasedRule,
+  type LeaseOptions,
+} from './lease/options.js'
 export {
   DEFAULT_PREFIX,
   DEFAULT_TIMEOUT_MS,
