@@ -17,11 +17,14 @@ end
 -- moved to now (a clock that stepped back further than the rule's reset span): a moved state is
 -- written back whatever the decision.
 local function load(code, key, p1, p2, p3, p4, p5, now)
-  local s, moved = nil, false
-  local v = redis.pcall('GET', key)
-  -- Missing, or another type (a rule that changed algorithm): no state. The sliding log tells
-  -- the error of a key that holds a list (its long form) from a missing key.
-  if code ~= 5 and type(v) ~= 'string' then v = nil end
+  local s, moved, v = nil, false, nil
+  -- A concurrency key holds a sorted set of leases, which its branch reads itself.
+  if code ~= 8 then
+    v = redis.pcall('GET', key)
+    -- Missing, or another type (a rule that changed algorithm): no state. The sliding log tells
+    -- the error of a key that holds a list (its long form) from a missing key.
+    if code ~= 5 and type(v) ~= 'string' then v = nil end
+  end
   if code == 1 then
     local unitsPerMs, unitsPerToken, capacity = p1, p2, p3
     local a, b
@@ -96,7 +99,7 @@ local function load(code, key, p1, p2, p3, p4, p5, now)
       local b2 = windowMs + first * 1000
       local b3 = b2 + (calendar - first * 33554432) * 1000
       nowStart = now < b2 and windowMs or b2
-      nowEnd = (nowStart < b2 and b2 or (nowStart == b2 and b3 or nowStart + 2 * (b3 - b2)))
+      nowEnd = (nowStart < windowMs and windowMs or (nowStart < b2 and b2 or (nowStart == b2 and b3 or nowStart + 2 * (b3 - b2))))
     end
     local a, b
     if v and #v == 17 then
@@ -206,6 +209,13 @@ local function load(code, key, p1, p2, p3, p4, p5, now)
       s[1] = now * unitsPerMs + (capacity + unitsPerToken)
       moved = true
     end
+  elseif code == 8 then
+    local limit, retryAfterMs, leaseMs, owner, lease = p1, p2, p3, p4, p5
+    -- Leases that have ended (a process that died holding them) free their slots.
+    local swept = redis.pcall('ZREMRANGEBYSCORE', key, '-inf', format('%d', now))
+    -- Another type (a rule that changed algorithm): no state.
+    if type(swept) ~= 'number' then redis.call('DEL', key) end
+    s = { redis.call('ZCARD', key) }
   end
   return s, moved
 end
@@ -289,7 +299,7 @@ local function decide(code, key, s, p1, p2, p3, p4, p5, cost, now, commit)
       local b2 = windowMs + first * 1000
       local b3 = b2 + (calendar - first * 33554432) * 1000
       nowStart = now < b2 and windowMs or b2
-      nowEnd = (nowStart < b2 and b2 or (nowStart == b2 and b3 or nowStart + 2 * (b3 - b2)))
+      nowEnd = (nowStart < windowMs and windowMs or (nowStart < b2 and b2 or (nowStart == b2 and b3 or nowStart + 2 * (b3 - b2))))
     end
     local stored = s[1]
     local start = max(nowStart, stored)
@@ -302,7 +312,7 @@ local function decide(code, key, s, p1, p2, p3, p4, p5, cost, now, commit)
       local first = floorDiv(calendar, 33554432)
       local b2 = windowMs + first * 1000
       local b3 = b2 + (calendar - first * 33554432) * 1000
-      untilEnd = (start < b2 and b2 or (start == b2 and b3 or start + 2 * (b3 - b2))) - now
+      untilEnd = (start < windowMs and windowMs or (start < b2 and b2 or (start == b2 and b3 or start + 2 * (b3 - b2)))) - now
     end
     if cost > 0 and count + cost > limit then
       allowed, remaining, reset, retry = 0, max(0, limit - count), untilEnd, untilEnd
@@ -498,6 +508,25 @@ local function decide(code, key, s, p1, p2, p3, p4, p5, cost, now, commit)
         allowed, remaining, reset, retry = 1, (after >= (capacity + unitsPerToken) and 0 or min(floorDiv(capacity, unitsPerToken) + 1, floorDiv((capacity + unitsPerToken) - after, unitsPerToken))), -floorDiv(-after, unitsPerMs), -floorDiv(-wait, unitsPerMs)
       end
     end
+  elseif code == 8 then
+    local limit, retryAfterMs, leaseMs, owner, lease = p1, p2, p3, p4, p5
+    local held = s[1]
+    if cost > 0 and held + cost > limit then
+      allowed, remaining, reset, retry = 0, max(0, limit - held), retryAfterMs, retryAfterMs
+    else
+      if commit and cost > 0 then
+        local ends = format('%d', now + leaseMs)
+      local done, count = 0, 0
+      while done < cost do
+        local batch, args = min(cost - done, 100), {}
+        for j = 1, batch do args[2 * j - 1], args[2 * j] = ends, format('%d:%d:%d', owner, lease, done + j) end
+        count = count + redis.call('ZADD', key, unpack(args))
+        done = done + batch
+      end
+        s[1] = held + cost
+      end
+      allowed, remaining, reset, retry = 1, max(0, limit - held - cost), 0, 0
+    end
   end
   return allowed, remaining, reset, retry
 end
@@ -527,7 +556,7 @@ local function freshAt(code, key, s, p1, p2, p3, p4, p5)
       local first = floorDiv(calendar, 33554432)
       local b2 = windowMs + first * 1000
       local b3 = b2 + (calendar - first * 33554432) * 1000
-      fresh = (s[1] < b2 and b2 or (s[1] == b2 and b3 or s[1] + 2 * (b3 - b2)))
+      fresh = (s[1] < windowMs and windowMs or (s[1] < b2 and b2 or (s[1] == b2 and b3 or s[1] + 2 * (b3 - b2))))
     end
   elseif code == 5 then
     local limit, windowMs = p1, p2
@@ -548,6 +577,13 @@ local function freshAt(code, key, s, p1, p2, p3, p4, p5)
   elseif code == 7 then
     local unitsPerMs, unitsPerToken, capacity, delayTicks, maxWaitTicks = p1, p2, p3, p4, p5
     fresh = -floorDiv(-s[1], unitsPerMs)
+  elseif code == 8 then
+    local limit, retryAfterMs, leaseMs, owner, lease = p1, p2, p3, p4, p5
+    fresh = 0
+    if s[1] > 0 then
+      local last = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
+      if last[2] then fresh = tonumber(last[2]) end
+    end
   end
   return fresh
 end
@@ -580,12 +616,14 @@ local function save(code, key, s, p1, p2, p3, p4, p5, now, absolute, margin)
     local limit, windowMs, buckets = p1, p2, p3 value = (buckets > 0 and struct.pack('<B' .. string.rep('d', buckets + 1), 70, unpack(s, 1, buckets + 1)) or struct.pack('<Bddd', 6, s[1], s[2], s[3]))
   elseif code == 7 then
     local unitsPerMs, unitsPerToken, capacity, delayTicks, maxWaitTicks = p1, p2, p3, p4, p5 value = s[1]
+  elseif code == 8 then
+    local limit, retryAfterMs, leaseMs, owner, lease = p1, p2, p3, p4, p5 value = false
   end
   if type(value) == 'number' then value = format('%d', value) end
   if value then
     redis.call('SET', key, value, mode, deadline)
   elseif absolute then
-    -- A sliding log kept as a list, already written in place.
+    -- A sliding log kept as a list, or a set of leases, already written in place.
     redis.call('PEXPIREAT', key, deadline)
   else
     redis.call('PEXPIRE', key, deadline)

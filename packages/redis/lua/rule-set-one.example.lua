@@ -53,7 +53,7 @@ do
       local b2 = windowMs + first * 1000
       local b3 = b2 + (calendar - first * 33554432) * 1000
       nowStart = now < b2 and windowMs or b2
-      nowEnd = (nowStart < b2 and b2 or (nowStart == b2 and b3 or nowStart + 2 * (b3 - b2)))
+      nowEnd = (nowStart < windowMs and windowMs or (nowStart < b2 and b2 or (nowStart == b2 and b3 or nowStart + 2 * (b3 - b2))))
     end
     local a, b
     if v and #v == 17 then
@@ -113,7 +113,7 @@ do
       local b2 = windowMs + first * 1000
       local b3 = b2 + (calendar - first * 33554432) * 1000
       nowStart = now < b2 and windowMs or b2
-      nowEnd = (nowStart < b2 and b2 or (nowStart == b2 and b3 or nowStart + 2 * (b3 - b2)))
+      nowEnd = (nowStart < windowMs and windowMs or (nowStart < b2 and b2 or (nowStart == b2 and b3 or nowStart + 2 * (b3 - b2))))
     end
     local stored = s[1]
     local start = max(nowStart, stored)
@@ -126,7 +126,7 @@ do
       local first = floorDiv(calendar, 33554432)
       local b2 = windowMs + first * 1000
       local b3 = b2 + (calendar - first * 33554432) * 1000
-      untilEnd = (start < b2 and b2 or (start == b2 and b3 or start + 2 * (b3 - b2))) - now
+      untilEnd = (start < windowMs and windowMs or (start < b2 and b2 or (start == b2 and b3 or start + 2 * (b3 - b2)))) - now
     end
     if cost > 0 and count + cost > limit then
       allowed, remaining, reset, retry = 0, max(0, limit - count), untilEnd, untilEnd
@@ -197,7 +197,7 @@ do
       local b2 = windowMs + first * 1000
       local b3 = b2 + (calendar - first * 33554432) * 1000
       nowStart = now < b2 and windowMs or b2
-      nowEnd = (nowStart < b2 and b2 or (nowStart == b2 and b3 or nowStart + 2 * (b3 - b2)))
+      nowEnd = (nowStart < windowMs and windowMs or (nowStart < b2 and b2 or (nowStart == b2 and b3 or nowStart + 2 * (b3 - b2))))
     end
     local stored = s[1]
     local start = max(nowStart, stored)
@@ -210,7 +210,7 @@ do
       local first = floorDiv(calendar, 33554432)
       local b2 = windowMs + first * 1000
       local b3 = b2 + (calendar - first * 33554432) * 1000
-      untilEnd = (start < b2 and b2 or (start == b2 and b3 or start + 2 * (b3 - b2))) - now
+      untilEnd = (start < windowMs and windowMs or (start < b2 and b2 or (start == b2 and b3 or start + 2 * (b3 - b2)))) - now
     end
     if cost > 0 and count + cost > limit then
       allowed, remaining, reset, retry = 0, max(0, limit - count), untilEnd, untilEnd
@@ -235,7 +235,7 @@ do
       local first = floorDiv(calendar, 33554432)
       local b2 = windowMs + first * 1000
       local b3 = b2 + (calendar - first * 33554432) * 1000
-      fresh = (s[1] < b2 and b2 or (s[1] == b2 and b3 or s[1] + 2 * (b3 - b2)))
+      fresh = (s[1] < windowMs and windowMs or (s[1] < b2 and b2 or (s[1] == b2 and b3 or s[1] + 2 * (b3 - b2))))
     end
     end
     if fresh <= now then
@@ -316,7 +316,7 @@ do
       local b2 = windowMs + first * 1000
       local b3 = b2 + (calendar - first * 33554432) * 1000
       nowStart = now < b2 and windowMs or b2
-      nowEnd = (nowStart < b2 and b2 or (nowStart == b2 and b3 or nowStart + 2 * (b3 - b2)))
+      nowEnd = (nowStart < windowMs and windowMs or (nowStart < b2 and b2 or (nowStart == b2 and b3 or nowStart + 2 * (b3 - b2))))
     end
     local stored = s[1]
     local start = max(nowStart, stored)
@@ -329,7 +329,7 @@ do
       local first = floorDiv(calendar, 33554432)
       local b2 = windowMs + first * 1000
       local b3 = b2 + (calendar - first * 33554432) * 1000
-      untilEnd = (start < b2 and b2 or (start == b2 and b3 or start + 2 * (b3 - b2))) - now
+      untilEnd = (start < windowMs and windowMs or (start < b2 and b2 or (start == b2 and b3 or start + 2 * (b3 - b2)))) - now
     end
     if cost > 0 and count + cost > limit then
       allowed, remaining, reset, retry = 0, max(0, limit - count), untilEnd, untilEnd
@@ -350,7 +350,7 @@ do
       local first = floorDiv(calendar, 33554432)
       local b2 = windowMs + first * 1000
       local b3 = b2 + (calendar - first * 33554432) * 1000
-      fresh = (s[1] < b2 and b2 or (s[1] == b2 and b3 or s[1] + 2 * (b3 - b2)))
+      fresh = (s[1] < windowMs and windowMs or (s[1] < b2 and b2 or (s[1] == b2 and b3 or s[1] + 2 * (b3 - b2))))
     end
     end
     if fresh <= now then
@@ -373,7 +373,7 @@ do
       local first = floorDiv(calendar, 33554432)
       local b2 = windowMs + first * 1000
       local b3 = b2 + (calendar - first * 33554432) * 1000
-      fresh = (s[1] < b2 and b2 or (s[1] == b2 and b3 or s[1] + 2 * (b3 - b2)))
+      fresh = (s[1] < windowMs and windowMs or (s[1] < b2 and b2 or (s[1] == b2 and b3 or s[1] + 2 * (b3 - b2))))
     end
     end
     if fresh <= now then

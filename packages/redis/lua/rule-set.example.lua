@@ -52,7 +52,7 @@ for r = 0, #KEYS / 2 - 1 do
       local b2 = windowMs + first * 1000
       local b3 = b2 + (calendar - first * 33554432) * 1000
       nowStart = now < b2 and windowMs or b2
-      nowEnd = (nowStart < b2 and b2 or (nowStart == b2 and b3 or nowStart + 2 * (b3 - b2)))
+      nowEnd = (nowStart < windowMs and windowMs or (nowStart < b2 and b2 or (nowStart == b2 and b3 or nowStart + 2 * (b3 - b2))))
     end
     local a, b
     if v and #v == 17 then
@@ -112,7 +112,7 @@ for r = 0, #KEYS / 2 - 1 do
       local b2 = windowMs + first * 1000
       local b3 = b2 + (calendar - first * 33554432) * 1000
       nowStart = now < b2 and windowMs or b2
-      nowEnd = (nowStart < b2 and b2 or (nowStart == b2 and b3 or nowStart + 2 * (b3 - b2)))
+      nowEnd = (nowStart < windowMs and windowMs or (nowStart < b2 and b2 or (nowStart == b2 and b3 or nowStart + 2 * (b3 - b2))))
     end
     local stored = s[1]
     local start = max(nowStart, stored)
@@ -125,7 +125,7 @@ for r = 0, #KEYS / 2 - 1 do
       local first = floorDiv(calendar, 33554432)
       local b2 = windowMs + first * 1000
       local b3 = b2 + (calendar - first * 33554432) * 1000
-      untilEnd = (start < b2 and b2 or (start == b2 and b3 or start + 2 * (b3 - b2))) - now
+      untilEnd = (start < windowMs and windowMs or (start < b2 and b2 or (start == b2 and b3 or start + 2 * (b3 - b2)))) - now
     end
     if cost > 0 and count + cost > limit then
       allowed, remaining, reset, retry = 0, max(0, limit - count), untilEnd, untilEnd
@@ -196,7 +196,7 @@ for r = 0, #KEYS / 2 - 1 do
       local b2 = windowMs + first * 1000
       local b3 = b2 + (calendar - first * 33554432) * 1000
       nowStart = now < b2 and windowMs or b2
-      nowEnd = (nowStart < b2 and b2 or (nowStart == b2 and b3 or nowStart + 2 * (b3 - b2)))
+      nowEnd = (nowStart < windowMs and windowMs or (nowStart < b2 and b2 or (nowStart == b2 and b3 or nowStart + 2 * (b3 - b2))))
     end
     local stored = s[1]
     local start = max(nowStart, stored)
@@ -209,7 +209,7 @@ for r = 0, #KEYS / 2 - 1 do
       local first = floorDiv(calendar, 33554432)
       local b2 = windowMs + first * 1000
       local b3 = b2 + (calendar - first * 33554432) * 1000
-      untilEnd = (start < b2 and b2 or (start == b2 and b3 or start + 2 * (b3 - b2))) - now
+      untilEnd = (start < windowMs and windowMs or (start < b2 and b2 or (start == b2 and b3 or start + 2 * (b3 - b2)))) - now
     end
     if cost > 0 and count + cost > limit then
       allowed, remaining, reset, retry = 0, max(0, limit - count), untilEnd, untilEnd
@@ -234,7 +234,7 @@ for r = 0, #KEYS / 2 - 1 do
       local first = floorDiv(calendar, 33554432)
       local b2 = windowMs + first * 1000
       local b3 = b2 + (calendar - first * 33554432) * 1000
-      fresh = (s[1] < b2 and b2 or (s[1] == b2 and b3 or s[1] + 2 * (b3 - b2)))
+      fresh = (s[1] < windowMs and windowMs or (s[1] < b2 and b2 or (s[1] == b2 and b3 or s[1] + 2 * (b3 - b2))))
     end
     end
     if fresh <= now then
@@ -315,7 +315,7 @@ for r = 0, #KEYS / 2 - 1 do
       local b2 = windowMs + first * 1000
       local b3 = b2 + (calendar - first * 33554432) * 1000
       nowStart = now < b2 and windowMs or b2
-      nowEnd = (nowStart < b2 and b2 or (nowStart == b2 and b3 or nowStart + 2 * (b3 - b2)))
+      nowEnd = (nowStart < windowMs and windowMs or (nowStart < b2 and b2 or (nowStart == b2 and b3 or nowStart + 2 * (b3 - b2))))
     end
     local stored = s[1]
     local start = max(nowStart, stored)
@@ -328,7 +328,7 @@ for r = 0, #KEYS / 2 - 1 do
       local first = floorDiv(calendar, 33554432)
       local b2 = windowMs + first * 1000
       local b3 = b2 + (calendar - first * 33554432) * 1000
-      untilEnd = (start < b2 and b2 or (start == b2 and b3 or start + 2 * (b3 - b2))) - now
+      untilEnd = (start < windowMs and windowMs or (start < b2 and b2 or (start == b2 and b3 or start + 2 * (b3 - b2)))) - now
     end
     if cost > 0 and count + cost > limit then
       allowed, remaining, reset, retry = 0, max(0, limit - count), untilEnd, untilEnd
@@ -349,7 +349,7 @@ for r = 0, #KEYS / 2 - 1 do
       local first = floorDiv(calendar, 33554432)
       local b2 = windowMs + first * 1000
       local b3 = b2 + (calendar - first * 33554432) * 1000
-      fresh = (s[1] < b2 and b2 or (s[1] == b2 and b3 or s[1] + 2 * (b3 - b2)))
+      fresh = (s[1] < windowMs and windowMs or (s[1] < b2 and b2 or (s[1] == b2 and b3 or s[1] + 2 * (b3 - b2))))
     end
     end
     if fresh <= now then
@@ -372,7 +372,7 @@ for r = 0, #KEYS / 2 - 1 do
       local first = floorDiv(calendar, 33554432)
       local b2 = windowMs + first * 1000
       local b3 = b2 + (calendar - first * 33554432) * 1000
-      fresh = (s[1] < b2 and b2 or (s[1] == b2 and b3 or s[1] + 2 * (b3 - b2)))
+      fresh = (s[1] < windowMs and windowMs or (s[1] < b2 and b2 or (s[1] == b2 and b3 or s[1] + 2 * (b3 - b2))))
     end
     end
     if fresh <= now then

@@ -8,17 +8,22 @@ import { chargePreparer } from '../prepare.js'
 import { redisScripts } from './index.js'
 
 // Changing a script changes these on purpose: operators may pre-load or allow-list them.
-const PINNED_CONSUME_SHA = '5aff75f5027354edd2f704b5e73cdaf539e55a5f'
-const PINNED_REFUND_SHA = '4f4b4fd5edc41c5e1b66fd1bb7d0fb56ac666c05'
-const PINNED_EXAMPLE_RULE_SET_SHA = '65d9da0be671ac32fcaf9f4cfb162667a3c86845'
-const PINNED_EXAMPLE_ONE_REQUEST_SHA = '97ec7756d6508c13e80f6737fac6fc2b45fb54cd'
+const PINNED_CONSUME_SHA = 'ad1d25f35afdfe60793b09fc3ff43373d545c3f3'
+const PINNED_REFUND_SHA = '60fa91be00cc6913dc58d53cb3980b73a74b263b'
+const PINNED_RENEW_SHA = '16a12cf833ce3473e8e27b703985b66561e12cdf'
+const PINNED_EXAMPLE_RULE_SET_SHA = 'a55e33f43da941d76f5c863820da44c508228b85'
+const PINNED_EXAMPLE_ONE_REQUEST_SHA = '6171ee475a657e6873bf008f900572bae76d839f'
 
 /**
  * A gateway's usual pair: 10 per second with bursts of 20, and 1,000 a day, decided on the
  * server's clock (whose default expiry margin is 0).
  */
 function exampleRuleSetScript() {
-  const preparer = chargePreparer('tollgate', { serverTime: true, marginMs: 0 })
+  const preparer = chargePreparer(
+    'tollgate',
+    { serverTime: true, marginMs: 0 },
+    { leaseMs: 10_000, owner: 1 },
+  )
   const charge = (rule: string, algorithm: ReturnType<typeof tokenBucket>) => ({
     rule,
     algorithm,
@@ -43,6 +48,11 @@ describe('the checked-in Lua', () => {
   it('refund.lua is the refund script', async () => {
     await expect(redisScripts.refund.source).toMatchFileSnapshot('../../lua/refund.lua')
     expect(redisScripts.refund.sha).toBe(PINNED_REFUND_SHA)
+  })
+
+  it('renew.lua is the script that renews concurrency leases', async () => {
+    await expect(redisScripts.renew.source).toMatchFileSnapshot('../../lua/renew.lua')
+    expect(redisScripts.renew.sha).toBe(PINNED_RENEW_SHA)
   })
 
   it('rule-set.example.lua is the batch script of a per-second and a per-day rule', async () => {
