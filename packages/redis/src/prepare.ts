@@ -201,7 +201,8 @@ export function chargePreparer(
       const head = [code!, String(charge.cost), charge.shadow ? '1' : '0', p1!, p2!, p3!, p4!]
       if (!plan.leased) return { key, tag, args: [...head, p5!] }
       // Whole numbers below 2^53, as every argument the scripts read.
-      const lease = given ?? (leasesMade = (leasesMade + 1) % Number.MAX_SAFE_INTEGER)
+      if (given === undefined) leasesMade = (leasesMade + 1) % Number.MAX_SAFE_INTEGER
+      const lease = given ?? leasesMade
       return { key, tag, args: [...head, String(lease)], lease }
     },
   }
