@@ -32,7 +32,7 @@ function scenariosFor(prefix: string) {
   })
   const release = (probe: string) => ({
     probe: `${prefix}:probe:${probe}`,
-    then: 'release' as const,
+    afterwards: 'release' as const,
   })
   const scenarios: (Scenario & { readonly label: string })[] = [
     {
@@ -72,7 +72,7 @@ function scenariosFor(prefix: string) {
       attempts: 2,
       inFlight: 1,
       now: CALLER_NOW,
-      hold: { probe: `${prefix}:probe:killed`, then: 'keep' },
+      hold: { probe: `${prefix}:probe:killed`, afterwards: 'keep' },
     },
   ]
   return scenarios

@@ -60,7 +60,7 @@ export type Scenario = {
    * key `probe`, whose highest value it reports), then gives them back (`release`), or keeps
    * them (`keep`: a process that will die holding them).
    */
-  readonly hold?: { readonly probe: string; readonly then: 'release' | 'keep' }
+  readonly hold?: { readonly probe: string; readonly afterwards: 'release' | 'keep' }
 }
 
 export type WorkerConfig = {
@@ -160,12 +160,12 @@ async function main(): Promise<void> {
     let mostHeld = 0
     const delays: number[] = []
     const slots = charges.filter((charge) => charge.algorithm.name === 'concurrency')
-    const hold = async (at: number, probe: string, then: 'release' | 'keep') => {
+    const hold = async (at: number, probe: string, afterwards: 'release' | 'keep') => {
       const inside = Number(await target.command(probe, ['INCR', probe]))
       mostHeld = Math.max(mostHeld, inside)
       // A round trip more while counted in, so that requests overlap across gateways.
       await target.command(probe, ['GET', probe])
-      if (then === 'keep') return
+      if (afterwards === 'keep') return
       await target.command(probe, ['DECR', probe])
       // As the limiter's release: the slots alone come back.
       await store.refund(slots, at, now)
@@ -180,7 +180,8 @@ async function main(): Promise<void> {
               admitted++
               const delayMs = outcome.decisions[0]!.delayMs
               if (delayMs !== undefined) delays.push(delayMs)
-              if (scenario.hold) await hold(outcome.at, scenario.hold.probe, scenario.hold.then)
+              if (scenario.hold)
+                await hold(outcome.at, scenario.hold.probe, scenario.hold.afterwards)
             }
           } catch {
             errors++
