@@ -72,7 +72,7 @@ export type RedisStoreOptions = {
    * and given back when the request ends. A process that dies renews nothing, so its slots come
    * back this long after its last renewal. At least 3 × `timeoutMs`, so that a renewal sent on
    * time arrives before the lease ends.
-   * @default 10000
+   * @default 10000, or 3 × `timeoutMs` if that is longer
    */
   readonly leaseMs?: number
   /** What times the renewal of leases (the `time` option still decides when they end). @default `Date.now` */
@@ -225,7 +225,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
           now = wholeMs(now)
           checkTime(now)
         }
-        if (charges.length > 1) checkOneAlgorithmPerRule(charges)
+        if (charges.length > 1) checkOneAlgorithmPerKey(charges)
         if (charges.length === 1) {
           const charge = charges[0]!
           const key = preparer.keyOf(charge)
@@ -371,17 +371,18 @@ function markNeverPassing(
 }
 
 /**
- * Refuses a request that charges one rule with two different algorithms (their states would
- * share a key), as the core's stores do.
+ * Refuses a request that charges one rule and key with two different algorithms, whose states
+ * would share a Redis key, as the core's stores refuse it.
  */
-function checkOneAlgorithmPerRule(charges: readonly Charge[]): void {
+function checkOneAlgorithmPerKey(charges: readonly Charge[]): void {
   for (let i = 1; i < charges.length; i++) {
     for (let j = 0; j < i; j++) {
       const [a, b] = [charges[i]!, charges[j]!]
-      if (a.rule !== b.rule || a.algorithm === b.algorithm || sameParams(a, b)) continue
+      if (a.rule !== b.rule || a.key !== b.key || a.algorithm === b.algorithm) continue
+      if (sameParams(a, b)) continue
       throw new RateLimitError(
         'ERR_RL_INVALID_RULE',
-        `rule ${a.rule} is charged with two different algorithms in one request`,
+        `rule ${a.rule} is charged with two different algorithms for one key in one request`,
         { rule: a.rule, field: 'algorithm' },
       )
     }
@@ -452,7 +453,8 @@ function resolveOptions(options: RedisStoreOptions) {
   if (typeof coalesce !== 'boolean') {
     throw invalidOption('coalesce', `expected true or false, got ${JSON.stringify(coalesce)}`)
   }
-  const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS
+  // A store with a long budget gets a lease long enough for it, rather than an error.
+  const leaseMs = options.leaseMs ?? Math.max(DEFAULT_LEASE_MS, 3 * timeoutMs)
   if (!Number.isSafeInteger(leaseMs) || leaseMs < 3 * timeoutMs || leaseMs > MAX_LEASE_MS) {
     throw invalidOption(
       'leaseMs',
