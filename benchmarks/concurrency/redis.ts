@@ -16,7 +16,7 @@ const args = new Map(
 const ROUNDS = Number(args.get('rounds') ?? 7)
 const REQUESTS = Number(args.get('requests') ?? 4000)
 const IN_FLIGHT = Number(args.get('in-flight') ?? 8)
-const URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
+const URL = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379'
 const PREFIX = `tgbench:leases:${process.pid}`
 const facts = { method: 'GET', path: '/reports/1', identities: { ip: '203.0.113.7' } }
 
