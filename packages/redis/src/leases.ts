@@ -14,7 +14,7 @@ export type HeldLease = {
 }
 
 /** What a renewal call reports, per lease: how many of its units were still held. */
-export type Renew = (leases: readonly HeldLease[]) => Promise<readonly number[]>
+type Renew = (leases: readonly HeldLease[]) => Promise<readonly number[]>
 
 /**
  * The leases a store holds, and their renewal: while a request holds a slot, its lease is
@@ -22,7 +22,7 @@ export type Renew = (leases: readonly HeldLease[]) => Promise<readonly number[]>
  * another third (at least the store's timeoutMs) to arrive before the lease would end. One timer
  * serves every lease, armed only while some are held, so it keeps no idle process alive.
  */
-export type LeaseBook = {
+type LeaseBook = {
   /** Records a lease just taken (its request was admitted). */
   took(lease: Omit<HeldLease, 'renewedAt'>): void
   /**

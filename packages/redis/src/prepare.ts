@@ -87,7 +87,7 @@ export type ChargePreparer = {
 }
 
 /** What concurrency charges are leased with: the lease time, and this store's process id. */
-export type LeaseTerms = { readonly leaseMs: number; readonly owner: number }
+type LeaseTerms = { readonly leaseMs: number; readonly owner: number }
 
 /** Validates charges and builds their keys and arguments, caching what depends only on rules. */
 export function chargePreparer(
