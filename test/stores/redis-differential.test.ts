@@ -9,6 +9,7 @@ import { ioredisTarget, nodeRedisTarget, type Target } from './support/targets.j
 import {
   AWKWARD_KEYS,
   calendarBoundaryArbs,
+  concurrencyArbs,
   expectSameAsReference,
   extremeTraceArb,
   longLogArbs,
@@ -139,6 +140,27 @@ describe.skipIf(!redisAvailable).each(clients)(
           { kind: 'consume', dt: 162, charges: charges(1) },
         ],
       })
+    })
+
+    // Leases outlast every trace (its clock runs at most a few minutes), as the reference
+    // store's slots never end: only releases give them back.
+    it('decides concurrency slots, beside other rules and released once, exactly as the reference store', async () => {
+      const leased = () =>
+        redisStore({
+          client: target.client,
+          time: 'caller',
+          prefix: uniquePrefix('diff-slots'),
+          expiryMarginMs: 600_000,
+          timeoutMs: 10_000,
+          leaseMs: 86_400_000,
+        })
+      await fc.assert(
+        fc.asyncProperty(
+          traceArb(['ip:203.0.113.7', 'api_key:k_1'], 30, concurrencyArbs),
+          (trace) => expectSameAsReference(leased(), trace, { releases: true }),
+        ),
+        { numRuns: 100 },
+      )
     })
 
     it('agrees near 2^53: huge capacities, odd periods, times close to the largest allowed', async () => {

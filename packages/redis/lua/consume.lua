@@ -17,11 +17,14 @@ end
 -- moved to now (a clock that stepped back further than the rule's reset span): a moved state is
 -- written back whatever the decision.
 local function load(code, key, p1, p2, p3, p4, p5, now)
-  local s, moved = nil, false
-  local v = redis.pcall('GET', key)
-  -- Missing, or another type (a rule that changed algorithm): no state. The sliding log tells
-  -- the error of a key that holds a list (its long form) from a missing key.
-  if code ~= 5 and type(v) ~= 'string' then v = nil end
+  local s, moved, v = nil, false, nil
+  -- A concurrency key holds a sorted set of leases, which its branch reads itself.
+  if code ~= 8 then
+    v = redis.pcall('GET', key)
+    -- Missing, or another type (a rule that changed algorithm): no state. The sliding log tells
+    -- the error of a key that holds a list (its long form) from a missing key.
+    if code ~= 5 and type(v) ~= 'string' then v = nil end
+  end
   if code == 1 then
     local unitsPerMs, unitsPerToken, capacity = p1, p2, p3
 local fillMs = -floorDiv(-capacity, unitsPerMs)
@@ -214,6 +217,13 @@ local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs 
       s[1] = now * unitsPerMs + (capacity + unitsPerToken)
       moved = true
     end
+  elseif code == 8 then
+    local limit, retryAfterMs, leaseMs, owner, lease = p1, p2, p3, p4, p5
+    -- Leases that have ended (a process that died holding them) free their slots.
+    local swept = redis.pcall('ZREMRANGEBYSCORE', key, '-inf', format('%d', now))
+    -- Another type (a rule that changed algorithm): no state.
+    if type(swept) ~= 'number' then redis.call('DEL', key) end
+    s = { redis.call('ZCARD', key) }
   end
   return s, moved
 end
@@ -516,6 +526,25 @@ local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs 
         allowed, remaining, reset, retry = 1, (after >= (capacity + unitsPerToken) and 0 or min(floorDiv(capacity, unitsPerToken) + 1, floorDiv((capacity + unitsPerToken) - after, unitsPerToken))), -floorDiv(-after, unitsPerMs), -floorDiv(-wait, unitsPerMs)
       end
     end
+  elseif code == 8 then
+    local limit, retryAfterMs, leaseMs, owner, lease = p1, p2, p3, p4, p5
+    local held = s[1]
+    if cost > 0 and held + cost > limit then
+      allowed, remaining, reset, retry = 0, max(0, limit - held), retryAfterMs, retryAfterMs
+    else
+      if commit and cost > 0 then
+        local ends = format('%d', now + leaseMs)
+      local done, count = 0, 0
+      while done < cost do
+        local batch, args = min(cost - done, 100), {}
+        for j = 1, batch do args[2 * j - 1], args[2 * j] = ends, format('%d:%d:%d', owner, lease, done + j) end
+        count = count + redis.call('ZADD', key, unpack(args))
+        done = done + batch
+      end
+        s[1] = held + cost
+      end
+      allowed, remaining, reset, retry = 1, max(0, limit - held - cost), 0, 0
+    end
   end
   return allowed, remaining, reset, retry
 end
@@ -574,6 +603,13 @@ local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs 
 local fillMs = -floorDiv(-capacity, unitsPerMs)
 local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991)
     fresh = -floorDiv(-s[1], unitsPerMs)
+  elseif code == 8 then
+    local limit, retryAfterMs, leaseMs, owner, lease = p1, p2, p3, p4, p5
+    fresh = 0
+    if s[1] > 0 then
+      local last = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
+      if last[2] then fresh = tonumber(last[2]) end
+    end
   end
   return fresh
 end
@@ -611,15 +647,15 @@ local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs 
   elseif code == 6 then
     local limit, windowMs, buckets = p1, p2, p3 value = (buckets > 0 and struct.pack('<B' .. string.rep('d', buckets + 1), 70, unpack(s, 1, buckets + 1)) or struct.pack('<Bddd', 6, s[1], s[2], s[3]))
   elseif code == 7 then
-    local unitsPerMs, unitsPerToken, capacity, delayTicks, maxWaitTicks = p1, p2, p3, p4, p5
-local fillMs = -floorDiv(-capacity, unitsPerMs)
-local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991) value = s[1]
+    local unitsPerMs, unitsPerToken, capacity, delayTicks, maxWaitTicks = p1, p2, p3, p4, p5 value = s[1]
+  elseif code == 8 then
+    local limit, retryAfterMs, leaseMs, owner, lease = p1, p2, p3, p4, p5 value = false
   end
   if type(value) == 'number' then value = format('%d', value) end
   if value then
     redis.call('SET', key, value, mode, deadline)
   elseif absolute then
-    -- A sliding log kept as a list, already written in place.
+    -- A sliding log kept as a list, or a set of leases, already written in place.
     redis.call('PEXPIREAT', key, deadline)
   else
     redis.call('PEXPIRE', key, deadline)

@@ -17,7 +17,7 @@ export type RunScript = (
 ) => Promise<ScriptReply>
 
 /** The indices of the charges, grouped by Redis Cluster slot, in order of first appearance. */
-export function groupBySlot(prepared: readonly PreparedCharge[]): number[][] {
+export function groupBySlot(prepared: readonly Pick<PreparedCharge, 'tag'>[]): number[][] {
   const groups = new Map<number, number[]>()
   for (let i = 0; i < prepared.length; i++) {
     const slot = slotOfTag(prepared[i]!.tag)

@@ -12,7 +12,11 @@ const charge = (rule: string, algorithm: Charge['algorithm'], shadow = false): C
 
 describe('chargePreparer', () => {
   it('gives alike rule sets one script, and tells shadow rules and order apart', () => {
-    const preparer = chargePreparer('tg', { serverTime: true, marginMs: 0 })
+    const preparer = chargePreparer(
+      'tg',
+      { serverTime: true, marginMs: 0 },
+      { leaseMs: 10_000, owner: 1 },
+    )
     const second = charge('second', gcra({ rate: 10, periodMs: 1000, burst: 10 }))
     const day = charge('day', fixedWindow({ limit: 1000, windowMs: 86_400_000 }))
     // Equal parameters in new objects: the same source, so the same script.
@@ -29,7 +33,11 @@ describe('chargePreparer', () => {
   })
 
   it(`makes scripts for at most ${MAX_RULE_SETS} rule sets and ${MAX_RULES_PER_SCRIPT} rules per script; past that, the general script serves`, () => {
-    const preparer = chargePreparer('tg', { serverTime: true, marginMs: 0 })
+    const preparer = chargePreparer(
+      'tg',
+      { serverTime: true, marginMs: 0 },
+      { leaseMs: 10_000, owner: 1 },
+    )
     const tooMany = Array.from({ length: MAX_RULES_PER_SCRIPT + 1 }, (_, i) =>
       charge(`r${i}`, fixedWindow({ limit: 5, windowMs: 1000 })),
     )

@@ -19,6 +19,8 @@ export type PreparedCharge = {
   readonly tag: string
   /** [algorithm code, cost, shadow, p1, …, p5] as the scripts read them. */
   readonly args: readonly string[]
+  /** A concurrency charge's lease number (its units' members in the set: see concurrency.lua.ts). */
+  readonly lease?: number
 }
 
 /** What the store knows about an algorithm once, whatever the request. */
@@ -35,6 +37,8 @@ type AlgorithmPlan = {
   readonly oneRule: RuleSetScripts | undefined
   /** A calendar window's boundaries, which change from window to window: sent with each call. */
   readonly calendar: CalendarWindows | undefined
+  /** A concurrency rule: each admission is a lease of its own, numbered per request. */
+  readonly leased: boolean
 }
 
 /**
@@ -60,9 +64,10 @@ export const MAX_RULES_PER_SCRIPT = 8
 export type ChargePreparer = {
   /**
    * Validates a charge and builds its key and arguments for the general scripts; a calendar
-   * window's are those of the window holding `now` (the caller's clock).
+   * window's are those of the window holding `now` (the caller's clock). A concurrency charge
+   * gets the next lease number, or `lease` (the one to give back).
    */
-  prepare(charge: Charge, now: number): PreparedCharge
+  prepare(charge: Charge, now: number, lease?: number): PreparedCharge
   /**
    * The time a refund script compares with the state: a calendar window's charge is sent as the
    * start of its window, which the script cannot compute.
@@ -81,11 +86,16 @@ export type ChargePreparer = {
   ruleSetScripts(): readonly Script[]
 }
 
+/** What concurrency charges are leased with: the lease time, and this store's process id. */
+type LeaseTerms = { readonly leaseMs: number; readonly owner: number }
+
 /** Validates charges and builds their keys and arguments, caching what depends only on rules. */
 export function chargePreparer(
   prefix: string,
   clock: { readonly serverTime: boolean; readonly marginMs: number },
+  leases: LeaseTerms,
 ): ChargePreparer {
+  let leasesMade = 0
   const ruleKeyPrefixes = new Map<string, string>()
   const plans = new WeakMap<Algorithm, AlgorithmPlan>()
   let plansMade = 0
@@ -122,14 +132,16 @@ export function chargePreparer(
     let plan = plans.get(charge.algorithm)
     if (plan === undefined) {
       const lua = luaOf(charge)
-      const args = scriptArgs(lua, charge.algorithm)
+      const args = scriptArgs(lua, charge.algorithm, leases)
       const params = charge.algorithm.params
       const calendar = params?.kind === 'window' ? params.calendar : undefined
+      // A lease number changes with every request, so it cannot be a rule-set script's constant.
+      const leased = params?.kind === 'concurrency'
       const oneRule =
-        calendar === undefined
+        calendar === undefined && !leased
           ? scriptOf([{ algorithm: lua, params: paramsOf(args), shadow: false }])
           : undefined
-      plan = { id: plansMade++, lua, args, oneRule, calendar }
+      plan = { id: plansMade++, lua, args, oneRule, calendar, leased }
       plans.set(charge.algorithm, plan)
     }
     return plan
@@ -140,7 +152,7 @@ export function chargePreparer(
     let id = ''
     for (const charge of charges) {
       const plan = planOf(charge)
-      if (plan.calendar !== undefined) return undefined
+      if (plan.calendar !== undefined || plan.leased) return undefined
       id += `${plan.id}${charge.shadow ? 's' : ''},`
     }
     const known = ruleSets.get(id)
@@ -179,17 +191,19 @@ export function chargePreparer(
       const calendar = planOf(charge).calendar
       return calendar === undefined ? chargedAt : calendar.windowAt(chargedAt)[0]
     },
-    prepare(charge, now) {
+    prepare(charge, now, given) {
       const key = keyOf(charge)
       const plan = planOf(charge)
       const [code, p1, p2, p3, p4, p5] =
         plan.calendar === undefined ? plan.args : calendarArgs(plan.args, plan.calendar, now)
-      return {
-        key,
-        // The hash tag: what lies between the rule prefix's `{` and the closing `}`.
-        tag: key.slice(ruleKeyPrefix(charge.rule).length, -1),
-        args: [code!, String(charge.cost), charge.shadow ? '1' : '0', p1!, p2!, p3!, p4!, p5!],
-      }
+      // The hash tag: what lies between the rule prefix's `{` and the closing `}`.
+      const tag = key.slice(ruleKeyPrefix(charge.rule).length, -1)
+      const head = [code!, String(charge.cost), charge.shadow ? '1' : '0', p1!, p2!, p3!, p4!]
+      if (!plan.leased) return { key, tag, args: [...head, p5!] }
+      // Whole numbers below 2^53, as every argument the scripts read.
+      if (given === undefined) leasesMade = (leasesMade + 1) % Number.MAX_SAFE_INTEGER
+      const lease = given ?? leasesMade
+      return { key, tag, args: [...head, String(lease)], lease }
     },
   }
 }
@@ -221,15 +235,22 @@ function luaOf(charge: Charge): LuaAlgorithm {
   if (lua === undefined || params === undefined || params.kind !== lua.kind) {
     throw new RateLimitError(
       'ERR_RL_INVALID_RULE',
-      `the Redis store runs only the built-in algorithms (token_bucket, gcra, leaky_bucket, leaky_queue, fixed_window, sliding_log, sliding_window) with their parameters; got ${JSON.stringify(charge.algorithm.name)}`,
+      `the Redis store runs only the built-in algorithms (token_bucket, gcra, leaky_bucket, leaky_queue, fixed_window, sliding_log, sliding_window, concurrency) with their parameters; got ${JSON.stringify(charge.algorithm.name)}`,
       { rule: charge.rule, field: 'algorithm' },
     )
   }
   return lua
 }
 
-/** [code, p1, …, p5] for an algorithm the scripts know, from its scaled integer parameters. */
-function scriptArgs(lua: LuaAlgorithm, algorithm: Algorithm): readonly string[] {
+/**
+ * [code, p1, …, p5] for an algorithm the scripts know, from its scaled integer parameters; a
+ * concurrency rule's p5, its lease number, is set per request.
+ */
+function scriptArgs(
+  lua: LuaAlgorithm,
+  algorithm: Algorithm,
+  leases: LeaseTerms,
+): readonly string[] {
   const params = algorithm.params!
   const code = String(lua.code)
   if (params.kind === 'rate') {
@@ -244,5 +265,13 @@ function scriptArgs(lua: LuaAlgorithm, algorithm: Algorithm): readonly string[] 
     const { limit, windowMs, buckets = 0 } = params
     return [code, String(limit), String(windowMs), String(buckets), '0', '0']
   }
-  throw new RateLimitError('ERR_RL_INVALID_RULE', `no script runs ${algorithm.name}`)
+  const { limit, retryAfterMs } = params
+  return [
+    code,
+    String(limit),
+    String(retryAfterMs),
+    String(leases.leaseMs),
+    String(leases.owner),
+    '0',
+  ]
 }

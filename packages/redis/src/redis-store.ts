@@ -1,9 +1,13 @@
+import { randomInt } from 'node:crypto'
 import {
   type Charge,
+  type Clock,
   checkTime,
   type Outcome,
   RateLimitError,
   type Store,
+  systemClock,
+  type Timers,
   wholeMs,
 } from '@tollgate/core'
 import { callScript, type Deadline, deadlineIn } from './call.js'
@@ -11,9 +15,16 @@ import type { RedisScriptClient } from './client.js'
 import { requestSender } from './coalesce.js'
 import { consumeAcrossSlots, groupBySlot, type RunScript } from './cross-slot.js'
 import { redisKey } from './keys.js'
+import { type HeldLease, leaseBook, leaseTimers } from './leases.js'
 import { chargePreparer, type PreparedCharge } from './prepare.js'
-import { parseReply } from './reply.js'
-import { ARGS_PER_CHARGE, consumeScript, refundScript, type Script } from './scripts/index.js'
+import { parseRenewReply, parseReply } from './reply.js'
+import {
+  ARGS_PER_CHARGE,
+  consumeScript,
+  refundScript,
+  renewScript,
+  type Script,
+} from './scripts/index.js'
 
 export type RedisStoreOptions = {
   /** The Redis connection, through `ioredisClient(...)`, `nodeRedisClient(...)` or your own. */
@@ -55,6 +66,19 @@ export type RedisStoreOptions = {
    * @default true
    */
   readonly coalesce?: boolean
+  /**
+   * How long a concurrency slot is held without news from the process that took it: each slot
+   * is a lease, renewed by this store while its request lasts (every third of the lease time)
+   * and given back when the request ends. A process that dies renews nothing, so its slots come
+   * back this long after its last renewal. At least 3 × `timeoutMs`, so that a renewal sent on
+   * time arrives before the lease ends.
+   * @default 10000, or 3 × `timeoutMs` if that is longer
+   */
+  readonly leaseMs?: number
+  /** What times the renewal of leases (the `time` option still decides when they end). @default `Date.now` */
+  readonly clock?: Clock
+  /** What arms the renewal timer (tests inject theirs). @default the runtime's, unreferenced */
+  readonly timers?: Timers
 }
 
 /** The Redis store: a `Store` whose calls are promises. */
@@ -78,10 +102,18 @@ export interface RedisStore extends Store {
    * (after a restart, a `SCRIPT FLUSH` or a failover to a replica that never saw it).
    */
   readonly scriptReloads: number
+  /**
+   * The concurrency leases this store holds (`held`), and how many renewals found a lease already
+   * ended (`lost`: the process could not renew it in time, so its slot may have gone to another).
+   */
+  readonly leases: { readonly held: number; readonly lost: number }
 }
 
 export const DEFAULT_TIMEOUT_MS = 250
 export const DEFAULT_PREFIX = 'tg'
+const DEFAULT_LEASE_MS = 10_000
+/** A day: a lease is a crash's cost, renewed while its request lasts. */
+const MAX_LEASE_MS = 86_400_000
 
 /**
  * Keeps rate-limit state in Redis, so that one limit holds across every process that shares it.
@@ -110,8 +142,22 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     cluster: given.cluster,
     autoPipelining: given.autoPipelining,
   }
-  const preparer = chargePreparer(prefix, { serverTime, marginMs: Number(margin) })
+  const { leaseMs } = resolved
+  // This process's name in the members of its leases: random, so that processes never clash.
+  const owner = randomInt(2 ** 47)
+  const preparer = chargePreparer(
+    prefix,
+    { serverTime, marginMs: Number(margin) },
+    { leaseMs, owner },
+  )
   const prepare = preparer.prepare
+  const leaseClock = options.clock ?? systemClock
+  const leases = leaseBook({
+    leaseMs,
+    clock: leaseClock,
+    timers: options.timers ?? leaseTimers,
+    renew: renewLeases,
+  })
   const send = requestSender({
     client,
     serverTime,
@@ -163,7 +209,15 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
       return scriptReloads
     },
     keyOf: (rule, key) => redisKey(prefix, rule, key),
-    scripts: () => [consumeScript, refundScript, ...preparer.ruleSetScripts()],
+    scripts: () => [consumeScript, refundScript, renewScript, ...preparer.ruleSetScripts()],
+    leases: {
+      get held() {
+        return leases.held
+      },
+      get lost() {
+        return leases.lost
+      },
+    },
 
     consume(charges, now) {
       // Not an async function, to spare the common path a promise; errors still reject.
@@ -172,6 +226,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
           now = wholeMs(now)
           checkTime(now)
         }
+        if (charges.length > 1) checkOneAlgorithmPerKey(charges)
         if (charges.length === 1) {
           const charge = charges[0]!
           const key = preparer.keyOf(charge)
@@ -197,8 +252,22 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
         now = wholeMs(now)
         checkTime(now)
       }
-      const prepared = charges.map((charge) => prepare(charge, now))
-      if (charges.length === 0) return
+      // A slot is given back by its lease: one this store does not hold (given back already, or
+      // never taken here) gives nothing back.
+      const given: Charge[] = []
+      const prepared: PreparedCharge[] = []
+      for (const charge of charges) {
+        const key = preparer.keyOf(charge)
+        let lease: HeldLease | undefined
+        if (charge.algorithm.params?.kind === 'concurrency') {
+          lease = leases.give(key, charge.cost, chargedAt)
+          if (lease === undefined) continue
+        }
+        given.push(charge)
+        prepared.push(prepare(charge, now, lease?.lease))
+      }
+      if (given.length === 0) return
+      charges = given
       const run = runner(charges, prepared, deadlineIn(timeoutMs))
       const groups = client.cluster === true ? groupBySlot(prepared) : [everyIndex(charges.length)]
       await Promise.all(
@@ -224,11 +293,58 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     if (charges.length === 0) return { decisions: [], at: now }
     const run = runner(charges, prepared, deadlineIn(timeoutMs))
     const groups = client.cluster === true ? groupBySlot(prepared) : [everyIndex(charges.length)]
+    let outcome: Outcome
     if (groups.length === 1) {
       const reply = await run(consumeScript, groups[0]!, serverTime ? -1 : now, '0')
-      return { decisions: reply.decisions, at: reply.at }
+      outcome = { decisions: reply.decisions, at: reply.at }
+    } else {
+      outcome = await consumeAcrossSlots(run, groups, charges.length, serverTime ? undefined : now)
     }
-    return consumeAcrossSlots(run, groups, charges.length, serverTime ? undefined : now)
+    recordLeases(charges, prepared, outcome)
+    return outcome
+  }
+
+  /** Books the leases of an admitted request (every enforcing charge allowed: all were written). */
+  function recordLeases(
+    charges: readonly Charge[],
+    prepared: readonly PreparedCharge[],
+    outcome: Outcome,
+  ): void {
+    const { decisions, at } = outcome
+    for (let i = 0; i < charges.length; i++) {
+      if (!decisions[i]!.allowed && !charges[i]!.shadow) return
+    }
+    for (let i = 0; i < charges.length; i++) {
+      const { key, tag, lease } = prepared[i]!
+      const cost = charges[i]!.cost
+      if (lease === undefined || cost === 0 || !decisions[i]!.allowed) continue
+      leases.took({ key, tag, cost, lease, at })
+    }
+  }
+
+  /** One renewal call per slot group (one on a single node), each lease's units held in reply. */
+  async function renewLeases(held: readonly HeldLease[]): Promise<readonly number[]> {
+    const groups = client.cluster === true ? groupBySlot(held) : [everyIndex(held.length)]
+    const now = serverTime ? '-1' : String(wholeMs(leaseClock.now()))
+    const deadline = deadlineIn(timeoutMs)
+    const units: number[] = new Array(held.length)
+    await Promise.all(
+      groups.map(async (group) => {
+        const keys = group.map((index) => held[index]!.key)
+        const args = [now, margin, String(leaseMs)]
+        for (const index of group) {
+          const lease = held[index]!
+          args.push(String(owner), String(lease.lease), String(lease.cost))
+        }
+        const reply = await callScript(client, renewScript, keys, args, deadline, (r) =>
+          parseRenewReply(r, group.length),
+        )
+        group.forEach((index, j) => {
+          units[index] = reply[j]!
+        })
+      }),
+    )
+    return units
   }
 }
 
@@ -253,6 +369,33 @@ function markNeverPassing(
     marked[i] = { ...prepared[i]!, args }
   }
   return marked ?? prepared
+}
+
+/**
+ * Refuses a request that charges one rule and key with two different algorithms, whose states
+ * would share a Redis key, as the core's stores refuse it.
+ */
+function checkOneAlgorithmPerKey(charges: readonly Charge[]): void {
+  for (let i = 1; i < charges.length; i++) {
+    for (let j = 0; j < i; j++) {
+      const [a, b] = [charges[i]!, charges[j]!]
+      if (a.rule !== b.rule || a.key !== b.key || a.algorithm === b.algorithm) continue
+      if (sameParams(a, b)) continue
+      throw new RateLimitError(
+        'ERR_RL_INVALID_RULE',
+        `rule ${a.rule} is charged with two different algorithms for one key in one request`,
+        { rule: a.rule, field: 'algorithm' },
+      )
+    }
+  }
+}
+
+/** Two algorithm objects that decide alike (one rule's algorithm built twice). */
+function sameParams(a: Charge, b: Charge): boolean {
+  return (
+    a.algorithm.name === b.algorithm.name &&
+    JSON.stringify(a.algorithm.params) === JSON.stringify(b.algorithm.params)
+  )
 }
 
 /** Every charge keys on the same identity, so their Redis keys share a hash tag and a slot. */
@@ -311,6 +454,24 @@ function resolveOptions(options: RedisStoreOptions) {
   if (typeof coalesce !== 'boolean') {
     throw invalidOption('coalesce', `expected true or false, got ${JSON.stringify(coalesce)}`)
   }
+  // A store with a long budget gets a lease long enough for it, rather than an error.
+  const leaseMs = options.leaseMs ?? Math.max(DEFAULT_LEASE_MS, 3 * timeoutMs)
+  if (!Number.isSafeInteger(leaseMs) || leaseMs < 3 * timeoutMs || leaseMs > MAX_LEASE_MS) {
+    throw invalidOption(
+      'leaseMs',
+      `expected a whole number of ms from 3 × timeoutMs (${3 * timeoutMs}) to ${MAX_LEASE_MS}, got ${leaseMs}`,
+    )
+  }
+  if (options.clock !== undefined && typeof options.clock?.now !== 'function') {
+    throw invalidOption('clock', 'expected { now(): number }')
+  }
+  const timers = options.timers
+  if (
+    timers !== undefined &&
+    (typeof timers?.setTimeout !== 'function' || typeof timers.clearTimeout !== 'function')
+  ) {
+    throw invalidOption('timers', 'expected { setTimeout, clearTimeout }')
+  }
   return {
     client,
     prefix,
@@ -318,6 +479,7 @@ function resolveOptions(options: RedisStoreOptions) {
     timeoutMs,
     margin: String(margin),
     coalesce,
+    leaseMs,
   }
 }
 

@@ -117,6 +117,18 @@ export function parseRuleSetReplies(
   return outcomes
 }
 
+/** Reads a renewal's reply: per lease, how many of its units were still held (renew.lua.ts). */
+export function parseRenewReply(reply: unknown, leases: number): readonly number[] {
+  if (
+    !Array.isArray(reply) ||
+    reply.length !== leases ||
+    !reply.every((units) => Number.isSafeInteger(units) && units >= 0)
+  ) {
+    throw malformed(`expected ${leases} counts of units held`, reply)
+  }
+  return reply as number[]
+}
+
 /** A queue's allowed charge replies its wait where a denied one replies its retry time. */
 const isQueue = (charge: Charge) => charge.algorithm.name === 'leaky_queue'
 

@@ -2,12 +2,20 @@ import { type ChildProcess, fork } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import type { Scenario, WorkerConfig, WorkerMessage } from './worker.js'
 
+/**
+ * The gateways' lease time: long enough for a loaded machine; the kill test moves the caller's
+ * clock past it instead of waiting.
+ */
+export const LEASE_MS = 60_000
+
 const workerPath = fileURLToPath(new URL('./worker.ts', import.meta.url))
 
 /** Gateway processes (real OS processes) sharing limits through one Redis or Redis Cluster. */
 export type Gateways = {
   /** Runs a scenario in every process at once; returns each process's admitted count. */
   run(index: number): Promise<GatewayResult[]>
+  /** SIGKILL to every gateway: they die holding whatever they hold. */
+  kill(): Promise<void>
   close(): Promise<void>
 }
 
@@ -61,12 +69,24 @@ export async function startGateways(
       for (const child of children) child.send({ go: index })
       return Promise.all(results)
     },
+    async kill() {
+      await Promise.all(
+        children.map(
+          (child) =>
+            new Promise<void>((resolve) => {
+              if (child.exitCode !== null || child.signalCode !== null) return resolve()
+              child.once('exit', () => resolve())
+              child.kill('SIGKILL')
+            }),
+        ),
+      )
+    },
     async close() {
       await Promise.all(
         children.map(
           (child) =>
             new Promise<void>((resolve) => {
-              if (child.exitCode !== null) return resolve()
+              if (child.exitCode !== null || child.signalCode !== null) return resolve()
               const timer = setTimeout(() => child.kill('SIGKILL'), 5000)
               child.once('exit', () => {
                 clearTimeout(timer)
@@ -85,6 +105,7 @@ type GatewayResult = {
   readonly admitted: number
   readonly errors: number
   readonly delays: readonly number[]
+  readonly mostHeld: number
 }
 
 export type { Scenario }

@@ -1,6 +1,7 @@
 import {
   type Algorithm,
   type Charge,
+  concurrency,
   type Decision,
   fixedWindow,
   gcra,
@@ -168,6 +169,26 @@ export const longLogArbs = {
 }
 
 /**
+ * Concurrency rules, mostly, beside the other algorithms: traces whose refunds are releases
+ * (`expectSameAsReference` with `releases`), so that slots come back once, as the limiter gives
+ * them back.
+ */
+export const concurrencyArbs = {
+  algorithms: fc.oneof(
+    {
+      weight: 3,
+      arbitrary: fc
+        .record({
+          limit: fc.integer({ min: 1, max: 8 }),
+          retryAfterMs: fc.integer({ min: 1, max: 5000 }),
+        })
+        .map(concurrency),
+    },
+    { weight: 1, arbitrary: algorithmArb },
+  ),
+}
+
+/**
  * A request trace: 1–3 rules (some in shadow mode), each request charging a few of them on keys
  * drawn from `keys`, time never going backwards unless `clockSteps` (then the clock now and then
  * steps back or forward, by up to ten years); now and then a refund of an earlier request.
@@ -275,7 +296,19 @@ export function normalise(decisions: readonly Decision[]): Decision[] {
  * Feeds a trace to `store` and to the reference store and expects identical decisions at every
  * step (allowed, remaining, limit, resetAfterMs, retryAfterMs) and the caller's time as `at`.
  */
-export async function expectSameAsReference(store: Store, trace: Trace): Promise<void> {
+export async function expectSameAsReference(
+  store: Store,
+  trace: Trace,
+  {
+    releases = false,
+  }: {
+    /**
+     * A refund step gives back an admitted request that was not given back yet, once (as the
+     * limiter releases slots), rather than any earlier request.
+     */
+    releases?: boolean
+  } = {},
+): Promise<void> {
   const reference = referenceStore({ dropFresh: true })
   const consumed: { charges: readonly Charge[]; at: number }[] = []
   let now = trace.start
@@ -288,9 +321,15 @@ export async function expectSameAsReference(store: Store, trace: Trace): Promise
         normalise(expected.decisions),
       )
       expect(actual.at).toBe(now)
-      consumed.push({ charges: step.charges, at: now })
+      const admitted = expected.decisions.every((d, i) => d.allowed || step.charges[i]!.shadow)
+      // A release gives back what the request took: its allowed charges (as the limiter does).
+      const taken = releases
+        ? step.charges.filter((_, i) => expected.decisions[i]!.allowed)
+        : step.charges
+      if (!releases || admitted) consumed.push({ charges: taken, at: now })
     } else if (consumed.length > 0) {
       const earlier = consumed[step.of % consumed.length]!
+      if (releases) consumed.splice(step.of % consumed.length, 1)
       reference.refund(earlier.charges, earlier.at, now)
       await store.refund(earlier.charges, earlier.at, now)
     }

@@ -3,6 +3,7 @@
 import {
   type Algorithm,
   type Charge,
+  concurrency,
   fixedWindow,
   gcra,
   leakyBucket,
@@ -12,6 +13,7 @@ import {
   tokenBucket,
 } from '@tollgate/core'
 import { redisStore } from '@tollgate/redis'
+import { LEASE_MS } from './gateways.js'
 import {
   ioredisClusterTarget,
   ioredisTarget,
@@ -38,6 +40,7 @@ export type AlgorithmSpec =
       readonly limit: number
       readonly windowMs: number
     }
+  | { readonly name: 'concurrency'; readonly limit: number }
 
 export type Scenario = {
   /** Rules charged together by every request, each with its own identity. */
@@ -52,6 +55,12 @@ export type Scenario = {
   readonly now: number | 'server'
   /** With a caller time: gateway i's clock runs i × skewMs ahead of `now`. */
   readonly skewMs?: number
+  /**
+   * Concurrency: each admitted request holds its slots while it counts itself in (INCR of the
+   * key `probe`, whose highest value it reports), then gives them back (`release`), or keeps
+   * them (`keep`: a process that will die holding them).
+   */
+  readonly hold?: { readonly probe: string; readonly afterwards: 'release' | 'keep' }
 }
 
 export type WorkerConfig = {
@@ -71,6 +80,8 @@ export type WorkerMessage =
       readonly errors: number
       /** The first rule's delayMs of each admitted request (a queue's wait for its slot). */
       readonly delays: readonly number[]
+      /** With `hold`: the most requests this gateway saw counted in at once, across gateways. */
+      readonly mostHeld: number
     }
 
 export function build(spec: AlgorithmSpec): Algorithm {
@@ -89,6 +100,8 @@ export function build(spec: AlgorithmSpec): Algorithm {
       return slidingLog(spec)
     case 'sliding_window':
       return slidingWindow(spec)
+    case 'concurrency':
+      return concurrency(spec)
   }
 }
 
@@ -107,14 +120,23 @@ async function main(): Promise<void> {
   const config = JSON.parse(process.argv[2]!) as WorkerConfig
   const target = await connect(config)
   const send = (message: WorkerMessage) => process.send!(message)
+  // Leases are renewed at the scenario's caller time (none falls due while a scenario runs).
+  let callerNow = 0
   const stores = {
     caller: redisStore({
       client: target.client,
       prefix: config.prefix,
       time: 'caller',
       timeoutMs: 10_000,
+      leaseMs: LEASE_MS,
+      clock: { now: () => callerNow },
     }),
-    server: redisStore({ client: target.client, prefix: config.prefix, timeoutMs: 10_000 }),
+    server: redisStore({
+      client: target.client,
+      prefix: config.prefix,
+      timeoutMs: 10_000,
+      leaseMs: LEASE_MS,
+    }),
   }
   process.on('message', async (message: { go: number } | { exit: true }) => {
     if ('exit' in message) {
@@ -131,10 +153,23 @@ async function main(): Promise<void> {
     }))
     const store = scenario.now === 'server' ? stores.server : stores.caller
     const now = scenario.now === 'server' ? 0 : scenario.now + config.index * (scenario.skewMs ?? 0)
+    callerNow = now
     let next = 0
     let admitted = 0
     let errors = 0
+    let mostHeld = 0
     const delays: number[] = []
+    const slots = charges.filter((charge) => charge.algorithm.name === 'concurrency')
+    const hold = async (at: number, probe: string, afterwards: 'release' | 'keep') => {
+      const inside = Number(await target.command(probe, ['INCR', probe]))
+      mostHeld = Math.max(mostHeld, inside)
+      // A round trip more while counted in, so that requests overlap across gateways.
+      await target.command(probe, ['GET', probe])
+      if (afterwards === 'keep') return
+      await target.command(probe, ['DECR', probe])
+      // As the limiter's release: the slots alone come back.
+      await store.refund(slots, at, now)
+    }
     await Promise.all(
       Array.from({ length: scenario.inFlight }, async () => {
         while (next < scenario.attempts) {
@@ -145,6 +180,8 @@ async function main(): Promise<void> {
               admitted++
               const delayMs = outcome.decisions[0]!.delayMs
               if (delayMs !== undefined) delays.push(delayMs)
+              if (scenario.hold)
+                await hold(outcome.at, scenario.hold.probe, scenario.hold.afterwards)
             }
           } catch {
             errors++
@@ -152,7 +189,7 @@ async function main(): Promise<void> {
         }
       }),
     )
-    send({ scenario: message.go, admitted, errors, delays })
+    send({ scenario: message.go, admitted, errors, delays, mostHeld })
   })
   send({ ready: true })
 }

@@ -70,7 +70,7 @@ export function concurrency(params: ConcurrencyParams): Algorithm {
     limit,
     // No window: the quota is a number at once (`qu="concurrent-requests"`, no `w`).
     policy: { quota: limit, windowMs: 0, unit: CONCURRENT_REQUESTS },
-    params: { kind: 'concurrency', limit },
+    params: { kind: 'concurrency', limit, retryAfterMs },
     stateSize: 1,
     // Only a rule with a line waits, on the limiter's scheduler.
     ...(slotQueue === undefined

@@ -64,7 +64,12 @@ export type AlgorithmParams =
       /** Set for a sliding window of sub-window counters: how many per window. */
       readonly buckets?: number
     }
-  | { readonly kind: 'concurrency'; readonly limit: number }
+  | {
+      readonly kind: 'concurrency'
+      readonly limit: number
+      /** What a refusal tells the client to wait, in ms. */
+      readonly retryAfterMs: number
+    }
 
 /**
  * How a state made of entries can be kept in the room it needs: `header` numbers, the third of

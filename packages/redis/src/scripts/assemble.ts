@@ -1,3 +1,4 @@
+import { concurrencyLua } from './concurrency.lua.js'
 import { bindParameters, type LuaAlgorithm } from './lua-algorithm.js'
 import { LUA_ALGORITHMS } from './registry.js'
 import { slidingLogLua } from './sliding-log.lua.js'
@@ -47,11 +48,14 @@ export function libraryLua(withRefund: boolean): string {
 -- moved to now (a clock that stepped back further than the rule's reset span): a moved state is
 -- written back whatever the decision.
 local function load(code, key, p1, p2, p3, p4, p5, now)
-  local s, moved = nil, false
-  local v = redis.pcall('GET', key)
-  -- Missing, or another type (a rule that changed algorithm): no state. The sliding log tells
-  -- the error of a key that holds a list (its long form) from a missing key.
-  if code ~= ${slidingLogLua.code} and type(v) ~= 'string' then v = nil end
+  local s, moved, v = nil, false, nil
+  -- A concurrency key holds a sorted set of leases, which its branch reads itself.
+  if code ~= ${concurrencyLua.code} then
+    v = redis.pcall('GET', key)
+    -- Missing, or another type (a rule that changed algorithm): no state. The sliding log tells
+    -- the error of a key that holds a list (its long form) from a missing key.
+    if code ~= ${slidingLogLua.code} and type(v) ~= 'string' then v = nil end
+  end
   ${dispatch((a) => a.load)}
   return s, moved
 end
@@ -95,7 +99,7 @@ local function save(code, key, s, p1, p2, p3, p4, p5, now, absolute, margin)
   if value then
     redis.call('SET', key, value, mode, deadline)
   elseif absolute then
-    -- A sliding log kept as a list, already written in place.
+    -- A sliding log kept as a list, or a set of leases, already written in place.
     redis.call('PEXPIREAT', key, deadline)
   else
     redis.call('PEXPIRE', key, deadline)

@@ -8,17 +8,22 @@ import { chargePreparer } from '../prepare.js'
 import { redisScripts } from './index.js'
 
 // Changing a script changes these on purpose: operators may pre-load or allow-list them.
-const PINNED_CONSUME_SHA = 'cf12e083d33ccfe5e8b899a8bd84adcd33876a29'
-const PINNED_REFUND_SHA = '4a9b5323ff13edc12d3381e549b0556f23fa695e'
-const PINNED_EXAMPLE_RULE_SET_SHA = '8efdef86c6b60426a7ab22079882c5289ccc70fa'
-const PINNED_EXAMPLE_ONE_REQUEST_SHA = '5bf108ab00df3d4800df2fe3c1d66bccf958c893'
+const PINNED_CONSUME_SHA = 'ad1d25f35afdfe60793b09fc3ff43373d545c3f3'
+const PINNED_REFUND_SHA = '60fa91be00cc6913dc58d53cb3980b73a74b263b'
+const PINNED_RENEW_SHA = '16a12cf833ce3473e8e27b703985b66561e12cdf'
+const PINNED_EXAMPLE_RULE_SET_SHA = 'a55e33f43da941d76f5c863820da44c508228b85'
+const PINNED_EXAMPLE_ONE_REQUEST_SHA = '6171ee475a657e6873bf008f900572bae76d839f'
 
 /**
  * A gateway's usual pair: 10 per second with bursts of 20, and 1,000 a day, decided on the
  * server's clock (whose default expiry margin is 0).
  */
 function exampleRuleSetScript() {
-  const preparer = chargePreparer('tollgate', { serverTime: true, marginMs: 0 })
+  const preparer = chargePreparer(
+    'tollgate',
+    { serverTime: true, marginMs: 0 },
+    { leaseMs: 10_000, owner: 1 },
+  )
   const charge = (rule: string, algorithm: ReturnType<typeof tokenBucket>) => ({
     rule,
     algorithm,
@@ -43,6 +48,11 @@ describe('the checked-in Lua', () => {
   it('refund.lua is the refund script', async () => {
     await expect(redisScripts.refund.source).toMatchFileSnapshot('../../lua/refund.lua')
     expect(redisScripts.refund.sha).toBe(PINNED_REFUND_SHA)
+  })
+
+  it('renew.lua is the script that renews concurrency leases', async () => {
+    await expect(redisScripts.renew.source).toMatchFileSnapshot('../../lua/renew.lua')
+    expect(redisScripts.renew.sha).toBe(PINNED_RENEW_SHA)
   })
 
   it('rule-set.example.lua is the batch script of a per-second and a per-day rule', async () => {

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
 import { libraryLua } from './assemble.js'
 import { consumeMainLua, mainHeaderLua, refundMainLua } from './main.lua.js'
+import { renewLua } from './renew.lua.js'
 
 export { ARGS_PER_CHARGE } from './main.lua.js'
 
@@ -25,11 +26,19 @@ export const refundScript: Script = script(
   mainHeaderLua('refund', 'the time the charges were made') + libraryLua(true) + refundMainLua,
 )
 
+/** Renews the leases of concurrency slots still held (see renew.lua.ts). */
+export const renewScript: Script = script(renewLua)
+
 /**
  * The store's Lua scripts and their SHA1s, for operators who pre-load them (`SCRIPT LOAD`) or
  * allow them by SHA. The store loads them itself on first use.
  */
-export const redisScripts: { readonly consume: Script; readonly refund: Script } = {
+export const redisScripts: {
+  readonly consume: Script
+  readonly refund: Script
+  readonly renew: Script
+} = {
   consume: consumeScript,
   refund: refundScript,
+  renew: renewScript,
 }

@@ -21,7 +21,7 @@ export type LuaAlgorithm = {
   /** The core algorithm this mirrors. */
   readonly name: AlgorithmName
   /** Which `AlgorithmParams` it takes. */
-  readonly kind: 'rate' | 'window'
+  readonly kind: 'rate' | 'window' | 'concurrency'
   /**
    * Its own names for the five parameter slots, where they differ from its kind's
    * (PARAMETER_NAMES): a window algorithm with an option in the third, the queue's delay and
@@ -64,6 +64,7 @@ export type LuaAlgorithm = {
 const PARAMETER_NAMES = {
   rate: ['unitsPerMs', 'unitsPerToken', 'capacity'],
   window: ['limit', 'windowMs'],
+  concurrency: ['limit'],
 } as const
 
 /**

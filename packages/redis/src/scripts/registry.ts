@@ -1,4 +1,5 @@
 import type { AlgorithmName } from '@tollgate/core'
+import { concurrencyLua } from './concurrency.lua.js'
 import { fixedWindowLua } from './fixed-window.lua.js'
 import { gcraLua } from './gcra.lua.js'
 import { leakyBucketLua } from './leaky-bucket.lua.js'
@@ -9,17 +10,11 @@ import { slidingWindowLua } from './sliding-window.lua.js'
 import { tokenBucketLua } from './token-bucket.lua.js'
 
 /**
- * The algorithms whose state lives in one key's value: all but concurrency, whose slots are
- * leases of their own.
+ * The algorithms the scripts run, by their name in the core: every built-in algorithm has one
+ * (the type makes a missing one a compile error). The general scripts branch over them in this
+ * order; concurrency, whose state is a set of leases rather than one value, comes last.
  */
-type ScriptedAlgorithmName = Exclude<AlgorithmName, 'concurrency'>
-
-/**
- * The algorithms the scripts run, by their name in the core: every built-in algorithm but that one
- * has one (the type makes a missing one a compile error). The general scripts branch over
- * them in this order.
- */
-export const LUA_ALGORITHMS: { readonly [name in ScriptedAlgorithmName]: LuaAlgorithm } = {
+export const LUA_ALGORITHMS: { readonly [name in AlgorithmName]: LuaAlgorithm } = {
   token_bucket: tokenBucketLua,
   gcra: gcraLua,
   leaky_bucket: leakyBucketLua,
@@ -27,11 +22,10 @@ export const LUA_ALGORITHMS: { readonly [name in ScriptedAlgorithmName]: LuaAlgo
   sliding_log: slidingLogLua,
   sliding_window: slidingWindowLua,
   leaky_queue: leakyQueueLua,
+  concurrency: concurrencyLua,
 }
 
 /** The Lua of the core algorithm named `name`, or undefined for one the scripts do not run. */
 export function luaAlgorithmNamed(name: string): LuaAlgorithm | undefined {
-  return Object.hasOwn(LUA_ALGORITHMS, name)
-    ? LUA_ALGORITHMS[name as ScriptedAlgorithmName]
-    : undefined
+  return Object.hasOwn(LUA_ALGORITHMS, name) ? LUA_ALGORITHMS[name as AlgorithmName] : undefined
 }

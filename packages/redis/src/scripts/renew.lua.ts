@@ -1,0 +1,53 @@
+/**
+ * The renewal script: moves the end of leases still held to now + the lease time, in one call
+ * for every lease of a process (per slot on Redis Cluster). A lease that has already ended is
+ * not brought back (ZADD XX): its units may be another request's by now, and the limit holds.
+ *
+ *   KEYS = one per lease
+ *   ARGV = [now, or -1 for the server's TIME; expiry margin (ms); lease time (ms);
+ *           then per lease: owner, lease number, cost]
+ *
+ * Replies, per lease, how many of its units it still held (fewer than its cost: it had ended).
+ */
+export const renewLua = `-- tollgate: renew leases. KEYS: one per lease.
+-- ARGV: now (-1: the server's TIME), expiry margin (ms), lease time (ms),
+-- then per lease: owner, lease number, cost (see concurrency.lua.ts for the members).
+local format, min = string.format, math.min
+local now, absolute = tonumber(ARGV[1]), false
+if now < 0 then
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  absolute = true
+end
+local margin, ends = tonumber(ARGV[2]), tonumber(ARGV[3]) + now
+local reply = {}
+for i = 1, #KEYS do
+  local key, base = KEYS[i], i * 3 + 1
+  local owner, lease, cost = tonumber(ARGV[base]), tonumber(ARGV[base + 1]), tonumber(ARGV[base + 2])
+  local held, done = 0, 0
+  while done < cost do
+    local batch, members, scored = min(cost - done, 100), {}, {}
+    for j = 1, batch do
+      members[j] = format('%d:%d:%d', owner, lease, done + j)
+      scored[2 * j - 1], scored[2 * j] = format('%d', ends), members[j]
+    end
+    local scores = redis.pcall('ZMSCORE', key, unpack(members))
+    if type(scores) == 'table' and not scores.err then
+      for j = 1, batch do if scores[j] then held = held + 1 end end
+      redis.call('ZADD', key, 'XX', unpack(scored))
+    end
+    done = done + batch
+  end
+  if held > 0 then
+    -- The key lasts as long as its last lease (another process's may end later).
+    local last = tonumber(redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')[2])
+    if absolute then
+      redis.call('PEXPIREAT', key, format('%d', last + margin))
+    else
+      redis.call('PEXPIRE', key, format('%d', last - now + margin))
+    end
+  end
+  reply[i] = held
+end
+return reply
+`
