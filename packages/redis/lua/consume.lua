@@ -647,7 +647,9 @@ local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs 
   elseif code == 6 then
     local limit, windowMs, buckets = p1, p2, p3 value = (buckets > 0 and struct.pack('<B' .. string.rep('d', buckets + 1), 70, unpack(s, 1, buckets + 1)) or struct.pack('<Bddd', 6, s[1], s[2], s[3]))
   elseif code == 7 then
-    local unitsPerMs, unitsPerToken, capacity, delayTicks, maxWaitTicks = p1, p2, p3, p4, p5 value = s[1]
+    local unitsPerMs, unitsPerToken, capacity, delayTicks, maxWaitTicks = p1, p2, p3, p4, p5
+local fillMs = -floorDiv(-capacity, unitsPerMs)
+local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991) value = s[1]
   elseif code == 8 then
     local limit, retryAfterMs, leaseMs, owner, lease = p1, p2, p3, p4, p5 value = false
   end

@@ -8,11 +8,11 @@ import { chargePreparer } from '../prepare.js'
 import { redisScripts } from './index.js'
 
 // Changing a script changes these on purpose: operators may pre-load or allow-list them.
-const PINNED_CONSUME_SHA = 'ad1d25f35afdfe60793b09fc3ff43373d545c3f3'
-const PINNED_REFUND_SHA = '60fa91be00cc6913dc58d53cb3980b73a74b263b'
+const PINNED_CONSUME_SHA = '11dda1e85d1c5e64ea57f6b6218888db8bb422e9'
+const PINNED_REFUND_SHA = '6c45ff4642f991679f04cfd694f31980965c9fa7'
 const PINNED_RENEW_SHA = '16a12cf833ce3473e8e27b703985b66561e12cdf'
-const PINNED_EXAMPLE_RULE_SET_SHA = 'a55e33f43da941d76f5c863820da44c508228b85'
-const PINNED_EXAMPLE_ONE_REQUEST_SHA = '6171ee475a657e6873bf008f900572bae76d839f'
+const PINNED_EXAMPLE_RULE_SET_SHA = '8efdef86c6b60426a7ab22079882c5289ccc70fa'
+const PINNED_EXAMPLE_ONE_REQUEST_SHA = '5bf108ab00df3d4800df2fe3c1d66bccf958c893'
 
 /**
  * A gateway's usual pair: 10 per second with bursts of 20, and 1,000 a day, decided on the
