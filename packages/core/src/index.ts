@@ -64,6 +64,11 @@ export type { ClientIpOptions, TrustProxy } from './identity/client-ip.js'
 export type { IdentityOptions } from './identity/identities.js'
 export type { PrefixOptions } from './identity/ip-prefix.js'
 export {
+  type ForwardedClient,
+  type ProxyTrust,
+  trustedProxies,
+} from './identity/proxy-trust.js'
+export {
   type AcquireOptions,
   type CheckOptions,
   createLeanLimiter,

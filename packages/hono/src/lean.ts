@@ -24,6 +24,7 @@ export {
   slidingLog,
   slidingWindow,
   tokenBucket,
+  trustedProxies,
 } from '@tollgate/core'
 export type { HonoRateLimitOptions } from './index.js'
 

@@ -29,6 +29,7 @@ const CORE: { readonly [K in keyof CoreOptions]-?: true } = {
   customIdentities: true,
   trustProxy: true,
   proxyHeader: true,
+  proxies: true,
   ipv4Prefix: true,
   ipv6Prefix: true,
   ignoreWarnings: true,
