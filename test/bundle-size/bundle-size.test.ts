@@ -74,7 +74,7 @@ describe('bundle size budget (minified + gzip)', () => {
     }
   })
 
-  it('bundles through the lean entry only the algorithm the app imports, and neither the memory store nor other limiters’ option texts', async () => {
+  it('bundles through the lean entry only the algorithm the app imports, and neither the memory store, other limiters’ option texts, the forwarding-header parsers nor route matching', async () => {
     const modules = Object.keys(
       Object.values((await measureFromSources('hono-lean-one-rule')).metafile.outputs)[0]!.inputs,
     ).map((path) => path.replace(/^.*packages\/core\/src\//, ''))
@@ -88,8 +88,16 @@ describe('bundle size budget (minified + gzip)', () => {
       'algorithms/step.ts',
       'algorithms/token-bucket.ts',
     ])
-    for (const left of ['store/memory-store.ts', 'options/foreign-options.ts']) {
-      expect(modules).not.toContain(left)
-    }
+    const left = [
+      'store/memory-store.ts',
+      'options/foreign-options.ts',
+      // An app facing clients directly: proxies come only with `proxies: trustedProxies`.
+      'identity/proxy-trust.ts',
+      'identity/forwarded.ts',
+      // Rules naming no route: route matching comes only with `routes: routeMatching`.
+      'limiter/route-matching.ts',
+      'limiter/percent-decoding.ts',
+    ]
+    for (const path of left) expect(modules).not.toContain(path)
   })
 })

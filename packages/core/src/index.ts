@@ -88,6 +88,7 @@ export {
   type Verdict,
   type WaitSignal,
 } from './limiter/index.js'
+export { type RouteMatching, routeMatching } from './limiter/route-matching.js'
 export { PROBLEM_CONTENT_TYPE, type ProblemDetails } from './response/problem.js'
 export type {
   Denial,

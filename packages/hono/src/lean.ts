@@ -21,6 +21,7 @@ export {
   leakyBucket,
   mapStore,
   memoryStore,
+  routeMatching,
   slidingLog,
   slidingWindow,
   tokenBucket,

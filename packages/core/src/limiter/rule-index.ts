@@ -2,6 +2,7 @@ import { HTTP_METHODS } from '../rules/route.js'
 import type { CompiledRule } from './compile-rule.js'
 import { costMethods } from './costs.js'
 import { exactPath, type PathPattern } from './path-pattern.js'
+import type { RouteMatching } from './route-matching.js'
 import { coversMethod } from './route-target.js'
 
 /**
@@ -30,9 +31,19 @@ export type RuleIndex = {
   /** By upper-case method; a miss goes to `lookup`. */
   readonly buckets: ReadonlyMap<string, MethodBucket>
   lookup(method: string): MethodBucket
+  /** The path a request is matched on (as given when no rule names a route). */
+  readonly normalizePath: RouteMatching['normalizePath']
+  readonly matchesAny: RouteMatching['matchesAny']
 }
 
-export function buildRuleIndex(rules: readonly CompiledRule[]): RuleIndex {
+/**
+ * The index of compiled rules; `routes` matches their routes (none when no rule names one: the
+ * path is then never looked at).
+ */
+export function buildRuleIndex(
+  rules: readonly CompiledRule[],
+  routes: RouteMatching | undefined,
+): RuleIndex {
   const methods = new Set<string>()
   for (const rule of rules) {
     for (const target of rule.targets) if (target.method !== undefined) methods.add(target.method)
@@ -46,6 +57,8 @@ export function buildRuleIndex(rules: readonly CompiledRule[]): RuleIndex {
   for (const method of HTTP_METHODS) if (!buckets.has(method)) buckets.set(method, unnamed)
   return {
     buckets,
+    normalizePath: routes?.normalizePath ?? pathAsGiven,
+    matchesAny: routes?.matchesAny ?? matchesNone,
     lookup(method) {
       const bucket = buckets.get(method)
       if (bucket !== undefined) return bucket
@@ -54,6 +67,15 @@ export function buildRuleIndex(rules: readonly CompiledRule[]): RuleIndex {
       return upper === method ? unnamed : (buckets.get(upper) ?? unnamed)
     },
   }
+}
+
+function pathAsGiven(target: string): string {
+  return target
+}
+
+/** Never called: without route matching no rule has patterns. */
+function matchesNone(): boolean {
+  return false
 }
 
 function bucketFor(rules: readonly CompiledRule[], method: string | undefined): MethodBucket {
