@@ -10,7 +10,7 @@ import { checkRules } from '../rules/define-rules.js'
 import { mapStore } from '../store/map-store.js'
 import { memoryStore } from '../store/memory-store.js'
 import type { Charge, Outcome, Store } from '../store/types.js'
-import { checkRoutes } from './check-routes.js'
+import { checkRoutesOption, refuseRoutes } from './check-routes.js'
 import { clockReader } from './clock-reader.js'
 import { type CompiledRule, compileRule } from './compile-rule.js'
 import { decideRequest, shown, storeDecision } from './decide.js'
@@ -84,9 +84,10 @@ function buildLimiter(
   refuseUnknownOptions(options, LIMITER_OPTIONS, caller, foreign)
   const algorithms = options.algorithms ?? builtIn.algorithms
   checkAlgorithms(algorithms)
-  const rules = checkRules(options.rules, algorithms)
+  const routes = checkRoutesOption(options.routes) ?? builtIn.routes
+  const rules = checkRules(options.rules, algorithms, routes?.parseRoute)
   checkIdentityNames(rules, options.customIdentities)
-  const routes = checkRoutes(rules, options.routes ?? builtIn.routes)
+  if (routes === undefined) refuseRoutes(rules)
   const compiled = rules.map((rule, index) => compileRule(rule, index, algorithms, routes))
   const byId = new Map(compiled.map((rule) => [rule.id, rule] as const))
   const index = buildRuleIndex(compiled, routes)

@@ -123,6 +123,10 @@ describe('createLeanLimiter', () => {
       expect.objectContaining({ rule: 'costly', field: 'costByRoute' }),
     ])
     expect(String((thrown as Error).message)).toContain('routes: routeMatching')
+    // Rules validated elsewhere (defineRules knows routes) are refused all the same.
+    expect(() => createLeanLimiter({ rules: defineRules(rules), algorithms })).toThrow(
+      /login.*match.route.*routes: routeMatching/s,
+    )
     // A rule set naming no route needs none.
     expect(() => createLeanLimiter({ rules: rules.slice(2), algorithms })).not.toThrow()
     expect(() => createLeanLimiter({ rules, algorithms, routes: 'all' as never })).toThrow(

@@ -1,4 +1,4 @@
-import { type ParsedRoute, parseRoute } from '../rules/route.js'
+import { type ParsedRoute, parseRoute, type RouteParser } from '../rules/route.js'
 import { type CostTable, compileCosts } from './costs.js'
 import { compilePattern, matchesAny, normalizePath, type PathPattern } from './path-pattern.js'
 import type { RouteTarget } from './route-target.js'
@@ -10,6 +10,8 @@ import type { RouteTarget } from './route-target.js'
  * the app as `routes`, so that an app whose rules name no route bundles none of it.
  */
 export type RouteMatching = {
+  /** Reads a route while rules are validated. */
+  readonly parseRoute: RouteParser
   /** The path a request is matched on. */
   readonly normalizePath: (target: string) => string
   readonly matchesAny: (patterns: readonly PathPattern[], path: string) => boolean
@@ -28,6 +30,7 @@ export type RouteMatching = {
  * rateLimit(rules, { algorithms: { token_bucket: tokenBucket }, routes: routeMatching })
  */
 export const routeMatching: RouteMatching = {
+  parseRoute,
   normalizePath,
   matchesAny,
   targets: routeTargets,

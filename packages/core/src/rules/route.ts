@@ -34,6 +34,13 @@ export type ParsedRoute = {
 const PARAM_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
 const FORBIDDEN_IN_PATH = /[\s?#]/
 
+/**
+ * How routes are read while rules are validated: `parseRoute`, which the default entries
+ * pass; the lean ones pass it only with the app's `routes` (else a rule naming a route is
+ * refused).
+ */
+export type RouteParser = (route: unknown) => ParsedRoute | string
+
 /** Parses a route, or returns what is wrong with it. */
 export function parseRoute(route: unknown): ParsedRoute | string {
   if (typeof route !== 'string') return `expected a route string, got ${typeof route}`
