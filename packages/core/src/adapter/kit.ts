@@ -2,6 +2,7 @@ import { type Clock, systemClock } from '../clock.js'
 import { RateLimitError } from '../errors.js'
 import type { Sha256Digest } from '../headers/partition-key.js'
 import type { FieldWriter, HeaderAccessor, HeaderEntries } from '../headers/types.js'
+import { NO_PROXIES } from '../identity/no-proxies.js'
 import { ReusedIdentitySource } from '../identity/reused-identity-source.js'
 import { createLeanLimiter } from '../limiter/create-limiter.js'
 import type { Limiter, RequestFacts, Verdict, WaitSignal } from '../limiter/types.js'
@@ -314,7 +315,7 @@ export function createLeanAdapterKit<Req, Res>(
 }
 
 /** The lean entries' parts: forwarding headers are read only with the app's `proxies`. */
-const LEAN_PARTS: EntryParts = { makeLimiter: createLeanLimiter, proxies: undefined }
+const LEAN_PARTS: EntryParts = { makeLimiter: createLeanLimiter, proxies: NO_PROXIES }
 
 function kitWith<Req, Res>(
   parts: EntryParts,

@@ -205,7 +205,7 @@ export type LimiterFactory = (options: LimiterOptions) => Limiter
 export type EntryParts = {
   readonly makeLimiter: LimiterFactory
   /** How forwarding headers are read when the app passes no `proxies`. */
-  readonly proxies: ProxyTrust | undefined
+  readonly proxies: ProxyTrust
 }
 
 /** The default entries' parts. */

@@ -80,12 +80,12 @@ export type ClientKeyResolver = (
 /**
  * The per-request resolvers of one trust configuration: the full address, or the key alone. A
  * `trustProxy` that trusts some proxy is compiled by the `proxies` option, else by
- * `builtInProxies` (`trustedProxies` in the default entries, none in the lean ones); without
- * either it is refused, naming the option.
+ * `builtInProxies` (`trustedProxies` in the default entries; in the lean ones `NO_PROXIES`,
+ * which refuses it, naming the option).
  */
 export function compileClientIp(
   options: ClientIpOptions = {},
-  builtInProxies: ProxyTrust | undefined = undefined,
+  builtInProxies: ProxyTrust,
 ): {
   readonly address: ClientIpResolver
   readonly key: ClientKeyResolver
@@ -118,12 +118,7 @@ export function compileClientIp(
   const trustProxy = options.trustProxy ?? false
   const forwarded = trustsNoProxy(trustProxy)
     ? undefined
-    : (proxies ?? refuseTrustProxy)(
-        trustProxy,
-        options.proxyHeader ?? 'x-forwarded-for',
-        warn,
-        result,
-      )
+    : proxies(trustProxy, options.proxyHeader ?? 'x-forwarded-for', warn, result)
 
   function checkForwardingHeaders(header: HeaderAccessor): void {
     if (!headersChecked && (header('x-forwarded-for') ?? header('forwarded')) !== undefined) {
@@ -180,13 +175,4 @@ function trustsNoProxy(trustProxy: TrustProxy): boolean {
   if (trustProxy === false || trustProxy === 0) return true
   if (typeof trustProxy === 'string') return trustProxy.trim() === ''
   return Array.isArray(trustProxy) && trustProxy.length === 0
-}
-
-/** What a lean entry does with a `trustProxy` that trusts a proxy when no `proxies` came. */
-const refuseTrustProxy: ProxyTrust = () => {
-  throw new RateLimitError(
-    'ERR_RL_INVALID_RULE',
-    'trustProxy: this entry reads forwarding headers with the parser the app passes: add proxies: trustedProxies (exported beside rateLimit)',
-    { field: 'trustProxy' },
-  )
 }

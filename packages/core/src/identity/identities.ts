@@ -84,7 +84,7 @@ export function createIdentityResolver(options: IdentityOptions = {}): IdentityR
  */
 export function compileIdentities(
   options: IdentityOptions,
-  builtInProxies: ProxyTrust | undefined,
+  builtInProxies: ProxyTrust,
 ): IdentityResolver & {
   readonly withoutApiKey: IdentityResolver['identities']
 } {

@@ -31,15 +31,12 @@ export type CompiledRule = {
   readonly targets: readonly RouteTarget[]
 }
 
-/**
- * A rule compiled for the hot path; `routes` compiles its routes and costs by route (a rule
- * with either has been refused when there is none: see `fieldsNeedingRoutes`).
- */
+/** A rule compiled for the hot path; `routes` compiles its routes and costs by route. */
 export function compileRule(
   rule: Rule,
   index: number,
   algorithms: AlgorithmTable,
-  routes: RouteMatching | undefined,
+  routes: RouteMatching,
 ): CompiledRule {
   const algorithm = algorithmOf(rule, algorithms)
   const costRoutes = Object.keys(rule.costByRoute)
@@ -58,14 +55,13 @@ export function compileRule(
     keyPrefix: `${rule.match.identity[0]}:`,
     lastKey: { value: '', key: '' },
     cost: rule.cost,
-    costs: costRoutes.length === 0 ? undefined : routes!.compileCosts(rule.costByRoute),
+    costs: costRoutes.length === 0 ? undefined : routes.compileCosts(rule),
     targets: targetsOf(rule, routes),
   }
 }
 
-function targetsOf(rule: Rule, routes: RouteMatching | undefined): RouteTarget[] {
+function targetsOf(rule: Rule, routes: RouteMatching): RouteTarget[] {
+  if (rule.match.route !== undefined) return routes.targets(rule)
   const methods: readonly (string | undefined)[] = rule.match.method ?? [undefined]
-  const route = rule.match.route
-  if (route === undefined) return methods.map((method) => ({ method, pattern: undefined }))
-  return routes!.targets(route, methods)
+  return methods.map((method) => ({ method, pattern: undefined }))
 }

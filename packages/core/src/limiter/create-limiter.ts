@@ -10,13 +10,13 @@ import { checkRules } from '../rules/define-rules.js'
 import { mapStore } from '../store/map-store.js'
 import { memoryStore } from '../store/memory-store.js'
 import type { Charge, Outcome, Store } from '../store/types.js'
-import { checkRoutesOption, refuseRoutes } from './check-routes.js'
 import { clockReader } from './clock-reader.js'
 import { type CompiledRule, compileRule } from './compile-rule.js'
 import { decideRequest, shown, storeDecision } from './decide.js'
 import { type ConsumeOne, type Engine, isPromiseLike } from './engine.js'
 import { createHold } from './hold.js'
 import { checkIdentityNames } from './identity-names.js'
+import { checkRoutesOption, NO_ROUTES } from './no-routes.js'
 import { createReporter } from './report.js'
 import { type RouteMatching, routeMatching } from './route-matching.js'
 import { buildRuleIndex } from './rule-index.js'
@@ -62,12 +62,12 @@ export function createLeanLimiter(options: LimiterOptions): Limiter {
 /** What a limiter falls back on when the options give none: algorithms, route matching. */
 type BuiltIn = {
   readonly algorithms: AlgorithmTable | undefined
-  readonly routes: RouteMatching | undefined
+  readonly routes: RouteMatching
 }
 
 const FULL: BuiltIn = { algorithms: BUILT_IN_ALGORITHMS, routes: routeMatching }
 /** The lean limiter's: none, so that a bundle holds only what the app passes. */
-const LEAN: BuiltIn = { algorithms: undefined, routes: undefined }
+const LEAN: BuiltIn = { algorithms: undefined, routes: NO_ROUTES }
 
 /**
  * A limiter whose rules may name `options.algorithms`, else `builtIn`'s (none: required), and
@@ -85,9 +85,8 @@ function buildLimiter(
   const algorithms = options.algorithms ?? builtIn.algorithms
   checkAlgorithms(algorithms)
   const routes = checkRoutesOption(options.routes) ?? builtIn.routes
-  const rules = checkRules(options.rules, algorithms, routes?.parseRoute)
+  const rules = checkRules(options.rules, algorithms, routes.parseRoute)
   checkIdentityNames(rules, options.customIdentities)
-  if (routes === undefined) refuseRoutes(rules)
   const compiled = rules.map((rule, index) => compileRule(rule, index, algorithms, routes))
   const byId = new Map(compiled.map((rule) => [rule.id, rule] as const))
   const index = buildRuleIndex(compiled, routes)

@@ -120,7 +120,7 @@ describe('createLeanLimiter', () => {
     expect(thrown).toBeInstanceOf(RuleValidationError)
     expect((thrown as RuleValidationError).issues).toEqual([
       expect.objectContaining({ rule: 'login', field: 'match.route' }),
-      expect.objectContaining({ rule: 'costly', field: 'costByRoute' }),
+      expect.objectContaining({ rule: 'costly', field: 'costByRoute["/export"]' }),
     ])
     expect(String((thrown as Error).message)).toContain('routes: routeMatching')
     // Rules validated elsewhere (defineRules knows routes) are refused all the same.

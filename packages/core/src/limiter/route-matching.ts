@@ -1,13 +1,15 @@
 import { type ParsedRoute, parseRoute, type RouteParser } from '../rules/route.js'
+import type { Rule } from '../rules/types.js'
 import { type CostTable, compileCosts } from './costs.js'
 import { compilePattern, matchesAny, normalizePath, type PathPattern } from './path-pattern.js'
 import type { RouteTarget } from './route-target.js'
 
 /**
- * How rules with routes are matched: the routes compiled into patterns, costs by route, and the
- * request path normalised (percent-decoding, dot segments, trailing slashes) before it is
- * matched. Built into `createLimiter` and the default entries; the lean entries take it from
- * the app as `routes`, so that an app whose rules name no route bundles none of it.
+ * How rules with routes are matched: routes read while rules are validated, compiled into
+ * patterns and costs by route, and the request path normalised (percent-decoding, dot
+ * segments, trailing slashes) before it is matched. Built into `createLimiter` and the default
+ * entries; the lean entries take it from the app as `routes`, so that an app whose rules name no
+ * route bundles none of it (see `NO_ROUTES`).
  */
 export type RouteMatching = {
   /** Reads a route while rules are validated. */
@@ -15,12 +17,10 @@ export type RouteMatching = {
   /** The path a request is matched on. */
   readonly normalizePath: (target: string) => string
   readonly matchesAny: (patterns: readonly PathPattern[], path: string) => boolean
-  /** A rule's targets for its `match.route` list, the route's own method winning. */
-  readonly targets: (
-    routes: readonly string[],
-    methods: readonly (string | undefined)[],
-  ) => RouteTarget[]
-  readonly compileCosts: (costByRoute: Readonly<Record<string, number>>) => CostTable
+  /** The targets of a rule with `match.route`, each route's own method winning. */
+  readonly targets: (rule: Rule) => RouteTarget[]
+  /** The costs of a rule with `costByRoute`. */
+  readonly compileCosts: (rule: Rule) => CostTable
 }
 
 /**
@@ -34,15 +34,13 @@ export const routeMatching: RouteMatching = {
   normalizePath,
   matchesAny,
   targets: routeTargets,
-  compileCosts,
+  compileCosts: (rule) => compileCosts(rule.costByRoute),
 }
 
-function routeTargets(
-  routes: readonly string[],
-  methods: readonly (string | undefined)[],
-): RouteTarget[] {
+function routeTargets(rule: Rule): RouteTarget[] {
+  const methods: readonly (string | undefined)[] = rule.match.method ?? [undefined]
   const targets: RouteTarget[] = []
-  for (const text of routes) {
+  for (const text of rule.match.route ?? []) {
     const route = parseRoute(text) as ParsedRoute
     const pattern = compilePattern(route)
     const everyPath = pattern.rest && pattern.segments.length === 0

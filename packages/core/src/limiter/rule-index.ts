@@ -31,19 +31,13 @@ export type RuleIndex = {
   /** By upper-case method; a miss goes to `lookup`. */
   readonly buckets: ReadonlyMap<string, MethodBucket>
   lookup(method: string): MethodBucket
-  /** The path a request is matched on (as given when no rule names a route). */
+  /** The path a request is matched on. */
   readonly normalizePath: RouteMatching['normalizePath']
   readonly matchesAny: RouteMatching['matchesAny']
 }
 
-/**
- * The index of compiled rules; `routes` matches their routes (none when no rule names one: the
- * path is then never looked at).
- */
-export function buildRuleIndex(
-  rules: readonly CompiledRule[],
-  routes: RouteMatching | undefined,
-): RuleIndex {
+/** The index of compiled rules, whose routes `routes` matches. */
+export function buildRuleIndex(rules: readonly CompiledRule[], routes: RouteMatching): RuleIndex {
   const methods = new Set<string>()
   for (const rule of rules) {
     for (const target of rule.targets) if (target.method !== undefined) methods.add(target.method)
@@ -57,8 +51,8 @@ export function buildRuleIndex(
   for (const method of HTTP_METHODS) if (!buckets.has(method)) buckets.set(method, unnamed)
   return {
     buckets,
-    normalizePath: routes?.normalizePath ?? pathAsGiven,
-    matchesAny: routes?.matchesAny ?? matchesNone,
+    normalizePath: routes.normalizePath,
+    matchesAny: routes.matchesAny,
     lookup(method) {
       const bucket = buckets.get(method)
       if (bucket !== undefined) return bucket
@@ -67,15 +61,6 @@ export function buildRuleIndex(
       return upper === method ? unnamed : (buckets.get(upper) ?? unnamed)
     },
   }
-}
-
-function pathAsGiven(target: string): string {
-  return target
-}
-
-/** Never called: without route matching no rule has patterns. */
-function matchesNone(): boolean {
-  return false
 }
 
 function bucketFor(rules: readonly CompiledRule[], method: string | undefined): MethodBucket {

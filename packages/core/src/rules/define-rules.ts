@@ -55,13 +55,13 @@ export function defineRules(rules: readonly RuleConfig[]): readonly Rule[] {
 }
 
 /**
- * `defineRules` for rules that may name only the algorithms in `algorithms`, and routes only
- * when `parseRoute` is given.
+ * `defineRules` for rules that may name only the algorithms in `algorithms`, with routes read
+ * by `parseRoute` (a lean limiter's refuses every route).
  */
 export function checkRules(
   rules: readonly RuleConfig[],
   algorithms: AlgorithmTable,
-  parseRoute: RouteParser | undefined,
+  parseRoute: RouteParser,
 ): readonly Rule[] {
   return validateRuleSet(rules, CODE_SHAPE, algorithms, parseRoute)
 }

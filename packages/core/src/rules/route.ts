@@ -35,9 +35,8 @@ const PARAM_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
 const FORBIDDEN_IN_PATH = /[\s?#]/
 
 /**
- * How routes are read while rules are validated: `parseRoute`, which the default entries
- * pass; the lean ones pass it only with the app's `routes` (else a rule naming a route is
- * refused).
+ * How routes are read while rules are validated: `parseRoute`, or for a lean limiter without
+ * route matching one that refuses every route (its problem is reported as a bad route's).
  */
 export type RouteParser = (route: unknown) => ParsedRoute | string
 

@@ -23,13 +23,13 @@ export type RuleShape = {
  * Validates a whole rule set and returns the frozen models, or throws one `RuleValidationError`
  * listing every problem of every rule (including duplicate ids). Rules may name the algorithms
  * in `algorithms` (the built-in table, or a lean entry's own), and routes read with
- * `parseRoute` (none: a rule naming a route is refused).
+ * `parseRoute` (a lean limiter's refuses every route).
  */
 export function validateRuleSet(
   items: unknown,
   shape: RuleShape,
   algorithms: AlgorithmTable,
-  parseRoute: RouteParser | undefined,
+  parseRoute: RouteParser,
 ): readonly Rule[] {
   const issues: RuleIssue[] = []
   if (!Array.isArray(items)) {

@@ -1,6 +1,6 @@
 import type { IssueSink } from './issues.js'
 import type { RouteParser } from './route.js'
-import { isRecord, NO_ROUTE_MATCHING, typeName } from './validate-match.js'
+import { isRecord, typeName } from './validate-match.js'
 
 type Labels = { readonly cost: string; readonly costByRoute: string }
 type Costs = { readonly cost: number; readonly costByRoute: Readonly<Record<string, number>> }
@@ -16,7 +16,7 @@ export function validateCosts(
   labels: Labels,
   capacity: number | undefined,
   issue: IssueSink,
-  parseRoute: RouteParser | undefined,
+  parseRoute: RouteParser,
 ): Costs | undefined {
   let ok = true
   const check = (value: unknown, field: string): number => {
@@ -31,17 +31,12 @@ export function validateCosts(
   if (byRoute !== undefined && !isRecord(byRoute)) {
     ok = false
     issue(labels.costByRoute, `expected an object of route → cost, got ${typeName(byRoute)}`)
-  } else if (byRoute !== undefined && parseRoute === undefined) {
-    if (Object.keys(byRoute).length > 0) {
-      ok = false
-      issue(labels.costByRoute, NO_ROUTE_MATCHING)
-    }
   } else if (byRoute !== undefined) {
     // Routes are matched ignoring case, so `/v1/Export` and `/v1/export` are one route.
     const seen = new Map<string, string>()
     for (const [route, value] of Object.entries(byRoute)) {
       const field = `${labels.costByRoute}[${JSON.stringify(route)}]`
-      const parsed = parseRoute!(route)
+      const parsed = parseRoute(route)
       if (typeof parsed === 'string') {
         ok = false
         issue(field, parsed)

@@ -4,21 +4,18 @@ import type { RuleMatch } from './types.js'
 
 const MATCH_FIELDS = ['identity', 'plan', 'method', 'route'] as const
 
-/** The problem of a route given to a limiter without route matching (a lean entry's). */
-export const NO_ROUTE_MATCHING =
-  'needs route matching, which this limiter was not given: add routes: routeMatching (exported beside it) to the options'
 const IDENTITY_NAME = /^[A-Za-z_][A-Za-z0-9_-]*$/
 
 /**
  * Validates a rule's `match`; returns it normalised, or undefined after reporting to `issue`.
  * `anyIdentity`: a rule that may key on nothing (a concurrency rule for the whole process).
- * Routes are read with `parseRoute` (none: a route is refused, see `RouteParser`).
+ * Routes are read with `parseRoute` (see `RouteParser`).
  */
 export function validateMatch(
   value: unknown,
   issue: IssueSink,
   anyIdentity: boolean,
-  parseRoute: RouteParser | undefined,
+  parseRoute: RouteParser,
 ): RuleMatch | undefined {
   if (value === undefined) {
     issue('match', 'required, e.g. { identity: ip } (identity is one of ip, api_key, user, ...)')
@@ -53,12 +50,8 @@ export function validateMatch(
       ? undefined
       : `unknown method ${JSON.stringify(method)} (known: ${HTTP_METHODS.join(', ')})`,
   )?.map((name) => name.toUpperCase())
-  if (routeValue !== undefined && parseRoute === undefined) {
-    fail('match.route', NO_ROUTE_MATCHING)
-    return undefined
-  }
   const routes = list(routeValue, 'match.route', 'routes', fail, (route) => {
-    const parsed = parseRoute!(route)
+    const parsed = parseRoute(route)
     if (typeof parsed === 'string') return parsed
     if (parsed.method !== undefined && method !== undefined && !method.includes(parsed.method)) {
       return `${JSON.stringify(route)} conflicts with match.method (${method.join(', ')})`
@@ -66,7 +59,7 @@ export function validateMatch(
     return undefined
   })
   if (!ok || identity === undefined) return undefined
-  const route = routes?.map((text) => (parseRoute!(text) as { text: string }).text)
+  const route = routes?.map((text) => (parseRoute(text) as { text: string }).text)
   return {
     identity,
     ...(plan === undefined ? {} : { plan: unique(plan) }),

@@ -74,14 +74,14 @@ const ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
 /**
  * Validates one rule; returns the frozen model, or undefined after reporting to `issue`. Its
  * algorithm is compiled with `algorithms`, which must hold the one it names; its routes are
- * read with `parseRoute` (none: a rule naming a route is refused).
+ * read with `parseRoute`.
  */
 export function validateRule(
   fields: RuleFields,
   labels: FieldLabels,
   issue: IssueSink,
   algorithms: AlgorithmTable,
-  parseRoute: RouteParser | undefined,
+  parseRoute: RouteParser,
 ) {
   let ok = true
   const fail: IssueSink = (field, problem) => {
