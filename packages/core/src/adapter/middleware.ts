@@ -195,7 +195,7 @@ export type Waiter = { readonly signal: () => WaitSignal | undefined }
 const SILENT: Logger = { warn() {} }
 
 /** How a middleware builds its limiter: `createLimiter`, or a lean entry's `createLeanLimiter`. */
-export type LimiterFactory = (options: LimiterOptions) => Limiter
+type LimiterFactory = (options: LimiterOptions) => Limiter
 
 /**
  * What an entry builds into its middleware: the default entries everything, the lean ones only

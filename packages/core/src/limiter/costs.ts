@@ -60,7 +60,7 @@ export function costMethods(table: CostTable): Iterable<string> {
  * The cost of a request under a rule's table, or `fallback`. `method` is undefined for a method
  * that no rule names; `path` is normalised.
  */
-export function costOf(
+function costOf(
   table: CostTable,
   method: string | undefined,
   path: string,
