@@ -67,7 +67,8 @@ async function answers(
   for (const { ip, advanceMs, path, forwardedFor } of requests) {
     clock.advance(advanceMs)
     const env = { incoming: { socket: { remoteAddress: `192.0.2.${ip}` } } }
-    const headers = forwardedFor === null ? {} : { 'x-forwarded-for': forwardedFor }
+    const headers: Record<string, string> =
+      forwardedFor === null ? {} : { 'x-forwarded-for': forwardedFor }
     const response = await app.request(path, { headers }, env)
     seen.push({
       status: response.status,
