@@ -64,6 +64,11 @@ export type { ClientIpOptions, TrustProxy } from './identity/client-ip.js'
 export type { IdentityOptions } from './identity/identities.js'
 export type { PrefixOptions } from './identity/ip-prefix.js'
 export {
+  type ForwardedClient,
+  type ProxyTrust,
+  trustedProxies,
+} from './identity/proxy-trust.js'
+export {
   type AcquireOptions,
   type CheckOptions,
   createLeanLimiter,
@@ -83,6 +88,7 @@ export {
   type Verdict,
   type WaitSignal,
 } from './limiter/index.js'
+export { type RouteMatching, routeMatching } from './limiter/route-matching.js'
 export { PROBLEM_CONTENT_TYPE, type ProblemDetails } from './response/problem.js'
 export type {
   Denial,

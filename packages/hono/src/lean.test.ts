@@ -14,7 +14,7 @@ import fc from 'fast-check'
 import { Hono, type MiddlewareHandler } from 'hono'
 import { describe, expect, it } from 'vitest'
 import { rateLimit as defaultRateLimit } from './index.js'
-import { rateLimit } from './lean.js'
+import { rateLimit, trustedProxies } from './lean.js'
 
 const FACTORIES = {
   token_bucket: tokenBucket,
@@ -46,7 +46,13 @@ const ruleOf = (name: AlgorithmName, quota: number, spanMs: number, id = 'r'): R
         window: `${spanMs}ms`,
       }) as RuleConfig
 
-type Request = { readonly ip: number; readonly advanceMs: number; readonly path: string }
+type Request = {
+  readonly ip: number
+  readonly advanceMs: number
+  readonly path: string
+  /** An `X-Forwarded-For` line, read only where a proxy is trusted. */
+  readonly forwardedFor: string | null
+}
 
 /** Every status and header an app answers a run of requests with, on its own clock. */
 async function answers(
@@ -58,10 +64,12 @@ async function answers(
   app.use(build(clock))
   app.get('*', (c) => c.text('ok'))
   const seen = []
-  for (const { ip, advanceMs, path } of requests) {
+  for (const { ip, advanceMs, path, forwardedFor } of requests) {
     clock.advance(advanceMs)
     const env = { incoming: { socket: { remoteAddress: `192.0.2.${ip}` } } }
-    const response = await app.request(path, {}, env)
+    const headers: Record<string, string> =
+      forwardedFor === null ? {} : { 'x-forwarded-for': forwardedFor }
+    const response = await app.request(path, { headers }, env)
     seen.push({
       status: response.status,
       headers: [...response.headers],
@@ -77,6 +85,7 @@ describe('@tollgate/hono/lean', () => {
       ip: fc.integer({ min: 1, max: 3 }),
       advanceMs: fc.integer({ min: 0, max: 1500 }),
       path: fc.constantFrom('/', '/v1/jobs', '/v1/login'),
+      forwardedFor: fc.constantFrom(null, '198.51.100.7', '2001:db8::1, 198.51.100.8', 'junk'),
     })
     await fc.assert(
       fc.asyncProperty(
@@ -88,6 +97,9 @@ describe('@tollgate/hono/lean', () => {
           { standardHeaders: 'draft-7' },
           { standardHeaders: 'draft-11', legacyHeaders: false },
           { refund: 'failed' },
+          // The lean entry reads forwarding headers with the parser the app passes.
+          { trustProxy: 1, proxies: trustedProxies },
+          { trustProxy: ['192.0.2.1', '192.0.2.2'], proxies: trustedProxies },
         ),
         fc.array(request, { minLength: 1, maxLength: 12 }),
         async (names, quota, spanMs, options, requests) => {
@@ -133,6 +145,26 @@ describe('@tollgate/hono/lean', () => {
     const call = rateLimit as (rules: RuleConfig[], options?: object) => MiddlewareHandler
     expect(() => call(rules)).toThrow(/algorithms: expected/)
     expect(() => call(rules, { algorithms: 'token_bucket' })).toThrow(/algorithms: expected/)
+  })
+
+  it('refuses at start-up a trustProxy that trusts a proxy without the proxies parser, naming it', () => {
+    const rules = [ruleOf('token_bucket', 5, 1000)]
+    const algorithms = { token_bucket: tokenBucket }
+    for (const trustProxy of [true, 1, 'loopback', ['10.0.0.0/8']]) {
+      expect(() => rateLimit(rules, { algorithms, trustProxy, logger: false })).toThrow(
+        /trustProxy: .*proxies: trustedProxies/,
+      )
+      expect(() =>
+        rateLimit(rules, { algorithms, trustProxy, proxies: trustedProxies, logger: false }),
+      ).not.toThrow()
+    }
+    // Settings that trust no proxy read no forwarding header: nothing to parse them with.
+    for (const trustProxy of [false, 0, '', []]) {
+      expect(() => rateLimit(rules, { algorithms, trustProxy, logger: false })).not.toThrow()
+    }
+    expect(() => rateLimit(rules, { algorithms, proxies: 'x-forwarded-for' as never })).toThrow(
+      /proxies: expected trustedProxies/,
+    )
   })
 
   it('refuses an unknown option with the closest known one, as the default entry does', () => {

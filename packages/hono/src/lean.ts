@@ -21,9 +21,11 @@ export {
   leakyBucket,
   mapStore,
   memoryStore,
+  routeMatching,
   slidingLog,
   slidingWindow,
   tokenBucket,
+  trustedProxies,
 } from '@tollgate/core'
 export type { HonoRateLimitOptions } from './index.js'
 

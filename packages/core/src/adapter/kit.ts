@@ -2,8 +2,9 @@ import { type Clock, systemClock } from '../clock.js'
 import { RateLimitError } from '../errors.js'
 import type { Sha256Digest } from '../headers/partition-key.js'
 import type { FieldWriter, HeaderAccessor, HeaderEntries } from '../headers/types.js'
+import { NO_PROXIES } from '../identity/no-proxies.js'
 import { ReusedIdentitySource } from '../identity/reused-identity-source.js'
-import { createLeanLimiter, createLimiter } from '../limiter/create-limiter.js'
+import { createLeanLimiter } from '../limiter/create-limiter.js'
 import type { Limiter, RequestFacts, Verdict, WaitSignal } from '../limiter/types.js'
 import { FOREIGN_OPTIONS, type ForeignOptions } from '../options/foreign-options.js'
 import { fieldsForOwnAnswer } from '../response/problem.js'
@@ -13,10 +14,11 @@ import {
   type CoreOptions,
   checkHooks,
   createTollgateWith,
+  DEFAULT_PARTS,
+  type EntryParts,
   type Handled,
   isHandled,
   isPromise,
-  type LimiterFactory,
   REQUEST_HOOKS,
   type RequestHooks,
   refundPredicate,
@@ -296,7 +298,7 @@ export function createAdapterKit<Req, Res>(
   options: KitOptions<Req, Res>,
   framework: Framework<Req>,
 ): AdapterKit<Req, Res> {
-  return kitWith(createLimiter, FOREIGN_OPTIONS, rules, options, framework)
+  return kitWith(DEFAULT_PARTS, FOREIGN_OPTIONS, rules, options, framework)
 }
 
 /**
@@ -310,11 +312,14 @@ export function createLeanAdapterKit<Req, Res>(
   options: KitOptions<Req, Res>,
   framework: Framework<Req>,
 ): AdapterKit<Req, Res> {
-  return kitWith(createLeanLimiter, undefined, rules, options, framework)
+  return kitWith(LEAN_PARTS, undefined, rules, options, framework)
 }
 
+/** The lean entries' parts: forwarding headers are read only with the app's `proxies`. */
+const LEAN_PARTS: EntryParts = { makeLimiter: createLeanLimiter, proxies: NO_PROXIES }
+
 function kitWith<Req, Res>(
-  makeLimiter: LimiterFactory,
+  parts: EntryParts,
   foreign: ForeignOptions | undefined,
   rules: readonly RuleConfig[] | Limiter,
   options: KitOptions<Req, Res>,
@@ -322,7 +327,7 @@ function kitWith<Req, Res>(
 ): AdapterKit<Req, Res> {
   const hooks = framework.hooks ? [...REQUEST_HOOKS, ...framework.hooks] : REQUEST_HOOKS
   checkHooks(options, hooks, foreign)
-  const gate = createTollgateWith(rules, options, makeLimiter, { sha256: framework.sha256 })
+  const gate = createTollgateWith(rules, options, parts, { sha256: framework.sha256 })
   const { requestIdentities } = gate
   const read = requestReaders(options, framework.user, gate)
   const headers = new ReusedIdentitySource<Req>(framework.header)

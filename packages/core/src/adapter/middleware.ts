@@ -7,6 +7,7 @@ import {
   type IdentityResolver,
   type IdentitySource,
 } from '../identity/identities.js'
+import { type ProxyTrust, trustedProxies } from '../identity/proxy-trust.js'
 import { createLimiter } from '../limiter/create-limiter.js'
 import type {
   Limiter,
@@ -195,7 +196,21 @@ export type Waiter = { readonly signal: () => WaitSignal | undefined }
 const SILENT: Logger = { warn() {} }
 
 /** How a middleware builds its limiter: `createLimiter`, or a lean entry's `createLeanLimiter`. */
-export type LimiterFactory = (options: LimiterOptions) => Limiter
+type LimiterFactory = (options: LimiterOptions) => Limiter
+
+/**
+ * What an entry builds into its middleware: the default entries everything, the lean ones only
+ * what every app needs (the rest comes from the app's options, so that its bundle holds only
+ * what it uses).
+ */
+export type EntryParts = {
+  readonly makeLimiter: LimiterFactory
+  /** How forwarding headers are read when the app passes no `proxies`. */
+  readonly proxies: ProxyTrust
+}
+
+/** The default entries' parts. */
+export const DEFAULT_PARTS: EntryParts = { makeLimiter: createLimiter, proxies: trustedProxies }
 
 /**
  * Builds the limiter (or takes the one given), the identity resolver and the responder. All
@@ -206,17 +221,18 @@ export function createTollgate(
   options: CoreOptions,
   runtime: ResponderRuntime = {},
 ): Tollgate {
-  return createTollgateWith(rules, options, createLimiter, runtime)
+  return createTollgateWith(rules, options, DEFAULT_PARTS, runtime)
 }
 
 /**
- * `createTollgate` with the limiter built by `makeLimiter`: the lean entries pass
- * `createLeanLimiter`, so that their bundles reach no other algorithm than the app's.
+ * `createTollgate` with an entry's parts: the lean entries pass `createLeanLimiter` and no
+ * forwarding-header parser, so that their bundles reach no other algorithm than the app's, and
+ * no proxy code unless the app passes it.
  */
 export function createTollgateWith(
   rules: readonly RuleConfig[] | Limiter,
   options: CoreOptions,
-  makeLimiter: LimiterFactory,
+  { makeLimiter, proxies }: EntryParts,
   runtime: ResponderRuntime = {},
 ): Tollgate {
   const logger = options.logger
@@ -228,7 +244,7 @@ export function createTollgateWith(
         logger: logger === false ? SILENT : logger,
       })
   const responder = createResponder(options, runtime)
-  const identities = compileIdentities(options)
+  const identities = compileIdentities(options, proxies)
   // A limiter of the app's own may read any identity; one built here reads only its rules'.
   const keysOn = (identity: string) =>
     isLimiter(rules) || limiter.rules.some((rule) => rule.match.identity.includes(identity))

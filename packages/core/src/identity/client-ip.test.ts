@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { isRateLimitError } from '../errors.js'
 import type { HeaderAccessor } from '../headers/types.js'
 import { type ClientIpOptions, compileClientIp, createClientIpResolver } from './client-ip.js'
+import { trustedProxies } from './proxy-trust.js'
 
 function headers(values: Record<string, string | string[]>): HeaderAccessor {
   return (name) => values[name]
@@ -313,7 +314,7 @@ describe('compileClientIp key', () => {
 
   it('gives every socket address the key the full resolver gives it', () => {
     for (const options of [{}, { ipv4Prefix: 24 }, { ipv6Prefix: 128 }, { trustProxy: 1 }]) {
-      const { address, key } = compileClientIp({ ...options, logger: false })
+      const { address, key } = compileClientIp({ ...options, logger: false }, trustedProxies)
       for (const socket of ADDRESSES) {
         expect(key(socket, headers({})), `${socket} ${JSON.stringify(options)}`).toBe(
           address(socket, headers({}))?.key,
@@ -324,7 +325,7 @@ describe('compileClientIp key', () => {
 
   it('still warns about forwarding headers on the shortcut for canonical addresses', () => {
     const { messages, logger } = recorder()
-    const { key } = compileClientIp({ logger })
+    const { key } = compileClientIp({ logger }, trustedProxies)
     key('203.0.113.7', headers({}))
     expect(messages).toEqual([])
     key('::ffff:203.0.113.7', headers({ forwarded: 'for=198.51.100.1' }))

@@ -1,8 +1,9 @@
-import { type HeaderAccessor, headerText } from '../headers/types.js'
+import { RateLimitError } from '../errors.js'
+import type { HeaderAccessor } from '../headers/types.js'
 import { createWarnOnce, type WarningOptions } from '../warnings.js'
-import { parseForwarded, parseXForwardedFor } from './forwarded.js'
 import { formatIp, type IpAddress, isDottedQuad, parseIp } from './ip.js'
-import { checkPrefix, createIpMatcher, ipKey, type PrefixOptions } from './ip-prefix.js'
+import { checkPrefix, ipKey, type PrefixOptions } from './ip-prefix.js'
+import { type ProxyTrust, trustedProxies } from './proxy-trust.js'
 
 /**
  * Which proxies may tell us who the client is.
@@ -30,6 +31,13 @@ export type ClientIpOptions = PrefixOptions &
      * @default 'x-forwarded-for'
      */
     readonly proxyHeader?: 'x-forwarded-for' | 'forwarded' | undefined
+    /**
+     * How a `trustProxy` that trusts some proxy reads the forwarding header: `trustedProxies`.
+     * Built into the default entries; the lean entries (`@tollgate/hono/lean`) take it from the
+     * app, so that an app facing clients directly bundles no forwarding-header parser.
+     * @default trustedProxies (default entries), none (lean entries)
+     */
+    readonly proxies?: ProxyTrust | undefined
   }
 
 /** Who sent a request, as far as the trusted proxies can tell. */
@@ -60,7 +68,7 @@ export type ClientIpResolver = (
  * clientIp(req.socket.remoteAddress, (name) => req.headers[name])?.key // '203.0.113.7'
  */
 export function createClientIpResolver(options: ClientIpOptions = {}): ClientIpResolver {
-  return compileClientIp(options).address
+  return compileClientIp(options, trustedProxies).address
 }
 
 /** The client's rate-limit key alone: `resolveClientIp(…)?.key`, for the request path. */
@@ -69,8 +77,16 @@ export type ClientKeyResolver = (
   header: HeaderAccessor,
 ) => string | undefined
 
-/** The per-request resolvers of one trust configuration: the full address, or the key alone. */
-export function compileClientIp(options: ClientIpOptions = {}): {
+/**
+ * The per-request resolvers of one trust configuration: the full address, or the key alone. A
+ * `trustProxy` that trusts some proxy is compiled by the `proxies` option, else by
+ * `builtInProxies` (`trustedProxies` in the default entries; in the lean ones `NO_PROXIES`,
+ * which refuses it, naming the option).
+ */
+export function compileClientIp(
+  options: ClientIpOptions = {},
+  builtInProxies: ProxyTrust,
+): {
   readonly address: ClientIpResolver
   readonly key: ClientKeyResolver
 } {
@@ -84,12 +100,6 @@ export function compileClientIp(options: ClientIpOptions = {}): {
       `ipv6Prefix ${options.ipv6Prefix} is longer than 64: a host that owns a /64 can rotate addresses to escape its limit`,
     )
   }
-  const trust = compileTrust(options.trustProxy ?? false, warn)
-  const headerName = options.proxyHeader ?? 'x-forwarded-for'
-  const readChain =
-    headerName === 'forwarded'
-      ? (text: string) => parseForwarded(text)
-      : (text: string) => parseXForwardedFor(text)
   let headersChecked = false
 
   const v4Full = (options.ipv4Prefix ?? 32) === 32
@@ -99,6 +109,16 @@ export function compileClientIp(options: ClientIpOptions = {}): {
     const full = ip.version === 4 ? v4Full : v6Full
     return { ip: text, key: full ? text : ipKey(ip, prefixes), hops }
   }
+  const proxies = options.proxies ?? builtInProxies
+  if (typeof proxies !== 'function' && proxies !== undefined) {
+    throw new RateLimitError('ERR_RL_INVALID_RULE', 'proxies: expected trustedProxies', {
+      field: 'proxies',
+    })
+  }
+  const trustProxy = options.trustProxy ?? false
+  const forwarded = trustsNoProxy(trustProxy)
+    ? undefined
+    : proxies(trustProxy, options.proxyHeader ?? 'x-forwarded-for', warn, result)
 
   function checkForwardingHeaders(header: HeaderAccessor): void {
     if (!headersChecked && (header('x-forwarded-for') ?? header('forwarded')) !== undefined) {
@@ -119,39 +139,16 @@ export function compileClientIp(options: ClientIpOptions = {}): {
       )
       return undefined
     }
-    if (trust === undefined) {
-      checkForwardingHeaders(header)
-      return result(socket, 0)
-    }
-    if (!trust.isTrusted(socket, 0)) return result(socket, 0)
-    const text = headerText(header(headerName))
-    const chain = text === undefined ? [] : readChain(text)
-    let client = socket
-    let hops = 0
-    for (let i = chain.length - 1; i >= 0; i--) {
-      const entry = chain[i]
-      const next = entry === undefined ? undefined : parseIp(entry)
-      // A trusted proxy wrote this entry; if it is not an address, the proxy did not know the
-      // client, and the proxy itself is the best key we have (never a client-chosen one).
-      if (next === undefined) return result(client, hops)
-      client = next
-      hops++
-      if (!trust.isTrusted(next, hops)) return result(client, hops)
-    }
-    if (trust.hopCount !== undefined && hops < trust.hopCount) {
-      warn(
-        'WARN_HOP_COUNT_EXCEEDS_CHAIN',
-        `trustProxy is ${trust.hopCount} but a request came through ${hops} forwarding hop(s): its left-most address may be forged; check the hop count, or list your proxies' addresses instead`,
-      )
-    }
-    return result(client, hops)
+    if (forwarded !== undefined) return forwarded(socket, header)
+    checkForwardingHeaders(header)
+    return result(socket, 0)
   }
 
   function key(socketAddress: string | undefined, header: HeaderAccessor) {
     // The socket peer is the client and its address is already canonical text (a plain dotted
     // quad, or one mapped into IPv6 the way dual-stack sockets report it): that text is the key,
     // with nothing to parse into objects or format back.
-    if (trust === undefined && v4Full && socketAddress !== undefined) {
+    if (forwarded === undefined && v4Full && socketAddress !== undefined) {
       if (isDottedQuad(socketAddress, 0)) {
         checkForwardingHeaders(header)
         return socketAddress
@@ -170,47 +167,12 @@ export function compileClientIp(options: ClientIpOptions = {}): {
 /** How a dual-stack socket reports an IPv4 peer: `::ffff:203.0.113.7`. */
 const MAPPED_PREFIX = '::ffff:'
 
-type CompiledTrust = {
-  /** `hop` 0 is the socket peer, 1 the right-most forwarded entry, and so on. */
-  readonly isTrusted: (ip: IpAddress, hop: number) => boolean
-  readonly hopCount: number | undefined
-}
-
-function compileTrust(
-  trustProxy: TrustProxy,
-  warn: ReturnType<typeof createWarnOnce>,
-): CompiledTrust | undefined {
-  if (trustProxy === false || trustProxy === 0) return undefined
-  if (trustProxy === true) {
-    warnTrustAll(warn, 'trustProxy is true')
-    return { isTrusted: () => true, hopCount: undefined }
-  }
-  if (typeof trustProxy === 'number') {
-    checkPrefix('trustProxy', trustProxy, Number.MAX_SAFE_INTEGER)
-    return { isTrusted: (_ip, hop) => hop < trustProxy, hopCount: trustProxy }
-  }
-  // An empty list or string (say, from an unset environment variable) trusts no proxy either:
-  // forwarding headers are then ignored, and warned about, as with `false`.
-  if (isEmptyList(trustProxy)) return undefined
-  const matcher = createIpMatcher(trustProxy)
-  if (matcher.coversEverything) {
-    const families = matcher.coveredFamilies.join(' and ')
-    warnTrustAll(warn, `trustProxy covers every ${families} address`, `every ${families} hop`)
-  }
-  return { isTrusted: (ip) => matcher.contains(ip), hopCount: undefined }
-}
-
-function isEmptyList(list: string | readonly string[]): boolean {
-  return typeof list === 'string' ? list.trim() === '' : list.length === 0
-}
-
-function warnTrustAll(
-  warn: ReturnType<typeof createWarnOnce>,
-  what: string,
-  hops = 'every forwarding hop',
-): void {
-  warn(
-    'WARN_TRUST_ALL_PROXIES',
-    `${what}: ${hops} is believed, so any client can pick its own key by sending X-Forwarded-For; list your proxies' addresses or give their number instead`,
-  )
+/**
+ * True for the settings that trust no proxy: `false`, `0`, and an empty list or string (say,
+ * from an unset environment variable): forwarding headers are then ignored, and warned about.
+ */
+function trustsNoProxy(trustProxy: TrustProxy): boolean {
+  if (trustProxy === false || trustProxy === 0) return true
+  if (typeof trustProxy === 'string') return trustProxy.trim() === ''
+  return Array.isArray(trustProxy) && trustProxy.length === 0
 }

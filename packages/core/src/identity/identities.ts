@@ -2,6 +2,7 @@ import { RateLimitError } from '../errors.js'
 import { type HeaderAccessor, headerText } from '../headers/types.js'
 import { createWarnOnce } from '../warnings.js'
 import { type ClientAddress, type ClientIpOptions, compileClientIp } from './client-ip.js'
+import { type ProxyTrust, trustedProxies } from './proxy-trust.js'
 
 /** The client-IP options plus where API keys come from. */
 export type IdentityOptions = ClientIpOptions & {
@@ -71,18 +72,23 @@ export type IdentityResolver = {
  * }) // { ip: '203.0.113.7', api_key: 'k_123', user: undefined }
  */
 export function createIdentityResolver(options: IdentityOptions = {}): IdentityResolver {
-  const { identities, clientIp } = compileIdentities(options)
+  const { identities, clientIp } = compileIdentities(options, trustedProxies)
   return { identities, clientIp }
 }
 
 /**
  * `createIdentityResolver`, plus `withoutApiKey`: the same identities with no API key looked
  * up, for rules that never key on one (reading a header is a real cost on fetch runtimes).
+ * `builtInProxies` reads forwarding headers when the options give no `proxies` (see
+ * `compileClientIp`).
  */
-export function compileIdentities(options: IdentityOptions = {}): IdentityResolver & {
+export function compileIdentities(
+  options: IdentityOptions,
+  builtInProxies: ProxyTrust,
+): IdentityResolver & {
   readonly withoutApiKey: IdentityResolver['identities']
 } {
-  const clientIp = compileClientIp(options)
+  const clientIp = compileClientIp(options, builtInProxies)
   const apiKeyHeader = options.apiKeyHeader === undefined ? 'x-api-key' : options.apiKeyHeader
   if (apiKeyHeader !== false && !/^[!#$%&'*+.^_`|~0-9a-z-]+$/i.test(apiKeyHeader)) {
     throw new RateLimitError(

@@ -1,10 +1,9 @@
 import type { AlgorithmTable } from '../algorithms/table.js'
 import type { Algorithm, QuotaPolicy } from '../algorithms/types.js'
-import { type ParsedRoute, parseRoute } from '../rules/route.js'
 import type { Rule, RuleMode } from '../rules/types.js'
 import { algorithmOf } from '../rules/validate-rule.js'
-import { type CostTable, compileCosts } from './costs.js'
-import { compilePattern } from './path-pattern.js'
+import type { CostTable } from './costs.js'
+import type { RouteMatching } from './route-matching.js'
 import type { RouteTarget } from './route-target.js'
 
 /** A rule with everything the hot path needs precomputed once. */
@@ -32,9 +31,15 @@ export type CompiledRule = {
   readonly targets: readonly RouteTarget[]
 }
 
-export function compileRule(rule: Rule, index: number, algorithms: AlgorithmTable): CompiledRule {
+/** A rule compiled for the hot path; `routes` compiles its routes and costs by route. */
+export function compileRule(
+  rule: Rule,
+  index: number,
+  algorithms: AlgorithmTable,
+  routes: RouteMatching,
+): CompiledRule {
   const algorithm = algorithmOf(rule, algorithms)
-  const routes = Object.keys(rule.costByRoute)
+  const costRoutes = Object.keys(rule.costByRoute)
   return {
     index,
     id: rule.id,
@@ -50,24 +55,13 @@ export function compileRule(rule: Rule, index: number, algorithms: AlgorithmTabl
     keyPrefix: `${rule.match.identity[0]}:`,
     lastKey: { value: '', key: '' },
     cost: rule.cost,
-    costs: routes.length === 0 ? undefined : compileCosts(rule.costByRoute),
-    targets: targetsOf(rule),
+    costs: costRoutes.length === 0 ? undefined : routes.compileCosts(rule),
+    targets: targetsOf(rule, routes),
   }
 }
 
-function targetsOf(rule: Rule): RouteTarget[] {
+function targetsOf(rule: Rule, routes: RouteMatching): RouteTarget[] {
+  if (rule.match.route !== undefined) return routes.targets(rule)
   const methods: readonly (string | undefined)[] = rule.match.method ?? [undefined]
-  const routes = rule.match.route
-  if (routes === undefined) return methods.map((method) => ({ method, pattern: undefined }))
-  const targets: RouteTarget[] = []
-  for (const text of routes) {
-    const route = parseRoute(text) as ParsedRoute
-    const pattern = compilePattern(route)
-    const everyPath = pattern.rest && pattern.segments.length === 0
-    // A route's own method wins; validation has checked that it agrees with match.method.
-    for (const method of route.method === undefined ? methods : [route.method]) {
-      targets.push({ method, pattern: everyPath ? undefined : pattern })
-    }
-  }
-  return targets
+  return methods.map((method) => ({ method, pattern: undefined }))
 }

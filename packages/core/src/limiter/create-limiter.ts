@@ -20,7 +20,9 @@ import { type ConsumeOne, type Engine, isPromiseLike } from './engine.js'
 import { createHold } from './hold.js'
 import { checkIdentityNames } from './identity-names.js'
 import { createRelease, type RefundOne } from './release.js'
+import { checkRoutesOption, NO_ROUTES } from './no-routes.js'
 import { createReporter } from './report.js'
+import { type RouteMatching, routeMatching } from './route-matching.js'
 import { buildRuleIndex } from './rule-index.js'
 import { DEFAULT_STORE_TIMEOUT_MS, replyWithin } from './store-deadline.js'
 import type {
@@ -44,7 +46,7 @@ export const DEFAULT_STORE_ERROR_RETRY_AFTER_MS = 1000
  * const verdict = limiter.decide({ method: 'POST', path: '/v1/login', identities: { ip } })
  */
 export function createLimiter(options: LimiterOptions): Limiter {
-  return buildLimiter(options, 'createLimiter()', BUILT_IN_ALGORITHMS, memoryStore, FOREIGN_OPTIONS)
+  return buildLimiter(options, 'createLimiter()', FULL, memoryStore, FOREIGN_OPTIONS)
 }
 
 /**
@@ -58,28 +60,40 @@ export function createLimiter(options: LimiterOptions): Limiter {
  * const limiter = createLeanLimiter({ rules, algorithms: { token_bucket: tokenBucket } })
  */
 export function createLeanLimiter(options: LimiterOptions): Limiter {
-  return buildLimiter(options, 'createLeanLimiter()', undefined, mapStore, undefined)
+  return buildLimiter(options, 'createLeanLimiter()', LEAN, mapStore, undefined)
 }
 
+/** What a limiter falls back on when the options give none: algorithms, route matching. */
+type BuiltIn = {
+  readonly algorithms: AlgorithmTable | undefined
+  readonly routes: RouteMatching
+}
+
+const FULL: BuiltIn = { algorithms: BUILT_IN_ALGORITHMS, routes: routeMatching }
+/** The lean limiter's: none, so that a bundle holds only what the app passes. */
+const LEAN: BuiltIn = { algorithms: undefined, routes: NO_ROUTES }
+
 /**
- * A limiter whose rules may name `options.algorithms`, else `fallback`'s (none: required), on
- * `options.store`, else a `defaultStore()`; unknown options are answered with `foreign`'s.
+ * A limiter whose rules may name `options.algorithms`, else `builtIn`'s (none: required), and
+ * routes when `options.routes` or `builtIn` matches them, on `options.store`, else a
+ * `defaultStore()`; unknown options are answered with `foreign`'s.
  */
 function buildLimiter(
   options: LimiterOptions,
   caller: string,
-  fallback: AlgorithmTable | undefined,
+  builtIn: BuiltIn,
   defaultStore: () => Store,
   foreign: ForeignOptions | undefined,
 ): Limiter {
   refuseUnknownOptions(options, LIMITER_OPTIONS, caller, foreign)
-  const algorithms = options.algorithms ?? fallback
+  const algorithms = options.algorithms ?? builtIn.algorithms
   checkAlgorithms(algorithms)
-  const rules = checkRules(options.rules, algorithms)
+  const routes = checkRoutesOption(options.routes) ?? builtIn.routes
+  const rules = checkRules(options.rules, algorithms, routes.parseRoute)
   checkIdentityNames(rules, options.customIdentities)
-  const compiled = rules.map((rule, index) => compileRule(rule, index, algorithms))
+  const compiled = rules.map((rule, index) => compileRule(rule, index, algorithms, routes))
   const byId = new Map(compiled.map((rule) => [rule.id, rule] as const))
-  const index = buildRuleIndex(compiled)
+  const index = buildRuleIndex(compiled, routes)
   const store = options.store ?? defaultStore()
   const clock = options.clock ?? systemClock
   checkOptions(store, clock, options)

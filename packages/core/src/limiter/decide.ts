@@ -3,10 +3,8 @@ import type { Decision } from '../decision.js'
 import { RateLimitError } from '../errors.js'
 import type { Charge, Outcome } from '../store/types.js'
 import type { CompiledRule } from './compile-rule.js'
-import { costOf } from './costs.js'
 import { type Engine, isPromiseLike } from './engine.js'
 import { keyOf, UNKNOWN_CLIENT_KEY } from './keys.js'
-import { matchesAny, normalizePath } from './path-pattern.js'
 import type { RuleIndex } from './rule-index.js'
 import { replyWithin } from './store-deadline.js'
 import type { MaybePromise, RequestFacts, RuleDecision, Verdict } from './types.js'
@@ -21,7 +19,7 @@ export function decideRequest(
   facts: RequestFacts,
   now: number,
 ): MaybePromise<Verdict> {
-  const path = normalizePath(facts.path)
+  const path = index.normalizePath(facts.path)
   const bucket = index.buckets.get(facts.method) ?? index.lookup(facts.method)
   const candidates = bucket.byPath.get(path) ?? bucket.other
   const rules = candidates.rules
@@ -34,7 +32,7 @@ export function decideRequest(
     const plans = rule.plans
     if (plans !== undefined && (plan === undefined || !plans.includes(plan))) continue
     const routePatterns = patterns[i]
-    if (routePatterns !== null && !matchesAny(routePatterns!, path)) continue
+    if (routePatterns !== null && !index.matchesAny(routePatterns!, path)) continue
     if (first === undefined) first = rule
     else if (matched === undefined) matched = [first, rule]
     else matched.push(rule)
@@ -51,7 +49,7 @@ export function decideRequest(
 }
 
 function costFor(rule: CompiledRule, method: string | undefined, path: string): number {
-  return rule.costs === undefined ? rule.cost : costOf(rule.costs, method, path, rule.cost)
+  return rule.costs === undefined ? rule.cost : rule.costs.costOf(method, path, rule.cost)
 }
 
 /** One rule, a synchronous store: no arrays, no promise. */

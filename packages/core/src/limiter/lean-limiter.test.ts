@@ -6,6 +6,7 @@ import { defineRules } from '../rules/define-rules.js'
 import { RuleValidationError } from '../rules/issues.js'
 import type { RuleConfig } from '../rules/types.js'
 import { createLeanLimiter, createLimiter } from './create-limiter.js'
+import { routeMatching } from './route-matching.js'
 
 const NAMES = Object.keys(BUILT_IN_ALGORITHMS) as AlgorithmName[]
 const RATE = ['token_bucket', 'gcra', 'leaky_bucket', 'leaky_queue']
@@ -63,5 +64,73 @@ describe('createLeanLimiter', () => {
       createLimiter({ rules, algorithms: { token_bucket: BUILT_IN_ALGORITHMS.token_bucket! } }),
     ).toThrow(/login.*algorithm/s)
     expect(() => createLeanLimiter({ rules })).toThrow(/algorithms: expected/)
+  })
+
+  it('matches routes and costs by route as createLimiter does when given routeMatching', () => {
+    const tokenBucket = BUILT_IN_ALGORITHMS.token_bucket!
+    const rules: RuleConfig[] = [
+      {
+        id: 'jobs',
+        match: { identity: 'ip', route: ['POST /v1/jobs/:id', '/v1/files/*'] },
+        algorithm: 'token_bucket',
+        rate: 1,
+        burst: 4,
+        costByRoute: { 'POST /v1/jobs/:id': 2 },
+      },
+      { id: 'all', match: { identity: 'ip' }, algorithm: 'token_bucket', rate: 1, burst: 6 },
+    ]
+    const request = fc.record({
+      method: fc.constantFrom('GET', 'POST', 'HEAD'),
+      path: fc.constantFrom('/v1/jobs/7', '/v1/jobs/7/', '/v1/%6Aobs/7', '/v1/files/a/b', '/'),
+      ip: fc.constantFrom('192.0.2.1', '192.0.2.2'),
+      advanceMs: fc.nat(1500),
+    })
+    fc.assert(
+      fc.property(fc.array(request, { maxLength: 25 }), (requests) => {
+        const full = createLimiter({ rules })
+        const lean = createLeanLimiter({
+          rules,
+          algorithms: { token_bucket: tokenBucket },
+          routes: routeMatching,
+        })
+        let now = 1_000_000
+        for (const { method, path, ip, advanceMs } of requests) {
+          now += advanceMs
+          const facts = { method, path, identities: { ip } }
+          expect(lean.decide(facts, { now })).toEqual(full.decide(facts, { now }))
+        }
+      }),
+    )
+  })
+
+  it('refuses at start-up rules naming routes without route matching, naming rule and field', () => {
+    const algorithms = { token_bucket: BUILT_IN_ALGORITHMS.token_bucket! }
+    const bucket = { algorithm: 'token_bucket', rate: 1, burst: 2 } as const
+    const rules: RuleConfig[] = [
+      { id: 'login', match: { identity: 'ip', route: 'POST /login' }, ...bucket },
+      { id: 'costly', match: { identity: 'ip' }, ...bucket, costByRoute: { '/export': 2 } },
+      { id: 'all', match: { identity: 'ip' }, ...bucket },
+    ]
+    let thrown: unknown
+    try {
+      createLeanLimiter({ rules, algorithms })
+    } catch (error) {
+      thrown = error
+    }
+    expect(thrown).toBeInstanceOf(RuleValidationError)
+    expect((thrown as RuleValidationError).issues).toEqual([
+      expect.objectContaining({ rule: 'login', field: 'match.route' }),
+      expect.objectContaining({ rule: 'costly', field: 'costByRoute["/export"]' }),
+    ])
+    expect(String((thrown as Error).message)).toContain('routes: routeMatching')
+    // Rules validated elsewhere (defineRules knows routes) are refused all the same.
+    expect(() => createLeanLimiter({ rules: defineRules(rules), algorithms })).toThrow(
+      /login.*match.route.*routes: routeMatching/s,
+    )
+    // A rule set naming no route needs none.
+    expect(() => createLeanLimiter({ rules: rules.slice(2), algorithms })).not.toThrow()
+    expect(() => createLeanLimiter({ rules, algorithms, routes: 'all' as never })).toThrow(
+      /routes: expected routeMatching/,
+    )
   })
 })

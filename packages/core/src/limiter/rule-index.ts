@@ -2,6 +2,7 @@ import { HTTP_METHODS } from '../rules/route.js'
 import type { CompiledRule } from './compile-rule.js'
 import { costMethods } from './costs.js'
 import { exactPath, type PathPattern } from './path-pattern.js'
+import type { RouteMatching } from './route-matching.js'
 import { coversMethod } from './route-target.js'
 
 /**
@@ -30,9 +31,13 @@ export type RuleIndex = {
   /** By upper-case method; a miss goes to `lookup`. */
   readonly buckets: ReadonlyMap<string, MethodBucket>
   lookup(method: string): MethodBucket
+  /** The path a request is matched on. */
+  readonly normalizePath: RouteMatching['normalizePath']
+  readonly matchesAny: RouteMatching['matchesAny']
 }
 
-export function buildRuleIndex(rules: readonly CompiledRule[]): RuleIndex {
+/** The index of compiled rules, whose routes `routes` matches. */
+export function buildRuleIndex(rules: readonly CompiledRule[], routes: RouteMatching): RuleIndex {
   const methods = new Set<string>()
   for (const rule of rules) {
     for (const target of rule.targets) if (target.method !== undefined) methods.add(target.method)
@@ -46,6 +51,8 @@ export function buildRuleIndex(rules: readonly CompiledRule[]): RuleIndex {
   for (const method of HTTP_METHODS) if (!buckets.has(method)) buckets.set(method, unnamed)
   return {
     buckets,
+    normalizePath: routes.normalizePath,
+    matchesAny: routes.matchesAny,
     lookup(method) {
       const bucket = buckets.get(method)
       if (bucket !== undefined) return bucket

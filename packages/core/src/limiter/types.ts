@@ -5,6 +5,7 @@ import type { Decision } from '../decision.js'
 import type { Rule, RuleConfig } from '../rules/types.js'
 import type { Store } from '../store/types.js'
 import type { Timers } from '../wait/scheduler.js'
+import type { RouteMatching } from './route-matching.js'
 
 /**
  * What the limiter needs to know about a request. Adapters build it; nothing here is
@@ -120,6 +121,13 @@ export type LimiterOptions = {
    * @default every built-in algorithm
    */
   readonly algorithms?: AlgorithmTable
+  /**
+   * How rules naming routes (`match.route`, `costByRoute`) are matched: `routeMatching`. Built
+   * into `createLimiter` and the default entries; the lean entries refuse such rules without it,
+   * so that an app whose rules name no route bundles no route matching.
+   * @default routeMatching (createLimiter), none (lean entries)
+   */
+  readonly routes?: RouteMatching | undefined
   /**
    * Where the time comes from. A fraction is floored, so a monotonic clock works:
    * `{ now: () => performance.timeOrigin + performance.now() }`. A clock that throws or returns

@@ -4,6 +4,7 @@ import { RateLimitError } from '../errors.js'
 import { createLimiter } from '../limiter/create-limiter.js'
 import { isPromiseLike } from '../limiter/engine.js'
 import { createReporter } from '../limiter/report.js'
+import { routeMatching } from '../limiter/route-matching.js'
 import type {
   Limiter,
   LimiterOptions,
@@ -145,7 +146,8 @@ export function observedLimiter(options: ObservedLimiterOptions): Limiter {
  */
 function rulesOf(options: ObservedLimiterOptions, limiterOptions: LimiterOptions): readonly Rule[] {
   try {
-    return checkRules(options.rules, options.algorithms ?? BUILT_IN_ALGORITHMS)
+    const routes = options.routes ?? routeMatching
+    return checkRules(options.rules, options.algorithms ?? BUILT_IN_ALGORITHMS, routes.parseRoute)
   } catch (error) {
     createLimiter(limiterOptions)
     throw error

@@ -8,6 +8,7 @@ const LIMITER: { readonly [K in keyof LimiterOptions]-?: true } = {
   rules: true,
   store: true,
   algorithms: true,
+  routes: true,
   clock: true,
   timers: true,
   logger: true,
@@ -20,6 +21,7 @@ const LIMITER: { readonly [K in keyof LimiterOptions]-?: true } = {
 const CORE: { readonly [K in keyof CoreOptions]-?: true } = {
   store: true,
   algorithms: true,
+  routes: true,
   clock: true,
   timers: true,
   logger: true,
@@ -29,6 +31,7 @@ const CORE: { readonly [K in keyof CoreOptions]-?: true } = {
   customIdentities: true,
   trustProxy: true,
   proxyHeader: true,
+  proxies: true,
   ipv4Prefix: true,
   ipv6Prefix: true,
   ignoreWarnings: true,

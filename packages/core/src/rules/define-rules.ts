@@ -1,4 +1,5 @@
 import { type AlgorithmTable, BUILT_IN_ALGORITHMS } from '../algorithms/table.js'
+import { parseRoute, type RouteParser } from './route.js'
 import { type RuleShape, validateRuleSet } from './rule-set.js'
 import type { Rule, RuleConfig } from './types.js'
 import type { FieldLabels } from './validate-rule.js'
@@ -53,13 +54,17 @@ const CODE_SHAPE: RuleShape = {
  * ])
  */
 export function defineRules(rules: readonly RuleConfig[]): readonly Rule[] {
-  return checkRules(rules, BUILT_IN_ALGORITHMS)
+  return checkRules(rules, BUILT_IN_ALGORITHMS, parseRoute)
 }
 
-/** `defineRules` for rules that may name only the algorithms in `algorithms`. */
+/**
+ * `defineRules` for rules that may name only the algorithms in `algorithms`, with routes read
+ * by `parseRoute` (a lean limiter's refuses every route).
+ */
 export function checkRules(
   rules: readonly RuleConfig[],
   algorithms: AlgorithmTable,
+  parseRoute: RouteParser,
 ): readonly Rule[] {
-  return validateRuleSet(rules, CODE_SHAPE, algorithms)
+  return validateRuleSet(rules, CODE_SHAPE, algorithms, parseRoute)
 }

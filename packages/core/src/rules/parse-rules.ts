@@ -2,6 +2,7 @@ import { BUILT_IN_ALGORITHMS } from '../algorithms/table.js'
 import { wholeMilliseconds } from './duration.js'
 import type { IssueSink } from './issues.js'
 import { RuleValidationError } from './issues.js'
+import { parseRoute } from './route.js'
 import { type RuleShape, validateRuleSet } from './rule-set.js'
 import type { Rule } from './types.js'
 import { isRecord, typeName, unknownField } from './validate-match.js'
@@ -72,9 +73,10 @@ export function parseRules(data: unknown): readonly Rule[] {
         })),
       )
     }
-    return validateRuleSet((data as { rules: unknown }).rules, FILE_SHAPE, BUILT_IN_ALGORITHMS)
+    const rules = (data as { rules: unknown }).rules
+    return validateRuleSet(rules, FILE_SHAPE, BUILT_IN_ALGORITHMS, parseRoute)
   }
-  return validateRuleSet(data, FILE_SHAPE, BUILT_IN_ALGORITHMS)
+  return validateRuleSet(data, FILE_SHAPE, BUILT_IN_ALGORITHMS, parseRoute)
 }
 
 /** A rule as read from a file, before validation. */

@@ -34,6 +34,12 @@ export type ParsedRoute = {
 const PARAM_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
 const FORBIDDEN_IN_PATH = /[\s?#]/
 
+/**
+ * How routes are read while rules are validated: `parseRoute`, or for a lean limiter without
+ * route matching one that refuses every route (its problem is reported as a bad route's).
+ */
+export type RouteParser = (route: unknown) => ParsedRoute | string
+
 /** Parses a route, or returns what is wrong with it. */
 export function parseRoute(route: unknown): ParsedRoute | string {
   if (typeof route !== 'string') return `expected a route string, got ${typeof route}`

@@ -1,6 +1,7 @@
 import type { AlgorithmTable } from '../algorithms/table.js'
 import type { IssueSink, RuleIssue } from './issues.js'
 import { RuleValidationError } from './issues.js'
+import type { RouteParser } from './route.js'
 import type { Rule } from './types.js'
 import { isRecord, ownValue, typeName, unknownField } from './validate-match.js'
 import {
@@ -21,12 +22,14 @@ export type RuleShape = {
 /**
  * Validates a whole rule set and returns the frozen models, or throws one `RuleValidationError`
  * listing every problem of every rule (including duplicate ids). Rules may name the algorithms
- * in `algorithms` (the built-in table, or a lean entry's own).
+ * in `algorithms` (the built-in table, or a lean entry's own), and routes read with
+ * `parseRoute` (a lean limiter's refuses every route).
  */
 export function validateRuleSet(
   items: unknown,
   shape: RuleShape,
   algorithms: AlgorithmTable,
+  parseRoute: RouteParser,
 ): readonly Rule[] {
   const issues: RuleIssue[] = []
   if (!Array.isArray(items)) {
@@ -69,7 +72,7 @@ export function validateRuleSet(
       issue(field, unknownField(field, shape.fields, ownValue(shape.hints, field)))
     }
     const { fields, labels } = shape.read(raw, issue)
-    const rule = validateRule(fields, labels, issue, algorithms)
+    const rule = validateRule(fields, labels, issue, algorithms, parseRoute)
     if (rule !== undefined) rules.push(rule)
   })
   if (issues.length > 0) throw new RuleValidationError(issues)

@@ -1,5 +1,5 @@
 import type { IssueSink } from './issues.js'
-import { parseRoute } from './route.js'
+import type { RouteParser } from './route.js'
 import { isRecord, typeName } from './validate-match.js'
 
 type Labels = { readonly cost: string; readonly costByRoute: string }
@@ -16,6 +16,7 @@ export function validateCosts(
   labels: Labels,
   capacity: number | undefined,
   issue: IssueSink,
+  parseRoute: RouteParser,
 ): Costs | undefined {
   let ok = true
   const check = (value: unknown, field: string): number => {

@@ -1,18 +1,21 @@
 import { closest, type IssueSink } from './issues.js'
-import { HTTP_METHODS, parseRoute } from './route.js'
+import { HTTP_METHODS, type RouteParser } from './route.js'
 import type { RuleMatch } from './types.js'
 
 const MATCH_FIELDS = ['identity', 'plan', 'method', 'route'] as const
+
 const IDENTITY_NAME = /^[A-Za-z_][A-Za-z0-9_-]*$/
 
 /**
  * Validates a rule's `match`; returns it normalised, or undefined after reporting to `issue`.
  * `anyIdentity`: a rule that may key on nothing (a concurrency rule for the whole process).
+ * Routes are read with `parseRoute` (see `RouteParser`).
  */
 export function validateMatch(
   value: unknown,
   issue: IssueSink,
-  anyIdentity = false,
+  anyIdentity: boolean,
+  parseRoute: RouteParser,
 ): RuleMatch | undefined {
   if (value === undefined) {
     issue('match', 'required, e.g. { identity: ip } (identity is one of ip, api_key, user, ...)')

@@ -4,6 +4,7 @@ import type { Algorithm, AlgorithmName } from '../algorithms/types.js'
 import { isRateLimitError } from '../errors.js'
 import { toMilliseconds } from './duration.js'
 import { closest, type IssueSink, RuleValidationError } from './issues.js'
+import type { RouteParser } from './route.js'
 import type { Rule } from './types.js'
 import { validateCosts } from './validate-costs.js'
 import { isRecord, ownValue, typeName, validateMatch } from './validate-match.js'
@@ -78,13 +79,15 @@ const ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
 
 /**
  * Validates one rule; returns the frozen model, or undefined after reporting to `issue`. Its
- * algorithm is compiled with `algorithms`, which must hold the one it names.
+ * algorithm is compiled with `algorithms`, which must hold the one it names; its routes are
+ * read with `parseRoute`.
  */
 export function validateRule(
   fields: RuleFields,
   labels: FieldLabels,
   issue: IssueSink,
   algorithms: AlgorithmTable,
+  parseRoute: RouteParser,
 ) {
   let ok = true
   const fail: IssueSink = (field, problem) => {
@@ -101,7 +104,7 @@ export function validateRule(
   if (fields.description !== undefined && typeof fields.description !== 'string') {
     fail(labels.description, `expected a string, got ${typeName(fields.description)}`)
   }
-  const match = validateMatch(fields.match, fail, fields.algorithm === 'concurrency')
+  const match = validateMatch(fields.match, fail, fields.algorithm === 'concurrency', parseRoute)
   const mode = oneOf(fields.mode, 'enforce', ['enforce', 'shadow'], labels.mode, fail)
   const onStoreError = oneOf(
     fields.onStoreError,
@@ -124,6 +127,7 @@ export function validateRule(
     labels,
     params?.algorithm.limit,
     fail,
+    parseRoute,
   )
   if (!ok || params === undefined || match === undefined || costs === undefined) return undefined
   const rule = {

@@ -1,0 +1,94 @@
+import { type HeaderAccessor, headerText } from '../headers/types.js'
+import type { WarnOnce } from '../warnings.js'
+import type { ClientAddress, TrustProxy } from './client-ip.js'
+import { parseForwarded, parseXForwardedFor } from './forwarded.js'
+import { type IpAddress, parseIp } from './ip.js'
+import { checkPrefix, createIpMatcher } from './ip-prefix.js'
+
+/**
+ * Who a request's client is behind the trusted proxies, from the socket peer (already parsed)
+ * and the forwarding header; `result` makes the address from the client found and its hops.
+ */
+export type ForwardedClient = (socket: IpAddress, header: HeaderAccessor) => ClientAddress
+
+/**
+ * Compiles a `trustProxy` setting that trusts some proxy (never `false`, `0` or an empty list:
+ * those read no forwarding header) into the walk of the forwarding header. Passed to the lean
+ * entries as `proxies` (only apps behind proxies bundle the header parsers, the ranges and the
+ * walk); the default entries have `trustedProxies` built in.
+ */
+export type ProxyTrust = (
+  trustProxy: TrustProxy,
+  proxyHeader: 'x-forwarded-for' | 'forwarded',
+  warn: WarnOnce,
+  result: (client: IpAddress, hops: number) => ClientAddress,
+) => ForwardedClient
+
+type CompiledTrust = {
+  /** `hop` 0 is the socket peer, 1 the right-most forwarded entry, and so on. */
+  readonly isTrusted: (ip: IpAddress, hop: number) => boolean
+  readonly hopCount: number | undefined
+}
+
+/**
+ * The forwarding headers read as `trustProxy` says: the header is walked from the right, and the
+ * first address that no trusted proxy wrote is the client.
+ * @example
+ * import { rateLimit, tokenBucket, trustedProxies } from '@tollgate/hono/lean'
+ * rateLimit(rules, { algorithms: { token_bucket: tokenBucket }, trustProxy: 1, proxies: trustedProxies })
+ */
+export const trustedProxies: ProxyTrust = (trustProxy, proxyHeader, warn, result) => {
+  const trust = compileTrust(trustProxy, warn)
+  const readChain =
+    proxyHeader === 'forwarded'
+      ? (text: string) => parseForwarded(text)
+      : (text: string) => parseXForwardedFor(text)
+  return (socket, header) => {
+    if (!trust.isTrusted(socket, 0)) return result(socket, 0)
+    const text = headerText(header(proxyHeader))
+    const chain = text === undefined ? [] : readChain(text)
+    let client = socket
+    let hops = 0
+    for (let i = chain.length - 1; i >= 0; i--) {
+      const entry = chain[i]
+      const next = entry === undefined ? undefined : parseIp(entry)
+      // A trusted proxy wrote this entry; if it is not an address, the proxy did not know the
+      // client, and the proxy itself is the best key we have (never a client-chosen one).
+      if (next === undefined) return result(client, hops)
+      client = next
+      hops++
+      if (!trust.isTrusted(next, hops)) return result(client, hops)
+    }
+    if (trust.hopCount !== undefined && hops < trust.hopCount) {
+      warn(
+        'WARN_HOP_COUNT_EXCEEDS_CHAIN',
+        `trustProxy is ${trust.hopCount} but a request came through ${hops} forwarding hop(s): its left-most address may be forged; check the hop count, or list your proxies' addresses instead`,
+      )
+    }
+    return result(client, hops)
+  }
+}
+
+function compileTrust(trustProxy: TrustProxy, warn: WarnOnce): CompiledTrust {
+  if (trustProxy === true) {
+    warnTrustAll(warn, 'trustProxy is true')
+    return { isTrusted: () => true, hopCount: undefined }
+  }
+  if (typeof trustProxy === 'number') {
+    checkPrefix('trustProxy', trustProxy, Number.MAX_SAFE_INTEGER)
+    return { isTrusted: (_ip, hop) => hop < trustProxy, hopCount: trustProxy }
+  }
+  const matcher = createIpMatcher(trustProxy as string | readonly string[])
+  if (matcher.coversEverything) {
+    const families = matcher.coveredFamilies.join(' and ')
+    warnTrustAll(warn, `trustProxy covers every ${families} address`, `every ${families} hop`)
+  }
+  return { isTrusted: (ip) => matcher.contains(ip), hopCount: undefined }
+}
+
+function warnTrustAll(warn: WarnOnce, what: string, hops = 'every forwarding hop'): void {
+  warn(
+    'WARN_TRUST_ALL_PROXIES',
+    `${what}: ${hops} is believed, so any client can pick its own key by sending X-Forwarded-For; list your proxies' addresses or give their number instead`,
+  )
+}

@@ -1,0 +1,53 @@
+import { type ParsedRoute, parseRoute, type RouteParser } from '../rules/route.js'
+import type { Rule } from '../rules/types.js'
+import { type CostTable, compileCosts } from './costs.js'
+import { compilePattern, matchesAny, normalizePath, type PathPattern } from './path-pattern.js'
+import type { RouteTarget } from './route-target.js'
+
+/**
+ * How rules with routes are matched: routes read while rules are validated, compiled into
+ * patterns and costs by route, and the request path normalised (percent-decoding, dot
+ * segments, trailing slashes) before it is matched. Built into `createLimiter` and the default
+ * entries; the lean entries take it from the app as `routes`, so that an app whose rules name no
+ * route bundles none of it (see `NO_ROUTES`).
+ */
+export type RouteMatching = {
+  /** Reads a route while rules are validated. */
+  readonly parseRoute: RouteParser
+  /** The path a request is matched on. */
+  readonly normalizePath: (target: string) => string
+  readonly matchesAny: (patterns: readonly PathPattern[], path: string) => boolean
+  /** The targets of a rule with `match.route`, each route's own method winning. */
+  readonly targets: (rule: Rule) => RouteTarget[]
+  /** The costs of a rule with `costByRoute`. */
+  readonly compileCosts: (rule: Rule) => CostTable
+}
+
+/**
+ * Rules matched by route (`match.route`, `costByRoute`).
+ * @example
+ * import { rateLimit, routeMatching, tokenBucket } from '@tollgate/hono/lean'
+ * rateLimit(rules, { algorithms: { token_bucket: tokenBucket }, routes: routeMatching })
+ */
+export const routeMatching: RouteMatching = {
+  parseRoute,
+  normalizePath,
+  matchesAny,
+  targets: routeTargets,
+  compileCosts: (rule) => compileCosts(rule.costByRoute),
+}
+
+function routeTargets(rule: Rule): RouteTarget[] {
+  const methods: readonly (string | undefined)[] = rule.match.method ?? [undefined]
+  const targets: RouteTarget[] = []
+  for (const text of rule.match.route ?? []) {
+    const route = parseRoute(text) as ParsedRoute
+    const pattern = compilePattern(route)
+    const everyPath = pattern.rest && pattern.segments.length === 0
+    // A route's own method wins; validation has checked that it agrees with match.method.
+    for (const method of route.method === undefined ? methods : [route.method]) {
+      targets.push({ method, pattern: everyPath ? undefined : pattern })
+    }
+  }
+  return targets
+}
