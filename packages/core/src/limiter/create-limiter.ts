@@ -13,6 +13,7 @@ import { memoryStore } from '../store/memory-store.js'
 import type { Charge, Outcome, Store } from '../store/types.js'
 import type { Scheduler } from '../wait/scheduler.js'
 import type { createSlotQueues, SlotQueueHost, SlotQueues } from '../wait/slot-queues.js'
+import { admittedCharges } from './admitted-charges.js'
 import { clockReader } from './clock-reader.js'
 import { type CompiledRule, compileRule } from './compile-rule.js'
 import { decideAgain, decideRequest, shown, storeDecision } from './decide.js'
@@ -213,7 +214,7 @@ function buildLimiter(
     refund(verdict, given) {
       if (!verdict.allowed || verdict.storeFailed === true || refunded.has(verdict)) return
       // Slots in flight are given back by `release`, whatever the refund policy.
-      const charges = chargesOf(verdict, ruleOf)
+      const charges = admittedCharges(verdict, ruleOf, false)
       if (charges.length === 0) return
       const [now, refunding] = timeOf(given)
       refunded.add(verdict)
@@ -241,27 +242,6 @@ function slotQueuesOf(
     make = slotQueues
   }
   return make === undefined ? undefined : make({ ...host, lines })
-}
-
-/**
- * What the store took for an admitted verdict (admitted, charged, and really decided by it),
- * but for the slots of its concurrency rules, which `release` gives back.
- */
-function chargesOf(verdict: Verdict, ruleOf: (id: string) => CompiledRule): Charge[] {
-  const charges: Charge[] = []
-  for (const d of verdict.decisions) {
-    if (!d.allowed || d.cost === 0 || d.key === undefined || d.storeFailed === true) continue
-    const rule = ruleOf(d.rule)
-    if (rule.algorithm.name === 'concurrency') continue
-    charges.push({
-      rule: rule.id,
-      algorithm: rule.algorithm,
-      key: d.key,
-      cost: d.cost,
-      shadow: rule.shadow,
-    })
-  }
-  return charges
 }
 
 function checkOne(

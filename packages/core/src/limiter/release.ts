@@ -1,8 +1,9 @@
 import type { Charge } from '../store/types.js'
 import type { SlotQueues } from '../wait/slot-queues.js'
+import { admittedCharges } from './admitted-charges.js'
 import type { CompiledRule } from './compile-rule.js'
 import { type Engine, isPromiseLike } from './engine.js'
-import type { DecideOptions, Limiter, MaybePromise, Verdict } from './types.js'
+import type { DecideOptions, Limiter, MaybePromise } from './types.js'
 
 /** The memory store's single-charge refund: no array, no checks beyond its own. */
 export type RefundOne = (
@@ -63,7 +64,7 @@ export function createRelease(host: ReleaseHost): NonNullable<Limiter['release']
       queues?.released([{ rule: rule.id, key: d.key }])
       return
     }
-    const charges = slotCharges(verdict, byId)
+    const charges = admittedCharges(verdict, (id) => byId.get(id), true)
     if (charges.length === 0) return
     ;(verdict as Releasable).slotsReleased = true
     // Slots come back whatever the time: no clock read, unless a time is given.
@@ -74,22 +75,4 @@ export function createRelease(host: ReleaseHost): NonNullable<Limiter['release']
     if (!isPromiseLike(done)) return queues.released(charges)
     return done.then(() => queues.released(charges))
   }
-}
-
-/** The slots an admitted verdict holds: its concurrency rules' charges the store took. */
-function slotCharges(verdict: Verdict, byId: ReadonlyMap<string, CompiledRule>): Charge[] {
-  const charges: Charge[] = []
-  for (const d of verdict.decisions) {
-    if (!d.allowed || d.cost === 0 || d.key === undefined || d.storeFailed === true) continue
-    const rule = byId.get(d.rule)
-    if (rule === undefined || rule.algorithm.name !== 'concurrency') continue
-    charges.push({
-      rule: rule.id,
-      algorithm: rule.algorithm,
-      key: d.key,
-      cost: d.cost,
-      shadow: rule.shadow,
-    })
-  }
-  return charges
 }
