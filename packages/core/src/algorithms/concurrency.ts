@@ -72,6 +72,7 @@ export function concurrency(params: ConcurrencyParams): Algorithm {
     policy: { quota: limit, windowMs: 0, unit: CONCURRENT_REQUESTS },
     params: { kind: 'concurrency', limit, retryAfterMs },
     stateSize: 1,
+    heldUntilReleased: true,
     // Only a rule with a line waits, on the limiter's scheduler.
     ...(slotQueue === undefined
       ? {}

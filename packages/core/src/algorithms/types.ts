@@ -111,6 +111,11 @@ export interface Algorithm {
   readonly slotQueue?: SlotQueueParams
   /** Set with `slotQueue`: what the limiter keeps its lines with (a bundle without holds none). */
   readonly slotQueues?: typeof createSlotQueues
+  /**
+   * Set by an algorithm whose state holds units until they are given back (concurrency): time
+   * never frees them, so a store never drops a key that is not fresh to make room for another.
+   */
+  readonly heldUntilReleased?: true
   /** Writes the state of a key never seen before: full capacity at `now`. */
   init(slots: StateSlots, offset: number, now: number): void
   /**

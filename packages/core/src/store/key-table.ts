@@ -31,6 +31,12 @@ const SECOND_BITS = 0x7fffffff
 const TWO_POW_31 = 2147483648
 /** Entries from the hand checked for a fresh one before anything is evicted. */
 const FRESH_LOOKAHEAD = 8
+/**
+ * Keys holding slots the hand passes before a table that keeps them grows instead: bounds the
+ * cost of a reclaim that cannot succeed, and grows the table only once nearly every key (about
+ * 19 in 20, for even odds) holds slots.
+ */
+const HELD_LOOKAHEAD = 64
 /** Below this many slots a table doubles; above, it grows by a quarter. */
 const DOUBLING_LIMIT = 65_536
 
@@ -62,6 +68,11 @@ export class KeyTable implements BudgetHolder {
   /** A key that must not be evicted while its log is given room (first half + 1, or 0). */
   pinTag = 0
   pinSecond = 0
+  /**
+   * The algorithm's states hold units until they are given back (concurrency): a key that is not
+   * fresh is never evicted, since dropping it would hand its slots out again.
+   */
+  readonly keepsHeld: boolean
 
   constructor(algorithm: Algorithm, maxKeys: number, budget: ByteBudget, now: number) {
     this.algorithm = algorithm
@@ -69,6 +80,7 @@ export class KeyTable implements BudgetHolder {
     this.stride = log === undefined ? 1 + algorithm.stateSize : 2
     this.maxKeys = maxKeys
     this.budget = budget
+    this.keepsHeld = algorithm.heldUntilReleased === true
     this.slots = 16
     this.scale = this.slots / TWO_POW_31
     this.step = handStep(this.slots)
@@ -154,10 +166,7 @@ export class KeyTable implements BudgetHolder {
 
   /** Adds an unreferenced entry at full capacity: a flood of one-off keys goes first. */
   private insert(first: number, second: number, now: number): number {
-    // Lazy reclaim: keys are dropped only when the table is full; sweeping earlier would free no
-    // memory (the table keeps its size) and would turn a returning key's hit into an insert.
-    if (this.count >= this.maxKeys) this.reclaim(now)
-    else if ((this.count + 1) * 4 > this.slots * 3 && !this.grow(now)) this.reclaim(now)
+    this.makeRoom(now)
     const words = this.words
     const stride2 = this.stride * 2
     let slot = Math.floor(first * this.scale)
@@ -171,6 +180,23 @@ export class KeyTable implements BudgetHolder {
   }
 
   /**
+   * Lazy reclaim: keys are dropped only when the table is full; sweeping earlier would free no
+   * memory (the table keeps its size) and would turn a returning key's hit into an insert.
+   */
+  private makeRoom(now: number): void {
+    const full = (this.count + 1) * 4 > this.slots * 3
+    if (this.count < this.maxKeys && (!full || this.grow(now))) return
+    if (this.reclaim(now) || !full) return
+    // Every key holds slots. They are as many as the requests in flight, each of which costs its
+    // server far more than an entry, so the table outgrows its bound rather than hand a slot
+    // out twice.
+    const slots = this.slots < DOUBLING_LIMIT ? this.slots * 2 : this.slots + (this.slots >> 2)
+    const bytes = (slots - this.slots) * this.stride * 8
+    if (!this.budget.grant(this, bytes, now, true)) this.budget.used += bytes
+    this.rehash(slots)
+  }
+
+  /**
    * Frees one entry with the CLOCK (second chance) hand. A fresh entry the hand reaches is
    * taken at once: dropping it loses nothing. A referenced entry loses its bit and is passed
    * over. The first unreferenced one becomes the victim, unless one of the next
@@ -181,21 +207,32 @@ export class KeyTable implements BudgetHolder {
    * than one after the next: stepping by one, it would empty the slots just behind it while new
    * keys land everywhere, packing the rest of the table into runs so long that every probe
    * walks them (a flood of new clients would cost milliseconds each).
+   *
+   * With `keepsHeld` only a fresh entry may go: false when the next HELD_LOOKAHEAD entries (or a
+   * whole turn) hold none.
    */
-  reclaim(now: number): void {
+  reclaim(now: number): boolean {
     const words = this.words
     const stride2 = this.stride * 2
     const slots = this.slots
     const step = this.step
+    const keepsHeld = this.keepsHeld
     let victim = -1
     let looked = 0
+    let visited = 0
     let slot = this.hand
     for (;;) {
       const at = slot * stride2
       const pinned = words[at] === this.pinTag && (words[at + 1]! & SECOND_BITS) === this.pinSecond
       if (words[at] !== 0 && !pinned) {
         if (this.isFresh(slot, now)) break
-        if (victim >= 0) {
+        if (keepsHeld) {
+          // Held: passed over, whatever its reference bit.
+          if (++looked === HELD_LOOKAHEAD) {
+            this.hand = slot
+            return false
+          }
+        } else if (victim >= 0) {
           if (++looked === FRESH_LOOKAHEAD) {
             slot = victim
             this.evictions++
@@ -209,9 +246,14 @@ export class KeyTable implements BudgetHolder {
       }
       slot += step
       if (slot >= slots) slot -= slots
+      if (keepsHeld && ++visited === slots) {
+        this.hand = slot
+        return false
+      }
     }
     this.hand = slot
     this.remove(slot)
+    return true
   }
 
   /** Empties `slot`, shifting back the entries after it that would otherwise become unreachable. */
@@ -250,7 +292,7 @@ export class KeyTable implements BudgetHolder {
     if (logs !== undefined) {
       // The logs first: they are most of a log table's bytes.
       const room = Math.max(0, Math.floor((bytes - this.data.byteLength) / 8))
-      while (logs.top - logs.free > room && this.count > 0) this.reclaim(now)
+      while (logs.top - logs.free > room && this.count > 0) if (!this.reclaim(now)) break
       logs.compact((first, second, state) => {
         this.data[this.find(first, second) * this.stride + 1] = state
       })
@@ -259,9 +301,13 @@ export class KeyTable implements BudgetHolder {
       logs.resize(length)
     }
     const slotBytes = this.stride * 8
-    const slots = Math.max(16, Math.floor((bytes - (logs?.bytes ?? 0)) / slotBytes))
+    let slots = Math.max(16, Math.floor((bytes - (logs?.bytes ?? 0)) / slotBytes))
     if (slots >= this.slots) return
-    while (this.count * 4 > slots * 3) this.reclaim(now)
+    while (this.count * 4 > slots * 3) {
+      // What is left holds slots: the table keeps room for it.
+      if (!this.reclaim(now)) slots = Math.ceil((this.count * 4) / 3)
+    }
+    if (slots >= this.slots) return
     this.budget.release((this.slots - slots) * slotBytes)
     this.rehash(slots)
   }

@@ -83,7 +83,6 @@ function takeBlock(
       logs.resize(length + spare)
       continue
     }
-    if (last) return NO_LOG
-    table.reclaim(now)
+    if (last || !table.reclaim(now)) return NO_LOG
   }
 }

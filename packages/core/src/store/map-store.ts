@@ -10,7 +10,8 @@ import type { Charge, Store } from './types.js'
 
 export type MapStoreOptions = {
   /**
-   * The most keys held over all rules; beyond it the least recently used are dropped. A state
+   * The most keys held over all rules; beyond it the least recently used are dropped (never one
+   * holding concurrency slots, which may take the store past it). A state
    * takes one array of its algorithm's numbers (a sliding log's: its limit), so bound the bytes
    * with this. @default 10_000
    */
@@ -57,12 +58,19 @@ export function mapStore(options: MapStoreOptions = {}): MapStore {
     return entry.state
   }
 
-  /** Drops the least recently used keys beyond `maxKeys`, once a call no longer holds them. */
+  /**
+   * Drops the least recently used keys beyond `maxKeys`, once a call no longer holds them. A key
+   * holding concurrency slots stays: dropping it would hand them out again, and such keys are as
+   * many as the requests in flight.
+   */
   function trim(now: number): void {
+    if (states.size <= maxKeys) return
     for (const [id, entry] of states) {
-      if (states.size <= maxKeys) return
-      if (entry.algorithm.freshAt(entry.state, 0) > now) evictions++
+      const live = entry.algorithm.freshAt(entry.state, 0) > now
+      if (live && entry.algorithm.heldUntilReleased === true) continue
+      if (live) evictions++
       states.delete(id)
+      if (states.size <= maxKeys) return
     }
   }
 

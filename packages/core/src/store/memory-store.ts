@@ -23,7 +23,10 @@ export type MemoryStoreOptions = {
    * A token-bucket key takes 32–40 bytes (about 2 M keys fit in the default), a sliding-log key
    * about 70 bytes with one entry and 8–16 per further entry, whatever its limit. Lower it on
    * edge runtimes with small memory limits; raise it when more clients than fit are active
-   * within one refill period, or they start evicting each other.
+   * within one refill period, or they start evicting each other. A key holding concurrency
+   * slots is never evicted: when every key of a concurrency rule holds slots, its table grows past
+   * this bound and `maxKeys` rather than hand a slot out twice (such keys are as many as the
+   * requests in flight).
    * @default 67_108_864 (64 MiB)
    */
   readonly maxBytes?: number
@@ -72,7 +75,10 @@ export interface MemoryStore extends Store {
   ): void
   /** Keys held over all rules, including idle ones not yet reclaimed. */
   readonly size: number
-  /** The bytes its state takes (the arrays of every rule's table), never above `maxBytes`. */
+  /**
+   * The bytes its state takes (the arrays of every rule's table), above `maxBytes` only while
+   * concurrency slots in flight need more.
+   */
   readonly bytes: number
   /** Keys dropped while still counting, to stay within `maxKeys` (fresh ones are not counted). */
   readonly evictions: number
