@@ -41,6 +41,7 @@ type Releasable = { slotsReleased?: true | undefined }
  */
 export function createRelease(host: ReleaseHost): NonNullable<Limiter['release']> {
   const { engine, byId, refundOne, queues } = host
+  const ruleOf = (id: string) => byId.get(id)
   return function release(verdict, given) {
     if (!verdict.allowed || verdict.storeFailed === true || verdict.slotsReleased === true) return
     const decisions = verdict.decisions
@@ -64,7 +65,7 @@ export function createRelease(host: ReleaseHost): NonNullable<Limiter['release']
       queues?.released([{ rule: rule.id, key: d.key }])
       return
     }
-    const charges = admittedCharges(verdict, (id) => byId.get(id), true)
+    const charges = admittedCharges(verdict, ruleOf, true)
     if (charges.length === 0) return
     ;(verdict as Releasable).slotsReleased = true
     // Slots come back whatever the time: no clock read, unless a time is given.
