@@ -190,6 +190,49 @@ describe.skipIf(!redisAvailable)('Redis concurrency leases (single node)', () =>
     expect((await limiter.decide(facts)).allowed).toBe(true)
     await limiter.release!(second)
   })
+
+  it('a request waiting for a slot takes one another process gave back when its line next looks', async () => {
+    const prefix = uniquePrefix('conc-wait')
+    const time = manualTime(T0)
+    const rules = [
+      {
+        id: 'reports',
+        match: { identity: 'ip' },
+        algorithm: 'concurrency',
+        limit: 1,
+        queue: 1,
+        maxWait: '10s',
+      },
+    ] as const
+    // Two gateways on one Redis: a release by one wakes nobody in the other.
+    const gateway = () =>
+      createLimiter({
+        store: store(prefix, time),
+        clock: time.clock,
+        timers: time.timers,
+        rules: [...rules],
+        logger: false,
+      })
+    const [here, there] = [gateway(), gateway()]
+    const facts = { method: 'GET', path: '/report', identities: { ip: '203.0.113.7' } }
+    const holder = await there.decide(facts)
+    const refused = await here.decide(facts)
+    expect([holder.allowed, refused.waitsForSlot]).toEqual([true, true])
+    let served = false
+    const waiting = here.hold(refused).then((verdict) => {
+      served = true
+      return verdict
+    })
+    await there.release!(holder)
+    await time.advance(999)
+    expect(served).toBe(false)
+    await time.advance(1)
+    const verdict = await waiting
+    expect(verdict.allowed).toBe(true)
+    expect(await units(prefix, slot())).toBe(1)
+    await here.release!(verdict)
+    expect(await units(prefix, slot())).toBe(0)
+  })
 })
 
 function algorithmOf(limit: number) {

@@ -202,6 +202,8 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
 
   return {
     timeoutMs,
+    // Other processes decide in the same keys: see `Store.shared`.
+    shared: true,
     get scriptLoads() {
       return loaded.size
     },

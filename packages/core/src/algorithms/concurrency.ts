@@ -37,6 +37,12 @@ export type SlotQueueParams = {
   readonly length: number
   readonly maxWaitMs: number
   readonly order: QueueOrder
+  /**
+   * How often a line on a store other processes share looks again for a slot one of them gave
+   * back (which wakes nobody here): the rule's `retryAfterMs`, what a refusal tells a client, or
+   * a quarter of `maxWaitMs` if that is shorter.
+   */
+  readonly lookAgainMs: number
 }
 
 /** @default 10 s: a request waits that long for a slot unless the rule says otherwise. */
@@ -64,7 +70,7 @@ export function concurrency(params: ConcurrencyParams): Algorithm {
   if (!Number.isSafeInteger(retryAfterMs) || retryAfterMs < 1 || retryAfterMs > MAX_TIME_MS) {
     throw invalid('retryAfterMs', `expected whole ms ≥ 1, got ${retryAfterMs}`)
   }
-  const slotQueue = slotQueueOf(params)
+  const slotQueue = slotQueueOf(params, retryAfterMs)
   return {
     name: 'concurrency',
     limit,
@@ -112,7 +118,7 @@ export function concurrency(params: ConcurrencyParams): Algorithm {
 }
 
 /** The line a rule's refused requests wait in; undefined without `queue`. */
-function slotQueueOf(params: ConcurrencyParams): SlotQueueParams | undefined {
+function slotQueueOf(params: ConcurrencyParams, retryAfterMs: number): SlotQueueParams | undefined {
   const { queue = 0, maxWaitMs, queueOrder } = params
   if (!Number.isSafeInteger(queue) || queue < 0 || queue > MAX_FIELD_INTEGER) {
     throw invalid('queue', `expected a whole number from 0 to ${MAX_FIELD_INTEGER}, got ${queue}`)
@@ -132,5 +138,7 @@ function slotQueueOf(params: ConcurrencyParams): SlotQueueParams | undefined {
   if (order !== 'fifo' && order !== 'lifo') {
     throw invalid('queueOrder', `expected 'fifo' or 'lifo', got ${String(order)}`)
   }
-  return { length: queue, maxWaitMs: wait, order }
+  // Often enough that a wait shorter than the hint looks a few times before it ends.
+  const lookAgainMs = Math.min(retryAfterMs, Math.max(1, Math.floor(wait / 4)))
+  return { length: queue, maxWaitMs: wait, order, lookAgainMs }
 }

@@ -140,6 +140,7 @@ function buildLimiter(
   }
 
   const queues = slotQueuesOf(compiled, {
+    shared: store.shared === true,
     scheduler: () => schedulerOf!(),
     decideAgain: (verdict) => {
       const [now, deciding] = timeOf(undefined)

@@ -190,6 +190,75 @@ describe.each(STORES)('waiting for a concurrency slot (%s)', (_name, store) => {
   })
 })
 
+/** Two processes' limiters on one store they both decide in, as two gateways on one Redis. */
+function twoProcesses(shared: boolean, rules: RuleConfig[] = [slots({ maxWait: '10s' })]) {
+  const time = fakeTime()
+  const inner = memoryStore()
+  const calls = { consume: 0 }
+  const store: Store = {
+    consume: async (charges, now) => {
+      calls.consume++
+      return inner.consume(charges, now)
+    },
+    refund: async (charges, chargedAt, now) => inner.refund(charges, chargedAt, now),
+    ...(shared ? { shared: true } : {}),
+  }
+  const limiterOf = () =>
+    createLimiter({ rules, clock: time.clock, timers: time.timers, logger: false, store })
+  return { time, calls, here: limiterOf(), there: limiterOf() }
+}
+
+describe('waiting for a slot another process gives back', () => {
+  it('on a shared store, the line looks again every second and takes the slot', async () => {
+    const { time, here, there } = twoProcesses(true)
+    const holder = arrive(there)
+    await flush()
+    const waiter = arrive(here)
+    await flush()
+    expect([holder.status, waiter.status]).toEqual(['admitted', 'pending'])
+    await there.release!(holder.verdict!)
+    // Nothing here heard of it: the line finds it when it next looks.
+    await time.advance(999)
+    expect(waiter.status).toBe('pending')
+    await time.advance(1)
+    expect(waiter.status).toBe('admitted')
+    // The line is gone with its last waiter, and so is its timer.
+    await here.release!(waiter.verdict!)
+    expect(time.armed()).toBe(0)
+  })
+
+  it('looks every quarter of a maxWait shorter than a second, one store call per line', async () => {
+    const { time, calls, here, there } = twoProcesses(true, [slots({ maxWait: '400ms' })])
+    const holder = arrive(there)
+    await flush()
+    const [first, second] = [arrive(here), arrive(here)]
+    await flush()
+    await time.advance(150)
+    await there.release!(holder.verdict!)
+    await time.advance(49)
+    expect([first.status, second.status]).toEqual(['pending', 'pending'])
+    const before = calls.consume
+    await time.advance(1)
+    expect([first.status, second.status]).toEqual(['admitted', 'pending'])
+    expect(calls.consume - before).toBe(1)
+    await time.advance(200)
+    expect(second.status).toBe('refused')
+    expect(time.armed()).toBe(0)
+  })
+
+  it('on a store only this process uses, sets no timer beyond the wait itself', async () => {
+    const { time, here, there } = twoProcesses(false)
+    const holder = arrive(there)
+    await flush()
+    const waiter = arrive(here)
+    await flush()
+    expect(time.armed()).toBe(1)
+    await there.release!(holder.verdict!)
+    await time.advance(10_000)
+    expect(waiter.status).toBe('refused')
+  })
+})
+
 type Step =
   | { readonly kind: 'arrive'; readonly abortable: boolean }
   | { readonly kind: 'release'; readonly pick: number }

@@ -49,4 +49,10 @@ export interface Store {
    * its own, unless its `storeTimeoutMs` is given.
    */
   readonly timeoutMs?: number
+  /**
+   * True for a store other processes decide in too (Redis). A concurrency slot one of them gives
+   * back wakes nobody waiting in this process, so requests waiting for a slot look again every
+   * `retryAfterMs` of their rule.
+   */
+  readonly shared?: boolean
 }

@@ -8,6 +8,8 @@ import type { Scheduler } from './scheduler.js'
  * slot given back wakes the next waiter of its line, which is decided again: admitted, it has
  * the slot; refused by the same rule (the slot went elsewhere), it goes back to its place;
  * refused by another rule, it is answered with that refusal and the slot goes to the one after.
+ * On a store other processes share, their releases wake nobody here: a line then decides its
+ * next waiter again every `lookAgainMs` too.
  */
 export type SlotQueues = {
   /** `verdict`, marked `waitsForSlot` when its request may wait (decided before any later release). */
@@ -26,6 +28,8 @@ export type SlotQueues = {
 export type SlotQueueHost = {
   /** The rules whose refused requests may wait, by id (enforcing concurrency rules with a queue). */
   readonly lines: ReadonlyMap<string, SlotQueueParams>
+  /** The store is shared with other processes (`Store.shared`). */
+  readonly shared: boolean
   readonly scheduler: () => Scheduler
   /** Decides a refused request again, under the rules and keys of its verdict. */
   readonly decideAgain: (verdict: Verdict) => MaybePromise<Verdict>
@@ -33,7 +37,13 @@ export type SlotQueueHost = {
   readonly release: (verdict: Verdict) => unknown
 }
 
-type Line = { readonly id: string; readonly params: SlotQueueParams; readonly waiters: Waiter[] }
+type Line = {
+  readonly id: string
+  readonly params: SlotQueueParams
+  readonly waiters: Waiter[]
+  /** Cancels the line's next look for a slot given back elsewhere (shared stores only). */
+  stopLooking: (() => void) | undefined
+}
 
 type Waiter = {
   /** The latest refusal: what it is decided again from, and answered with if it stays refused. */
@@ -68,10 +78,28 @@ export function createSlotQueues(host: SlotQueueHost): SlotQueues {
     let line = lines.get(id)
     if (line === undefined) {
       const params = host.lines.get(id.slice(0, id.indexOf(' ')))!
-      line = { id, params, waiters: [] }
+      line = { id, params, waiters: [], stopLooking: undefined }
       lines.set(id, line)
+      if (host.shared) lookAgainLater(line)
     }
     return line
+  }
+
+  function drop(line: Line): void {
+    lines.delete(line.id)
+    line.stopLooking?.()
+    line.stopLooking = undefined
+  }
+
+  /** In `lookAgainMs`, decides the line's next waiter again, and so on while the line lasts. */
+  function lookAgainLater(line: Line): void {
+    const scheduler = host.scheduler()
+    line.stopLooking = scheduler.at(scheduler.now() + line.params.lookAgainMs, () => {
+      line.stopLooking = undefined
+      if (lines.get(line.id) !== line) return
+      next(line.id)
+      if (lines.get(line.id) === line && line.stopLooking === undefined) lookAgainLater(line)
+    })
   }
 
   function leave(waiter: Waiter): void {
@@ -80,7 +108,7 @@ export function createSlotQueues(host: SlotQueueHost): SlotQueues {
     waiter.line = undefined
     const index = line.waiters.indexOf(waiter)
     if (index >= 0) line.waiters.splice(index, 1)
-    if (line.waiters.length === 0) lines.delete(line.id)
+    if (line.waiters.length === 0) drop(line)
   }
 
   /** Joins the line as its newest; a full line refuses it (fifo) or its oldest (lifo). */
@@ -109,7 +137,7 @@ export function createSlotQueues(host: SlotQueueHost): SlotQueues {
     const line = lines.get(id)
     if (line === undefined) return
     const waiter = line.params.order === 'fifo' ? line.waiters.shift() : line.waiters.pop()
-    if (line.waiters.length === 0) lines.delete(id)
+    if (line.waiters.length === 0) drop(line)
     if (waiter === undefined) return
     waiter.line = undefined
     const started = epoch

@@ -216,6 +216,7 @@ export function leasedStore(store: Store, options: LeasedStoreOptions): LeasedSt
 
   return {
     ...(store.timeoutMs === undefined ? {} : { timeoutMs: store.timeoutMs }),
+    ...(store.shared === undefined ? {} : { shared: store.shared }),
     consume(charges, now) {
       // Rules without leases go straight through, as if there were no wrapper.
       if (!charges.some(leasable)) return store.consume(charges, now)
