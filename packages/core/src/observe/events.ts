@@ -103,9 +103,11 @@ export type ConcurrencySlotsEvent = {
 }
 
 /**
- * Slots of a concurrency rule that the store took back because their lease ran out (a process
- * that died holding them, a response that never ended). Told by a store that keeps leases,
- * through `ObservableStore.observe`; the stores of today keep none.
+ * Slots of a concurrency rule whose lease ran out while this process held them (its event loop
+ * stalled past the lease time, or its renewals failed): their units may have gone to another
+ * request. Told by a store that keeps leases, through `ObservableStore.observe`: the Redis store
+ * tells each lease once, when a renewal (or the release of a lease whose renewal was due) finds
+ * it ended. The leases of a process that died are told by nobody.
  */
 export type LeaseExpiredEvent = {
   readonly type: 'concurrency.lease-expired'
