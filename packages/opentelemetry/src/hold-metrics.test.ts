@@ -3,7 +3,7 @@ import type { RuleConfig, Store } from '@tollgate/core'
 import { memoryStore } from '@tollgate/core'
 import type { StoreEvent } from '@tollgate/core/observe'
 import { manualTime } from '@tollgate/test-utils'
-import { linesOf } from '@tollgate/test-utils/metrics'
+import { linesOf, SLOT_WAIT_RULES } from '@tollgate/test-utils/metrics'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { ATTRIBUTES as A, INSTRUMENTS as I } from './names.js'
@@ -135,6 +135,57 @@ describe('concurrency instruments', () => {
       }),
       { numRuns: 30 },
     )
+  })
+
+  it('counts a request that waited for a slot once, as what its wait ended in', async () => {
+    const time = manualTime(10_000)
+    const limiter = metered.limiter({
+      rules: SLOT_WAIT_RULES,
+      clock: time.clock,
+      timers: time.timers,
+    })
+    const report = (name: string) => ({ ...facts(), path: `/block/${name}` })
+    const first = await limiter.acquire(report('first'))
+    const next = limiter.acquire(report('next'))
+    const late = limiter.acquire(report('late'))
+    await time.advance(0)
+    let metrics = await metered.collect()
+    // Waiting: not counted yet, but in the line.
+    expect(linesOf(metrics.get(I.decisions), [A.rule, A.outcome])).toEqual(['reports admitted = 1'])
+    expect(linesOf(metrics.get(I.queueLength), [A.rule])).toEqual(['reports = 2'])
+    await time.advance(500)
+    limiter.release?.(first)
+    const served = await next
+    expect(served.allowed).toBe(true)
+    metrics = await metered.collect()
+    expect(linesOf(metrics.get(I.slotsInUse), [A.rule])).toEqual(['reports = 1'])
+    await time.advance(1500)
+    expect((await late).allowed).toBe(false)
+    const leaving = new AbortController()
+    const gone = limiter.acquire(report('gone'), { signal: leaving.signal }).catch(() => 'gone')
+    await time.advance(100)
+    leaving.abort()
+    await expect(gone).resolves.toBe('gone')
+    limiter.release?.(served)
+    metrics = await metered.collect()
+    expect(linesOf(metrics.get(I.decisions), [A.rule, A.outcome])).toEqual([
+      'reports admitted = 1',
+      'reports queued = 1',
+      'reports shed = 2',
+    ])
+    expect(linesOf(metrics.get(I.charged), [A.rule])).toEqual(['reports = 2'])
+    expect(linesOf(metrics.get(I.queueLength), [A.rule])).toEqual(['reports = 0'])
+    expect(linesOf(metrics.get(I.slotsInUse), [A.rule])).toEqual(['reports = 0'])
+    const waits = metrics.get(I.queueWait)!
+    expect(linesOf(waits, [A.rule, A.queueResult])).toEqual([
+      'reports abandoned = 1',
+      'reports refused = 1',
+      'reports served = 1',
+    ])
+    // The next one got the slot after 500 ms; the late one waited out its 2 s.
+    const sum = (result: string) =>
+      (waits.find((p) => p.attributes[A.queueResult] === result)!.value as { sum: number }).sum
+    expect([sum('served'), sum('refused'), sum('abandoned')]).toEqual([0.5, 2, 0.1])
   })
 
   it('counts leases a store expired, by rule', async () => {

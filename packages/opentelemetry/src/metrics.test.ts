@@ -1,31 +1,12 @@
-import { memoryStore, type RuleConfig } from '@tollgate/core'
+import { memoryStore } from '@tollgate/core'
 import { observedLimiter, shadowReport } from '@tollgate/core/observe'
-import { linesOf } from '@tollgate/test-utils/metrics'
+import { linesOf, METRIC_RULES as RULES } from '@tollgate/test-utils/metrics'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { tollgateMetrics } from './metrics.js'
 import { ATTRIBUTES as A, INSTRUMENTS as I } from './names.js'
 import { shadowReportMetrics } from './shadow-metrics.js'
 import { meteredLimiters, meteredOnce } from './test-metrics.js'
-
-const RULES: RuleConfig[] = [
-  {
-    id: 'per-ip',
-    match: { identity: 'ip' },
-    algorithm: 'token_bucket',
-    rate: 1,
-    period: '1s',
-    burst: 2,
-  },
-  {
-    id: 'new-login',
-    match: { identity: 'ip', route: ['POST /login'] },
-    algorithm: 'fixed_window',
-    limit: 1,
-    window: '1m',
-    mode: 'shadow',
-  },
-]
 
 const get = (ip: string) => ({ method: 'GET', path: '/', identities: { ip } })
 const login = (ip: string) => ({ method: 'POST', path: '/login', identities: { ip } })

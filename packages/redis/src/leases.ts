@@ -83,7 +83,11 @@ export function leaseBook(options: {
     const before = due.map((lease) => lease.renewedAt)
     for (const lease of due) lease.renewedAt = now
     renew(due).then(
-      (units) => due.forEach((lease, i) => ended(lease, units[i] ?? 0)),
+      (units) => {
+        due.forEach((lease, i) => {
+          ended(lease, units[i] ?? 0)
+        })
+      },
       // Redis did not answer: the next tick tries again, while the lease may still be held.
       () => {
         due.forEach((lease, i) => {

@@ -1,3 +1,5 @@
+export { METRIC_RULES, SLOT_WAIT_RULES } from './metric-rules.js'
+
 import {
   AggregationTemporality,
   InMemoryMetricExporter,

@@ -9,8 +9,10 @@ import type { Rule, RuleMode } from '../rules/types.js'
  * - `shadow-denied`: a shadow rule would have refused it (it went on);
  * - `store-failed-open`, `store-failed-closed`: the store failed and the rule's `onStoreError`
  *   let the request through, or refused it;
- * - `queued`: an enforcing queue rule (`leaky_queue`) admitted the request after a wait for its
- *   slot (`delayMs` > 0); it is charged as an admission, and its wait reported by `queue.wait`;
+ * - `queued`: the request was admitted after a wait for its slot: in an enforcing queue rule
+ *   (`leaky_queue`, `delayMs` > 0), or in the line of an enforcing concurrency rule with a
+ *   `queue` (told when the slot came); it is charged as an admission, its wait told by
+ *   `queue.wait`;
  * - `shed`: a concurrency rule refused it: every slot was in use.
  */
 export type RuleOutcome =
@@ -80,15 +82,19 @@ export type ClockStepEvent = {
 }
 
 /**
- * A request waiting for its slot in a queue rule (`leaky_queue`), once when it starts to wait
- * (`waiting`, `ms` the wait it was given) and once when the wait ends: `served` at its slot, or
- * `abandoned` when its client went away first (`ms` how long it waited, on the limiter's clock).
- * `rule` is the queue rule with the longest delay: the one it waits for.
+ * A request waiting for its slot, once when it starts to wait (`waiting`) and once when the wait
+ * ends (`ms` how long it waited, on the limiter's clock): `served` at its slot, `refused` when
+ * no slot came for it (`maxWait` passed, a full line pushed it out, or another rule refused it
+ * once a slot came), or `abandoned` when its client went away first.
+ *
+ * In a queue rule (`leaky_queue`), `rule` is the one with the longest delay and `waiting`'s `ms`
+ * the wait it was given. For a slot of a concurrency rule with a `queue` (a refusal marked
+ * `waitsForSlot`), `rule` is the rule whose line it waits in and `waiting`'s `ms` its `maxWait`.
  */
 export type QueueWaitEvent = {
   readonly type: 'queue.wait'
   readonly rule: string
-  readonly state: 'waiting' | 'served' | 'abandoned'
+  readonly state: 'waiting' | 'served' | 'refused' | 'abandoned'
   readonly ms: number
 }
 

@@ -1,30 +1,12 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
+// Core cannot depend on test-utils (which depends on core): the shared rules, by path.
+import { METRIC_RULES as RULES } from '../../../test-utils/src/metric-rules.js'
 import { createLimiter } from '../limiter/create-limiter.js'
 import { STORES } from '../limiter/test-stores.js'
 import type { RequestFacts, Verdict } from '../limiter/types.js'
-import type { RuleConfig } from '../rules/types.js'
 import type { ObservedEvent, RuleEvent } from './events.js'
 import { observedLimiter } from './observed-limiter.js'
-
-const RULES: RuleConfig[] = [
-  {
-    id: 'per-ip',
-    match: { identity: 'ip' },
-    algorithm: 'token_bucket',
-    rate: 1,
-    period: '1s',
-    burst: 2,
-  },
-  {
-    id: 'new-login',
-    match: { identity: 'ip', route: ['POST /login'] },
-    algorithm: 'fixed_window',
-    limit: 1,
-    window: '1m',
-    mode: 'shadow',
-  },
-]
 
 const at = (ip: string, path = '/', method = 'GET'): RequestFacts => ({
   method,

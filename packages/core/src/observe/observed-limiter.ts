@@ -22,7 +22,7 @@ import { memoryStore } from '../store/memory-store.js'
 import type { Store } from '../store/types.js'
 import type { ObservableStore, ObservedLimiterInfo, Observer } from './events.js'
 import { checkObservers, type Emit, fanOut } from './fan-out.js'
-import { holdings } from './holdings.js'
+import { holdings, type Tell } from './holdings.js'
 import { failureEventsOf, ruleEventsOf } from './outcomes.js'
 import { elapsedMs, reasonOf, storeKindOf, timedStore } from './timed-store.js'
 import { DEFAULT_CLOCK_STEP_FORWARD_MS, watchedClock } from './watched-clock.js'
@@ -92,14 +92,21 @@ export function observedLimiter(options: ObservedLimiterOptions): Limiter {
     onError: observeError,
   })
   if (usable) observeStoreEvents(store, emit)
-  const held = holdings(rules, clock, emit, wants)
   const countsRules = wants('rule')
   const countsDecisions = wants('decision')
-
-  const decided = (verdict: Verdict, facts: Parameters<Limiter['decide']>[0]) => {
-    if (countsRules) ruleEventsOf(verdict.allowed, verdict.decisions, concurrencyRules, emit)
+  const tell: Tell = (verdict, facts, waited) => {
+    if (countsRules)
+      ruleEventsOf(verdict.allowed, verdict.decisions, concurrencyRules, emit, waited)
     held.decided(verdict)
     if (countsDecisions) emit({ type: 'decision', verdict, facts })
+  }
+  const held = holdings(rules, clock, emit, wants, tell)
+
+  const decided = (verdict: Verdict, facts: Parameters<Limiter['decide']>[0]) => {
+    // A refusal that may wait for a slot is told once its wait ends (by `hold`), as what it
+    // ends in: each request counts once per rule.
+    if (verdict.waitsForSlot === true) held.mayWait(verdict, facts)
+    else tell(verdict, facts)
     return verdict
   }
   const observed: Limiter = {
