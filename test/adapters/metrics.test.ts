@@ -134,9 +134,10 @@ describe.each(STORES)('metrics over $name', (store) => {
         'per-ip denied enforce = 1',
       ])
       expect(linesOf(metrics.get(I.charged), [A.rule])).toEqual(['new-login = 1', 'per-ip = 4'])
-      expect(linesOf(metrics.get(I.storeDuration), [A.storeKind, A.storeOperation])).toEqual([
-        `${store.kind} consume = 5`,
-      ])
+      // Every call timed, but the memory store's (they take less than the clock reads would).
+      expect(linesOf(metrics.get(I.storeDuration), [A.storeKind, A.storeOperation])).toEqual(
+        store.kind === 'memory' ? [] : [`${store.kind} consume = 5`],
+      )
       expect(linesOf(metrics.get(I.memoryEntries), [])).toEqual(store.entries)
       expect(linesOf(metrics.get(I.redisScriptLoads), [A.loadReason])).toEqual(
         store.scriptLoads(made),
