@@ -188,6 +188,70 @@ describe('concurrency instruments', () => {
     expect([sum('served'), sum('refused'), sum('abandoned')]).toEqual([0.5, 2, 0.1])
   })
 
+  it('counts every request that may wait for a slot once, as its caller was answered', async () => {
+    const step = fc.oneof(
+      fc.constant({ arrive: true as const }),
+      fc.record({ release: fc.nat({ max: 5 }) }),
+      fc.record({ advance: fc.integer({ min: 1, max: 1500 }) }),
+    )
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 25 }), async (steps) => {
+        const time = manualTime(10_000)
+        const local = meteredOnce()
+        const limiter = local.limiter({
+          rules: SLOT_WAIT_RULES,
+          clock: time.clock,
+          timers: time.timers,
+        })
+        const report = { ...facts(), path: '/block/report' }
+        const held: Awaited<ReturnType<typeof limiter.acquire>>[] = []
+        let [allowed, refused] = [0, 0]
+        const arrivals: Promise<void>[] = []
+        for (const s of steps) {
+          if ('arrive' in s) {
+            arrivals.push(
+              limiter.acquire(report).then((verdict) => {
+                if (!verdict.allowed) return void refused++
+                allowed++
+                held.push(verdict)
+              }),
+            )
+          } else if ('release' in s) {
+            if (held.length > 0) limiter.release?.(held.splice(s.release % held.length, 1)[0]!)
+          } else await time.advance(s.advance)
+          await time.advance(0)
+        }
+        // Every wait ends (a slot comes or maxWait passes); every slot is given back.
+        for (let i = 0; i < steps.length + 2; i++) {
+          while (held.length > 0) limiter.release?.(held.shift()!)
+          await time.advance(2000)
+        }
+        await Promise.all(arrivals)
+        const metrics = await local.collect()
+        await local.shutdown()
+        const count = (name: string, keys: string[], line: string) =>
+          Number(
+            linesOf(metrics.get(name), keys)
+              .find((l) => l.startsWith(`${line} =`))
+              ?.split(' = ')[1] ?? 0,
+          )
+        const outcome = (name: string) => count(I.decisions, [A.outcome], name)
+        const waits = (result: string) => count(I.queueWait, [A.queueResult], result)
+        expect(outcome('admitted') + outcome('queued')).toBe(allowed)
+        expect(outcome('shed')).toBe(refused)
+        expect(count(I.charged, [], '')).toBe(allowed)
+        expect(waits('served')).toBe(outcome('queued'))
+        // Every refusal had a line to wait in (the line being full refuses at once, waited 0).
+        expect(waits('refused')).toBe(refused)
+        expect(linesOf(metrics.get(I.queueLength), [])).toEqual(
+          waits('served') + waits('refused') > 0 ? [' = 0'] : [],
+        )
+        expect(linesOf(metrics.get(I.slotsInUse), [])).toEqual(allowed > 0 ? [' = 0'] : [])
+      }),
+      { numRuns: 30 },
+    )
+  })
+
   it('counts leases a store expired, by rule', async () => {
     let tell: (event: StoreEvent) => void = () => {}
     const inner = memoryStore()

@@ -99,7 +99,7 @@ function foldBucketSeries(byName: Map<string, Point[]>): void {
         const cumulative = buckets
           .filter((bucket) => seriesKey(bucket.attributes) === key)
           .map((bucket) => {
-            const le = String(bucket.attributes.le)
+            const le = String((bucket.attributes as { le?: unknown }).le)
             return [le === '+Inf' ? Number.POSITIVE_INFINITY : Number(le), bucket.value as number]
           })
           .sort((a, b) => a[0]! - b[0]!)
