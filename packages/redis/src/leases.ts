@@ -118,14 +118,14 @@ export function leaseBook(options: {
     }
   }
 
-  function remove(lease: HeldLease): boolean {
+  /** Drops `lease` from the book, if it is still there (a release may have taken it first). */
+  function remove(lease: HeldLease): void {
     const leases = byKey.get(lease.key)
     const index = leases === undefined ? -1 : leases.indexOf(lease)
-    if (index < 0) return false
+    if (index < 0) return
     leases!.splice(index, 1)
     if (leases!.length === 0) byKey.delete(lease.key)
     held--
-    return true
   }
 
   return {
