@@ -48,7 +48,10 @@ export type DecisionEvent = {
 /** The name a store is known by in events: `memory`, `redis`, or `custom`. */
 export type StoreKind = 'memory' | 'redis' | 'custom'
 
-/** One call to the store, timed (only when an observer listens). */
+/**
+ * One call to the store, timed (only when an observer listens). The memory store's calls are not
+ * timed: they answer synchronously in less time than the two clock reads that would time them.
+ */
 export type StoreCallEvent = {
   readonly type: 'store.call'
   readonly store: StoreKind

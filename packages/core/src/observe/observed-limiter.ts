@@ -47,10 +47,11 @@ export type ObservedLimiterOptions = LimiterOptions & {
 
 /**
  * A limiter that tells `observers` what it does: each request's verdict and each rule's part in
- * it, each store call timed, store failures, clock steps, queue waits and concurrency slots (see
- * `ObservedEvent`). It decides exactly as `createLimiter` with the same options does; the plain
- * limiter pays nothing for this, since none of it is there. Pass it to an adapter in place of
- * the rules. Events no observer counts (`Observer.events`) are not built.
+ * it, each store call timed (but the memory store's), store failures, clock steps, queue waits
+ * and concurrency slots (see `ObservedEvent`). It decides exactly as `createLimiter` with the
+ * same options does; the plain limiter pays nothing for this, since none of it is there. Pass
+ * it to an adapter in place of the rules. Events no observer counts (`Observer.events`) are
+ * not built.
  * @example
  * const limiter = observedLimiter({ rules, observers: [tollgateMetrics()] })
  * app.use(rateLimit(limiter))
