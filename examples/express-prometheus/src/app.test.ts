@@ -45,9 +45,20 @@ describe('the Prometheus example', () => {
       /tollgate_rate_limiting_rule="login-strict".* 2$/,
     )
     expect(sample('tollgate_shadow_heavy_hitter_count', 'tollgate_shadow_rank="1"')).toMatch(/ 2$/)
+    // Histograms as the series of a classic Prometheus histogram: 25 admissions of per-ip, 3 of
+    // them with 10 % of the burst left or less (2, 1 and 0 of 20: the dashboard's "near the limit").
+    const ratio = (series: string) =>
+      sample(`tollgate_rate_limiting_remaining_ratio_${series}`, 'rule="per-ip"')
+    expect(ratio('count')).toMatch(/ 25$/)
     expect(
-      samples.some((line) => line.startsWith('tollgate_store_operation_duration_bucket{')),
-    ).toBe(true)
+      samples.find(
+        (line) =>
+          line.startsWith('tollgate_rate_limiting_remaining_ratio_bucket{') &&
+          line.includes('rule="per-ip"') &&
+          line.includes('le="0.1"'),
+      ),
+    ).toMatch(/ 3$/)
+    expect(samples.filter((line) => line.includes('_bucket_total'))).toEqual([])
     expect(samples.some((line) => line.startsWith('tollgate_memory_store_entries'))).toBe(true)
     // The client's address is in the process's own shadow report, never in the metrics.
     expect(report.readRule('login-strict')?.heaviest[0]?.key).toMatch(/^ip:/)

@@ -3,10 +3,10 @@ import type { AttributeCache } from './attribute-cache.js'
 import { DeferredHistogram } from './deferred-histogram.js'
 
 /**
- * How histograms are recorded: `true`, by the SDK's histograms (each value costs the SDK's
- * `record`, at collection); `'buckets'`, aggregated here, exactly, into the same buckets, and
- * exported as counters of the classic Prometheus series (`<name>.bucket` by `le`, cumulative,
- * `<name>.count`, `<name>.sum`), which costs a few additions per value; `false`, not at all.
+ * How histograms are recorded: `'buckets'`, aggregated here, exactly, into the same buckets as
+ * the SDK's histogram, and exported as the classic Prometheus series (`<name>.bucket` by `le`,
+ * cumulative, `<name>.count`, `<name>.sum`), which costs a few additions per value; `true`, by
+ * the SDK's histograms (each value costs the SDK's `record`, at collection); `false`, not at all.
  */
 export type HistogramMode = boolean | 'buckets'
 
@@ -51,18 +51,24 @@ export function histogramSink(
   return bucketSink(meter, spec, cache)
 }
 
-/** Bucket counts, count and sum per series, kept exactly as the SDK's histogram keeps them. */
+/**
+ * Bucket counts, count and sum per series, kept exactly as the SDK's histogram keeps them. They
+ * are cumulative sums, exported as up-down counters (sums not declared monotonic) rather than
+ * counters: the Prometheus exporter then names them `<name>_bucket`, `<name>_count` and
+ * `<name>_sum`, the series of a classic histogram that `histogram_quantile` reads, where a
+ * counter would get `_total` appended (`_bucket_total`).
+ */
 function bucketSink(meter: Meter, spec: Spec, cache: AttributeCache): HistogramSink {
   const bounds = spec.boundaries
-  const buckets = meter.createObservableCounter(`${spec.name}.bucket`, {
+  const buckets = meter.createObservableUpDownCounter(`${spec.name}.bucket`, {
     description: `${spec.description}: values at or below le (cumulative)`,
     unit: '{value}',
   })
-  const count = meter.createObservableCounter(`${spec.name}.count`, {
+  const count = meter.createObservableUpDownCounter(`${spec.name}.count`, {
     description: `${spec.description}: values recorded`,
     unit: '{value}',
   })
-  const sum = meter.createObservableCounter(`${spec.name}.sum`, {
+  const sum = meter.createObservableUpDownCounter(`${spec.name}.sum`, {
     description: `${spec.description}: their sum`,
     unit: spec.unit,
   })

@@ -15,7 +15,8 @@ import { ATTRIBUTES, INSTRUMENTS, WAIT_BOUNDARIES } from './names.js'
  */
 export function holdInstruments(meter: Meter, histograms: HistogramMode) {
   const length = meter.createObservableUpDownCounter(INSTRUMENTS.queueLength, {
-    description: 'Requests waiting for their slot in a queue rule, by rule',
+    description:
+      'Requests waiting for their slot in a queue rule, or for a slot of a concurrency rule, by rule',
     unit: '{request}',
   })
   const slots = meter.createObservableUpDownCounter(INSTRUMENTS.slotsInUse, {
@@ -23,7 +24,8 @@ export function holdInstruments(meter: Meter, histograms: HistogramMode) {
     unit: '{slot}',
   })
   const expired = meter.createObservableCounter(INSTRUMENTS.leasesExpired, {
-    description: 'Slots of a concurrency rule the store took back when their lease ran out',
+    description:
+      "Slots of a concurrency rule whose lease ran out while this process held them (the store's renewal or release found them ended)",
     unit: '{lease}',
   })
   const byRule = () => new AttributeCache((rule) => ({ [ATTRIBUTES.rule]: rule }))
@@ -40,7 +42,7 @@ export function holdInstruments(meter: Meter, histograms: HistogramMode) {
     {
       name: INSTRUMENTS.queueWait,
       description:
-        'How long requests waited in a queue rule, by rule and result (served, abandoned)',
+        'How long requests waited for their slot, by rule and result (served, refused, abandoned)',
       unit: 's',
       boundaries: WAIT_BOUNDARIES,
     },

@@ -3,7 +3,7 @@ import type { RuleConfig, Store } from '@tollgate/core'
 import { memoryStore } from '@tollgate/core'
 import type { StoreEvent } from '@tollgate/core/observe'
 import { manualTime } from '@tollgate/test-utils'
-import { linesOf } from '@tollgate/test-utils/metrics'
+import { linesOf, SLOT_WAIT_RULES } from '@tollgate/test-utils/metrics'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { ATTRIBUTES as A, INSTRUMENTS as I } from './names.js'
@@ -132,6 +132,121 @@ describe('concurrency instruments', () => {
         // The store agrees: as many slots are free as the gauge says are not in use.
         const probe = await limiter.decide(facts(), { now: 0 })
         expect(probe.decisions[0]!.remaining).toBe(Math.max(0, 4 - inUse - 1))
+      }),
+      { numRuns: 30 },
+    )
+  })
+
+  it('counts a request that waited for a slot once, as what its wait ended in', async () => {
+    const time = manualTime(10_000)
+    const limiter = metered.limiter({
+      rules: SLOT_WAIT_RULES,
+      clock: time.clock,
+      timers: time.timers,
+    })
+    const report = (name: string) => ({ ...facts(), path: `/block/${name}` })
+    const first = await limiter.acquire(report('first'))
+    const next = limiter.acquire(report('next'))
+    const late = limiter.acquire(report('late'))
+    await time.advance(0)
+    let metrics = await metered.collect()
+    // Waiting: not counted yet, but in the line.
+    expect(linesOf(metrics.get(I.decisions), [A.rule, A.outcome])).toEqual(['reports admitted = 1'])
+    expect(linesOf(metrics.get(I.queueLength), [A.rule])).toEqual(['reports = 2'])
+    await time.advance(500)
+    limiter.release?.(first)
+    const served = await next
+    expect(served.allowed).toBe(true)
+    metrics = await metered.collect()
+    expect(linesOf(metrics.get(I.slotsInUse), [A.rule])).toEqual(['reports = 1'])
+    await time.advance(1500)
+    expect((await late).allowed).toBe(false)
+    const leaving = new AbortController()
+    const gone = limiter.acquire(report('gone'), { signal: leaving.signal }).catch(() => 'gone')
+    await time.advance(100)
+    leaving.abort()
+    await expect(gone).resolves.toBe('gone')
+    limiter.release?.(served)
+    metrics = await metered.collect()
+    expect(linesOf(metrics.get(I.decisions), [A.rule, A.outcome])).toEqual([
+      'reports admitted = 1',
+      'reports queued = 1',
+      'reports shed = 2',
+    ])
+    expect(linesOf(metrics.get(I.charged), [A.rule])).toEqual(['reports = 2'])
+    expect(linesOf(metrics.get(I.queueLength), [A.rule])).toEqual(['reports = 0'])
+    expect(linesOf(metrics.get(I.slotsInUse), [A.rule])).toEqual(['reports = 0'])
+    const waits = metrics.get(I.queueWait)!
+    expect(linesOf(waits, [A.rule, A.queueResult])).toEqual([
+      'reports abandoned = 1',
+      'reports refused = 1',
+      'reports served = 1',
+    ])
+    // The next one got the slot after 500 ms; the late one waited out its 2 s.
+    const sum = (result: string) =>
+      (waits.find((p) => p.attributes[A.queueResult] === result)!.value as { sum: number }).sum
+    expect([sum('served'), sum('refused'), sum('abandoned')]).toEqual([0.5, 2, 0.1])
+  })
+
+  it('counts every request that may wait for a slot once, as its caller was answered', async () => {
+    const step = fc.oneof(
+      fc.constant({ arrive: true as const }),
+      fc.record({ release: fc.nat({ max: 5 }) }),
+      fc.record({ advance: fc.integer({ min: 1, max: 1500 }) }),
+    )
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 25 }), async (steps) => {
+        const time = manualTime(10_000)
+        const local = meteredOnce()
+        const limiter = local.limiter({
+          rules: SLOT_WAIT_RULES,
+          clock: time.clock,
+          timers: time.timers,
+        })
+        const report = { ...facts(), path: '/block/report' }
+        const held: Awaited<ReturnType<typeof limiter.acquire>>[] = []
+        let [allowed, refused] = [0, 0]
+        const arrivals: Promise<void>[] = []
+        for (const s of steps) {
+          if ('arrive' in s) {
+            arrivals.push(
+              limiter.acquire(report).then((verdict) => {
+                if (!verdict.allowed) return void refused++
+                allowed++
+                held.push(verdict)
+              }),
+            )
+          } else if ('release' in s) {
+            if (held.length > 0) limiter.release?.(held.splice(s.release % held.length, 1)[0]!)
+          } else await time.advance(s.advance)
+          await time.advance(0)
+        }
+        // Every wait ends (a slot comes or maxWait passes); every slot is given back.
+        for (let i = 0; i < steps.length + 2; i++) {
+          while (held.length > 0) limiter.release?.(held.shift()!)
+          await time.advance(2000)
+        }
+        await Promise.all(arrivals)
+        const metrics = await local.collect()
+        await local.shutdown()
+        const count = (name: string, keys: string[], line: string) =>
+          Number(
+            linesOf(metrics.get(name), keys)
+              .find((l) => l.startsWith(`${line} =`))
+              ?.split(' = ')[1] ?? 0,
+          )
+        const outcome = (name: string) => count(I.decisions, [A.outcome], name)
+        const waits = (result: string) => count(I.queueWait, [A.queueResult], result)
+        expect(outcome('admitted') + outcome('queued')).toBe(allowed)
+        expect(outcome('shed')).toBe(refused)
+        expect(count(I.charged, [], '')).toBe(allowed)
+        expect(waits('served')).toBe(outcome('queued'))
+        // Every refusal had a line to wait in (the line being full refuses at once, waited 0).
+        expect(waits('refused')).toBe(refused)
+        expect(linesOf(metrics.get(I.queueLength), [])).toEqual(
+          waits('served') + waits('refused') > 0 ? [' = 0'] : [],
+        )
+        expect(linesOf(metrics.get(I.slotsInUse), [])).toEqual(allowed > 0 ? [' = 0'] : [])
       }),
       { numRuns: 30 },
     )

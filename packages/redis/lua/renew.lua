@@ -16,14 +16,19 @@ for i = 1, #KEYS do
   local held, done = 0, 0
   while done < cost do
     local batch, members, scored = min(cost - done, 100), {}, {}
-    for j = 1, batch do
-      members[j] = format('%d:%d:%d', owner, lease, done + j)
-      scored[2 * j - 1], scored[2 * j] = format('%d', ends), members[j]
-    end
+    for j = 1, batch do members[j] = format('%d:%d:%d', owner, lease, done + j) end
     local scores = redis.pcall('ZMSCORE', key, unpack(members))
     if type(scores) == 'table' and not scores.err then
-      for j = 1, batch do if scores[j] then held = held + 1 end end
-      redis.call('ZADD', key, 'XX', unpack(scored))
+      local n = 0
+      for j = 1, batch do
+        local score = scores[j] and tonumber(scores[j])
+        if score and score > now then
+          n = n + 1
+          scored[2 * n - 1], scored[2 * n] = format('%d', ends), members[j]
+        end
+      end
+      held = held + n
+      if #scored > 0 then redis.call('ZADD', key, 'XX', unpack(scored)) end
     end
     done = done + batch
   end

@@ -1,7 +1,10 @@
 import { type Clock, createScheduler, type Timers } from '@tollgate/core'
+import type { LeaseExpiredEvent } from '@tollgate/core/observe'
 
 /** A concurrency slot this process holds in Redis: the members of one admitted charge. */
 export type HeldLease = {
+  /** The concurrency rule it was taken under (what its expiry is told by). */
+  readonly rule: string
   readonly key: string
   /** The key's hash tag contents, for Redis Cluster slot grouping. */
   readonly tag: string
@@ -11,6 +14,8 @@ export type HeldLease = {
   readonly at: number
   /** When it was taken or last renewed, on the store's clock. */
   renewedAt: number
+  /** Its units still held, as far as the renewals have told (its cost until one finds fewer). */
+  units: number
 }
 
 /** What a renewal call reports, per lease: how many of its units were still held. */
@@ -24,12 +29,16 @@ type Renew = (leases: readonly HeldLease[]) => Promise<readonly number[]>
  */
 type LeaseBook = {
   /** Records a lease just taken (its request was admitted). */
-  took(lease: Omit<HeldLease, 'renewedAt'>): void
+  took(lease: Omit<HeldLease, 'renewedAt' | 'units'>): void
   /**
    * Removes and returns the lease of `cost` units on `key` taken at `at`, or undefined when this
-   * store holds none (already given back, or taken by another store).
+   * store holds none (already given back, taken by another store, or found ended). A lease whose
+   * renewal is due is renewed first, in a call that reaches Redis before the release: so whether
+   * it had ended is told by Redis, as for any renewal.
    */
   give(key: string, cost: number, at: number): HeldLease | undefined
+  /** Tells `listener` of every lease a renewal found ended: its units, once each. */
+  observe(listener: (event: LeaseExpiredEvent) => void): void
   /** How many leases are held. */
   readonly held: number
   /** How many renewals found a lease already ended (a process stalled past its lease time). */
@@ -46,6 +55,7 @@ export function leaseBook(options: {
   const every = Math.ceil(options.leaseMs / 3)
   const scheduler = createScheduler({ clock, timers: options.timers })
   const byKey = new Map<string, HeldLease[]>()
+  const listeners: Array<(event: LeaseExpiredEvent) => void> = []
   let held = 0
   let lost = 0
   let armed = false
@@ -60,21 +70,22 @@ export function leaseBook(options: {
     armed = false
     const now = scheduler.now()
     const due: HeldLease[] = []
-    const before: number[] = []
     for (const leases of byKey.values()) {
-      for (const lease of leases) {
-        if (now - lease.renewedAt < every) continue
-        due.push(lease)
-        before.push(lease.renewedAt)
-        lease.renewedAt = now
-      }
+      for (const lease of leases) if (now - lease.renewedAt >= every) due.push(lease)
     }
     arm()
+    renewNow(due, now)
+  }
+
+  /** Renews `due` (dated `now`); a lease found with fewer units than it held ran out. */
+  function renewNow(due: readonly HeldLease[], now: number): void {
     if (due.length === 0) return
+    const before = due.map((lease) => lease.renewedAt)
+    for (const lease of due) lease.renewedAt = now
     renew(due).then(
       (units) => {
         due.forEach((lease, i) => {
-          if ((units[i] ?? 0) < lease.cost) lost++
+          ended(lease, units[i] ?? 0)
         })
       },
       // Redis did not answer: the next tick tries again, while the lease may still be held.
@@ -86,6 +97,37 @@ export function leaseBook(options: {
     )
   }
 
+  /**
+   * Redis holds `units` of `lease` now. Fewer than before: those ran out (their lease ended
+   * before this renewal reached it). Each unit is told once: a lease found with none is no
+   * longer renewed, and its release gives nothing back.
+   */
+  function ended(lease: HeldLease, units: number): void {
+    if (units >= lease.units) return
+    const count = lease.units - units
+    lease.units = units
+    lost++
+    if (units === 0) remove(lease)
+    const event: LeaseExpiredEvent = { type: 'concurrency.lease-expired', rule: lease.rule, count }
+    for (const listener of listeners) {
+      try {
+        listener(event)
+      } catch {
+        // A listener's failure is its own (the observed limiter reports its observers').
+      }
+    }
+  }
+
+  /** Drops `lease` from the book, if it is still there (a release may have taken it first). */
+  function remove(lease: HeldLease): void {
+    const leases = byKey.get(lease.key)
+    const index = leases === undefined ? -1 : leases.indexOf(lease)
+    if (index < 0) return
+    leases!.splice(index, 1)
+    if (leases!.length === 0) byKey.delete(lease.key)
+    held--
+  }
+
   return {
     get held() {
       return held
@@ -94,7 +136,7 @@ export function leaseBook(options: {
       return lost
     },
     took(lease) {
-      const entry: HeldLease = { ...lease, renewedAt: scheduler.now() }
+      const entry: HeldLease = { ...lease, renewedAt: scheduler.now(), units: lease.cost }
       const leases = byKey.get(lease.key)
       if (leases === undefined) byKey.set(lease.key, [entry])
       else leases.push(entry)
@@ -102,15 +144,18 @@ export function leaseBook(options: {
       arm()
     },
     give(key, cost, at) {
-      const leases = byKey.get(key)
-      if (leases === undefined) return undefined
       // Leases of one key taken at one time with one cost are alike: any of them will do.
-      const index = leases.findIndex((lease) => lease.at === at && lease.cost === cost)
-      if (index < 0) return undefined
-      const [lease] = leases.splice(index, 1)
-      if (leases.length === 0) byKey.delete(key)
-      held--
+      const lease = byKey.get(key)?.find((held) => held.at === at && held.cost === cost)
+      if (lease === undefined) return undefined
+      remove(lease)
+      // Not renewed for a third of its time: it may have ended unseen (a stalled process).
+      // Renewed now, ahead of the release on the same connection, Redis tells.
+      const now = scheduler.now()
+      if (now - lease.renewedAt >= every) renewNow([lease], now)
       return lease
+    },
+    observe(listener) {
+      listeners.push(listener)
     },
   }
 }

@@ -10,6 +10,7 @@ import {
   type Timers,
   wholeMs,
 } from '@tollgate/core'
+import type { StoreEvent } from '@tollgate/core/observe'
 import { callScript, type Deadline, deadlineIn } from './call.js'
 import type { RedisScriptClient } from './client.js'
 import { requestSender } from './coalesce.js'
@@ -107,6 +108,12 @@ export interface RedisStore extends Store {
    * ended (`lost`: the process could not renew it in time, so its slot may have gone to another).
    */
   readonly leases: { readonly held: number; readonly lost: number }
+  /**
+   * Tells `listener` of each lease found ended (`concurrency.lease-expired`, by rule, in units):
+   * by a renewal, or at the release of a lease whose renewal was due. `observedLimiter` calls it
+   * (an `ObservableStore`), so that `tollgateMetrics()` counts `tollgate.concurrency.leases_expired`.
+   */
+  observe(listener: (event: StoreEvent) => void): void
 }
 
 export const DEFAULT_TIMEOUT_MS = 250
@@ -220,6 +227,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
         return leases.lost
       },
     },
+    observe: (listener) => leases.observe(listener),
 
     consume(charges, now) {
       // Not an async function, to spare the common path a promise; errors still reject.
@@ -320,7 +328,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
       const { key, tag, lease } = prepared[i]!
       const cost = charges[i]!.cost
       if (lease === undefined || cost === 0 || !decisions[i]!.allowed) continue
-      leases.took({ key, tag, cost, lease, at })
+      leases.took({ rule: charges[i]!.rule, key, tag, cost, lease, at })
     }
   }
 

@@ -1,3 +1,5 @@
+export { METRIC_RULES, SLOT_WAIT_RULES } from './metric-rules.js'
+
 import {
   AggregationTemporality,
   InMemoryMetricExporter,
@@ -51,6 +53,7 @@ export function inMemoryMetrics() {
           )
         }
       }
+      foldBucketSeries(byName)
       return byName
     },
     shutdown: () => meterProvider.shutdown(),
@@ -65,4 +68,49 @@ export function linesOf(points: readonly Point[] | undefined, keys: readonly str
       return `${keys.map((key) => String(point.attributes[key] ?? '-')).join(' ')} = ${value}`
     })
     .sort()
+}
+
+/** Attributes as a key, `le` left out: the series a bucket belongs to. */
+const seriesKey = (attributes: Record<string, unknown>) =>
+  JSON.stringify(
+    Object.keys(attributes)
+      .filter((key) => key !== 'le')
+      .sort()
+      .map((key) => [key, attributes[key]]),
+  )
+
+/**
+ * Histograms exported as their Prometheus series (`tollgateMetrics({ histograms: 'buckets' })`:
+ * `<name>.bucket` by `le`, `<name>.count`, `<name>.sum`) are also given under `<name>`, as the
+ * SDK's histogram points would be (count, sum, buckets not cumulative), so that a test reads a
+ * histogram the same whichever way it was recorded. The series themselves stay.
+ */
+function foldBucketSeries(byName: Map<string, Point[]>): void {
+  for (const [name, counts] of [...byName]) {
+    if (!name.endsWith('.count')) continue
+    const base = name.slice(0, -'.count'.length)
+    const buckets = byName.get(`${base}.bucket`)
+    const sums = byName.get(`${base}.sum`)
+    if (buckets === undefined || sums === undefined || byName.has(base)) continue
+    byName.set(
+      base,
+      counts.map((point) => {
+        const key = seriesKey(point.attributes)
+        const cumulative = buckets
+          .filter((bucket) => seriesKey(bucket.attributes) === key)
+          .map((bucket) => {
+            const le = String((bucket.attributes as { le?: unknown }).le)
+            return [le === '+Inf' ? Number.POSITIVE_INFINITY : Number(le), bucket.value as number]
+          })
+          .sort((a, b) => a[0]! - b[0]!)
+          .map(([, value]) => value!)
+        const sum = sums.find((candidate) => seriesKey(candidate.attributes) === key)
+        return {
+          attributes: point.attributes,
+          value: { count: point.value as number, sum: sum?.value as number },
+          buckets: cumulative.map((value, i) => value - (i === 0 ? 0 : cumulative[i - 1]!)),
+        }
+      }),
+    )
+  }
 }

@@ -9,8 +9,10 @@ import type { Rule, RuleMode } from '../rules/types.js'
  * - `shadow-denied`: a shadow rule would have refused it (it went on);
  * - `store-failed-open`, `store-failed-closed`: the store failed and the rule's `onStoreError`
  *   let the request through, or refused it;
- * - `queued`: an enforcing queue rule (`leaky_queue`) admitted the request after a wait for its
- *   slot (`delayMs` > 0); it is charged as an admission, and its wait reported by `queue.wait`;
+ * - `queued`: the request was admitted after a wait for its slot: in an enforcing queue rule
+ *   (`leaky_queue`, `delayMs` > 0), or in the line of an enforcing concurrency rule with a
+ *   `queue` (told when the slot came); it is charged as an admission, its wait told by
+ *   `queue.wait`;
  * - `shed`: a concurrency rule refused it: every slot was in use.
  */
 export type RuleOutcome =
@@ -46,7 +48,10 @@ export type DecisionEvent = {
 /** The name a store is known by in events: `memory`, `redis`, or `custom`. */
 export type StoreKind = 'memory' | 'redis' | 'custom'
 
-/** One call to the store, timed (only when an observer listens). */
+/**
+ * One call to the store, timed (only when an observer listens). The memory store's calls are not
+ * timed: they answer synchronously in less time than the two clock reads that would time them.
+ */
 export type StoreCallEvent = {
   readonly type: 'store.call'
   readonly store: StoreKind
@@ -80,15 +85,19 @@ export type ClockStepEvent = {
 }
 
 /**
- * A request waiting for its slot in a queue rule (`leaky_queue`), once when it starts to wait
- * (`waiting`, `ms` the wait it was given) and once when the wait ends: `served` at its slot, or
- * `abandoned` when its client went away first (`ms` how long it waited, on the limiter's clock).
- * `rule` is the queue rule with the longest delay: the one it waits for.
+ * A request waiting for its slot, once when it starts to wait (`waiting`) and once when the wait
+ * ends (`ms` how long it waited, on the limiter's clock): `served` at its slot, `refused` when
+ * no slot came for it (`maxWait` passed, a full line pushed it out, or another rule refused it
+ * once a slot came), or `abandoned` when its client went away first.
+ *
+ * In a queue rule (`leaky_queue`), `rule` is the one with the longest delay and `waiting`'s `ms`
+ * the wait it was given. For a slot of a concurrency rule with a `queue` (a refusal marked
+ * `waitsForSlot`), `rule` is the rule whose line it waits in and `waiting`'s `ms` its `maxWait`.
  */
 export type QueueWaitEvent = {
   readonly type: 'queue.wait'
   readonly rule: string
-  readonly state: 'waiting' | 'served' | 'abandoned'
+  readonly state: 'waiting' | 'served' | 'refused' | 'abandoned'
   readonly ms: number
 }
 
@@ -103,9 +112,11 @@ export type ConcurrencySlotsEvent = {
 }
 
 /**
- * Slots of a concurrency rule that the store took back because their lease ran out (a process
- * that died holding them, a response that never ended). Told by a store that keeps leases,
- * through `ObservableStore.observe`; the stores of today keep none.
+ * Slots of a concurrency rule whose lease ran out while this process held them (its event loop
+ * stalled past the lease time, or its renewals failed): their units may have gone to another
+ * request. Told by a store that keeps leases, through `ObservableStore.observe`: the Redis store
+ * tells each lease once, when a renewal (or the release of a lease whose renewal was due) finds
+ * it ended. The leases of a process that died are told by nobody.
  */
 export type LeaseExpiredEvent = {
   readonly type: 'concurrency.lease-expired'

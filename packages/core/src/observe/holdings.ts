@@ -1,8 +1,21 @@
 import type { Clock } from '../clock.js'
-import type { HoldOptions, Limiter, RuleDecision, Verdict } from '../limiter/types.js'
+import type { HoldOptions, Limiter, RequestFacts, RuleDecision, Verdict } from '../limiter/types.js'
 import type { Rule } from '../rules/types.js'
 import type { ObservedEventType } from './events.js'
 import type { Emit } from './fan-out.js'
+
+/**
+ * Tells a request's verdict to the observers (its rule events, its slots, its decision event);
+ * `waited`: the rules whose slot it waited for and then got (`queued`).
+ */
+export type Tell = (
+  verdict: Verdict,
+  facts: RequestFacts | undefined,
+  waited?: ReadonlySet<string>,
+) => void
+
+/** A concurrency rule's `maxWait` unless it says otherwise (the algorithm's own default). */
+const DEFAULT_SLOT_WAIT_MS = 10_000
 
 /** The slots one admitted request holds, by concurrency rule. */
 type Taken = ReadonlyArray<readonly [rule: string, units: number]>
@@ -11,6 +24,11 @@ type Taken = ReadonlyArray<readonly [rule: string, units: number]>
 export type Holdings = {
   /** An admitted verdict took slots (told once per verdict, as the store took them). */
   readonly decided: (verdict: Verdict) => void
+  /**
+   * A refusal that may wait for a slot (`waitsForSlot`): told when its wait ends, by `hold`,
+   * as what it ends in (ASP.NET Core counts a queued request once, at the end of its wait).
+   */
+  readonly mayWait: (verdict: Verdict, facts: RequestFacts | undefined) => void
   /** `limiter.hold`, telling the wait's start and end. */
   readonly hold: (limiter: Limiter, verdict: Verdict, options?: HoldOptions) => Promise<Verdict>
   /** The verdict's slots were given back (told once, however often `release` is called). */
@@ -28,11 +46,21 @@ export function holdings(
   clock: Clock,
   emit: Emit,
   wants: (type: ObservedEventType) => boolean,
+  tell: Tell,
 ): Holdings {
   const concurrency = new Set(rules.filter((r) => r.algorithm === 'concurrency').map((r) => r.id))
   const countsSlots = concurrency.size > 0 && wants('concurrency.slots')
-  const countsWaits = rules.some((r) => r.algorithm === 'leaky_queue') && wants('queue.wait')
+  const waitsFor = new Map<string, number>()
+  for (const rule of rules) {
+    if (rule.algorithm === 'concurrency' && (rule.queue ?? 0) > 0 && rule.mode === 'enforce') {
+      waitsFor.set(rule.id, rule.maxWait ?? DEFAULT_SLOT_WAIT_MS)
+    }
+  }
+  const waitingRules = waitsFor.size > 0 || rules.some((r) => r.algorithm === 'leaky_queue')
+  const countsWaits = waitingRules && wants('queue.wait')
   const held = new WeakMap<Verdict, Taken>()
+  // The facts of each refusal that may wait, told with the verdict its wait ends in.
+  const mayWaitFacts = new WeakMap<Verdict, RequestFacts | undefined>()
 
   function decided(verdict: Verdict): void {
     if (!countsSlots || !verdict.allowed || verdict.storeFailed === true) return
@@ -55,7 +83,45 @@ export function holdings(
     for (const [rule, units] of taken) emit({ type: 'concurrency.slots', rule, change: -units })
   }
 
+  /**
+   * Waits for a slot: `queue.wait` of the line's rule from `waiting` (`ms` the most it may
+   * wait) to `served`, `refused` (no slot came in time, the line was full, or another rule
+   * refused it when decided again) or `abandoned`; then the verdict it ends in is told, the
+   * rules it waited for being `queued` when it got its slot. A request whose client went away
+   * is told with the refusal it waited from.
+   */
+  function holdForSlot(limiter: Limiter, verdict: Verdict, options?: HoldOptions) {
+    const facts = mayWaitFacts.get(verdict)
+    mayWaitFacts.delete(verdict)
+    const refusing = new Set<string>()
+    for (const d of verdict.decisions) if (d.mode === 'enforce' && !d.allowed) refusing.add(d.rule)
+    const [line] = refusing
+    const rule = countsWaits && line !== undefined && waitsFor.has(line) ? line : undefined
+    const start = rule === undefined ? undefined : timeOn(clock)
+    if (rule !== undefined)
+      emit({ type: 'queue.wait', rule, state: 'waiting', ms: waitsFor.get(rule)! })
+    const ended = (state: 'served' | 'refused' | 'abandoned') => {
+      if (rule === undefined) return
+      const end = start === undefined ? undefined : timeOn(clock)
+      const ms = start === undefined || end === undefined ? 0 : Math.max(0, end - start)
+      emit({ type: 'queue.wait', rule, state, ms })
+    }
+    return limiter.hold(verdict, options).then(
+      (served) => {
+        ended(served.allowed ? 'served' : 'refused')
+        tell(served, facts, served.allowed ? refusing : undefined)
+        return served
+      },
+      (reason: unknown) => {
+        ended('abandoned')
+        tell(verdict, facts)
+        throw reason
+      },
+    )
+  }
+
   function hold(limiter: Limiter, verdict: Verdict, options?: HoldOptions): Promise<Verdict> {
+    if (verdict.waitsForSlot === true) return holdForSlot(limiter, verdict, options)
     const wait = verdict.waitMs
     if (!verdict.allowed || wait === undefined || wait <= 0) return limiter.hold(verdict, options)
     const rule = countsWaits ? queueRuleOf(verdict.decisions) : undefined
@@ -84,7 +150,12 @@ export function holdings(
     )
   }
 
-  return { decided, hold, released }
+  return {
+    decided,
+    mayWait: (verdict, facts) => mayWaitFacts.set(verdict, facts),
+    hold,
+    released,
+  }
 }
 
 /** The enforcing queue rule with the longest delay (the first of equals): the one waited for. */

@@ -20,18 +20,23 @@ export function outcomeOf(decision: RuleDecision, concurrency = false): RuleOutc
 /**
  * The rule events of a verdict the store answered: one per decision. Decisions the limiter made
  * up because the store failed are left out: the store failure reports those rules. A queue
- * rule's admission in a request another rule denied waits for nothing: it is `admitted`.
+ * rule's admission in a request another rule denied waits for nothing: it is `admitted`. The
+ * `waited` rules of an admitted request gave it their slot after a wait: `queued`.
  */
 export function ruleEventsOf(
   allowed: boolean,
   decisions: readonly RuleDecision[],
   concurrencyRules: ReadonlySet<string>,
   emit: (event: RuleEvent) => void,
+  waited?: ReadonlySet<string>,
 ): void {
   for (let i = 0; i < decisions.length; i++) {
     const d = decisions[i]!
     if (d.storeFailed === true) continue
-    const outcome = outcomeOf(d, concurrencyRules.has(d.rule))
+    const outcome =
+      allowed && waited?.has(d.rule) === true
+        ? 'queued'
+        : outcomeOf(d, concurrencyRules.has(d.rule))
     emit({
       type: 'rule',
       rule: d.rule,

@@ -10,7 +10,7 @@ import { redisScripts } from './index.js'
 // Changing a script changes these on purpose: operators may pre-load or allow-list them.
 const PINNED_CONSUME_SHA = '11dda1e85d1c5e64ea57f6b6218888db8bb422e9'
 const PINNED_REFUND_SHA = '6c45ff4642f991679f04cfd694f31980965c9fa7'
-const PINNED_RENEW_SHA = '16a12cf833ce3473e8e27b703985b66561e12cdf'
+const PINNED_RENEW_SHA = '85a0c2a61a49f8f9522b9af7746e67ea320950cf'
 const PINNED_EXAMPLE_RULE_SET_SHA = '8efdef86c6b60426a7ab22079882c5289ccc70fa'
 const PINNED_EXAMPLE_ONE_REQUEST_SHA = '5bf108ab00df3d4800df2fe3c1d66bccf958c893'
 

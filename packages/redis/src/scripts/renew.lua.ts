@@ -1,7 +1,9 @@
 /**
  * The renewal script: moves the end of leases still held to now + the lease time, in one call
  * for every lease of a process (per slot on Redis Cluster). A lease that has already ended is
- * not brought back (ZADD XX): its units may be another request's by now, and the limit holds.
+ * not brought back, whether a load swept it already or its end has only passed (the next load
+ * sweeps it: an end at or before now, as concurrency.lua.ts's sweep): its units may be another
+ * request's by now, and the limit holds. Its holder is told: it ran out.
  *
  *   KEYS = one per lease
  *   ARGV = [now, or -1 for the server's TIME; expiry margin (ms); lease time (ms);
@@ -27,14 +29,19 @@ for i = 1, #KEYS do
   local held, done = 0, 0
   while done < cost do
     local batch, members, scored = min(cost - done, 100), {}, {}
-    for j = 1, batch do
-      members[j] = format('%d:%d:%d', owner, lease, done + j)
-      scored[2 * j - 1], scored[2 * j] = format('%d', ends), members[j]
-    end
+    for j = 1, batch do members[j] = format('%d:%d:%d', owner, lease, done + j) end
     local scores = redis.pcall('ZMSCORE', key, unpack(members))
     if type(scores) == 'table' and not scores.err then
-      for j = 1, batch do if scores[j] then held = held + 1 end end
-      redis.call('ZADD', key, 'XX', unpack(scored))
+      local n = 0
+      for j = 1, batch do
+        local score = scores[j] and tonumber(scores[j])
+        if score and score > now then
+          n = n + 1
+          scored[2 * n - 1], scored[2 * n] = format('%d', ends), members[j]
+        end
+      end
+      held = held + n
+      if #scored > 0 then redis.call('ZADD', key, 'XX', unpack(scored)) end
     end
     done = done + batch
   end
