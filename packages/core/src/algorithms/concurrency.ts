@@ -46,7 +46,7 @@ export type SlotQueueParams = {
 }
 
 /** @default 10 s: a request waits that long for a slot unless the rule says otherwise. */
-const DEFAULT_SLOT_WAIT_MS = 10_000
+export const DEFAULT_SLOT_WAIT_MS = 10_000
 
 /** The quota unit of drafts 8–11 for a limit on requests in flight. */
 const CONCURRENT_REQUESTS = 'concurrent-requests'

@@ -1,3 +1,4 @@
+import { DEFAULT_SLOT_WAIT_MS } from '../algorithms/concurrency.js'
 import type { Clock } from '../clock.js'
 import type { HoldOptions, Limiter, RequestFacts, RuleDecision, Verdict } from '../limiter/types.js'
 import type { Rule } from '../rules/types.js'
@@ -13,9 +14,6 @@ export type Tell = (
   facts: RequestFacts | undefined,
   waited?: ReadonlySet<string>,
 ) => void
-
-/** A concurrency rule's `maxWait` unless it says otherwise (the algorithm's own default). */
-const DEFAULT_SLOT_WAIT_MS = 10_000
 
 /** The slots one admitted request holds, by concurrency rule. */
 type Taken = ReadonlyArray<readonly [rule: string, units: number]>
