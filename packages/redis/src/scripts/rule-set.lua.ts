@@ -1,4 +1,5 @@
 import { ARITHMETIC_LUA } from './assemble.js'
+import { readIdentityLua, saveIdentityStateLua, writeIdentityLua } from './identity-value.js'
 import { bindParameters, type LuaAlgorithm } from './lua-algorithm.js'
 import { slidingLogLua } from './sliding-log.lua.js'
 
@@ -9,6 +10,11 @@ type RuleShape = {
   readonly params: readonly string[]
   /** A shadow rule is decided and reported, but its denial never denies the request. */
   readonly shadow: boolean
+  /**
+   * Its field in the identity value (identity-value.ts), where its state lives with the other
+   * rules' of the same identity; undefined: a key of its own.
+   */
+  readonly field?: number | undefined
 }
 
 /** What a rule-set script is built for: its rules, in order, and the store's clock. */
@@ -56,13 +62,28 @@ export function ruleSetLua({ rules, marginMs, serverTime, requests }: RuleSetSha
   const header = `-- tollgate: ${what} charging ${names.join(', ')}${ARITHMETIC_LUA}`
   const serverClock = `local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)`
-  const write = (rule: RuleShape) => writeState(rule.algorithm, marginMs, serverTime)
+  const write = (rule: RuleShape, i: number) =>
+    rule.field === undefined
+      ? writeState(rule.algorithm, marginMs, serverTime)
+      : saveFreshState(rule.algorithm, i, marginMs, serverTime)
+  // The identity value's deadlines are on the server's clock (identity-value.ts).
+  const expiryClock = !rules.some((rule) => rule.field !== undefined)
+    ? ''
+    : serverTime
+      ? '\nlocal expiryNow = now'
+      : `\nlocal expiryNow
+do
+  local t = redis.call('TIME')
+  expiryNow = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+end`
   if (rules.length === 1 && requests === 'one') {
     // The caller's clock: the request's `now` is the argument after its cost.
     const clock = serverTime ? serverClock : `local now = tonumber(ARGV[2])`
-    return header + clock + oneRequestOneRuleBody(rules[0]!, serverTime, write)
+    return header + clock + expiryClock + oneRequestOneRuleBody(rules[0]!, serverTime, write)
   }
-  const clock = serverTime ? `${serverClock}\nlocal reply = { now }` : `local reply, now = { 0 }, 0`
+  const clock =
+    (serverTime ? `${serverClock}\nlocal reply = { now }` : `local reply, now = { 0 }, 0`) +
+    expiryClock
   if (rules.length === 1) return header + clock + oneRuleBody(rules[0]!, serverTime, write)
   return header + clock + severalRulesBody(rules, serverTime, requests, write)
 }
@@ -74,20 +95,21 @@ local now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)`
 function oneRequestOneRuleBody(
   rule: RuleShape,
   serverTime: boolean,
-  write: (r: RuleShape) => string,
+  write: (r: RuleShape, i: number) => string,
 ) {
   const { algorithm, params } = rule
+  const identity = identityFields([rule])
   return `
 ${bindParameters(algorithm, params)}
-local key, cost, commit = KEYS[1], tonumber(ARGV[1]), true
+local key, cost, commit = KEYS[1], tonumber(ARGV[1]), true${readIdentity('KEYS[1]', identity)}
 local s, moved = nil, false
-${readState(algorithm)}${algorithm.load}
+${readState(rule, 1)}${algorithm.load}
 local allowed, remaining, reset, retry
 do${algorithm.decide}
 end
 if allowed == 1 or moved then
-  ${write(rule)}
-end
+  ${write(rule, 1)}
+end${writeIdentity('KEYS[1]', identity)}
 return { ${serverTime ? 'now' : '0'}, allowed, remaining, reset, retry }
 `
 }
@@ -96,22 +118,27 @@ return { ${serverTime ? 'now' : '0'}, allowed, remaining, reset, retry }
  * One rule: the dry run and the commit are one decision, written only if allowed (the common
  * request, so it skips the dry run's second pass).
  */
-function oneRuleBody(rule: RuleShape, serverTime: boolean, write: (r: RuleShape) => string) {
+function oneRuleBody(
+  rule: RuleShape,
+  serverTime: boolean,
+  write: (r: RuleShape, i: number) => string,
+) {
   const { algorithm, params } = rule
+  const identity = identityFields([rule])
   const step = serverTime ? 1 : 2
   const requestNow = serverTime ? '' : `\n  now = tonumber(ARGV[i * 2])`
   return `
 ${bindParameters(algorithm, params)}
 for i = 1, #KEYS do
-  local key, cost, commit = KEYS[i], tonumber(ARGV[(i - 1) * ${step} + 1]), true${requestNow}
+  local key, cost, commit = KEYS[i], tonumber(ARGV[(i - 1) * ${step} + 1]), true${requestNow}${readIdentity('key', identity)}
   local s, moved = nil, false
-  ${readState(algorithm)}${algorithm.load}
+  ${readState(rule, 1)}${algorithm.load}
   local allowed, remaining, reset, retry
   do${algorithm.decide}
   end
   if allowed == 1 or moved then
-    ${write(rule)}
-  end
+    ${write(rule, 1)}
+  end${writeIdentity('key', identity)}
   local at = i * 4 - 2
   reply[at], reply[at + 1], reply[at + 2], reply[at + 3] = allowed, remaining, reset, retry
 end
@@ -130,9 +157,13 @@ function severalRulesBody(
   rules: readonly RuleShape[],
   serverTime: boolean,
   requests: 'one' | 'many',
-  write: (r: RuleShape) => string,
+  write: (r: RuleShape, i: number) => string,
 ): string {
   const n = rules.length
+  const identity = identityFields(rules)
+  // Every rule in the identity layout keys on the request's one identity (the store sends other
+  // requests to the general script): the first one's key is the identity's.
+  const identityKey = `KEYS[k + ${rules.findIndex((rule) => rule.field !== undefined) + 1}]`
   const step = serverTime ? n : n + 1
   const each = (part: (rule: RuleShape, i: number) => string) =>
     rules.map((rule, index) => part(rule, index + 1)).join('')
@@ -152,7 +183,7 @@ function severalRulesBody(
     local key = KEYS[k + ${i}]
     ${bindParameters(rule.algorithm, rule.params)}
     local s, moved = nil, false
-    ${readState(rule.algorithm)}${rule.algorithm.load}
+    ${readState(rule, i)}${rule.algorithm.load}
     s${i}, r${i} = s, moved
   end`
   const dryRun = (rule: RuleShape, i: number) => `
@@ -165,13 +196,13 @@ function severalRulesBody(
     if r${i} then
       local key, s = KEYS[k + ${i}], s${i}
       ${bindParameters(rule.algorithm, rule.params)}
-      ${write(rule)}
+      ${write(rule, i)}
     end`
   const report = (rule: RuleShape, i: number) => `
     if a${i} == 1 then${scoped(rule, i, '0', 'false', '')}
     end${writeMoved(rule, i)}`
   const take = (rule: RuleShape, i: number) => `
-    if a${i} == 1 then${scoped(rule, i, `c${i}`, 'true', `\n      if allowed == 1 or r${i} then\n        ${write(rule)}\n      end`)}
+    if a${i} == 1 then${scoped(rule, i, `c${i}`, 'true', `\n      if allowed == 1 or r${i} then\n        ${write(rule, i)}\n      end`)}
     else${writeMoved(rule, i)}
     end`
   const replies = (_rule: RuleShape, i: number) => `
@@ -181,11 +212,11 @@ function severalRulesBody(
   const loop = requests === 'one' ? 'do\n  local r = 0' : `for r = 0, #KEYS / ${n} - 1 do`
   return `
 ${loop}
-  local k, base = r * ${n}, r * ${step}${serverTime ? '' : `\n  now = tonumber(ARGV[base + ${n + 1}])`}${each(load)}
+  local k, base = r * ${n}, r * ${step}${serverTime ? '' : `\n  now = tonumber(ARGV[base + ${n + 1}])`}${readIdentity(identityKey, identity)}${each(load)}
   local denied = false${each(dryRun)}
   if denied then${each(report)}
   else${each(take)}
-  end
+  end${writeIdentity(identityKey, identity)}
   local at = r * ${4 * n} + 2${each(replies)}
 end
 return reply
@@ -196,7 +227,9 @@ return reply
  * Sets `v` to the key's stored string, or nil when it holds none. The sliding log keeps the raw
  * reply: it tells the error of a key that holds a list (its long form) from a missing key.
  */
-function readState(algorithm: LuaAlgorithm): string {
+function readState(rule: RuleShape, i: number): string {
+  const { algorithm } = rule
+  if (rule.field !== undefined) return `local v = v${i}`
   if (algorithm.code === slidingLogLua.code) return `local v = redis.pcall('GET', key)`
   return `local v = redis.pcall('GET', key)
   -- Missing, or another type (a rule that changed algorithm): no state.
@@ -230,4 +263,35 @@ function writeState(algorithm: LuaAlgorithm, marginMs: number, serverTime: boole
     else
       ${store}
     end`
+}
+
+/** [index (1-based), field] of each rule kept in the identity value. */
+function identityFields(rules: readonly RuleShape[]): readonly (readonly [number, number])[] {
+  const fields: [number, number][] = []
+  rules.forEach((rule, index) => {
+    if (rule.field !== undefined) fields.push([index + 1, rule.field])
+  })
+  return fields
+}
+
+const readIdentity = (key: string, fields: readonly (readonly [number, number])[]) =>
+  fields.length === 0 ? '' : readIdentityLua(key, fields)
+
+const writeIdentity = (key: string, fields: readonly (readonly [number, number])[]) =>
+  fields.length === 0 ? '' : writeIdentityLua(key, fields)
+
+/**
+ * Keeps rule `i`'s state `s` in the identity value (written once, after every rule), with the
+ * deadline at which it is fresh again plus the margin.
+ */
+function saveFreshState(
+  algorithm: LuaAlgorithm,
+  i: number,
+  marginMs: number,
+  serverTime: boolean,
+): string {
+  return `local fresh
+    do${algorithm.freshAt}
+    end
+    ${saveIdentityStateLua(i, algorithm.format, marginMs, serverTime)}`
 }
