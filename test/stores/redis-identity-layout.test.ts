@@ -185,6 +185,26 @@ describe.skipIf(!redisAvailable)('Redis store, one key per identity', () => {
     expect((await s.consume([charge('c', window)], 1_000)).decisions[0]!.allowed).toBe(false)
   })
 
+  // A value of the length a request's own entries make, holding other entries (found by the
+  // differential): read entry by entry, never as the request's.
+  it('reads a value of the expected length that holds other rules entry by entry', async () => {
+    const s = store('same-length')
+    const window = fixedWindow({ limit: 2, windowMs: 3_600_000 })
+    const key = s.keyOf('a', 'ip:203.0.113.7')
+    const now = await serverTime()
+    // Two fixed windows make 2 × (11 + 17) = 56 bytes; so do entries of 8 and 26 bytes.
+    const other = Buffer.concat([
+      entry('c', now + 600_000, Buffer.alloc(8)),
+      entry('d', now + 600_000, Buffer.alloc(26)),
+    ])
+    expect(other.length).toBe(56)
+    await raw.set(key, other, 'PX', 600_000)
+    const outcome = await s.consume([charge('a', window), charge('b', window)], 1_000)
+    expect(outcome.decisions.map((d) => d.remaining)).toEqual([1, 1])
+    const value = entries((await raw.getBuffer(key))!)
+    expect([...value.keys()].sort()).toEqual(['a', 'b', 'c', 'd'].map(fieldOf).sort())
+  })
+
   it('deletes the value when its last state is back to fresh', async () => {
     const s = store('fresh', { margin: 0 })
     const c = charge('bucket', tokenBucket({ rate: 10, burst: 20 }))

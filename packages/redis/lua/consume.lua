@@ -59,7 +59,8 @@ local function setIdentityState(key, field, value, fresh, margin, now)
   if value == nil then
     identity.states[field] = false
   else
-    if type(value) == 'number' then value = format('%d', value) end
+    -- One number (GCRA's TAT, the queue's next slot): a double, as the rule-set scripts keep it.
+    if type(value) == 'number' then value = struct.pack('<d', value) end
     local deadline = fresh - now + margin + expiryNow(now)
     identity.states[field], identity.deadlines[field] = value, min(deadline, 281474976710655)
   end
@@ -95,6 +96,10 @@ local function load(code, key, field, p1, p2, p3, p4, p5, now)
   local s, moved, v = nil, false, nil
   if field ~= 0 then
     v = identityValue(key, now).states[field] or nil
+    -- A state of one number is kept as a double (identity-value.ts).
+    if v and #v == 8 and (code == 2 or code == 7) then
+      v = struct.unpack('<d', v)
+    end
   -- A concurrency key holds a sorted set of leases, which its branch reads itself.
   elseif code ~= 8 then
     v = redis.pcall('GET', key)

@@ -1,5 +1,7 @@
 import { concurrencyLua } from './concurrency.lua.js'
+import { gcraLua } from './gcra.lua.js'
 import { IDENTITY_LIBRARY_LUA } from './identity-value.js'
+import { leakyQueueLua } from './leaky-queue.lua.js'
 import { bindParameters, type LuaAlgorithm } from './lua-algorithm.js'
 import { LUA_ALGORITHMS } from './registry.js'
 import { slidingLogLua } from './sliding-log.lua.js'
@@ -53,6 +55,10 @@ local function load(code, key, field, p1, p2, p3, p4, p5, now)
   local s, moved, v = nil, false, nil
   if field ~= 0 then
     v = identityValue(key, now).states[field] or nil
+    -- A state of one number is kept as a double (identity-value.ts).
+    if v and #v == 8 and (code == ${gcraLua.code} or code == ${leakyQueueLua.code}) then
+      v = struct.unpack('<d', v)
+    end
   -- A concurrency key holds a sorted set of leases, which its branch reads itself.
   elseif code ~= ${concurrencyLua.code} then
     v = redis.pcall('GET', key)

@@ -8,12 +8,12 @@ import { chargePreparer } from '../prepare.js'
 import { redisScripts } from './index.js'
 
 // Changing a script changes these on purpose: operators may pre-load or allow-list them.
-const PINNED_CONSUME_SHA = '7bd1e4bee5f4a70203bce9f7e7e4c6aa6819202a'
-const PINNED_REFUND_SHA = '8ed2b753c535e98c2673ecf05eaabe5937377688'
+const PINNED_CONSUME_SHA = '4a46d65548fd076b9e796779e67373dfe3150d5a'
+const PINNED_REFUND_SHA = '2b4e439b62a0a8ec68dfeb302a9d543876179ed8'
 const PINNED_RENEW_SHA = '16a12cf833ce3473e8e27b703985b66561e12cdf'
-const PINNED_EXAMPLE_RULE_SET_SHA = '8efdef86c6b60426a7ab22079882c5289ccc70fa'
-const PINNED_EXAMPLE_ONE_REQUEST_SHA = '5bf108ab00df3d4800df2fe3c1d66bccf958c893'
-const PINNED_EXAMPLE_IDENTITY_SHA = 'ce314180dd5ce1e07954b47a9f5a383a8449a648'
+const PINNED_EXAMPLE_RULE_SET_SHA = '5aa1b1f736939defae65046d3fa692338acb4d1a'
+const PINNED_EXAMPLE_ONE_REQUEST_SHA = '40a915155166284bf27d8faa78b5d3262c71ec78'
+const PINNED_EXAMPLE_IDENTITY_SHA = '051cb71616221e97982bd3fe0423e703a7f18507'
 
 /**
  * A gateway's usual pair: 10 per second with bursts of 20, and 1,000 a day, decided on the

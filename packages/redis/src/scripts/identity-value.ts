@@ -34,27 +34,70 @@ export const MAX_DEADLINE = 2 ** 48 - 1
 /** The longest state an entry holds (its length is one byte). */
 export const MAX_STATE_BYTES = 255
 
+/** A rule of a rule-set script whose state lives in the identity value. */
+export type IdentityRule = {
+  /** Its index in the rule set (1-based): its state is v<i>, its deadline d<i>. */
+  readonly i: number
+  readonly field: number
+  /**
+   * Its state is one number (GCRA's TAT, the queue's next slot), kept in the entry as a
+   * little-endian double (8 bytes, exact below 2^53) and read back as a number: no text to
+   * print or parse. Otherwise the packed string of `bytes` bytes its own key would hold.
+   */
+  readonly numeric: boolean
+  readonly bytes: number
+}
+
+/** The struct format of a rule's entry, and how many values unpacking it gives. */
+const entryFormat = (rule: IdentityRule) => (rule.numeric ? 'I4I6Bd' : 'I4I6Bc0')
+
 /**
  * Lua that reads the identity value under `key` into the locals v<i>, d<i> (state and deadline,
- * or nil) of the rules whose fields are given (constants), and keeps every other live entry in
- * `others` (packed, as read) with `latest` the latest of their deadlines. `expiryNow` (the
- * server's time) must be set.
+ * or nil) of the rules given, and keeps every other live entry in `others` (packed, as read)
+ * with `latest` the latest of their deadlines. `expiryNow` (the server's time) must be set.
+ *
+ * The value a request of these rules wrote holds their entries alone, in order, at a length
+ * known here: one `struct.unpack` reads them all. Any other value (another request's rules
+ * beside them, a state dropped) is read entry by entry.
  */
-export function readIdentityLua(key: string, fields: readonly (readonly [number, number])[]) {
-  const locals = fields.map(([i]) => `v${i}, d${i}`).join(', ')
-  const match = fields
+export function readIdentityLua(key: string, rules: readonly IdentityRule[]) {
+  const locals = rules.map(({ i }) => `v${i}, d${i}`).join(', ')
+  const length = rules.reduce((sum, rule) => sum + 11 + (rule.numeric ? 8 : rule.bytes), 0)
+  // Fixed sizes, so that a value of this length unpacks whatever it holds; the fields and
+  // lengths then tell whether it holds these rules' entries.
+  const names = rules.map(({ i }) => `f${i}, e${i}, n${i}, w${i}`)
+  const format = `'<${rules.map((rule) => (rule.numeric ? 'I4I6Bd' : `I4I6Bc${rule.bytes}`)).join('')}'`
+  const inOrder = rules
+    .map(({ i, field, numeric, bytes }) => `f${i} == ${field} and n${i} == ${numeric ? 8 : bytes}`)
+    .join(' and ')
+  const take = rules
+    .map(({ i }) => `\n          if e${i} > expiryNow then v${i}, d${i} = w${i}, e${i} end`)
+    .join('')
+  const match = rules
     .map(
-      ([i, field], j) =>
-        `${j === 0 ? 'if' : 'elseif'} field == ${field} then v${i}, d${i} = state, deadline`,
+      ({ i, field, numeric }, j) =>
+        `${j === 0 ? 'if' : 'elseif'} field == ${field} then${
+          numeric
+            ? `\n              if #state == 8 then v${i}, d${i} = struct.unpack('<d', state), deadline end`
+            : ` v${i}, d${i} = state, deadline`
+        }`,
     )
-    .join('\n          ')
+    .join('\n            ')
   return `
   local ${locals}
   local others, latest, dirty = '', 0, false
   do
     local blob = redis.pcall('GET', ${key})
     -- Missing, or another type: no states.
-    if type(blob) == 'string' then
+    if type(blob) ~= 'string' then blob = '' end
+    local read = false
+    if #blob == ${length} then
+      local ${names.join(', ')} = struct.unpack(${format}, blob)
+      if ${inOrder} then${take}
+        read = true
+      end
+    end
+    if not read then
       local at, size = 1, #blob
       while at <= size do
         local field, deadline, state
@@ -74,21 +117,33 @@ export function readIdentityLua(key: string, fields: readonly (readonly [number,
 /**
  * Lua that writes the identity value back when a state changed (`dirty`): the live states of
  * the rules given and the other entries, with the key's expiry at the latest deadline; a value
- * left with no entry is deleted.
+ * left with no entry is deleted. With every state live and no other entry (the usual request),
+ * one `struct.pack` makes the whole value.
  */
-export function writeIdentityLua(key: string, fields: readonly (readonly [number, number])[]) {
-  const add = fields
+export function writeIdentityLua(key: string, rules: readonly IdentityRule[]) {
+  const all = rules.map(({ i }) => `v${i}`).join(' and ')
+  const values = rules
+    .map(({ i, field, numeric }) => `${field}, d${i}, ${numeric ? 8 : `#v${i}`}, v${i}`)
+    .join(', ')
+  const latest = rules.map(({ i }) => `d${i}`).join(', ')
+  const add = rules
     .map(
-      ([i, field]) => `
-    if v${i} then
-      out = out .. struct.pack(${ENTRY}, ${field}, d${i}, #v${i}, v${i})
-      if d${i} > latest then latest = d${i} end
-    end`,
+      (rule) => `
+      if v${rule.i} then
+        out = out .. struct.pack('<${entryFormat(rule)}', ${rule.field}, d${rule.i}, ${rule.numeric ? 8 : `#v${rule.i}`}, v${rule.i})
+        if d${rule.i} > latest then latest = d${rule.i} end
+      end`,
     )
     .join('')
   return `
   if dirty then
-    local out = others${add}
+    local out
+    if others == '' and ${all} then
+      out = struct.pack('<${rules.map(entryFormat).join('')}', ${values})
+      latest = ${rules.length === 1 ? latest : `max(${latest})`}
+    else
+      out = others${add}
+    end
     if latest == 0 then
       redis.call('DEL', ${key})
     else
@@ -113,9 +168,7 @@ export function saveIdentityStateLua(
     if fresh <= now then
       v${i} = nil
     else
-      local value = ${format}
-      if type(value) == 'number' then value = format('%d', value) end
-      v${i}, d${i} = value, min(${deadline}, ${MAX_DEADLINE})
+      v${i}, d${i} = ${format}, min(${deadline}, ${MAX_DEADLINE})
     end`
 }
 
@@ -170,7 +223,8 @@ local function setIdentityState(key, field, value, fresh, margin, now)
   if value == nil then
     identity.states[field] = false
   else
-    if type(value) == 'number' then value = format('%d', value) end
+    -- One number (GCRA's TAT, the queue's next slot): a double, as the rule-set scripts keep it.
+    if type(value) == 'number' then value = struct.pack('<d', value) end
     local deadline = fresh - now + margin + expiryNow(now)
     identity.states[field], identity.deadlines[field] = value, min(deadline, ${MAX_DEADLINE})
   end

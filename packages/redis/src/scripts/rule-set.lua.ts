@@ -1,7 +1,15 @@
 import { ARITHMETIC_LUA } from './assemble.js'
-import { readIdentityLua, saveIdentityStateLua, writeIdentityLua } from './identity-value.js'
-import { bindParameters, type LuaAlgorithm } from './lua-algorithm.js'
+import { gcraLua } from './gcra.lua.js'
+import {
+  type IdentityRule,
+  readIdentityLua,
+  saveIdentityStateLua,
+  writeIdentityLua,
+} from './identity-value.js'
+import { leakyQueueLua } from './leaky-queue.lua.js'
+import { bindParameters, type LuaAlgorithm, splitTicks } from './lua-algorithm.js'
 import { slidingLogLua } from './sliding-log.lua.js'
+import { slidingWindowLua } from './sliding-window.lua.js'
 
 /** One rule of a rule-set script: its algorithm, its parameters, and whether it only reports. */
 type RuleShape = {
@@ -168,9 +176,16 @@ function severalRulesBody(
   const each = (part: (rule: RuleShape, i: number) => string) =>
     rules.map((rule, index) => part(rule, index + 1)).join('')
   // A fragment in its own scope, with the names it expects bound to rule i's.
-  const scoped = (rule: RuleShape, i: number, cost: string, commit: string, body: string) => `
+  const scoped = (
+    rule: RuleShape,
+    i: number,
+    cost: string,
+    commit: string,
+    body: string,
+    state = `s${i}`,
+  ) => `
     do
-      local key, s, cost, commit = KEYS[k + ${i}], s${i}, ${cost}, ${commit}
+      local key, s, cost, commit = KEYS[k + ${i}], ${state}, ${cost}, ${commit}
       ${bindParameters(rule.algorithm, rule.params)}
       local allowed, remaining, reset, retry
       do${rule.algorithm.decide}
@@ -186,11 +201,17 @@ function severalRulesBody(
     ${readState(rule, i)}${rule.algorithm.load}
     s${i}, r${i} = s, moved
   end`
+  // A rule whose decision changes nothing but its state (all but the sliding log, which may
+  // write its list in place) is decided once, committing into a copy of its state x<i>, which
+  // becomes its state if the request is taken: the same decision as deciding again.
+  const once = (rule: RuleShape) => rule.algorithm.code !== slidingLogLua.code
   const dryRun = (rule: RuleShape, i: number) => `
   local c${i} = tonumber(ARGV[base + ${i}])
-  local a${i}, m${i}, e${i}, t${i}${scoped(rule, i, `c${i}`, 'false', '')}${
-    rule.shadow ? '' : `\n  if a${i} == 0 then denied = true end`
-  }`
+  local a${i}, m${i}, e${i}, t${i}${
+    once(rule)
+      ? `\n  local x${i} = ${copyOf(rule, i)}${scoped(rule, i, `c${i}`, 'true', '', `x${i}`)}`
+      : scoped(rule, i, `c${i}`, 'false', '')
+  }${rule.shadow ? '' : `\n  if a${i} == 0 then denied = true end`}`
   // A moved state that is not committed is written as it is.
   const writeMoved = (rule: RuleShape, i: number) => `
     if r${i} then
@@ -202,7 +223,20 @@ function severalRulesBody(
     if a${i} == 1 then${scoped(rule, i, '0', 'false', '')}
     end${writeMoved(rule, i)}`
   const take = (rule: RuleShape, i: number) => `
-    if a${i} == 1 then${scoped(rule, i, `c${i}`, 'true', `\n      if allowed == 1 or r${i} then\n        ${write(rule, i)}\n      end`)}
+    if a${i} == 1 then${
+      once(rule)
+        ? `
+      local key, s = KEYS[k + ${i}], x${i}
+      ${bindParameters(rule.algorithm, rule.params)}
+      ${write(rule, i)}`
+        : scoped(
+            rule,
+            i,
+            `c${i}`,
+            'true',
+            `\n      if allowed == 1 or r${i} then\n        ${write(rule, i)}\n      end`,
+          )
+    }
     else${writeMoved(rule, i)}
     end`
   const replies = (_rule: RuleShape, i: number) => `
@@ -221,6 +255,15 @@ ${loop}
 end
 return reply
 `
+}
+
+/**
+ * A Lua table copying rule `i`'s state s<i>: every slot (a sliding window's sub-window
+ * counters are as many as its buckets, plus one).
+ */
+function copyOf(rule: RuleShape, i: number): string {
+  const buckets = rule.algorithm.code === slidingWindowLua.code ? Number(rule.params[2]) : 0
+  return buckets > 0 ? `{ unpack(s${i}) }` : `{ s${i}[1], s${i}[2], s${i}[3] }`
 }
 
 /**
@@ -265,19 +308,26 @@ function writeState(algorithm: LuaAlgorithm, marginMs: number, serverTime: boole
     end`
 }
 
-/** [index (1-based), field] of each rule kept in the identity value. */
-function identityFields(rules: readonly RuleShape[]): readonly (readonly [number, number])[] {
-  const fields: [number, number][] = []
+/** The rules kept in the identity value, and the shape of their states. */
+function identityFields(rules: readonly RuleShape[]): readonly IdentityRule[] {
+  const fields: IdentityRule[] = []
   rules.forEach((rule, index) => {
-    if (rule.field !== undefined) fields.push([index + 1, rule.field])
+    if (rule.field === undefined) return
+    const { code } = rule.algorithm
+    const [unitsPerMs, , third] = rule.params.map(Number)
+    const numeric =
+      code === leakyQueueLua.code || (code === gcraLua.code && !splitTicks(unitsPerMs!, third!))
+    // A packed state: the tag byte and a double per slot (packed-state.ts).
+    const slots = code === slidingWindowLua.code ? (third! > 0 ? third! + 1 : 3) : 2
+    fields.push({ i: index + 1, field: rule.field, numeric, bytes: 1 + 8 * slots })
   })
   return fields
 }
 
-const readIdentity = (key: string, fields: readonly (readonly [number, number])[]) =>
+const readIdentity = (key: string, fields: readonly IdentityRule[]) =>
   fields.length === 0 ? '' : readIdentityLua(key, fields)
 
-const writeIdentity = (key: string, fields: readonly (readonly [number, number])[]) =>
+const writeIdentity = (key: string, fields: readonly IdentityRule[]) =>
   fields.length === 0 ? '' : writeIdentityLua(key, fields)
 
 /**
