@@ -23,13 +23,13 @@
  * Entries of rules not in the request (a route charging only some of the identity's rules)
  * are carried over as they are, the stale ones dropped.
  */
-export const ENTRY = `'<I4I6Bc0'`
+const ENTRY = `'<I4I6Bc0'`
 
 /**
  * The largest deadline an entry holds (6 bytes): far past any time the core accepts (2^42 ms),
  * so a deadline capped to it still keeps its state for every valid `now`.
  */
-export const MAX_DEADLINE = 2 ** 48 - 1
+const MAX_DEADLINE = 2 ** 48 - 1
 
 /** The longest state an entry holds (its length is one byte). */
 export const MAX_STATE_BYTES = 255
