@@ -141,20 +141,13 @@ local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs 
       if v then tat = tonumber(v) end
       if tat then s = { tat } else s = { now * unitsPerMs } end
     end
-    -- More than two fill times ahead: the clock stepped back; a drained bucket at now.
-    
-    local aheadMs, aheadTicks
-    if split then
-      aheadMs, aheadTicks = s[1] - now, s[2]
-    else
-      local ticks = s[1] - now * unitsPerMs
-      aheadMs = floorDiv(ticks, unitsPerMs)
-      aheadTicks = ticks - aheadMs * unitsPerMs
-    end
-    if aheadMs < 0 then aheadMs, aheadTicks = 0, 0 end
-    if aheadMs > 2 * fillMs then
-      aheadMs = floorDiv(capacity, unitsPerMs)
-      aheadTicks = capacity - aheadMs * unitsPerMs
+    -- More than two fill times ahead (whole ms): the clock stepped back; a drained bucket at
+    -- now. Told without a division: a TAT in ticks is more than 2 × fillMs whole ms ahead when
+    -- it is at least (2 × fillMs + 1) ms of ticks ahead (exact: both sides stay below 2^53
+    -- wherever the TAT is one number).
+    if (split and s[1] - now > 2 * fillMs) or (not split and s[1] - now * unitsPerMs >= (2 * fillMs + 1) * unitsPerMs) then
+      local aheadMs = floorDiv(capacity, unitsPerMs)
+      local aheadTicks = capacity - aheadMs * unitsPerMs
       
     if split then s[1], s[2] = now + aheadMs, aheadTicks else s[1] = (now + aheadMs) * unitsPerMs + aheadTicks end
       moved = true

@@ -8,8 +8,8 @@ import { chargePreparer } from '../prepare.js'
 import { redisScripts } from './index.js'
 
 // Changing a script changes these on purpose: operators may pre-load or allow-list them.
-const PINNED_CONSUME_SHA = '4a46d65548fd076b9e796779e67373dfe3150d5a'
-const PINNED_REFUND_SHA = '2b4e439b62a0a8ec68dfeb302a9d543876179ed8'
+const PINNED_CONSUME_SHA = 'e9738b1c69957d958d4605b4ddf4684e4b7a5b12'
+const PINNED_REFUND_SHA = '40d2e729133ee672b29108554d189121c7a6ade4'
 const PINNED_RENEW_SHA = '16a12cf833ce3473e8e27b703985b66561e12cdf'
 const PINNED_EXAMPLE_RULE_SET_SHA = '5aa1b1f736939defae65046d3fa692338acb4d1a'
 const PINNED_EXAMPLE_ONE_REQUEST_SHA = '40a915155166284bf27d8faa78b5d3262c71ec78'
