@@ -9,7 +9,7 @@ local function floorDiv(a, b)
 end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
-local reply = { now }
+local reply, w = { now }, 1
 do
   local r = 0
   local k, base = r * 2, r * 2
@@ -330,10 +330,20 @@ local fillMs, split = 2000, false
     end
     end
   end
-  local at = r * 8 + 2
-  reply[at], reply[at + 1], reply[at + 2], reply[at + 3] = a1, m1, e1, t1
-  at = at + 4
-  reply[at], reply[at + 1], reply[at + 2], reply[at + 3] = a2, m2, e2, t2
-  at = at + 4
+
+  if a1 == 1 then
+    reply[w + 1], reply[w + 2] = m1, e1
+    w = w + 2
+  else
+    reply[w + 1], reply[w + 2], reply[w + 3] = -1 - m1, e1, t1
+    w = w + 3
+  end
+  if a2 == 1 then
+    reply[w + 1], reply[w + 2] = m2, e2
+    w = w + 2
+  else
+    reply[w + 1], reply[w + 2], reply[w + 3] = -1 - m2, e2, t2
+    w = w + 3
+  end
 end
 return reply

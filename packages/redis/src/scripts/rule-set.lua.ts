@@ -51,9 +51,9 @@ export type RuleSetShape = {
  *   KEYS = [request 1's n keys, request 2's n keys, …]
  *   ARGV = [request 1's n costs, (its now,) request 2's n costs, (its now,) …]
  *
- * and replies `[now, then per request and rule: allowed (1/0), remaining, resetAfterMs,
- * retryAfterMs]` (retryAfterMs is 0 when allowed), `now` being the server's time, or 0 with the
- * caller's clock. Each request is decided and written before the next one is read, exactly as
+ * and replies `[now, then per request and rule: remaining (or -1 - remaining when denied),
+ * resetAfterMs, then retryAfterMs when denied or a queue's delayMs when allowed]` (see
+ * replyOf), `now` being the server's time, or 0 with the caller's clock. Each request is decided and written before the next one is read, exactly as
  * if it had its own call, and exactly as the core's `applyCharges`: a dry run of every rule; if
  * an enforcing one denies, nothing is written and the rules that would have passed are reported
  * at cost 0; otherwise every allowed charge is taken. The keys of one request must differ (the
@@ -90,8 +90,9 @@ end`
     return header + clock + expiryClock + oneRequestOneRuleBody(rules[0]!, serverTime, write)
   }
   const clock =
-    (serverTime ? `${serverClock}\nlocal reply = { now }` : `local reply, now = { 0 }, 0`) +
-    expiryClock
+    (serverTime
+      ? `${serverClock}\nlocal reply, w = { now }, 1`
+      : `local reply, now, w = { 0 }, 0, 1`) + expiryClock
   if (rules.length === 1) return header + clock + oneRuleBody(rules[0]!, serverTime, write)
   return header + clock + severalRulesBody(rules, serverTime, requests, write)
 }
@@ -118,7 +119,8 @@ end
 if allowed == 1 or moved then
   ${write(rule, 1)}
 end${writeIdentity('KEYS[1]', identity)}
-return { ${serverTime ? 'now' : '0'}, allowed, remaining, reset, retry }
+if allowed == 1 then return { ${serverTime ? 'now' : '0'}, remaining, reset${isQueue(rule) ? ', retry' : ''} } end
+return { ${serverTime ? 'now' : '0'}, -1 - remaining, reset, retry }
 `
 }
 
@@ -147,8 +149,7 @@ for i = 1, #KEYS do
   if allowed == 1 or moved then
     ${write(rule, 1)}
   end${writeIdentity('key', identity)}
-  local at = i * 4 - 2
-  reply[at], reply[at + 1], reply[at + 2], reply[at + 3] = allowed, remaining, reset, retry
+  ${replyOf(rule, 'allowed', 'remaining', 'reset', 'retry')}
 end
 return reply
 `
@@ -239,9 +240,8 @@ function severalRulesBody(
     }
     else${writeMoved(rule, i)}
     end`
-  const replies = (_rule: RuleShape, i: number) => `
-  reply[at], reply[at + 1], reply[at + 2], reply[at + 3] = a${i}, m${i}, e${i}, t${i}
-  at = at + 4`
+  const replies = (rule: RuleShape, i: number) => `
+  ${replyOf(rule, `a${i}`, `m${i}`, `e${i}`, `t${i}`)}`
   // One request: the loop's body once, for r = 0.
   const loop = requests === 'one' ? 'do\n  local r = 0' : `for r = 0, #KEYS / ${n} - 1 do`
   return `
@@ -251,10 +251,39 @@ ${loop}
   if denied then${each(report)}
   else${each(take)}
   end${writeIdentity(identityKey, identity)}
-  local at = r * ${4 * n} + 2${each(replies)}
+${each(replies)}
 end
 return reply
 `
+}
+
+const isQueue = (rule: RuleShape) => rule.algorithm.code === leakyQueueLua.code
+
+/**
+ * Appends one rule's decision to `reply` at `w` (the last position written): what is left
+ * (`remaining` when allowed, `-1 - remaining` when denied: the sign is the verdict) and
+ * resetAfterMs, then the retry time of a denied charge, or the delayMs of a queue's allowed one.
+ * A request whose rules all pass (the usual one) costs two integers per rule, not four: every
+ * integer in a reply costs Redis and the client about as much as a line of arithmetic.
+ */
+function replyOf(
+  rule: RuleShape,
+  allowed: string,
+  remaining: string,
+  reset: string,
+  retry: string,
+) {
+  const passed = isQueue(rule)
+    ? `reply[w + 1], reply[w + 2], reply[w + 3] = ${remaining}, ${reset}, ${retry}
+    w = w + 3`
+    : `reply[w + 1], reply[w + 2] = ${remaining}, ${reset}
+    w = w + 2`
+  return `if ${allowed} == 1 then
+    ${passed}
+  else
+    reply[w + 1], reply[w + 2], reply[w + 3] = -1 - ${remaining}, ${reset}, ${retry}
+    w = w + 3
+  end`
 }
 
 /**
