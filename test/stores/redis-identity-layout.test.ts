@@ -205,6 +205,29 @@ describe.skipIf(!redisAvailable)('Redis store, one key per identity', () => {
     expect([...value.keys()].sort()).toEqual(['a', 'b', 'c', 'd'].map(fieldOf).sort())
   })
 
+  it.each([
+    ['a string of no entries', 'hello'],
+    [
+      'an entry cut short',
+      Buffer.concat([entry('a', 2 ** 47, fixedWindowState(0, 2)).subarray(0, 20)]),
+    ],
+  ])('reads %s under the identity key as no state, and writes over it', async (_what, foreign) => {
+    const s = store('foreign')
+    const window = fixedWindow({ limit: 2, windowMs: 3_600_000 })
+    const key = s.keyOf('a', 'ip:203.0.113.7')
+    await raw.set(key, foreign)
+    for (const charges of [[charge('a', window)], [charge('a', window), charge('b', window)]]) {
+      await raw.set(key, foreign)
+      const outcome = await s.consume(charges, 1_000)
+      expect(outcome.decisions.map((d) => d.remaining)).toEqual(charges.map(() => 1))
+    }
+    // The general script too (a key charged twice in one request).
+    await raw.set(key, foreign)
+    const twice = await s.consume([charge('a', window), charge('a', window)], 1_000)
+    expect(twice.decisions.map((d) => d.allowed)).toEqual([true, true])
+    expect([...entries((await raw.getBuffer(key))!).keys()]).toEqual([fieldOf('a')])
+  })
+
   it('deletes the value when its last state is back to fresh', async () => {
     const s = store('fresh', { margin: 0 })
     const c = charge('bucket', tokenBucket({ rate: 10, burst: 20 }))

@@ -35,9 +35,13 @@ local function identityValue(key, now)
     -- Missing, or another type: no states.
     if type(blob) == 'string' then
       local at, size, current = 1, #blob, expiryNow(now)
-      while at <= size do
-        local field, deadline, state
-        field, deadline, state, at = struct.unpack('<I4I6Bc0', blob, at)
+      -- Bytes that are no entry (a value left by something else) end the reading: no states.
+      while at + 10 <= size do
+        local field, deadline, length = struct.unpack('<I4I6B', blob, at)
+        local stop = at + 11 + length
+        if stop > size + 1 then break end
+        local state = string.sub(blob, at + 11, stop - 1)
+        at = stop
         if deadline > current and value.states[field] == nil then
           value.states[field], value.deadlines[field] = state, deadline
           value.fields[#value.fields + 1] = field

@@ -31,9 +31,13 @@ do
     end
     if not read then
       local at, size = 1, #blob
-      while at <= size do
-        local field, deadline, state
-        field, deadline, state, at = struct.unpack('<I4I6Bc0', blob, at)
+      -- Bytes that are no entry (a value left by something else) end the reading: no states.
+      while at + 10 <= size do
+        local field, deadline, length = struct.unpack('<I4I6B', blob, at)
+        local stop = at + 11 + length
+        if stop > size + 1 then break end
+        local state = string.sub(blob, at + 11, stop - 1)
+        at = stop
         if deadline > expiryNow then
           if field == 4266708676 then v1, d1 = state, deadline
             elseif field == 2680620807 then v2, d2 = state, deadline

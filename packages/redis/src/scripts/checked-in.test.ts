@@ -8,12 +8,12 @@ import { chargePreparer } from '../prepare.js'
 import { redisScripts } from './index.js'
 
 // Changing a script changes these on purpose: operators may pre-load or allow-list them.
-const PINNED_CONSUME_SHA = 'e9738b1c69957d958d4605b4ddf4684e4b7a5b12'
-const PINNED_REFUND_SHA = '40d2e729133ee672b29108554d189121c7a6ade4'
+const PINNED_CONSUME_SHA = '7eaad6b64fdcba3724263c93f658814a8968b7da'
+const PINNED_REFUND_SHA = '70b5688ecbfd93eae0e0ee40aa53a9a24d7545ca'
 const PINNED_RENEW_SHA = '16a12cf833ce3473e8e27b703985b66561e12cdf'
 const PINNED_EXAMPLE_RULE_SET_SHA = '13db551b99f8aad9182eb83fc70361ce1415db4e'
 const PINNED_EXAMPLE_ONE_REQUEST_SHA = 'd8cc60c99e835866bec4b9c4c1be9a9ed727670b'
-const PINNED_EXAMPLE_IDENTITY_SHA = '005968caf901cf8983bccab1b1f1e147b50798f4'
+const PINNED_EXAMPLE_IDENTITY_SHA = '8ca8961c074b73afa643259058345593801406b7'
 
 /**
  * A gateway's usual pair: 10 per second with bursts of 20, and 1,000 a day, decided on the
