@@ -36,15 +36,17 @@ function tollgate(
   name: string,
   build: (limit: number) => readonly Algorithm[],
   identities = 1,
+  layout: 'rule' | 'identity' = 'rule',
 ): Subject {
-  const prefix = `bench:tg:${name}`
+  // Short enough that key names weigh as in an app's own prefix ('tg').
+  const prefix = layout === 'identity' ? 'bench:tg:1key' : `bench:tg:${name}`
   return {
     name: `tollgate ${name}`,
     prefix,
     async setup(redis, limits = 'high') {
       const algorithms = build(limits === 'high' ? HIGH : TYPICAL)
       // The store's defaults (a 250 ms budget per call): calls over it are counted (overBudget).
-      const store = redisStore({ client: ioredisClient(redis), prefix })
+      const store = redisStore({ client: ioredisClient(redis), prefix, layout })
       return async (identity) => {
         const charges: Charge[] = algorithms.map((algorithm, i) => ({
           rule: `r${i}`,
@@ -86,6 +88,13 @@ export const TOLLGATE: readonly Subject[] = [
     '3 rules',
     (limit) => [gcra(rate(limit)), tokenBucket(rate(limit)), slidingWindow(window(limit))],
     3,
+  ),
+  // The same three rules, their states in one value per identity (`layout: 'identity'`).
+  tollgate(
+    '3 rules, one key per identity',
+    (limit) => [gcra(rate(limit)), tokenBucket(rate(limit)), slidingWindow(window(limit))],
+    3,
+    'identity',
   ),
 ]
 

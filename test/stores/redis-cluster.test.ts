@@ -57,10 +57,12 @@ describe.skipIf(!redisServerBinary)('Redis store on a Redis Cluster (3 masters)'
     }
   })
 
+  // Both layouts: a key per rule, and one value per identity (on one client).
   describe.each([
-    ['ioredis Cluster', ioredisClusterTarget],
-    ['node-redis createCluster', nodeRedisClusterTarget],
-  ] as const)('through %s', (name, connect) => {
+    ['ioredis Cluster', 'rule', ioredisClusterTarget],
+    ['node-redis createCluster', 'rule', nodeRedisClusterTarget],
+    ['ioredis Cluster', 'identity', ioredisClusterTarget],
+  ] as const)('through %s, layout %s', (name, layout, connect) => {
     let target: Target
     beforeAll(async () => {
       target = await connect(ports())
@@ -74,9 +76,10 @@ describe.skipIf(!redisServerBinary)('Redis store on a Redis Cluster (3 masters)'
         time: 'caller',
         prefix: uniquePrefix('cluster'),
         expiryMarginMs: 600_000,
+        layout,
       })
 
-    describeStore(`Redis Cluster through ${name}`, {
+    describeStore(`Redis Cluster through ${name}, layout ${layout}`, {
       create: () => store(),
       traceRuns: 60,
     })
@@ -171,8 +174,15 @@ describe.skipIf(!redisServerBinary)('Redis store on a Redis Cluster (3 masters)'
             time: 'caller',
             prefix,
             expiryMarginMs: 600_000,
+            layout,
           })
-          const s = redisStore({ client: target.client, time, prefix, expiryMarginMs: 600_000 })
+          const s = redisStore({
+            client: target.client,
+            time,
+            prefix,
+            expiryMarginMs: 600_000,
+            layout,
+          })
           const slots = await Promise.all(
             keys.map((key) => target.command(undefined, ['CLUSTER', 'KEYSLOT', s.keyOf('w', key)])),
           )

@@ -37,7 +37,11 @@ const charge = (rule: string, algorithm: Charge['algorithm'], key: string): Char
 })
 
 /** A store on the test's clock, where nothing expires while a trace runs. */
-const onTheCallersClock = (client: RedisScriptClient, name: string) =>
+const onTheCallersClock = (
+  client: RedisScriptClient,
+  name: string,
+  layout: 'rule' | 'identity' = 'rule',
+) =>
   // A shared, loaded Redis may take longer than the default 250 ms budget to answer.
   redisStore({
     client,
@@ -45,6 +49,7 @@ const onTheCallersClock = (client: RedisScriptClient, name: string) =>
     prefix: uniquePrefix(name),
     expiryMarginMs: 600_000,
     timeoutMs: 10_000,
+    layout,
   })
 
 /** Bursts of one-rule requests, all made at once, on 1–3 rules and a few keys. */
@@ -108,10 +113,12 @@ function isCalendar(charge: Charge): boolean {
   return params?.kind === 'window' && params.calendar !== undefined
 }
 
+// Both layouts: a key per rule, and one value per identity (on one client).
 describe.skipIf(!redisAvailable).each([
-  ['ioredis', ioredisTarget],
-  ['node-redis', nodeRedisTarget],
-] as const)('Redis store, requests made together (%s)', (_name, connect) => {
+  ['ioredis', 'rule', ioredisTarget],
+  ['node-redis', 'rule', nodeRedisTarget],
+  ['ioredis', 'identity', ioredisTarget],
+] as const)('Redis store, requests made together (%s, layout %s)', (_name, layout, connect) => {
   let target: Target
   beforeAll(async () => {
     target = await connect(REDIS_URL)
@@ -125,7 +132,7 @@ describe.skipIf(!redisAvailable).each([
     await fc.assert(
       fc.asyncProperty(burstsArb, async (bursts) => {
         const { counter, client } = counted(target.client)
-        const store = onTheCallersClock(client, 'burst')
+        const store = onTheCallersClock(client, 'burst', layout)
         const reference = referenceStore()
         let now = 1_800_000_000_000
         for (const { dt, requests } of bursts) {
@@ -162,7 +169,7 @@ describe.skipIf(!redisAvailable).each([
     await fc.assert(
       fc.asyncProperty(ruleSetBurstsArb, async (bursts) => {
         const { counter, client } = counted(target.client)
-        const store = onTheCallersClock(client, 'sets')
+        const store = onTheCallersClock(client, 'sets', layout)
         const reference = referenceStore()
         let now = 1_800_000_000_000
         for (const { dt, requests } of bursts) {
@@ -221,7 +228,7 @@ describe.skipIf(!redisAvailable).each([
 
   it('admits exactly the limit from one large burst: the first alone, the rest in calls of at most 32 requests', async () => {
     const { counter, client } = counted(target.client)
-    const store = redisStore({ client, prefix: uniquePrefix('large'), timeoutMs: 10_000 })
+    const store = redisStore({ client, prefix: uniquePrefix('large'), timeoutMs: 10_000, layout })
     const window = fixedWindow({ limit: 250, windowMs: 3_600_000 })
     const outcomes = await Promise.all(
       Array.from({ length: 300 }, () => store.consume([charge('big', window, 'k')], 0)),
@@ -238,7 +245,12 @@ describe.skipIf(!redisAvailable).each([
 
   it('admits exactly the tightest limit from a large burst of three-rule requests: the first alone, then 10 requests per call', async () => {
     const { counter, client } = counted(target.client)
-    const store = redisStore({ client, prefix: uniquePrefix('large-set'), timeoutMs: 10_000 })
+    const store = redisStore({
+      client,
+      prefix: uniquePrefix('large-set'),
+      timeoutMs: 10_000,
+      layout,
+    })
     const rules = [
       charge('hour', gcra({ rate: 1000, periodMs: 3_600_000, burst: 1000 }), 'k'),
       charge('minute', fixedWindow({ limit: 45, windowMs: 60_000 }), 'k'),

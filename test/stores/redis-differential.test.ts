@@ -19,14 +19,17 @@ import {
 // Hundreds of Redis round trips per property: a loaded machine needs more than the default 5 s.
 vi.setConfig({ testTimeout: 60_000 })
 
+// Both layouts: a key per rule, and one value per identity (on one client: the layout is the
+// scripts', not the client's).
 const clients = [
-  ['ioredis', ioredisTarget],
-  ['node-redis', nodeRedisTarget],
+  ['ioredis', 'rule', ioredisTarget],
+  ['node-redis', 'rule', nodeRedisTarget],
+  ['ioredis', 'identity', ioredisTarget],
 ] as const
 
 describe.skipIf(!redisAvailable).each(clients)(
-  'Redis store (single node, %s) vs the reference store',
-  (_name, connect) => {
+  'Redis store (single node, %s, layout %s) vs the reference store',
+  (_name, layout, connect) => {
     let target: Target
     beforeAll(async () => {
       target = await connect(REDIS_URL)
@@ -45,6 +48,7 @@ describe.skipIf(!redisAvailable).each(clients)(
         prefix: uniquePrefix('diff'),
         expiryMarginMs: 600_000,
         timeoutMs: 10_000,
+        layout,
       })
 
     it('decides every trace exactly as the reference store (two keys)', async () => {
@@ -153,6 +157,7 @@ describe.skipIf(!redisAvailable).each(clients)(
           expiryMarginMs: 600_000,
           timeoutMs: 10_000,
           leaseMs: 86_400_000,
+          layout,
         })
       await fc.assert(
         fc.asyncProperty(

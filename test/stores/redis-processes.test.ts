@@ -81,6 +81,34 @@ const scenarios: readonly (Scenario & { readonly label: string; readonly expecte
     // The fixed window is the tightest: exactly its 30, whatever the others had room for.
     expected: 30,
   },
+  // One key per identity: the rules' states in one value (the log on a key of its own), read
+  // and written by many processes at once.
+  ...(['caller', 'server'] as const).map((clock) => ({
+    label: `three rules on one identity, one key per identity, ${clock}'s clock`,
+    rules: [
+      { id: `hourly-${clock}`, key: 'user:8', algorithm: rate('gcra', 3_600_000) },
+      { id: `window-${clock}`, key: 'user:8', algorithm: window('fixed_window', 30) },
+      { id: `log-${clock}`, key: 'user:8', algorithm: window('sliding_log') },
+    ],
+    attempts: ATTEMPTS,
+    inFlight: 4,
+    now: clock === 'caller' ? 1_000_000 : ('server' as const),
+    layout: 'identity' as const,
+    expected: 30,
+  })),
+  {
+    label: 'two rules on one identity, one key per identity, clocks 50 ms apart',
+    rules: [
+      { id: 'skew-gcra', key: 'user:9', algorithm: rate('token_bucket', 3_600_000) },
+      { id: 'skew-window', key: 'user:9', algorithm: window('sliding_window', 20) },
+    ],
+    attempts: ATTEMPTS,
+    inFlight: 4,
+    now: 1_000_000,
+    skewMs: 50,
+    layout: 'identity' as const,
+    expected: 20,
+  },
 ]
 
 function suite(connection: () => { url: string } | { ports: readonly number[] }) {

@@ -85,39 +85,43 @@ describe('charges of one rule and key in one request, in the memory store', () =
   })
 })
 
-describe.skipIf(!redisAvailable)('charges of one rule and key in one request, in Redis', () => {
-  let target: Target
-  beforeAll(async () => {
-    target = await ioredisTarget(REDIS_URL)
-  })
-  afterAll(async () => {
-    await target?.close()
-    await removeTestKeys()
-  })
-  const store = () =>
-    redisStore({
-      client: target.client,
-      time: 'caller',
-      prefix: uniquePrefix('repeat'),
-      expiryMarginMs: 600_000,
-      timeoutMs: 5000,
+describe.skipIf(!redisAvailable).each(['rule', 'identity'] as const)(
+  'charges of one rule and key in one request, in Redis (layout %s)',
+  (layout) => {
+    let target: Target
+    beforeAll(async () => {
+      target = await ioredisTarget(REDIS_URL)
+    })
+    afterAll(async () => {
+      await target?.close()
+      await removeTestKeys()
+    })
+    const store = () =>
+      redisStore({
+        client: target.client,
+        time: 'caller',
+        prefix: uniquePrefix('repeat'),
+        expiryMarginMs: 600_000,
+        timeoutMs: 5000,
+        layout,
+      })
+
+    it('burst 5, charges [3, 3]: denied, and nothing is taken', async () => {
+      const s = store()
+      const bucket = tokenBucket({ rate: 1, burst: 5 })
+      const { decisions } = await s.consume([charge(bucket, 'k', 3), charge(bucket, 'k', 3)], NOW)
+      expect(decisions.map((d) => d.allowed)).toEqual([true, false])
+      expect((await s.consume([charge(bucket, 'k', 5)], NOW)).decisions[0]!.allowed).toBe(true)
     })
 
-  it('burst 5, charges [3, 3]: denied, and nothing is taken', async () => {
-    const s = store()
-    const bucket = tokenBucket({ rate: 1, burst: 5 })
-    const { decisions } = await s.consume([charge(bucket, 'k', 3), charge(bucket, 'k', 3)], NOW)
-    expect(decisions.map((d) => d.allowed)).toEqual([true, false])
-    expect((await s.consume([charge(bucket, 'k', 5)], NOW)).decisions[0]!.allowed).toBe(true)
-  })
-
-  it('takes the sum when admitted and nothing when denied, deciding as the memory store', async () => {
-    await fc.assert(
-      fc.asyncProperty(caseArb, async (c) => {
-        await expectAllOrNothing(store, c)
-        expect(await run(store(), c)).toEqual(await run(memoryStore(), c))
-      }),
-      { numRuns: 200 },
-    )
-  }, 60_000)
-})
+    it('takes the sum when admitted and nothing when denied, deciding as the memory store', async () => {
+      await fc.assert(
+        fc.asyncProperty(caseArb, async (c) => {
+          await expectAllOrNothing(store, c)
+          expect(await run(store(), c)).toEqual(await run(memoryStore(), c))
+        }),
+        { numRuns: 200 },
+      )
+    }, 60_000)
+  },
+)

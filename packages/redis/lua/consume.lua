@@ -1,9 +1,10 @@
 -- tollgate: consume. KEYS: one per charge.
 -- ARGV: now (-1: the server's TIME), expiry margin (ms), flag (0; 1: denied on another slot;
 -- 2: also reply the time each charge was recorded at),
--- then per charge: algorithm code, cost, shadow (1/0) and the algorithm's parameters
+-- then per charge: algorithm code, cost, shadow (1/0), the algorithm's parameters
 -- (rate: unitsPerMs, unitsPerToken, capacity, 0, 0; window: limit, windowMs, 0, 0, 0;
--- leaky_queue: unitsPerMs, unitsPerToken, capacity, delay in ticks, max wait in ticks or -1).
+-- leaky_queue: unitsPerMs, unitsPerToken, capacity, delay in ticks, max wait in ticks or -1)
+-- and its field in the identity value under its key (0: a key of its own).
 local floor, max, min, format = math.floor, math.max, math.min, string.format
 local function floorDiv(a, b)
   -- a % b is computed inside the VM (a - floor(a / b) * b, every step exact below 2^53), so
@@ -13,13 +14,98 @@ local function floorDiv(a, b)
   return q
 end
 
--- The state of one key, or the state of a key never seen (init at now), and whether it was
--- moved to now (a clock that stepped back further than the rule's reset span): a moved state is
--- written back whatever the decision.
-local function load(code, key, p1, p2, p3, p4, p5, now)
+local identities, identityKeys = {}, {}
+-- Whether now is the server's time (set by the caller's clock section), and the server's time
+-- when it is not, read once, when an identity value is first met.
+local absolute, serverMs = false, nil
+local function expiryNow(now)
+  if absolute then return now end
+  if serverMs == nil then
+    local t = redis.call('TIME')
+    serverMs = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+  end
+  return serverMs
+end
+
+local function identityValue(key, now)
+  local value = identities[key]
+  if value == nil then
+    value = { states = {}, deadlines = {}, fields = {}, dirty = false }
+    local blob = redis.pcall('GET', key)
+    -- Missing, or another type: no states.
+    if type(blob) == 'string' then
+      local at, size, current = 1, #blob, expiryNow(now)
+      -- Bytes that are no entry (a value left by something else) end the reading: no states.
+      while at + 10 <= size do
+        local field, deadline, length = struct.unpack('<I4I6B', blob, at)
+        local stop = at + 11 + length
+        if stop > size + 1 then break end
+        local state = string.sub(blob, at + 11, stop - 1)
+        at = stop
+        if deadline > current and value.states[field] == nil then
+          value.states[field], value.deadlines[field] = state, deadline
+          value.fields[#value.fields + 1] = field
+        end
+      end
+    end
+    identities[key] = value
+    identityKeys[#identityKeys + 1] = key
+  end
+  return value
+end
+
+-- Sets the state of `field` (a string or number; nil when fresh: dropped), fresh again at
+-- `fresh` (on the clock of now), kept `margin` ms past it.
+local function setIdentityState(key, field, value, fresh, margin, now)
+  local identity = identityValue(key, now)
+  if identity.states[field] == nil then identity.fields[#identity.fields + 1] = field end
+  identity.dirty = true
+  if value == nil then
+    identity.states[field] = false
+  else
+    -- One number (GCRA's TAT, the queue's next slot): a double, as the rule-set scripts keep it.
+    if type(value) == 'number' then value = struct.pack('<d', value) end
+    local deadline = fresh - now + margin + expiryNow(now)
+    identity.states[field], identity.deadlines[field] = value, min(deadline, 281474976710655)
+  end
+end
+
+local function writeIdentities()
+  for _, key in ipairs(identityKeys) do
+    local identity = identities[key]
+    if identity.dirty then
+      local parts, latest = {}, 0
+      for _, field in ipairs(identity.fields) do
+        local state = identity.states[field]
+        if state then
+          local deadline = identity.deadlines[field]
+          parts[#parts + 1] = struct.pack('<I4I6Bc0', field, deadline, #state, state)
+          if deadline > latest then latest = deadline end
+        end
+      end
+      if latest == 0 then
+        redis.call('DEL', key)
+      else
+        redis.call('SET', key, table.concat(parts), 'PXAT', format('%d', latest))
+      end
+    end
+  end
+end
+
+-- The state of one key (or of `field` in the identity value under `key`, when not 0), or the
+-- state of a key never seen (init at now), and whether it was moved to now (a clock that
+-- stepped back further than the rule's reset span): a moved state is written back whatever the
+-- decision.
+local function load(code, key, field, p1, p2, p3, p4, p5, now)
   local s, moved, v = nil, false, nil
+  if field ~= 0 then
+    v = identityValue(key, now).states[field] or nil
+    -- A state of one number is kept as a double (identity-value.ts).
+    if v and #v == 8 and (code == 2 or code == 7) then
+      v = struct.unpack('<d', v)
+    end
   -- A concurrency key holds a sorted set of leases, which its branch reads itself.
-  if code ~= 8 then
+  elseif code ~= 8 then
     v = redis.pcall('GET', key)
     -- Missing, or another type (a rule that changed algorithm): no state. The sliding log tells
     -- the error of a key that holds a list (its long form) from a missing key.
@@ -59,20 +145,13 @@ local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs 
       if v then tat = tonumber(v) end
       if tat then s = { tat } else s = { now * unitsPerMs } end
     end
-    -- More than two fill times ahead: the clock stepped back; a drained bucket at now.
-    
-    local aheadMs, aheadTicks
-    if split then
-      aheadMs, aheadTicks = s[1] - now, s[2]
-    else
-      local ticks = s[1] - now * unitsPerMs
-      aheadMs = floorDiv(ticks, unitsPerMs)
-      aheadTicks = ticks - aheadMs * unitsPerMs
-    end
-    if aheadMs < 0 then aheadMs, aheadTicks = 0, 0 end
-    if aheadMs > 2 * fillMs then
-      aheadMs = floorDiv(capacity, unitsPerMs)
-      aheadTicks = capacity - aheadMs * unitsPerMs
+    -- More than two fill times ahead (whole ms): the clock stepped back; a drained bucket at
+    -- now. Told without a division: a TAT in ticks is more than 2 × fillMs whole ms ahead when
+    -- it is at least (2 × fillMs + 1) ms of ticks ahead (exact: both sides stay below 2^53
+    -- wherever the TAT is one number).
+    if (split and s[1] - now > 2 * fillMs) or (not split and s[1] - now * unitsPerMs >= (2 * fillMs + 1) * unitsPerMs) then
+      local aheadMs = floorDiv(capacity, unitsPerMs)
+      local aheadTicks = capacity - aheadMs * unitsPerMs
       
     if split then s[1], s[2] = now + aheadMs, aheadTicks else s[1] = (now + aheadMs) * unitsPerMs + aheadTicks end
       moved = true
@@ -619,8 +698,41 @@ end
 -- clock the deadline is absolute (PXAT), so it agrees with TIME to the ms. Whole numbers below
 -- 2^53 go to redis.call as decimal text made by format('%d'): exact, and far cheaper than the
 -- '%.17g' Redis would print a number with.
-local function save(code, key, s, p1, p2, p3, p4, p5, now, absolute, margin)
+local function save(code, key, field, s, p1, p2, p3, p4, p5, now, absolute, margin)
   local fresh = freshAt(code, key, s, p1, p2, p3, p4, p5)
+  if field ~= 0 then
+    -- Kept in the identity value, written once by writeIdentities.
+    local value = nil
+    if fresh > now then
+      if code == 1 then
+    local unitsPerMs, unitsPerToken, capacity = p1, p2, p3
+local fillMs = -floorDiv(-capacity, unitsPerMs)
+local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991) value = struct.pack('<Bdd', 1, s[1], s[2])
+  elseif code == 2 then
+    local unitsPerMs, unitsPerToken, capacity = p1, p2, p3
+local fillMs = -floorDiv(-capacity, unitsPerMs)
+local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991) value = (split and struct.pack('<Bdd', 2, s[1], s[2]) or s[1])
+  elseif code == 3 then
+    local unitsPerMs, unitsPerToken, capacity = p1, p2, p3
+local fillMs = -floorDiv(-capacity, unitsPerMs)
+local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991) value = struct.pack('<Bdd', 3, s[1], s[2])
+  elseif code == 4 then
+    local limit, windowMs, calendar = p1, p2, p3 value = struct.pack('<Bdd', 4, s[1], s[2])
+  elseif code == 5 then
+    local limit, windowMs = p1, p2 value = s[3]
+  elseif code == 6 then
+    local limit, windowMs, buckets = p1, p2, p3 value = (buckets > 0 and struct.pack('<B' .. string.rep('d', buckets + 1), 70, unpack(s, 1, buckets + 1)) or struct.pack('<Bddd', 6, s[1], s[2], s[3]))
+  elseif code == 7 then
+    local unitsPerMs, unitsPerToken, capacity, delayTicks, maxWaitTicks = p1, p2, p3, p4, p5
+local fillMs = -floorDiv(-capacity, unitsPerMs)
+local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991) value = s[1]
+  elseif code == 8 then
+    local limit, retryAfterMs, leaseMs, owner, lease = p1, p2, p3, p4, p5 value = false
+  end
+    end
+    setIdentityState(key, field, value, fresh, margin, now)
+    return
+  end
   if fresh <= now then
     redis.call('DEL', key)
     return
@@ -664,7 +776,8 @@ local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs 
   end
 end
 
-local now, absolute = tonumber(ARGV[1]), false
+-- `absolute` is the library's (identity-value.ts): whether now is the server's time.
+local now = tonumber(ARGV[1])
 if now < 0 then
   local t = redis.call('TIME')
   now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -679,10 +792,13 @@ if n == 1 and not denied then
   local p1, p2, p3, p4, p5 = tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])
   -- The key and algorithm code travel as arguments, not as fields of `s`: fields beside the
   -- state's slots would cost a hash part, allocated anew on every call.
-  local code, key = tonumber(ARGV[4]), KEYS[1]
-  local s, moved = load(code, key, p1, p2, p3, p4, p5, now)
+  local code, key, field = tonumber(ARGV[4]), KEYS[1], tonumber(ARGV[12])
+  local s, moved = load(code, key, field, p1, p2, p3, p4, p5, now)
   local allowed, remaining, reset, retry = decide(code, key, s, p1, p2, p3, p4, p5, tonumber(ARGV[5]), now, true)
-  if allowed == 1 or moved then save(code, key, s, p1, p2, p3, p4, p5, now, absolute, margin) end
+  if allowed == 1 or moved then
+    save(code, key, field, s, p1, p2, p3, p4, p5, now, absolute, margin)
+    writeIdentities()
+  end
   if ARGV[3] == '2' then
     local t = now
     if code == 4 or code == 6 then t = s[1] elseif code == 5 then t = s[2] end
@@ -696,15 +812,17 @@ end
 local reply = { now, 0 }
 local states, byKey, distinct = {}, {}, {}
 for i = 1, n do
-  local base = (i - 1) * 8 + 3
+  local base = (i - 1) * 9 + 3
   local key = KEYS[i]
-  local s = byKey[key]
+  local place = key
+  if ARGV[base + 9] ~= '0' then place = key .. ' ' .. ARGV[base + 9] end
+  local s = byKey[place]
   if s == nil then
     local code = tonumber(ARGV[base + 1])
     local moved
-    s, moved = load(code, key, tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 7]), tonumber(ARGV[base + 8]), now)
+    s, moved = load(code, key, tonumber(ARGV[base + 9]), tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 7]), tonumber(ARGV[base + 8]), now)
     s.code, s.key, s.i, s.dirty = code, key, i, moved
-    byKey[key] = s
+    byKey[place] = s
     distinct[#distinct + 1] = s
   end
   states[i] = s
@@ -715,7 +833,7 @@ end
 -- what is left and a retry no sooner than the key is whole.
 local spent = {}
 for i = 1, n do
-  local base = (i - 1) * 8 + 3
+  local base = (i - 1) * 9 + 3
   local at = i * 4 - 1
   local cost = tonumber(ARGV[base + 2])
   if cost < 0 then
@@ -732,7 +850,7 @@ for i = 1, n do
   end
 end
 for i = 1, n do
-  local base = (i - 1) * 8 + 3
+  local base = (i - 1) * 9 + 3
   local at = i * 4 - 1
   if reply[at] == 1 then
     if denied then
@@ -748,10 +866,11 @@ end
 
 for _, s in ipairs(distinct) do
   if s.dirty then
-    local base = (s.i - 1) * 8 + 3
-    save(s.code, s.key, s, tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 7]), tonumber(ARGV[base + 8]), now, absolute, margin)
+    local base = (s.i - 1) * 9 + 3
+    save(s.code, s.key, tonumber(ARGV[base + 9]), s, tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 7]), tonumber(ARGV[base + 8]), now, absolute, margin)
   end
 end
+writeIdentities()
 
 local sent, retries = { now }, {}
 for i = 1, n do

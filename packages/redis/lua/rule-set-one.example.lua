@@ -9,7 +9,7 @@ local function floorDiv(a, b)
 end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
-local reply = { now }
+local reply, w = { now }, 1
 do
   local r = 0
   local k, base = r * 2, r * 2
@@ -74,8 +74,9 @@ local fillMs, split = 2000, false
   local denied = false
   local c1 = tonumber(ARGV[base + 1])
   local a1, m1, e1, t1
+  local x1 = { s1[1], s1[2], s1[3] }
     do
-      local key, s, cost, commit = KEYS[k + 1], s1, c1, false
+      local key, s, cost, commit = KEYS[k + 1], x1, c1, true
       local unitsPerMs, unitsPerToken, capacity = 1, 100, 2000
 local fillMs, split = 2000, false
       local allowed, remaining, reset, retry
@@ -101,8 +102,9 @@ local fillMs, split = 2000, false
   if a1 == 0 then denied = true end
   local c2 = tonumber(ARGV[base + 2])
   local a2, m2, e2, t2
+  local x2 = { s2[1], s2[2], s2[3] }
     do
-      local key, s, cost, commit = KEYS[k + 2], s2, c2, false
+      local key, s, cost, commit = KEYS[k + 2], x2, c2, true
       local limit, windowMs, calendar = 1000, 86400000, 0
       local allowed, remaining, reset, retry
       do
@@ -252,31 +254,10 @@ local fillMs, split = 2000, false
     end
   else
     if a1 == 1 then
-    do
-      local key, s, cost, commit = KEYS[k + 1], s1, c1, true
+      local key, s = KEYS[k + 1], x1
       local unitsPerMs, unitsPerToken, capacity = 1, 100, 2000
 local fillMs, split = 2000, false
-      local allowed, remaining, reset, retry
-      do
-    local at = max(now, s[2])
-    local skew = at - now
-    local elapsed = at - s[2]
-    local level = capacity
-    if elapsed < fillMs then level = min(capacity, s[1] + elapsed * unitsPerMs) end
-    local need = cost * unitsPerToken
-    if level < need then
-      allowed, remaining, reset, retry = 0, floorDiv(level, unitsPerToken), skew - floorDiv(level - capacity, unitsPerMs), skew - floorDiv(level - need, unitsPerMs)
-    else
-      local left = level - need
-      if commit then s[1] = left; s[2] = at end
-      reset = 0
-      if left ~= capacity then reset = skew - floorDiv(left - capacity, unitsPerMs) end
-      allowed, remaining, retry = 1, floorDiv(left, unitsPerToken), 0
-    end
-      end
-      a1, m1, e1, t1 = allowed, remaining, reset, retry
-      if allowed == 1 or r1 then
-        local fresh
+      local fresh
     do
     fresh = s[2] - floorDiv(s[1] - capacity, unitsPerMs)
     end
@@ -286,8 +267,6 @@ local fillMs, split = 2000, false
       local value = struct.pack('<Bdd', 1, s[1], s[2])
       if type(value) == 'number' then value = format('%d', value) end
       redis.call('SET', key, value, 'PXAT', format('%d', fresh + 0))
-    end
-      end
     end
     else
     if r1 then
@@ -308,48 +287,9 @@ local fillMs, split = 2000, false
     end
     end
     if a2 == 1 then
-    do
-      local key, s, cost, commit = KEYS[k + 2], s2, c2, true
+      local key, s = KEYS[k + 2], x2
       local limit, windowMs, calendar = 1000, 86400000, 0
-      local allowed, remaining, reset, retry
-      do
-    local nowStart, nowEnd
-    if calendar == 0 then
-      nowStart = floorDiv(now, windowMs) * windowMs
-      nowEnd = nowStart + windowMs
-    else
-      local first = floorDiv(calendar, 33554432)
-      local b2 = windowMs + first * 1000
-      local b3 = b2 + (calendar - first * 33554432) * 1000
-      nowStart = now < b2 and windowMs or b2
-      nowEnd = (nowStart < windowMs and windowMs or (nowStart < b2 and b2 or (nowStart == b2 and b3 or nowStart + 2 * (b3 - b2))))
-    end
-    local stored = s[1]
-    local start = max(nowStart, stored)
-    local count = 0
-    if start == stored then count = s[2] end
-    local untilEnd
-    if calendar == 0 then untilEnd = start + windowMs - now
-    elseif start == nowStart then untilEnd = nowEnd - now
-    else
-      local first = floorDiv(calendar, 33554432)
-      local b2 = windowMs + first * 1000
-      local b3 = b2 + (calendar - first * 33554432) * 1000
-      untilEnd = (start < windowMs and windowMs or (start < b2 and b2 or (start == b2 and b3 or start + 2 * (b3 - b2)))) - now
-    end
-    if cost > 0 and count + cost > limit then
-      allowed, remaining, reset, retry = 0, max(0, limit - count), untilEnd, untilEnd
-    else
-      local charged = count + cost
-      if commit then s[1] = start; s[2] = charged end
-      reset = untilEnd
-      if charged == 0 then reset = 0 end
-      allowed, remaining, retry = 1, max(0, limit - charged), 0
-    end
-      end
-      a2, m2, e2, t2 = allowed, remaining, reset, retry
-      if allowed == 1 or r2 then
-        local fresh
+      local fresh
     do
     if calendar == 0 then fresh = s[1] + windowMs
     else
@@ -365,8 +305,6 @@ local fillMs, split = 2000, false
       local value = struct.pack('<Bdd', 4, s[1], s[2])
       if type(value) == 'number' then value = format('%d', value) end
       redis.call('SET', key, value, 'PXAT', format('%d', fresh + 0))
-    end
-      end
     end
     else
     if r2 then
@@ -392,10 +330,20 @@ local fillMs, split = 2000, false
     end
     end
   end
-  local at = r * 8 + 2
-  reply[at], reply[at + 1], reply[at + 2], reply[at + 3] = a1, m1, e1, t1
-  at = at + 4
-  reply[at], reply[at + 1], reply[at + 2], reply[at + 3] = a2, m2, e2, t2
-  at = at + 4
+
+  if a1 == 1 then
+    reply[w + 1], reply[w + 2] = m1, e1
+    w = w + 2
+  else
+    reply[w + 1], reply[w + 2], reply[w + 3] = -1 - m1, e1, t1
+    w = w + 3
+  end
+  if a2 == 1 then
+    reply[w + 1], reply[w + 2] = m2, e2
+    w = w + 2
+  else
+    reply[w + 1], reply[w + 2], reply[w + 3] = -1 - m2, e2, t2
+    w = w + 3
+  end
 end
 return reply

@@ -17,7 +17,7 @@ function recordingClient(fail?: Error) {
       calls.push([...keys])
       shas.push(sha)
       if (fail !== undefined) throw fail
-      return [1_800_000_000_000, ...keys.flatMap(() => [1, 4, 100, 0])]
+      return [1_800_000_000_000, ...keys.flatMap(() => [4, 100])]
     },
     eval: () => Promise.reject(new Error('unexpected EVAL')),
   }
@@ -71,7 +71,7 @@ describe('one-rule requests made together', () => {
     let first = true
     const reply = (keys: readonly string[]) => {
       executed.push(...keys)
-      return [1_800_000_000_000, ...keys.flatMap(() => [1, 4, 100, 0])]
+      return [1_800_000_000_000, ...keys.flatMap(() => [4, 100])]
     }
     const client: RedisScriptClient = {
       evalsha: (_sha, keys) => {
@@ -104,10 +104,7 @@ describe('one-rule requests made together', () => {
       evalsha: async (_sha, keys, args) => {
         calls.push({ keys: [...keys], args: [...args] })
         // Per request: the first rule allowed (4 left), the second denied (retry in 250 ms).
-        return [
-          1_800_000_000_000,
-          ...keys.flatMap((_, i) => (i % 2 ? [0, 0, 500, 250] : [1, 4, 100, 0])),
-        ]
+        return [1_800_000_000_000, ...keys.flatMap((_, i) => (i % 2 ? [-1, 500, 250] : [4, 100]))]
       },
       eval: () => Promise.reject(new Error('unexpected EVAL')),
     }
@@ -155,7 +152,7 @@ describe('one-rule requests made together', () => {
       evalsha: (_sha, keys) => {
         calls.push([...keys])
         return new Promise((resolve) => {
-          answer = () => resolve([1_800_000_000_000, ...keys.flatMap(() => [1, 4, 100, 0])])
+          answer = () => resolve([1_800_000_000_000, ...keys.flatMap(() => [4, 100])])
         })
       },
       eval: () => Promise.reject(new Error('unexpected EVAL')),

@@ -1,4 +1,11 @@
-import { type Charge, fixedWindow, gcra } from '@tollgate/core'
+import {
+  type Charge,
+  concurrency,
+  fixedWindow,
+  gcra,
+  slidingLog,
+  slidingWindow,
+} from '@tollgate/core'
 import { describe, expect, it } from 'vitest'
 import { chargePreparer, MAX_RULE_SETS, MAX_RULES_PER_SCRIPT } from './prepare.js'
 
@@ -51,5 +58,38 @@ describe('chargePreparer', () => {
     expect(preparer.ruleSetScript(pair)).toBeUndefined()
     expect(preparer.ruleSetScript(pair)).toBeUndefined()
     expect(preparer.ruleSetScripts()).toHaveLength(2 * MAX_RULE_SETS)
+  })
+
+  it('in the identity layout, keys the rules of an identity on one key, each with its field, and the rest on their own', () => {
+    const preparer = chargePreparer(
+      'tg',
+      { serverTime: true, marginMs: 0 },
+      { leaseMs: 10_000, owner: 1 },
+      'identity',
+    )
+    const day = charge('day', fixedWindow({ limit: 1000, windowMs: 86_400_000 }))
+    const second = charge('second', gcra({ rate: 10, periodMs: 1000, burst: 10 }))
+    const [a, b] = [preparer.prepare(day, 0), preparer.prepare(second, 0)]
+    expect([a.key, b.key]).toEqual(['tg:{ip:192.0.2.1}', 'tg:{ip:192.0.2.1}'])
+    expect(a.tag).toBe('ip:192.0.2.1')
+    // Different fields, so different places: two states in one value.
+    expect(a.args.at(-1)).not.toBe(b.args.at(-1))
+    expect(a.place).not.toBe(b.place)
+    expect(preparer.oneRuleScript(day)).not.toBe(preparer.oneRuleScript(second))
+    // The same algorithm under another rule id: another field, another script.
+    expect(preparer.oneRuleScript({ ...day, rule: 'day-2' })).not.toBe(preparer.oneRuleScript(day))
+    const own = [
+      charge('log', slidingLog({ limit: 5, windowMs: 1000 })),
+      charge('slots', concurrency({ limit: 2 })),
+      charge('fine', slidingWindow({ limit: 50, windowMs: 31_000, buckets: 31 })),
+    ]
+    for (const c of own) {
+      const prepared = preparer.prepare(c, 0)
+      expect(prepared.key).toBe(`tg:${c.rule}:{ip:192.0.2.1}`)
+      expect(prepared.args.at(-1)).toBe('0')
+    }
+    // A sliding window of 30 sub-windows (249 bytes of state) still fits the value.
+    const fits = charge('fits', slidingWindow({ limit: 50, windowMs: 30_000, buckets: 30 }))
+    expect(preparer.prepare(fits, 0).key).toBe('tg:{ip:192.0.2.1}')
   })
 })

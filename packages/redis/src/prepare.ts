@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import {
   type Algorithm,
   type CalendarWindows,
@@ -7,18 +8,33 @@ import {
 } from '@tollgate/core'
 import { encodeKey, encodeRule } from './keys.js'
 import { CALENDAR_LENGTH_BASE } from './scripts/fixed-window.lua.js'
+import { MAX_STATE_BYTES } from './scripts/identity-value.js'
 import { type Script, script } from './scripts/index.js'
 import type { LuaAlgorithm } from './scripts/lua-algorithm.js'
 import { luaAlgorithmNamed } from './scripts/registry.js'
 import { type RuleSetShape, ruleSetLua } from './scripts/rule-set.lua.js'
+import { slidingLogLua } from './scripts/sliding-log.lua.js'
+
+/**
+ * Where states live: `'rule'`, a key per rule and identity (`<prefix>:<rule>:{<identity>}`);
+ * `'identity'`, one value per identity (`<prefix>:{<identity>}`) holding the states of every
+ * rule keyed on it (scripts/identity-value.ts), but for the rules whose state is not one short
+ * string, which keep a key of their own.
+ */
+export type Layout = 'rule' | 'identity'
 
 /** A charge ready for a general script call: its Redis key, hash tag and ARGV entries. */
 export type PreparedCharge = {
   readonly key: string
   /** The hash tag contents (the encoded identity), for Redis Cluster slot grouping. */
   readonly tag: string
-  /** [algorithm code, cost, shadow, p1, …, p5] as the scripts read them. */
+  /** [algorithm code, cost, shadow, p1, …, p5, field] as the scripts read them. */
   readonly args: readonly string[]
+  /**
+   * Where its state lives: the key, or the key and the field in the identity value. Two charges
+   * of one request on the same place charge one state.
+   */
+  readonly place: string
   /** A concurrency charge's lease number (its units' members in the set: see concurrency.lua.ts). */
   readonly lease?: number
 }
@@ -39,6 +55,10 @@ type AlgorithmPlan = {
   readonly calendar: CalendarWindows | undefined
   /** A concurrency rule: each admission is a lease of its own, numbered per request. */
   readonly leased: boolean
+  /** Its state lives in the identity value (the identity layout, a state of one short string). */
+  readonly inIdentity: boolean
+  /** In the identity layout: its one-rule scripts, by the rule's field. */
+  readonly oneRuleByField: Map<number, RuleSetScripts | undefined>
 }
 
 /**
@@ -75,6 +95,8 @@ export type ChargePreparer = {
   refundTime(charge: Charge, chargedAt: number): number
   /** Validates a charge and returns its Redis key. */
   keyOf(charge: Charge): string
+  /** The store's layout. */
+  readonly layout: Layout
   /** The one-rule scripts of the charge's algorithm, if it has them (call after `keyOf`). */
   oneRuleScript(charge: Charge): RuleSetScripts | undefined
   /**
@@ -94,9 +116,12 @@ export function chargePreparer(
   prefix: string,
   clock: { readonly serverTime: boolean; readonly marginMs: number },
   leases: LeaseTerms,
+  layout: Layout = 'rule',
 ): ChargePreparer {
   let leasesMade = 0
   const ruleKeyPrefixes = new Map<string, string>()
+  const identityKeyPrefix = `${prefix}:{`
+  const fields = ruleFields()
   const plans = new WeakMap<Algorithm, AlgorithmPlan>()
   let plansMade = 0
   // By source, so that equal rules share one script (and one batch of requests).
@@ -137,11 +162,21 @@ export function chargePreparer(
       const calendar = params?.kind === 'window' ? params.calendar : undefined
       // A lease number changes with every request, so it cannot be a rule-set script's constant.
       const leased = params?.kind === 'concurrency'
+      const inIdentity = layout === 'identity' && fitsIdentityValue(lua, charge.algorithm)
       const oneRule =
-        calendar === undefined && !leased
+        calendar === undefined && !leased && !inIdentity
           ? scriptOf([{ algorithm: lua, params: paramsOf(args), shadow: false }])
           : undefined
-      plan = { id: plansMade++, lua, args, oneRule, calendar, leased }
+      plan = {
+        id: plansMade++,
+        lua,
+        args,
+        oneRule,
+        calendar,
+        leased,
+        inIdentity,
+        oneRuleByField: new Map(),
+      }
       plans.set(charge.algorithm, plan)
     }
     return plan
@@ -153,7 +188,8 @@ export function chargePreparer(
     for (const charge of charges) {
       const plan = planOf(charge)
       if (plan.calendar !== undefined || plan.leased) return undefined
-      id += `${plan.id}${charge.shadow ? 's' : ''},`
+      const field = plan.inIdentity ? `:${fields.of(charge.rule)}` : ''
+      id += `${plan.id}${charge.shadow ? 's' : ''}${field},`
     }
     const known = ruleSets.get(id)
     if (known !== undefined) return known ?? undefined
@@ -161,8 +197,9 @@ export function chargePreparer(
     if (ruleSets.size >= MAX_RULE_SETS * 4) return undefined
     const found = scriptOf(
       charges.map((charge) => {
-        const { lua, args } = planOf(charge)
-        return { algorithm: lua, params: paramsOf(args), shadow: charge.shadow }
+        const { lua, args, inIdentity } = planOf(charge)
+        const field = inIdentity ? fields.of(charge.rule) : undefined
+        return { algorithm: lua, params: paramsOf(args), shadow: charge.shadow, field }
       }),
     )
     ruleSets.set(id, found ?? null)
@@ -171,7 +208,7 @@ export function chargePreparer(
 
   function keyOf(charge: Charge): string {
     checkCost(charge.cost)
-    planOf(charge)
+    const plan = planOf(charge)
     if (charge.cost > charge.algorithm.limit) {
       throw new RateLimitError(
         'ERR_RL_COST_EXCEEDS_CAPACITY',
@@ -179,12 +216,29 @@ export function chargePreparer(
         { rule: charge.rule, field: 'cost' },
       )
     }
-    return `${ruleKeyPrefix(charge.rule)}${encodeKey(charge.key)}}`
+    const start = plan.inIdentity ? identityKeyPrefix : ruleKeyPrefix(charge.rule)
+    return `${start}${encodeKey(charge.key)}}`
+  }
+
+  /** The one-rule scripts of a rule in the identity layout, which hold its field. */
+  function oneRuleInIdentity(plan: AlgorithmPlan, rule: string): RuleSetScripts | undefined {
+    const field = fields.of(rule)
+    if (plan.oneRuleByField.has(field)) return plan.oneRuleByField.get(field)
+    if (plan.calendar !== undefined) return undefined
+    const rules = [{ algorithm: plan.lua, params: paramsOf(plan.args), shadow: false, field }]
+    const found = scriptOf(rules)
+    // Rule ids come from configuration; a store making rules per request stops remembering.
+    if (plan.oneRuleByField.size < MAX_RULE_SETS) plan.oneRuleByField.set(field, found)
+    return found
   }
 
   return {
     keyOf,
-    oneRuleScript: (charge) => planOf(charge).oneRule,
+    layout,
+    oneRuleScript(charge) {
+      const plan = planOf(charge)
+      return plan.inIdentity ? oneRuleInIdentity(plan, charge.rule) : plan.oneRule
+    },
     ruleSetScript,
     ruleSetScripts: () => [...scriptsBySource.values()].flatMap(({ one, many }) => [one, many]),
     refundTime(charge, chargedAt) {
@@ -196,14 +250,18 @@ export function chargePreparer(
       const plan = planOf(charge)
       const [code, p1, p2, p3, p4, p5] =
         plan.calendar === undefined ? plan.args : calendarArgs(plan.args, plan.calendar, now)
-      // The hash tag: what lies between the rule prefix's `{` and the closing `}`.
-      const tag = key.slice(ruleKeyPrefix(charge.rule).length, -1)
+      // The hash tag: what lies between the key's `{` and the closing `}`.
+      const tag = key.slice(key.indexOf('{') + 1, -1)
       const head = [code!, String(charge.cost), charge.shadow ? '1' : '0', p1!, p2!, p3!, p4!]
-      if (!plan.leased) return { key, tag, args: [...head, p5!] }
+      if (plan.inIdentity) {
+        const field = String(fields.of(charge.rule))
+        return { key, tag, args: [...head, p5!, field], place: `${key} ${field}` }
+      }
+      if (!plan.leased) return { key, tag, args: [...head, p5!, '0'], place: key }
       // Whole numbers below 2^53, as every argument the scripts read.
       if (given === undefined) leasesMade = (leasesMade + 1) % Number.MAX_SAFE_INTEGER
       const lease = given ?? leasesMade
-      return { key, tag, args: [...head, String(lease)], lease }
+      return { key, tag, args: [...head, String(lease), '0'], place: key, lease }
     },
   }
 }
@@ -274,4 +332,50 @@ function scriptArgs(
     String(leases.owner),
     '0',
   ]
+}
+
+/**
+ * Whether a rule's state is kept in the identity value: one string of at most MAX_STATE_BYTES.
+ * A concurrency rule keeps a sorted set of leases, and a sliding log may grow into a list:
+ * both stay on a key of their own (under the same hash tag, so in the same slot); so does a
+ * sliding window of more than 30 sub-windows (9 + 8 bytes each).
+ */
+function fitsIdentityValue(lua: LuaAlgorithm, algorithm: Algorithm): boolean {
+  if (lua.kind === 'concurrency' || lua.code === slidingLogLua.code) return false
+  const params = algorithm.params
+  const buckets = params?.kind === 'window' ? (params.buckets ?? 0) : 0
+  return 9 + 8 * buckets <= MAX_STATE_BYTES
+}
+
+/**
+ * Each rule's field in the identity value: the first 4 bytes of the SHA-1 of its id, so every
+ * process finds a rule's state at the same field whatever its other rules. Two rule ids of
+ * this store with the same field are refused (1 chance in 4 billion for a pair).
+ */
+function ruleFields(): { of(rule: string): number } {
+  const byRule = new Map<string, number>()
+  const byField = new Map<number, string>()
+  return {
+    of(rule) {
+      let field = byRule.get(rule)
+      if (field === undefined) {
+        // 0 means a key of its own to the scripts.
+        field = createHash('sha1').update(rule).digest().readUInt32LE(0) || 1
+        const other = byField.get(field)
+        if (other !== undefined && other !== rule) {
+          throw new RateLimitError(
+            'ERR_RL_INVALID_RULE',
+            `rules ${other} and ${rule} would share a field of the Redis identity layout: rename one`,
+            { rule, field: 'id' },
+          )
+        }
+        // Rule ids come from configuration, so these stay small; the bound is a safety net.
+        if (byRule.size < 10_000) {
+          byRule.set(rule, field)
+          byField.set(field, rule)
+        }
+      }
+      return field
+    },
+  }
 }

@@ -15,9 +15,9 @@ import { callScript, type Deadline, deadlineIn } from './call.js'
 import type { RedisScriptClient } from './client.js'
 import { requestSender } from './coalesce.js'
 import { consumeAcrossSlots, groupBySlot, type RunScript } from './cross-slot.js'
-import { redisKey } from './keys.js'
+import { encodeKey, redisKey } from './keys.js'
 import { type HeldLease, leaseBook, leaseTimers } from './leases.js'
-import { chargePreparer, type PreparedCharge } from './prepare.js'
+import { chargePreparer, type Layout, type PreparedCharge } from './prepare.js'
 import { parseRenewReply, parseReply } from './reply.js'
 import {
   ARGS_PER_CHARGE,
@@ -76,6 +76,16 @@ export type RedisStoreOptions = {
    * @default 10000, or 3 × `timeoutMs` if that is longer
    */
   readonly leaseMs?: number
+  /**
+   * Where states live. `'rule'`: a key per rule and identity, `<prefix>:<rule>:{<identity>}`.
+   * `'identity'`: one key per identity, `<prefix>:{<identity>}`, whose value holds the states
+   * of every rule keyed on it, each with its own expiry: one read and one write per request
+   * whatever its number of rules, and about half the memory. Concurrency and sliding-log rules
+   * keep a key of their own (under the same hash tag: the same slot). Changing the layout
+   * starts every count afresh: the states are read under other keys.
+   * @default 'rule'
+   */
+  readonly layout?: Layout
   /** What times the renewal of leases (the `time` option still decides when they end). @default `Date.now` */
   readonly clock?: Clock
   /** What arms the renewal timer (tests inject theirs). @default the runtime's, unreferenced */
@@ -88,7 +98,11 @@ export interface RedisStore extends Store {
   refund(charges: readonly Charge[], chargedAt: number, now: number): Promise<void>
   /** Each call's budget (the `timeoutMs` option): the limiter sets no timer of its own. */
   readonly timeoutMs: number
-  /** The Redis key holding a rule's state for `key` (for inspection and tests). */
+  /**
+   * The Redis key holding a rule's state for `key` (for inspection and tests). With
+   * `layout: 'identity'`, the identity's key, which holds every rule's state but a concurrency
+   * or sliding-log rule's (those keep `<prefix>:<rule>:{<identity>}`).
+   */
   keyOf(rule: string, key: string): string
   /**
    * The scripts this store runs: the general consume and refund scripts, and the script of each
@@ -133,7 +147,7 @@ const MAX_LEASE_MS = 86_400_000
  */
 export function redisStore(options: RedisStoreOptions): RedisStore {
   const resolved = resolveOptions(options)
-  const { prefix, serverTime, timeoutMs, margin, coalesce } = resolved
+  const { prefix, serverTime, timeoutMs, margin, coalesce, layout } = resolved
   // EVAL is only sent after NOSCRIPT (see callScript): a script's first time loads it, any
   // later one reloads it.
   const loaded = new Set<string>()
@@ -150,12 +164,15 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     autoPipelining: given.autoPipelining,
   }
   const { leaseMs } = resolved
+  // Rule-set scripts take requests keyed on several identities (keys of several slots).
+  const multiKey = client.cluster !== true && layout === 'rule'
   // This process's name in the members of its leases: random, so that processes never clash.
   const owner = randomInt(2 ** 47)
   const preparer = chargePreparer(
     prefix,
     { serverTime, marginMs: Number(margin) },
     { leaseMs, owner },
+    layout,
   )
   const prepare = preparer.prepare
   const leaseClock = options.clock ?? systemClock
@@ -217,7 +234,8 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     get scriptReloads() {
       return scriptReloads
     },
-    keyOf: (rule, key) => redisKey(prefix, rule, key),
+    keyOf: (rule, key) =>
+      layout === 'identity' ? `${prefix}:{${encodeKey(key)}}` : redisKey(prefix, rule, key),
     scripts: () => [consumeScript, refundScript, renewScript, ...preparer.ruleSetScripts()],
     leases: {
       get held() {
@@ -242,11 +260,14 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
           const key = preparer.keyOf(charge)
           const script = preparer.oneRuleScript(charge)
           if (script !== undefined) return send(script, charges, key, now)
-        } else if (charges.length > 1 && (client.cluster !== true || oneIdentity(charges))) {
+        } else if (charges.length > 1 && (multiKey || oneIdentity(charges))) {
           // On Redis Cluster the keys of one call must share a slot: they do when every charge
           // keys on the same identity (the hash tag); others go by slot through the general script.
+          // A rule-set script of the identity layout reads one identity value: its requests key
+          // on one identity, and their states differ when their rules do.
           const keys = charges.map(preparer.keyOf)
-          const script = distinct(keys) ? preparer.ruleSetScript(charges) : undefined
+          const apart = layout === 'identity' ? distinctRules(charges) : distinct(keys)
+          const script = apart ? preparer.ruleSetScript(charges) : undefined
           if (script !== undefined) return send(script, charges, keys, now)
         }
         return consumeMany(charges, now)
@@ -371,7 +392,9 @@ function markNeverPassing(
   let marked: PreparedCharge[] | undefined
   for (let i = 1; i < charges.length; i++) {
     let total = charges[i]!.cost
-    for (let j = 0; j < i; j++) if (prepared[j]!.key === prepared[i]!.key) total += charges[j]!.cost
+    for (let j = 0; j < i; j++) {
+      if (prepared[j]!.place === prepared[i]!.place) total += charges[j]!.cost
+    }
     if (total <= charges[i]!.algorithm.limit) continue
     marked ??= [...prepared]
     const args = [...prepared[i]!.args]
@@ -418,6 +441,14 @@ function oneIdentity(charges: readonly Charge[]): boolean {
 function distinct(keys: readonly string[]): boolean {
   for (let i = 1; i < keys.length; i++) {
     for (let j = 0; j < i; j++) if (keys[i] === keys[j]) return false
+  }
+  return true
+}
+
+/** No rule appears twice (in a request on one identity: no state is charged twice). */
+function distinctRules(charges: readonly Charge[]): boolean {
+  for (let i = 1; i < charges.length; i++) {
+    for (let j = 0; j < i; j++) if (charges[i]!.rule === charges[j]!.rule) return false
   }
   return true
 }
@@ -472,6 +503,10 @@ function resolveOptions(options: RedisStoreOptions) {
       `expected a whole number of ms from 3 × timeoutMs (${3 * timeoutMs}) to ${MAX_LEASE_MS}, got ${leaseMs}`,
     )
   }
+  const layout = options.layout ?? 'rule'
+  if (layout !== 'rule' && layout !== 'identity') {
+    throw invalidOption('layout', `expected 'rule' or 'identity', got ${JSON.stringify(layout)}`)
+  }
   if (options.clock !== undefined && typeof options.clock?.now !== 'function') {
     throw invalidOption('clock', 'expected { now(): number }')
   }
@@ -490,6 +525,7 @@ function resolveOptions(options: RedisStoreOptions) {
     margin: String(margin),
     coalesce,
     leaseMs,
+    layout: layout as Layout,
   }
 }
 

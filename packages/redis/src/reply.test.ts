@@ -52,7 +52,7 @@ describe('parseReply', () => {
       expect.objectContaining({ code: 'ERR_RL_STORE_REPLY' }),
     )
     const [outcome] = parseRuleSetReplies(
-      [0, 1, 18, 300, 200],
+      [0, 18, 300, 200],
       [{ charges: [queued], now: 9 }],
       1,
       false,
@@ -62,12 +62,7 @@ describe('parseReply', () => {
       delayMs: 200,
       retryAfterMs: undefined,
     })
-    const [report] = parseRuleSetReplies(
-      [0, 1, 21, 0, -1],
-      [{ charges: [queued], now: 9 }],
-      1,
-      false,
-    )
+    const [report] = parseRuleSetReplies([0, 21, 0, -1], [{ charges: [queued], now: 9 }], 1, false)
     expect(report!.decisions[0]).not.toHaveProperty('delayMs')
   })
 
@@ -83,5 +78,42 @@ describe('parseReply', () => {
     expect(() => parseReply(reply, [charge])).toThrow(
       expect.objectContaining({ code: 'ERR_RL_STORE_REPLY' }),
     )
+  })
+
+  it("reads a rule-set reply: what is left (signed by the verdict), the reset, then a denied charge's retry time", () => {
+    const requests = [
+      { charges: [charge, charge], now: 7 },
+      { charges: [charge, charge], now: 8 },
+    ]
+    const outcomes = parseRuleSetReplies(
+      [5, 19, 50, -1, 1000, 200, 3, 40, 4, 50],
+      requests,
+      2,
+      true,
+    )
+    expect(
+      outcomes.map((o) =>
+        o.decisions.map((d) => [d.allowed, d.remaining, d.resetAfterMs, d.retryAfterMs]),
+      ),
+    ).toEqual([
+      [
+        [true, 19, 50, undefined],
+        [false, 0, 1000, 200],
+      ],
+      [
+        [true, 3, 40, undefined],
+        [true, 4, 50, undefined],
+      ],
+    ])
+    expect(outcomes.map((o) => o.at)).toEqual([5, 5])
+    for (const bad of [
+      [5, 19, 50, -1, 1000],
+      [5, 19, 50, -1, 1000, 200, 3, 40, 4, 50, 0],
+      [5, 19, 50, -1, 1000, 200, 3, 40, 4],
+    ]) {
+      expect(() => parseRuleSetReplies(bad, requests, 2, true)).toThrow(
+        expect.objectContaining({ code: 'ERR_RL_STORE_REPLY' }),
+      )
+    }
   })
 })

@@ -72,10 +72,10 @@ export function parseReply(
 }
 
 /**
- * Reads a rule-set script's reply, `[now, then per request and rule: allowed (1/0), remaining,
- * resetAfterMs, retryAfterMs]` (scripts/rule-set.lua.ts), into one outcome per request, each
- * with one decision per rule. With the caller's clock each request keeps the time it was
- * decided at.
+ * Reads a rule-set script's reply, `[now, then per request and rule: remaining (or
+ * -1 - remaining when denied), resetAfterMs, then retryAfterMs when denied or a queue's delayMs
+ * when allowed]` (scripts/rule-set.lua.ts), into one outcome per request, each with one
+ * decision per rule. With the caller's clock each request keeps the time it was decided at.
  */
 export function parseRuleSetReplies(
   reply: unknown,
@@ -84,36 +84,39 @@ export function parseRuleSetReplies(
   serverTime: boolean,
 ): Outcome[] {
   const count = requests.length
-  const length = 1 + 4 * rules * count
-  if (!Array.isArray(reply) || reply.length !== length) {
-    throw malformed(`expected an array of ${length} integers`, reply)
+  if (!Array.isArray(reply) || reply.length < 1 + 2 * rules * count) {
+    throw malformed(`expected an array of at least ${1 + 2 * rules * count} integers`, reply)
   }
   for (const value of reply) {
     if (!Number.isSafeInteger(value)) throw malformed('expected integers only', reply)
   }
   const numbers = reply as number[]
   const outcomes: Outcome[] = new Array(count)
-  let base = 1
+  let at = 1
   for (let i = 0; i < count; i++) {
     const request = requests[i]!
     const decisions: Decision[] = new Array(rules)
-    for (let j = 0; j < rules; j++, base += 4) {
-      const allowed = numbers[base]
-      if (allowed !== 0 && allowed !== 1) throw malformed('allowed must be 0 or 1', reply)
-      const decision: Decision = {
-        allowed: allowed === 1,
-        remaining: numbers[base + 1]!,
-        limit: request.charges[j]!.algorithm.limit,
-        resetAfterMs: numbers[base + 2]!,
-        retryAfterMs: allowed === 1 ? undefined : numbers[base + 3],
+    for (let j = 0; j < rules; j++) {
+      const charge = request.charges[j]!
+      const left = numbers[at]!
+      const allowed = left >= 0
+      const extra = !allowed || isQueue(charge)
+      if (at + (extra ? 3 : 2) > numbers.length) {
+        throw malformed('expected the retry time of a denied charge', reply)
       }
-      decisions[j] =
-        allowed === 1 && isQueue(request.charges[j]!)
-          ? withDelay(decision, numbers[base + 3], reply)
-          : decision
+      const decision: Decision = {
+        allowed,
+        remaining: allowed ? left : -1 - left,
+        limit: charge.algorithm.limit,
+        resetAfterMs: numbers[at + 1]!,
+        retryAfterMs: allowed ? undefined : numbers[at + 2],
+      }
+      decisions[j] = allowed && extra ? withDelay(decision, numbers[at + 2], reply) : decision
+      at += extra ? 3 : 2
     }
     outcomes[i] = { decisions, at: serverTime ? numbers[0]! : request.now }
   }
+  if (at !== numbers.length) throw malformed(`expected ${at} integers`, reply)
   return outcomes
 }
 

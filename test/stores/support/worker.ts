@@ -55,6 +55,8 @@ export type Scenario = {
   readonly now: number | 'server'
   /** With a caller time: gateway i's clock runs i × skewMs ahead of `now`. */
   readonly skewMs?: number
+  /** The store's layout (its `layout` option). @default 'rule' */
+  readonly layout?: 'rule' | 'identity'
   /**
    * Concurrency: each admitted request holds its slots while it counts itself in (INCR of the
    * key `probe`, whose highest value it reports), then gives them back (`release`), or keeps
@@ -122,7 +124,7 @@ async function main(): Promise<void> {
   const send = (message: WorkerMessage) => process.send!(message)
   // Leases are renewed at the scenario's caller time (none falls due while a scenario runs).
   let callerNow = 0
-  const stores = {
+  const storesOf = (layout: 'rule' | 'identity') => ({
     caller: redisStore({
       client: target.client,
       prefix: config.prefix,
@@ -130,14 +132,17 @@ async function main(): Promise<void> {
       timeoutMs: 10_000,
       leaseMs: LEASE_MS,
       clock: { now: () => callerNow },
+      layout,
     }),
     server: redisStore({
       client: target.client,
       prefix: config.prefix,
       timeoutMs: 10_000,
       leaseMs: LEASE_MS,
+      layout,
     }),
-  }
+  })
+  const layouts = { rule: storesOf('rule'), identity: storesOf('identity') }
   process.on('message', async (message: { go: number } | { exit: true }) => {
     if ('exit' in message) {
       await target.close()
@@ -151,6 +156,7 @@ async function main(): Promise<void> {
       cost: 1,
       shadow: false,
     }))
+    const stores = layouts[scenario.layout ?? 'rule']
     const store = scenario.now === 'server' ? stores.server : stores.caller
     const now = scenario.now === 'server' ? 0 : scenario.now + config.index * (scenario.skewMs ?? 0)
     callerNow = now

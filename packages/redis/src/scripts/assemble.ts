@@ -1,4 +1,7 @@
 import { concurrencyLua } from './concurrency.lua.js'
+import { gcraLua } from './gcra.lua.js'
+import { IDENTITY_LIBRARY_LUA } from './identity-value.js'
+import { leakyQueueLua } from './leaky-queue.lua.js'
 import { bindParameters, type LuaAlgorithm } from './lua-algorithm.js'
 import { LUA_ALGORITHMS } from './registry.js'
 import { slidingLogLua } from './sliding-log.lua.js'
@@ -43,14 +46,21 @@ end
  * slots as sent (ARGV); each algorithm's branch reads them by name.
  */
 export function libraryLua(withRefund: boolean): string {
-  return `${ARITHMETIC_LUA}
--- The state of one key, or the state of a key never seen (init at now), and whether it was
--- moved to now (a clock that stepped back further than the rule's reset span): a moved state is
--- written back whatever the decision.
-local function load(code, key, p1, p2, p3, p4, p5, now)
+  return `${ARITHMETIC_LUA}${IDENTITY_LIBRARY_LUA}
+-- The state of one key (or of \`field\` in the identity value under \`key\`, when not 0), or the
+-- state of a key never seen (init at now), and whether it was moved to now (a clock that
+-- stepped back further than the rule's reset span): a moved state is written back whatever the
+-- decision.
+local function load(code, key, field, p1, p2, p3, p4, p5, now)
   local s, moved, v = nil, false, nil
+  if field ~= 0 then
+    v = identityValue(key, now).states[field] or nil
+    -- A state of one number is kept as a double (identity-value.ts).
+    if v and #v == 8 and (code == ${gcraLua.code} or code == ${leakyQueueLua.code}) then
+      v = struct.unpack('<d', v)
+    end
   -- A concurrency key holds a sorted set of leases, which its branch reads itself.
-  if code ~= ${concurrencyLua.code} then
+  elseif code ~= ${concurrencyLua.code} then
     v = redis.pcall('GET', key)
     -- Missing, or another type (a rule that changed algorithm): no state. The sliding log tells
     -- the error of a key that holds a list (its long form) from a missing key.
@@ -85,8 +95,17 @@ end
 -- clock the deadline is absolute (PXAT), so it agrees with TIME to the ms. Whole numbers below
 -- 2^53 go to redis.call as decimal text made by format('%d'): exact, and far cheaper than the
 -- '%.17g' Redis would print a number with.
-local function save(code, key, s, p1, p2, p3, p4, p5, now, absolute, margin)
+local function save(code, key, field, s, p1, p2, p3, p4, p5, now, absolute, margin)
   local fresh = freshAt(code, key, s, p1, p2, p3, p4, p5)
+  if field ~= 0 then
+    -- Kept in the identity value, written once by writeIdentities.
+    local value = nil
+    if fresh > now then
+      ${dispatch((a) => ` value = ${a.format}`)}
+    end
+    setIdentityState(key, field, value, fresh, margin, now)
+    return
+  end
   if fresh <= now then
     redis.call('DEL', key)
     return

@@ -8,21 +8,23 @@ import { chargePreparer } from '../prepare.js'
 import { redisScripts } from './index.js'
 
 // Changing a script changes these on purpose: operators may pre-load or allow-list them.
-const PINNED_CONSUME_SHA = '11dda1e85d1c5e64ea57f6b6218888db8bb422e9'
-const PINNED_REFUND_SHA = '6c45ff4642f991679f04cfd694f31980965c9fa7'
+const PINNED_CONSUME_SHA = '7eaad6b64fdcba3724263c93f658814a8968b7da'
+const PINNED_REFUND_SHA = '70b5688ecbfd93eae0e0ee40aa53a9a24d7545ca'
 const PINNED_RENEW_SHA = '85a0c2a61a49f8f9522b9af7746e67ea320950cf'
-const PINNED_EXAMPLE_RULE_SET_SHA = '8efdef86c6b60426a7ab22079882c5289ccc70fa'
-const PINNED_EXAMPLE_ONE_REQUEST_SHA = '5bf108ab00df3d4800df2fe3c1d66bccf958c893'
+const PINNED_EXAMPLE_RULE_SET_SHA = '13db551b99f8aad9182eb83fc70361ce1415db4e'
+const PINNED_EXAMPLE_ONE_REQUEST_SHA = 'd8cc60c99e835866bec4b9c4c1be9a9ed727670b'
+const PINNED_EXAMPLE_IDENTITY_SHA = '8ca8961c074b73afa643259058345593801406b7'
 
 /**
  * A gateway's usual pair: 10 per second with bursts of 20, and 1,000 a day, decided on the
  * server's clock (whose default expiry margin is 0).
  */
-function exampleRuleSetScript() {
+function exampleRuleSetScript(layout: 'rule' | 'identity' = 'rule') {
   const preparer = chargePreparer(
     'tollgate',
     { serverTime: true, marginMs: 0 },
     { leaseMs: 10_000, owner: 1 },
+    layout,
   )
   const charge = (rule: string, algorithm: ReturnType<typeof tokenBucket>) => ({
     rule,
@@ -59,6 +61,12 @@ describe('the checked-in Lua', () => {
     const script = exampleRuleSetScript().many
     await expect(script.source).toMatchFileSnapshot('../../lua/rule-set.example.lua')
     expect(script.sha).toBe(PINNED_EXAMPLE_RULE_SET_SHA)
+  })
+
+  it('rule-set-identity.example.lua is the one-request script of the same rules, one key per identity', async () => {
+    const script = exampleRuleSetScript('identity').one
+    await expect(script.source).toMatchFileSnapshot('../../lua/rule-set-identity.example.lua')
+    expect(script.sha).toBe(PINNED_EXAMPLE_IDENTITY_SHA)
   })
 
   it('rule-set-one.example.lua is the one-request script of the same rules', async () => {

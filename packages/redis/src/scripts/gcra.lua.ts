@@ -44,11 +44,13 @@ export const gcraLua: LuaAlgorithm = {
       if v then tat = tonumber(v) end
       if tat then s = { tat } else s = { now * unitsPerMs } end
     end
-    -- More than two fill times ahead: the clock stepped back; a drained bucket at now.
-    ${readAhead}
-    if aheadMs > 2 * fillMs then
-      aheadMs = floorDiv(capacity, unitsPerMs)
-      aheadTicks = capacity - aheadMs * unitsPerMs
+    -- More than two fill times ahead (whole ms): the clock stepped back; a drained bucket at
+    -- now. Told without a division: a TAT in ticks is more than 2 × fillMs whole ms ahead when
+    -- it is at least (2 × fillMs + 1) ms of ticks ahead (exact: both sides stay below 2^53
+    -- wherever the TAT is one number).
+    if (split and s[1] - now > 2 * fillMs) or (not split and s[1] - now * unitsPerMs >= (2 * fillMs + 1) * unitsPerMs) then
+      local aheadMs = floorDiv(capacity, unitsPerMs)
+      local aheadTicks = capacity - aheadMs * unitsPerMs
       ${writeAhead}
       moved = true
     end`,

@@ -94,9 +94,13 @@ local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs 
   }
   const units = Number(unitsPerMs)
   const fill = -floorDivBig(-BigInt(capacity), BigInt(unitsPerMs))
-  const split = (4398046511104 + 2) * units + 2 * Number(capacity) + 4 * units > 9007199254740991
+  const split = splitTicks(units, Number(capacity))
   return `local fillMs, split = ${fill}, ${split}`
 }
+
+/** Whether GCRA keeps its TAT as two numbers at this rate (the core's `fitsInTicks`, negated). */
+export const splitTicks = (unitsPerMs: number, capacity: number) =>
+  (4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991
 
 const isInteger = (text: string | undefined): text is string =>
   text !== undefined && /^-?\d+$/.test(text)

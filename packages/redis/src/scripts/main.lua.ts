@@ -6,7 +6,9 @@ import { slidingWindowLua } from './sliding-window.lua.js'
 /**
  * The entry points. Both take one KEYS entry per charge and
  *   ARGV = [now, or -1 for the server's TIME; expiry margin (ms); flag;
- *           then per charge: algorithm code, cost, shadow (1/0), p1, p2, p3, p4, p5]
+ *           then per charge: algorithm code, cost, shadow (1/0), p1, p2, p3, p4, p5, field]
+ * where `field` is the charge's field in the identity value under its key (identity-value.ts),
+ * or 0 for a key of its own.
  * and reply [now, then per charge: allowed, remaining, resetAfterMs, then retryAfterMs of each
  * charge not allowed, or the delayMs of each allowed leaky_queue charge (-1: none, a cost-0
  * report), in order], where allowed is 1, or 0 when denied, or 2 when denied on
@@ -18,19 +20,21 @@ import { slidingWindowLua } from './sliding-window.lua.js'
  * the request was committed is left to the caller, who can tell from the verdicts (no enforcing
  * charge at 0) and ARGV[3].
  */
-export const ARGS_PER_CHARGE = 8
+export const ARGS_PER_CHARGE = 9
 
 /** What a reader of the general scripts sees first (lua/consume.lua, lua/refund.lua). */
 export const mainHeaderLua = (name: 'consume' | 'refund', flag: string) =>
   `-- tollgate: ${name}. KEYS: one per charge.
 -- ARGV: now (-1: the server's TIME), expiry margin (ms), ${flag},
--- then per charge: algorithm code, cost, shadow (1/0) and the algorithm's parameters
+-- then per charge: algorithm code, cost, shadow (1/0), the algorithm's parameters
 -- (rate: unitsPerMs, unitsPerToken, capacity, 0, 0; window: limit, windowMs, 0, 0, 0;
--- leaky_queue: unitsPerMs, unitsPerToken, capacity, delay in ticks, max wait in ticks or -1).`
+-- leaky_queue: unitsPerMs, unitsPerToken, capacity, delay in ticks, max wait in ticks or -1)
+-- and its field in the identity value under its key (0: a key of its own).`
 
 /** Reads the clock: the caller's (ARGV[1] ≥ 0) or this server's TIME, rounded down to the ms. */
 const clock = `
-local now, absolute = tonumber(ARGV[1]), false
+-- \`absolute\` is the library's (identity-value.ts): whether now is the server's time.
+local now = tonumber(ARGV[1])
 if now < 0 then
   local t = redis.call('TIME')
   now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -73,20 +77,25 @@ end
     : ''
 }return sent`
 
-/** Loads each distinct key's state once (one request may charge a key twice). */
+/**
+ * Loads each distinct state once (one request may charge a key twice): a key of its own, or a
+ * field of an identity value (key and field).
+ */
 const loadAll = `
 local reply = { now, 0 }
 local states, byKey, distinct = {}, {}, {}
 for i = 1, n do
   local base = (i - 1) * ${ARGS_PER_CHARGE} + 3
   local key = KEYS[i]
-  local s = byKey[key]
+  local place = key
+  if ARGV[base + 9] ~= '0' then place = key .. ' ' .. ARGV[base + 9] end
+  local s = byKey[place]
   if s == nil then
     local code = tonumber(ARGV[base + 1])
     local moved
-    s, moved = load(code, key, tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 7]), tonumber(ARGV[base + 8]), now)
+    s, moved = load(code, key, tonumber(ARGV[base + 9]), tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 7]), tonumber(ARGV[base + 8]), now)
     s.code, s.key, s.i, s.dirty = code, key, i, moved
-    byKey[key] = s
+    byKey[place] = s
     distinct[#distinct + 1] = s
   end
   states[i] = s
@@ -101,9 +110,10 @@ const saveDirty = `
 for _, s in ipairs(distinct) do
   if s.dirty then
     local base = (s.i - 1) * ${ARGS_PER_CHARGE} + 3
-    save(s.code, s.key, s, tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 7]), tonumber(ARGV[base + 8]), now, absolute, margin)
+    save(s.code, s.key, tonumber(ARGV[base + 9]), s, tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 7]), tonumber(ARGV[base + 8]), now, absolute, margin)
   end
 end
+writeIdentities()
 `
 
 /**
@@ -120,10 +130,13 @@ if n == 1 and not denied then
   local p1, p2, p3, p4, p5 = tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])
   -- The key and algorithm code travel as arguments, not as fields of \`s\`: fields beside the
   -- state's slots would cost a hash part, allocated anew on every call.
-  local code, key = tonumber(ARGV[4]), KEYS[1]
-  local s, moved = load(code, key, p1, p2, p3, p4, p5, now)
+  local code, key, field = tonumber(ARGV[4]), KEYS[1], tonumber(ARGV[12])
+  local s, moved = load(code, key, field, p1, p2, p3, p4, p5, now)
   local allowed, remaining, reset, retry = decide(code, key, s, p1, p2, p3, p4, p5, tonumber(ARGV[5]), now, true)
-  if allowed == 1 or moved then save(code, key, s, p1, p2, p3, p4, p5, now, absolute, margin) end
+  if allowed == 1 or moved then
+    save(code, key, field, s, p1, p2, p3, p4, p5, now, absolute, margin)
+    writeIdentities()
+  end
   if ARGV[3] == '2' then
     ${recordedAt('t', 'code', 's', '    ')}
     if allowed == 1 and code ~= ${leakyQueueLua.code} then return { now, 1, remaining, reset, t } end

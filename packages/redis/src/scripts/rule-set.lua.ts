@@ -1,6 +1,15 @@
 import { ARITHMETIC_LUA } from './assemble.js'
-import { bindParameters, type LuaAlgorithm } from './lua-algorithm.js'
+import { gcraLua } from './gcra.lua.js'
+import {
+  type IdentityRule,
+  readIdentityLua,
+  saveIdentityStateLua,
+  writeIdentityLua,
+} from './identity-value.js'
+import { leakyQueueLua } from './leaky-queue.lua.js'
+import { bindParameters, type LuaAlgorithm, splitTicks } from './lua-algorithm.js'
 import { slidingLogLua } from './sliding-log.lua.js'
+import { slidingWindowLua } from './sliding-window.lua.js'
 
 /** One rule of a rule-set script: its algorithm, its parameters, and whether it only reports. */
 type RuleShape = {
@@ -9,6 +18,11 @@ type RuleShape = {
   readonly params: readonly string[]
   /** A shadow rule is decided and reported, but its denial never denies the request. */
   readonly shadow: boolean
+  /**
+   * Its field in the identity value (identity-value.ts), where its state lives with the other
+   * rules' of the same identity; undefined: a key of its own.
+   */
+  readonly field?: number | undefined
 }
 
 /** What a rule-set script is built for: its rules, in order, and the store's clock. */
@@ -37,9 +51,9 @@ export type RuleSetShape = {
  *   KEYS = [request 1's n keys, request 2's n keys, …]
  *   ARGV = [request 1's n costs, (its now,) request 2's n costs, (its now,) …]
  *
- * and replies `[now, then per request and rule: allowed (1/0), remaining, resetAfterMs,
- * retryAfterMs]` (retryAfterMs is 0 when allowed), `now` being the server's time, or 0 with the
- * caller's clock. Each request is decided and written before the next one is read, exactly as
+ * and replies `[now, then per request and rule: remaining (or -1 - remaining when denied),
+ * resetAfterMs, then retryAfterMs when denied or a queue's delayMs when allowed]` (see
+ * replyOf), `now` being the server's time, or 0 with the caller's clock. Each request is decided and written before the next one is read, exactly as
  * if it had its own call, and exactly as the core's `applyCharges`: a dry run of every rule; if
  * an enforcing one denies, nothing is written and the rules that would have passed are reported
  * at cost 0; otherwise every allowed charge is taken. The keys of one request must differ (the
@@ -56,13 +70,29 @@ export function ruleSetLua({ rules, marginMs, serverTime, requests }: RuleSetSha
   const header = `-- tollgate: ${what} charging ${names.join(', ')}${ARITHMETIC_LUA}`
   const serverClock = `local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)`
-  const write = (rule: RuleShape) => writeState(rule.algorithm, marginMs, serverTime)
+  const write = (rule: RuleShape, i: number) =>
+    rule.field === undefined
+      ? writeState(rule.algorithm, marginMs, serverTime)
+      : saveFreshState(rule.algorithm, i, marginMs, serverTime)
+  // The identity value's deadlines are on the server's clock (identity-value.ts).
+  const expiryClock = !rules.some((rule) => rule.field !== undefined)
+    ? ''
+    : serverTime
+      ? '\nlocal expiryNow = now'
+      : `\nlocal expiryNow
+do
+  local t = redis.call('TIME')
+  expiryNow = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+end`
   if (rules.length === 1 && requests === 'one') {
     // The caller's clock: the request's `now` is the argument after its cost.
     const clock = serverTime ? serverClock : `local now = tonumber(ARGV[2])`
-    return header + clock + oneRequestOneRuleBody(rules[0]!, serverTime, write)
+    return header + clock + expiryClock + oneRequestOneRuleBody(rules[0]!, serverTime, write)
   }
-  const clock = serverTime ? `${serverClock}\nlocal reply = { now }` : `local reply, now = { 0 }, 0`
+  const clock =
+    (serverTime
+      ? `${serverClock}\nlocal reply, w = { now }, 1`
+      : `local reply, now, w = { 0 }, 0, 1`) + expiryClock
   if (rules.length === 1) return header + clock + oneRuleBody(rules[0]!, serverTime, write)
   return header + clock + severalRulesBody(rules, serverTime, requests, write)
 }
@@ -74,21 +104,23 @@ local now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)`
 function oneRequestOneRuleBody(
   rule: RuleShape,
   serverTime: boolean,
-  write: (r: RuleShape) => string,
+  write: (r: RuleShape, i: number) => string,
 ) {
   const { algorithm, params } = rule
+  const identity = identityFields([rule])
   return `
 ${bindParameters(algorithm, params)}
-local key, cost, commit = KEYS[1], tonumber(ARGV[1]), true
+local key, cost, commit = KEYS[1], tonumber(ARGV[1]), true${readIdentity('KEYS[1]', identity)}
 local s, moved = nil, false
-${readState(algorithm)}${algorithm.load}
+${readState(rule, 1)}${algorithm.load}
 local allowed, remaining, reset, retry
 do${algorithm.decide}
 end
 if allowed == 1 or moved then
-  ${write(rule)}
-end
-return { ${serverTime ? 'now' : '0'}, allowed, remaining, reset, retry }
+  ${write(rule, 1)}
+end${writeIdentity('KEYS[1]', identity)}
+if allowed == 1 then return { ${serverTime ? 'now' : '0'}, remaining, reset${isQueue(rule) ? ', retry' : ''} } end
+return { ${serverTime ? 'now' : '0'}, -1 - remaining, reset, retry }
 `
 }
 
@@ -96,24 +128,28 @@ return { ${serverTime ? 'now' : '0'}, allowed, remaining, reset, retry }
  * One rule: the dry run and the commit are one decision, written only if allowed (the common
  * request, so it skips the dry run's second pass).
  */
-function oneRuleBody(rule: RuleShape, serverTime: boolean, write: (r: RuleShape) => string) {
+function oneRuleBody(
+  rule: RuleShape,
+  serverTime: boolean,
+  write: (r: RuleShape, i: number) => string,
+) {
   const { algorithm, params } = rule
+  const identity = identityFields([rule])
   const step = serverTime ? 1 : 2
   const requestNow = serverTime ? '' : `\n  now = tonumber(ARGV[i * 2])`
   return `
 ${bindParameters(algorithm, params)}
 for i = 1, #KEYS do
-  local key, cost, commit = KEYS[i], tonumber(ARGV[(i - 1) * ${step} + 1]), true${requestNow}
+  local key, cost, commit = KEYS[i], tonumber(ARGV[(i - 1) * ${step} + 1]), true${requestNow}${readIdentity('key', identity)}
   local s, moved = nil, false
-  ${readState(algorithm)}${algorithm.load}
+  ${readState(rule, 1)}${algorithm.load}
   local allowed, remaining, reset, retry
   do${algorithm.decide}
   end
   if allowed == 1 or moved then
-    ${write(rule)}
-  end
-  local at = i * 4 - 2
-  reply[at], reply[at + 1], reply[at + 2], reply[at + 3] = allowed, remaining, reset, retry
+    ${write(rule, 1)}
+  end${writeIdentity('key', identity)}
+  ${replyOf(rule, 'allowed', 'remaining', 'reset', 'retry')}
 end
 return reply
 `
@@ -130,16 +166,27 @@ function severalRulesBody(
   rules: readonly RuleShape[],
   serverTime: boolean,
   requests: 'one' | 'many',
-  write: (r: RuleShape) => string,
+  write: (r: RuleShape, i: number) => string,
 ): string {
   const n = rules.length
+  const identity = identityFields(rules)
+  // Every rule in the identity layout keys on the request's one identity (the store sends other
+  // requests to the general script): the first one's key is the identity's.
+  const identityKey = `KEYS[k + ${rules.findIndex((rule) => rule.field !== undefined) + 1}]`
   const step = serverTime ? n : n + 1
   const each = (part: (rule: RuleShape, i: number) => string) =>
     rules.map((rule, index) => part(rule, index + 1)).join('')
   // A fragment in its own scope, with the names it expects bound to rule i's.
-  const scoped = (rule: RuleShape, i: number, cost: string, commit: string, body: string) => `
+  const scoped = (
+    rule: RuleShape,
+    i: number,
+    cost: string,
+    commit: string,
+    body: string,
+    state = `s${i}`,
+  ) => `
     do
-      local key, s, cost, commit = KEYS[k + ${i}], s${i}, ${cost}, ${commit}
+      local key, s, cost, commit = KEYS[k + ${i}], ${state}, ${cost}, ${commit}
       ${bindParameters(rule.algorithm, rule.params)}
       local allowed, remaining, reset, retry
       do${rule.algorithm.decide}
@@ -152,51 +199,109 @@ function severalRulesBody(
     local key = KEYS[k + ${i}]
     ${bindParameters(rule.algorithm, rule.params)}
     local s, moved = nil, false
-    ${readState(rule.algorithm)}${rule.algorithm.load}
+    ${readState(rule, i)}${rule.algorithm.load}
     s${i}, r${i} = s, moved
   end`
+  // A rule whose decision changes nothing but its state (all but the sliding log, which may
+  // write its list in place) is decided once, committing into a copy of its state x<i>, which
+  // becomes its state if the request is taken: the same decision as deciding again.
+  const once = (rule: RuleShape) => rule.algorithm.code !== slidingLogLua.code
   const dryRun = (rule: RuleShape, i: number) => `
   local c${i} = tonumber(ARGV[base + ${i}])
-  local a${i}, m${i}, e${i}, t${i}${scoped(rule, i, `c${i}`, 'false', '')}${
-    rule.shadow ? '' : `\n  if a${i} == 0 then denied = true end`
-  }`
+  local a${i}, m${i}, e${i}, t${i}${
+    once(rule)
+      ? `\n  local x${i} = ${copyOf(rule, i)}${scoped(rule, i, `c${i}`, 'true', '', `x${i}`)}`
+      : scoped(rule, i, `c${i}`, 'false', '')
+  }${rule.shadow ? '' : `\n  if a${i} == 0 then denied = true end`}`
   // A moved state that is not committed is written as it is.
   const writeMoved = (rule: RuleShape, i: number) => `
     if r${i} then
       local key, s = KEYS[k + ${i}], s${i}
       ${bindParameters(rule.algorithm, rule.params)}
-      ${write(rule)}
+      ${write(rule, i)}
     end`
   const report = (rule: RuleShape, i: number) => `
     if a${i} == 1 then${scoped(rule, i, '0', 'false', '')}
     end${writeMoved(rule, i)}`
   const take = (rule: RuleShape, i: number) => `
-    if a${i} == 1 then${scoped(rule, i, `c${i}`, 'true', `\n      if allowed == 1 or r${i} then\n        ${write(rule)}\n      end`)}
+    if a${i} == 1 then${
+      once(rule)
+        ? `
+      local key, s = KEYS[k + ${i}], x${i}
+      ${bindParameters(rule.algorithm, rule.params)}
+      ${write(rule, i)}`
+        : scoped(
+            rule,
+            i,
+            `c${i}`,
+            'true',
+            `\n      if allowed == 1 or r${i} then\n        ${write(rule, i)}\n      end`,
+          )
+    }
     else${writeMoved(rule, i)}
     end`
-  const replies = (_rule: RuleShape, i: number) => `
-  reply[at], reply[at + 1], reply[at + 2], reply[at + 3] = a${i}, m${i}, e${i}, t${i}
-  at = at + 4`
+  const replies = (rule: RuleShape, i: number) => `
+  ${replyOf(rule, `a${i}`, `m${i}`, `e${i}`, `t${i}`)}`
   // One request: the loop's body once, for r = 0.
   const loop = requests === 'one' ? 'do\n  local r = 0' : `for r = 0, #KEYS / ${n} - 1 do`
   return `
 ${loop}
-  local k, base = r * ${n}, r * ${step}${serverTime ? '' : `\n  now = tonumber(ARGV[base + ${n + 1}])`}${each(load)}
+  local k, base = r * ${n}, r * ${step}${serverTime ? '' : `\n  now = tonumber(ARGV[base + ${n + 1}])`}${readIdentity(identityKey, identity)}${each(load)}
   local denied = false${each(dryRun)}
   if denied then${each(report)}
   else${each(take)}
-  end
-  local at = r * ${4 * n} + 2${each(replies)}
+  end${writeIdentity(identityKey, identity)}
+${each(replies)}
 end
 return reply
 `
+}
+
+const isQueue = (rule: RuleShape) => rule.algorithm.code === leakyQueueLua.code
+
+/**
+ * Appends one rule's decision to `reply` at `w` (the last position written): what is left
+ * (`remaining` when allowed, `-1 - remaining` when denied: the sign is the verdict) and
+ * resetAfterMs, then the retry time of a denied charge, or the delayMs of a queue's allowed one.
+ * A request whose rules all pass (the usual one) costs two integers per rule, not four: every
+ * integer in a reply costs Redis and the client about as much as a line of arithmetic.
+ */
+function replyOf(
+  rule: RuleShape,
+  allowed: string,
+  remaining: string,
+  reset: string,
+  retry: string,
+) {
+  const passed = isQueue(rule)
+    ? `reply[w + 1], reply[w + 2], reply[w + 3] = ${remaining}, ${reset}, ${retry}
+    w = w + 3`
+    : `reply[w + 1], reply[w + 2] = ${remaining}, ${reset}
+    w = w + 2`
+  return `if ${allowed} == 1 then
+    ${passed}
+  else
+    reply[w + 1], reply[w + 2], reply[w + 3] = -1 - ${remaining}, ${reset}, ${retry}
+    w = w + 3
+  end`
+}
+
+/**
+ * A Lua table copying rule `i`'s state s<i>: every slot (a sliding window's sub-window
+ * counters are as many as its buckets, plus one).
+ */
+function copyOf(rule: RuleShape, i: number): string {
+  const buckets = rule.algorithm.code === slidingWindowLua.code ? Number(rule.params[2]) : 0
+  return buckets > 0 ? `{ unpack(s${i}) }` : `{ s${i}[1], s${i}[2], s${i}[3] }`
 }
 
 /**
  * Sets `v` to the key's stored string, or nil when it holds none. The sliding log keeps the raw
  * reply: it tells the error of a key that holds a list (its long form) from a missing key.
  */
-function readState(algorithm: LuaAlgorithm): string {
+function readState(rule: RuleShape, i: number): string {
+  const { algorithm } = rule
+  if (rule.field !== undefined) return `local v = v${i}`
   if (algorithm.code === slidingLogLua.code) return `local v = redis.pcall('GET', key)`
   return `local v = redis.pcall('GET', key)
   -- Missing, or another type (a rule that changed algorithm): no state.
@@ -230,4 +335,42 @@ function writeState(algorithm: LuaAlgorithm, marginMs: number, serverTime: boole
     else
       ${store}
     end`
+}
+
+/** The rules kept in the identity value, and the shape of their states. */
+function identityFields(rules: readonly RuleShape[]): readonly IdentityRule[] {
+  const fields: IdentityRule[] = []
+  rules.forEach((rule, index) => {
+    if (rule.field === undefined) return
+    const { code } = rule.algorithm
+    const [unitsPerMs, , third] = rule.params.map(Number)
+    const numeric =
+      code === leakyQueueLua.code || (code === gcraLua.code && !splitTicks(unitsPerMs!, third!))
+    // A packed state: the tag byte and a double per slot (packed-state.ts).
+    const slots = code === slidingWindowLua.code ? (third! > 0 ? third! + 1 : 3) : 2
+    fields.push({ i: index + 1, field: rule.field, numeric, bytes: 1 + 8 * slots })
+  })
+  return fields
+}
+
+const readIdentity = (key: string, fields: readonly IdentityRule[]) =>
+  fields.length === 0 ? '' : readIdentityLua(key, fields)
+
+const writeIdentity = (key: string, fields: readonly IdentityRule[]) =>
+  fields.length === 0 ? '' : writeIdentityLua(key, fields)
+
+/**
+ * Keeps rule `i`'s state `s` in the identity value (written once, after every rule), with the
+ * deadline at which it is fresh again plus the margin.
+ */
+function saveFreshState(
+  algorithm: LuaAlgorithm,
+  i: number,
+  marginMs: number,
+  serverTime: boolean,
+): string {
+  return `local fresh
+    do${algorithm.freshAt}
+    end
+    ${saveIdentityStateLua(i, algorithm.format, marginMs, serverTime)}`
 }

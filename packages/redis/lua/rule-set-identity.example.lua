@@ -1,0 +1,397 @@
+-- tollgate: a request charging token_bucket, fixed_window
+local floor, max, min, format = math.floor, math.max, math.min, string.format
+local function floorDiv(a, b)
+  -- a % b is computed inside the VM (a - floor(a / b) * b, every step exact below 2^53), so
+  -- this is floor(a / b) without a call to math.floor, whose C call costs more than the rest.
+  local q = (a - a % b) / b
+  if q * b > a then q = q - 1 elseif (q + 1) * b <= a then q = q + 1 end
+  return q
+end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+local reply, w = { now }, 1
+local expiryNow = now
+do
+  local r = 0
+  local k, base = r * 2, r * 2
+  local v1, d1, v2, d2
+  local others, latest, dirty = '', 0, false
+  do
+    local blob = redis.pcall('GET', KEYS[k + 1])
+    -- Missing, or another type: no states.
+    if type(blob) ~= 'string' then blob = '' end
+    local read = false
+    if #blob == 56 then
+      local f1, e1, n1, w1, f2, e2, n2, w2 = struct.unpack('<I4I6Bc17I4I6Bc17', blob)
+      if f1 == 4266708676 and n1 == 17 and f2 == 2680620807 and n2 == 17 then
+          if e1 > expiryNow then v1, d1 = w1, e1 end
+          if e2 > expiryNow then v2, d2 = w2, e2 end
+        read = true
+      end
+    end
+    if not read then
+      local at, size = 1, #blob
+      -- Bytes that are no entry (a value left by something else) end the reading: no states.
+      while at + 10 <= size do
+        local field, deadline, length = struct.unpack('<I4I6B', blob, at)
+        local stop = at + 11 + length
+        if stop > size + 1 then break end
+        local state = string.sub(blob, at + 11, stop - 1)
+        at = stop
+        if deadline > expiryNow then
+          if field == 4266708676 then v1, d1 = state, deadline
+            elseif field == 2680620807 then v2, d2 = state, deadline
+          else
+            others = others .. struct.pack('<I4I6Bc0', field, deadline, #state, state)
+            if deadline > latest then latest = deadline end
+          end
+        end
+      end
+    end
+  end
+  local s1, r1
+  do
+    local key = KEYS[k + 1]
+    local unitsPerMs, unitsPerToken, capacity = 1, 100, 2000
+local fillMs, split = 2000, false
+    local s, moved = nil, false
+    local v = v1
+    local a, b
+    if v and #v == 17 then
+      local tag
+      tag, a, b = struct.unpack('<Bdd', v)
+      if tag ~= 1 then a = nil end
+    end
+    if a then
+      s = { a, b }
+      -- A last refill beyond a fill time ahead: the clock stepped back; move it to now.
+      if b - now > fillMs then s[2] = now; moved = true end
+    else
+      s = { capacity, now }
+    end
+    s1, r1 = s, moved
+  end
+  local s2, r2
+  do
+    local key = KEYS[k + 2]
+    local limit, windowMs, calendar = 1000, 86400000, 0
+    local s, moved = nil, false
+    local v = v2
+    local nowStart, nowEnd
+    if calendar == 0 then
+      nowStart = floorDiv(now, windowMs) * windowMs
+      nowEnd = nowStart + windowMs
+    else
+      local first = floorDiv(calendar, 33554432)
+      local b2 = windowMs + first * 1000
+      local b3 = b2 + (calendar - first * 33554432) * 1000
+      nowStart = now < b2 and windowMs or b2
+      nowEnd = (nowStart < windowMs and windowMs or (nowStart < b2 and b2 or (nowStart == b2 and b3 or nowStart + 2 * (b3 - b2))))
+    end
+    local a, b
+    if v and #v == 17 then
+      local tag
+      tag, a, b = struct.unpack('<Bdd', v)
+      if tag ~= 4 then a = nil end
+    end
+    if a then
+      s = { a, b }
+      -- Beyond the window after now's: the clock stepped back; the count moves to that window.
+      if a > nowEnd then s[1] = nowEnd; moved = true end
+    else
+      s = { nowStart, 0 }
+    end
+    s2, r2 = s, moved
+  end
+  local denied = false
+  local c1 = tonumber(ARGV[base + 1])
+  local a1, m1, e1, t1
+  local x1 = { s1[1], s1[2], s1[3] }
+    do
+      local key, s, cost, commit = KEYS[k + 1], x1, c1, true
+      local unitsPerMs, unitsPerToken, capacity = 1, 100, 2000
+local fillMs, split = 2000, false
+      local allowed, remaining, reset, retry
+      do
+    local at = max(now, s[2])
+    local skew = at - now
+    local elapsed = at - s[2]
+    local level = capacity
+    if elapsed < fillMs then level = min(capacity, s[1] + elapsed * unitsPerMs) end
+    local need = cost * unitsPerToken
+    if level < need then
+      allowed, remaining, reset, retry = 0, floorDiv(level, unitsPerToken), skew - floorDiv(level - capacity, unitsPerMs), skew - floorDiv(level - need, unitsPerMs)
+    else
+      local left = level - need
+      if commit then s[1] = left; s[2] = at end
+      reset = 0
+      if left ~= capacity then reset = skew - floorDiv(left - capacity, unitsPerMs) end
+      allowed, remaining, retry = 1, floorDiv(left, unitsPerToken), 0
+    end
+      end
+      a1, m1, e1, t1 = allowed, remaining, reset, retry
+    end
+  if a1 == 0 then denied = true end
+  local c2 = tonumber(ARGV[base + 2])
+  local a2, m2, e2, t2
+  local x2 = { s2[1], s2[2], s2[3] }
+    do
+      local key, s, cost, commit = KEYS[k + 2], x2, c2, true
+      local limit, windowMs, calendar = 1000, 86400000, 0
+      local allowed, remaining, reset, retry
+      do
+    local nowStart, nowEnd
+    if calendar == 0 then
+      nowStart = floorDiv(now, windowMs) * windowMs
+      nowEnd = nowStart + windowMs
+    else
+      local first = floorDiv(calendar, 33554432)
+      local b2 = windowMs + first * 1000
+      local b3 = b2 + (calendar - first * 33554432) * 1000
+      nowStart = now < b2 and windowMs or b2
+      nowEnd = (nowStart < windowMs and windowMs or (nowStart < b2 and b2 or (nowStart == b2 and b3 or nowStart + 2 * (b3 - b2))))
+    end
+    local stored = s[1]
+    local start = max(nowStart, stored)
+    local count = 0
+    if start == stored then count = s[2] end
+    local untilEnd
+    if calendar == 0 then untilEnd = start + windowMs - now
+    elseif start == nowStart then untilEnd = nowEnd - now
+    else
+      local first = floorDiv(calendar, 33554432)
+      local b2 = windowMs + first * 1000
+      local b3 = b2 + (calendar - first * 33554432) * 1000
+      untilEnd = (start < windowMs and windowMs or (start < b2 and b2 or (start == b2 and b3 or start + 2 * (b3 - b2)))) - now
+    end
+    if cost > 0 and count + cost > limit then
+      allowed, remaining, reset, retry = 0, max(0, limit - count), untilEnd, untilEnd
+    else
+      local charged = count + cost
+      if commit then s[1] = start; s[2] = charged end
+      reset = untilEnd
+      if charged == 0 then reset = 0 end
+      allowed, remaining, retry = 1, max(0, limit - charged), 0
+    end
+      end
+      a2, m2, e2, t2 = allowed, remaining, reset, retry
+    end
+  if a2 == 0 then denied = true end
+  if denied then
+    if a1 == 1 then
+    do
+      local key, s, cost, commit = KEYS[k + 1], s1, 0, false
+      local unitsPerMs, unitsPerToken, capacity = 1, 100, 2000
+local fillMs, split = 2000, false
+      local allowed, remaining, reset, retry
+      do
+    local at = max(now, s[2])
+    local skew = at - now
+    local elapsed = at - s[2]
+    local level = capacity
+    if elapsed < fillMs then level = min(capacity, s[1] + elapsed * unitsPerMs) end
+    local need = cost * unitsPerToken
+    if level < need then
+      allowed, remaining, reset, retry = 0, floorDiv(level, unitsPerToken), skew - floorDiv(level - capacity, unitsPerMs), skew - floorDiv(level - need, unitsPerMs)
+    else
+      local left = level - need
+      if commit then s[1] = left; s[2] = at end
+      reset = 0
+      if left ~= capacity then reset = skew - floorDiv(left - capacity, unitsPerMs) end
+      allowed, remaining, retry = 1, floorDiv(left, unitsPerToken), 0
+    end
+      end
+      a1, m1, e1, t1 = allowed, remaining, reset, retry
+    end
+    end
+    if r1 then
+      local key, s = KEYS[k + 1], s1
+      local unitsPerMs, unitsPerToken, capacity = 1, 100, 2000
+local fillMs, split = 2000, false
+      local fresh
+    do
+    fresh = s[2] - floorDiv(s[1] - capacity, unitsPerMs)
+    end
+    dirty = true
+    if fresh <= now then
+      v1 = nil
+    else
+      v1, d1 = struct.pack('<Bdd', 1, s[1], s[2]), min(fresh + 0, 281474976710655)
+    end
+    end
+    if a2 == 1 then
+    do
+      local key, s, cost, commit = KEYS[k + 2], s2, 0, false
+      local limit, windowMs, calendar = 1000, 86400000, 0
+      local allowed, remaining, reset, retry
+      do
+    local nowStart, nowEnd
+    if calendar == 0 then
+      nowStart = floorDiv(now, windowMs) * windowMs
+      nowEnd = nowStart + windowMs
+    else
+      local first = floorDiv(calendar, 33554432)
+      local b2 = windowMs + first * 1000
+      local b3 = b2 + (calendar - first * 33554432) * 1000
+      nowStart = now < b2 and windowMs or b2
+      nowEnd = (nowStart < windowMs and windowMs or (nowStart < b2 and b2 or (nowStart == b2 and b3 or nowStart + 2 * (b3 - b2))))
+    end
+    local stored = s[1]
+    local start = max(nowStart, stored)
+    local count = 0
+    if start == stored then count = s[2] end
+    local untilEnd
+    if calendar == 0 then untilEnd = start + windowMs - now
+    elseif start == nowStart then untilEnd = nowEnd - now
+    else
+      local first = floorDiv(calendar, 33554432)
+      local b2 = windowMs + first * 1000
+      local b3 = b2 + (calendar - first * 33554432) * 1000
+      untilEnd = (start < windowMs and windowMs or (start < b2 and b2 or (start == b2 and b3 or start + 2 * (b3 - b2)))) - now
+    end
+    if cost > 0 and count + cost > limit then
+      allowed, remaining, reset, retry = 0, max(0, limit - count), untilEnd, untilEnd
+    else
+      local charged = count + cost
+      if commit then s[1] = start; s[2] = charged end
+      reset = untilEnd
+      if charged == 0 then reset = 0 end
+      allowed, remaining, retry = 1, max(0, limit - charged), 0
+    end
+      end
+      a2, m2, e2, t2 = allowed, remaining, reset, retry
+    end
+    end
+    if r2 then
+      local key, s = KEYS[k + 2], s2
+      local limit, windowMs, calendar = 1000, 86400000, 0
+      local fresh
+    do
+    if calendar == 0 then fresh = s[1] + windowMs
+    else
+      local first = floorDiv(calendar, 33554432)
+      local b2 = windowMs + first * 1000
+      local b3 = b2 + (calendar - first * 33554432) * 1000
+      fresh = (s[1] < windowMs and windowMs or (s[1] < b2 and b2 or (s[1] == b2 and b3 or s[1] + 2 * (b3 - b2))))
+    end
+    end
+    dirty = true
+    if fresh <= now then
+      v2 = nil
+    else
+      v2, d2 = struct.pack('<Bdd', 4, s[1], s[2]), min(fresh + 0, 281474976710655)
+    end
+    end
+  else
+    if a1 == 1 then
+      local key, s = KEYS[k + 1], x1
+      local unitsPerMs, unitsPerToken, capacity = 1, 100, 2000
+local fillMs, split = 2000, false
+      local fresh
+    do
+    fresh = s[2] - floorDiv(s[1] - capacity, unitsPerMs)
+    end
+    dirty = true
+    if fresh <= now then
+      v1 = nil
+    else
+      v1, d1 = struct.pack('<Bdd', 1, s[1], s[2]), min(fresh + 0, 281474976710655)
+    end
+    else
+    if r1 then
+      local key, s = KEYS[k + 1], s1
+      local unitsPerMs, unitsPerToken, capacity = 1, 100, 2000
+local fillMs, split = 2000, false
+      local fresh
+    do
+    fresh = s[2] - floorDiv(s[1] - capacity, unitsPerMs)
+    end
+    dirty = true
+    if fresh <= now then
+      v1 = nil
+    else
+      v1, d1 = struct.pack('<Bdd', 1, s[1], s[2]), min(fresh + 0, 281474976710655)
+    end
+    end
+    end
+    if a2 == 1 then
+      local key, s = KEYS[k + 2], x2
+      local limit, windowMs, calendar = 1000, 86400000, 0
+      local fresh
+    do
+    if calendar == 0 then fresh = s[1] + windowMs
+    else
+      local first = floorDiv(calendar, 33554432)
+      local b2 = windowMs + first * 1000
+      local b3 = b2 + (calendar - first * 33554432) * 1000
+      fresh = (s[1] < windowMs and windowMs or (s[1] < b2 and b2 or (s[1] == b2 and b3 or s[1] + 2 * (b3 - b2))))
+    end
+    end
+    dirty = true
+    if fresh <= now then
+      v2 = nil
+    else
+      v2, d2 = struct.pack('<Bdd', 4, s[1], s[2]), min(fresh + 0, 281474976710655)
+    end
+    else
+    if r2 then
+      local key, s = KEYS[k + 2], s2
+      local limit, windowMs, calendar = 1000, 86400000, 0
+      local fresh
+    do
+    if calendar == 0 then fresh = s[1] + windowMs
+    else
+      local first = floorDiv(calendar, 33554432)
+      local b2 = windowMs + first * 1000
+      local b3 = b2 + (calendar - first * 33554432) * 1000
+      fresh = (s[1] < windowMs and windowMs or (s[1] < b2 and b2 or (s[1] == b2 and b3 or s[1] + 2 * (b3 - b2))))
+    end
+    end
+    dirty = true
+    if fresh <= now then
+      v2 = nil
+    else
+      v2, d2 = struct.pack('<Bdd', 4, s[1], s[2]), min(fresh + 0, 281474976710655)
+    end
+    end
+    end
+  end
+  if dirty then
+    local out
+    if others == '' and v1 and v2 then
+      out = struct.pack('<I4I6Bc0I4I6Bc0', 4266708676, d1, #v1, v1, 2680620807, d2, #v2, v2)
+      latest = max(d1, d2)
+    else
+      out = others
+      if v1 then
+        out = out .. struct.pack('<I4I6Bc0', 4266708676, d1, #v1, v1)
+        if d1 > latest then latest = d1 end
+      end
+      if v2 then
+        out = out .. struct.pack('<I4I6Bc0', 2680620807, d2, #v2, v2)
+        if d2 > latest then latest = d2 end
+      end
+    end
+    if latest == 0 then
+      redis.call('DEL', KEYS[k + 1])
+    else
+      redis.call('SET', KEYS[k + 1], out, 'PXAT', format('%d', latest))
+    end
+  end
+
+  if a1 == 1 then
+    reply[w + 1], reply[w + 2] = m1, e1
+    w = w + 2
+  else
+    reply[w + 1], reply[w + 2], reply[w + 3] = -1 - m1, e1, t1
+    w = w + 3
+  end
+  if a2 == 1 then
+    reply[w + 1], reply[w + 2] = m2, e2
+    w = w + 2
+  else
+    reply[w + 1], reply[w + 2], reply[w + 3] = -1 - m2, e2, t2
+    w = w + 3
+  end
+end
+return reply
