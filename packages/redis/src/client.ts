@@ -21,9 +21,10 @@ export type RedisScriptClient = {
   readonly cluster?: boolean
   /**
    * True when the client holds the commands of a tick and sends them as one pipeline, one
-   * pipeline at a time (ioredis's `enableAutoPipelining`): a request sent alone would then take
-   * a pipeline's round trip of its own, ahead of the requests made in the same tick, so the store
-   * gathers them all into one call at the end of the tick instead.
+   * pipeline at a time (an auto-pipelining client): a request sent alone would then take a
+   * pipeline's round trip of its own, ahead of the requests made in the same tick, so the store
+   * gathers them all into one call at the end of the tick instead. `ioredisClient` leaves it
+   * unset: it sends the store's calls around ioredis's auto-pipeline (see there).
    * @default false
    */
   readonly autoPipelining?: boolean
@@ -38,12 +39,27 @@ export type IoredisLike = {
   /** The client's options, read for `enableAutoPipelining`. */
   readonly options?: { readonly enableAutoPipelining?: boolean }
   on?(event: 'error', listener: (error: unknown) => void): unknown
+  /** A pipeline of its own (`redis.pipeline()`), which auto-pipelining does not hold back. */
+  pipeline?(): IoredisPipeline
+}
+
+/** The part of an ioredis `Pipeline` the adapter uses. */
+type IoredisPipeline = {
+  evalsha(sha: string, numKeys: number, ...keysAndArgs: string[]): IoredisPipeline
+  eval(source: string, numKeys: number, ...keysAndArgs: string[]): IoredisPipeline
+  exec(): Promise<[error: Error | null, reply: unknown][] | null>
 }
 
 /**
  * Adapts an ioredis client, single node or Cluster (detected from `isCluster`). The client
  * keeps its own options: for rate limiting, `enableOfflineQueue: false` makes calls fail at once
  * while Redis is unreachable (the failure policy then decides) instead of queueing them.
+ *
+ * On a single node with `enableAutoPipelining`, each store call goes out as a pipeline of its
+ * own, at once: ioredis sends one auto-pipeline at a time, so a call there would wait for the
+ * end of the event-loop turn and then for the reply of the pipeline before it, where the store
+ * already gathers its requests into one call per rule set (`coalesce`) and keeps several calls
+ * on their way. The socket still carries the app's own auto-pipelined commands between them.
  *
  * Like `nodeRedisClient`, it listens to the client's `'error'` event, so that a Redis that is
  * down is never an unhandled `'error'` event (ioredis would print one per reconnection attempt);
@@ -52,12 +68,30 @@ export type IoredisLike = {
  */
 export function ioredisClient(client: IoredisLike): RedisScriptClient {
   client.on?.('error', ignore)
+  const { pipeline } = client
+  if (client.options?.enableAutoPipelining === true && client.isCluster !== true && pipeline) {
+    return {
+      cluster: false,
+      evalsha: (sha, keys, args) =>
+        onlyReply(pipeline.call(client).evalsha(sha, keys.length, ...keys, ...args)),
+      eval: (source, keys, args) =>
+        onlyReply(pipeline.call(client).eval(source, keys.length, ...keys, ...args)),
+    }
+  }
   return {
     cluster: client.isCluster === true,
+    // ioredis Cluster auto-pipelines per node; the store sends each request alone there anyway.
     autoPipelining: client.options?.enableAutoPipelining === true,
     evalsha: (sha, keys, args) => client.evalsha(sha, keys.length, ...keys, ...args),
     eval: (source, keys, args) => client.eval(source, keys.length, ...keys, ...args),
   }
+}
+
+/** Runs a pipeline of one command: its reply, or its error (a `NOSCRIPT` among them) thrown. */
+async function onlyReply(pipeline: IoredisPipeline): Promise<unknown> {
+  const [error, reply] = (await pipeline.exec())?.[0] ?? [new Error('The pipeline ran nothing')]
+  if (error) throw error
+  return reply
 }
 
 type EvalOptions = { keys: string[]; arguments: string[] }

@@ -1,0 +1,99 @@
+import { type Charge, gcra } from '@tollgate/core'
+import { describe, expect, it } from 'vitest'
+import { type IoredisLike, ioredisClient } from './client.js'
+import { redisStore } from './redis-store.js'
+
+const rule = gcra({ rate: 10, periodMs: 1000, burst: 5 })
+const request = (key: string): Charge[] => [
+  { rule: 'r', algorithm: rule, key, cost: 1, shadow: false },
+]
+const allowed = (keys: number) => [
+  1_800_000_000_000,
+  ...Array.from({ length: keys }, () => [1, 4, 100, 0]).flat(),
+]
+
+/**
+ * An ioredis double: commands on the client itself (which auto-pipelining would hold back) and
+ * commands through a pipeline of their own, recorded apart. `noScript` answers the first EVALSHA
+ * with NOSCRIPT, as ioredis reports an error inside a pipeline: in the command's result tuple.
+ */
+function fakeIoredis(options: { autoPipelining: boolean; noScript?: boolean }) {
+  const direct: string[] = []
+  const pipelined: string[][] = []
+  let noScript = options.noScript === true
+  const reply = (command: string, numKeys: number): [Error | null, unknown] => {
+    if (command === 'evalsha' && noScript) {
+      noScript = false
+      return [new Error('NOSCRIPT No matching script. Please use EVAL.'), null]
+    }
+    return [null, allowed(numKeys)]
+  }
+  const client: IoredisLike = {
+    options: { enableAutoPipelining: options.autoPipelining },
+    isCluster: false,
+    evalsha: async (_sha, numKeys) => {
+      direct.push('evalsha')
+      return allowed(numKeys)
+    },
+    eval: async (_source, numKeys) => {
+      direct.push('eval')
+      return allowed(numKeys)
+    },
+    pipeline() {
+      const queued: [string, number][] = []
+      const pipeline = {
+        evalsha: (_sha: string, numKeys: number) => {
+          queued.push(['evalsha', numKeys])
+          return pipeline
+        },
+        eval: (_source: string, numKeys: number) => {
+          queued.push(['eval', numKeys])
+          return pipeline
+        },
+        exec: async () => {
+          pipelined.push(queued.map(([command]) => command))
+          return queued.map(([command, numKeys]) => reply(command, numKeys))
+        },
+      }
+      return pipeline
+    },
+  }
+  return { client, direct, pipelined }
+}
+
+describe('ioredisClient', () => {
+  it('on an auto-pipelining client, sends each store call as a pipeline of its own, at once', async () => {
+    const { client, direct, pipelined } = fakeIoredis({ autoPipelining: true })
+    const adapted = ioredisClient(client)
+    // The store's own batching decides; nothing waits for the end of the tick.
+    expect(adapted.autoPipelining).toBeUndefined()
+    const store = redisStore({ client: adapted, prefix: 'p' })
+    const outcomes = await Promise.all(['a', 'b', 'c'].map((key) => store.consume(request(key), 0)))
+    expect(direct).toEqual([])
+    // The first request alone, the two made behind it together: two pipelines of one call each.
+    expect(pipelined).toEqual([['evalsha'], ['evalsha']])
+    for (const outcome of outcomes) {
+      expect(outcome.decisions).toEqual([
+        { allowed: true, remaining: 4, limit: 5, resetAfterMs: 100, retryAfterMs: undefined },
+      ])
+    }
+  })
+
+  it('reads a NOSCRIPT inside such a pipeline as the server error it is, and sends the source', async () => {
+    const { client, pipelined } = fakeIoredis({ autoPipelining: true, noScript: true })
+    const store = redisStore({ client: ioredisClient(client), prefix: 'p' })
+    const outcome = await store.consume(request('a'), 0)
+    expect(outcome.decisions[0]!.allowed).toBe(true)
+    expect(pipelined).toEqual([['evalsha'], ['eval']])
+    expect(store.scriptReloads).toBe(0)
+    expect(store.scriptLoads).toBe(1)
+  })
+
+  it('without auto-pipelining, calls the client itself', async () => {
+    const { client, direct, pipelined } = fakeIoredis({ autoPipelining: false })
+    const store = redisStore({ client: ioredisClient(client), prefix: 'p' })
+    await store.consume(request('a'), 0)
+    expect(direct).toEqual(['evalsha'])
+    expect(pipelined).toEqual([])
+  })
+})
