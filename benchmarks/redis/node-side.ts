@@ -18,10 +18,9 @@ import { identities, median } from './measure.js'
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback)
 const ROUNDS = env('ROUNDS', 7)
 const OPS = env('OPS', 40_000)
+const { BEFORE } = process.env
 const before =
-  process.env.BEFORE === undefined
-    ? undefined
-    : ((await import(pathToFileURL(process.env.BEFORE).href)) as typeof now)
+  BEFORE === undefined ? undefined : ((await import(pathToFileURL(BEFORE).href)) as typeof now)
 
 type Decide = (identity: string) => Promise<boolean>
 type Subject = { readonly name: string; readonly decide: Decide }
