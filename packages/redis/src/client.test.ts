@@ -89,54 +89,57 @@ describe('ioredisClient', () => {
     expect(store.scriptLoads).toBe(1)
   })
 
-  it('on such a client, sends each call as ioredis builds a command, with sendCommand, when it can', async () => {
-    // Shaped like ioredis: a pipeline's methods build a `Command` and hand it to the
-    // pipeline's `sendCommand`; the client's `sendCommand` sends one as it is.
-    class Command {
-      readonly args: unknown[]
-      constructor(
-        readonly name: string,
-        args: unknown[],
-        readonly options: { keyPrefix?: string },
-      ) {
-        this.args = args.flat()
+  it.each([true, false])(
+    'on a single node, sends each call as ioredis builds it, with sendCommand, when it can (auto-pipelining: %s)',
+    async (autoPipelining) => {
+      // Shaped like ioredis: a pipeline's methods build a `Command` and hand it to the
+      // pipeline's `sendCommand`; the client's `sendCommand` sends one as it is.
+      class Command {
+        readonly args: unknown[]
+        constructor(
+          readonly name: string,
+          args: unknown[],
+          readonly options: { keyPrefix?: string },
+        ) {
+          this.args = args.flat()
+        }
       }
-    }
-    const sent: Command[] = []
-    let noScript = true
-    const client: IoredisLike & { sendCommand(command: unknown): Promise<unknown> } = {
-      options: { enableAutoPipelining: true, keyPrefix: 'app:' },
-      evalsha: () => Promise.reject(new Error('held back by the auto-pipeline')),
-      eval: () => Promise.reject(new Error('held back by the auto-pipeline')),
-      pipeline() {
-        const pipeline = {
-          sendCommand: (_command: unknown): unknown => pipeline,
-          evalsha: (...args: unknown[]) => pipeline.sendCommand(new Command('evalsha', args, {})),
-          eval: (...args: unknown[]) => pipeline.sendCommand(new Command('eval', args, {})),
-          exec: () => Promise.reject(new Error('not this way')),
-        }
-        return pipeline as never
-      },
-      async sendCommand(command) {
-        const made = command as Command
-        sent.push(made)
-        if (made.name === 'evalsha' && noScript) {
-          noScript = false
-          throw new Error('NOSCRIPT No matching script. Please use EVAL.')
-        }
-        return allowed(Number(made.args[1]))
-      },
-    }
-    const store = redisStore({ client: ioredisClient(client), prefix: 'p' })
-    const outcome = await store.consume(request('a'), 0)
-    expect(outcome.decisions[0]!.allowed).toBe(true)
-    expect(sent.map((command) => [command.name, command.args.slice(1)])).toEqual([
-      ['evalsha', [1, 'p:r:{a}', '1']],
-      ['eval', [1, 'p:r:{a}', '1']],
-    ])
-    // The client's key prefix goes with each command, as ioredis's own methods pass it.
-    expect(sent[0]!.options.keyPrefix).toBe('app:')
-  })
+      const sent: Command[] = []
+      let noScript = true
+      const client: IoredisLike & { sendCommand(command: unknown): Promise<unknown> } = {
+        options: { enableAutoPipelining: autoPipelining, keyPrefix: 'app:' },
+        evalsha: () => Promise.reject(new Error('held back by the auto-pipeline')),
+        eval: () => Promise.reject(new Error('held back by the auto-pipeline')),
+        pipeline() {
+          const pipeline = {
+            sendCommand: (_command: unknown): unknown => pipeline,
+            evalsha: (...args: unknown[]) => pipeline.sendCommand(new Command('evalsha', args, {})),
+            eval: (...args: unknown[]) => pipeline.sendCommand(new Command('eval', args, {})),
+            exec: () => Promise.reject(new Error('not this way')),
+          }
+          return pipeline as never
+        },
+        async sendCommand(command) {
+          const made = command as Command
+          sent.push(made)
+          if (made.name === 'evalsha' && noScript) {
+            noScript = false
+            throw new Error('NOSCRIPT No matching script. Please use EVAL.')
+          }
+          return allowed(Number(made.args[1]))
+        },
+      }
+      const store = redisStore({ client: ioredisClient(client), prefix: 'p' })
+      const outcome = await store.consume(request('a'), 0)
+      expect(outcome.decisions[0]!.allowed).toBe(true)
+      expect(sent.map((command) => [command.name, command.args.slice(1)])).toEqual([
+        ['evalsha', [1, 'p:r:{a}', '1']],
+        ['eval', [1, 'p:r:{a}', '1']],
+      ])
+      // The client's key prefix goes with each command, as ioredis's own methods pass it.
+      expect(sent[0]!.options.keyPrefix).toBe('app:')
+    },
+  )
 
   it('without auto-pipelining, calls the client itself', async () => {
     const { client, direct, pipelined } = fakeIoredis({ autoPipelining: false })

@@ -73,9 +73,10 @@ type ScriptSender = (
  * keeps its own options: for rate limiting, `enableOfflineQueue: false` makes calls fail at once
  * while Redis is unreachable (the failure policy then decides) instead of queueing them.
  *
- * On a single node with `enableAutoPipelining`, each store call goes out at once, outside the
- * auto-pipeline (`sendCommand`, or a pipeline of its own): ioredis sends one auto-pipeline at a
- * time, so a call there would wait for the end of the event-loop turn and then for the reply of
+ * On a single node each store call is built as ioredis's own `evalsha` builds it and sent with
+ * `sendCommand`, without the spread of its keys and arguments into a call. With
+ * `enableAutoPipelining` that also keeps it outside the auto-pipeline (else in a pipeline of its
+ * own), at once: ioredis sends one auto-pipeline at a time, so a call there would wait for the end of the event-loop turn and then for the reply of
  * the pipeline before it, where the store already gathers its requests into one call per rule
  * set (`coalesce`) and keeps several calls on their way. The socket still carries the app's own
  * auto-pipelined commands between them.
@@ -87,8 +88,9 @@ type ScriptSender = (
  */
 export function ioredisClient(client: IoredisLike): RedisScriptClient {
   client.on?.('error', ignore)
-  if (client.options?.enableAutoPipelining === true && client.isCluster !== true) {
-    const send = commandSender(client) ?? pipelineSender(client)
+  if (client.isCluster !== true) {
+    const autoPipelining = client.options?.enableAutoPipelining === true
+    const send = commandSender(client) ?? (autoPipelining ? pipelineSender(client) : undefined)
     if (send !== undefined) {
       return {
         cluster: false,
@@ -99,7 +101,8 @@ export function ioredisClient(client: IoredisLike): RedisScriptClient {
   }
   return {
     cluster: client.isCluster === true,
-    // ioredis Cluster auto-pipelines per node; the store sends each request alone there anyway.
+    // On a Cluster the store sends each request alone anyway; a single-node client without
+    // `pipeline` that auto-pipelines gets the tick-end batching (see `autoPipelining`).
     autoPipelining: client.options?.enableAutoPipelining === true,
     evalsha: (sha, keys, args) => client.evalsha(sha, keys.length, ...keys, ...args),
     eval: (source, keys, args) => client.eval(source, keys.length, ...keys, ...args),
@@ -107,7 +110,7 @@ export function ioredisClient(client: IoredisLike): RedisScriptClient {
 }
 
 /**
- * Sends each call with `sendCommand`, outside the auto-pipeline, with no pipeline around it
+ * Sends each call with `sendCommand`: outside any auto-pipeline, with no pipeline around it
  * (about a quarter of the client's CPU per call less than a pipeline of one). ioredis's `Command`
  * is what `sendCommand` takes; the adapter depends on no ioredis module, so it takes the class
  * from a command a pipeline builds and never runs: a pipeline's methods hand each command they
