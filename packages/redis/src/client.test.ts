@@ -106,7 +106,7 @@ describe('ioredisClient', () => {
       }
       const sent: Command[] = []
       let noScript = true
-      const client: IoredisLike & { sendCommand(command: unknown): Promise<unknown> } = {
+      const client: IoredisLike = {
         options: { enableAutoPipelining: autoPipelining, keyPrefix: 'app:' },
         evalsha: () => Promise.reject(new Error('held back by the auto-pipeline')),
         eval: () => Promise.reject(new Error('held back by the auto-pipeline')),

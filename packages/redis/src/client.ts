@@ -41,8 +41,11 @@ export type IoredisLike = {
   on?(event: 'error', listener: (error: unknown) => void): unknown
   /** A pipeline of its own (`redis.pipeline()`), which auto-pipelining does not hold back. */
   pipeline?(): IoredisPipeline
-  /** Sends a command built with ioredis's `Command` as it is, outside any auto-pipeline. */
-  sendCommand?(command: unknown): Promise<unknown>
+  /**
+   * Sends a command built with ioredis's `Command` as it is, outside any auto-pipeline; its
+   * promise (typed `unknown` by ioredis).
+   */
+  sendCommand?(command: unknown): unknown
 }
 
 /** The part of an ioredis `Pipeline` the adapter uses. */
@@ -137,7 +140,10 @@ function commandSender(client: IoredisLike): ScriptSender | undefined {
   // As ioredis's own `evalsha` builds it: text replies, the client's key prefix on the keys.
   const options = { replyEncoding: 'utf8', keyPrefix: client.options?.keyPrefix } as const
   return (command, shaOrSource, keys, args) =>
-    sendCommand.call(client, new Made(command, [shaOrSource, keys.length, keys, args], options))
+    sendCommand.call(
+      client,
+      new Made(command, [shaOrSource, keys.length, keys, args], options),
+    ) as Promise<unknown>
 }
 
 /** Sends each call as a pipeline of one command of its own. */
