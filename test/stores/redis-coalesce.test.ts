@@ -285,7 +285,37 @@ describe.skipIf(!redisAvailable)(
       await removeTestKeys()
     })
 
-    it('decides each request of a burst exactly as the reference store does, with the adapter as given (a pipeline of its own per call)', async () => {
+    it("sends the store's calls with the client's key prefix, as ioredis's own commands have it", async () => {
+      const keyPrefix = `${uniquePrefix('key-prefix')}:`
+      const prefixed = new Redis(REDIS_URL, { enableAutoPipelining: true, keyPrefix })
+      prefixed.on('error', () => {})
+      try {
+        const store = redisStore({
+          client: ioredisClient(prefixed),
+          prefix: 'p',
+          timeoutMs: 10_000,
+        })
+        const rule = gcra({ rate: 10, periodMs: 1000, burst: 5 })
+        const outcomes = await Promise.all(
+          Array.from({ length: 7 }, () => store.consume([charge('kp', rule, 'k')], 0)),
+        )
+        expect(outcomes.map((o) => o.decisions[0]!.allowed)).toEqual([
+          true,
+          true,
+          true,
+          true,
+          true,
+          false,
+          false,
+        ])
+        // Read through a client without the prefix: the state lives under it.
+        expect(await redis.exists(`${keyPrefix}${store.keyOf('kp', 'k')}`)).toBe(1)
+      } finally {
+        prefixed.disconnect()
+      }
+    })
+
+    it('decides each request of a burst exactly as the reference store does, with the adapter as given (each call at once, outside the auto-pipeline)', async () => {
       const direct = ioredisClient(redis)
       // Its calls go around ioredis's auto-pipeline: the store's own batching applies.
       expect(direct.autoPipelining).toBeUndefined()
