@@ -65,7 +65,7 @@ const configs = [
   { inFlight: 1, auto: true },
 ].filter((c) => IN_FLIGHT === undefined || c.inFlight === Number(IN_FLIGHT))
 
-const results = new Map<string, { rate: number; p99: number }[]>()
+const results = new Map<string, { rate: number; p99: number; nodeUs: number }[]>()
 for (let round = 0; round < ROUNDS; round++) {
   for (const config of configs) {
     for (const subject of round % 2 === 0 ? subjects : [...subjects].reverse()) {
@@ -73,19 +73,24 @@ for (let round = 0; round < ROUNDS; round++) {
       const decide = await subject.setup(redis)
       await runLoad(decide, identities(100_000, 300, 100 + round), config.inFlight)
       const ids = identities(100_000, OPS[config.inFlight as 1 | 64], round + 1)
+      const cpu = process.cpuUsage()
       const load = await runLoad(decide, ids, config.inFlight)
+      const { user, system } = process.cpuUsage(cpu)
+      const nodeUs = (user + system) / ids.length
       const key = `${config.inFlight}-${config.auto}|${subject.name}`
-      results.set(key, [...(results.get(key) ?? []), { rate: load.rate, p99: load.p99Ms }])
+      results.set(key, [...(results.get(key) ?? []), { rate: load.rate, p99: load.p99Ms, nodeUs }])
       redis.disconnect()
       process.stderr.write(`round ${round + 1} ${key} ${Math.round(load.rate)}/s\n`)
     }
   }
 }
 
+// Node's CPU per decision (this process, user + system) counts only time on a core: the steadier
+// figure when other work on the machine stretches the wall clock.
 console.log(
-  '| configuration | subject | decisions/s | × INCR (median) | × INCR, each round | p99 ms |',
+  '| configuration | subject | decisions/s | × INCR (median) | × INCR, each round | p99 ms | Node CPU µs per decision |',
 )
-console.log('| --- | --- | ---: | ---: | --- | ---: |')
+console.log('| --- | --- | ---: | ---: | --- | ---: | ---: |')
 for (const { inFlight, auto } of configs) {
   const floor = results.get(`${inFlight}-${auto}|${INCR.name}`)!
   for (const subject of subjects) {
@@ -98,6 +103,7 @@ for (const { inFlight, auto } of configs) {
       median(ratios).toFixed(2),
       ratios.map((ratio) => ratio.toFixed(2)).join(', '),
       median(runs.map((run) => run.p99)).toFixed(2),
+      median(runs.map((run) => run.nodeUs)).toFixed(2),
     ]
     console.log(`| ${cells.join(' | ')} |`)
   }

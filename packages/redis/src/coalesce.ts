@@ -1,5 +1,5 @@
 import type { Charge, Outcome } from '@tollgate/core'
-import { callScript, type Deadline, deadlineIn } from './call.js'
+import { callScriptThen, type Deadline, deadlineIn } from './call.js'
 import type { RedisScriptClient } from './client.js'
 import type { RuleSetScripts } from './prepare.js'
 import { parseRuleSetReplies } from './reply.js'
@@ -55,8 +55,8 @@ export type RequestSender = (
  * Without `coalesce` (or on Redis Cluster, where keys of one call must share a slot) each request
  * is its own call, at once.
  *
- * On a client that auto-pipelines (ioredis's `enableAutoPipelining`), which sends one pipeline at
- * a time, a request sent alone would hold a pipeline's round trip of its own, and the requests
+ * On a client that auto-pipelines (`RedisScriptClient.autoPipelining`), which sends one pipeline
+ * at a time, a request sent alone would hold a pipeline's round trip of its own, and the requests
  * made in the same tick would wait for it to come back before they leave: twice the round trips.
  * There every request joins its lane's batch, and batches go out at the end of the tick
  * (`process.nextTick`, after the promise callbacks that make the requests of a burst, before the
@@ -140,10 +140,15 @@ export function requestSender(options: {
       if (answered) warm.add(script)
       if (--lane.cold === 0) release(scripts, lane)
     }
-    callScript(client, script, keys, args, deadline, (reply) =>
-      parseRuleSetReplies(reply, waiting, rules, serverTime),
-    ).then(
-      (outcomes) => {
+    callScriptThen(
+      client,
+      script,
+      keys,
+      args,
+      deadline,
+      (reply) => {
+        // A reply that makes no sense throws here, before anything is settled: then `failed`.
+        const outcomes = parseRuleSetReplies(reply, waiting, rules, serverTime)
         settled(true)
         for (let i = 0; i < waiting.length; i++) waiting[i]!.resolve(outcomes[i]!)
       },

@@ -47,6 +47,26 @@ describe('partition key hasher with the runtime’s synchronous SHA-256', () => 
     )
   })
 
+  it('gives the same value through base64 as through the bytes, key after key and repeated', () => {
+    expect(nodeSha256?.base64).toBeDefined()
+    const bytesOnly = (text: string) => nodeSha256!(text)
+    fc.assert(
+      fc.property(
+        fc.array(fc.string({ unit: 'binary', maxLength: 60 }), { maxLength: 20 }),
+        (keys) => {
+          const viaBase64 = createPartitionKeyHasher(undefined, nodeSha256)
+          const viaBytes = createPartitionKeyHasher(undefined, bytesOnly)
+          // Each key twice in a row: the second answer comes from the last value kept.
+          for (const key of keys.flatMap((k) => [k, k])) {
+            expect(viaBase64(key)).toBe(expected(key))
+            expect(viaBytes(key)).toBe(expected(key))
+          }
+        },
+      ),
+      { numRuns: 200 },
+    )
+  })
+
   it('is what the responder uses when given one: every response is synchronous', () => {
     const responder = createResponder({ partitionKey: true }, { sha256: nodeSha256 })
     const built = responder.respondWithKeys(verdict([decision('ip', { key: 'ip:192.0.2.9' })]), 0)

@@ -166,6 +166,8 @@ export function createResponder(
   const hash = keyOf === undefined ? undefined : createPartitionKeyHasher(undefined, runtime.sha256)
   // With a synchronous hash every `pk` is known at once: the fields can be written straight.
   const keysAtOnce = hash !== undefined && runtime.sha256 !== undefined
+  // `writeFields` is synchronous and keeps nothing of its `pk` values: one map serves every call.
+  const writtenKeys = new Map<string, string>()
   const quotaExceeded = createQuotaExceededBodies()
 
   function refuse(
@@ -258,7 +260,8 @@ export function createResponder(
     writeFields(verdict, now, writer) {
       let pks: Map<string, string> | undefined
       if (keysAtOnce) {
-        pks = new Map()
+        pks = writtenKeys
+        pks.clear()
         partitionKeysOf(verdict, pks)
       }
       const written = writeRateLimitFields(verdict, now, config, writer, pks)
