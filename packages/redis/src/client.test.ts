@@ -9,7 +9,7 @@ const request = (key: string): Charge[] => [
 ]
 const allowed = (keys: number) => [
   1_800_000_000_000,
-  ...Array.from({ length: keys }, () => [1, 4, 100, 0]).flat(),
+  ...Array.from({ length: keys }, () => [4, 100]).flat(),
 ]
 
 /**
