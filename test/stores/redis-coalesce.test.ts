@@ -1,7 +1,7 @@
 // A request goes to Redis at once when nothing of its rule set is on its way; those made behind
 // it in the same turn of the event loop go together, one script call per rule set: each must
 // still be decided exactly as if it had been sent alone, in order.
-import { type Charge, type Decision, fixedWindow, gcra } from '@tollgate/core'
+import { type Charge, type Decision, fixedWindow, gcra, type Outcome } from '@tollgate/core'
 import { ioredisClient, type RedisScriptClient, redisStore } from '@tollgate/redis'
 import { referenceStore } from '@tollgate/test-utils'
 import fc from 'fast-check'
@@ -53,6 +53,35 @@ const onTheCallersClock = (
   })
 
 /** Bursts of one-rule requests, all made at once, on 1–3 rules and a few keys. */
+/**
+ * Sends each burst's requests at once to `store` and one after another to the reference store,
+ * each decided alike at the burst's time; `checkCalls` gets each burst's requests and the calls
+ * `store` made for them.
+ */
+async function matchesReference(
+  bursts: readonly { readonly dt: number; readonly requests: readonly Charge[] }[],
+  store: { consume(charges: readonly Charge[], now: number): Promise<Outcome> },
+  counter: { readonly calls: number },
+  checkCalls: (requests: readonly Charge[], calls: number) => void,
+): Promise<void> {
+  const reference = referenceStore()
+  let now = 1_800_000_000_000
+  for (const { dt, requests } of bursts) {
+    now += dt
+    const expected: (readonly Decision[])[] = []
+    for (const request of requests) {
+      expected.push((await reference.consume([request], now)).decisions)
+    }
+    const before = counter.calls
+    const outcomes = await Promise.all(requests.map((request) => store.consume([request], now)))
+    outcomes.forEach((outcome, i) => {
+      expect(normalise(outcome.decisions), `request ${i}`).toEqual(normalise(expected[i]!))
+      expect(outcome.at).toBe(now)
+    })
+    checkCalls(requests, counter.calls - before)
+  }
+}
+
 const burstsArb = fc.array(algorithmArb, { minLength: 1, maxLength: 3 }).chain((algorithms) =>
   fc.array(
     fc.record({
@@ -133,33 +162,18 @@ describe.skipIf(!redisAvailable).each([
       fc.asyncProperty(burstsArb, async (bursts) => {
         const { counter, client } = counted(target.client)
         const store = onTheCallersClock(client, 'burst', layout)
-        const reference = referenceStore()
-        let now = 1_800_000_000_000
-        for (const { dt, requests } of bursts) {
-          now += dt
-          const expected: (readonly Decision[])[] = []
-          for (const request of requests) {
-            expected.push((await reference.consume([request], now)).decisions)
-          }
-          const before = counter.calls
-          const outcomes = await Promise.all(
-            requests.map((request) => store.consume([request], now)),
-          )
-          outcomes.forEach((outcome, i) => {
-            expect(normalise(outcome.decisions), `request ${i}`).toEqual(normalise(expected[i]!))
-            expect(outcome.at).toBe(now)
-          })
+        await matchesReference(bursts, store, counter, (requests, made) => {
           // Per rule: the first request alone, the others behind it in one batch; a calendar
           // window's request goes alone through the general script, which takes its window's
           // boundaries (they change from window to window, so no script is made for them).
           const perRule = new Map<string, number>()
           for (const r of requests) perRule.set(r.rule, (perRule.get(r.rule) ?? 0) + 1)
-          const calls = [...perRule].reduce((sum, [rule, n]) => {
+          const expected = [...perRule].reduce((sum, [rule, n]) => {
             const calendar = requests.some((r) => r.rule === rule && isCalendar(r))
             return sum + (calendar ? n : Math.min(n, 2))
           }, 0)
-          expect(counter.calls - before).toBe(calls)
-        }
+          expect(made).toBe(expected)
+        })
       }),
       { numRuns: 60 },
     )
@@ -335,21 +349,7 @@ describe.skipIf(!redisAvailable)(
         fc.asyncProperty(burstsArb, async (bursts) => {
           const { counter, client } = counted(direct)
           const store = onTheCallersClock(client, 'pipelined-direct')
-          const reference = referenceStore()
-          let now = 1_800_000_000_000
-          for (const { dt, requests } of bursts) {
-            now += dt
-            const expected: (readonly Decision[])[] = []
-            for (const request of requests) {
-              expected.push((await reference.consume([request], now)).decisions)
-            }
-            const before = counter.calls
-            const outcomes = await Promise.all(
-              requests.map((request) => store.consume([request], now)),
-            )
-            outcomes.forEach((outcome, i) => {
-              expect(normalise(outcome.decisions), `request ${i}`).toEqual(normalise(expected[i]!))
-            })
+          await matchesReference(bursts, store, counter, (requests, made) => {
             // Per algorithm one request ahead alone and one call for those behind it (at most
             // 32 a call); a calendar window's requests each go alone, through the general script.
             const algorithms = new Map<string, number>()
@@ -361,8 +361,8 @@ describe.skipIf(!redisAvailable)(
             }
             let most = alone
             for (const count of algorithms.values()) most += 1 + Math.ceil((count - 1) / 32)
-            expect(counter.calls - before).toBeLessThanOrEqual(most)
-          }
+            expect(made).toBeLessThanOrEqual(most)
+          })
         }),
         { numRuns: 40 },
       )
@@ -374,21 +374,7 @@ describe.skipIf(!redisAvailable)(
         fc.asyncProperty(burstsArb, async (bursts) => {
           const { counter, client } = counted(pipelined)
           const store = onTheCallersClock({ ...client, autoPipelining: true }, 'pipelined')
-          const reference = referenceStore()
-          let now = 1_800_000_000_000
-          for (const { dt, requests } of bursts) {
-            now += dt
-            const expected: (readonly Decision[])[] = []
-            for (const request of requests) {
-              expected.push((await reference.consume([request], now)).decisions)
-            }
-            const before = counter.calls
-            const outcomes = await Promise.all(
-              requests.map((request) => store.consume([request], now)),
-            )
-            outcomes.forEach((outcome, i) => {
-              expect(normalise(outcome.decisions), `request ${i}`).toEqual(normalise(expected[i]!))
-            })
+          await matchesReference(bursts, store, counter, (requests, made) => {
             // At most one call per algorithm for the whole burst (rules whose scripts come out
             // alike share one, so fewer is possible; a request sent ahead alone would make two);
             // a calendar window's requests each go alone, through the general script.
@@ -398,8 +384,8 @@ describe.skipIf(!redisAvailable)(
               if (isCalendar(r)) alone++
               else algorithms.add(JSON.stringify([r.algorithm.name, r.algorithm.params]))
             }
-            expect(counter.calls - before).toBeLessThanOrEqual(algorithms.size + alone)
-          }
+            expect(made).toBeLessThanOrEqual(algorithms.size + alone)
+          })
         }),
         { numRuns: 40 },
       )
