@@ -182,3 +182,23 @@ describe('one-rule requests made together', () => {
     )
   })
 })
+
+describe('batches in the identity layout', () => {
+  it('are sized by the keys a request reads: 32 requests of three rules in one identity value a call', async () => {
+    const { client, calls } = recordingClient()
+    const store = redisStore({ client, prefix: 'p', layout: 'identity' })
+    const rules = [
+      gcra({ rate: 10, periodMs: 1000, burst: 5 }),
+      gcra({ rate: 100, periodMs: 60_000, burst: 100 }),
+      fixedWindow({ limit: 1000, windowMs: 86_400_000 }),
+    ]
+    const threeRules = (key: string): Charge[] =>
+      rules.map((algorithm, i) => ({ rule: `r${i}`, algorithm, key, cost: 1, shadow: false }))
+    const keys = Array.from({ length: 41 }, (_, i) => `ip:${i}`)
+    const outcomes = await Promise.all(keys.map((key) => store.consume(threeRules(key), 0)))
+    expect(outcomes.every((outcome) => outcome.decisions.every((d) => d.allowed))).toBe(true)
+    // One request ahead alone, then 32 a call; each request's three keys are its identity's.
+    expect(calls.map((keysOfCall) => keysOfCall.length / 3)).toEqual([1, 32, 8])
+    expect(new Set(calls[1]!.slice(0, 3))).toEqual(new Set(['p:{ip:1}']))
+  })
+})

@@ -25,7 +25,8 @@ type Batch = { readonly waiting: Waiting[]; readonly deadline: Deadline }
 type Lane = { inFlight: number; cold: number; pending: Batch | undefined }
 
 /**
- * Keys one script call covers at most (32 one-rule requests, 16 of two rules, …). Fewer than
+ * Keys one script call reads at most (32 one-rule requests, 16 of two rules, 32 of three rules
+ * in one identity value, …). Fewer than
  * a busy gateway has in flight, on purpose: while Redis runs one batch, the gateway reads the
  * replies of the one before and prepares the next, so both processes stay busy. One batch of
  * everything would make them take turns. (64 in flight, this machine: 16 to 32 one-rule
@@ -94,7 +95,7 @@ export function requestSender(options: {
   function release(scripts: RuleSetScripts, lane: Lane): void {
     while (lane.pending !== undefined && lane.cold === 0) {
       const batch = lane.pending
-      const most = requestsPerCall(batch.waiting[0]!.charges.length)
+      const most = requestsPerCall(scripts.keysRead)
       const chunk =
         batch.waiting.length <= most
           ? batch
@@ -185,16 +186,16 @@ export function requestSender(options: {
         due.push([scripts, lane])
       }
       batch.waiting.push(request)
-      if (batch.waiting.length >= requestsPerCall(charges.length) && lane.cold === 0) {
+      if (batch.waiting.length >= requestsPerCall(scripts.keysRead) && lane.cold === 0) {
         lane.pending = undefined
         send(scripts, lane, batch)
       }
     })
 }
 
-/** As many requests of `rules` rules as fit in MAX_BATCH_KEYS keys, and at least one. */
-function requestsPerCall(rules: number): number {
-  return Math.max(1, Math.floor(MAX_BATCH_KEYS / rules))
+/** As many requests reading `keys` keys each as fit in MAX_BATCH_KEYS, and at least one. */
+function requestsPerCall(keys: number): number {
+  return Math.max(1, Math.floor(MAX_BATCH_KEYS / keys))
 }
 
 /** At the end of this turn of the event loop, after the I/O callbacks that may add requests. */

@@ -65,7 +65,15 @@ type AlgorithmPlan = {
  * The two scripts of one rule set (rule-set.lua.ts): `one` decides a single request with no
  * loop around it, `many` a batch of requests, in order. Both reply alike.
  */
-export type RuleSetScripts = { readonly one: Script; readonly many: Script }
+export type RuleSetScripts = {
+  readonly one: Script
+  readonly many: Script
+  /**
+   * The keys a request's call reads: one per rule, but one for all the rules whose states share
+   * the identity value. What a batch is sized by (coalesce.ts).
+   */
+  readonly keysRead: number
+}
 
 /**
  * Rule sets a store makes scripts for, at most. Each distinct set of rules (algorithms,
@@ -144,9 +152,11 @@ export function chargePreparer(
     const source = ruleSetLua({ rules, ...clock, requests: 'many' })
     let found = scriptsBySource.get(source)
     if (found === undefined && scriptsBySource.size < MAX_RULE_SETS) {
+      const inValue = rules.filter((rule) => rule.field !== undefined).length
       found = {
         one: script(ruleSetLua({ rules, ...clock, requests: 'one' })),
         many: script(source),
+        keysRead: rules.length - inValue + (inValue > 0 ? 1 : 0),
       }
       scriptsBySource.set(source, found)
     }
