@@ -109,15 +109,15 @@ export function leaseBook(options: {
   /**
    * Redis holds `held` units of `lease` now. Fewer than before: the others ran out (their lease
    * ended before this renewal reached it). Only those the renewal removed itself are told: the
-   * rest were swept by a load, which told them. A lease found with none is no longer renewed,
-   * and its release gives nothing back.
+   * rest were swept by a load, which told them (or went with the key's own expiry, which nobody
+   * tells). A lease found with none is no longer renewed, and its release gives nothing back.
    */
   function ended(lease: HeldLease, { held: units, ended: count }: Renewed): void {
+    if (count > 0) tell(lease.rule, count)
     if (units >= lease.units) return
     lease.units = units
     lost++
     if (units === 0) remove(lease)
-    if (count > 0) tell(lease.rule, count)
   }
 
   function tell(rule: string, count: number): void {
