@@ -25,7 +25,7 @@ export function holdInstruments(meter: Meter, histograms: HistogramMode) {
   })
   const expired = meter.createObservableCounter(INSTRUMENTS.leasesExpired, {
     description:
-      "Slots of a concurrency rule whose lease ran out while this process held them (the store's renewal or release found them ended)",
+      "Slots of a concurrency rule whose lease ran out before their holder renewed or released them, counted once by the process whose store removed them (a sweep, or the holder's renewal)",
     unit: '{lease}',
   })
   const byRule = () => new AttributeCache((rule) => ({ [ATTRIBUTES.rule]: rule }))

@@ -298,11 +298,15 @@ local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs 
     end
   elseif code == 8 then
     local limit, retryAfterMs, leaseMs, owner, lease = p1, p2, p3, p4, p5
-    -- Leases that have ended (a process that died holding them) free their slots.
+    -- Leases that have ended (a process that died holding them) free their slots; s[2] tells
+    -- the caller how many units this load removed, so that each is counted once.
     local swept = redis.pcall('ZREMRANGEBYSCORE', key, '-inf', format('%d', now))
     -- Another type (a rule that changed algorithm): no state.
-    if type(swept) ~= 'number' then redis.call('DEL', key) end
-    s = { redis.call('ZCARD', key) }
+    if type(swept) ~= 'number' then
+      redis.call('DEL', key)
+      swept = 0
+    end
+    s = { redis.call('ZCARD', key), swept }
   end
   return s, moved
 end
@@ -799,6 +803,14 @@ if n == 1 and not denied then
     save(code, key, field, s, p1, p2, p3, p4, p5, now, absolute, margin)
     writeIdentities()
   end
+  -- A load that swept ended leases ends the reply with how many units (see compactReply).
+  if code == 8 and s[2] > 0 then
+    local sent = { now, allowed, remaining, reset }
+    if allowed ~= 1 then sent[5] = retry end
+    if ARGV[3] == '2' then sent[#sent + 1] = now end
+    sent[#sent + 1] = s[2]
+    return sent
+  end
   if ARGV[3] == '2' then
     local t = now
     if code == 4 or code == 6 then t = s[1] elseif code == 5 then t = s[2] end
@@ -884,6 +896,19 @@ if ARGV[3] == '2' then
     local t = now
     if states[i].code == 4 or states[i].code == 6 then t = states[i][1] elseif states[i].code == 5 then t = states[i][2] end
     sent[#sent + 1] = t
+  end
+end
+-- The units each concurrency load swept (ended leases: a process that died or stalled holding
+-- them), at the first charge on its key, end the reply when any were swept: most calls sweep
+-- nothing and send nothing more. The store counts them as expired, once each.
+local swept = false
+for _, s in ipairs(distinct) do
+  if s.code == 8 and s[2] > 0 then swept = true end
+end
+if swept then
+  for i = 1, n do
+    local s = states[i]
+    if s.code == 8 and s.i == i then sent[#sent + 1] = s[2] else sent[#sent + 1] = 0 end
   end
 end
 return sent

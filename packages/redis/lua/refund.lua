@@ -297,11 +297,15 @@ local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs 
     end
   elseif code == 8 then
     local limit, retryAfterMs, leaseMs, owner, lease = p1, p2, p3, p4, p5
-    -- Leases that have ended (a process that died holding them) free their slots.
+    -- Leases that have ended (a process that died holding them) free their slots; s[2] tells
+    -- the caller how many units this load removed, so that each is counted once.
     local swept = redis.pcall('ZREMRANGEBYSCORE', key, '-inf', format('%d', now))
     -- Another type (a rule that changed algorithm): no state.
-    if type(swept) ~= 'number' then redis.call('DEL', key) end
-    s = { redis.call('ZCARD', key) }
+    if type(swept) ~= 'number' then
+      redis.call('DEL', key)
+      swept = 0
+    end
+    s = { redis.call('ZCARD', key), swept }
   end
   return s, moved
 end
@@ -938,4 +942,17 @@ for i = 1, n do
   if reply[at] ~= 1 or states[i].code == 7 then retries[#retries + 1] = reply[at + 3] end
 end
 for j = 1, #retries do sent[3 * n + 1 + j] = retries[j] end
+-- The units each concurrency load swept (ended leases: a process that died or stalled holding
+-- them), at the first charge on its key, end the reply when any were swept: most calls sweep
+-- nothing and send nothing more. The store counts them as expired, once each.
+local swept = false
+for _, s in ipairs(distinct) do
+  if s.code == 8 and s[2] > 0 then swept = true end
+end
+if swept then
+  for i = 1, n do
+    local s = states[i]
+    if s.code == 8 and s.i == i then sent[#sent + 1] = s[2] else sent[#sent + 1] = 0 end
+  end
+end
 return sent

@@ -13,9 +13,9 @@ local reply = {}
 for i = 1, #KEYS do
   local key, base = KEYS[i], i * 3 + 1
   local owner, lease, cost = tonumber(ARGV[base]), tonumber(ARGV[base + 1]), tonumber(ARGV[base + 2])
-  local held, done = 0, 0
+  local held, ended, done = 0, 0, 0
   while done < cost do
-    local batch, members, scored = min(cost - done, 100), {}, {}
+    local batch, members, scored, gone = min(cost - done, 100), {}, {}, {}
     for j = 1, batch do members[j] = format('%d:%d:%d', owner, lease, done + j) end
     local scores = redis.pcall('ZMSCORE', key, unpack(members))
     if type(scores) == 'table' and not scores.err then
@@ -25,10 +25,13 @@ for i = 1, #KEYS do
         if score and score > now then
           n = n + 1
           scored[2 * n - 1], scored[2 * n] = format('%d', ends), members[j]
+        elseif score then
+          gone[#gone + 1] = members[j]
         end
       end
       held = held + n
       if #scored > 0 then redis.call('ZADD', key, 'XX', unpack(scored)) end
+      if #gone > 0 then ended = ended + redis.call('ZREM', key, unpack(gone)) end
     end
     done = done + batch
   end
@@ -41,6 +44,6 @@ for i = 1, #KEYS do
       redis.call('PEXPIRE', key, format('%d', last - now + margin))
     end
   end
-  reply[i] = held
+  reply[2 * i - 1], reply[2 * i] = held, ended
 end
 return reply

@@ -1,5 +1,6 @@
 import { type Clock, createScheduler, type Timers } from '@tollgate/core'
 import type { LeaseExpiredEvent } from '@tollgate/core/observe'
+import type { Renewed } from './reply.js'
 
 /** A concurrency slot this process holds in Redis: the members of one admitted charge. */
 export type HeldLease = {
@@ -18,8 +19,8 @@ export type HeldLease = {
   units: number
 }
 
-/** What a renewal call reports, per lease: how many of its units were still held. */
-type Renew = (leases: readonly HeldLease[]) => Promise<readonly number[]>
+/** What a renewal call reports, per lease: its units still held, and those it found ended. */
+type Renew = (leases: readonly HeldLease[]) => Promise<readonly Renewed[]>
 
 /**
  * The leases a store holds, and their renewal: while a request holds a slot, its lease is
@@ -37,13 +38,21 @@ type LeaseBook = {
    * it had ended is told by Redis, as for any renewal.
    */
   give(key: string, cost: number, at: number): HeldLease | undefined
-  /** Tells `listener` of every lease a renewal found ended: its units, once each. */
+  /**
+   * Tells `listener` of every unit found ended, once, by whoever removed it: a renewal of this
+   * store (its own units, still there) or a load (`swept`: any process's).
+   */
   observe(listener: (event: LeaseExpiredEvent) => void): void
+  /** A load removed `count` ended units of `rule` (any process's leases): tells the listeners. */
+  swept(rule: string, count: number): void
   /** How many leases are held. */
   readonly held: number
   /** How many renewals found a lease already ended (a process stalled past its lease time). */
   readonly lost: number
 }
+
+/** A reply missing a lease's entry: nothing of it held, nothing told. */
+const NONE: Renewed = { held: 0, ended: 0 }
 
 export function leaseBook(options: {
   readonly leaseMs: number
@@ -85,7 +94,7 @@ export function leaseBook(options: {
     renew(due).then(
       (units) => {
         due.forEach((lease, i) => {
-          ended(lease, units[i] ?? 0)
+          ended(lease, units[i] ?? NONE)
         })
       },
       // Redis did not answer: the next tick tries again, while the lease may still be held.
@@ -98,17 +107,21 @@ export function leaseBook(options: {
   }
 
   /**
-   * Redis holds `units` of `lease` now. Fewer than before: those ran out (their lease ended
-   * before this renewal reached it). Each unit is told once: a lease found with none is no
-   * longer renewed, and its release gives nothing back.
+   * Redis holds `held` units of `lease` now. Fewer than before: the others ran out (their lease
+   * ended before this renewal reached it). Only those the renewal removed itself are told: the
+   * rest were swept by a load, which told them (or went with the key's own expiry, which nobody
+   * tells). A lease found with none is no longer renewed, and its release gives nothing back.
    */
-  function ended(lease: HeldLease, units: number): void {
+  function ended(lease: HeldLease, { held: units, ended: count }: Renewed): void {
+    if (count > 0) tell(lease.rule, count)
     if (units >= lease.units) return
-    const count = lease.units - units
     lease.units = units
     lost++
     if (units === 0) remove(lease)
-    const event: LeaseExpiredEvent = { type: 'concurrency.lease-expired', rule: lease.rule, count }
+  }
+
+  function tell(rule: string, count: number): void {
+    const event: LeaseExpiredEvent = { type: 'concurrency.lease-expired', rule, count }
     for (const listener of listeners) {
       try {
         listener(event)
@@ -156,6 +169,9 @@ export function leaseBook(options: {
     },
     observe(listener) {
       listeners.push(listener)
+    },
+    swept(rule, count) {
+      if (count > 0) tell(rule, count)
     },
   }
 }

@@ -18,7 +18,7 @@ import { consumeAcrossSlots, groupBySlot, type RunScript } from './cross-slot.js
 import { encodeKey, redisKey } from './keys.js'
 import { type HeldLease, leaseBook, leaseTimers } from './leases.js'
 import { chargePreparer, type Layout, type PreparedCharge } from './prepare.js'
-import { parseRenewReply, parseReply } from './reply.js'
+import { parseRenewReply, parseReply, type Renewed } from './reply.js'
 import {
   ARGS_PER_CHARGE,
   consumeScript,
@@ -123,8 +123,12 @@ export interface RedisStore extends Store {
    */
   readonly leases: { readonly held: number; readonly lost: number }
   /**
-   * Tells `listener` of each lease found ended (`concurrency.lease-expired`, by rule, in units):
-   * by a renewal, or at the release of a lease whose renewal was due. `observedLimiter` calls it
+   * Tells `listener` of the units of leases found ended (`concurrency.lease-expired`, by rule),
+   * each once, by the call that removed it: a consume or refund whose load swept ended leases
+   * (any process's: one that died holding them), or a renewal of this store (also at the release
+   * of a lease whose renewal was due) that found its own ended but not yet swept. Units the key's
+   * own expiry removes (nobody touched it for the expiry margin after its last lease ended) are
+   * not told. `observedLimiter` calls it
    * (an `ObservableStore`), so that `tollgateMetrics()` counts `tollgate.concurrency.leases_expired`.
    */
   observe(listener: (event: StoreEvent) => void): void
@@ -213,14 +217,20 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
       // Most calls cover every charge in order: no need for a copy then.
       const covered =
         indices.length === charges.length ? charges : indices.map((index) => charges[index]!)
-      return callScript(client, script, keys, args, deadline, (reply) =>
-        parseReply(
+      return callScript(client, script, keys, args, deadline, (reply) => {
+        const parsed = parseReply(
           reply,
           covered,
           script === consumeScript && extra === '1',
           script === consumeScript && extra === '2',
-        ),
-      )
+        )
+        // Ended leases this call removed (any process's): counted here, once.
+        const swept = parsed.swept
+        if (swept !== undefined) {
+          for (let i = 0; i < swept.length; i++) leases.swept(covered[i]!.rule, swept[i]!)
+        }
+        return parsed
+      })
     }
   }
 
@@ -354,11 +364,11 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
   }
 
   /** One renewal call per slot group (one on a single node), each lease's units held in reply. */
-  async function renewLeases(held: readonly HeldLease[]): Promise<readonly number[]> {
+  async function renewLeases(held: readonly HeldLease[]): Promise<readonly Renewed[]> {
     const groups = client.cluster === true ? groupBySlot(held) : [everyIndex(held.length)]
     const now = serverTime ? '-1' : String(wholeMs(leaseClock.now()))
     const deadline = deadlineIn(timeoutMs)
-    const units: number[] = new Array(held.length)
+    const units: Renewed[] = new Array(held.length)
     await Promise.all(
       groups.map(async (group) => {
         const keys = group.map((index) => held[index]!.key)

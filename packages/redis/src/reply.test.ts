@@ -1,6 +1,6 @@
-import { type Charge, leakyQueue, tokenBucket } from '@tollgate/core'
+import { type Charge, concurrency, leakyQueue, tokenBucket } from '@tollgate/core'
 import { describe, expect, it } from 'vitest'
-import { parseReply, parseRuleSetReplies } from './reply.js'
+import { parseRenewReply, parseReply, parseRuleSetReplies } from './reply.js'
 
 const charge: Charge = {
   rule: 'r',
@@ -66,6 +66,29 @@ describe('parseReply', () => {
     expect(report!.decisions[0]).not.toHaveProperty('delayMs')
   })
 
+  it('reads the units a concurrency load swept, sent last and only when there were some', () => {
+    const slots: Charge = { ...charge, rule: 's', algorithm: concurrency({ limit: 3 }) }
+    expect(parseReply([5, 1, 2, 0], [slots])).not.toHaveProperty('swept')
+    expect(parseReply([5, 1, 2, 0, 2], [slots]).swept).toEqual([2])
+    expect(parseReply([5, 1, 19, 1000, 1, 2, 0, 0, 3], [charge, slots]).swept).toEqual([0, 3])
+    // After the recorded times of a slot group's consume.
+    const grouped = parseReply([5, 1, 2, 0, 5, 1], [slots], false, true)
+    expect(grouped).toMatchObject({ recordedAt: [5], swept: [1] })
+    for (const bad of [
+      [5, 1, 2, 0, 0],
+      [5, 1, 2, 0, -1],
+      [5, 1, 2, 0, 1, 1],
+    ]) {
+      expect(() => parseReply(bad, [slots])).toThrow(
+        expect.objectContaining({ code: 'ERR_RL_STORE_REPLY' }),
+      )
+    }
+    // Units swept at a charge that keeps no leases: not a reply of ours.
+    expect(() => parseReply([5, 1, 19, 1000, 1, 2, 0, 3, 0], [charge, slots])).toThrow(
+      expect.objectContaining({ code: 'ERR_RL_STORE_REPLY' }),
+    )
+  })
+
   it.each([
     ['not an array', 'OK'],
     ['too short', [5, 1, 19]],
@@ -112,6 +135,20 @@ describe('parseReply', () => {
       [5, 19, 50, -1, 1000, 200, 3, 40, 4],
     ]) {
       expect(() => parseRuleSetReplies(bad, requests, 2, true)).toThrow(
+        expect.objectContaining({ code: 'ERR_RL_STORE_REPLY' }),
+      )
+    }
+  })
+})
+
+describe('parseRenewReply', () => {
+  it('reads per lease its units held and those the renewal found ended', () => {
+    expect(parseRenewReply([2, 0, 0, 3], 2)).toEqual([
+      { held: 2, ended: 0 },
+      { held: 0, ended: 3 },
+    ])
+    for (const bad of [[2], [2, 0, 1], [2, -1], [2, 0.5], 'OK']) {
+      expect(() => parseRenewReply(bad, 1)).toThrow(
         expect.objectContaining({ code: 'ERR_RL_STORE_REPLY' }),
       )
     }

@@ -12,6 +12,11 @@ export type ScriptReply = {
   readonly deniedOnCommit: readonly boolean[]
   /** Per charge, when asked (a consume call with ARGV[3] = 2): the time the state recorded it at. */
   readonly recordedAt?: readonly number[]
+  /**
+   * Per charge, when a concurrency load swept ended leases: the units it removed (at the first
+   * charge on its key; 0 elsewhere). Absent when nothing was swept.
+   */
+  readonly swept?: readonly number[]
 }
 
 /**
@@ -63,12 +68,27 @@ export function parseReply(
         : decision
   }
   const end = withRecordedTimes ? retryAt + count : retryAt
-  if (end !== numbers.length) {
+  // Then, only when a concurrency load swept ended leases, the units swept per charge.
+  const swept = numbers.length === end + count && isSweep(numbers.slice(end), charges)
+  if (end !== numbers.length && !swept) {
     throw malformed(`expected one retry time per charge not allowed, ${end} integers`, reply)
   }
   const at = numbers[0]!
-  if (!withRecordedTimes) return { at, committed, decisions, deniedOnCommit }
-  return { at, committed, decisions, deniedOnCommit, recordedAt: numbers.slice(retryAt) }
+  const parsed: ScriptReply = withRecordedTimes
+    ? { at, committed, decisions, deniedOnCommit, recordedAt: numbers.slice(retryAt, end) }
+    : { at, committed, decisions, deniedOnCommit }
+  return swept ? { ...parsed, swept: numbers.slice(end) } : parsed
+}
+
+/** Units swept as the scripts send them: some, none negative, only at concurrency charges. */
+function isSweep(units: readonly number[], charges: readonly Charge[]): boolean {
+  let some = false
+  for (let i = 0; i < units.length; i++) {
+    const n = units[i]!
+    if (n < 0 || (n > 0 && charges[i]!.algorithm.params?.kind !== 'concurrency')) return false
+    if (n > 0) some = true
+  }
+  return some
 }
 
 /**
@@ -120,16 +140,26 @@ export function parseRuleSetReplies(
   return outcomes
 }
 
-/** Reads a renewal's reply: per lease, how many of its units were still held (renew.lua.ts). */
-export function parseRenewReply(reply: unknown, leases: number): readonly number[] {
+/** What a renewal found of one lease (renew.lua.ts). */
+export type Renewed = {
+  /** Its units still held (now renewed). */
+  readonly held: number
+  /** Its units whose end had passed, removed by this renewal (a load sweeps the others). */
+  readonly ended: number
+}
+
+/** Reads a renewal's reply: per lease, its units still held and those it found ended. */
+export function parseRenewReply(reply: unknown, leases: number): readonly Renewed[] {
   if (
     !Array.isArray(reply) ||
-    reply.length !== leases ||
+    reply.length !== 2 * leases ||
     !reply.every((units) => Number.isSafeInteger(units) && units >= 0)
   ) {
-    throw malformed(`expected ${leases} counts of units held`, reply)
+    throw malformed(`expected ${leases} pairs of units held and ended`, reply)
   }
-  return reply as number[]
+  const renewed: Renewed[] = new Array(leases)
+  for (let i = 0; i < leases; i++) renewed[i] = { held: reply[2 * i], ended: reply[2 * i + 1] }
+  return renewed
 }
 
 /** A queue's allowed charge replies its wait where a denied one replies its retry time. */

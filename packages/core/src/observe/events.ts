@@ -112,11 +112,12 @@ export type ConcurrencySlotsEvent = {
 }
 
 /**
- * Slots of a concurrency rule whose lease ran out while this process held them (its event loop
- * stalled past the lease time, or its renewals failed): their units may have gone to another
- * request. Told by a store that keeps leases, through `ObservableStore.observe`: the Redis store
- * tells each lease once, when a renewal (or the release of a lease whose renewal was due) finds
- * it ended. The leases of a process that died are told by nobody.
+ * Slots of a concurrency rule whose lease ran out before their holder renewed or released them
+ * (its process died, its event loop stalled past the lease time, or its renewals failed): their
+ * units may have gone to another request. Told by a store that keeps leases, through
+ * `ObservableStore.observe`: the Redis store tells each unit once, from the call that removed it
+ * (a take or release whose sweep found it ended, whichever process held it, or its holder's
+ * renewal). Units removed by the key's own expiry are told by nobody.
  */
 export type LeaseExpiredEvent = {
   readonly type: 'concurrency.lease-expired'

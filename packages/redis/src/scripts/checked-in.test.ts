@@ -8,9 +8,9 @@ import { chargePreparer } from '../prepare.js'
 import { redisScripts } from './index.js'
 
 // Changing a script changes these on purpose: operators may pre-load or allow-list them.
-const PINNED_CONSUME_SHA = '7eaad6b64fdcba3724263c93f658814a8968b7da'
-const PINNED_REFUND_SHA = '70b5688ecbfd93eae0e0ee40aa53a9a24d7545ca'
-const PINNED_RENEW_SHA = '85a0c2a61a49f8f9522b9af7746e67ea320950cf'
+const PINNED_CONSUME_SHA = 'b76c57c8e9ed9aa930c80eb22683dc5bf6412889'
+const PINNED_REFUND_SHA = 'a231e570798afe22aaa62fbfa82226c0ea7ce88f'
+const PINNED_RENEW_SHA = '6704732e4fecf693be1c663b7d21afb8f6ff4cb0'
 const PINNED_EXAMPLE_RULE_SET_SHA = '13db551b99f8aad9182eb83fc70361ce1415db4e'
 const PINNED_EXAMPLE_ONE_REQUEST_SHA = 'd8cc60c99e835866bec4b9c4c1be9a9ed727670b'
 const PINNED_EXAMPLE_IDENTITY_SHA = '8ca8961c074b73afa643259058345593801406b7'

@@ -29,7 +29,9 @@ const perUnit = (command: string, unit: (j: string) => string) => `
  * O(1), and the sweep is one ZREMRANGEBYSCORE; a member per lease would need its costs summed
  * (or a second key kept in step). Costs above 1 are rare for a concurrency rule.
  *
- * s = { units held }. Parameters: limit, retryAfterMs, leaseMs, owner, lease (the last two
+ * s = { units held, units this load swept }. The sweep's count goes back in the reply (main.lua.ts):
+ * the store tells it as expired leases, so that a lease nobody renews is counted by whoever removes it.
+ * Parameters: limit, retryAfterMs, leaseMs, owner, lease (the last two
  * per request, so this algorithm is only run by the general scripts).
  */
 export const concurrencyLua: LuaAlgorithm = {
@@ -38,11 +40,15 @@ export const concurrencyLua: LuaAlgorithm = {
   parameters: ['limit', 'retryAfterMs', 'leaseMs', 'owner', 'lease'],
   code: 8,
   load: `
-    -- Leases that have ended (a process that died holding them) free their slots.
+    -- Leases that have ended (a process that died holding them) free their slots; s[2] tells
+    -- the caller how many units this load removed, so that each is counted once.
     local swept = redis.pcall('ZREMRANGEBYSCORE', key, '-inf', format('%d', now))
     -- Another type (a rule that changed algorithm): no state.
-    if type(swept) ~= 'number' then redis.call('DEL', key) end
-    s = { redis.call('ZCARD', key) }`,
+    if type(swept) ~= 'number' then
+      redis.call('DEL', key)
+      swept = 0
+    end
+    s = { redis.call('ZCARD', key), swept }`,
   decide: `
     local held = s[1]
     if cost > 0 and held + cost > limit then

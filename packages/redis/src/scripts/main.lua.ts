@@ -1,3 +1,4 @@
+import { concurrencyLua } from './concurrency.lua.js'
 import { fixedWindowLua } from './fixed-window.lua.js'
 import { leakyQueueLua } from './leaky-queue.lua.js'
 import { slidingLogLua } from './sliding-log.lua.js'
@@ -14,7 +15,9 @@ import { slidingWindowLua } from './sliding-window.lua.js'
  * report), in order], where allowed is 1, or 0 when denied, or 2 when denied on
  * commit after passing the dry run (a request that charges one key twice). A consume call with
  * ARGV[3] = 2 (one slot group of a request spanning slots) also ends its reply with the time at
- * which each charge was recorded (see `recordedAt`), so that a refund can find it exactly. Replies are
+ * which each charge was recorded (see `recordedAt`), so that a refund can find it exactly. A call
+ * (consume or refund) whose concurrency loads swept ended leases ends its reply with the units
+ * swept per charge (0 but at the first charge on each such key). Replies are
  * integers, so they carry the decisions exactly. Every integer in a reply costs both sides
  * (Redis converts it, the client decodes it), so a retry time of 0 is never sent, and whether
  * the request was committed is left to the caller, who can tell from the verdicts (no enforcing
@@ -75,7 +78,20 @@ ${
 end
 `
     : ''
-}return sent`
+}-- The units each concurrency load swept (ended leases: a process that died or stalled holding
+-- them), at the first charge on its key, end the reply when any were swept: most calls sweep
+-- nothing and send nothing more. The store counts them as expired, once each.
+local swept = false
+for _, s in ipairs(distinct) do
+  if s.code == ${concurrencyLua.code} and s[2] > 0 then swept = true end
+end
+if swept then
+  for i = 1, n do
+    local s = states[i]
+    if s.code == ${concurrencyLua.code} and s.i == i then sent[#sent + 1] = s[2] else sent[#sent + 1] = 0 end
+  end
+end
+return sent`
 
 /**
  * Loads each distinct state once (one request may charge a key twice): a key of its own, or a
@@ -136,6 +152,14 @@ if n == 1 and not denied then
   if allowed == 1 or moved then
     save(code, key, field, s, p1, p2, p3, p4, p5, now, absolute, margin)
     writeIdentities()
+  end
+  -- A load that swept ended leases ends the reply with how many units (see compactReply).
+  if code == ${concurrencyLua.code} and s[2] > 0 then
+    local sent = { now, allowed, remaining, reset }
+    if allowed ~= 1 then sent[5] = retry end
+    if ARGV[3] == '2' then sent[#sent + 1] = now end
+    sent[#sent + 1] = s[2]
+    return sent
   end
   if ARGV[3] == '2' then
     ${recordedAt('t', 'code', 's', '    ')}

@@ -1,15 +1,18 @@
 /**
  * The renewal script: moves the end of leases still held to now + the lease time, in one call
  * for every lease of a process (per slot on Redis Cluster). A lease that has already ended is
- * not brought back, whether a load swept it already or its end has only passed (the next load
- * sweeps it: an end at or before now, as concurrency.lua.ts's sweep): its units may be another
- * request's by now, and the limit holds. Its holder is told: it ran out.
+ * not brought back: its units may be another request's by now, and the limit holds. Its holder
+ * is told: it ran out. Each ended unit is counted once, by whoever removes it: a unit whose end
+ * has passed but which is still there (an end at or before now, as concurrency.lua.ts's sweep)
+ * is removed here and counted in this reply; one already gone was swept (and counted) by a load,
+ * or released, and is not counted again.
  *
  *   KEYS = one per lease
  *   ARGV = [now, or -1 for the server's TIME; expiry margin (ms); lease time (ms);
  *           then per lease: owner, lease number, cost]
  *
- * Replies, per lease, how many of its units it still held (fewer than its cost: it had ended).
+ * Replies, per lease, two counts: its units still held (fewer than its cost: it had ended), and
+ * those of its units this call found ended and removed.
  */
 export const renewLua = `-- tollgate: renew leases. KEYS: one per lease.
 -- ARGV: now (-1: the server's TIME), expiry margin (ms), lease time (ms),
@@ -26,9 +29,9 @@ local reply = {}
 for i = 1, #KEYS do
   local key, base = KEYS[i], i * 3 + 1
   local owner, lease, cost = tonumber(ARGV[base]), tonumber(ARGV[base + 1]), tonumber(ARGV[base + 2])
-  local held, done = 0, 0
+  local held, ended, done = 0, 0, 0
   while done < cost do
-    local batch, members, scored = min(cost - done, 100), {}, {}
+    local batch, members, scored, gone = min(cost - done, 100), {}, {}, {}
     for j = 1, batch do members[j] = format('%d:%d:%d', owner, lease, done + j) end
     local scores = redis.pcall('ZMSCORE', key, unpack(members))
     if type(scores) == 'table' and not scores.err then
@@ -38,10 +41,13 @@ for i = 1, #KEYS do
         if score and score > now then
           n = n + 1
           scored[2 * n - 1], scored[2 * n] = format('%d', ends), members[j]
+        elseif score then
+          gone[#gone + 1] = members[j]
         end
       end
       held = held + n
       if #scored > 0 then redis.call('ZADD', key, 'XX', unpack(scored)) end
+      if #gone > 0 then ended = ended + redis.call('ZREM', key, unpack(gone)) end
     end
     done = done + batch
   end
@@ -54,7 +60,7 @@ for i = 1, #KEYS do
       redis.call('PEXPIRE', key, format('%d', last - now + margin))
     end
   end
-  reply[i] = held
+  reply[2 * i - 1], reply[2 * i] = held, ended
 end
 return reply
 `
