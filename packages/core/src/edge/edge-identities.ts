@@ -1,0 +1,114 @@
+import { type HeaderAccessor, headerText } from '../headers/types.js'
+import { formatIp, isDottedQuad, parseIp } from '../identity/ip.js'
+import { checkPrefix, ipKey } from '../identity/ip-prefix.js'
+import { createWarnOnce, type WarningOptions } from '../warnings.js'
+import { invalidOption } from './edge-options.js'
+import { ELSEWHERE_PROBLEM } from './edge-rules.js'
+
+/** The identity options the edge entry takes (a client facing it directly: no proxies). */
+export type EdgeIdentityOptions = WarningOptions & {
+  /** Only `false` (the default): the edge entry reads no forwarding header. */
+  readonly trustProxy?: false | undefined
+  /** The network a client's IPv4 address is keyed by, in bits. @default 32 */
+  readonly ipv4Prefix?: number | undefined
+  /** The network a client's IPv6 address is keyed by, in bits. @default 64 */
+  readonly ipv6Prefix?: number | undefined
+  /** The request header that carries an API key, or `false`. @default 'x-api-key' */
+  readonly apiKeyHeader?: string | false | undefined
+  /** Also take the API key from `Authorization: Bearer <token>`. @default false */
+  readonly bearerAsApiKey?: boolean | undefined
+  /** Longer API keys are treated as absent. @default 256 */
+  readonly maxApiKeyLength?: number | undefined
+}
+
+/** A request's built-in identities, as `createIdentityResolver` finds them with no proxy. */
+export type EdgeIdentities = (
+  socketAddress: string | undefined,
+  header: HeaderAccessor,
+  user: string | number | null | undefined,
+) => { ip: string | undefined; api_key: string | undefined; user: string | undefined }
+
+/**
+ * The identities of `compileIdentities` for an app that trusts no proxy, with the same keys
+ * (IPv4 in full, IPv6 by network), API keys and warnings, without the proxy walk. `readsApiKey`:
+ * false when no rule keys on `api_key` (no header is read).
+ */
+export function edgeIdentities(options: EdgeIdentityOptions, readsApiKey: boolean): EdgeIdentities {
+  const trust = options.trustProxy as unknown
+  if (!(trust === undefined || trust === false || trust === 0 || isEmpty(trust))) {
+    throw invalidOption('trustProxy', ELSEWHERE_PROBLEM)
+  }
+  checkPrefix('ipv4Prefix', options.ipv4Prefix, 32)
+  checkPrefix('ipv6Prefix', options.ipv6Prefix, 128)
+  const warn = createWarnOnce(options)
+  const v6Prefix = options.ipv6Prefix ?? 64
+  if (v6Prefix > 64) {
+    warn(
+      'WARN_IPV6_UNMASKED',
+      `ipv6Prefix ${v6Prefix} is longer than 64: a host that owns a /64 can rotate addresses to escape its limit`,
+    )
+  }
+  const given = options.apiKeyHeader ?? 'x-api-key'
+  if (given !== false && !/^[!#$%&'*+.^_`|~0-9a-z-]+$/i.test(given)) {
+    throw invalidOption('apiKeyHeader', `${JSON.stringify(given)} is not a header name`)
+  }
+  const apiKeyHeader = readsApiKey && given !== false ? given.toLowerCase() : undefined
+  const bearer = readsApiKey && options.bearerAsApiKey === true
+  const maxLength = options.maxApiKeyLength ?? 256
+  if (!Number.isSafeInteger(maxLength) || maxLength < 1) {
+    throw invalidOption('maxApiKeyLength', `expected a whole number ≥ 1, got ${String(maxLength)}`)
+  }
+  const v4Full = (options.ipv4Prefix ?? 32) === 32
+  const prefixes = { ipv4Prefix: options.ipv4Prefix, ipv6Prefix: options.ipv6Prefix }
+  let forwardingSeen = false
+
+  function ipOf(address: string | undefined, header: HeaderAccessor): string | undefined {
+    const quad = v4Full && address !== undefined && isDottedQuad(address, 0)
+    const ip = quad || address === undefined ? undefined : parseIp(address)
+    if (!quad && ip === undefined) {
+      warn(
+        'WARN_CLIENT_ADDRESS_UNKNOWN',
+        `the socket address ${JSON.stringify(address)} is not an IP address, so requests have no "ip" identity; pass the connection's remote address (Hono: getConnInfo)`,
+      )
+      return undefined
+    }
+    if (!forwardingSeen && (header('x-forwarded-for') ?? header('forwarded')) !== undefined) {
+      forwardingSeen = true
+      warn(
+        'WARN_FORWARDED_HEADERS_IGNORED',
+        "a request carried X-Forwarded-For or Forwarded while trustProxy trusts no proxy: behind a proxy every client shares the proxy's key",
+      )
+    }
+    if (ip === undefined) return address
+    const full = ip.version === 4 ? v4Full : v6Prefix === 128
+    return full ? formatIp(ip) : ipKey(ip, prefixes)
+  }
+
+  function apiKeyOf(header: HeaderAccessor): string | undefined {
+    let key = apiKeyHeader === undefined ? undefined : headerText(header(apiKeyHeader))?.trim()
+    if (!key && bearer) {
+      const value = headerText(header('authorization'))?.trim()
+      const c = value?.charCodeAt(6)
+      if (
+        value &&
+        value.length >= 8 &&
+        /^bearer$/i.test(value.slice(0, 6)) &&
+        (c === 32 || c === 9)
+      )
+        key = value.slice(7).trim()
+    }
+    return !key || key.length > maxLength ? undefined : key
+  }
+
+  return (address, header, user) => ({
+    ip: ipOf(address, header),
+    api_key: apiKeyOf(header),
+    user: user === undefined || user === null || user === '' ? undefined : String(user),
+  })
+}
+
+function isEmpty(trust: unknown): boolean {
+  return typeof trust === 'string'
+    ? trust.trim() === ''
+    : Array.isArray(trust) && trust.length === 0
+}

@@ -1,0 +1,180 @@
+import type { UserId } from '../adapter/middleware.js'
+import type { AlgorithmTable } from '../algorithms/table.js'
+import { type Clock, systemClock } from '../clock.js'
+import type { HeaderAccessor } from '../headers/types.js'
+import { clockReader } from '../limiter/clock-reader.js'
+import type { CompiledRule } from '../limiter/compile-rule.js'
+import { DEFAULT_STORE_ERROR_RETRY_AFTER_MS } from '../limiter/create-limiter.js'
+import { decideRequest } from '../limiter/decide.js'
+import { type Engine, isPromiseLike } from '../limiter/engine.js'
+import { createReporter } from '../limiter/report.js'
+import { coversMethod } from '../limiter/route-target.js'
+import type { RuleIndex } from '../limiter/rule-index.js'
+import { DEFAULT_STORE_TIMEOUT_MS } from '../limiter/store-deadline.js'
+import type {
+  Logger,
+  MaybePromise,
+  RequestFacts,
+  StoreErrorContext,
+  Verdict,
+} from '../limiter/types.js'
+import { HTTP_METHODS } from '../rules/route.js'
+import type { RuleConfig } from '../rules/types.js'
+import { mapStore } from '../store/map-store.js'
+import type { Store } from '../store/types.js'
+import { type EdgeIdentityOptions, edgeIdentities } from './edge-identities.js'
+import { checkEdgeOptions, customIdentitiesOf } from './edge-options.js'
+import { createEdgeResponder, type EdgeAnswer, type EdgeResponseOptions } from './edge-responder.js'
+import { compileEdgeRules } from './edge-rules.js'
+
+/** How the edge kit reads a framework's request. */
+export type EdgeFramework<Req> = {
+  readonly method: (req: Req) => string
+  readonly socketAddress: (req: Req) => string | undefined
+  readonly header: (req: Req, name: string) => ReturnType<HeaderAccessor>
+  /** Where the framework's auth middleware leaves the user, when the app gives no `user` hook. */
+  readonly user: (req: Req) => UserId
+  /** Options of the adapter's own that must be functions when given (e.g. `getConnInfo`). */
+  readonly hooks: readonly string[]
+}
+
+/** The options of an edge middleware: a subset of `@tollgate/hono`'s, which answers alike. */
+export type EdgeOptions<Req> = EdgeResponseOptions &
+  EdgeIdentityOptions & {
+    /** The algorithms rules may name, e.g. `{ token_bucket: tokenBucket }`: only these are bundled. */
+    readonly algorithms: AlgorithmTable
+    /** Where state lives. @default mapStore() */
+    readonly store?: Store | undefined
+    /** @default systemClock */
+    readonly clock?: Clock | undefined
+    /** Where warnings go, or `false` for nowhere. @default globalThis.console */
+    readonly logger?: Logger | false | undefined
+    /** Called when the store fails; each rule's `onStoreError` decides the request. */
+    readonly onError?: ((error: unknown, context: StoreErrorContext) => void) | undefined
+    /** `Retry-After` of a fail-closed denial, in ms. @default 1000 */
+    readonly storeErrorRetryAfterMs?: number | undefined
+    /** How long an asynchronous store is awaited before it counts as failed. @default 1000 */
+    readonly storeTimeoutMs?: number | false | undefined
+    /** Identities the `identities` hook provides besides `ip`, `api_key` and `user`. */
+    readonly customIdentities?: readonly string[] | undefined
+    /** Requests for which this returns true are not counted or limited at all. */
+    readonly skip?: ((req: Req) => boolean) | undefined
+    /** The authenticated user's id, for rules keyed on `user`. */
+    readonly user?: ((req: Req) => UserId) | undefined
+    /** The client's plan, for rules that match on `plan`. */
+    readonly plan?: ((req: Req) => string | undefined) | undefined
+    /** Identities of your own, for rules that key on them (declare them in `customIdentities`). */
+    readonly identities?: ((req: Req) => Record<string, string | undefined>) | undefined
+    /** The app's own answer to a denial (called by the adapter). */
+    readonly onLimited?: unknown
+  }
+
+/**
+ * One per middleware: decides a request (`undefined` when `skip` says so), synchronously when the
+ * store is, and answers it with the fields and the denial `@tollgate/hono` would send.
+ */
+export type EdgeKit<Req> = (req: Req) => MaybePromise<EdgeAnswer> | undefined
+
+/**
+ * Builds an edge middleware's kit: the rules, options and framework checked here, at start-up,
+ * every refusal naming the rule or option and the field. Deciding is the limiter's own code
+ * (`decideRequest`), so verdicts, store failures and fail-open/closed are the default entry's.
+ */
+export function createEdgeKit<Req>(
+  rules: readonly RuleConfig[],
+  options: EdgeOptions<Req>,
+  framework: EdgeFramework<Req>,
+): EdgeKit<Req> {
+  const hooks = ['skip', 'user', 'plan', 'identities', 'onLimited', ...framework.hooks]
+  checkEdgeOptions(options as unknown as Record<string, unknown>, hooks)
+  const compiled = compileEdgeRules(
+    rules,
+    options.algorithms,
+    customIdentitiesOf(options.customIdentities),
+  )
+  const store = options.store ?? mapStore()
+  const consumeOne = (store as { consumeOne?: Engine['consumeOne'] }).consumeOne
+  const timeoutMs = store.timeoutMs
+  const engine: Engine = {
+    store,
+    consumeOne: typeof consumeOne === 'function' ? consumeOne.bind(store) : undefined,
+    reporter: createReporter(options.logger ?? defaultLogger(), options.onError),
+    storeErrorRetryAfterMs: options.storeErrorRetryAfterMs ?? DEFAULT_STORE_ERROR_RETRY_AFTER_MS,
+    // A store with a budget of its own (Redis) is not timed twice.
+    storeTimeoutMs:
+      options.storeTimeoutMs ??
+      (typeof timeoutMs === 'number' && Number.isFinite(timeoutMs) && timeoutMs > 0
+        ? false
+        : DEFAULT_STORE_TIMEOUT_MS),
+  }
+  const reader = clockReader(options.clock ?? systemClock, engine.reporter)
+  const index = edgeIndex(compiled)
+  const keysOn = (name: string) => compiled.some((rule) => rule.identity.includes(name))
+  const identitiesOf = edgeIdentities(options, keysOn('api_key'))
+  const user = keysOn('user') ? (options.user ?? framework.user) : undefined
+  const { skip, plan, identities } = options
+  const respond = createEdgeResponder(options, options.onLimited !== undefined)
+
+  return function enter(req) {
+    if (skip?.(req)) return undefined
+    const own = identitiesOf(
+      framework.socketAddress(req),
+      (name) => framework.header(req, name),
+      user?.(req),
+    )
+    const facts: RequestFacts = {
+      method: framework.method(req),
+      path: '',
+      plan: plan?.(req),
+      identities: identities === undefined ? own : { ...own, ...identities(req) },
+    }
+    // A clock that fails is decided like a store that fails: each rule's onStoreError.
+    const now = reader.read()
+    const verdict: MaybePromise<Verdict> =
+      typeof now === 'number'
+        ? decideRequest(engine, index, facts, now)
+        : decideRequest(failingEngine(engine, now), index, facts, reader.latest)
+    return isPromiseLike(verdict) ? (verdict as Promise<Verdict>).then(respond) : respond(verdict)
+  }
+}
+
+/** `engine` with a store that fails every call with `error` (a clock that failed). */
+function failingEngine(engine: Engine, error: Error): Engine {
+  const fail = (): never => {
+    throw error
+  }
+  return { ...engine, consumeOne: undefined, store: { consume: fail, refund: fail } }
+}
+
+/**
+ * The rules by method, as `buildRuleIndex` finds them for rules naming no route: those naming
+ * no method, and those naming the request's (GET covering HEAD), in rule order.
+ */
+function edgeIndex(rules: readonly CompiledRule[]): RuleIndex {
+  const byPath = new Map()
+  const bucketOf = (method: string | undefined) => {
+    const matching = rules.filter(
+      (rule) =>
+        rule.targets.length === 0 ||
+        rule.targets.some((target) => coversMethod(target.method, method)),
+    )
+    return {
+      method: undefined,
+      byPath,
+      other: { rules: matching, patterns: matching.map(() => null) },
+    }
+  }
+  const buckets = new Map(HTTP_METHODS.map((method) => [method, bucketOf(method)]))
+  const unnamed = bucketOf(undefined)
+  return {
+    buckets,
+    lookup: (method) => buckets.get(method.toUpperCase()) ?? unnamed,
+    normalizePath: (path) => path,
+    matchesAny: () => false,
+  }
+}
+
+function defaultLogger(): Logger | false {
+  const console = (globalThis as { console?: Partial<Logger> }).console
+  return typeof console?.warn === 'function' ? (console as Logger) : false
+}

@@ -1,0 +1,146 @@
+import {
+  createEpochResetCache,
+  type HeaderConfig,
+  type LegacyReset,
+  retryAfterSeconds,
+  type StandardHeaders,
+} from '../headers/config.js'
+import { CURRENT } from '../headers/families/current.js'
+import { X_RATELIMIT } from '../headers/families/x-ratelimit.js'
+import type { HeaderEntries } from '../headers/types.js'
+import { DEFAULT_STORE_ERROR_RETRY_AFTER_MS } from '../limiter/create-limiter.js'
+import type { Verdict } from '../limiter/types.js'
+import {
+  createQuotaExceededBodies,
+  fieldsForOwnAnswer,
+  missingIdentityProblem,
+  PROBLEM_CONTENT_TYPE,
+  type ProblemDetails,
+  storeUnavailableProblem,
+} from '../response/problem.js'
+import type { Denial, MissingIdentityResponse } from '../response/responder.js'
+import { invalidOption } from './edge-options.js'
+import { createEdgePolicyFields } from './edge-policy.js'
+import { ELSEWHERE_PROBLEM } from './edge-rules.js'
+
+/** The response options the edge entry takes: the field forms of `@tollgate/hono`'s defaults. */
+export type EdgeResponseOptions = {
+  /** Send `X-RateLimit-Limit`, `-Remaining` and `-Reset`. @default true */
+  readonly legacyHeaders?: boolean | undefined
+  /** `X-RateLimit-Reset` as an epoch second, or seconds from now. @default 'epoch-seconds' */
+  readonly legacyReset?: LegacyReset | undefined
+  /**
+   * The current IETF form (`RateLimit`, `RateLimit-Policy`: drafts 8 to 11, one syntax), or
+   * `false` for none. Drafts 6 and 7 are refused: `@tollgate/hono` sends them. @default 'draft-11'
+   */
+  readonly standardHeaders?: Exclude<StandardHeaders, 'draft-6' | 'draft-7'> | false | undefined
+  /** @default { status: 400 } */
+  readonly missingIdentity?: MissingIdentityResponse | undefined
+}
+
+/**
+ * What a request gets: its verdict; the fields of an admission (`fields`), or a denial with the
+ * fields its answer carries (`denialFields`: without `Content-Type` when the app answers).
+ */
+export type EdgeAnswer = {
+  readonly verdict: Verdict
+  readonly fields: HeaderEntries
+  readonly denial: Denial | undefined
+  readonly denialFields: HeaderEntries | undefined
+}
+
+const CURRENT_FORMS: readonly unknown[] = [false, 'draft-8', 'draft-9', 'draft-10', 'draft-11']
+/** A header value sent as given: printable, no line breaks, no surrounding blanks. */
+const FIELD_VALUE = /^[\x21-\x7e\x80-\xff](?:[\t\x20-\x7e\x80-\xff]*[\x21-\x7e\x80-\xff])?$/
+
+/**
+ * The fields and denials of `createResponder` for the forms the options name, each family
+ * written by the same code (`X_RATELIMIT`, `CURRENT`), and no other family bundled.
+ */
+export function createEdgeResponder(
+  options: EdgeResponseOptions,
+  ownAnswer: boolean,
+): (verdict: Verdict) => EdgeAnswer {
+  const legacy = options.legacyHeaders ?? true
+  const legacyReset = options.legacyReset ?? 'epoch-seconds'
+  const standard: unknown = options.standardHeaders ?? 'draft-11'
+  if (typeof legacy !== 'boolean') throw invalidOption('legacyHeaders', 'expected true or false')
+  if (legacyReset !== 'epoch-seconds' && legacyReset !== 'delta-seconds') {
+    throw invalidOption('legacyReset', `expected "epoch-seconds" or "delta-seconds"`)
+  }
+  if (!CURRENT_FORMS.includes(standard)) {
+    throw invalidOption(
+      'standardHeaders',
+      standard === 'draft-6' || standard === 'draft-7'
+        ? `${standard} is ${ELSEWHERE_PROBLEM}`
+        : `expected false or "draft-8" to "draft-11"`,
+    )
+  }
+  const missing = options.missingIdentity ?? { status: 400 }
+  const status = missing?.status
+  if (
+    status !== 400 &&
+    status !== 403 &&
+    !(
+      status === 401 &&
+      typeof missing.wwwAuthenticate === 'string' &&
+      FIELD_VALUE.test(missing.wwwAuthenticate)
+    )
+  ) {
+    throw invalidOption(
+      'missingIdentity',
+      'expected { status: 400 }, { status: 403 } or { status: 401, wwwAuthenticate: "<scheme>" } (a printable header value)',
+    )
+  }
+  const config = {
+    legacyReset,
+    shadowPolicies: false,
+    policyFields: createEdgePolicyFields(),
+    epochReset: createEpochResetCache(),
+  } as unknown as HeaderConfig
+  const quotaExceeded = createQuotaExceededBodies()
+
+  function answer(
+    verdict: Verdict,
+    fields: Array<readonly [string, string]>,
+    code: number,
+    problem: ProblemDetails,
+    body = JSON.stringify(problem),
+  ): EdgeAnswer {
+    fields.push(['Content-Type', PROBLEM_CONTENT_TYPE])
+    const denial: Denial = { allowed: false, status: code, headers: fields, body, problem }
+    return {
+      verdict,
+      fields,
+      denial,
+      denialFields: ownAnswer ? fieldsForOwnAnswer(fields) : fields,
+    }
+  }
+
+  return function respond(verdict) {
+    const fields: Array<readonly [string, string]> = []
+    if (legacy) X_RATELIMIT.write(fields, verdict, verdict.at, config)
+    if (standard !== false) CURRENT.write(fields, verdict, verdict.at, config, undefined)
+    if (verdict.allowed) return { verdict, fields, denial: undefined, denialFields: undefined }
+    const deciding = verdict.deciding
+    if (verdict.reason === 'store-unavailable') {
+      // The limiter's made-up denials carry its storeErrorRetryAfterMs.
+      const failed = verdict.decisions.filter((d) => d.storeFailed === true && !d.allowed)
+      const retryAfter = retryAfterSeconds(
+        deciding?.retryAfterMs ?? DEFAULT_STORE_ERROR_RETRY_AFTER_MS,
+      )
+      fields.push(['Retry-After', String(retryAfter)])
+      const names = failed.map((d) => config.policyFields(d).name)
+      return answer(verdict, fields, 503, storeUnavailableProblem(names, retryAfter))
+    }
+    if (verdict.reason === 'missing-identity') {
+      if (missing.status === 401) fields.push(['WWW-Authenticate', missing.wwwAuthenticate])
+      return answer(verdict, fields, missing.status, missingIdentityProblem(missing.status))
+    }
+    const violated = verdict.decisions.filter((d) => d.mode === 'enforce' && !d.allowed)
+    const retryAfter = retryAfterSeconds(deciding?.retryAfterMs)
+    fields.push(['Retry-After', String(retryAfter)])
+    const { problem, body } = quotaExceeded(violated.map(config.policyFields), retryAfter)
+    return answer(verdict, fields, 429, problem, body)
+  }
+}
