@@ -1,7 +1,8 @@
 import { type HeaderAccessor, headerText } from '../headers/types.js'
-import { formatIp, isDottedQuad, parseIp } from '../identity/ip.js'
+import { formatIp } from '../identity/ip.js'
 import { checkPrefix, ipKey } from '../identity/ip-prefix.js'
 import { createWarnOnce, type WarningOptions } from '../warnings.js'
+import { DOTTED_QUAD, edgeParseIp } from './edge-ip.js'
 import { invalidOption } from './edge-options.js'
 import { ELSEWHERE_PROBLEM } from './edge-rules.js'
 
@@ -63,8 +64,8 @@ export function edgeIdentities(options: EdgeIdentityOptions, readsApiKey: boolea
   let forwardingSeen = false
 
   function ipOf(address: string | undefined, header: HeaderAccessor): string | undefined {
-    const quad = v4Full && address !== undefined && isDottedQuad(address, 0)
-    const ip = quad || address === undefined ? undefined : parseIp(address)
+    const quad = v4Full && address !== undefined && DOTTED_QUAD.test(address)
+    const ip = quad || address === undefined ? undefined : edgeParseIp(address)
     if (!quad && ip === undefined) {
       warn(
         'WARN_CLIENT_ADDRESS_UNKNOWN',

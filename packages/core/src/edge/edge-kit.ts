@@ -3,29 +3,21 @@ import type { AlgorithmTable } from '../algorithms/table.js'
 import { type Clock, systemClock } from '../clock.js'
 import type { HeaderAccessor } from '../headers/types.js'
 import { clockReader } from '../limiter/clock-reader.js'
-import type { CompiledRule } from '../limiter/compile-rule.js'
 import { DEFAULT_STORE_ERROR_RETRY_AFTER_MS } from '../limiter/create-limiter.js'
-import { decideRequest } from '../limiter/decide.js'
 import { type Engine, isPromiseLike } from '../limiter/engine.js'
 import { createReporter } from '../limiter/report.js'
 import { coversMethod } from '../limiter/route-target.js'
-import type { RuleIndex } from '../limiter/rule-index.js'
 import { DEFAULT_STORE_TIMEOUT_MS } from '../limiter/store-deadline.js'
-import type {
-  Logger,
-  MaybePromise,
-  RequestFacts,
-  StoreErrorContext,
-  Verdict,
-} from '../limiter/types.js'
+import type { Logger, MaybePromise, StoreErrorContext, Verdict } from '../limiter/types.js'
 import { HTTP_METHODS } from '../rules/route.js'
 import type { RuleConfig } from '../rules/types.js'
 import { mapStore } from '../store/map-store.js'
 import type { Store } from '../store/types.js'
+import { edgeDecide } from './edge-decide.js'
 import { type EdgeIdentityOptions, edgeIdentities } from './edge-identities.js'
 import { checkEdgeOptions, customIdentitiesOf } from './edge-options.js'
 import { createEdgeResponder, type EdgeAnswer, type EdgeResponseOptions } from './edge-responder.js'
-import { compileEdgeRules } from './edge-rules.js'
+import { compileEdgeRules, type EdgeRule } from './edge-rules.js'
 
 /** How the edge kit reads a framework's request. */
 export type EdgeFramework<Req> = {
@@ -87,11 +79,12 @@ export function createEdgeKit<Req>(
 ): EdgeKit<Req> {
   const hooks = ['skip', 'user', 'plan', 'identities', 'onLimited', ...framework.hooks]
   checkEdgeOptions(options as unknown as Record<string, unknown>, hooks)
-  const compiled = compileEdgeRules(
-    rules,
-    options.algorithms,
-    customIdentitiesOf(options.customIdentities),
-  )
+  const compiled = compileEdgeRules(rules, options.algorithms, [
+    'ip',
+    'api_key',
+    'user',
+    ...customIdentitiesOf(options.customIdentities),
+  ])
   const store = options.store ?? mapStore()
   const consumeOne = (store as { consumeOne?: Engine['consumeOne'] }).consumeOne
   const timeoutMs = store.timeoutMs
@@ -108,7 +101,7 @@ export function createEdgeKit<Req>(
         : DEFAULT_STORE_TIMEOUT_MS),
   }
   const reader = clockReader(options.clock ?? systemClock, engine.reporter)
-  const index = edgeIndex(compiled)
+  const rulesFor = rulesByMethod(compiled)
   const keysOn = (name: string) => compiled.some((rule) => rule.identity.includes(name))
   const identitiesOf = edgeIdentities(options, keysOn('api_key'))
   const user = keysOn('user') ? (options.user ?? framework.user) : undefined
@@ -122,18 +115,17 @@ export function createEdgeKit<Req>(
       (name) => framework.header(req, name),
       user?.(req),
     )
-    const facts: RequestFacts = {
-      method: framework.method(req),
-      path: '',
-      plan: plan?.(req),
-      identities: identities === undefined ? own : { ...own, ...identities(req) },
-    }
+    const all = identities === undefined ? own : { ...own, ...identities(req) }
+    const given = plan?.(req)
+    const matched = rulesFor(framework.method(req)).filter(
+      (rule) => rule.plans === undefined || (given !== undefined && rule.plans.includes(given)),
+    )
     // A clock that fails is decided like a store that fails: each rule's onStoreError.
     const now = reader.read()
     const verdict: MaybePromise<Verdict> =
       typeof now === 'number'
-        ? decideRequest(engine, index, facts, now)
-        : decideRequest(failingEngine(engine, now), index, facts, reader.latest)
+        ? edgeDecide(engine, matched, all, now)
+        : edgeDecide(failingEngine(engine, now), matched, all, reader.latest)
     return isPromiseLike(verdict) ? (verdict as Promise<Verdict>).then(respond) : respond(verdict)
   }
 }
@@ -147,31 +139,19 @@ function failingEngine(engine: Engine, error: Error): Engine {
 }
 
 /**
- * The rules by method, as `buildRuleIndex` finds them for rules naming no route: those naming
- * no method, and those naming the request's (GET covering HEAD), in rule order.
+ * The rules a request's method selects, as `buildRuleIndex` finds them for rules naming no
+ * route: those naming no method, and those naming the request's (GET covering HEAD), in rule
+ * order; the method read in upper case.
  */
-function edgeIndex(rules: readonly CompiledRule[]): RuleIndex {
-  const byPath = new Map()
-  const bucketOf = (method: string | undefined) => {
-    const matching = rules.filter(
+function rulesByMethod(rules: readonly EdgeRule[]): (method: string) => readonly EdgeRule[] {
+  const select = (method: string | undefined) =>
+    rules.filter(
       (rule) =>
-        rule.targets.length === 0 ||
-        rule.targets.some((target) => coversMethod(target.method, method)),
+        rule.methods === undefined || rule.methods.some((named) => coversMethod(named, method)),
     )
-    return {
-      method: undefined,
-      byPath,
-      other: { rules: matching, patterns: matching.map(() => null) },
-    }
-  }
-  const buckets = new Map(HTTP_METHODS.map((method) => [method, bucketOf(method)]))
-  const unnamed = bucketOf(undefined)
-  return {
-    buckets,
-    lookup: (method) => buckets.get(method.toUpperCase()) ?? unnamed,
-    normalizePath: (path) => path,
-    matchesAny: () => false,
-  }
+  const byMethod = new Map(HTTP_METHODS.map((method) => [method, select(method)]))
+  const unnamed = select(undefined)
+  return (method) => byMethod.get(method) ?? byMethod.get(method.toUpperCase()) ?? unnamed
 }
 
 function defaultLogger(): Logger | false {

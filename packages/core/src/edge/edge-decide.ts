@@ -1,0 +1,142 @@
+import { MAX_FIELD_INTEGER, MAX_TIME_MS } from '../algorithms/integer.js'
+import type { Decision } from '../decision.js'
+import { RateLimitError } from '../errors.js'
+import type { CompiledRule } from '../limiter/compile-rule.js'
+import { type Engine, isPromiseLike } from '../limiter/engine.js'
+import { keyOf, UNKNOWN_CLIENT_KEY } from '../limiter/keys.js'
+import { replyWithin } from '../limiter/store-deadline.js'
+import type { MaybePromise, RuleDecision, Verdict } from '../limiter/types.js'
+import { combine, denial, emptyVerdict, ruleDecision } from '../limiter/verdict.js'
+import type { Charge, Outcome } from '../store/types.js'
+import type { EdgeRule } from './edge-rules.js'
+
+/**
+ * Decides a request's matching rules (in rule order) as one unit, as `decideRequest` does for
+ * rules naming no route: the same verdicts, store-reply checks and fail-open/closed, with the
+ * store's general path for every request (a store's single-charge path decides the same).
+ */
+export function edgeDecide(
+  engine: Engine,
+  rules: readonly EdgeRule[],
+  identities: Readonly<Record<string, string | undefined>>,
+  now: number,
+): MaybePromise<Verdict> {
+  // The limiter's verdict functions read only the fields an edge rule has.
+  const matched = rules as unknown as readonly CompiledRule[]
+  if (matched.length === 0) return emptyVerdict(now)
+  /** Each matching rule's decision, by its place; a rule charged to the store has none yet. */
+  const decided: Array<RuleDecision | undefined> = []
+  const charged: number[] = []
+  const charges: Charge[] = []
+  let refused = false
+  matched.forEach((rule, i) => {
+    const key = keyOf(rule, identities)
+    if (key === undefined) {
+      decided[i] = denial(rule, rule.cost, undefined, undefined)
+      refused ||= !rule.shadow
+      return
+    }
+    if (key === UNKNOWN_CLIENT_KEY) {
+      engine.reporter.warnOnce(
+        'WARN_SHARED_CLIENT_BUCKET',
+        `rule "${rule.id}": a request without an ip identity was counted in one bucket shared by all such requests; check that the adapter resolves the client IP`,
+      )
+    }
+    charged.push(i)
+    charges.push({
+      rule: rule.id,
+      algorithm: rule.algorithm,
+      key,
+      cost: rule.cost,
+      shadow: rule.shadow,
+    })
+  })
+  const present = () => decided.filter((d): d is RuleDecision => d !== undefined)
+  if (refused) return combine(present(), now, 'missing-identity')
+  if (charges.length === 0) return combine(present(), now)
+
+  function failed(error: unknown): Verdict {
+    let closed = false
+    charged.forEach((i, j) => {
+      const rule = matched[i]!
+      const fails = !rule.shadow && rule.failClosed
+      closed ||= fails
+      // A fail-closed rule denies; the others are left out (no figures to report).
+      decided[i] = fails
+        ? denial(rule, rule.cost, charges[j]!.key, engine.storeErrorRetryAfterMs)
+        : undefined
+    })
+    engine.reporter.storeError(error, {
+      operation: 'consume',
+      rules: charges.map((charge) => charge.rule),
+      failClosed: closed,
+    })
+    return combine(present(), now, closed ? 'store-unavailable' : 'limit', true)
+  }
+
+  function settle(outcome: Outcome): Verdict {
+    let at: number
+    // Everything read from the reply is read here, once, and checked: a getter or proxy that
+    // throws is caught like a bad figure.
+    try {
+      const decisions: unknown = outcome?.decisions
+      at = outcome.at
+      if (
+        !Array.isArray(decisions) ||
+        decisions.length !== charges.length ||
+        !(Number.isSafeInteger(at) && at >= 0 && at <= MAX_TIME_MS)
+      ) {
+        throw new RateLimitError(
+          'ERR_RL_STORE_REPLY',
+          `the store answered no decision for each of ${charges.length} charges at a time in ms`,
+        )
+      }
+      charged.forEach((i, j) => {
+        decided[i] = storeDecision(matched[i]!, decisions[j], charges[j]!)
+      })
+    } catch (error) {
+      return failed(error)
+    }
+    return combine(present(), at)
+  }
+
+  try {
+    const outcome = engine.store.consume(charges, now)
+    // Inside the try: adopting a reply reads its `then`, which can throw.
+    if (isPromiseLike(outcome)) {
+      return replyWithin(outcome, engine.storeTimeoutMs, 'consume').then(settle, failed)
+    }
+    return settle(outcome)
+  } catch (error) {
+    return failed(error)
+  }
+}
+
+/** A count a field can carry; a wait in ms (sent in whole seconds). */
+const isCount = (n: unknown) =>
+  Number.isInteger(n) && (n as number) >= 0 && (n as number) <= MAX_FIELD_INTEGER
+const isWait = (n: unknown) => Number.isSafeInteger(n) && (n as number) >= 0
+
+/** A store's decision copied into the limiter's own object, or `ERR_RL_STORE_REPLY`. */
+function storeDecision(rule: CompiledRule, reply: unknown, charge: Charge): RuleDecision {
+  const d =
+    typeof reply === 'object' && reply !== null
+      ? ruleDecision(rule, reply as Decision, charge.cost, charge.key, false)
+      : undefined
+  if (
+    d === undefined ||
+    typeof d.allowed !== 'boolean' ||
+    !isCount(d.remaining) ||
+    !isCount(d.limit) ||
+    !isWait(d.resetAfterMs) ||
+    (!d.allowed && !isWait(d.retryAfterMs)) ||
+    (d.delayMs !== undefined && !isWait(d.delayMs))
+  ) {
+    throw new RateLimitError(
+      'ERR_RL_STORE_REPLY',
+      `the store answered no valid decision for rule "${rule.id}"`,
+      { rule: rule.id },
+    )
+  }
+  return d
+}
