@@ -1,5 +1,4 @@
 import {
-  type AlgorithmName,
   fixedWindow,
   gcra,
   leakyBucket,
@@ -31,7 +30,7 @@ const RATE = ['token_bucket', 'gcra', 'leaky_bucket']
 const START = Date.UTC(2026, 0, 1)
 
 type RuleShape = {
-  readonly name: AlgorithmName
+  readonly name: keyof typeof FACTORIES
   readonly quota: number
   readonly spanMs: number
   readonly identity: readonly string[]
@@ -137,7 +136,11 @@ function faultyStore(faults: { store: boolean }, asynchronous: boolean): Store {
 type Build = (extra: Record<string, unknown>) => MiddlewareHandler | readonly MiddlewareHandler[]
 
 /** Every status, header and body an app answers a run of requests with, on its own clock. */
-async function answers(build: Build, requests: readonly Request[], asynchronous: boolean) {
+async function answers(
+  build: Build,
+  requests: readonly Request[],
+  asynchronous: boolean | 'default store',
+) {
   const clock = manualClock(START)
   const faults = { store: false, clock: false }
   const app = new Hono()
@@ -146,7 +149,8 @@ async function answers(build: Build, requests: readonly Request[], asynchronous:
     if (user !== undefined) c.set('user' as never, { id: user } as never)
     return next()
   })
-  const store = faultyStore(faults, asynchronous)
+  // The default store of each entry (memoryStore, the edge entry's own), or a store that fails.
+  const store = asynchronous === 'default store' ? undefined : faultyStore(faults, asynchronous)
   const built = build({
     store,
     clock: {
@@ -167,15 +171,16 @@ async function answers(build: Build, requests: readonly Request[], asynchronous:
   const seen = []
   for (const r of requests) {
     clock.advance(r.advanceMs)
-    faults.store = r.storeFails
+    faults.store = r.storeFails && store !== undefined
     faults.clock = r.clockFails
-    const headers: Record<string, string> = {}
-    if (r.apiKey !== undefined) headers['x-api-key'] = r.apiKey
-    if (r.apiKey !== undefined) headers['x-key'] = r.apiKey
-    if (r.apiKey !== undefined) headers.authorization = `Bearer ${r.apiKey}`
-    if (r.user !== undefined) headers['x-user'] = r.user
-    if (r.plan !== undefined) headers['x-plan'] = r.plan
-    if (r.account !== undefined) headers['x-account'] = r.account
+    const headers = new Headers()
+    const set = (name: string, value: string | undefined) => value && headers.set(name, value)
+    set('x-api-key', r.apiKey)
+    set('x-key', r.apiKey)
+    set('authorization', r.apiKey && `Bearer ${r.apiKey}`)
+    set('x-user', r.user)
+    set('x-plan', r.plan)
+    set('x-account', r.account)
     const env = { incoming: { socket: { remoteAddress: r.address } } }
     const response = await app.request('/', { method: r.method, headers }, env)
     seen.push({
@@ -197,7 +202,7 @@ describe('@tollgate/hono/edge', () => {
       fc.asyncProperty(
         fc.array(rule, { minLength: 1, maxLength: 3 }),
         fc.constantFrom(...OPTIONS),
-        fc.boolean(),
+        fc.constantFrom(false, true, 'default store' as const),
         fc.array(request, { minLength: 1, maxLength: 12 }),
         async (shapes, options, asynchronous, requests) => {
           const rules = shapes.map((shape, i) => ruleOf(shape, `rule-${i}`))

@@ -11,11 +11,11 @@ import type { HeaderEntries } from '../headers/types.js'
 import { DEFAULT_STORE_ERROR_RETRY_AFTER_MS } from '../limiter/create-limiter.js'
 import type { Verdict } from '../limiter/types.js'
 import {
-  createQuotaExceededBodies,
   fieldsForOwnAnswer,
   missingIdentityProblem,
   PROBLEM_CONTENT_TYPE,
   type ProblemDetails,
+  quotaExceededProblem,
   storeUnavailableProblem,
 } from '../response/problem.js'
 import type { Denial, MissingIdentityResponse } from '../response/responder.js'
@@ -98,15 +98,14 @@ export function createEdgeResponder(
     policyFields: createEdgePolicyFields(),
     epochReset: createEpochResetCache(),
   } as unknown as HeaderConfig
-  const quotaExceeded = createQuotaExceededBodies()
 
   function answer(
     verdict: Verdict,
     fields: Array<readonly [string, string]>,
     code: number,
     problem: ProblemDetails,
-    body = JSON.stringify(problem),
   ): EdgeAnswer {
+    const body = JSON.stringify(problem)
     fields.push(['Content-Type', PROBLEM_CONTENT_TYPE])
     const denial: Denial = { allowed: false, status: code, headers: fields, body, problem }
     return {
@@ -140,7 +139,7 @@ export function createEdgeResponder(
     const violated = verdict.decisions.filter((d) => d.mode === 'enforce' && !d.allowed)
     const retryAfter = retryAfterSeconds(deciding?.retryAfterMs)
     fields.push(['Retry-After', String(retryAfter)])
-    const { problem, body } = quotaExceeded(violated.map(config.policyFields), retryAfter)
-    return answer(verdict, fields, 429, problem, body)
+    const problem = quotaExceededProblem(violated.map(config.policyFields), retryAfter)
+    return answer(verdict, fields, 429, problem)
   }
 }

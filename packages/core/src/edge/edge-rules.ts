@@ -2,11 +2,11 @@ import type { AlgorithmTable } from '../algorithms/table.js'
 import type { Algorithm, AlgorithmName } from '../algorithms/types.js'
 import { isRateLimitError } from '../errors.js'
 import type { CompiledRule } from '../limiter/compile-rule.js'
-import { toMilliseconds } from '../rules/duration.js'
 import { type RuleIssue, RuleValidationError } from '../rules/issues.js'
 import { HTTP_METHODS } from '../rules/route.js'
 import { identityNameProblem, typeName } from '../rules/validate-match.js'
 import { isValidatedRule } from '../rules/validate-rule.js'
+import { edgeMilliseconds } from './edge-duration.js'
 
 // The edge entry's rule validation: the checks of `defineRules` for the rules it takes, as
 // tables of fields and short templated messages that name the rule and the field (the same
@@ -252,7 +252,7 @@ function algorithmOf(raw: Raw, algorithms: AlgorithmTable, issue: Issue): Algori
       problem = `a calendar window is ${ELSEWHERE_PROBLEM}`
     } else {
       // A rule `defineRules` validated holds whole ms.
-      problem = isValidatedRule(raw) ? (value as number) : toMilliseconds(value)
+      problem = isValidatedRule(raw) ? (value as number) : edgeMilliseconds(value)
     }
     if (typeof problem === 'number') values[KEYS[i]!] = problem
     else if (problem !== undefined) {
