@@ -1,4 +1,3 @@
-import type { PolicyFields } from '../headers/policy-fields.js'
 import { quotaPerSeconds } from '../headers/policy-fields.js'
 import type { RuleDecision } from '../limiter/types.js'
 
@@ -7,8 +6,23 @@ import type { RuleDecision } from '../limiter/types.js'
  * are printable ASCII (validated), so the policy name is the id and its Structured Field string
  * needs only `"` and `\` escaped. The same strings (edge.test.ts compares them).
  */
-export function createEdgePolicyFields(): (decision: RuleDecision) => PolicyFields {
-  const cache = new Map<string, PolicyFields>()
+/** A rule's fixed strings, as `PolicyFields` has them. */
+type EdgePolicyFields = {
+  readonly quota: number
+  readonly windowMs: number
+  readonly limit: number
+  /** The policy name: the rule id. */
+  readonly name: string
+  /** `"per-ip";q=10;w=1;tollgate-burst=20` */
+  readonly policyItem: string
+  /** `"per-ip";r=` */
+  readonly rateItemPrefix: string
+  /** For the problem detail: `10 per 1 s, bursts of 20`. */
+  readonly description: string
+}
+
+export function createEdgePolicyFields(): (decision: RuleDecision) => EdgePolicyFields {
+  const cache = new Map<string, EdgePolicyFields>()
   return function policyFields(decision) {
     const { rule, limit, policy } = decision
     const cached = cache.get(rule)
@@ -32,9 +46,7 @@ export function createEdgePolicyFields(): (decision: RuleDecision) => PolicyFiel
       name: rule,
       policyItem: `${quoted};q=${q};w=${w}${bursts ? `;tollgate-burst=${limit}` : ''}`,
       rateItemPrefix: `${quoted};r=`,
-      legacyPolicyItem: '',
       description: `${quota} per ${window}${bursts ? `, bursts of ${limit}` : ''}`,
-      limitText: String(limit),
     }
     if (cache.size >= 1000) cache.clear()
     cache.set(rule, fields)

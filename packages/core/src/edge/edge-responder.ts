@@ -1,12 +1,11 @@
 import {
-  createEpochResetCache,
-  type HeaderConfig,
+  effectiveWindowSeconds,
+  isListed,
   type LegacyReset,
+  reportableDeciding,
   retryAfterSeconds,
   type StandardHeaders,
 } from '../headers/config.js'
-import { CURRENT } from '../headers/families/current.js'
-import { X_RATELIMIT } from '../headers/families/x-ratelimit.js'
 import type { HeaderEntries } from '../headers/types.js'
 import { DEFAULT_STORE_ERROR_RETRY_AFTER_MS } from '../limiter/create-limiter.js'
 import type { Verdict } from '../limiter/types.js'
@@ -92,12 +91,7 @@ export function createEdgeResponder(
       'expected { status: 400 }, { status: 403 } or { status: 401, wwwAuthenticate: "<scheme>" } (a printable header value)',
     )
   }
-  const config = {
-    legacyReset,
-    shadowPolicies: false,
-    policyFields: createEdgePolicyFields(),
-    epochReset: createEpochResetCache(),
-  } as unknown as HeaderConfig
+  const policyFields = createEdgePolicyFields()
 
   function answer(
     verdict: Verdict,
@@ -118,8 +112,31 @@ export function createEdgeResponder(
 
   return function respond(verdict) {
     const fields: Array<readonly [string, string]> = []
-    if (legacy) X_RATELIMIT.write(fields, verdict, verdict.at, config)
-    if (standard !== false) CURRENT.write(fields, verdict, verdict.at, config, undefined)
+    // As the `X_RATELIMIT` and `CURRENT` families write them: the deciding rule's figures, then
+    // one list member per enforcing rule with figures to report.
+    const shown = reportableDeciding(verdict)
+    if (legacy && shown !== undefined) {
+      const { limit, remaining, resetAfterMs } = shown
+      const reset =
+        legacyReset === 'epoch-seconds'
+          ? Math.ceil((verdict.at + resetAfterMs) / 1000)
+          : Math.max(0, Math.ceil(resetAfterMs / 1000))
+      fields.push(
+        ['X-RateLimit-Limit', String(limit)],
+        ['X-RateLimit-Remaining', String(remaining)],
+        ['X-RateLimit-Reset', String(reset)],
+      )
+    }
+    let policies = ''
+    let limits = ''
+    for (const decision of standard === false ? [] : verdict.decisions) {
+      if (!isListed(decision, false)) continue
+      const { policyItem, rateItemPrefix } = policyFields(decision)
+      const separator = policies === '' ? '' : ', '
+      policies += separator + policyItem
+      limits += `${separator}${rateItemPrefix}${decision.remaining};t=${effectiveWindowSeconds(decision)}`
+    }
+    if (policies !== '') fields.push(['RateLimit-Policy', policies], ['RateLimit', limits])
     if (verdict.allowed) return { verdict, fields, denial: undefined, denialFields: undefined }
     const deciding = verdict.deciding
     if (verdict.reason === 'store-unavailable') {
@@ -129,7 +146,7 @@ export function createEdgeResponder(
         deciding?.retryAfterMs ?? DEFAULT_STORE_ERROR_RETRY_AFTER_MS,
       )
       fields.push(['Retry-After', String(retryAfter)])
-      const names = failed.map((d) => config.policyFields(d).name)
+      const names = failed.map((d) => policyFields(d).name)
       return answer(verdict, fields, 503, storeUnavailableProblem(names, retryAfter))
     }
     if (verdict.reason === 'missing-identity') {
@@ -139,7 +156,7 @@ export function createEdgeResponder(
     const violated = verdict.decisions.filter((d) => d.mode === 'enforce' && !d.allowed)
     const retryAfter = retryAfterSeconds(deciding?.retryAfterMs)
     fields.push(['Retry-After', String(retryAfter)])
-    const problem = quotaExceededProblem(violated.map(config.policyFields), retryAfter)
+    const problem = quotaExceededProblem(violated.map(policyFields), retryAfter)
     return answer(verdict, fields, 429, problem)
   }
 }
