@@ -2,10 +2,8 @@ import type { UserId } from '../adapter/middleware.js'
 import type { AlgorithmTable } from '../algorithms/table.js'
 import { type Clock, systemClock } from '../clock.js'
 import type { HeaderAccessor } from '../headers/types.js'
-import { clockReader } from '../limiter/clock-reader.js'
 import { DEFAULT_STORE_ERROR_RETRY_AFTER_MS } from '../limiter/create-limiter.js'
 import { type Engine, isPromiseLike } from '../limiter/engine.js'
-import { createReporter } from '../limiter/report.js'
 import { coversMethod } from '../limiter/route-target.js'
 import { DEFAULT_STORE_TIMEOUT_MS } from '../limiter/store-deadline.js'
 import type { Logger, MaybePromise, StoreErrorContext, Verdict } from '../limiter/types.js'
@@ -15,6 +13,7 @@ import type { Store } from '../store/types.js'
 import { edgeDecide } from './edge-decide.js'
 import { type EdgeIdentityOptions, edgeIdentities } from './edge-identities.js'
 import { checkEdgeOptions, customIdentitiesOf } from './edge-options.js'
+import { createEdgeReporter, edgeClock } from './edge-report.js'
 import { createEdgeResponder, type EdgeAnswer, type EdgeResponseOptions } from './edge-responder.js'
 import { compileEdgeRules, type EdgeRule } from './edge-rules.js'
 import { edgeStore } from './edge-store.js'
@@ -91,7 +90,7 @@ export function createEdgeKit<Req>(
   const engine: Engine = {
     store,
     consumeOne: typeof consumeOne === 'function' ? consumeOne.bind(store) : undefined,
-    reporter: createReporter(options.logger ?? defaultLogger(), options.onError),
+    reporter: createEdgeReporter(options.logger ?? defaultLogger(), options.onError),
     storeErrorRetryAfterMs: options.storeErrorRetryAfterMs ?? DEFAULT_STORE_ERROR_RETRY_AFTER_MS,
     // A store with a budget of its own (Redis) is not timed twice.
     storeTimeoutMs:
@@ -100,7 +99,7 @@ export function createEdgeKit<Req>(
         ? false
         : DEFAULT_STORE_TIMEOUT_MS),
   }
-  const reader = clockReader(options.clock ?? systemClock, engine.reporter)
+  const reader = edgeClock(options.clock ?? systemClock, engine.reporter)
   const rulesFor = rulesByMethod(compiled)
   const keysOn = (name: string) => compiled.some((rule) => rule.identity.includes(name))
   const identitiesOf = edgeIdentities(options, keysOn('api_key'))

@@ -1,0 +1,85 @@
+import { MAX_TIME_MS } from '../algorithms/integer.js'
+import type { Clock } from '../clock.js'
+import { RateLimitError } from '../errors.js'
+import { messageOf, type Reporter } from '../limiter/report.js'
+import type { Logger, StoreErrorContext } from '../limiter/types.js'
+
+// `createReporter` and `clockReader` in fewer bytes: the same codes, each distinct warning once,
+// `onError` for store and clock failures, a clock's failure decided like a store's.
+
+export function createEdgeReporter(
+  logger: Logger | false,
+  onError: ((error: unknown, context: StoreErrorContext) => void) | undefined,
+): Reporter {
+  const warned = new Set<string>()
+  const warnOnce: Reporter['warnOnce'] = (code, message) => {
+    const line = `[tollgate] ${code}: ${message}`
+    if (logger === false || warned.has(line)) return
+    if (warned.size >= 100) warned.clear()
+    warned.add(line)
+    try {
+      logger.warn(line)
+    } catch {
+      // A broken logger must not turn a rate-limit decision into an error.
+    }
+  }
+  return {
+    warnOnce,
+    storeError(error, context) {
+      if (onError !== undefined) {
+        try {
+          onError(error, context)
+        } catch (hookError) {
+          warnOnce('WARN_ON_ERROR_THREW', `onError threw: ${messageOf(hookError)}`)
+        }
+      } else if (isClockFailure(error)) {
+        warnOnce('WARN_CLOCK_FAILED', "the clock failed; each rule's onStoreError decides")
+      } else {
+        const open = context.failClosed ? 'denied (fail-closed)' : 'allowed (fail-open)'
+        warnOnce(
+          'WARN_STORE_FAILED',
+          `store consume failed for ${context.rules.join(', ')}; requests ${open}: ${messageOf(error)}`,
+        )
+      }
+    },
+  }
+}
+
+/**
+ * Reads the clock as whole ms; a clock that throws or returns no time gives
+ * `ERR_RL_CLOCK_FAILED`, to be decided at the latest time read.
+ */
+export function edgeClock(clock: Clock, reporter: Reporter) {
+  let latest = 0
+  return {
+    get latest() {
+      return latest
+    },
+    read(): number | RateLimitError {
+      let value: unknown
+      try {
+        value = clock.now()
+      } catch (error) {
+        return new RateLimitError('ERR_RL_CLOCK_FAILED', `clock.now() threw: ${messageOf(error)}`, {
+          cause: error,
+        })
+      }
+      if (typeof value !== 'number' || !(value >= 0 && value <= MAX_TIME_MS)) {
+        return new RateLimitError('ERR_RL_CLOCK_FAILED', `clock.now() returned ${String(value)}`)
+      }
+      const now = Math.floor(value)
+      if (now < latest) reporter.warnOnce('WARN_CLOCK_STEPPED_BACK', 'the clock stepped back')
+      latest = now
+      return now
+    },
+  }
+}
+
+/** Never throws, whatever a store rejects with (a revoked proxy throws on any inspection). */
+function isClockFailure(error: unknown): boolean {
+  try {
+    return error instanceof RateLimitError && error.code === 'ERR_RL_CLOCK_FAILED'
+  } catch {
+    return false
+  }
+}
