@@ -39,7 +39,7 @@ export function edgeDecide(
     if (key === UNKNOWN_CLIENT_KEY) {
       engine.reporter.warnOnce(
         'WARN_SHARED_CLIENT_BUCKET',
-        `rule "${rule.id}": a request without an ip identity was counted in one bucket shared by all such requests; check that the adapter resolves the client IP`,
+        `rule "${rule.id}": requests without an ip identity share one bucket; pass getConnInfo`,
       )
     }
     charged.push(i)

@@ -46,7 +46,7 @@ export function edgeIdentities(options: EdgeIdentityOptions, readsApiKey: boolea
   if (v6Prefix > 64) {
     warn(
       'WARN_IPV6_UNMASKED',
-      `ipv6Prefix ${v6Prefix} is longer than 64: a host that owns a /64 can rotate addresses to escape its limit`,
+      `ipv6Prefix ${v6Prefix} > 64: a host owning a /64 can rotate addresses past its limit`,
     )
   }
   const given = options.apiKeyHeader ?? 'x-api-key'
@@ -69,7 +69,7 @@ export function edgeIdentities(options: EdgeIdentityOptions, readsApiKey: boolea
     if (!quad && ip === undefined) {
       warn(
         'WARN_CLIENT_ADDRESS_UNKNOWN',
-        `the socket address ${JSON.stringify(address)} is not an IP address, so requests have no "ip" identity; pass the connection's remote address (Hono: getConnInfo)`,
+        `the socket address ${JSON.stringify(address)} is not an IP address: requests have no "ip" identity (pass getConnInfo)`,
       )
       return undefined
     }
@@ -77,7 +77,7 @@ export function edgeIdentities(options: EdgeIdentityOptions, readsApiKey: boolea
       forwardingSeen = true
       warn(
         'WARN_FORWARDED_HEADERS_IGNORED',
-        "a request carried X-Forwarded-For or Forwarded while trustProxy trusts no proxy: behind a proxy every client shares the proxy's key",
+        'a request carried X-Forwarded-For or Forwarded, which the edge entry never reads: behind a proxy all clients share its key',
       )
     }
     if (ip === undefined) return address

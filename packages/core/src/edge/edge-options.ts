@@ -1,5 +1,6 @@
 import { RateLimitError } from '../errors.js'
 import { identityNameProblem } from '../rules/validate-match.js'
+import { ELSEWHERE_PROBLEM } from './edge-rules.js'
 
 /** The options the edge entry takes (besides the framework's hooks). */
 const TAKEN = [
@@ -38,6 +39,13 @@ const ELSEWHERE = [
   'debugHeader',
 ]
 
+/** Options that must be objects with these methods. */
+const SHAPES: ReadonlyArray<readonly [string, readonly string[], string]> = [
+  ['store', ['consume', 'refund'], 'a Store (with consume and refund)'],
+  ['clock', ['now'], '{ now(): number }'],
+  ['logger', ['warn'], '{ warn(message): void } or false'],
+]
+
 export function invalidOption(field: string, message: string): RateLimitError {
   return new RateLimitError('ERR_RL_INVALID_RULE', `${field}: ${message}`, { field })
 }
@@ -52,7 +60,7 @@ export function checkEdgeOptions(options: Record<string, unknown>, hooks: readon
   for (const [name, value] of Object.entries(options)) {
     if (value === undefined) continue
     if (ELSEWHERE.includes(name)) {
-      throw invalidOption(name, 'not taken by the edge entry (@tollgate/hono takes it)')
+      throw invalidOption(name, ELSEWHERE_PROBLEM)
     }
     if (!known.includes(name)) {
       throw invalidOption(name, `unknown option (the edge entry takes ${known.join(', ')})`)
@@ -61,30 +69,24 @@ export function checkEdgeOptions(options: Record<string, unknown>, hooks: readon
       throw invalidOption(name, `expected a function, got ${typeof value}`)
     }
   }
-  const { algorithms, store, clock, logger, storeTimeoutMs } = options as {
-    storeTimeoutMs?: unknown
+  const { algorithms, storeTimeoutMs } = options as {
     algorithms?: unknown
-    store?: { consume?: unknown; refund?: unknown }
-    clock?: { now?: unknown }
-    logger?: { warn?: unknown } | false
+    storeTimeoutMs?: unknown
   }
   if (typeof algorithms !== 'object' || algorithms === null) {
     throw invalidOption(
       'algorithms',
-      'expected the algorithms rules may name, e.g. { token_bucket: tokenBucket }',
+      'expected the algorithms rules name, e.g. { token_bucket: tokenBucket }',
     )
   }
-  if (
-    store !== undefined &&
-    (typeof store?.consume !== 'function' || typeof store.refund !== 'function')
-  ) {
-    throw invalidOption('store', 'expected a Store (with consume and refund)')
-  }
-  if (clock !== undefined && typeof clock?.now !== 'function') {
-    throw invalidOption('clock', 'expected { now(): number }')
-  }
-  if (logger !== undefined && logger !== false && typeof logger?.warn !== 'function') {
-    throw invalidOption('logger', 'expected { warn(message: string): void }')
+  for (const [name, methods, what] of SHAPES) {
+    const value = options[name] as Record<string, unknown> | false | undefined
+    if (value === undefined || (value === false && name === 'logger')) continue
+    if (
+      !methods.every((method) => typeof (value as Record<string, unknown>)?.[method] === 'function')
+    ) {
+      throw invalidOption(name, `expected ${what}`)
+    }
   }
   wholeMs(options, 'storeErrorRetryAfterMs', Number.MAX_SAFE_INTEGER)
   if (storeTimeoutMs !== false) wholeMs(options, 'storeTimeoutMs', 2 ** 31 - 1)

@@ -88,7 +88,7 @@ export function createEdgeResponder(
   ) {
     throw invalidOption(
       'missingIdentity',
-      'expected { status: 400 }, { status: 403 } or { status: 401, wwwAuthenticate: "<scheme>" } (a printable header value)',
+      'expected { status: 400 }, { status: 403 } or { status: 401, wwwAuthenticate: <a header value> }',
     )
   }
   const policyFields = createEdgePolicyFields()

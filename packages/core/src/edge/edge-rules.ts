@@ -110,7 +110,10 @@ export function compileEdgeRules(
     const label = typeof id === 'string' && id !== '' ? id : `#${index + 1}`
     const before = issues.length
     const issue: Issue = (field, problem) => fail(label, field, problem)
-    if (raw !== item) return issue('rule', `expected an object, got ${typeName(item)}`)
+    if (raw !== item) {
+      issue('rule', `expected an object, got ${typeName(item)}`)
+      return
+    }
     if (ids.has(id)) issue('id', 'duplicate id (ids name the rule state)')
     ids.add(id)
     if (typeof id !== 'string' || !ID.test(id)) {
