@@ -1,8 +1,6 @@
 import { type HeaderAccessor, headerText } from '../headers/types.js'
-import { formatIp } from '../identity/ip.js'
-import { checkPrefix, ipKey } from '../identity/ip-prefix.js'
 import { createWarnOnce, type WarningOptions } from '../warnings.js'
-import { DOTTED_QUAD, edgeParseIp } from './edge-ip.js'
+import { DOTTED_QUAD, edgeIpKey, edgeParseIp } from './edge-ip.js'
 import { invalidOption } from './edge-options.js'
 import { ELSEWHERE_PROBLEM } from './edge-rules.js'
 
@@ -39,10 +37,17 @@ export function edgeIdentities(options: EdgeIdentityOptions, readsApiKey: boolea
   if (!(trust === undefined || trust === false || trust === 0 || isEmpty(trust))) {
     throw invalidOption('trustProxy', ELSEWHERE_PROBLEM)
   }
-  checkPrefix('ipv4Prefix', options.ipv4Prefix, 32)
-  checkPrefix('ipv6Prefix', options.ipv6Prefix, 128)
-  const warn = createWarnOnce(options)
+  const v4Prefix = options.ipv4Prefix ?? 32
   const v6Prefix = options.ipv6Prefix ?? 64
+  for (const [field, value, most] of [
+    ['ipv4Prefix', v4Prefix, 32],
+    ['ipv6Prefix', v6Prefix, 128],
+  ] as const) {
+    if (!Number.isInteger(value) || value < 0 || value > most) {
+      throw invalidOption(field, `expected a whole number from 0 to ${most}, got ${String(value)}`)
+    }
+  }
+  const warn = createWarnOnce(options)
   if (v6Prefix > 64) {
     warn(
       'WARN_IPV6_UNMASKED',
@@ -59,8 +64,7 @@ export function edgeIdentities(options: EdgeIdentityOptions, readsApiKey: boolea
   if (!Number.isSafeInteger(maxLength) || maxLength < 1) {
     throw invalidOption('maxApiKeyLength', `expected a whole number ≥ 1, got ${String(maxLength)}`)
   }
-  const v4Full = (options.ipv4Prefix ?? 32) === 32
-  const prefixes = { ipv4Prefix: options.ipv4Prefix, ipv6Prefix: options.ipv6Prefix }
+  const v4Full = v4Prefix === 32
   let forwardingSeen = false
 
   function ipOf(address: string | undefined, header: HeaderAccessor): string | undefined {
@@ -81,8 +85,7 @@ export function edgeIdentities(options: EdgeIdentityOptions, readsApiKey: boolea
       )
     }
     if (ip === undefined) return address
-    const full = ip.version === 4 ? v4Full : v6Prefix === 128
-    return full ? formatIp(ip) : ipKey(ip, prefixes)
+    return edgeIpKey(ip, ip.version === 4 ? v4Prefix : v6Prefix)
   }
 
   function apiKeyOf(header: HeaderAccessor): string | undefined {

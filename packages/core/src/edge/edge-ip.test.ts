@@ -1,7 +1,8 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { parseIp } from '../identity/ip.js'
-import { edgeParseIp } from './edge-ip.js'
+import { ipKey } from '../identity/ip-prefix.js'
+import { edgeIpKey, edgeParseIp } from './edge-ip.js'
 
 const PIECES = [
   '0',
@@ -87,5 +88,20 @@ describe('edgeParseIp', () => {
     ]) {
       expect(edgeParseIp(text), text).toEqual(parseIp(text))
     }
+  })
+
+  it('keys an address by its network as ipKey does', () => {
+    const address = fc.oneof(
+      fc.ipV4().map((text) => parseIp(text)!),
+      fc.ipV6().map((text) => parseIp(text)!),
+    )
+    fc.assert(
+      fc.property(address, fc.integer({ min: 0, max: 128 }), (ip, bits) => {
+        const prefix = ip.version === 4 ? bits % 33 : bits
+        const options = ip.version === 4 ? { ipv4Prefix: prefix } : { ipv6Prefix: prefix }
+        expect(edgeIpKey(ip, prefix)).toBe(ipKey(ip, options))
+      }),
+      { numRuns: 20_000 },
+    )
   })
 })

@@ -1,4 +1,4 @@
-import type { IpAddress } from '../identity/ip.js'
+import { formatIp, type IpAddress } from '../identity/ip.js'
 
 // `parseIp` in fewer bytes, for the edge entry: the same addresses accepted (edge-ip.test.ts
 // compares the two on random text), by regular expressions rather than a character scanner.
@@ -56,4 +56,24 @@ function ipv6(input: string): IpAddress | undefined {
   return mapped
     ? { version: 4, value: numbers[6]! * 65536 + numbers[7]! }
     : { version: 6, groups: numbers, zone }
+}
+
+/**
+ * `ipKey` for the edge entry: the address's network at `prefix` bits as `formatIp` writes it,
+ * with `/prefix` (the address itself at 32 or 128 bits).
+ */
+export function edgeIpKey(ip: IpAddress, prefix: number): string {
+  if (prefix === (ip.version === 4 ? 32 : 128)) return formatIp(ip)
+  const network: IpAddress =
+    ip.version === 4
+      ? { version: 4, value: prefix === 0 ? 0 : (ip.value & (0xffffffff << (32 - prefix))) >>> 0 }
+      : {
+          version: 6,
+          groups: ip.groups.map(
+            (group, i) =>
+              group & (0xffff << (16 - Math.min(16, Math.max(0, prefix - 16 * i)))) & 0xffff,
+          ),
+          zone: undefined,
+        }
+  return `${formatIp(network)}/${prefix}`
 }
