@@ -53,8 +53,9 @@ const CURRENT_FORMS: readonly unknown[] = [false, 'draft-8', 'draft-9', 'draft-1
 const FIELD_VALUE = /^[\x21-\x7e\x80-\xff](?:[\t\x20-\x7e\x80-\xff]*[\x21-\x7e\x80-\xff])?$/
 
 /**
- * The fields and denials of `createResponder` for the forms the options name, each family
- * written by the same code (`X_RATELIMIT`, `CURRENT`), and no other family bundled.
+ * The fields and denials of `createResponder` for the forms the edge entry takes: the same
+ * fields in the same order, the same statuses and problem bodies (policy names are rule ids,
+ * validated printable).
  */
 export function createEdgeResponder(
   options: EdgeResponseOptions,
@@ -138,25 +139,26 @@ export function createEdgeResponder(
     }
     if (policies !== '') fields.push(['RateLimit-Policy', policies], ['RateLimit', limits])
     if (verdict.allowed) return { verdict, fields, denial: undefined, denialFields: undefined }
-    const deciding = verdict.deciding
-    if (verdict.reason === 'store-unavailable') {
-      // The limiter's made-up denials carry its storeErrorRetryAfterMs.
-      const failed = verdict.decisions.filter((d) => d.storeFailed === true && !d.allowed)
-      const retryAfter = retryAfterSeconds(
-        deciding?.retryAfterMs ?? DEFAULT_STORE_ERROR_RETRY_AFTER_MS,
-      )
-      fields.push(['Retry-After', String(retryAfter)])
-      const names = failed.map((d) => policyFields(d).name)
-      return answer(verdict, fields, 503, storeUnavailableProblem(names, retryAfter))
-    }
-    if (verdict.reason === 'missing-identity') {
+    const { reason, decisions, deciding } = verdict
+    if (reason === 'missing-identity') {
       if (missing.status === 401) fields.push(['WWW-Authenticate', missing.wwwAuthenticate])
       return answer(verdict, fields, missing.status, missingIdentityProblem(missing.status))
     }
-    const violated = verdict.decisions.filter((d) => d.mode === 'enforce' && !d.allowed)
-    const retryAfter = retryAfterSeconds(deciding?.retryAfterMs)
+    // A fail-closed denial: the limiter's made-up denials carry its storeErrorRetryAfterMs.
+    const failed = reason === 'store-unavailable'
+    const retryAfter = retryAfterSeconds(
+      deciding?.retryAfterMs ?? (failed ? DEFAULT_STORE_ERROR_RETRY_AFTER_MS : undefined),
+    )
     fields.push(['Retry-After', String(retryAfter)])
-    const problem = quotaExceededProblem(violated.map(policyFields), retryAfter)
-    return answer(verdict, fields, 429, problem)
+    const problem = failed
+      ? storeUnavailableProblem(
+          decisions.filter((d) => d.storeFailed === true && !d.allowed).map((d) => d.rule),
+          retryAfter,
+        )
+      : quotaExceededProblem(
+          decisions.filter((d) => d.mode === 'enforce' && !d.allowed).map(policyFields),
+          retryAfter,
+        )
+    return answer(verdict, fields, failed ? 503 : 429, problem)
   }
 }

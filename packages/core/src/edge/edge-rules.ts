@@ -49,26 +49,18 @@ const FIELDS = [
   'onStoreError',
   'onMissingIdentity',
 ]
-/** Fields of `RuleConfig` this entry leaves to `@tollgate/hono`, refused by name. */
-const ELSEWHERE = [
-  'costByRoute',
-  'delay',
-  'nodelay',
-  'maxWait',
-  'queue',
-  'queueOrder',
-  'timeZone',
-  'buckets',
-  'route',
-]
 const CHOICES: Readonly<Record<string, readonly string[]>> = {
   mode: ['enforce', 'shadow'],
   onStoreError: ['open', 'closed'],
   onMissingIdentity: ['ip', 'deny'],
 }
 const ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
-/** Why a field or option is refused. */
-export const ELSEWHERE_PROBLEM = 'not taken by the edge entry (@tollgate/hono takes it)'
+/**
+ * Why a field or option is refused: an unknown one, or one of `@tollgate/hono`'s this entry
+ * leaves to it (named in the message, as the field is).
+ */
+export const ELSEWHERE_PROBLEM =
+  'not taken by the edge entry (@tollgate/hono takes every field and option)'
 
 type Issue = (field: string, problem: string) => void
 type Raw = { readonly [field: string]: unknown } & {
@@ -128,7 +120,7 @@ export function compileEdgeRules(
         Object.keys(value as object).length === 0
       )
         continue
-      issue(field, ELSEWHERE.includes(field) ? ELSEWHERE_PROBLEM : 'unknown field')
+      issue(field, ELSEWHERE_PROBLEM)
     }
     if (raw.description !== undefined && typeof raw.description !== 'string') {
       issue('description', `expected a string, got ${typeName(raw.description)}`)
@@ -195,7 +187,7 @@ function matchOf(value: unknown, issue: Issue, identities: readonly string[]) {
     if (item === undefined || field === 'identity' || field === 'plan' || field === 'method')
       continue
     ok = false
-    issue(`match.${field}`, field === 'route' ? ELSEWHERE_PROBLEM : 'unknown field')
+    issue(`match.${field}`, ELSEWHERE_PROBLEM)
   }
   if (given.identity === undefined) {
     ok = false
@@ -233,9 +225,7 @@ function algorithmOf(raw: Raw, algorithms: AlgorithmTable, issue: Issue): Algori
   if (!rate && !WINDOW.includes(given)) {
     issue(
       'algorithm',
-      given === 'leaky_queue' || given === 'concurrency'
-        ? `${given} is ${ELSEWHERE_PROBLEM}`
-        : `expected one of ${[...RATE, ...WINDOW].join(', ')}, got ${typeName(given)}`,
+      `expected one of ${[...RATE, ...WINDOW].join(', ')}, got ${typeName(given)}: others are ${ELSEWHERE_PROBLEM}`,
     )
     return undefined
   }
