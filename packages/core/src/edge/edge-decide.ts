@@ -3,7 +3,7 @@ import type { Decision } from '../decision.js'
 import { RateLimitError } from '../errors.js'
 import type { CompiledRule } from '../limiter/compile-rule.js'
 import { type Engine, isPromiseLike } from '../limiter/engine.js'
-import { keyOf, UNKNOWN_CLIENT_KEY } from '../limiter/keys.js'
+import { UNKNOWN_CLIENT_KEY } from '../limiter/keys.js'
 import { replyWithin } from '../limiter/store-deadline.js'
 import type { MaybePromise, RuleDecision, Verdict } from '../limiter/types.js'
 import { combine, denial, emptyVerdict, ruleDecision } from '../limiter/verdict.js'
@@ -30,7 +30,7 @@ export function edgeDecide(
   const charges: Charge[] = []
   let refused = false
   matched.forEach((rule, i) => {
-    const key = keyOf(rule, identities)
+    const key = keyOf(rules[i]!, identities)
     if (key === undefined) {
       decided[i] = denial(rule, rule.cost, undefined, undefined)
       refused ||= !rule.shadow
@@ -139,4 +139,28 @@ function storeDecision(rule: CompiledRule, reply: unknown, charge: Charge): Rule
     )
   }
   return d
+}
+
+/**
+ * `keyOf` (limiter/keys.ts): `name:value` for one identity, `name#length:value` joined by `&`
+ * for several; a missing one falls back to the IP (`ip:<ip>`, or the shared `ip:`), or is
+ * undefined for a rule that refuses such requests.
+ */
+function keyOf(rule: EdgeRule, identities: Readonly<Record<string, string | undefined>>) {
+  const names = rule.identity
+  let key = ''
+  for (let i = 0; i < names.length; i++) {
+    const name = names[i]!
+    const value = identities[name]
+    if (value === undefined || value === '') {
+      const { ip } = identities
+      if (rule.denyMissingIdentity) return undefined
+      return ip === undefined || ip === '' ? UNKNOWN_CLIENT_KEY : `ip:${ip}`
+    }
+    key +=
+      names.length === 1
+        ? `${name}:${value}`
+        : `${i === 0 ? '' : '&'}${name}#${value.length}:${value}`
+  }
+  return key
 }

@@ -25,8 +25,6 @@ export type EdgeRule = Pick<
   | 'denyMissingIdentity'
   | 'plans'
   | 'identity'
-  | 'keyPrefix'
-  | 'lastKey'
   | 'cost'
 > & {
   /** The methods it matches (upper case), or undefined for any. */
@@ -150,8 +148,6 @@ export function compileEdgeRules(
       denyMissingIdentity: raw.onMissingIdentity === 'deny',
       plans: matched.plan,
       identity: matched.identity,
-      keyPrefix: `${matched.identity[0]}:`,
-      lastKey: { value: '', key: '' },
       cost: cost as number,
       methods: matched.method,
     })
