@@ -1,12 +1,10 @@
 import { MAX_FIELD_INTEGER, MAX_TIME_MS } from '../algorithms/integer.js'
 import type { Decision } from '../decision.js'
 import { RateLimitError } from '../errors.js'
-import type { CompiledRule } from '../limiter/compile-rule.js'
 import { type Engine, isPromiseLike } from '../limiter/engine.js'
 import { UNKNOWN_CLIENT_KEY } from '../limiter/keys.js'
 import { replyWithin } from '../limiter/store-deadline.js'
-import type { MaybePromise, RuleDecision, Verdict } from '../limiter/types.js'
-import { combine, denial, emptyVerdict, ruleDecision } from '../limiter/verdict.js'
+import type { DenyReason, MaybePromise, RuleDecision, Verdict } from '../limiter/types.js'
 import type { Charge, Outcome } from '../store/types.js'
 import type { EdgeRule } from './edge-rules.js'
 
@@ -21,18 +19,17 @@ export function edgeDecide(
   identities: Readonly<Record<string, string | undefined>>,
   now: number,
 ): MaybePromise<Verdict> {
-  // The limiter's verdict functions read only the fields an edge rule has.
-  const matched = rules as unknown as readonly CompiledRule[]
-  if (matched.length === 0) return emptyVerdict(now)
+  const matched = rules
+  if (matched.length === 0) return combine([], now)
   /** Each matching rule's decision, by its place; a rule charged to the store has none yet. */
   const decided: Array<RuleDecision | undefined> = []
   const charged: number[] = []
   const charges: Charge[] = []
   let refused = false
   matched.forEach((rule, i) => {
-    const key = keyOf(rules[i]!, identities)
+    const key = keyOf(rule, identities)
     if (key === undefined) {
-      decided[i] = denial(rule, rule.cost, undefined, undefined)
+      decided[i] = denial(rule, rule.cost, undefined)
       refused ||= !rule.shadow
       return
     }
@@ -118,7 +115,7 @@ const isCount = (n: unknown) =>
 const isWait = (n: unknown) => Number.isSafeInteger(n) && (n as number) >= 0
 
 /** A store's decision copied into the limiter's own object, or `ERR_RL_STORE_REPLY`. */
-function storeDecision(rule: CompiledRule, reply: unknown, charge: Charge): RuleDecision {
+function storeDecision(rule: EdgeRule, reply: unknown, charge: Charge): RuleDecision {
   const d =
     typeof reply === 'object' && reply !== null
       ? ruleDecision(rule, reply as Decision, charge.cost, charge.key, false)
@@ -163,4 +160,77 @@ function keyOf(rule: EdgeRule, identities: Readonly<Record<string, string | unde
         : `${i === 0 ? '' : '&'}${name}#${value.length}:${value}`
   }
   return key
+}
+
+// The limiter's verdicts (limiter/verdict.ts) for the rules the edge entry takes, none of which
+// waits (no queue rule): the same fields, in the same order.
+
+/** A store decision with the rule's name, mode, cost, policy and key. */
+function ruleDecision(
+  rule: EdgeRule,
+  { allowed, remaining, limit, resetAfterMs, retryAfterMs, delayMs }: Decision,
+  cost: number,
+  key: string | undefined,
+  storeFailed: boolean,
+): RuleDecision {
+  const { id, mode, policy } = rule
+  return {
+    allowed,
+    remaining,
+    limit,
+    resetAfterMs,
+    retryAfterMs,
+    delayMs,
+    rule: id,
+    mode,
+    cost,
+    policy,
+    key,
+    storeFailed,
+  }
+}
+
+/** A made-up denial: the store is down (`retryAfterMs` set) or an identity is missing (not). */
+function denial(rule: EdgeRule, cost: number, key: string | undefined, retryAfterMs?: number) {
+  const decision = {
+    allowed: false,
+    remaining: 0,
+    limit: rule.algorithm.limit,
+    resetAfterMs: retryAfterMs ?? 0,
+    retryAfterMs,
+  }
+  return ruleDecision(rule, decision, cost, key, retryAfterMs !== undefined)
+}
+
+/**
+ * Denied if any enforcing rule denies; deciding, when denied, the denying enforcing decision
+ * with the longest retry, else the enforcing one with the fewest remaining (the first on ties).
+ */
+function combine(
+  decisions: readonly RuleDecision[],
+  at: number,
+  reason: DenyReason = 'limit',
+  storeFailed = false,
+): Verdict {
+  let denying: RuleDecision | undefined
+  let tightest: RuleDecision | undefined
+  const shadowDenied: RuleDecision[] = []
+  for (const d of decisions) {
+    if (d.mode === 'shadow') {
+      if (!d.allowed) shadowDenied.push(d)
+    } else if (!d.allowed) {
+      if (!denying || (d.retryAfterMs ?? 0) > (denying.retryAfterMs ?? 0)) denying = d
+    } else if (!tightest || d.remaining < tightest.remaining) tightest = d
+  }
+  return {
+    allowed: !denying,
+    reason: denying && reason,
+    decisions,
+    deciding: denying ?? tightest,
+    shadowDenied,
+    at,
+    storeFailed,
+    waitMs: undefined,
+    slotsReleased: undefined,
+  }
 }

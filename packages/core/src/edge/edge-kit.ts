@@ -4,10 +4,8 @@ import { type Clock, systemClock } from '../clock.js'
 import type { HeaderAccessor } from '../headers/types.js'
 import { DEFAULT_STORE_ERROR_RETRY_AFTER_MS } from '../limiter/create-limiter.js'
 import { type Engine, isPromiseLike } from '../limiter/engine.js'
-import { coversMethod } from '../limiter/route-target.js'
 import { DEFAULT_STORE_TIMEOUT_MS } from '../limiter/store-deadline.js'
 import type { Logger, MaybePromise, StoreErrorContext, Verdict } from '../limiter/types.js'
-import { HTTP_METHODS } from '../rules/route.js'
 import type { RuleConfig } from '../rules/types.js'
 import type { Store } from '../store/types.js'
 import { edgeDecide } from './edge-decide.js'
@@ -139,18 +137,20 @@ function failingEngine(engine: Engine, error: Error): Engine {
 
 /**
  * The rules a request's method selects, as `buildRuleIndex` finds them for rules naming no
- * route: those naming no method, and those naming the request's (GET covering HEAD), in rule
- * order; the method read in upper case.
+ * route: those naming no method, and those naming the request's, read in upper case (GET
+ * covering HEAD), in rule order.
  */
 function rulesByMethod(rules: readonly EdgeRule[]): (method: string) => readonly EdgeRule[] {
-  const select = (method: string | undefined) =>
-    rules.filter(
-      (rule) =>
-        rule.methods === undefined || rule.methods.some((named) => coversMethod(named, method)),
+  if (rules.every((rule) => rule.methods === undefined)) return () => rules
+  return (method) => {
+    const upper = method.toUpperCase()
+    return rules.filter(
+      ({ methods }) =>
+        methods === undefined ||
+        methods.includes(upper) ||
+        (upper === 'HEAD' && methods.includes('GET')),
     )
-  const byMethod = new Map(HTTP_METHODS.map((method) => [method, select(method)]))
-  const unnamed = select(undefined)
-  return (method) => byMethod.get(method) ?? byMethod.get(method.toUpperCase()) ?? unnamed
+  }
 }
 
 function defaultLogger(): Logger | false {
