@@ -45,43 +45,32 @@ export function putFields(c: Context, entries: HeaderEntries): void {
 }
 
 /**
- * The values to set for `entries` over the fields already on `headers`, which an inner
- * middleware wrote: list members of this one go first; the `X-RateLimit-*` of one rule are kept
- * or replaced together (a denial's win, else fewer remaining, then the later reset, then the
- * lower limit); `Retry-After` keeps the longer wait.
+ * The values to set for an admission's `entries` over the fields already on `headers`, which
+ * an inner middleware wrote: list members of this one go first; the `X-RateLimit-*` of one rule
+ * are kept or replaced together: a denial's are kept, else those with fewer remaining, then the
+ * later reset, then the lower limit.
  */
 function merged(headers: Headers, entries: HeaderEntries): Array<readonly [string, string]> {
-  const ours = new Map<string, readonly [string, string]>()
-  for (const [name, value] of entries) {
-    const lower = name.toLowerCase()
-    const first = ours.get(lower)
-    ours.set(lower, [name, first === undefined ? value : `${first[1]}, ${value}`])
-  }
-  const figures = (read: (name: string) => string | undefined) =>
-    LEGACY.map((name) => read(name)).map((text) =>
-      text !== undefined && /^\d+$/.test(text.trim()) ? Number(text) : Number.NaN,
-    )
   const theirs = (name: string) => headers.get(name) ?? undefined
-  const denied = theirs('retry-after') !== undefined
-  const denies = ours.has('retry-after')
-  const [r1, t1, l1] = figures(theirs)
-  const [r2, t2, l2] = figures((name) => ours.get(name)?.[1])
-  const comparable = [r1, t1, l1, r2, t2, l2].every((n) => !Number.isNaN(n))
-  const keepLegacy =
-    denies === denied
-      ? comparable && (r1 !== r2 ? r1! < r2! : t1 !== t2 ? t1! > t2! : l1! <= l2!)
-      : denied && theirs('x-ratelimit-remaining') !== undefined
-  const writes: Array<readonly [string, string]> = []
-  for (const [lower, [name, value]] of ours) {
+  const ours = new Map(entries.map(([name, value]) => [name.toLowerCase(), value]))
+  const figures = (read: (name: string) => string | undefined) =>
+    LEGACY.map((name) => {
+      const text = read(name)
+      return text !== undefined && /^\d+$/.test(text.trim()) ? Number(text) : Number.NaN
+    })
+  const [r1, t1, l1] = figures(theirs) as [number, number, number]
+  const [r2, t2, l2] = figures((name) => ours.get(name)) as [number, number, number]
+  const keep =
+    theirs('retry-after') === undefined
+      ? [r1, t1, l1, r2, t2, l2].every((n) => !Number.isNaN(n)) &&
+        (r1 !== r2 ? r1 < r2 : t1 !== t2 ? t1 > t2 : l1 <= l2)
+      : theirs('x-ratelimit-remaining') !== undefined
+  return entries.flatMap(([name, value]): Array<readonly [string, string]> => {
+    const lower = name.toLowerCase()
     const existing = theirs(lower)
-    if (LEGACY.includes(lower)) {
-      if (!keepLegacy) writes.push([name, value])
-    } else if (lower === 'retry-after') {
-      if (!(Number(existing) >= Number(value))) writes.push([name, value])
-    } else if (lower === 'content-type' || existing === undefined) writes.push([name, value])
-    else writes.push([name, `${value}, ${existing}`])
-  }
-  return writes
+    if (LEGACY.includes(lower)) return keep ? [] : [[name, value]]
+    return [[name, existing === undefined ? value : `${value}, ${existing}`]]
+  })
 }
 
 /**
