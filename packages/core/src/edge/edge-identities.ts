@@ -33,8 +33,11 @@ export type EdgeIdentities = (
  * false when no rule keys on `api_key` (no header is read).
  */
 export function edgeIdentities(options: EdgeIdentityOptions, readsApiKey: boolean): EdgeIdentities {
+  // Settings that trust no proxy pass: false, 0, an empty string or list.
   const trust = options.trustProxy as unknown
-  if (!(trust === undefined || trust === false || trust === 0 || isEmpty(trust))) {
+  const trusts =
+    typeof trust === 'string' ? trust.trim() : Array.isArray(trust) ? trust.length : trust
+  if (trusts !== undefined && trusts !== false && trusts !== 0 && trusts !== '') {
     throw invalidOption('trustProxy', ELSEWHERE_PROBLEM)
   }
   const v4Prefix = options.ipv4Prefix ?? 32
@@ -91,15 +94,9 @@ export function edgeIdentities(options: EdgeIdentityOptions, readsApiKey: boolea
   function apiKeyOf(header: HeaderAccessor): string | undefined {
     let key = apiKeyHeader === undefined ? undefined : headerText(header(apiKeyHeader))?.trim()
     if (!key && bearer) {
-      const value = headerText(header('authorization'))?.trim()
-      const c = value?.charCodeAt(6)
-      if (
-        value &&
-        value.length >= 8 &&
-        /^bearer$/i.test(value.slice(0, 6)) &&
-        (c === 32 || c === 9)
-      )
-        key = value.slice(7).trim()
+      // `Authorization: Bearer <token>`, the scheme in any case.
+      const value = headerText(header('authorization'))?.trim() ?? ''
+      if (value.length >= 8 && /^bearer[ \t]/i.test(value)) key = value.slice(7).trim()
     }
     return !key || key.length > maxLength ? undefined : key
   }
@@ -109,10 +106,4 @@ export function edgeIdentities(options: EdgeIdentityOptions, readsApiKey: boolea
     api_key: apiKeyOf(header),
     user: user === undefined || user === null || user === '' ? undefined : String(user),
   })
-}
-
-function isEmpty(trust: unknown): boolean {
-  return typeof trust === 'string'
-    ? trust.trim() === ''
-    : Array.isArray(trust) && trust.length === 0
 }
