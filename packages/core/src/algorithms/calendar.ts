@@ -23,7 +23,7 @@ export type CalendarWindows = {
 
 const DAY_MS = 86_400_000
 /** Further from UTC than any zone has ever been (Asia/Manila kept +15:56 until 1845). */
-const FURTHEST_OFFSET_MS = 16 * 3_600_000
+const FURTHEST_OFFSET_MS = 57_600_000 // 16 h, written out (see NOMINAL_MS)
 
 /**
  * The mean lengths of each unit (the Gregorian year is 365.2425 days): what a calendar window
