@@ -8,18 +8,23 @@ import type { DenyReason, MaybePromise, RuleDecision, Verdict } from '../limiter
 import type { Charge, Outcome } from '../store/types.js'
 import type { EdgeRule } from './edge-rules.js'
 
+/** What the edge entry decides with: the limiter's engine without the single-charge path. */
+export type EdgeEngine = Omit<Engine, 'consumeOne'>
+
 /**
  * Decides a request's matching rules (in rule order) as one unit, as `decideRequest` does for
  * rules naming no route: the same verdicts, store-reply checks and fail-open/closed, with the
- * store's general path for every request (a store's single-charge path decides the same).
+ * store's general path for every request (a store's single-charge path decides the same). A
+ * clock that failed (`clockError`, `now` the latest time read) fails the store call, as the
+ * limiter decides it: each rule's onStoreError.
  */
 export function edgeDecide(
-  engine: Engine,
-  rules: readonly EdgeRule[],
+  engine: EdgeEngine,
+  matched: readonly EdgeRule[],
   identities: Readonly<Record<string, string | undefined>>,
   now: number,
+  clockError: Error | undefined,
 ): MaybePromise<Verdict> {
-  const matched = rules
   if (matched.length === 0) return combine([], now)
   /** Each matching rule's decision, by its place; a rule charged to the store has none yet. */
   const decided: Array<RuleDecision | undefined> = []
@@ -98,6 +103,7 @@ export function edgeDecide(
   }
 
   try {
+    if (clockError !== undefined) throw clockError
     const outcome = engine.store.consume(charges, now)
     // Inside the try: adopting a reply reads its `then`, which can throw.
     if (isPromiseLike(outcome)) {

@@ -3,17 +3,17 @@ import type { AlgorithmTable } from '../algorithms/table.js'
 import { type Clock, systemClock } from '../clock.js'
 import type { HeaderAccessor } from '../headers/types.js'
 import { DEFAULT_STORE_ERROR_RETRY_AFTER_MS } from '../limiter/create-limiter.js'
-import { type Engine, isPromiseLike } from '../limiter/engine.js'
+import { isPromiseLike } from '../limiter/engine.js'
 import { DEFAULT_STORE_TIMEOUT_MS } from '../limiter/store-deadline.js'
 import type { Logger, MaybePromise, StoreErrorContext, Verdict } from '../limiter/types.js'
 import type { RuleConfig } from '../rules/types.js'
 import type { Store } from '../store/types.js'
-import { edgeDecide } from './edge-decide.js'
+import { type EdgeEngine, edgeDecide } from './edge-decide.js'
 import { type EdgeIdentityOptions, edgeIdentities } from './edge-identities.js'
 import { checkEdgeOptions, customIdentitiesOf } from './edge-options.js'
 import { createEdgeReporter, edgeClock } from './edge-report.js'
 import { createEdgeResponder, type EdgeAnswer, type EdgeResponseOptions } from './edge-responder.js'
-import { compileEdgeRules, type EdgeRule } from './edge-rules.js'
+import { compileEdgeRules } from './edge-rules.js'
 import { edgeStore } from './edge-store.js'
 
 /** How the edge kit reads a framework's request. */
@@ -83,11 +83,9 @@ export function createEdgeKit<Req>(
     ...customIdentitiesOf(options.customIdentities),
   ])
   const store = options.store ?? edgeStore()
-  const consumeOne = (store as { consumeOne?: Engine['consumeOne'] }).consumeOne
   const timeoutMs = store.timeoutMs
-  const engine: Engine = {
+  const engine: EdgeEngine = {
     store,
-    consumeOne: typeof consumeOne === 'function' ? consumeOne.bind(store) : undefined,
     reporter: createEdgeReporter(options.logger ?? defaultLogger(), options.onError),
     storeErrorRetryAfterMs: options.storeErrorRetryAfterMs ?? DEFAULT_STORE_ERROR_RETRY_AFTER_MS,
     // A store with a budget of its own (Redis) is not timed twice.
@@ -97,8 +95,7 @@ export function createEdgeKit<Req>(
         ? false
         : DEFAULT_STORE_TIMEOUT_MS),
   }
-  const reader = edgeClock(options.clock ?? systemClock, engine.reporter)
-  const rulesFor = rulesByMethod(compiled)
+  const readClock = edgeClock(options.clock ?? systemClock, engine.reporter)
   const keysOn = (name: string) => compiled.some((rule) => rule.identity.includes(name))
   const identitiesOf = edgeIdentities(options, keysOn('api_key'))
   const user = keysOn('user') ? (options.user ?? framework.user) : undefined
@@ -114,42 +111,19 @@ export function createEdgeKit<Req>(
     )
     const all = identities === undefined ? own : { ...own, ...identities(req) }
     const given = plan?.(req)
-    const matched = rulesFor(framework.method(req)).filter(
-      (rule) => rule.plans === undefined || (given !== undefined && rule.plans.includes(given)),
+    const method = framework.method(req).toUpperCase()
+    // As `buildRuleIndex` selects rules naming no route, in rule order: by plan, and by method
+    // read in upper case, GET covering HEAD.
+    const matched = compiled.filter(
+      ({ plans, methods }) =>
+        (plans === undefined || plans.includes(given as string)) &&
+        (methods === undefined ||
+          methods.includes(method) ||
+          (method === 'HEAD' && methods.includes('GET'))),
     )
     // A clock that fails is decided like a store that fails: each rule's onStoreError.
-    const now = reader.read()
-    const verdict: MaybePromise<Verdict> =
-      typeof now === 'number'
-        ? edgeDecide(engine, matched, all, now)
-        : edgeDecide(failingEngine(engine, now), matched, all, reader.latest)
+    const verdict: MaybePromise<Verdict> = edgeDecide(engine, matched, all, ...readClock())
     return isPromiseLike(verdict) ? (verdict as Promise<Verdict>).then(respond) : respond(verdict)
-  }
-}
-
-/** `engine` with a store that fails every call with `error` (a clock that failed). */
-function failingEngine(engine: Engine, error: Error): Engine {
-  const fail = (): never => {
-    throw error
-  }
-  return { ...engine, consumeOne: undefined, store: { consume: fail, refund: fail } }
-}
-
-/**
- * The rules a request's method selects, as `buildRuleIndex` finds them for rules naming no
- * route: those naming no method, and those naming the request's, read in upper case (GET
- * covering HEAD), in rule order.
- */
-function rulesByMethod(rules: readonly EdgeRule[]): (method: string) => readonly EdgeRule[] {
-  if (rules.every((rule) => rule.methods === undefined)) return () => rules
-  return (method) => {
-    const upper = method.toUpperCase()
-    return rules.filter(
-      ({ methods }) =>
-        methods === undefined ||
-        methods.includes(upper) ||
-        (upper === 'HEAD' && methods.includes('GET')),
-    )
   }
 }
 

@@ -46,32 +46,28 @@ export function createEdgeReporter(
 }
 
 /**
- * Reads the clock as whole ms; a clock that throws or returns no time gives
- * `ERR_RL_CLOCK_FAILED`, to be decided at the latest time read.
+ * Reads the clock as whole ms: `[now]`, or, when it throws or returns no time, the latest time
+ * read with `ERR_RL_CLOCK_FAILED` (decided as a store failure).
  */
-export function edgeClock(clock: Clock, reporter: Reporter) {
+export function edgeClock(clock: Clock, reporter: Reporter): () => [number, RateLimitError?] {
   let latest = 0
-  return {
-    get latest() {
-      return latest
-    },
-    read(): number | RateLimitError {
-      let value: unknown
-      try {
-        value = clock.now()
-      } catch (error) {
-        return new RateLimitError('ERR_RL_CLOCK_FAILED', `clock.now() threw: ${messageOf(error)}`, {
-          cause: error,
-        })
+  return () => {
+    let problem: string
+    let cause: unknown
+    try {
+      const value: unknown = clock.now()
+      if (typeof value === 'number' && value >= 0 && value <= MAX_TIME_MS) {
+        const now = Math.floor(value)
+        if (now < latest) reporter.warnOnce('WARN_CLOCK_STEPPED_BACK', 'the clock stepped back')
+        latest = now
+        return [now]
       }
-      if (typeof value !== 'number' || !(value >= 0 && value <= MAX_TIME_MS)) {
-        return new RateLimitError('ERR_RL_CLOCK_FAILED', `clock.now() returned ${String(value)}`)
-      }
-      const now = Math.floor(value)
-      if (now < latest) reporter.warnOnce('WARN_CLOCK_STEPPED_BACK', 'the clock stepped back')
-      latest = now
-      return now
-    },
+      problem = `returned ${String(value)}`
+    } catch (error) {
+      cause = error
+      problem = `threw: ${messageOf(error)}`
+    }
+    return [latest, new RateLimitError('ERR_RL_CLOCK_FAILED', `clock.now() ${problem}`, { cause })]
   }
 }
 
