@@ -87,6 +87,7 @@ type Request = {
   readonly account: string | undefined
   readonly storeFails: boolean
   readonly clockFails: boolean
+  readonly forwardedFor: string | undefined
 }
 
 const request = fc.record<Request>({
@@ -107,6 +108,7 @@ const request = fc.record<Request>({
   account: fc.constantFrom(undefined, 'a_1'),
   storeFails: fc.constantFrom(false, false, false, true),
   clockFails: fc.constantFrom(false, false, false, true),
+  forwardedFor: fc.constantFrom(undefined, undefined, '198.51.100.7'),
 })
 
 const OPTIONS: ReadonlyArray<Record<string, unknown>> = [
@@ -140,6 +142,7 @@ async function answers(
   build: Build,
   requests: readonly Request[],
   asynchronous: boolean | 'default store',
+  warnings?: string[],
 ) {
   const clock = manualClock(START)
   const faults = { store: false, clock: false }
@@ -159,7 +162,7 @@ async function answers(
         return clock.now()
       },
     },
-    logger: false,
+    logger: warnings === undefined ? false : { warn: (line: string) => warnings.push(line) },
     customIdentities: ['account'],
     plan: (c: { req: { header(name: string): string | undefined } }) => c.req.header('x-plan'),
     identities: (c: { req: { header(name: string): string | undefined } }) => ({
@@ -181,6 +184,7 @@ async function answers(
     set('x-user', r.user)
     set('x-plan', r.plan)
     set('x-account', r.account)
+    set('x-forwarded-for', r.forwardedFor)
     const env = { incoming: { socket: { remoteAddress: r.address } } }
     const response = await app.request('/', { method: r.method, headers }, env)
     seen.push({
@@ -225,6 +229,48 @@ describe('@tollgate/hono/edge', () => {
     )
     // The traces reached admissions, denials, fail-closed refusals and missing identities.
     expect([...statuses].sort()).toEqual([200, 400, 401, 429, 503])
+  }, 120_000)
+
+  it('warns with the codes @tollgate/hono warns with, as often, skipping ignoreWarnings', async () => {
+    const seen = new Set<string>()
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(rule, { minLength: 1, maxLength: 2 }),
+        fc.constantFrom<Record<string, unknown>>(
+          {},
+          { ignoreWarnings: ['WARN_CLIENT_ADDRESS_UNKNOWN', 'WARN_FORWARDED_HEADERS_IGNORED'] },
+          { ipv6Prefix: 96 },
+        ),
+        fc.boolean(),
+        fc.array(request, { minLength: 1, maxLength: 12 }),
+        async (shapes, options, asynchronous, requests) => {
+          const rules = shapes.map((shape, i) => ruleOf(shape, `rule-${i}`))
+          const algorithms = algorithmsOf(shapes)
+          const codes = async (build: Build) => {
+            const warnings: string[] = []
+            await answers(build, requests, asynchronous, warnings)
+            return warnings.map((line) => line.split(':')[0])
+          }
+          const edge = await codes((extra) =>
+            rateLimit(rules, { ...extra, ...options, algorithms } as never),
+          )
+          const full = await codes((extra) =>
+            defaultRateLimit(rules, { ...extra, ...options } as never),
+          )
+          expect(edge).toEqual(full)
+          for (const code of edge) seen.add(code!)
+        },
+      ),
+      { numRuns: 60 },
+    )
+    expect([...seen].sort()).toEqual([
+      '[tollgate] WARN_CLIENT_ADDRESS_UNKNOWN',
+      '[tollgate] WARN_CLOCK_FAILED',
+      '[tollgate] WARN_FORWARDED_HEADERS_IGNORED',
+      '[tollgate] WARN_IPV6_UNMASKED',
+      '[tollgate] WARN_SHARED_CLIENT_BUCKET',
+      '[tollgate] WARN_STORE_FAILED',
+    ])
   }, 120_000)
 
   it('answers as @tollgate/hono when two middlewares are stacked, and with an app’s own denial', async () => {

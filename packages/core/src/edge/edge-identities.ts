@@ -1,5 +1,5 @@
 import { type HeaderAccessor, headerText } from '../headers/types.js'
-import { createWarnOnce, type WarningOptions } from '../warnings.js'
+import type { WarningOptions, WarnOnce } from '../warnings.js'
 import { DOTTED_QUAD, edgeIpKey, edgeParseIp } from './edge-ip.js'
 import { invalidOption } from './edge-options.js'
 import { ELSEWHERE_PROBLEM } from './edge-rules.js'
@@ -32,7 +32,11 @@ export type EdgeIdentities = (
  * (IPv4 in full, IPv6 by network), API keys and warnings, without the proxy walk. `readsApiKey`:
  * false when no rule keys on `api_key` (no header is read).
  */
-export function edgeIdentities(options: EdgeIdentityOptions, readsApiKey: boolean): EdgeIdentities {
+export function edgeIdentities(
+  options: EdgeIdentityOptions,
+  readsApiKey: boolean,
+  warn: WarnOnce,
+): EdgeIdentities {
   // Settings that trust no proxy pass: false, 0, an empty string or list.
   const trust = options.trustProxy as unknown
   const trusts =
@@ -50,7 +54,6 @@ export function edgeIdentities(options: EdgeIdentityOptions, readsApiKey: boolea
       throw invalidOption(field, `expected a whole number from 0 to ${most}, got ${String(value)}`)
     }
   }
-  const warn = createWarnOnce(options)
   if (v6Prefix > 64) {
     warn(
       'WARN_IPV6_UNMASKED',

@@ -84,9 +84,14 @@ export function createEdgeKit<Req>(
   ])
   const store = options.store ?? edgeStore()
   const timeoutMs = store.timeoutMs
+  const reporter = createEdgeReporter(
+    options.logger ?? defaultLogger(),
+    options.onError,
+    options.ignoreWarnings,
+  )
   const engine: EdgeEngine = {
     store,
-    reporter: createEdgeReporter(options.logger ?? defaultLogger(), options.onError),
+    reporter,
     storeErrorRetryAfterMs: options.storeErrorRetryAfterMs ?? DEFAULT_STORE_ERROR_RETRY_AFTER_MS,
     // A store with a budget of its own (Redis) is not timed twice.
     storeTimeoutMs:
@@ -95,9 +100,9 @@ export function createEdgeKit<Req>(
         ? false
         : DEFAULT_STORE_TIMEOUT_MS),
   }
-  const readClock = edgeClock(options.clock ?? systemClock, engine.reporter)
+  const readClock = edgeClock(options.clock ?? systemClock, reporter)
   const keysOn = (name: string) => compiled.some((rule) => rule.identity.includes(name))
-  const identitiesOf = edgeIdentities(options, keysOn('api_key'))
+  const identitiesOf = edgeIdentities(options, keysOn('api_key'), reporter.warnCode)
   const user = keysOn('user') ? (options.user ?? framework.user) : undefined
   const { skip, plan, identities } = options
   const respond = createEdgeResponder(options, options.onLimited !== undefined)

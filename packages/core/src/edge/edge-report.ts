@@ -3,28 +3,41 @@ import type { Clock } from '../clock.js'
 import { RateLimitError } from '../errors.js'
 import { messageOf, type Reporter } from '../limiter/report.js'
 import type { Logger, StoreErrorContext } from '../limiter/types.js'
+import type { WarnOnce } from '../warnings.js'
 
-// `createReporter` and `clockReader` in fewer bytes: the same codes, each distinct warning once,
-// `onError` for store and clock failures, a clock's failure decided like a store's.
+// `createReporter`, `createWarnOnce` and `clockReader` in fewer bytes: the same codes, each
+// distinct limiter warning once and each identity warning once by code, `onError` for store and
+// clock failures, a clock's failure decided like a store's.
+
+/** The limiter's reporter, with the identity resolver's warnings (`createWarnOnce`'s). */
+export type EdgeReporter = Reporter & {
+  /** Warns once per code, never for the codes in `ignoreWarnings`. */
+  readonly warnCode: WarnOnce
+}
 
 export function createEdgeReporter(
   logger: Logger | false,
   onError: ((error: unknown, context: StoreErrorContext) => void) | undefined,
-): Reporter {
+  ignored: readonly string[] | undefined,
+): EdgeReporter {
   const warned = new Set<string>()
-  const warnOnce: Reporter['warnOnce'] = (code, message) => {
-    const line = `[tollgate] ${code}: ${message}`
-    if (logger === false || warned.has(line)) return
-    if (warned.size >= 100) warned.clear()
-    warned.add(line)
+  const codes = new Set(ignored)
+  /** Logs a warning unless `seen` has its key; the distinct limiter lines kept are at most 100. */
+  function warn(seen: Set<string>, key: string, code: string, message: string) {
+    if (logger === false || seen.has(key)) return
+    if (seen === warned && seen.size >= 100) seen.clear()
+    seen.add(key)
     try {
-      logger.warn(line)
+      logger.warn(`[tollgate] ${code}: ${message}`)
     } catch {
       // A broken logger must not turn a rate-limit decision into an error.
     }
   }
+  const warnOnce: Reporter['warnOnce'] = (code, message) =>
+    warn(warned, `${code}: ${message}`, code, message)
   return {
     warnOnce,
+    warnCode: (code, message) => warn(codes, code, code, message),
     storeError(error, context) {
       if (onError !== undefined) {
         try {
