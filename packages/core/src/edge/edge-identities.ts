@@ -44,16 +44,9 @@ export function edgeIdentities(
   if (trusts !== undefined && trusts !== false && trusts !== 0 && trusts !== '') {
     throw invalidOption('trustProxy', ELSEWHERE_PROBLEM)
   }
+  // Whole numbers in range (checkEdgeOptions).
   const v4Prefix = options.ipv4Prefix ?? 32
   const v6Prefix = options.ipv6Prefix ?? 64
-  for (const [field, value, most] of [
-    ['ipv4Prefix', v4Prefix, 32],
-    ['ipv6Prefix', v6Prefix, 128],
-  ] as const) {
-    if (!Number.isInteger(value) || value < 0 || value > most) {
-      throw invalidOption(field, `expected a whole number from 0 to ${most}, got ${String(value)}`)
-    }
-  }
   if (v6Prefix > 64) {
     warn(
       'WARN_IPV6_UNMASKED',
@@ -67,9 +60,6 @@ export function edgeIdentities(
   const apiKeyHeader = readsApiKey && given !== false ? given.toLowerCase() : undefined
   const bearer = readsApiKey && options.bearerAsApiKey === true
   const maxLength = options.maxApiKeyLength ?? 256
-  if (!Number.isSafeInteger(maxLength) || maxLength < 1) {
-    throw invalidOption('maxApiKeyLength', `expected a whole number ≥ 1, got ${String(maxLength)}`)
-  }
   const v4Full = v4Prefix === 32
   let forwardingSeen = false
 

@@ -1,6 +1,6 @@
 import { RateLimitError } from '../errors.js'
 import { identityNameProblem } from '../rules/validate-match.js'
-import { ELSEWHERE_PROBLEM } from './edge-rules.js'
+import { ELSEWHERE_PROBLEM, wholeProblem } from './edge-rules.js'
 
 /** The options the edge entry takes (besides the framework's hooks). */
 const TAKEN = [
@@ -23,6 +23,15 @@ const TAKEN = [
   'legacyReset',
   'standardHeaders',
   'missingIdentity',
+]
+
+/** Options that must be whole numbers from a least to a most (the largest safe one unless given). */
+const WHOLE: ReadonlyArray<readonly [string, number, number?]> = [
+  ['storeErrorRetryAfterMs', 1],
+  ['storeTimeoutMs', 1, 2 ** 31 - 1],
+  ['ipv4Prefix', 0, 32],
+  ['ipv6Prefix', 0, 128],
+  ['maxApiKeyLength', 1],
 ]
 
 /** Options that must be objects with these methods. */
@@ -50,10 +59,7 @@ export function checkEdgeOptions(options: Record<string, unknown>, hooks: readon
       throw invalidOption(name, `expected a function, got ${typeof value}`)
     }
   }
-  const { algorithms, storeTimeoutMs } = options as {
-    algorithms?: unknown
-    storeTimeoutMs?: unknown
-  }
+  const { algorithms } = options
   if (typeof algorithms !== 'object' || algorithms === null) {
     throw invalidOption(
       'algorithms',
@@ -69,14 +75,14 @@ export function checkEdgeOptions(options: Record<string, unknown>, hooks: readon
       throw invalidOption(name, `expected ${what}`)
     }
   }
-  wholeMs(options, 'storeErrorRetryAfterMs', Number.MAX_SAFE_INTEGER)
-  if (storeTimeoutMs !== false) wholeMs(options, 'storeTimeoutMs', 2 ** 31 - 1)
-}
-
-function wholeMs(options: Record<string, unknown>, name: string, most: number): void {
-  const value = options[name] as number | undefined
-  if (value === undefined || (Number.isSafeInteger(value) && value >= 1 && value <= most)) return
-  throw invalidOption(name, `expected whole ms from 1 to ${most}, got ${String(value)}`)
+  for (const [name, min, most] of WHOLE) {
+    const value = options[name]
+    const problem =
+      value === undefined || (value === false && name === 'storeTimeoutMs')
+        ? undefined
+        : wholeProblem(value, min, most)
+    if (problem !== undefined) throw invalidOption(name, problem)
+  }
 }
 
 /** The identities the app provides besides the built-in ones, checked. */

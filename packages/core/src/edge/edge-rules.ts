@@ -60,6 +60,16 @@ const ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
 export const ELSEWHERE_PROBLEM =
   'not taken by the edge entry (@tollgate/hono takes every field and option)'
 
+/** Why `value` is not a whole number from `min` to `most` (the largest safe one unless given). */
+export function wholeProblem(value: unknown, min: number, most?: number): string | undefined {
+  // Past `most`: never when it is undefined (any comparison with undefined is false).
+  if (Number.isSafeInteger(value) && !((value as number) < min || (value as number) > most!)) {
+    return undefined
+  }
+  const range = most === undefined ? `≥ ${min}` : `from ${min} to ${most}`
+  return `expected a whole number ${range}, got ${typeName(value)}`
+}
+
 type Issue = (field: string, problem: string) => void
 type Raw = { readonly [field: string]: unknown } & {
   readonly [K in
@@ -131,9 +141,9 @@ export function compileEdgeRules(
     }
     const matched = matchOf(match, issue, identities)
     const algorithm = algorithmOf(raw, algorithms, issue)
-    if (!Number.isSafeInteger(cost) || (cost as number) < 0) {
-      issue('cost', `expected a whole number ≥ 0, got ${typeName(cost)}`)
-    } else if (algorithm && (cost as number) > algorithm.limit) {
+    const costProblem = wholeProblem(cost, 0)
+    if (costProblem !== undefined) issue('cost', costProblem)
+    else if (algorithm && (cost as number) > algorithm.limit) {
       issue('cost', `${cost} exceeds the capacity of ${algorithm.limit}: it could never pass`)
     }
     if (issues.length > before || !algorithm || !matched) return
@@ -233,10 +243,7 @@ function algorithmOf(raw: Raw, algorithms: AlgorithmTable, issue: Issue): Algori
     if (i < 3 !== rate) problem = value === undefined ? undefined : `not a field of ${name}`
     else if (value === undefined) problem = field === 'period' ? undefined : `required by ${name}`
     else if (field === 'rate' || field === 'burst' || field === 'limit') {
-      problem =
-        Number.isSafeInteger(value) && (value as number) >= 1
-          ? (value as number)
-          : `expected a whole number ≥ 1, got ${typeName(value)}`
+      problem = wholeProblem(value, 1) ?? (value as number)
     } else if (typeof value === 'string' && /^(day|week|month|year)$/.test(value)) {
       problem = `a calendar window is ${ELSEWHERE_PROBLEM}`
     } else {
