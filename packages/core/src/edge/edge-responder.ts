@@ -7,7 +7,6 @@ import {
   type StandardHeaders,
 } from '../headers/config.js'
 import type { HeaderEntries } from '../headers/types.js'
-import { DEFAULT_STORE_ERROR_RETRY_AFTER_MS } from '../limiter/create-limiter.js'
 import type { Verdict } from '../limiter/types.js'
 import {
   fieldsForOwnAnswer,
@@ -121,7 +120,8 @@ export function createEdgeResponder(
       const reset =
         legacyReset === 'epoch-seconds'
           ? Math.ceil((verdict.at + resetAfterMs) / 1000)
-          : Math.max(0, Math.ceil(resetAfterMs / 1000))
+          : // Whole ms ≥ 0 (the store's replies are checked).
+            Math.ceil(resetAfterMs / 1000)
       fields.push(
         ['X-RateLimit-Limit', String(limit)],
         ['X-RateLimit-Remaining', String(remaining)],
@@ -144,15 +144,14 @@ export function createEdgeResponder(
       if (missing.status === 401) fields.push(['WWW-Authenticate', missing.wwwAuthenticate])
       return answer(verdict, fields, missing.status, missingIdentityProblem(missing.status))
     }
-    // A fail-closed denial: the limiter's made-up denials carry its storeErrorRetryAfterMs.
+    // A denial's deciding decision has a retry: the store's, or, failed closed, the made-up
+    // denial's storeErrorRetryAfterMs (the only decisions marked storeFailed).
     const failed = reason === 'store-unavailable'
-    const retryAfter = retryAfterSeconds(
-      deciding?.retryAfterMs ?? (failed ? DEFAULT_STORE_ERROR_RETRY_AFTER_MS : undefined),
-    )
+    const retryAfter = retryAfterSeconds(deciding!.retryAfterMs)
     fields.push(['Retry-After', String(retryAfter)])
     const problem = failed
       ? storeUnavailableProblem(
-          decisions.filter((d) => d.storeFailed === true && !d.allowed).map((d) => d.rule),
+          decisions.filter((d) => d.storeFailed).map((d) => d.rule),
           retryAfter,
         )
       : quotaExceededProblem(
