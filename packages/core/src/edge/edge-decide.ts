@@ -25,7 +25,6 @@ export function edgeDecide(
   now: number,
   clockError: Error | undefined,
 ): MaybePromise<Verdict> {
-  if (matched.length === 0) return combine([], now)
   /** Each matching rule's decision, by its place; a rule charged to the store has none yet. */
   const decided: Array<RuleDecision | undefined> = []
   const charged: number[] = []
