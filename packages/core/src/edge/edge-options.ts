@@ -35,10 +35,10 @@ const WHOLE: ReadonlyArray<readonly [string, number, number?]> = [
 ]
 
 /** Options that must be objects with these methods. */
-const SHAPES: ReadonlyArray<readonly [string, readonly string[], string]> = [
-  ['store', ['consume', 'refund'], 'a Store (with consume and refund)'],
-  ['clock', ['now'], '{ now(): number }'],
-  ['logger', ['warn'], '{ warn(message): void } or false'],
+const SHAPES: ReadonlyArray<readonly [string, readonly string[]]> = [
+  ['store', ['consume', 'refund']],
+  ['clock', ['now']],
+  ['logger', ['warn']],
 ]
 
 export function invalidOption(field: string, message: string): RateLimitError {
@@ -66,13 +66,13 @@ export function checkEdgeOptions(options: Record<string, unknown>, hooks: readon
       'expected the algorithms rules name, e.g. { token_bucket: tokenBucket }',
     )
   }
-  for (const [name, methods, what] of SHAPES) {
+  for (const [name, methods] of SHAPES) {
     const value = options[name] as Record<string, unknown> | false | undefined
     if (value === undefined || (value === false && name === 'logger')) continue
     if (
       !methods.every((method) => typeof (value as Record<string, unknown>)?.[method] === 'function')
     ) {
-      throw invalidOption(name, `expected ${what}`)
+      throw invalidOption(name, `expected an object with ${methods.join('() and ')}()`)
     }
   }
   for (const [name, min, most] of WHOLE) {
