@@ -117,11 +117,11 @@ export function createEdgeResponder(
     const shown = reportableDeciding(verdict)
     if (legacy && shown !== undefined) {
       const { limit, remaining, resetAfterMs } = shown
+      // `resetAfterMs` is whole ms ≥ 0 (store replies are checked): no floor at 0 is needed.
       const reset =
         legacyReset === 'epoch-seconds'
           ? Math.ceil((verdict.at + resetAfterMs) / 1000)
-          : // Whole ms ≥ 0 (the store's replies are checked).
-            Math.ceil(resetAfterMs / 1000)
+          : Math.ceil(resetAfterMs / 1000)
       fields.push(
         ['X-RateLimit-Limit', String(limit)],
         ['X-RateLimit-Remaining', String(remaining)],
