@@ -66,8 +66,8 @@ export type EdgeKit<Req> = (req: Req) => MaybePromise<EdgeAnswer> | undefined
 
 /**
  * Builds an edge middleware's kit: the rules, options and framework checked here, at start-up,
- * every refusal naming the rule or option and the field. Deciding is the limiter's own code
- * (`decideRequest`), so verdicts, store failures and fail-open/closed are the default entry's.
+ * every refusal naming the rule or option and the field. Deciding (`edgeDecide`) gives
+ * `decideRequest`'s verdicts, store-failure reports and fail-open/closed.
  */
 export function createEdgeKit<Req>(
   rules: readonly RuleConfig[],
@@ -117,8 +117,9 @@ export function createEdgeKit<Req>(
     const all = identities === undefined ? own : { ...own, ...identities(req) }
     const given = plan?.(req)
     const method = framework.method(req).toUpperCase()
-    // As `buildRuleIndex` selects rules naming no route, in rule order: by plan, and by method
-    // read in upper case, GET covering HEAD.
+    // As `buildRuleIndex` selects rules naming no route, in rule order: by plan (no plan given
+    // matches no rule naming plans, which are strings), and by method read in upper case, GET
+    // covering HEAD.
     const matched = compiled.filter(
       ({ plans, methods }) =>
         (plans === undefined || plans.includes(given as string)) &&
