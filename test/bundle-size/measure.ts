@@ -13,6 +13,7 @@ export const FIXTURES = [
   'hono-bare',
   'hono-one-rule',
   'hono-lean-one-rule',
+  'hono-edge-one-rule',
   'hono-rules-file',
   'core-check',
   'core-lean-check',

@@ -135,3 +135,37 @@ describe('@tollgate/hono/lean in workerd', () => {
     }
   }, 60_000)
 })
+
+describe('@tollgate/hono/edge in workerd', () => {
+  it('starts at module scope without nodejs_compat and answers with the default fields and bodies', async () => {
+    const edge = start(await bundleWorker(new URL('./edge-worker.ts', import.meta.url)))
+    try {
+      await edge.ready
+      const send = (method: string, ip: string) =>
+        edge.dispatchFetch('http://shiplane.test/v1/labels', {
+          method,
+          headers: { 'CF-Connecting-IP': ip },
+        })
+      const first = await send('POST', '203.0.113.9')
+      expect(first.status).toBe(200)
+      expect(first.headers.get('ratelimit-policy')).toBe(
+        '"per-ip";q=1;w=1;tollgate-burst=3, "writes";q=1;w=60',
+      )
+      expect(first.headers.get('ratelimit')).toBe('"per-ip";r=2;t=1, "writes";r=0;t=60')
+      await first.text()
+      const second = await send('POST', '203.0.113.9')
+      expect(second.status).toBe(429)
+      expect(second.headers.get('content-type')).toBe('application/problem+json')
+      expect(Number(second.headers.get('retry-after'))).toBeGreaterThanOrEqual(59)
+      const problem = (await second.json()) as Record<string, unknown>
+      expect(problem).toMatchObject({ status: 429, 'violated-policies': ['writes'] })
+      // Another client, and reads, are counted apart.
+      const other = await send('GET', '2001:db8::1')
+      expect(other.status).toBe(200)
+      expect(other.headers.get('x-ratelimit-remaining')).toBe('2')
+      await other.text()
+    } finally {
+      await edge.dispose()
+    }
+  }, 60_000)
+})

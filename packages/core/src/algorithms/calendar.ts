@@ -23,15 +23,17 @@ export type CalendarWindows = {
 
 const DAY_MS = 86_400_000
 /** Further from UTC than any zone has ever been (Asia/Manila kept +15:56 until 1845). */
-const FURTHEST_OFFSET_MS = 16 * 3_600_000
+const FURTHEST_OFFSET_MS = 57_600_000 // 16 h, written out (see NOMINAL_MS)
 
 /**
  * The mean lengths of each unit (the Gregorian year is 365.2425 days): what a calendar window
  * sends as its policy's window, which cannot vary from one window to the next.
  */
+// Written out (7 days as 604,800,000 ms): a product would keep this table in every bundle of
+// the built chunks, used or not, as a bundler cannot tell that it has no side effects.
 export const NOMINAL_MS: Readonly<Record<CalendarUnit, number>> = {
   day: DAY_MS,
-  week: 7 * DAY_MS,
+  week: 604_800_000,
   month: 2_629_746_000,
   year: 31_556_952_000,
 }

@@ -59,11 +59,17 @@ const HOOKS: { readonly [K in keyof RequestHooks<unknown> | 'onLimited']-?: true
   onLimited: true,
 }
 
+// Pure (annotated calls, no spread), so that a bundle that never checks options drops the tables.
+const NO_NAMES: readonly string[] = []
+
 /** The options of `createLimiter`. */
-export const LIMITER_OPTIONS: readonly string[] = Object.keys(LIMITER)
+export const LIMITER_OPTIONS: readonly string[] = /* @__PURE__ */ Object.keys(LIMITER)
 
 /** The options every adapter's `rateLimit()` takes: core's and the request hooks. */
-export const ADAPTER_OPTIONS: readonly string[] = [...Object.keys(CORE), ...Object.keys(HOOKS)]
+export const ADAPTER_OPTIONS: readonly string[] = /* @__PURE__ */ NO_NAMES.concat(
+  /* @__PURE__ */ Object.keys(CORE),
+  /* @__PURE__ */ Object.keys(HOOKS),
+)
 
 /** The limiter's own options out of an adapter's, for `createLimiter`. */
 export function limiterOptionsOf<T extends object>(options: T): Partial<LimiterOptions> {

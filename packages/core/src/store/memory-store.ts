@@ -84,8 +84,9 @@ export interface MemoryStore extends Store {
   readonly evictions: number
 }
 
-const DEFAULT_MAX_BYTES = 64 * 1024 * 1024
-const MIN_MAX_BYTES = 1024 * 1024
+// 64 MiB and 1 MiB, written out: a product would keep them in bundles that never build the store.
+const DEFAULT_MAX_BYTES = 67_108_864
+const MIN_MAX_BYTES = 1_048_576
 
 /**
  * A bounded, compact in-memory store.
