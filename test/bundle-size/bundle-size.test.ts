@@ -47,7 +47,10 @@ const BUDGETS: Array<{ fixture: Fixture; over?: Fixture; gzip: number; why: stri
   // (+9.92 KB measured, 10,153 bytes). Adding its entry to the core's split build moved chunk
   // boundaries the default bundles cross: one rule on Hono +37.07 KB (from +36.9), rules from
   // YAML +68.06 KB (from +67.9), for the same code.
-  { fixture: 'hono-one-rule', over: 'hono-bare', gzip: 37.25 * KB, why: 'one rule on Hono' },
+  // Keys holding concurrency slots kept through memory pressure, lines on a shared store looking
+  // again for slots, partition keys hashed in one call: one rule on Hono +37.4 KB, rules from
+  // YAML +68.4 KB, createLimiter + check 25.3 KB.
+  { fixture: 'hono-one-rule', over: 'hono-bare', gzip: 37.5 * KB, why: 'one rule on Hono' },
   {
     fixture: 'hono-lean-one-rule',
     over: 'hono-bare',
@@ -60,8 +63,8 @@ const BUDGETS: Array<{ fixture: Fixture; over?: Fixture; gzip: number; why: stri
     gzip: 10 * KB,
     why: 'one rule on Hono, edge entry',
   },
-  { fixture: 'hono-rules-file', over: 'hono-bare', gzip: 68.25 * KB, why: 'rules from YAML' },
-  { fixture: 'core-check', gzip: 25.25 * KB, why: 'the core: createLimiter and check' },
+  { fixture: 'hono-rules-file', over: 'hono-bare', gzip: 68.5 * KB, why: 'rules from YAML' },
+  { fixture: 'core-check', gzip: 25.5 * KB, why: 'the core: createLimiter and check' },
   { fixture: 'core-lean-check', gzip: 13.5 * KB, why: 'the core: createLeanLimiter and check' },
   { fixture: 'core-one-export', gzip: 0.5 * KB, why: 'one helper of a side-effect-free core' },
 ]
