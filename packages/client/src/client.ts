@@ -1,5 +1,5 @@
 import type { Clock } from '@tollgate/core'
-import { createScheduler, type Scheduler, type Timers } from '@tollgate/core'
+import { createScheduler, refuseUnknownOptions, type Scheduler, type Timers } from '@tollgate/core'
 import { readRateLimitFields } from '@tollgate/core/fields'
 import { type ClientEvent, type EventListener, emitter } from './events.js'
 import { createLearnedPolicies } from './learned-policies.js'
@@ -68,7 +68,27 @@ const DEFAULT_MAX_POLICIES = 1000
  * })
  * const res = await api.fetch('https://api.example.com/v1/items')
  */
+/** Every option `createClient` takes (the type makes sure none is left out). */
+const OPTION_NAMES = Object.keys({
+  fetch: true,
+  limiter: true,
+  cost: true,
+  retry: true,
+  learn: true,
+  partition: true,
+  maxJitterMs: true,
+  onEvent: true,
+  clock: true,
+  timers: true,
+  scheduler: true,
+  random: true,
+} satisfies Record<keyof ClientOptions, true>)
+
 export function createClient(options: ClientOptions = {}): TollgateClient {
+  refuseUnknownOptions(options, OPTION_NAMES, 'createClient()')
+  if (typeof options.learn === 'object' && options.learn !== null) {
+    refuseUnknownOptions(options.learn, ['maxPolicies'], 'createClient() learn')
+  }
   const scheduler = options.scheduler ?? createScheduler(options)
   const retry = resolveRetry(options.retry)
   const random = options.random ?? Math.random

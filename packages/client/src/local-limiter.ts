@@ -4,6 +4,7 @@ import {
   checkCost,
   createScheduler,
   RateLimitError,
+  refuseUnknownOptions,
   type Scheduler,
   type SchedulerOptions,
   step,
@@ -86,6 +87,7 @@ export function localLimiter(
   rules: LocalRule | readonly LocalRule[],
   options: LocalLimiterOptions = {},
 ): LocalLimiter {
+  refuseUnknownOptions(options, ['clock', 'timers', 'scheduler'], 'localLimiter()')
   const list: readonly LocalRule[] = Array.isArray(rules) ? rules : [rules as LocalRule]
   const algorithms = compileLocalRules(list)
   const ids = list.map((rule, i) => ('id' in rule && rule.id) || `local-${i + 1}`)

@@ -1,3 +1,4 @@
+import { refuseUnknownOptions } from '@tollgate/core'
 import type { ReadFields } from '@tollgate/core/fields'
 
 /** When and how a refused call is sent again. */
@@ -45,8 +46,19 @@ function option(name: string, value: number | undefined, fallback: number, least
   return value
 }
 
+/** Every retry option (the type makes sure none is left out). */
+const RETRY_OPTION_NAMES = Object.keys({
+  attempts: true,
+  maxTotalMs: true,
+  statuses: true,
+  unsafeMethods: true,
+  backoffBaseMs: true,
+  maxBackoffMs: true,
+} satisfies Record<keyof RetryOptions, true>)
+
 export function resolveRetry(options: RetryOptions | false | undefined): ResolvedRetry {
   const given = options === false ? { attempts: 1 } : (options ?? {})
+  refuseUnknownOptions(given, RETRY_OPTION_NAMES, 'createClient() retry')
   const statuses = given.statuses ?? [429, 503]
   for (const status of statuses) option('retry.statuses', status, 0, 100)
   return {

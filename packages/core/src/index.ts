@@ -89,6 +89,7 @@ export {
   type WaitSignal,
 } from './limiter/index.js'
 export { type RouteMatching, routeMatching } from './limiter/route-matching.js'
+export { refuseUnknownOptions } from './options/unknown-options.js'
 export { PROBLEM_CONTENT_TYPE, type ProblemDetails } from './response/problem.js'
 export type {
   Denial,

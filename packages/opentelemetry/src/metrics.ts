@@ -5,6 +5,7 @@ import {
   metrics,
   type Observable,
 } from '@opentelemetry/api'
+import { refuseUnknownOptions } from '@tollgate/core'
 import type {
   ObservedEvent,
   ObservedEventType,
@@ -74,6 +75,7 @@ const COUNTED: readonly ObservedEventType[] = [
  * const limiter = observedLimiter({ rules, observers: [tollgateMetrics()] })
  */
 export function tollgateMetrics(options: TollgateMetricsOptions = {}): Observer {
+  refuseUnknownOptions(options, ['meterProvider', 'histograms'], 'tollgateMetrics()')
   const provider = options.meterProvider ?? metrics.getMeterProvider()
   const histograms = options.histograms ?? 'buckets'
   if (typeof histograms !== 'boolean' && histograms !== 'buckets') {

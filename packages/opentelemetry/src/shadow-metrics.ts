@@ -1,4 +1,5 @@
 import { type MeterProvider, metrics } from '@opentelemetry/api'
+import { refuseUnknownOptions } from '@tollgate/core'
 import type { ShadowReport } from '@tollgate/core/observe'
 import { ATTRIBUTES, INSTRUMENTS, METER_NAME } from './names.js'
 
@@ -21,6 +22,7 @@ export function shadowReportMetrics(
   report: ShadowReport,
   options: ShadowReportMetricsOptions = {},
 ): void {
+  refuseUnknownOptions(options, ['meterProvider', 'ranks'], 'shadowReportMetrics()')
   const ranks = options.ranks ?? 10
   if (!Number.isSafeInteger(ranks) || ranks < 1) {
     throw new RangeError(`shadowReportMetrics(): ranks: expected a whole number ≥ 1, got ${ranks}`)

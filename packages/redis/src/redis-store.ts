@@ -5,6 +5,7 @@ import {
   checkTime,
   type Outcome,
   RateLimitError,
+  refuseUnknownOptions,
   type Store,
   systemClock,
   type Timers,
@@ -472,7 +473,22 @@ function everyIndex(count: number): readonly number[] {
   return SMALL_INDICES[count] ?? Array.from({ length: count }, (_, i) => i)
 }
 
+/** Every option `redisStore` takes (the type makes sure none is left out); any other is refused. */
+const OPTION_NAMES = Object.keys({
+  client: true,
+  prefix: true,
+  time: true,
+  timeoutMs: true,
+  expiryMarginMs: true,
+  coalesce: true,
+  leaseMs: true,
+  layout: true,
+  clock: true,
+  timers: true,
+} satisfies Record<keyof RedisStoreOptions, true>)
+
 function resolveOptions(options: RedisStoreOptions) {
+  refuseUnknownOptions(options, OPTION_NAMES, 'redisStore()')
   const client = options.client as RedisScriptClient | undefined
   if (
     typeof client !== 'object' ||

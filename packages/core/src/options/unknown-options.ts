@@ -14,7 +14,7 @@ export function refuseUnknownOptions(
   options: object,
   known: readonly string[],
   where: string,
-  foreign: ForeignOptions | undefined,
+  foreign?: ForeignOptions,
 ): void {
   const names = [...new Set(known)]
   const problems: { readonly field: string; readonly text: string }[] = []

@@ -3,6 +3,7 @@ import { checkCost, checkTime, wholeMs } from '../algorithms/step.js'
 import type { Algorithm } from '../algorithms/types.js'
 import type { Decision } from '../decision.js'
 import { RateLimitError } from '../errors.js'
+import { refuseUnknownOptions } from '../options/unknown-options.js'
 import { applyCharges } from './apply-charges.js'
 import { checkMaxKeys } from './max-keys.js'
 import { checkOneAlgorithmPerRule } from './rule-tables.js'
@@ -41,6 +42,7 @@ const DEFAULT_MAX_KEYS = 10_000
  * const store = mapStore({ maxKeys: 5_000 })
  */
 export function mapStore(options: MapStoreOptions = {}): MapStore {
+  refuseUnknownOptions(options, ['maxKeys'], 'mapStore()')
   const maxKeys = options.maxKeys === undefined ? DEFAULT_MAX_KEYS : checkMaxKeys(options.maxKeys)
   // Insertion order is use order: a key used is moved to the end, the first is dropped first.
   const states = new Map<string, Entry>()

@@ -4,6 +4,7 @@ import { checkCost, checkTime, wholeMs } from '../algorithms/step.js'
 import type { Algorithm } from '../algorithms/types.js'
 import type { Decision } from '../decision.js'
 import { RateLimitError } from '../errors.js'
+import { refuseUnknownOptions } from '../options/unknown-options.js'
 import { ByteBudget } from './byte-budget.js'
 import { createKeyHasher } from './fingerprint.js'
 import { KeyTable } from './key-table.js'
@@ -95,6 +96,7 @@ const MIN_MAX_BYTES = 1_048_576
  * const decision = store.consumeOne('per-ip', tokenBucket({ rate: 10, burst: 20 }), 'ip:203.0.113.7', 1, Date.now())
  */
 export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
+  refuseUnknownOptions(options, ['maxBytes', 'maxKeys', 'seed'], 'memoryStore()')
   const maxKeys = options.maxKeys === undefined ? MAX_KEYS : checkMaxKeys(options.maxKeys)
   const budget = new ByteBudget(
     options.maxBytes === undefined ? DEFAULT_MAX_BYTES : checkMaxBytes(options.maxBytes),
