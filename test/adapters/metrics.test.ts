@@ -75,7 +75,7 @@ const STORES: readonly StoreCase[] = [
               client: redis.client,
               prefix: uniquePrefix('metrics'),
               time: 'caller',
-              ...time,
+              ...(time === undefined ? {} : { clock: time.clock, timers: time.timers }),
             }),
           entries: [],
           // Loaded scripts depend on what the shared server has cached already; none was lost.

@@ -104,7 +104,10 @@ describe('the closed loop: learning from the fields', () => {
 
 it('self-throttles with a local limiter and reports the wait', async () => {
   const time = manualTime(START)
-  const limiter = localLimiter({ algorithm: 'token_bucket', rate: 2, period: '1s', burst: 1 }, time)
+  const limiter = localLimiter(
+    { algorithm: 'token_bucket', rate: 2, period: '1s', burst: 1 },
+    { clock: time.clock, timers: time.timers },
+  )
   const at: number[] = []
   const events: ClientEvent[] = []
   const client = createClient({
@@ -130,11 +133,12 @@ it('self-throttles with a local limiter and reports the wait', async () => {
 it("a queue rule spaces the client's calls by its slots and refuses past its line, sending nothing", async () => {
   const time = manualTime(START)
   const rule = { algorithm: 'leaky_queue', rate: 10, period: '1s', burst: 2 } as const
-  const limiter = localLimiter(rule, time)
+  const limiter = localLimiter(rule, { clock: time.clock, timers: time.timers })
   const at: number[] = []
   const events: ClientEvent[] = []
   const client = createClient({
-    ...time,
+    clock: time.clock,
+    timers: time.timers,
     limiter,
     onEvent: (e) => events.push(e),
     fetch: async () => {
@@ -155,10 +159,14 @@ it("a queue rule spaces the client's calls by its slots and refuses past its lin
 
 it('100 concurrent fetches through one client share its limiter: at most 10 sent in any second', async () => {
   const time = manualTime(START)
-  const limiter = localLimiter({ algorithm: 'sliding_log', limit: 10, window: '1s' }, time)
+  const limiter = localLimiter(
+    { algorithm: 'sliding_log', limit: 10, window: '1s' },
+    { clock: time.clock, timers: time.timers },
+  )
   const sentAt: number[] = []
   const client = createClient({
-    ...time,
+    clock: time.clock,
+    timers: time.timers,
     limiter,
     fetch: async () => {
       sentAt.push(time.now())
