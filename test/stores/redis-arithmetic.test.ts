@@ -1,10 +1,11 @@
-// The scripts' exact division (ARITHMETIC_LUA's floorDiv) against exact integer division, on a
-// real Redis: Lua numbers are doubles, so a quotient near 2^53 or of a negative numerator is
-// where a shortcut would round the wrong way.
+// The scripts' exact division (ARITHMETIC_LUA's floorDiv) against exact integer division, and
+// their reading of the server's TIME, on a real Redis: Lua numbers are doubles, so a quotient
+// near 2^53 or of a negative numerator is where a shortcut would round the wrong way.
 import fc from 'fast-check'
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ARITHMETIC_LUA } from '../../packages/redis/src/scripts/assemble.js'
+import { ARITHMETIC_LUA, arithmeticFor } from '../../packages/redis/src/scripts/assemble.js'
+import { serverNowLua } from '../../packages/redis/src/scripts/server-time.lua.js'
 import { REDIS_URL, redisAvailable } from './support/redis-env.js'
 
 /** Divides each pair of ARGV (numerator, denominator) and replies the quotients as text. */
@@ -52,5 +53,76 @@ describe.skipIf(!redisAvailable)('the scripts’ floorDiv', () => {
       ),
       { numRuns: 100 },
     )
+  })
+})
+
+/**
+ * serverNowLua over TIME replies given as ARGV pairs (seconds, microseconds, as TIME sends them:
+ * decimal text without leading zeros), each ms time replied as text with three decimals: a
+ * fraction left over would show (`%d` would drop it).
+ */
+const READ_TIMES = `local format = string.format
+local out = {}
+for i = 1, #ARGV, 2 do
+  ${serverNowLua('local now').replace("redis.call('TIME')", '{ ARGV[i], ARGV[i + 1] }')}
+  out[#out + 1] = format('%.3f', now)
+end
+return out`
+
+describe.skipIf(!redisAvailable)('the scripts’ server time', () => {
+  let redis: Redis
+  beforeAll(() => {
+    redis = new Redis(REDIS_URL)
+  })
+  afterAll(() => redis?.disconnect())
+
+  it('is TIME in whole ms, rounded down', async () => {
+    const seconds = fc.oneof(
+      fc.integer({ min: 0, max: 2 ** 40 }),
+      fc.integer({ min: 1_700_000_000, max: 2_100_000_000 }),
+    )
+    const micros = fc.oneof(
+      fc.integer({ min: 0, max: 999_999 }),
+      fc.constantFrom(0, 999, 1000, 999_999),
+    )
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.tuple(seconds, micros), { minLength: 1, maxLength: 50 }),
+        async (times) => {
+          const args = times.flatMap(([s, us]) => [String(s), String(us)])
+          const reply = (await redis.eval(READ_TIMES, 0, ...args)) as string[]
+          expect(reply).toEqual(times.map(([s, us]) => `${s * 1000 + Math.floor(us / 1000)}.000`))
+        },
+      ),
+      { numRuns: 100 },
+    )
+  })
+
+  it('agrees with the server’s TIME', async () => {
+    const lua = `${serverNowLua('local now')}\nreturn { t[1], t[2], string.format('%d', now) }`
+    const [s, us, now] = (await redis.eval(lua, 0)) as string[]
+    expect(Number(now)).toBe(Number(s) * 1000 + Math.floor(Number(us) / 1000))
+  })
+})
+
+describe.skipIf(!redisAvailable)('the rule-set scripts’ helpers', () => {
+  let redis: Redis
+  beforeAll(() => {
+    redis = new Redis(REDIS_URL)
+  })
+  afterAll(() => redis?.disconnect())
+
+  it('binds what a body calls, and only that', async () => {
+    const bodies = [
+      "return { format('%d', floorDiv(7, 2)), max(1, 2), min(1, 2), floor(2.5) }",
+      'return { floorDiv(-7, 2) }',
+      'return { max(3, 4) }',
+      'return 1',
+    ]
+    const replies = []
+    for (const body of bodies) replies.push(await redis.eval(arithmeticFor(body) + body, 0))
+    expect(replies).toEqual([['3', 2, 1, 2], [-4], [4], 1])
+    expect(arithmeticFor('return 1').trim()).toBe('')
+    expect(arithmeticFor('return { max(3, 4) }')).not.toMatch(/floorDiv|min|format|floor/)
   })
 })

@@ -22,7 +22,8 @@ local function expiryNow(now)
   if absolute then return now end
   if serverMs == nil then
     local t = redis.call('TIME')
-    serverMs = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+local u = t[2] + 0
+serverMs = t[1] * 1000 + (u - u % 1000) / 1000
   end
   return serverMs
 end
@@ -784,7 +785,8 @@ end
 local now = tonumber(ARGV[1])
 if now < 0 then
   local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local u = t[2] + 0
+now = t[1] * 1000 + (u - u % 1000) / 1000
   absolute = true
 end
 local margin = tonumber(ARGV[2])

@@ -5,7 +5,8 @@ local format, min = string.format, math.min
 local now, absolute = tonumber(ARGV[1]), false
 if now < 0 then
   local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local u = t[2] + 0
+now = t[1] * 1000 + (u - u % 1000) / 1000
   absolute = true
 end
 local margin, ends = tonumber(ARGV[2]), tonumber(ARGV[3]) + now

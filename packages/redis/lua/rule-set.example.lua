@@ -1,5 +1,5 @@
 -- tollgate: requests charging token_bucket, fixed_window
-local floor, max, min, format = math.floor, math.max, math.min, string.format
+local max, min, format = math.max, math.min, string.format
 local function floorDiv(a, b)
   -- a % b is computed inside the VM (a - floor(a / b) * b, every step exact below 2^53), so
   -- this is floor(a / b) without a call to math.floor, whose C call costs more than the rest.
@@ -8,7 +8,8 @@ local function floorDiv(a, b)
   return q
 end
 local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+local u = t[2] + 0
+local now = t[1] * 1000 + (u - u % 1000) / 1000
 local reply, w = { now }, 1
 for r = 0, #KEYS / 2 - 1 do
   local k, base = r * 2, r * 2
@@ -19,8 +20,6 @@ for r = 0, #KEYS / 2 - 1 do
 local fillMs, split = 2000, false
     local s, moved = nil, false
     local v = redis.pcall('GET', key)
-  -- Missing, or another type (a rule that changed algorithm): no state.
-  if type(v) ~= 'string' then v = nil end
     local a, b
     if v and #v == 17 then
       local tag
@@ -42,8 +41,6 @@ local fillMs, split = 2000, false
     local limit, windowMs, calendar = 1000, 86400000, 0
     local s, moved = nil, false
     local v = redis.pcall('GET', key)
-  -- Missing, or another type (a rule that changed algorithm): no state.
-  if type(v) ~= 'string' then v = nil end
     local nowStart, nowEnd
     if calendar == 0 then
       nowStart = floorDiv(now, windowMs) * windowMs
@@ -71,7 +68,8 @@ local fillMs, split = 2000, false
     s2, r2 = s, moved
   end
   local denied = false
-  local c1 = tonumber(ARGV[base + 1])
+  local c1 = ARGV[base + 1]
+  if c1 == '1' then c1 = 1 else c1 = tonumber(c1) end
   local a1, m1, e1, t1
   local x1 = { s1[1], s1[2], s1[3] }
     do
@@ -99,7 +97,8 @@ local fillMs, split = 2000, false
       a1, m1, e1, t1 = allowed, remaining, reset, retry
     end
   if a1 == 0 then denied = true end
-  local c2 = tonumber(ARGV[base + 2])
+  local c2 = ARGV[base + 2]
+  if c2 == '1' then c2 = 1 else c2 = tonumber(c2) end
   local a2, m2, e2, t2
   local x2 = { s2[1], s2[2], s2[3] }
     do

@@ -21,6 +21,16 @@ function dispatch(part: (algorithm: LuaAlgorithm) => string): string {
   end`
 }
 
+/** Exact floor(a / b) for whole numbers below 2^53 (see ARITHMETIC_LUA). */
+const FLOOR_DIV_LUA = `local function floorDiv(a, b)
+  -- a % b is computed inside the VM (a - floor(a / b) * b, every step exact below 2^53), so
+  -- this is floor(a / b) without a call to math.floor, whose C call costs more than the rest.
+  local q = (a - a % b) / b
+  if q * b > a then q = q - 1 elseif (q + 1) * b <= a then q = q + 1 end
+  return q
+end
+`
+
 /**
  * What every script starts with: the math helpers, and exact division. `floorDiv` is the core's,
  * correction included: Lua numbers are doubles, as in JavaScript, and every value is a whole
@@ -30,14 +40,27 @@ function dispatch(part: (algorithm: LuaAlgorithm) => string): string {
  */
 export const ARITHMETIC_LUA = `
 local floor, max, min, format = math.floor, math.max, math.min, string.format
-local function floorDiv(a, b)
-  -- a % b is computed inside the VM (a - floor(a / b) * b, every step exact below 2^53), so
-  -- this is floor(a / b) without a call to math.floor, whose C call costs more than the rest.
-  local q = (a - a % b) / b
-  if q * b > a then q = q - 1 elseif (q + 1) * b <= a then q = q + 1 end
-  return q
-end
-`
+${FLOOR_DIV_LUA}`
+
+/**
+ * ARITHMETIC_LUA with only the helpers `body` calls: a rule-set script runs its whole chunk on
+ * every call, and each binding of a library function is two table lookups (about 250 Redis
+ * instructions each).
+ */
+export function arithmeticFor(body: string): string {
+  const library = {
+    floor: 'math.floor',
+    max: 'math.max',
+    min: 'math.min',
+    format: 'string.format',
+  }
+  const used = Object.entries(library).filter(([name]) => new RegExp(`\\b${name}\\(`).test(body))
+  const bound =
+    used.length === 0
+      ? ''
+      : `\nlocal ${used.map(([name]) => name).join(', ')} = ${used.map(([, from]) => from).join(', ')}`
+  return `${bound}\n${/\bfloorDiv\(/.test(body) ? FLOOR_DIV_LUA : ''}`
+}
 
 /**
  * The general scripts' library: exact division, and functions that branch on the

@@ -8,12 +8,12 @@ import { chargePreparer } from '../prepare.js'
 import { redisScripts } from './index.js'
 
 // Changing a script changes these on purpose: operators may pre-load or allow-list them.
-const PINNED_CONSUME_SHA = 'b76c57c8e9ed9aa930c80eb22683dc5bf6412889'
-const PINNED_REFUND_SHA = 'a231e570798afe22aaa62fbfa82226c0ea7ce88f'
-const PINNED_RENEW_SHA = '6704732e4fecf693be1c663b7d21afb8f6ff4cb0'
-const PINNED_EXAMPLE_RULE_SET_SHA = '13db551b99f8aad9182eb83fc70361ce1415db4e'
-const PINNED_EXAMPLE_ONE_REQUEST_SHA = 'd8cc60c99e835866bec4b9c4c1be9a9ed727670b'
-const PINNED_EXAMPLE_IDENTITY_SHA = '8ca8961c074b73afa643259058345593801406b7'
+const PINNED_CONSUME_SHA = '003fb9f5e175ab960812145032813cd1ff7a7918'
+const PINNED_REFUND_SHA = 'b26b3b333349c36256840c4c4c2c4cc86fa19af0'
+const PINNED_RENEW_SHA = '1873650f34099da0da0e93b6f7b971319d42afe4'
+const PINNED_EXAMPLE_RULE_SET_SHA = '58e90efcd4dbd5326be109278481373b9ee6135c'
+const PINNED_EXAMPLE_ONE_REQUEST_SHA = 'd1c0d8e184ac2f986a8e32fd5ccf022a776bd241'
+const PINNED_EXAMPLE_IDENTITY_SHA = '9a3fc4473c14a0e45c89c1bf928f5f2202e87583'
 
 /**
  * A gateway's usual pair: 10 per second with bursts of 20, and 1,000 a day, decided on the

@@ -1,3 +1,5 @@
+import { serverNowLua } from './server-time.lua.js'
+
 /**
  * The identity layout (`layout: 'identity'`): the rules that key on one identity keep their
  * states in one Redis string under `<prefix>:{<identity>}`, read with one GET and written with
@@ -189,8 +191,7 @@ local absolute, serverMs = false, nil
 local function expiryNow(now)
   if absolute then return now end
   if serverMs == nil then
-    local t = redis.call('TIME')
-    serverMs = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+    ${serverNowLua('serverMs')}
   end
   return serverMs
 end

@@ -1,6 +1,7 @@
 import { concurrencyLua } from './concurrency.lua.js'
 import { fixedWindowLua } from './fixed-window.lua.js'
 import { leakyQueueLua } from './leaky-queue.lua.js'
+import { serverNowLua } from './server-time.lua.js'
 import { slidingLogLua } from './sliding-log.lua.js'
 import { slidingWindowLua } from './sliding-window.lua.js'
 
@@ -39,8 +40,7 @@ const clock = `
 -- \`absolute\` is the library's (identity-value.ts): whether now is the server's time.
 local now = tonumber(ARGV[1])
 if now < 0 then
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  ${serverNowLua('now')}
   absolute = true
 end
 local margin = tonumber(ARGV[2])

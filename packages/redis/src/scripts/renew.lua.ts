@@ -1,3 +1,4 @@
+import { serverNowLua } from './server-time.lua.js'
 /**
  * The renewal script: moves the end of leases still held to now + the lease time, in one call
  * for every lease of a process (per slot on Redis Cluster). A lease that has already ended is
@@ -20,8 +21,7 @@ export const renewLua = `-- tollgate: renew leases. KEYS: one per lease.
 local format, min = string.format, math.min
 local now, absolute = tonumber(ARGV[1]), false
 if now < 0 then
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  ${serverNowLua('now')}
   absolute = true
 end
 local margin, ends = tonumber(ARGV[2]), tonumber(ARGV[3]) + now
