@@ -108,9 +108,9 @@ local fillMs, split = 2000, false
   local c1 = ARGV[base + 1]
   if c1 == '1' then c1 = 1 else c1 = tonumber(c1) end
   local a1, m1, e1, t1
-  local x1 = { s1[1], s1[2], s1[3] }
+  local o1, p1, q1 = s1[1], s1[2], s1[3]
     do
-      local key, s, cost, commit = KEYS[k + 1], x1, c1, true
+      local key, s, cost, commit = KEYS[k + 1], s1, c1, true
       local unitsPerMs, unitsPerToken, capacity = 1, 100, 2000
 local fillMs, split = 2000, false
       local allowed, remaining, reset, retry
@@ -137,9 +137,9 @@ local fillMs, split = 2000, false
   local c2 = ARGV[base + 2]
   if c2 == '1' then c2 = 1 else c2 = tonumber(c2) end
   local a2, m2, e2, t2
-  local x2 = { s2[1], s2[2], s2[3] }
+  local o2, p2, q2 = s2[1], s2[2], s2[3]
     do
-      local key, s, cost, commit = KEYS[k + 2], x2, c2, true
+      local key, s, cost, commit = KEYS[k + 2], s2, c2, true
       local limit, windowMs, calendar = 1000, 86400000, 0
       local allowed, remaining, reset, retry
       do
@@ -182,6 +182,7 @@ local fillMs, split = 2000, false
   if a2 == 0 then denied = true end
   if denied then
     if a1 == 1 then
+      s1[1], s1[2], s1[3] = o1, p1, q1
     do
       local key, s, cost, commit = KEYS[k + 1], s1, 0, false
       local unitsPerMs, unitsPerToken, capacity = 1, 100, 2000
@@ -223,6 +224,7 @@ local fillMs, split = 2000, false
     end
     end
     if a2 == 1 then
+      s2[1], s2[2], s2[3] = o2, p2, q2
     do
       local key, s, cost, commit = KEYS[k + 2], s2, 0, false
       local limit, windowMs, calendar = 1000, 86400000, 0
@@ -287,7 +289,7 @@ local fillMs, split = 2000, false
     end
   else
     if a1 == 1 then
-      local key, s = KEYS[k + 1], x1
+      local key, s = KEYS[k + 1], s1
       local unitsPerMs, unitsPerToken, capacity = 1, 100, 2000
 local fillMs, split = 2000, false
       local fresh
@@ -318,7 +320,7 @@ local fillMs, split = 2000, false
     end
     end
     if a2 == 1 then
-      local key, s = KEYS[k + 2], x2
+      local key, s = KEYS[k + 2], s2
       local limit, windowMs, calendar = 1000, 86400000, 0
       local fresh
     do
