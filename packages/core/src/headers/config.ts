@@ -43,6 +43,8 @@ export type HeaderConfig = {
 export type HeaderFamily = {
   /** The `standardHeaders` values that select it; none for `X-RateLimit-*` (`legacyHeaders`). */
   readonly standardHeaders: readonly StandardHeaders[]
+  /** Its fields carry a `pk` parameter when `partitionKey` is on. */
+  readonly partitionKeys: boolean
   /** Every field it may send, as written. */
   readonly names: readonly string[]
   /** Its fields that hold one value: set, never appended (`isSingleValuedName`). */

@@ -258,6 +258,30 @@ describe('options are checked at construction', () => {
     },
   )
 
+  it('refuses a partition key where no field it sends carries one, in every configuration', () => {
+    const standards = [false, 'draft-6', 'draft-7', 'draft-8', 'draft-9', 'draft-10', 'draft-11']
+    for (const standardHeaders of standards) {
+      for (const legacyHeaders of [true, false]) {
+        for (const partitionKey of [true, (d: { rule: string }) => d.rule]) {
+          const options = { standardHeaders, legacyHeaders, partitionKey } as ResponderOptions
+          const carries =
+            typeof standardHeaders === 'string' && Number(standardHeaders.slice(6)) >= 8
+          if (carries) expect(createResponder(options).usesPartitionKeys).toBe(true)
+          else {
+            expect(refusal(options)).toMatchObject({
+              code: 'ERR_RL_INVALID_RULE',
+              field: 'partitionKey',
+              message:
+                "[tollgate] partitionKey: no field sends it: standardHeaders 'draft-8' or later does",
+            })
+          }
+          const off = { standardHeaders, legacyHeaders, partitionKey: false } as ResponderOptions
+          expect(createResponder(off).usesPartitionKeys).toBe(false)
+        }
+      }
+    }
+  })
+
   it('takes true, false, undefined and null (the default) for each boolean option', () => {
     const v = verdict([decision('api')])
     for (const value of [undefined, null]) {

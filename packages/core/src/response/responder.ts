@@ -163,6 +163,13 @@ export function createResponder(
     : undefined
   const missing = checkMissingIdentity(options.missingIdentity ?? { status: 400 })
   const keyOf = partitionKeySource(options.partitionKey)
+  if (keyOf !== undefined && !config.families.some((family) => family.partitionKeys)) {
+    // A partition key nothing sends would be hashed on every request for no field.
+    throw invalidOption(
+      'partitionKey',
+      "no field sends it: standardHeaders 'draft-8' or later does",
+    )
+  }
   const hash = keyOf === undefined ? undefined : createPartitionKeyHasher(undefined, runtime.sha256)
   // With a synchronous hash every `pk` is known at once: the fields can be written straight.
   const keysAtOnce = hash !== undefined && runtime.sha256 !== undefined

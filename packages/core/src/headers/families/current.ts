@@ -7,6 +7,7 @@ import { effectiveWindowSeconds, type HeaderFamily, isListed } from '../config.j
  */
 export const CURRENT = {
   standardHeaders: ['draft-8', 'draft-9', 'draft-10', 'draft-11'],
+  partitionKeys: true,
   names: ['RateLimit', 'RateLimit-Policy'],
   singleValued: [],
   merged: ['ratelimit-policy'],

@@ -6,6 +6,7 @@ import { effectiveWindowSeconds, type HeaderFamily, reportableDeciding } from '.
  */
 export const DRAFT_6 = {
   standardHeaders: ['draft-6'],
+  partitionKeys: false,
   names: ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'RateLimit-Policy'],
   singleValued: ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'],
   merged: ['ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'ratelimit-policy'],

@@ -7,6 +7,7 @@ import { effectiveWindowSeconds, type HeaderFamily, reportableDeciding } from '.
  */
 export const DRAFT_7 = {
   standardHeaders: ['draft-7'],
+  partitionKeys: false,
   names: ['RateLimit', 'RateLimit-Policy'],
   singleValued: [],
   merged: ['ratelimit', 'ratelimit-policy'],

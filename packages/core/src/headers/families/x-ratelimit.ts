@@ -7,6 +7,7 @@ import { type HeaderFamily, reportableDeciding } from '../config.js'
  */
 export const X_RATELIMIT = {
   standardHeaders: [],
+  partitionKeys: false,
   names: ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'],
   singleValued: ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'],
   merged: ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset'],
