@@ -19,8 +19,8 @@ do
   local others, latest, dirty = '', 0, false
   do
     local blob = redis.pcall('GET', KEYS[k + 1])
-    -- Missing, or another type: no states.
-    if type(blob) ~= 'string' then blob = '' end
+    -- Missing: no states. Another type (an error table) has length 0: no states either.
+    if not blob then blob = '' end
     local read = false
     if #blob == 56 then
       local f1, e1, n1, w1, f2, e2, n2, w2 = struct.unpack('<I4I6Bc17I4I6Bc17', blob)
@@ -220,7 +220,9 @@ local fillMs, split = 2000, false
     if fresh <= now then
       v1 = nil
     else
-      v1, d1 = struct.pack('<Bdd', 1, s[1], s[2]), min(fresh + 0, 281474976710655)
+      local deadline = fresh + 0
+      if deadline > 281474976710655 then deadline = 281474976710655 end
+      v1, d1 = struct.pack('<Bdd', 1, s[1], s[2]), deadline
     end
     end
     if a2 == 1 then
@@ -284,7 +286,9 @@ local fillMs, split = 2000, false
     if fresh <= now then
       v2 = nil
     else
-      v2, d2 = struct.pack('<Bdd', 4, s[1], s[2]), min(fresh + 0, 281474976710655)
+      local deadline = fresh + 0
+      if deadline > 281474976710655 then deadline = 281474976710655 end
+      v2, d2 = struct.pack('<Bdd', 4, s[1], s[2]), deadline
     end
     end
   else
@@ -300,7 +304,9 @@ local fillMs, split = 2000, false
     if fresh <= now then
       v1 = nil
     else
-      v1, d1 = struct.pack('<Bdd', 1, s[1], s[2]), min(fresh + 0, 281474976710655)
+      local deadline = fresh + 0
+      if deadline > 281474976710655 then deadline = 281474976710655 end
+      v1, d1 = struct.pack('<Bdd', 1, s[1], s[2]), deadline
     end
     else
     if r1 then
@@ -315,7 +321,9 @@ local fillMs, split = 2000, false
     if fresh <= now then
       v1 = nil
     else
-      v1, d1 = struct.pack('<Bdd', 1, s[1], s[2]), min(fresh + 0, 281474976710655)
+      local deadline = fresh + 0
+      if deadline > 281474976710655 then deadline = 281474976710655 end
+      v1, d1 = struct.pack('<Bdd', 1, s[1], s[2]), deadline
     end
     end
     end
@@ -336,7 +344,9 @@ local fillMs, split = 2000, false
     if fresh <= now then
       v2 = nil
     else
-      v2, d2 = struct.pack('<Bdd', 4, s[1], s[2]), min(fresh + 0, 281474976710655)
+      local deadline = fresh + 0
+      if deadline > 281474976710655 then deadline = 281474976710655 end
+      v2, d2 = struct.pack('<Bdd', 4, s[1], s[2]), deadline
     end
     else
     if r2 then
@@ -356,7 +366,9 @@ local fillMs, split = 2000, false
     if fresh <= now then
       v2 = nil
     else
-      v2, d2 = struct.pack('<Bdd', 4, s[1], s[2]), min(fresh + 0, 281474976710655)
+      local deadline = fresh + 0
+      if deadline > 281474976710655 then deadline = 281474976710655 end
+      v2, d2 = struct.pack('<Bdd', 4, s[1], s[2]), deadline
     end
     end
     end

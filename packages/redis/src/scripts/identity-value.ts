@@ -90,8 +90,8 @@ export function readIdentityLua(key: string, rules: readonly IdentityRule[]) {
   local others, latest, dirty = '', 0, false
   do
     local blob = redis.pcall('GET', ${key})
-    -- Missing, or another type: no states.
-    if type(blob) ~= 'string' then blob = '' end
+    -- Missing: no states. Another type (an error table) has length 0: no states either.
+    if not blob then blob = '' end
     local read = false
     if #blob == ${length} then
       local ${names.join(', ')} = struct.unpack(${format}, blob)
@@ -174,7 +174,9 @@ export function saveIdentityStateLua(
     if fresh <= now then
       v${i} = nil
     else
-      v${i}, d${i} = ${format}, min(${deadline}, ${MAX_DEADLINE})
+      local deadline = ${deadline}
+      if deadline > ${MAX_DEADLINE} then deadline = ${MAX_DEADLINE} end
+      v${i}, d${i} = ${format}, deadline
     end`
 }
 
