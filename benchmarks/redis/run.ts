@@ -18,7 +18,15 @@ import {
   memoryPerKey,
   runLoad,
 } from './measure.js'
-import { GCRA_REFERENCE, INCR, overBudget, PEERS, type Subject, TOLLGATE } from './subjects.js'
+import {
+  GCRA_REFERENCE,
+  INCR,
+  overBudget,
+  PEERS,
+  STATE_FLOOR,
+  type Subject,
+  TOLLGATE,
+} from './subjects.js'
 
 /** Seconds of CPU the Redis server has used (user + system), from INFO cpu. */
 async function redisCpuSeconds(admin: Redis): Promise<number> {
@@ -35,9 +43,13 @@ const ROUNDS = env('BENCH_ROUNDS', 5)
 // BENCH_ONLY (a regular expression) measures only the subjects it matches, besides the floor.
 const { BENCH_ONLY } = process.env
 const only = BENCH_ONLY === undefined ? undefined : new RegExp(BENCH_ONLY)
-const SUBJECTS: readonly Subject[] = [INCR, GCRA_REFERENCE, ...TOLLGATE, ...PEERS].filter(
-  (subject) => only === undefined || subject === INCR || only.test(subject.name),
-)
+const SUBJECTS: readonly Subject[] = [
+  INCR,
+  GCRA_REFERENCE,
+  STATE_FLOOR,
+  ...TOLLGATE,
+  ...PEERS,
+].filter((subject) => only === undefined || subject === INCR || only.test(subject.name))
 const ALL_CONFIGS = [
   { inFlight: 64, auto: false },
   { inFlight: 64, auto: true },

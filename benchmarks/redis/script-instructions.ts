@@ -11,7 +11,7 @@ import { execFileSync } from 'node:child_process'
 import { readdirSync, readFileSync, rmSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { clear, connect, identities, runLoad } from './measure.js'
-import { GCRA_REFERENCE, INCR, PEERS, TOLLGATE } from './subjects.js'
+import { GCRA_REFERENCE, INCR, PEERS, STATE_FLOOR, TOLLGATE } from './subjects.js'
 
 const {
   REDIS_URL = 'redis://127.0.0.1:7401',
@@ -40,7 +40,7 @@ function dumpedInstructions(): number {
 const control = (flag: string) =>
   execFileSync('callgrind_control', [flag, CALLGRIND_PID!], { stdio: 'ignore' })
 const admin = await connect(REDIS_URL, false)
-const subjects = [INCR, GCRA_REFERENCE, ...TOLLGATE, ...PEERS].filter(
+const subjects = [INCR, GCRA_REFERENCE, STATE_FLOOR, ...TOLLGATE, ...PEERS].filter(
   (s) => only === undefined || only.test(s.name),
 )
 console.log('| subject | Redis instructions per decision |\n| --- | ---: |')

@@ -144,6 +144,31 @@ export const GCRA_REFERENCE: Subject = {
   },
 }
 
+/**
+ * What any exact script on the server's clock does before deciding anything: TIME, GET of the
+ * state, SET of a new one with an absolute expiry, and a reply of the three integers a Tollgate
+ * decision needs (the server's time, what is left, the reset). No arithmetic: the floor under
+ * Tollgate's one-request scripts, next to rate-limit-redis's INCR and PTTL with no clock.
+ */
+const STATE_FLOOR_LUA = `
+local t = redis.call('TIME')
+local v = redis.call('GET', KEYS[1])
+local now = t[1] * 1000
+redis.call('SET', KEYS[1], 'state', 'PXAT', string.format('%d', now + 60000))
+return { now, 1, 60000 }`
+
+export const STATE_FLOOR: Subject = {
+  name: 'TIME, GET, SET and a 3-integer reply (no decision)',
+  prefix: 'bench:floor',
+  async setup(redis) {
+    const sha = (await redis.script('LOAD', STATE_FLOOR_LUA)) as string
+    return async (identity) => {
+      const reply = (await redis.evalsha(sha, 1, `bench:floor:${identity}`)) as number[]
+      return reply[1] === 1
+    }
+  },
+}
+
 export const PEERS: readonly Subject[] = [
   {
     name: 'rate-limit-redis',
