@@ -26,6 +26,7 @@ export type VariantName =
   | 'tollgate'
   | 'tollgate, partition key'
   | 'tollgate, same headers'
+  | 'tollgate, two fields, partition key'
   | 'peer'
 
 /**

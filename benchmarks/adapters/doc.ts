@@ -41,6 +41,10 @@ pnpm --filter @tollgate/benchmarks bench:adapters -- --sockets --write
   hono-rate-limiter 0.5 (draft-7), each with its memory store.
 - **tollgate, partition key**: the defaults with \`partitionKey: true\`, hashed with Node's
   synchronous SHA-256 (\`nodeSha256\` from \`@tollgate/core/node\`, which all three adapters pass).
+  **tollgate, two fields, partition key**: the fewest fields a partition key can ride in, the
+  current \`RateLimit\` and \`RateLimit-Policy\` (\`legacyHeaders: false\`): the partition-key
+  comparison for Koa and Hono, whose peers' fields (three \`X-RateLimit-*\`, two draft-7) carry
+  none, so that no setting sends their fields with one.
 - Each run measures one client address, then 100,000 addresses in turn (\`--clients\`, a fixed
   random order: a limiter meets an address again only after all the others), so that every
   limiter also pays for cold state: a new bucket, a key string, a partition key not cached.

@@ -25,6 +25,7 @@ export const VARIANTS: readonly VariantName[] = [
   'tollgate',
   'tollgate, partition key',
   'tollgate, same headers',
+  'tollgate, two fields, partition key',
   'peer',
 ]
 

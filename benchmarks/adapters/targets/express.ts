@@ -31,6 +31,9 @@ const limiters: Record<VariantName, () => RequestHandler | undefined> = {
   'tollgate, partition key': () => rateLimit(TOLLGATE_RULES, { partitionKey: true }),
   // What express-rate-limit sends: the same, with a partition key in the RateLimit fields.
   'tollgate, same headers': () => rateLimit(TOLLGATE_RULES, { partitionKey: true }),
+  // The fewest fields that carry a partition key: the current RateLimit and RateLimit-Policy.
+  'tollgate, two fields, partition key': () =>
+    rateLimit(TOLLGATE_RULES, { legacyHeaders: false, partitionKey: true }),
   // Every header it has: draft-8 RateLimit fields (with its partition key) and X-RateLimit-*.
   peer: () =>
     expressRateLimit({

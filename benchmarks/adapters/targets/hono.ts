@@ -42,6 +42,9 @@ const limiters: Record<VariantName, () => MiddlewareHandler | undefined> = {
   // What hono-rate-limiter sends: draft-7 RateLimit and RateLimit-Policy only.
   'tollgate, same headers': () =>
     rateLimit(TOLLGATE_RULES, { getConnInfo, standardHeaders: 'draft-7', legacyHeaders: false }),
+  // The fewest fields that carry a partition key: the current RateLimit and RateLimit-Policy.
+  'tollgate, two fields, partition key': () =>
+    rateLimit(TOLLGATE_RULES, { getConnInfo, legacyHeaders: false, partitionKey: true }),
   // Every header it has: draft-7 RateLimit fields (it sends no X-RateLimit-*).
   peer: () =>
     rateLimiter({

@@ -32,6 +32,9 @@ const limiters: Record<VariantName, () => Middleware | undefined> = {
   'tollgate, partition key': () => rateLimit(TOLLGATE_RULES, { partitionKey: true }),
   // What koa-ratelimit sends: X-RateLimit-* only.
   'tollgate, same headers': () => rateLimit(TOLLGATE_RULES, { standardHeaders: false }),
+  // The fewest fields that carry a partition key: the current RateLimit and RateLimit-Policy.
+  'tollgate, two fields, partition key': () =>
+    rateLimit(TOLLGATE_RULES, { legacyHeaders: false, partitionKey: true }),
   // Its memory driver, keyed by IP; it always sends X-RateLimit-Limit/-Remaining/-Reset.
   peer: () =>
     koaRateLimit({
