@@ -14,6 +14,7 @@ import {
   extremeTraceArb,
   longLogArbs,
   traceArb,
+  wideRequestTraceArb,
 } from './support/trace.js'
 
 // Hundreds of Redis round trips per property: a loaded machine needs more than the default 5 s.
@@ -57,6 +58,15 @@ describe.skipIf(!redisAvailable).each(clients)(
           expectSameAsReference(store(), trace),
         ),
         { numRuns: 150 },
+      )
+    })
+
+    it('decides requests of eight rules, the widest rule-set script, exactly as the reference store', async () => {
+      await fc.assert(
+        fc.asyncProperty(wideRequestTraceArb('ip:203.0.113.7', 8), (trace) =>
+          expectSameAsReference(store(), trace),
+        ),
+        { numRuns: 40 },
       )
     })
 

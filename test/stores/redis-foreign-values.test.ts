@@ -8,6 +8,7 @@ import {
   type Charge,
   fixedWindow,
   gcra,
+  leakyBucket,
   slidingWindow,
   tokenBucket,
 } from '@tollgate/core'
@@ -104,6 +105,61 @@ describe.skipIf(!redisAvailable)('Redis store over keys it did not write', () =>
           const again = await decide(clean, lone)
           expect(decisions(next), what).toEqual(decisions(again))
         }
+      })
+    }
+  }
+
+  // A rule that changed algorithm keeps its id, and so its key or its field in the identity
+  // value: the state there is another algorithm's, of the same length, with another tag. Each
+  // pair below swaps states of equal length; `extra` leaves a rule the second round does not
+  // charge, so that the identity value is read entry by entry instead of in one piece.
+  const window = { limit: 5, windowMs: 60_000 }
+  const CHANGES: ReadonlyArray<
+    readonly [string, readonly Algorithm[], readonly Algorithm[], boolean]
+  > = [
+    ['token bucket to fixed window', [tokenBucket(rate)], [fixedWindow(window)], false],
+    ['fixed window to leaky bucket', [fixedWindow(window)], [leakyBucket(rate)], false],
+    [
+      'three rules, each to another',
+      [tokenBucket(rate), fixedWindow(window), leakyBucket(rate)],
+      [fixedWindow(window), leakyBucket(rate), tokenBucket(rate)],
+      false,
+    ],
+    [
+      'three rules, each to another, beside a rule not charged',
+      [tokenBucket(rate), fixedWindow(window), leakyBucket(rate)],
+      [fixedWindow(window), leakyBucket(rate), tokenBucket(rate)],
+      true,
+    ],
+  ]
+  for (const layout of ['rule', 'identity'] as const) {
+    for (const [change, before, after, extra] of CHANGES) {
+      it(`${layout} layout, ${change}: the old state reads as none`, async () => {
+        const clean = store(layout)
+        const changed = store(layout)
+        const identities = ['a', 'b', 'c', 'd'].map((id) => `ip:changed:${id}`)
+        const beforeCharges = (identity: string) => {
+          const list = charges(before, identity).map((c) => ({ ...c, cost: 3 }))
+          if (!extra) return list
+          return [
+            ...list,
+            { rule: 'extra', algorithm: gcra(rate), key: identity, cost: 1, shadow: false },
+          ]
+        }
+        for (const identity of identities) {
+          const outcome = await changed.consume(beforeCharges(identity), NOW)
+          expect(outcome.decisions.every((d) => d.allowed)).toBe(true)
+        }
+        // Three identities decided together (one batch), then one alone.
+        const decide = (s: typeof clean, ids: readonly string[]) =>
+          Promise.all(ids.map((identity) => s.consume(charges(after, identity), NOW + 1)))
+        const decisions = (outcomes: Awaited<ReturnType<typeof decide>>) =>
+          outcomes.map((o) => o.decisions.map((d) => [d.allowed, d.remaining, d.resetAfterMs]))
+        const batch = identities.slice(0, 3)
+        const lone = identities.slice(3)
+        const expected = [...(await decide(clean, batch)), ...(await decide(clean, lone))]
+        const got = [...(await decide(changed, batch)), ...(await decide(changed, lone))]
+        expect(decisions(got)).toEqual(decisions(expected))
       })
     }
   }

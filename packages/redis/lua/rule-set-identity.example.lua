@@ -15,7 +15,7 @@ local expiryNow = now
 do
   local r = 0
   local k, base = r * 2, r * 2
-  local v1, d1, v2, d2
+  local x1_1, x1_2, d1, x2_1, x2_2, d2
   local others, latest, dirty = '', 0, false
   do
     local blob = redis.pcall('GET', KEYS[k + 1])
@@ -23,10 +23,10 @@ do
     if not blob then blob = '' end
     local read = false
     if #blob == 56 then
-      local f1, e1, n1, w1, f2, e2, n2, w2 = struct.unpack('<I4I6Bc17I4I6Bc17', blob)
+      local f1, e1, n1, g1, w1_1, w1_2, f2, e2, n2, g2, w2_1, w2_2 = struct.unpack('<I4I6BBddI4I6BBdd', blob)
       if f1 == 4266708676 and n1 == 17 and f2 == 2680620807 and n2 == 17 then
-          if e1 > expiryNow then v1, d1 = w1, e1 end
-          if e2 > expiryNow then v2, d2 = w2, e2 end
+          if e1 > expiryNow and g1 == 1 then x1_1, x1_2, d1 = w1_1, w1_2, e1 end
+          if e2 > expiryNow and g2 == 4 then x2_1, x2_2, d2 = w2_1, w2_2, e2 end
         read = true
       end
     end
@@ -40,8 +40,18 @@ do
         local state = string.sub(blob, at + 11, stop - 1)
         at = stop
         if deadline > expiryNow then
-          if field == 4266708676 then v1, d1 = state, deadline
-            elseif field == 2680620807 then v2, d2 = state, deadline
+          if field == 4266708676 then
+              if #state == 17 then
+                local tag
+                tag, x1_1, x1_2 = struct.unpack('<Bdd', state)
+                if tag == 1 then d1 = deadline else x1_1 = nil end
+              end
+            elseif field == 2680620807 then
+              if #state == 17 then
+                local tag
+                tag, x2_1, x2_2 = struct.unpack('<Bdd', state)
+                if tag == 4 then d2 = deadline else x2_1 = nil end
+              end
           else
             others = others .. struct.pack('<I4I6Bc0', field, deadline, #state, state)
             if deadline > latest then latest = deadline end
@@ -56,13 +66,8 @@ do
     local unitsPerMs, unitsPerToken, capacity = 1, 100, 2000
 local fillMs, split = 2000, false
     local s, moved = nil, false
-    local v = v1
-    local a, b
-    if v and #v == 17 then
-      local tag
-      tag, a, b = struct.unpack('<Bdd', v)
-      if tag ~= 1 then a = nil end
-    end
+    -- Its slots were unpacked with its entry.
+    local a, b = x1_1, x1_2
     if a then
       s = { a, b }
       -- A last refill beyond a fill time ahead: the clock stepped back; move it to now.
@@ -77,7 +82,7 @@ local fillMs, split = 2000, false
     local key = KEYS[k + 2]
     local limit, windowMs, calendar = 1000, 86400000, 0
     local s, moved = nil, false
-    local v = v2
+    -- Its slots were unpacked with its entry.
     local nowStart, nowEnd
     if calendar == 0 then
       nowStart = floorDiv(now, windowMs) * windowMs
@@ -89,12 +94,7 @@ local fillMs, split = 2000, false
       nowStart = now < b2 and windowMs or b2
       nowEnd = (nowStart < windowMs and windowMs or (nowStart < b2 and b2 or (nowStart == b2 and b3 or nowStart + 2 * (b3 - b2))))
     end
-    local a, b
-    if v and #v == 17 then
-      local tag
-      tag, a, b = struct.unpack('<Bdd', v)
-      if tag ~= 4 then a = nil end
-    end
+    local a, b = x2_1, x2_2
     if a then
       s = { a, b }
       -- Beyond the window after now's: the clock stepped back; the count moves to that window.
@@ -218,11 +218,11 @@ local fillMs, split = 2000, false
     end
     dirty = true
     if fresh <= now then
-      v1 = nil
+      x1_1 = nil
     else
       local deadline = fresh + 0
       if deadline > 281474976710655 then deadline = 281474976710655 end
-      v1, d1 = struct.pack('<Bdd', 1, s[1], s[2]), deadline
+      x1_1, x1_2, d1 = s[1], s[2], deadline
     end
     end
     if a2 == 1 then
@@ -284,11 +284,11 @@ local fillMs, split = 2000, false
     end
     dirty = true
     if fresh <= now then
-      v2 = nil
+      x2_1 = nil
     else
       local deadline = fresh + 0
       if deadline > 281474976710655 then deadline = 281474976710655 end
-      v2, d2 = struct.pack('<Bdd', 4, s[1], s[2]), deadline
+      x2_1, x2_2, d2 = s[1], s[2], deadline
     end
     end
   else
@@ -302,11 +302,11 @@ local fillMs, split = 2000, false
     end
     dirty = true
     if fresh <= now then
-      v1 = nil
+      x1_1 = nil
     else
       local deadline = fresh + 0
       if deadline > 281474976710655 then deadline = 281474976710655 end
-      v1, d1 = struct.pack('<Bdd', 1, s[1], s[2]), deadline
+      x1_1, x1_2, d1 = s[1], s[2], deadline
     end
     else
     if r1 then
@@ -319,11 +319,11 @@ local fillMs, split = 2000, false
     end
     dirty = true
     if fresh <= now then
-      v1 = nil
+      x1_1 = nil
     else
       local deadline = fresh + 0
       if deadline > 281474976710655 then deadline = 281474976710655 end
-      v1, d1 = struct.pack('<Bdd', 1, s[1], s[2]), deadline
+      x1_1, x1_2, d1 = s[1], s[2], deadline
     end
     end
     end
@@ -342,11 +342,11 @@ local fillMs, split = 2000, false
     end
     dirty = true
     if fresh <= now then
-      v2 = nil
+      x2_1 = nil
     else
       local deadline = fresh + 0
       if deadline > 281474976710655 then deadline = 281474976710655 end
-      v2, d2 = struct.pack('<Bdd', 4, s[1], s[2]), deadline
+      x2_1, x2_2, d2 = s[1], s[2], deadline
     end
     else
     if r2 then
@@ -364,28 +364,29 @@ local fillMs, split = 2000, false
     end
     dirty = true
     if fresh <= now then
-      v2 = nil
+      x2_1 = nil
     else
       local deadline = fresh + 0
       if deadline > 281474976710655 then deadline = 281474976710655 end
-      v2, d2 = struct.pack('<Bdd', 4, s[1], s[2]), deadline
+      x2_1, x2_2, d2 = s[1], s[2], deadline
     end
     end
     end
   end
   if dirty then
     local out
-    if others == '' and v1 and v2 then
-      out = struct.pack('<I4I6Bc0I4I6Bc0', 4266708676, d1, #v1, v1, 2680620807, d2, #v2, v2)
-      latest = max(d1, d2)
+    if others == '' and x1_1 and x2_1 then
+      out = struct.pack('<I4I6BBddI4I6BBdd', 4266708676, d1, 17, 1, x1_1, x1_2, 2680620807, d2, 17, 4, x2_1, x2_2)
+      latest = d1
+      if d2 > latest then latest = d2 end
     else
       out = others
-      if v1 then
-        out = out .. struct.pack('<I4I6Bc0', 4266708676, d1, #v1, v1)
+      if x1_1 then
+        out = out .. struct.pack('<I4I6BBdd', 4266708676, d1, 17, 1, x1_1, x1_2)
         if d1 > latest then latest = d1 end
       end
-      if v2 then
-        out = out .. struct.pack('<I4I6Bc0', 2680620807, d2, #v2, v2)
+      if x2_1 then
+        out = out .. struct.pack('<I4I6BBdd', 2680620807, d2, 17, 4, x2_1, x2_2)
         if d2 > latest then latest = d2 end
       end
     end

@@ -268,6 +268,42 @@ export function traceArb(
 }
 
 /**
+ * Traces whose every request charges all of `count` rules on one key, as a gateway's rule set
+ * does: with 8, the most rules one rule-set script decides (its locals are bounded), each rule
+ * any algorithm, shadow or not, so that the widest scripts run with every shape of state.
+ */
+export function wideRequestTraceArb(key: string, count: number): fc.Arbitrary<Trace> {
+  const rulesArb = fc.array(fc.record({ algorithm: algorithmArb, shadow: fc.boolean() }), {
+    minLength: count,
+    maxLength: count,
+  })
+  return rulesArb.chain((rules) => {
+    const stepArb = fc
+      .record({
+        dt: dtArb,
+        costs: fc.array(costArb, { minLength: count, maxLength: count }),
+      })
+      .map(
+        ({ dt, costs }): TraceStep => ({
+          kind: 'consume',
+          dt,
+          charges: rules.map(({ algorithm, shadow }, i) => ({
+            rule: `rule-${i}`,
+            algorithm,
+            key,
+            cost: Math.min(costs[i]!, algorithm.limit),
+            shadow: shadow && i > 0,
+          })),
+        }),
+      )
+    return fc.record({
+      start: fc.integer({ min: 1_700_000_000_000, max: 1_900_000_000_000 }),
+      steps: fc.array(stepArb, { minLength: 1, maxLength: 20 }),
+    })
+  })
+}
+
+/**
  * Lowers costs so that one request's charges on one rule and key sum to at most its limit:
  * stores refuse a request that could never pass.
  */

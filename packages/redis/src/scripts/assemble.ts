@@ -89,7 +89,7 @@ local function load(code, key, field, p1, p2, p3, p4, p5, now)
     -- the error of a key that holds a list (its long form) from a missing key.
     if code ~= ${slidingLogLua.code} and type(v) ~= 'string' then v = nil end
   end
-  ${dispatch((a) => a.load)}
+  ${dispatch((a) => a.load())}
   return s, moved
 end
 

@@ -39,7 +39,7 @@ export const concurrencyLua: LuaAlgorithm = {
   kind: 'concurrency',
   parameters: ['limit', 'retryAfterMs', 'leaseMs', 'owner', 'lease'],
   code: 8,
-  load: `
+  load: () => `
     -- Leases that have ended (a process that died holding them) free their slots; s[2] tells
     -- the caller how many units this load removed, so that each is counted once.
     local swept = redis.pcall('ZREMRANGEBYSCORE', key, '-inf', format('%d', now))

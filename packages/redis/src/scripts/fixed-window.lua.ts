@@ -45,8 +45,8 @@ export const fixedWindowLua: LuaAlgorithm = {
   kind: 'window',
   code: CODE,
   parameters: ['limit', 'windowMs', 'calendar'],
-  load: `${windowOfNow}
-    ${unpackState(CODE, ['a', 'b'])}
+  load: (read) => `${windowOfNow}
+    ${unpackState(CODE, ['a', 'b'], read)}
     if a then
       s = { a, b }
       -- Beyond the window after now's: the clock stepped back; the count moves to that window.

@@ -35,9 +35,9 @@ export const gcraLua: LuaAlgorithm = {
   name: 'gcra',
   kind: 'rate',
   code: CODE,
-  load: `
+  load: (read) => `
     if ${SPLIT} then
-      ${unpackState(CODE, ['a', 'b'])}
+      ${unpackState(CODE, ['a', 'b'], read)}
       if a then s = { a, b } else s = { now, 0 } end
     else
       local tat = nil

@@ -38,52 +38,94 @@ export const MAX_STATE_BYTES = 255
 
 /** A rule of a rule-set script whose state lives in the identity value. */
 export type IdentityRule = {
-  /** Its index in the rule set (1-based): its state is v<i>, its deadline d<i>. */
+  /** Its index in the rule set (1-based): its state is v<i> (or x<i>_1 …), its deadline d<i>. */
   readonly i: number
   readonly field: number
-  /**
-   * Its state is one number (GCRA's TAT, the queue's next slot), kept in the entry as a
-   * little-endian double (8 bytes, exact below 2^53) and read back as a number: no text to
-   * print or parse. Otherwise the packed string of `bytes` bytes its own key would hold.
-   */
-  readonly numeric: boolean
-  readonly bytes: number
+  readonly state: IdentityState
 }
 
-/** The struct format of a rule's entry, and how many values unpacking it gives. */
-const entryFormat = (rule: IdentityRule) => (rule.numeric ? 'I4I6Bd' : 'I4I6Bc0')
+/**
+ * How a rule-set script keeps a rule's state while it runs, and in its entry:
+ * - `number`: one number (GCRA's TAT, the queue's next slot), kept in the entry as a
+ *   little-endian double (8 bytes, exact below 2^53) and read back as a number into v<i>;
+ * - `slots`: a packed state (packed-state.ts), the tag byte then `slots` doubles, unpacked
+ *   with the entry straight into the locals x<i>_1 … (the first nil: no state, or another
+ *   algorithm's tag) and packed from them with the entry: no string of its own is made or
+ *   read (each costs Redis a `struct` call and a string to intern, about 2,500 instructions per
+ *   rule and request);
+ * - `bytes`: the packed string of `bytes` bytes its own key would hold, in v<i> (a sliding
+ *   window's sub-window counters: up to 31 numbers, too many for locals).
+ */
+export type IdentityState =
+  | { readonly kind: 'number' }
+  | { readonly kind: 'slots'; readonly tag: number; readonly slots: number }
+  | { readonly kind: 'bytes'; readonly bytes: number }
+
+/** The locals holding rule `rule`'s slots while the script runs (a `slots` state). */
+export const slotNames = ({ i, state }: IdentityRule): readonly string[] =>
+  state.kind === 'slots' ? Array.from({ length: state.slots }, (_, j) => `x${i}_${j + 1}`) : []
+
+/** The local that is nil when rule `rule` has no state. */
+const present = (rule: IdentityRule) =>
+  rule.state.kind === 'slots' ? `x${rule.i}_1` : `v${rule.i}`
+
+/** The locals of rule `rule`'s state and deadline. */
+const stateLocals = (rule: IdentityRule) =>
+  rule.state.kind === 'slots'
+    ? `${slotNames(rule).join(', ')}, d${rule.i}`
+    : `v${rule.i}, d${rule.i}`
+
+/** The length byte of rule `rule`'s entry, where it is fixed (not for a `bytes` state written). */
+const stateLength = ({ state }: IdentityRule) =>
+  state.kind === 'number' ? 8 : state.kind === 'slots' ? 1 + 8 * state.slots : state.bytes
+
+/** The struct format of rule `rule`'s entry as written, and the values packed into it. */
+function entryOf(rule: IdentityRule): { readonly format: string; readonly values: string } {
+  const { i, field, state } = rule
+  if (state.kind === 'number') return { format: 'I4I6Bd', values: `${field}, d${i}, 8, v${i}` }
+  if (state.kind === 'bytes') return { format: 'I4I6Bc0', values: `${field}, d${i}, #v${i}, v${i}` }
+  return {
+    format: `I4I6BB${'d'.repeat(state.slots)}`,
+    values: `${field}, d${i}, ${stateLength(rule)}, ${state.tag}, ${slotNames(rule).join(', ')}`,
+  }
+}
 
 /**
- * Lua that reads the identity value under `key` into the locals v<i>, d<i> (state and deadline,
- * or nil) of the rules given, and keeps every other live entry in `others` (packed, as read)
- * with `latest` the latest of their deadlines. `expiryNow` (the server's time) must be set.
+ * Lua that reads the identity value under `key` into the locals of the rules given (their
+ * states, see IdentityState, and deadlines d<i>), and keeps every other live entry in `others`
+ * (packed, as read) with `latest` the latest of their deadlines. `expiryNow` (the server's
+ * time) must be set.
  *
  * The value a request of these rules wrote holds their entries alone, in order, at a length
  * known here: one `struct.unpack` reads them all. Any other value (another request's rules
  * beside them, a state dropped) is read entry by entry.
  */
 export function readIdentityLua(key: string, rules: readonly IdentityRule[]) {
-  const locals = rules.map(({ i }) => `v${i}, d${i}`).join(', ')
-  const length = rules.reduce((sum, rule) => sum + 11 + (rule.numeric ? 8 : rule.bytes), 0)
+  const locals = rules.map(stateLocals).join(', ')
+  const length = rules.reduce((sum, rule) => sum + 11 + stateLength(rule), 0)
   // Fixed sizes, so that a value of this length unpacks whatever it holds; the fields and
   // lengths then tell whether it holds these rules' entries.
-  const names = rules.map(({ i }) => `f${i}, e${i}, n${i}, w${i}`)
-  const format = `'<${rules.map((rule) => (rule.numeric ? 'I4I6Bd' : `I4I6Bc${rule.bytes}`)).join('')}'`
+  const read = rules.map((rule) => {
+    const { i, state } = rule
+    if (state.kind !== 'slots') {
+      return {
+        format: state.kind === 'number' ? 'I4I6Bd' : `I4I6Bc${state.bytes}`,
+        names: `f${i}, e${i}, n${i}, w${i}`,
+        take: `if e${i} > expiryNow then v${i}, d${i} = w${i}, e${i} end`,
+      }
+    }
+    const read = slotNames(rule).map((name) => `w${name.slice(1)}`)
+    return {
+      format: `I4I6BB${'d'.repeat(state.slots)}`,
+      names: `f${i}, e${i}, n${i}, g${i}, ${read.join(', ')}`,
+      take: `if e${i} > expiryNow and g${i} == ${state.tag} then ${stateLocals(rule)} = ${read.join(', ')}, e${i} end`,
+    }
+  })
   const inOrder = rules
-    .map(({ i, field, numeric, bytes }) => `f${i} == ${field} and n${i} == ${numeric ? 8 : bytes}`)
+    .map((rule) => `f${rule.i} == ${rule.field} and n${rule.i} == ${stateLength(rule)}`)
     .join(' and ')
-  const take = rules
-    .map(({ i }) => `\n          if e${i} > expiryNow then v${i}, d${i} = w${i}, e${i} end`)
-    .join('')
   const match = rules
-    .map(
-      ({ i, field, numeric }, j) =>
-        `${j === 0 ? 'if' : 'elseif'} field == ${field} then${
-          numeric
-            ? `\n              if #state == 8 then v${i}, d${i} = struct.unpack('<d', state), deadline end`
-            : ` v${i}, d${i} = state, deadline`
-        }`,
-    )
+    .map((rule, j) => `${j === 0 ? 'if' : 'elseif'} field == ${rule.field} then${entryState(rule)}`)
     .join('\n            ')
   return `
   local ${locals}
@@ -94,8 +136,8 @@ export function readIdentityLua(key: string, rules: readonly IdentityRule[]) {
     if not blob then blob = '' end
     local read = false
     if #blob == ${length} then
-      local ${names.join(', ')} = struct.unpack(${format}, blob)
-      if ${inOrder} then${take}
+      local ${read.map((r) => r.names).join(', ')} = struct.unpack('<${read.map((r) => r.format).join('')}', blob)
+      if ${inOrder} then${read.map((r) => `\n          ${r.take}`).join('')}
         read = true
       end
     end
@@ -120,6 +162,22 @@ export function readIdentityLua(key: string, rules: readonly IdentityRule[]) {
   end`
 }
 
+/** Lua taking rule `rule`'s state from `state`, an entry read on its own, with its `deadline`. */
+function entryState(rule: IdentityRule): string {
+  const { i, state } = rule
+  if (state.kind === 'bytes') return ` v${i}, d${i} = state, deadline`
+  if (state.kind === 'number') {
+    return `\n              if #state == 8 then v${i}, d${i} = struct.unpack('<d', state), deadline end`
+  }
+  const slots = slotNames(rule).join(', ')
+  return `
+              if #state == ${stateLength(rule)} then
+                local tag
+                tag, ${slots} = struct.unpack('<B${'d'.repeat(state.slots)}', state)
+                if tag == ${state.tag} then d${i} = deadline else x${i}_1 = nil end
+              end`
+}
+
 /**
  * Lua that writes the identity value back when a state changed (`dirty`): the live states of
  * the rules given and the other entries, with the key's expiry at the latest deadline; a value
@@ -127,16 +185,19 @@ export function readIdentityLua(key: string, rules: readonly IdentityRule[]) {
  * one `struct.pack` makes the whole value.
  */
 export function writeIdentityLua(key: string, rules: readonly IdentityRule[]) {
-  const all = rules.map(({ i }) => `v${i}`).join(' and ')
-  const values = rules
-    .map(({ i, field, numeric }) => `${field}, d${i}, ${numeric ? 8 : `#v${i}`}, v${i}`)
-    .join(', ')
-  const latest = rules.map(({ i }) => `d${i}`).join(', ')
+  const all = rules.map(present).join(' and ')
+  const entries = rules.map(entryOf)
+  const deadlines = rules.map(({ i }) => `d${i}`)
+  // The latest deadline by comparisons in the VM: `max` is a C call, several times the cost.
+  const latest = deadlines
+    .slice(1)
+    .map((d) => `\n      if ${d} > latest then latest = ${d} end`)
+    .join('')
   const add = rules
     .map(
-      (rule) => `
-      if v${rule.i} then
-        out = out .. struct.pack('<${entryFormat(rule)}', ${rule.field}, d${rule.i}, ${rule.numeric ? 8 : `#v${rule.i}`}, v${rule.i})
+      (rule, j) => `
+      if ${present(rule)} then
+        out = out .. struct.pack('<${entries[j]!.format}', ${entries[j]!.values})
         if d${rule.i} > latest then latest = d${rule.i} end
       end`,
     )
@@ -145,8 +206,8 @@ export function writeIdentityLua(key: string, rules: readonly IdentityRule[]) {
   if dirty then
     local out
     if others == '' and ${all} then
-      out = struct.pack('<${rules.map(entryFormat).join('')}', ${values})
-      latest = ${rules.length === 1 ? latest : `max(${latest})`}
+      out = struct.pack('<${entries.map((e) => e.format).join('')}', ${entries.map((e) => e.values).join(', ')})
+      latest = ${deadlines[0]}${latest}
     else
       out = others${add}
     end
@@ -159,24 +220,31 @@ export function writeIdentityLua(key: string, rules: readonly IdentityRule[]) {
 }
 
 /**
- * Lua that sets the state of rule `i` to `s` (its new deadline from `fresh`), or to none when
- * it is already fresh; the fragment's `format` is the state's string (or number).
+ * Lua that sets the state of rule `rule` to `s` (its new deadline from `fresh`), or to none
+ * when it is already fresh; `format` is the algorithm's expression for the state's string (or
+ * number), not used for a `slots` state, whose slots are taken from `s` as they are.
  */
 export function saveIdentityStateLua(
-  i: number,
+  rule: IdentityRule,
   format: string,
   marginMs: number,
   serverTime: boolean,
 ) {
   // On the server's clock expiryNow is now: the deadline is fresh's, plus the margin.
   const deadline = serverTime ? `fresh + ${marginMs}` : `fresh - now + ${marginMs} + expiryNow`
+  const value =
+    rule.state.kind === 'slots'
+      ? slotNames(rule)
+          .map((_, j) => `s[${j + 1}]`)
+          .join(', ')
+      : format
   return `dirty = true
     if fresh <= now then
-      v${i} = nil
+      ${present(rule)} = nil
     else
       local deadline = ${deadline}
       if deadline > ${MAX_DEADLINE} then deadline = ${MAX_DEADLINE} end
-      v${i}, d${i} = ${format}, deadline
+      ${stateLocals(rule)} = ${value}, deadline
     end`
 }
 

@@ -11,8 +11,8 @@ export const leakyBucketLua: LuaAlgorithm = {
   name: 'leaky_bucket',
   kind: 'rate',
   code: CODE,
-  load: `
-    ${unpackState(CODE, ['a', 'b'])}
+  load: (read) => `
+    ${unpackState(CODE, ['a', 'b'], read)}
     if a then
       s = { a, b }
       -- A last leak beyond a drain time ahead: the clock stepped back; move it to now.

@@ -26,7 +26,7 @@ export const leakyQueueLua: LuaAlgorithm = {
   kind: 'rate',
   code: CODE,
   parameters: ['unitsPerMs', 'unitsPerToken', 'capacity', 'delayTicks', 'maxWaitTicks'],
-  load: `
+  load: () => `
     local slot = nil
     if v then slot = tonumber(v) end
     if slot then s = { slot } else s = { now * unitsPerMs } end

@@ -36,9 +36,11 @@ export type LuaAlgorithm = {
    * (`v` is the raw GET reply for the sliding log, whose long form is a list.) A state further
    * ahead of `now` than a steady clock allows (the clock stepped back more than the rule's reset
    * span) is moved to `now` as the core's `decide` moves it, and `moved` set to true: the caller
-   * then writes it back whatever the decision.
+   * then writes it back whatever the decision. `read`: for a packed state (packed-state.ts),
+   * the names of locals that already hold its slots (unpacked with the identity value's entry,
+   * the first nil when there is no state), read in place of `v`.
    */
-  readonly load: string
+  readonly load: (read?: readonly string[]) => string
   /**
    * Statements that set `allowed` (1/0), `remaining`, `reset` (resetAfterMs) and `retry`
    * (retryAfterMs), and change `s` only when `commit` is true and the charge is allowed. They

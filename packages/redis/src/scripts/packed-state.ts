@@ -15,10 +15,13 @@ const packedLength = (slots: number) => 1 + 8 * slots
 
 /**
  * Lua that sets the locals named in `slots` from `v` (the stored string, or nil), or leaves the
- * first of them nil when `v` holds no state of this algorithm.
+ * first of them nil when `v` holds no state of this algorithm. With `read`, the slots were
+ * already unpacked with the entry that holds them (a rule-set script's identity value, which
+ * checked the tag): the locals are set from those names, and no string is made or unpacked.
  */
-export function unpackState(code: number, slots: readonly string[]): string {
+export function unpackState(code: number, slots: readonly string[], read?: readonly string[]) {
   const names = slots.join(', ')
+  if (read !== undefined) return `local ${names} = ${read.join(', ')}`
   return `local ${names}
     if v and #v == ${packedLength(slots.length)} then
       local tag

@@ -2,8 +2,10 @@ import { arithmeticFor } from './assemble.js'
 import { gcraLua } from './gcra.lua.js'
 import {
   type IdentityRule,
+  type IdentityState,
   readIdentityLua,
   saveIdentityStateLua,
+  slotNames,
   writeIdentityLua,
 } from './identity-value.js'
 import { leakyQueueLua } from './leaky-queue.lua.js'
@@ -75,7 +77,7 @@ export function ruleSetLua({ rules, marginMs, serverTime, requests }: RuleSetSha
   const write = (rule: RuleShape, i: number) =>
     rule.field === undefined
       ? writeState(rule.algorithm, marginMs, serverTime)
-      : saveFreshState(rule.algorithm, i, marginMs, serverTime)
+      : saveFreshState(rule.algorithm, identityRule(rule, i)!, marginMs, serverTime)
   // The identity value's deadlines are on the server's clock (identity-value.ts).
   const expiryClock = !rules.some((rule) => rule.field !== undefined)
     ? ''
@@ -114,7 +116,7 @@ ${bindParameters(algorithm, params)}
 local key, commit = KEYS[1], true
 ${costLua('cost', 'ARGV[1]')}${readIdentity('KEYS[1]', identity)}
 local s, moved = nil, false
-${readState(rule, 1)}${algorithm.load}
+${loadState(rule, 1)}
 local allowed, remaining, reset, retry
 do${algorithm.decide}
 end
@@ -145,7 +147,7 @@ for i = 1, #KEYS do
   local key, commit = KEYS[i], true
   ${costLua('cost', `ARGV[(i - 1) * ${step} + 1]`)}${requestNow}${readIdentity('key', identity)}
   local s, moved = nil, false
-  ${readState(rule, 1)}${algorithm.load}
+  ${loadState(rule, 1)}
   local allowed, remaining, reset, retry
   do${algorithm.decide}
   end
@@ -202,7 +204,7 @@ function severalRulesBody(
     local key = KEYS[k + ${i}]
     ${bindParameters(rule.algorithm, rule.params)}
     local s, moved = nil, false
-    ${readState(rule, i)}${rule.algorithm.load}
+    ${loadState(rule, i)}
     s${i}, r${i} = s, moved
   end`
   // A rule whose decision changes nothing but its state (all but the sliding log, which may
@@ -318,14 +320,20 @@ const bucketed = (rule: RuleShape) =>
   rule.algorithm.code === slidingWindowLua.code && Number(rule.params[2]) > 0
 
 /**
- * Sets `v` to the GET reply: the key's string, false when missing, or an error table when it
- * holds another type (a rule that changed algorithm). Every algorithm but the sliding log (which
- * tells the error of its own long form, a list) reads `v` through `#v == <its length>` or
- * `tonumber(v)`, both of which take false and a table for no state: no `type` call is needed.
+ * Lua building rule `i`'s state `s` (and `moved`) with its algorithm's load, from `v`: the GET
+ * reply (the key's string, false when missing, or an error table when it holds another type, a
+ * rule that changed algorithm), or the identity value's entry. Every algorithm but the sliding
+ * log (which tells the error of its own long form, a list) reads `v` through
+ * `#v == <its length>` or `tonumber(v)`, both of which take false and a table for no state: no
+ * `type` call is needed. A state whose slots were unpacked with its entry is read from them.
  */
-function readState(rule: RuleShape, i: number): string {
-  if (rule.field !== undefined) return `local v = v${i}`
-  return `local v = redis.pcall('GET', key)`
+function loadState(rule: RuleShape, i: number): string {
+  const identity = identityRule(rule, i)
+  if (identity === undefined) return `local v = redis.pcall('GET', key)${rule.algorithm.load()}`
+  if (identity.state.kind === 'slots') {
+    return `-- Its slots were unpacked with its entry.${rule.algorithm.load(slotNames(identity))}`
+  }
+  return `local v = v${i}${rule.algorithm.load()}`
 }
 
 /**
@@ -359,18 +367,24 @@ function writeState(algorithm: LuaAlgorithm, marginMs: number, serverTime: boole
 
 /** The rules kept in the identity value, and the shape of their states. */
 function identityFields(rules: readonly RuleShape[]): readonly IdentityRule[] {
-  const fields: IdentityRule[] = []
-  rules.forEach((rule, index) => {
-    if (rule.field === undefined) return
-    const { code } = rule.algorithm
-    const [unitsPerMs, , third] = rule.params.map(Number)
-    const numeric =
-      code === leakyQueueLua.code || (code === gcraLua.code && !splitTicks(unitsPerMs!, third!))
-    // A packed state: the tag byte and a double per slot (packed-state.ts).
-    const slots = code === slidingWindowLua.code ? (third! > 0 ? third! + 1 : 3) : 2
-    fields.push({ i: index + 1, field: rule.field, numeric, bytes: 1 + 8 * slots })
-  })
-  return fields
+  return rules.flatMap((rule, index) => identityRule(rule, index + 1) ?? [])
+}
+
+/** Rule `i` as the identity value holds it; undefined when it has a key of its own. */
+function identityRule(rule: RuleShape, i: number): IdentityRule | undefined {
+  if (rule.field === undefined) return undefined
+  return { i, field: rule.field, state: identityState(rule) }
+}
+
+function identityState({ algorithm, params }: RuleShape): IdentityState {
+  const { code } = algorithm
+  const [unitsPerMs, , third] = params.map(Number)
+  if (code === leakyQueueLua.code) return { kind: 'number' }
+  if (code === gcraLua.code && !splitTicks(unitsPerMs!, third!)) return { kind: 'number' }
+  // Sub-window counters: the tag byte and a double per sub-window and one more.
+  if (code === slidingWindowLua.code && third! > 0) return { kind: 'bytes', bytes: 9 + 8 * third! }
+  // A packed state: the tag byte (the algorithm's code) and a double per slot (packed-state.ts).
+  return { kind: 'slots', tag: code, slots: code === slidingWindowLua.code ? 3 : 2 }
 }
 
 const readIdentity = (key: string, fields: readonly IdentityRule[]) =>
@@ -380,17 +394,17 @@ const writeIdentity = (key: string, fields: readonly IdentityRule[]) =>
   fields.length === 0 ? '' : writeIdentityLua(key, fields)
 
 /**
- * Keeps rule `i`'s state `s` in the identity value (written once, after every rule), with the
+ * Keeps rule `rule`'s state `s` in the identity value (written once, after every rule), with the
  * deadline at which it is fresh again plus the margin.
  */
 function saveFreshState(
   algorithm: LuaAlgorithm,
-  i: number,
+  rule: IdentityRule,
   marginMs: number,
   serverTime: boolean,
 ): string {
   return `local fresh
     do${algorithm.freshAt}
     end
-    ${saveIdentityStateLua(i, algorithm.format, marginMs, serverTime)}`
+    ${saveIdentityStateLua(rule, algorithm.format, marginMs, serverTime)}`
 }

@@ -51,7 +51,7 @@ export const slidingLogLua: LuaAlgorithm = {
   name: 'sliding_log',
   kind: 'window',
   code: 5,
-  load: `
+  load: () => `
     local size, newest, packed = 0, 0, '\\5'
     if type(v) == 'string' then
       -- Anything but a packed log (another algorithm's state: a rule that changed) is no state.

@@ -102,10 +102,10 @@ export const slidingWindowLua: LuaAlgorithm = {
   kind: 'window',
   code: CODE,
   parameters: ['limit', 'windowMs', 'buckets'],
-  load: `
+  load: (read) => `
     if buckets > 0 then${bucketsLoad}
     else
-    ${unpackState(CODE, ['a', 'b', 'c'])}
+    ${unpackState(CODE, ['a', 'b', 'c'], read)}
     if a then
       s = { a, b, c }
       -- A window beyond the next one: the clock stepped back; both counts move into now's

@@ -11,8 +11,8 @@ export const tokenBucketLua: LuaAlgorithm = {
   name: 'token_bucket',
   kind: 'rate',
   code: CODE,
-  load: `
-    ${unpackState(CODE, ['a', 'b'])}
+  load: (read) => `
+    ${unpackState(CODE, ['a', 'b'], read)}
     if a then
       s = { a, b }
       -- A last refill beyond a fill time ahead: the clock stepped back; move it to now.
