@@ -8,7 +8,14 @@
 //
 // ROUNDS (3), OPS_64 (10,000), OPS_1 (1,500) and IN_FLIGHT (1 or 64: only that) change the run.
 import { pathToFileURL } from 'node:url'
-import { type Algorithm, type Charge, fixedWindow, gcra, tokenBucket } from '@tollgate/core'
+import {
+  type Algorithm,
+  type Charge,
+  fixedWindow,
+  gcra,
+  slidingWindow,
+  tokenBucket,
+} from '@tollgate/core'
 import * as now from '@tollgate/redis'
 import { connect, identities, median, runLoad } from './measure.js'
 import { INCR, PEERS, type Subject } from './subjects.js'
@@ -21,18 +28,32 @@ const ROUNDS = env('ROUNDS', 3)
 const OPS = { 1: env('OPS_1', 1500), 64: env('OPS_64', 10_000) }
 const overBudget = new Map<string, number>()
 
-/** A one-rule Tollgate subject on the store's default options, over one build or the other. */
-function tollgate(name: string, store: typeof now, algorithm: Algorithm): Subject {
+/**
+ * A Tollgate subject on the store's default options, over one build or the other: each request
+ * charges every rule of `algorithms` on its identity, in `layout`.
+ */
+function tollgate(
+  name: string,
+  store: typeof now,
+  algorithms: readonly Algorithm[],
+  layout: 'rule' | 'identity' = 'rule',
+): Subject {
   const prefix = `bench:ba:${name.replace(/\W/g, '')}`
   return {
     name,
     prefix,
     async setup(redis) {
-      const limiter = store.redisStore({ client: store.ioredisClient(redis), prefix })
+      const limiter = store.redisStore({ client: store.ioredisClient(redis), prefix, layout })
       return async (identity) => {
-        const charges: Charge[] = [{ rule: 'r0', algorithm, key: identity, cost: 1, shadow: false }]
+        const charges: Charge[] = algorithms.map((algorithm, i) => ({
+          rule: `r${i}`,
+          algorithm,
+          key: identity,
+          cost: 1,
+          shadow: false,
+        }))
         try {
-          return (await limiter.consume(charges, 0)).decisions[0]!.allowed
+          return (await limiter.consume(charges, 0)).decisions.every((d) => d.allowed)
         } catch (error) {
           // Over the default 250 ms budget on a loaded machine: counted, as fail-open would admit.
           if ((error as { code?: unknown }).code !== 'ERR_RL_STORE_UNAVAILABLE') throw error
@@ -50,13 +71,21 @@ const algorithms: [string, Algorithm][] = [
   ['token_bucket', tokenBucket(rate)],
   ['fixed_window', fixedWindow({ limit: 1_000_000, windowMs: 60_000 })],
 ]
+// The three rules of bench:redis's "3 rules, one key per identity".
+const threeRules = [
+  gcra(rate),
+  tokenBucket(rate),
+  slidingWindow({ limit: 1_000_000, windowMs: 60_000 }),
+]
 const subjects: Subject[] = [
   INCR,
   PEERS[0]!,
   ...algorithms.flatMap(([name, algorithm]) => [
-    tollgate(`tollgate ${name} (before)`, before, algorithm),
-    tollgate(`tollgate ${name}`, now, algorithm),
+    tollgate(`tollgate ${name} (before)`, before, [algorithm]),
+    tollgate(`tollgate ${name}`, now, [algorithm]),
   ]),
+  tollgate('tollgate 3 rules, one key per identity (before)', before, threeRules, 'identity'),
+  tollgate('tollgate 3 rules, one key per identity', now, threeRules, 'identity'),
 ]
 const configs = [
   { inFlight: 64, auto: false },
