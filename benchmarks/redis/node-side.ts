@@ -25,12 +25,18 @@ const before =
 type Decide = (identity: string) => Promise<boolean>
 type Subject = { readonly name: string; readonly decide: Decide }
 
-/** A client whose every script call answers, a microtask later, "allowed" for each key. */
+/**
+ * A client whose every script call answers, a microtask later, "allowed" for each key: the
+ * server's time, then for each key what is left and the reset (a passing rule's two integers).
+ */
 function answeringClient(): now.RedisScriptClient {
   const reply = (keys: readonly string[]) => {
-    const out = new Array<number>(1 + 4 * keys.length)
+    const out = new Array<number>(1 + 2 * keys.length)
     out[0] = 1_764_000_000_000
-    for (let i = 0; i < keys.length; i++) out.splice(1 + 4 * i, 4, 1, 999_999, 60_000, 0)
+    for (let i = 0; i < keys.length; i++) {
+      out[1 + 2 * i] = 999_999
+      out[2 + 2 * i] = 60_000
+    }
     return Promise.resolve(out)
   }
   return { evalsha: (_sha, keys) => reply(keys), eval: (_source, keys) => reply(keys) }
