@@ -10,7 +10,7 @@ end
 local t = redis.call('TIME')
 local u = t[2] + 0
 local now = t[1] * 1000 + (u - u % 1000) / 1000
-local reply, w = { now }, 1
+local reply, w = { now, nil, nil, nil, nil, nil, nil }, 1
 do
   local r = 0
   local k, base = r * 2, r * 2
