@@ -15,6 +15,7 @@ import {
   tokenBucket,
 } from '@tollgate/core'
 import { ioredisClient, redisStore } from '@tollgate/redis'
+import { referenceStore } from '@tollgate/test-utils'
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
@@ -226,6 +227,56 @@ describe.skipIf(!redisAvailable)('Redis store, one key per identity', () => {
     const twice = await s.consume([charge('a', window), charge('a', window)], 1_000)
     expect(twice.decisions.map((d) => d.allowed)).toEqual([true, true])
     expect([...entries((await raw.getBuffer(key))!).keys()]).toEqual([fieldOf('a')])
+  })
+
+  it('sends the identity key once, at its first rule, among rules that keep keys of their own', async () => {
+    // Sliding logs keep a key of their own: one before the identity's rules, one between them.
+    const rules = [
+      slidingLog({ limit: 3, windowMs: 60_000 }),
+      gcra({ rate: 5, periodMs: 1_000, burst: 4 }),
+      slidingLog({ limit: 6, windowMs: 60_000 }),
+      tokenBucket({ rate: 2, periodMs: 1_000, burst: 5 }),
+    ]
+    const sent: string[][] = []
+    const client = {
+      ...target.client,
+      evalsha: (sha: string, keys: readonly string[], args: readonly string[]) => {
+        sent.push([...keys])
+        return target.client.evalsha(sha, keys, args)
+      },
+    }
+    const prefix = uniquePrefix('places')
+    const s = redisStore({ client, prefix, time: 'caller', timeoutMs: 10_000, layout: 'identity' })
+    const reference = referenceStore({ dropFresh: true })
+    const request = (identity: string) =>
+      rules.map((algorithm, i) => charge(`r${i}`, algorithm, identity))
+    const identities = ['ip:a', 'ip:b', 'ip:c']
+    let denied = 0
+    for (let step = 0; step < 12; step++) {
+      const now = 1_700_000_000_000 + step * 150
+      // Three identities together (the first alone, the other two in one batch).
+      const got = await Promise.all(identities.map((id) => s.consume(request(id), now)))
+      for (const [index, id] of identities.entries()) {
+        const expected = await reference.consume(request(id), now)
+        expect(got[index]!.decisions, `step ${step}, ${id}`).toEqual(expected.decisions)
+        denied += got[index]!.decisions.filter((d) => !d.allowed).length
+      }
+    }
+    // The limits were reached, each rule's from its own state; and requests went in batches.
+    expect(denied).toBeGreaterThan(0)
+    expect(sent.some((keys) => keys.length === 6)).toBe(true)
+    // Each request sent three keys: the first log's, the identity's, the second log's.
+    for (const keys of sent) {
+      expect(keys.length % 3).toBe(0)
+      for (let at = 0; at < keys.length; at += 3) {
+        const identity = /\{(.*)\}$/.exec(keys[at + 1]!)![1]
+        expect(keys.slice(at, at + 3)).toEqual([
+          `${prefix}:r0:{${identity}}`,
+          `${prefix}:{${identity}}`,
+          `${prefix}:r2:{${identity}}`,
+        ])
+      }
+    }
   })
 
   it('deletes the value when its last state is back to fresh', async () => {

@@ -14,7 +14,7 @@ local reply, w = { now, nil, nil, nil, nil, nil, nil }, 1
 local expiryNow = now
 do
   local r = 0
-  local k, base = r * 2, r * 2
+  local k, base = r, r * 2
   local x1_1, x1_2, d1, x2_1, x2_2, d2
   local others, latest, dirty = '', 0, false
   do
@@ -79,7 +79,7 @@ local fillMs, split = 2000, false
   end
   local s2, r2
   do
-    local key = KEYS[k + 2]
+    local key = KEYS[k + 1]
     local limit, windowMs, calendar = 1000, 86400000, 0
     local s, moved = nil, false
     -- Its slots were unpacked with its entry.
@@ -139,7 +139,7 @@ local fillMs, split = 2000, false
   local a2, m2, e2, t2
   local o2, p2, q2 = s2[1], s2[2], s2[3]
     do
-      local key, s, cost, commit = KEYS[k + 2], s2, c2, true
+      local key, s, cost, commit = KEYS[k + 1], s2, c2, true
       local limit, windowMs, calendar = 1000, 86400000, 0
       local allowed, remaining, reset, retry
       do
@@ -228,7 +228,7 @@ local fillMs, split = 2000, false
     if a2 == 1 then
       s2[1], s2[2], s2[3] = o2, p2, q2
     do
-      local key, s, cost, commit = KEYS[k + 2], s2, 0, false
+      local key, s, cost, commit = KEYS[k + 1], s2, 0, false
       local limit, windowMs, calendar = 1000, 86400000, 0
       local allowed, remaining, reset, retry
       do
@@ -270,7 +270,7 @@ local fillMs, split = 2000, false
     end
     end
     if r2 then
-      local key, s = KEYS[k + 2], s2
+      local key, s = KEYS[k + 1], s2
       local limit, windowMs, calendar = 1000, 86400000, 0
       local fresh
     do
@@ -328,7 +328,7 @@ local fillMs, split = 2000, false
     end
     end
     if a2 == 1 then
-      local key, s = KEYS[k + 2], s2
+      local key, s = KEYS[k + 1], s2
       local limit, windowMs, calendar = 1000, 86400000, 0
       local fresh
     do
@@ -350,7 +350,7 @@ local fillMs, split = 2000, false
     end
     else
     if r2 then
-      local key, s = KEYS[k + 2], s2
+      local key, s = KEYS[k + 1], s2
       local limit, windowMs, calendar = 1000, 86400000, 0
       local fresh
     do

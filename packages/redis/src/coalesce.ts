@@ -8,7 +8,10 @@ import type { Script } from './scripts/index.js'
 /** A request waiting for its rule set's script call. */
 type Waiting = {
   readonly charges: readonly Charge[]
-  /** Its key, or its keys when it charges several rules (one per charge, all different). */
+  /**
+   * Its key, or its keys when it charges several rules: one per charge, all different, but the
+   * identity's once for the rules it holds (RuleSetScripts.sent).
+   */
   readonly keys: string | readonly string[]
   readonly now: number
   readonly resolve: (outcome: Outcome) => void
@@ -112,10 +115,11 @@ export function requestSender(options: {
   }
 
   function send(scripts: RuleSetScripts, lane: Lane, { waiting, deadline }: Batch): void {
-    // Every request of a batch charges the same rules, so the same number of them.
+    // Every request of a batch charges the same rules, so the same number of them and of keys.
     const rules = waiting[0]!.charges.length
+    const keysRead = scripts.keysRead
     const perRequest = serverTime ? rules : rules + 1
-    const keys: string[] = new Array(waiting.length * rules)
+    const keys: string[] = new Array(waiting.length * keysRead)
     const args: string[] = new Array(waiting.length * perRequest)
     for (let i = 0; i < waiting.length; i++) {
       const request = waiting[i]!
@@ -124,10 +128,8 @@ export function requestSender(options: {
         keys[i] = request.keys as string
         args[at] = costText(request.charges[0]!.cost)
       } else {
-        for (let j = 0; j < rules; j++) {
-          keys[i * rules + j] = request.keys[j]!
-          args[at + j] = costText(request.charges[j]!.cost)
-        }
+        for (let j = 0; j < keysRead; j++) keys[i * keysRead + j] = request.keys[j]!
+        for (let j = 0; j < rules; j++) args[at + j] = costText(request.charges[j]!.cost)
       }
       if (!serverTime) args[at + rules] = String(request.now)
     }

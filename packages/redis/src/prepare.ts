@@ -12,7 +12,7 @@ import { MAX_STATE_BYTES } from './scripts/identity-value.js'
 import { type Script, script } from './scripts/index.js'
 import type { LuaAlgorithm } from './scripts/lua-algorithm.js'
 import { luaAlgorithmNamed } from './scripts/registry.js'
-import { type RuleSetShape, ruleSetLua } from './scripts/rule-set.lua.js'
+import { type RuleSetShape, requestKeyPlaces, ruleSetLua } from './scripts/rule-set.lua.js'
 import { slidingLogLua } from './scripts/sliding-log.lua.js'
 
 /**
@@ -73,6 +73,11 @@ export type RuleSetScripts = {
    * the identity value. What a batch is sized by (coalesce.ts).
    */
   readonly keysRead: number
+  /**
+   * Which of a request's keys (one per charge, in order) it sends, by charge index: the
+   * identity's once, at its first rule's place (requestKeyPlaces); undefined when all of them.
+   */
+  readonly sent: readonly number[] | undefined
 }
 
 /**
@@ -152,11 +157,12 @@ export function chargePreparer(
     const source = ruleSetLua({ rules, ...clock, requests: 'many' })
     let found = scriptsBySource.get(source)
     if (found === undefined && scriptsBySource.size < MAX_RULE_SETS) {
-      const inValue = rules.filter((rule) => rule.field !== undefined).length
+      const { sent } = requestKeyPlaces(rules)
       found = {
         one: script(ruleSetLua({ rules, ...clock, requests: 'one' })),
         many: script(source),
-        keysRead: rules.length - inValue + (inValue > 0 ? 1 : 0),
+        keysRead: sent.length,
+        sent: sent.length === rules.length ? undefined : sent,
       }
       scriptsBySource.set(source, found)
     }

@@ -279,7 +279,11 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
           const keys = charges.map(preparer.keyOf)
           const apart = layout === 'identity' ? distinctRules(charges) : distinct(keys)
           const script = apart ? preparer.ruleSetScript(charges) : undefined
-          if (script !== undefined) return send(script, charges, keys, now)
+          if (script !== undefined) {
+            // The identity's key once for all the rules it holds (RuleSetScripts.sent).
+            const sent = script.sent === undefined ? keys : script.sent.map((i) => keys[i]!)
+            return send(script, charges, sent, now)
+          }
         }
         return consumeMany(charges, now)
       } catch (error) {
