@@ -280,8 +280,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
           const apart = layout === 'identity' ? distinctRules(charges) : distinct(keys)
           const script = apart ? preparer.ruleSetScript(charges) : undefined
           if (script !== undefined) {
-            // The identity's key once for all the rules it holds (RuleSetScripts.sent).
-            const sent = script.sent === undefined ? keys : script.sent.map((i) => keys[i]!)
+            const sent = script.sent === undefined ? keys : keysSent(keys, script.sent)
             return send(script, charges, sent, now)
           }
         }
@@ -447,6 +446,16 @@ function sameParams(a: Charge, b: Charge): boolean {
 }
 
 /** Every charge keys on the same identity, so their Redis keys share a hash tag and a slot. */
+/**
+ * The keys a rule-set script is sent, by charge index (RuleSetScripts.sent): the identity's once
+ * for all the rules its value holds. A loop, not `map`: no closure per request.
+ */
+function keysSent(keys: readonly string[], sent: readonly number[]): string[] {
+  const out = new Array<string>(sent.length)
+  for (let i = 0; i < sent.length; i++) out[i] = keys[sent[i]!]!
+  return out
+}
+
 function oneIdentity(charges: readonly Charge[]): boolean {
   for (let i = 1; i < charges.length; i++) if (charges[i]!.key !== charges[0]!.key) return false
   return true
