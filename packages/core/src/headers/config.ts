@@ -1,5 +1,6 @@
 import type { RuleDecision, Verdict } from '../limiter/types.js'
 import type { PolicyFields } from './policy-fields.js'
+import type { FieldWriter } from './types.js'
 
 /**
  * Which IETF RateLimit fields to send (draft-ietf-httpapi-ratelimit-headers):
@@ -30,15 +31,16 @@ export type HeaderConfig = {
   readonly epochReset: (second: number) => string
   /** The families these options turn on, in the order their fields are sent. */
   readonly families: readonly HeaderFamily[]
-  /** True when the families are the defaults, which `writeRateLimitFields` writes straight. */
-  readonly defaultFamilies: boolean
 }
+
+/** A listed decision's `pk` value (a serialized byte sequence), or undefined for none. */
+export type PartitionKeyOf = (decision: RuleDecision) => string | undefined
 
 /**
  * One family of rate-limit fields (`X-RateLimit-*`, draft-6, draft-7, the current draft): one
  * module each, listed in `families/index.ts`, whose table every reader of the families uses:
  * option validation, the field names (`Access-Control-Expose-Headers`), merging with another
- * middleware's fields, and the fast path.
+ * middleware's fields, and writing them.
  */
 export type HeaderFamily = {
   /** The `standardHeaders` values that select it; none for `X-RateLimit-*` (`legacyHeaders`). */
@@ -54,14 +56,17 @@ export type HeaderFamily = {
    * single-valued ones, and those whose form differs between drafts.
    */
   readonly merged: readonly string[]
-  /** Appends a verdict's fields, in order; `partitionKeys` maps rule id → `pk` byte sequence. */
+  /**
+   * Writes a verdict's fields, in order, and returns how many it wrote; `partitionKeyOf` gives
+   * each listed decision's `pk` when partition keys are on.
+   */
   readonly write: (
-    out: Array<readonly [string, string]>,
+    writer: FieldWriter,
     verdict: Verdict,
     now: number,
     config: HeaderConfig,
-    partitionKeys: ReadonlyMap<string, string> | undefined,
-  ) => void
+    partitionKeyOf: PartitionKeyOf | undefined,
+  ) => number
 }
 
 /**

@@ -112,19 +112,24 @@ function buildPolicyFields(decision: RuleDecision): PolicyFields {
 /** Returns the cached fields of a decision's rule, building them on first sight. */
 export function createPolicyFieldCache(): (decision: RuleDecision) => PolicyFields {
   const cache = new Map<string, PolicyFields>()
+  // The last rule's fields, checked before the map: a response asks once per family.
+  let lastRule = ''
+  let last: PolicyFields | undefined
+  const fresh = (fields: PolicyFields | undefined, decision: RuleDecision) =>
+    fields !== undefined &&
+    fields.quota === decision.policy.quota &&
+    fields.windowMs === decision.policy.windowMs &&
+    fields.limit === decision.limit
   return function policyFields(decision) {
-    const cached = cache.get(decision.rule)
-    if (
-      cached !== undefined &&
-      cached.quota === decision.policy.quota &&
-      cached.windowMs === decision.policy.windowMs &&
-      cached.limit === decision.limit
-    ) {
-      return cached
+    if (decision.rule === lastRule && fresh(last, decision)) return last!
+    let fields = cache.get(decision.rule)
+    if (!fresh(fields, decision)) {
+      fields = buildPolicyFields(decision)
+      if (cache.size >= CACHE_LIMIT) cache.clear()
+      cache.set(decision.rule, fields)
     }
-    const fields = buildPolicyFields(decision)
-    if (cache.size >= CACHE_LIMIT) cache.clear()
-    cache.set(decision.rule, fields)
-    return fields
+    lastRule = decision.rule
+    last = fields
+    return fields!
   }
 }

@@ -1,3 +1,4 @@
+import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import type { Verdict } from '../limiter/types.js'
 import { nodeSha256 } from '../node/sha256.js'
@@ -81,5 +82,67 @@ describe('writeFields with partition keys', () => {
     expect(responder.writesPartitionKeys).toBe(false)
     expect(written({}, VERDICTS[0]!, 0, responder).join()).not.toContain('pk=')
     expect(createResponder({}).writesPartitionKeys).toBe(true)
+  })
+})
+
+describe('fields over generated verdicts', () => {
+  const rule = fc.constantFrom('api', 'burst', 'ünïcode', 'a"b')
+  const decisionArb = fc
+    .record({
+      rule,
+      mode: fc.constantFrom('enforce', 'shadow') as fc.Arbitrary<'enforce' | 'shadow'>,
+      allowed: fc.boolean(),
+      remaining: fc.nat(1000),
+      quota: fc.constantFrom(10, 100, 1000),
+      windowMs: fc.constantFrom(100, 1000, 60_000, 1500),
+      burst: fc.nat(50),
+      resetAfterMs: fc.nat(120_000),
+      retryAfterMs: fc.option(fc.nat(120_000), { nil: undefined }),
+      key: fc.string({ unit: 'grapheme', maxLength: 12 }),
+    })
+    .map((d) =>
+      decision(d.rule, {
+        mode: d.mode,
+        allowed: d.allowed,
+        remaining: d.allowed ? d.remaining : 0,
+        policy: { quota: d.quota, windowMs: d.windowMs },
+        limit: d.quota + d.burst,
+        resetAfterMs: d.resetAfterMs,
+        retryAfterMs: d.allowed ? undefined : d.retryAfterMs,
+        key: d.key,
+      }),
+    )
+  // One decision per rule, as the limiter gives.
+  const verdictArb = fc
+    .uniqueArray(decisionArb, { maxLength: 4, selector: (d) => d.rule })
+    .map((decisions) => verdict(decisions))
+  const carrying = OPTIONS.filter((o) => o.standardHeaders === undefined)
+  const now = fc.integer({ min: 0, max: 2_000_000_000_000 })
+
+  it('with a synchronous hash, writes what Web Crypto answers, for every field option', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...carrying), verdictArb, now, async (base, v, at) => {
+        const options = { ...base, partitionKey: true }
+        const hashing = createResponder(options, { sha256: nodeSha256 })
+        const built = await createResponder(options).respondWithKeys(v, at)
+        expect(hashing.respondWithKeys(v, at)).toEqual(built)
+        if (built.allowed) expect(written(options, v, at, hashing)).toEqual(built.headers)
+      }),
+    )
+  })
+
+  it('a responder that has answered others answers each verdict as a fresh one does', () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...OPTIONS),
+        fc.array(fc.tuple(verdictArb, now), { minLength: 1, maxLength: 12 }),
+        (options, answers) => {
+          const longLived = createResponder(options)
+          for (const [v, at] of answers) {
+            expect(longLived.respond(v, at)).toEqual(createResponder(options).respond(v, at))
+          }
+        },
+      ),
+    )
   })
 })

@@ -4,6 +4,7 @@ import {
   type HeaderConfig,
   isListed,
   type LegacyReset,
+  type PartitionKeyOf,
   retryAfterSeconds,
   type StandardHeaders,
 } from '../headers/config.js'
@@ -171,10 +172,15 @@ export function createResponder(
     )
   }
   const hash = keyOf === undefined ? undefined : createPartitionKeyHasher(undefined, runtime.sha256)
-  // With a synchronous hash every `pk` is known at once: the fields can be written straight.
+  // With a synchronous hash every `pk` is known at once: the fields ask for each as they go.
   const keysAtOnce = hash !== undefined && runtime.sha256 !== undefined
-  // `writeFields` is synchronous and keeps nothing of its `pk` values: one map serves every call.
-  const writtenKeys = new Map<string, string>()
+  const partitionKeyNow: PartitionKeyOf | undefined = keysAtOnce
+    ? (decision) => {
+        const key = partitionKeyText(keyOf!(decision))
+        // A hasher over the runtime's synchronous SHA-256 answers with the text itself.
+        return key === undefined ? undefined : (hash!(key) as string)
+      }
+    : undefined
   const quotaExceeded = createQuotaExceededBodies()
 
   function refuse(
@@ -201,9 +207,9 @@ export function createResponder(
   function respondWith(
     verdict: Verdict,
     now: number,
-    pks?: ReadonlyMap<string, string>,
+    partitionKeyOf?: PartitionKeyOf,
   ): LimitResponse {
-    const headers = rateLimitHeaders(verdict, now, config, pks)
+    const headers = rateLimitHeaders(verdict, now, config, partitionKeyOf)
     if (verdict.allowed) {
       if (expose !== undefined && headers.length > 0) headers.push(expose)
       return { allowed: true, status: undefined, headers, body: undefined, problem: undefined }
@@ -244,11 +250,8 @@ export function createResponder(
     for (let i = 0; i < decisions.length; i++) {
       const decision = decisions[i]!
       if (!isListed(decision, config.shadowPolicies)) continue
-      const given: unknown = keyOf!(decision)
-      // Text (or a number, as text) is hashed; `null`, an object or '' would all hash to one
-      // `pk` shared by every client, so they add none.
-      const key = typeof given === 'number' ? String(given) : given
-      if (typeof key !== 'string' || key === '') continue
+      const key = partitionKeyText(keyOf!(decision))
+      if (key === undefined) continue
       const pk = hash!(key)
       if (typeof pk === 'string') pks.set(decision.rule, pk)
       else {
@@ -265,21 +268,17 @@ export function createResponder(
     respond: (verdict, now) => respondWith(verdict, now),
     writesPartitionKeys: keyOf === undefined || keysAtOnce,
     writeFields(verdict, now, writer) {
-      let pks: Map<string, string> | undefined
-      if (keysAtOnce) {
-        pks = writtenKeys
-        pks.clear()
-        partitionKeysOf(verdict, pks)
-      }
-      const written = writeRateLimitFields(verdict, now, config, writer, pks)
+      const written = writeRateLimitFields(verdict, now, config, writer, partitionKeyNow)
       if (expose !== undefined && written > 0) writer.write(expose[0], expose[1])
     },
     respondWithKeys(verdict, now) {
       if (keyOf === undefined || hash === undefined) return respondWith(verdict, now)
+      if (partitionKeyNow !== undefined) return respondWith(verdict, now, partitionKeyNow)
       const pks = new Map<string, string>()
       const pending = partitionKeysOf(verdict, pks)
-      if (pending === undefined) return respondWith(verdict, now, pks)
-      return Promise.all(pending).then(() => respondWith(verdict, now, pks))
+      const pkOf: PartitionKeyOf = (decision) => pks.get(decision.rule)
+      if (pending === undefined) return respondWith(verdict, now, pkOf)
+      return Promise.all(pending).then(() => respondWith(verdict, now, pkOf))
     },
     respondToError(error) {
       if (!isRateLimitError(error)) return undefined
@@ -359,6 +358,15 @@ function isFieldValue(value: unknown): boolean {
     }
   }
   return true
+}
+
+/**
+ * The text a partition key is hashed from: a number as text; `null`, an object or '' would all
+ * hash to one `pk` shared by every client, so they give none.
+ */
+function partitionKeyText(given: unknown): string | undefined {
+  const key = typeof given === 'number' ? String(given) : given
+  return typeof key === 'string' && key !== '' ? key : undefined
 }
 
 function partitionKeySource(

@@ -11,13 +11,15 @@ export const CURRENT = {
   names: ['RateLimit', 'RateLimit-Policy'],
   singleValued: [],
   merged: ['ratelimit-policy'],
-  write(out, verdict, _now, config, partitionKeys) {
+  write(writer, verdict, _now, config, partitionKeyOf) {
     let policies = ''
     let limits = ''
-    for (const decision of verdict.decisions) {
+    const decisions = verdict.decisions
+    for (let i = 0; i < decisions.length; i++) {
+      const decision = decisions[i]!
       if (!isListed(decision, config.shadowPolicies)) continue
       const fields = config.policyFields(decision)
-      const pk = partitionKeys?.get(decision.rule)
+      const pk = partitionKeyOf?.(decision)
       const pkParam = pk === undefined ? '' : `;pk=${pk}`
       const separator = policies === '' ? '' : ', '
       policies += separator + fields.policyItem + pkParam
@@ -29,6 +31,9 @@ export const CURRENT = {
           : `;t=${effectiveWindowSeconds(decision)}`
       limits += `${separator}${fields.rateItemPrefix}${decision.remaining}${t}${pkParam}`
     }
-    if (policies !== '') out.push(['RateLimit-Policy', policies], ['RateLimit', limits])
+    if (policies === '') return 0
+    writer.write('RateLimit-Policy', policies)
+    writer.write('RateLimit', limits)
+    return 2
   },
 } as const satisfies HeaderFamily

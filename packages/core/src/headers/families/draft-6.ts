@@ -12,14 +12,14 @@ export const DRAFT_6 = {
   merged: ['ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'ratelimit-policy'],
   /** The fields of one rule, merged as one (lower-case). */
   group: { limit: 'ratelimit-limit', remaining: 'ratelimit-remaining', reset: 'ratelimit-reset' },
-  write(out, verdict, _now, config) {
+  write(writer, verdict, _now, config) {
     const deciding = reportableDeciding(verdict)
-    if (deciding === undefined) return
-    out.push(
-      ['RateLimit-Policy', config.policyFields(deciding).legacyPolicyItem],
-      ['RateLimit-Limit', String(deciding.limit)],
-      ['RateLimit-Remaining', String(deciding.remaining)],
-      ['RateLimit-Reset', String(effectiveWindowSeconds(deciding))],
-    )
+    if (deciding === undefined) return 0
+    const fields = config.policyFields(deciding)
+    writer.write('RateLimit-Policy', fields.legacyPolicyItem)
+    writer.write('RateLimit-Limit', fields.limitText)
+    writer.write('RateLimit-Remaining', String(deciding.remaining))
+    writer.write('RateLimit-Reset', String(effectiveWindowSeconds(deciding)))
+    return 4
   },
 } as const satisfies HeaderFamily & { group: object }

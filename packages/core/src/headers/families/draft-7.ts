@@ -11,13 +11,15 @@ export const DRAFT_7 = {
   names: ['RateLimit', 'RateLimit-Policy'],
   singleValued: [],
   merged: ['ratelimit', 'ratelimit-policy'],
-  write(out, verdict, _now, config) {
+  write(writer, verdict, _now, config) {
     const deciding = reportableDeciding(verdict)
-    if (deciding === undefined) return
+    if (deciding === undefined) return 0
     const reset = effectiveWindowSeconds(deciding)
-    out.push(
-      ['RateLimit-Policy', config.policyFields(deciding).legacyPolicyItem],
-      ['RateLimit', `limit=${deciding.limit}, remaining=${deciding.remaining}, reset=${reset}`],
+    writer.write('RateLimit-Policy', config.policyFields(deciding).legacyPolicyItem)
+    writer.write(
+      'RateLimit',
+      `limit=${deciding.limit}, remaining=${deciding.remaining}, reset=${reset}`,
     )
+    return 2
   },
 } as const satisfies HeaderFamily

@@ -1,4 +1,4 @@
-import type { HeaderFamily, LegacyReset, StandardHeaders } from '../config.js'
+import type { HeaderFamily, StandardHeaders } from '../config.js'
 import { CURRENT } from './current.js'
 import { DRAFT_6 } from './draft-6.js'
 import { DRAFT_7 } from './draft-7.js'
@@ -7,7 +7,7 @@ import { X_RATELIMIT } from './x-ratelimit.js'
 /**
  * Every family of rate-limit fields, in the order a response carries them. Adding one is its
  * module, a line here, and its `standardHeaders` value in `StandardHeaders`; option validation,
- * field names, merging and the fast path all read this table.
+ * field names, merging and writing all read this table.
  */
 export const FAMILIES: readonly HeaderFamily[] = [X_RATELIMIT, DRAFT_6, DRAFT_7, CURRENT]
 
@@ -17,24 +17,18 @@ export const STANDARD_HEADERS: ReadonlyArray<StandardHeaders | false> = [
   ...FAMILIES.flatMap((family) => family.standardHeaders),
 ]
 
-/** The families a configuration sends, and whether they are the defaults (the fast path). */
+/** The families a configuration sends, in the order their fields go out. */
 export function familiesFor(options: {
   readonly legacyHeaders: boolean
-  readonly legacyReset: LegacyReset
   readonly standardHeaders: StandardHeaders | false
-}): { families: readonly HeaderFamily[]; defaultFamilies: boolean } {
+}): { families: readonly HeaderFamily[] } {
   const families = FAMILIES.filter((family) =>
     family === X_RATELIMIT
       ? options.legacyHeaders
       : options.standardHeaders !== false &&
         family.standardHeaders.includes(options.standardHeaders),
   )
-  const defaultFamilies =
-    options.legacyReset === 'epoch-seconds' &&
-    families.length === 2 &&
-    families[0] === X_RATELIMIT &&
-    families[1] === CURRENT
-  return { families, defaultFamilies }
+  return { families }
 }
 
 /** Every field name a set of families can send, for `Access-Control-Expose-Headers`. */

@@ -17,17 +17,19 @@ export const X_RATELIMIT = {
     remaining: 'x-ratelimit-remaining',
     reset: 'x-ratelimit-reset',
   },
-  write(out, verdict, now, config) {
+  write(writer, verdict, now, config) {
     const deciding = reportableDeciding(verdict)
-    if (deciding === undefined) return
-    const reset =
+    if (deciding === undefined) return 0
+    // The limit's text is made once per rule, an epoch second's once per second: every request
+    // of that second sends the same.
+    writer.write('X-RateLimit-Limit', config.policyFields(deciding).limitText)
+    writer.write('X-RateLimit-Remaining', String(deciding.remaining))
+    writer.write(
+      'X-RateLimit-Reset',
       config.legacyReset === 'epoch-seconds'
-        ? Math.ceil((now + deciding.resetAfterMs) / 1000)
-        : Math.max(0, Math.ceil(deciding.resetAfterMs / 1000))
-    out.push(
-      ['X-RateLimit-Limit', String(deciding.limit)],
-      ['X-RateLimit-Remaining', String(deciding.remaining)],
-      ['X-RateLimit-Reset', String(reset)],
+        ? config.epochReset(Math.ceil((now + deciding.resetAfterMs) / 1000))
+        : String(Math.max(0, Math.ceil(deciding.resetAfterMs / 1000))),
     )
+    return 3
   },
 } as const satisfies HeaderFamily & { group: object }
