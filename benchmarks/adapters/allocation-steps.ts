@@ -47,7 +47,8 @@ const fakeNodeResponse = {
 }
 const koaMiddleware = koaRateLimit(TOLLGATE_RULES)
 const koaContext = {
-  req: { headers: {}, socket: { remoteAddress: ADDRESS } },
+  // Node's raw header list: the adapters check it for a list Node may have cut.
+  req: { headers: {}, rawHeaders: [], socket: { remoteAddress: ADDRESS } },
   res: fakeNodeResponse,
   method: 'GET',
   originalUrl: '/',
@@ -68,6 +69,7 @@ const koaStep: Step = () => {
 const expressMiddleware = expressRateLimit(TOLLGATE_RULES)
 const expressRequest = {
   headers: {},
+  rawHeaders: [],
   socket: { remoteAddress: ADDRESS },
   method: 'GET',
   originalUrl: '/',
@@ -92,10 +94,16 @@ const honoContext = {
   req: { method: 'GET', path: '/', header: noHeader, raw: {} },
   env: undefined,
   get: () => undefined,
-  res: { status: 200, headers: { append() {} } },
+  res: { status: 200, headers: { append() {}, set() {} } },
   header() {},
 }
-const honoStep: Step = () => honoMiddleware(honoContext as never, () => RESOLVED)
+// The middleware marks a context whose response carries its fields (a symbol of its own): taken
+// off once the request is done, as Koa's `onerror` is, so that the next one writes afresh.
+const honoStep: Step = () =>
+  honoMiddleware(honoContext as never, () => RESOLVED).then(() => {
+    for (const mark of Object.getOwnPropertySymbols(honoContext))
+      delete (honoContext as Record<symbol, unknown>)[mark]
+  })
 
 export const steps = {
   core: coreStep,
