@@ -2,29 +2,50 @@
  * One admitted request through Tollgate's own code, with the framework faked away: the adapter
  * kit's path (identities, decide, fields) and each adapter's middleware over a context whose
  * response keeps nothing.
+ *
+ * BENCH_CLIENTS: how many client addresses the requests come from, in turn (default 1: every
+ * cache warm; 100000: the limiter meets each address again only after every other one).
+ * BENCH_FIELDS: which fields the middlewares send: 'default' (X-RateLimit-* and the current
+ * RateLimit fields), 'two' (the current ones alone), 'two, partition key' (with `pk`).
  */
 import { createAdapterKit, type FieldSink, type Framework } from '@tollgate/core/adapter'
+import { nodeSha256 } from '@tollgate/core/node'
 import { rateLimit as expressRateLimit } from '@tollgate/express'
 import { rateLimit as honoRateLimit } from '@tollgate/hono'
 import { rateLimit as koaRateLimit } from '@tollgate/koa'
+import { clientAddresses } from './clients.js'
 import { TOLLGATE_RULES } from './config.js'
 
 export type Step = () => unknown
 
 export const RESOLVED = Promise.resolve()
-const ADDRESS = '127.0.0.1'
 const noHeader = () => undefined
+
+const FIELDS = {
+  default: {},
+  two: { legacyHeaders: false },
+  'two, partition key': { legacyHeaders: false, partitionKey: true },
+} as const
+const fieldsName = (process.env['BENCH_FIELDS'] ?? 'default') as keyof typeof FIELDS
+const OPTIONS = FIELDS[fieldsName]
+if (OPTIONS === undefined) {
+  throw new Error(`BENCH_FIELDS: one of ${Object.keys(FIELDS).join(', ')}, got ${fieldsName}`)
+}
+const nextAddress = clientAddresses(Number(process.env['BENCH_CLIENTS'] ?? 1))
+/** The address of the request being made: each step takes the next one. */
+let address = nextAddress()
 
 // The kit, over a request that is a plain object: what every adapter asks of core per request.
 type FakeRequest = { readonly method: string; readonly path: string }
 const fakeFramework: Framework<FakeRequest> = {
   method: (req) => req.method,
   path: (req) => req.path,
-  socketAddress: () => ADDRESS,
+  socketAddress: () => address,
   header: () => undefined,
   user: () => undefined,
+  sha256: nodeSha256,
 }
-const kit = createAdapterKit<FakeRequest, undefined>(TOLLGATE_RULES, {}, fakeFramework)
+const kit = createAdapterKit<FakeRequest, undefined>(TOLLGATE_RULES, OPTIONS, fakeFramework)
 const fakeRequest: FakeRequest = { method: 'GET', path: '/' }
 const discardFields = { write() {} }
 const discard: FieldSink<undefined> = {
@@ -33,8 +54,12 @@ const discard: FieldSink<undefined> = {
 }
 // Decided alone, then with its fields written straight from the verdict, as adapters do. The
 // memory store decides synchronously, so `enter` returns a decided pass.
-const coreStep: Step = () => kit.enter(fakeRequest, undefined)
+const coreStep: Step = () => {
+  address = nextAddress()
+  return kit.enter(fakeRequest, undefined)
+}
 const coreFieldsStep: Step = () => {
+  address = nextAddress()
   const pass = kit.enter(fakeRequest, undefined)
   pass?.writeFields(discard, undefined)
   return pass
@@ -45,10 +70,11 @@ const fakeNodeResponse = {
   getHeaderNames: () => [] as string[],
   setHeader() {},
 }
-const koaMiddleware = koaRateLimit(TOLLGATE_RULES)
+const koaMiddleware = koaRateLimit(TOLLGATE_RULES, OPTIONS)
+const koaSocket = { remoteAddress: address }
 const koaContext = {
   // Node's raw header list: the adapters check it for a list Node may have cut.
-  req: { headers: {}, rawHeaders: [], socket: { remoteAddress: ADDRESS } },
+  req: { headers: {}, rawHeaders: [], socket: koaSocket },
   res: fakeNodeResponse,
   method: 'GET',
   originalUrl: '/',
@@ -60,17 +86,19 @@ const koaContext = {
 // A real context lives for one request; the middleware puts its `onerror` on it, so it is taken
 // off again (deleting the last property added rolls its shape back, allocating nothing).
 const koaStep: Step = () => {
+  koaSocket.remoteAddress = nextAddress()
   const done = koaMiddleware(koaContext as never, () => RESOLVED)
   delete (koaContext as { onerror?: unknown }).onerror
   return done
 }
 
 // Express: the same response, and `next` called synchronously.
-const expressMiddleware = expressRateLimit(TOLLGATE_RULES)
+const expressMiddleware = expressRateLimit(TOLLGATE_RULES, OPTIONS)
+const expressSocket = { remoteAddress: address }
 const expressRequest = {
   headers: {},
   rawHeaders: [],
-  socket: { remoteAddress: ADDRESS },
+  socket: expressSocket,
   method: 'GET',
   originalUrl: '/',
   url: '/',
@@ -83,12 +111,15 @@ const expressResponse = {
   once() {},
   on() {},
 }
-const expressStep: Step = () =>
-  expressMiddleware(expressRequest as never, expressResponse as never, () => {})
+const expressStep: Step = () => {
+  expressSocket.remoteAddress = nextAddress()
+  return expressMiddleware(expressRequest as never, expressResponse as never, () => {})
+}
 
 // Hono: a context whose finished response takes the fields and keeps nothing.
 const honoMiddleware = honoRateLimit(TOLLGATE_RULES, {
-  getConnInfo: () => ({ remote: { address: ADDRESS } }),
+  ...OPTIONS,
+  getConnInfo: () => ({ remote: { address } }),
 })
 const honoContext = {
   req: { method: 'GET', path: '/', header: noHeader, raw: {} },
@@ -99,11 +130,13 @@ const honoContext = {
 }
 // The middleware marks a context whose response carries its fields (a symbol of its own): taken
 // off once the request is done, as Koa's `onerror` is, so that the next one writes afresh.
-const honoStep: Step = () =>
-  honoMiddleware(honoContext as never, () => RESOLVED).then(() => {
+const honoStep: Step = () => {
+  address = nextAddress()
+  return honoMiddleware(honoContext as never, () => RESOLVED).then(() => {
     for (const mark of Object.getOwnPropertySymbols(honoContext))
       delete (honoContext as Record<symbol, unknown>)[mark]
   })
+}
 
 export const steps = {
   core: coreStep,

@@ -24,12 +24,11 @@ export const CURRENT = {
       const separator = policies === '' ? '' : ', '
       policies += separator + fields.policyItem + pkParam
       // Slots in flight come back when requests end, at no time anyone can tell: an admitted
-      // concurrency decision has no `t`.
-      const t =
+      // concurrency decision has no `t`. One template each: no string is made for `t` alone.
+      limits +=
         decision.allowed && decision.policy.unit !== undefined
-          ? ''
-          : `;t=${effectiveWindowSeconds(decision)}`
-      limits += `${separator}${fields.rateItemPrefix}${decision.remaining}${t}${pkParam}`
+          ? `${separator}${fields.rateItemPrefix}${decision.remaining}${pkParam}`
+          : `${separator}${fields.rateItemPrefix}${decision.remaining};t=${effectiveWindowSeconds(decision)}${pkParam}`
     }
     if (policies === '') return 0
     writer.write('RateLimit-Policy', policies)
