@@ -26,12 +26,13 @@ const FIELDS = {
   two: { legacyHeaders: false },
   'two, partition key': { legacyHeaders: false, partitionKey: true },
 } as const
-const fieldsName = (process.env['BENCH_FIELDS'] ?? 'default') as keyof typeof FIELDS
+const { BENCH_CLIENTS = '1', BENCH_FIELDS = 'default' } = process.env
+const fieldsName = BENCH_FIELDS as keyof typeof FIELDS
 const OPTIONS = FIELDS[fieldsName]
 if (OPTIONS === undefined) {
   throw new Error(`BENCH_FIELDS: one of ${Object.keys(FIELDS).join(', ')}, got ${fieldsName}`)
 }
-const nextAddress = clientAddresses(Number(process.env['BENCH_CLIENTS'] ?? 1))
+const nextAddress = clientAddresses(Number(BENCH_CLIENTS))
 /** The address of the request being made: each step takes the next one. */
 let address = nextAddress()
 
