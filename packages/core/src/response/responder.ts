@@ -153,7 +153,7 @@ export function createResponder(
   }
   const config: HeaderConfig = {
     ...fields,
-    ...familiesFor(fields),
+    families: familiesFor(fields),
     shadowPolicies: checkBoolean('shadowPolicies', options.shadowPolicies ?? false),
     policyFields: createPolicyFieldCache(),
     epochReset: createEpochResetCache(),

@@ -21,14 +21,13 @@ export const STANDARD_HEADERS: ReadonlyArray<StandardHeaders | false> = [
 export function familiesFor(options: {
   readonly legacyHeaders: boolean
   readonly standardHeaders: StandardHeaders | false
-}): { families: readonly HeaderFamily[] } {
-  const families = FAMILIES.filter((family) =>
+}): readonly HeaderFamily[] {
+  return FAMILIES.filter((family) =>
     family === X_RATELIMIT
       ? options.legacyHeaders
       : options.standardHeaders !== false &&
         family.standardHeaders.includes(options.standardHeaders),
   )
-  return { families }
 }
 
 /** Every field name a set of families can send, for `Access-Control-Expose-Headers`. */
