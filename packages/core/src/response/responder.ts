@@ -8,7 +8,7 @@ import {
   retryAfterSeconds,
   type StandardHeaders,
 } from '../headers/config.js'
-import { familiesFor, STANDARD_HEADERS } from '../headers/families/index.js'
+import { areDefaultFamilies, familiesFor, STANDARD_HEADERS } from '../headers/families/index.js'
 import { createPartitionKeyHasher, type Sha256Digest } from '../headers/partition-key.js'
 import { createPolicyFieldCache, policyName } from '../headers/policy-fields.js'
 import {
@@ -151,9 +151,11 @@ export function createResponder(
       STANDARD_HEADERS,
     ),
   }
+  const families = familiesFor(fields)
   const config: HeaderConfig = {
     ...fields,
-    families: familiesFor(fields),
+    families,
+    defaultFamilies: areDefaultFamilies(families, fields.legacyReset),
     shadowPolicies: checkBoolean('shadowPolicies', options.shadowPolicies ?? false),
     policyFields: createPolicyFieldCache(),
     epochReset: createEpochResetCache(),
