@@ -31,8 +31,6 @@ export type HeaderConfig = {
   readonly epochReset: (second: number) => string
   /** The families these options turn on, in the order their fields are sent. */
   readonly families: readonly HeaderFamily[]
-  /** True when the families are the defaults, which `writeRateLimitFields` writes straight. */
-  readonly defaultFamilies: boolean
 }
 
 /** A listed decision's `pk` value (a serialized byte sequence), or undefined for none. */

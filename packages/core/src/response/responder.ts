@@ -8,7 +8,7 @@ import {
   retryAfterSeconds,
   type StandardHeaders,
 } from '../headers/config.js'
-import { areDefaultFamilies, familiesFor, STANDARD_HEADERS } from '../headers/families/index.js'
+import { familiesFor, STANDARD_HEADERS } from '../headers/families/index.js'
 import { createPartitionKeyHasher, type Sha256Digest } from '../headers/partition-key.js'
 import { createPolicyFieldCache, policyName } from '../headers/policy-fields.js'
 import {
@@ -151,11 +151,9 @@ export function createResponder(
       STANDARD_HEADERS,
     ),
   }
-  const families = familiesFor(fields)
   const config: HeaderConfig = {
     ...fields,
-    families,
-    defaultFamilies: areDefaultFamilies(families, fields.legacyReset),
+    families: familiesFor(fields),
     shadowPolicies: checkBoolean('shadowPolicies', options.shadowPolicies ?? false),
     policyFields: createPolicyFieldCache(),
     epochReset: createEpochResetCache(),

@@ -1,4 +1,4 @@
-import type { HeaderFamily, LegacyReset, StandardHeaders } from '../config.js'
+import type { HeaderFamily, StandardHeaders } from '../config.js'
 import { CURRENT } from './current.js'
 import { DRAFT_6 } from './draft-6.js'
 import { DRAFT_7 } from './draft-7.js'
@@ -27,19 +27,6 @@ export function familiesFor(options: {
       ? options.legacyHeaders
       : options.standardHeaders !== false &&
         family.standardHeaders.includes(options.standardHeaders),
-  )
-}
-
-/** True for the default families (X-RateLimit-* in epoch seconds, then the current form). */
-export function areDefaultFamilies(
-  families: readonly HeaderFamily[],
-  legacyReset: LegacyReset,
-): boolean {
-  return (
-    legacyReset === 'epoch-seconds' &&
-    families.length === 2 &&
-    families[0] === X_RATELIMIT &&
-    families[1] === CURRENT
   )
 }
 
