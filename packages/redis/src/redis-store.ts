@@ -445,7 +445,6 @@ function sameParams(a: Charge, b: Charge): boolean {
   )
 }
 
-/** Every charge keys on the same identity, so their Redis keys share a hash tag and a slot. */
 /**
  * The keys a rule-set script is sent, by charge index (RuleSetScripts.sent): the identity's once
  * for all the rules its value holds. A loop, not `map`: no closure per request.
@@ -456,6 +455,7 @@ function keysSent(keys: readonly string[], sent: readonly number[]): string[] {
   return out
 }
 
+/** Every charge keys on the same identity, so their Redis keys share a hash tag and a slot. */
 function oneIdentity(charges: readonly Charge[]): boolean {
   for (let i = 1; i < charges.length; i++) if (charges[i]!.key !== charges[0]!.key) return false
   return true
