@@ -9,7 +9,6 @@
  * RateLimit fields), 'two' (the current ones alone), 'two, partition key' (with `pk`).
  */
 import { createAdapterKit, type FieldSink, type Framework } from '@tollgate/core/adapter'
-import { nodeSha256 } from '@tollgate/core/node'
 import { rateLimit as expressRateLimit } from '@tollgate/express'
 import { rateLimit as honoRateLimit } from '@tollgate/hono'
 import { rateLimit as koaRateLimit } from '@tollgate/koa'
@@ -44,7 +43,6 @@ const fakeFramework: Framework<FakeRequest> = {
   socketAddress: () => address,
   header: () => undefined,
   user: () => undefined,
-  sha256: nodeSha256,
 }
 const kit = createAdapterKit<FakeRequest, undefined>(TOLLGATE_RULES, OPTIONS, fakeFramework)
 const fakeRequest: FakeRequest = { method: 'GET', path: '/' }

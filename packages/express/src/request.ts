@@ -1,6 +1,6 @@
 import type { Framework } from '@tollgate/core/adapter'
 import { userIdOf } from '@tollgate/core/adapter'
-import { closeSignal, eventLoopDelay, headerListMayBeCut, nodeSha256 } from '@tollgate/core/node'
+import { closeSignal, eventLoopDelay, headerListMayBeCut } from '@tollgate/core/node'
 import type { Request } from 'express'
 
 /**
@@ -17,7 +17,6 @@ export const express: Framework<Request> = {
   header: (req, name) => req.headers[name],
   user: (req) => userIdOf((req as Request & { user?: unknown }).user),
   headersCut: headerListMayBeCut,
-  sha256: nodeSha256,
   disconnected: (req) => closeSignal(req.res!),
   eventLoopDelay,
 }

@@ -1,5 +1,5 @@
 import { type Framework, userIdOf } from '@tollgate/core/adapter'
-import { headerListMayBeCut, type NodeIncomingHeaders, nodeSha256 } from '@tollgate/core/node'
+import { headerListMayBeCut, type NodeIncomingHeaders } from '@tollgate/core/node'
 import type { Context } from 'hono'
 import type { GetConnInfo } from 'hono/conninfo'
 
@@ -18,7 +18,6 @@ export function hono(getConnInfo: GetConnInfo | undefined): Framework<Context> {
     user: (c) => userIdOf(c.get('user' as never)),
     hooks: ['getConnInfo'],
     headersCut: nodeHeadersCut,
-    sha256: nodeSha256,
     disconnected: (c) => c.req.raw.signal,
   }
 }

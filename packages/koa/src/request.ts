@@ -1,6 +1,6 @@
 import type { Framework } from '@tollgate/core/adapter'
 import { userIdOf } from '@tollgate/core/adapter'
-import { closeSignal, eventLoopDelay, headerListMayBeCut, nodeSha256 } from '@tollgate/core/node'
+import { closeSignal, eventLoopDelay, headerListMayBeCut } from '@tollgate/core/node'
 import type { Context } from 'koa'
 
 /**
@@ -17,7 +17,6 @@ export const koa: Framework<Context> = {
   header: (ctx, name) => ctx.req.headers[name],
   user: (ctx) => userIdOf((ctx.state as { readonly user?: unknown } | undefined)?.user),
   headersCut: (ctx) => headerListMayBeCut(ctx.req),
-  sha256: nodeSha256,
   disconnected: (ctx) => closeSignal(ctx.res),
   eventLoopDelay,
 }

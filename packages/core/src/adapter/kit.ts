@@ -1,6 +1,5 @@
 import { type Clock, systemClock } from '../clock.js'
 import { RateLimitError } from '../errors.js'
-import type { Sha256Digest } from '../headers/partition-key.js'
 import type { FieldWriter, HeaderAccessor, HeaderEntries } from '../headers/types.js'
 import { NO_PROXIES } from '../identity/no-proxies.js'
 import { ReusedIdentitySource } from '../identity/reused-identity-source.js'
@@ -58,11 +57,6 @@ export type Framework<Req> = {
    * `@tollgate/core/node`): its forwarding headers are then not trusted. @default never
    */
   readonly headersCut?: ((req: Req) => boolean) | undefined
-  /**
-   * The runtime's synchronous SHA-256, for partition keys (on Node, `nodeSha256` from
-   * `@tollgate/core/node`). @default Web Crypto's asynchronous digest
-   */
-  readonly sha256?: Sha256Digest | undefined
   /**
    * A signal that aborts when the client goes away, asked for only when a request waits in a
    * queue (on Node, `closeSignal(res)` from `@tollgate/core/node`; on fetch runtimes the
@@ -327,7 +321,7 @@ function kitWith<Req, Res>(
 ): AdapterKit<Req, Res> {
   const hooks = framework.hooks ? [...REQUEST_HOOKS, ...framework.hooks] : REQUEST_HOOKS
   checkHooks(options, hooks, foreign)
-  const gate = createTollgateWith(rules, options, parts, { sha256: framework.sha256 })
+  const gate = createTollgateWith(rules, options, parts)
   const { requestIdentities } = gate
   const read = requestReaders(options, framework.user, gate)
   const headers = new ReusedIdentitySource<Req>(framework.header)

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { createLimiter } from '../limiter/create-limiter.js'
+import type { Verdict } from '../limiter/types.js'
 import type { RuleConfig } from '../rules/types.js'
 import { createTollgate, type Handled, requestReaders, userIdOf } from './middleware.js'
 
@@ -82,19 +83,25 @@ describe('userIdOf', () => {
 })
 
 describe('createTollgate with partition keys', () => {
-  it('answers a returning client synchronously with a memory store, pk included', async () => {
+  it('admits a new client synchronously with a memory store, pk written with its fields', () => {
     const clock = { now: () => 1_700_000_000_250 }
     const gate = createTollgate([PER_IP], { logger: false, partitionKey: true, clock })
-    const facts = { method: 'GET', path: '/', identities: { ip: '203.0.113.7' } }
-    const first = gate.handleAdmitted(facts)
-    expect(first).toBeInstanceOf(Promise)
-    const firstRateLimit = (await first) as Handled
-    const again = gate.handleAdmitted(facts)
-    expect(again).not.toBeInstanceOf(Promise)
-    const fields = Object.fromEntries((again as Handled).response.headers)
-    expect(fields['RateLimit']).toMatch(/^"per-ip";r=8;t=1;pk=:[A-Za-z0-9+/]{16}:$/)
-    expect(Object.fromEntries(firstRateLimit.response.headers)['RateLimit']).toBe(
-      fields['RateLimit']!.replace('r=8', 'r=9'),
-    )
+    const fieldsOf = (ip: string) => {
+      const verdict = gate.handleAdmitted({ method: 'GET', path: '/', identities: { ip } })
+      expect(verdict).not.toBeInstanceOf(Promise)
+      const fields: Record<string, string> = {}
+      gate.writeFields(verdict as Verdict, { write: (name, value) => (fields[name] = value) })
+      return fields
+    }
+    const first = fieldsOf('203.0.113.7')
+    expect(first['RateLimit']).toMatch(/^"per-ip";r=9;t=1;pk=:[A-Za-z0-9+/]{16}:$/)
+    expect(fieldsOf('203.0.113.7')['RateLimit']).toBe(first['RateLimit']!.replace('r=9', 'r=8'))
+    const other = fieldsOf('203.0.113.8')['RateLimit']!
+    expect(other.replace(/pk=.*/, '')).toBe(first['RateLimit']!.replace(/pk=.*/, ''))
+    expect(other).not.toBe(first['RateLimit'])
+    // `handle` builds the same fields, one request later.
+    const handled = gate.handle({ method: 'GET', path: '/', identities: { ip: '203.0.113.7' } })
+    const built = Object.fromEntries((handled as Handled).response.headers)
+    expect(built['RateLimit']).toBe(first['RateLimit']!.replace('r=9', 'r=7'))
   })
 })

@@ -26,7 +26,6 @@ import {
   type LimitResponse,
   type Responder,
   type ResponderOptions,
-  type ResponderRuntime,
 } from '../response/responder.js'
 import type { RuleConfig } from '../rules/types.js'
 import type { LoadShedder } from './shed.js'
@@ -173,9 +172,8 @@ export type Tollgate = {
    */
   readonly handle: (facts: RequestFacts, waiter?: Waiter) => MaybePromise<Handled>
   /**
-   * As `handle`, except that an admitted request whose fields `writeFields` can write (no
-   * `partitionKey`, or one the runtime hashes synchronously) gets its verdict alone: most
-   * requests then build no response at all.
+   * As `handle`, except that an admitted request gets its verdict alone, for `writeFields`:
+   * most requests then build no response at all.
    * Anything else (a denial, an error's response) gets the `Handled` that `handle` returns;
    * `isHandled` tells them apart.
    */
@@ -219,9 +217,8 @@ export const DEFAULT_PARTS: EntryParts = { makeLimiter: createLimiter, proxies: 
 export function createTollgate(
   rules: readonly RuleConfig[] | Limiter,
   options: CoreOptions,
-  runtime: ResponderRuntime = {},
 ): Tollgate {
-  return createTollgateWith(rules, options, DEFAULT_PARTS, runtime)
+  return createTollgateWith(rules, options, DEFAULT_PARTS)
 }
 
 /**
@@ -233,7 +230,6 @@ export function createTollgateWith(
   rules: readonly RuleConfig[] | Limiter,
   options: CoreOptions,
   { makeLimiter, proxies }: EntryParts,
-  runtime: ResponderRuntime = {},
 ): Tollgate {
   const logger = options.logger
   const limiter = isLimiter(rules)
@@ -243,24 +239,19 @@ export function createTollgateWith(
         rules,
         logger: logger === false ? SILENT : logger,
       })
-  const responder = createResponder(options, runtime)
+  const responder = createResponder(options)
   const identities = compileIdentities(options, proxies)
   // A limiter of the app's own may read any identity; one built here reads only its rules'.
   const keysOn = (identity: string) =>
     isLimiter(rules) || limiter.rules.some((rule) => rule.match.identity.includes(identity))
   const readsApiKey = keysOn('api_key')
 
-  function respondTo(verdict: Verdict): MaybePromise<Handled> {
-    if (!responder.usesPartitionKeys)
-      return { response: responder.respond(verdict, servedAt(verdict)), verdict }
-    const response = responder.respondWithKeys(verdict, servedAt(verdict))
-    return isPromise(response)
-      ? response.then((built) => ({ response: built, verdict }))
-      : { response, verdict }
+  function respondTo(verdict: Verdict): Handled {
+    return { response: responder.respond(verdict, servedAt(verdict)), verdict }
   }
 
-  function admittedOrRespond(verdict: Verdict): MaybePromise<Verdict | Handled> {
-    return verdict.allowed && responder.writesPartitionKeys ? verdict : respondTo(verdict)
+  function admittedOrRespond(verdict: Verdict): Verdict | Handled {
+    return verdict.allowed ? verdict : respondTo(verdict)
   }
 
   /**

@@ -1,130 +1,76 @@
 import { createHash } from 'node:crypto'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { nodeSha256 } from '../node/sha256.js'
 import { createResponder } from '../response/responder.js'
 import { decision, sent, verdict } from '../response/test-fixtures.js'
 import { createPartitionKeyHasher } from './partition-key.js'
 
+/** What a client computes: Node's SHA-256 of the key's UTF-8 bytes, the first 12 in base64. */
 const expected = (key: string) =>
-  `:${createHash('sha256').update(key).digest().subarray(0, 12).toString('base64')}:`
+  `:${createHash('sha256').update(key, 'utf8').digest().subarray(0, 12).toString('base64')}:`
 
-describe('partition key hasher', () => {
-  it('waits for Web Crypto the first time, then answers synchronously with the same value', async () => {
-    const pk = createPartitionKeyHasher()
-    const first = pk('api_key:k_1')
-    expect(first).toBeInstanceOf(Promise)
-    expect(await first).toBe(expected('api_key:k_1'))
-    expect(pk('api_key:k_1')).toBe(expected('api_key:k_1'))
-    expect(await pk('ip:2001:db8::/64 ✓')).toBe(expected('ip:2001:db8::/64 ✓'))
-  })
-
-  it('keeps two generations: a key in use survives a turnover, one unused for two is hashed again', async () => {
-    const pk = createPartitionKeyHasher(2)
-    await pk('a')
-    await pk('b')
-    await pk('c') // {a, b} become the older generation
-    expect(pk('a')).toBe(expected('a')) // found there, moved back: recent is {c, a}
-    await pk('d') // {c, a} become the older generation; b is gone
-    expect(pk('c')).toBe(expected('c'))
-    expect(pk('a')).toBe(expected('a'))
-    const again = pk('b')
-    expect(again).toBeInstanceOf(Promise)
-    expect(await again).toBe(expected('b'))
-  })
+/** Any UTF-16 text: lone surrogates, pairs, and characters of one to three UTF-8 bytes. */
+const anyText = fc.string({
+  unit: fc.oneof(
+    fc.integer({ min: 0, max: 0x7f }).map((c) => String.fromCharCode(c)),
+    fc.integer({ min: 0, max: 0xffff }).map((c) => String.fromCharCode(c)),
+    fc.integer({ min: 0xd800, max: 0xdfff }).map((c) => String.fromCharCode(c)),
+    fc.integer({ min: 0x10000, max: 0x10ffff }).map((c) => String.fromCodePoint(c)),
+  ),
+  maxLength: 200,
 })
 
-describe('partition key hasher with the runtime’s synchronous SHA-256', () => {
-  it('answers at once, with the value Web Crypto gives, for any text (lone surrogates too)', async () => {
-    expect(nodeSha256).toBeDefined()
-    await fc.assert(
-      fc.asyncProperty(fc.string({ unit: 'binary', maxLength: 200 }), async (key) => {
-        const viaWebCrypto = await createPartitionKeyHasher()(key)
-        const viaNode = createPartitionKeyHasher(undefined, nodeSha256)(key)
-        expect(viaNode).toBe(viaWebCrypto)
+describe('partition key hasher', () => {
+  it('gives the value a client computes with SHA-256, for any text', () => {
+    const pk = createPartitionKeyHasher()
+    fc.assert(
+      fc.property(anyText, (key) => {
+        expect(pk(key)).toBe(expected(key))
       }),
-      { numRuns: 300 },
+      { numRuns: 2000 },
     )
   })
 
-  it('gives the same value through base64 as through the bytes, key after key and repeated', () => {
-    expect(nodeSha256?.base64).toBeDefined()
-    const bytesOnly = (text: string) => nodeSha256!(text)
+  it('gives it key after key, repeated, as a fresh hasher does', () => {
     fc.assert(
-      fc.property(
-        fc.array(fc.string({ unit: 'binary', maxLength: 60 }), { maxLength: 20 }),
-        (keys) => {
-          const viaBase64 = createPartitionKeyHasher(undefined, nodeSha256)
-          const viaBytes = createPartitionKeyHasher(undefined, bytesOnly)
-          // Each key twice in a row: the second answer comes from the last value kept.
-          for (const key of keys.flatMap((k) => [k, k])) {
-            expect(viaBase64(key)).toBe(expected(key))
-            expect(viaBytes(key)).toBe(expected(key))
-          }
-        },
-      ),
+      fc.property(fc.array(anyText, { maxLength: 20 }), (keys) => {
+        const pk = createPartitionKeyHasher()
+        // Each key twice in a row: the second answer comes from the last value kept.
+        for (const key of keys.flatMap((k) => [k, k])) expect(pk(key)).toBe(expected(key))
+      }),
       { numRuns: 200 },
     )
   })
 
-  it('is what the responder uses when given one: every response is synchronous', () => {
-    const responder = createResponder({ partitionKey: true }, { sha256: nodeSha256 })
-    const built = responder.respondWithKeys(verdict([decision('ip', { key: 'ip:192.0.2.9' })]), 0)
-    expect(built).not.toBeInstanceOf(Promise)
-    expect(sent((built as Exclude<typeof built, Promise<unknown>>).headers).RateLimit).toBe(
-      `"ip";r=99;t=60;pk=${expected('ip:192.0.2.9')}`,
-    )
-  })
-})
-
-describe('respondWithKeys', () => {
-  const two = verdict([
-    decision('api', { key: 'api_key:k_1' }),
-    decision('ip', { key: 'ip:203.0.113.7' }),
-  ])
-
-  it('is synchronous once every listed key was hashed, with the same fields', async () => {
-    const responder = createResponder({ partitionKey: true })
-    const first = responder.respondWithKeys(two, 0)
-    expect(first).toBeInstanceOf(Promise)
-    const built = await first
-    const again = responder.respondWithKeys(two, 0)
-    expect(again).not.toBeInstanceOf(Promise)
-    expect(built.headers).toEqual((again as typeof built).headers)
-    expect(sent(built.headers).RateLimit).toBe(
+  it('is what the responder puts on each rule, from the rule’s own key', () => {
+    const two = verdict([
+      decision('api', { key: 'api_key:k_1' }),
+      decision('ip', { key: 'ip:203.0.113.7' }),
+    ])
+    const fields = sent(createResponder({ partitionKey: true }).respond(two, 0).headers)
+    expect(fields.RateLimit).toBe(
       `"api";r=99;t=60;pk=${expected('api_key:k_1')}, "ip";r=99;t=60;pk=${expected('ip:203.0.113.7')}`,
     )
-  })
-
-  it('waits when one key of several is new, and puts each key on its own rule', async () => {
-    const responder = createResponder({ partitionKey: true })
-    await responder.respondWithKeys(verdict([decision('ip', { key: 'ip:203.0.113.7' })]), 0)
-    const mixed = responder.respondWithKeys(two, 0)
-    expect(mixed).toBeInstanceOf(Promise)
-    expect(sent((await mixed).headers)['RateLimit-Policy']).toBe(
+    expect(fields['RateLimit-Policy']).toBe(
       `"api";q=100;w=60;pk=${expected('api_key:k_1')}, "ip";q=100;w=60;pk=${expected('ip:203.0.113.7')}`,
     )
   })
 
   it.each([null, '', {}])(
     'adds no pk where the partitionKey function gives %j, which every client would share',
-    async (given) => {
+    (given) => {
       const responder = createResponder({
         partitionKey: (d) => (d.rule === 'api' ? (given as string) : 'tenant-7'),
       })
-      const fields = sent((await responder.respondWithKeys(two, 0)).headers)
-      expect(fields['RateLimit']).toBe(`"api";r=99;t=60, "ip";r=99;t=60;pk=${expected('tenant-7')}`)
+      const two = verdict([decision('api'), decision('ip')])
+      const fields = sent(responder.respond(two, 0).headers)
+      expect(fields.RateLimit).toBe(`"api";r=99;t=60, "ip";r=99;t=60;pk=${expected('tenant-7')}`)
     },
   )
 
-  it('hashes a number as its text', async () => {
+  it('hashes a number as its text', () => {
     const responder = createResponder({ partitionKey: () => 42 as unknown as string })
-    const fields = sent((await responder.respondWithKeys(two, 0)).headers)
-    expect(fields['RateLimit']).toContain(`pk=${expected('42')}`)
-  })
-
-  it('refuses a cache size that would never rotate', () => {
-    expect(() => createPartitionKeyHasher(Number.NaN)).toThrow(/cache size/)
-    expect(() => createPartitionKeyHasher(0)).toThrow(/cache size/)
+    const fields = sent(responder.respond(verdict([decision('api')]), 0).headers)
+    expect(fields.RateLimit).toContain(`pk=${expected('42')}`)
   })
 })

@@ -54,7 +54,7 @@ export function serializeKey(key: string): string {
 }
 
 /** A Byte Sequence: `:base64:`. */
-export function serializeByteSequence(bytes: Uint8Array): string {
+function serializeByteSequence(bytes: Uint8Array): string {
   return `:${base64(bytes)}:`
 }
 

@@ -1,7 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import type { Verdict } from '../limiter/types.js'
-import { nodeSha256 } from '../node/sha256.js'
 import { createResponder, type ResponderOptions } from '../response/responder.js'
 import { decision, verdict } from '../response/test-fixtures.js'
 
@@ -57,31 +56,24 @@ describe('writeFields', () => {
 })
 
 describe('writeFields with partition keys', () => {
-  const keyed = (options: ResponderOptions) => ({ ...options, partitionKey: true })
-
-  it('writes what respondWithKeys answers when the runtime hashes synchronously', () => {
+  it('writes the entries of an admitted response, pk included', () => {
     // Only the current RateLimit fields carry a `pk` (the others refuse a partition key).
     const carrying = OPTIONS.filter((o) => o.standardHeaders === undefined)
     expect(carrying.length).toBeGreaterThan(3)
-    for (const options of carrying) {
-      const responder = createResponder(keyed(options), { sha256: nodeSha256 })
-      expect(responder.writesPartitionKeys).toBe(true)
+    for (const base of carrying) {
+      const options = { ...base, partitionKey: true }
+      const responder = createResponder(options)
       for (const v of VERDICTS) {
         for (const now of [0, 1_700_000_000_123]) {
-          const built = responder.respondWithKeys(v, now)
-          if (built instanceof Promise) throw new Error('a synchronous hash answers at once')
+          const built = responder.respond(v, now)
           expect(written(options, v, now, responder)).toEqual(built.headers)
+          const listed = v.decisions.some((d) => d.mode === 'enforce' || base.shadowPolicies)
+          if (base.standardHeaders !== false && listed) {
+            expect(built.headers.map((entry) => entry[1]).join()).toContain('pk=')
+          }
         }
       }
     }
-  })
-
-  it('leaves them to respondWithKeys when the hash is asynchronous (Web Crypto)', () => {
-    const responder = createResponder(keyed({}))
-    expect(responder.usesPartitionKeys).toBe(true)
-    expect(responder.writesPartitionKeys).toBe(false)
-    expect(written({}, VERDICTS[0]!, 0, responder).join()).not.toContain('pk=')
-    expect(createResponder({}).writesPartitionKeys).toBe(true)
   })
 })
 
@@ -119,14 +111,13 @@ describe('fields over generated verdicts', () => {
   const carrying = OPTIONS.filter((o) => o.standardHeaders === undefined)
   const now = fc.integer({ min: 0, max: 2_000_000_000_000 })
 
-  it('with a synchronous hash, writes what Web Crypto answers, for every field option', async () => {
-    await fc.assert(
-      fc.asyncProperty(fc.constantFrom(...carrying), verdictArb, now, async (base, v, at) => {
+  it('writes what respond answers, pk included, for every field option', () => {
+    fc.assert(
+      fc.property(fc.constantFrom(...carrying), verdictArb, now, (base, v, at) => {
         const options = { ...base, partitionKey: true }
-        const hashing = createResponder(options, { sha256: nodeSha256 })
-        const built = await createResponder(options).respondWithKeys(v, at)
-        expect(hashing.respondWithKeys(v, at)).toEqual(built)
-        if (built.allowed) expect(written(options, v, at, hashing)).toEqual(built.headers)
+        const responder = createResponder(options)
+        const built = responder.respond(v, at)
+        if (built.allowed) expect(written(options, v, at, responder)).toEqual(built.headers)
       }),
     )
   })
@@ -134,7 +125,7 @@ describe('fields over generated verdicts', () => {
   it('a responder that has answered others answers each verdict as a fresh one does', () => {
     fc.assert(
       fc.property(
-        fc.constantFrom(...OPTIONS),
+        fc.constantFrom(...OPTIONS, ...carrying.map((o) => ({ ...o, partitionKey: true }))),
         fc.array(fc.tuple(verdictArb, now), { minLength: 1, maxLength: 12 }),
         (options, answers) => {
           const longLived = createResponder(options)

@@ -1,10 +1,9 @@
 /**
  * `@tollgate/core/node`: what adapters for Node's `http` frameworks (Express, Koa) share, the
  * field sink for a `ServerResponse`, the watcher of its end, whether Node may have cut a
- * request's header list, Node's synchronous SHA-256 for partition keys, and the event-loop delay
- * signal for load shedding. The only part of core written for Node; it types Node's objects by
- * their shape and imports nothing from Node statically (the hash and the delay monitor are
- * reached through `process.getBuiltinModule`).
+ * request's header list, and the event-loop delay signal for load shedding. The only part of
+ * core written for Node; it types Node's objects by their shape and imports nothing from Node
+ * statically (the delay monitor is reached through `process.getBuiltinModule`).
  */
 export { closeSignal, type NodeResponseClose } from './close-signal.js'
 export { type EventLoopDelayOptions, eventLoopDelay } from './event-loop-delay.js'
@@ -19,4 +18,3 @@ export {
   setNodeResponseFields,
 } from './node-response-fields.js'
 export { endWhenFinished, type NodeResponseEvents } from './response-end.js'
-export { nodeSha256 } from './sha256.js'

@@ -196,18 +196,15 @@ describe('policies in whole seconds', () => {
 })
 
 describe('partition keys', () => {
-  it('are added only by respondWithKeys, from the decision key or a chosen text', async () => {
+  it('are added when asked for, from the decision key or a chosen text', () => {
     const v = verdict([decision('api', { key: 'api_key:k_1' })])
-    const sync = createResponder({ partitionKey: true })
-    expect(sync.usesPartitionKeys).toBe(true)
-    expect(sent(sync.respond(v, 0).headers).RateLimit).not.toContain('pk=')
-    const byKey = sent((await sync.respondWithKeys(v, 0)).headers).RateLimit
+    expect(sent(createResponder().respond(v, 0).headers).RateLimit).not.toContain('pk=')
+    const byKey = sent(createResponder({ partitionKey: true }).respond(v, 0).headers).RateLimit
     const custom = createResponder({ partitionKey: (d) => `${d.rule}:tenant-7` })
-    const byTenant = sent((await custom.respondWithKeys(v, 0)).headers).RateLimit
+    const byTenant = sent(custom.respond(v, 0).headers).RateLimit
     expect(byKey).toMatch(/^"api";r=99;t=60;pk=:[A-Za-z0-9+/]{16}:$/)
     expect(byTenant).toMatch(/;pk=:[A-Za-z0-9+/]{16}:$/)
     expect(byTenant).not.toBe(byKey)
-    expect(createResponder().usesPartitionKeys).toBe(false)
   })
 })
 
@@ -259,6 +256,7 @@ describe('options are checked at construction', () => {
   )
 
   it('refuses a partition key where no field it sends carries one, in every configuration', () => {
+    const keyed = verdict([decision('api', { key: 'api_key:k_1' })])
     const standards = [false, 'draft-6', 'draft-7', 'draft-8', 'draft-9', 'draft-10', 'draft-11']
     for (const standardHeaders of standards) {
       for (const legacyHeaders of [true, false]) {
@@ -266,7 +264,10 @@ describe('options are checked at construction', () => {
           const options = { standardHeaders, legacyHeaders, partitionKey } as ResponderOptions
           const carries =
             typeof standardHeaders === 'string' && Number(standardHeaders.slice(6)) >= 8
-          if (carries) expect(createResponder(options).usesPartitionKeys).toBe(true)
+          if (carries)
+            expect(sent(createResponder(options).respond(keyed, 0).headers).RateLimit).toContain(
+              'pk=',
+            )
           else {
             expect(refusal(options)).toMatchObject({
               code: 'ERR_RL_INVALID_RULE',
@@ -276,7 +277,8 @@ describe('options are checked at construction', () => {
             })
           }
           const off = { standardHeaders, legacyHeaders, partitionKey: false } as ResponderOptions
-          expect(createResponder(off).usesPartitionKeys).toBe(false)
+          const unkeyed = sent(createResponder(off).respond(keyed, 0).headers)
+          expect(Object.values(unkeyed).join()).not.toContain('pk=')
         }
       }
     }
@@ -287,12 +289,14 @@ describe('options are checked at construction', () => {
     for (const value of [undefined, null]) {
       const unset = { legacyHeaders: value, shadowPolicies: value, exposeHeaders: value }
       expect(names(v, unset as ResponderOptions)).toEqual(names(v))
-      expect(createResponder({ partitionKey: value as undefined }).usesPartitionKeys).toBe(false)
+      const keyless = createResponder({ partitionKey: value as undefined }).respond(v, 0).headers
+      expect(Object.values(sent(keyless)).join()).not.toContain('pk=')
     }
     expect(names(v, { legacyHeaders: true })).toContain('X-RateLimit-Limit')
     expect(names(v, { exposeHeaders: true })).toContain('Access-Control-Expose-Headers')
     expect(names(v, { exposeHeaders: false })).not.toContain('Access-Control-Expose-Headers')
-    expect(createResponder({ partitionKey: false }).usesPartitionKeys).toBe(false)
+    const off = createResponder({ partitionKey: false }).respond(v, 0).headers
+    expect(Object.values(sent(off)).join()).not.toContain('pk=')
   })
 
   it('names a value JSON cannot show instead of failing with a TypeError', () => {

@@ -2,14 +2,13 @@ import { isRateLimitError, RateLimitError } from '../errors.js'
 import {
   createEpochResetCache,
   type HeaderConfig,
-  isListed,
   type LegacyReset,
   type PartitionKeyOf,
   retryAfterSeconds,
   type StandardHeaders,
 } from '../headers/config.js'
 import { familiesFor, STANDARD_HEADERS } from '../headers/families/index.js'
-import { createPartitionKeyHasher, type Sha256Digest } from '../headers/partition-key.js'
+import { createPartitionKeyHasher } from '../headers/partition-key.js'
 import { createPolicyFieldCache, policyName } from '../headers/policy-fields.js'
 import {
   headerNames,
@@ -18,7 +17,7 @@ import {
 } from '../headers/rate-limit-headers.js'
 import type { FieldWriter, HeaderEntries } from '../headers/types.js'
 import { DEFAULT_STORE_ERROR_RETRY_AFTER_MS } from '../limiter/create-limiter.js'
-import type { MaybePromise, RuleDecision, Verdict } from '../limiter/types.js'
+import type { RuleDecision, Verdict } from '../limiter/types.js'
 import {
   costExceedsCapacityProblem,
   createQuotaExceededBodies,
@@ -53,9 +52,7 @@ export type ResponderOptions = {
   /**
    * Add `pk` (a hash of the rule's key) to the current-form fields: `true` hashes each
    * decision's `key` (the limiter's, e.g. `api_key:k_123`), a function picks the text to hash.
-   * `respondWithKeys` adds it, and `writeFields` too where the runtime hashes synchronously
-   * (adapters pass Node's `createHash`); with Web Crypto, which is asynchronous, a key not hashed
-   * recently makes the response wait for its digest. @default false
+   * Hashed synchronously on every runtime, as the fields are written. @default false
    */
   readonly partitionKey?: boolean | ((decision: RuleDecision) => string | undefined) | undefined
   /** Add `Access-Control-Expose-Headers` so browser code can read the fields. @default false */
@@ -92,30 +89,16 @@ export type Denial = Extract<LimitResponse, { allowed: false }>
 /** The compiled responder: per-request functions only. */
 export type Responder = {
   /**
-   * Headers, and for a denial status and body, for a verdict. Synchronous; never adds `pk`.
+   * Headers, and for a denial status and body, for a verdict. Synchronous, `pk` included.
    * `now` (ms since the epoch) only places `X-RateLimit-Reset` in epoch seconds; `verdict.at`,
    * the time the store decided at, is the natural value.
    */
   readonly respond: (verdict: Verdict, now: number) => LimitResponse
   /**
    * Writes the fields of an admitted verdict one by one: the entries of
-   * `respondWithKeys(verdict, now).headers`, in order, without building them. Adds `pk` only
-   * when the runtime hashes synchronously (`writesPartitionKeys`).
+   * `respond(verdict, now).headers`, in order, without building them.
    */
   readonly writeFields: (verdict: Verdict, now: number, writer: FieldWriter) => void
-  /**
-   * As `respond`, with `pk` parameters when `partitionKey` is configured: synchronous when every
-   * key's partition key was computed recently, a promise when one must still be hashed.
-   */
-  readonly respondWithKeys: (verdict: Verdict, now: number) => MaybePromise<LimitResponse>
-  /** True when `respondWithKeys` adds something `respond` cannot; adapters pick the method once. */
-  readonly usesPartitionKeys: boolean
-  /**
-   * True when `writeFields` writes everything `respondWithKeys` would: no partition keys, or
-   * partition keys hashed synchronously (the runtime's `sha256`), so an admitted request never
-   * needs a response built.
-   */
-  readonly writesPartitionKeys: boolean
   /**
    * The response for an error the limiter threw that is the client's to hear about: a 400 for
    * `ERR_RL_COST_EXCEEDS_CAPACITY`, a 503 for `ERR_RL_STORE_UNAVAILABLE`. `undefined` for
@@ -126,22 +109,13 @@ export type Responder = {
   readonly headerNames: readonly string[]
 }
 
-/** What the runtime offers the responder beyond the standard globals (adapters pass it). */
-export type ResponderRuntime = {
-  /** A synchronous SHA-256 for partition keys; without it, Web Crypto's digest. */
-  readonly sha256?: Sha256Digest | undefined
-}
-
 /**
  * Parses the header options once and returns the per-request functions.
  * @example
  * const responder = createResponder({ standardHeaders: 'draft-11', exposeHeaders: true })
  * const { headers, status, body } = responder.respond(verdict, Date.now())
  */
-export function createResponder(
-  options: ResponderOptions = {},
-  runtime: ResponderRuntime = {},
-): Responder {
+export function createResponder(options: ResponderOptions = {}): Responder {
   const fields = {
     legacyHeaders: checkBoolean('legacyHeaders', options.legacyHeaders ?? true),
     legacyReset: checkOneOf('legacyReset', options.legacyReset ?? 'epoch-seconds', LEGACY_RESETS),
@@ -171,16 +145,15 @@ export function createResponder(
       "no field sends it: standardHeaders 'draft-8' or later does",
     )
   }
-  const hash = keyOf === undefined ? undefined : createPartitionKeyHasher(undefined, runtime.sha256)
-  // With a synchronous hash every `pk` is known at once: the fields ask for each as they go.
-  const keysAtOnce = hash !== undefined && runtime.sha256 !== undefined
-  const partitionKeyNow: PartitionKeyOf | undefined = keysAtOnce
-    ? (decision) => {
-        const key = partitionKeyText(keyOf!(decision))
-        // A hasher over the runtime's synchronous SHA-256 answers with the text itself.
-        return key === undefined ? undefined : (hash!(key) as string)
-      }
-    : undefined
+  // Each `pk` is hashed as the fields ask for it, while they are written.
+  let partitionKeyOf: PartitionKeyOf | undefined
+  if (keyOf !== undefined) {
+    const hash = createPartitionKeyHasher()
+    partitionKeyOf = (decision) => {
+      const key = partitionKeyText(keyOf(decision))
+      return key === undefined ? undefined : hash(key)
+    }
+  }
   const quotaExceeded = createQuotaExceededBodies()
 
   function refuse(
@@ -204,11 +177,7 @@ export function createResponder(
     return refuse(503, headers, storeUnavailableProblem(policies, retryAfter))
   }
 
-  function respondWith(
-    verdict: Verdict,
-    now: number,
-    partitionKeyOf?: PartitionKeyOf,
-  ): LimitResponse {
+  function respondWith(verdict: Verdict, now: number): LimitResponse {
     const headers = rateLimitHeaders(verdict, now, config, partitionKeyOf)
     if (verdict.allowed) {
       if (expose !== undefined && headers.length > 0) headers.push(expose)
@@ -237,48 +206,12 @@ export function createResponder(
     return refuse(429, headers, problem, body)
   }
 
-  /**
-   * Puts each listed decision's `pk` in `pks` (rule id → value); returns the digests still on
-   * their way (Web Crypto), or undefined when every value is in `pks` already.
-   */
-  function partitionKeysOf(
-    verdict: Verdict,
-    pks: Map<string, string>,
-  ): Array<Promise<void>> | undefined {
-    let pending: Array<Promise<void>> | undefined
-    const decisions = verdict.decisions
-    for (let i = 0; i < decisions.length; i++) {
-      const decision = decisions[i]!
-      if (!isListed(decision, config.shadowPolicies)) continue
-      const key = partitionKeyText(keyOf!(decision))
-      if (key === undefined) continue
-      const pk = hash!(key)
-      if (typeof pk === 'string') pks.set(decision.rule, pk)
-      else {
-        pending ??= []
-        pending.push(pk.then((value) => void pks.set(decision.rule, value)))
-      }
-    }
-    return pending
-  }
-
   return {
     headerNames: names,
-    usesPartitionKeys: keyOf !== undefined,
-    respond: (verdict, now) => respondWith(verdict, now),
-    writesPartitionKeys: keyOf === undefined || keysAtOnce,
+    respond: respondWith,
     writeFields(verdict, now, writer) {
-      const written = writeRateLimitFields(verdict, now, config, writer, partitionKeyNow)
+      const written = writeRateLimitFields(verdict, now, config, writer, partitionKeyOf)
       if (expose !== undefined && written > 0) writer.write(expose[0], expose[1])
-    },
-    respondWithKeys(verdict, now) {
-      if (keyOf === undefined || hash === undefined) return respondWith(verdict, now)
-      if (partitionKeyNow !== undefined) return respondWith(verdict, now, partitionKeyNow)
-      const pks = new Map<string, string>()
-      const pending = partitionKeysOf(verdict, pks)
-      const pkOf: PartitionKeyOf = (decision) => pks.get(decision.rule)
-      if (pending === undefined) return respondWith(verdict, now, pkOf)
-      return Promise.all(pending).then(() => respondWith(verdict, now, pkOf))
     },
     respondToError(error) {
       if (!isRateLimitError(error)) return undefined
