@@ -1,10 +1,8 @@
-import { BASE64_ALPHABET } from './base64.js'
+import { byteSequence } from './byte-sequence.js'
 import { sha256 } from './sha256.js'
 
 /** A key's `pk` value, `:` + 16 base64 characters + `:`. */
 export type PartitionKeyHasher = (key: string) => string
-
-const COLON = 0x3a
 
 /**
  * The `pk` parameter for a rate-limit key: the first 12 bytes of SHA-256 over the key's UTF-8
@@ -24,28 +22,9 @@ export function createPartitionKeyHasher(): PartitionKeyHasher {
   let lastValue = ''
   return function partitionKey(key) {
     if (key === lastKey) return lastValue
-    lastValue = byteSequenceOf12Bytes(sha256(key, digest))
+    // 12 bytes: four whole groups of three, sixteen characters and no padding.
+    lastValue = byteSequence(sha256(key, digest), 12)
     lastKey = key
     return lastValue
   }
-}
-
-/** The character codes of a `pk` value, reused: the colons stay, the sixteen between change. */
-const codes: number[] = /* @__PURE__ */ Array.from({ length: 18 }, () => COLON)
-
-/**
- * The first 12 bytes of `bytes` as an RFC 9651 byte sequence: four whole groups of three bytes,
- * so sixteen base64 characters and no padding, made in one string (a tenth of the garbage of
- * joining characters one by one).
- */
-function byteSequenceOf12Bytes(bytes: Uint8Array): string {
-  for (let group = 0; group < 4; group++) {
-    const at = group * 3
-    const bits = (bytes[at]! << 16) | (bytes[at + 1]! << 8) | bytes[at + 2]!
-    for (let sextet = 0; sextet < 4; sextet++) {
-      const index = (bits >> (18 - sextet * 6)) & 63
-      codes[1 + group * 4 + sextet] = BASE64_ALPHABET.charCodeAt(index)
-    }
-  }
-  return String.fromCharCode.apply(undefined, codes)
 }

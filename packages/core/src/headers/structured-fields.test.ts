@@ -1,7 +1,7 @@
 import fc from 'fast-check'
 import { parseDictionary, parseItem, parseList, Token } from 'structured-headers'
 import { describe, expect, it } from 'vitest'
-import { base64 } from './base64.js'
+import { byteSequence } from './byte-sequence.js'
 import {
   serializeBareItem,
   serializeDictionary,
@@ -59,10 +59,13 @@ describe('RFC 9651 serializer', () => {
     expect(new Uint8Array(parseItem(text)[0] as ArrayBuffer)).toEqual(bytes)
   })
 
-  it('base64 matches Node for every length', () => {
+  it('byte sequences match Node’s base64 for every length, whole or a prefix', () => {
     fc.assert(
-      fc.property(fc.uint8Array({ maxLength: 40 }), (bytes) => {
-        expect(base64(bytes)).toBe(Buffer.from(bytes).toString('base64'))
+      fc.property(fc.uint8Array({ maxLength: 40 }), fc.nat(40), (bytes, cut) => {
+        expect(byteSequence(bytes)).toBe(`:${Buffer.from(bytes).toString('base64')}:`)
+        const length = Math.min(cut, bytes.length)
+        const prefix = Buffer.from(bytes.subarray(0, length)).toString('base64')
+        expect(byteSequence(bytes, length)).toBe(`:${prefix}:`)
       }),
     )
   })

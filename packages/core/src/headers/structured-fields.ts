@@ -1,5 +1,5 @@
 import { MAX_FIELD_INTEGER } from '../algorithms/integer.js'
-import { base64 } from './base64.js'
+import { byteSequence } from './byte-sequence.js'
 
 /**
  * A small RFC 9651 (Structured Field Values) serializer: the types the RateLimit fields use.
@@ -53,11 +53,6 @@ export function serializeKey(key: string): string {
   return key
 }
 
-/** A Byte Sequence: `:base64:`. */
-function serializeByteSequence(bytes: Uint8Array): string {
-  return `:${base64(bytes)}:`
-}
-
 /** A Boolean: `?1` or `?0`. */
 function serializeBoolean(value: boolean): string {
   return value ? '?1' : '?0'
@@ -68,7 +63,7 @@ export function serializeBareItem(value: SfBareItem): string {
   if (typeof value === 'number') return serializeInteger(value)
   if (typeof value === 'string') return serializeString(value)
   if (typeof value === 'boolean') return serializeBoolean(value)
-  if (value instanceof Uint8Array) return serializeByteSequence(value)
+  if (value instanceof Uint8Array) return byteSequence(value)
   return serializeToken(value.token)
 }
 
