@@ -1,4 +1,5 @@
 import { type HeaderAccessor, headerText } from '../headers/types.js'
+import { forwardingHeaderCheck } from '../identity/forwarding-header-check.js'
 import type { WarningOptions, WarnOnce } from '../warnings.js'
 import { DOTTED_QUAD, edgeIpKey, edgeParseIp } from './edge-ip.js'
 import { invalidOption } from './edge-options.js'
@@ -61,7 +62,12 @@ export function edgeIdentities(
   const bearer = readsApiKey && options.bearerAsApiKey === true
   const maxLength = options.maxApiKeyLength ?? 256
   const v4Full = v4Prefix === 32
-  let forwardingSeen = false
+  const checkForwardingHeaders = forwardingHeaderCheck(() =>
+    warn(
+      'WARN_FORWARDED_HEADERS_IGNORED',
+      'a request carried X-Forwarded-For or Forwarded, which the edge entry never reads: behind a proxy all clients share its key',
+    ),
+  )
 
   function ipOf(address: string | undefined, header: HeaderAccessor): string | undefined {
     const quad = v4Full && address !== undefined && DOTTED_QUAD.test(address)
@@ -73,13 +79,7 @@ export function edgeIdentities(
       )
       return undefined
     }
-    if (!forwardingSeen && (header('x-forwarded-for') ?? header('forwarded')) !== undefined) {
-      forwardingSeen = true
-      warn(
-        'WARN_FORWARDED_HEADERS_IGNORED',
-        'a request carried X-Forwarded-For or Forwarded, which the edge entry never reads: behind a proxy all clients share its key',
-      )
-    }
+    checkForwardingHeaders(header)
     if (ip === undefined) return address
     return edgeIpKey(ip, ip.version === 4 ? v4Prefix : v6Prefix)
   }

@@ -1,6 +1,7 @@
 import { RateLimitError } from '../errors.js'
 import type { HeaderAccessor } from '../headers/types.js'
 import { createWarnOnce, type WarningOptions } from '../warnings.js'
+import { forwardingHeaderCheck } from './forwarding-header-check.js'
 import { formatIp, type IpAddress, isDottedQuad, parseIp } from './ip.js'
 import { checkPrefix, ipKey, type PrefixOptions } from './ip-prefix.js'
 import { type ProxyTrust, trustedProxies } from './proxy-trust.js'
@@ -100,7 +101,6 @@ export function compileClientIp(
       `ipv6Prefix ${options.ipv6Prefix} is longer than 64: a host that owns a /64 can rotate addresses to escape its limit`,
     )
   }
-  let headersChecked = false
 
   const v4Full = (options.ipv4Prefix ?? 32) === 32
   const v6Full = (options.ipv6Prefix ?? 64) === 128
@@ -120,15 +120,12 @@ export function compileClientIp(
     ? undefined
     : proxies(trustProxy, options.proxyHeader ?? 'x-forwarded-for', warn, result)
 
-  function checkForwardingHeaders(header: HeaderAccessor): void {
-    if (!headersChecked && (header('x-forwarded-for') ?? header('forwarded')) !== undefined) {
-      headersChecked = true
-      warn(
-        'WARN_FORWARDED_HEADERS_IGNORED',
-        "a request carried X-Forwarded-For or Forwarded while trustProxy trusts no proxy: behind a proxy every client shares the proxy's key; set trustProxy to your proxies' addresses (or ignore this if the app faces clients directly)",
-      )
-    }
-  }
+  const checkForwardingHeaders = forwardingHeaderCheck(() =>
+    warn(
+      'WARN_FORWARDED_HEADERS_IGNORED',
+      "a request carried X-Forwarded-For or Forwarded while trustProxy trusts no proxy: behind a proxy every client shares the proxy's key; set trustProxy to your proxies' addresses (or ignore this if the app faces clients directly)",
+    ),
+  )
 
   function address(socketAddress: string | undefined, header: HeaderAccessor) {
     const socket = socketAddress === undefined ? undefined : parseIp(socketAddress)
