@@ -70,6 +70,15 @@ describe('RFC 9651 serializer', () => {
     )
   })
 
+  it('byte sequences made one after another, of one length or of several, are each their own', () => {
+    fc.assert(
+      fc.property(fc.array(fc.uint8Array({ maxLength: 15 }), { maxLength: 20 }), (list) => {
+        const made = list.map((bytes) => byteSequence(bytes))
+        expect(made).toEqual(list.map((bytes) => `:${Buffer.from(bytes).toString('base64')}:`))
+      }),
+    )
+  })
+
   it('writes items with parameters; a true parameter is the bare key', () => {
     const item = serializeItem({
       value: 'peruser',
