@@ -26,6 +26,7 @@ import {
   STATE_FLOOR,
   type Subject,
   TOLLGATE,
+  TOLLGATE_GCRA_SCRIPT,
 } from './subjects.js'
 
 /** Seconds of CPU the Redis server has used (user + system), from INFO cpu. */
@@ -33,6 +34,19 @@ async function redisCpuSeconds(admin: Redis): Promise<number> {
   const info = (await admin.info('cpu')) as string
   const read = (field: string) => Number(new RegExp(`${field}:([\\d.]+)`).exec(info)?.[1] ?? 0)
   return read('used_cpu_user') + read('used_cpu_sys')
+}
+
+/**
+ * Microseconds Redis has spent executing the calls a subject makes, from INFO commandstats: its
+ * scripts (EVALSHA and EVAL, whose figures include the commands they run), or, for a subject
+ * that runs no script, its INCR. What a call costs Redis besides reading, parsing and answering
+ * it, which every subject pays alike.
+ */
+async function redisCallUs(admin: Redis): Promise<{ scripts: number; incr: number }> {
+  const info = (await admin.info('commandstats')) as string
+  const usec = (command: string) =>
+    Number(new RegExp(`cmdstat_${command}:calls=\\d+,usec=(\\d+)`).exec(info)?.[1] ?? 0)
+  return { scripts: usec('evalsha') + usec('eval'), incr: usec('incr') }
 }
 
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback)
@@ -47,6 +61,7 @@ const SUBJECTS: readonly Subject[] = [
   INCR,
   GCRA_REFERENCE,
   STATE_FLOOR,
+  TOLLGATE_GCRA_SCRIPT,
   ...TOLLGATE,
   ...PEERS,
 ].filter((subject) => only === undefined || subject === INCR || only.test(subject.name))
@@ -64,7 +79,12 @@ const CONFIGS = ALL_CONFIGS.filter(
 type ConfigName = `${number}-${boolean}`
 const configName = (c: (typeof CONFIGS)[number]): ConfigName => `${c.inFlight}-${c.auto}`
 
-type Measured = Load & { readonly nodeUs: number; readonly redisUs: number }
+type Measured = Load & {
+  readonly nodeUs: number
+  readonly redisUs: number
+  /** Redis's time inside the subject's calls (see `redisCallUs`), per decision. */
+  readonly callUs: number
+}
 
 async function measure(
   subject: Subject,
@@ -84,10 +104,20 @@ async function measure(
     await runLoad(decide, identities(KEYS, warmUp, 1000 + round), config.inFlight)
     const node = process.cpuUsage()
     const redisBefore = await redisCpuSeconds(admin)
+    const callsBefore = await redisCallUs(admin)
     const load = await runLoad(decide, ids, config.inFlight)
-    const redisUs = ((await redisCpuSeconds(admin)) - redisBefore) * 1e6
     const { user, system } = process.cpuUsage(node)
-    return { ...load, nodeUs: (user + system) / ids.length, redisUs: redisUs / ids.length }
+    const redisUs = ((await redisCpuSeconds(admin)) - redisBefore) * 1e6
+    const callsAfter = await redisCallUs(admin)
+    // A script's own INCR (rate-limit-redis) is inside its EVALSHA figure: counted once.
+    const scripts = callsAfter.scripts - callsBefore.scripts
+    const callUs = scripts > 0 ? scripts : callsAfter.incr - callsBefore.incr
+    return {
+      ...load,
+      nodeUs: (user + system) / ids.length,
+      redisUs: redisUs / ids.length,
+      callUs: callUs / ids.length,
+    }
   } finally {
     redis.disconnect()
   }
@@ -110,7 +140,14 @@ async function roundTrips(subject: Subject): Promise<number> {
 type Summary = (
   name: string,
   config: ConfigName,
-) => { rate: number; p50: number; p99: number; nodeUs: number; redisUs: number }
+) => {
+  rate: number
+  p50: number
+  p99: number
+  nodeUs: number
+  redisUs: number
+  callUs: number
+}
 
 /** The issue's targets, checked against this run's medians. */
 function targets(
@@ -135,6 +172,11 @@ function targets(
     const best = Math.min(...peers.map((name) => summary(name, config).p99))
     return oneRule.map((name) => summary(name, config).p99 / best)
   }
+  const alone = (auto: boolean) => {
+    const config: ConfigName = `1-${auto}`
+    const best = Math.max(...peers.map((name) => summary(name, config).rate))
+    return oneRule.map((name) => summary(name, config).rate / best)
+  }
   const trips = ours.map((name) => sizes.get(name)!.trips)
   const reference = summary(GCRA_REFERENCE.name, '64-false').rate / floor
   const threeRulesPlain = (3 * summary(threeRules, '64-false').rate) / floor
@@ -146,6 +188,7 @@ function targets(
     `- 64 in flight, no auto-pipelining: ${range(plain)} × the INCR floor; target ≥ 0.90: ${verdict(Math.min(...plain) >= 0.9)}. (The one-key GCRA script reaches ${reference.toFixed(2)} ×; three rules in one request, counted as three decisions, ${threeRulesPlain.toFixed(2)} ×.)`,
     `- 64 in flight, auto-pipelining: ${range(auto)} × the best peer; target > 1 (ahead of every peer): ${verdict(Math.min(...auto) > 1)}.`,
     `- p99 at 64 in flight, as a multiple of the best peer's p99: ${range(p99('64-false'))} without auto-pipelining, ${range(p99('64-true'))} with it; target ≤ 1: ${verdict(Math.max(...p99('64-false'), ...p99('64-true')) <= 1)}.`,
+    `- 1 in flight: ${range(alone(false))} × the best peer without auto-pipelining, ${range(alone(true))} with it; target ≥ 1: ${verdict(Math.min(...alone(false), ...alone(true)) >= 1)}.`,
     `- Round trips per decision: ${range(trips)}, also for three rules in one request; target exactly 1: ${verdict(trips.every((t) => t === 1))}.`,
     `- Three rules on one identity, one key per identity, 64 in flight, no auto-pipelining: ${oneKeyRate.toFixed(2)} × INCR in requests/s; target ≥ 0.6: ${verdict(oneKeyRate >= 0.6)}. Redis memory per identity: ${Math.round(oneKeyBytes)} B; target ≤ 200: ${verdict(oneKeyBytes <= 200)}.`,
   ]
@@ -211,6 +254,7 @@ async function main(): Promise<void> {
       p99: median(loads.map((l) => l.p99Ms)),
       nodeUs: median(loads.map((l) => l.nodeUs)),
       redisUs: median(loads.map((l) => l.redisUs)),
+      callUs: median(loads.map((l) => l.callUs)),
     }
   }
   const measured = (name: string, config: ConfigName) => results.get(name)!.has(config)
@@ -220,6 +264,7 @@ async function main(): Promise<void> {
     p99: Number.NaN,
     nodeUs: Number.NaN,
     redisUs: Number.NaN,
+    callUs: Number.NaN,
   }
   const lines: string[] = []
   const table = (title: string, inFlight: 1 | 64) => {
@@ -248,15 +293,15 @@ async function main(): Promise<void> {
   lines.push(
     '**Round trips, CPU (no auto-pipelining) and memory**',
     '',
-    '| subject | round trips per decision | CPU per decision, Node (µs), 64 in flight | Redis (µs), 64 in flight | Redis (µs), 1 in flight | Redis keys per identity | key name (B) | MEMORY USAGE per key (B) | per identity (B) |',
-    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    '| subject | round trips per decision | CPU per decision, Node (µs), 64 in flight | Redis (µs), 64 in flight | Node (µs), 1 in flight | Redis (µs), 1 in flight | of which in the call (µs) | Redis keys per identity | key name (B) | MEMORY USAGE per key (B) | per identity (B) |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
   )
   for (const subject of SUBJECTS) {
     const size = sizes.get(subject.name)!
     const cpu = measured(subject.name, '64-false') ? summary(subject.name, '64-false') : none
     const alone = measured(subject.name, '1-false') ? summary(subject.name, '1-false') : none
     lines.push(
-      `| ${subject.name} | ${size.trips.toFixed(2)} | ${cpu.nodeUs.toFixed(1)} | ${cpu.redisUs.toFixed(1)} | ${alone.redisUs.toFixed(1)} | ${size.keysPerIdentity.toFixed(0)} | ${Math.round(size.keyLength)} | ${Math.round(size.bytes)} | ${Math.round(size.bytes * size.keysPerIdentity)} |`,
+      `| ${subject.name} | ${size.trips.toFixed(2)} | ${cpu.nodeUs.toFixed(1)} | ${cpu.redisUs.toFixed(1)} | ${alone.nodeUs.toFixed(1)} | ${alone.redisUs.toFixed(1)} | ${alone.callUs.toFixed(1)} | ${size.keysPerIdentity.toFixed(0)} | ${Math.round(size.keyLength)} | ${Math.round(size.bytes)} | ${Math.round(size.bytes * size.keysPerIdentity)} |`,
     )
   }
   // The targets compare with subjects a filtered run may have left out.

@@ -169,6 +169,41 @@ export const STATE_FLOOR: Subject = {
   },
 }
 
+/**
+ * Tollgate's own one-request GCRA script, exactly as the store generates and sends it, called
+ * with ioredis's plain `evalsha` and no store around it: what the script alone costs a lone
+ * request, the floor under the `tollgate gcra` row at 1 in flight. Its SHA is taken from the
+ * store's first call.
+ */
+export const TOLLGATE_GCRA_SCRIPT: Subject = {
+  name: 'tollgate gcra, its script called bare',
+  prefix: 'bench:tg:bare',
+  async setup(redis, limits = 'high') {
+    const limit = limits === 'high' ? HIGH : TYPICAL
+    const algorithm = gcra(rate(limit))
+    let sha: string | undefined
+    const client = ioredisClient(redis)
+    const store = redisStore({
+      client: {
+        evalsha: (hash, keys, args) => {
+          sha = hash
+          return client.evalsha(hash, keys, args)
+        },
+        eval: (source, keys, args) => client.eval(source, keys, args),
+      },
+      prefix: 'bench:tg:bare',
+    })
+    await store.consume([{ rule: 'r0', algorithm, key: 'warm', cost: 1, shadow: false }], 0)
+    if (sha === undefined) throw new Error('the store sent no script')
+    const scriptSha = sha
+    return async (identity) => {
+      const key = `bench:tg:bare:r0:{${identity}}`
+      const reply = (await redis.evalsha(scriptSha, 1, key, '1')) as number[]
+      return reply[1]! >= 0
+    }
+  },
+}
+
 export const PEERS: readonly Subject[] = [
   {
     name: 'rate-limit-redis',
