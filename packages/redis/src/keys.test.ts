@@ -26,6 +26,26 @@ describe('redisKey', () => {
     )
   })
 
+  it('escapes exactly what the full replacement escapes: the quick test misses nothing', () => {
+    const escapes = (colon: boolean) => (char: string) =>
+      char === '%' || char === '{' || char === '}' || (colon && char === ':')
+        ? `%${char.charCodeAt(0).toString(16).toUpperCase()}`
+        : `%u${char.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`
+    const replaced = (text: string, specials: RegExp, colon: boolean) =>
+      text === '' ? '%0' : text.replace(specials, escapes(colon))
+    const unit = fc.oneof(
+      fc.constantFrom('%', '{', '}', ':', 'a', '.', '\uD83D', '\uDE00', '🚦'),
+      fc.string({ unit: 'binary', maxLength: 1 }),
+    )
+    fc.assert(
+      fc.property(fc.string({ unit, maxLength: 40 }), (text) => {
+        expect(encodeKey(text)).toBe(replaced(text, /[%{}]|\p{Cs}/gu, false))
+        expect(encodeRule(text)).toBe(replaced(text, /[%{}:]|\p{Cs}/gu, true))
+      }),
+      { numRuns: 3000 },
+    )
+  })
+
   it('keeps lone surrogates apart (UTF-8 would turn both into U+FFFD)', () => {
     expect(encodeKey('\uD800')).not.toBe(encodeKey('\uDFFF'))
     expect(encodeKey('🚦')).toBe('🚦')
