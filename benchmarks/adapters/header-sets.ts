@@ -14,15 +14,15 @@ import { rateLimit as expressLimit } from '@tollgate/express'
 import { rateLimit as honoLimit } from '@tollgate/hono'
 import { rateLimit as koaLimit } from '@tollgate/koa'
 import express, { type RequestHandler } from 'express'
-import expressRateLimit from 'express-rate-limit'
-import { type Context, Hono, type MiddlewareHandler } from 'hono'
-import { rateLimiter } from 'hono-rate-limiter'
+import { Hono, type MiddlewareHandler } from 'hono'
 import Koa from 'koa'
-import koaRateLimit from 'koa-ratelimit'
 import { inject } from 'light-my-request'
 import { clientAddresses } from './clients.js'
-import { LIMIT, TOLLGATE_RULES, WINDOW_MS } from './config.js'
+import { TOLLGATE_RULES } from './config.js'
 import { addedOverBare, measureRounds, median, type Send } from './measure.js'
+import { expressPeer } from './targets/express.js'
+import { getConnInfo, honoPeer } from './targets/hono.js'
+import { koaPeer } from './targets/koa.js'
 
 const args = new Map(
   process.argv.slice(2).map((arg) => {
@@ -55,27 +55,24 @@ function expressSender(handler: RequestHandler | undefined): Send {
   return () => inject(app, { method: 'GET', url: '/', remoteAddress: address() })
 }
 
-const peerExpress = (standardHeaders: 'draft-6' | 'draft-7' | 'draft-8') => () =>
-  expressRateLimit({ windowMs: WINDOW_MS, limit: LIMIT, standardHeaders, legacyHeaders: true })
-
 const EXPRESS: readonly HeaderSet<RequestHandler>[] = [
   {
     headers: 'draft-8 RateLimit fields and X-RateLimit-*',
     partitionKey: true,
     tollgate: () => expressLimit(TOLLGATE_RULES, { partitionKey: true }),
-    peer: peerExpress('draft-8'),
+    peer: () => expressPeer('draft-8'),
   },
   {
     headers: 'draft-7 RateLimit fields and X-RateLimit-*',
     partitionKey: false,
     tollgate: () => expressLimit(TOLLGATE_RULES, { standardHeaders: 'draft-7' }),
-    peer: peerExpress('draft-7'),
+    peer: () => expressPeer('draft-7'),
   },
   {
     headers: 'draft-6 RateLimit-* and X-RateLimit-*',
     partitionKey: false,
     tollgate: () => expressLimit(TOLLGATE_RULES, { standardHeaders: 'draft-6' }),
-    peer: peerExpress('draft-6'),
+    peer: () => expressPeer('draft-6'),
   },
 ]
 
@@ -95,21 +92,11 @@ const KOA: readonly HeaderSet<Koa.Middleware>[] = [
     headers: 'X-RateLimit-*',
     partitionKey: false,
     tollgate: () => koaLimit(TOLLGATE_RULES, { standardHeaders: false }),
-    peer: () =>
-      koaRateLimit({
-        driver: 'memory',
-        db: new Map(),
-        duration: WINDOW_MS,
-        max: LIMIT,
-        id: (ctx) => ctx.ip,
-      }),
+    peer: koaPeer,
   },
 ]
 
 /** `app.request()` has no socket: each request carries its client's address in `c.env`. */
-const clientOf = (c: Context) => (c.env as { address: string }).address
-const getConnInfo = (c: Context) => ({ remote: { address: clientOf(c) } })
-
 function honoSender(handler: MiddlewareHandler | undefined): Send {
   const app = new Hono()
   if (handler !== undefined) app.use(handler)
@@ -123,13 +110,7 @@ const honoSet = (draft: 'draft-6' | 'draft-7'): HeaderSet<MiddlewareHandler> => 
   partitionKey: false,
   tollgate: () =>
     honoLimit(TOLLGATE_RULES, { getConnInfo, standardHeaders: draft, legacyHeaders: false }),
-  peer: () =>
-    rateLimiter({
-      windowMs: WINDOW_MS,
-      limit: LIMIT,
-      standardHeaders: draft,
-      keyGenerator: clientOf,
-    }),
+  peer: () => honoPeer(draft),
 })
 
 const HONO: readonly HeaderSet<MiddlewareHandler>[] = [honoSet('draft-7'), honoSet('draft-6')]

@@ -35,13 +35,17 @@ const limiters: Record<VariantName, () => RequestHandler | undefined> = {
   'tollgate, two fields, partition key': () =>
     rateLimit(TOLLGATE_RULES, { legacyHeaders: false, partitionKey: true }),
   // Every header it has: draft-8 RateLimit fields (with its partition key) and X-RateLimit-*.
-  peer: () =>
-    expressRateLimit({
-      windowMs: WINDOW_MS,
-      limit: LIMIT,
-      standardHeaders: 'draft-8',
-      legacyHeaders: true,
-    }),
+  peer: () => expressPeer('draft-8'),
+}
+
+/** express-rate-limit with its memory store, the given RateLimit fields and X-RateLimit-*. */
+export function expressPeer(standardHeaders: 'draft-6' | 'draft-7' | 'draft-8'): RequestHandler {
+  return expressRateLimit({
+    windowMs: WINDOW_MS,
+    limit: LIMIT,
+    standardHeaders,
+    legacyHeaders: true,
+  })
 }
 
 /** The app, as a Node request listener (for light-my-request or `http.createServer`). */

@@ -13,7 +13,7 @@ export const PEER = 'hono-rate-limiter'
  */
 type Bindings = { readonly address: string }
 const clientOf = (c: Context) => (c.env as Bindings).address
-const getConnInfo = (c: Context) => ({ remote: { address: clientOf(c) } })
+export const getConnInfo = (c: Context) => ({ remote: { address: clientOf(c) } })
 
 function naive(): MiddlewareHandler {
   const take = naiveTokenBucket(LIMIT, LIMIT / 60)
@@ -46,13 +46,12 @@ const limiters: Record<VariantName, () => MiddlewareHandler | undefined> = {
   'tollgate, two fields, partition key': () =>
     rateLimit(TOLLGATE_RULES, { getConnInfo, legacyHeaders: false, partitionKey: true }),
   // Every header it has: draft-7 RateLimit fields (it sends no X-RateLimit-*).
-  peer: () =>
-    rateLimiter({
-      windowMs: WINDOW_MS,
-      limit: LIMIT,
-      standardHeaders: 'draft-7',
-      keyGenerator: clientOf,
-    }),
+  peer: () => honoPeer('draft-7'),
+}
+
+/** hono-rate-limiter with its memory store and the given RateLimit fields. */
+export function honoPeer(standardHeaders: 'draft-6' | 'draft-7'): MiddlewareHandler {
+  return rateLimiter({ windowMs: WINDOW_MS, limit: LIMIT, standardHeaders, keyGenerator: clientOf })
 }
 
 export function honoApp(variant: VariantName): Hono {

@@ -36,14 +36,18 @@ const limiters: Record<VariantName, () => Middleware | undefined> = {
   'tollgate, two fields, partition key': () =>
     rateLimit(TOLLGATE_RULES, { legacyHeaders: false, partitionKey: true }),
   // Its memory driver, keyed by IP; it always sends X-RateLimit-Limit/-Remaining/-Reset.
-  peer: () =>
-    koaRateLimit({
-      driver: 'memory',
-      db: new Map(),
-      duration: WINDOW_MS,
-      max: LIMIT,
-      id: (ctx) => ctx.ip,
-    }),
+  peer: () => koaPeer(),
+}
+
+/** koa-ratelimit with its memory driver, keyed by IP. */
+export function koaPeer(): Middleware {
+  return koaRateLimit({
+    driver: 'memory',
+    db: new Map(),
+    duration: WINDOW_MS,
+    max: LIMIT,
+    id: (ctx) => ctx.ip,
+  })
 }
 
 export function koaApp(variant: VariantName) {
