@@ -28,11 +28,16 @@ pnpm --filter @tollgate/benchmarks bench:redis -- --write
 - **one-key GCRA script (reference)**: the classic GCRA script and nothing around it (\`TIME\`,
   \`GET\`, \`SET … PX\` at the new arrival time, reply \`{ allowed, retry }\`), called with ioredis
   directly: what any script that reads, decides and writes a state per request costs.
+- **tollgate gcra, its script called bare**: Tollgate's own one-request GCRA script, exactly as
+  the store generates it, sent with ioredis's plain \`evalsha\` and no store around it: the floor
+  under the \`tollgate gcra\` row at 1 in flight.
 - Round trips per decision: socket writes per decision with one request in flight and no
   auto-pipelining (each write is one request/response exchange).
 - CPU per decision: the Node process's (\`process.cpuUsage\`) and the Redis server's
-  (\`INFO cpu\`), over the runs without auto-pipelining (Redis's also at 1 in flight, where each
-  request is its own call and pays the socket handling too).
+  (\`INFO cpu\`), over the runs without auto-pipelining (both also at 1 in flight, where each
+  request is its own call and pays the socket handling too); "of which in the call" is Redis's
+  time inside the subject's own calls (\`INFO commandstats\`: its scripts' \`EVALSHA\`, which
+  includes the commands they run, or its \`INCR\`), the part that differs between subjects.
 - Memory: 100 identities that each made 5 requests under a rule of 100 per minute, measured
   with \`MEMORY USAGE\` (key name, value and overhead) while the state is live. Tollgate keys
   carry the rule id and a hash tag (\`tg:<rule>:{<identity>}\`), so names are longer.
@@ -60,8 +65,9 @@ docs/concepts/redis.md). Batches stay small (32 keys) so that Redis runs one whi
 reads the replies of the one before. With ioredis's auto-pipelining every command of a turn
 leaves in one write and the two processes take turns, which lowers every script-based row;
 Tollgate's rows stay ahead of every peer. With one request in flight there is nothing to batch:
-every subject waits on the round trip, and a Tollgate request also waits for the end of its turn
-of the event loop before it is sent. Three rules in one request pay three reads and writes, in
+every subject waits on the round trip, and a Tollgate request goes out at once through its
+one-request script (the section "Redis store: a lone request taken apart" says where its time
+goes). Three rules in one request pay three reads and writes, in
 calls of 10 requests; before they had a script of their own (each request one call of the
 general script) they made 0.11 × as many requests per second as the floor, and now 0.45–0.64 ×,
 each request three decisions.
