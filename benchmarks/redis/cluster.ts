@@ -7,14 +7,12 @@
 // Every server it starts is stopped at the end, or when a step fails.
 //
 //   pnpm --filter @tollgate/benchmarks bench:redis-cluster
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { execFileSync } from 'node:child_process'
 import { gcra } from '@tollgate/core'
 import { ioredisClient, redisStore } from '@tollgate/redis'
 import { Cluster, Redis } from 'ioredis'
 import { identities, median, runLoad } from './measure.js'
+import { type OwnServer, startOwnServer } from './own-server.js'
 
 const {
   BENCH_CLUSTER_PORTS = '7410,7411,7412',
@@ -26,29 +24,15 @@ const OPS = Number(BENCH_OPS)
 const ROUNDS = Number(BENCH_ROUNDS)
 const rule = gcra({ rate: 1_000_000_000, periodMs: 60_000, burst: 1_000_000_000 })
 
-type Node = { readonly port: number; readonly child: ChildProcess; readonly dir: string }
-
-async function startNode(port: number): Promise<Node> {
-  const dir = mkdtempSync(join(tmpdir(), `tollgate-bench-cluster-${port}-`))
-  const child = spawn(
-    'redis-server',
-    [
-      ...['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', ''],
-      ...['--appendonly', 'no', '--cluster-enabled', 'yes', '--cluster-announce-ip', '127.0.0.1'],
+/** A cluster-enabled master of the benchmark's own on `port`. */
+const startNode = (port: number): Promise<OwnServer> =>
+  startOwnServer({
+    port,
+    extraArgs: [
+      ...['--cluster-enabled', 'yes', '--cluster-announce-ip', '127.0.0.1'],
       ...['--cluster-config-file', `nodes-${port}.conf`],
     ],
-    { stdio: 'ignore' },
-  )
-  for (let i = 0; i < 100; i++) {
-    try {
-      execFileSync('redis-cli', ['-p', String(port), 'ping'], { stdio: 'ignore' })
-      return { port, child, dir }
-    } catch {
-      await new Promise((resolve) => setTimeout(resolve, 50))
-    }
-  }
-  throw new Error(`redis-server on ${port} did not start`)
-}
+  })
 
 const cli = (port: number, ...args: string[]) =>
   execFileSync('redis-cli', ['-p', String(port), ...args], { encoding: 'utf8' })
@@ -57,8 +41,8 @@ const cli = (port: number, ...args: string[]) =>
  * Masters on `ports`, the 16,384 slots split evenly between them (by hand: `redis-cli --cluster
  * create` wants three masters or more).
  */
-async function startCluster(ports: readonly number[]): Promise<Node[]> {
-  const nodes: Node[] = []
+async function startCluster(ports: readonly number[]): Promise<OwnServer[]> {
+  const nodes: OwnServer[] = []
   try {
     for (const port of ports) nodes.push(await startNode(port))
     ports.forEach((port, i) => {
@@ -85,11 +69,8 @@ async function clusterOk(ports: readonly number[]): Promise<void> {
   throw new Error('cluster not ok')
 }
 
-function stopCluster(nodes: readonly Node[]): void {
-  for (const node of nodes) {
-    node.child.kill('SIGKILL')
-    rmSync(node.dir, { recursive: true, force: true })
-  }
+function stopCluster(nodes: readonly OwnServer[]): void {
+  for (const node of nodes) node.stop()
 }
 
 async function cpuSeconds(port: number): Promise<number> {
@@ -138,12 +119,9 @@ const lines = [
   `| masters | keys | decisions/s | p99 ms | each shard's main thread (share of a core) | ceiling: decisions/s ÷ busiest share |`,
   '| ---: | --- | ---: | ---: | --- | ---: |',
 ]
-process.on('exit', () => stopCluster(running))
-let running: Node[] = []
 for (let masters = 1; masters <= PORTS.length; masters++) {
   const ports = PORTS.slice(0, masters)
   const nodes = await startCluster(ports)
-  running = nodes
   try {
     for (const hot of [false, true]) {
       const results: Result[] = []

@@ -9,9 +9,12 @@ import { type Algorithm, type Charge, fixedWindow, type Store, tokenBucket } fro
 import { ioredisClient, leasedStore, redisStore } from '@tollgate/redis'
 import type { Redis } from 'ioredis'
 import { clear, connect, median, runLoad } from './measure.js'
+import { benchmarkRedis } from './own-server.js'
 
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback)
-const { REDIS_URL = 'redis://127.0.0.1:6379' } = process.env
+// REDIS_URL measures that server as it is; by default, an empty server of the benchmark's own.
+const redisServer = await benchmarkRedis()
+const REDIS_URL = redisServer.url
 const ROUNDS = env('BENCH_ROUNDS', 5)
 const OPS = { 64: env('BENCH_OPS', 40_000), 1: env('BENCH_OPS_1', 5_000) } as const
 const PREFIX = `bench:lease:${process.pid}`
@@ -151,4 +154,8 @@ async function main(): Promise<void> {
   process.stdout.write(`${lines.join('\n')}\n`)
 }
 
-await main()
+try {
+  await main()
+} finally {
+  redisServer.stop()
+}

@@ -7,7 +7,7 @@ import { referenceStore } from '@tollgate/test-utils'
 import fc from 'fast-check'
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { REDIS_URL, redisAvailable, removeTestKeys, uniquePrefix } from './support/redis-env.js'
+import { redisOfTheFile, redisServerBinary, uniquePrefix } from './support/redis-env.js'
 import { ioredisTarget, nodeRedisTarget, type Target } from './support/targets.js'
 import { algorithmArb, normalise, withinLimits } from './support/trace.js'
 
@@ -142,19 +142,21 @@ function isCalendar(charge: Charge): boolean {
   return params?.kind === 'window' && params.calendar !== undefined
 }
 
+// Thousands of rule sets, each with scripts of its own: on a Redis of the file's own.
+const redisUrl = redisOfTheFile()
+
 // Both layouts: a key per rule, and one value per identity (on one client).
-describe.skipIf(!redisAvailable).each([
+describe.skipIf(!redisServerBinary).each([
   ['ioredis', 'rule', ioredisTarget],
   ['node-redis', 'rule', nodeRedisTarget],
   ['ioredis', 'identity', ioredisTarget],
 ] as const)('Redis store, requests made together (%s, layout %s)', (_name, layout, connect) => {
   let target: Target
   beforeAll(async () => {
-    target = await connect(REDIS_URL)
+    target = await connect(redisUrl())
   })
   afterAll(async () => {
     await target?.close()
-    await removeTestKeys()
   })
 
   it('decides each request of a burst exactly as the reference store does one after another, in one call per rule', async () => {
@@ -300,22 +302,21 @@ describe.skipIf(!redisAvailable).each([
   })
 })
 
-describe.skipIf(!redisAvailable)(
+describe.skipIf(!redisServerBinary)(
   'Redis store, requests made together (ioredis, auto-pipelining)',
   () => {
     let redis: Redis
     beforeAll(() => {
-      redis = new Redis(REDIS_URL, { enableAutoPipelining: true })
+      redis = new Redis(redisUrl(), { enableAutoPipelining: true })
       redis.on('error', () => {})
     })
     afterAll(async () => {
       redis?.disconnect()
-      await removeTestKeys()
     })
 
     it("sends the store's calls with the client's key prefix, as ioredis's own commands have it", async () => {
       const keyPrefix = `${uniquePrefix('key-prefix')}:`
-      const prefixed = new Redis(REDIS_URL, { enableAutoPipelining: true, keyPrefix })
+      const prefixed = new Redis(redisUrl(), { enableAutoPipelining: true, keyPrefix })
       prefixed.on('error', () => {})
       try {
         const store = redisStore({

@@ -4,7 +4,7 @@ import { type Charge, fixedWindow } from '@tollgate/core'
 import { redisStore } from '@tollgate/redis'
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, it, vi } from 'vitest'
-import { REDIS_URL, redisAvailable, removeTestKeys, uniquePrefix } from './support/redis-env.js'
+import { redisOfTheFile, redisServerBinary, uniquePrefix } from './support/redis-env.js'
 import { ioredisTarget, nodeRedisTarget, type Target } from './support/targets.js'
 import {
   AWKWARD_KEYS,
@@ -28,16 +28,18 @@ const clients = [
   ['ioredis', 'identity', ioredisTarget],
 ] as const
 
-describe.skipIf(!redisAvailable).each(clients)(
+// Thousands of rule sets, each with scripts of its own: on a Redis of the file's own.
+const redisUrl = redisOfTheFile()
+
+describe.skipIf(!redisServerBinary).each(clients)(
   'Redis store (single node, %s, layout %s) vs the reference store',
   (_name, layout, connect) => {
     let target: Target
     beforeAll(async () => {
-      target = await connect(REDIS_URL)
+      target = await connect(redisUrl())
     })
     afterAll(async () => {
       await target?.close()
-      await removeTestKeys()
     })
 
     // Nothing may expire on the server's clock while a trace runs on its own clock; and a

@@ -4,7 +4,7 @@ import { type Algorithm, type Charge, memoryStore, type Store, tokenBucket } fro
 import { redisStore } from '@tollgate/redis'
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { REDIS_URL, redisAvailable, removeTestKeys, uniquePrefix } from './support/redis-env.js'
+import { redisOfTheFile, redisServerBinary, uniquePrefix } from './support/redis-env.js'
 import { ioredisTarget, type Target } from './support/targets.js'
 import { algorithmArb, normalise } from './support/trace.js'
 
@@ -85,16 +85,18 @@ describe('charges of one rule and key in one request, in the memory store', () =
   })
 })
 
-describe.skipIf(!redisAvailable).each(['rule', 'identity'] as const)(
+// Hundreds of rule sets, each with scripts of its own: on a Redis of the file's own.
+const redisUrl = redisOfTheFile()
+
+describe.skipIf(!redisServerBinary).each(['rule', 'identity'] as const)(
   'charges of one rule and key in one request, in Redis (layout %s)',
   (layout) => {
     let target: Target
     beforeAll(async () => {
-      target = await ioredisTarget(REDIS_URL)
+      target = await ioredisTarget(redisUrl())
     })
     afterAll(async () => {
       await target?.close()
-      await removeTestKeys()
     })
     const store = () =>
       redisStore({

@@ -1,6 +1,8 @@
 import { spawnSync } from 'node:child_process'
 import { REDIS_URL, redisAnswers } from '@tollgate/test-utils'
 import { Redis } from 'ioredis'
+import { afterAll, beforeAll } from 'vitest'
+import { type RedisServer, startRedisServer } from './redis-server.js'
 
 export { REDIS_URL }
 
@@ -60,5 +62,26 @@ export async function removeTestKeys(url: string = REDIS_URL): Promise<void> {
     } while (cursor !== '0')
   } finally {
     redis.disconnect()
+  }
+}
+
+/**
+ * A redis-server of the test file's own, started before its tests and stopped after them; the
+ * URL, once started. For tests that make Redis cache thousands of scripts (random rule sets,
+ * each with scripts of its own): every script a server holds grows the Lua heap its collector
+ * steps through on script calls, so on the shared server they would slow every later script
+ * call there (about twice the fixed cost of a call with 6,000 held), benchmarks' included.
+ */
+export function redisOfTheFile(): () => string {
+  let server: RedisServer | undefined
+  beforeAll(async () => {
+    if (redisServerBinary) server = await startRedisServer()
+  })
+  afterAll(async () => {
+    await server?.stop()
+  })
+  return () => {
+    if (server === undefined) throw new Error('the redis-server of this test file is not running')
+    return server.url
   }
 }
