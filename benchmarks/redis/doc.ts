@@ -9,14 +9,24 @@ floor any Redis limiter pays) and with peer libraries, on the same Redis, in one
 pnpm --filter @tollgate/benchmarks bench:redis -- --write
 \`\`\`
 
-(\`BENCH_ROUNDS\`, \`BENCH_OPS_64\`, \`BENCH_OPS_1\`, \`BENCH_KEYS\` and \`REDIS_URL\` change the defaults;
-\`BENCH_ONLY\`, a regular expression, measures only the subjects it names, beside the floor.)
+(\`BENCH_ROUNDS\`, \`BENCH_OPS_64\`, \`BENCH_OPS_1\`, \`BENCH_KEYS\` change the defaults;
+\`BENCH_ONLY\`, a regular expression, measures only the subjects it names, beside the floor;
+\`BENCH_IN_FLIGHT=1\` or \`64\` only that many in flight.)
+
+- The benchmark starts a redis-server of its own (empty, persistence off) and stops it at the
+  end; \`REDIS_URL\` measures another server as it is. A server's script cache weighs on every
+  script call: each script it holds grows the Lua heap that Redis's collector steps through on
+  script calls, and with 6,700 held (what a test run used to leave on the shared server) an
+  empty script's call cost 1.2 µs instead of 0.65, every script row inflated alike or worse.
 
 - Each subject decides requests for identities drawn at random from 100,000 keys, through one
   ioredis 6 connection, with 64 or 1 requests in flight, with and without \`enableAutoPipelining\`.
   Limits are high, so every request is admitted (and written). Each configuration runs once per
-  round, rounds interleave the subjects, and every figure is the median over the rounds; ratios
-  are to the \`INCR\` floor of the same configuration.
+  round, rounds interleave the subjects (in reverse order every other round, so that drift within
+  a round falls on none more than another), each subject starts from a keyspace without the
+  benchmark's keys (it pays for expiring its own keys only), and every figure is the median over
+  the rounds; ratios are to the \`INCR\` floor of the same configuration. The 1-in-flight target
+  is judged on ratios paired by round (each round's rate over the best peer's in that round).
 - Tollgate runs as users get it (the built package, default options, the default 250 ms
   \`timeoutMs\`: a call slower than that would fail the run): on the Redis server's clock
   (\`TIME\`), each key written with its expiry; a request with nothing of its rule set on its way
@@ -53,7 +63,7 @@ throughput follows whichever spends more CPU per decision (the CPU columns). Eve
 a fixed price on both sides (the client builds and writes it, Redis reads it and writes the
 reply), and a script adds its own (starting the script, \`TIME\`); a script that reads a state,
 decides and writes it back with an exact expiry costs Redis about twice what \`INCR\` does, so
-the bare one-key GCRA script, one call per request, stays near 0.65 × the \`INCR\` floor.
+the bare one-key GCRA script, one call per request, stays near 0.8 × the \`INCR\` floor.
 Tollgate pays those fixed prices once per batch of one-rule requests instead of once per
 request: its Node and Redis CPU per decision fall to about the \`INCR\` floor's, and the bucket
 and window rows decide about as many requests per second as one \`INCR\` per request, or more.
@@ -67,19 +77,22 @@ leaves in one write and the two processes take turns, which lowers every script-
 Tollgate's rows stay ahead of every peer. With one request in flight there is nothing to batch:
 every subject waits on the round trip, and a Tollgate request goes out at once through its
 one-request script (the section "Redis store: a lone request taken apart" says where its time
-goes). Three rules in one request pay three reads and writes, in
-calls of 10 requests; before they had a script of their own (each request one call of the
-general script) they made 0.11 × as many requests per second as the floor, and now 0.45–0.64 ×,
-each request three decisions.
+goes, and "Redis store: a lone request on a server of its own" what is left of the difference).
+Three rules in one request pay three reads and writes, in calls of 10 requests; before they had
+a script of their own (each request one call of the general script) they made 0.11 × as many
+requests per second as the floor, and now about 0.5 ×, each request three decisions.
 
 How far every row sits from the floor moves between runs and between days on this shared
-machine, the floor itself included (\`INCR\` at 64 in flight has measured 58,000 to 108,000 per
-second, its Node CPU per decision 9.8 to 14.7 µs). For the same store code, the one-rule rows
-measured 0.68–0.96 × the floor in a run on a busier day and 1.21–1.89 × in the runs of the day
-recorded here. p99 at 64 in flight moves the most: a pause anywhere (either process descheduled
-by other work, Redis deleting a mass of expired keys) delays every request in flight at once,
-and for the same code the one-rule rows' p99 measured 0.34 to 1.59 × the best peer's in three
-runs of one day (the recorded one: 0.66–0.99).
+machine, the floor itself included: \`INCR\` at 64 in flight measured 58,000 to 108,000 per
+second on the shared server, on days when it held thousands of scripts, and 206,000 to 212,000
+on a server of the benchmark's own in the eight runs of 5 December 2026. For the same store
+code, the one-rule rows measured 0.68–0.96 × the floor on a busier day, 1.21–1.89 × on a quiet
+one, and 1.03–1.54 × on a server of their own. p99 at 64 in flight moves the most: a pause
+anywhere (either process descheduled by other work, Redis deleting a mass of expired keys)
+delays every request in flight at once, and a subject that decides faster finishes its fixed
+count of decisions sooner, so one pause holds a larger share of them. In five runs of one tree
+on 5 December 2026 the one-rule rows' p99 was 0.61–0.85 × the best peer's in three, and 1.23–1.60
+and 3.08–3.70 × in two runs a few minutes apart, every Tollgate row alike.
 
 What a decision costs Redis inside a script, measured with 32 keys per \`EVALSHA\`, pipelined, and
 \`INFO cpu\` (per key): 32 \`INCR\`s 1.5 µs; 32 \`GET\`s 1.5; \`GET\`, then \`SET … PXAT\` with
@@ -87,14 +100,18 @@ the new state, and four integers replied, 5.3; Tollgate's one-rule GCRA script 5
 key had expired or not. Reading a state and writing it back with an exact expiry is the price;
 the algorithm's arithmetic is lost in the noise.
 
-Redis CPU per call of one request, measured apart with \`redis-benchmark -n 300000 -c 8 -P 32 -r 100000 EVALSHA
-<sha> 1 k:__rand_int__ …\` (pipelined, so networking is amortised) and \`INFO cpu\` before and
-after, this machine: \`INCR\` about 1.4 µs; rate-limit-redis's script 4–7 µs; the reference GCRA
-script about 11; Tollgate's one-rule GCRA script about 11.4, down from 13.2 when its algorithm ran
-inside Lua functions (closures made on every call, with their upvalues, cost about as much as the
-arithmetic), and its token bucket script 12.4–12.9, down from 13.8 when the state was text
-(\`string.format\` and \`string.match\`; it is now packed with \`struct\`). At 64 in flight without
-pipelining Redis spends about 6 µs more per call on the socket, which a batch shares. On the Node
+Redis's time per call of one request, measured apart on an empty server of its own with
+\`redis-benchmark -n 300000 -c 4 -P 16 -r 100000 EVALSHA <sha> 1 k:__rand_int__ …\` (pipelined,
+so networking is amortised) and \`INFO commandstats\` (\`usec_per_call\` of \`EVALSHA\`), two
+passes on 5 December 2026: a script that only returns 1 costs 0.65–0.78 µs; \`TIME\` adds about
+0.5, \`GET\` 0.2–0.5, \`SET … PXAT\` 1.1–1.3 (a plain \`SET\` 0.6–0.8: the expiry is the
+rest), replying three integers instead of one 0.4; rate-limit-redis's script (\`INCR\`, \`PTTL\`)
+2.2–2.6; \`TIME\`, \`GET\`, \`SET … PXAT\` and a 3-integer reply with no decision 3.5–3.7;
+Tollgate's one-request GCRA script 4.2–4.8 and its fixed window 4.5–4.6. On the same server
+holding 6,700 other scripts: 1.2, 4.7, 5.8 and 3.4 µs for the empty script, the no-decision
+floor, Tollgate's GCRA and rate-limit-redis's. (This paragraph used to give 11.4 µs for
+Tollgate's GCRA script and 4–7 for rate-limit-redis's, from the shared server.) At 64 in flight
+without pipelining Redis spends about 6 µs more per call on the socket, which a batch shares. On the Node
 side the store's own work is about 0.4 µs per request (measured against a client that answers at
 once); the rest is the client's (ioredis) and the socket's, also paid once per batch.`
 

@@ -55,7 +55,7 @@ const env = (name: string, fallback: number) => Number(process.env[name] ?? fall
 const redisServer = await benchmarkRedis()
 const REDIS_URL = redisServer.url
 const KEYS = env('BENCH_KEYS', 100_000)
-const OPS = { 1: env('BENCH_OPS_1', 3_000), 64: env('BENCH_OPS_64', 40_000) } as const
+const OPS = { 1: env('BENCH_OPS_1', 10_000), 64: env('BENCH_OPS_64', 40_000) } as const
 const ROUNDS = env('BENCH_ROUNDS', 5)
 // BENCH_ONLY (a regular expression) measures only the subjects it matches, besides the floor.
 const { BENCH_ONLY } = process.env
@@ -237,16 +237,21 @@ async function main(): Promise<void> {
   const admin = await connect(REDIS_URL, false)
   const info = (await admin.info('server')) as string
   const version = /redis_version:(\S+)/.exec(info)?.[1]
-  for (const subject of SUBJECTS) await clear(admin, subject.prefix)
 
   for (let round = 0; round < ROUNDS; round++) {
+    // Alternate the order, so that what drifts within a round (the machine, Redis's memory)
+    // falls on no subject more than on another.
+    const order = round % 2 === 0 ? SUBJECTS : [...SUBJECTS].reverse()
     for (const config of CONFIGS) {
-      for (const subject of SUBJECTS) {
+      for (const subject of order) {
+        // Every subject starts from a keyspace with none of the benchmark's keys: it pays for
+        // expiring its own keys, never for those the subjects before it left.
+        await clear(admin, 'bench:')
         const load = await measure(subject, config, round, admin)
         const byConfig = results.get(subject.name)!
         byConfig.set(configName(config), [...(byConfig.get(configName(config)) ?? []), load])
         process.stderr.write(
-          `round ${round + 1}/${ROUNDS} ${config.inFlight} in flight${config.auto ? ', auto-pipelining' : ''}: ${subject.name} ${Math.round(load.rate)}/s\n`,
+          `round ${round + 1}/${ROUNDS} ${config.inFlight} in flight${config.auto ? ', auto-pipelining' : ''}: ${subject.name} ${Math.round(load.rate)}/s, p99 ${load.p99Ms.toFixed(2)} ms\n`,
         )
       }
     }
