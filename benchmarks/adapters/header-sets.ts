@@ -13,16 +13,14 @@
 import { rateLimit as expressLimit } from '@tollgate/express'
 import { rateLimit as honoLimit } from '@tollgate/hono'
 import { rateLimit as koaLimit } from '@tollgate/koa'
-import express, { type RequestHandler } from 'express'
-import { Hono, type MiddlewareHandler } from 'hono'
-import Koa from 'koa'
-import { inject } from 'light-my-request'
-import { clientAddresses } from './clients.js'
+import type { RequestHandler } from 'express'
+import type { MiddlewareHandler } from 'hono'
+import type Koa from 'koa'
 import { TOLLGATE_RULES } from './config.js'
 import { addedOverBare, measureRounds, median, type Send } from './measure.js'
-import { expressPeer } from './targets/express.js'
-import { getConnInfo, honoPeer } from './targets/hono.js'
-import { koaPeer } from './targets/koa.js'
+import { expressAppWith, expressPeer, expressSenderTo } from './targets/express.js'
+import { getConnInfo, honoAppWith, honoPeer, honoSenderTo } from './targets/hono.js'
+import { koaAppWith, koaPeer, koaSenderTo } from './targets/koa.js'
 
 const args = new Map(
   process.argv.slice(2).map((arg) => {
@@ -45,15 +43,8 @@ type HeaderSet<Handler> = {
   readonly peer: () => Handler
 }
 
-function expressSender(handler: RequestHandler | undefined): Send {
-  const app = express()
-  if (handler !== undefined) app.use(handler)
-  app.get('/', (_req, res) => {
-    res.end('ok')
-  })
-  const address = clientAddresses(CLIENTS)
-  return () => inject(app, { method: 'GET', url: '/', remoteAddress: address() })
-}
+const expressSender = (handler: RequestHandler | undefined): Send =>
+  expressSenderTo(expressAppWith(handler), CLIENTS)
 
 const EXPRESS: readonly HeaderSet<RequestHandler>[] = [
   {
@@ -76,16 +67,8 @@ const EXPRESS: readonly HeaderSet<RequestHandler>[] = [
   },
 ]
 
-function koaSender(handler: Koa.Middleware | undefined): Send {
-  const app = new Koa()
-  if (handler !== undefined) app.use(handler)
-  app.use((ctx) => {
-    ctx.body = 'ok'
-  })
-  const callback = app.callback()
-  const address = clientAddresses(CLIENTS)
-  return () => inject(callback, { method: 'GET', url: '/', remoteAddress: address() })
-}
+const koaSender = (handler: Koa.Middleware | undefined): Send =>
+  koaSenderTo(koaAppWith(handler), CLIENTS)
 
 const KOA: readonly HeaderSet<Koa.Middleware>[] = [
   {
@@ -96,13 +79,9 @@ const KOA: readonly HeaderSet<Koa.Middleware>[] = [
   },
 ]
 
-/** `app.request()` has no socket: each request carries its client's address in `c.env`. */
-function honoSender(handler: MiddlewareHandler | undefined): Send {
-  const app = new Hono()
-  if (handler !== undefined) app.use(handler)
-  app.get('/', (c) => c.text('ok'))
-  const address = clientAddresses(CLIENTS)
-  return () => Promise.resolve(app.request('/', {}, { address: address() }))
+const honoSender = (handler: MiddlewareHandler | undefined): Send => {
+  const send = honoSenderTo(honoAppWith(handler), CLIENTS)
+  return () => Promise.resolve(send())
 }
 
 const honoSet = (draft: 'draft-6' | 'draft-7'): HeaderSet<MiddlewareHandler> => ({

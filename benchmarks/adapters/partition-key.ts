@@ -6,37 +6,22 @@
 //   pnpm --filter @tollgate/benchmarks bench:adapters-partition-key
 import { rateLimit as honoLimit } from '@tollgate/hono'
 import { rateLimit as koaLimit } from '@tollgate/koa'
-import { type Context, Hono } from 'hono'
-import Koa from 'koa'
-import { inject } from 'light-my-request'
-import { clientAddresses } from './clients.js'
 import { TOLLGATE_RULES } from './config.js'
 import { addedOverBare, measureRounds, type Send } from './measure.js'
+import { getConnInfo, honoAppWith, honoSenderTo } from './targets/hono.js'
+import { koaAppWith, koaSenderTo } from './targets/koa.js'
 
 const CLIENTS = 100_000
 type Options = { readonly legacyHeaders: false; readonly partitionKey?: true | (() => string) }
 
-const clientOf = (c: Context) => (c.env as { address: string }).address
-const getConnInfo = (c: Context) => ({ remote: { address: clientOf(c) } })
-
 function honoSender(options: Options | undefined): Send {
-  const app = new Hono()
-  if (options !== undefined) app.use(honoLimit(TOLLGATE_RULES, { getConnInfo, ...options }))
-  app.get('/', (c) => c.text('ok'))
-  const address = clientAddresses(CLIENTS)
-  return () => Promise.resolve(app.request('/', {}, { address: address() }))
+  const handler = options && honoLimit(TOLLGATE_RULES, { getConnInfo, ...options })
+  const send = honoSenderTo(honoAppWith(handler), CLIENTS)
+  return () => Promise.resolve(send())
 }
 
-function koaSender(options: Options | undefined): Send {
-  const app = new Koa()
-  if (options !== undefined) app.use(koaLimit(TOLLGATE_RULES, options))
-  app.use((ctx) => {
-    ctx.body = 'ok'
-  })
-  const handler = app.callback()
-  const address = clientAddresses(CLIENTS)
-  return () => inject(handler, { method: 'GET', url: '/', remoteAddress: address() })
-}
+const koaSender = (options: Options | undefined): Send =>
+  koaSenderTo(koaAppWith(options && koaLimit(TOLLGATE_RULES, options)), CLIENTS)
 
 const VARIANTS: ReadonlyArray<readonly [string, Options | undefined]> = [
   ['bare', undefined],

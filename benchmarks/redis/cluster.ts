@@ -10,9 +10,9 @@
 import { execFileSync } from 'node:child_process'
 import { gcra } from '@tollgate/core'
 import { ioredisClient, redisStore } from '@tollgate/redis'
+import { type RedisServer, startRedisServer } from '@tollgate/test-utils/redis-server'
 import { Cluster, Redis } from 'ioredis'
 import { identities, median, runLoad } from './measure.js'
-import { type OwnServer, startOwnServer } from './own-server.js'
 
 const {
   BENCH_CLUSTER_PORTS = '7410,7411,7412',
@@ -25,14 +25,8 @@ const ROUNDS = Number(BENCH_ROUNDS)
 const rule = gcra({ rate: 1_000_000_000, periodMs: 60_000, burst: 1_000_000_000 })
 
 /** A cluster-enabled master of the benchmark's own on `port`. */
-const startNode = (port: number): Promise<OwnServer> =>
-  startOwnServer({
-    port,
-    extraArgs: [
-      ...['--cluster-enabled', 'yes', '--cluster-announce-ip', '127.0.0.1'],
-      ...['--cluster-config-file', `nodes-${port}.conf`],
-    ],
-  })
+const startNode = (port: number): Promise<RedisServer> =>
+  startRedisServer({ port, cluster: true, extraArgs: ['--cluster-announce-ip', '127.0.0.1'] })
 
 const cli = (port: number, ...args: string[]) =>
   execFileSync('redis-cli', ['-p', String(port), ...args], { encoding: 'utf8' })
@@ -41,8 +35,8 @@ const cli = (port: number, ...args: string[]) =>
  * Masters on `ports`, the 16,384 slots split evenly between them (by hand: `redis-cli --cluster
  * create` wants three masters or more).
  */
-async function startCluster(ports: readonly number[]): Promise<OwnServer[]> {
-  const nodes: OwnServer[] = []
+async function startCluster(ports: readonly number[]): Promise<RedisServer[]> {
+  const nodes: RedisServer[] = []
   try {
     for (const port of ports) nodes.push(await startNode(port))
     ports.forEach((port, i) => {
@@ -54,7 +48,7 @@ async function startCluster(ports: readonly number[]): Promise<OwnServer[]> {
     await clusterOk(ports)
     return nodes
   } catch (error) {
-    stopCluster(nodes)
+    await stopCluster(nodes)
     throw error
   }
 }
@@ -69,8 +63,8 @@ async function clusterOk(ports: readonly number[]): Promise<void> {
   throw new Error('cluster not ok')
 }
 
-function stopCluster(nodes: readonly OwnServer[]): void {
-  for (const node of nodes) node.stop()
+async function stopCluster(nodes: readonly RedisServer[]): Promise<void> {
+  await Promise.all(nodes.map((node) => node.stop()))
 }
 
 async function cpuSeconds(port: number): Promise<number> {
@@ -136,7 +130,7 @@ for (let masters = 1; masters <= PORTS.length; masters++) {
       process.stderr.write(`${lines.at(-1)}\n`)
     }
   } finally {
-    stopCluster(nodes)
+    await stopCluster(nodes)
   }
 }
 console.log(

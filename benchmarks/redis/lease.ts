@@ -157,5 +157,5 @@ async function main(): Promise<void> {
 try {
   await main()
 } finally {
-  redisServer.stop()
+  await redisServer.stop()
 }

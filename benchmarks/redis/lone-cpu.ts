@@ -58,7 +58,7 @@ if (subjectArg !== undefined && urlArg !== undefined) {
       }
     }
   } finally {
-    server.stop()
+    await server.stop()
   }
   const spread = (values: number[]) =>
     `${median(values).toFixed(1)} (${Math.min(...values).toFixed(1)}–${Math.max(...values).toFixed(1)})`

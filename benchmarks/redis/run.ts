@@ -350,5 +350,5 @@ async function main(): Promise<void> {
 try {
   await main()
 } finally {
-  redisServer.stop()
+  await redisServer.stop()
 }

@@ -4,10 +4,10 @@
 import { createLimiter, type RuleConfig } from '@tollgate/core'
 import { ioredisClient, redisStore } from '@tollgate/redis'
 import { manualTime } from '@tollgate/test-utils'
+import { startRedisServer } from '@tollgate/test-utils/redis-server'
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { redisServerBinary, uniquePrefix } from './support/redis-env.js'
-import { startRedisServer } from './support/redis-server.js'
 
 const TIMEOUT_MS = 150
 const LEASE_MS = 3_000

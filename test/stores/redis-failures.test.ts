@@ -10,11 +10,11 @@ import {
   redisScripts,
   redisStore,
 } from '@tollgate/redis'
+import { freePort, type RedisServer, startRedisServer } from '@tollgate/test-utils/redis-server'
 import { Redis } from 'ioredis'
 import { createClient } from 'redis'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { redisServerBinary, uniquePrefix } from './support/redis-env.js'
-import { freePort, type RedisServer, startRedisServer } from './support/redis-server.js'
 
 const TIMEOUT_MS = 150
 const BURST = 5

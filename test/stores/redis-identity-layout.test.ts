@@ -16,6 +16,7 @@ import {
 } from '@tollgate/core'
 import { ioredisClient, redisStore } from '@tollgate/redis'
 import { referenceStore } from '@tollgate/test-utils'
+import { type RedisServer, startRedisServer } from '@tollgate/test-utils/redis-server'
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
@@ -25,7 +26,6 @@ import {
   removeTestKeys,
   uniquePrefix,
 } from './support/redis-env.js'
-import { type RedisServer, startRedisServer } from './support/redis-server.js'
 import { describeStore } from './support/store-suite.js'
 import { ioredisTarget, type Target } from './support/targets.js'
 

@@ -8,6 +8,7 @@ import {
 } from '@tollgate/core'
 import { type RedisScriptClient, redisScripts, redisStore } from '@tollgate/redis'
 import { referenceStore } from '@tollgate/test-utils'
+import { startRedisServer } from '@tollgate/test-utils/redis-server'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   REDIS_URL,
@@ -16,7 +17,6 @@ import {
   removeTestKeys,
   uniquePrefix,
 } from './support/redis-env.js'
-import { startRedisServer } from './support/redis-server.js'
 import { describeStore } from './support/store-suite.js'
 import { ioredisTarget, type Target } from './support/targets.js'
 import { AWKWARD_KEYS, LOWERED, ONE_OF_EACH } from './support/trace.js'

@@ -48,19 +48,27 @@ export function expressPeer(standardHeaders: 'draft-6' | 'draft-7' | 'draft-8'):
   })
 }
 
-/** The app, as a Node request listener (for light-my-request or `http.createServer`). */
-export function expressApp(variant: VariantName): Express {
+/** An app behind `handler` (none: the bare app), as a Node request listener. */
+export function expressAppWith(handler: RequestHandler | undefined): Express {
   const app = express()
-  const limiter = limiters[variant]()
-  if (limiter !== undefined) app.use(limiter)
+  if (handler !== undefined) app.use(handler)
   app.get('/', (_req, res) => {
     res.end('ok')
   })
   return app
 }
 
-export function expressSender(variant: VariantName, clients = 1) {
-  const app = expressApp(variant)
+/** The variant's app, as a Node request listener (for light-my-request or `http.createServer`). */
+export function expressApp(variant: VariantName): Express {
+  return expressAppWith(limiters[variant]())
+}
+
+/** Sends a request to `app` from the next of `clients` addresses in turn. */
+export function expressSenderTo(app: Express, clients = 1) {
   const address = clientAddresses(clients)
   return () => inject(app, { method: 'GET', url: '/', remoteAddress: address() })
+}
+
+export function expressSender(variant: VariantName, clients = 1) {
+  return expressSenderTo(expressApp(variant), clients)
 }

@@ -54,16 +54,24 @@ export function honoPeer(standardHeaders: 'draft-6' | 'draft-7'): MiddlewareHand
   return rateLimiter({ windowMs: WINDOW_MS, limit: LIMIT, standardHeaders, keyGenerator: clientOf })
 }
 
-export function honoApp(variant: VariantName): Hono {
+/** An app behind `handler` (none: the bare app). */
+export function honoAppWith(handler: MiddlewareHandler | undefined): Hono {
   const app = new Hono()
-  const limiter = limiters[variant]()
-  if (limiter !== undefined) app.use(limiter)
+  if (handler !== undefined) app.use(handler)
   app.get('/', (c) => c.text('ok'))
   return app
 }
 
-export function honoSender(variant: VariantName, clients = 1) {
-  const app = honoApp(variant)
+export function honoApp(variant: VariantName): Hono {
+  return honoAppWith(limiters[variant]())
+}
+
+/** Sends a request to `app` from the next of `clients` addresses in turn. */
+export function honoSenderTo(app: Hono, clients = 1) {
   const address = clientAddresses(clients)
   return () => app.request('/', undefined, { address: address() } satisfies Bindings)
+}
+
+export function honoSender(variant: VariantName, clients = 1) {
+  return honoSenderTo(honoApp(variant), clients)
 }

@@ -50,18 +50,26 @@ export function koaPeer(): Middleware {
   })
 }
 
-export function koaApp(variant: VariantName) {
+/** An app behind `handler` (none: the bare app), as a Node request listener. */
+export function koaAppWith(handler: Middleware | undefined) {
   const app = new Koa()
-  const limiter = limiters[variant]()
-  if (limiter !== undefined) app.use(limiter)
+  if (handler !== undefined) app.use(handler)
   app.use((ctx) => {
     ctx.body = 'ok'
   })
   return app.callback()
 }
 
-export function koaSender(variant: VariantName, clients = 1) {
-  const handler = koaApp(variant)
+export function koaApp(variant: VariantName) {
+  return koaAppWith(limiters[variant]())
+}
+
+/** Sends a request to `listener` from the next of `clients` addresses in turn. */
+export function koaSenderTo(listener: ReturnType<typeof koaAppWith>, clients = 1) {
   const address = clientAddresses(clients)
-  return () => inject(handler, { method: 'GET', url: '/', remoteAddress: address() })
+  return () => inject(listener, { method: 'GET', url: '/', remoteAddress: address() })
+}
+
+export function koaSender(variant: VariantName, clients = 1) {
+  return koaSenderTo(koaApp(variant), clients)
 }

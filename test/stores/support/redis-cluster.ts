@@ -1,4 +1,4 @@
-import { type RedisServer, redisCli, startRedisServer } from './redis-server.js'
+import { type RedisServer, redisCli, startRedisServer } from '@tollgate/test-utils/redis-server'
 
 /** A Redis Cluster of three masters, started from the redis-server binary for the tests. */
 export type RedisCluster = {

@@ -1,8 +1,8 @@
 import { spawnSync } from 'node:child_process'
 import { REDIS_URL, redisAnswers } from '@tollgate/test-utils'
+import { type RedisServer, startRedisServer } from '@tollgate/test-utils/redis-server'
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll } from 'vitest'
-import { type RedisServer, startRedisServer } from './redis-server.js'
 
 export { REDIS_URL }
 

@@ -4,7 +4,7 @@ import { createServer, Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
-/** A redis-server of the test's own, on its own port and in its own temp dir. */
+/** A redis-server of a test's or a benchmark's own, on its own port and in its own temp dir. */
 export type RedisServer = {
   readonly port: number
   readonly url: string
@@ -22,7 +22,7 @@ export type RedisServer = {
 }
 
 const running = new Set<ChildProcess>()
-// A test run that dies half-way must not leave servers behind.
+// A run that dies half-way must not leave servers behind.
 process.once('exit', () => {
   for (const child of running) child.kill('SIGKILL')
 })
@@ -33,7 +33,7 @@ export async function freePort(withBus = false): Promise<number> {
     const port = 20000 + Math.floor(Math.random() * 25000)
     if ((await canBind(port)) && (!withBus || (await canBind(port + 10000)))) return port
   }
-  throw new Error('no free port found for a test redis-server')
+  throw new Error('no free port found for a redis-server')
 }
 
 function canBind(port: number): Promise<boolean> {
@@ -68,8 +68,16 @@ function pings(port: number): Promise<boolean> {
   })
 }
 
+/**
+ * Starts redis-server on `port` (or a free one), empty and without persistence, in a temp dir of
+ * its own; `cluster` enables cluster mode, `extraArgs` go on its command line as they are.
+ */
 export async function startRedisServer(
-  options: { readonly cluster?: boolean; readonly port?: number } = {},
+  options: {
+    readonly cluster?: boolean
+    readonly port?: number
+    readonly extraArgs?: readonly string[]
+  } = {},
 ): Promise<RedisServer> {
   const port = options.port ?? (await freePort(options.cluster))
   const dir = await mkdtemp(join(tmpdir(), `tollgate-redis-${port}-`))
@@ -89,6 +97,7 @@ export async function startRedisServer(
     args.push('--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`)
     args.push('--cluster-node-timeout', '5000')
   }
+  args.push(...(options.extraArgs ?? []))
   let child = await launch(args, port)
 
   return {
