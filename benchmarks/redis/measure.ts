@@ -107,3 +107,16 @@ export function median(values: readonly number[]): number {
   const middle = Math.floor(sorted.length / 2)
   return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2
 }
+
+/**
+ * Microseconds Redis has spent executing the calls a subject makes, from INFO commandstats: its
+ * scripts (EVALSHA and EVAL, whose figures include the commands they run), or, for a subject
+ * that runs no script, its INCR. What a call costs Redis besides reading, parsing and answering
+ * it, which every subject pays alike.
+ */
+export async function redisCallUs(admin: Redis): Promise<{ scripts: number; incr: number }> {
+  const info = (await admin.info('commandstats')) as string
+  const usec = (command: string) =>
+    Number(new RegExp(`cmdstat_${command}:calls=\\d+,usec=(\\d+)`).exec(info)?.[1] ?? 0)
+  return { scripts: usec('evalsha') + usec('eval'), incr: usec('incr') }
+}

@@ -16,6 +16,7 @@ import {
   type Load,
   median,
   memoryPerKey,
+  redisCallUs,
   runLoad,
 } from './measure.js'
 import { benchmarkRedis } from './own-server.js'
@@ -35,19 +36,6 @@ async function redisCpuSeconds(admin: Redis): Promise<number> {
   const info = (await admin.info('cpu')) as string
   const read = (field: string) => Number(new RegExp(`${field}:([\\d.]+)`).exec(info)?.[1] ?? 0)
   return read('used_cpu_user') + read('used_cpu_sys')
-}
-
-/**
- * Microseconds Redis has spent executing the calls a subject makes, from INFO commandstats: its
- * scripts (EVALSHA and EVAL, whose figures include the commands they run), or, for a subject
- * that runs no script, its INCR. What a call costs Redis besides reading, parsing and answering
- * it, which every subject pays alike.
- */
-async function redisCallUs(admin: Redis): Promise<{ scripts: number; incr: number }> {
-  const info = (await admin.info('commandstats')) as string
-  const usec = (command: string) =>
-    Number(new RegExp(`cmdstat_${command}:calls=\\d+,usec=(\\d+)`).exec(info)?.[1] ?? 0)
-  return { scripts: usec('evalsha') + usec('eval'), incr: usec('incr') }
 }
 
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback)

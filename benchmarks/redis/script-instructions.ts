@@ -11,7 +11,14 @@ import { execFileSync } from 'node:child_process'
 import { readdirSync, readFileSync, rmSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { clear, connect, identities, runLoad } from './measure.js'
-import { GCRA_REFERENCE, INCR, PEERS, STATE_FLOOR, TOLLGATE } from './subjects.js'
+import {
+  GCRA_REFERENCE,
+  INCR,
+  PEERS,
+  STATE_FLOOR,
+  STATE_FLOOR_CALLER_TIME,
+  TOLLGATE,
+} from './subjects.js'
 
 const {
   REDIS_URL = 'redis://127.0.0.1:7401',
@@ -43,9 +50,14 @@ function dumpedInstructions(): number {
 const control = (flag: string) =>
   execFileSync('callgrind_control', [flag, CALLGRIND_PID!], { stdio: 'ignore' })
 const admin = await connect(REDIS_URL, false)
-const subjects = [INCR, GCRA_REFERENCE, STATE_FLOOR, ...TOLLGATE, ...PEERS].filter(
-  (s) => only === undefined || only.test(s.name),
-)
+const subjects = [
+  INCR,
+  GCRA_REFERENCE,
+  STATE_FLOOR,
+  STATE_FLOOR_CALLER_TIME,
+  ...TOLLGATE,
+  ...PEERS,
+].filter((s) => only === undefined || only.test(s.name))
 console.log('| subject | Redis instructions per decision |\n| --- | ---: |')
 for (const subject of subjects) {
   const redis = await connect(REDIS_URL, false)

@@ -157,17 +157,48 @@ local now = t[1] * 1000
 redis.call('SET', KEYS[1], 'state', 'PXAT', string.format('%d', now + 60000))
 return { now, 1, 60000 }`
 
-export const STATE_FLOOR: Subject = {
-  name: 'TIME, GET, SET and a 3-integer reply (no decision)',
-  prefix: 'bench:floor',
-  async setup(redis) {
-    const sha = (await redis.script('LOAD', STATE_FLOOR_LUA)) as string
-    return async (identity) => {
-      const reply = (await redis.evalsha(sha, 1, `bench:floor:${identity}`)) as number[]
-      return reply[1] === 1
-    }
-  },
+/**
+ * STATE_FLOOR_LUA with the time given by the caller (ARGV[1]) instead of read from TIME: the
+ * two apart are what reading the server's clock costs a script.
+ */
+const STATE_FLOOR_CALLER_TIME_LUA = `
+local v = redis.call('GET', KEYS[1])
+local now = tonumber(ARGV[1])
+redis.call('SET', KEYS[1], 'state', 'PXAT', string.format('%d', now + 60000))
+return { now, 1, 60000 }`
+
+/** A subject that calls one script, keyed on the identity, with `args` made per call. */
+function scriptSubject(
+  name: string,
+  prefix: string,
+  lua: string,
+  args: () => readonly string[] = () => [],
+): Subject {
+  return {
+    name,
+    prefix,
+    async setup(redis) {
+      const sha = (await redis.script('LOAD', lua)) as string
+      return async (identity) => {
+        const reply = (await redis.evalsha(sha, 1, `${prefix}:${identity}`, ...args())) as number[]
+        return reply[1] === 1
+      }
+    },
+  }
 }
+
+export const STATE_FLOOR = scriptSubject(
+  'TIME, GET, SET and a 3-integer reply (no decision)',
+  'bench:floor',
+  STATE_FLOOR_LUA,
+)
+
+export const STATE_FLOOR_CALLER_TIME = scriptSubject(
+  "GET, SET and a 3-integer reply on the caller's time (no TIME, no decision)",
+  'bench:floor-caller',
+  STATE_FLOOR_CALLER_TIME_LUA,
+  () => [String(Date.now())],
+)
 
 /**
  * Tollgate's own one-request GCRA script, exactly as the store generates and sends it, called
