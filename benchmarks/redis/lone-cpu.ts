@@ -15,7 +15,15 @@
 import { execFileSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import type { Redis } from 'ioredis'
-import { clear, connect, identities, median, redisCallUs, runLoad } from './measure.js'
+import {
+  callUsBetween,
+  clear,
+  connect,
+  identities,
+  median,
+  redisCallUs,
+  runLoad,
+} from './measure.js'
 import { benchmarkRedis } from './own-server.js'
 import {
   PEERS,
@@ -104,9 +112,7 @@ async function pass(name: string, url: string, ops: number): Promise<Pass> {
     const before = process.cpuUsage()
     const load = await runLoad(decide, ids, 1)
     const { user, system } = process.cpuUsage(before)
-    const after = await redisCallUs(admin)
-    const callUs =
-      after.scripts > calls.scripts ? after.scripts - calls.scripts : after.incr - calls.incr
+    const callUs = callUsBetween(calls, await redisCallUs(admin))
     return {
       rate: load.rate,
       userUs: user / ops,

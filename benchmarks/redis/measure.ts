@@ -120,3 +120,16 @@ export async function redisCallUs(admin: Redis): Promise<{ scripts: number; incr
     Number(new RegExp(`cmdstat_${command}:calls=\\d+,usec=(\\d+)`).exec(info)?.[1] ?? 0)
   return { scripts: usec('evalsha') + usec('eval'), incr: usec('incr') }
 }
+
+/**
+ * The microseconds Redis spent inside a subject's calls between two `redisCallUs` readings: its
+ * scripts' if it ran any (a script's own INCR, as rate-limit-redis's, is inside its EVALSHA
+ * figure: counted once), else its INCRs'.
+ */
+export function callUsBetween(
+  before: { scripts: number; incr: number },
+  after: { scripts: number; incr: number },
+): number {
+  const scripts = after.scripts - before.scripts
+  return scripts > 0 ? scripts : after.incr - before.incr
+}

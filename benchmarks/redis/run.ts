@@ -9,6 +9,7 @@
 import type { Redis } from 'ioredis'
 import { writeSection } from './doc.js'
 import {
+  callUsBetween,
   clear,
   connect,
   countWrites,
@@ -99,10 +100,7 @@ async function measure(
     const load = await runLoad(decide, ids, config.inFlight)
     const { user, system } = process.cpuUsage(node)
     const redisUs = ((await redisCpuSeconds(admin)) - redisBefore) * 1e6
-    const callsAfter = await redisCallUs(admin)
-    // A script's own INCR (rate-limit-redis) is inside its EVALSHA figure: counted once.
-    const scripts = callsAfter.scripts - callsBefore.scripts
-    const callUs = scripts > 0 ? scripts : callsAfter.incr - callsBefore.incr
+    const callUs = callUsBetween(callsBefore, await redisCallUs(admin))
     return {
       ...load,
       nodeUs: (user + system) / ids.length,
