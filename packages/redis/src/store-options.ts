@@ -1,0 +1,160 @@
+import { type Clock, RateLimitError, refuseUnknownOptions, type Timers } from '@tollgate/core'
+import type { RedisScriptClient } from './client.js'
+import type { Layout } from './prepare.js'
+
+export type RedisStoreOptions = {
+  /** The Redis connection, through `ioredisClient(...)`, `nodeRedisClient(...)` or your own. */
+  readonly client: RedisScriptClient
+  /**
+   * Starts every key, so several apps or environments can share one Redis. May not contain `{`
+   * or `}` (they would change the Redis Cluster hash tag).
+   * @default 'tg'
+   */
+  readonly prefix?: string
+  /**
+   * Whose clock decides. `'server'`: the Redis server's `TIME`, so gateway clocks that disagree
+   * do not matter; `Outcome.at` reports it. `'caller'`: the `now` passed to `consume` (tests
+   * inject time this way; gateways whose clocks are disciplined may prefer it).
+   * @default 'server'
+   */
+  readonly time?: 'server' | 'caller'
+  /**
+   * The most a `consume` or `refund` may take, all round trips included, before it fails with
+   * `ERR_RL_STORE_UNAVAILABLE` and the rule's failure policy decides. Raise it for a distant
+   * Redis; lower it when a slow limiter hurts more than a skipped one.
+   * @default 250
+   */
+  readonly timeoutMs?: number
+  /**
+   * Extra time each key is kept after its state would be fresh again. Keys expire on the Redis
+   * server's clock; with `time: 'caller'` a caller clock running behind it would otherwise see
+   * state vanish early (a fresh allowance a little too soon).
+   * @default 0 with `time: 'server'`, 1000 with `time: 'caller'`
+   */
+  readonly expiryMarginMs?: number
+  /**
+   * A request whose rules have a call on its way to Redis waits for the end of the current turn
+   * of the event loop, and goes with the others made meanwhile that charge the same rules: one
+   * script call per set of rules, each request decided exactly as alone, so a busy gateway pays
+   * the fixed cost of a call (for Redis and the client) once per batch. A request with nothing
+   * of its rules on its way goes at once. `false` sends each request at once, on its own.
+   * Always off on Redis Cluster.
+   * @default true
+   */
+  readonly coalesce?: boolean
+  /**
+   * How long a concurrency slot is held without news from the process that took it: each slot
+   * is a lease, renewed by this store while its request lasts (every third of the lease time)
+   * and given back when the request ends. A process that dies renews nothing, so its slots come
+   * back this long after its last renewal. At least 3 × `timeoutMs`, so that a renewal sent on
+   * time arrives before the lease ends.
+   * @default 10000, or 3 × `timeoutMs` if that is longer
+   */
+  readonly leaseMs?: number
+  /**
+   * Where states live. `'rule'`: a key per rule and identity, `<prefix>:<rule>:{<identity>}`.
+   * `'identity'`: one key per identity, `<prefix>:{<identity>}`, whose value holds the states
+   * of every rule keyed on it, each with its own expiry: one read and one write per request
+   * whatever its number of rules, and about half the memory. Concurrency and sliding-log rules
+   * keep a key of their own (under the same hash tag: the same slot). Changing the layout
+   * starts every count afresh: the states are read under other keys.
+   * @default 'rule'
+   */
+  readonly layout?: Layout
+  /** What times the renewal of leases (the `time` option still decides when they end). @default `Date.now` */
+  readonly clock?: Clock
+  /** What arms the renewal timer (tests inject theirs). @default the runtime's, unreferenced */
+  readonly timers?: Timers
+}
+
+export const DEFAULT_TIMEOUT_MS = 250
+export const DEFAULT_PREFIX = 'tg'
+const DEFAULT_LEASE_MS = 10_000
+/** A day: a lease is a crash's cost, renewed while its request lasts. */
+const MAX_LEASE_MS = 86_400_000
+
+/** Every option `redisStore` takes (the type makes sure none is left out); any other is refused. */
+const OPTION_NAMES = Object.keys({
+  client: true,
+  prefix: true,
+  time: true,
+  timeoutMs: true,
+  expiryMarginMs: true,
+  coalesce: true,
+  leaseMs: true,
+  layout: true,
+  clock: true,
+  timers: true,
+} satisfies Record<keyof RedisStoreOptions, true>)
+
+export function resolveOptions(options: RedisStoreOptions) {
+  refuseUnknownOptions(options, OPTION_NAMES, 'redisStore()')
+  const client = options.client as RedisScriptClient | undefined
+  if (
+    typeof client !== 'object' ||
+    client === null ||
+    typeof client.evalsha !== 'function' ||
+    typeof client.eval !== 'function'
+  ) {
+    throw invalidOption(
+      'client',
+      'expected { evalsha, eval }: wrap your client with ioredisClient() or nodeRedisClient()',
+    )
+  }
+  const prefix = options.prefix ?? DEFAULT_PREFIX
+  if (typeof prefix !== 'string' || /[{}]/.test(prefix)) {
+    throw invalidOption('prefix', `expected a string without { or }, got ${JSON.stringify(prefix)}`)
+  }
+  const time = options.time ?? 'server'
+  if (time !== 'server' && time !== 'caller') {
+    throw invalidOption('time', `expected 'server' or 'caller', got ${JSON.stringify(time)}`)
+  }
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS
+  if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 1) {
+    throw invalidOption('timeoutMs', `expected a whole number of ms ≥ 1, got ${timeoutMs}`)
+  }
+  const margin = options.expiryMarginMs ?? (time === 'caller' ? 1000 : 0)
+  if (!Number.isSafeInteger(margin) || margin < 0) {
+    throw invalidOption('expiryMarginMs', `expected a whole number of ms ≥ 0, got ${margin}`)
+  }
+  const coalesce = options.coalesce ?? true
+  if (typeof coalesce !== 'boolean') {
+    throw invalidOption('coalesce', `expected true or false, got ${JSON.stringify(coalesce)}`)
+  }
+  // A store with a long budget gets a lease long enough for it, rather than an error.
+  const leaseMs = options.leaseMs ?? Math.max(DEFAULT_LEASE_MS, 3 * timeoutMs)
+  if (!Number.isSafeInteger(leaseMs) || leaseMs < 3 * timeoutMs || leaseMs > MAX_LEASE_MS) {
+    throw invalidOption(
+      'leaseMs',
+      `expected a whole number of ms from 3 × timeoutMs (${3 * timeoutMs}) to ${MAX_LEASE_MS}, got ${leaseMs}`,
+    )
+  }
+  const layout = options.layout ?? 'rule'
+  if (layout !== 'rule' && layout !== 'identity') {
+    throw invalidOption('layout', `expected 'rule' or 'identity', got ${JSON.stringify(layout)}`)
+  }
+  if (options.clock !== undefined && typeof options.clock?.now !== 'function') {
+    throw invalidOption('clock', 'expected { now(): number }')
+  }
+  const timers = options.timers
+  if (
+    timers !== undefined &&
+    (typeof timers?.setTimeout !== 'function' || typeof timers.clearTimeout !== 'function')
+  ) {
+    throw invalidOption('timers', 'expected { setTimeout, clearTimeout }')
+  }
+  return {
+    client,
+    prefix,
+    serverTime: time === 'server',
+    timeoutMs,
+    margin: String(margin),
+    coalesce,
+    leaseMs,
+    layout: layout as Layout,
+  }
+}
+
+function invalidOption(field: string, message: string): RateLimitError {
+  return new RateLimitError('ERR_RL_INVALID_RULE', `redisStore ${field}: ${message}`, { field })
+}
