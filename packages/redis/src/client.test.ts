@@ -1,6 +1,6 @@
 import { type Charge, gcra } from '@tollgate/core'
 import { describe, expect, it } from 'vitest'
-import { type IoredisLike, ioredisClient } from './client.js'
+import { type IoredisLike, ioredisClient, nodeRedisClient } from './client.js'
 import { redisStore } from './redis-store.js'
 
 const rule = gcra({ rate: 10, periodMs: 1000, burst: 5 })
@@ -147,5 +147,32 @@ describe('ioredisClient', () => {
     await store.consume(request('a'), 0)
     expect(direct).toEqual(['evalsha'])
     expect(pipelined).toEqual([])
+  })
+})
+
+describe('the error listener', () => {
+  it('is added once per client, however many stores share the connection', async () => {
+    const { Redis } = await import('ioredis')
+    const { createClient } = await import('redis')
+    const ioredis = new Redis({ lazyConnect: true })
+    const nodeRedis = createClient()
+    try {
+      const before = {
+        ioredis: ioredis.listenerCount('error'),
+        nodeRedis: nodeRedis.listenerCount('error'),
+      }
+      // Past Node's limit of 10 listeners per event, which would print a leak warning.
+      for (let i = 0; i < 12; i++) {
+        redisStore({ client: ioredisClient(ioredis), prefix: `p${i}` })
+        redisStore({ client: nodeRedisClient(nodeRedis), prefix: `p${i}` })
+      }
+      expect(ioredis.listenerCount('error')).toBe(before.ioredis + 1)
+      expect(nodeRedis.listenerCount('error')).toBe(before.nodeRedis + 1)
+      // Still heard: an error event with no listener of the app's own neither throws nor crashes.
+      expect(() => ioredis.emit('error', new Error('down'))).not.toThrow()
+      expect(() => nodeRedis.emit('error', new Error('down'))).not.toThrow()
+    } finally {
+      ioredis.disconnect()
+    }
   })
 })

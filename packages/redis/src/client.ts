@@ -90,7 +90,7 @@ type ScriptSender = (
  * @example redisStore({ client: ioredisClient(new Redis(process.env.REDIS_URL)) })
  */
 export function ioredisClient(client: IoredisLike): RedisScriptClient {
-  client.on?.('error', ignore)
+  listenToErrors(client)
   if (client.isCluster !== true) {
     const autoPipelining = client.options?.enableAutoPipelining === true
     const send = commandSender(client) ?? (autoPipelining ? pipelineSender(client) : undefined)
@@ -186,12 +186,29 @@ export function nodeRedisClient(
   client: NodeRedisLike,
   options: { readonly cluster?: boolean } = {},
 ): RedisScriptClient {
-  client.on?.('error', ignore)
+  listenToErrors(client)
   return {
     cluster: options.cluster ?? client.masters !== undefined,
     evalsha: (sha, keys, args) => client.evalSha(sha, { keys: [...keys], arguments: [...args] }),
     eval: (source, keys, args) => client.eval(source, { keys: [...keys], arguments: [...args] }),
   }
+}
+
+/** Clients already given the listener: one connection often serves several stores. */
+const listened = new WeakSet<object>()
+
+/**
+ * Adds the listener that keeps a client's `'error'` events from crashing the process (node-redis
+ * throws on an event nobody hears) or from being printed unheard (ioredis), once per client: a
+ * listener per adapted client would pass Node's limit of 10 on a connection shared by a few
+ * stores, and print a memory-leak warning that is no leak.
+ */
+function listenToErrors(client: {
+  on?(event: 'error', listener: (error: unknown) => void): unknown
+}): void {
+  if (client.on === undefined || listened.has(client)) return
+  listened.add(client)
+  client.on('error', ignore)
 }
 
 function ignore(): void {}
