@@ -1,6 +1,8 @@
 import { type Charge, RateLimitError } from '@tollgate/core'
 import type { PreparedCharge } from './prepare.js'
 
+// What the store reads from a request's charges before it chooses a script for them.
+
 /**
  * A charge that, with the charges before it on the same key, exceeds the rule's limit can never
  * pass: it is sent with cost -1, which the script denies (the core's `applyCharges` does the

@@ -87,6 +87,10 @@ const OPTION_NAMES = Object.keys({
   timers: true,
 } satisfies Record<keyof RedisStoreOptions, true>)
 
+/**
+ * The options with their defaults filled in, each checked: a mistyped name or a value out of
+ * range is refused when the store is made, naming the field, never at the first request.
+ */
 export function resolveOptions(options: RedisStoreOptions) {
   refuseUnknownOptions(options, OPTION_NAMES, 'redisStore()')
   const client = options.client as RedisScriptClient | undefined
