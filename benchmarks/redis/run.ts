@@ -46,6 +46,8 @@ const REDIS_URL = redisServer.url
 const KEYS = env('BENCH_KEYS', 100_000)
 const OPS = { 1: env('BENCH_OPS_1', 10_000), 64: env('BENCH_OPS_64', 40_000) } as const
 const ROUNDS = env('BENCH_ROUNDS', 5)
+// Requests that warm each new connection and store before a pass at 1 in flight.
+const WARM_UP_1 = env('BENCH_WARM_1', 2_000)
 // BENCH_ONLY (a regular expression) measures only the subjects it matches, besides the floor.
 const { BENCH_ONLY } = process.env
 const only = BENCH_ONLY === undefined ? undefined : new RegExp(BENCH_ONLY)
@@ -92,7 +94,7 @@ async function measure(
     // load's collections.
     const ids = identities(KEYS, OPS[config.inFlight], round + 1)
     // Warm-up, scripts loaded.
-    const warmUp = config.inFlight === 64 ? 10_000 : 2_000
+    const warmUp = config.inFlight === 64 ? 10_000 : WARM_UP_1
     await runLoad(decide, identities(KEYS, warmUp, 1000 + round), config.inFlight)
     const node = process.cpuUsage()
     const redisBefore = await redisCpuSeconds(admin)
