@@ -18,11 +18,6 @@ export {
   type LeasedRule,
   type LeaseOptions,
 } from './lease/options.js'
-export {
-  DEFAULT_PREFIX,
-  DEFAULT_TIMEOUT_MS,
-  type RedisStore,
-  type RedisStoreOptions,
-  redisStore,
-} from './redis-store.js'
+export { type RedisStore, redisStore } from './redis-store.js'
 export { redisScripts, type Script } from './scripts/index.js'
+export { DEFAULT_PREFIX, DEFAULT_TIMEOUT_MS, type RedisStoreOptions } from './store-options.js'

@@ -34,8 +34,6 @@ import {
 } from './scripts/index.js'
 import { type RedisStoreOptions, resolveOptions } from './store-options.js'
 
-export { DEFAULT_PREFIX, DEFAULT_TIMEOUT_MS, type RedisStoreOptions } from './store-options.js'
-
 /** The Redis store: a `Store` whose calls are promises. */
 export interface RedisStore extends Store {
   consume(charges: readonly Charge[], now: number): Promise<Outcome>
