@@ -12,8 +12,8 @@
  * allocation to the function that makes it rather than to the one it was inlined into.
  */
 import { execFileSync } from 'node:child_process'
-import { Session } from 'node:inspector/promises'
 import { fileURLToPath } from 'node:url'
+import { allocationSites } from '../allocation-sites.js'
 import { clear, connect, identities, runLoad } from './measure.js'
 import { benchmarkRedis } from './own-server.js'
 import { PEERS, type Subject, TOLLGATE, TOLLGATE_GCRA_SCRIPT } from './subjects.js'
@@ -28,41 +28,22 @@ const REQUESTS = env('REQUESTS', 20_000)
 const SITES = env('SITES', 12)
 const [which] = process.argv.slice(2).filter((arg) => arg !== '--')
 
-type ProfileNode = {
-  callFrame: { functionName: string; url: string; lineNumber: number }
-  selfSize: number
-  children: ProfileNode[]
-}
-
 async function measure(subject: Subject, url: string): Promise<void> {
   const redis = await connect(url, false)
   const decide = await subject.setup(redis)
   await runLoad(decide, identities(100_000, 5_000, 7), 1)
-  const session = new Session()
-  session.connect()
-  await session.post('HeapProfiler.startSampling', {
-    samplingInterval: 32,
-    includeObjectsCollectedByMajorGC: true,
-    includeObjectsCollectedByMinorGC: true,
-  })
-  await runLoad(decide, identities(100_000, REQUESTS, 17), 1)
-  const { profile } = await session.post('HeapProfiler.stopSampling')
-  session.disconnect()
+  const ids = identities(100_000, REQUESTS, 17)
+  const { perCall, sites } = await allocationSites(
+    async () => {
+      await runLoad(decide, ids, 1)
+    },
+    REQUESTS,
+    32,
+  )
   redis.disconnect()
-  // selfSize is already scaled up from the samples to an estimate of every allocation.
-  const bySite = new Map<string, number>()
-  const walk = (node: ProfileNode) => {
-    const { functionName, url: file, lineNumber } = node.callFrame
-    const where = file.replace(/^.*?\/(packages|benchmarks|node_modules)\//, '$1/')
-    const site = `${functionName || '(anonymous)'} ${where}:${lineNumber + 1}`
-    bySite.set(site, (bySite.get(site) ?? 0) + node.selfSize)
-    for (const child of node.children) walk(child)
-  }
-  walk(profile.head as ProfileNode)
-  const total = [...bySite.values()].reduce((a, b) => a + b, 0)
-  console.log(`${subject.name}: about ${Math.round(total / REQUESTS)} B per decision`)
-  for (const [site, bytes] of [...bySite].sort((a, b) => b[1] - a[1]).slice(0, SITES)) {
-    console.log(`${String(Math.round(bytes / REQUESTS)).padStart(8)}  ${site}`)
+  console.log(`${subject.name}: about ${Math.round(perCall)} B per decision`)
+  for (const [site, bytes] of sites.slice(0, SITES)) {
+    console.log(`${String(Math.round(bytes)).padStart(8)}  ${site}`)
   }
 }
 
