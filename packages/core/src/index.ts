@@ -5,12 +5,7 @@
  * `@tollgate/core/adapter`; Node's response writer is `@tollgate/core/node`.
  */
 
-export type {
-  CoreOptions,
-  RefundWhen,
-  RequestHooks,
-  UserId,
-} from './adapter/middleware.js'
+export type { CoreOptions, RefundWhen, RequestHooks } from './adapter/options.js'
 export {
   type LoadShedder,
   loadShedder,
@@ -59,9 +54,9 @@ export {
   type RateLimitErrorCode,
   type RateLimitErrorDetails,
 } from './errors.js'
-export type { LegacyReset, StandardHeaders } from './headers/config.js'
+export type { LegacyReset, StandardHeaders } from './headers/families.js'
 export type { ClientIpOptions, TrustProxy } from './identity/client-ip.js'
-export type { IdentityOptions } from './identity/identities.js'
+export type { IdentityOptions, UserId } from './identity/identities.js'
 export type { PrefixOptions } from './identity/ip-prefix.js'
 export {
   type ForwardedClient,
@@ -71,7 +66,6 @@ export {
 export {
   type AcquireOptions,
   type CheckOptions,
-  createLeanLimiter,
   createLimiter,
   DEFAULT_STORE_ERROR_RETRY_AFTER_MS,
   type DecideOptions,

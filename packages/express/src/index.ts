@@ -6,10 +6,15 @@ import type {
   RuleConfig,
   Verdict,
 } from '@tollgate/core'
-import { createAdapterKit, isPromise, type Pass } from '@tollgate/core/adapter'
-import { endWhenFinished, NodeResponseFieldWriter } from '@tollgate/core/node'
+import { createAdapterKit, type Framework, type Pass, userIdOf } from '@tollgate/core/adapter'
+import {
+  closeSignal,
+  endWhenFinished,
+  eventLoopDelay,
+  headerListMayBeCut,
+  NodeResponseFieldWriter,
+} from '@tollgate/core/node'
 import type { NextFunction, Request, RequestHandler, Response } from 'express'
-import { express } from './request.js'
 import { sendDenial } from './response.js'
 
 export * from '@tollgate/core'
@@ -29,6 +34,24 @@ export type ExpressRateLimitOptions = CoreOptions &
         ) => unknown)
       | undefined
   }
+
+/**
+ * How the kit reads an Express request. The path is `req.originalUrl`, the full one, rather than
+ * `req.path`, which is relative to where the middleware is mounted (`app.use('/v1', …)`). The
+ * client address is the socket peer's: forwarding headers are trusted only through Tollgate's own
+ * `trustProxy`, never through Express's `trust proxy` setting, so both can be set apart. The
+ * user is where Passport (and most Express auth middleware) leaves it, `req.user`.
+ */
+const express: Framework<Request> = {
+  method: (req) => req.method,
+  path: (req) => req.originalUrl || req.url,
+  socketAddress: (req) => req.socket.remoteAddress,
+  header: (req, name) => req.headers[name],
+  user: (req) => userIdOf((req as Request & { user?: unknown }).user),
+  headersCut: headerListMayBeCut,
+  disconnected: (req) => closeSignal(req.res!),
+  eventLoopDelay,
+}
 
 /**
  * Rate-limits an Express app or router.
@@ -54,15 +77,16 @@ export function rateLimit(
     // An async onLimited that rejects goes to Express's error handling, as a throw does
     // (Express 4 would leave the rejection unhandled and the request hanging).
     const answered = onLimited(req, res, next, pass.denial, pass.verdict)
-    if (isPromise(answered)) answered.then(undefined, next)
+    if (answered instanceof Promise) answered.then(undefined, next)
   }
 
   return function tollgate(req, res, next) {
     const pass = kit.enter(req, res)
     if (pass === undefined) return next()
     const ready = pass.ready
-    if (!isPromise(ready)) return finish(ready, req, res, next)
+    if (ready === pass) return finish(pass, req, res, next)
     // An error, or an onLimited hook that throws, goes to Express.
-    ready.then((decided) => finish(decided, req, res, next)).catch(next)
+    const later = ready as Promise<Pass<Request, Response>>
+    later.then((decided) => finish(decided, req, res, next)).catch(next)
   }
 }

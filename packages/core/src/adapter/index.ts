@@ -18,6 +18,8 @@ export {
   type Identities,
   type IdentityResolver,
   type IdentitySource,
+  type UserId,
+  userIdOf,
 } from '../identity/identities.js'
 export {
   createResponder,
@@ -27,12 +29,11 @@ export {
 export {
   type AdapterKit,
   createAdapterKit,
-  createLeanAdapterKit,
   type FieldSink,
   type Framework,
+  isPromise,
   type KitOptions,
   type Pass,
   type WriteVerdictFields,
 } from './kit.js'
-export { isPromise, userIdOf } from './middleware.js'
 export { abortOnSignal, endWhenSent, type WebResponse } from './web-response-end.js'

@@ -1,10 +1,16 @@
 import { describe, expect, it } from 'vitest'
 import type { HeaderEntries } from '../headers/types.js'
+import { createLimiter } from '../limiter/create-limiter.js'
 import type { RuleConfig } from '../rules/types.js'
 import { memoryStore } from '../store/memory-store.js'
 import type { Store } from '../store/types.js'
-import { createAdapterKit, type FieldSink, type Framework, type KitOptions } from './kit.js'
-import { isPromise } from './middleware.js'
+import {
+  createAdapterKit,
+  type FieldSink,
+  type Framework,
+  isPromise,
+  type KitOptions,
+} from './kit.js'
 
 type Req = { readonly path: string; readonly headers: Record<string, string> }
 
@@ -138,5 +144,97 @@ describe('createAdapterKit', () => {
     expect(() =>
       createAdapterKit<Req, undefined>(RULES, options, { ...framework, hooks: ['getConnInfo'] }),
     ).toThrow(expect.objectContaining({ code: 'ERR_RL_INVALID_RULE', field: 'getConnInfo' }))
+  })
+})
+
+describe('what the kit reads of a request', () => {
+  const PER_IP: RuleConfig = {
+    id: 'per-ip',
+    match: { identity: 'ip' },
+    algorithm: 'fixed_window',
+    limit: 10,
+    window: '1s',
+  }
+  const PER_KEY: RuleConfig = { ...PER_IP, id: 'per-key', match: { identity: 'api_key' } }
+  const PER_USER: RuleConfig = { ...PER_IP, id: 'per-user', match: { identity: ['user', 'ip'] } }
+
+  /** A kit whose framework records the headers and users it was asked for. */
+  function reading(rules: readonly RuleConfig[] | ReturnType<typeof createLimiter>, hooks = {}) {
+    const asked: string[] = []
+    const recording: Framework<Req> = {
+      ...framework,
+      header: (r, name) => {
+        asked.push(name)
+        return r.headers[name]
+      },
+      user: () => {
+        asked.push('user (framework)')
+        return 'u_1'
+      },
+    }
+    const kit = createAdapterKit<Req, undefined>(rules, { logger: false, ...hooks }, recording)
+    const pass = kit.enter({ path: '/', headers: { 'x-api-key': 'k_1' } }, undefined)!
+    return { asked, pass }
+  }
+
+  it('reads no API key and no user when no rule keys on them', () => {
+    const { asked } = reading([PER_IP])
+    expect(asked).not.toContain('x-api-key')
+    expect(asked).not.toContain('user (framework)')
+  })
+
+  it('reads the API key for a rule keyed on it, and every identity for a limiter of the app', () => {
+    expect(reading([PER_IP, PER_KEY]).asked).toContain('x-api-key')
+    const own = reading(createLimiter({ rules: [PER_IP], logger: false })).asked
+    expect(own).toContain('x-api-key')
+    expect(own).toContain('user (framework)')
+  })
+
+  it("reads the user for a rule keyed on it: the app's hook, else the framework's", () => {
+    expect(reading([PER_IP, PER_USER]).asked).toContain('user (framework)')
+    const users: string[] = []
+    const { asked, pass } = reading([PER_USER], {
+      user: (r: Req) => {
+        users.push(r.path)
+        return 'u_9'
+      },
+    })
+    expect(users).toEqual(['/'])
+    expect(asked).not.toContain('user (framework)')
+    expect(pass.verdict?.decisions[0]?.key).toBe('user#3:u_9&ip#11:203.0.113.7')
+  })
+})
+
+describe('admitted fields with partition keys', () => {
+  it('admits synchronously with a memory store, pk written with its fields, as a denial sends', () => {
+    const clock = { now: () => 1_700_000_000_250 }
+    const kit = createAdapterKit<Req, undefined>(
+      [
+        {
+          id: 'per-ip',
+          match: { identity: 'ip' },
+          algorithm: 'fixed_window',
+          limit: 3,
+          window: '1s',
+        },
+      ],
+      { logger: false, partitionKey: true, clock },
+      framework,
+    )
+    const fieldsOf = () => {
+      const pass = kit.enter(req, undefined)!
+      expect(pass.ready).toBe(pass)
+      const written: HeaderEntries[] = []
+      pass.writeFields(collecting(), written)
+      return Object.fromEntries(written[0]!)
+    }
+    const first = fieldsOf()
+    expect(first['RateLimit']).toMatch(/^"per-ip";r=2;t=1;pk=:[A-Za-z0-9+/]{16}:$/)
+    expect(fieldsOf()['RateLimit']).toBe(first['RateLimit']!.replace('r=2', 'r=1'))
+    fieldsOf()
+    // The denial's fields, built as entries, carry the same `pk`.
+    const denied = kit.enter(req, undefined)!
+    const fields = Object.fromEntries(denied.denialFields!)
+    expect(fields['RateLimit']).toBe(first['RateLimit']!.replace('r=2', 'r=0'))
   })
 })

@@ -1,34 +1,26 @@
 import { type Clock, systemClock } from '../clock.js'
 import { RateLimitError } from '../errors.js'
+import type { WriteVerdictFields } from '../headers/families.js'
 import type { FieldWriter, HeaderAccessor, HeaderEntries } from '../headers/types.js'
-import { NO_PROXIES } from '../identity/no-proxies.js'
-import { ReusedIdentitySource } from '../identity/reused-identity-source.js'
-import { createLeanLimiter } from '../limiter/create-limiter.js'
-import type { Limiter, RequestFacts, Verdict, WaitSignal } from '../limiter/types.js'
-import { FOREIGN_OPTIONS, type ForeignOptions } from '../options/foreign-options.js'
+import { compileIdentities, type RequestIdentities, type UserId } from '../identity/identities.js'
+import { createLimiter } from '../limiter/create-limiter.js'
+import type { Limiter, MaybePromise, RequestFacts, Verdict, WaitSignal } from '../limiter/types.js'
+import { FOREIGN_OPTIONS } from '../options/foreign-options.js'
 import { fieldsForOwnAnswer } from '../response/problem.js'
-import type { Denial } from '../response/responder.js'
+import { createResponder, type Denial, type Responder } from '../response/responder.js'
 import type { RuleConfig } from '../rules/types.js'
 import {
-  type CoreOptions,
-  checkHooks,
-  createTollgateWith,
-  DEFAULT_PARTS,
-  type EntryParts,
-  type Handled,
-  isHandled,
-  isPromise,
-  REQUEST_HOOKS,
-  type RequestHooks,
+  checkAdapterOptions,
+  type KitOptions,
+  limiterOptionsOf,
   refundPredicate,
-  refundQuietly,
-  requestReaders,
-  type UserId,
-  type Waiter,
-} from './middleware.js'
+} from './options.js'
 import { guardShadowDeniedHook } from './shadow-hook.js'
 import type { LoadShedder, Shedder } from './shed.js'
-import { bothPending, releaseQuietly, releasesSlots } from './slots.js'
+import { bothPending, refundQuietly, releaseQuietly, releasesSlots } from './slots.js'
+
+export type { WriteVerdictFields } from '../headers/families.js'
+export type { KitOptions } from './options.js'
 
 /**
  * How the kit reads one framework's request (Express's `req`, Koa's `ctx`, Hono's `c`): plain
@@ -41,7 +33,11 @@ export type Framework<Req> = {
   readonly path: (req: Req) => string
   /** The socket peer's address; forwarding headers are the kit's to trust (`trustProxy`). */
   readonly socketAddress: (req: Req) => string | undefined
-  /** One request header by its lower-case name (see `HeaderAccessor`). */
+  /**
+   * One request header by its lower-case name (see `HeaderAccessor`). Asked only for the
+   * headers the rules and options need: the API key's, the forwarding header behind trusted
+   * proxies, and now and then the forwarding headers that no proxy is trusted with (to warn).
+   */
   readonly header: (req: Req, name: string) => ReturnType<HeaderAccessor>
   /**
    * The runtime's event-loop delay signal, made on first use (Node adapters:
@@ -54,7 +50,8 @@ export type Framework<Req> = {
   readonly hooks?: readonly string[] | undefined
   /**
    * True when the request's header list may have been cut (on Node, `headerListMayBeCut` from
-   * `@tollgate/core/node`): its forwarding headers are then not trusted. @default never
+   * `@tollgate/core/node`): its forwarding headers are then not trusted. Asked only while a
+   * proxy is trusted. @default never
    */
   readonly headersCut?: ((req: Req) => boolean) | undefined
   /**
@@ -65,20 +62,6 @@ export type Framework<Req> = {
    */
   readonly disconnected?: ((req: Req) => WaitSignal | undefined) | undefined
 }
-
-/**
- * The options the kit reads: core's, the request hooks, and whether the app answers denials
- * itself. `skip` is also handed the response, for frameworks that have one apart (Express).
- */
-export type KitOptions<Req, Res> = CoreOptions &
-  Omit<RequestHooks<Req>, 'skip'> & {
-    readonly skip?: ((req: Req, res: Res) => boolean) | undefined
-    /** Called by the adapter; the kit only leaves `Content-Type` off an app's own answer. */
-    readonly onLimited?: unknown
-  }
-
-/** Writes an admitted verdict's fields to `writer`, one call per field. */
-export type WriteVerdictFields = (verdict: Verdict, writer: FieldWriter) => void
 
 /**
  * Puts fields on a framework's response with its own API; one per middleware. `Target` is what
@@ -101,7 +84,7 @@ export type FieldSink<Target> = {
 /** What a middleware shares with every `Pass` it makes. */
 type Shared<Req> = {
   readonly limiter: Limiter
-  readonly writeVerdictFields: WriteVerdictFields
+  readonly responder: Responder
   readonly onShadowDenied: ((verdict: Verdict, req: Req) => void) | undefined
   readonly ownAnswer: boolean
   readonly refundIf: ((status: number, req: Req) => boolean) | undefined
@@ -131,26 +114,37 @@ const ABORTED = 2
  * meanwhile, it is dropped: its charges are given back (a waiter for a slot holds none) and
  * `ready` never settles, so the adapter neither continues nor answers.
  */
-export class Pass<Req, Res> implements Waiter {
+export class Pass<Req, Res> {
   /** This pass once decided: itself when the store answered synchronously, else a promise. */
-  ready: Pass<Req, Res> | Promise<Pass<Req, Res>> = this
+  declare ready: Pass<Req, Res> | Promise<Pass<Req, Res>>
   /** Set when the request is refused: the adapter answers with it instead of continuing. */
-  denial: Denial | undefined = undefined
+  declare denial: Denial | undefined
   /** The fields a denial's answer carries (without `Content-Type` when the app answers). */
-  denialFields: HeaderEntries | undefined = undefined
+  declare denialFields: HeaderEntries | undefined
   /** The limiter's verdict, for the app's hooks; undefined for a request refused outright. */
-  verdict: Verdict | undefined = undefined
-  private response: Handled['response'] | undefined = undefined
-  private state = OPEN
-  private waitSignal: WaitSignal | undefined = undefined
+  declare verdict: Verdict | undefined
+  declare private state: number
+  declare private waitSignal: WaitSignal | undefined
   /** True while the shedder counts this request in flight. */
-  private counted = false
+  declare private counted: boolean
+  declare private readonly shared: Shared<Req>
+  declare readonly req: Req
+  declare readonly res: Res
 
-  constructor(
-    private readonly shared: Shared<Req>,
-    readonly req: Req,
-    readonly res: Res,
-  ) {}
+  // Fields are declared and set here rather than given initial values: one constructor per
+  // request, no separate initializer.
+  constructor(shared: Shared<Req>, req: Req, res: Res) {
+    this.shared = shared
+    this.req = req
+    this.res = res
+    this.ready = this
+    this.denial = undefined
+    this.denialFields = undefined
+    this.verdict = undefined
+    this.state = OPEN
+    this.waitSignal = undefined
+    this.counted = false
+  }
 
   /** Where the limiter hears that the client of a queued request went away; asked once. */
   signal(): WaitSignal | undefined {
@@ -159,64 +153,60 @@ export class Pass<Req, Res> implements Waiter {
   }
 
   /**
-   * The decision failed: a queued request whose client went away is dropped (a promise that
-   * never settles: nothing is left to answer); any other error is the framework's.
+   * Takes the limiter's verdict: a denial gets the response the responder builds for it. Called
+   * once, by the kit.
    */
-  dropIfGone(error: unknown): Promise<never> {
-    if (this.waitSignal?.aborted !== true) throw error
-    this.state = ABORTED
-    return new Promise<never>(() => {})
-  }
-
-  /** Counts this request in flight until it ends, or is refused; called by the kit. */
-  count(): void {
-    this.counted = true
-  }
-
-  /** No longer in flight (ended, aborted, refused, or failed before deciding). */
-  uncount(): void {
-    if (!this.counted) return
-    this.counted = false
-    this.shared.inFlight!.finished()
-  }
-
-  /** Takes the limiter's outcome; called once, by the kit. */
-  settle(outcome: Verdict | Handled): this {
+  settle(verdict: Verdict): this {
     const shared = this.shared
-    // A lone verdict is an admission whose response was not built: its fields are written
-    // straight from it.
-    const verdict = isHandled(outcome) ? outcome.verdict : outcome
     this.verdict = verdict
-    if (isHandled(outcome)) {
-      const response = outcome.response
-      this.response = response
-      if (!response.allowed) {
-        this.uncount()
-        this.denial = response
-        this.denialFields = shared.ownAnswer
-          ? fieldsForOwnAnswer(response.headers)
-          : response.headers
-        const explained = verdict && shared.debugHeader?.(verdict)
-        // Denials are answered from their fields by every adapter: the explanation goes there.
-        if (explained) this.denialFields = [...this.denialFields, [DEBUG, explained]]
-      }
+    if (!verdict.allowed) {
+      // When it is served: at its decision, or a queued one at its slot.
+      const at = verdict.waitMs === undefined ? verdict.at : verdict.at + verdict.waitMs
+      this.deny(shared.responder.respond(verdict, at) as Denial)
     }
-    if (
-      verdict !== undefined &&
-      shared.onShadowDenied !== undefined &&
-      verdict.shadowDenied.length > 0
-    )
+    if (shared.onShadowDenied !== undefined && verdict.shadowDenied.length > 0)
       shared.onShadowDenied(verdict, this.req)
+    return this
+  }
+
+  /**
+   * The limiter refused the request outright or failed: an error the client must hear about (a
+   * cost that can never fit) is answered; a queued request whose client went away is dropped (a
+   * promise that never settles: nothing is left to answer); anything else is the framework's.
+   */
+  refuse(error: unknown): this | Promise<never> {
+    this.uncount()
+    if (this.waitSignal?.aborted === true) {
+      this.state = ABORTED
+      return new Promise<never>(() => {})
+    }
+    const response = this.shared.responder.respondToError(error)
+    if (response === undefined) throw error
+    this.deny(response as Denial)
+    return this
+  }
+
+  /** Answers with `denial`: nothing is held, and nothing is in flight any more. */
+  deny(denial: Denial): this {
+    this.uncount()
+    const shared = this.shared
+    this.denial = denial
+    this.denialFields = shared.ownAnswer ? fieldsForOwnAnswer(denial.headers) : denial.headers
+    const explained = this.verdict && shared.debugHeader?.(this.verdict)
+    // Denials are answered from their fields by every adapter: the explanation goes there.
+    if (explained) this.denialFields = [...this.denialFields, [DEBUG, explained]]
     return this
   }
 
   /** Writes the request's rate-limit fields (a denial's, or an admission's) through `sink`. */
   writeFields<Target>(sink: FieldSink<Target>, target: Target): void {
-    const response = this.response
-    if (response === undefined)
-      sink.putVerdict(target, this.verdict!, this.shared.writeVerdictFields)
-    else sink.putEntries(target, response.allowed ? response.headers : this.denialFields!)
-    const explained = !this.denial && this.verdict && this.shared.debugHeader?.(this.verdict)
+    if (this.denial !== undefined) {
+      sink.putEntries(target, this.denialFields!)
+      return
+    }
+    const verdict = this.verdict!
+    sink.putVerdict(target, verdict, this.shared.responder.writeFields)
+    const explained = this.shared.debugHeader?.(verdict)
     if (explained) sink.putEntries(target, [[DEBUG, explained]])
   }
 
@@ -244,6 +234,18 @@ export class Pass<Req, Res> implements Waiter {
     this.state = ABORTED
     this.uncount()
     void this.release()
+  }
+
+  /** Counts this request in flight until it ends, or is refused; called by the kit. */
+  count(): void {
+    this.counted = true
+  }
+
+  /** No longer in flight (ended, aborted, refused, or failed before deciding). */
+  private uncount(): void {
+    if (!this.counted) return
+    this.counted = false
+    this.shared.inFlight!.finished()
   }
 
   /** Gives back the slots an admitted request holds (none for a denial: nothing was taken). */
@@ -277,9 +279,12 @@ export type AdapterKit<Req, Res> = {
   readonly fieldNames: readonly string[]
 }
 
+const SILENT = { warn() {} }
+
 /**
- * Builds a middleware's kit: the limiter (or the app's own), the identity resolver and the
- * responder, with every rule and option checked here, at start-up.
+ * Builds a middleware's kit from the rules (or a limiter of the app's own), the options and the
+ * framework's descriptor: the limiter, the identities it reads and the responder, with every rule
+ * and option checked here, at start-up.
  * @example
  * const kit = createAdapterKit(rules, options, {
  *   method: (req) => req.method, path: (req) => req.url,
@@ -292,102 +297,109 @@ export function createAdapterKit<Req, Res>(
   options: KitOptions<Req, Res>,
   framework: Framework<Req>,
 ): AdapterKit<Req, Res> {
-  return kitWith(DEFAULT_PARTS, FOREIGN_OPTIONS, rules, options, framework)
-}
-
-/**
- * `createAdapterKit` for an adapter's lean entry (`@tollgate/hono/lean`): rules may name only
- * the algorithms in the `algorithms` option (required), so that a bundle holds no other; the
- * store defaults to `mapStore()`; an unknown option is refused with the closest known name but
- * without express-rate-limit's equivalents. A limiter given instead of rules is taken as it is.
- */
-export function createLeanAdapterKit<Req, Res>(
-  rules: readonly RuleConfig[] | Limiter,
-  options: KitOptions<Req, Res>,
-  framework: Framework<Req>,
-): AdapterKit<Req, Res> {
-  return kitWith(LEAN_PARTS, undefined, rules, options, framework)
-}
-
-/** The lean entries' parts: forwarding headers are read only with the app's `proxies`. */
-const LEAN_PARTS: EntryParts = { makeLimiter: createLeanLimiter, proxies: NO_PROXIES }
-
-function kitWith<Req, Res>(
-  parts: EntryParts,
-  foreign: ForeignOptions | undefined,
-  rules: readonly RuleConfig[] | Limiter,
-  options: KitOptions<Req, Res>,
-  framework: Framework<Req>,
-): AdapterKit<Req, Res> {
-  const hooks = framework.hooks ? [...REQUEST_HOOKS, ...framework.hooks] : REQUEST_HOOKS
-  checkHooks(options, hooks, foreign)
-  const gate = createTollgateWith(rules, options, parts)
-  const { requestIdentities } = gate
-  const read = requestReaders(options, framework.user, gate)
-  const headers = new ReusedIdentitySource<Req>(framework.header)
-  const { skip } = options
+  checkAdapterOptions(options, framework.hooks ?? [], FOREIGN_OPTIONS)
+  const own = isLimiter(rules)
+  const logger = options.logger === false ? SILENT : options.logger
+  const limiter = own ? rules : createLimiter({ ...limiterOptionsOf(options), rules, logger })
+  const responder = createResponder(options)
+  // A limiter of the app's own may read any identity; one built here reads only its rules'.
+  const keysOn = (identity: string) =>
+    own || limiter.rules.some((rule) => rule.match.identity.includes(identity))
+  const identities = compileIdentities(options, framework.header, {
+    apiKey: keysOn('api_key'),
+    headersCut: framework.headersCut,
+  })
   const refundIf = refundPredicate(options.refund)
   const shedder = bindShedder(options.shed, options.clock ?? systemClock, framework.eventLoopDelay)
   const shared: Shared<Req> = {
-    limiter: gate.limiter,
-    writeVerdictFields: gate.writeFields,
+    limiter,
+    responder,
     onShadowDenied: guardShadowDeniedHook(options),
     ownAnswer: options.onLimited !== undefined,
     refundIf,
     disconnected: framework.disconnected,
-    releases: releasesSlots(gate.limiter),
+    releases: releasesSlots(limiter),
     inFlight: shedder?.countsInFlight ? shedder : undefined,
     debugHeader: options.debugHeader,
   }
-  const names = gate.responder.headerNames
-
-  function factsOf(req: Req): RequestFacts {
-    const user = read.user(req)
-    const address = framework.socketAddress(req)
-    const cut = framework.headersCut?.(req) ?? false
-    const identities = headers.identities(requestIdentities, address, req, user, cut)
-    return {
-      method: framework.method(req),
-      path: framework.path(req),
-      plan: read.plan?.(req),
-      identities:
-        read.identities === undefined ? identities : { ...identities, ...read.identities(req) },
-    }
-  }
-
+  const names = responder.headerNames
   return {
     watchesEnd: refundIf !== undefined || shared.releases || shared.inFlight !== undefined,
     releasesSlots: shared.releases,
     fieldNames: options.exposeHeaders ? [...names, 'Access-Control-Expose-Headers'] : names,
-    enter(req, res) {
-      if (skip?.(req, res)) return undefined
-      const facts = factsOf(req)
-      const pass = new Pass(shared, req, res)
-      if (shedder !== undefined) {
-        const shed = shedder.refuse(req, facts.method, facts.path)
-        if (shed !== undefined) return pass.settle({ response: shed, verdict: undefined })
-        if (shared.inFlight !== undefined) {
-          shedder.started()
-          pass.count()
-        }
+    enter: entry(shared, framework, options, identities, shedder, keysOn('user')),
+  }
+}
+
+/** The kit's `enter`: reads a request, decides it and hands back its pass. */
+function entry<Req, Res>(
+  shared: Shared<Req>,
+  framework: Framework<Req>,
+  options: KitOptions<Req, Res>,
+  identities: RequestIdentities<Req>,
+  shedder: Shedder<Req> | undefined,
+  readsUser: boolean,
+): AdapterKit<Req, Res>['enter'] {
+  const { limiter } = shared
+  const { skip, plan, identities: ownIdentities } = options
+  // The user is not read at all when no rule keys on it: finding no `req.user` walks the
+  // request's whole prototype chain, on every request.
+  const user = readsUser ? (options.user ?? framework.user) : undefined
+  const hold = (pass: Pass<Req, Res>, verdict: Verdict) =>
+    limiter.hold(verdict, { signal: pass.signal() }).then((served) => pass.settle(served))
+
+  return function enter(req, res) {
+    if (skip?.(req, res)) return undefined
+    const method = framework.method(req)
+    const path = framework.path(req)
+    const resolved = identities(req, framework.socketAddress(req), user?.(req))
+    const facts: RequestFacts = {
+      method,
+      path,
+      plan: plan?.(req),
+      identities: ownIdentities === undefined ? resolved : { ...resolved, ...ownIdentities(req) },
+    }
+    const pass = new Pass(shared, req, res)
+    if (shedder !== undefined) {
+      const shed = shedder.refuse(req, method, path)
+      if (shed !== undefined) return pass.deny(shed)
+      if (shared.inFlight !== undefined) {
+        shedder.started()
+        pass.count()
       }
-      let outcome: ReturnType<typeof gate.handleAdmitted>
-      try {
-        outcome = gate.handleAdmitted(facts, pass)
-      } catch (error) {
-        pass.uncount()
-        throw error
-      }
-      if (!isPromise(outcome)) return pass.settle(outcome)
-      pass.ready = outcome.then(
-        (settled) => pass.settle(settled),
-        (error: unknown) => {
-          pass.uncount()
-          return pass.dropIfGone(error)
-        },
-      )
+    }
+    let verdict: MaybePromise<Verdict>
+    try {
+      verdict = limiter.decide(facts)
+    } catch (error) {
+      const refused = pass.refuse(error)
+      if (refused === pass) return pass
+      pass.ready = refused as Promise<never>
       return pass
-    },
+    }
+    // Not `isPromise`: one call fewer on the path of every request.
+    if (typeof (verdict as Partial<Promise<Verdict>>).then !== 'function') {
+      verdict = verdict as Verdict
+      if (verdict.waitMs === undefined && verdict.waitsForSlot !== true) {
+        // Most requests: admitted at once, with no shadow rule refusing. Nothing else to settle.
+        if (verdict.allowed && verdict.shadowDenied.length === 0) {
+          pass.verdict = verdict
+          return pass
+        }
+        return pass.settle(verdict)
+      }
+      // A queued admission, or a refusal waiting for a slot: held until its turn.
+      pass.ready = hold(pass, verdict).then(undefined, (error: unknown) => pass.refuse(error))
+      return pass
+    }
+    pass.ready = (verdict as Promise<Verdict>)
+      .then((decided) =>
+        decided.waitMs === undefined && decided.waitsForSlot !== true
+          ? pass.settle(decided)
+          : hold(pass, decided),
+      )
+      .then(undefined, (error: unknown) => pass.refuse(error))
+    return pass
   }
 }
 
@@ -405,3 +417,14 @@ function bindShedder<Req>(
   }
   return shed.bind(clock, runtimeDelay)
 }
+
+function isLimiter(value: readonly RuleConfig[] | Limiter): value is Limiter {
+  return !Array.isArray(value) && typeof (value as Limiter).decide === 'function'
+}
+
+/** True for a promise (or any thenable): the store answered asynchronously. */
+export function isPromise<T>(value: MaybePromise<T>): value is Promise<T> {
+  return typeof (value as { then?: unknown } | undefined)?.then === 'function'
+}
+
+export type { FieldWriter }

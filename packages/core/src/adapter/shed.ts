@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.js'
 import { RateLimitError } from '../errors.js'
-import { retryAfterSeconds } from '../headers/config.js'
+import { retryAfterSeconds } from '../headers/families.js'
 import type { HeaderEntries } from '../headers/types.js'
 import {
   compilePattern,

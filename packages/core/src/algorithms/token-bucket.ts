@@ -46,12 +46,19 @@ export function tokenBucket(params: RateParams): Algorithm {
     },
     decide(slots, offset, cost, now, commit): Decision {
       if (cost > burst) throw costTooHigh(cost, burst)
-      rebase(slots, offset, now)
+      // As `rebase` and `levelAt`, written out: this runs on every request.
+      let last = slots[offset + 1]!
+      if (last - now > fillMs) {
+        last = now
+        slots[offset + 1] = now
+      }
       // A clock that stepped back (by up to a fill time) is held at the last refill: no tokens
       // out of thin air.
-      const at = Math.max(now, slots[offset + 1]!)
+      const at = Math.max(now, last)
       const skew = at - now
-      const level = levelAt(slots, offset, at)
+      const elapsed = at - last
+      const level =
+        elapsed >= fillMs ? capacity : Math.min(capacity, slots[offset]! + elapsed * unitsPerMs)
       const need = cost * unitsPerToken
       if (level < need) {
         return {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { FAMILIES } from './families/index.js'
-import { carriesSingleValuedField, isSingleValuedName, mergeFields } from './field-merge.js'
+import { carriesSingleValuedField, FAMILIES } from './families.js'
+import { isSingleValuedName, mergeFields } from './field-merge.js'
 
 const legacy = (limit: number, remaining: number, reset: number) =>
   [

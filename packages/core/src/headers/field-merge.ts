@@ -1,4 +1,4 @@
-import { DRAFT_6, FAMILIES, X_RATELIMIT } from './families/index.js'
+import { DRAFT_6, X_RATELIMIT } from './families.js'
 import type { HeaderEntries } from './types.js'
 
 /**
@@ -23,26 +23,6 @@ const DRAFT_6_GROUP: Group = DRAFT_6.group
 const DRAFT_7 = 'ratelimit'
 const POLICY = 'ratelimit-policy'
 const RETRY_AFTER = 'retry-after'
-
-/**
- * Lower-case names whose presence on a response calls for `mergeFields`: the single-valued
- * fields, and `RateLimit-Policy`, whose form (draft-6/7 Items or current-form List) must match.
- */
-// Pure (no spread, an annotated call), so a bundle that never merges fields drops it.
-const MERGED: ReadonlySet<string> = /* @__PURE__ */ new Set(
-  /* @__PURE__ */ FAMILIES.flatMap((family) => family.merged).concat(RETRY_AFTER),
-)
-
-/**
- * True when a response whose fields have these lower-case names (Node's `getHeaderNames()`)
- * may already carry a single-valued rate-limit field (`RateLimit` counts: it is single-valued in
- * draft-7), or a `RateLimit-Policy` whose draft must match. Cheap on the common response, which
- * has none or only framework fields.
- */
-export function carriesSingleValuedField(present: readonly string[]): boolean {
-  for (let i = 0; i < present.length; i++) if (MERGED.has(present[i]!)) return true
-  return false
-}
 
 /**
  * True for the fields that hold one value, by the names core writes them with: an adapter that

@@ -9,6 +9,8 @@ import { serializeParameters, serializeString } from './structured-fields.js'
  * changes (a dynamic plan) gets fresh strings.
  */
 export type PolicyFields = {
+  /** The rule id the fields were built for. */
+  readonly rule: string
   readonly quota: number
   readonly windowMs: number
   readonly limit: number
@@ -25,8 +27,6 @@ export type PolicyFields = {
   /** `X-RateLimit-Limit` of this rule, made once. */
   readonly limitText: string
 }
-
-const CACHE_LIMIT = 1000
 
 /** A rule's quota per whole seconds: the drafts allow no sub-second windows. */
 export function quotaPerSeconds(quota: number, windowMs: number): { q: number; w: number } {
@@ -65,10 +65,11 @@ function describeWindow(windowMs: number): string {
 const BURST_PARAMETER = 'tollgate-burst'
 
 /** Serializes a rule's fixed strings from one of its decisions. */
-function buildPolicyFields(decision: RuleDecision): PolicyFields {
+export function buildPolicyFields(decision: RuleDecision): PolicyFields {
   const { quota, windowMs, unit } = decision.policy
   const name = policyName(decision.rule)
   const fixed = {
+    rule: decision.rule,
     quota,
     windowMs,
     limit: decision.limit,
@@ -106,30 +107,5 @@ function buildPolicyFields(decision: RuleDecision): PolicyFields {
     policyItem: serializeString(name) + params,
     legacyPolicyItem: String(q) + legacyParams,
     description: `${quota} per ${describeWindow(windowMs)}${burstText}`,
-  }
-}
-
-/** Returns the cached fields of a decision's rule, building them on first sight. */
-export function createPolicyFieldCache(): (decision: RuleDecision) => PolicyFields {
-  const cache = new Map<string, PolicyFields>()
-  // The last rule's fields, checked before the map: a response asks once per family.
-  let lastRule = ''
-  let last: PolicyFields | undefined
-  const fresh = (fields: PolicyFields | undefined, decision: RuleDecision) =>
-    fields !== undefined &&
-    fields.quota === decision.policy.quota &&
-    fields.windowMs === decision.policy.windowMs &&
-    fields.limit === decision.limit
-  return function policyFields(decision) {
-    if (decision.rule === lastRule && fresh(last, decision)) return last!
-    let fields = cache.get(decision.rule)
-    if (!fresh(fields, decision)) {
-      fields = buildPolicyFields(decision)
-      if (cache.size >= CACHE_LIMIT) cache.clear()
-      cache.set(decision.rule, fields)
-    }
-    lastRule = decision.rule
-    last = fields
-    return fields!
   }
 }

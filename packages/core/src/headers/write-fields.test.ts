@@ -12,9 +12,13 @@ function written(
   responder = createResponder(options),
 ): Array<[string, string]> {
   const fields: Array<[string, string]> = []
-  responder.writeFields(v, now, {
-    write: (name, value) => fields.push([name, value]),
-  })
+  // Fields are written as of when the request is served: at its decision, `at`.
+  responder.writeFields(
+    { ...v, at: now, waitMs: undefined },
+    {
+      write: (name, value) => fields.push([name, value]),
+    },
+  )
   return fields
 }
 

@@ -2,11 +2,12 @@ import { describe, expect, it } from 'vitest'
 import { isRateLimitError } from '../errors.js'
 import type { HeaderAccessor } from '../headers/types.js'
 import { type ClientIpOptions, compileClientIp, createClientIpResolver } from './client-ip.js'
-import { trustedProxies } from './proxy-trust.js'
 
 function headers(values: Record<string, string | string[]>): HeaderAccessor {
   return (name) => values[name]
 }
+
+const readRecord = (values: Record<string, string>, name: string) => values[name]
 
 function recorder() {
   const messages: string[] = []
@@ -314,9 +315,9 @@ describe('compileClientIp key', () => {
 
   it('gives every socket address the key the full resolver gives it', () => {
     for (const options of [{}, { ipv4Prefix: 24 }, { ipv6Prefix: 128 }, { trustProxy: 1 }]) {
-      const { address, key } = compileClientIp({ ...options, logger: false }, trustedProxies)
+      const { address, key } = compileClientIp({ ...options, logger: false })
       for (const socket of ADDRESSES) {
-        expect(key(socket, headers({})), `${socket} ${JSON.stringify(options)}`).toBe(
+        expect(key(socket, {}, readRecord), `${socket} ${JSON.stringify(options)}`).toBe(
           address(socket, headers({}))?.key,
         )
       }
@@ -325,12 +326,59 @@ describe('compileClientIp key', () => {
 
   it('still warns about forwarding headers on the shortcut for canonical addresses', () => {
     const { messages, logger } = recorder()
-    const { key } = compileClientIp({ logger }, trustedProxies)
-    key('203.0.113.7', headers({}))
+    const { key } = compileClientIp({ logger })
+    key('203.0.113.7', {}, readRecord)
     expect(messages).toEqual([])
-    key('::ffff:203.0.113.7', headers({ forwarded: 'for=198.51.100.1' }))
-    key('203.0.113.7', headers({ 'x-forwarded-for': '198.51.100.1' }))
+    key('::ffff:203.0.113.7', { forwarded: 'for=198.51.100.1' }, readRecord)
+    key('203.0.113.7', { 'x-forwarded-for': '198.51.100.1' }, readRecord)
     expect(messages).toEqual([expect.stringContaining('WARN_FORWARDED_HEADERS_IGNORED')])
+  })
+})
+
+describe('the forwarding header check on the key path', () => {
+  /** A resolver trusting no proxy, the warnings it gave and the header reads it made. */
+  function setup() {
+    const { messages, logger } = recorder()
+    let reads = 0
+    const { key } = compileClientIp({ logger })
+    const read = (forwarded: boolean, name: string) => {
+      reads++
+      return forwarded && name === 'x-forwarded-for' ? '198.51.100.1' : undefined
+    }
+    const request = (forwarded: boolean) => key('203.0.113.7', forwarded, read)
+    return { request, reads: () => reads, warnings: () => messages.length }
+  }
+
+  it('looks at every one of the first 1,024 requests, then one in 64', () => {
+    const { request, reads } = setup()
+    for (let i = 0; i < 1024; i++) request(false)
+    expect(reads()).toBe(2048)
+    for (let i = 0; i < 64 * 100; i++) request(false)
+    expect(reads()).toBe(2048 + 2 * 100)
+  })
+
+  it('warns once, on the first request looked at that carries the header', () => {
+    const { request, warnings } = setup()
+    request(false)
+    expect(warnings()).toBe(0)
+    request(true)
+    request(true)
+    expect(warnings()).toBe(1)
+  })
+
+  it('finds a header that starts late within 64 requests, and then reads no more', () => {
+    const { request, reads, warnings } = setup()
+    for (let i = 0; i < 5000; i++) request(false)
+    let sent = 0
+    while (warnings() === 0) {
+      request(true)
+      sent++
+    }
+    expect(sent).toBeLessThanOrEqual(64)
+    const before = reads()
+    for (let i = 0; i < 1000; i++) request(true)
+    expect(reads()).toBe(before)
+    expect(warnings()).toBe(1)
   })
 })
 

@@ -1,25 +1,16 @@
 import { RateLimitError } from '../errors.js'
 import type { HeaderAccessor } from '../headers/types.js'
 import { createWarnOnce, type WarningOptions } from '../warnings.js'
-import { forwardingHeaderCheck } from './forwarding-header-check.js'
-import { formatIp, type IpAddress, isDottedQuad, parseIp } from './ip.js'
+import { formatIp, type IpAddress, ipv4Number, parseIp } from './ip.js'
 import { checkPrefix, ipKey, type PrefixOptions } from './ip-prefix.js'
-import { type ProxyTrust, trustedProxies } from './proxy-trust.js'
+import {
+  type ClientAddress,
+  type ProxyTrust,
+  type TrustProxy,
+  trustedProxies,
+} from './proxy-trust.js'
 
-/**
- * Which proxies may tell us who the client is.
- * - `false` (or `0`, an empty list, an empty string): none; the socket peer is the client and
- *   forwarding headers are ignored.
- * - a list of addresses, CIDR ranges and range names (`'loopback'`, `'linklocal'`,
- *   `'private'`), as an array or one comma-separated string: the header is walked from the
- *   right and the first address outside the list is the client. A list whose ranges cover every
- *   IPv4 or every IPv6 address warns `WARN_TRUST_ALL_PROXIES`.
- * - a number `n`: exactly `n` proxies stand in front of the app (the socket peer is the first),
- *   so the client is the address `n` hops to the left of the socket.
- * - `true`: every hop is trusted, so the left-most address (which the client itself can write)
- *   is used. Warns `WARN_TRUST_ALL_PROXIES`.
- */
-export type TrustProxy = boolean | number | string | readonly string[]
+export type { ClientAddress, TrustProxy } from './proxy-trust.js'
 
 /** Who may tell us the client's address, and how addresses become keys. */
 export type ClientIpOptions = PrefixOptions &
@@ -33,23 +24,11 @@ export type ClientIpOptions = PrefixOptions &
      */
     readonly proxyHeader?: 'x-forwarded-for' | 'forwarded' | undefined
     /**
-     * How a `trustProxy` that trusts some proxy reads the forwarding header: `trustedProxies`.
-     * Built into the default entries; the lean entries (`@tollgate/hono/lean`) take it from the
-     * app, so that an app facing clients directly bundles no forwarding-header parser.
-     * @default trustedProxies (default entries), none (lean entries)
+     * How a `trustProxy` that trusts some proxy reads the forwarding header. @default
+     * trustedProxies
      */
     readonly proxies?: ProxyTrust | undefined
   }
-
-/** Who sent a request, as far as the trusted proxies can tell. */
-export type ClientAddress = {
-  /** The client's address in canonical text, e.g. `203.0.113.7` or `2001:db8::1`. */
-  readonly ip: string
-  /** The rate-limit key: the full IPv4 address or the IPv6 network, e.g. `2001:db8::/64`. */
-  readonly key: string
-  /** How many trusted proxies the request came through; 0 when the socket peer is the client. */
-  readonly hops: number
-}
 
 /**
  * Resolves a request's client from the socket peer's address and the headers. Returns
@@ -69,27 +48,31 @@ export type ClientIpResolver = (
  * clientIp(req.socket.remoteAddress, (name) => req.headers[name])?.key // '203.0.113.7'
  */
 export function createClientIpResolver(options: ClientIpOptions = {}): ClientIpResolver {
-  return compileClientIp(options, trustedProxies).address
+  return compileClientIp(options).address
 }
 
-/** The client's rate-limit key alone: `resolveClientIp(…)?.key`, for the request path. */
-export type ClientKeyResolver = (
+/**
+ * Reads one header of a request by its lower-case name: the framework's own accessor, given the
+ * request, so that resolving a client makes no closure per request.
+ */
+export type HeaderReader<Source> = (source: Source, name: string) => ReturnType<HeaderAccessor>
+
+/** The client's rate-limit key alone, `address(…)?.key`, for the request path. */
+export type ClientKeyResolver = <Source>(
   socketAddress: string | undefined,
-  header: HeaderAccessor,
+  source: Source,
+  read: HeaderReader<Source>,
 ) => string | undefined
 
 /**
  * The per-request resolvers of one trust configuration: the full address, or the key alone. A
- * `trustProxy` that trusts some proxy is compiled by the `proxies` option, else by
- * `builtInProxies` (`trustedProxies` in the default entries; in the lean ones `NO_PROXIES`,
- * which refuses it, naming the option).
+ * `trustProxy` that trusts some proxy reads the forwarding header with `proxies` (default
+ * `trustedProxies`); `readsForwarding` says whether it does.
  */
-export function compileClientIp(
-  options: ClientIpOptions = {},
-  builtInProxies: ProxyTrust,
-): {
+export function compileClientIp(options: ClientIpOptions = {}): {
   readonly address: ClientIpResolver
   readonly key: ClientKeyResolver
+  readonly readsForwarding: boolean
 } {
   checkPrefix('ipv4Prefix', options.ipv4Prefix, 32)
   checkPrefix('ipv6Prefix', options.ipv6Prefix, 128)
@@ -109,8 +92,8 @@ export function compileClientIp(
     const full = ip.version === 4 ? v4Full : v6Full
     return { ip: text, key: full ? text : ipKey(ip, prefixes), hops }
   }
-  const proxies = options.proxies ?? builtInProxies
-  if (typeof proxies !== 'function' && proxies !== undefined) {
+  const proxies = options.proxies ?? trustedProxies
+  if (typeof proxies !== 'function') {
     throw new RateLimitError('ERR_RL_INVALID_RULE', 'proxies: expected trustedProxies', {
       field: 'proxies',
     })
@@ -120,12 +103,24 @@ export function compileClientIp(
     ? undefined
     : proxies(trustProxy, options.proxyHeader ?? 'x-forwarded-for', warn, result)
 
-  const checkForwardingHeaders = forwardingHeaderCheck(() =>
+  // WARN_FORWARDED_HEADERS_IGNORED, for a resolver that trusts no proxy: every one of the first
+  // ALL_CHECKED requests is looked at, then one in ONE_IN. Behind a proxy every request carries
+  // the header, so it is seen at once, while an app that faces clients directly stops reading
+  // two headers a request for a warning that never comes. Counted up to ALL_CHECKED + ONE_IN,
+  // then round from ALL_CHECKED + 1, so the count stays small; below zero once warned.
+  let forwardingChecks = 0
+  function checkForwardingHeaders<Source>(source: Source, read: HeaderReader<Source>): void {
+    if (forwardingChecks < 0) return
+    forwardingChecks =
+      forwardingChecks < ALL_CHECKED + ONE_IN ? forwardingChecks + 1 : ALL_CHECKED + 1
+    if (forwardingChecks > ALL_CHECKED && (forwardingChecks & (ONE_IN - 1)) !== 0) return
+    if ((read(source, 'x-forwarded-for') ?? read(source, 'forwarded')) === undefined) return
+    forwardingChecks = -1
     warn(
       'WARN_FORWARDED_HEADERS_IGNORED',
       "a request carried X-Forwarded-For or Forwarded while trustProxy trusts no proxy: behind a proxy every client shares the proxy's key; set trustProxy to your proxies' addresses (or ignore this if the app faces clients directly)",
-    ),
-  )
+    )
+  }
 
   function address(socketAddress: string | undefined, header: HeaderAccessor) {
     const socket = socketAddress === undefined ? undefined : parseIp(socketAddress)
@@ -137,28 +132,40 @@ export function compileClientIp(
       return undefined
     }
     if (forwarded !== undefined) return forwarded(socket, header)
-    checkForwardingHeaders(header)
+    checkForwardingHeaders(header, readAccessor)
     return result(socket, 0)
   }
 
-  function key(socketAddress: string | undefined, header: HeaderAccessor) {
+  function key<Source>(
+    socketAddress: string | undefined,
+    source: Source,
+    read: HeaderReader<Source>,
+  ): string | undefined {
     // The socket peer is the client and its address is already canonical text (a plain dotted
     // quad, or one mapped into IPv6 the way dual-stack sockets report it): that text is the key,
     // with nothing to parse into objects or format back.
     if (forwarded === undefined && v4Full && socketAddress !== undefined) {
-      if (isDottedQuad(socketAddress, 0)) {
-        checkForwardingHeaders(header)
-        return socketAddress
-      }
-      if (socketAddress.startsWith(MAPPED_PREFIX) && isDottedQuad(socketAddress, 7)) {
-        checkForwardingHeaders(header)
-        return socketAddress.slice(7)
+      const start = socketAddress.startsWith(MAPPED_PREFIX) ? MAPPED_PREFIX.length : 0
+      const length = socketAddress.length
+      if (length - start <= 15 && ipv4Number(socketAddress, start, length) !== undefined) {
+        checkForwardingHeaders(source, read)
+        return start === 0 ? socketAddress : socketAddress.slice(start)
       }
     }
-    return address(socketAddress, header)?.key
+    return address(socketAddress, (name) => read(source, name))?.key
   }
 
-  return { address, key }
+  return { address, key, readsForwarding: forwarded !== undefined }
+}
+
+/** Requests whose forwarding headers are all looked at, from the start. */
+const ALL_CHECKED = 1024
+/** Then one request in this many: a power of two, so `count & (ONE_IN - 1)` picks it. */
+const ONE_IN = 64
+
+/** Reads a header through a `HeaderAccessor`, as a `HeaderReader` of it. */
+function readAccessor(header: HeaderAccessor, name: string): ReturnType<HeaderAccessor> {
+  return header(name)
 }
 
 /** How a dual-stack socket reports an IPv4 peer: `::ffff:203.0.113.7`. */

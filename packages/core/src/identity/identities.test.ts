@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { createIdentityResolver, type IdentityOptions } from './identities.js'
+import { createIdentityResolver, type IdentityOptions, userIdOf } from './identities.js'
 
 function identitiesOf(
   options: IdentityOptions,
@@ -81,5 +81,19 @@ describe('createIdentityResolver', () => {
       key: '2001:db8::/64',
       hops: 0,
     })
+  })
+})
+
+describe('userIdOf', () => {
+  it('takes an id, or the id of a user object', () => {
+    expect(userIdOf('u_1')).toBe('u_1')
+    expect(userIdOf(42)).toBe(42)
+    expect(userIdOf({ id: 'u_2', name: 'Ada' })).toBe('u_2')
+    expect(userIdOf({ id: 7 })).toBe(7)
+  })
+
+  it('finds no user in anything else, so that the rule falls back as configured', () => {
+    for (const value of [undefined, null, true, {}, { id: null }, { id: { nested: 1 } }, ['u_1']])
+      expect(userIdOf(value)).toBeUndefined()
   })
 })

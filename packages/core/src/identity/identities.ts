@@ -1,8 +1,12 @@
 import { RateLimitError } from '../errors.js'
 import { type HeaderAccessor, headerText } from '../headers/types.js'
 import { createWarnOnce } from '../warnings.js'
-import { type ClientAddress, type ClientIpOptions, compileClientIp } from './client-ip.js'
-import { type ProxyTrust, trustedProxies } from './proxy-trust.js'
+import {
+  type ClientAddress,
+  type ClientIpOptions,
+  compileClientIp,
+  type HeaderReader,
+} from './client-ip.js'
 
 /** The client-IP options plus where API keys come from. */
 export type IdentityOptions = ClientIpOptions & {
@@ -25,13 +29,30 @@ export type IdentityOptions = ClientIpOptions & {
   readonly maxApiKeyLength?: number | undefined
 }
 
+/** A user id as authentication middleware leaves it; anything else counts as no user. */
+export type UserId = string | number | null | undefined
+
+/**
+ * The user id in what auth middleware stores for a request (Passport's `req.user`, koa-passport's
+ * `ctx.state.user`, Hono's `c.get('user')`): an id itself, or an object with an `id`. Anything
+ * else is no user.
+ */
+export function userIdOf(user: unknown): UserId {
+  if (typeof user === 'string' || typeof user === 'number') return user
+  if (typeof user === 'object' && user !== null) {
+    const id = (user as { readonly id?: unknown }).id
+    if (typeof id === 'string' || typeof id === 'number') return id
+  }
+  return undefined
+}
+
 /** What an adapter knows about a request before the limiter runs. */
 export type IdentitySource = {
   /** The socket peer's address (`req.socket.remoteAddress`, Hono `getConnInfo(c).remote.address`). */
   readonly socketAddress: string | undefined
   readonly header: HeaderAccessor
   /** The authenticated user's id, as the framework stores it; absent before authentication. */
-  readonly user?: string | number | null | undefined
+  readonly user?: UserId
   /**
    * True when the header list may have been cut (Node's `maxHeadersCount`, see
    * `headerListMayBeCut`): forwarding headers are then not trusted, as if absent, since the
@@ -72,23 +93,48 @@ export type IdentityResolver = {
  * }) // { ip: '203.0.113.7', api_key: 'k_123', user: undefined }
  */
 export function createIdentityResolver(options: IdentityOptions = {}): IdentityResolver {
-  const { identities, clientIp } = compileIdentities(options, trustedProxies)
-  return { identities, clientIp }
+  const resolve = compileIdentities<IdentitySource>(options, readSourceHeader, {
+    apiKey: true,
+    headersCut: (source) => source.headersCut === true,
+  })
+  return {
+    clientIp: resolve.clientIp,
+    identities: (source) => resolve(source, source.socketAddress, source.user),
+  }
 }
 
+function readSourceHeader(source: IdentitySource, name: string): ReturnType<HeaderAccessor> {
+  return source.header(name)
+}
+
+/** What a middleware's resolver reads beyond the client's address. */
+export type IdentityNeeds<Source> = {
+  /** Whether a rule may key on `api_key`: reading a header is a real cost on fetch runtimes. */
+  readonly apiKey: boolean
+  /**
+   * Whether Node may have cut the request's header list (`headerListMayBeCut`); asked only when
+   * forwarding headers are trusted, the only time it matters. @default never
+   */
+  readonly headersCut?: ((source: Source) => boolean) | undefined
+}
+
+/** A request's identities: `source` is what `read` reads its headers from. */
+export type RequestIdentities<Source> = ((
+  source: Source,
+  socketAddress: string | undefined,
+  user: UserId,
+) => Identities) & { readonly clientIp: IdentityResolver['clientIp'] }
+
 /**
- * `createIdentityResolver`, plus `withoutApiKey`: the same identities with no API key looked
- * up, for rules that never key on one (reading a header is a real cost on fetch runtimes).
- * `builtInProxies` reads forwarding headers when the options give no `proxies` (see
- * `compileClientIp`).
+ * The identities of a middleware's requests, read straight from the framework's request with
+ * `read`: one call per request, with no object or closure made for it.
  */
-export function compileIdentities(
+export function compileIdentities<Source>(
   options: IdentityOptions,
-  builtInProxies: ProxyTrust,
-): IdentityResolver & {
-  readonly withoutApiKey: IdentityResolver['identities']
-} {
-  const clientIp = compileClientIp(options, builtInProxies)
+  read: HeaderReader<Source>,
+  needs: IdentityNeeds<Source>,
+): RequestIdentities<Source> {
+  const clientIp = compileClientIp(options)
   const apiKeyHeader = options.apiKeyHeader === undefined ? 'x-api-key' : options.apiKeyHeader
   if (apiKeyHeader !== false && !/^[!#$%&'*+.^_`|~0-9a-z-]+$/i.test(apiKeyHeader)) {
     throw new RateLimitError(
@@ -107,56 +153,44 @@ export function compileIdentities(
       { field: 'maxApiKeyLength' },
     )
   }
+  const readsApiKey = needs.apiKey && (headerName !== false || bearer)
+  const headersCut = clientIp.readsForwarding ? needs.headersCut : undefined
+  const warn = createWarnOnce(options)
+  // The headers of a request whose list may have been cut, with the forwarding ones read as
+  // absent: the line a trusted proxy added may be the one dropped.
+  const readWithoutForwarding: HeaderReader<Source> = (source, name) =>
+    name === 'x-forwarded-for' || name === 'forwarded' ? undefined : read(source, name)
 
-  function apiKey(header: HeaderAccessor): string | undefined {
-    let key = headerName === false ? undefined : headerText(header(headerName))?.trim()
-    if ((key === undefined || key === '') && bearer) key = bearerToken(header)
+  function apiKey(source: Source): string | undefined {
+    let key = headerName === false ? undefined : headerText(read(source, headerName))?.trim()
+    if ((key === undefined || key === '') && bearer)
+      key = bearerToken(headerText(read(source, 'authorization')))
     return key === undefined || key === '' || key.length > maxLength ? undefined : key
   }
 
-  const warn = createWarnOnce(options)
-
-  /** The client's key, from headers that can be trusted to be all there. */
-  function ipKeyOf(source: IdentitySource): string | undefined {
-    if (source.headersCut !== true) return clientIp.key(source.socketAddress, source.header)
-    warn(
-      'WARN_HEADERS_TRUNCATED',
-      "a request's header list reached the server's maxHeadersCount, so Node may have dropped lines (a trusted proxy's X-Forwarded-For among them): such requests are keyed as if they carried no forwarding header; raise maxHeadersCount if real clients send that many",
-    )
-    return clientIp.key(source.socketAddress, withoutForwardingHeaders(source.header))
+  function identities(source: Source, socketAddress: string | undefined, user: UserId) {
+    let ip: string | undefined
+    if (headersCut?.(source)) {
+      warn(
+        'WARN_HEADERS_TRUNCATED',
+        "a request's header list reached the server's maxHeadersCount, so Node may have dropped lines (a trusted proxy's X-Forwarded-For among them): such requests are keyed as if they carried no forwarding header; raise maxHeadersCount if real clients send that many",
+      )
+      ip = clientIp.key(socketAddress, source, readWithoutForwarding)
+    } else {
+      ip = clientIp.key(socketAddress, source, read)
+    }
+    return {
+      ip,
+      api_key: readsApiKey ? apiKey(source) : undefined,
+      user: user === undefined || user === null || user === '' ? undefined : String(user),
+    }
   }
-
-  return {
-    clientIp: clientIp.address,
-    identities(source) {
-      return {
-        ip: ipKeyOf(source),
-        api_key: apiKey(source.header),
-        user: userId(source.user),
-      }
-    },
-    withoutApiKey(source) {
-      return {
-        ip: ipKeyOf(source),
-        api_key: undefined,
-        user: userId(source.user),
-      }
-    },
-  }
-}
-
-/** The headers, with the forwarding headers read as absent. */
-function withoutForwardingHeaders(header: HeaderAccessor): HeaderAccessor {
-  return (name) => (name === 'x-forwarded-for' || name === 'forwarded' ? undefined : header(name))
-}
-
-function userId(user: IdentitySource['user']): string | undefined {
-  return user === undefined || user === null || user === '' ? undefined : String(user)
+  return Object.assign(identities, { clientIp: clientIp.address })
 }
 
 /** The token of `Authorization: Bearer <token>` (scheme matched without regard to case). */
-function bearerToken(header: HeaderAccessor): string | undefined {
-  const value = headerText(header('authorization'))?.trim()
+function bearerToken(authorization: string | undefined): string | undefined {
+  const value = authorization?.trim()
   if (value === undefined || value.length < 8) return undefined
   if (value.slice(0, 6).toLowerCase() !== 'bearer') return undefined
   const c = value.charCodeAt(6)

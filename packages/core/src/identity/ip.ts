@@ -76,21 +76,16 @@ function isObfuscatedPortChar(c: number): boolean {
   return letter || isDigit(c) || c === DOT || c === UNDERSCORE || c === HYPHEN
 }
 
-/**
- * True when `s` from `start` to its end is a strict dotted quad (as `parseIp` accepts it, with
- * no port or spaces): then that text is already what `formatIp` would write.
- */
-export function isDottedQuad(s: string, start: number): boolean {
-  return s.length - start <= 15 && ipv4Number(s, start, s.length) !== undefined
-}
-
 function parseIpv4(s: string): IpAddress | undefined {
   const value = ipv4Number(s, 0, s.length)
   return value === undefined ? undefined : { version: 4, value }
 }
 
-/** Strict dotted quad in `s[start, end)`: four decimal parts 0–255, no leading zeros. */
-function ipv4Number(s: string, start: number, end: number): number | undefined {
+/**
+ * Strict dotted quad in `s[start, end)`: four decimal parts 0–255, no leading zeros; as text,
+ * already what `formatIp` would write.
+ */
+export function ipv4Number(s: string, start: number, end: number): number | undefined {
   let value = 0
   let part = 0
   let digits = 0

@@ -1,9 +1,33 @@
 import { type HeaderAccessor, headerText } from '../headers/types.js'
 import type { WarnOnce } from '../warnings.js'
-import type { ClientAddress, TrustProxy } from './client-ip.js'
 import { parseForwarded, parseXForwardedFor } from './forwarded.js'
 import { type IpAddress, parseIp } from './ip.js'
 import { checkPrefix, createIpMatcher } from './ip-prefix.js'
+
+/**
+ * Which proxies may tell us who the client is.
+ * - `false` (or `0`, an empty list, an empty string): none; the socket peer is the client and
+ *   forwarding headers are ignored.
+ * - a list of addresses, CIDR ranges and range names (`'loopback'`, `'linklocal'`,
+ *   `'private'`), as an array or one comma-separated string: the header is walked from the
+ *   right and the first address outside the list is the client. A list whose ranges cover every
+ *   IPv4 or every IPv6 address warns `WARN_TRUST_ALL_PROXIES`.
+ * - a number `n`: exactly `n` proxies stand in front of the app (the socket peer is the first),
+ *   so the client is the address `n` hops to the left of the socket.
+ * - `true`: every hop is trusted, so the left-most address (which the client itself can write)
+ *   is used. Warns `WARN_TRUST_ALL_PROXIES`.
+ */
+export type TrustProxy = boolean | number | string | readonly string[]
+
+/** Who sent a request, as far as the trusted proxies can tell. */
+export type ClientAddress = {
+  /** The client's address in canonical text, e.g. `203.0.113.7` or `2001:db8::1`. */
+  readonly ip: string
+  /** The rate-limit key: the full IPv4 address or the IPv6 network, e.g. `2001:db8::/64`. */
+  readonly key: string
+  /** How many trusted proxies the request came through; 0 when the socket peer is the client. */
+  readonly hops: number
+}
 
 /**
  * Who a request's client is behind the trusted proxies, from the socket peer (already parsed)
@@ -13,9 +37,8 @@ export type ForwardedClient = (socket: IpAddress, header: HeaderAccessor) => Cli
 
 /**
  * Compiles a `trustProxy` setting that trusts some proxy (never `false`, `0` or an empty list:
- * those read no forwarding header) into the walk of the forwarding header. Passed to the lean
- * entries as `proxies` (only apps behind proxies bundle the header parsers, the ranges and the
- * walk); the default entries have `trustedProxies` built in.
+ * those read no forwarding header) into the walk of the forwarding header (the `proxies`
+ * option; `trustedProxies` by default).
  */
 export type ProxyTrust = (
   trustProxy: TrustProxy,
@@ -34,8 +57,7 @@ type CompiledTrust = {
  * The forwarding headers read as `trustProxy` says: the header is walked from the right, and the
  * first address that no trusted proxy wrote is the client.
  * @example
- * import { rateLimit, tokenBucket, trustedProxies } from '@tollgate/hono/lean'
- * rateLimit(rules, { algorithms: { token_bucket: tokenBucket }, trustProxy: 1, proxies: trustedProxies })
+ * rateLimit(rules, { trustProxy: 1, proxies: trustedProxies })
  */
 export const trustedProxies: ProxyTrust = (trustProxy, proxyHeader, warn, result) => {
   const trust = compileTrust(trustProxy, warn)

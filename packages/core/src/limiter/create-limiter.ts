@@ -4,23 +4,20 @@ import { checkCost, checkTime, wholeMs } from '../algorithms/step.js'
 import { type AlgorithmTable, BUILT_IN_ALGORITHMS } from '../algorithms/table.js'
 import { type Clock, systemClock } from '../clock.js'
 import { RateLimitError } from '../errors.js'
-import { FOREIGN_OPTIONS, type ForeignOptions } from '../options/foreign-options.js'
-import { LIMITER_OPTIONS } from '../options/option-names.js'
+import { FOREIGN_OPTIONS } from '../options/foreign-options.js'
 import { refuseUnknownOptions } from '../options/unknown-options.js'
 import { checkRules } from '../rules/define-rules.js'
-import { mapStore } from '../store/map-store.js'
 import { memoryStore } from '../store/memory-store.js'
 import type { Charge, Outcome, Store } from '../store/types.js'
 import type { Scheduler } from '../wait/scheduler.js'
 import type { createSlotQueues, SlotQueueHost, SlotQueues } from '../wait/slot-queues.js'
 import { admittedCharges } from './admitted-charges.js'
-import { clockReader } from './clock-reader.js'
 import { type CompiledRule, compileRule } from './compile-rule.js'
-import { decideAgain, decideRequest, shown, storeDecision } from './decide.js'
+import { clockReader, decideAgain, failingEngine, requestDecider } from './decide.js'
 import { type ConsumeOne, type Engine, isPromiseLike } from './engine.js'
 import { createHold } from './hold.js'
 import { checkIdentityNames } from './identity-names.js'
-import { checkRoutesOption, NO_ROUTES } from './no-routes.js'
+import { LIMITER_OPTIONS } from './option-names.js'
 import { createRelease, type RefundOne } from './release.js'
 import { createReporter } from './report.js'
 import { type RouteMatching, routeMatching } from './route-matching.js'
@@ -34,10 +31,8 @@ import type {
   RuleDecision,
   Verdict,
 } from './types.js'
-import { admission, denial } from './verdict.js'
-
-/** @default 1000: a fail-closed denial asks clients to come back in a second. */
-export const DEFAULT_STORE_ERROR_RETRY_AFTER_MS = 1000
+import { DEFAULT_STORE_ERROR_RETRY_AFTER_MS } from './types.js'
+import { admission, denial, shown, storeDecision } from './verdict.js'
 
 /**
  * Builds a limiter from rules. Rules are validated here, once (a `RuleValidationError` lists every
@@ -47,55 +42,16 @@ export const DEFAULT_STORE_ERROR_RETRY_AFTER_MS = 1000
  * const verdict = limiter.decide({ method: 'POST', path: '/v1/login', identities: { ip } })
  */
 export function createLimiter(options: LimiterOptions): Limiter {
-  return buildLimiter(options, 'createLimiter()', FULL, memoryStore, FOREIGN_OPTIONS)
-}
-
-/**
- * `createLimiter` for bundles that must stay small (edge runtimes): rules may name only the
- * algorithms given in the `algorithms` option, so the bundle holds only those, where
- * `createLimiter` bundles every algorithm a rule could name; the store defaults to the small
- * `mapStore()` rather than `memoryStore()`; an unknown option is refused without
- * express-rate-limit's equivalents. Decisions are the same (while neither store has to drop a
- * key).
- * @example
- * const limiter = createLeanLimiter({ rules, algorithms: { token_bucket: tokenBucket } })
- */
-export function createLeanLimiter(options: LimiterOptions): Limiter {
-  return buildLimiter(options, 'createLeanLimiter()', LEAN, mapStore, undefined)
-}
-
-/** What a limiter falls back on when the options give none: algorithms, route matching. */
-type BuiltIn = {
-  readonly algorithms: AlgorithmTable | undefined
-  readonly routes: RouteMatching
-}
-
-const FULL: BuiltIn = { algorithms: BUILT_IN_ALGORITHMS, routes: routeMatching }
-/** The lean limiter's: none, so that a bundle holds only what the app passes. */
-const LEAN: BuiltIn = { algorithms: undefined, routes: NO_ROUTES }
-
-/**
- * A limiter whose rules may name `options.algorithms`, else `builtIn`'s (none: required), and
- * routes when `options.routes` or `builtIn` matches them, on `options.store`, else a
- * `defaultStore()`; unknown options are answered with `foreign`'s.
- */
-function buildLimiter(
-  options: LimiterOptions,
-  caller: string,
-  builtIn: BuiltIn,
-  defaultStore: () => Store,
-  foreign: ForeignOptions | undefined,
-): Limiter {
-  refuseUnknownOptions(options, LIMITER_OPTIONS, caller, foreign)
-  const algorithms = options.algorithms ?? builtIn.algorithms
+  refuseUnknownOptions(options, LIMITER_OPTIONS, 'createLimiter()', FOREIGN_OPTIONS)
+  const algorithms = options.algorithms ?? BUILT_IN_ALGORITHMS
   checkAlgorithms(algorithms)
-  const routes = checkRoutesOption(options.routes) ?? builtIn.routes
+  const routes = checkRoutesOption(options.routes) ?? routeMatching
   const rules = checkRules(options.rules, algorithms, routes.parseRoute)
   checkIdentityNames(rules, options.customIdentities)
   const compiled = rules.map((rule, index) => compileRule(rule, index, algorithms, routes))
   const byId = new Map(compiled.map((rule) => [rule.id, rule] as const))
   const index = buildRuleIndex(compiled, routes)
-  const store = options.store ?? defaultStore()
+  const store = options.store ?? memoryStore()
   const clock = options.clock ?? systemClock
   checkOptions(store, clock, options)
   const consumeOne = (store as { consumeOne?: ConsumeOne }).consumeOne
@@ -109,7 +65,7 @@ function buildLimiter(
       options.storeTimeoutMs ?? (boundsItsCalls(store) ? false : DEFAULT_STORE_TIMEOUT_MS),
   }
   const refunded = new WeakSet<Verdict>()
-  const reader = clockReader(clock, engine.reporter)
+  const reader = clockReader(options.clock, engine.reporter)
 
   /**
    * The time of a call: the `now` given (whole ms; a bad one is the caller's bug and throws) or
@@ -186,11 +142,7 @@ function buildLimiter(
     get clockStepsBack() {
       return reader.stepsBack
     },
-    decide(facts, given) {
-      const [now, deciding] = timeOf(given)
-      const verdict = decideRequest(deciding, index, facts, now)
-      return queues === undefined ? verdict : queues.mark(verdict)
-    },
+    decide: requestDecider({ engine, index, clock: reader, markWaiting: queues?.mark }),
     acquire(facts, given) {
       // Adopted, so that a throw (a cost that can never fit) rejects rather than escapes.
       return Promise.resolve()
@@ -317,14 +269,6 @@ function refundCharges(
   }
 }
 
-/** `engine` with a store that fails every call with `error` (a clock that failed). */
-function failingEngine(engine: Engine, error: Error): Engine {
-  const fail = (): never => {
-    throw error
-  }
-  return { ...engine, consumeOne: undefined, store: { consume: fail, refund: fail } }
-}
-
 /** A budget of its own that will end: 0, NaN or Infinity (for "none") leaves the limiter's. */
 function boundsItsCalls(store: Store): boolean {
   const budget = store.timeoutMs
@@ -346,6 +290,14 @@ function checkAlgorithms(
     `algorithms: expected the algorithms rules may name, e.g. { token_bucket: tokenBucket }, got ${shown(algorithms)}`,
     { field: 'algorithms' },
   )
+}
+
+/** The `routes` option, refused at start-up unless it is `routeMatching` (or absent). */
+function checkRoutesOption(routes: RouteMatching | undefined): RouteMatching | undefined {
+  if (routes === undefined || typeof routes?.targets === 'function') return routes
+  throw new RateLimitError('ERR_RL_INVALID_RULE', 'routes: expected routeMatching', {
+    field: 'routes',
+  })
 }
 
 function checkOptions(store: Store, clock: Clock, options: LimiterOptions): void {

@@ -1,73 +1,101 @@
-import { MAX_FIELD_INTEGER, MAX_TIME_MS } from '../algorithms/integer.js'
-import type { Decision } from '../decision.js'
+import { MAX_TIME_MS } from '../algorithms/integer.js'
+import { checkTime, wholeMs } from '../algorithms/step.js'
+import type { Clock } from '../clock.js'
 import { RateLimitError } from '../errors.js'
 import type { Charge, Outcome } from '../store/types.js'
 import type { CompiledRule } from './compile-rule.js'
 import { type Engine, isPromiseLike } from './engine.js'
-import { keyOf, UNKNOWN_CLIENT_KEY } from './keys.js'
+import { messageOf, type Reporter } from './report.js'
 import type { RuleIndex } from './rule-index.js'
 import { replyWithin } from './store-deadline.js'
-import type { MaybePromise, RequestFacts, RuleDecision, Verdict } from './types.js'
-import { combine, denial, emptyVerdict, ruleDecision, singleVerdict } from './verdict.js'
+import type { DecideOptions, MaybePromise, RequestFacts, RuleDecision, Verdict } from './types.js'
+import { combine, denial, emptyVerdict, shown, singleVerdict, storeDecision } from './verdict.js'
+
+// A request's way through the limiter: the time, the rules that match it, their keys and costs,
+// one store call, and the verdict read from the store's reply.
 
 type Identities = RequestFacts['identities']
 
-/** Matches a request to its rules and decides them as one unit (see `Limiter.decide`). */
-export function decideRequest(
-  engine: Engine,
-  index: RuleIndex,
-  facts: RequestFacts,
-  now: number,
-): MaybePromise<Verdict> {
-  const path = index.normalizePath(facts.path)
-  const bucket = index.buckets.get(facts.method) ?? index.lookup(facts.method)
-  const candidates = bucket.byPath.get(path) ?? bucket.other
-  const rules = candidates.rules
-  const patterns = candidates.patterns
-  const plan = facts.plan
-  let first: CompiledRule | undefined
-  let matched: CompiledRule[] | undefined
-  for (let i = 0; i < rules.length; i++) {
-    const rule = rules[i]!
-    const plans = rule.plans
-    if (plans !== undefined && (plan === undefined || !plans.includes(plan))) continue
-    const routePatterns = patterns[i]
-    if (routePatterns !== null && !index.matchesAny(routePatterns!, path)) continue
-    if (first === undefined) first = rule
-    else if (matched === undefined) matched = [first, rule]
-    else matched.push(rule)
-  }
-  if (first === undefined) return emptyVerdict(now)
-  const method = bucket.method
-  if (matched === undefined && engine.consumeOne !== undefined) {
-    const key = keyOf(first, facts.identities)
-    if (key !== undefined && key !== UNKNOWN_CLIENT_KEY) {
-      return decideOne(engine, first, key, costFor(first, method, path), now)
+/** What deciding a request needs, built once by `createLimiter`. */
+export type DeciderParts = {
+  readonly engine: Engine
+  readonly index: RuleIndex
+  readonly clock: ClockReader
+  /** Marks refusals that wait in a line for a concurrency slot, when a rule has one. */
+  readonly markWaiting: ((verdict: MaybePromise<Verdict>) => MaybePromise<Verdict>) | undefined
+}
+
+/** `Limiter.decide`: matches a request to its rules and decides them as one unit. */
+export function requestDecider({
+  engine,
+  index,
+  clock,
+  markWaiting,
+}: DeciderParts): (facts: RequestFacts, given?: DecideOptions) => MaybePromise<Verdict> {
+  return function decide(facts, given) {
+    let now: number
+    let deciding = engine
+    if (given?.now === undefined) {
+      const read = clock.read()
+      if (typeof read === 'number') now = read
+      else {
+        now = clock.latest
+        deciding = failingEngine(engine, read)
+      }
+    } else {
+      now = wholeMs(given.now)
+      checkTime(now)
     }
+    const path = index.routed ? index.normalizePath(facts.path) : facts.path
+    const bucket = index.buckets.get(facts.method) ?? index.lookup(facts.method)
+    const candidates = bucket.byPath.get(path) ?? bucket.other
+    const rules = candidates.rules
+    const patterns = candidates.patterns
+    const plan = facts.plan
+    let first: CompiledRule | undefined
+    let matched: CompiledRule[] | undefined
+    for (let i = 0; i < rules.length; i++) {
+      const rule = rules[i]!
+      const plans = rule.plans
+      if (plans !== undefined && (plan === undefined || !plans.includes(plan))) continue
+      const routePatterns = patterns[i]
+      if (routePatterns !== null && !index.matchesAny(routePatterns!, path)) continue
+      if (first === undefined) first = rule
+      else if (matched === undefined) matched = [first, rule]
+      else matched.push(rule)
+    }
+    if (first === undefined) return emptyVerdict(now)
+    const method = bucket.method
+    let verdict: MaybePromise<Verdict> | undefined
+    if (matched === undefined && deciding.consumeOne !== undefined) {
+      // One rule, a synchronous store: no arrays, no promise.
+      const key = keyOf(first, facts.identities)
+      if (key !== undefined && key !== UNKNOWN_CLIENT_KEY) {
+        const costs = first.costs
+        const cost = costs === undefined ? first.cost : costs.costOf(method, path, first.cost)
+        try {
+          const reply = deciding.consumeOne(first.id, first.algorithm, key, cost, now)
+          verdict = singleVerdict(storeDecision(first, reply, cost, key), now)
+        } catch (error) {
+          const charge = {
+            rule: first.id,
+            algorithm: first.algorithm,
+            key,
+            cost,
+            shadow: first.shadow,
+          }
+          const pending = { matched: [first], charged: [first], charges: [charge], missing: [] }
+          verdict = storeFailure(deciding, pending, error, now)
+        }
+      }
+    }
+    verdict ??= decideAll(deciding, matched ?? [first], facts.identities, method, path, now)
+    return markWaiting === undefined ? verdict : markWaiting(verdict)
   }
-  return decideAll(engine, matched ?? [first], facts.identities, method, path, now)
 }
 
 function costFor(rule: CompiledRule, method: string | undefined, path: string): number {
   return rule.costs === undefined ? rule.cost : rule.costs.costOf(method, path, rule.cost)
-}
-
-/** One rule, a synchronous store: no arrays, no promise. */
-function decideOne(engine: Engine, rule: CompiledRule, key: string, cost: number, now: number) {
-  let decision: RuleDecision
-  try {
-    decision = storeDecision(
-      rule,
-      engine.consumeOne!(rule.id, rule.algorithm, key, cost, now),
-      cost,
-      key,
-    )
-  } catch (error) {
-    const charge = { rule: rule.id, algorithm: rule.algorithm, key, cost, shadow: rule.shadow }
-    const pending = { matched: [rule], charged: [rule], charges: [charge], missing: [] }
-    return storeFailure(engine, pending, error, now)
-  }
-  return singleVerdict(decision, now)
 }
 
 /** A request's rules split into those charged to the store and those decided without it. */
@@ -201,75 +229,6 @@ function settle(engine: Engine, pending: Pending, outcome: Outcome, now: number)
   return combine(inRuleOrder(pending, made), at)
 }
 
-/** A count the responder can send as it is: no NaN, no text, no fraction, not too large. */
-function isCount(value: unknown): boolean {
-  return Number.isInteger(value) && (value as number) >= 0 && (value as number) <= MAX_FIELD_INTEGER
-}
-
-/** A wait in ms: sent in whole seconds, so any safe whole number fits a field. */
-function isDuration(value: unknown): boolean {
-  return Number.isSafeInteger(value) && (value as number) >= 0
-}
-
-/**
- * A store's decision for one rule, copied into the limiter's own object and checked. Throws
- * `ERR_RL_STORE_REPLY` unless it has what the verdict and the responder read: they would
- * otherwise fail later, on the response path, as a 500 that no `onStoreError` decides. A few
- * comparisons per decision; nothing more is allocated unless the decision is bad. Exported for
- * `limiter.check`, whose store path needs the same.
- */
-export function storeDecision(
-  rule: CompiledRule,
-  reply: unknown,
-  cost: number,
-  key: string,
-): RuleDecision {
-  if (typeof reply !== 'object' || reply === null) {
-    throw new RateLimitError(
-      'ERR_RL_STORE_REPLY',
-      `the store answered ${shown(reply)} for rule "${rule.id}", expected a decision`,
-      { rule: rule.id },
-    )
-  }
-  const decision = ruleDecision(rule, reply as Decision, cost, key, false)
-  checkStoreDecision(decision)
-  return decision
-}
-
-function checkStoreDecision(decision: RuleDecision): void {
-  const field = unusableField(decision)
-  if (field === undefined) return
-  const expected =
-    field === 'allowed'
-      ? 'true or false'
-      : `a whole number from 0 to ${field === 'remaining' || field === 'limit' ? MAX_FIELD_INTEGER : Number.MAX_SAFE_INTEGER}`
-  throw new RateLimitError(
-    'ERR_RL_STORE_REPLY',
-    `the store's decision for rule "${decision.rule}" has ${field} ${shown(decision[field])}, expected ${expected}`,
-    { rule: decision.rule, field },
-  )
-}
-
-function unusableField(decision: RuleDecision): keyof Decision | undefined {
-  if (typeof decision.allowed !== 'boolean') return 'allowed'
-  if (!isCount(decision.remaining)) return 'remaining'
-  if (!isCount(decision.limit)) return 'limit'
-  if (!isDuration(decision.resetAfterMs)) return 'resetAfterMs'
-  // Only a denial's wait is read (Retry-After, the RateLimit field's t); an admission has none.
-  if (!decision.allowed && !isDuration(decision.retryAfterMs)) return 'retryAfterMs'
-  // A queue rule's admission waits this long: a bad one would hold the request forever.
-  if (decision.delayMs !== undefined && !isDuration(decision.delayMs)) return 'delayMs'
-  return undefined
-}
-
-/** A bad value for an error message; never throws, whatever the store put there. */
-export function shown(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value)
-  if (typeof value === 'bigint') return `${value}n`
-  if (typeof value === 'object' && value !== null) return 'an object'
-  return typeof value === 'function' ? 'a function' : String(value)
-}
-
 /**
  * The store failed: each charged enforcing rule's `onStoreError` decides. Any fail-closed one
  * denies the request; otherwise it passes, with no figures to report.
@@ -296,4 +255,121 @@ function inRuleOrder(pending: Pending, decisions: RuleDecision[]): RuleDecision[
   const order = new Map(pending.matched.map((rule) => [rule.id, rule.index] as const))
   const indexOf = (d: RuleDecision) => order.get(d.rule)!
   return [...decisions, ...pending.missing].sort((a, b) => indexOf(a) - indexOf(b))
+}
+
+/**
+ * The key the shared bucket of requests without any client IP is counted under: a rule never
+ * lets a request through unlimited because the adapter could not tell who sent it.
+ */
+export const UNKNOWN_CLIENT_KEY = 'ip:'
+
+/** The one key of a rule keyed on no identity (a concurrency limit for the whole process). */
+const PROCESS_KEY = '*'
+
+/**
+ * The store key of a request under a rule, or undefined when the request lacks an identity the
+ * rule keys on and the rule refuses such requests.
+ *
+ * - one identity: `name:value`, e.g. `api_key:k_123` (a name holds no `:`, so the value is
+ *   everything after the first one);
+ * - several: `name#length:value` per identity, joined by `&`, e.g.
+ *   `account#5:alice&ip#11:203.0.113.7`; the lengths make any value content unambiguous;
+ * - none (a rule for the whole process): `PROCESS_KEY`;
+ * - fallback when an identity is missing: `ip:<client ip>`, or `UNKNOWN_CLIENT_KEY`.
+ *
+ * An empty string counts as missing: it would put every such request in one bucket unnoticed.
+ */
+export function keyOf(
+  rule: CompiledRule,
+  identities: Readonly<Record<string, string | undefined>>,
+): string | undefined {
+  const names = rule.identity
+  if (names.length === 0) return PROCESS_KEY
+  if (names.length === 1) {
+    const value = identities[names[0]!]
+    if (value === undefined || value === '') return fallbackKey(rule, identities)
+    // A hot key is built once: the same string also keeps its hash cached for the store.
+    const cache = rule.lastKey
+    if (cache.value === value) return cache.key
+    const key = rule.keyPrefix + value
+    cache.value = value
+    cache.key = key
+    return key
+  }
+  let key = ''
+  for (let i = 0; i < names.length; i++) {
+    const name = names[i]!
+    const value = identities[name]
+    if (value === undefined || value === '') return fallbackKey(rule, identities)
+    key += `${i === 0 ? '' : '&'}${name}#${value.length}:${value}`
+  }
+  return key
+}
+
+function fallbackKey(
+  rule: CompiledRule,
+  identities: Readonly<Record<string, string | undefined>>,
+): string | undefined {
+  if (rule.denyMissingIdentity) return undefined
+  const { ip } = identities
+  return ip === undefined || ip === '' ? UNKNOWN_CLIENT_KEY : `ip:${ip}`
+}
+
+/** Reads the limiter's clock, as whole ms, and notices when it steps back or fails. */
+export type ClockReader = {
+  /** The time in whole ms (a fraction floored), or the error of a clock that failed. */
+  read(): number | RateLimitError
+  /** The latest time read, or 0 before any: where a clock failure's verdict is placed. */
+  readonly latest: number
+  /** How many readings were earlier than the one before (a step back, such as an NTP fix). */
+  readonly stepsBack: number
+}
+
+/** The limiter's clock reader; with no clock given, `Date.now()` read directly. */
+export function clockReader(clock: Clock | undefined, reporter: Reporter): ClockReader {
+  let latest = 0
+  let stepsBack = 0
+  return {
+    get latest() {
+      return latest
+    },
+    get stepsBack() {
+      return stepsBack
+    },
+    read() {
+      let value: unknown
+      try {
+        value = clock === undefined ? Date.now() : clock.now()
+      } catch (error) {
+        return clockFailed(`clock.now() threw: ${messageOf(error)}`, error)
+      }
+      if (typeof value !== 'number' || !(value >= 0 && value <= MAX_TIME_MS)) {
+        return clockFailed(
+          `clock.now() returned ${typeof value === 'number' ? value : typeof value}, expected ms since the epoch between 0 and ${MAX_TIME_MS}`,
+        )
+      }
+      const now = Math.floor(value)
+      if (now < latest) {
+        stepsBack++
+        reporter.warnOnce(
+          'WARN_CLOCK_STEPPED_BACK',
+          'the clock stepped back; a key is held at its own time for up to its reset span and moved to the new time beyond that (limiter.clockStepsBack counts the steps)',
+        )
+      }
+      latest = now
+      return now
+    },
+  }
+}
+
+function clockFailed(message: string, cause?: unknown): RateLimitError {
+  return new RateLimitError('ERR_RL_CLOCK_FAILED', message, { cause })
+}
+
+/** `engine` with a store that fails every call with `error` (a clock that failed). */
+export function failingEngine(engine: Engine, error: Error): Engine {
+  const fail = (): never => {
+    throw error
+  }
+  return { ...engine, consumeOne: undefined, store: { consume: fail, refund: fail } }
 }

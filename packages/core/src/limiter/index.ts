@@ -1,9 +1,5 @@
-export {
-  createLeanLimiter,
-  createLimiter,
-  DEFAULT_STORE_ERROR_RETRY_AFTER_MS,
-} from './create-limiter.js'
-export { UNKNOWN_CLIENT_KEY } from './keys.js'
+export { createLimiter } from './create-limiter.js'
+export { UNKNOWN_CLIENT_KEY } from './decide.js'
 export type {
   AcquireOptions,
   CheckOptions,
@@ -20,3 +16,4 @@ export type {
   Verdict,
   WaitSignal,
 } from './types.js'
+export { DEFAULT_STORE_ERROR_RETRY_AFTER_MS } from './types.js'

@@ -31,6 +31,11 @@ export type RuleIndex = {
   /** By upper-case method; a miss goes to `lookup`. */
   readonly buckets: ReadonlyMap<string, MethodBucket>
   lookup(method: string): MethodBucket
+  /**
+   * False when no rule names a route or a cost by route: the request's path is then never
+   * looked at, and not normalized.
+   */
+  readonly routed: boolean
   /** The path a request is matched on. */
   readonly normalizePath: RouteMatching['normalizePath']
   readonly matchesAny: RouteMatching['matchesAny']
@@ -49,8 +54,13 @@ export function buildRuleIndex(rules: readonly CompiledRule[], routes: RouteMatc
   const unnamed = bucketFor(rules, undefined)
   // Every common method resolves in one lookup, named by a rule or not.
   for (const method of HTTP_METHODS) if (!buckets.has(method)) buckets.set(method, unnamed)
+  const routed = rules.some(
+    (rule) =>
+      rule.costs !== undefined || rule.targets.some((target) => target.pattern !== undefined),
+  )
   return {
     buckets,
+    routed,
     normalizePath: routes.normalizePath,
     matchesAny: routes.matchesAny,
     lookup(method) {

@@ -4,7 +4,7 @@
  * responder, the adapters). See store-failure.test.ts for stores that throw or reject.
  */
 import { describe, expect, it } from 'vitest'
-import { createTollgate } from '../adapter/middleware.js'
+import { createAdapterKit } from '../adapter/kit.js'
 import { MAX_TIME_MS } from '../algorithms/integer.js'
 import { isRateLimitError } from '../errors.js'
 import { createResponder } from '../response/responder.js'
@@ -339,7 +339,7 @@ describe('a store error that cannot be turned into text', () => {
   })
 })
 
-describe('through the adapters’ shared core (createTollgate.handle)', () => {
+describe('through the adapter kit', () => {
   const replies: readonly (readonly [string, () => unknown])[] = [
     ['malformed decisions', () => ({ decisions: [{}], at: NOW })],
     ['no time', () => ({ decisions: [GOOD] })],
@@ -362,13 +362,29 @@ describe('through the adapters’ shared core (createTollgate.handle)', () => {
         ['open', undefined],
         ['closed', 503],
       ] as const) {
-        const gate = createTollgate([rule('pay', policy)], {
-          store: { consume: () => reply() as Outcome, refund() {} },
-          logger: false,
-        })
-        const handled = await gate.handle(facts)
-        expect(handled.response.status).toBe(status)
-        expect(handled.response.headers.map(([name]) => name)).not.toContain('X-RateLimit-Reset')
+        const kit = createAdapterKit<null, null>(
+          [rule('pay', policy)],
+          { store: { consume: () => reply() as Outcome, refund() {} }, logger: false },
+          {
+            method: () => facts.method,
+            path: () => facts.path,
+            socketAddress: () => facts.identities.ip,
+            header: () => undefined,
+            user: () => undefined,
+          },
+        )
+        const pass = await kit.enter(null, null)!.ready
+        expect(pass.denial?.status).toBe(status)
+        const fields: string[] = []
+        pass.writeFields(
+          {
+            putEntries: (_, entries) => fields.push(...entries.map(([name]) => name)),
+            putVerdict: (_, verdict, write) =>
+              write(verdict, { write: (name) => void fields.push(name) }),
+          },
+          null,
+        )
+        expect(fields).not.toContain('X-RateLimit-Reset')
       }
     },
   )

@@ -98,6 +98,9 @@ export type Verdict = {
   readonly storeFailed?: boolean
 }
 
+/** @default 1000: a fail-closed denial asks clients to come back in a second. */
+export const DEFAULT_STORE_ERROR_RETRY_AFTER_MS = 1000
+
 /** Where the limiter reports what an operator should know. `globalThis.console` fits. */
 export type Logger = { warn(message: string): void }
 

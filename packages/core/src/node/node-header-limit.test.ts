@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { createIdentityResolver } from '../identity/identities.js'
-import { ReusedIdentitySource } from '../identity/reused-identity-source.js'
+import { compileIdentities } from '../identity/identities.js'
 import { headerListMayBeCut } from './node-header-limit.js'
 
 /** A request shape with `lines` header lines, on a server with `maxHeadersCount`. */
@@ -27,26 +26,30 @@ describe('headerListMayBeCut', () => {
 
 describe('identities of a request whose header list may have been cut', () => {
   const warnings: string[] = []
-  const resolver = createIdentityResolver({
-    trustProxy: 'loopback',
-    logger: { warn: (message) => warnings.push(message) },
-  })
   // What a client sends before the filler: the proxy's own line came after and was dropped.
   const headers: Record<string, string> = { 'x-forwarded-for': '6.6.6.6', 'x-api-key': 'k_1' }
-  const source = new ReusedIdentitySource<Record<string, string>>((h, name) => h[name])
-  const identities = (cut: boolean) =>
-    source.identities(resolver.identities, '127.0.0.1', headers, undefined, cut)
+  type Request = { readonly headers: Record<string, string>; readonly cut: boolean }
+  const resolve = compileIdentities<Request>(
+    { trustProxy: 'loopback', logger: { warn: (message) => warnings.push(message) } },
+    (request, name) => request.headers[name],
+    { apiKey: true, headersCut: (request) => request.cut },
+  )
+  const identities = (cut: boolean) => resolve({ headers, cut }, '127.0.0.1', undefined)
 
   it('trusts no forwarding header: the client is keyed as if it sent none', () => {
     expect(identities(false).ip).toBe('6.6.6.6')
     expect(identities(true)).toEqual({ ip: '127.0.0.1', api_key: 'k_1', user: undefined })
-    expect(
-      resolver.identities({
-        socketAddress: '127.0.0.1',
-        header: (n) => headers[n],
-        headersCut: true,
-      }).ip,
-    ).toBe('127.0.0.1')
+  })
+
+  it('asks whether the list was cut only while a proxy is trusted', () => {
+    let asked = 0
+    const direct = compileIdentities<Request>(
+      { logger: false },
+      (request, name) => request.headers[name],
+      { apiKey: false, headersCut: () => ++asked > 0 },
+    )
+    expect(direct({ headers, cut: true }, '127.0.0.1', undefined).ip).toBe('127.0.0.1')
+    expect(asked).toBe(0)
   })
 
   it('warns once, with a code', () => {

@@ -1,6 +1,6 @@
-import type { FieldSink, WriteVerdictFields } from '../adapter/kit.js'
-import { carriesSingleValuedField, mergeFields } from '../headers/field-merge.js'
-import { isFieldPresent } from '../headers/field-names.js'
+import type { FieldSink } from '../adapter/kit.js'
+import { carriesSingleValuedField, type WriteVerdictFields } from '../headers/families.js'
+import { mergeFields } from '../headers/field-merge.js'
 import type { FieldWriter, HeaderEntries } from '../headers/types.js'
 import type { Verdict } from '../limiter/types.js'
 
@@ -35,6 +35,7 @@ export function setNodeResponseFields(res: NodeResponse, headers: HeaderEntries)
   }
 }
 
+/** Sets a field, or appends to one of that name the response already has. */
 function setField(res: NodeResponse, present: readonly string[], name: string, value: string) {
   if (name === 'Content-Type' || !isFieldPresent(present, name)) res.setHeader(name, value)
   else res.appendHeader(name, value)
@@ -49,6 +50,30 @@ function writeMerged(res: NodeResponse, headers: HeaderEntries): void {
     if (write === 'set') res.setHeader(name, value)
     else res.appendHeader(name, value)
   }
+}
+
+/** Lower-case forms of the field names written so far: a handful, fixed by the configuration. */
+const lowerCaseNames = new Map<string, string>()
+
+/** Field names come from configuration; the bound is a safety net against unbounded input. */
+const MAX_NAMES = 256
+
+/**
+ * True when `name` is among `present`, the lower-case names of the fields already on a response
+ * (what Node's `getHeaderNames()` returns). Each field written is checked, so that one the app
+ * already set is appended to rather than replaced; Express has always set X-Powered-By, so the
+ * check runs on every request there, and the lower-case name is looked up, not made anew.
+ */
+export function isFieldPresent(present: readonly string[], name: string): boolean {
+  if (present.length === 0) return false
+  return present.includes(lowerCaseNames.get(name) ?? lowerCaseName(name))
+}
+
+/** A field name in lower case, remembered (`lowerCaseNames`). */
+function lowerCaseName(name: string): string {
+  const lower = name.toLowerCase()
+  if (lowerCaseNames.size < MAX_NAMES) lowerCaseNames.set(name, lower)
+  return lower
 }
 
 const NO_NAMES: readonly string[] = []
@@ -86,6 +111,15 @@ export class NodeResponseFieldWriter implements FieldWriter, FieldSink<NodeRespo
   }
 
   write(name: string, value: string): void {
-    setField(this.res!, this.present, name, value)
+    const res = this.res!
+    const present = this.present
+    // `isFieldPresent`, written out: this runs for every field of every admitted request.
+    if (
+      name === 'Content-Type' ||
+      present.length === 0 ||
+      !present.includes(lowerCaseNames.get(name) ?? lowerCaseName(name))
+    )
+      res.setHeader(name, value)
+    else res.appendHeader(name, value)
   }
 }

@@ -3,6 +3,7 @@ import { systemClock } from '../clock.js'
 import { RateLimitError } from '../errors.js'
 import { createLimiter } from '../limiter/create-limiter.js'
 import { isPromiseLike } from '../limiter/engine.js'
+import { LIMITER_OPTIONS } from '../limiter/option-names.js'
 import { createReporter } from '../limiter/report.js'
 import { routeMatching } from '../limiter/route-matching.js'
 import type {
@@ -14,7 +15,6 @@ import type {
   Verdict,
 } from '../limiter/types.js'
 import { FOREIGN_OPTIONS } from '../options/foreign-options.js'
-import { LIMITER_OPTIONS } from '../options/option-names.js'
 import { refuseUnknownOptions } from '../options/unknown-options.js'
 import { checkRules } from '../rules/define-rules.js'
 import type { Rule } from '../rules/types.js'

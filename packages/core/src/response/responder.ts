@@ -1,23 +1,23 @@
 import { isRateLimitError, RateLimitError } from '../errors.js'
 import {
-  createEpochResetCache,
+  createPolicyFieldCache,
+  familiesFor,
+  fieldWriter,
   type HeaderConfig,
+  headerNames,
   type LegacyReset,
   type PartitionKeyOf,
-  retryAfterSeconds,
-  type StandardHeaders,
-} from '../headers/config.js'
-import { familiesFor, STANDARD_HEADERS } from '../headers/families/index.js'
-import { createPartitionKeyHasher } from '../headers/partition-key.js'
-import { createPolicyFieldCache, policyName } from '../headers/policy-fields.js'
-import {
-  headerNames,
   rateLimitHeaders,
-  writeRateLimitFields,
-} from '../headers/rate-limit-headers.js'
-import type { FieldWriter, HeaderEntries } from '../headers/types.js'
-import { DEFAULT_STORE_ERROR_RETRY_AFTER_MS } from '../limiter/create-limiter.js'
+  retryAfterSeconds,
+  STANDARD_HEADERS,
+  type StandardHeaders,
+  type WriteVerdictFields,
+} from '../headers/families.js'
+import { createPartitionKeyHasher } from '../headers/partition-key.js'
+import { policyName } from '../headers/policy-fields.js'
+import type { HeaderEntries } from '../headers/types.js'
 import type { RuleDecision, Verdict } from '../limiter/types.js'
+import { DEFAULT_STORE_ERROR_RETRY_AFTER_MS } from '../limiter/types.js'
 import {
   costExceedsCapacityProblem,
   createQuotaExceededBodies,
@@ -96,9 +96,10 @@ export type Responder = {
   readonly respond: (verdict: Verdict, now: number) => LimitResponse
   /**
    * Writes the fields of an admitted verdict one by one: the entries of
-   * `respond(verdict, now).headers`, in order, without building them.
+   * `respond(verdict, at).headers`, in order, without building them, where `at` is when the
+   * request is served (`verdict.at`, or a queued one's slot, `at + waitMs`).
    */
-  readonly writeFields: (verdict: Verdict, now: number, writer: FieldWriter) => void
+  readonly writeFields: WriteVerdictFields
   /**
    * The response for an error the limiter threw that is the client's to hear about: a 400 for
    * `ERR_RL_COST_EXCEEDS_CAPACITY`, a 503 for `ERR_RL_STORE_UNAVAILABLE`. `undefined` for
@@ -130,7 +131,7 @@ export function createResponder(options: ResponderOptions = {}): Responder {
     families: familiesFor(fields),
     shadowPolicies: checkBoolean('shadowPolicies', options.shadowPolicies ?? false),
     policyFields: createPolicyFieldCache(),
-    epochReset: createEpochResetCache(),
+    epochReset: { second: Number.NaN, text: '' },
   }
   const names = headerNames(config)
   const expose = checkBoolean('exposeHeaders', options.exposeHeaders ?? false)
@@ -209,10 +210,7 @@ export function createResponder(options: ResponderOptions = {}): Responder {
   return {
     headerNames: names,
     respond: respondWith,
-    writeFields(verdict, now, writer) {
-      const written = writeRateLimitFields(verdict, now, config, writer, partitionKeyOf)
-      if (expose !== undefined && written > 0) writer.write(expose[0], expose[1])
-    },
+    writeFields: fieldWriter(config, partitionKeyOf, expose),
     respondToError(error) {
       if (!isRateLimitError(error)) return undefined
       if (error.code === 'ERR_RL_COST_EXCEEDS_CAPACITY') {

@@ -3,7 +3,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { type AlgorithmState, step } from '../algorithms/step.js'
-import { BUILT_IN_ALGORITHMS } from '../algorithms/table.js'
 import { defineRules } from '../rules/define-rules.js'
 import type { RuleConfig } from '../rules/types.js'
 import { algorithmOfRule } from './rule-algorithm.js'

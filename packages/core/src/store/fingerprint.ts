@@ -68,8 +68,15 @@ export function createKeyHasher(seed?: number): KeyHasher {
           a += secret[i]! * unit
           b += secret[CHUNK + i]! * unit
         }
-        hasher.first = reduce(a + c)
-        hasher.second = reduce(b + d)
+        // `reduce`, written out for both halves: this runs on every request.
+        const x = a + c
+        const y = b + d
+        const xHigh = Math.floor(x * INVERSE_TWO_POW_31)
+        const yHigh = Math.floor(y * INVERSE_TWO_POW_31)
+        const xFolded = xHigh + (x - xHigh * TWO_POW_31)
+        const yFolded = yHigh + (y - yHigh * TWO_POW_31)
+        hasher.first = xFolded >= P ? xFolded - P : xFolded
+        hasher.second = yFolded >= P ? yFolded - P : yFolded
         return
       }
       hashLong(key, secret, hasher)

@@ -127,14 +127,31 @@ export class KeyTable implements BudgetHolder {
     if (key === this.lastKey) return this.lastOffset
     hasher.hash(key)
     this.lastKey = undefined
-    const slot = this.find(hasher.first, hasher.second)
-    // A key just inserted is not remembered: its next use is found by hash and marks it as
-    // used, so that a client's burst is not evicted as if it were a one-off key.
-    if (slot < 0) return this.insert(hasher.first, hasher.second, now) * this.stride + 1
-    const offset = this.touch(slot)
-    this.lastKey = key
-    this.lastOffset = offset
-    return offset
+    const first = hasher.first
+    const second = hasher.second
+    // As `find` and `touch`, written out: this runs on every request.
+    const words = this.words
+    const stride2 = this.stride * 2
+    const tag = first + 1
+    let slot = Math.floor(first * this.scale)
+    for (;;) {
+      const at = slot * stride2
+      const head = words[at]!
+      // A key just inserted is not remembered: its next use is found by hash and marks it as
+      // used, so that a client's burst is not evicted as if it were a one-off key.
+      if (head === 0) return this.insert(first, second, now) * this.stride + 1
+      if (head === tag) {
+        const marked = words[at + 1]!
+        if ((marked & SECOND_BITS) === second) {
+          if (marked < REFERENCED) words[at + 1] = marked + REFERENCED
+          const offset = slot * this.stride + 1
+          this.lastKey = key
+          this.lastOffset = offset
+          return offset
+        }
+      }
+      slot = slot + 1 === this.slots ? 0 : slot + 1
+    }
   }
 
   /** As `locateKey`, by fingerprint. */
@@ -166,7 +183,8 @@ export class KeyTable implements BudgetHolder {
 
   /** Adds an unreferenced entry at full capacity: a flood of one-off keys goes first. */
   private insert(first: number, second: number, now: number): number {
-    this.makeRoom(now)
+    // Room is made only when the table is full or at its bound: most inserts need none.
+    if (this.count >= this.maxKeys || (this.count + 1) * 4 > this.slots * 3) this.makeRoom(now)
     const words = this.words
     const stride2 = this.stride * 2
     let slot = Math.floor(first * this.scale)

@@ -159,9 +159,16 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     },
     consumeOne(rule, algorithm, key, cost, now) {
       if (!Number.isSafeInteger(now)) now = wholeMs(now)
-      // The checks of checkTime and checkCost, inline; those throw the errors when one fails.
-      // Everything rare (errors, a new rule) stays out of line, so the JIT inlines the decision.
-      if (!isValidCharge(now, cost, algorithm.limit)) refuse(now, cost, algorithm.limit)
+      // The checks of checkTime and checkCost, written out; those throw the errors when one
+      // fails. Everything rare (errors, a new rule) stays out of line, so the JIT inlines the
+      // decision.
+      if (
+        !(now >= 0 && now <= MAX_TIME_MS) ||
+        !Number.isSafeInteger(cost) ||
+        cost < 0 ||
+        cost > algorithm.limit
+      )
+        refuse(now, cost, algorithm.limit)
       const table =
         algorithm === lastAlgorithm && rule === lastRule
           ? lastTable!

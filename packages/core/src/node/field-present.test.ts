@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { isFieldPresent } from './field-names.js'
+import { isFieldPresent } from './node-response-fields.js'
 
 describe('isFieldPresent', () => {
   it("finds a field among a response's lower-case names, whatever the case it is written in", () => {

@@ -1,0 +1,182 @@
+import { RateLimitError } from '../errors.js'
+import type { IdentityOptions, UserId } from '../identity/identities.js'
+import { LIMITER_OPTIONS } from '../limiter/option-names.js'
+import type { LimiterOptions, Logger, Verdict } from '../limiter/types.js'
+import type { ForeignOptions } from '../options/foreign-options.js'
+import { refuseUnknownOptions } from '../options/unknown-options.js'
+import type { ResponderOptions } from '../response/responder.js'
+import type { LoadShedder } from './shed.js'
+
+/**
+ * Everything `@tollgate/core` lets you configure, in one flat object: the limiter's (`store`,
+ * `clock`, `onError`…), the client identity's (`trustProxy`, `ipv6Prefix`, `apiKeyHeader`…) and
+ * the response's (`standardHeaders`, `legacyHeaders`, `exposeHeaders`…). See
+ * docs/reference/options.md.
+ */
+export type CoreOptions = Omit<LimiterOptions, 'rules' | 'logger'> &
+  Omit<IdentityOptions, 'logger'> &
+  ResponderOptions & {
+    /**
+     * Where warnings go (doubtful proxy settings, store failures), or `false` for nowhere.
+     * @default globalThis.console
+     */
+    readonly logger?: Logger | false | undefined
+  }
+
+/**
+ * Which finished requests give their charge back: `'failed'` (status ≥ 400, so a client is not
+ * charged for your errors), `'succeeded'` (status < 400: count only failures, e.g. failed logins),
+ * or a predicate of the status and the request.
+ */
+export type RefundWhen<Req> = 'failed' | 'succeeded' | ((status: number, req: Req) => boolean)
+
+/**
+ * The per-request hooks every adapter offers, typed by what the framework hands a middleware
+ * (Express's `req`, Koa's `ctx`, Hono's `c`).
+ */
+export type RequestHooks<Req> = {
+  /** Requests for which this returns true are not counted or limited at all (health checks…). */
+  readonly skip?: ((req: Req) => boolean) | undefined
+  /**
+   * The authenticated user's id, for rules keyed on `user`.
+   * @default where the framework's auth middleware leaves it: Express `req.user`, Koa
+   * `ctx.state.user`, Hono `c.get('user')` (an id, or an object with an `id`)
+   */
+  readonly user?: ((req: Req) => UserId) | undefined
+  /** The client's plan, for rules that match on `plan`. @default none */
+  readonly plan?: ((req: Req) => string | undefined) | undefined
+  /** Identities of your own, for rules that key on them (e.g. `account` for login limits). */
+  readonly identities?: ((req: Req) => Record<string, string | undefined>) | undefined
+  /** Give the charge back for requests that end this way. @default never */
+  readonly refund?: RefundWhen<Req> | undefined
+  /**
+   * Called when shadow-mode rules would have denied the request (it is let through). If it throws
+   * or rejects, that is logged (WARN_ON_SHADOW_DENIED_THREW) and the request still goes on.
+   */
+  readonly onShadowDenied?: ((verdict: Verdict, req: Req) => unknown) | undefined
+  /**
+   * Load shedding in front of the rules, made by `loadShedder({...})`: refuse work with a 503
+   * while the process is overloaded (event-loop delay, requests in flight, your health probe).
+   * See docs/concepts/where-to-enforce.md. @default none
+   */
+  readonly shed?: LoadShedder<Req> | undefined
+  /**
+   * Writes a `Tollgate-Debug` field explaining each verdict: give it `debugHeader(limiter,
+   * { environment: process.env.NODE_ENV })` from `@tollgate/core/observe`, which is undefined
+   * (off) outside development. @default none
+   */
+  readonly debugHeader?: ((verdict: Verdict) => string | undefined) | undefined
+}
+
+/**
+ * The options the kit reads: core's, the request hooks, and whether the app answers denials
+ * itself. `skip` is also handed the response, for frameworks that have one apart (Express).
+ */
+export type KitOptions<Req, Res> = CoreOptions &
+  Omit<RequestHooks<Req>, 'skip'> & {
+    readonly skip?: ((req: Req, res: Res) => boolean) | undefined
+    /** Called by the adapter; the kit only leaves `Content-Type` off an app's own answer. */
+    readonly onLimited?: unknown
+  }
+
+// Every option by name, so that an unknown one can be refused. Typed as records of the option
+// types' keys: adding an option to a type without listing it here does not compile.
+
+const CORE: { readonly [K in keyof CoreOptions]-?: true } = {
+  store: true,
+  algorithms: true,
+  routes: true,
+  clock: true,
+  timers: true,
+  logger: true,
+  onError: true,
+  storeErrorRetryAfterMs: true,
+  storeTimeoutMs: true,
+  customIdentities: true,
+  trustProxy: true,
+  proxyHeader: true,
+  proxies: true,
+  ipv4Prefix: true,
+  ipv6Prefix: true,
+  ignoreWarnings: true,
+  apiKeyHeader: true,
+  bearerAsApiKey: true,
+  maxApiKeyLength: true,
+  legacyHeaders: true,
+  legacyReset: true,
+  standardHeaders: true,
+  shadowPolicies: true,
+  partitionKey: true,
+  exposeHeaders: true,
+  missingIdentity: true,
+}
+
+const HOOKS: { readonly [K in keyof RequestHooks<unknown> | 'onLimited']-?: true } = {
+  skip: true,
+  user: true,
+  plan: true,
+  identities: true,
+  refund: true,
+  onShadowDenied: true,
+  shed: true,
+  debugHeader: true,
+  onLimited: true,
+}
+
+/** The hooks that must be functions when given (`refund` and `shed` are checked apart). */
+const FUNCTION_HOOKS = [
+  'skip',
+  'user',
+  'plan',
+  'identities',
+  'onLimited',
+  'onShadowDenied',
+  'debugHeader',
+]
+
+/**
+ * Checks an adapter's options at start-up, not on the first request: an option no adapter
+ * knows (`trustproxy`, express-rate-limit's `windowMs`) is refused with the one meant, and
+ * hooks given as anything but a function are refused. `adapterHooks` are the adapter's own
+ * (Hono's `getConnInfo`); `foreign`, the other limiters' options to answer.
+ */
+export function checkAdapterOptions(
+  options: object,
+  adapterHooks: readonly string[],
+  foreign: ForeignOptions | undefined,
+): void {
+  const known = [...Object.keys(CORE), ...Object.keys(HOOKS), ...adapterHooks]
+  refuseUnknownOptions(options, known, 'rateLimit()', foreign)
+  for (const name of [...FUNCTION_HOOKS, ...adapterHooks]) {
+    const value = (options as Record<string, unknown>)[name]
+    if (value !== undefined && typeof value !== 'function') {
+      throw invalidOption(name, `expected a function, got ${typeof value}`)
+    }
+  }
+}
+
+/** The limiter's own options out of an adapter's, for `createLimiter`. */
+export function limiterOptionsOf(options: object): Partial<LimiterOptions> {
+  const picked: Record<string, unknown> = {}
+  for (const name of LIMITER_OPTIONS) {
+    if (name in options) picked[name] = (options as Record<string, unknown>)[name]
+  }
+  return picked
+}
+
+/** The `refund` option as a predicate, or undefined for never. */
+export function refundPredicate<Req>(
+  when: RefundWhen<Req> | undefined,
+): ((status: number, req: Req) => boolean) | undefined {
+  if (when === undefined || typeof when === 'function') return when
+  if (when === 'failed') return (status) => status >= 400
+  if (when === 'succeeded') return (status) => status < 400
+  throw invalidOption(
+    'refund',
+    `expected 'failed', 'succeeded' or a function, got ${JSON.stringify(when)}`,
+  )
+}
+
+function invalidOption(field: string, message: string): RateLimitError {
+  return new RateLimitError('ERR_RL_INVALID_RULE', `${field}: ${message}`, { field })
+}

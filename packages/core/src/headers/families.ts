@@ -1,0 +1,369 @@
+import type { RuleDecision, Verdict } from '../limiter/types.js'
+import { buildPolicyFields, type PolicyFields } from './policy-fields.js'
+import type { FieldWriter } from './types.js'
+
+// The families of rate-limit fields and how a verdict is written in them: one table that option
+// validation, the field names (`Access-Control-Expose-Headers`), merging with another
+// middleware's fields and writing all read.
+
+/**
+ * Which IETF RateLimit fields to send (draft-ietf-httpapi-ratelimit-headers):
+ * - `'draft-6'`: `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset`, `RateLimit-Policy`;
+ * - `'draft-7'`: `RateLimit: limit=…, remaining=…, reset=…` and `RateLimit-Policy`;
+ * - `'draft-8'` to `'draft-11'` (one syntax): `RateLimit-Policy: "name";q=…;w=…` and
+ *   `RateLimit: "name";r=…;t=…`, one list member per policy.
+ */
+export type StandardHeaders =
+  | 'draft-6'
+  | 'draft-7'
+  | 'draft-8'
+  | 'draft-9'
+  | 'draft-10'
+  | 'draft-11'
+
+/** How `X-RateLimit-Reset` is written. */
+export type LegacyReset = 'epoch-seconds' | 'delta-seconds'
+
+/** The header options after parsing, with the per-rule string cache. */
+export type HeaderConfig = {
+  readonly legacyHeaders: boolean
+  readonly legacyReset: LegacyReset
+  readonly standardHeaders: StandardHeaders | false
+  readonly shadowPolicies: boolean
+  readonly policyFields: (decision: RuleDecision) => PolicyFields
+  /**
+   * The latest epoch second `X-RateLimit-Reset` was written for, and its text: every request
+   * within one second (and under one window) sends the same value, so its text is made once per
+   * second.
+   */
+  readonly epochReset: { second: number; text: string }
+  /** The families these options turn on, in the order their fields are sent. */
+  readonly families: readonly HeaderFamily[]
+}
+
+/** A listed decision's `pk` value (a serialized byte sequence), or undefined for none. */
+export type PartitionKeyOf = (decision: RuleDecision) => string | undefined
+
+/**
+ * One family of rate-limit fields (`X-RateLimit-*`, draft-6, draft-7, the current draft): one
+ * module each, listed in `families/index.ts`, whose table every reader of the families uses:
+ * option validation, the field names (`Access-Control-Expose-Headers`), merging with another
+ * middleware's fields, and writing them.
+ */
+export type HeaderFamily = {
+  /** The `standardHeaders` values that select it; none for `X-RateLimit-*` (`legacyHeaders`). */
+  readonly standardHeaders: readonly StandardHeaders[]
+  /** Its fields carry a `pk` parameter when `partitionKey` is on. */
+  readonly partitionKeys: boolean
+  /** Every field it may send, as written. */
+  readonly names: readonly string[]
+  /** Its fields that hold one value: set, never appended (`isSingleValuedName`). */
+  readonly singleValued: readonly string[]
+  /**
+   * Its fields whose presence on a response calls for `mergeFields` (lower-case): the
+   * single-valued ones, and those whose form differs between drafts.
+   */
+  readonly merged: readonly string[]
+  /**
+   * Writes a verdict's fields, in order, and returns how many it wrote; `partitionKeyOf` gives
+   * each listed decision's `pk` when partition keys are on.
+   */
+  readonly write: (
+    writer: FieldWriter,
+    verdict: Verdict,
+    now: number,
+    config: HeaderConfig,
+    partitionKeyOf: PartitionKeyOf | undefined,
+  ) => number
+}
+
+/** `Retry-After` delay-seconds: whole seconds rounded up, at least 1 (0 would invite a retry storm). */
+export function retryAfterSeconds(ms: number | undefined): number {
+  return Math.max(1, Math.ceil((ms ?? 0) / 1000))
+}
+
+/** Seconds until a decision's quota is back: its retry time when denied, else until full. */
+export function effectiveWindowSeconds(decision: RuleDecision): number {
+  return decision.allowed
+    ? Math.max(0, Math.ceil(decision.resetAfterMs / 1000))
+    : retryAfterSeconds(decision.retryAfterMs)
+}
+
+/**
+ * True for the decisions that the current-form list shows: enforcing ones (shadow ones too with
+ * `shadowPolicies`) whose figures describe a real quota. The limiter makes up a fail-closed
+ * denial while the store is down (`storeFailed`), and a missing-identity denial (denied with no
+ * retry time), rather than reading them from the store: no header reports those.
+ */
+export function isListed(decision: RuleDecision, shadowPolicies: boolean): boolean {
+  return (
+    (decision.mode === 'enforce' || shadowPolicies) &&
+    decision.storeFailed !== true &&
+    (decision.allowed || decision.retryAfterMs !== undefined)
+  )
+}
+
+/**
+ * `X-RateLimit-Limit`, `-Remaining`, `-Reset`: the de facto fields (GitHub's), turned on by
+ * `legacyHeaders`; the reset as an epoch second or, with `legacyReset: 'delta-seconds'`, as
+ * seconds from now. They describe the deciding rule.
+ */
+export const X_RATELIMIT = {
+  standardHeaders: [],
+  partitionKeys: false,
+  names: ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'],
+  singleValued: ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'],
+  merged: ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset'],
+  /** The fields of one rule, merged as one (lower-case). */
+  group: {
+    limit: 'x-ratelimit-limit',
+    remaining: 'x-ratelimit-remaining',
+    reset: 'x-ratelimit-reset',
+  },
+  write(writer, verdict, now, config) {
+    // The deciding rule, when its figures describe a real quota.
+    const deciding = verdict.deciding
+    if (deciding === undefined || !isListed(deciding, true)) return 0
+    // The limit's text is made once per rule, an epoch second's once per second: every request
+    // of that second sends the same.
+    writer.write('X-RateLimit-Limit', config.policyFields(deciding).limitText)
+    writer.write('X-RateLimit-Remaining', String(deciding.remaining))
+    let reset: string
+    if (config.legacyReset === 'epoch-seconds') {
+      const second = Math.ceil((now + deciding.resetAfterMs) / 1000)
+      const cached = config.epochReset
+      if (cached.second !== second) {
+        cached.second = second
+        cached.text = String(second)
+      }
+      reset = cached.text
+    } else {
+      reset = String(Math.max(0, Math.ceil(deciding.resetAfterMs / 1000)))
+    }
+    writer.write('X-RateLimit-Reset', reset)
+    return 3
+  },
+} as const satisfies HeaderFamily & { group: object }
+
+/**
+ * Draft 6: `RateLimit-Policy` (an Item) and the three Integer fields `RateLimit-Limit`,
+ * `-Remaining`, `-Reset`, for the deciding rule.
+ */
+export const DRAFT_6 = {
+  standardHeaders: ['draft-6'],
+  partitionKeys: false,
+  names: ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'RateLimit-Policy'],
+  singleValued: ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'],
+  merged: ['ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'ratelimit-policy'],
+  /** The fields of one rule, merged as one (lower-case). */
+  group: { limit: 'ratelimit-limit', remaining: 'ratelimit-remaining', reset: 'ratelimit-reset' },
+  write(writer, verdict, _now, config) {
+    // The deciding rule, when its figures describe a real quota.
+    const deciding = verdict.deciding
+    if (deciding === undefined || !isListed(deciding, true)) return 0
+    const fields = config.policyFields(deciding)
+    writer.write('RateLimit-Policy', fields.legacyPolicyItem)
+    writer.write('RateLimit-Limit', fields.limitText)
+    writer.write('RateLimit-Remaining', String(deciding.remaining))
+    writer.write('RateLimit-Reset', String(effectiveWindowSeconds(deciding)))
+    return 4
+  },
+} as const satisfies HeaderFamily & { group: object }
+
+/**
+ * Draft 7: `RateLimit-Policy` (an Item) and `RateLimit: limit=…, remaining=…, reset=…` (a
+ * Dictionary), for the deciding rule. `RateLimit` holds one value here but shares its name with
+ * the current draft's List, so it is merged rather than known as single-valued by name.
+ */
+export const DRAFT_7 = {
+  standardHeaders: ['draft-7'],
+  partitionKeys: false,
+  names: ['RateLimit', 'RateLimit-Policy'],
+  singleValued: [],
+  merged: ['ratelimit', 'ratelimit-policy'],
+  write(writer, verdict, _now, config) {
+    // The deciding rule, when its figures describe a real quota.
+    const deciding = verdict.deciding
+    if (deciding === undefined || !isListed(deciding, true)) return 0
+    const reset = effectiveWindowSeconds(deciding)
+    writer.write('RateLimit-Policy', config.policyFields(deciding).legacyPolicyItem)
+    writer.write(
+      'RateLimit',
+      `limit=${deciding.limit}, remaining=${deciding.remaining}, reset=${reset}`,
+    )
+    return 2
+  },
+} as const satisfies HeaderFamily
+
+/**
+ * Drafts 8 to 11 (one syntax): `RateLimit-Policy: "name";q=…;w=…` and `RateLimit:
+ * "name";r=…;t=…`, one List member per matching rule (enforcing ones, unless `shadowPolicies`),
+ * each with its `pk` when partition keys are on.
+ */
+export const CURRENT = {
+  standardHeaders: ['draft-8', 'draft-9', 'draft-10', 'draft-11'],
+  partitionKeys: true,
+  names: ['RateLimit', 'RateLimit-Policy'],
+  singleValued: [],
+  merged: ['ratelimit-policy'],
+  write(writer, verdict, _now, config, partitionKeyOf) {
+    let policies = ''
+    let limits = ''
+    const decisions = verdict.decisions
+    for (let i = 0; i < decisions.length; i++) {
+      const decision = decisions[i]!
+      if (!isListed(decision, config.shadowPolicies)) continue
+      const fields = config.policyFields(decision)
+      const pk = partitionKeyOf?.(decision)
+      const pkParam = pk === undefined ? '' : `;pk=${pk}`
+      const separator = policies === '' ? '' : ', '
+      policies += separator + fields.policyItem + pkParam
+      // Slots in flight come back when requests end, at no time anyone can tell: an admitted
+      // concurrency decision has no `t`. One template each: no string is made for `t` alone.
+      limits +=
+        decision.allowed && decision.policy.unit !== undefined
+          ? `${separator}${fields.rateItemPrefix}${decision.remaining}${pkParam}`
+          : `${separator}${fields.rateItemPrefix}${decision.remaining};t=${effectiveWindowSeconds(decision)}${pkParam}`
+    }
+    if (policies === '') return 0
+    writer.write('RateLimit-Policy', policies)
+    writer.write('RateLimit', limits)
+    return 2
+  },
+} as const satisfies HeaderFamily
+
+/**
+ * Every family of rate-limit fields, in the order a response carries them. Adding one is its
+ * module, a line here, and its `standardHeaders` value in `StandardHeaders`; option validation,
+ * field names, merging and writing all read this table.
+ */
+export const FAMILIES: readonly HeaderFamily[] = [X_RATELIMIT, DRAFT_6, DRAFT_7, CURRENT]
+
+/** Every `standardHeaders` value, as the option accepts them (`false`: none). */
+export const STANDARD_HEADERS: ReadonlyArray<StandardHeaders | false> = [
+  false,
+  ...FAMILIES.flatMap((family) => family.standardHeaders),
+]
+
+/** The families a configuration sends, in the order their fields go out. */
+export function familiesFor(options: {
+  readonly legacyHeaders: boolean
+  readonly standardHeaders: StandardHeaders | false
+}): readonly HeaderFamily[] {
+  return FAMILIES.filter((family) =>
+    family === X_RATELIMIT
+      ? options.legacyHeaders
+      : options.standardHeaders !== false &&
+        family.standardHeaders.includes(options.standardHeaders),
+  )
+}
+
+/** Every field name a set of families can send, for `Access-Control-Expose-Headers`. */
+export function familyFieldNames(families: readonly HeaderFamily[]): string[] {
+  return families.flatMap((family) => family.names)
+}
+
+/**
+ * The rate-limit fields for a verdict (no `Retry-After`: that belongs to denials only), in the
+ * order `fieldWriter` writes them.
+ */
+export function rateLimitHeaders(
+  verdict: Verdict,
+  now: number,
+  config: HeaderConfig,
+  partitionKeyOf?: PartitionKeyOf,
+): Array<readonly [string, string]> {
+  const entries = new EntryList()
+  const families = config.families
+  for (let i = 0; i < families.length; i++)
+    families[i]!.write(entries, verdict, now, config, partitionKeyOf)
+  return entries.list
+}
+
+/** Writes an admitted verdict's fields one by one, as a field writer receives them. */
+export type WriteVerdictFields = (verdict: Verdict, writer: FieldWriter) => void
+
+/**
+ * Writes an admitted verdict's fields one by one, in the order of `rateLimitHeaders`, then
+ * `expose` (`Access-Control-Expose-Headers`) when any was written. Single-valued fields
+ * (`X-RateLimit-*`, draft-6, draft-7) describe the verdict's `deciding` rule; the current form
+ * lists every matching rule (enforcing ones unless `shadowPolicies`), each with its `pk` when
+ * `partitionKeyOf` gives one.
+ */
+export function fieldWriter(
+  config: HeaderConfig,
+  partitionKeyOf: PartitionKeyOf | undefined,
+  expose: readonly [string, string] | undefined,
+): WriteVerdictFields {
+  const families = config.families
+  return function writeFields(verdict, writer) {
+    // A queued request is answered at its slot: its reset times count from there.
+    const now = verdict.waitMs === undefined ? verdict.at : verdict.at + verdict.waitMs
+    let written = 0
+    for (let i = 0; i < families.length; i++)
+      written += families[i]!.write(writer, verdict, now, config, partitionKeyOf)
+    if (expose !== undefined && written > 0) writer.write(expose[0], expose[1])
+  }
+}
+
+/** A writer that keeps what it is given, as entries. */
+class EntryList implements FieldWriter {
+  readonly list: Array<readonly [string, string]> = []
+  write(name: string, value: string): void {
+    this.list.push([name, value])
+  }
+}
+
+/** Every header name a configuration can send, for `Access-Control-Expose-Headers`. */
+export function headerNames(config: Pick<HeaderConfig, 'families'>): string[] {
+  return [...familyFieldNames(config.families), 'Retry-After']
+}
+
+const RETRY_AFTER = 'retry-after'
+
+/**
+ * Lower-case names whose presence on a response calls for `mergeFields`: the single-valued
+ * fields, and `RateLimit-Policy`, whose form (draft-6/7 Items or current-form List) must match.
+ */
+// Pure (no spread, an annotated call), so a bundle that never merges fields drops it.
+const MERGED: ReadonlySet<string> = /* @__PURE__ */ new Set(
+  /* @__PURE__ */ FAMILIES.flatMap((family) => family.merged).concat(RETRY_AFTER),
+)
+
+/**
+ * True when a response whose fields have these lower-case names (Node's `getHeaderNames()`)
+ * may already carry a single-valued rate-limit field (`RateLimit` counts: it is single-valued in
+ * draft-7), or a `RateLimit-Policy` whose draft must match. Cheap on the common response, which
+ * has none or only framework fields.
+ */
+export function carriesSingleValuedField(present: readonly string[]): boolean {
+  for (let i = 0; i < present.length; i++) if (MERGED.has(present[i]!)) return true
+  return false
+}
+
+const CACHE_LIMIT = 1000
+
+/** Returns the cached fields of a decision's rule, building them on first sight. */
+export function createPolicyFieldCache(): (decision: RuleDecision) => PolicyFields {
+  const cache = new Map<string, PolicyFields>()
+  // The last rule's fields, checked before the map: a response asks once per family. Fields
+  // are fresh while the decision's figures are the ones they were built from (a dynamic plan
+  // may change a rule's quota).
+  let last: PolicyFields | undefined
+  return function policyFields(decision) {
+    const policy = decision.policy
+    let fields = last?.rule === decision.rule ? last : cache.get(decision.rule)
+    if (
+      fields === undefined ||
+      fields.quota !== policy.quota ||
+      fields.windowMs !== policy.windowMs ||
+      fields.limit !== decision.limit
+    ) {
+      fields = buildPolicyFields(decision)
+      if (cache.size >= CACHE_LIMIT) cache.clear()
+      cache.set(decision.rule, fields)
+    }
+    last = fields
+    return fields
+  }
+}
