@@ -9,7 +9,6 @@ export default defineConfig({
     fields: 'src/fields-parse/index.ts',
     observe: 'src/observe/index.ts',
     simulate: 'src/simulate/index.ts',
-    edge: 'src/edge/index.ts',
   },
   format: ['esm', 'cjs'],
   dts: true,

@@ -1,7 +1,7 @@
 import { defineConfig } from 'tsup'
 
 export default defineConfig({
-  entry: ['src/index.ts', 'src/rules-file.ts', 'src/lean.ts', 'src/edge.ts'],
+  entry: ['src/index.ts', 'src/rules-file.ts'],
   format: ['esm', 'cjs'],
   dts: true,
   clean: true,

@@ -12,11 +12,8 @@ export type BundleSize = { minified: number; gzip: number; metafile: Metafile }
 export const FIXTURES = [
   'hono-bare',
   'hono-one-rule',
-  'hono-lean-one-rule',
-  'hono-edge-one-rule',
   'hono-rules-file',
   'core-check',
-  'core-lean-check',
   'core-one-export',
 ] as const
 export type Fixture = (typeof FIXTURES)[number]
@@ -25,22 +22,14 @@ export function measure(fixture: Fixture): Promise<BundleSize> {
   return measureEntry(new URL(`./fixtures/${fixture}.ts`, import.meta.url))
 }
 
-/**
- * A fixture bundled from the packages' sources (the `@tollgate/source` condition), whose
- * metafile names every module it holds, where a bundle of `dist/` names only chunks.
- */
-export function measureFromSources(fixture: Fixture): Promise<BundleSize> {
-  return measureEntry(new URL(`./fixtures/${fixture}.ts`, import.meta.url), ['@tollgate/source'])
-}
-
 /** Any entry module, its imports resolved from where it lives. */
-export async function measureEntry(entry: URL, conditions: string[] = []): Promise<BundleSize> {
+export async function measureEntry(entry: URL): Promise<BundleSize> {
   const result = await build({
     entryPoints: [fileURLToPath(entry)],
     bundle: true,
     format: 'esm',
     platform: 'neutral',
-    conditions: [...conditions, 'workerd', 'worker', 'browser'],
+    conditions: ['workerd', 'worker', 'browser'],
     mainFields: ['module', 'main'],
     target: 'es2022',
     minify: true,

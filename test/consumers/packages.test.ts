@@ -140,7 +140,6 @@ describe.each(packages)('%s, as published', (name, names) => {
 describe.each([
   ['@tollgate/core/adapter', 'createAdapterKit'],
   ['@tollgate/core/node', 'endWhenFinished'],
-  ['@tollgate/hono/lean', 'rateLimit'],
 ])('%s, as published', (entry, exported) => {
   const dir = packageDir(entry.split('/').slice(0, 2).join('/'))
   const built = existsSync(join(dir, 'dist'))

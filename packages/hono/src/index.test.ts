@@ -1,4 +1,10 @@
-import { memoryStore, type RuleConfig, type Store } from '@tollgate/core'
+import {
+  defineRules,
+  memoryStore,
+  type RuleConfig,
+  RuleValidationError,
+  type Store,
+} from '@tollgate/core'
 import { manualClock } from '@tollgate/test-utils'
 import { Hono } from 'hono'
 import { describe, expect, it } from 'vitest'
@@ -142,5 +148,73 @@ describe('@tollgate/hono', () => {
     expect(res.status).toBe(303)
     expect(res.headers.get('location')).toBe('https://example.com/wait')
     expect(res.headers.get('retry-after')).toBe('1')
+  })
+
+  it('takes rules validated by defineRules', async () => {
+    const rules = defineRules([
+      { id: 'per-ip', match: { identity: 'ip' }, algorithm: 'sliding_log', limit: 1, window: '1m' },
+    ])
+    const hono = new Hono()
+    hono.use(rateLimit(rules, { clock: clock() }))
+    hono.get('/', (c) => c.text('ok'))
+    const env = { incoming: { socket: { remoteAddress: '192.0.2.1' } } }
+    expect((await hono.request('/', {}, env)).status).toBe(200)
+    expect((await hono.request('/', {}, env)).status).toBe(429)
+  })
+
+  it('refuses an invalid rule at start-up with ERR_RL_INVALID_RULE, naming the rule and the field', () => {
+    const base = {
+      id: 'r',
+      match: { identity: 'ip' },
+      algorithm: 'token_bucket',
+      rate: 1,
+      burst: 1,
+    }
+    const cases: Array<[unknown[], Array<[string, string]>]> = [
+      [[{ ...base, burst: 0 }], [['r', 'burst']]],
+      [[{ ...base, rate: 'ten' }], [['r', 'rate']]],
+      [[{ ...base, period: 60 }], [['r', 'period']]],
+      [[{ ...base, period: '0s' }], [['r', 'period']]],
+      [[{ ...base, cost: 2 }], [['r', 'cost']]],
+      [[{ ...base, cost: -1 }], [['r', 'cost']]],
+      [[{ ...base, mode: 'dry-run' }], [['r', 'mode']]],
+      [[{ ...base, onStoreError: 'maybe' }], [['r', 'onStoreError']]],
+      [[{ ...base, onMissingIdentity: 'allow' }], [['r', 'onMissingIdentity']]],
+      [[{ ...base, match: { identity: 'apikey' } }], [['r', 'match.identity']]],
+      [[{ ...base, match: { identity: ['ip', 'ip'] } }], [['r', 'match.identity']]],
+      [[{ ...base, match: { identity: 'ip', method: 'FETCH' } }], [['r', 'match.method']]],
+      [[{ ...base, match: { identity: 'ip', plan: '' } }], [['r', 'match.plan']]],
+      [[{ ...base, match: { identity: 'ip', methods: 'GET' } }], [['r', 'match.methods']]],
+      [[{ ...base, match: undefined }], [['r', 'match']]],
+      [[{ ...base, id: 'has space' }], [['has space', 'id']]],
+      [[{ ...base, algorithm: 'token_buckets' }], [['r', 'algorithm']]],
+      [[{ ...base, limit: 3 }], [['r', 'limit']]],
+      [[{ ...base, burst: undefined }], [['r', 'burst']]],
+      [[{ ...base, brust: 3 }], [['r', 'brust']]],
+      [[{ ...base, description: 4 }], [['r', 'description']]],
+      [
+        [{ ...base, algorithm: 'fixed_window', window: '1m' }],
+        [
+          ['r', 'burst'],
+          ['r', 'limit'],
+          ['r', 'rate'],
+        ],
+      ],
+      [[], [['#0', 'rules']]],
+      [[base, base], [['r', 'id']]],
+    ]
+    for (const [rules, where] of cases) {
+      let thrown: unknown
+      try {
+        rateLimit(rules as RuleConfig[], { logger: false })
+      } catch (error) {
+        thrown = error
+      }
+      const name = JSON.stringify(rules)
+      expect(thrown, name).toBeInstanceOf(RuleValidationError)
+      const error = thrown as RuleValidationError
+      expect(error.code, name).toBe('ERR_RL_INVALID_RULE')
+      expect(error.issues.map((issue) => [issue.rule, issue.field]).sort(), name).toEqual(where)
+    }
   })
 })

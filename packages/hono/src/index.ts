@@ -1,10 +1,15 @@
 import type { CoreOptions, Limiter, RequestHooks, RuleConfig } from '@tollgate/core'
-import { createAdapterKit } from '@tollgate/core/adapter'
-import type { Context, MiddlewareHandler } from 'hono'
+import {
+  abortOnSignal,
+  createAdapterKit,
+  endWhenSent,
+  isPromise,
+  type Pass,
+} from '@tollgate/core/adapter'
+import type { Context, MiddlewareHandler, Next } from 'hono'
 import type { GetConnInfo } from 'hono/conninfo'
-import { honoMiddleware } from './middleware.js'
 import { hono } from './request.js'
-import type { OnLimited } from './response.js'
+import { answerDenial, type OnLimited, ResponseFields, waitUntil } from './response.js'
 
 export * from '@tollgate/core'
 
@@ -31,5 +36,40 @@ export function rateLimit(
   options: HonoRateLimitOptions = {},
 ): MiddlewareHandler {
   const kit = createAdapterKit(rules, options, hono(options.getConnInfo))
-  return honoMiddleware(kit, options.onLimited)
+  const { onLimited } = options
+  const fields = new ResponseFields()
+
+  function finish(
+    c: Context,
+    next: Next,
+    pass: Pass<Context, unknown>,
+  ): Promise<Response | undefined> {
+    if (pass.denial !== undefined) return answerDenial(c, pass, onLimited)
+    if (kit.releasesSlots) abortOnSignal(pass, c.req.raw.signal)
+    return next().then(() => {
+      // Added to the finished response, so that handlers returning a `Response` of their own
+      // (which drops headers set earlier with `c.header`) carry them as well.
+      pass.writeFields(fields, c)
+      // A slot is held until the body is sent: the response that leaves is the one watched.
+      if (kit.releasesSlots) c.res = endWhenSent(pass, c.res)
+      else waitUntil(c, pass.end(c.res.status))
+      return undefined
+    })
+  }
+
+  // Not an async function: with the memory store, an admitted request chains one promise on
+  // `next()`, where an async function would add its own promise and the state of its awaits.
+  // Whatever throws still reaches Hono as a rejection, as from an async function.
+  return function tollgate(c, next) {
+    try {
+      const pass = kit.enter(c, undefined)
+      if (pass === undefined) return next()
+      const ready = pass.ready
+      return isPromise(ready)
+        ? ready.then((decided) => finish(c, next, decided))
+        : finish(c, next, ready)
+    } catch (error) {
+      return Promise.reject(error)
+    }
+  }
 }

@@ -50,7 +50,7 @@ type RuntimeEnv = {
  * only when the request carries Cloudflare's `cf` object (elsewhere any client could send that
  * header). Pass `getConnInfo` for any other runtime.
  */
-export function defaultAddress(c: Context): string | undefined {
+function defaultAddress(c: Context): string | undefined {
   const env = c.env as RuntimeEnv | undefined
   if (env !== undefined && env !== null) {
     const incoming = env.incoming ?? env.server?.incoming

@@ -42,8 +42,8 @@ export type ProblemDetails = {
 /** A violated policy, named and described for the `detail` text. */
 export type ViolatedPolicy = { readonly name: string; readonly description: string }
 
-/** 429: the request exceeds one or more enforcing rules (the edge entry builds its body from it). */
-export function quotaExceededProblem(
+/** 429: the request exceeds one or more enforcing rules. */
+function quotaExceededProblem(
   violated: readonly ViolatedPolicy[],
   retryAfter: number,
 ): ProblemDetails {
