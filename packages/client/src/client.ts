@@ -4,7 +4,7 @@ import { readRateLimitFields } from '@tollgate/core/fields'
 import { type ClientEvent, type EventListener, emitter } from './events.js'
 import { createLearnedPolicies } from './learned-policies.js'
 import type { LocalLimiter } from './local-limiter.js'
-import { type RetryOptions, resolveRetry, withJitter } from './retry-policy.js'
+import { learnedJitterMs, type RetryOptions, resolveRetry, withJitter } from './retry-policy.js'
 import { type Completion, sendWithRetries } from './send.js'
 
 export type ClientOptions = {
@@ -129,7 +129,9 @@ export function createClient(options: ClientOptions = {}): TollgateClient {
     const url = request.url
     if (learned !== undefined) {
       for (let wait = learned.waitFor(scope, cost, scheduler.now()); wait !== undefined; ) {
-        const delayMs = withJitter(wait.delayMs, maxJitterMs, random)
+        const delayMs = wait.untilReset
+          ? withJitter(wait.delayMs, learnedJitterMs(wait.delayMs, maxJitterMs), random)
+          : wait.delayMs
         // Past the deadline the server has the last word: send, and let its answer be returned.
         if (deadline !== undefined && scheduler.now() + delayMs > deadline) break
         emit({ type: 'wait', reason: 'learned', policy: wait.policy, delayMs, url })

@@ -1,21 +1,43 @@
 import type { ReadFields } from '@tollgate/core/fields'
+import { levelAt, msUntil, type Refill, refillOf } from './learned-refill.js'
 
-/** What the client remembers of one server policy: units left until a time. */
+/**
+ * What the client remembers of one server policy: units left at a time, how they come back
+ * before the reset (if the fields say), and the reset, when the quota is surely full again.
+ */
 type Learned = {
   readonly scope: string
   /** The policy name as events report it: `name`, `name (pk …)`, or `Retry-After`. */
   readonly label: string
-  remaining: number
+  /** Units left at `at`, × `refill.windowMs` when the policy refills (× 1 when not). */
+  level: number
+  at: number
+  readonly refill: Refill | undefined
   readonly resetAt: number
   /** A refusal's Retry-After: holds back every call, whatever it costs. */
   readonly holdsAll: boolean
 }
 
-/** Why a call waits for a learned policy: the policy's label and the wait in ms. */
-type LearnedWait = { readonly policy: string; readonly delayMs: number }
+/**
+ * Why a call waits for a learned policy: the policy's label, the wait in ms, and whether it
+ * waits for the reset (`false`: for units coming back at the policy's rate, before it).
+ */
+type LearnedWait = {
+  readonly policy: string
+  readonly delayMs: number
+  readonly untilReset: boolean
+}
+
+/** Ms from `now` until `entry` holds `cost` units: at its rate if it refills, else at its reset. */
+function waitOf(entry: Learned, cost: number, now: number): number {
+  const untilReset = entry.resetAt - now
+  if (entry.holdsAll) return untilReset
+  if (entry.refill === undefined) return entry.level >= cost ? 0 : untilReset
+  return Math.min(untilReset, msUntil(entry.level, entry.at, entry.refill, cost, now))
+}
 
 export type LearnedPolicies = {
-  /** The longest wait any policy of `scope` asks of a call of `cost` at `now`; 0 for none. */
+  /** The longest wait any policy of `scope` asks of a call of `cost` at `now`; undefined for none. */
   readonly waitFor: (scope: string, cost: number, now: number) => LearnedWait | undefined
   /** Counts a call of `cost` sent now against every known policy of `scope`. */
   readonly spend: (scope: string, cost: number, now: number) => void
@@ -35,6 +57,9 @@ export type LearnedPolicies = {
 }
 
 const RETRY_AFTER = 'Retry-After'
+
+/** JSON keeps any scope text and policy id apart, whatever characters they hold. */
+const keyOf = (scope: string, id: string) => JSON.stringify([scope, id])
 
 /**
  * Policies learned per scope (an origin, or an origin and a caller's partition), bounded: at
@@ -65,8 +90,7 @@ export function createLearnedPolicies(maxPolicies: number): LearnedPolicies {
   }
 
   function remember(scope: string, id: string, entry: Omit<Learned, 'scope'>): void {
-    // JSON keeps any scope text and policy id apart, whatever characters they hold.
-    const key = JSON.stringify([scope, id])
+    const key = keyOf(scope, id)
     entries.delete(key)
     entries.set(key, { ...entry, scope })
     const keys = byScope.get(scope) ?? new Set<string>()
@@ -83,16 +107,23 @@ export function createLearnedPolicies(maxPolicies: number): LearnedPolicies {
         entries.delete(key)
         entries.set(key, entry)
         // A call of cost 0 spends nothing, so only a refusal's Retry-After holds it back.
-        if (!entry.holdsAll && entry.remaining >= cost) continue
-        const delayMs = entry.resetAt - now
+        const delayMs = waitOf(entry, cost, now)
+        if (delayMs <= 0) continue
         if (longest === undefined || delayMs > longest.delayMs)
-          longest = { policy: entry.label, delayMs }
+          longest = { policy: entry.label, delayMs, untilReset: delayMs === entry.resetAt - now }
       }
       return longest
     },
     spend(scope, cost, now) {
-      for (const [, entry] of live(scope, now))
-        entry.remaining = Math.max(0, entry.remaining - cost)
+      for (const [, entry] of live(scope, now)) {
+        const scale = entry.refill?.windowMs ?? 1
+        const level =
+          entry.refill === undefined
+            ? entry.level
+            : levelAt(entry.level, entry.at, entry.refill, now)
+        entry.level = Math.max(0, level - cost * scale)
+        entry.at = now
+      }
     },
     learn(scope, fields, refused, now, othersInFlight) {
       for (const policy of fields.policies) {
@@ -102,9 +133,16 @@ export function createLearnedPolicies(maxPolicies: number): LearnedPolicies {
           policy.partitionKey === undefined
             ? policy.name
             : `${policy.name} (pk ${policy.partitionKey})`
-        remember(scope, `${policy.name}:${policy.partitionKey ?? ''}`, {
+        const id = `${policy.name}:${policy.partitionKey ?? ''}`
+        const previous = entries.get(keyOf(scope, id))
+        const live = previous !== undefined && previous.resetAt > now
+        const refill = refillOf(policy, policy.resetMs, now, live ? previous.refill : undefined)
+        // `r` is whole units: what is left of a unit coming back is not counted yet.
+        remember(scope, id, {
           label: label === '' ? 'default' : label,
-          remaining: Math.max(0, policy.remaining - othersInFlight),
+          level: Math.max(0, policy.remaining - othersInFlight) * (refill?.windowMs ?? 1),
+          at: now,
+          refill,
           resetAt: now + policy.resetMs,
           holdsAll: false,
         })
@@ -113,7 +151,9 @@ export function createLearnedPolicies(maxPolicies: number): LearnedPolicies {
       if (refused && fields.retryAfterMs !== undefined && fields.retryAfterMs > 0) {
         remember(scope, RETRY_AFTER, {
           label: RETRY_AFTER,
-          remaining: 0,
+          level: 0,
+          at: now,
+          refill: undefined,
           resetAt: now + fields.retryAfterMs,
           holdsAll: true,
         })

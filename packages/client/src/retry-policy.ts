@@ -122,3 +122,14 @@ export function withJitter(waitMs: number, maxJitterMs: number, random: () => nu
 function clampUnit(value: number): number {
   return value >= 0 && value < 1 ? value : value >= 1 ? 1 - Number.EPSILON : 0
 }
+
+/**
+ * The most jitter a learned wait for a reset gets: a tenth of it (and at most `maxJitterMs`).
+ * A refused herd must be spread, as it comes back to one exhausted quota; a learned wait is
+ * each client's own quota coming back, so spreading it spends that client's time, and a wait
+ * jittered by the whole of itself runs a client at two thirds of its rate. A wait for units
+ * coming back at the policy's rate gets none: there is no boundary there to herd at.
+ */
+export function learnedJitterMs(waitMs: number, maxJitterMs: number): number {
+  return Math.min(maxJitterMs, Math.floor(waitMs / 10))
+}

@@ -9,8 +9,8 @@ describe('Retry-After', () => {
   it.each([
     ['120', 120_000],
     ['0', 0],
-    [' 7 ', 7000],
-    ['1.5', 1500],
+    [' 7 ', 7000], // the field line's OWS is no part of the value
+    ['\t007', 7000],
     ['Thu, 15 Jan 2026 12:00:30 GMT', 30_000],
     ['Thursday, 15-Jan-26 12:01:00 GMT', 60_000],
     ['Thu Jan 15 12:00:05 2026', 5000],
@@ -24,6 +24,12 @@ describe('Retry-After', () => {
     'soon',
     '',
     '1e3',
+    '1.5',
+    '1.',
+    '+1',
+    '1 5',
+    '\u00a07', // a no-break space is no OWS (and fetch's Headers keeps it)
+    '0x10',
     'Thu, 31 Feb 2026 12:00:00 GMT',
     'Thu, 15 Jan 2026 25:00:00 GMT',
   ])('%j is ignored', (value) => {

@@ -16,16 +16,28 @@ export function secondsToMs(text: string): number | undefined {
   return Math.min(MAX_WAIT_MS, Math.ceil(Number(value) * 1000))
 }
 
+/** RFC 9110 §10.2.3: `delay-seconds = 1*DIGIT`, nothing else (no sign, point or exponent). */
+const DELAY_SECONDS = /^[0-9]+$/
+
 /**
- * `Retry-After` (RFC 9110 §10.2.3) as the wait in whole ms from `now`: delay-seconds, or an
- * HTTP-date (a date already past is a wait of 0). Undefined when the field is absent or
- * malformed (a negative number, a bad date): the field is then ignored, as RFC 9110 says.
+ * A field line's optional whitespace (OWS: spaces and tabs) is not part of the field's value
+ * (RFC 9110 §5.5); fetch's `Headers` strips it, a raw lookup may not. Any other whitespace
+ * (a no-break space, a line feed) is no OWS and leaves the value malformed.
+ */
+const OWS_AROUND = /^[ \t]+|[ \t]+$/g
+
+/**
+ * `Retry-After` (RFC 9110 §10.2.3) as the wait in whole ms from `now`: delay-seconds (digits
+ * only), or an HTTP-date (a date already past is a wait of 0). Undefined when the field is
+ * absent or malformed (`1.5`, `-1`, `1e3`, `1 5`): the field is then ignored, as RFC 9110 says.
  */
 export function parseRetryAfter(value: string | null | undefined, now: number): number | undefined {
   if (typeof value !== 'string') return undefined
-  const seconds = secondsToMs(value)
-  if (seconds !== undefined) return seconds
-  const date = parseHttpDate(value, now)
+  const text = value.replace(OWS_AROUND, '')
+  // What is left around the value is whitespace of another kind, which `parseHttpDate` trims.
+  if (text !== text.trim()) return undefined
+  if (DELAY_SECONDS.test(text)) return Math.min(MAX_WAIT_MS, Number(text) * 1000)
+  const date = parseHttpDate(text, now)
   if (date === undefined || !Number.isFinite(now)) return undefined
   return Math.min(MAX_WAIT_MS, Math.max(0, Math.ceil(date - now)))
 }
