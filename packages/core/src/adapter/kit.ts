@@ -1,7 +1,7 @@
 import { type Clock, systemClock } from '../clock.js'
 import { RateLimitError } from '../errors.js'
 import type { WriteVerdictFields } from '../headers/families.js'
-import type { FieldWriter, HeaderAccessor, HeaderEntries } from '../headers/types.js'
+import type { HeaderAccessor, HeaderEntries } from '../headers/types.js'
 import { compileIdentities, type RequestIdentities, type UserId } from '../identity/identities.js'
 import { createLimiter } from '../limiter/create-limiter.js'
 import type { Limiter, MaybePromise, RequestFacts, Verdict, WaitSignal } from '../limiter/types.js'
@@ -427,4 +427,3 @@ export function isPromise<T>(value: MaybePromise<T>): value is Promise<T> {
   return typeof (value as { then?: unknown } | undefined)?.then === 'function'
 }
 
-export type { FieldWriter }

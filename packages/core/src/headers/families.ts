@@ -83,7 +83,7 @@ export function retryAfterSeconds(ms: number | undefined): number {
 }
 
 /** Seconds until a decision's quota is back: its retry time when denied, else until full. */
-export function effectiveWindowSeconds(decision: RuleDecision): number {
+function effectiveWindowSeconds(decision: RuleDecision): number {
   return decision.allowed
     ? Math.max(0, Math.ceil(decision.resetAfterMs / 1000))
     : retryAfterSeconds(decision.retryAfterMs)
@@ -95,7 +95,7 @@ export function effectiveWindowSeconds(decision: RuleDecision): number {
  * denial while the store is down (`storeFailed`), and a missing-identity denial (denied with no
  * retry time), rather than reading them from the store: no header reports those.
  */
-export function isListed(decision: RuleDecision, shadowPolicies: boolean): boolean {
+function isListed(decision: RuleDecision, shadowPolicies: boolean): boolean {
   return (
     (decision.mode === 'enforce' || shadowPolicies) &&
     decision.storeFailed !== true &&
@@ -175,7 +175,7 @@ export const DRAFT_6 = {
  * Dictionary), for the deciding rule. `RateLimit` holds one value here but shares its name with
  * the current draft's List, so it is merged rather than known as single-valued by name.
  */
-export const DRAFT_7 = {
+const DRAFT_7 = {
   standardHeaders: ['draft-7'],
   partitionKeys: false,
   names: ['RateLimit', 'RateLimit-Policy'],
@@ -200,7 +200,7 @@ export const DRAFT_7 = {
  * "name";r=…;t=…`, one List member per matching rule (enforcing ones, unless `shadowPolicies`),
  * each with its `pk` when partition keys are on.
  */
-export const CURRENT = {
+const CURRENT = {
   standardHeaders: ['draft-8', 'draft-9', 'draft-10', 'draft-11'],
   partitionKeys: true,
   names: ['RateLimit', 'RateLimit-Policy'],
@@ -259,7 +259,7 @@ export function familiesFor(options: {
 }
 
 /** Every field name a set of families can send, for `Access-Control-Expose-Headers`. */
-export function familyFieldNames(families: readonly HeaderFamily[]): string[] {
+function familyFieldNames(families: readonly HeaderFamily[]): string[] {
   return families.flatMap((family) => family.names)
 }
 

@@ -279,7 +279,7 @@ const PROCESS_KEY = '*'
  *
  * An empty string counts as missing: it would put every such request in one bucket unnoticed.
  */
-export function keyOf(
+function keyOf(
   rule: CompiledRule,
   identities: Readonly<Record<string, string | undefined>>,
 ): string | undefined {

@@ -7,7 +7,7 @@ import type { DenyReason, RuleDecision, Verdict } from './types.js'
 const NONE: readonly RuleDecision[] = /* @__PURE__ */ Object.freeze([])
 
 /** A store decision with the rule's name, mode, cost, policy and key (one object shape). */
-export function ruleDecision(
+function ruleDecision(
   rule: CompiledRule,
   decision: Decision,
   cost: number,
