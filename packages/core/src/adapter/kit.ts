@@ -426,4 +426,3 @@ function isLimiter(value: readonly RuleConfig[] | Limiter): value is Limiter {
 export function isPromise<T>(value: MaybePromise<T>): value is Promise<T> {
   return typeof (value as { then?: unknown } | undefined)?.then === 'function'
 }
-
