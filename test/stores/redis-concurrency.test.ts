@@ -150,7 +150,7 @@ describe.skipIf(!redisAvailable)('Redis concurrency leases (single node)', () =>
         redisStore({ client: target.client, leaseMs })
         expect.unreachable(`leaseMs ${leaseMs} was accepted`)
       } catch (error) {
-        expect(isRateLimitError(error) && error.code).toBe('ERR_RL_INVALID_RULE')
+        expect(isRateLimitError(error) && error.code).toBe('ERR_RL_INVALID_OPTION')
         expect((error as Error).message).toContain('redisStore leaseMs')
         expect((error as { field?: string }).field).toBe('leaseMs')
       }

@@ -307,7 +307,7 @@ describe.skipIf(!redisAvailable)('Redis store, one key per identity', () => {
         client: ioredisClient(raw),
         layout: 'hash' as 'identity',
       }),
-    ).toThrow(expect.objectContaining({ code: 'ERR_RL_INVALID_RULE', field: 'layout' }))
+    ).toThrow(expect.objectContaining({ code: 'ERR_RL_INVALID_OPTION', field: 'layout' }))
   })
 
   // rule-107920 and rule-111101 share the first 4 bytes of their SHA-1.

@@ -83,6 +83,16 @@ export {
   type WaitSignal,
 } from './limiter/index.js'
 export { type RouteMatching, routeMatching } from './limiter/route-matching.js'
+export {
+  checkBoolean,
+  checkFunction,
+  checkMethods,
+  checkOneOf,
+  checkWhole,
+  invalidOption,
+  shown,
+  type WholeRange,
+} from './options/option-values.js'
 export { refuseUnknownOptions } from './options/unknown-options.js'
 export { PROBLEM_CONTENT_TYPE, type ProblemDetails } from './response/problem.js'
 export type {

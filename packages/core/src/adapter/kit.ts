@@ -6,6 +6,7 @@ import { compileIdentities, type RequestIdentities, type UserId } from '../ident
 import { createLimiter } from '../limiter/create-limiter.js'
 import type { Limiter, MaybePromise, RequestFacts, Verdict, WaitSignal } from '../limiter/types.js'
 import { FOREIGN_OPTIONS } from '../options/foreign-options.js'
+import { invalidOption } from '../options/option-values.js'
 import { fieldsForOwnAnswer } from '../response/problem.js'
 import { createResponder, type Denial, type Responder } from '../response/responder.js'
 import type { RuleConfig } from '../rules/types.js'
@@ -411,9 +412,7 @@ function bindShedder<Req>(
 ): Shedder<Req> | undefined {
   if (shed === undefined) return undefined
   if (typeof shed?.bind !== 'function') {
-    throw new RateLimitError('ERR_RL_INVALID_RULE', 'shed: expected loadShedder({ ... })', {
-      field: 'shed',
-    })
+    throw invalidOption('shed', 'expected loadShedder({ ... })')
   }
   return shed.bind(clock, runtimeDelay)
 }

@@ -13,7 +13,7 @@ function refusal(start: () => unknown): { field: string | undefined; message: st
   try {
     start()
   } catch (error) {
-    expect(isRateLimitError(error) && error.code).toBe('ERR_RL_INVALID_RULE')
+    expect(isRateLimitError(error) && error.code).toBe('ERR_RL_INVALID_OPTION')
     return { field: (error as { field?: string }).field, message: (error as Error).message }
   }
   throw new Error('the options were accepted')

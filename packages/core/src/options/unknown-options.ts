@@ -36,7 +36,7 @@ export function refuseUnknownOptions(
   const lines = problems.map((problem) => problem.text)
   const message =
     lines.length === 1 ? lines[0]! : `${lines.length} problems:\n  ${lines.join('\n  ')}`
-  throw new RateLimitError('ERR_RL_INVALID_RULE', `${where}: ${message}`, {
+  throw new RateLimitError('ERR_RL_INVALID_OPTION', `${where}: ${message}`, {
     field: problems[0]!.field,
   })
 }

@@ -3,7 +3,7 @@ import { costTooHigh } from '../algorithms/params.js'
 import { checkCost, checkTime, wholeMs } from '../algorithms/step.js'
 import type { Algorithm } from '../algorithms/types.js'
 import type { Decision } from '../decision.js'
-import { RateLimitError } from '../errors.js'
+import { invalidOption, shown } from '../options/option-values.js'
 import { refuseUnknownOptions } from '../options/unknown-options.js'
 import { ByteBudget } from './byte-budget.js'
 import { createKeyHasher } from './fingerprint.js'
@@ -269,12 +269,10 @@ function refuse(now: number, cost: number, limit: number): never {
 }
 
 function checkMaxBytes(maxBytes: number): number {
-  if (!Number.isSafeInteger(maxBytes) || maxBytes < MIN_MAX_BYTES) {
-    throw new RateLimitError(
-      'ERR_RL_INVALID_RULE',
-      `maxBytes must be a whole number of bytes, at least ${MIN_MAX_BYTES} (1 MiB), got ${maxBytes}`,
-      { field: 'maxBytes' },
-    )
-  }
-  return maxBytes
+  // The least is named in MiB too: 1048576 alone does not say why.
+  if (Number.isSafeInteger(maxBytes) && maxBytes >= MIN_MAX_BYTES) return maxBytes
+  throw invalidOption(
+    'maxBytes',
+    `expected a whole number of bytes ≥ ${MIN_MAX_BYTES} (1 MiB), got ${shown(maxBytes)}`,
+  )
 }

@@ -78,7 +78,7 @@ describe('leasedStore options', () => {
     try {
       leasedStore(store, options as never)
     } catch (error) {
-      expect((error as RateLimitError).code).toBe('ERR_RL_INVALID_RULE')
+      expect((error as RateLimitError).code).toBe('ERR_RL_INVALID_OPTION')
     }
   })
 })
