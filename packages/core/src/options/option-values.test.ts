@@ -75,10 +75,12 @@ describe('the checks every option shares', () => {
   })
 
   it('show a value JSON cannot write without failing', () => {
-    const cycle: Record<string, unknown> = {}
+    const cycle: { self?: unknown } = {}
     cycle.self = cycle
-    expect(refusal(() => checkOneOf('x', cycle, [1])).message).toContain('JSON cannot show')
-    expect(refusal(() => checkOneOf('x', 2n, [1])).message).toContain('got 2n')
+    expect(refusal(() => checkOneOf<unknown>('x', cycle, [1])).message).toContain(
+      'JSON cannot show',
+    )
+    expect(refusal(() => checkOneOf<unknown>('x', 2n, [1])).message).toContain('got 2n')
     expect(invalidOption('x', 'why').code).toBe('ERR_RL_INVALID_OPTION')
   })
 })

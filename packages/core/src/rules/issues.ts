@@ -2,8 +2,11 @@ import { RateLimitError } from '../errors.js'
 
 /** One problem found in a rule set. */
 export type RuleIssue = {
-  /** The rule's id, or `#n` (1-based position) when it has no usable id. */
-  readonly rule: string
+  /**
+   * The rule's id, or `#n` (its position, from #1) when it has no usable id; absent for a
+   * problem of the whole set (not a list, an empty list, a file that is not YAML or JSON).
+   */
+  readonly rule?: string | undefined
   /** The field as the user wrote it, e.g. `burst`, `window_s`, `match.identity`. */
   readonly field: string
   readonly problem: string
@@ -28,6 +31,8 @@ export class RuleValidationError extends RateLimitError {
 }
 
 export function formatIssue(issue: RuleIssue): string {
+  // A whole-set problem names no rule: a "rule #0" would be a position no rule has.
+  if (issue.rule === undefined) return `${issue.field}: ${issue.problem}`
   const rule = issue.rule.startsWith('#') ? `rule ${issue.rule}` : `rule "${issue.rule}"`
   return `${rule}: ${issue.field}: ${issue.problem}`
 }
