@@ -50,6 +50,12 @@ function suggestion(
   if (names !== undefined && Object.hasOwn(names, name) && !known.includes(name)) {
     return names[name]!
   }
-  const guess = closest(name, known)
-  return guess === undefined ? `known options: ${known.join(', ')}` : `did you mean "${guess}"?`
+  // Another limiter's names are candidates too: `windwoMs` is a typo of express-rate-limit's
+  // `windowMs`, and its answer says where that lives here.
+  const foreignNames =
+    names === undefined ? [] : Object.keys(names).filter((other) => !known.includes(other))
+  const guess = closest(name, [...known, ...foreignNames])
+  if (guess === undefined) return `known options: ${known.join(', ')}`
+  const meant = `did you mean "${guess}"?`
+  return known.includes(guess) ? meant : `${meant} ${names![guess]!}`
 }
