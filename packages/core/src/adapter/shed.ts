@@ -1,4 +1,5 @@
 import type { Clock } from '../clock.js'
+import { closest } from '../closest-name.js'
 import { retryAfterSeconds } from '../headers/families.js'
 import type { HeaderEntries } from '../headers/types.js'
 import {
@@ -16,7 +17,6 @@ import {
 } from '../options/option-values.js'
 import { loadShedProblem, PROBLEM_CONTENT_TYPE } from '../response/problem.js'
 import type { Denial } from '../response/responder.js'
-import { closest } from '../rules/issues.js'
 import { type ParsedRoute, parseRoute } from '../rules/route.js'
 
 /** Why a request was shed. */

@@ -318,7 +318,7 @@ function checkOptions(store: Store, clock: Clock, options: LimiterOptions): void
   if (timeout !== undefined && timeout !== false && !validTimeout) {
     throw invalidOption(
       'storeTimeoutMs',
-      `expected a whole number of ms from 1 to 2147483647, or false, got ${shown(timeout)}`,
+      `expected whole ms from 1 to 2147483647, or false, got ${shown(timeout)}`,
     )
   }
   const logger = options.logger

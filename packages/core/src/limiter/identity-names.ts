@@ -1,5 +1,6 @@
+import { closest } from '../closest-name.js'
 import { invalidOption } from '../options/option-values.js'
-import { closest, type RuleIssue, RuleValidationError } from '../rules/issues.js'
+import { type RuleIssue, RuleValidationError } from '../rules/issues.js'
 import type { Rule } from '../rules/types.js'
 import { identityNameProblem, typeName } from '../rules/validate-match.js'
 

@@ -1,5 +1,5 @@
+import { closest } from '../closest-name.js'
 import { RateLimitError } from '../errors.js'
-import { closest } from '../rules/issues.js'
 import type { ForeignOptions } from './foreign-options.js'
 
 /**
