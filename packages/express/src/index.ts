@@ -43,6 +43,7 @@ export type ExpressRateLimitOptions = CoreOptions &
  * user is where Passport (and most Express auth middleware) leaves it, `req.user`.
  */
 const express: Framework<Request> = {
+  name: 'Express',
   method: (req) => req.method,
   path: (req) => req.originalUrl || req.url,
   socketAddress: (req) => req.socket.remoteAddress,

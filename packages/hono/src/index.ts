@@ -1,4 +1,10 @@
-import type { CoreOptions, Limiter, RequestHooks, RuleConfig } from '@tollgate/core'
+import {
+  type CoreOptions,
+  isRateLimitError,
+  type Limiter,
+  type RequestHooks,
+  type RuleConfig,
+} from '@tollgate/core'
 import {
   abortOnSignal,
   createAdapterKit,
@@ -69,6 +75,9 @@ export function rateLimit(
         ? ready.then((decided) => finish(c, next, decided))
         : finish(c, next, ready)
     } catch (error) {
+      // Mounted on another framework, the error is thrown as it is: Express 4 ignores a
+      // returned promise, and would leave the rejection unhandled.
+      if (isRateLimitError(error) && error.code === 'ERR_RL_WRONG_FRAMEWORK') throw error
       return Promise.reject(error)
     }
   }

@@ -1,5 +1,4 @@
 import { type Clock, systemClock } from '../clock.js'
-import { RateLimitError } from '../errors.js'
 import type { WriteVerdictFields } from '../headers/families.js'
 import type { HeaderAccessor, HeaderEntries } from '../headers/types.js'
 import { compileIdentities, type RequestIdentities, type UserId } from '../identity/identities.js'
@@ -10,6 +9,9 @@ import { invalidOption } from '../options/option-values.js'
 import { fieldsForOwnAnswer } from '../response/problem.js'
 import { createResponder, type Denial, type Responder } from '../response/responder.js'
 import type { RuleConfig } from '../rules/types.js'
+import { createWarnOnce, type WarnOnce } from '../warnings.js'
+import { firstRequest, kitMade, secondRequest } from './creation-watch.js'
+import { checkFramework, type FrameworkName } from './framework-shape.js'
 import {
   checkAdapterOptions,
   type KitOptions,
@@ -29,6 +31,12 @@ export type { KitOptions } from './options.js'
  * read or two.
  */
 export type Framework<Req> = {
+  /**
+   * The framework whose requests these are: on its first request, the kit refuses one that
+   * looks like another's (`ERR_RL_WRONG_FRAMEWORK`, naming the adapter to import).
+   * @default none: not checked
+   */
+  readonly name?: FrameworkName | undefined
   readonly method: (req: Req) => string
   /** The full path the router dispatches on (a query string is dropped by the limiter). */
   readonly path: (req: Req) => string
@@ -324,11 +332,57 @@ export function createAdapterKit<Req, Res>(
     debugHeader: options.debugHeader,
   }
   const names = responder.headerNames
-  return {
+  const kit = {
     watchesEnd: refundIf !== undefined || shared.releases || shared.inFlight !== undefined,
     releasesSlots: shared.releases,
     fieldNames: options.exposeHeaders ? [...names, 'Access-Control-Expose-Headers'] : names,
     enter: entry(shared, framework, options, identities, shedder, keysOn('user')),
+  }
+  // A limiter of the app's own, or a store it gives, keeps state across kits: one made per
+  // request still limits, so only kits on a memory store of their own are watched.
+  const serial = own || options.store !== undefined ? 0 : kitMade()
+  kit.enter = firstEntry(kit, framework.name, serial, options)
+  return kit
+}
+
+/**
+ * The kit's `enter` until its first requests are seen: checks, once, that the request is its
+ * framework's and whether the kit was made for this one request (see `creation-watch.ts`),
+ * then puts the plain `enter` back, so that later requests pay nothing for either.
+ */
+function firstEntry<Req, Res>(
+  kit: { enter: AdapterKit<Req, Res>['enter'] },
+  name: FrameworkName | undefined,
+  serial: number,
+  options: KitOptions<Req, Res>,
+): AdapterKit<Req, Res>['enter'] {
+  const enter = kit.enter
+  const clock = options.clock ?? systemClock
+  const warn: WarnOnce = (code, message) => createWarnOnce(options)(code, message)
+  // Made in a request handler, a kit meets its request in the task that made it; an app's
+  // middleware, set up before it serves, never does. A resolved promise tells the two apart
+  // without a timer.
+  let madeInThisTask = serial !== 0
+  if (madeInThisTask) void Promise.resolve().then(() => (madeInThisTask = false))
+  const second: AdapterKit<Req, Res>['enter'] = (req, res) => {
+    secondRequest(true)
+    kit.enter = enter
+    return enter(req, res)
+  }
+  return function first(req, res) {
+    // Thrown on every request until one is right: nothing on a wrong framework can work.
+    if (name !== undefined) checkFramework(name, req)
+    kit.enter = madeInThisTask && firstRequest(serial, nowOf(clock), warn) ? second : enter
+    return enter(req, res)
+  }
+}
+
+/** The clock's time, or NaN when it fails: a broken clock is the limiter's to report. */
+function nowOf(clock: Clock): number {
+  try {
+    return clock.now()
+  } catch {
+    return Number.NaN
   }
 }
 
