@@ -49,7 +49,7 @@ export function checkWhole(
 }
 
 /** "a whole number of ms from 1 to 10", "a whole number ≥ 1". */
-export function wholeRange({ min, max, unit }: WholeRange): string {
+function wholeRange({ min, max, unit }: WholeRange): string {
   const what = unit === undefined ? 'a whole number' : `a whole number of ${unit}`
   return max === undefined ? `${what} ≥ ${min}` : `${what} from ${min} to ${max}`
 }
