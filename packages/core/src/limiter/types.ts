@@ -5,6 +5,10 @@ import type { Decision } from '../decision.js'
 import type { Rule, RuleConfig } from '../rules/types.js'
 import type { Store } from '../store/types.js'
 import type { Timers } from '../wait/scheduler.js'
+import type { Logger } from '../warnings.js'
+
+export type { Logger } from '../warnings.js'
+
 import type { RouteMatching } from './route-matching.js'
 
 /**
@@ -100,9 +104,6 @@ export type Verdict = {
 
 /** @default 1000: a fail-closed denial asks clients to come back in a second. */
 export const DEFAULT_STORE_ERROR_RETRY_AFTER_MS = 1000
-
-/** Where the limiter reports what an operator should know. `globalThis.console` fits. */
-export type Logger = { warn(message: string): void }
 
 /** What failed, passed to `onError` with the store's error. */
 export type StoreErrorContext = {
