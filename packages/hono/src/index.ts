@@ -2,9 +2,9 @@ import type { CoreOptions, Limiter, RequestHooks, RuleConfig } from '@tollgate/c
 import {
   abortOnSignal,
   createAdapterKit,
+  type Exchange,
   endWhenSent,
   isPromise,
-  type Pass,
 } from '@tollgate/core/adapter'
 import type { Context, MiddlewareHandler, Next } from 'hono'
 import type { GetConnInfo } from 'hono/conninfo'
@@ -42,17 +42,17 @@ export function rateLimit(
   function finish(
     c: Context,
     next: Next,
-    pass: Pass<Context, unknown>,
+    exchange: Exchange<Context, unknown>,
   ): Promise<Response | undefined> {
-    if (pass.denial !== undefined) return answerDenial(c, pass, onLimited)
-    if (kit.releasesSlots) abortOnSignal(pass, c.req.raw.signal)
+    if (exchange.denial !== undefined) return answerDenial(c, exchange, onLimited)
+    if (kit.releasesSlots) abortOnSignal(exchange, c.req.raw.signal)
     return next().then(() => {
       // Added to the finished response, so that handlers returning a `Response` of their own
       // (which drops headers set earlier with `c.header`) carry them as well.
-      pass.writeFields(fields, c)
+      exchange.writeFields(fields, c)
       // A slot is held until the body is sent: the response that leaves is the one watched.
-      if (kit.releasesSlots) c.res = endWhenSent(pass, c.res)
-      else waitUntil(c, pass.end(c.res.status))
+      if (kit.releasesSlots) c.res = endWhenSent(exchange, c.res)
+      else waitUntil(c, exchange.end(c.res.status))
       return undefined
     })
   }
@@ -62,9 +62,9 @@ export function rateLimit(
   // Whatever throws still reaches Hono as a rejection, as from an async function.
   return function tollgate(c, next) {
     try {
-      const pass = kit.enter(c, undefined)
-      if (pass === undefined) return next()
-      const ready = pass.ready
+      const exchange = kit.enter(c, undefined)
+      if (exchange === undefined) return next()
+      const ready = exchange.ready
       return isPromise(ready)
         ? ready.then((decided) => finish(c, next, decided))
         : finish(c, next, ready)

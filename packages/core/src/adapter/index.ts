@@ -1,7 +1,7 @@
 /**
  * `@tollgate/core/adapter`: what a framework adapter is built from. `createAdapterKit` makes one
  * kit per middleware from the rules, the options and a `Framework` descriptor; each request is a
- * `Pass` the adapter writes fields from, continues or answers, and ends. See
+ * `Exchange` the adapter writes fields from, continues or answers, and ends. See
  * docs/adapters/writing-an-adapter.md. The identity resolver and the responder underneath are
  * here too, for code that runs the limiter without a framework.
  */
@@ -29,11 +29,11 @@ export {
 export {
   type AdapterKit,
   createAdapterKit,
+  type Exchange,
   type FieldSink,
   type Framework,
   isPromise,
   type KitOptions,
-  type Pass,
   type WriteVerdictFields,
 } from './kit.js'
 export { abortOnSignal, endWhenSent, type WebResponse } from './web-response-end.js'

@@ -29,7 +29,7 @@ export function checkOne(
   }
   // A reply is read and checked inside a try: a bad one follows the rule's onStoreError, as in
   // `decide`, rather than failing later on the response path.
-  const settle = (outcome: Outcome): RuleDecision => {
+  const decisionOfReply = (outcome: Outcome): RuleDecision => {
     try {
       return storeDecision(rule, outcome?.decisions?.[0], cost, key)
     } catch (error) {
@@ -50,8 +50,8 @@ export function checkOne(
       now,
     )
     return isPromiseLike(result)
-      ? replyWithin(result, engine.storeTimeoutMs, 'consume').then(settle, failed)
-      : settle(result)
+      ? replyWithin(result, engine.storeTimeoutMs, 'consume').then(decisionOfReply, failed)
+      : decisionOfReply(result)
   } catch (error) {
     return failed(error)
   }
