@@ -6,7 +6,13 @@ import type {
   RuleConfig,
   Verdict,
 } from '@tollgate/core'
-import { createAdapterKit, type Exchange, type Framework, userIdOf } from '@tollgate/core/adapter'
+import {
+  createAdapterKit,
+  type Exchange,
+  type Framework,
+  isPromise,
+  userIdOf,
+} from '@tollgate/core/adapter'
 import {
   closeSignal,
   endWhenFinished,
@@ -82,7 +88,7 @@ export function rateLimit(
     // An async onLimited that rejects goes to Express's error handling, as a throw does
     // (Express 4 would leave the rejection unhandled and the request hanging).
     const answered = onLimited(req, res, next, exchange.denial, exchange.verdict)
-    if (answered instanceof Promise) answered.then(undefined, next)
+    if (isPromise(answered)) answered.then(undefined, next)
   }
 
   return function tollgate(req, res, next) {

@@ -1,11 +1,5 @@
 import type { CoreOptions, Limiter, RequestHooks, RuleConfig } from '@tollgate/core'
-import {
-  abortOnSignal,
-  createAdapterKit,
-  type Exchange,
-  endWhenSent,
-  isPromise,
-} from '@tollgate/core/adapter'
+import { abortOnSignal, createAdapterKit, type Exchange, endWhenSent } from '@tollgate/core/adapter'
 import type { Context, MiddlewareHandler, Next } from 'hono'
 import type { GetConnInfo } from 'hono/conninfo'
 import { hono } from './request.js'
@@ -52,7 +46,7 @@ export function rateLimit(
       exchange.writeFields(fields, c)
       // A slot is held until the body is sent: the response that leaves is the one watched.
       if (kit.releasesSlots) c.res = endWhenSent(exchange, c.res)
-      else waitUntil(c, exchange.end(c.res.status))
+      else if (kit.watchesEnd) waitUntil(c, exchange.end(c.res.status))
       return undefined
     })
   }
@@ -65,9 +59,9 @@ export function rateLimit(
       const exchange = kit.enter(c, undefined)
       if (exchange === undefined) return next()
       const ready = exchange.ready
-      return isPromise(ready)
-        ? ready.then((decided) => finish(c, next, decided))
-        : finish(c, next, ready)
+      return ready === exchange
+        ? finish(c, next, exchange)
+        : (ready as Promise<Exchange<Context, unknown>>).then((decided) => finish(c, next, decided))
     } catch (error) {
       return Promise.reject(error)
     }
