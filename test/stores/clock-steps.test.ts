@@ -201,6 +201,27 @@ const peekThenStepBack: WindowTrace = {
   ],
 }
 
+describe('clocks up to a reset span apart, sharing a store', () => {
+  // The reproduction (issue 50, item 2): 20 per second, clocks 1,001 ms apart gave 40 in 1 ms.
+  it.each([1000, 1001, 1999])(
+    'admit 20 per second on a sliding window counter %i ms apart (memory store)',
+    async (behind) => {
+      const store = memoryStore()
+      const algorithm = slidingWindow({ limit: 20, windowMs: 1000 })
+      const charge = (cost: number): Charge => ({
+        rule: 'r',
+        algorithm,
+        key: 'k',
+        cost,
+        shadow: false,
+      })
+      expect((await store.consume([charge(20)], START)).decisions[0]!.allowed).toBe(true)
+      expect((await store.consume([charge(1)], START - behind)).decisions[0]!.allowed).toBe(false)
+      expect((await store.consume([charge(1)], START + 1)).decisions[0]!.allowed).toBe(false)
+    },
+  )
+})
+
 describe('a window rule on a clock that steps again and again, in the memory store', () => {
   it('remembers a window a peek moved to, when the clock steps back out of it', async () => {
     const store = memoryStore()

@@ -8,8 +8,8 @@ import { chargePreparer } from '../prepare.js'
 import { redisScripts } from './index.js'
 
 // Changing a script changes these on purpose: operators may pre-load or allow-list them.
-const PINNED_CONSUME_SHA = '003fb9f5e175ab960812145032813cd1ff7a7918'
-const PINNED_REFUND_SHA = 'b26b3b333349c36256840c4c4c2c4cc86fa19af0'
+const PINNED_CONSUME_SHA = 'df41467502a767f9e3ecd5247a3136ff885dae5d'
+const PINNED_REFUND_SHA = '00de0139a8b1869efbd81956eda4c4c0f7b6a0d0'
 const PINNED_RENEW_SHA = '1873650f34099da0da0e93b6f7b971319d42afe4'
 const PINNED_EXAMPLE_RULE_SET_SHA = '72a7c582ef424165146e81bc2fe7df81f47ea545'
 const PINNED_EXAMPLE_ONE_REQUEST_SHA = 'cd47f3cb56b579c845d5ecfeda6e45ac1d3ba942'
