@@ -84,7 +84,26 @@ async function expectBoundedStep(store: Store, { algorithm, warmUp, step, cost }
   expect(whole.allowed).toBe(true)
 }
 
+/**
+ * The reproduction of issue 50, item 3: a drained 1-second fixed window, the clock 3 hours back.
+ * The count used to move into the window after the stepped clock's, a wait of 2 seconds; now
+ * into a window starting at that time: one window, the rule's reset span.
+ */
+async function expectDrainedWindowWaitsOneWindow(store: Store) {
+  const algorithm = fixedWindow({ limit: 5, windowMs: 1000 })
+  const charge = (cost: number): Charge => ({ rule: 'r', algorithm, key: 'k', cost, shadow: false })
+  expect((await store.consume([charge(5)], START)).decisions[0]!.allowed).toBe(true)
+  const back = START - 3 * 3_600_000
+  const denied = (await store.consume([charge(1)], back)).decisions[0]!
+  expect(denied).toMatchObject({ allowed: false, retryAfterMs: 1000 })
+  expect((await store.consume([charge(1)], back + 999)).decisions[0]!.allowed).toBe(false)
+  expect((await store.consume([charge(5)], back + 1000)).decisions[0]!.allowed).toBe(true)
+}
+
 describe('a clock step of any size, in the memory store', () => {
+  it('leaves a drained fixed window waiting one window after a 3-hour step back', async () => {
+    await expectDrainedWindowWaitsOneWindow(memoryStore())
+  })
   it('costs a key at most one reset span and hands out nothing', async () => {
     await fc.assert(
       fc.asyncProperty(caseArb, (c) => expectBoundedStep(memoryStore(), c)),
@@ -101,6 +120,18 @@ describe.skipIf(!redisAvailable)('a clock step of any size, in the Redis store',
   afterAll(async () => {
     await target?.close()
     await removeTestKeys()
+  })
+
+  it('leaves a drained fixed window waiting one window after a 3-hour step back', async () => {
+    await expectDrainedWindowWaitsOneWindow(
+      redisStore({
+        client: target.client,
+        time: 'caller',
+        prefix: uniquePrefix('steps'),
+        expiryMarginMs: 600_000,
+        timeoutMs: 5000,
+      }),
+    )
   })
 
   it('costs a key at most one reset span and hands out nothing', async () => {

@@ -284,6 +284,11 @@ function chargedAt(algorithm: Algorithm, arrivals: readonly { gap: number; cost:
   return { state: charged.state, at }
 }
 
+/** Every algorithm of `algorithmArb` but calendar windows, which keep their boundaries. */
+const withoutCalendarArb = algorithmArb.filter(
+  (algorithm) => (algorithm.params as { calendar?: unknown }).calendar === undefined,
+)
+
 /**
  * How far behind a key's own time a clock is held: its reset span; for a calendar window, the
  * previous window (a step back past it moves the count), which a shorter day or month than the
@@ -330,6 +335,59 @@ describe('a clock behind the key, by up to its reset span (two gateways sharing 
       expect(b.decision.allowed).toBe(false)
       expect(b.state).toEqual(a.state)
       expect(step(counter, b.state, 1, START + 1).decision.allowed).toBe(false)
+    },
+  )
+})
+
+describe('a clock that stepped back further than the reset span', () => {
+  it('leaves the key waiting at most one reset span, whole after it, and retryAfterMs exact', () => {
+    const farArb = withoutCalendarArb.chain((algorithm) => {
+      const span = resetSpanMs(algorithm)
+      return fc.record({
+        algorithm: fc.constant(algorithm),
+        arrivals: warmUpArb,
+        back: fc.oneof(
+          fc.integer({ min: 3 * span + 2, max: 6 * span + 10 }),
+          fc.integer({ min: 3 * span + 2, max: Math.max(3 * span + 2, 10 * YEAR_MS) }),
+          fc.constant(3 * 3_600_000 + 3 * span + 2),
+        ),
+        cost: fc.integer({ min: 1, max: algorithm.limit }),
+      })
+    })
+    fc.assert(
+      fc.property(farArb, ({ algorithm, arrivals, back, cost }) => {
+        const span = resetSpanMs(algorithm)
+        const { state, at } = chargedAt(algorithm, arrivals)
+        const t = Math.max(0, at - back)
+        fc.pre(at - t > 3 * span + 1)
+        const first = step(algorithm, state, cost, t)
+        expect(first.decision.resetAfterMs).toBeLessThanOrEqual(span)
+        if (!first.decision.allowed) {
+          const retry = first.decision.retryAfterMs!
+          expect(retry).toBeLessThanOrEqual(span)
+          // Exact on the stepped clock: the same request passes then, and not 1 ms earlier.
+          expect(step(algorithm, first.state, cost, t + retry).decision.allowed).toBe(true)
+          if (retry > 0) {
+            expect(step(algorithm, first.state, cost, t + retry - 1).decision.allowed).toBe(false)
+          }
+        }
+        expect(step(algorithm, first.state, algorithm.limit, t + span).decision.allowed).toBe(true)
+      }),
+      { numRuns: 3000 },
+    )
+  })
+
+  // The reproduction (issue 50, item 3): a drained 1-second window, the clock 3 hours back.
+  it.each([0, 1, 500, 999])(
+    'leaves a drained fixed window (drained %i ms into it) waiting one window at most',
+    (into) => {
+      const window = fixedWindow({ limit: 5, windowMs: 1000 })
+      const drained = step(window, undefined, 5, START + into)
+      const back = START + into - 3 * 3_600_000
+      const after = step(window, drained.state, 1, back)
+      expect(after.decision).toMatchObject({ allowed: false, retryAfterMs: 1000 })
+      expect(step(window, after.state, 1, back + 999).decision.allowed).toBe(false)
+      expect(step(window, after.state, 5, back + 1000).decision.allowed).toBe(true)
     },
   )
 })

@@ -8,12 +8,12 @@ import { chargePreparer } from '../prepare.js'
 import { redisScripts } from './index.js'
 
 // Changing a script changes these on purpose: operators may pre-load or allow-list them.
-const PINNED_CONSUME_SHA = 'df41467502a767f9e3ecd5247a3136ff885dae5d'
-const PINNED_REFUND_SHA = '00de0139a8b1869efbd81956eda4c4c0f7b6a0d0'
+const PINNED_CONSUME_SHA = '393dd3c690b8c79057c704c127f1e5fed5b49a36'
+const PINNED_REFUND_SHA = '684d8803f90589568f98fda1c7891f501875b4fc'
 const PINNED_RENEW_SHA = '1873650f34099da0da0e93b6f7b971319d42afe4'
-const PINNED_EXAMPLE_RULE_SET_SHA = '72a7c582ef424165146e81bc2fe7df81f47ea545'
-const PINNED_EXAMPLE_ONE_REQUEST_SHA = 'cd47f3cb56b579c845d5ecfeda6e45ac1d3ba942'
-const PINNED_EXAMPLE_IDENTITY_SHA = 'f0e0ff68422871ae419bd349070128574c472203'
+const PINNED_EXAMPLE_RULE_SET_SHA = 'f31f8228fe808cf4ebdd3ca61aa7bbff3eefdea6'
+const PINNED_EXAMPLE_ONE_REQUEST_SHA = '68eead689ae76c9993fa3d34604bc512a5f2a4f4'
+const PINNED_EXAMPLE_IDENTITY_SHA = '73c9d5f0441e5d4acdb7e8986a1916b2aa972556'
 
 /**
  * A gateway's usual pair: 10 per second with bursts of 20, and 1,000 a day, decided on the
