@@ -218,8 +218,9 @@ async function expectBoundedSteps(store: Store, { algorithm, trace }: WindowTrac
 }
 
 /**
- * A found case: a peek (cost 0) in the next window moves the state there with a count of 0;
- * a state that forgot it when dropped as "fresh" let the step back charge the old window again.
+ * A found case: a peek (cost 0) in the next window moved the state there with a count of 0; a
+ * state that forgot it when dropped as "fresh" let the step back charge the old window again.
+ * (A peek now writes nothing at all: the trace stays, for the step back after it.)
  */
 const peekThenStepBack: WindowTrace = {
   algorithm: fixedWindow({ limit: 1, windowMs: 1000 }),
@@ -230,6 +231,54 @@ const peekThenStepBack: WindowTrace = {
     { jump: 1, edge: null, cost: 0 },
     { jump: 0, edge: null, cost: 1 },
   ],
+}
+
+/**
+ * Two gateways on one store whose clocks disagree by up to the rule's reset span: a key charged
+ * on the clock ahead, then a charge on the clock behind, then a look on the clock ahead again.
+ */
+const twoClocksArb = algorithmArb.chain((algorithm) =>
+  fc.record({
+    algorithm: fc.constant(algorithm),
+    warmUp: fc.array(
+      fc.record({
+        gap: fc.integer({ min: 0, max: resetSpanMs(algorithm) }),
+        cost: fc.integer({ min: 0, max: algorithm.limit }),
+      }),
+      { maxLength: 8 },
+    ),
+    behind: fc.integer({ min: 1, max: resetSpanMs(algorithm) }),
+    cost: fc.integer({ min: 1, max: algorithm.limit }),
+  }),
+)
+
+type TwoClocks = typeof twoClocksArb extends fc.Arbitrary<infer T> ? T : never
+
+/**
+ * The clock behind makes no room: after its charge, the clock ahead finds no more left than it
+ * found before it (each case on a key of its own in `store`).
+ */
+async function expectNoRoomFromBehind(
+  store: Store,
+  { algorithm, warmUp, behind, cost }: TwoClocks,
+) {
+  const key = `k${Math.random().toString(36).slice(2)}`
+  const charge = (n: number): Charge => ({ rule: 'r', algorithm, key, cost: n, shadow: false })
+  let now = START
+  for (const { gap, cost: spent } of warmUp) {
+    now += gap
+    await store.consume([charge(spent)], now)
+  }
+  // The clock ahead charges last, at the first ms a charge of 1 passes.
+  const probe = (await store.consume([charge(1)], now)).decisions[0]!
+  if (!probe.allowed) {
+    now += probe.retryAfterMs!
+    expect((await store.consume([charge(1)], now)).decisions[0]!.allowed).toBe(true)
+  }
+  const left = (await store.consume([charge(0)], now + 1)).decisions[0]!.remaining
+  await store.consume([charge(cost)], now - behind)
+  const after = (await store.consume([charge(0)], now + 1)).decisions[0]!.remaining
+  expect(after).toBeLessThanOrEqual(left)
 }
 
 describe('clocks up to a reset span apart, sharing a store', () => {
@@ -251,6 +300,39 @@ describe('clocks up to a reset span apart, sharing a store', () => {
       expect((await store.consume([charge(1)], START + 1)).decisions[0]!.allowed).toBe(false)
     },
   )
+
+  it('make no room for each other, in the memory store', async () => {
+    const store = memoryStore()
+    await fc.assert(
+      fc.asyncProperty(twoClocksArb, (c) => expectNoRoomFromBehind(store, c)),
+      { numRuns: 500 },
+    )
+  }, 60_000)
+})
+
+describe.skipIf(!redisAvailable)('clocks up to a reset span apart, sharing a Redis store', () => {
+  let target: Target
+  beforeAll(async () => {
+    target = await ioredisTarget(REDIS_URL)
+  })
+  afterAll(async () => {
+    await target?.close()
+    await removeTestKeys()
+  })
+
+  it('make no room for each other', async () => {
+    const store = redisStore({
+      client: target.client,
+      time: 'caller',
+      prefix: uniquePrefix('two-clocks'),
+      expiryMarginMs: 600_000,
+      timeoutMs: 5000,
+    })
+    await fc.assert(
+      fc.asyncProperty(twoClocksArb, (c) => expectNoRoomFromBehind(store, c)),
+      { numRuns: 200 },
+    )
+  }, 60_000)
 })
 
 describe('a window rule on a clock that steps again and again, in the memory store', () => {

@@ -472,7 +472,8 @@ local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs 
       if packed then blocking = struct.unpack('<d', packed, 2 + 8 * (size + cost - limit - 1)) else blocking = tonumber(redis.call('LINDEX', key, size + cost - limit - 1)) end
       allowed, remaining, reset, retry = 0, max(0, limit - live), newest + windowMs - now, blocking + windowMs - now
     else
-      if commit then
+      -- An inspection (cost 0) changes nothing, the list kept in place included.
+      if commit and cost > 0 then
         local after = live + cost
         if packed and after <= 32 then
           -- The usual request expires nothing and adds one entry: one concatenation.
@@ -921,10 +922,12 @@ for i = 1, n do
     local code = tonumber(ARGV[base + 1])
     local moved
     s, moved = load(code, key, tonumber(ARGV[base + 9]), tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 7]), tonumber(ARGV[base + 8]), now)
-    s.code, s.key, s.i, s.dirty = code, key, i, moved
+    s.code, s.key, s.i, s.dirty, s.moved = code, key, i, false, moved
     byKey[place] = s
     distinct[#distinct + 1] = s
   end
+  -- A moved state is written whatever the decision, unless only inspections (cost 0) read it.
+  if s.moved and ARGV[base + 2] ~= '0' then s.dirty = true end
   states[i] = s
 end
 

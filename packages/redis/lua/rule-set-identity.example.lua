@@ -220,7 +220,7 @@ local fillMs, split = 2000, false
       a1, m1, e1, t1 = allowed, remaining, reset, retry
     end
     end
-    if r1 then
+    if r1 and c1 ~= 0 then
       local key, s = KEYS[k + 1], s1
       local unitsPerMs, unitsPerToken, capacity = 1, 100, 2000
 local fillMs, split = 2000, false
@@ -290,7 +290,7 @@ local fillMs, split = 2000, false
       a2, m2, e2, t2 = allowed, remaining, reset, retry
     end
     end
-    if r2 then
+    if r2 and c2 ~= 0 then
       local key, s = KEYS[k + 1], s2
       local limit, windowMs, calendar = 1000, 86400000, 0
       local fresh
@@ -313,7 +313,7 @@ local fillMs, split = 2000, false
     end
     end
   else
-    if a1 == 1 then
+    if a1 == 1 and c1 ~= 0 then
       local key, s = KEYS[k + 1], s1
       local unitsPerMs, unitsPerToken, capacity = 1, 100, 2000
 local fillMs, split = 2000, false
@@ -330,7 +330,7 @@ local fillMs, split = 2000, false
       x1_1, x1_2, d1 = s[1], s[2], deadline
     end
     else
-    if r1 then
+    if r1 and c1 ~= 0 then
       local key, s = KEYS[k + 1], s1
       local unitsPerMs, unitsPerToken, capacity = 1, 100, 2000
 local fillMs, split = 2000, false
@@ -348,7 +348,7 @@ local fillMs, split = 2000, false
     end
     end
     end
-    if a2 == 1 then
+    if a2 == 1 and c2 ~= 0 then
       local key, s = KEYS[k + 1], s2
       local limit, windowMs, calendar = 1000, 86400000, 0
       local fresh
@@ -370,7 +370,7 @@ local fillMs, split = 2000, false
       x2_1, x2_2, d2 = s[1], s[2], deadline
     end
     else
-    if r2 then
+    if r2 and c2 ~= 0 then
       local key, s = KEYS[k + 1], s2
       local limit, windowMs, calendar = 1000, 86400000, 0
       local fresh

@@ -184,7 +184,7 @@ local fillMs, split = 2000, false
       a1, m1, e1, t1 = allowed, remaining, reset, retry
     end
     end
-    if r1 then
+    if r1 and c1 ~= 0 then
       local key, s = KEYS[k + 1], s1
       local unitsPerMs, unitsPerToken, capacity = 1, 100, 2000
 local fillMs, split = 2000, false
@@ -253,7 +253,7 @@ local fillMs, split = 2000, false
       a2, m2, e2, t2 = allowed, remaining, reset, retry
     end
     end
-    if r2 then
+    if r2 and c2 ~= 0 then
       local key, s = KEYS[k + 2], s2
       local limit, windowMs, calendar = 1000, 86400000, 0
       local fresh
@@ -275,7 +275,7 @@ local fillMs, split = 2000, false
     end
     end
   else
-    if a1 == 1 then
+    if a1 == 1 and c1 ~= 0 then
       local key, s = KEYS[k + 1], s1
       local unitsPerMs, unitsPerToken, capacity = 1, 100, 2000
 local fillMs, split = 2000, false
@@ -291,7 +291,7 @@ local fillMs, split = 2000, false
       redis.call('SET', key, value, 'PXAT', format('%d', fresh + 0))
     end
     else
-    if r1 then
+    if r1 and c1 ~= 0 then
       local key, s = KEYS[k + 1], s1
       local unitsPerMs, unitsPerToken, capacity = 1, 100, 2000
 local fillMs, split = 2000, false
@@ -308,7 +308,7 @@ local fillMs, split = 2000, false
     end
     end
     end
-    if a2 == 1 then
+    if a2 == 1 and c2 ~= 0 then
       local key, s = KEYS[k + 2], s2
       local limit, windowMs, calendar = 1000, 86400000, 0
       local fresh
@@ -329,7 +329,7 @@ local fillMs, split = 2000, false
       redis.call('SET', key, value, 'PXAT', format('%d', fresh + 0))
     end
     else
-    if r2 then
+    if r2 and c2 ~= 0 then
       local key, s = KEYS[k + 2], s2
       local limit, windowMs, calendar = 1000, 86400000, 0
       local fresh

@@ -1,5 +1,6 @@
 import type { Decision } from '../decision.js'
 import { type CalendarUnit, type CalendarWindows, calendarWindows, NOMINAL_MS } from './calendar.js'
+import { inspectionCopy } from './inspection.js'
 import { checkWindow, costTooHigh, invalid, type WindowParams } from './params.js'
 import type { Algorithm, StateSlots } from './types.js'
 
@@ -75,6 +76,11 @@ export function fixedWindow(params: WindowParams | CalendarWindowParams): Algori
     },
     decide(slots, offset, cost, now, commit): Decision {
       if (cost > limit) throw costTooHigh(cost, limit)
+      // An inspection decides on a copy: it writes nothing (inspection.ts).
+      if (cost === 0) {
+        slots = inspectionCopy(slots, offset, 2)
+        offset = 0
+      }
       const nowStart = startOf(now)
       const nowEnd = endOf(nowStart)
       rebase(slots, offset, now, nowEnd)

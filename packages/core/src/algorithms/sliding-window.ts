@@ -1,4 +1,5 @@
 import type { Decision } from '../decision.js'
+import { inspectionCopy } from './inspection.js'
 import { floorDiv, MAX_TIME_MS } from './integer.js'
 import { checkWindow, costTooHigh, invalid, type WindowParams } from './params.js'
 import { subWindowCounters } from './sub-window-counters.js'
@@ -61,6 +62,11 @@ export function slidingWindow(params: SlidingWindowParams): Algorithm {
     },
     decide(slots, offset, cost, now, commit): Decision {
       if (cost > limit) throw costTooHigh(cost, limit)
+      // An inspection decides on a copy: it writes nothing (inspection.ts).
+      if (cost === 0) {
+        slots = inspectionCopy(slots, offset, 3)
+        offset = 0
+      }
       rebase(slots, offset, now)
       const stored = slots[offset]!
       const start = Math.max(now - (now % windowMs), stored)

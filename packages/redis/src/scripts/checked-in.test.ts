@@ -8,12 +8,12 @@ import { chargePreparer } from '../prepare.js'
 import { redisScripts } from './index.js'
 
 // Changing a script changes these on purpose: operators may pre-load or allow-list them.
-const PINNED_CONSUME_SHA = '393dd3c690b8c79057c704c127f1e5fed5b49a36'
-const PINNED_REFUND_SHA = '684d8803f90589568f98fda1c7891f501875b4fc'
+const PINNED_CONSUME_SHA = 'c955cb8e390fc6aa2b8aa23dd1f353a8f37a3847'
+const PINNED_REFUND_SHA = 'ac93c7dd662621692ed3bb3273037a0274c6483b'
 const PINNED_RENEW_SHA = '1873650f34099da0da0e93b6f7b971319d42afe4'
-const PINNED_EXAMPLE_RULE_SET_SHA = 'f31f8228fe808cf4ebdd3ca61aa7bbff3eefdea6'
-const PINNED_EXAMPLE_ONE_REQUEST_SHA = '68eead689ae76c9993fa3d34604bc512a5f2a4f4'
-const PINNED_EXAMPLE_IDENTITY_SHA = '73c9d5f0441e5d4acdb7e8986a1916b2aa972556'
+const PINNED_EXAMPLE_RULE_SET_SHA = 'ad5f005edd4f67cf7d88f0af6decb723d6cc9e56'
+const PINNED_EXAMPLE_ONE_REQUEST_SHA = '06fdea29f52cf11aaf8673551e98605d5821924f'
+const PINNED_EXAMPLE_IDENTITY_SHA = '163413d20b9217fb5015ef0d0212ca20b508d4ac'
 
 /**
  * A gateway's usual pair: 10 per second with bursts of 20, and 1,000 a day, decided on the
