@@ -41,7 +41,9 @@ import { admission, denial, shown, storeDecision } from './verdict.js'
  * const limiter = createLimiter({ rules: defineRules([...]) })
  * const verdict = limiter.decide({ method: 'POST', path: '/v1/login', identities: { ip } })
  */
-export function createLimiter(options: LimiterOptions): Limiter {
+export function createLimiter<R>(given: LimiterOptions<R>): Limiter {
+  // `R` only refuses widened rules at compile time; the rules themselves are checked below.
+  const options = given as LimiterOptions
   refuseUnknownOptions(options, LIMITER_OPTIONS, 'createLimiter()', FOREIGN_OPTIONS)
   const algorithms = options.algorithms ?? BUILT_IN_ALGORITHMS
   checkAlgorithms(algorithms)

@@ -2,7 +2,7 @@ import type { AlgorithmTable } from '../algorithms/table.js'
 import type { QuotaPolicy } from '../algorithms/types.js'
 import type { Clock } from '../clock.js'
 import type { Decision } from '../decision.js'
-import type { Rule, RuleConfig } from '../rules/types.js'
+import type { Rule, RuleConfig, WidenedRulesError } from '../rules/types.js'
 import type { Store } from '../store/types.js'
 import type { Timers } from '../wait/scheduler.js'
 import type { RouteMatching } from './route-matching.js'
@@ -113,9 +113,13 @@ export type StoreErrorContext = {
   readonly failClosed: boolean
 }
 
-export type LimiterOptions = {
+/**
+ * `R` is the type of the rules given, inferred by `createLimiter` only to refuse an array whose
+ * `algorithm` widened to `string` with the fix (see `WidenedRulesError`).
+ */
+export type LimiterOptions<R = readonly RuleConfig[]> = {
   /** Rules in code (`RuleConfig`) or as validated by `defineRules` / `parseRules`. */
-  readonly rules: readonly RuleConfig[]
+  readonly rules: readonly RuleConfig[] | (R & WidenedRulesError<R>)
   /** Where state lives. @default memoryStore() (`mapStore()` for `createLeanLimiter`) */
   readonly store?: Store
   /**
