@@ -4,6 +4,7 @@ export default defineConfig({
   entry: {
     index: 'src/index.ts',
     'rules-file': 'src/rules/load-text.ts',
+    store: 'src/store/index.ts',
     adapter: 'src/adapter/index.ts',
     node: 'src/node/index.ts',
     fields: 'src/fields-parse/index.ts',

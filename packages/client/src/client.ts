@@ -1,6 +1,11 @@
 import type { Clock } from '@tollgate/core'
-import { createScheduler, refuseUnknownOptions, type Scheduler, type Timers } from '@tollgate/core'
 import { readRateLimitFields } from '@tollgate/core/fields'
+import {
+  createScheduler,
+  refuseUnknownOptions,
+  type Scheduler,
+  type Timers,
+} from '@tollgate/core/store'
 import { type ClientEvent, type EventListener, emitter } from './events.js'
 import { createLearnedPolicies } from './learned-policies.js'
 import type { LocalLimiter } from './local-limiter.js'

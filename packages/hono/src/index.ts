@@ -1,4 +1,10 @@
-import type { CoreOptions, Limiter, RequestHooks, RuleConfig } from '@tollgate/core'
+import type {
+  CoreOptions,
+  Limiter,
+  RequestHooks,
+  RuleConfig,
+  WidenedRulesError,
+} from '@tollgate/core'
 import { abortOnSignal, createAdapterKit, type Exchange, endWhenSent } from '@tollgate/core/adapter'
 import type { Context, MiddlewareHandler, Next } from 'hono'
 import type { GetConnInfo } from 'hono/conninfo'
@@ -25,11 +31,15 @@ export type HonoRateLimitOptions = CoreOptions &
  * @example
  * app.use(rateLimit([{ id: 'per-ip', match: { identity: 'ip' }, algorithm: 'token_bucket', rate: 10, burst: 20 }]))
  */
-export function rateLimit(
-  rules: readonly RuleConfig[] | Limiter,
+export function rateLimit<R>(
+  rules: readonly RuleConfig[] | Limiter | (R & WidenedRulesError<R>),
   options: HonoRateLimitOptions = {},
 ): MiddlewareHandler {
-  const kit = createAdapterKit(rules, options, hono(options.getConnInfo))
+  const kit = createAdapterKit(
+    rules as readonly RuleConfig[] | Limiter,
+    options,
+    hono(options.getConnInfo),
+  )
   const { onLimited } = options
   const fields = new ResponseFields()
 

@@ -1,4 +1,4 @@
-import { type Clock, RateLimitError, refuseUnknownOptions, type Timers } from '@tollgate/core'
+import { type Clock, RateLimitError, refuseUnknownOptions, type Timers } from '@tollgate/core/store'
 import type { RedisScriptClient } from './client.js'
 import type { Layout } from './prepare.js'
 

@@ -46,7 +46,9 @@ import { shown } from './verdict.js'
  * const limiter = createLimiter({ rules: defineRules([...]) })
  * const verdict = limiter.decide({ method: 'POST', path: '/v1/login', identities: { ip } })
  */
-export function createLimiter(options: LimiterOptions): Limiter {
+export function createLimiter<R>(given: LimiterOptions<R>): Limiter {
+  // `R` only refuses widened rules at compile time; the rules themselves are checked below.
+  const options = given as LimiterOptions
   const setup = compileLimiter(options)
   const { rules, store, engine, reader } = setup
   const timeOf = timeSource(engine, reader)
