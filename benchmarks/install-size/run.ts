@@ -19,7 +19,6 @@ import { fileURLToPath } from 'node:url'
 import { replaceDocSection } from '../doc-section.js'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
-const PACKED = ['core', 'express'] as const
 /** The peers' versions as a user would take them today (npm resolves the ranges). */
 const EXPRESS = '^5.1.0'
 const EXPRESS_RATE_LIMIT = '^8.0.0'
@@ -87,12 +86,12 @@ function coreByKind(dir: string): Array<[string, number]> {
 const mb = (bytes: number) => `${(bytes / 1e6).toFixed(2)} MB`
 const kb = (bytes: number) => `${(bytes / 1e3).toFixed(1)} KB`
 
-const tarballs = Object.fromEntries(PACKED.map((name) => [name, pack(name)]))
+const tarballs = { core: pack('core'), express: pack('express') }
 const bare = installApp('express-only', { express: EXPRESS })
 const tollgate = installApp('express-tollgate', {
   express: EXPRESS,
-  '@tollgate/core': `file:${tarballs.core!.tarball}`,
-  '@tollgate/express': `file:${tarballs.express!.tarball}`,
+  '@tollgate/core': `file:${tarballs.core.tarball}`,
+  '@tollgate/express': `file:${tarballs.express.tarball}`,
 })
 const peer = installApp('express-rate-limit', {
   express: EXPRESS,
@@ -128,8 +127,8 @@ ${row('express + express-rate-limit', peer)}
 
 | tarball | packed | installed | files installed |
 |---|---|---|---|
-| @tollgate/core | ${kb(tarballs.core!.bytes)} | ${mb(installedCoreSize.bytes)} | ${installedCoreSize.files} |
-| @tollgate/express | ${kb(tarballs.express!.bytes)} | ${kb(installedExpress.bytes)} | ${installedExpress.files} |
+| @tollgate/core | ${kb(tarballs.core.bytes)} | ${mb(installedCoreSize.bytes)} | ${installedCoreSize.files} |
+| @tollgate/express | ${kb(tarballs.express.bytes)} | ${kb(installedExpress.bytes)} | ${installedExpress.files} |
 
 The installed core by kind of file:
 
