@@ -52,16 +52,16 @@ const discard: FieldSink<undefined> = {
   putVerdict: (_target, verdict, write) => write(verdict, discardFields),
 }
 // Decided alone, then with its fields written straight from the verdict, as adapters do. The
-// memory store decides synchronously, so `enter` returns a decided pass.
+// memory store decides synchronously, so `enter` returns a decided exchange.
 const coreStep: Step = () => {
   address = nextAddress()
   return kit.enter(fakeRequest, undefined)
 }
 const coreFieldsStep: Step = () => {
   address = nextAddress()
-  const pass = kit.enter(fakeRequest, undefined)
-  pass?.writeFields(discard, undefined)
-  return pass
+  const exchange = kit.enter(fakeRequest, undefined)
+  exchange?.writeFields(discard, undefined)
+  return exchange
 }
 
 // Koa: a context with a Node-like response that keeps nothing.

@@ -8,14 +8,8 @@
 //
 // ROUNDS (3), OPS_64 (10,000), OPS_1 (1,500) and IN_FLIGHT (1 or 64: only that) change the run.
 import { pathToFileURL } from 'node:url'
-import {
-  type Algorithm,
-  type Charge,
-  fixedWindow,
-  gcra,
-  slidingWindow,
-  tokenBucket,
-} from '@tollgate/core'
+import { fixedWindow, gcra, slidingWindow, tokenBucket } from '@tollgate/core'
+import type { Algorithm, Charge } from '@tollgate/core/store'
 import * as now from '@tollgate/redis'
 import { connect, identities, median, runLoad } from './measure.js'
 import { INCR, PEERS, type Subject } from './subjects.js'

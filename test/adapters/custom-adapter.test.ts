@@ -24,14 +24,14 @@ function rateLimit(rules: readonly RuleConfig[], options = {}) {
   return async function tollgate(request: Request, next: () => Promise<Response>) {
     const entered = kit.enter(request, undefined)
     if (entered === undefined) return next()
-    const pass = isPromise(entered.ready) ? await entered.ready : entered.ready
+    const exchange = isPromise(entered.ready) ? await entered.ready : entered.ready
     const headers = new Headers()
-    pass.writeFields(appended, headers)
-    if (pass.denial !== undefined)
-      return new Response(pass.denial.body, { status: pass.denial.status, headers })
+    exchange.writeFields(appended, headers)
+    if (exchange.denial !== undefined)
+      return new Response(exchange.denial.body, { status: exchange.denial.status, headers })
     const answer = await next()
     for (const [name, value] of headers) answer.headers.append(name, value)
-    pass.end(answer.status)
+    exchange.end(answer.status)
     return answer
   }
 }

@@ -5,7 +5,7 @@ import * as kit from '@tollgate/core/adapter'
 import { endWhenFinished } from '@tollgate/core/node'
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 
-type Pass = kit.Pass<FastifyRequest, FastifyReply>
+type Exchange = kit.Exchange<FastifyRequest, FastifyReply>
 
 const fastify: kit.Framework<FastifyRequest> = {
   method: (request) => request.method,
@@ -37,15 +37,15 @@ export function rateLimit(
 ) {
   const limits = kit.createAdapterKit<FastifyRequest, FastifyReply>(rules, options, fastify)
 
-  function finish(pass: Pass, done: HookHandlerDoneFunction) {
-    pass.writeFields(fields, pass.res)
-    if (pass.denial === undefined) {
-      if (limits.watchesEnd) endWhenFinished(pass.res.raw, pass)
+  function finish(exchange: Exchange, done: HookHandlerDoneFunction) {
+    exchange.writeFields(fields, exchange.res)
+    if (exchange.denial === undefined) {
+      if (limits.watchesEnd) endWhenFinished(exchange.res.raw, exchange)
       return done()
     }
     // A hook that answers does not call done(). A Buffer, as Fastify would add a charset to
     // the problem body's Content-Type for a string.
-    pass.res.code(pass.denial.status).send(Buffer.from(pass.denial.body))
+    exchange.res.code(exchange.denial.status).send(Buffer.from(exchange.denial.body))
   }
 
   return function tollgate(
@@ -53,9 +53,9 @@ export function rateLimit(
     reply: FastifyReply,
     done: HookHandlerDoneFunction,
   ) {
-    const pass = limits.enter(request, reply)
-    if (pass === undefined) return done()
-    if (!kit.isPromise(pass.ready)) return finish(pass, done)
-    pass.ready.then((decided) => finish(decided, done)).catch(done)
+    const exchange = limits.enter(request, reply)
+    if (exchange === undefined) return done()
+    if (!kit.isPromise(exchange.ready)) return finish(exchange, done)
+    exchange.ready.then((decided) => finish(decided, done)).catch(done)
   }
 }

@@ -1,17 +1,15 @@
 // A clock that steps by any amount, either way, through the memory store and the Redis store:
 // the step costs a key at most its reset span, and leaves nothing more than there was.
 import {
-  type Algorithm,
-  type Charge,
   fixedWindow,
   gcra,
   leakyBucket,
   memoryStore,
-  type Store,
   slidingLog,
   slidingWindow,
   tokenBucket,
 } from '@tollgate/core'
+import type { Algorithm, Charge, Store } from '@tollgate/core/store'
 import { redisStore } from '@tollgate/redis'
 import { resetSpanMs } from '@tollgate/test-utils'
 import fc from 'fast-check'
@@ -84,7 +82,26 @@ async function expectBoundedStep(store: Store, { algorithm, warmUp, step, cost }
   expect(whole.allowed).toBe(true)
 }
 
+/**
+ * The reproduction of issue 50, item 3: a drained 1-second fixed window, the clock 3 hours back.
+ * The count used to move into the window after the stepped clock's, a wait of 2 seconds; now
+ * into a window starting at that time: one window, the rule's reset span.
+ */
+async function expectDrainedWindowWaitsOneWindow(store: Store) {
+  const algorithm = fixedWindow({ limit: 5, windowMs: 1000 })
+  const charge = (cost: number): Charge => ({ rule: 'r', algorithm, key: 'k', cost, shadow: false })
+  expect((await store.consume([charge(5)], START)).decisions[0]!.allowed).toBe(true)
+  const back = START - 3 * 3_600_000
+  const denied = (await store.consume([charge(1)], back)).decisions[0]!
+  expect(denied).toMatchObject({ allowed: false, retryAfterMs: 1000 })
+  expect((await store.consume([charge(1)], back + 999)).decisions[0]!.allowed).toBe(false)
+  expect((await store.consume([charge(5)], back + 1000)).decisions[0]!.allowed).toBe(true)
+}
+
 describe('a clock step of any size, in the memory store', () => {
+  it('leaves a drained fixed window waiting one window after a 3-hour step back', async () => {
+    await expectDrainedWindowWaitsOneWindow(memoryStore())
+  })
   it('costs a key at most one reset span and hands out nothing', async () => {
     await fc.assert(
       fc.asyncProperty(caseArb, (c) => expectBoundedStep(memoryStore(), c)),
@@ -101,6 +118,18 @@ describe.skipIf(!redisAvailable)('a clock step of any size, in the Redis store',
   afterAll(async () => {
     await target?.close()
     await removeTestKeys()
+  })
+
+  it('leaves a drained fixed window waiting one window after a 3-hour step back', async () => {
+    await expectDrainedWindowWaitsOneWindow(
+      redisStore({
+        client: target.client,
+        time: 'caller',
+        prefix: uniquePrefix('steps'),
+        expiryMarginMs: 600_000,
+        timeoutMs: 5000,
+      }),
+    )
   })
 
   it('costs a key at most one reset span and hands out nothing', async () => {
@@ -187,8 +216,9 @@ async function expectBoundedSteps(store: Store, { algorithm, trace }: WindowTrac
 }
 
 /**
- * A found case: a peek (cost 0) in the next window moves the state there with a count of 0;
- * a state that forgot it when dropped as "fresh" let the step back charge the old window again.
+ * A found case: a peek (cost 0) in the next window moved the state there with a count of 0; a
+ * state that forgot it when dropped as "fresh" let the step back charge the old window again.
+ * (A peek now writes nothing at all: the trace stays, for the step back after it.)
  */
 const peekThenStepBack: WindowTrace = {
   algorithm: fixedWindow({ limit: 1, windowMs: 1000 }),
@@ -200,6 +230,108 @@ const peekThenStepBack: WindowTrace = {
     { jump: 0, edge: null, cost: 1 },
   ],
 }
+
+/**
+ * Two gateways on one store whose clocks disagree by up to the rule's reset span: a key charged
+ * on the clock ahead, then a charge on the clock behind, then a look on the clock ahead again.
+ */
+const twoClocksArb = algorithmArb.chain((algorithm) =>
+  fc.record({
+    algorithm: fc.constant(algorithm),
+    warmUp: fc.array(
+      fc.record({
+        gap: fc.integer({ min: 0, max: resetSpanMs(algorithm) }),
+        cost: fc.integer({ min: 0, max: algorithm.limit }),
+      }),
+      { maxLength: 8 },
+    ),
+    behind: fc.integer({ min: 1, max: resetSpanMs(algorithm) }),
+    cost: fc.integer({ min: 1, max: algorithm.limit }),
+  }),
+)
+
+type TwoClocks = typeof twoClocksArb extends fc.Arbitrary<infer T> ? T : never
+
+/**
+ * The clock behind makes no room: after its charge, the clock ahead finds no more left than it
+ * found before it (each case on a key of its own in `store`).
+ */
+async function expectNoRoomFromBehind(
+  store: Store,
+  { algorithm, warmUp, behind, cost }: TwoClocks,
+) {
+  const key = `k${Math.random().toString(36).slice(2)}`
+  const charge = (n: number): Charge => ({ rule: 'r', algorithm, key, cost: n, shadow: false })
+  let now = START
+  for (const { gap, cost: spent } of warmUp) {
+    now += gap
+    await store.consume([charge(spent)], now)
+  }
+  // The clock ahead charges last, at the first ms a charge of 1 passes.
+  const probe = (await store.consume([charge(1)], now)).decisions[0]!
+  if (!probe.allowed) {
+    now += probe.retryAfterMs!
+    expect((await store.consume([charge(1)], now)).decisions[0]!.allowed).toBe(true)
+  }
+  const left = (await store.consume([charge(0)], now + 1)).decisions[0]!.remaining
+  await store.consume([charge(cost)], now - behind)
+  const after = (await store.consume([charge(0)], now + 1)).decisions[0]!.remaining
+  expect(after).toBeLessThanOrEqual(left)
+}
+
+describe('clocks up to a reset span apart, sharing a store', () => {
+  // The reproduction (issue 50, item 2): 20 per second, clocks 1,001 ms apart gave 40 in 1 ms.
+  it.each([1000, 1001, 1999])(
+    'admit 20 per second on a sliding window counter %i ms apart (memory store)',
+    async (behind) => {
+      const store = memoryStore()
+      const algorithm = slidingWindow({ limit: 20, windowMs: 1000 })
+      const charge = (cost: number): Charge => ({
+        rule: 'r',
+        algorithm,
+        key: 'k',
+        cost,
+        shadow: false,
+      })
+      expect((await store.consume([charge(20)], START)).decisions[0]!.allowed).toBe(true)
+      expect((await store.consume([charge(1)], START - behind)).decisions[0]!.allowed).toBe(false)
+      expect((await store.consume([charge(1)], START + 1)).decisions[0]!.allowed).toBe(false)
+    },
+  )
+
+  it('make no room for each other, in the memory store', async () => {
+    const store = memoryStore()
+    await fc.assert(
+      fc.asyncProperty(twoClocksArb, (c) => expectNoRoomFromBehind(store, c)),
+      { numRuns: 500 },
+    )
+  }, 60_000)
+})
+
+describe.skipIf(!redisAvailable)('clocks up to a reset span apart, sharing a Redis store', () => {
+  let target: Target
+  beforeAll(async () => {
+    target = await ioredisTarget(REDIS_URL)
+  })
+  afterAll(async () => {
+    await target?.close()
+    await removeTestKeys()
+  })
+
+  it('make no room for each other', async () => {
+    const store = redisStore({
+      client: target.client,
+      time: 'caller',
+      prefix: uniquePrefix('two-clocks'),
+      expiryMarginMs: 600_000,
+      timeoutMs: 5000,
+    })
+    await fc.assert(
+      fc.asyncProperty(twoClocksArb, (c) => expectNoRoomFromBehind(store, c)),
+      { numRuns: 200 },
+    )
+  }, 60_000)
+})
 
 describe('a window rule on a clock that steps again and again, in the memory store', () => {
   it('remembers a window a peek moved to, when the clock steps back out of it', async () => {

@@ -1,13 +1,7 @@
 // Concurrency slots in Redis as leases: taken with the request's other rules in one call, given
 // back in one, renewed while held, and back after the lease time when nobody renews them.
-import {
-  type Charge,
-  concurrency,
-  createLimiter,
-  fixedWindow,
-  isRateLimitError,
-  tokenBucket,
-} from '@tollgate/core'
+import { concurrency, createLimiter, fixedWindow, tokenBucket } from '@tollgate/core'
+import { type Charge, isRateLimitError } from '@tollgate/core/store'
 import { redisStore } from '@tollgate/redis'
 import { manualTime } from '@tollgate/test-utils'
 import fc from 'fast-check'

@@ -5,15 +5,14 @@
 // redis-cluster.test.ts. Here: where states live, how the value expires, what it holds.
 import { createHash } from 'node:crypto'
 import {
-  type Charge,
   concurrency,
   fixedWindow,
   gcra,
-  RateLimitError,
   slidingLog,
   slidingWindow,
   tokenBucket,
 } from '@tollgate/core'
+import { type Charge, RateLimitError } from '@tollgate/core/store'
 import { ioredisClient, redisStore } from '@tollgate/redis'
 import { referenceStore } from '@tollgate/test-utils'
 import { type RedisServer, startRedisServer } from '@tollgate/test-utils/redis-server'

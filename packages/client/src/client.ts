@@ -1,12 +1,12 @@
 import type { Clock } from '@tollgate/core'
+import { readRateLimitFields } from '@tollgate/core/fields'
 import {
   checkWhole,
   createScheduler,
   refuseUnknownOptions,
   type Scheduler,
   type Timers,
-} from '@tollgate/core'
-import { readRateLimitFields } from '@tollgate/core/fields'
+} from '@tollgate/core/store'
 import { type ClientEvent, type EventListener, emitter } from './events.js'
 import { createLearnedPolicies } from './learned-policies.js'
 import type { LocalLimiter } from './local-limiter.js'

@@ -1,5 +1,5 @@
-import { checkWhole, refuseUnknownOptions } from '@tollgate/core'
 import type { ReadFields } from '@tollgate/core/fields'
+import { checkWhole, refuseUnknownOptions } from '@tollgate/core/store'
 
 /** When and how a refused call is sent again. */
 export type RetryOptions = {

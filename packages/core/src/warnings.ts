@@ -1,4 +1,5 @@
-import type { Logger } from './limiter/types.js'
+/** Where the limiter reports what an operator should know. `globalThis.console` fits. */
+export type Logger = { warn(message: string): void }
 
 /**
  * Stable codes for configurations that are legal but probably wrong. Each is reported at most

@@ -5,8 +5,15 @@ import type {
   RequestHooks,
   RuleConfig,
   Verdict,
+  WidenedRulesError,
 } from '@tollgate/core'
-import { createAdapterKit, type Framework, type Pass, userIdOf } from '@tollgate/core/adapter'
+import {
+  createAdapterKit,
+  type Exchange,
+  type Framework,
+  isPromise,
+  userIdOf,
+} from '@tollgate/core/adapter'
 import {
   closeSignal,
   endWhenFinished,
@@ -61,33 +68,38 @@ const express: Framework<Request> = {
  * @example
  * app.use(rateLimit([{ id: 'per-ip', match: { identity: 'ip' }, algorithm: 'token_bucket', rate: 10, burst: 20 }]))
  */
-export function rateLimit(
-  rules: readonly RuleConfig[] | Limiter,
+export function rateLimit<R>(
+  rules: readonly RuleConfig[] | Limiter | (R & WidenedRulesError<R>),
   options: ExpressRateLimitOptions = {},
 ): RequestHandler {
-  const kit = createAdapterKit(rules, options, express)
+  const kit = createAdapterKit(rules as readonly RuleConfig[] | Limiter, options, express)
   const fields = new NodeResponseFieldWriter()
   const onLimited = options.onLimited ?? sendDenial
 
-  function finish(pass: Pass<Request, Response>, req: Request, res: Response, next: NextFunction) {
-    pass.writeFields(fields, res)
-    if (pass.denial === undefined) {
-      if (kit.watchesEnd) endWhenFinished(res, pass)
+  function finish(
+    exchange: Exchange<Request, Response>,
+    req: Request,
+    res: Response,
+    next: NextFunction,
+  ) {
+    exchange.writeFields(fields, res)
+    if (exchange.denial === undefined) {
+      if (kit.watchesEnd) endWhenFinished(res, exchange)
       return next()
     }
     // An async onLimited that rejects goes to Express's error handling, as a throw does
     // (Express 4 would leave the rejection unhandled and the request hanging).
-    const answered = onLimited(req, res, next, pass.denial, pass.verdict)
-    if (answered instanceof Promise) answered.then(undefined, next)
+    const answered = onLimited(req, res, next, exchange.denial, exchange.verdict)
+    if (isPromise(answered)) answered.then(undefined, next)
   }
 
   return function tollgate(req, res, next) {
-    const pass = kit.enter(req, res)
-    if (pass === undefined) return next()
-    const ready = pass.ready
-    if (ready === pass) return finish(pass, req, res, next)
+    const exchange = kit.enter(req, res)
+    if (exchange === undefined) return next()
+    const ready = exchange.ready
+    if (ready === exchange) return finish(exchange, req, res, next)
     // An error, or an onLimited hook that throws, goes to Express.
-    const later = ready as Promise<Pass<Request, Response>>
+    const later = ready as Promise<Exchange<Request, Response>>
     later.then((decided) => finish(decided, req, res, next)).catch(next)
   }
 }

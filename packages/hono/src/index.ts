@@ -4,14 +4,9 @@ import {
   type Limiter,
   type RequestHooks,
   type RuleConfig,
+  type WidenedRulesError,
 } from '@tollgate/core'
-import {
-  abortOnSignal,
-  createAdapterKit,
-  endWhenSent,
-  isPromise,
-  type Pass,
-} from '@tollgate/core/adapter'
+import { abortOnSignal, createAdapterKit, type Exchange, endWhenSent } from '@tollgate/core/adapter'
 import type { Context, MiddlewareHandler, Next } from 'hono'
 import type { GetConnInfo } from 'hono/conninfo'
 import { hono } from './request.js'
@@ -37,28 +32,32 @@ export type HonoRateLimitOptions = CoreOptions &
  * @example
  * app.use(rateLimit([{ id: 'per-ip', match: { identity: 'ip' }, algorithm: 'token_bucket', rate: 10, burst: 20 }]))
  */
-export function rateLimit(
-  rules: readonly RuleConfig[] | Limiter,
+export function rateLimit<R>(
+  rules: readonly RuleConfig[] | Limiter | (R & WidenedRulesError<R>),
   options: HonoRateLimitOptions = {},
 ): MiddlewareHandler {
-  const kit = createAdapterKit(rules, options, hono(options.getConnInfo))
+  const kit = createAdapterKit(
+    rules as readonly RuleConfig[] | Limiter,
+    options,
+    hono(options.getConnInfo),
+  )
   const { onLimited } = options
   const fields = new ResponseFields()
 
   function finish(
     c: Context,
     next: Next,
-    pass: Pass<Context, unknown>,
+    exchange: Exchange<Context, unknown>,
   ): Promise<Response | undefined> {
-    if (pass.denial !== undefined) return answerDenial(c, pass, onLimited)
-    if (kit.releasesSlots) abortOnSignal(pass, c.req.raw.signal)
+    if (exchange.denial !== undefined) return answerDenial(c, exchange, onLimited)
+    if (kit.releasesSlots) abortOnSignal(exchange, c.req.raw.signal)
     return next().then(() => {
       // Added to the finished response, so that handlers returning a `Response` of their own
       // (which drops headers set earlier with `c.header`) carry them as well.
-      pass.writeFields(fields, c)
+      exchange.writeFields(fields, c)
       // A slot is held until the body is sent: the response that leaves is the one watched.
-      if (kit.releasesSlots) c.res = endWhenSent(pass, c.res)
-      else waitUntil(c, pass.end(c.res.status))
+      if (kit.releasesSlots) c.res = endWhenSent(exchange, c.res)
+      else if (kit.watchesEnd) waitUntil(c, exchange.end(c.res.status))
       return undefined
     })
   }
@@ -68,12 +67,12 @@ export function rateLimit(
   // Whatever throws still reaches Hono as a rejection, as from an async function.
   return function tollgate(c, next) {
     try {
-      const pass = kit.enter(c, undefined)
-      if (pass === undefined) return next()
-      const ready = pass.ready
-      return isPromise(ready)
-        ? ready.then((decided) => finish(c, next, decided))
-        : finish(c, next, ready)
+      const exchange = kit.enter(c, undefined)
+      if (exchange === undefined) return next()
+      const ready = exchange.ready
+      return ready === exchange
+        ? finish(c, next, exchange)
+        : (ready as Promise<Exchange<Context, unknown>>).then((decided) => finish(c, next, decided))
     } catch (error) {
       // Mounted on another framework, the error is thrown as it is: Express 4 ignores a
       // returned promise, and would leave the rejection unhandled.

@@ -1,11 +1,11 @@
 import type { Denial, Verdict } from '@tollgate/core'
 import {
+  type Exchange,
   type FieldSink,
   type FieldWriter,
   type HeaderEntries,
   isSingleValuedName,
   mergeFields,
-  type Pass,
   type WriteVerdictFields,
 } from '@tollgate/core/adapter'
 import type { Context } from 'hono'
@@ -183,15 +183,15 @@ export type OnLimited = (
  */
 export function answerDenial(
   c: Context,
-  pass: Pass<Context, unknown>,
+  exchange: Exchange<Context, unknown>,
   onLimited: OnLimited | undefined,
 ): Promise<Response> {
-  const denial = pass.denial!
-  const fields = pass.denialFields!
+  const denial = exchange.denial!
+  const fields = exchange.denialFields!
   setDenialFields(c, fields)
   if (onLimited === undefined)
     return Promise.resolve(c.body(denial.body, denial.status as ContentfulStatusCode))
-  return Promise.resolve(onLimited(c, denial, pass.verdict)).then((answer) =>
+  return Promise.resolve(onLimited(c, denial, exchange.verdict)).then((answer) =>
     withDenialFields(answer, fields),
   )
 }

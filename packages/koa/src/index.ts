@@ -1,5 +1,11 @@
-import type { CoreOptions, Limiter, RequestHooks, RuleConfig } from '@tollgate/core'
-import { createAdapterKit, isPromise, type Pass } from '@tollgate/core/adapter'
+import type {
+  CoreOptions,
+  Limiter,
+  RequestHooks,
+  RuleConfig,
+  WidenedRulesError,
+} from '@tollgate/core'
+import { createAdapterKit, type Exchange, isPromise } from '@tollgate/core/adapter'
 import { endWhenFinished, NodeResponseFieldWriter } from '@tollgate/core/node'
 import type { Context, Middleware, Next } from 'koa'
 import { koa } from './request.js'
@@ -28,41 +34,41 @@ export type KoaRateLimitOptions = CoreOptions &
  * @example
  * app.use(rateLimit([{ id: 'per-ip', match: { identity: 'ip' }, algorithm: 'token_bucket', rate: 10, burst: 20 }]))
  */
-export function rateLimit(
-  rules: readonly RuleConfig[] | Limiter,
+export function rateLimit<R>(
+  rules: readonly RuleConfig[] | Limiter | (R & WidenedRulesError<R>),
   options: KoaRateLimitOptions = {},
 ): Middleware {
-  const kit = createAdapterKit(rules, options, koa)
+  const kit = createAdapterKit(rules as readonly RuleConfig[] | Limiter, options, koa)
   const fields = new NodeResponseFieldWriter()
   const onLimited = options.onLimited ?? sendDenial
   const onerror = onerrorKeepingFields(kit.fieldNames)
 
-  function finish(ctx: Context, next: Next, pass: Pass<Context, unknown>) {
-    pass.writeFields(fields, ctx.res)
-    if (pass.denial !== undefined)
-      return answerDenial(onLimited, ctx, pass.denial, pass.verdict, kit.fieldNames)
+  function finish(ctx: Context, next: Next, exchange: Exchange<Context, unknown>) {
+    exchange.writeFields(fields, ctx.res)
+    if (exchange.denial !== undefined)
+      return answerDenial(onLimited, ctx, exchange.denial, exchange.verdict, kit.fieldNames)
     // When the end is not watched, nothing is left to do once the app has answered, and an
     // error's fields are kept by `onerror`: no promise or closure on `next()`.
     if (!kit.watchesEnd && installOnerror(ctx, onerror)) return next()
     const failed = (error: unknown) => {
       keepFieldsOnError(ctx.res, kit.fieldNames, error)
-      pass.end(statusOfError(error))
+      exchange.end(statusOfError(error))
       throw error
     }
     // A slot is held until the last byte is handed to the socket (a streamed body included),
     // or the client goes away: Node's response says when, not the end of `next()`.
     if (kit.releasesSlots) {
-      endWhenFinished(ctx.res, pass)
+      endWhenFinished(ctx.res, exchange)
       return next().then(undefined, failed)
     }
-    return next().then(() => void pass.end(ctx.status), failed)
+    return next().then(() => void exchange.end(ctx.status), failed)
   }
 
   // Sync until it must wait: with the memory store, no promise is made here for the limiter.
   return function tollgate(ctx, next) {
-    const pass = kit.enter(ctx, undefined)
-    if (pass === undefined) return next()
-    const ready = pass.ready
+    const exchange = kit.enter(ctx, undefined)
+    if (exchange === undefined) return next()
+    const ready = exchange.ready
     return isPromise(ready)
       ? ready.then((decided) => finish(ctx, next, decided))
       : finish(ctx, next, ready)

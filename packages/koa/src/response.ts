@@ -72,7 +72,8 @@ export function keepFieldsOnError(
  */
 export function onerrorKeepingFields(names: readonly string[]): Onerror {
   return function onerror(this: Context, error: unknown) {
-    keepFieldsOnError(this.res, names, error)
+    // Koa calls it with null once every response has finished: nothing to keep then.
+    if (error !== null && error !== undefined) keepFieldsOnError(this.res, names, error)
     const appOnerror: Onerror = Object.getPrototypeOf(this).onerror
     return appOnerror.call(this, error)
   }

@@ -195,8 +195,11 @@ local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs 
     end
     if a then
       s = { a, b }
-      -- Beyond the window after now's: the clock stepped back; the count moves to that window.
-      if a > nowEnd then s[1] = nowEnd; moved = true end
+      -- More than a window ahead of now: the clock stepped back. The count moves into a window
+      -- starting at now (a calendar window: into the window after now's).
+      if calendar == 0 then
+        if a - now > windowMs then s[1] = now; moved = true end
+      elseif a > nowEnd then s[1] = nowEnd; moved = true end
     else
       s = { nowStart, 0 }
     end
@@ -275,9 +278,9 @@ local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs 
     end
     if a then
       s = { a, b, c }
-      -- A window beyond the next one: the clock stepped back; both counts move into now's
-      -- current window, where they weigh in full.
-      if a - now > windowMs then
+      -- More than two windows (the reset span) ahead of now: the clock stepped back; both counts
+      -- move into now's current window, where they weigh in full.
+      if a - now > 2 * windowMs then
         s[1], s[2], s[3] = floorDiv(now, windowMs) * windowMs, 0, b + c
         moved = true
       end
@@ -402,18 +405,27 @@ local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs 
       nowEnd = (nowStart < windowMs and windowMs or (nowStart < b2 and b2 or (nowStart == b2 and b3 or nowStart + 2 * (b3 - b2))))
     end
     local stored = s[1]
-    local start = max(nowStart, stored)
-    local count = 0
-    if start == stored then count = s[2] end
-    local untilEnd
-    if calendar == 0 then untilEnd = start + windowMs - now
-    elseif start == nowStart then untilEnd = nowEnd - now
+    local start, untilEnd
+    if calendar == 0 then
+      -- The stored window while it lasts; then now's, or the one following on from the stored
+      -- one's end when now's began before it (a window moved off the boundaries).
+      local storedEnd = stored + windowMs
+      if now < storedEnd then start = stored
+      elseif nowStart >= storedEnd then start = nowStart
+      else start = storedEnd end
+      untilEnd = start + windowMs - now
     else
+      start = max(nowStart, stored)
+      if start == nowStart then untilEnd = nowEnd - now
+      else
       local first = floorDiv(calendar, 33554432)
       local b2 = windowMs + first * 1000
       local b3 = b2 + (calendar - first * 33554432) * 1000
-      untilEnd = (start < windowMs and windowMs or (start < b2 and b2 or (start == b2 and b3 or start + 2 * (b3 - b2)))) - now
+        untilEnd = (start < windowMs and windowMs or (start < b2 and b2 or (start == b2 and b3 or start + 2 * (b3 - b2)))) - now
+      end
     end
+    local count = 0
+    if start == stored then count = s[2] end
     if cost > 0 and count + cost > limit then
       allowed, remaining, reset, retry = 0, max(0, limit - count), untilEnd, untilEnd
     else
@@ -461,7 +473,8 @@ local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs 
       if packed then blocking = struct.unpack('<d', packed, 2 + 8 * (size + cost - limit - 1)) else blocking = tonumber(redis.call('LINDEX', key, size + cost - limit - 1)) end
       allowed, remaining, reset, retry = 0, max(0, limit - live), newest + windowMs - now, blocking + windowMs - now
     else
-      if commit then
+      -- An inspection (cost 0) changes nothing, the list kept in place included.
+      if commit and cost > 0 then
         local after = live + cost
         if packed and after <= 32 then
           -- The usual request expires nothing and adds one entry: one concatenation.
@@ -800,8 +813,10 @@ if n == 1 and not denied then
   -- state's slots would cost a hash part, allocated anew on every call.
   local code, key, field = tonumber(ARGV[4]), KEYS[1], tonumber(ARGV[12])
   local s, moved = load(code, key, field, p1, p2, p3, p4, p5, now)
-  local allowed, remaining, reset, retry = decide(code, key, s, p1, p2, p3, p4, p5, tonumber(ARGV[5]), now, true)
-  if allowed == 1 or moved then
+  local cost = tonumber(ARGV[5])
+  local allowed, remaining, reset, retry = decide(code, key, s, p1, p2, p3, p4, p5, cost, now, true)
+  -- An inspection (cost 0) writes nothing, not even a move: the core decides it on a copy.
+  if cost > 0 and (allowed == 1 or moved) then
     save(code, key, field, s, p1, p2, p3, p4, p5, now, absolute, margin)
     writeIdentities()
   end
@@ -835,10 +850,12 @@ for i = 1, n do
     local code = tonumber(ARGV[base + 1])
     local moved
     s, moved = load(code, key, tonumber(ARGV[base + 9]), tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 7]), tonumber(ARGV[base + 8]), now)
-    s.code, s.key, s.i, s.dirty = code, key, i, moved
+    s.code, s.key, s.i, s.dirty, s.moved = code, key, i, false, moved
     byKey[place] = s
     distinct[#distinct + 1] = s
   end
+  -- A moved state is written whatever the decision, unless only inspections (cost 0) read it.
+  if s.moved and ARGV[base + 2] ~= '0' then s.dirty = true end
   states[i] = s
 end
 -- The dry run of a charge on a key charged earlier in the request counts the earlier charges
@@ -871,7 +888,7 @@ for i = 1, n do
       reply[at], reply[at + 1], reply[at + 2], reply[at + 3] = decide(states[i].code, states[i].key, states[i], tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 7]), tonumber(ARGV[base + 8]), 0, now, false)
     else
       reply[at], reply[at + 1], reply[at + 2], reply[at + 3] = decide(states[i].code, states[i].key, states[i], tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 7]), tonumber(ARGV[base + 8]), tonumber(ARGV[base + 2]), now, true)
-      states[i].dirty = true
+      if ARGV[base + 2] ~= '0' then states[i].dirty = true end
       -- Passed the dry run, denied on commit: an earlier charge on the same key took the room.
       if reply[at] == 0 then reply[at] = 2 end
     end

@@ -194,8 +194,11 @@ local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs 
     end
     if a then
       s = { a, b }
-      -- Beyond the window after now's: the clock stepped back; the count moves to that window.
-      if a > nowEnd then s[1] = nowEnd; moved = true end
+      -- More than a window ahead of now: the clock stepped back. The count moves into a window
+      -- starting at now (a calendar window: into the window after now's).
+      if calendar == 0 then
+        if a - now > windowMs then s[1] = now; moved = true end
+      elseif a > nowEnd then s[1] = nowEnd; moved = true end
     else
       s = { nowStart, 0 }
     end
@@ -274,9 +277,9 @@ local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs 
     end
     if a then
       s = { a, b, c }
-      -- A window beyond the next one: the clock stepped back; both counts move into now's
-      -- current window, where they weigh in full.
-      if a - now > windowMs then
+      -- More than two windows (the reset span) ahead of now: the clock stepped back; both counts
+      -- move into now's current window, where they weigh in full.
+      if a - now > 2 * windowMs then
         s[1], s[2], s[3] = floorDiv(now, windowMs) * windowMs, 0, b + c
         moved = true
       end
@@ -401,18 +404,27 @@ local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs 
       nowEnd = (nowStart < windowMs and windowMs or (nowStart < b2 and b2 or (nowStart == b2 and b3 or nowStart + 2 * (b3 - b2))))
     end
     local stored = s[1]
-    local start = max(nowStart, stored)
-    local count = 0
-    if start == stored then count = s[2] end
-    local untilEnd
-    if calendar == 0 then untilEnd = start + windowMs - now
-    elseif start == nowStart then untilEnd = nowEnd - now
+    local start, untilEnd
+    if calendar == 0 then
+      -- The stored window while it lasts; then now's, or the one following on from the stored
+      -- one's end when now's began before it (a window moved off the boundaries).
+      local storedEnd = stored + windowMs
+      if now < storedEnd then start = stored
+      elseif nowStart >= storedEnd then start = nowStart
+      else start = storedEnd end
+      untilEnd = start + windowMs - now
     else
+      start = max(nowStart, stored)
+      if start == nowStart then untilEnd = nowEnd - now
+      else
       local first = floorDiv(calendar, 33554432)
       local b2 = windowMs + first * 1000
       local b3 = b2 + (calendar - first * 33554432) * 1000
-      untilEnd = (start < windowMs and windowMs or (start < b2 and b2 or (start == b2 and b3 or start + 2 * (b3 - b2)))) - now
+        untilEnd = (start < windowMs and windowMs or (start < b2 and b2 or (start == b2 and b3 or start + 2 * (b3 - b2)))) - now
+      end
     end
+    local count = 0
+    if start == stored then count = s[2] end
     if cost > 0 and count + cost > limit then
       allowed, remaining, reset, retry = 0, max(0, limit - count), untilEnd, untilEnd
     else
@@ -460,7 +472,8 @@ local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs 
       if packed then blocking = struct.unpack('<d', packed, 2 + 8 * (size + cost - limit - 1)) else blocking = tonumber(redis.call('LINDEX', key, size + cost - limit - 1)) end
       allowed, remaining, reset, retry = 0, max(0, limit - live), newest + windowMs - now, blocking + windowMs - now
     else
-      if commit then
+      -- An inspection (cost 0) changes nothing, the list kept in place included.
+      if commit and cost > 0 then
         local after = live + cost
         if packed and after <= 32 then
           -- The usual request expires nothing and adds one entry: one concatenation.
@@ -675,9 +688,9 @@ local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs 
     s[2] = at
   elseif code == 4 then
     local limit, windowMs, calendar = p1, p2, p3
-    local chargedStart = chargedAt
-    if calendar == 0 then chargedStart = floorDiv(chargedAt, windowMs) * windowMs end
-    if chargedStart == s[1] then s[2] = max(0, s[2] - cost) end
+    if calendar == 0 then
+      if chargedAt >= s[1] and chargedAt < s[1] + windowMs then s[2] = max(0, s[2] - cost) end
+    elseif chargedAt == s[1] then s[2] = max(0, s[2] - cost) end
   elseif code == 5 then
     local limit, windowMs = p1, p2
     if chargedAt > now - windowMs and cost > 0 then
@@ -909,10 +922,12 @@ for i = 1, n do
     local code = tonumber(ARGV[base + 1])
     local moved
     s, moved = load(code, key, tonumber(ARGV[base + 9]), tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 7]), tonumber(ARGV[base + 8]), now)
-    s.code, s.key, s.i, s.dirty = code, key, i, moved
+    s.code, s.key, s.i, s.dirty, s.moved = code, key, i, false, moved
     byKey[place] = s
     distinct[#distinct + 1] = s
   end
+  -- A moved state is written whatever the decision, unless only inspections (cost 0) read it.
+  if s.moved and ARGV[base + 2] ~= '0' then s.dirty = true end
   states[i] = s
 end
 

@@ -61,8 +61,11 @@ local fillMs, split = 2000, false
     end
     if a then
       s = { a, b }
-      -- Beyond the window after now's: the clock stepped back; the count moves to that window.
-      if a > nowEnd then s[1] = nowEnd; moved = true end
+      -- More than a window ahead of now: the clock stepped back. The count moves into a window
+      -- starting at now (a calendar window: into the window after now's).
+      if calendar == 0 then
+        if a - now > windowMs then s[1] = now; moved = true end
+      elseif a > nowEnd then s[1] = nowEnd; moved = true end
     else
       s = { nowStart, 0 }
     end
@@ -119,18 +122,27 @@ local fillMs, split = 2000, false
       nowEnd = (nowStart < windowMs and windowMs or (nowStart < b2 and b2 or (nowStart == b2 and b3 or nowStart + 2 * (b3 - b2))))
     end
     local stored = s[1]
-    local start = max(nowStart, stored)
-    local count = 0
-    if start == stored then count = s[2] end
-    local untilEnd
-    if calendar == 0 then untilEnd = start + windowMs - now
-    elseif start == nowStart then untilEnd = nowEnd - now
+    local start, untilEnd
+    if calendar == 0 then
+      -- The stored window while it lasts; then now's, or the one following on from the stored
+      -- one's end when now's began before it (a window moved off the boundaries).
+      local storedEnd = stored + windowMs
+      if now < storedEnd then start = stored
+      elseif nowStart >= storedEnd then start = nowStart
+      else start = storedEnd end
+      untilEnd = start + windowMs - now
     else
+      start = max(nowStart, stored)
+      if start == nowStart then untilEnd = nowEnd - now
+      else
       local first = floorDiv(calendar, 33554432)
       local b2 = windowMs + first * 1000
       local b3 = b2 + (calendar - first * 33554432) * 1000
-      untilEnd = (start < windowMs and windowMs or (start < b2 and b2 or (start == b2 and b3 or start + 2 * (b3 - b2)))) - now
+        untilEnd = (start < windowMs and windowMs or (start < b2 and b2 or (start == b2 and b3 or start + 2 * (b3 - b2)))) - now
+      end
     end
+    local count = 0
+    if start == stored then count = s[2] end
     if cost > 0 and count + cost > limit then
       allowed, remaining, reset, retry = 0, max(0, limit - count), untilEnd, untilEnd
     else
@@ -172,7 +184,7 @@ local fillMs, split = 2000, false
       a1, m1, e1, t1 = allowed, remaining, reset, retry
     end
     end
-    if r1 then
+    if r1 and c1 ~= 0 then
       local key, s = KEYS[k + 1], s1
       local unitsPerMs, unitsPerToken, capacity = 1, 100, 2000
 local fillMs, split = 2000, false
@@ -207,18 +219,27 @@ local fillMs, split = 2000, false
       nowEnd = (nowStart < windowMs and windowMs or (nowStart < b2 and b2 or (nowStart == b2 and b3 or nowStart + 2 * (b3 - b2))))
     end
     local stored = s[1]
-    local start = max(nowStart, stored)
-    local count = 0
-    if start == stored then count = s[2] end
-    local untilEnd
-    if calendar == 0 then untilEnd = start + windowMs - now
-    elseif start == nowStart then untilEnd = nowEnd - now
+    local start, untilEnd
+    if calendar == 0 then
+      -- The stored window while it lasts; then now's, or the one following on from the stored
+      -- one's end when now's began before it (a window moved off the boundaries).
+      local storedEnd = stored + windowMs
+      if now < storedEnd then start = stored
+      elseif nowStart >= storedEnd then start = nowStart
+      else start = storedEnd end
+      untilEnd = start + windowMs - now
     else
+      start = max(nowStart, stored)
+      if start == nowStart then untilEnd = nowEnd - now
+      else
       local first = floorDiv(calendar, 33554432)
       local b2 = windowMs + first * 1000
       local b3 = b2 + (calendar - first * 33554432) * 1000
-      untilEnd = (start < windowMs and windowMs or (start < b2 and b2 or (start == b2 and b3 or start + 2 * (b3 - b2)))) - now
+        untilEnd = (start < windowMs and windowMs or (start < b2 and b2 or (start == b2 and b3 or start + 2 * (b3 - b2)))) - now
+      end
     end
+    local count = 0
+    if start == stored then count = s[2] end
     if cost > 0 and count + cost > limit then
       allowed, remaining, reset, retry = 0, max(0, limit - count), untilEnd, untilEnd
     else
@@ -232,7 +253,7 @@ local fillMs, split = 2000, false
       a2, m2, e2, t2 = allowed, remaining, reset, retry
     end
     end
-    if r2 then
+    if r2 and c2 ~= 0 then
       local key, s = KEYS[k + 2], s2
       local limit, windowMs, calendar = 1000, 86400000, 0
       local fresh
@@ -254,7 +275,7 @@ local fillMs, split = 2000, false
     end
     end
   else
-    if a1 == 1 then
+    if a1 == 1 and c1 ~= 0 then
       local key, s = KEYS[k + 1], s1
       local unitsPerMs, unitsPerToken, capacity = 1, 100, 2000
 local fillMs, split = 2000, false
@@ -270,7 +291,7 @@ local fillMs, split = 2000, false
       redis.call('SET', key, value, 'PXAT', format('%d', fresh + 0))
     end
     else
-    if r1 then
+    if r1 and c1 ~= 0 then
       local key, s = KEYS[k + 1], s1
       local unitsPerMs, unitsPerToken, capacity = 1, 100, 2000
 local fillMs, split = 2000, false
@@ -287,7 +308,7 @@ local fillMs, split = 2000, false
     end
     end
     end
-    if a2 == 1 then
+    if a2 == 1 and c2 ~= 0 then
       local key, s = KEYS[k + 2], s2
       local limit, windowMs, calendar = 1000, 86400000, 0
       local fresh
@@ -308,7 +329,7 @@ local fillMs, split = 2000, false
       redis.call('SET', key, value, 'PXAT', format('%d', fresh + 0))
     end
     else
-    if r2 then
+    if r2 and c2 ~= 0 then
       local key, s = KEYS[k + 2], s2
       local limit, windowMs, calendar = 1000, 86400000, 0
       local fresh

@@ -8,7 +8,7 @@ import {
   refuseUnknownOptions,
   shown,
   type Timers,
-} from '@tollgate/core'
+} from '@tollgate/core/store'
 import type { RedisScriptClient } from './client.js'
 import type { Layout } from './prepare.js'
 

@@ -1,4 +1,4 @@
-import { applyCharges, type Charge, type Outcome, type Store } from '@tollgate/core'
+import { applyCharges, type Charge, type Outcome, type Store } from '@tollgate/core/store'
 
 /**
  * The simplest correct store: one plain array per (rule, key) in a Map, never evicted. It is the
@@ -48,22 +48,26 @@ export function referenceStore({ dropFresh = false } = {}): Store & {
         slots.map(() => 0),
         now,
       )
-      // Written: every allowed charge of an admitted request, and any state that moved (a
-      // clock that stepped back), as the Redis store writes them.
+      // Written: every allowed charge of an admitted request but an inspection (cost 0, which
+      // writes nothing), and any state that moved (a clock that stepped back), as the Redis
+      // store writes them.
       const admitted = decisions.every((d, i) => d.allowed || charges[i]!.shadow)
       const written = charges.map(
-        (_, i) =>
-          (admitted && decisions[i]!.allowed) || slots[i]!.some((n, j) => n !== before[i]![j]),
+        (charge, i) =>
+          (admitted && decisions[i]!.allowed && charge.cost > 0) ||
+          slots[i]!.some((n, j) => n !== before[i]![j]),
       )
       settle(charges, written, now)
-      // A key seen for the first time and not written is not kept either.
-      if (dropFresh) {
-        charges.forEach((charge, i) => {
-          if (created[i] && !written.some((w, j) => w && slots[j] === slots[i])) {
-            states.delete(`${charge.rule}\u0000${charge.key}`)
-          }
-        })
-      }
+      charges.forEach((charge, i) => {
+        if (!created[i]) return
+        const shared = (j: number) => slots[j] === slots[i]
+        // A key seen for the first time and only inspected is not kept, by any store; nor, when
+        // dropping fresh states, one not written.
+        const inspected = charges.every((other, j) => !shared(j) || other.cost === 0)
+        if (inspected || (dropFresh && !written.some((w, j) => w && shared(j)))) {
+          states.delete(`${charge.rule}\u0000${charge.key}`)
+        }
+      })
       return { decisions, at: now }
     },
     refund(charges, chargedAt, now) {

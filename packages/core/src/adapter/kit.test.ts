@@ -60,12 +60,12 @@ function kitWith(options: KitOptions<Req, undefined>) {
 }
 
 describe('createAdapterKit', () => {
-  it('decides synchronously with a synchronous store: ready is the pass itself', () => {
-    const pass = kitWith({}).enter(req, undefined)!
-    expect(pass.ready).toBe(pass)
-    expect(pass.denial).toBeUndefined()
+  it('decides synchronously with a synchronous store: ready is the exchange itself', () => {
+    const exchange = kitWith({}).enter(req, undefined)!
+    expect(exchange.ready).toBe(exchange)
+    expect(exchange.denial).toBeUndefined()
     const written: HeaderEntries[] = []
-    pass.writeFields(collecting(), written)
+    exchange.writeFields(collecting(), written)
     expect(Object.fromEntries(written[0]!)['X-RateLimit-Remaining']).toBe('1')
   })
 
@@ -76,16 +76,16 @@ describe('createAdapterKit', () => {
     expect(kit.enter(req, undefined)!.denial).toBeUndefined()
   })
 
-  it('decides later with an asynchronous store, and the pass says so', async () => {
+  it('decides later with an asynchronous store, and the exchange says so', async () => {
     const inner = memoryStore()
     const store: Store = {
       consume: async (charges, now) => inner.consume(charges, now),
       refund: async () => {},
     }
-    const pass = kitWith({ store }).enter(req, undefined)!
-    expect(isPromise(pass.ready)).toBe(true)
-    expect(await pass.ready).toBe(pass)
-    expect(pass.verdict?.allowed).toBe(true)
+    const exchange = kitWith({ store }).enter(req, undefined)!
+    expect(isPromise(exchange.ready)).toBe(true)
+    expect(await exchange.ready).toBe(exchange)
+    expect(exchange.verdict?.allowed).toBe(true)
   })
 
   it('gives an app that answers a denial itself the fields without Content-Type', () => {
@@ -173,8 +173,8 @@ describe('what the kit reads of a request', () => {
       },
     }
     const kit = createAdapterKit<Req, undefined>(rules, { logger: false, ...hooks }, recording)
-    const pass = kit.enter({ path: '/', headers: { 'x-api-key': 'k_1' } }, undefined)!
-    return { asked, pass }
+    const exchange = kit.enter({ path: '/', headers: { 'x-api-key': 'k_1' } }, undefined)!
+    return { asked, exchange }
   }
 
   it('reads no API key and no user when no rule keys on them', () => {
@@ -193,7 +193,7 @@ describe('what the kit reads of a request', () => {
   it("reads the user for a rule keyed on it: the app's hook, else the framework's", () => {
     expect(reading([PER_IP, PER_USER]).asked).toContain('user (framework)')
     const users: string[] = []
-    const { asked, pass } = reading([PER_USER], {
+    const { asked, exchange } = reading([PER_USER], {
       user: (r: Req) => {
         users.push(r.path)
         return 'u_9'
@@ -201,7 +201,7 @@ describe('what the kit reads of a request', () => {
     })
     expect(users).toEqual(['/'])
     expect(asked).not.toContain('user (framework)')
-    expect(pass.verdict?.decisions[0]?.key).toBe('user#3:u_9&ip#11:203.0.113.7')
+    expect(exchange.verdict?.decisions[0]?.key).toBe('user#3:u_9&ip#11:203.0.113.7')
   })
 })
 
@@ -222,10 +222,10 @@ describe('admitted fields with partition keys', () => {
       framework,
     )
     const fieldsOf = () => {
-      const pass = kit.enter(req, undefined)!
-      expect(pass.ready).toBe(pass)
+      const exchange = kit.enter(req, undefined)!
+      expect(exchange.ready).toBe(exchange)
       const written: HeaderEntries[] = []
-      pass.writeFields(collecting(), written)
+      exchange.writeFields(collecting(), written)
       return Object.fromEntries(written[0]!)
     }
     const first = fieldsOf()

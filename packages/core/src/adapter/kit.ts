@@ -90,7 +90,7 @@ export type FieldSink<Target> = {
   putVerdict(target: Target, verdict: Verdict, write: WriteVerdictFields): void
 }
 
-/** What a middleware shares with every `Pass` it makes. */
+/** What a middleware shares with every `Exchange` it makes. */
 type Shared<Req> = {
   readonly limiter: Limiter
   readonly responder: Responder
@@ -123,9 +123,9 @@ const ABORTED = 2
  * meanwhile, it is dropped: its charges are given back (a waiter for a slot holds none) and
  * `ready` never settles, so the adapter neither continues nor answers.
  */
-export class Pass<Req, Res> {
-  /** This pass once decided: itself when the store answered synchronously, else a promise. */
-  declare ready: Pass<Req, Res> | Promise<Pass<Req, Res>>
+export class Exchange<Req, Res> {
+  /** This exchange once decided: itself when the store answered synchronously, else a promise. */
+  declare ready: Exchange<Req, Res> | Promise<Exchange<Req, Res>>
   /** Set when the request is refused: the adapter answers with it instead of continuing. */
   declare denial: Denial | undefined
   /** The fields a denial's answer carries (without `Content-Type` when the app answers). */
@@ -165,7 +165,7 @@ export class Pass<Req, Res> {
    * Takes the limiter's verdict: a denial gets the response the responder builds for it. Called
    * once, by the kit.
    */
-  settle(verdict: Verdict): this {
+  decided(verdict: Verdict): this {
     const shared = this.shared
     this.verdict = verdict
     if (!verdict.allowed) {
@@ -265,21 +265,21 @@ export class Pass<Req, Res> {
   }
 }
 
-/** One per middleware: decides its requests and hands each back as a `Pass`. */
+/** One per middleware: decides its requests and hands each back as a `Exchange`. */
 export type AdapterKit<Req, Res> = {
   /**
    * Starts a request: `undefined` when `skip` says so (continue, nothing counted), else its
-   * `Pass`, already decided when the store is synchronous. A hook that throws, or an error that
+   * `Exchange`, already decided when the store is synchronous. A hook that throws, or an error that
    * is not the client's to hear, is thrown (or rejects `ready`) for the framework to handle.
    */
-  readonly enter: (req: Req, res: Res) => Pass<Req, Res> | undefined
+  readonly enter: (req: Req, res: Res) => Exchange<Req, Res> | undefined
   /**
-   * True when the adapter must report how admitted passes end (`end`, `abort`): refunds are
+   * True when the adapter must report how admitted exchanges end (`end`, `abort`): refunds are
    * configured, or a rule holds slots in flight (`releasesSlots`).
    */
   readonly watchesEnd: boolean
   /**
-   * True when a rule holds slots until the response is over: the adapter then ends the pass
+   * True when a rule holds slots until the response is over: the adapter then ends the exchange
    * when the last byte is sent (a streamed body included), on a handler's error, and aborts it
    * when the client goes away first, so each slot is given back exactly once.
    */
@@ -386,7 +386,7 @@ function nowOf(clock: Clock): number {
   }
 }
 
-/** The kit's `enter`: reads a request, decides it and hands back its pass. */
+/** The kit's `enter`: reads a request, decides it and hands back its exchange. */
 function entry<Req, Res>(
   shared: Shared<Req>,
   framework: Framework<Req>,
@@ -400,8 +400,8 @@ function entry<Req, Res>(
   // The user is not read at all when no rule keys on it: finding no `req.user` walks the
   // request's whole prototype chain, on every request.
   const user = readsUser ? (options.user ?? framework.user) : undefined
-  const hold = (pass: Pass<Req, Res>, verdict: Verdict) =>
-    limiter.hold(verdict, { signal: pass.signal() }).then((served) => pass.settle(served))
+  const hold = (exchange: Exchange<Req, Res>, verdict: Verdict) =>
+    limiter.hold(verdict, { signal: exchange.signal() }).then((served) => exchange.decided(served))
 
   return function enter(req, res) {
     if (skip?.(req, res)) return undefined
@@ -414,47 +414,49 @@ function entry<Req, Res>(
       plan: plan?.(req),
       identities: ownIdentities === undefined ? resolved : { ...resolved, ...ownIdentities(req) },
     }
-    const pass = new Pass(shared, req, res)
+    const exchange = new Exchange(shared, req, res)
     if (shedder !== undefined) {
       const shed = shedder.refuse(req, method, path)
-      if (shed !== undefined) return pass.deny(shed)
+      if (shed !== undefined) return exchange.deny(shed)
       if (shared.inFlight !== undefined) {
         shedder.started()
-        pass.count()
+        exchange.count()
       }
     }
     let verdict: MaybePromise<Verdict>
     try {
       verdict = limiter.decide(facts)
     } catch (error) {
-      const refused = pass.refuse(error)
-      if (refused === pass) return pass
-      pass.ready = refused as Promise<never>
-      return pass
+      const refused = exchange.refuse(error)
+      if (refused === exchange) return exchange
+      exchange.ready = refused as Promise<never>
+      return exchange
     }
     // Not `isPromise`: one call fewer on the path of every request.
     if (typeof (verdict as Partial<Promise<Verdict>>).then !== 'function') {
       verdict = verdict as Verdict
       if (verdict.waitMs === undefined && verdict.waitsForSlot !== true) {
-        // Most requests: admitted at once, with no shadow rule refusing. Nothing else to settle.
+        // Most requests: admitted at once, with no shadow rule refusing. Nothing else to do.
         if (verdict.allowed && verdict.shadowDenied.length === 0) {
-          pass.verdict = verdict
-          return pass
+          exchange.verdict = verdict
+          return exchange
         }
-        return pass.settle(verdict)
+        return exchange.decided(verdict)
       }
       // A queued admission, or a refusal waiting for a slot: held until its turn.
-      pass.ready = hold(pass, verdict).then(undefined, (error: unknown) => pass.refuse(error))
-      return pass
+      exchange.ready = hold(exchange, verdict).then(undefined, (error: unknown) =>
+        exchange.refuse(error),
+      )
+      return exchange
     }
-    pass.ready = (verdict as Promise<Verdict>)
+    exchange.ready = (verdict as Promise<Verdict>)
       .then((decided) =>
         decided.waitMs === undefined && decided.waitsForSlot !== true
-          ? pass.settle(decided)
-          : hold(pass, decided),
+          ? exchange.decided(decided)
+          : hold(exchange, decided),
       )
-      .then(undefined, (error: unknown) => pass.refuse(error))
-    return pass
+      .then(undefined, (error: unknown) => exchange.refuse(error))
+    return exchange
   }
 }
 

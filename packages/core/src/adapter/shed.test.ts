@@ -2,7 +2,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { isRateLimitError } from '../errors.js'
 import type { RuleConfig } from '../rules/types.js'
-import { createAdapterKit, type Framework, type KitOptions, type Pass } from './kit.js'
+import { createAdapterKit, type Exchange, type Framework, type KitOptions } from './kit.js'
 import { loadShedder, type ShedEvent, type ShedOptions } from './shed.js'
 
 type Req = { readonly path: string }
@@ -33,7 +33,7 @@ function shedding(shed: ShedOptions<Req>, rules = RULES) {
     }),
   }
   const kit = createAdapterKit(rules, options, framework)
-  const enter = (path = '/') => kit.enter({ path }, undefined) as Pass<Req, undefined>
+  const enter = (path = '/') => kit.enter({ path }, undefined) as Exchange<Req, undefined>
   return { kit, time, events, enter }
 }
 
@@ -95,10 +95,10 @@ describe('load shedding', () => {
   it('keeps the last share of maxInFlight for critical requests, and counts requests until they end', () => {
     const { enter } = shedding({ maxInFlight: 10, criticalShare: 0.2, critical: ['/pay'] })
     const flying = Array.from({ length: 8 }, () => enter('/report'))
-    expect(flying.every((pass) => pass.denial === undefined)).toBe(true)
+    expect(flying.every((exchange) => exchange.denial === undefined)).toBe(true)
     expect(enter('/report').denial?.status).toBe(503)
     const critical = [enter('/pay'), enter('/pay')]
-    expect(critical.every((pass) => pass.denial === undefined)).toBe(true)
+    expect(critical.every((exchange) => exchange.denial === undefined)).toBe(true)
     expect(enter('/pay').denial?.status).toBe(503)
     flying[0]!.end(200)
     flying[0]!.end(200)

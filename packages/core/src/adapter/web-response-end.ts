@@ -1,7 +1,7 @@
-import type { Pass } from './kit.js'
+import type { Exchange } from './kit.js'
 
-/** The part of a pass that hears how its exchange ended. */
-type Ending = Pick<Pass<never, never>, 'end' | 'abort'>
+/** The part of an exchange that hears how it ended. */
+type Ending = Pick<Exchange<never, never>, 'end' | 'abort'>
 
 /** What is used of a WHATWG `ReadableStream` (core is typed without the DOM library). */
 type BodyStream = {
@@ -28,16 +28,16 @@ type StreamConstructor = new (source: {
 }) => unknown
 
 /**
- * Ends `pass` once `response` has been sent whole: at once for a response without a body, else
+ * Ends `exchange` once `response` has been sent whole: at once for a response without a body, else
  * when its body stream has been read to the end (`end(status)`), or `abort()` when the reader
  * gives up first (the client went away) or the body fails. Returns the response to send:
  * `response` itself, or a copy of it (`rebuild`, by default `new Response(body, response)`)
  * around a body that reports its end, for Web runtimes (Hono on Node, Bun, Deno, Workers) where
  * the handler's promise settles before a streamed body is sent.
- * @example c.res = endWhenSent(pass, c.res)
+ * @example c.res = endWhenSent(exchange, c.res)
  */
 export function endWhenSent<R extends WebResponse>(
-  pass: Ending,
+  exchange: Ending,
   response: R,
   rebuild: (body: unknown) => R = (body) => {
     const Response = (globalThis as { Response?: ResponseConstructor }).Response!
@@ -47,7 +47,7 @@ export function endWhenSent<R extends WebResponse>(
   const body = response.body as BodyStream | null
   const Stream = (globalThis as { ReadableStream?: StreamConstructor }).ReadableStream
   if (body === null || body === undefined || Stream === undefined) {
-    pass.end(response.status)
+    exchange.end(response.status)
     return response
   }
   const reader = body.getReader()
@@ -58,16 +58,16 @@ export function endWhenSent<R extends WebResponse>(
       try {
         chunk = await reader.read()
       } catch (error) {
-        pass.abort()
+        exchange.abort()
         controller.error(error)
         return
       }
       if (!chunk.done) return controller.enqueue(chunk.value)
       controller.close()
-      pass.end(status)
+      exchange.end(status)
     },
     cancel(reason) {
-      pass.abort()
+      exchange.abort()
       return reader.cancel(reason)
     },
   })
@@ -81,12 +81,12 @@ type Signal = {
 }
 
 /**
- * Aborts `pass` when `signal` does: a Web request's signal, which Hono's Node server (and
+ * Aborts `exchange` when `signal` does: a Web request's signal, which Hono's Node server (and
  * runtimes like Deno and Bun) abort when the client disconnects before the response is sent.
- * After the pass has ended, an abort changes nothing.
+ * After the exchange has ended, an abort changes nothing.
  */
-export function abortOnSignal(pass: Ending, signal: Signal | undefined): void {
+export function abortOnSignal(exchange: Ending, signal: Signal | undefined): void {
   if (signal === undefined) return
-  if (signal.aborted) pass.abort()
-  else signal.addEventListener('abort', () => pass.abort(), { once: true })
+  if (signal.aborted) exchange.abort()
+  else signal.addEventListener('abort', () => exchange.abort(), { once: true })
 }

@@ -269,3 +269,125 @@ describe('a window rule on a clock that steps again and again', () => {
     )
   })
 })
+
+/**
+ * A key whose last call was a charge admitted at `at`: the warm-up, then a charge of 1 at the
+ * first ms it passes (retryAfterMs is exact), so the state's own time is that charge's.
+ */
+function chargedAt(algorithm: Algorithm, arrivals: readonly { gap: number; cost: number }[]) {
+  const before = warmUp(algorithm, arrivals)
+  const probe = step(algorithm, before.state, 1, before.now)
+  if (probe.decision.allowed) return { state: probe.state, at: before.now }
+  const at = before.now + probe.decision.retryAfterMs!
+  const charged = step(algorithm, probe.state, 1, at)
+  expect(charged.decision.allowed).toBe(true)
+  return { state: charged.state, at }
+}
+
+/** Every algorithm of `algorithmArb` but calendar windows, which keep their boundaries. */
+const withoutCalendarArb = algorithmArb.filter(
+  (algorithm) => (algorithm.params as { calendar?: unknown }).calendar === undefined,
+)
+
+/**
+ * How far behind a key's own time a clock is held: its reset span; for a calendar window, the
+ * previous window (a step back past it moves the count), which a shorter day or month than the
+ * longest makes less than the span: 0.9 × the unit's mean is shorter than every window.
+ */
+function holdSpanMs(algorithm: Algorithm): number {
+  const params = algorithm.params as { calendar?: unknown; windowMs: number }
+  if (params.calendar !== undefined) return Math.floor(params.windowMs * 0.9)
+  return resetSpanMs(algorithm)
+}
+
+describe('a clock behind the key, by up to its reset span (two gateways sharing a store)', () => {
+  it('makes no room: after its call, the key has no more left than without it', () => {
+    const behindArb = algorithmArb.chain((algorithm) =>
+      fc.record({
+        algorithm: fc.constant(algorithm),
+        arrivals: warmUpArb,
+        behind: fc.integer({ min: 1, max: holdSpanMs(algorithm) }),
+        cost: fc.integer({ min: 1, max: algorithm.limit }),
+        later: fc.integer({ min: 0, max: 3 }),
+      }),
+    )
+    fc.assert(
+      fc.property(behindArb, ({ algorithm, arrivals, behind, cost, later }) => {
+        const { state, at } = chargedAt(algorithm, arrivals)
+        const behindClock = step(algorithm, state, cost, at - behind)
+        const withIt = step(algorithm, behindClock.state, 0, at + later).decision.remaining
+        const without = step(algorithm, state, 0, at + later).decision.remaining
+        expect(withIt).toBeLessThanOrEqual(without)
+      }),
+      { numRuns: 3000 },
+    )
+  })
+
+  // The reproduction (issue 50, item 2): 20 per second, clocks 1,001 to 1,999 ms apart; the
+  // counts moved one window back weighed nothing by the time the clock ahead read them again.
+  it.each([1000, 1001, 1500, 1999, 2000])(
+    'holds a sliding window counter %i ms behind: 20 per second stay 20',
+    (behind) => {
+      const counter = slidingWindow({ limit: 20, windowMs: 1000 })
+      const a = step(counter, undefined, 20, START)
+      expect(a.decision.allowed).toBe(true)
+      const b = step(counter, a.state, 1, START - behind)
+      expect(b.decision.allowed).toBe(false)
+      expect(b.state).toEqual(a.state)
+      expect(step(counter, b.state, 1, START + 1).decision.allowed).toBe(false)
+    },
+  )
+})
+
+describe('a clock that stepped back further than the reset span', () => {
+  it('leaves the key waiting at most one reset span, whole after it, and retryAfterMs exact', () => {
+    const farArb = withoutCalendarArb.chain((algorithm) => {
+      const span = resetSpanMs(algorithm)
+      return fc.record({
+        algorithm: fc.constant(algorithm),
+        arrivals: warmUpArb,
+        back: fc.oneof(
+          fc.integer({ min: 3 * span + 2, max: 6 * span + 10 }),
+          fc.integer({ min: 3 * span + 2, max: Math.max(3 * span + 2, 10 * YEAR_MS) }),
+          fc.constant(3 * 3_600_000 + 3 * span + 2),
+        ),
+        cost: fc.integer({ min: 1, max: algorithm.limit }),
+      })
+    })
+    fc.assert(
+      fc.property(farArb, ({ algorithm, arrivals, back, cost }) => {
+        const span = resetSpanMs(algorithm)
+        const { state, at } = chargedAt(algorithm, arrivals)
+        const t = Math.max(0, at - back)
+        fc.pre(at - t > 3 * span + 1)
+        const first = step(algorithm, state, cost, t)
+        expect(first.decision.resetAfterMs).toBeLessThanOrEqual(span)
+        if (!first.decision.allowed) {
+          const retry = first.decision.retryAfterMs!
+          expect(retry).toBeLessThanOrEqual(span)
+          // Exact on the stepped clock: the same request passes then, and not 1 ms earlier.
+          expect(step(algorithm, first.state, cost, t + retry).decision.allowed).toBe(true)
+          if (retry > 0) {
+            expect(step(algorithm, first.state, cost, t + retry - 1).decision.allowed).toBe(false)
+          }
+        }
+        expect(step(algorithm, first.state, algorithm.limit, t + span).decision.allowed).toBe(true)
+      }),
+      { numRuns: 3000 },
+    )
+  })
+
+  // The reproduction (issue 50, item 3): a drained 1-second window, the clock 3 hours back.
+  it.each([0, 1, 500, 999])(
+    'leaves a drained fixed window (drained %i ms into it) waiting one window at most',
+    (into) => {
+      const window = fixedWindow({ limit: 5, windowMs: 1000 })
+      const drained = step(window, undefined, 5, START + into)
+      const back = START + into - 3 * 3_600_000
+      const after = step(window, drained.state, 1, back)
+      expect(after.decision).toMatchObject({ allowed: false, retryAfterMs: 1000 })
+      expect(step(window, after.state, 1, back + 999).decision.allowed).toBe(false)
+      expect(step(window, after.state, 5, back + 1000).decision.allowed).toBe(true)
+    },
+  )
+})

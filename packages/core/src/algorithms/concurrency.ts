@@ -1,6 +1,6 @@
 import type { Decision } from '../decision.js'
 import { createScheduler } from '../wait/scheduler.js'
-import { createSlotQueues } from '../wait/slot-queues.js'
+import { createSlotQueues, type SlotQueueParams } from '../wait/slot-queues.js'
 import { MAX_FIELD_INTEGER, MAX_TIME_MS } from './integer.js'
 import { costTooHigh, invalid, refuseUnknownParams } from './params.js'
 import type { Algorithm } from './types.js'
@@ -31,21 +31,7 @@ export type ConcurrencyParams = {
 }
 
 /** Which waiting request a freed slot goes to. */
-export type QueueOrder = 'fifo' | 'lifo'
-
-/** A concurrency rule's line of requests waiting for a slot (`Algorithm.slotQueue`). */
-export type SlotQueueParams = {
-  /** How many may wait, per key (≥ 1). */
-  readonly length: number
-  readonly maxWaitMs: number
-  readonly order: QueueOrder
-  /**
-   * How often a line on a store other processes share looks again for a slot one of them gave
-   * back (which wakes nobody here): the rule's `retryAfterMs`, what a refusal tells a client, or
-   * a quarter of `maxWaitMs` if that is shorter.
-   */
-  readonly lookAgainMs: number
-}
+export type QueueOrder = SlotQueueParams['order']
 
 /** @default 10 s: a request waits that long for a slot unless the rule says otherwise. */
 export const DEFAULT_SLOT_WAIT_MS = 10_000

@@ -1,5 +1,6 @@
 import type { Decision } from '../decision.js'
 import { type CalendarUnit, type CalendarWindows, calendarWindows, NOMINAL_MS } from './calendar.js'
+import { inspectionCopy } from './inspection.js'
 import {
   checkWindow,
   costTooHigh,
@@ -50,14 +51,23 @@ export function fixedWindow(params: WindowParams | CalendarWindowParams): Algori
       : (start: number) => calendar.windowAt(start)[1]
 
   /**
-   * A stored window beyond the one after now's: the clock stepped back past the previous window.
-   * Holding the key there would lock it out until the clock caught up, so its count moves to the
-   * window after now's (nothing is forgiven). Not now's own: a step back that landed just before
-   * a boundary would then hand out a fresh allowance a moment later, every time. A step back into
-   * the previous window is held in the stored one.
+   * A stored window that starts more than one window after `now`: the clock stepped back further
+   * than the rule's reset span (a step back of up to a window is held in the stored window).
+   * Holding the key there would lock it out until the clock caught up, so its count moves
+   * (nothing is forgiven) into a window that starts at `now` itself and lasts a whole window:
+   * the key waits at most one window, its reset span. Not into now's own window on the epoch's
+   * boundaries, which ends sooner: a clock that stepped back just before a boundary would then
+   * open a fresh allowance a moment later, every time it happened; nor into the window after
+   * now's, which would keep the key waiting up to two windows. The windows after a moved one
+   * follow on from its end, a window at a time, until the key rests until a boundary (`decide`).
+   * A calendar window keeps its calendar boundaries, which are what a quota bills by: its count
+   * moves into the window after now's.
    */
-  function rebase(slots: StateSlots, offset: number, nowEnd: number): void {
-    if (slots[offset]! > nowEnd) slots[offset] = nowEnd
+  function rebase(slots: StateSlots, offset: number, now: number, nowEnd: number): void {
+    const stored = slots[offset]!
+    if (calendar !== undefined) {
+      if (stored > nowEnd) slots[offset] = nowEnd
+    } else if (stored - now > windowMs) slots[offset] = now
   }
 
   return {
@@ -77,14 +87,24 @@ export function fixedWindow(params: WindowParams | CalendarWindowParams): Algori
     },
     decide(slots, offset, cost, now, commit): Decision {
       if (cost > limit) throw costTooHigh(cost, limit)
+      // An inspection decides on a copy: it writes nothing (inspection.ts).
+      if (cost === 0) {
+        slots = inspectionCopy(slots, offset, 2)
+        offset = 0
+      }
       const nowStart = startOf(now)
       const nowEnd = endOf(nowStart)
-      rebase(slots, offset, nowEnd)
+      rebase(slots, offset, now, nowEnd)
       const stored = slots[offset]!
-      // A clock that stepped back into an earlier window stays in the stored one.
-      const start = Math.max(nowStart, stored)
+      const storedEnd = endOf(stored)
+      // The stored window while it lasts (a clock that stepped back into the window before it is
+      // held there); then now's window, unless that began before the stored one ended (a window
+      // moved off the boundaries by a step back): then the one that follows on from its end, so
+      // that no window is shorter than `windowMs` and none hands out an allowance early.
+      const start = now < storedEnd ? stored : Math.max(nowStart, storedEnd)
       const count = start === stored ? slots[offset + 1]! : 0
-      const untilEnd = (start === nowStart ? nowEnd : endOf(start)) - now
+      const end = start === stored ? storedEnd : start === nowStart ? nowEnd : endOf(start)
+      const untilEnd = end - now
       // Cost 0 only inspects: it passes even when a lowered limit leaves the count above it.
       if (cost > 0 && count + cost > limit) {
         return {
@@ -110,9 +130,10 @@ export function fixedWindow(params: WindowParams | CalendarWindowParams): Algori
       }
     },
     refund(slots, offset, cost, chargedAt, now) {
-      rebase(slots, offset, endOf(startOf(now)))
+      rebase(slots, offset, now, endOf(startOf(now)))
       // Only a charge made in the window still stored can be given back; an older window is gone.
-      if (startOf(chargedAt) !== slots[offset]) return
+      const stored = slots[offset]!
+      if (chargedAt < stored || chargedAt >= endOf(stored)) return
       slots[offset + 1] = Math.max(0, slots[offset + 1]! - cost)
     },
     // An empty window is kept until its end all the same: forgetting it would let a clock that

@@ -1,4 +1,5 @@
 import type { Decision } from '../decision.js'
+import { inspectionCopy } from './inspection.js'
 import { ceilDiv, floorDiv } from './integer.js'
 import { costTooHigh, type ScaledRate } from './params.js'
 import type { Algorithm, StateSlots } from './types.js'
@@ -54,6 +55,11 @@ export function splitGcra(scaled: ScaledRate): Algorithm {
     },
     decide(slots, offset, cost, now, commit): Decision {
       if (cost > burst) throw costTooHigh(cost, burst)
+      // An inspection decides on a copy: it writes nothing (inspection.ts).
+      if (cost === 0) {
+        slots = inspectionCopy(slots, offset, 2)
+        offset = 0
+      }
       readAhead(slots, offset, now)
       const need = cost * unitsPerToken
       const resetAfterMs = aheadMs + (aheadTicks > 0 ? 1 : 0)

@@ -1,5 +1,6 @@
 import type { Decision } from '../decision.js'
 import { splitGcra } from './gcra-split.js'
+import { inspectionCopy } from './inspection.js'
 import { ceilDiv, floorDiv, MAX_TIME_MS } from './integer.js'
 import {
   costTooHigh,
@@ -68,6 +69,11 @@ function ticksGcra(scaled: ScaledRate): Algorithm {
     },
     decide(slots, offset, cost, now, commit): Decision {
       if (cost > burst) throw costTooHigh(cost, burst)
+      // An inspection decides on a copy: it writes nothing (inspection.ts).
+      if (cost === 0) {
+        slots = inspectionCopy(slots, offset, 1)
+        offset = 0
+      }
       const tatAhead = aheadOf(slots, offset, now)
       const need = cost * unitsPerToken
       // Compared, never summed: a TAT held up to two buckets ahead plus a cost could pass 2^53.

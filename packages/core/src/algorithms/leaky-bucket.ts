@@ -1,4 +1,5 @@
 import type { Decision } from '../decision.js'
+import { inspectionCopy } from './inspection.js'
 import { ceilDiv, floorDiv } from './integer.js'
 import {
   costTooHigh,
@@ -49,6 +50,11 @@ export function leakyBucket(params: RateParams): Algorithm {
     },
     decide(slots, offset, cost, now, commit): Decision {
       if (cost > burst) throw costTooHigh(cost, burst)
+      // An inspection decides on a copy: it writes nothing (inspection.ts).
+      if (cost === 0) {
+        slots = inspectionCopy(slots, offset, 2)
+        offset = 0
+      }
       rebase(slots, offset, now)
       const at = Math.max(now, slots[offset + 1]!)
       const skew = at - now

@@ -1,5 +1,6 @@
 import type { Decision } from '../decision.js'
 import { createScheduler } from '../wait/scheduler.js'
+import { inspectionCopy } from './inspection.js'
 import { ceilDiv, floorDiv, MAX_FIELD_INTEGER, MAX_TIME_MS } from './integer.js'
 import {
   costTooHigh,
@@ -91,6 +92,11 @@ export function leakyQueue(params: QueueParams): Algorithm {
     },
     decide(slots, offset, cost, now, commit): Decision {
       if (cost > limit) throw costTooHigh(cost, limit)
+      // An inspection decides on a copy: it writes nothing (inspection.ts).
+      if (cost === 0) {
+        slots = inspectionCopy(slots, offset, 1)
+        offset = 0
+      }
       const ahead = aheadOf(slots, offset, now)
       const resetAfterMs = ceilDiv(ahead, unitsPerMs)
       if (cost === 0) {

@@ -1,4 +1,5 @@
 import type { Decision } from '../decision.js'
+import { inspectionCopy } from './inspection.js'
 import {
   checkWindow,
   costTooHigh,
@@ -98,6 +99,11 @@ export function slidingLog(params: WindowParams): Algorithm {
     },
     decide(slots, offset, cost, now, commit): Decision {
       if (cost > limit) throw costTooHigh(cost, limit)
+      // An inspection decides on a copy: it writes nothing (inspection.ts).
+      if (cost === 0) {
+        slots = inspectionCopy(slots, offset, HEADER + slots[offset + 2]!)
+        offset = 0
+      }
       rebase(slots, offset, now)
       const size = slots[offset + 1]!
       // Entries are in time order; a clock that stepped back is held at the newest entry.

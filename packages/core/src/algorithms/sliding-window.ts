@@ -1,4 +1,5 @@
 import type { Decision } from '../decision.js'
+import { inspectionCopy } from './inspection.js'
 import { floorDiv, MAX_TIME_MS } from './integer.js'
 import {
   checkWindow,
@@ -43,12 +44,16 @@ export function slidingWindow(params: SlidingWindowParams): Algorithm {
   }
 
   /**
-   * A current window that starts more than one window after `now`: the clock stepped back past
-   * the previous window. Both counts move into the current window of `now`, where they weigh in
-   * full (nothing is forgiven, and the estimate can only grow), as the fixed window does.
+   * A current window that starts more than two windows after `now`: the clock stepped back
+   * further than the rule's reset span (a count weighs until the end of the window after its
+   * own). Both counts move into the current window of `now`, where they weigh in full (nothing
+   * is forgiven, and the estimate can only grow), so the key waits at most two windows. A smaller
+   * step is held at the current window. Not one window: a step of one to two windows moved the
+   * counts into a window whose weight ended before the stored one began, so a clock reading the
+   * stored window again found them gone and admitted a second limit at once.
    */
   function rebase(slots: StateSlots, offset: number, now: number): void {
-    if (slots[offset]! - now <= windowMs) return
+    if (slots[offset]! - now <= 2 * windowMs) return
     slots[offset] = now - (now % windowMs)
     slots[offset + 2] = slots[offset + 1]! + slots[offset + 2]!
     slots[offset + 1] = 0
@@ -67,6 +72,11 @@ export function slidingWindow(params: SlidingWindowParams): Algorithm {
     },
     decide(slots, offset, cost, now, commit): Decision {
       if (cost > limit) throw costTooHigh(cost, limit)
+      // An inspection decides on a copy: it writes nothing (inspection.ts).
+      if (cost === 0) {
+        slots = inspectionCopy(slots, offset, 3)
+        offset = 0
+      }
       rebase(slots, offset, now)
       const stored = slots[offset]!
       const start = Math.max(now - (now % windowMs), stored)

@@ -1,4 +1,5 @@
 import type { Decision } from '../decision.js'
+import { inspectionCopy } from './inspection.js'
 import { costTooHigh, invalid } from './params.js'
 import type { Algorithm, StateSlots } from './types.js'
 
@@ -79,6 +80,11 @@ export function subWindowCounters(limit: number, windowMs: number, buckets: numb
     },
     decide(slots, offset, cost, now, commit): Decision {
       if (cost > limit) throw costTooHigh(cost, limit)
+      // An inspection decides on a copy: it writes nothing (inspection.ts).
+      if (cost === 0) {
+        slots = inspectionCopy(slots, offset, buckets + 1)
+        offset = 0
+      }
       rebase(slots, offset, now)
       // A clock that stepped back is held at the newest sub-window.
       const at = Math.max(Math.floor(now / width), slots[offset]! / width)

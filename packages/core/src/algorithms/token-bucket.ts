@@ -1,4 +1,5 @@
 import type { Decision } from '../decision.js'
+import { inspectionCopy } from './inspection.js'
 import { ceilDiv, floorDiv } from './integer.js'
 import {
   costTooHigh,
@@ -53,6 +54,11 @@ export function tokenBucket(params: RateParams): Algorithm {
     },
     decide(slots, offset, cost, now, commit): Decision {
       if (cost > burst) throw costTooHigh(cost, burst)
+      // An inspection decides on a copy: it writes nothing (inspection.ts).
+      if (cost === 0) {
+        slots = inspectionCopy(slots, offset, 2)
+        offset = 0
+      }
       // As `rebase` and `levelAt`, written out: this runs on every request.
       let last = slots[offset + 1]!
       if (last - now > fillMs) {

@@ -1,8 +1,7 @@
 import type { Decision } from '../decision.js'
 import type { createScheduler } from '../wait/scheduler.js'
-import type { createSlotQueues } from '../wait/slot-queues.js'
+import type { createSlotQueues, SlotQueueParams } from '../wait/slot-queues.js'
 import type { CalendarWindows } from './calendar.js'
-import type { SlotQueueParams } from './concurrency.js'
 
 /** The six counting rules (the leaky bucket as a meter and as a queue), and `concurrency`, which
  * counts requests in flight. */

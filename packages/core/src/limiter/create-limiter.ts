@@ -1,4 +1,3 @@
-import type { SlotQueueParams } from '../algorithms/concurrency.js'
 import { costTooHigh } from '../algorithms/params.js'
 import { checkCost, checkTime, wholeMs } from '../algorithms/step.js'
 import { type AlgorithmTable, BUILT_IN_ALGORITHMS } from '../algorithms/table.js'
@@ -8,13 +7,25 @@ import { FOREIGN_OPTIONS } from '../options/foreign-options.js'
 import { checkMethods, checkWhole, invalidOption } from '../options/option-values.js'
 import { refuseUnknownOptions } from '../options/unknown-options.js'
 import { checkRules } from '../rules/define-rules.js'
+import type { Rule } from '../rules/types.js'
 import { memoryStore } from '../store/memory-store.js'
-import type { Charge, Outcome, Store } from '../store/types.js'
+import type { Store } from '../store/types.js'
 import type { Scheduler } from '../wait/scheduler.js'
-import type { createSlotQueues, SlotQueueHost, SlotQueues } from '../wait/slot-queues.js'
+import type {
+  createSlotQueues,
+  SlotQueueHost,
+  SlotQueueParams,
+  SlotQueues,
+} from '../wait/slot-queues.js'
 import { admittedCharges } from './admitted-charges.js'
 import { type CompiledRule, compileRule } from './compile-rule.js'
-import { clockReader, decideAgain, failingEngine, requestDecider } from './decide.js'
+import {
+  type ClockReader,
+  clockReader,
+  decideAgain,
+  failingEngine,
+  requestDecider,
+} from './decide.js'
 import { type ConsumeOne, type Engine, isPromiseLike } from './engine.js'
 import { createHold } from './hold.js'
 import { checkIdentityNames } from './identity-names.js'
@@ -22,18 +33,12 @@ import { LIMITER_OPTIONS } from './option-names.js'
 import { createRelease, type RefundOne } from './release.js'
 import { createReporter } from './report.js'
 import { type RouteMatching, routeMatching } from './route-matching.js'
-import { buildRuleIndex } from './rule-index.js'
-import { DEFAULT_STORE_TIMEOUT_MS, replyWithin } from './store-deadline.js'
-import type {
-  Limiter,
-  LimiterOptions,
-  Logger,
-  MaybePromise,
-  RuleDecision,
-  Verdict,
-} from './types.js'
+import { buildRuleIndex, type RuleIndex } from './rule-index.js'
+import { checkOne, refundCharges } from './store-calls.js'
+import { DEFAULT_STORE_TIMEOUT_MS } from './store-deadline.js'
+import type { Limiter, LimiterOptions, Logger, Verdict } from './types.js'
 import { DEFAULT_STORE_ERROR_RETRY_AFTER_MS } from './types.js'
-import { admission, denial, shown, storeDecision } from './verdict.js'
+import { shown } from './verdict.js'
 
 /**
  * Builds a limiter from rules. Rules are validated here, once (a `RuleValidationError` lists every
@@ -42,7 +47,57 @@ import { admission, denial, shown, storeDecision } from './verdict.js'
  * const limiter = createLimiter({ rules: defineRules([...]) })
  * const verdict = limiter.decide({ method: 'POST', path: '/v1/login', identities: { ip } })
  */
-export function createLimiter(options: LimiterOptions): Limiter {
+export function createLimiter<R>(given: LimiterOptions<R>): Limiter {
+  // `R` only refuses widened rules at compile time; the rules themselves are checked below.
+  const options = given as LimiterOptions
+  const setup = compileLimiter(options)
+  const { rules, store, engine, reader } = setup
+  const timeOf = timeSource(engine, reader)
+  const ruleOf = ruleLookup(setup.byId)
+  const refund = refunder(ruleOf, timeOf)
+  const slots = slotParts(setup, options, timeOf, ruleOf)
+  const hold = holder(slots, refund)
+  const decide = requestDecider({
+    engine,
+    index: setup.index,
+    clock: reader,
+    markWaiting: slots.mark,
+  })
+  const limiter: Limiter = {
+    rules,
+    store,
+    get clockStepsBack() {
+      return reader.stepsBack
+    },
+    decide,
+    acquire(facts, given) {
+      // Adopted, so that a throw (a cost that can never fit) rejects rather than escapes.
+      return Promise.resolve()
+        .then(() => decide(facts, given))
+        .then((verdict) => hold(verdict, given))
+    },
+    hold,
+    check: checker(ruleOf, timeOf),
+    refund,
+    release: slots.release,
+  }
+  return limiter
+}
+
+/** A limiter's rules, store and engine, every option checked: what its parts are built from. */
+type LimiterSetup = {
+  readonly rules: readonly Rule[]
+  readonly compiled: readonly CompiledRule[]
+  readonly byId: ReadonlyMap<string, CompiledRule>
+  readonly index: RuleIndex
+  readonly store: Store
+  readonly engine: Engine
+  readonly reader: ClockReader
+  readonly clock: Clock
+}
+
+/** The compile step: options checked, rules validated and compiled, the store's engine. */
+function compileLimiter(options: LimiterOptions): LimiterSetup {
   refuseUnknownOptions(options, LIMITER_OPTIONS, 'createLimiter()', FOREIGN_OPTIONS)
   const algorithms = options.algorithms ?? BUILT_IN_ALGORITHMS
   checkAlgorithms(algorithms)
@@ -50,8 +105,6 @@ export function createLimiter(options: LimiterOptions): Limiter {
   const rules = checkRules(options.rules, algorithms, routes.parseRoute)
   checkIdentityNames(rules, options.customIdentities)
   const compiled = rules.map((rule, index) => compileRule(rule, index, algorithms, routes))
-  const byId = new Map(compiled.map((rule) => [rule.id, rule] as const))
-  const index = buildRuleIndex(compiled, routes)
   const store = options.store ?? memoryStore()
   const clock = options.clock ?? systemClock
   checkOptions(store, clock, options)
@@ -65,15 +118,28 @@ export function createLimiter(options: LimiterOptions): Limiter {
     storeTimeoutMs:
       options.storeTimeoutMs ?? (boundsItsCalls(store) ? false : DEFAULT_STORE_TIMEOUT_MS),
   }
-  const refunded = new WeakSet<Verdict>()
-  const reader = clockReader(options.clock, engine.reporter)
+  return {
+    rules,
+    compiled,
+    byId: new Map(compiled.map((rule) => [rule.id, rule] as const)),
+    index: buildRuleIndex(compiled, routes),
+    store,
+    engine,
+    reader: clockReader(options.clock, engine.reporter),
+    clock,
+  }
+}
 
-  /**
-   * The time of a call: the `now` given (whole ms; a bad one is the caller's bug and throws) or
-   * the clock's. A clock that fails is decided like a store that fails: the engine handed back
-   * fails every call with the clock's error, so each rule's `onStoreError` decides.
-   */
-  function timeOf(given: { readonly now?: number } | undefined): [number, Engine] {
+/** The time of a call, and the engine to decide it with. */
+type TimeOf = (given: { readonly now?: number } | undefined) => [number, Engine]
+
+/**
+ * The time of a call: the `now` given (whole ms; a bad one is the caller's bug and throws) or
+ * the clock's. A clock that fails is decided like a store that fails: the engine handed back
+ * fails every call with the clock's error, so each rule's `onStoreError` decides.
+ */
+function timeSource(engine: Engine, reader: ClockReader): TimeOf {
+  return (given) => {
     if (given?.now !== undefined) {
       const now = wholeMs(given.now)
       checkTime(now)
@@ -83,8 +149,10 @@ export function createLimiter(options: LimiterOptions): Limiter {
     if (typeof read === 'number') return [read, engine]
     return [reader.latest, failingEngine(engine, read)]
   }
+}
 
-  function ruleOf(id: string): CompiledRule {
+function ruleLookup(byId: ReadonlyMap<string, CompiledRule>): (id: string) => CompiledRule {
+  return (id) => {
     const rule = byId.get(id)
     if (rule === undefined) {
       throw new RateLimitError(
@@ -95,88 +163,106 @@ export function createLimiter(options: LimiterOptions): Limiter {
     }
     return rule
   }
+}
 
-  const queues = slotQueuesOf(compiled, {
-    shared: store.shared === true,
-    scheduler: () => schedulerOf!(),
+/** `Limiter.check`: one rule for one key, the cost checked against the rule first. */
+function checker(ruleOf: (id: string) => CompiledRule, timeOf: TimeOf): Limiter['check'] {
+  return (key, ruleId, given) => {
+    const rule = ruleOf(ruleId)
+    const cost = given?.cost ?? rule.cost
+    checkCost(cost)
+    if (cost > rule.algorithm.limit) {
+      const error = costTooHigh(cost, rule.algorithm.limit)
+      throw new RateLimitError(error.code, `rule "${rule.id}": ${error.message.slice(11)}`, {
+        rule: rule.id,
+        field: 'cost',
+      })
+    }
+    const [now, deciding] = timeOf(given)
+    return checkOne(deciding, rule, key, cost, now)
+  }
+}
+
+/** `Limiter.refund`: an admission's charges back, once; slots in flight are `release`'s. */
+function refunder(ruleOf: (id: string) => CompiledRule, timeOf: TimeOf): Limiter['refund'] {
+  const refunded = new WeakSet<Verdict>()
+  return (verdict, given) => {
+    if (!verdict.allowed || verdict.storeFailed === true || refunded.has(verdict)) return
+    const charges = admittedCharges(verdict, ruleOf, false)
+    if (charges.length === 0) return
+    const [now, refunding] = timeOf(given)
+    refunded.add(verdict)
+    return refundCharges(refunding, charges, verdict.at, now)
+  }
+}
+
+/** What waiting and concurrency slots add to a limiter: none of it without rules that use it. */
+type SlotParts = {
+  readonly release: NonNullable<Limiter['release']>
+  /** The lines of requests waiting for a slot, when a rule has one. */
+  readonly queues: SlotQueues<Verdict> | undefined
+  readonly mark: SlotQueues<Verdict>['mark'] | undefined
+  /** The scheduler everything that waits shares, made on first use; none without a rule that waits. */
+  readonly scheduler: (() => Scheduler) | undefined
+}
+
+/**
+ * `release`, the lines of requests waiting for a slot and the scheduler they share. A release
+ * wakes the next waiter of its line, and a waiter admitted after its client left is released:
+ * the two refer to each other, so the lines see `release` through `parts`, once it is made.
+ */
+function slotParts(
+  setup: LimiterSetup,
+  options: LimiterOptions,
+  timeOf: TimeOf,
+  ruleOf: (id: string) => CompiledRule,
+): SlotParts {
+  // One scheduler for everything that waits (queued admissions, requests waiting for a slot),
+  // from the first rule that waits: a bundle without one holds none of it.
+  const makeScheduler = setup.compiled.find((rule) => rule.algorithm.scheduler)?.algorithm.scheduler
+  let made: Scheduler | undefined
+  const scheduler =
+    makeScheduler &&
+    (() => (made ??= makeScheduler({ clock: setup.clock, timers: options.timers })))
+  const queues = slotQueuesOf(setup.compiled, {
+    shared: setup.store.shared === true,
+    scheduler: () => scheduler!(),
     decideAgain: (verdict) => {
       const [now, deciding] = timeOf(undefined)
       return decideAgain(deciding, verdict, ruleOf, now)
     },
-    release: (verdict) => limiter.release!(verdict),
+    release: (verdict) => release(verdict),
   })
-  // One scheduler for everything that waits (queued admissions, requests waiting for a slot),
-  // from the first rule that waits: a bundle without one holds none of it.
-  const makeScheduler = compiled.find((rule) => rule.algorithm.scheduler)?.algorithm.scheduler
-  let scheduler: Scheduler | undefined
-  const schedulerOf =
-    makeScheduler && (() => (scheduler ??= makeScheduler({ clock, timers: options.timers })))
-  const holdQueued = createHold(schedulerOf, (verdict) => {
-    // Never served: what it was charged goes back, and the concurrency slots it holds.
-    const refunding = limiter.refund(verdict)
-    const releasing = limiter.release!(verdict)
+  const refundOne = (setup.store as { refundOne?: RefundOne }).refundOne
+  const release = createRelease({
+    engine: setup.engine,
+    byId: setup.byId,
+    timeOf,
+    refundCharges,
+    refundOne: typeof refundOne === 'function' ? refundOne.bind(setup.store) : undefined,
+    queues,
+  })
+  return { release, queues, mark: queues?.mark, scheduler }
+}
+
+/**
+ * `Limiter.hold`: a refusal waiting for a slot waits in its line, then a queued admission for its
+ * slot. One that is never served gives back what it was charged, and its concurrency slots.
+ */
+function holder(slots: SlotParts, refund: Limiter['refund']): Limiter['hold'] {
+  const holdQueued = createHold(slots.scheduler, (verdict) => {
+    const refunding = refund(verdict)
+    const releasing = slots.release(verdict)
     return isPromiseLike(refunding) || isPromiseLike(releasing)
       ? Promise.all([refunding, releasing]).then(() => undefined)
       : undefined
   })
-  const hold: Limiter['hold'] =
-    queues === undefined
-      ? holdQueued
-      : (verdict, given) =>
-          verdict.waitsForSlot === true
-            ? queues.wait(verdict, given?.signal).then((next) => holdQueued(next, given))
-            : holdQueued(verdict, given)
-
-  const refundOne = (store as { refundOne?: RefundOne }).refundOne
-  const release = createRelease({
-    engine,
-    byId,
-    timeOf,
-    refundCharges,
-    refundOne: typeof refundOne === 'function' ? refundOne.bind(store) : undefined,
-    queues,
-  })
-
-  const limiter: Limiter = {
-    rules,
-    store,
-    get clockStepsBack() {
-      return reader.stepsBack
-    },
-    decide: requestDecider({ engine, index, clock: reader, markWaiting: queues?.mark }),
-    acquire(facts, given) {
-      // Adopted, so that a throw (a cost that can never fit) rejects rather than escapes.
-      return Promise.resolve()
-        .then(() => limiter.decide(facts, given))
-        .then((verdict) => hold(verdict, given))
-    },
-    hold,
-    check(key, ruleId, given) {
-      const rule = ruleOf(ruleId)
-      const cost = given?.cost ?? rule.cost
-      checkCost(cost)
-      if (cost > rule.algorithm.limit) {
-        const error = costTooHigh(cost, rule.algorithm.limit)
-        throw new RateLimitError(error.code, `rule "${rule.id}": ${error.message.slice(11)}`, {
-          rule: rule.id,
-          field: 'cost',
-        })
-      }
-      const [now, deciding] = timeOf(given)
-      return checkOne(deciding, rule, key, cost, now)
-    },
-    refund(verdict, given) {
-      if (!verdict.allowed || verdict.storeFailed === true || refunded.has(verdict)) return
-      // Slots in flight are given back by `release`, whatever the refund policy.
-      const charges = admittedCharges(verdict, ruleOf, false)
-      if (charges.length === 0) return
-      const [now, refunding] = timeOf(given)
-      refunded.add(verdict)
-      return refundCharges(refunding, charges, verdict.at, now)
-    },
-    release,
-  }
-  return limiter
+  const queues = slots.queues
+  if (queues === undefined) return holdQueued
+  return (verdict, given) =>
+    verdict.waitsForSlot === true
+      ? queues.wait(verdict, given?.signal).then((next) => holdQueued(next, given))
+      : holdQueued(verdict, given)
 }
 
 /**
@@ -185,8 +271,8 @@ export function createLimiter(options: LimiterOptions): Limiter {
  */
 function slotQueuesOf(
   compiled: readonly CompiledRule[],
-  host: Omit<SlotQueueHost, 'lines'>,
-): SlotQueues | undefined {
+  host: Omit<SlotQueueHost<Verdict>, 'lines'>,
+): SlotQueues<Verdict> | undefined {
   const lines = new Map<string, SlotQueueParams>()
   let make: typeof createSlotQueues | undefined
   for (const rule of compiled) {
@@ -196,78 +282,6 @@ function slotQueuesOf(
     make = slotQueues
   }
   return make === undefined ? undefined : make({ ...host, lines })
-}
-
-function checkOne(
-  engine: Engine,
-  rule: CompiledRule,
-  key: string,
-  cost: number,
-  now: number,
-): MaybePromise<RuleDecision> {
-  const failed = (error: unknown): RuleDecision => {
-    const closed = !rule.shadow && rule.failClosed
-    engine.reporter.storeError(error, {
-      operation: 'consume',
-      rules: [rule.id],
-      failClosed: closed,
-    })
-    return closed
-      ? denial(rule, cost, key, engine.storeErrorRetryAfterMs)
-      : admission(rule, cost, key)
-  }
-  // A reply is read and checked inside a try: a bad one follows the rule's onStoreError, as in
-  // `decide`, rather than failing later on the response path.
-  const settle = (outcome: Outcome): RuleDecision => {
-    try {
-      return storeDecision(rule, outcome?.decisions?.[0], cost, key)
-    } catch (error) {
-      return failed(error)
-    }
-  }
-  try {
-    if (engine.consumeOne !== undefined) {
-      return storeDecision(
-        rule,
-        engine.consumeOne(rule.id, rule.algorithm, key, cost, now),
-        cost,
-        key,
-      )
-    }
-    const result = engine.store.consume(
-      [{ rule: rule.id, algorithm: rule.algorithm, key, cost, shadow: rule.shadow }],
-      now,
-    )
-    return isPromiseLike(result)
-      ? replyWithin(result, engine.storeTimeoutMs, 'consume').then(settle, failed)
-      : settle(result)
-  } catch (error) {
-    return failed(error)
-  }
-}
-
-function refundCharges(
-  engine: Engine,
-  charges: readonly Charge[],
-  chargedAt: number,
-  now: number,
-): MaybePromise<void> {
-  const failed = (error: unknown) =>
-    engine.reporter.storeError(error, {
-      operation: 'refund',
-      rules: charges.map((charge) => charge.rule),
-      failClosed: false,
-    })
-  try {
-    const result = engine.store.refund(charges, chargedAt, now)
-    // Inside the try: adopting a reply reads its `then` (or a promise's `constructor`), which
-    // can throw.
-    if (isPromiseLike(result)) {
-      return replyWithin(result, engine.storeTimeoutMs, 'refund').then(() => undefined, failed)
-    }
-  } catch (error) {
-    failed(error)
-  }
 }
 
 /** A budget of its own that will end: 0, NaN or Infinity (for "none") leaves the limiter's. */

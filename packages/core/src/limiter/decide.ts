@@ -186,18 +186,18 @@ function consumeAll(engine: Engine, pending: Pending, now: number): MaybePromise
       // throw, call back twice or return anything. Inside the try, since reading `then` (or a
       // promise's `constructor`) can throw too.
       return replyWithin(outcome, engine.storeTimeoutMs, 'consume').then(
-        (settled) => settle(engine, pending, settled, now),
+        (reply) => verdictOfReply(engine, pending, reply, now),
         (error: unknown) => storeFailure(engine, pending, error, now),
       )
     }
   } catch (error) {
     return storeFailure(engine, pending, error, now)
   }
-  return settle(engine, pending, outcome, now)
+  return verdictOfReply(engine, pending, outcome, now)
 }
 
 /** Turns the store's reply into a verdict; a reply that is not one is a store failure. */
-function settle(engine: Engine, pending: Pending, outcome: Outcome, now: number): Verdict {
+function verdictOfReply(engine: Engine, pending: Pending, outcome: Outcome, now: number): Verdict {
   const { charged, charges } = pending
   const made: RuleDecision[] = new Array(charged.length)
   let at: number

@@ -3,7 +3,7 @@ import type { SlotQueues } from '../wait/slot-queues.js'
 import { admittedCharges } from './admitted-charges.js'
 import type { CompiledRule } from './compile-rule.js'
 import { type Engine, isPromiseLike } from './engine.js'
-import type { DecideOptions, Limiter, MaybePromise } from './types.js'
+import type { DecideOptions, Limiter, MaybePromise, Verdict } from './types.js'
 
 /** The memory store's single-charge refund: no array, no checks beyond its own. */
 export type RefundOne = (
@@ -28,7 +28,7 @@ export type ReleaseHost = {
     now: number,
   ) => MaybePromise<void>
   readonly refundOne: RefundOne | undefined
-  readonly queues: SlotQueues | undefined
+  readonly queues: SlotQueues<Verdict> | undefined
 }
 
 /** A verdict as `release` marks it: its slots came back once (see `Verdict.slotsReleased`). */

@@ -373,10 +373,10 @@ describe('through the adapter kit', () => {
             user: () => undefined,
           },
         )
-        const pass = await kit.enter(null, null)!.ready
-        expect(pass.denial?.status).toBe(status)
+        const exchange = await kit.enter(null, null)!.ready
+        expect(exchange.denial?.status).toBe(status)
         const fields: string[] = []
-        pass.writeFields(
+        exchange.writeFields(
           {
             putEntries: (_, entries) => fields.push(...entries.map(([name]) => name)),
             putVerdict: (_, verdict, write) =>

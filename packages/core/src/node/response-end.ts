@@ -1,7 +1,7 @@
-import type { Pass } from '../adapter/kit.js'
+import type { Exchange } from '../adapter/kit.js'
 
-/** The part of a pass that hears how its exchange ended. */
-type Ending = Pick<Pass<never, never>, 'end' | 'abort'>
+/** The part of an exchange that hears how it ended. */
+type Ending = Pick<Exchange<never, never>, 'end' | 'abort'>
 
 /** What `endWhenFinished` uses of a Node `http.ServerResponse`: a shape, so no Node import. */
 export type NodeResponseEvents = {
@@ -10,12 +10,12 @@ export type NodeResponseEvents = {
 }
 
 /**
- * Reports a Node response's end to its pass: `end(statusCode)` once the response is handed to
+ * Reports a Node response's end to its exchange: `end(statusCode)` once the response is handed to
  * the socket (`'finish'`), `abort()` when the connection closes before that (`'close'` without
- * `'finish'`; after one, the pass ignores it). Only for passes the kit watches (`watchesEnd`):
+ * `'finish'`; after one, the exchange ignores it). Only for exchanges the kit watches (`watchesEnd`):
  * it costs two listeners per request.
  */
-export function endWhenFinished(res: NodeResponseEvents, pass: Ending): void {
-  res.once('finish', () => pass.end(res.statusCode))
-  res.once('close', () => pass.abort())
+export function endWhenFinished(res: NodeResponseEvents, exchange: Ending): void {
+  res.once('finish', () => exchange.end(res.statusCode))
+  res.once('close', () => exchange.abort())
 }

@@ -29,6 +29,8 @@ export function consumeMany(
   const offsets: number[] = []
   /** Per owner: the room its state takes here (a log's: what it holds plus what is charged). */
   const sizes: number[] = []
+  /** Per owner: the cost charged to its state by the request, all of its charges together. */
+  const charged: number[] = []
   for (let i = 0; i < count; i++) {
     hasher.hash(charges[i]!.key)
     firsts.push(hasher.first)
@@ -44,6 +46,8 @@ export function consumeMany(
     owners.push(owner)
     const { algorithm, cost } = charges[i]!
     const table = owned[i]!
+    charged[i] = 0
+    charged[owner] = charged[owner]! + cost
     if (owner !== i) {
       if (table.logs !== undefined) sizes[owner] = Math.min(sizes[owner]! + cost, algorithm.limit)
       sizes.push(0)
@@ -90,7 +94,9 @@ export function consumeMany(
   }
   const decisions = applyCharges(charges, new Array(count).fill(buffer), offsets, now)
   for (let i = 0; i < count; i++) {
-    if (owners[i] !== i) continue
+    // A state only inspected (cost 0) is as it was read: an inspection writes nothing, and a
+    // key it inserted could evict one that holds a count.
+    if (owners[i] !== i || charged[i] === 0) continue
     const table = owned[i]!
     const to = table.locate(firsts[i]!, seconds[i]!, now)
     const at = offsets[i]!

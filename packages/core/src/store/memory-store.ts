@@ -173,6 +173,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
         algorithm === lastAlgorithm && rule === lastRule
           ? lastTable!
           : tableFor(rule, algorithm, now)
+      if (cost === 0 && !holds(table, key)) return inspectFresh(algorithm, now)
       const offset = table.locateKey(key, hasher, now)
       if (table.logs !== undefined) return decideLogged(table, algorithm, offset, cost, now)
       return algorithm.decide(table.data, offset, cost, now, true)
@@ -195,6 +196,9 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
       // One charge: deciding with commit is exactly what applyCharges does for it.
       const { rule, algorithm, key, cost } = charges[0]!
       const table = tableFor(rule, algorithm, now)
+      if (cost === 0 && !holds(table, key)) {
+        return { decisions: [inspectFresh(algorithm, now)], at: now }
+      }
       const offset = table.locateKey(key, hasher, now)
       if (table.logs !== undefined) {
         return { decisions: [decideLogged(table, algorithm, offset, cost, now)], at: now }
@@ -224,6 +228,12 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     },
   }
 
+  /** Whether `table` holds a state for `key`. */
+  function holds(table: KeyTable, key: string): boolean {
+    hasher.hash(key)
+    return table.find(hasher.first, hasher.second) >= 0
+  }
+
   function giveBack(
     rule: string,
     algorithm: Algorithm,
@@ -248,6 +258,16 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
       algorithm.refund(table.logs.data, table.data[offset]!, cost, chargedAt, now)
     }
   }
+}
+
+/**
+ * A cost-0 inspection of a key the store does not hold, decided on a fresh state: an inspection
+ * writes nothing, and inserting the key could evict one that holds a count.
+ */
+function inspectFresh(algorithm: Algorithm, now: number): Decision {
+  const fresh = new Array<number>(algorithm.stateSize).fill(0)
+  algorithm.init(fresh, 0, now)
+  return algorithm.decide(fresh, 0, 0, now, false)
 }
 
 function isValidCharge(now: number, cost: number, limit: number): boolean {

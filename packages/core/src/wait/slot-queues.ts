@@ -1,6 +1,46 @@
-import type { SlotQueueParams } from '../algorithms/concurrency.js'
-import type { MaybePromise, Verdict, WaitSignal } from '../limiter/types.js'
 import type { Scheduler } from './scheduler.js'
+
+/** The line of a concurrency rule whose refused requests wait for a slot. */
+export type SlotQueueParams = {
+  /** How many may wait, per key (≥ 1). */
+  readonly length: number
+  readonly maxWaitMs: number
+  /** Which waiting request a freed slot goes to (see `ConcurrencyParams.queueOrder`). */
+  readonly order: 'fifo' | 'lifo'
+  /**
+   * How often a line on a store other processes share looks again for a slot one of them gave
+   * back (which wakes nobody here): the rule's `retryAfterMs`, what a refusal tells a client, or
+   * a quarter of `maxWaitMs` if that is shorter.
+   */
+  readonly lookAgainMs: number
+}
+
+/**
+ * What the lines read of a limiter's verdict (its `Verdict` has these and more): typed here by
+ * shape, so that waiting depends on nothing above it.
+ */
+export type LineVerdict = {
+  readonly allowed: boolean
+  readonly reason: string | undefined
+  readonly storeFailed?: boolean | undefined
+  readonly waitsForSlot?: true | undefined
+  readonly decisions: ReadonlyArray<{
+    readonly allowed: boolean
+    readonly mode: string
+    readonly rule: string
+    readonly key?: string | undefined
+  }>
+}
+
+type MaybePromise<T> = T | Promise<T>
+
+/** What `AbortSignal` offers that a wait reads. */
+type WaitSignal = {
+  readonly aborted: boolean
+  readonly reason: unknown
+  addEventListener(type: 'abort', listener: () => void, options?: { once?: boolean }): void
+  removeEventListener(type: 'abort', listener: () => void): void
+}
 
 /**
  * The lines of requests waiting for a concurrency slot, one per rule and key, kept by one
@@ -11,7 +51,7 @@ import type { Scheduler } from './scheduler.js'
  * On a store other processes share, their releases wake nobody here: a line then decides its
  * next waiter again every `lookAgainMs` too.
  */
-export type SlotQueues = {
+export type SlotQueues<Verdict extends LineVerdict> = {
   /** `verdict`, marked `waitsForSlot` when its request may wait (decided before any later release). */
   readonly mark: (verdict: MaybePromise<Verdict>) => MaybePromise<Verdict>
   /**
@@ -25,7 +65,7 @@ export type SlotQueues = {
 }
 
 /** What the lines need of their limiter. */
-export type SlotQueueHost = {
+export type SlotQueueHost<Verdict extends LineVerdict> = {
   /** The rules whose refused requests may wait, by id (enforcing concurrency rules with a queue). */
   readonly lines: ReadonlyMap<string, SlotQueueParams>
   /** The store is shared with other processes (`Store.shared`). */
@@ -37,26 +77,28 @@ export type SlotQueueHost = {
   readonly release: (verdict: Verdict) => unknown
 }
 
-type Line = {
+type Line<Verdict extends LineVerdict> = {
   readonly id: string
   readonly params: SlotQueueParams
-  readonly waiters: Waiter[]
+  readonly waiters: Waiter<Verdict>[]
   /** Cancels the line's next look for a slot given back elsewhere (shared stores only). */
   stopLooking: (() => void) | undefined
 }
 
-type Waiter = {
+type Waiter<Verdict extends LineVerdict> = {
   /** The latest refusal: what it is decided again from, and answered with if it stays refused. */
   denial: Verdict
   /** The line it waits in; undefined while it is decided again, and once settled. */
-  line: Line | undefined
+  line: Line<Verdict> | undefined
   settled: boolean
   readonly settle: (outcome: Verdict) => void
   readonly fail: (reason: unknown) => void
 }
 
-export function createSlotQueues(host: SlotQueueHost): SlotQueues {
-  const lines = new Map<string, Line>()
+export function createSlotQueues<Verdict extends LineVerdict>(
+  host: SlotQueueHost<Verdict>,
+): SlotQueues<Verdict> {
+  const lines = new Map<string, Line<Verdict>>()
   // Counts releases: a request refused before the latest one may have missed its slot.
   let epoch = 0
   const decidedAt = new WeakMap<Verdict, number>()
@@ -74,7 +116,7 @@ export function createSlotQueues(host: SlotQueueHost): SlotQueues {
     return id
   }
 
-  function lineAt(id: string): Line {
+  function lineAt(id: string): Line<Verdict> {
     let line = lines.get(id)
     if (line === undefined) {
       const params = host.lines.get(id.slice(0, id.indexOf(' ')))!
@@ -85,14 +127,14 @@ export function createSlotQueues(host: SlotQueueHost): SlotQueues {
     return line
   }
 
-  function drop(line: Line): void {
+  function drop(line: Line<Verdict>): void {
     lines.delete(line.id)
     line.stopLooking?.()
     line.stopLooking = undefined
   }
 
   /** In `lookAgainMs`, decides the line's next waiter again, and so on while the line lasts. */
-  function lookAgainLater(line: Line): void {
+  function lookAgainLater(line: Line<Verdict>): void {
     const scheduler = host.scheduler()
     line.stopLooking = scheduler.at(scheduler.now() + line.params.lookAgainMs, () => {
       line.stopLooking = undefined
@@ -102,7 +144,7 @@ export function createSlotQueues(host: SlotQueueHost): SlotQueues {
     })
   }
 
-  function leave(waiter: Waiter): void {
+  function leave(waiter: Waiter<Verdict>): void {
     const line = waiter.line
     if (line === undefined) return
     waiter.line = undefined
@@ -112,7 +154,7 @@ export function createSlotQueues(host: SlotQueueHost): SlotQueues {
   }
 
   /** Joins the line as its newest; a full line refuses it (fifo) or its oldest (lifo). */
-  function enter(id: string, waiter: Waiter): void {
+  function enter(id: string, waiter: Waiter<Verdict>): void {
     const full = lineAt(id)
     if (full.waiters.length >= full.params.length) {
       const refused = full.params.order === 'fifo' ? waiter : full.waiters[0]!
@@ -126,7 +168,7 @@ export function createSlotQueues(host: SlotQueueHost): SlotQueues {
   }
 
   /** Back to the place it was taken from: the front of a fifo line, the back of a lifo one. */
-  function putBack(id: string, waiter: Waiter): void {
+  function putBack(id: string, waiter: Waiter<Verdict>): void {
     const line = lineAt(id)
     if (line.params.order === 'fifo') line.waiters.unshift(waiter)
     else line.waiters.push(waiter)
@@ -160,7 +202,7 @@ export function createSlotQueues(host: SlotQueueHost): SlotQueues {
     } else decided(waiter, id, started, outcome)
   }
 
-  function decided(waiter: Waiter, from: string, started: number, verdict: Verdict): void {
+  function decided(waiter: Waiter<Verdict>, from: string, started: number, verdict: Verdict): void {
     if (waiter.settled) {
       // Timed out or gone while decided again: a slot it took goes straight back (and on to the
       // next waiter); else the slot that woke it is the next one's.
@@ -192,7 +234,7 @@ export function createSlotQueues(host: SlotQueueHost): SlotQueues {
 
   function mark(verdict: Verdict, at: number): Verdict {
     if (verdict.allowed || lineIdOf(verdict) === undefined) return verdict
-    const marked: Verdict = { ...verdict, waitsForSlot: true }
+    const marked: Verdict = { ...verdict, waitsForSlot: true as const }
     decidedAt.set(marked, at)
     return marked
   }
@@ -219,7 +261,7 @@ export function createSlotQueues(host: SlotQueueHost): SlotQueues {
           cancel()
           signal?.removeEventListener('abort', onAbort)
         }
-        const waiter: Waiter = {
+        const waiter: Waiter<Verdict> = {
           denial: verdict,
           line: undefined,
           settled: false,
@@ -251,7 +293,7 @@ export function createSlotQueues(host: SlotQueueHost): SlotQueues {
 }
 
 /** A refusal as answered: no longer one that waits. */
-function refusal(verdict: Verdict): Verdict {
+function refusal<Verdict extends LineVerdict>(verdict: Verdict): Verdict {
   return verdict.waitsForSlot === true ? { ...verdict, waitsForSlot: undefined } : verdict
 }
 

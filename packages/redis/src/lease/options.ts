@@ -1,12 +1,12 @@
+import { systemTimers } from '@tollgate/core'
 import {
   type AlgorithmName,
   checkMethods,
   checkWhole,
   invalidOption,
   type RateLimitError,
-  systemTimers,
   type Timers,
-} from '@tollgate/core'
+} from '@tollgate/core/store'
 
 /**
  * Algorithms whose allowance can be taken ahead in a lease without ever admitting more than the

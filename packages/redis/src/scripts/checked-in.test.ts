@@ -8,12 +8,12 @@ import { chargePreparer } from '../prepare.js'
 import { redisScripts } from './index.js'
 
 // Changing a script changes these on purpose: operators may pre-load or allow-list them.
-const PINNED_CONSUME_SHA = '003fb9f5e175ab960812145032813cd1ff7a7918'
-const PINNED_REFUND_SHA = 'b26b3b333349c36256840c4c4c2c4cc86fa19af0'
+const PINNED_CONSUME_SHA = 'c955cb8e390fc6aa2b8aa23dd1f353a8f37a3847'
+const PINNED_REFUND_SHA = 'ac93c7dd662621692ed3bb3273037a0274c6483b'
 const PINNED_RENEW_SHA = '1873650f34099da0da0e93b6f7b971319d42afe4'
-const PINNED_EXAMPLE_RULE_SET_SHA = '72a7c582ef424165146e81bc2fe7df81f47ea545'
-const PINNED_EXAMPLE_ONE_REQUEST_SHA = 'cd47f3cb56b579c845d5ecfeda6e45ac1d3ba942'
-const PINNED_EXAMPLE_IDENTITY_SHA = 'f0e0ff68422871ae419bd349070128574c472203'
+const PINNED_EXAMPLE_RULE_SET_SHA = 'ad5f005edd4f67cf7d88f0af6decb723d6cc9e56'
+const PINNED_EXAMPLE_ONE_REQUEST_SHA = '06fdea29f52cf11aaf8673551e98605d5821924f'
+const PINNED_EXAMPLE_IDENTITY_SHA = '163413d20b9217fb5015ef0d0212ca20b508d4ac'
 
 /**
  * A gateway's usual pair: 10 per second with bursts of 20, and 1,000 a day, decided on the

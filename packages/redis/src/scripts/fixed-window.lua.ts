@@ -49,22 +49,34 @@ export const fixedWindowLua: LuaAlgorithm = {
     ${unpackState(CODE, ['a', 'b'], read)}
     if a then
       s = { a, b }
-      -- Beyond the window after now's: the clock stepped back; the count moves to that window.
-      if a > nowEnd then s[1] = nowEnd; moved = true end
+      -- More than a window ahead of now: the clock stepped back. The count moves into a window
+      -- starting at now (a calendar window: into the window after now's).
+      if calendar == 0 then
+        if a - now > windowMs then s[1] = now; moved = true end
+      elseif a > nowEnd then s[1] = nowEnd; moved = true end
     else
       s = { nowStart, 0 }
     end`,
   decide: `${windowOfNow}
     local stored = s[1]
-    local start = max(nowStart, stored)
+    local start, untilEnd
+    if calendar == 0 then
+      -- The stored window while it lasts; then now's, or the one following on from the stored
+      -- one's end when now's began before it (a window moved off the boundaries).
+      local storedEnd = stored + windowMs
+      if now < storedEnd then start = stored
+      elseif nowStart >= storedEnd then start = nowStart
+      else start = storedEnd end
+      untilEnd = start + windowMs - now
+    else
+      start = max(nowStart, stored)
+      if start == nowStart then untilEnd = nowEnd - now
+      else${calendarBounds}
+        untilEnd = ${endOf('start')} - now
+      end
+    end
     local count = 0
     if start == stored then count = s[2] end
-    local untilEnd
-    if calendar == 0 then untilEnd = start + windowMs - now
-    elseif start == nowStart then untilEnd = nowEnd - now
-    else${calendarBounds}
-      untilEnd = ${endOf('start')} - now
-    end
     if cost > 0 and count + cost > limit then
       allowed, remaining, reset, retry = 0, max(0, limit - count), untilEnd, untilEnd
     else
@@ -76,9 +88,9 @@ export const fixedWindowLua: LuaAlgorithm = {
     end`,
   // A calendar charge's time comes as the start of its window (the store computes it).
   refund: `
-    local chargedStart = chargedAt
-    if calendar == 0 then chargedStart = floorDiv(chargedAt, windowMs) * windowMs end
-    if chargedStart == s[1] then s[2] = max(0, s[2] - cost) end`,
+    if calendar == 0 then
+      if chargedAt >= s[1] and chargedAt < s[1] + windowMs then s[2] = max(0, s[2] - cost) end
+    elseif chargedAt == s[1] then s[2] = max(0, s[2] - cost) end`,
   freshAt: `
     if calendar == 0 then fresh = s[1] + windowMs
     else${calendarBounds}

@@ -110,10 +110,12 @@ for i = 1, n do
     local code = tonumber(ARGV[base + 1])
     local moved
     s, moved = load(code, key, tonumber(ARGV[base + 9]), tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 7]), tonumber(ARGV[base + 8]), now)
-    s.code, s.key, s.i, s.dirty = code, key, i, moved
+    s.code, s.key, s.i, s.dirty, s.moved = code, key, i, false, moved
     byKey[place] = s
     distinct[#distinct + 1] = s
   end
+  -- A moved state is written whatever the decision, unless only inspections (cost 0) read it.
+  if s.moved and ARGV[base + 2] ~= '0' then s.dirty = true end
   states[i] = s
 end
 `
@@ -148,8 +150,10 @@ if n == 1 and not denied then
   -- state's slots would cost a hash part, allocated anew on every call.
   local code, key, field = tonumber(ARGV[4]), KEYS[1], tonumber(ARGV[12])
   local s, moved = load(code, key, field, p1, p2, p3, p4, p5, now)
-  local allowed, remaining, reset, retry = decide(code, key, s, p1, p2, p3, p4, p5, tonumber(ARGV[5]), now, true)
-  if allowed == 1 or moved then
+  local cost = tonumber(ARGV[5])
+  local allowed, remaining, reset, retry = decide(code, key, s, p1, p2, p3, p4, p5, cost, now, true)
+  -- An inspection (cost 0) writes nothing, not even a move: the core decides it on a copy.
+  if cost > 0 and (allowed == 1 or moved) then
     save(code, key, field, s, p1, p2, p3, p4, p5, now, absolute, margin)
     writeIdentities()
   end
@@ -199,7 +203,7 @@ for i = 1, n do
       reply[at], reply[at + 1], reply[at + 2], reply[at + 3] = ${decideCharge('0', 'false')}
     else
       reply[at], reply[at + 1], reply[at + 2], reply[at + 3] = ${decideCharge('tonumber(ARGV[base + 2])', 'true')}
-      states[i].dirty = true
+      if ARGV[base + 2] ~= '0' then states[i].dirty = true end
       -- Passed the dry run, denied on commit: an earlier charge on the same key took the room.
       if reply[at] == 0 then reply[at] = 2 end
     end

@@ -151,7 +151,8 @@ ${loadState(rule, 1)}
 local allowed, remaining, reset, retry
 do${algorithm.decide}
 end
-if allowed == 1 or moved then
+-- An inspection (cost 0) writes nothing, not even a move: the core decides it on a copy.
+if cost > 0 and (allowed == 1 or moved) then
   ${write(rule, 1)}
 end${writeIdentity('KEYS[1]', identity)}
 if allowed == 1 then return { ${serverTime ? 'now' : '0'}, remaining, reset${isQueue(rule) ? ', retry' : ''} } end
@@ -182,7 +183,7 @@ for i = 1, #KEYS do
   local allowed, remaining, reset, retry
   do${algorithm.decide}
   end
-  if allowed == 1 or moved then
+  if cost > 0 and (allowed == 1 or moved) then
     ${write(rule, 1)}
   end${writeIdentity('key', identity)}
   ${replyOf(rule, 'allowed', 'remaining', 'reset', 'retry')}
@@ -253,9 +254,9 @@ function severalRulesBody(
       ? `\n  ${keep(rule, i)}${scoped(rule, i, `c${i}`, 'true', '')}`
       : scoped(rule, i, `c${i}`, 'false', '')
   }${rule.shadow ? '' : `\n  if a${i} == 0 then denied = true end`}`
-  // A moved state that is not committed is written as it is.
+  // A moved state that is not committed is written as it is, unless only inspected (cost 0).
   const writeMoved = (rule: RuleShape, i: number) => `
-    if r${i} then
+    if r${i} and c${i} ~= 0 then
       local key, s = ${keyOf(i)}, s${i}
       ${bindParameters(rule.algorithm, rule.params)}
       ${write(rule, i)}
@@ -264,7 +265,7 @@ function severalRulesBody(
     if a${i} == 1 then${once(rule) ? `\n      ${restore(rule, i)}` : ''}${scoped(rule, i, '0', 'false', '')}
     end${writeMoved(rule, i)}`
   const take = (rule: RuleShape, i: number) => `
-    if a${i} == 1 then${
+    if a${i} == 1 and c${i} ~= 0 then${
       once(rule)
         ? `
       local key, s = ${keyOf(i)}, s${i}
@@ -275,7 +276,7 @@ function severalRulesBody(
             i,
             `c${i}`,
             'true',
-            `\n      if allowed == 1 or r${i} then\n        ${write(rule, i)}\n      end`,
+            `\n      if c${i} ~= 0 and (allowed == 1 or r${i}) then\n        ${write(rule, i)}\n      end`,
           )
     }
     else${writeMoved(rule, i)}

@@ -129,7 +129,8 @@ export const slidingLogLua: LuaAlgorithm = {
       if packed then blocking = ${packedEntry('size + cost - limit - 1')} else blocking = ${listEntry('size + cost - limit - 1')} end
       allowed, remaining, reset, retry = 0, max(0, limit - live), newest + windowMs - now, blocking + windowMs - now
     else
-      if commit then
+      -- An inspection (cost 0) changes nothing, the list kept in place included.
+      if commit and cost > 0 then
         local after = live + cost
         if packed and after <= ${PACKED_LOG_MAX_ENTRIES} then
           -- The usual request expires nothing and adds one entry: one concatenation.

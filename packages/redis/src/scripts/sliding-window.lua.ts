@@ -108,9 +108,9 @@ export const slidingWindowLua: LuaAlgorithm = {
     ${unpackState(CODE, ['a', 'b', 'c'], read)}
     if a then
       s = { a, b, c }
-      -- A window beyond the next one: the clock stepped back; both counts move into now's
-      -- current window, where they weigh in full.
-      if a - now > windowMs then
+      -- More than two windows (the reset span) ahead of now: the clock stepped back; both counts
+      -- move into now's current window, where they weigh in full.
+      if a - now > 2 * windowMs then
         s[1], s[2], s[3] = floorDiv(now, windowMs) * windowMs, 0, b + c
         moved = true
       end
