@@ -219,11 +219,9 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     refundOne(rule, algorithm, key, cost, chargedAt, now) {
       if (!Number.isSafeInteger(now)) now = wholeMs(now)
       if (!Number.isSafeInteger(chargedAt)) chargedAt = wholeMs(chargedAt)
-      if (!isValidCharge(now, cost, Number.MAX_SAFE_INTEGER) || !isValidCharge(chargedAt, 0, 0)) {
-        checkTime(now)
-        checkTime(chargedAt)
-        checkCost(cost)
-      }
+      checkTime(now)
+      checkTime(chargedAt)
+      checkCost(cost)
       giveBack(rule, algorithm, key, cost, chargedAt, now)
     },
   }
@@ -268,17 +266,6 @@ function inspectFresh(algorithm: Algorithm, now: number): Decision {
   const fresh = new Array<number>(algorithm.stateSize).fill(0)
   algorithm.init(fresh, 0, now)
   return algorithm.decide(fresh, 0, 0, now, false)
-}
-
-function isValidCharge(now: number, cost: number, limit: number): boolean {
-  return (
-    Number.isSafeInteger(now) &&
-    now >= 0 &&
-    now <= MAX_TIME_MS &&
-    Number.isSafeInteger(cost) &&
-    cost >= 0 &&
-    cost <= limit
-  )
 }
 
 /** Throws the error for an invalid time or cost, or a cost above the rule's capacity. */
