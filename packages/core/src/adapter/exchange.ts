@@ -1,4 +1,3 @@
-import type { WriteVerdictFields } from '../headers/families.js'
 import type { HeaderEntries } from '../headers/types.js'
 import type { RequestIdentities } from '../identity/identities.js'
 import type { Limiter, MaybePromise, RequestFacts, Verdict, WaitSignal } from '../limiter/types.js'
