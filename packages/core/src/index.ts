@@ -51,11 +51,6 @@ export type { ClientIpOptions, TrustProxy } from './identity/client-ip.js'
 export type { IdentityOptions, UserId } from './identity/identities.js'
 export type { PrefixOptions } from './identity/ip-prefix.js'
 export {
-  type ForwardedClient,
-  type ProxyTrust,
-  trustedProxies,
-} from './identity/proxy-trust.js'
-export {
   type AcquireOptions,
   type CheckOptions,
   createLimiter,
@@ -72,7 +67,6 @@ export {
   type Verdict,
   type WaitSignal,
 } from './limiter/index.js'
-export { type RouteMatching, routeMatching } from './limiter/route-matching.js'
 export { PROBLEM_CONTENT_TYPE, type ProblemDetails } from './response/problem.js'
 export type {
   Denial,

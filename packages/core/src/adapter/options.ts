@@ -85,7 +85,6 @@ export type KitOptions<Req, Res> = CoreOptions &
 const CORE: { readonly [K in keyof CoreOptions]-?: true } = {
   store: true,
   algorithms: true,
-  routes: true,
   clock: true,
   timers: true,
   logger: true,
@@ -95,7 +94,6 @@ const CORE: { readonly [K in keyof CoreOptions]-?: true } = {
   customIdentities: true,
   trustProxy: true,
   proxyHeader: true,
-  proxies: true,
   ipv4Prefix: true,
   ipv6Prefix: true,
   ignoreWarnings: true,

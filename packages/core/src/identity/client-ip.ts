@@ -23,11 +23,6 @@ export type ClientIpOptions = PrefixOptions &
      * @default 'x-forwarded-for'
      */
     readonly proxyHeader?: 'x-forwarded-for' | 'forwarded' | undefined
-    /**
-     * How a `trustProxy` that trusts some proxy reads the forwarding header. @default
-     * trustedProxies
-     */
-    readonly proxies?: ProxyTrust | undefined
   }
 
 /**
@@ -66,8 +61,8 @@ export type ClientKeyResolver = <Source>(
 
 /**
  * The per-request resolvers of one trust configuration: the full address, or the key alone. A
- * `trustProxy` that trusts some proxy reads the forwarding header with `proxies` (default
- * `trustedProxies`); `readsForwarding` says whether it does.
+ * `trustProxy` that trusts some proxy reads the forwarding header (`trustedProxies`);
+ * `readsForwarding` says whether it does.
  */
 export function compileClientIp(options: ClientIpOptions = {}): {
   readonly address: ClientIpResolver
@@ -92,14 +87,10 @@ export function compileClientIp(options: ClientIpOptions = {}): {
     const full = ip.version === 4 ? v4Full : v6Full
     return { ip: text, key: full ? text : ipKey(ip, prefixes), hops }
   }
-  const proxies = options.proxies ?? trustedProxies
-  if (typeof proxies !== 'function') {
-    throw invalidOption('proxies', 'expected trustedProxies')
-  }
   const trustProxy = options.trustProxy ?? false
   const forwarded = trustsNoProxy(trustProxy)
     ? undefined
-    : proxies(trustProxy, options.proxyHeader ?? 'x-forwarded-for', warn, result)
+    : trustedProxies(trustProxy, options.proxyHeader ?? 'x-forwarded-for', warn, result)
 
   // WARN_FORWARDED_HEADERS_IGNORED, for a resolver that trusts no proxy: every one of the first
   // ALL_CHECKED requests is looked at, then one in ONE_IN. Behind a proxy every request carries

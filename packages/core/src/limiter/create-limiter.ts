@@ -101,7 +101,7 @@ function compileLimiter(options: LimiterOptions): LimiterSetup {
   refuseUnknownOptions(options, LIMITER_OPTIONS, 'createLimiter()', FOREIGN_OPTIONS)
   const algorithms = options.algorithms ?? BUILT_IN_ALGORITHMS
   checkAlgorithms(algorithms)
-  const routes = checkRoutesOption(options.routes) ?? routeMatching
+  const routes = routeMatching
   const rules = checkRules(options.rules, algorithms, routes.parseRoute)
   checkIdentityNames(rules, options.customIdentities)
   const compiled = rules.map((rule, index) => compileRule(rule, index, algorithms, routes))
@@ -304,12 +304,6 @@ function checkAlgorithms(
     'algorithms',
     `expected the algorithms rules may name, e.g. { token_bucket: tokenBucket }, got ${shown(algorithms)}`,
   )
-}
-
-/** The `routes` option, refused at start-up unless it is `routeMatching` (or absent). */
-function checkRoutesOption(routes: RouteMatching | undefined): RouteMatching | undefined {
-  if (routes === undefined || typeof routes?.targets === 'function') return routes
-  throw invalidOption('routes', 'expected routeMatching')
 }
 
 function checkOptions(store: Store, clock: Clock, options: LimiterOptions): void {

@@ -129,13 +129,6 @@ export type LimiterOptions<R = readonly RuleConfig[]> = {
    */
   readonly algorithms?: AlgorithmTable
   /**
-   * How rules naming routes (`match.route`, `costByRoute`) are matched: `routeMatching`. Built
-   * into `createLimiter` and the default entries; the lean entries refuse such rules without it,
-   * so that an app whose rules name no route bundles no route matching.
-   * @default routeMatching (createLimiter), none (lean entries)
-   */
-  readonly routes?: RouteMatching | undefined
-  /**
    * Where the time comes from. A fraction is floored, so a monotonic clock works:
    * `{ now: () => performance.timeOrigin + performance.now() }`. A clock that throws or returns
    * something that is not a time is decided like a store failure (`ERR_RL_CLOCK_FAILED`, each

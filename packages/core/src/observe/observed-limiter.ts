@@ -158,8 +158,11 @@ export function observedLimiter(options: ObservedLimiterOptions): Limiter {
  */
 function rulesOf(options: ObservedLimiterOptions, limiterOptions: LimiterOptions): readonly Rule[] {
   try {
-    const routes = options.routes ?? routeMatching
-    return checkRules(options.rules, options.algorithms ?? BUILT_IN_ALGORITHMS, routes.parseRoute)
+    return checkRules(
+      options.rules,
+      options.algorithms ?? BUILT_IN_ALGORITHMS,
+      routeMatching.parseRoute,
+    )
   } catch (error) {
     createLimiter(limiterOptions)
     throw error
