@@ -52,13 +52,13 @@ export type RedisStoreOptions = {
    */
   readonly leaseMs?: number
   /**
-   * Where states live. `'rule'`: a key per rule and identity, `<prefix>:<rule>:{<identity>}`.
-   * `'identity'`: one key per identity, `<prefix>:{<identity>}`, whose value holds the states
-   * of every rule keyed on it, each with its own expiry: one read and one write per request
-   * whatever its number of rules, and about half the memory. Concurrency and sliding-log rules
-   * keep a key of their own (under the same hash tag: the same slot). Changing the layout
-   * starts every count afresh: the states are read under other keys.
-   * @default 'rule'
+   * Where states live. `'identity'`: one key per identity, `<prefix>:{<identity>}`, whose value
+   * holds the states of every rule keyed on it, each with its own expiry: one read and one write
+   * per request whatever its number of rules, and about half the memory of a key per rule.
+   * Concurrency and sliding-log rules keep a key of their own (under the same hash tag: the
+   * same slot). `'rule'`: a key per rule and identity, `<prefix>:<rule>:{<identity>}`. Changing
+   * the layout starts every count afresh: the states are read under other keys.
+   * @default 'identity'
    */
   readonly layout?: Layout
   /** What times the renewal of leases (the `time` option still decides when they end). @default `Date.now` */
@@ -133,7 +133,7 @@ export function resolveOptions(options: RedisStoreOptions) {
       `expected a whole number of ms from 3 × timeoutMs (${3 * timeoutMs}) to ${MAX_LEASE_MS}, got ${leaseMs}`,
     )
   }
-  const layout = options.layout ?? 'rule'
+  const layout = options.layout ?? 'identity'
   if (layout !== 'rule' && layout !== 'identity') {
     throw invalidOption('layout', `expected 'rule' or 'identity', got ${JSON.stringify(layout)}`)
   }
