@@ -15,14 +15,8 @@
 
 import { pathToFileURL } from 'node:url'
 import * as nowCore from '@tollgate/core'
-import {
-  type Algorithm,
-  type Charge,
-  fixedWindow,
-  gcra,
-  slidingWindow,
-  tokenBucket,
-} from '@tollgate/core'
+import { fixedWindow, gcra, slidingWindow, tokenBucket } from '@tollgate/core'
+import type { Algorithm, Charge } from '@tollgate/core/store'
 import * as now from '@tollgate/redis'
 import { connect, identities, median, runLoad } from './measure.js'
 import { INCR, PEERS, type Subject } from './subjects.js'

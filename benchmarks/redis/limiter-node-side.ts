@@ -12,6 +12,7 @@
 // dist/index.js of each) add its limiter beside this one.
 import { pathToFileURL } from 'node:url'
 import * as core from '@tollgate/core'
+import type { Charge } from '@tollgate/core/store'
 import * as redis from '@tollgate/redis'
 import { identities, median } from './measure.js'
 
@@ -85,7 +86,7 @@ function storeSubject(name: string, names: readonly Name[], layout: 'rule' | 'id
   return {
     name,
     async decide(identity) {
-      const charges: core.Charge[] = algorithms.map((algorithm, i) => ({
+      const charges: Charge[] = algorithms.map((algorithm, i) => ({
         rule: `r${i}`,
         algorithm,
         key: identity,

@@ -1,7 +1,5 @@
 import { createHash } from 'node:crypto'
 import {
-  type Algorithm,
-  type Charge,
   createLimiter,
   fixedWindow,
   gcra,
@@ -10,6 +8,7 @@ import {
   slidingWindow,
   tokenBucket,
 } from '@tollgate/core'
+import type { Algorithm, Charge } from '@tollgate/core/store'
 import { ioredisClient, redisStore } from '@tollgate/redis'
 import { Ratelimit } from '@upstash/ratelimit'
 import type { Redis } from 'ioredis'

@@ -1,11 +1,6 @@
 // The Redis store against a real server: keys, expiry, scripts by SHA, state size, bad input.
-import {
-  type AlgorithmName,
-  type Charge,
-  gcra,
-  isRateLimitError,
-  tokenBucket,
-} from '@tollgate/core'
+import { gcra, tokenBucket } from '@tollgate/core'
+import { type AlgorithmName, type Charge, isRateLimitError } from '@tollgate/core/store'
 import { type RedisScriptClient, redisScripts, redisStore } from '@tollgate/redis'
 import { referenceStore } from '@tollgate/test-utils'
 import { startRedisServer } from '@tollgate/test-utils/redis-server'

@@ -1,4 +1,5 @@
-import { type Charge, gcra } from '@tollgate/core'
+import { gcra } from '@tollgate/core'
+import type { Charge } from '@tollgate/core/store'
 import { describe, expect, it } from 'vitest'
 import { type IoredisLike, ioredisClient, nodeRedisClient } from './client.js'
 import { redisStore } from './redis-store.js'

@@ -1,4 +1,5 @@
-import { type Charge, fixedWindow, gcra } from '@tollgate/core'
+import { fixedWindow, gcra } from '@tollgate/core'
+import type { Charge } from '@tollgate/core/store'
 import { describe, expect, it } from 'vitest'
 import type { RedisScriptClient } from './client.js'
 import { redisStore } from './redis-store.js'

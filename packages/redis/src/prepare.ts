@@ -5,7 +5,7 @@ import {
   type Charge,
   checkCost,
   RateLimitError,
-} from '@tollgate/core'
+} from '@tollgate/core/store'
 import { encodeKey, encodeRule } from './keys.js'
 import { CALENDAR_LENGTH_BASE } from './scripts/fixed-window.lua.js'
 import { MAX_STATE_BYTES } from './scripts/identity-value.js'

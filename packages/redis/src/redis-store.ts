@@ -1,13 +1,7 @@
 import { randomInt } from 'node:crypto'
-import {
-  type Charge,
-  checkTime,
-  type Outcome,
-  type Store,
-  systemClock,
-  wholeMs,
-} from '@tollgate/core'
+import { systemClock } from '@tollgate/core'
 import type { StoreEvent } from '@tollgate/core/observe'
+import { type Charge, checkTime, type Outcome, type Store, wholeMs } from '@tollgate/core/store'
 import { callScript, type Deadline, deadlineIn } from './call.js'
 import type { RedisScriptClient } from './client.js'
 import { requestSender } from './coalesce.js'

@@ -1,8 +1,6 @@
 // A gateway process for the multi-process tests: it builds a Redis store, waits for the go of
 // each scenario, sends its requests as fast as it can, and reports how many were admitted.
 import {
-  type Algorithm,
-  type Charge,
   concurrency,
   fixedWindow,
   gcra,
@@ -12,6 +10,7 @@ import {
   slidingWindow,
   tokenBucket,
 } from '@tollgate/core'
+import type { Algorithm, Charge } from '@tollgate/core/store'
 import { redisStore } from '@tollgate/redis'
 import { LEASE_MS } from './gateways.js'
 import {

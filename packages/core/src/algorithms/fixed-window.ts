@@ -1,10 +1,20 @@
 import type { Decision } from '../decision.js'
 import { type CalendarUnit, type CalendarWindows, calendarWindows, NOMINAL_MS } from './calendar.js'
 import { inspectionCopy } from './inspection.js'
-import { checkWindow, costTooHigh, invalid, type WindowParams } from './params.js'
+import {
+  checkWindow,
+  costTooHigh,
+  invalid,
+  refuseUnknownParams,
+  WINDOW_PARAMS,
+  type WindowParams,
+} from './params.js'
 import type { Algorithm, StateSlots } from './types.js'
 
 /** A fixed window aligned to the calendar: each day, ISO week, month or year, in a time zone. */
+/** A fixed window's parameters: a window in ms, or a calendar unit in a zone. */
+const FIXED_WINDOW_PARAMS = [...WINDOW_PARAMS, 'calendar', 'timeZone']
+
 export type CalendarWindowParams = {
   readonly limit: number
   readonly calendar: CalendarUnit
@@ -24,6 +34,7 @@ export type CalendarWindowParams = {
  * @example fixedWindow({ limit: 1_000_000, calendar: 'month', timeZone: 'Europe/Paris' })
  */
 export function fixedWindow(params: WindowParams | CalendarWindowParams): Algorithm {
+  refuseUnknownParams('fixedWindow', params, FIXED_WINDOW_PARAMS)
   const calendar = 'calendar' in params ? calendarOf(params) : undefined
   const { limit, windowMs } =
     calendar === undefined

@@ -1,7 +1,13 @@
 import type { Decision } from '../decision.js'
 import { inspectionCopy } from './inspection.js'
 import { ceilDiv, floorDiv } from './integer.js'
-import { costTooHigh, type RateParams, scaleRate } from './params.js'
+import {
+  costTooHigh,
+  RATE_PARAMS,
+  type RateParams,
+  refuseUnknownParams,
+  scaleRate,
+} from './params.js'
 import type { Algorithm, StateSlots } from './types.js'
 
 /**
@@ -14,6 +20,7 @@ import type { Algorithm, StateSlots } from './types.js'
  * @example leakyBucket({ rate: 10, burst: 20 })
  */
 export function leakyBucket(params: RateParams): Algorithm {
+  refuseUnknownParams('leakyBucket', params, RATE_PARAMS)
   const { burst, unitsPerMs, unitsPerToken, capacity, rate, periodMs } = scaleRate(params)
   const drainMs = ceilDiv(capacity, unitsPerMs)
 

@@ -1,5 +1,5 @@
-import { RateLimitError } from '../errors.js'
 import type { HeaderAccessor } from '../headers/types.js'
+import { invalidOption } from '../options/option-values.js'
 import { createWarnOnce, type WarningOptions } from '../warnings.js'
 import { formatIp, type IpAddress, ipv4Number, parseIp } from './ip.js'
 import { checkPrefix, ipKey, type PrefixOptions } from './ip-prefix.js'
@@ -94,9 +94,7 @@ export function compileClientIp(options: ClientIpOptions = {}): {
   }
   const proxies = options.proxies ?? trustedProxies
   if (typeof proxies !== 'function') {
-    throw new RateLimitError('ERR_RL_INVALID_RULE', 'proxies: expected trustedProxies', {
-      field: 'proxies',
-    })
+    throw invalidOption('proxies', 'expected trustedProxies')
   }
   const trustProxy = options.trustProxy ?? false
   const forwarded = trustsNoProxy(trustProxy)
