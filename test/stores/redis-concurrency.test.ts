@@ -32,11 +32,16 @@ describe.skipIf(!redisAvailable)('Redis concurrency leases (single node)', () =>
     await removeTestKeys()
   })
 
-  /** A store on the caller's clock, with manual time driving its renewals. */
+  /**
+   * A store on the caller's clock, with manual time driving its renewals. A key per rule: a
+   * concurrency rule keeps a key of its own in either layout, and `keyOf` (what `units` reads)
+   * names it without knowing the rule's algorithm only in this one.
+   */
   function store(prefix: string, time = manualTime(T0)) {
     return redisStore({
       client: target.client,
       prefix,
+      layout: 'rule',
       time: 'caller',
       timeoutMs: 1_000,
       leaseMs: LEASE_MS,

@@ -205,7 +205,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
           // keys on the same identity (the hash tag); others go by slot through the general script.
           // A rule-set script of the identity layout reads one identity value: its requests key
           // on one identity, and their states differ when their rules do.
-          const keys = charges.map(preparer.keyOf)
+          const keys = preparer.keysOf(charges)
           const apart = layout === 'identity' ? distinctRules(charges) : distinct(keys)
           const script = apart ? preparer.ruleSetScript(charges) : undefined
           if (script !== undefined) {

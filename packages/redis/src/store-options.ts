@@ -62,13 +62,13 @@ export type RedisStoreOptions = {
    */
   readonly leaseMs?: number
   /**
-   * Where states live. `'rule'`: a key per rule and identity, `<prefix>:<rule>:{<identity>}`.
-   * `'identity'`: one key per identity, `<prefix>:{<identity>}`, whose value holds the states
-   * of every rule keyed on it, each with its own expiry: one read and one write per request
-   * whatever its number of rules, and about half the memory. Concurrency and sliding-log rules
-   * keep a key of their own (under the same hash tag: the same slot). Changing the layout
-   * starts every count afresh: the states are read under other keys.
-   * @default 'rule'
+   * Where states live. `'identity'`: one key per identity, `<prefix>:{<identity>}`, whose value
+   * holds the states of every rule keyed on it, each with its own expiry: one read and one write
+   * per request whatever its number of rules, and about half the memory of a key per rule.
+   * Concurrency and sliding-log rules keep a key of their own (under the same hash tag: the
+   * same slot). `'rule'`: a key per rule and identity, `<prefix>:<rule>:{<identity>}`. Changing
+   * the layout starts every count afresh: the states are read under other keys.
+   * @default 'identity'
    */
   readonly layout?: Layout
   /** What times the renewal of leases (the `time` option still decides when they end). @default `Date.now` */
@@ -137,7 +137,7 @@ export function resolveOptions(options: RedisStoreOptions) {
       WHERE,
     )
   }
-  const layout = checkOneOf('layout', options.layout ?? 'rule', ['rule', 'identity'], WHERE)
+  const layout = checkOneOf('layout', options.layout ?? 'identity', ['rule', 'identity'], WHERE)
   if (options.clock !== undefined) {
     checkMethods('clock', options.clock, ['now'], '{ now(): number }', WHERE)
   }

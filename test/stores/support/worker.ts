@@ -54,7 +54,7 @@ export type Scenario = {
   readonly now: number | 'server'
   /** With a caller time: gateway i's clock runs i × skewMs ahead of `now`. */
   readonly skewMs?: number
-  /** The store's layout (its `layout` option). @default 'rule' */
+  /** The store's layout (its `layout` option). @default 'identity', the store's own default */
   readonly layout?: 'rule' | 'identity'
   /**
    * Concurrency: each admitted request holds its slots while it counts itself in (INCR of the
@@ -155,7 +155,7 @@ async function main(): Promise<void> {
       cost: 1,
       shadow: false,
     }))
-    const stores = layouts[scenario.layout ?? 'rule']
+    const stores = layouts[scenario.layout ?? 'identity']
     const store = scenario.now === 'server' ? stores.server : stores.caller
     const now = scenario.now === 'server' ? 0 : scenario.now + config.index * (scenario.skewMs ?? 0)
     callerNow = now

@@ -104,7 +104,10 @@ function compileLimiter(options: LimiterOptions): LimiterSetup {
   const routes = routeMatching
   const rules = checkRules(options.rules, algorithms, routes.parseRoute)
   checkIdentityNames(rules, options.customIdentities)
-  const compiled = rules.map((rule, index) => compileRule(rule, index, algorithms, routes))
+  const keyCaches = new Map<string, CompiledRule['lastKey']>()
+  const compiled = rules.map((rule, index) =>
+    compileRule(rule, index, algorithms, routes, keyCaches),
+  )
   const store = options.store ?? memoryStore()
   const clock = options.clock ?? systemClock
   checkOptions(store, clock, options)
