@@ -1,14 +1,8 @@
 import type { HeaderAccessor } from '../headers/types.js'
-import { invalidOption } from '../options/option-values.js'
 import { createWarnOnce, type WarningOptions } from '../warnings.js'
 import { formatIp, type IpAddress, ipv4Number, parseIp } from './ip.js'
 import { checkPrefix, ipKey, type PrefixOptions } from './ip-prefix.js'
-import {
-  type ClientAddress,
-  type ProxyTrust,
-  type TrustProxy,
-  trustedProxies,
-} from './proxy-trust.js'
+import { type ClientAddress, type TrustProxy, trustedProxies } from './proxy-trust.js'
 
 export type { ClientAddress, TrustProxy } from './proxy-trust.js'
 

@@ -9,8 +9,6 @@ import type { Logger } from '../warnings.js'
 
 export type { Logger } from '../warnings.js'
 
-import type { RouteMatching } from './route-matching.js'
-
 /**
  * What the limiter needs to know about a request. Adapters build it; nothing here is
  * framework-specific. Identities are already derived and trusted (the client IP resolved
