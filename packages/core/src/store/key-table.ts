@@ -12,9 +12,10 @@ import { handStep, rehashed, shiftBack } from './open-addressing.js'
  * A slot is `stride` = 1 + algorithm.stateSize doubles in `data`. Word 0, read as two uint32
  * through `words` (a view of the same buffer), holds the key's fingerprint: first half + 1 (so 0
  * marks an empty slot), then the second half, whose spare top bit is the CLOCK reference bit.
- * The state follows. An algorithm with a `packed` form (the token bucket, for every rule whose
- * capacity fits) keeps its state in the two uint32 words of one double instead, read and written
- * by that form: its slot is 16 bytes, as GCRA's, where the unpacked token bucket's is 24. An
+ * The state follows. An algorithm with a `packed` form (the token and leaky buckets and the fixed
+ * window, for every rule whose counts fit in 21 bits) keeps its state in the two uint32 words of
+ * one double instead, read and written by that form: its slot is 16 bytes, as GCRA's, where
+ * two doubles of state take 24. An
  * algorithm whose state is a log of entries keeps only the place of the key's log in `logs`
  * there (NO_LOG while it holds none), so a key costs what its log holds (see log-arena.ts).
  *
