@@ -22,7 +22,7 @@ import {
 } from '@tollgate/core'
 import { ipKey } from './keys.js'
 
-export const CYCLE_RULES: Record<string, () => Algorithm> = {
+const CYCLE_RULES: Record<string, () => Algorithm> = {
   token_bucket: () => tokenBucket({ rate: 100, periodMs: 60_000, burst: 100 }),
   gcra: () => gcra({ rate: 100, periodMs: 60_000, burst: 100 }),
   leaky_bucket: () => leakyBucket({ rate: 100, periodMs: 60_000, burst: 100 }),
@@ -42,7 +42,7 @@ export type Cycle = {
   lowest: number
 }
 
-export function measureCycle(rule: string, keys: number): Cycle {
+function measureCycle(rule: string, keys: number): Cycle {
   const algorithm = CYCLE_RULES[rule]!()
   // Room for the keys and the one-off copy a growth makes, so the bound never evicts.
   const store = memoryStore({ maxBytes: 2 ** 31, seed: 1 })
