@@ -2,7 +2,8 @@
 // and random traffic, for 2, 6 and 60 buckets (and the two-counter sliding window beside them).
 // Pure arithmetic on an injected clock: the figures are the same on any machine.
 // Run: pnpm --filter @tollgate/benchmarks bench:accuracy
-import { type Algorithm, slidingLog, slidingWindow, step } from '@tollgate/core'
+import { slidingLog, slidingWindow } from '@tollgate/core'
+import { type Algorithm, step } from '@tollgate/core/store'
 
 const LIMIT = 100
 const WINDOW_MS = 60_000

@@ -7,15 +7,16 @@
 //     pnpm --filter @tollgate/benchmarks bench:redis-before-after
 //
 // ROUNDS (3), OPS_64 (10,000), OPS_1 (1,500) and IN_FLIGHT (1 or 64: only that) change the run.
+//
+// With BEFORE_CORE (the other build's packages/core/dist/index.js) the subjects are the limiter
+// path instead, `limiter.decide` over each build's store on its default options: one GCRA rule,
+// three rules on the client IP in the store's default layout, and the same three in
+// `layout: 'identity'` (ONLY, a regular expression, measures only the subjects it names).
+
 import { pathToFileURL } from 'node:url'
-import {
-  type Algorithm,
-  type Charge,
-  fixedWindow,
-  gcra,
-  slidingWindow,
-  tokenBucket,
-} from '@tollgate/core'
+import * as nowCore from '@tollgate/core'
+import { fixedWindow, gcra, slidingWindow, tokenBucket } from '@tollgate/core'
+import type { Algorithm, Charge } from '@tollgate/core/store'
 import * as now from '@tollgate/redis'
 import { connect, identities, median, runLoad } from './measure.js'
 import { INCR, PEERS, type Subject } from './subjects.js'
@@ -24,6 +25,11 @@ const env = (name: string, fallback: number) => Number(process.env[name] ?? fall
 const { REDIS_URL = 'redis://127.0.0.1:6379', BEFORE, IN_FLIGHT } = process.env
 if (BEFORE === undefined) throw new Error('set BEFORE to the other build of @tollgate/redis')
 const before = (await import(pathToFileURL(BEFORE).href)) as typeof now
+const { BEFORE_CORE, ONLY } = process.env
+const beforeCore =
+  BEFORE_CORE === undefined
+    ? undefined
+    : ((await import(pathToFileURL(BEFORE_CORE).href)) as typeof nowCore)
 const ROUNDS = env('ROUNDS', 3)
 const OPS = { 1: env('OPS_1', 1500), 64: env('OPS_64', 10_000) }
 const overBudget = new Map<string, number>()
@@ -77,16 +83,81 @@ const threeRules = [
   tokenBucket(rate),
   slidingWindow({ limit: 1_000_000, windowMs: 60_000 }),
 ]
-const subjects: Subject[] = [
-  INCR,
-  PEERS[0]!,
-  ...algorithms.flatMap(([name, algorithm]) => [
-    tollgate(`tollgate ${name} (before)`, before, [algorithm]),
-    tollgate(`tollgate ${name}`, now, [algorithm]),
-  ]),
-  tollgate('tollgate 3 rules, one key per identity (before)', before, threeRules, 'identity'),
-  tollgate('tollgate 3 rules, one key per identity', now, threeRules, 'identity'),
+/**
+ * `limiter.decide` over one build's core and store (the store's defaults but `layout` when
+ * given): each request is an adapter's facts for one client IP, every rule keyed on it.
+ */
+function limiterSubject(
+  name: string,
+  core: typeof nowCore,
+  store: typeof now,
+  names: readonly ('gcra' | 'token_bucket' | 'sliding_window')[],
+  layout?: 'rule' | 'identity',
+): Subject {
+  const prefix = `bench:ba:${name.replace(/\W/g, '')}`
+  const rules = names.map((algorithm, i) =>
+    algorithm === 'sliding_window'
+      ? { id: `r${i}`, match: { identity: 'ip' }, algorithm, limit: 1_000_000, window: '1m' }
+      : {
+          id: `r${i}`,
+          match: { identity: 'ip' },
+          algorithm,
+          rate: 1_000_000,
+          period: '1m',
+          burst: 1_000_000,
+        },
+  ) as unknown as Parameters<typeof core.createLimiter>[0]['rules']
+  return {
+    name,
+    prefix,
+    async setup(redis) {
+      const options = { client: store.ioredisClient(redis), prefix }
+      const limiter = core.createLimiter({
+        rules,
+        store: store.redisStore(layout === undefined ? options : { ...options, layout }),
+        // Over the store's 250 ms budget on a loaded machine: counted, admitted as fail-open does.
+        onError: () => overBudget.set(name, (overBudget.get(name) ?? 0) + 1),
+      })
+      return async (identity) => {
+        const facts = { method: 'GET', path: '/', identities: { ip: identity.slice(3) } }
+        return (await limiter.decide(facts)).allowed
+      }
+    },
+  }
+}
+
+const three = ['gcra', 'token_bucket', 'sliding_window'] as const
+const limiterSubjects = (label: string, core: typeof nowCore, store: typeof now): Subject[] => [
+  limiterSubject(`limiter gcra${label}`, core, store, ['gcra']),
+  limiterSubject(`limiter 3 rules, default layout${label}`, core, store, three),
+  limiterSubject(`limiter 3 rules, layout identity${label}`, core, store, three, 'identity'),
 ]
+
+const subjects: Subject[] = (
+  beforeCore === undefined
+    ? [
+        INCR,
+        PEERS[0]!,
+        ...algorithms.flatMap(([name, algorithm]) => [
+          tollgate(`tollgate ${name} (before)`, before, [algorithm]),
+          tollgate(`tollgate ${name}`, now, [algorithm]),
+        ]),
+        tollgate('tollgate 3 rules, one key per identity (before)', before, threeRules, 'identity'),
+        tollgate('tollgate 3 rules, one key per identity', now, threeRules, 'identity'),
+      ]
+    : [
+        INCR,
+        PEERS[0]!,
+        ...limiterSubjects(' (before)', beforeCore, before),
+        ...limiterSubjects('', nowCore, now),
+      ]
+).filter(
+  (subject) =>
+    ONLY === undefined ||
+    subject === INCR ||
+    subject === PEERS[0] ||
+    new RegExp(ONLY).test(subject.name),
+)
 const configs = [
   { inFlight: 64, auto: false },
   { inFlight: 64, auto: true },

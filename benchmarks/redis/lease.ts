@@ -5,7 +5,8 @@
 //   pnpm --filter @tollgate/benchmarks bench:redis-lease
 //   BENCH_ROUNDS=7 BENCH_OPS=100000 pnpm --filter @tollgate/benchmarks bench:redis-lease
 
-import { type Algorithm, type Charge, fixedWindow, type Store, tokenBucket } from '@tollgate/core'
+import { fixedWindow, tokenBucket } from '@tollgate/core'
+import type { Algorithm, Charge, Store } from '@tollgate/core/store'
 import { ioredisClient, leasedStore, redisStore } from '@tollgate/redis'
 import type { Redis } from 'ioredis'
 import { clear, connect, median, runLoad } from './measure.js'

@@ -10,7 +10,8 @@
 //
 // ROUNDS (7) and OPS (40,000) change the run.
 import { pathToFileURL } from 'node:url'
-import { type Charge, fixedWindow, gcra, tokenBucket } from '@tollgate/core'
+import { fixedWindow, gcra, tokenBucket } from '@tollgate/core'
+import type { Charge } from '@tollgate/core/store'
 import * as now from '@tollgate/redis'
 import { RedisStore } from 'rate-limit-redis'
 import { identities, median } from './measure.js'

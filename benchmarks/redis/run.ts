@@ -31,6 +31,7 @@ import {
   TOLLGATE,
   TOLLGATE_GCRA_KEPT,
   TOLLGATE_GCRA_SCRIPT,
+  TOLLGATE_LIMITER,
 } from './subjects.js'
 
 /** Seconds of CPU the Redis server has used (user + system), from INFO cpu. */
@@ -71,6 +72,7 @@ const SUBJECTS: readonly Subject[] = [
   STATE_FLOOR,
   TOLLGATE_GCRA_SCRIPT,
   ...TOLLGATE,
+  ...TOLLGATE_LIMITER,
   ...(only?.test(TOLLGATE_GCRA_KEPT.name) ? [TOLLGATE_GCRA_KEPT] : []),
   ...PEERS,
 ].filter((subject) => only === undefined || subject === INCR || only.test(subject.name))
@@ -208,6 +210,16 @@ function targets(
       `- 64 in flight, auto-pipelining: ${range(auto)} × the best peer; target > 1 (ahead of every peer): ${verdict(Math.min(...auto) > 1)}.`,
       `- p99 at 64 in flight, as a multiple of the best peer's p99: ${range(p99('64-false'))} without auto-pipelining, ${range(p99('64-true'))} with it; target ≤ 1: ${verdict(Math.max(...p99('64-false'), ...p99('64-true')) <= 1)}.`,
       `- Three rules on one identity, one key per identity, 64 in flight, no auto-pipelining: ${oneKeyRate.toFixed(2)} × INCR in requests/s; target ≥ 0.6: ${verdict(oneKeyRate >= 0.6)}. Redis memory per identity: ${Math.round(oneKeyBytes)} B; target ≤ 200: ${verdict(oneKeyBytes <= 200)}.`,
+    )
+  }
+  if (configs.some((c) => c.inFlight === 64)) {
+    // Through the API apps and adapters call: `limiter.decide` over the store's defaults.
+    const floor = summary(INCR.name, '64-false').rate
+    const [one, three, threeIdentity] = TOLLGATE_LIMITER.map(
+      (s) => summary(s.name, '64-false').rate / floor,
+    )
+    lines.push(
+      `- Through \`limiter.decide\`, 64 in flight, no auto-pipelining: one GCRA rule ${one!.toFixed(2)} × INCR, target ≥ 0.9: ${verdict(one! >= 0.9)}; three rules on one identity ${three!.toFixed(2)} × INCR in requests/s with the default layout (${threeIdentity!.toFixed(2)} × with \`layout: 'identity'\` named), target ≥ 0.6: ${verdict(three! >= 0.6)}.`,
     )
   }
   if (configs.some((c) => c.inFlight === 1)) {

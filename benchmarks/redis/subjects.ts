@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto'
 import {
-  type Algorithm,
-  type Charge,
+  createLimiter,
   fixedWindow,
   gcra,
   leakyBucket,
@@ -9,6 +8,7 @@ import {
   slidingWindow,
   tokenBucket,
 } from '@tollgate/core'
+import type { Algorithm, Charge } from '@tollgate/core/store'
 import { ioredisClient, redisStore } from '@tollgate/redis'
 import { Ratelimit } from '@upstash/ratelimit'
 import type { Redis } from 'ioredis'
@@ -115,6 +115,82 @@ export const TOLLGATE: readonly Subject[] = [
     (limit) => [gcra(rate(limit)), tokenBucket(rate(limit)), slidingWindow(window(limit))],
     3,
     'identity',
+  ),
+]
+
+/**
+ * Tollgate as apps and adapters call it: `limiter.decide` over a Redis store on its default
+ * options, rules written as data (the rule index, the key, the cost, the verdict), the
+ * store's promise turned into a verdict. `algorithms` are the rules' algorithm names, each with
+ * the benchmark's high limits; every rule keys on the client IP.
+ */
+function tollgateLimiter(
+  name: string,
+  algorithms: readonly ('gcra' | 'token_bucket' | 'sliding_window')[],
+  layout: 'rule' | 'identity' | undefined,
+  // Short, as the store-path subjects' prefixes: key names weigh in the memory figures.
+  prefix: string,
+): Subject {
+  return {
+    name: `tollgate ${name}`,
+    prefix,
+    async setup(redis, limits = 'high') {
+      const limit = limits === 'high' ? HIGH : TYPICAL
+      const rules = algorithms.map((algorithm, i) =>
+        algorithm === 'sliding_window'
+          ? { id: `r${i}`, match: { identity: 'ip' }, algorithm, limit, window: '1m' }
+          : {
+              id: `r${i}`,
+              match: { identity: 'ip' },
+              algorithm,
+              rate: limit,
+              period: '1m',
+              burst: limit,
+            },
+      )
+      const store = redisStore({
+        client: ioredisClient(redis),
+        prefix,
+        ...(layout === undefined ? {} : { layout }),
+      })
+      const limiter = createLimiter({
+        rules: rules as Parameters<typeof createLimiter>[0]['rules'],
+        store,
+        // Over the store's budget (a loaded machine): counted, admitted as fail-open does.
+        onError: () => {
+          overBudget.calls++
+        },
+      })
+      return async (identity) => {
+        // What an adapter hands the limiter: the request's method, path and client IP.
+        const verdict = await limiter.decide({
+          method: 'GET',
+          path: '/',
+          identities: { ip: identity.slice(3) },
+        })
+        return verdict.allowed
+      }
+    },
+  }
+}
+
+/**
+ * The limiter path: one GCRA rule and three rules on one client IP, on the store's defaults
+ * (the default layout), and the three rules with `layout: 'identity'` named.
+ */
+export const TOLLGATE_LIMITER: readonly Subject[] = [
+  tollgateLimiter('gcra, limiter.decide', ['gcra'], undefined, 'bench:tg:L1'),
+  tollgateLimiter(
+    '3 rules, limiter.decide',
+    ['gcra', 'token_bucket', 'sliding_window'],
+    undefined,
+    'bench:tg:L3',
+  ),
+  tollgateLimiter(
+    "3 rules, limiter.decide, layout 'identity'",
+    ['gcra', 'token_bucket', 'sliding_window'],
+    'identity',
+    'bench:tg:L3i',
   ),
 ]
 

@@ -4,6 +4,7 @@ export default defineConfig({
   entry: {
     index: 'src/index.ts',
     'rules-file': 'src/rules/load-text.ts',
+    store: 'src/store/index.ts',
     adapter: 'src/adapter/index.ts',
     node: 'src/node/index.ts',
     fields: 'src/fields-parse/index.ts',
@@ -13,7 +14,9 @@ export default defineConfig({
   format: ['esm', 'cjs'],
   dts: true,
   clean: true,
-  sourcemap: true,
+  // No source maps: dist/ is unminified with the sources' names, so a stack trace into it reads
+  // as one into src/ would; maps of sources the tarball does not ship only weigh on installs.
+  sourcemap: false,
   target: 'es2022',
   // Shared chunks, so the entries share one copy of the errors in CJS too.
   splitting: true,

@@ -65,10 +65,34 @@ export function manifestProblems(
   if (typeof manifest.engines?.node !== 'string') {
     problems.push('has no engines.node')
   }
-  for (const file of filesIn(pkg.unpacked)) {
+  const shipped = filesIn(pkg.unpacked)
+  for (const file of shipped) {
     if (TEST_FILE.test(file)) problems.push(`ships a test file: ${file}`)
   }
+  for (const [condition, target] of exportTargets(manifest.exports)) {
+    if (condition === SOURCE_CONDITION) continue
+    if (!shipped.includes(target.replace(/^\.\//, ''))) {
+      problems.push(`exports names ${target} (${condition}), which the tarball does not hold`)
+    }
+  }
   return problems
+}
+
+/**
+ * The workspace's own condition: it points vitest, tsc and tsx at each package's TypeScript
+ * sources. The tarballs ship dist/ only, so its targets are absent there; nothing outside the
+ * workspace asks for the condition (Node, TypeScript and bundlers apply a custom condition only
+ * when told to), so a user resolves every entry to dist/ as before.
+ */
+const SOURCE_CONDITION = '@tollgate/source'
+
+/** Every file an exports map points at, with the condition that leads to it. */
+function exportTargets(exports: unknown, condition = 'default'): Array<[string, string]> {
+  if (typeof exports === 'string') return [[condition, exports]]
+  if (exports === null || typeof exports !== 'object') return []
+  return Object.entries(exports).flatMap(([key, value]) =>
+    exportTargets(value, key.startsWith('.') ? condition : key),
+  )
 }
 
 function filesIn(dir: string, prefix = ''): string[] {

@@ -1,9 +1,11 @@
 // The spec's NGINX figure over real HTTP on every adapter: queued requests are held by the kit
 // and released at their slots, on an injected clock and timers (nothing sleeps; the test only
-// waits for sockets to deliver).
+// waits for sockets to deliver, and checks what it awaits each time a request is decided, an
+// answer arrives or a timer is cleared: no polling interval).
+import type { Timers } from '@tollgate/core'
 import { memoryStore, type RuleConfig, type Store } from '@tollgate/express'
-import { manualTime } from '@tollgate/test-utils'
-import { describe, expect, it, vi } from 'vitest'
+import { changes, manualTime } from '@tollgate/test-utils'
+import { describe, expect, it } from 'vitest'
 import { type Exchange, normalise } from './exchange.js'
 import { T0 } from './scenarios/index.js'
 import { TARGETS } from './targets.js'
@@ -19,7 +21,7 @@ const queue = (extra: Record<string, unknown> = {}): RuleConfig =>
   }) as RuleConfig
 
 /** The memory store, counting the requests it has decided (so the test knows all have arrived). */
-function countingStore(): { store: Store; decided: () => number } {
+function countingStore(watch: ReturnType<typeof changes>): { store: Store; decided: () => number } {
   const inner = memoryStore()
   let decided = 0
   return {
@@ -27,9 +29,21 @@ function countingStore(): { store: Store; decided: () => number } {
     store: {
       consume(charges, now) {
         decided++
+        watch.changed()
         return inner.consume(charges, now)
       },
       refund: (charges, chargedAt, now) => inner.refund(charges, chargedAt, now),
+    },
+  }
+}
+
+/** The manual timers, telling `watch` when a wait is called off (a client left the line). */
+function watchedTimers(timers: Timers, watch: ReturnType<typeof changes>): Timers {
+  return {
+    setTimeout: (callback, ms) => timers.setTimeout(callback, ms),
+    clearTimeout(handle) {
+      timers.clearTimeout(handle)
+      watch.changed()
     },
   }
 }
@@ -48,7 +62,8 @@ async function burst(
   steps: number,
 ) {
   const time = manualTime(T0)
-  const { store, decided } = countingStore()
+  const watch = changes()
+  const { store, decided } = countingStore(watch)
   const client = await target.start({
     rules: [rule],
     options: { clock: time.clock, timers: time.timers, store, logger: false },
@@ -65,17 +80,16 @@ async function burst(
     for (let i = 0; i < count; i++) {
       void client.send({ method: 'GET', path: '/', headers: {} }).then((exchange) => {
         answers.push({ at: time.now() - T0, exchange: normalise(exchange) })
+        watch.changed()
       })
     }
-    await vi.waitFor(() => expect(decided()).toBe(count), { timeout: 10_000 })
+    await watch.until(() => expect(decided()).toBe(count))
     const dueAt = (ms: number) => answers.filter((a) => a.at <= ms).length
     const servedBy = (ms: number) => count - expectedLater(rule, count, ms)
-    await vi.waitFor(() => expect(dueAt(0)).toBe(servedBy(0)), { timeout: 10_000 })
+    await watch.until(() => expect(dueAt(0)).toBe(servedBy(0)))
     for (let step = 1; step <= steps; step++) {
       await time.advance(100)
-      await vi.waitFor(() => expect(answers.length).toBe(servedBy(step * 100)), {
-        timeout: 10_000,
-      })
+      await watch.until(() => expect(answers.length).toBe(servedBy(step * 100)))
     }
     return answers
   } finally {
@@ -158,12 +172,14 @@ describe.each(
 )('a client that leaves the queue on $name', (target) => {
   it('is dropped: its handler never runs, and its slot goes to the next arrival', async () => {
     const time = manualTime(T0)
-    const { store, decided } = countingStore()
+    const watch = changes()
+    const { store, decided } = countingStore(watch)
+    const timers = watchedTimers(time.timers, watch)
     // The handler moves the clock for /fail/advance/<ms>: here it only tells that it ran.
     const handled: number[] = []
     const client = await target.start({
       rules: [queue({ burst: 2 })],
-      options: { clock: time.clock, timers: time.timers, store, logger: false },
+      options: { clock: time.clock, timers, store, logger: false },
       clock: { now: time.now, advance: () => handled.push(time.now() - T0), set: () => {} },
       skip: () => false,
       refund: undefined,
@@ -175,25 +191,26 @@ describe.each(
       const send = (path: string) =>
         void client.send({ method: 'GET', path, headers: {} }).then((exchange) => {
           answers.push({ at: time.now() - T0, exchange: normalise(exchange) })
+          watch.changed()
         })
       send('/')
-      await vi.waitFor(() => expect(answers).toHaveLength(1), { timeout: 10_000 })
+      await watch.until(() => expect(answers).toHaveLength(1))
       // The second waits for 100 ms: its client goes away after 50.
       const leaving = new AbortController()
       const gone = fetch(`${client.origin!()}/fail/advance/0`, { signal: leaving.signal }).catch(
         () => 'gone',
       )
-      await vi.waitFor(() => expect(decided()).toBe(2), { timeout: 10_000 })
+      await watch.until(() => expect(decided()).toBe(2))
       await time.advance(50)
       leaving.abort()
       expect(await gone).toBe('gone')
       // Dropped once the server hears of the close: nothing waits, so no timer is armed.
-      await vi.waitFor(() => expect(time.pending()).toBe(0), { timeout: 10_000 })
+      await watch.until(() => expect(time.pending()).toBe(0))
       // The next arrival takes its slot: served at 100 ms, not 200.
       send('/')
-      await vi.waitFor(() => expect(decided()).toBe(3), { timeout: 10_000 })
+      await watch.until(() => expect(decided()).toBe(3))
       await time.advance(50)
-      await vi.waitFor(() => expect(answers).toHaveLength(2), { timeout: 10_000 })
+      await watch.until(() => expect(answers).toHaveLength(2))
       expect(answers[1]).toMatchObject({ at: 100, exchange: { status: 200 } })
       await time.advance(1000)
       expect(handled).toEqual([])

@@ -44,9 +44,13 @@ const BUDGETS: Array<{ fixture: Fixture; over?: Fixture; gzip: number; why: stri
   // one rule on Hono +37.39 KB (38,290 bytes, from 38,368), rules from YAML +68.35 KB (69,990
   // bytes, from 70,103), createLimiter + check 25.31 KB (25,915 bytes, unchanged), for the same
   // code.
-  { fixture: 'hono-one-rule', over: 'hono-bare', gzip: 37.5 * KB, why: 'one rule on Hono' },
-  { fixture: 'hono-rules-file', over: 'hono-bare', gzip: 68.5 * KB, why: 'rules from YAML' },
-  { fixture: 'core-check', gzip: 25.5 * KB, why: 'the core: createLimiter and check' },
+  // One engine (issue 44: the kit builds the limiter, identities and responder itself; no import
+  // cycles; a store entry) with cost-0 inspections deciding on a copy and the store's cost-0
+  // path (issue 50): one rule on Hono +37.89 KB (38,799 bytes), rules from YAML +68.89 KB
+  // (70,544 bytes), createLimiter + check 26.12 KB (26,750 bytes). Still 2.4 × the goal.
+  { fixture: 'hono-one-rule', over: 'hono-bare', gzip: 38 * KB, why: 'one rule on Hono' },
+  { fixture: 'hono-rules-file', over: 'hono-bare', gzip: 69 * KB, why: 'rules from YAML' },
+  { fixture: 'core-check', gzip: 26.25 * KB, why: 'the core: createLimiter and check' },
   { fixture: 'core-one-export', gzip: 0.5 * KB, why: 'one helper of a side-effect-free core' },
 ]
 

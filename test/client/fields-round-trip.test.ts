@@ -5,19 +5,16 @@
  * read back as exactly the decision it reports.
  */
 import {
-  type Algorithm,
-  type AlgorithmState,
-  type Decision,
   fixedWindow,
   gcra,
   leakyBucket,
   type RuleConfig,
   slidingLog,
   slidingWindow,
-  step,
   tokenBucket,
 } from '@tollgate/core'
 import { readRateLimitFields } from '@tollgate/core/fields'
+import { type Algorithm, type AlgorithmState, type Decision, step } from '@tollgate/core/store'
 import { rateLimit } from '@tollgate/hono'
 import { manualClock } from '@tollgate/test-utils'
 import fc from 'fast-check'

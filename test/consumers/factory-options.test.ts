@@ -109,7 +109,7 @@ describe.each(Object.entries(FACTORIES))('%s', (where, { known, call }) => {
         const error = refusalOf(call, { [typo]: 1 })
         expect(isRateLimitError(error)).toBe(true)
         const { code, field, message } = error as { code: string; field: string; message: string }
-        expect([code, field]).toEqual(['ERR_RL_INVALID_RULE', typo])
+        expect([code, field]).toEqual(['ERR_RL_INVALID_OPTION', typo])
         expect(message).toContain(`${where}: unknown option "${typo}"`)
         // One edit away from the name meant, so that is the name offered (or one as close).
         expect(message).toMatch(/did you mean "([^"]+)"\?/)

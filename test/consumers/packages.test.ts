@@ -138,6 +138,7 @@ describe.each(packages)('%s, as published', (name, names) => {
 })
 
 describe.each([
+  ['@tollgate/core/store', 'applyCharges'],
   ['@tollgate/core/adapter', 'createAdapterKit'],
   ['@tollgate/core/node', 'endWhenFinished'],
 ])('%s, as published', (entry, exported) => {
@@ -156,5 +157,29 @@ describe.each([
     for (const types of [target.import.types, target.require.types]) {
       expect(existsSync(join(dir, types)), types).toBe(true)
     }
+  })
+})
+
+describe('@tollgate/core, by audience', () => {
+  const built = existsSync(join(packageDir('@tollgate/core'), 'dist'))
+  const STORE_AUTHORS = ['applyCharges', 'step', 'checkCost', 'checkTime', 'wholeMs', 'MAX_TIME_MS']
+  const ADAPTER_AUTHORS = ['createAdapterKit', 'UNKNOWN_CLIENT_KEY']
+
+  it.runIf(built)("keeps store and adapter authors' values out of the apps' entry", () => {
+    const script = `import('@tollgate/core').then((m) => console.log(Object.keys(m).join()))`
+    const main = node(['--input-type=module', '-e', script]).trim().split(',')
+    for (const name of [...STORE_AUTHORS, ...ADAPTER_AUTHORS]) expect(main).not.toContain(name)
+    expect(main).toEqual(expect.arrayContaining(['createLimiter', 'defineRules', 'memoryStore']))
+  })
+
+  it.runIf(built)('shares one error class between the entries, with require and import', () => {
+    const same = `a.RateLimitError === b.RateLimitError && a.isRateLimitError === b.isRateLimitError`
+    const required = node([
+      '-e',
+      `const a = require('@tollgate/core'), b = require('@tollgate/core/store'); console.log(${same})`,
+    ])
+    const script = `Promise.all([import('@tollgate/core'), import('@tollgate/core/store')]).then(([a, b]) => console.log(${same}))`
+    const imported = node(['--input-type=module', '-e', script])
+    expect([required.trim(), imported.trim()]).toEqual(['true', 'true'])
   })
 })

@@ -1,7 +1,8 @@
 /**
  * What a TypeScript user meets while writing rules, checked through the language service an
  * editor uses, against the built packages: autocomplete offers every algorithm in a new rule,
- * fields of the other kind of rule are refused, and a bare number is not a duration.
+ * fields of the other kind of rule are refused, a bare number is not a duration, and rules
+ * declared apart, whose types widened, are refused with the fix.
  */
 import { readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
@@ -60,6 +61,14 @@ function service() {
         .getSemanticDiagnostics(file)
         .map((d) => ts.flattenDiagnosticMessageText(d.messageText, ' '))
     },
+    /** Each error's text, and its lines as tsc prints them. */
+    diagnostics(text: string): { text: string; lines: string[] }[] {
+      set(text)
+      return languageService.getSemanticDiagnostics(file).map((d) => {
+        const lines = ts.flattenDiagnosticMessageText(d.messageText, '\n').split('\n')
+        return { text: lines.join(' '), lines }
+      })
+    },
   }
 }
 
@@ -96,5 +105,28 @@ describe('rule types', () => {
     expect(rule("algorithm: 'sliding_log', limit: 5, window: 60").join()).toMatch(
       /Type 'number' is not assignable/,
     )
+  }, 60_000)
+
+  it('refuse rules declared apart (algorithm: string) with a short error that names the fix', () => {
+    const declared = (suffix: string) =>
+      `const rules = [{ id: 'r', match: { identity: 'ip' }, algorithm: 'token_bucket', rate: 10, burst: 20 }]${suffix}\n`
+    const calls = [
+      'rateLimit(rules)',
+      "import { createLimiter } from '@tollgate/express'\ncreateLimiter({ rules })",
+    ]
+    for (const call of calls) {
+      const errors = editor.diagnostics(declared('') + call)
+      expect(errors, call).toHaveLength(1)
+      const [error] = errors
+      expect(error!.text).toContain('defineRules([...])')
+      expect(error!.text).toContain('`as const`')
+      // The fix is on the error's first or second line, and the error is a few lines long.
+      expect(error!.lines.slice(0, 2).join('\n'), call).toContain('defineRules([...])')
+      expect(error!.lines.length, call).toBeLessThanOrEqual(3)
+    }
+    for (const fixed of [' as const', ' satisfies RuleConfig[]']) {
+      const typed = `import type { RuleConfig } from '@tollgate/express'\n${declared(fixed)}`
+      for (const call of calls) expect(editor.errors(typed + call), fixed).toEqual([])
+    }
   }, 60_000)
 })

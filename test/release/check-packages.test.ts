@@ -63,6 +63,32 @@ describe('manifestProblems', () => {
     expect(manifestProblems(pkg, [core, pkg], project).join('\n')).toMatch(problem)
   })
 
+  it('refuses an export whose file the tarball lacks, but not the workspace source condition', () => {
+    const exports = {
+      '.': {
+        '@tollgate/source': './src/index.ts',
+        import: { types: './dist/index.d.ts', default: './dist/index.js' },
+        require: { types: './dist/index.d.cts', default: './dist/index.cjs' },
+      },
+      './package.json': './package.json',
+    }
+    const dist = {
+      'package.json': '{}',
+      'dist/index.d.ts': '',
+      'dist/index.js': '',
+      'dist/index.d.cts': '',
+    }
+    const pkg = packed({ ...good(`packages/p${count + 1}`), exports }, { ...files, ...dist })
+    expect(manifestProblems(pkg, [core, pkg], project)).toEqual([
+      'exports names ./dist/index.cjs (default), which the tarball does not hold',
+    ])
+    const whole = packed(
+      { ...good(`packages/p${count + 1}`), exports },
+      { ...files, ...dist, 'dist/index.cjs': '' },
+    )
+    expect(manifestProblems(whole, [core, whole], project)).toEqual([])
+  })
+
   it('names every missing piece of metadata and the LICENSE file', () => {
     const pkg = packed({ dependencies: {} }, { 'README.md': '# x\n', 'src/a.test.ts': '' })
     const problems = manifestProblems(pkg, [core, pkg], project).join('\n')

@@ -1,17 +1,15 @@
 // A clock that steps by any amount, either way, through the memory store and the Redis store:
 // the step costs a key at most its reset span, and leaves nothing more than there was.
 import {
-  type Algorithm,
-  type Charge,
   fixedWindow,
   gcra,
   leakyBucket,
   memoryStore,
-  type Store,
   slidingLog,
   slidingWindow,
   tokenBucket,
 } from '@tollgate/core'
+import type { Algorithm, Charge, Store } from '@tollgate/core/store'
 import { redisStore } from '@tollgate/redis'
 import { resetSpanMs } from '@tollgate/test-utils'
 import fc from 'fast-check'

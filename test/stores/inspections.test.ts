@@ -4,7 +4,6 @@
 // Redis an inspection leaves every key as it was, a fresh client's key absent.
 import {
   type Algorithm,
-  type Charge,
   fixedWindow,
   gcra,
   leakyBucket,
@@ -14,6 +13,7 @@ import {
   slidingWindow,
   tokenBucket,
 } from '@tollgate/core'
+import type { Charge } from '@tollgate/core/store'
 import { redisStore } from '@tollgate/redis'
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'

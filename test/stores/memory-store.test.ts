@@ -1,18 +1,20 @@
 import {
-  type Algorithm,
-  type Charge,
   fixedWindow,
   gcra,
-  isRateLimitError,
   leakyBucket,
   type MemoryStore,
   memoryStore,
-  type Outcome,
-  type Store,
   slidingLog,
   slidingWindow,
   tokenBucket,
 } from '@tollgate/core'
+import {
+  type Algorithm,
+  type Charge,
+  isRateLimitError,
+  type Outcome,
+  type Store,
+} from '@tollgate/core/store'
 import { referenceStore } from '@tollgate/test-utils'
 import fc from 'fast-check'
 import { describe, expect, it, vi } from 'vitest'

@@ -1,7 +1,8 @@
 // Calendar windows on the Redis server's clock: the script cannot compute time zones, so the
 // store sends the window holding the caller's clock and the next one; the script decides in the
 // window holding its own time, and a key's state expires when that window ends.
-import { type Charge, fixedWindow } from '@tollgate/core'
+import { fixedWindow } from '@tollgate/core'
+import type { Charge } from '@tollgate/core/store'
 import { redisStore } from '@tollgate/redis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { REDIS_URL, redisAvailable, removeTestKeys, uniquePrefix } from './support/redis-env.js'

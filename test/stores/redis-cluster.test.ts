@@ -1,6 +1,7 @@
 // The Redis store on a real Redis Cluster of three masters, started here from the redis-server
 // binary, through ioredis Cluster and node-redis createCluster.
-import { type Charge, fixedWindow, slidingLog, slidingWindow, tokenBucket } from '@tollgate/core'
+import { fixedWindow, slidingLog, slidingWindow, tokenBucket } from '@tollgate/core'
+import type { Charge } from '@tollgate/core/store'
 import { type RedisScriptClient, redisScripts, redisStore } from '@tollgate/redis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type RedisCluster, startRedisCluster } from './support/redis-cluster.js'

@@ -1,7 +1,8 @@
 // A request goes to Redis at once when nothing of its rule set is on its way; those made behind
 // it in the same turn of the event loop go together, one script call per rule set: each must
 // still be decided exactly as if it had been sent alone, in order.
-import { type Charge, type Decision, fixedWindow, gcra, type Outcome } from '@tollgate/core'
+import { fixedWindow, gcra } from '@tollgate/core'
+import type { Charge, Decision, Outcome } from '@tollgate/core/store'
 import { ioredisClient, type RedisScriptClient, redisStore } from '@tollgate/redis'
 import { referenceStore } from '@tollgate/test-utils'
 import fc from 'fast-check'

@@ -1,13 +1,7 @@
 // Concurrency slots in Redis as leases: taken with the request's other rules in one call, given
 // back in one, renewed while held, and back after the lease time when nobody renews them.
-import {
-  type Charge,
-  concurrency,
-  createLimiter,
-  fixedWindow,
-  isRateLimitError,
-  tokenBucket,
-} from '@tollgate/core'
+import { concurrency, createLimiter, fixedWindow, tokenBucket } from '@tollgate/core'
+import { type Charge, isRateLimitError } from '@tollgate/core/store'
 import { redisStore } from '@tollgate/redis'
 import { manualTime } from '@tollgate/test-utils'
 import fc from 'fast-check'
@@ -38,11 +32,16 @@ describe.skipIf(!redisAvailable)('Redis concurrency leases (single node)', () =>
     await removeTestKeys()
   })
 
-  /** A store on the caller's clock, with manual time driving its renewals. */
+  /**
+   * A store on the caller's clock, with manual time driving its renewals. A key per rule: a
+   * concurrency rule keeps a key of its own in either layout, and `keyOf` (what `units` reads)
+   * names it without knowing the rule's algorithm only in this one.
+   */
   function store(prefix: string, time = manualTime(T0)) {
     return redisStore({
       client: target.client,
       prefix,
+      layout: 'rule',
       time: 'caller',
       timeoutMs: 1_000,
       leaseMs: LEASE_MS,
@@ -150,7 +149,7 @@ describe.skipIf(!redisAvailable)('Redis concurrency leases (single node)', () =>
         redisStore({ client: target.client, leaseMs })
         expect.unreachable(`leaseMs ${leaseMs} was accepted`)
       } catch (error) {
-        expect(isRateLimitError(error) && error.code).toBe('ERR_RL_INVALID_RULE')
+        expect(isRateLimitError(error) && error.code).toBe('ERR_RL_INVALID_OPTION')
         expect((error as Error).message).toContain('redisStore leaseMs')
         expect((error as { field?: string }).field).toBe('leaseMs')
       }

@@ -1,6 +1,7 @@
 // Random traces through the reference store and the Redis store, with injected time: every
 // decision must be identical, for every algorithm, multi-rule and shadow charges, and refunds.
-import { type Charge, fixedWindow } from '@tollgate/core'
+import { fixedWindow } from '@tollgate/core'
+import type { Charge } from '@tollgate/core/store'
 import { redisStore } from '@tollgate/redis'
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, it, vi } from 'vitest'

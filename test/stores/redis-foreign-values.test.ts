@@ -3,15 +3,8 @@
 // decides as if the key were missing and writes its own state over it, in both layouts, for one
 // request alone and for a batch. The rule-set scripts read such a value through each
 // algorithm's own length or number check, with no type test of their own.
-import {
-  type Algorithm,
-  type Charge,
-  fixedWindow,
-  gcra,
-  leakyBucket,
-  slidingWindow,
-  tokenBucket,
-} from '@tollgate/core'
+import { fixedWindow, gcra, leakyBucket, slidingWindow, tokenBucket } from '@tollgate/core'
+import type { Algorithm, Charge } from '@tollgate/core/store'
 import { redisStore } from '@tollgate/redis'
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'

@@ -5,15 +5,14 @@
 // redis-cluster.test.ts. Here: where states live, how the value expires, what it holds.
 import { createHash } from 'node:crypto'
 import {
-  type Charge,
   concurrency,
   fixedWindow,
   gcra,
-  RateLimitError,
   slidingLog,
   slidingWindow,
   tokenBucket,
 } from '@tollgate/core'
+import { type Charge, RateLimitError } from '@tollgate/core/store'
 import { ioredisClient, redisStore } from '@tollgate/redis'
 import { referenceStore } from '@tollgate/test-utils'
 import { type RedisServer, startRedisServer } from '@tollgate/test-utils/redis-server'
@@ -307,7 +306,7 @@ describe.skipIf(!redisAvailable)('Redis store, one key per identity', () => {
         client: ioredisClient(raw),
         layout: 'hash' as 'identity',
       }),
-    ).toThrow(expect.objectContaining({ code: 'ERR_RL_INVALID_RULE', field: 'layout' }))
+    ).toThrow(expect.objectContaining({ code: 'ERR_RL_INVALID_OPTION', field: 'layout' }))
   })
 
   // rule-107920 and rule-111101 share the first 4 bytes of their SHA-1.

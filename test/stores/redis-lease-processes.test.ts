@@ -3,7 +3,8 @@
 // what they admit never exceeds the bound (docs/concepts/redis.md#local-leases-for-hot-keys).
 import { type ChildProcess, fork } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
-import { type Charge, fixedWindow, tokenBucket } from '@tollgate/core'
+import { fixedWindow, tokenBucket } from '@tollgate/core'
+import type { Charge } from '@tollgate/core/store'
 import { ioredisClient, redisStore } from '@tollgate/redis'
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'

@@ -1,9 +1,10 @@
 // Expired concurrency leases on a real Redis, counted exactly once each by whoever removes them:
 // a load that sweeps them (the leases of a process that died, or of one that stalled), or the
 // holder's renewal that finds its own ended and still there. Released leases never count.
-import type { Charge, RuleConfig, Timers, Verdict } from '@tollgate/core'
+import type { RuleConfig, Verdict } from '@tollgate/core'
 import { concurrency } from '@tollgate/core'
 import { observedLimiter } from '@tollgate/core/observe'
+import type { Charge, Timers } from '@tollgate/core/store'
 import { ATTRIBUTES as A, INSTRUMENTS as I, tollgateMetrics } from '@tollgate/opentelemetry'
 import { type RedisStore, redisStore } from '@tollgate/redis'
 import { type ManualClock, manualClock } from '@tollgate/test-utils'

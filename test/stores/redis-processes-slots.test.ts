@@ -1,7 +1,8 @@
 // Four gateway processes on a Redis Cluster send requests whose rules land in three slots, the
 // tightest last: every request the last slot denies must give back what it charged on the
 // others, so each rule ends up holding exactly the admitted requests, no more.
-import { type Charge, fixedWindow, slidingLog, slidingWindow } from '@tollgate/core'
+import { fixedWindow, slidingLog, slidingWindow } from '@tollgate/core'
+import type { Charge } from '@tollgate/core/store'
 import { redisStore } from '@tollgate/redis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type Gateways, type Scenario, startGateways } from './support/gateways.js'

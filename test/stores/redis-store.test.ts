@@ -1,11 +1,6 @@
 // The Redis store against a real server: keys, expiry, scripts by SHA, state size, bad input.
-import {
-  type AlgorithmName,
-  type Charge,
-  gcra,
-  isRateLimitError,
-  tokenBucket,
-} from '@tollgate/core'
+import { gcra, tokenBucket } from '@tollgate/core'
+import { type AlgorithmName, type Charge, isRateLimitError } from '@tollgate/core/store'
 import { type RedisScriptClient, redisScripts, redisStore } from '@tollgate/redis'
 import { referenceStore } from '@tollgate/test-utils'
 import { startRedisServer } from '@tollgate/test-utils/redis-server'
@@ -52,7 +47,7 @@ describe.skipIf(!redisAvailable)('Redis store on a single node', () => {
   })
 
   it('keeps every awkward key apart, inside one hash tag, and short', async () => {
-    const store = redisStore({ client: target.client, prefix: 'tg' })
+    const store = redisStore({ client: target.client, prefix: 'tg', layout: 'rule' })
     const keys = AWKWARD_KEYS.map((key) => store.keyOf('login{per}ip', key))
     expect(new Set(keys).size).toBe(AWKWARD_KEYS.length)
     for (const key of keys) {
@@ -62,6 +57,9 @@ describe.skipIf(!redisAvailable)('Redis store on a single node', () => {
       expect(key.length).toBeLessThan(80)
     }
     expect(store.keyOf('login-per-ip', 'ip:203.0.113.7')).toBe('tg:login-per-ip:{ip:203.0.113.7}')
+    // The default layout: one key per identity, whatever the rule.
+    const byIdentity = redisStore({ client: target.client, prefix: 'tg' })
+    expect(byIdentity.keyOf('login-per-ip', 'ip:203.0.113.7')).toBe('tg:{ip:203.0.113.7}')
   })
 
   it('writes nothing for a denied request, on any rule', async () => {
@@ -83,7 +81,9 @@ describe.skipIf(!redisAvailable)('Redis store on a single node', () => {
   })
 
   it("expires each key exactly when its state is fresh again, on the server's clock", async () => {
-    const store = redisStore({ client: target.client, prefix: uniquePrefix('ttl') })
+    // A key per rule: each key holds one state (the identity layout's key lives as long as the
+    // latest of its entries; see redis-identity-layout.test.ts).
+    const store = redisStore({ client: target.client, prefix: uniquePrefix('ttl'), layout: 'rule' })
     for (const algorithm of ONE_OF_EACH) {
       const c = charge(algorithm, 'k', 3)
       const { at } = await store.consume([c], 0)
@@ -233,7 +233,8 @@ describe.skipIf(!redisAvailable)('Redis store on a single node', () => {
   })
 
   it('keeps a compact state: one small value per key (MEMORY USAGE)', async () => {
-    const store = redisStore({ client: target.client, prefix: 'tg' })
+    // A key per rule (the identity layout's value is measured in redis-identity-layout.test.ts).
+    const store = redisStore({ client: target.client, prefix: 'tg', layout: 'rule' })
     const sizes: Partial<Record<AlgorithmName, number>> = {}
     for (const algorithm of ONE_OF_EACH) {
       const c = {

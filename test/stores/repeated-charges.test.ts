@@ -1,6 +1,7 @@
 // One request that charges one rule and key several times is still all or nothing, in the
 // memory store and the Redis store: admitted, it takes the sum; denied, it takes nothing.
-import { type Algorithm, type Charge, memoryStore, type Store, tokenBucket } from '@tollgate/core'
+import { memoryStore, tokenBucket } from '@tollgate/core'
+import type { Algorithm, Charge, Store } from '@tollgate/core/store'
 import { redisStore } from '@tollgate/redis'
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'

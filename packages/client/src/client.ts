@@ -1,6 +1,12 @@
 import type { Clock } from '@tollgate/core'
-import { createScheduler, refuseUnknownOptions, type Scheduler, type Timers } from '@tollgate/core'
 import { readRateLimitFields } from '@tollgate/core/fields'
+import {
+  checkWhole,
+  createScheduler,
+  refuseUnknownOptions,
+  type Scheduler,
+  type Timers,
+} from '@tollgate/core/store'
 import { type ClientEvent, type EventListener, emitter } from './events.js'
 import { createLearnedPolicies } from './learned-policies.js'
 import type { LocalLimiter } from './local-limiter.js'
@@ -93,20 +99,19 @@ export function createClient(options: ClientOptions = {}): TollgateClient {
   const retry = resolveRetry(options.retry)
   const random = options.random ?? Math.random
   const emit = emitter(options.onEvent)
-  const maxJitterMs = options.maxJitterMs ?? 1000
-  if (!Number.isSafeInteger(maxJitterMs) || maxJitterMs < 0) {
-    throw new TypeError(
-      `[@tollgate/client] Expected \`maxJitterMs\` to be a whole number ≥ 0, got ${String(maxJitterMs)}`,
-    )
-  }
+  const maxJitterMs = checkWhole(
+    'maxJitterMs',
+    options.maxJitterMs ?? 1000,
+    { min: 0, unit: 'ms' },
+    'createClient()',
+  )
   const learn = options.learn ?? true
-  const maxPolicies =
-    typeof learn === 'object' ? (learn.maxPolicies ?? DEFAULT_MAX_POLICIES) : DEFAULT_MAX_POLICIES
-  if (!Number.isSafeInteger(maxPolicies) || maxPolicies < 1) {
-    throw new TypeError(
-      `[@tollgate/client] Expected \`learn.maxPolicies\` to be a whole number ≥ 1, got ${String(maxPolicies)}`,
-    )
-  }
+  const maxPolicies = checkWhole(
+    'learn.maxPolicies',
+    typeof learn === 'object' ? (learn.maxPolicies ?? DEFAULT_MAX_POLICIES) : DEFAULT_MAX_POLICIES,
+    { min: 1 },
+    'createClient()',
+  )
   const learned = learn === false ? undefined : createLearnedPolicies(maxPolicies)
   const inFlight = new Map<string, number>()
   const send = options.fetch ?? ((request: Request) => globalThis.fetch(request))

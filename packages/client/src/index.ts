@@ -1,10 +1,5 @@
-export {
-  createScheduler,
-  type Scheduler,
-  type SchedulerOptions,
-  systemTimers,
-  type Timers,
-} from '@tollgate/core'
+export { systemTimers, type Timers } from '@tollgate/core'
+export { createScheduler, type Scheduler, type SchedulerOptions } from '@tollgate/core/store'
 export {
   type ClientEvent,
   type ClientOptions,

@@ -1,4 +1,5 @@
-import { createScheduler, isRateLimitError, slidingLog } from '@tollgate/core'
+import { slidingLog } from '@tollgate/core'
+import { createScheduler, isRateLimitError } from '@tollgate/core/store'
 import { manualTime } from '@tollgate/test-utils'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'

@@ -8,7 +8,7 @@ import {
   type Scheduler,
   type SchedulerOptions,
   step,
-} from '@tollgate/core'
+} from '@tollgate/core/store'
 import { LocalQueueRefusedError } from './local-queue-refused.js'
 import { compileLocalRules, type LocalRule } from './local-rules.js'
 

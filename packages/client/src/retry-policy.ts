@@ -1,5 +1,5 @@
-import { refuseUnknownOptions } from '@tollgate/core'
 import type { ReadFields } from '@tollgate/core/fields'
+import { checkWhole, refuseUnknownOptions } from '@tollgate/core/store'
 
 /** When and how a refused call is sent again. */
 export type RetryOptions = {
@@ -38,12 +38,7 @@ const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE', 'PUT', 'DELETE'])
 
 function option(name: string, value: number | undefined, fallback: number, least: number): number {
   if (value === undefined) return fallback
-  if (!Number.isSafeInteger(value) || value < least) {
-    throw new TypeError(
-      `[@tollgate/client] Expected \`${name}\` to be a whole number ≥ ${least}, got ${String(value)}`,
-    )
-  }
-  return value
+  return checkWhole(name, value, { min: least }, 'createClient()')
 }
 
 /** Every retry option (the type makes sure none is left out). */

@@ -120,5 +120,11 @@ describe('retrying refusals', () => {
     expect(() => createClient({ retry: { attempts: 0 } })).toThrow(/retry\.attempts/)
     expect(() => createClient({ maxJitterMs: -1 })).toThrow(/maxJitterMs/)
     expect(() => createClient({ learn: { maxPolicies: 0 } })).toThrow(/learn\.maxPolicies/)
+    // Each is an option's error, as the server packages' are.
+    for (const options of [{ retry: { attempts: 0 } }, { maxJitterMs: -1 }, { maxJitterMs: 1.5 }]) {
+      expect(() => createClient(options)).toThrow(
+        expect.objectContaining({ code: 'ERR_RL_INVALID_OPTION' }),
+      )
+    }
   })
 })

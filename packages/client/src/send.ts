@@ -1,5 +1,5 @@
-import type { Scheduler } from '@tollgate/core'
 import type { ReadFields } from '@tollgate/core/fields'
+import type { Scheduler } from '@tollgate/core/store'
 import type { ClientEvent } from './events.js'
 import {
   advertisedWait,

@@ -4,8 +4,18 @@
  * never be served, and stores that fail.
  */
 export type RateLimitErrorCode =
-  /** A rule or option is invalid; `rule` and `field` say which. Thrown at start-up. */
+  /** A rule or rule set is invalid; `rule` and `field` say which. Thrown at start-up. */
   | 'ERR_RL_INVALID_RULE'
+  /**
+   * An option (of a factory, a store or an adapter) is unknown or has a value it cannot take;
+   * `field` names it. Thrown at start-up.
+   */
+  | 'ERR_RL_INVALID_OPTION'
+  /**
+   * An adapter's middleware was handed another framework's request (`@tollgate/express`'s on a
+   * Koa app): thrown on its first request, naming the adapter to import instead.
+   */
+  | 'ERR_RL_WRONG_FRAMEWORK'
   /** A cost that is not a whole number ≥ 0. */
   | 'ERR_RL_INVALID_COST'
   /** A request whose cost exceeds the rule's capacity: it can never pass, so retrying is pointless. */

@@ -1,8 +1,9 @@
 /**
- * `@tollgate/core`: what apps use. Rules and their loading, the limiter, the algorithms and
- * `step`, the stores, errors, the clock, and the types of options and results. An adapter
- * (`@tollgate/express`, `-koa`, `-hono`) re-exports all of it. What adapters are built from is
- * `@tollgate/core/adapter`; Node's response writer is `@tollgate/core/node`.
+ * `@tollgate/core`: what apps use. Rules and their loading, the limiter, the algorithms, the
+ * stores, errors, the clock, and the types of options and results. An adapter
+ * (`@tollgate/express`, `-koa`, `-hono`) re-exports all of it. What a store is built from is
+ * `@tollgate/core/store`; what an adapter is built from, `@tollgate/core/adapter`; Node's
+ * response writer, `@tollgate/core/node`.
  */
 
 export type { CoreOptions, RefundWhen, RequestHooks } from './adapter/options.js'
@@ -17,34 +18,25 @@ export {
   type Algorithm,
   type AlgorithmName,
   type AlgorithmParams,
-  type AlgorithmState,
   type AlgorithmTable,
   type CalendarUnit,
   type CalendarWindowParams,
   type CalendarWindows,
   type ConcurrencyParams,
-  checkCost,
-  checkTime,
   concurrency,
   fixedWindow,
   gcra,
   leakyBucket,
   leakyQueue,
-  MAX_SLIDING_LOG_LIMIT,
-  MAX_TIME_MS,
   type QueueParams,
   type QuotaPolicy,
   type RateParams,
   type SlidingWindowParams,
-  type StateSlots,
-  type StepResult,
   slidingLog,
   slidingWindow,
-  step,
   tokenBucket,
   type WindowParams,
   type WindowSpan,
-  wholeMs,
 } from './algorithms/index.js'
 export { type Clock, systemClock } from './clock.js'
 export type { Decision } from './decision.js'
@@ -59,15 +51,9 @@ export type { ClientIpOptions, TrustProxy } from './identity/client-ip.js'
 export type { IdentityOptions, UserId } from './identity/identities.js'
 export type { PrefixOptions } from './identity/ip-prefix.js'
 export {
-  type ForwardedClient,
-  type ProxyTrust,
-  trustedProxies,
-} from './identity/proxy-trust.js'
-export {
   type AcquireOptions,
   type CheckOptions,
   createLimiter,
-  DEFAULT_STORE_ERROR_RETRY_AFTER_MS,
   type DecideOptions,
   type DenyReason,
   type HoldOptions,
@@ -78,12 +64,9 @@ export {
   type RequestFacts,
   type RuleDecision,
   type StoreErrorContext,
-  UNKNOWN_CLIENT_KEY,
   type Verdict,
   type WaitSignal,
 } from './limiter/index.js'
-export { type RouteMatching, routeMatching } from './limiter/route-matching.js'
-export { refuseUnknownOptions } from './options/unknown-options.js'
 export { PROBLEM_CONTENT_TYPE, type ProblemDetails } from './response/problem.js'
 export type {
   Denial,
@@ -116,29 +99,16 @@ export {
   type RuleMatch,
   type RuleMatchConfig,
   type RuleMode,
+  type RulesMustBeLiteral,
   RuleValidationError,
   type StoreErrorPolicy,
+  type WidenedRulesError,
   type WindowAlgorithmName,
   type WindowRule,
   type WindowRuleConfig,
 } from './rules/index.js'
-export {
-  applyCharges,
-  type Charge,
-  type MapStore,
-  type MapStoreOptions,
-  type MemoryStore,
-  type MemoryStoreOptions,
-  mapStore,
-  memoryStore,
-  type Outcome,
-  type Store,
-} from './store/index.js'
-export {
-  createScheduler,
-  type Scheduler,
-  type SchedulerOptions,
-  systemTimers,
-  type Timers,
-} from './wait/scheduler.js'
+export { type MapStore, type MapStoreOptions, mapStore } from './store/map-store.js'
+export { type MemoryStore, type MemoryStoreOptions, memoryStore } from './store/memory-store.js'
+export type { Store } from './store/types.js'
+export { systemTimers, type Timers } from './wait/scheduler.js'
 export type { WarningCode, WarningOptions } from './warnings.js'

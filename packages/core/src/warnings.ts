@@ -4,7 +4,7 @@ export type Logger = { warn(message: string): void }
 /**
  * Stable codes for configurations that are legal but probably wrong. Each is reported at most
  * once per resolver or responder instance. Listed with their meaning in
- * docs/concepts/keys-and-proxies.md and docs/concepts/headers.md.
+ * docs/concepts/keys-and-proxies.md, docs/concepts/headers.md and docs/reference/error-codes.md.
  */
 export type WarningCode =
   /** `trustProxy: true`, or ranges covering every IPv4 or IPv6 address: any client picks its key. */
@@ -21,6 +21,11 @@ export type WarningCode =
   | 'WARN_ON_SHADOW_DENIED_THREW'
   /** A request's header list may have been cut (Node's `maxHeadersCount`): its forwarding headers were not trusted. */
   | 'WARN_HEADERS_TRUNCATED'
+  /**
+   * Many middleware were each made and used for one request: a limiter built inside a request
+   * handler starts empty every time and never limits. Once per process.
+   */
+  | 'WARN_LIMITER_PER_REQUEST'
 
 /** Where warnings go, and which to skip. */
 export type WarningOptions = {

@@ -157,7 +157,7 @@ describe('@tollgate/express', () => {
       expect.objectContaining({ code: 'ERR_RL_INVALID_RULE', rule: 'bulk', field: 'cost' }),
     )
     expect(() => rateLimit(perIp(1), { refund: 'sometimes' as 'failed' })).toThrow(
-      expect.objectContaining({ code: 'ERR_RL_INVALID_RULE', field: 'refund' }),
+      expect.objectContaining({ code: 'ERR_RL_INVALID_OPTION', field: 'refund' }),
     )
   })
 })

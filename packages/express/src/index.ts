@@ -5,6 +5,7 @@ import type {
   RequestHooks,
   RuleConfig,
   Verdict,
+  WidenedRulesError,
 } from '@tollgate/core'
 import {
   createAdapterKit,
@@ -49,6 +50,7 @@ export type ExpressRateLimitOptions = CoreOptions &
  * user is where Passport (and most Express auth middleware) leaves it, `req.user`.
  */
 const express: Framework<Request> = {
+  name: 'Express',
   method: (req) => req.method,
   path: (req) => req.originalUrl || req.url,
   socketAddress: (req) => req.socket.remoteAddress,
@@ -66,11 +68,11 @@ const express: Framework<Request> = {
  * @example
  * app.use(rateLimit([{ id: 'per-ip', match: { identity: 'ip' }, algorithm: 'token_bucket', rate: 10, burst: 20 }]))
  */
-export function rateLimit(
-  rules: readonly RuleConfig[] | Limiter,
+export function rateLimit<R>(
+  rules: readonly RuleConfig[] | Limiter | (R & WidenedRulesError<R>),
   options: ExpressRateLimitOptions = {},
 ): RequestHandler {
-  const kit = createAdapterKit(rules, options, express)
+  const kit = createAdapterKit(rules as readonly RuleConfig[] | Limiter, options, express)
   const fields = new NodeResponseFieldWriter()
   const onLimited = options.onLimited ?? sendDenial
 

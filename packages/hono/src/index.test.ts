@@ -170,7 +170,7 @@ describe('@tollgate/hono', () => {
       rate: 1,
       burst: 1,
     }
-    const cases: Array<[unknown[], Array<[string, string]>]> = [
+    const cases: Array<[unknown[], Array<[string | undefined, string]>]> = [
       [[{ ...base, burst: 0 }], [['r', 'burst']]],
       [[{ ...base, rate: 'ten' }], [['r', 'rate']]],
       [[{ ...base, period: 60 }], [['r', 'period']]],
@@ -200,7 +200,7 @@ describe('@tollgate/hono', () => {
           ['r', 'rate'],
         ],
       ],
-      [[], [['#0', 'rules']]],
+      [[], [[undefined, 'rules']]],
       [[base, base], [['r', 'id']]],
     ]
     for (const [rules, where] of cases) {

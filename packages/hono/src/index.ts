@@ -1,4 +1,11 @@
-import type { CoreOptions, Limiter, RequestHooks, RuleConfig } from '@tollgate/core'
+import {
+  type CoreOptions,
+  isRateLimitError,
+  type Limiter,
+  type RequestHooks,
+  type RuleConfig,
+  type WidenedRulesError,
+} from '@tollgate/core'
 import { abortOnSignal, createAdapterKit, type Exchange, endWhenSent } from '@tollgate/core/adapter'
 import type { Context, MiddlewareHandler, Next } from 'hono'
 import type { GetConnInfo } from 'hono/conninfo'
@@ -25,11 +32,15 @@ export type HonoRateLimitOptions = CoreOptions &
  * @example
  * app.use(rateLimit([{ id: 'per-ip', match: { identity: 'ip' }, algorithm: 'token_bucket', rate: 10, burst: 20 }]))
  */
-export function rateLimit(
-  rules: readonly RuleConfig[] | Limiter,
+export function rateLimit<R>(
+  rules: readonly RuleConfig[] | Limiter | (R & WidenedRulesError<R>),
   options: HonoRateLimitOptions = {},
 ): MiddlewareHandler {
-  const kit = createAdapterKit(rules, options, hono(options.getConnInfo))
+  const kit = createAdapterKit(
+    rules as readonly RuleConfig[] | Limiter,
+    options,
+    hono(options.getConnInfo),
+  )
   const { onLimited } = options
   const fields = new ResponseFields()
 
@@ -63,6 +74,9 @@ export function rateLimit(
         ? finish(c, next, exchange)
         : (ready as Promise<Exchange<Context, unknown>>).then((decided) => finish(c, next, decided))
     } catch (error) {
+      // Mounted on another framework, the error is thrown as it is: Express 4 ignores a
+      // returned promise, and would leave the rejection unhandled.
+      if (isRateLimitError(error) && error.code === 'ERR_RL_WRONG_FRAMEWORK') throw error
       return Promise.reject(error)
     }
   }

@@ -10,6 +10,7 @@ import type { GetConnInfo } from 'hono/conninfo'
  */
 export function hono(getConnInfo: GetConnInfo | undefined): Framework<Context> {
   return {
+    name: 'Hono',
     method: (c) => c.req.method,
     path: (c) => c.req.path,
     socketAddress:

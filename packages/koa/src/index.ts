@@ -1,4 +1,10 @@
-import type { CoreOptions, Limiter, RequestHooks, RuleConfig } from '@tollgate/core'
+import type {
+  CoreOptions,
+  Limiter,
+  RequestHooks,
+  RuleConfig,
+  WidenedRulesError,
+} from '@tollgate/core'
 import { createAdapterKit, type Exchange, isPromise } from '@tollgate/core/adapter'
 import { endWhenFinished, NodeResponseFieldWriter } from '@tollgate/core/node'
 import type { Context, Middleware, Next } from 'koa'
@@ -28,11 +34,11 @@ export type KoaRateLimitOptions = CoreOptions &
  * @example
  * app.use(rateLimit([{ id: 'per-ip', match: { identity: 'ip' }, algorithm: 'token_bucket', rate: 10, burst: 20 }]))
  */
-export function rateLimit(
-  rules: readonly RuleConfig[] | Limiter,
+export function rateLimit<R>(
+  rules: readonly RuleConfig[] | Limiter | (R & WidenedRulesError<R>),
   options: KoaRateLimitOptions = {},
 ): Middleware {
-  const kit = createAdapterKit(rules, options, koa)
+  const kit = createAdapterKit(rules as readonly RuleConfig[] | Limiter, options, koa)
   const fields = new NodeResponseFieldWriter()
   const onLimited = options.onLimited ?? sendDenial
   const onerror = onerrorKeepingFields(kit.fieldNames)

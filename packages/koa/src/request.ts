@@ -11,6 +11,7 @@ import type { Context } from 'koa'
  * most Koa auth middleware) leaves it, `ctx.state.user`.
  */
 export const koa: Framework<Context> = {
+  name: 'Koa',
   method: (ctx) => ctx.method,
   path: (ctx) => ctx.originalUrl || ctx.url,
   socketAddress: (ctx) => ctx.req.socket.remoteAddress,

@@ -5,7 +5,6 @@ import {
   metrics,
   type Observable,
 } from '@opentelemetry/api'
-import { refuseUnknownOptions } from '@tollgate/core'
 import type {
   ObservedEvent,
   ObservedEventType,
@@ -13,6 +12,7 @@ import type {
   Observer,
   RuleEvent,
 } from '@tollgate/core/observe'
+import { refuseUnknownOptions } from '@tollgate/core/store'
 import { AttributeCache } from './attribute-cache.js'
 import { type HistogramMode, histogramSink } from './histograms.js'
 import { holdInstruments } from './hold-instruments.js'

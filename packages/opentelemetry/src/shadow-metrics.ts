@@ -1,6 +1,6 @@
 import { type MeterProvider, metrics } from '@opentelemetry/api'
-import { refuseUnknownOptions } from '@tollgate/core'
 import type { ShadowReport } from '@tollgate/core/observe'
+import { refuseUnknownOptions } from '@tollgate/core/store'
 import { ATTRIBUTES, INSTRUMENTS, METER_NAME } from './names.js'
 
 export type ShadowReportMetricsOptions = {

@@ -1,4 +1,5 @@
-import { type Charge, gcra } from '@tollgate/core'
+import { gcra } from '@tollgate/core'
+import type { Charge } from '@tollgate/core/store'
 import { describe, expect, it } from 'vitest'
 import { type IoredisLike, ioredisClient, nodeRedisClient } from './client.js'
 import { redisStore } from './redis-store.js'
@@ -133,8 +134,8 @@ describe('ioredisClient', () => {
       const outcome = await store.consume(request('a'), 0)
       expect(outcome.decisions[0]!.allowed).toBe(true)
       expect(sent.map((command) => [command.name, command.args.slice(1)])).toEqual([
-        ['evalsha', [1, 'p:r:{a}', '1']],
-        ['eval', [1, 'p:r:{a}', '1']],
+        ['evalsha', [1, 'p:{a}', '1']],
+        ['eval', [1, 'p:{a}', '1']],
       ])
       // The client's key prefix goes with each command, as ioredis's own methods pass it.
       expect(sent[0]!.options.keyPrefix).toBe('app:')

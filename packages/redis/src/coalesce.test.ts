@@ -1,4 +1,5 @@
-import { type Charge, fixedWindow, gcra } from '@tollgate/core'
+import { fixedWindow, gcra } from '@tollgate/core'
+import type { Charge } from '@tollgate/core/store'
 import { describe, expect, it } from 'vitest'
 import type { RedisScriptClient } from './client.js'
 import { redisStore } from './redis-store.js'
@@ -31,7 +32,7 @@ function recordingClient(fail?: Error) {
 describe('one-rule requests made together', () => {
   it('go out alone while nothing of their rule set is on its way, else in one call per turn', async () => {
     const { client, calls, shas } = recordingClient()
-    const store = redisStore({ client, prefix: 'p' })
+    const store = redisStore({ client, prefix: 'p', layout: 'rule' })
     const first = await Promise.all(['a', 'b', 'a'].map((key) => store.consume(request(key), 0)))
     const second = await store.consume(request('c'), 0)
     // The first goes at once; the two behind it wait for the end of the turn, together.
@@ -51,7 +52,11 @@ describe('one-rule requests made together', () => {
 
   it('on a client that auto-pipelines, go out together at the end of the tick, none alone ahead of them', async () => {
     const { client, calls, shas } = recordingClient()
-    const store = redisStore({ client: { ...client, autoPipelining: true }, prefix: 'p' })
+    const store = redisStore({
+      client: { ...client, autoPipelining: true },
+      prefix: 'p',
+      layout: 'rule',
+    })
     let settled = 0
     const first = Promise.all(
       ['a', 'b', 'a'].map((key) => store.consume(request(key), 0).then(() => settled++)),
@@ -87,7 +92,7 @@ describe('one-rule requests made together', () => {
       },
       eval: async (_source, keys) => reply(keys),
     }
-    const store = redisStore({ client, prefix: 'p' })
+    const store = redisStore({ client, prefix: 'p', layout: 'rule' })
     const all = Promise.all(['a', 'b', 'c'].map((key) => store.consume(request(key), 0)))
     await new Promise((resolve) => setImmediate(resolve))
     // The end of the turn came and went: nothing was sent behind the cold call.
@@ -112,7 +117,7 @@ describe('one-rule requests made together', () => {
       },
       eval: () => Promise.reject(new Error('unexpected EVAL')),
     }
-    const store = redisStore({ client, prefix: 'p' })
+    const store = redisStore({ client, prefix: 'p', layout: 'rule' })
     const daily = fixedWindow({ limit: 9, windowMs: 86_400_000 })
     const twoRules = (key: string, cost: number): Charge[] => [
       ...request(key),
@@ -139,7 +144,7 @@ describe('one-rule requests made together', () => {
 
   it('all fail with ERR_RL_STORE_UNAVAILABLE when their call fails', async () => {
     const { client } = recordingClient(new Error('connect ECONNREFUSED'))
-    const store = redisStore({ client, prefix: 'p' })
+    const store = redisStore({ client, prefix: 'p', layout: 'rule' })
     const settled = await Promise.allSettled(
       ['a', 'b'].map((key) => store.consume(request(key), 0)),
     )
@@ -161,7 +166,7 @@ describe('one-rule requests made together', () => {
       },
       eval: () => Promise.reject(new Error('unexpected EVAL')),
     }
-    const store = redisStore({ client, prefix: 'p' })
+    const store = redisStore({ client, prefix: 'p', layout: 'rule' })
     const lone = store.consume(request('a'), 0)
     // Sent before the turn ends: nothing else was on its way.
     expect(calls).toEqual([['p:r:{a}']])

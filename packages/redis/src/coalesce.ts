@@ -1,4 +1,4 @@
-import type { Charge, Outcome } from '@tollgate/core'
+import type { Charge, Outcome } from '@tollgate/core/store'
 import { callScriptThen, type Deadline, deadlineIn } from './call.js'
 import type { RedisScriptClient } from './client.js'
 import type { RuleSetScripts } from './prepare.js'

@@ -1,4 +1,4 @@
-import type { Decision, Outcome } from '@tollgate/core'
+import type { Decision, Outcome } from '@tollgate/core/store'
 import type { PreparedCharge } from './prepare.js'
 import type { ScriptReply } from './reply.js'
 import { consumeScript, refundScript, type Script } from './scripts/index.js'

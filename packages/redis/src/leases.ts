@@ -1,5 +1,5 @@
-import { type Clock, createScheduler, type Timers } from '@tollgate/core'
 import type { LeaseExpiredEvent } from '@tollgate/core/observe'
+import { type Clock, createScheduler, type Timers } from '@tollgate/core/store'
 import type { Renewed } from './reply.js'
 
 /** A concurrency slot this process holds in Redis: the members of one admitted charge. */

@@ -1,11 +1,5 @@
-import {
-  type Charge,
-  concurrency,
-  fixedWindow,
-  gcra,
-  slidingLog,
-  slidingWindow,
-} from '@tollgate/core'
+import { concurrency, fixedWindow, gcra, slidingLog, slidingWindow } from '@tollgate/core'
+import type { Charge } from '@tollgate/core/store'
 import { describe, expect, it } from 'vitest'
 import { chargePreparer, MAX_RULE_SETS, MAX_RULES_PER_SCRIPT } from './prepare.js'
 

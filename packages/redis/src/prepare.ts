@@ -5,7 +5,7 @@ import {
   type Charge,
   checkCost,
   RateLimitError,
-} from '@tollgate/core'
+} from '@tollgate/core/store'
 import { encodeKey, encodeRule } from './keys.js'
 import { CALENDAR_LENGTH_BASE } from './scripts/fixed-window.lua.js'
 import { MAX_STATE_BYTES } from './scripts/identity-value.js'
@@ -108,6 +108,8 @@ export type ChargePreparer = {
   refundTime(charge: Charge, chargedAt: number): number
   /** Validates a charge and returns its Redis key. */
   keyOf(charge: Charge): string
+  /** `keyOf` of each charge, a key repeated from the charge before it built once. */
+  keysOf(charges: readonly Charge[]): string[]
   /** The store's layout. */
   readonly layout: Layout
   /** The one-rule scripts of the charge's algorithm, if it has them (call after `keyOf`). */
@@ -119,6 +121,34 @@ export type ChargePreparer = {
   ruleSetScript(charges: readonly Charge[]): RuleSetScripts | undefined
   /** Every rule-set script made so far, one-rule scripts included, both shapes. */
   ruleSetScripts(): readonly Script[]
+}
+
+/** A set of rules a store has found the scripts of: what a request's charges are compared with. */
+type KnownSet = {
+  readonly algorithms: readonly Algorithm[]
+  readonly rules: readonly string[]
+  readonly shadows: readonly boolean[]
+  readonly scripts: RuleSetScripts
+}
+
+/** Sets remembered per first algorithm (an app has a few per rule); others take the id's way. */
+const KNOWN_SETS_PER_ALGORITHM = 16
+
+/** The charges are of the known set's rules, algorithms and shadow flags, in order. */
+function sameSet(set: KnownSet, charges: readonly Charge[]): boolean {
+  const { algorithms, rules, shadows } = set
+  if (algorithms.length !== charges.length) return false
+  for (let i = 0; i < charges.length; i++) {
+    const charge = charges[i]!
+    if (
+      charge.algorithm !== algorithms[i] ||
+      charge.rule !== rules[i] ||
+      charge.shadow !== shadows[i]
+    ) {
+      return false
+    }
+  }
+  return true
 }
 
 /** What concurrency charges are leased with: the lease time, and this store's process id. */
@@ -198,8 +228,34 @@ export function chargePreparer(
     return plan
   }
 
+  // The sets of rules found before, by their first algorithm: a request compares its charges'
+  // algorithms, shadow flags and rules with these (a few reference comparisons) before it
+  // builds the set's id (a string per request) to look it up.
+  const knownSets = new WeakMap<Algorithm, KnownSet[]>()
+
   function ruleSetScript(charges: readonly Charge[]): RuleSetScripts | undefined {
     if (charges.length > MAX_RULES_PER_SCRIPT) return undefined
+    const known = knownSets.get(charges[0]!.algorithm)
+    if (known !== undefined) {
+      for (let i = 0; i < known.length; i++) {
+        if (sameSet(known[i]!, charges)) return known[i]!.scripts
+      }
+    }
+    const found = ruleSetScriptById(charges)
+    if (found !== undefined && (known?.length ?? 0) < KNOWN_SETS_PER_ALGORITHM) {
+      const set: KnownSet = {
+        algorithms: charges.map((charge) => charge.algorithm),
+        rules: charges.map((charge) => charge.rule),
+        shadows: charges.map((charge) => charge.shadow),
+        scripts: found,
+      }
+      if (known === undefined) knownSets.set(charges[0]!.algorithm, [set])
+      else known.push(set)
+    }
+    return found
+  }
+
+  function ruleSetScriptById(charges: readonly Charge[]): RuleSetScripts | undefined {
     let id = ''
     for (const charge of charges) {
       const plan = planOf(charge)
@@ -222,7 +278,27 @@ export function chargePreparer(
     return found
   }
 
-  function keyOf(charge: Charge): string {
+  /**
+   * The Redis keys of a request's charges, each validated: a charge on the same identity value
+   * (the same key, the same prefix) as the one before it gets the same string, built once.
+   */
+  function keysOf(charges: readonly Charge[]): string[] {
+    const keys: string[] = new Array(charges.length)
+    let start = ''
+    for (let i = 0; i < charges.length; i++) {
+      const charge = charges[i]!
+      const next = startOf(charge)
+      keys[i] =
+        i > 0 && next === start && charge.key === charges[i - 1]!.key
+          ? keys[i - 1]!
+          : `${next}${encodeKey(charge.key)}}`
+      start = next
+    }
+    return keys
+  }
+
+  /** Validates a charge and returns its key up to the identity: `<prefix>:<rule>:{` or `<prefix>:{`. */
+  function startOf(charge: Charge): string {
     checkCost(charge.cost)
     const plan = planOf(charge)
     if (charge.cost > charge.algorithm.limit) {
@@ -232,8 +308,11 @@ export function chargePreparer(
         { rule: charge.rule, field: 'cost' },
       )
     }
-    const start = plan.inIdentity ? identityKeyPrefix : ruleKeyPrefix(charge.rule)
-    return `${start}${encodeKey(charge.key)}}`
+    return plan.inIdentity ? identityKeyPrefix : ruleKeyPrefix(charge.rule)
+  }
+
+  function keyOf(charge: Charge): string {
+    return `${startOf(charge)}${encodeKey(charge.key)}}`
   }
 
   /** The one-rule scripts of a rule in the identity layout, which hold its field. */
@@ -250,6 +329,7 @@ export function chargePreparer(
 
   return {
     keyOf,
+    keysOf,
     layout,
     oneRuleScript(charge) {
       const plan = planOf(charge)

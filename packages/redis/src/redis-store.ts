@@ -1,13 +1,7 @@
 import { randomInt } from 'node:crypto'
-import {
-  type Charge,
-  checkTime,
-  type Outcome,
-  type Store,
-  systemClock,
-  wholeMs,
-} from '@tollgate/core'
+import { systemClock } from '@tollgate/core'
 import type { StoreEvent } from '@tollgate/core/observe'
+import { type Charge, checkTime, type Outcome, type Store, wholeMs } from '@tollgate/core/store'
 import { callScript, type Deadline, deadlineIn } from './call.js'
 import type { RedisScriptClient } from './client.js'
 import { requestSender } from './coalesce.js'
@@ -211,7 +205,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
           // keys on the same identity (the hash tag); others go by slot through the general script.
           // A rule-set script of the identity layout reads one identity value: its requests key
           // on one identity, and their states differ when their rules do.
-          const keys = charges.map(preparer.keyOf)
+          const keys = preparer.keysOf(charges)
           const apart = layout === 'identity' ? distinctRules(charges) : distinct(keys)
           const script = apart ? preparer.ruleSetScript(charges) : undefined
           if (script !== undefined) {

@@ -1,4 +1,5 @@
-import { type Charge, concurrency, leakyQueue, tokenBucket } from '@tollgate/core'
+import { concurrency, leakyQueue, tokenBucket } from '@tollgate/core'
+import type { Charge } from '@tollgate/core/store'
 import { describe, expect, it } from 'vitest'
 import { parseRenewReply, parseReply, parseRuleSetReplies } from './reply.js'
 

@@ -1,4 +1,4 @@
-import { type Charge, type Decision, type Outcome, RateLimitError } from '@tollgate/core'
+import { type Charge, type Decision, type Outcome, RateLimitError } from '@tollgate/core/store'
 
 /** A script's answer: the time it decided at, whether it wrote, one decision per charge. */
 export type ScriptReply = {

@@ -1,4 +1,4 @@
-import { type Charge, RateLimitError } from '@tollgate/core'
+import { type Charge, RateLimitError } from '@tollgate/core/store'
 import type { PreparedCharge } from './prepare.js'
 
 // What the store reads from a request's charges before it chooses a script for them.

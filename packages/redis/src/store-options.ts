@@ -1,4 +1,14 @@
-import { type Clock, RateLimitError, refuseUnknownOptions, type Timers } from '@tollgate/core'
+import {
+  type Clock,
+  checkBoolean,
+  checkMethods,
+  checkOneOf,
+  checkWhole,
+  invalidOption,
+  refuseUnknownOptions,
+  shown,
+  type Timers,
+} from '@tollgate/core/store'
 import type { RedisScriptClient } from './client.js'
 import type { Layout } from './prepare.js'
 
@@ -52,13 +62,13 @@ export type RedisStoreOptions = {
    */
   readonly leaseMs?: number
   /**
-   * Where states live. `'rule'`: a key per rule and identity, `<prefix>:<rule>:{<identity>}`.
-   * `'identity'`: one key per identity, `<prefix>:{<identity>}`, whose value holds the states
-   * of every rule keyed on it, each with its own expiry: one read and one write per request
-   * whatever its number of rules, and about half the memory. Concurrency and sliding-log rules
-   * keep a key of their own (under the same hash tag: the same slot). Changing the layout
-   * starts every count afresh: the states are read under other keys.
-   * @default 'rule'
+   * Where states live. `'identity'`: one key per identity, `<prefix>:{<identity>}`, whose value
+   * holds the states of every rule keyed on it, each with its own expiry: one read and one write
+   * per request whatever its number of rules, and about half the memory of a key per rule.
+   * Concurrency and sliding-log rules keep a key of their own (under the same hash tag: the
+   * same slot). `'rule'`: a key per rule and identity, `<prefix>:<rule>:{<identity>}`. Changing
+   * the layout starts every count afresh: the states are read under other keys.
+   * @default 'identity'
    */
   readonly layout?: Layout
   /** What times the renewal of leases (the `time` option still decides when they end). @default `Date.now` */
@@ -93,59 +103,47 @@ const OPTION_NAMES = Object.keys({
  */
 export function resolveOptions(options: RedisStoreOptions) {
   refuseUnknownOptions(options, OPTION_NAMES, 'redisStore()')
-  const client = options.client as RedisScriptClient | undefined
-  if (
-    typeof client !== 'object' ||
-    client === null ||
-    typeof client.evalsha !== 'function' ||
-    typeof client.eval !== 'function'
-  ) {
-    throw invalidOption(
-      'client',
-      'expected { evalsha, eval }: wrap your client with ioredisClient() or nodeRedisClient()',
-    )
-  }
+  const client = checkMethods(
+    'client',
+    options.client as RedisScriptClient | undefined,
+    ['evalsha', 'eval'],
+    '{ evalsha, eval } (wrap your client with ioredisClient() or nodeRedisClient())',
+    WHERE,
+  )
   const prefix = options.prefix ?? DEFAULT_PREFIX
   if (typeof prefix !== 'string' || /[{}]/.test(prefix)) {
-    throw invalidOption('prefix', `expected a string without { or }, got ${JSON.stringify(prefix)}`)
+    throw invalidOption('prefix', `expected a string without { or }, got ${shown(prefix)}`, WHERE)
   }
-  const time = options.time ?? 'server'
-  if (time !== 'server' && time !== 'caller') {
-    throw invalidOption('time', `expected 'server' or 'caller', got ${JSON.stringify(time)}`)
-  }
-  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS
-  if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 1) {
-    throw invalidOption('timeoutMs', `expected a whole number of ms ≥ 1, got ${timeoutMs}`)
-  }
-  const margin = options.expiryMarginMs ?? (time === 'caller' ? 1000 : 0)
-  if (!Number.isSafeInteger(margin) || margin < 0) {
-    throw invalidOption('expiryMarginMs', `expected a whole number of ms ≥ 0, got ${margin}`)
-  }
-  const coalesce = options.coalesce ?? true
-  if (typeof coalesce !== 'boolean') {
-    throw invalidOption('coalesce', `expected true or false, got ${JSON.stringify(coalesce)}`)
-  }
+  const time = checkOneOf('time', options.time ?? 'server', ['server', 'caller'], WHERE)
+  const timeoutMs = checkWhole(
+    'timeoutMs',
+    options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    { min: 1, unit: 'ms' },
+    WHERE,
+  )
+  const margin = checkWhole(
+    'expiryMarginMs',
+    options.expiryMarginMs ?? (time === 'caller' ? 1000 : 0),
+    { min: 0, unit: 'ms' },
+    WHERE,
+  )
+  const coalesce = checkBoolean('coalesce', options.coalesce ?? true, WHERE)
   // A store with a long budget gets a lease long enough for it, rather than an error.
   const leaseMs = options.leaseMs ?? Math.max(DEFAULT_LEASE_MS, 3 * timeoutMs)
   if (!Number.isSafeInteger(leaseMs) || leaseMs < 3 * timeoutMs || leaseMs > MAX_LEASE_MS) {
     throw invalidOption(
       'leaseMs',
-      `expected a whole number of ms from 3 × timeoutMs (${3 * timeoutMs}) to ${MAX_LEASE_MS}, got ${leaseMs}`,
+      `expected a whole number of ms from 3 × timeoutMs (${3 * timeoutMs}) to ${MAX_LEASE_MS}, got ${shown(leaseMs)}`,
+      WHERE,
     )
   }
-  const layout = options.layout ?? 'rule'
-  if (layout !== 'rule' && layout !== 'identity') {
-    throw invalidOption('layout', `expected 'rule' or 'identity', got ${JSON.stringify(layout)}`)
+  const layout = checkOneOf('layout', options.layout ?? 'identity', ['rule', 'identity'], WHERE)
+  if (options.clock !== undefined) {
+    checkMethods('clock', options.clock, ['now'], '{ now(): number }', WHERE)
   }
-  if (options.clock !== undefined && typeof options.clock?.now !== 'function') {
-    throw invalidOption('clock', 'expected { now(): number }')
-  }
-  const timers = options.timers
-  if (
-    timers !== undefined &&
-    (typeof timers?.setTimeout !== 'function' || typeof timers.clearTimeout !== 'function')
-  ) {
-    throw invalidOption('timers', 'expected { setTimeout, clearTimeout }')
+  if (options.timers !== undefined) {
+    const shape = '{ setTimeout, clearTimeout }'
+    checkMethods('timers', options.timers, ['setTimeout', 'clearTimeout'], shape, WHERE)
   }
   return {
     client,
@@ -159,6 +157,5 @@ export function resolveOptions(options: RedisStoreOptions) {
   }
 }
 
-function invalidOption(field: string, message: string): RateLimitError {
-  return new RateLimitError('ERR_RL_INVALID_RULE', `redisStore ${field}: ${message}`, { field })
-}
+/** Names the factory in each message: a Redis option could be mistaken for the limiter's. */
+const WHERE = 'redisStore'

@@ -1,4 +1,5 @@
 export { bundleWorker, COMPATIBILITY_DATE } from './bundle-worker.js'
+export { changes } from './changes.js'
 export { type ManualClock, manualClock } from './manual-clock.js'
 export { manualTime } from './manual-time.js'
 export { REDIS_URL, redisAnswers, redisForTest } from './redis.js'

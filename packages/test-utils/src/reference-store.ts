@@ -1,4 +1,4 @@
-import { applyCharges, type Charge, type Outcome, type Store } from '@tollgate/core'
+import { applyCharges, type Charge, type Outcome, type Store } from '@tollgate/core/store'
 
 /**
  * The simplest correct store: one plain array per (rule, key) in a Map, never evicted. It is the

@@ -1,7 +1,8 @@
 // A gateway process for the leasing test: a Redis store behind a leased store on a manual clock.
 // The parent moves every process's clock to the same time, then each sends its requests as fast
 // as it can and reports its counts.
-import { type Charge, fixedWindow, tokenBucket } from '@tollgate/core'
+import { fixedWindow, tokenBucket } from '@tollgate/core'
+import type { Charge } from '@tollgate/core/store'
 import { leasedStore, redisStore } from '@tollgate/redis'
 import { manualTime } from '@tollgate/test-utils'
 import { ioredisTarget, nodeRedisTarget, type Target } from './targets.js'

@@ -4,7 +4,7 @@
  * unstorage runs one driver suite against every driver; what only one store does (fingerprints,
  * expiry, slots, scripts) stays in that store's own file.
  */
-import { type Algorithm, type Charge, type Decision, type Store, step } from '@tollgate/core'
+import { type Algorithm, type Charge, type Decision, type Store, step } from '@tollgate/core/store'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import {

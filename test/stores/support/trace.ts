@@ -1,18 +1,20 @@
 import {
-  type Algorithm,
-  type Charge,
   concurrency,
-  type Decision,
   fixedWindow,
   gcra,
   leakyBucket,
   leakyQueue,
-  MAX_TIME_MS,
-  type Store,
   slidingLog,
   slidingWindow,
   tokenBucket,
 } from '@tollgate/core'
+import {
+  type Algorithm,
+  type Charge,
+  type Decision,
+  MAX_TIME_MS,
+  type Store,
+} from '@tollgate/core/store'
 import { referenceStore } from '@tollgate/test-utils'
 import fc from 'fast-check'
 import { expect } from 'vitest'

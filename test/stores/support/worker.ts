@@ -1,8 +1,6 @@
 // A gateway process for the multi-process tests: it builds a Redis store, waits for the go of
 // each scenario, sends its requests as fast as it can, and reports how many were admitted.
 import {
-  type Algorithm,
-  type Charge,
   concurrency,
   fixedWindow,
   gcra,
@@ -12,6 +10,7 @@ import {
   slidingWindow,
   tokenBucket,
 } from '@tollgate/core'
+import type { Algorithm, Charge } from '@tollgate/core/store'
 import { redisStore } from '@tollgate/redis'
 import { LEASE_MS } from './gateways.js'
 import {
@@ -55,7 +54,7 @@ export type Scenario = {
   readonly now: number | 'server'
   /** With a caller time: gateway i's clock runs i × skewMs ahead of `now`. */
   readonly skewMs?: number
-  /** The store's layout (its `layout` option). @default 'rule' */
+  /** The store's layout (its `layout` option). @default 'identity', the store's own default */
   readonly layout?: 'rule' | 'identity'
   /**
    * Concurrency: each admitted request holds its slots while it counts itself in (INCR of the
@@ -156,7 +155,7 @@ async function main(): Promise<void> {
       cost: 1,
       shadow: false,
     }))
-    const stores = layouts[scenario.layout ?? 'rule']
+    const stores = layouts[scenario.layout ?? 'identity']
     const store = scenario.now === 'server' ? stores.server : stores.caller
     const now = scenario.now === 'server' ? 0 : scenario.now + config.index * (scenario.skewMs ?? 0)
     callerNow = now

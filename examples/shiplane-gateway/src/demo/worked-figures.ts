@@ -1,14 +1,5 @@
-import {
-  type Algorithm,
-  type AlgorithmState,
-  type Decision,
-  fixedWindow,
-  gcra,
-  slidingLog,
-  slidingWindow,
-  step,
-  tokenBucket,
-} from '@tollgate/express'
+import { type Algorithm, type AlgorithmState, type Decision, step } from '@tollgate/core/store'
+import { fixedWindow, gcra, slidingLog, slidingWindow, tokenBucket } from '@tollgate/express'
 
 /** A request at a time (ms), with a cost. */
 type Arrival = { readonly at: number; readonly cost?: number }

@@ -3,7 +3,8 @@
  * kit per middleware from the rules, the options and a `Framework` descriptor; each request is a
  * `Exchange` the adapter writes fields from, continues or answers, and ends. See
  * docs/adapters/writing-an-adapter.md. The identity resolver and the responder underneath are
- * here too, for code that runs the limiter without a framework.
+ * here too, for code that runs the limiter without a framework, with the key of a client whose
+ * address is unknown and the `Retry-After` a store failure answers by default.
  */
 
 export { type FieldWrite, isSingleValuedName, mergeFields } from '../headers/field-merge.js'
@@ -21,6 +22,8 @@ export {
   type UserId,
   userIdOf,
 } from '../identity/identities.js'
+export { UNKNOWN_CLIENT_KEY } from '../limiter/decide.js'
+export { DEFAULT_STORE_ERROR_RETRY_AFTER_MS } from '../limiter/types.js'
 export {
   createResponder,
   type LimitResponse,

@@ -143,7 +143,7 @@ describe('createAdapterKit', () => {
     const options = { getConnInfo: 'yes' } as KitOptions<Req, undefined>
     expect(() =>
       createAdapterKit<Req, undefined>(RULES, options, { ...framework, hooks: ['getConnInfo'] }),
-    ).toThrow(expect.objectContaining({ code: 'ERR_RL_INVALID_RULE', field: 'getConnInfo' }))
+    ).toThrow(expect.objectContaining({ code: 'ERR_RL_INVALID_OPTION', field: 'getConnInfo' }))
   })
 })
 

@@ -1,8 +1,8 @@
-import { RateLimitError } from '../errors.js'
 import type { IdentityOptions, UserId } from '../identity/identities.js'
 import { LIMITER_OPTIONS } from '../limiter/option-names.js'
 import type { LimiterOptions, Logger, Verdict } from '../limiter/types.js'
 import type { ForeignOptions } from '../options/foreign-options.js'
+import { checkFunction, invalidOption, shown } from '../options/option-values.js'
 import { refuseUnknownOptions } from '../options/unknown-options.js'
 import type { ResponderOptions } from '../response/responder.js'
 import type { LoadShedder } from './shed.js'
@@ -85,7 +85,6 @@ export type KitOptions<Req, Res> = CoreOptions &
 const CORE: { readonly [K in keyof CoreOptions]-?: true } = {
   store: true,
   algorithms: true,
-  routes: true,
   clock: true,
   timers: true,
   logger: true,
@@ -95,7 +94,6 @@ const CORE: { readonly [K in keyof CoreOptions]-?: true } = {
   customIdentities: true,
   trustProxy: true,
   proxyHeader: true,
-  proxies: true,
   ipv4Prefix: true,
   ipv6Prefix: true,
   ignoreWarnings: true,
@@ -149,9 +147,7 @@ export function checkAdapterOptions(
   refuseUnknownOptions(options, known, 'rateLimit()', foreign)
   for (const name of [...FUNCTION_HOOKS, ...adapterHooks]) {
     const value = (options as Record<string, unknown>)[name]
-    if (value !== undefined && typeof value !== 'function') {
-      throw invalidOption(name, `expected a function, got ${typeof value}`)
-    }
+    if (value !== undefined) checkFunction(name, value)
   }
 }
 
@@ -171,12 +167,5 @@ export function refundPredicate<Req>(
   if (when === undefined || typeof when === 'function') return when
   if (when === 'failed') return (status) => status >= 400
   if (when === 'succeeded') return (status) => status < 400
-  throw invalidOption(
-    'refund',
-    `expected 'failed', 'succeeded' or a function, got ${JSON.stringify(when)}`,
-  )
-}
-
-function invalidOption(field: string, message: string): RateLimitError {
-  return new RateLimitError('ERR_RL_INVALID_RULE', `${field}: ${message}`, { field })
+  throw invalidOption('refund', `expected 'failed', 'succeeded' or a function, got ${shown(when)}`)
 }

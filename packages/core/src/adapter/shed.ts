@@ -1,5 +1,5 @@
 import type { Clock } from '../clock.js'
-import { RateLimitError } from '../errors.js'
+import { closest } from '../closest-name.js'
 import { retryAfterSeconds } from '../headers/families.js'
 import type { HeaderEntries } from '../headers/types.js'
 import {
@@ -8,6 +8,13 @@ import {
   normalizePath,
   type PathPattern,
 } from '../limiter/path-pattern.js'
+import {
+  checkFunction,
+  checkOneOf,
+  checkWhole,
+  invalidOption,
+  shown,
+} from '../options/option-values.js'
 import { loadShedProblem, PROBLEM_CONTENT_TYPE } from '../response/problem.js'
 import type { Denial } from '../response/responder.js'
 import { type ParsedRoute, parseRoute } from '../rules/route.js'
@@ -117,7 +124,7 @@ function createShedder<Req>(
   const maxDelay = o.maxEventLoopDelayMs
   const delay = maxDelay === undefined ? undefined : (o.eventLoopDelay ?? nodeDelay?.())
   if (maxDelay !== undefined && delay === undefined) {
-    throw invalid(
+    throw invalidOption(
       'shed.eventLoopDelay',
       'this runtime has no event-loop delay signal: give one, or shed on maxInFlight',
     )
@@ -202,49 +209,46 @@ function shedDenial(retryAfter: number): Denial {
   return { allowed: false, status: 503, headers, body: JSON.stringify(problem), problem }
 }
 
-function invalid(field: string, message: string): RateLimitError {
-  return new RateLimitError('ERR_RL_INVALID_RULE', `${field}: ${message}`, { field })
-}
-
 type Checked<Req> = ShedOptions<Req>
 
 function checkShedOptions<Req>(options: ShedOptions<Req>): Checked<Req> {
   if (typeof options !== 'object' || options === null) {
-    throw invalid('shed', 'expected an object such as { maxInFlight: 100 }')
+    throw invalidOption('shed', 'expected an object such as { maxInFlight: 100 }')
   }
   for (const name of Object.keys(options)) {
-    if (!SHED_OPTIONS.includes(name)) {
-      throw invalid(`shed.${name}`, `unknown option (known: ${SHED_OPTIONS.join(', ')})`)
-    }
+    if (SHED_OPTIONS.includes(name)) continue
+    const guess = closest(name, SHED_OPTIONS)
+    const hint =
+      guess === undefined ? `known: ${SHED_OPTIONS.join(', ')}` : `did you mean "${guess}"?`
+    throw invalidOption(`shed.${name}`, `unknown option (${hint})`)
   }
-  const count = (
-    name: 'maxInFlight' | 'maxEventLoopDelayMs' | 'sampleEveryMs' | 'retryAfterMs',
-  ) => {
-    const value = options[name]
-    if (value !== undefined && (!Number.isSafeInteger(value) || value < 1))
-      throw invalid(`shed.${name}`, `expected a whole number ≥ 1, got ${String(value)}`)
+  for (const name of [
+    'maxInFlight',
+    'maxEventLoopDelayMs',
+    'sampleEveryMs',
+    'retryAfterMs',
+  ] as const) {
+    if (options[name] !== undefined) checkWhole(`shed.${name}`, options[name], { min: 1 })
   }
-  count('maxInFlight')
-  count('maxEventLoopDelayMs')
-  count('sampleEveryMs')
-  count('retryAfterMs')
   for (const name of ['hysteresis', 'criticalShare'] as const) {
     const value = options[name]
     if (value !== undefined && !(typeof value === 'number' && value >= 0 && value < 1))
-      throw invalid(`shed.${name}`, `expected a fraction from 0 to below 1, got ${String(value)}`)
+      throw invalidOption(
+        `shed.${name}`,
+        `expected a fraction from 0 to below 1, got ${shown(value)}`,
+      )
   }
   for (const name of ['eventLoopDelay', 'healthy', 'onShed'] as const) {
-    if (options[name] !== undefined && typeof options[name] !== 'function')
-      throw invalid(`shed.${name}`, `expected a function, got ${typeof options[name]}`)
+    if (options[name] !== undefined) checkFunction(`shed.${name}`, options[name])
   }
-  if (options.mode !== undefined && options.mode !== 'enforce' && options.mode !== 'shadow')
-    throw invalid('shed.mode', `expected "enforce" or "shadow", got ${String(options.mode)}`)
+  if (options.mode !== undefined) checkOneOf('shed.mode', options.mode, ['enforce', 'shadow'])
   const critical = options.critical
   if (critical !== undefined && typeof critical !== 'function') {
-    if (!Array.isArray(critical)) throw invalid('shed.critical', 'expected routes or a function')
+    if (!Array.isArray(critical))
+      throw invalidOption('shed.critical', 'expected routes or a function')
     for (const route of critical) {
       const parsed = parseRoute(route)
-      if (typeof parsed === 'string') throw invalid('shed.critical', parsed)
+      if (typeof parsed === 'string') throw invalidOption('shed.critical', parsed)
     }
   }
   if (
@@ -252,7 +256,7 @@ function checkShedOptions<Req>(options: ShedOptions<Req>): Checked<Req> {
     options.maxEventLoopDelayMs === undefined &&
     options.healthy === undefined
   ) {
-    throw invalid('shed', 'give at least one of maxInFlight, maxEventLoopDelayMs, healthy')
+    throw invalidOption('shed', 'give at least one of maxInFlight, maxEventLoopDelayMs, healthy')
   }
   return options
 }

@@ -2,10 +2,12 @@ import type { Decision } from '../decision.js'
 import { createScheduler } from '../wait/scheduler.js'
 import { createSlotQueues, type SlotQueueParams } from '../wait/slot-queues.js'
 import { MAX_FIELD_INTEGER, MAX_TIME_MS } from './integer.js'
-import { costTooHigh, invalid } from './params.js'
+import { costTooHigh, invalid, refuseUnknownParams } from './params.js'
 import type { Algorithm } from './types.js'
 
 /** A concurrency rule: at most `limit` units in flight at once. */
+const CONCURRENCY_PARAMS = ['limit', 'retryAfterMs', 'queue', 'maxWaitMs', 'queueOrder']
+
 export type ConcurrencyParams = {
   readonly limit: number
   /**
@@ -48,6 +50,7 @@ const CONCURRENT_REQUESTS = 'concurrent-requests'
  * @example concurrency({ limit: 4 }) // four reports at once
  */
 export function concurrency(params: ConcurrencyParams): Algorithm {
+  refuseUnknownParams('concurrency', params, CONCURRENCY_PARAMS)
   const limit = params.limit
   if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_FIELD_INTEGER) {
     throw invalid('limit', `expected a whole number from 1 to ${MAX_FIELD_INTEGER}, got ${limit}`)

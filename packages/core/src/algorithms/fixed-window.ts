@@ -2,10 +2,20 @@ import type { Decision } from '../decision.js'
 import { type CalendarUnit, type CalendarWindows, calendarWindows, NOMINAL_MS } from './calendar.js'
 import { inspectionCopy } from './inspection.js'
 import { PACKED_CAPACITY_LIMIT, TIME_HIGH, TIME_HIGH_MASK, TWO_POW_32 } from './packed-state.js'
-import { checkWindow, costTooHigh, invalid, type WindowParams } from './params.js'
+import {
+  checkWindow,
+  costTooHigh,
+  invalid,
+  refuseUnknownParams,
+  WINDOW_PARAMS,
+  type WindowParams,
+} from './params.js'
 import type { Algorithm, PackedState, StateSlots } from './types.js'
 
 /** A fixed window aligned to the calendar: each day, ISO week, month or year, in a time zone. */
+/** A fixed window's parameters: a window in ms, or a calendar unit in a zone. */
+const FIXED_WINDOW_PARAMS = [...WINDOW_PARAMS, 'calendar', 'timeZone']
+
 export type CalendarWindowParams = {
   readonly limit: number
   readonly calendar: CalendarUnit
@@ -32,6 +42,7 @@ export type CalendarWindowParams = {
 const START_BIAS = 2 ** 40
 
 export function fixedWindow(params: WindowParams | CalendarWindowParams): Algorithm {
+  refuseUnknownParams('fixedWindow', params, FIXED_WINDOW_PARAMS)
   const calendar = 'calendar' in params ? calendarOf(params) : undefined
   const { limit, windowMs } =
     calendar === undefined

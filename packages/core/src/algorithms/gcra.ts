@@ -2,7 +2,14 @@ import type { Decision } from '../decision.js'
 import { splitGcra } from './gcra-split.js'
 import { inspectionCopy } from './inspection.js'
 import { ceilDiv, floorDiv, MAX_TIME_MS } from './integer.js'
-import { costTooHigh, type RateParams, type ScaledRate, scaleRate } from './params.js'
+import {
+  costTooHigh,
+  RATE_PARAMS,
+  type RateParams,
+  refuseUnknownParams,
+  type ScaledRate,
+  scaleRate,
+} from './params.js'
 import type { Algorithm, StateSlots } from './types.js'
 
 /**
@@ -21,6 +28,7 @@ import type { Algorithm, StateSlots } from './types.js'
  * @example gcra({ rate: 10, burst: 20 })
  */
 export function gcra(params: RateParams): Algorithm {
+  refuseUnknownParams('gcra', params, RATE_PARAMS)
   const rate = scaleRate(params)
   return fitsInTicks(rate) ? ticksGcra(rate) : splitGcra(rate)
 }

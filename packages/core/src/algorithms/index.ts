@@ -6,16 +6,9 @@ export { MAX_TIME_MS } from './integer.js'
 export { leakyBucket } from './leaky-bucket.js'
 export { leakyQueue, type QueueParams } from './leaky-queue.js'
 export type { RateParams, WindowParams } from './params.js'
-export { MAX_SLIDING_LOG_LIMIT, slidingLog } from './sliding-log.js'
+export { slidingLog } from './sliding-log.js'
 export { type SlidingWindowParams, slidingWindow } from './sliding-window.js'
-export {
-  type AlgorithmState,
-  checkCost,
-  checkTime,
-  type StepResult,
-  step,
-  wholeMs,
-} from './step.js'
+export { type AlgorithmState, step } from './step.js'
 export type { AlgorithmTable } from './table.js'
 export { tokenBucket } from './token-bucket.js'
 export type {
@@ -23,5 +16,4 @@ export type {
   AlgorithmName,
   AlgorithmParams,
   QuotaPolicy,
-  StateSlots,
 } from './types.js'

@@ -2,7 +2,13 @@ import type { Decision } from '../decision.js'
 import { inspectionCopy } from './inspection.js'
 import { ceilDiv, floorDiv } from './integer.js'
 import { PACKED_CAPACITY_LIMIT, TIME_HIGH, TIME_HIGH_MASK, TWO_POW_32 } from './packed-state.js'
-import { costTooHigh, type RateParams, scaleRate } from './params.js'
+import {
+  costTooHigh,
+  RATE_PARAMS,
+  type RateParams,
+  refuseUnknownParams,
+  scaleRate,
+} from './params.js'
 import type { Algorithm, PackedState, StateSlots } from './types.js'
 
 /**
@@ -15,6 +21,7 @@ import type { Algorithm, PackedState, StateSlots } from './types.js'
  * @example leakyBucket({ rate: 10, burst: 20 })
  */
 export function leakyBucket(params: RateParams): Algorithm {
+  refuseUnknownParams('leakyBucket', params, RATE_PARAMS)
   const { burst, unitsPerMs, unitsPerToken, capacity, rate, periodMs } = scaleRate(params)
   const drainMs = ceilDiv(capacity, unitsPerMs)
 

@@ -2,10 +2,19 @@ import type { Decision } from '../decision.js'
 import { createScheduler } from '../wait/scheduler.js'
 import { inspectionCopy } from './inspection.js'
 import { ceilDiv, floorDiv, MAX_FIELD_INTEGER, MAX_TIME_MS } from './integer.js'
-import { costTooHigh, invalid, type RateParams, scaleRate } from './params.js'
+import {
+  costTooHigh,
+  invalid,
+  RATE_PARAMS,
+  type RateParams,
+  refuseUnknownParams,
+  scaleRate,
+} from './params.js'
 import type { Algorithm, StateSlots } from './types.js'
 
 /** A queue rule: a rate rule whose excess waits for its slot instead of being refused. */
+const QUEUE_PARAMS = [...RATE_PARAMS, 'delay', 'maxWaitMs']
+
 export type QueueParams = RateParams & {
   /**
    * How many excess requests are served at once before shaping starts (nginx `delay=`); `burst`
@@ -32,6 +41,7 @@ export type QueueParams = RateParams & {
  * @example leakyQueue({ rate: 10, burst: 20 }) // #1 now, #2–#21 100 ms apart, #22 denied
  */
 export function leakyQueue(params: QueueParams): Algorithm {
+  refuseUnknownParams('leakyQueue', params, QUEUE_PARAMS)
   const { burst, unitsPerMs, unitsPerToken, capacity, rate, periodMs } = scaleRate(params)
   if (burst >= MAX_FIELD_INTEGER) {
     throw invalid('burst', `at most ${MAX_FIELD_INTEGER - 1} for a queue, got ${burst}`)

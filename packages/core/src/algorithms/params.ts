@@ -1,3 +1,4 @@
+import { closest } from '../closest-name.js'
 import { RateLimitError } from '../errors.js'
 import { greatestCommonDivisor, isSafeCount, MAX_FIELD_INTEGER, MAX_TIME_MS } from './integer.js'
 
@@ -30,6 +31,38 @@ export type ScaledRate = {
   readonly capacity: number
   readonly periodMs: number
   readonly rate: number
+}
+
+/** The parameters of a rate factory (`tokenBucket`, `gcra`, `leakyBucket`). */
+export const RATE_PARAMS: readonly string[] = ['rate', 'periodMs', 'burst']
+
+/** The parameters of a window factory (`slidingLog`). */
+export const WINDOW_PARAMS: readonly string[] = ['limit', 'windowMs']
+
+/**
+ * Refuses, when an algorithm is built, a parameter `factory` does not read: from JavaScript,
+ * `tokenBucket({ rate: 10, brust: 5 })` would otherwise build a bucket of another size without
+ * a word, where a rule written as data is refused. Each is named with the closest known one;
+ * an `undefined` value counts as not given.
+ */
+export function refuseUnknownParams(
+  factory: string,
+  params: object,
+  known: readonly string[],
+): void {
+  if (typeof params !== 'object' || params === null) return
+  const unknown = Object.keys(params).filter(
+    (name) => !known.includes(name) && (params as Record<string, unknown>)[name] !== undefined,
+  )
+  if (unknown.length === 0) return
+  const texts = unknown.map((name) => {
+    const guess = closest(name, known)
+    const hint = guess === undefined ? `it takes ${known.join(', ')}` : `did you mean "${guess}"?`
+    return `unknown parameter ${JSON.stringify(name)}: ${hint}`
+  })
+  throw new RateLimitError('ERR_RL_INVALID_RULE', `${factory}(): ${texts.join('; ')}`, {
+    field: unknown[0],
+  })
 }
 
 export function invalid(field: string, message: string): RateLimitError {

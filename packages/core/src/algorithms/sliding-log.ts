@@ -1,6 +1,13 @@
 import type { Decision } from '../decision.js'
 import { inspectionCopy } from './inspection.js'
-import { checkWindow, costTooHigh, invalid, type WindowParams } from './params.js'
+import {
+  checkWindow,
+  costTooHigh,
+  invalid,
+  refuseUnknownParams,
+  WINDOW_PARAMS,
+  type WindowParams,
+} from './params.js'
 import type { Algorithm, StateSlots } from './types.js'
 
 /** A log holds one timestamp per admitted unit, so its state grows with the limit. */
@@ -22,6 +29,7 @@ const HEADER = 3
  * @example slidingLog({ limit: 5, windowMs: 60_000 })
  */
 export function slidingLog(params: WindowParams): Algorithm {
+  refuseUnknownParams('slidingLog', params, WINDOW_PARAMS)
   const { limit, windowMs } = checkWindow(params)
   if (limit > MAX_SLIDING_LOG_LIMIT) {
     throw invalid(

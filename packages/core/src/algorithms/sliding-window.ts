@@ -1,9 +1,18 @@
 import type { Decision } from '../decision.js'
 import { inspectionCopy } from './inspection.js'
 import { floorDiv, MAX_TIME_MS } from './integer.js'
-import { checkWindow, costTooHigh, invalid, type WindowParams } from './params.js'
+import {
+  checkWindow,
+  costTooHigh,
+  invalid,
+  refuseUnknownParams,
+  WINDOW_PARAMS,
+  type WindowParams,
+} from './params.js'
 import { subWindowCounters } from './sub-window-counters.js'
 import type { Algorithm, StateSlots } from './types.js'
+
+const SLIDING_WINDOW_PARAMS = [...WINDOW_PARAMS, 'buckets']
 
 export type SlidingWindowParams = WindowParams & {
   /**
@@ -26,6 +35,7 @@ export type SlidingWindowParams = WindowParams & {
  * @example slidingWindow({ limit: 100, windowMs: 60_000, buckets: 60 })
  */
 export function slidingWindow(params: SlidingWindowParams): Algorithm {
+  refuseUnknownParams('slidingWindow', params, SLIDING_WINDOW_PARAMS)
   const { limit, windowMs } = checkWindow(params)
   if (params.buckets !== undefined) return subWindowCounters(limit, windowMs, params.buckets)
   const budget = limit * windowMs

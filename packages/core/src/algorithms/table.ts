@@ -23,10 +23,8 @@ export type AlgorithmTable = {
 
 /**
  * Every built-in algorithm: what `createLimiter` and `rateLimit()` accept by default. Rules name
- * algorithms by string, so whatever reaches this table bundles all of them; the lean entries
- * (`createLeanLimiter`, `@tollgate/hono/lean`) take a table of the app's own instead, and a
- * bundle then holds only the algorithms the app imports. A new algorithm is listed here and
- * nowhere else on the common path (see docs/benchmarks.md, "Bundle size").
+ * algorithms by string, so whatever reaches this table bundles all of them. A new algorithm is
+ * listed here and nowhere else on the common path (see docs/benchmarks.md, "Bundle size").
  */
 export const BUILT_IN_ALGORITHMS: AlgorithmTable = {
   token_bucket: tokenBucket,

@@ -2,7 +2,13 @@ import type { Decision } from '../decision.js'
 import { inspectionCopy } from './inspection.js'
 import { ceilDiv, floorDiv } from './integer.js'
 import { PACKED_CAPACITY_LIMIT, TIME_HIGH, TIME_HIGH_MASK, TWO_POW_32 } from './packed-state.js'
-import { costTooHigh, type RateParams, scaleRate } from './params.js'
+import {
+  costTooHigh,
+  RATE_PARAMS,
+  type RateParams,
+  refuseUnknownParams,
+  scaleRate,
+} from './params.js'
 import type { Algorithm, PackedState, StateSlots } from './types.js'
 
 /**
@@ -14,6 +20,7 @@ import type { Algorithm, PackedState, StateSlots } from './types.js'
  * @example tokenBucket({ rate: 10, burst: 20 }) // 10 per second, bursts of 20
  */
 export function tokenBucket(params: RateParams): Algorithm {
+  refuseUnknownParams('tokenBucket', params, RATE_PARAMS)
   const { burst, unitsPerMs, unitsPerToken, capacity, rate, periodMs } = scaleRate(params)
   // Beyond this many ms of idling the bucket is full whatever its level; capping the elapsed
   // time first keeps `elapsed × unitsPerMs` far from 2^53.

@@ -158,7 +158,7 @@ describe('trustProxy as a list: X-Forwarded-For walked right to left', () => {
         caught = error
       }
       expect(isRateLimitError(caught)).toBe(true)
-      expect(caught).toMatchObject({ code: 'ERR_RL_INVALID_RULE', field: 'trustProxy' })
+      expect(caught).toMatchObject({ code: 'ERR_RL_INVALID_OPTION', field: 'trustProxy' })
     },
   )
 })

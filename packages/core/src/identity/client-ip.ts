@@ -1,14 +1,8 @@
-import { RateLimitError } from '../errors.js'
 import type { HeaderAccessor } from '../headers/types.js'
 import { createWarnOnce, type WarningOptions } from '../warnings.js'
 import { formatIp, type IpAddress, ipv4Number, parseIp } from './ip.js'
 import { checkPrefix, ipKey, type PrefixOptions } from './ip-prefix.js'
-import {
-  type ClientAddress,
-  type ProxyTrust,
-  type TrustProxy,
-  trustedProxies,
-} from './proxy-trust.js'
+import { type ClientAddress, type TrustProxy, trustedProxies } from './proxy-trust.js'
 
 export type { ClientAddress, TrustProxy } from './proxy-trust.js'
 
@@ -23,11 +17,6 @@ export type ClientIpOptions = PrefixOptions &
      * @default 'x-forwarded-for'
      */
     readonly proxyHeader?: 'x-forwarded-for' | 'forwarded' | undefined
-    /**
-     * How a `trustProxy` that trusts some proxy reads the forwarding header. @default
-     * trustedProxies
-     */
-    readonly proxies?: ProxyTrust | undefined
   }
 
 /**
@@ -66,8 +55,8 @@ export type ClientKeyResolver = <Source>(
 
 /**
  * The per-request resolvers of one trust configuration: the full address, or the key alone. A
- * `trustProxy` that trusts some proxy reads the forwarding header with `proxies` (default
- * `trustedProxies`); `readsForwarding` says whether it does.
+ * `trustProxy` that trusts some proxy reads the forwarding header (`trustedProxies`);
+ * `readsForwarding` says whether it does.
  */
 export function compileClientIp(options: ClientIpOptions = {}): {
   readonly address: ClientIpResolver
@@ -92,16 +81,10 @@ export function compileClientIp(options: ClientIpOptions = {}): {
     const full = ip.version === 4 ? v4Full : v6Full
     return { ip: text, key: full ? text : ipKey(ip, prefixes), hops }
   }
-  const proxies = options.proxies ?? trustedProxies
-  if (typeof proxies !== 'function') {
-    throw new RateLimitError('ERR_RL_INVALID_RULE', 'proxies: expected trustedProxies', {
-      field: 'proxies',
-    })
-  }
   const trustProxy = options.trustProxy ?? false
   const forwarded = trustsNoProxy(trustProxy)
     ? undefined
-    : proxies(trustProxy, options.proxyHeader ?? 'x-forwarded-for', warn, result)
+    : trustedProxies(trustProxy, options.proxyHeader ?? 'x-forwarded-for', warn, result)
 
   // WARN_FORWARDED_HEADERS_IGNORED, for a resolver that trusts no proxy: every one of the first
   // ALL_CHECKED requests is looked at, then one in ONE_IN. Behind a proxy every request carries

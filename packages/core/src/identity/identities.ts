@@ -1,5 +1,5 @@
-import { RateLimitError } from '../errors.js'
 import { type HeaderAccessor, headerText } from '../headers/types.js'
+import { checkWhole, invalidOption, shown } from '../options/option-values.js'
 import { createWarnOnce } from '../warnings.js'
 import {
   type ClientAddress,
@@ -137,22 +137,12 @@ export function compileIdentities<Source>(
   const clientIp = compileClientIp(options)
   const apiKeyHeader = options.apiKeyHeader === undefined ? 'x-api-key' : options.apiKeyHeader
   if (apiKeyHeader !== false && !/^[!#$%&'*+.^_`|~0-9a-z-]+$/i.test(apiKeyHeader)) {
-    throw new RateLimitError(
-      'ERR_RL_INVALID_RULE',
-      `apiKeyHeader: ${JSON.stringify(apiKeyHeader)} is not a header name`,
-      { field: 'apiKeyHeader' },
-    )
+    throw invalidOption('apiKeyHeader', `${shown(apiKeyHeader)} is not a header name`)
   }
   const headerName = apiKeyHeader === false ? false : apiKeyHeader.toLowerCase()
   const bearer = options.bearerAsApiKey ?? false
   const maxLength = options.maxApiKeyLength ?? 256
-  if (!Number.isSafeInteger(maxLength) || maxLength < 1) {
-    throw new RateLimitError(
-      'ERR_RL_INVALID_RULE',
-      `maxApiKeyLength: expected a whole number ≥ 1, got ${String(maxLength)}`,
-      { field: 'maxApiKeyLength' },
-    )
-  }
+  checkWhole('maxApiKeyLength', maxLength, { min: 1 })
   const readsApiKey = needs.apiKey && (headerName !== false || bearer)
   const headersCut = clientIp.readsForwarding ? needs.headersCut : undefined
   const warn = createWarnOnce(options)

@@ -147,7 +147,7 @@ describe('createIpMatcher', () => {
     }
   })
 
-  it('throws ERR_RL_INVALID_RULE naming the option for an entry it cannot read', () => {
+  it('throws ERR_RL_INVALID_OPTION naming the option for an entry it cannot read', () => {
     let caught: unknown
     try {
       createIpMatcher(['10.0.0.0/8', 'proxy.internal'])
@@ -155,7 +155,7 @@ describe('createIpMatcher', () => {
       caught = error
     }
     expect(isRateLimitError(caught)).toBe(true)
-    expect(caught).toMatchObject({ code: 'ERR_RL_INVALID_RULE', field: 'trustProxy' })
+    expect(caught).toMatchObject({ code: 'ERR_RL_INVALID_OPTION', field: 'trustProxy' })
     expect(String(caught)).toContain('"proxy.internal"')
   })
 
@@ -169,7 +169,7 @@ describe('createIpMatcher', () => {
         caught = error
       }
       expect(isRateLimitError(caught)).toBe(true)
-      expect(caught).toMatchObject({ code: 'ERR_RL_INVALID_RULE', field: 'trustProxy' })
+      expect(caught).toMatchObject({ code: 'ERR_RL_INVALID_OPTION', field: 'trustProxy' })
     },
   )
 })

@@ -1,4 +1,4 @@
-import { RateLimitError } from '../errors.js'
+import { checkWhole, invalidOption } from '../options/option-values.js'
 import { formatIp, type IpAddress, parseIp } from './ip.js'
 
 /** A network: every address whose first `prefix` bits equal those of `network`. */
@@ -80,7 +80,7 @@ export type IpFamily = 'IPv4' | 'IPv6'
 
 /**
  * Compiles a list of addresses, CIDR ranges and range names into one membership test, once.
- * Throws `ERR_RL_INVALID_RULE` naming `field` for an entry that is none of those.
+ * Throws `ERR_RL_INVALID_OPTION` naming `field` for an entry that is none of those.
  * `coveredFamilies` lists each family whose every address the ranges hold together (one
  * `0.0.0.0/0`, or `0.0.0.0/1` with `128.0.0.0/1`); `coversEverything` is true when there is one.
  */
@@ -98,10 +98,9 @@ export function createIpMatcher(
     for (const text of namedRange(name) ?? [name]) {
       const cidr = parseCidr(text)
       if (cidr === undefined) {
-        throw new RateLimitError(
-          'ERR_RL_INVALID_RULE',
-          `${field}: ${JSON.stringify(entry)} is not an IP address, a CIDR range or one of ${Object.keys(NAMED_RANGES).join(', ')}`,
-          { field },
+        throw invalidOption(
+          field,
+          `${JSON.stringify(entry)} is not an IP address, a CIDR range or one of ${Object.keys(NAMED_RANGES).join(', ')}`,
         )
       }
       cidrs.push(cidr)
@@ -178,14 +177,7 @@ export function ipKey(ip: IpAddress, options: PrefixOptions = {}): string {
   return `${formatIp(maskIp(ip, prefix))}/${prefix}`
 }
 
-/** Checks a prefix option at construction; throws `ERR_RL_INVALID_RULE` naming the option. */
+/** Checks a prefix option at construction; throws `ERR_RL_INVALID_OPTION` naming the option. */
 export function checkPrefix(field: string, value: number | undefined, max: number): void {
-  if (value === undefined) return
-  if (!Number.isInteger(value) || value < 0 || value > max) {
-    throw new RateLimitError(
-      'ERR_RL_INVALID_RULE',
-      `${field}: expected a whole number from 0 to ${max}, got ${String(value)}`,
-      { field },
-    )
-  }
+  if (value !== undefined) checkWhole(field, value, { min: 0, max })
 }

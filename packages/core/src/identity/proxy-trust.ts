@@ -33,12 +33,11 @@ export type ClientAddress = {
  * Who a request's client is behind the trusted proxies, from the socket peer (already parsed)
  * and the forwarding header; `result` makes the address from the client found and its hops.
  */
-export type ForwardedClient = (socket: IpAddress, header: HeaderAccessor) => ClientAddress
+type ForwardedClient = (socket: IpAddress, header: HeaderAccessor) => ClientAddress
 
 /**
  * Compiles a `trustProxy` setting that trusts some proxy (never `false`, `0` or an empty list:
- * those read no forwarding header) into the walk of the forwarding header (the `proxies`
- * option; `trustedProxies` by default).
+ * those read no forwarding header) into the walk of the forwarding header.
  */
 export type ProxyTrust = (
   trustProxy: TrustProxy,
@@ -56,8 +55,6 @@ type CompiledTrust = {
 /**
  * The forwarding headers read as `trustProxy` says: the header is walked from the right, and the
  * first address that no trusted proxy wrote is the client.
- * @example
- * rateLimit(rules, { trustProxy: 1, proxies: trustedProxies })
  */
 export const trustedProxies: ProxyTrust = (trustProxy, proxyHeader, warn, result) => {
   const trust = compileTrust(trustProxy, warn)

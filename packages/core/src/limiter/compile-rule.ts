@@ -23,7 +23,11 @@ export type CompiledRule = {
   readonly identity: readonly string[]
   /** `name:` for a rule keyed on one identity (the key is the prefix plus the value). */
   readonly keyPrefix: string
-  /** The last identity value seen and its key: consecutive requests of one client share it. */
+  /**
+   * The last identity value seen and its key: consecutive requests of one client share it. One
+   * object for every rule of a limiter keyed on the same identity, so a request's rules on one
+   * client get the same key string (built once; the store compares it by reference).
+   */
   readonly lastKey: { value: string; key: string }
   readonly cost: number
   /** Undefined when every request costs `cost`. */
@@ -31,15 +35,25 @@ export type CompiledRule = {
   readonly targets: readonly RouteTarget[]
 }
 
-/** A rule compiled for the hot path; `routes` compiles its routes and costs by route. */
+/**
+ * A rule compiled for the hot path; `routes` compiles its routes and costs by route. `keyCaches`
+ * holds the key cache of each key prefix, shared by the rules of one limiter.
+ */
 export function compileRule(
   rule: Rule,
   index: number,
   algorithms: AlgorithmTable,
   routes: RouteMatching,
+  keyCaches: Map<string, CompiledRule['lastKey']> = new Map(),
 ): CompiledRule {
   const algorithm = algorithmOf(rule, algorithms)
   const costRoutes = Object.keys(rule.costByRoute)
+  const keyPrefix = `${rule.match.identity[0]}:`
+  let lastKey = keyCaches.get(keyPrefix)
+  if (lastKey === undefined) {
+    lastKey = { value: '', key: '' }
+    keyCaches.set(keyPrefix, lastKey)
+  }
   return {
     index,
     id: rule.id,
@@ -52,8 +66,8 @@ export function compileRule(
     denyMissingIdentity: rule.onMissingIdentity === 'deny',
     plans: rule.match.plan,
     identity: rule.match.identity,
-    keyPrefix: `${rule.match.identity[0]}:`,
-    lastKey: { value: '', key: '' },
+    keyPrefix,
+    lastKey,
     cost: rule.cost,
     costs: costRoutes.length === 0 ? undefined : routes.compileCosts(rule),
     targets: targetsOf(rule, routes),

@@ -4,6 +4,7 @@ import { type AlgorithmTable, BUILT_IN_ALGORITHMS } from '../algorithms/table.js
 import { type Clock, systemClock } from '../clock.js'
 import { RateLimitError } from '../errors.js'
 import { FOREIGN_OPTIONS } from '../options/foreign-options.js'
+import { checkMethods, checkWhole, invalidOption } from '../options/option-values.js'
 import { refuseUnknownOptions } from '../options/unknown-options.js'
 import { checkRules } from '../rules/define-rules.js'
 import type { Rule } from '../rules/types.js'
@@ -31,7 +32,7 @@ import { checkIdentityNames } from './identity-names.js'
 import { LIMITER_OPTIONS } from './option-names.js'
 import { createRelease, type RefundOne } from './release.js'
 import { createReporter } from './report.js'
-import { type RouteMatching, routeMatching } from './route-matching.js'
+import { routeMatching } from './route-matching.js'
 import { buildRuleIndex, type RuleIndex } from './rule-index.js'
 import { checkOne, refundCharges } from './store-calls.js'
 import { DEFAULT_STORE_TIMEOUT_MS } from './store-deadline.js'
@@ -46,7 +47,9 @@ import { shown } from './verdict.js'
  * const limiter = createLimiter({ rules: defineRules([...]) })
  * const verdict = limiter.decide({ method: 'POST', path: '/v1/login', identities: { ip } })
  */
-export function createLimiter(options: LimiterOptions): Limiter {
+export function createLimiter<R>(given: LimiterOptions<R>): Limiter {
+  // `R` only refuses widened rules at compile time; the rules themselves are checked below.
+  const options = given as LimiterOptions
   const setup = compileLimiter(options)
   const { rules, store, engine, reader } = setup
   const timeOf = timeSource(engine, reader)
@@ -98,10 +101,13 @@ function compileLimiter(options: LimiterOptions): LimiterSetup {
   refuseUnknownOptions(options, LIMITER_OPTIONS, 'createLimiter()', FOREIGN_OPTIONS)
   const algorithms = options.algorithms ?? BUILT_IN_ALGORITHMS
   checkAlgorithms(algorithms)
-  const routes = checkRoutesOption(options.routes) ?? routeMatching
+  const routes = routeMatching
   const rules = checkRules(options.rules, algorithms, routes.parseRoute)
   checkIdentityNames(rules, options.customIdentities)
-  const compiled = rules.map((rule, index) => compileRule(rule, index, algorithms, routes))
+  const keyCaches = new Map<string, CompiledRule['lastKey']>()
+  const compiled = rules.map((rule, index) =>
+    compileRule(rule, index, algorithms, routes, keyCaches),
+  )
   const store = options.store ?? memoryStore()
   const clock = options.clock ?? systemClock
   checkOptions(store, clock, options)
@@ -297,39 +303,22 @@ function checkAlgorithms(
   algorithms: AlgorithmTable | undefined,
 ): asserts algorithms is AlgorithmTable {
   if (typeof algorithms === 'object' && algorithms !== null) return
-  throw new RateLimitError(
-    'ERR_RL_INVALID_RULE',
-    `algorithms: expected the algorithms rules may name, e.g. { token_bucket: tokenBucket }, got ${shown(algorithms)}`,
-    { field: 'algorithms' },
+  throw invalidOption(
+    'algorithms',
+    `expected the algorithms rules may name, e.g. { token_bucket: tokenBucket }, got ${shown(algorithms)}`,
   )
 }
 
-/** The `routes` option, refused at start-up unless it is `routeMatching` (or absent). */
-function checkRoutesOption(routes: RouteMatching | undefined): RouteMatching | undefined {
-  if (routes === undefined || typeof routes?.targets === 'function') return routes
-  throw new RateLimitError('ERR_RL_INVALID_RULE', 'routes: expected routeMatching', {
-    field: 'routes',
-  })
-}
-
 function checkOptions(store: Store, clock: Clock, options: LimiterOptions): void {
-  const invalid = (field: string, message: string) =>
-    new RateLimitError('ERR_RL_INVALID_RULE', `${field}: ${message}`, { field })
-  if (typeof store?.consume !== 'function' || typeof store.refund !== 'function') {
-    throw invalid('store', 'expected a Store (with consume and refund)')
-  }
-  if (typeof clock?.now !== 'function') throw invalid('clock', 'expected { now(): number }')
+  checkMethods('store', store, ['consume', 'refund'], 'a Store (with consume and refund)')
+  checkMethods('clock', clock, ['now'], '{ now(): number }')
   const timers = options.timers
-  if (
-    timers !== undefined &&
-    (typeof timers?.setTimeout !== 'function' || typeof timers.clearTimeout !== 'function')
-  ) {
-    throw invalid('timers', 'expected { setTimeout(callback, ms), clearTimeout(handle) }')
+  if (timers !== undefined) {
+    const shape = '{ setTimeout(callback, ms), clearTimeout(handle) }'
+    checkMethods('timers', timers, ['setTimeout', 'clearTimeout'], shape)
   }
   const retry = options.storeErrorRetryAfterMs
-  if (retry !== undefined && (!Number.isSafeInteger(retry) || retry < 1)) {
-    throw invalid('storeErrorRetryAfterMs', `expected whole ms ≥ 1, got ${retry}`)
-  }
+  if (retry !== undefined) checkWhole('storeErrorRetryAfterMs', retry, { min: 1, unit: 'ms' })
   const timeout = options.storeTimeoutMs
   // Timers take at most 2^31 − 1 ms; beyond that they fire at once.
   const validTimeout =
@@ -338,13 +327,13 @@ function checkOptions(store: Store, clock: Clock, options: LimiterOptions): void
     timeout >= 1 &&
     timeout < 2 ** 31
   if (timeout !== undefined && timeout !== false && !validTimeout) {
-    throw invalid(
+    throw invalidOption(
       'storeTimeoutMs',
       `expected whole ms from 1 to 2147483647, or false, got ${shown(timeout)}`,
     )
   }
   const logger = options.logger
-  if (logger !== undefined && logger !== false && typeof logger?.warn !== 'function') {
-    throw invalid('logger', 'expected { warn(message: string): void }')
+  if (logger !== undefined && logger !== false) {
+    checkMethods('logger', logger, ['warn'], '{ warn(message: string): void }')
   }
 }

@@ -84,7 +84,12 @@ export function requestDecider({
             cost,
             shadow: first.shadow,
           }
-          const pending = { matched: [first], charged: [first], charges: [charge], missing: [] }
+          const pending = {
+            matched: [first],
+            charged: [first],
+            charges: [charge],
+            missing: NO_DECISIONS,
+          }
           verdict = storeFailure(deciding, pending, error, now)
         }
       }
@@ -104,9 +109,12 @@ type Pending = {
   readonly matched: readonly CompiledRule[]
   readonly charged: CompiledRule[]
   readonly charges: Charge[]
-  /** Denials of rules that refuse requests lacking their identity. */
-  readonly missing: RuleDecision[]
+  /** Denials of rules that refuse requests lacking their identity (`NO_DECISIONS` if none). */
+  missing: RuleDecision[]
 }
+
+/** The missing-identity denials of a request that has none: shared, never written. */
+const NO_DECISIONS: RuleDecision[] = []
 
 function decideAll(
   engine: Engine,
@@ -116,12 +124,20 @@ function decideAll(
   path: string,
   now: number,
 ): MaybePromise<Verdict> {
-  const pending: Pending = { matched, charged: [], charges: [], missing: [] }
+  // Arrays of the matched rules' length, cut short when a rule lacks its identity: a push onto
+  // an empty array would allocate room for 17.
+  const count = matched.length
+  const charged: CompiledRule[] = new Array(count)
+  const charges: Charge[] = new Array(count)
+  const pending: Pending = { matched, charged, charges, missing: NO_DECISIONS }
+  let made = 0
   let refused = false
-  for (const rule of matched) {
+  for (let i = 0; i < count; i++) {
+    const rule = matched[i]!
     const cost = costFor(rule, method, path)
     const key = keyOf(rule, identities)
     if (key === undefined) {
+      if (pending.missing === NO_DECISIONS) pending.missing = []
       pending.missing.push(denial(rule, cost, undefined, undefined))
       if (!rule.shadow) refused = true
       continue
@@ -132,14 +148,13 @@ function decideAll(
         `rule "${rule.id}": a request without an ip identity was counted in one bucket shared by all such requests; check that the adapter resolves the client IP`,
       )
     }
-    pending.charged.push(rule)
-    pending.charges.push({
-      rule: rule.id,
-      algorithm: rule.algorithm,
-      key,
-      cost,
-      shadow: rule.shadow,
-    })
+    charged[made] = rule
+    charges[made] = { rule: rule.id, algorithm: rule.algorithm, key, cost, shadow: rule.shadow }
+    made++
+  }
+  if (made < count) {
+    charged.length = made
+    charges.length = made
   }
   if (refused) return combine(pending.missing, now, 'missing-identity')
   return consumeAll(engine, pending, now)

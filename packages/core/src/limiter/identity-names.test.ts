@@ -13,13 +13,17 @@ const keyedOn = (identity: RateRuleConfig['match']['identity']): RuleConfig => (
   burst: 20,
 })
 
-function refusal(options: LimiterOptions): { field?: string; message: string } {
+function refusal(options: LimiterOptions): { code?: string; field?: string; message: string } {
   try {
     createLimiter(options)
   } catch (error) {
-    expect(isRateLimitError(error) && error.code).toBe('ERR_RL_INVALID_RULE')
+    expect(isRateLimitError(error)).toBe(true)
     const issue = error instanceof RuleValidationError ? error.issues[0] : undefined
-    return { field: issue?.field ?? (error as { field?: string }).field, message: String(error) }
+    return {
+      code: (error as { code?: string }).code,
+      field: issue?.field ?? (error as { field?: string }).field,
+      message: String(error),
+    }
   }
   throw new Error('the options were accepted')
 }
@@ -34,7 +38,8 @@ describe('identities nothing provides', () => {
       ['user_id', 'user'],
       ['ip_address', 'ip'],
     ]) {
-      const { field, message } = refusal({ rules: [keyedOn(name!)] })
+      const { code, field, message } = refusal({ rules: [keyedOn(name!)] })
+      expect(code).toBe('ERR_RL_INVALID_RULE')
       expect(field).toBe('match.identity')
       expect(message).toContain(`no identity "${name}": did you mean "${meant}"?`)
     }
@@ -59,7 +64,10 @@ describe('identities nothing provides', () => {
   it('refuses a declaration that is not a list of new identity names', () => {
     const rules = [keyedOn('ip')]
     for (const customIdentities of ['account', [''], ['constructor'], ['ip'], [1]]) {
-      expect(refusal({ rules, customIdentities } as never).field).toBe('customIdentities')
+      expect(refusal({ rules, customIdentities } as never)).toMatchObject({
+        code: 'ERR_RL_INVALID_OPTION',
+        field: 'customIdentities',
+      })
     }
   })
 })

@@ -1,5 +1,6 @@
-import { RateLimitError } from '../errors.js'
-import { closest, type RuleIssue, RuleValidationError } from '../rules/issues.js'
+import { closest } from '../closest-name.js'
+import { invalidOption } from '../options/option-values.js'
+import { type RuleIssue, RuleValidationError } from '../rules/issues.js'
 import type { Rule } from '../rules/types.js'
 import { identityNameProblem, typeName } from '../rules/validate-match.js'
 
@@ -48,10 +49,7 @@ function unknownIdentity(name: string, known: readonly string[]): string {
 
 function declaredNames(value: unknown): readonly string[] {
   if (value === undefined) return []
-  const invalid = (problem: string) =>
-    new RateLimitError('ERR_RL_INVALID_RULE', `customIdentities: ${problem}`, {
-      field: 'customIdentities',
-    })
+  const invalid = (problem: string) => invalidOption('customIdentities', problem)
   if (!Array.isArray(value)) {
     throw invalid(`expected a list of identity names, e.g. ['account'], got ${typeName(value)}`)
   }

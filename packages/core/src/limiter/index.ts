@@ -1,5 +1,4 @@
 export { createLimiter } from './create-limiter.js'
-export { UNKNOWN_CLIENT_KEY } from './decide.js'
 export type {
   AcquireOptions,
   CheckOptions,
@@ -16,4 +15,3 @@ export type {
   Verdict,
   WaitSignal,
 } from './types.js'
-export { DEFAULT_STORE_ERROR_RETRY_AFTER_MS } from './types.js'

@@ -6,7 +6,6 @@ const LIMITER: { readonly [K in keyof LimiterOptions]-?: true } = {
   rules: true,
   store: true,
   algorithms: true,
-  routes: true,
   clock: true,
   timers: true,
   logger: true,

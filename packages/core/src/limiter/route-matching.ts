@@ -7,9 +7,8 @@ import type { RouteTarget } from './route-target.js'
 /**
  * How rules with routes are matched: routes read while rules are validated, compiled into
  * patterns and costs by route, and the request path normalised (percent-decoding, dot
- * segments, trailing slashes) before it is matched. Built into `createLimiter` and the default
- * entries; the lean entries take it from the app as `routes`, so that an app whose rules name no
- * route bundles none of it (see `NO_ROUTES`).
+ * segments, trailing slashes) before it is matched. A limiter whose rules name no route never
+ * normalises a path (`RuleIndex.routed`).
  */
 export type RouteMatching = {
   /** Reads a route while rules are validated. */
@@ -23,12 +22,7 @@ export type RouteMatching = {
   readonly compileCosts: (rule: Rule) => CostTable
 }
 
-/**
- * Rules matched by route (`match.route`, `costByRoute`).
- * @example
- * import { rateLimit, routeMatching, tokenBucket } from '@tollgate/hono/lean'
- * rateLimit(rules, { algorithms: { token_bucket: tokenBucket }, routes: routeMatching })
- */
+/** Rules matched by route (`match.route`, `costByRoute`). */
 export const routeMatching: RouteMatching = {
   parseRoute,
   normalizePath,

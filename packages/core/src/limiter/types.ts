@@ -2,14 +2,12 @@ import type { AlgorithmTable } from '../algorithms/table.js'
 import type { QuotaPolicy } from '../algorithms/types.js'
 import type { Clock } from '../clock.js'
 import type { Decision } from '../decision.js'
-import type { Rule, RuleConfig } from '../rules/types.js'
+import type { Rule, RuleConfig, WidenedRulesError } from '../rules/types.js'
 import type { Store } from '../store/types.js'
 import type { Timers } from '../wait/scheduler.js'
 import type { Logger } from '../warnings.js'
 
 export type { Logger } from '../warnings.js'
-
-import type { RouteMatching } from './route-matching.js'
 
 /**
  * What the limiter needs to know about a request. Adapters build it; nothing here is
@@ -114,24 +112,20 @@ export type StoreErrorContext = {
   readonly failClosed: boolean
 }
 
-export type LimiterOptions = {
+/**
+ * `R` is the type of the rules given, inferred by `createLimiter` only to refuse an array whose
+ * `algorithm` widened to `string` with the fix (see `WidenedRulesError`).
+ */
+export type LimiterOptions<R = readonly RuleConfig[]> = {
   /** Rules in code (`RuleConfig`) or as validated by `defineRules` / `parseRules`. */
-  readonly rules: readonly RuleConfig[]
-  /** Where state lives. @default memoryStore() (`mapStore()` for `createLeanLimiter`) */
+  readonly rules: readonly RuleConfig[] | (R & WidenedRulesError<R>)
+  /** Where state lives. @default memoryStore() */
   readonly store?: Store
   /**
-   * The algorithms rules may name, e.g. `{ token_bucket: tokenBucket }`. Required by the lean
-   * entries (`createLeanLimiter`, `@tollgate/hono/lean`), whose bundles then hold only these.
-   * @default every built-in algorithm
+   * The algorithms rules may name, e.g. `{ token_bucket: tokenBucket }`: a rule naming another
+   * is refused at start-up. @default every built-in algorithm
    */
   readonly algorithms?: AlgorithmTable
-  /**
-   * How rules naming routes (`match.route`, `costByRoute`) are matched: `routeMatching`. Built
-   * into `createLimiter` and the default entries; the lean entries refuse such rules without it,
-   * so that an app whose rules name no route bundles no route matching.
-   * @default routeMatching (createLimiter), none (lean entries)
-   */
-  readonly routes?: RouteMatching | undefined
   /**
    * Where the time comes from. A fraction is floored, so a monotonic clock works:
    * `{ now: () => performance.timeOrigin + performance.now() }`. A clock that throws or returns

@@ -61,3 +61,30 @@ describe('setNodeResponseFields after another limiter', () => {
     expect(res.fields.get('retry-after')?.values).toEqual(['240'])
   })
 })
+
+describe('fields the response already has, named in any case', () => {
+  it('appends to a field whatever the case it was set in, and sets one it lacks', () => {
+    const res = recordingResponse({ ratelimit: '"upstream";r=5;t=9', 'X-POWERED-BY': 'Express' })
+    setNodeResponseFields(res, [
+      ['RateLimit', '"per-ip";r=1;t=1'],
+      ['X-Custom', 'a'],
+    ])
+    // Asked again (the lower-case form now remembered), the answers are the same.
+    setNodeResponseFields(res, [
+      ['RateLimit', '"per-ip";r=0;t=1'],
+      ['X-Custom', 'b'],
+    ])
+    expect(res.fields.get('ratelimit')?.values).toEqual([
+      '"upstream";r=5;t=9',
+      '"per-ip";r=1;t=1',
+      '"per-ip";r=0;t=1',
+    ])
+    expect(res.fields.get('x-custom')?.values).toEqual(['a', 'b'])
+  })
+
+  it('sets every field on a response with none', () => {
+    const res = recordingResponse()
+    setNodeResponseFields(res, [['RateLimit', '"per-ip";r=1;t=1']])
+    expect(res.fields.get('ratelimit')).toEqual({ name: 'RateLimit', values: ['"per-ip";r=1;t=1'] })
+  })
+})

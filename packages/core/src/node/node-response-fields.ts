@@ -15,32 +15,6 @@ export type NodeResponse = {
   appendHeader(name: string, value: string): unknown
 }
 
-/**
- * Puts response fields on a Node response with its own API (not a framework's, which may add
- * logic: Express's `res.append` runs its Content-Type charset rules). A list field already set
- * gets the value appended; Content-Type is replaced; single-valued rate-limit fields already set
- * (another Tollgate middleware's) are merged as `mergeFields` says. The names already set are
- * read once.
- */
-export function setNodeResponseFields(res: NodeResponse, headers: HeaderEntries): void {
-  const present = res.getHeaderNames()
-  if (carriesSingleValuedField(present)) {
-    writeMerged(res, headers)
-    return
-  }
-  // Entries are read by index: destructuring an array runs its iterator, an object per entry.
-  for (let i = 0; i < headers.length; i++) {
-    const entry = headers[i]!
-    setField(res, present, entry[0], entry[1])
-  }
-}
-
-/** Sets a field, or appends to one of that name the response already has. */
-function setField(res: NodeResponse, present: readonly string[], name: string, value: string) {
-  if (name === 'Content-Type' || !isFieldPresent(present, name)) res.setHeader(name, value)
-  else res.appendHeader(name, value)
-}
-
 function writeMerged(res: NodeResponse, headers: HeaderEntries): void {
   const existing = (name: string) => {
     const value = res.getHeader(name)
@@ -58,17 +32,6 @@ const lowerCaseNames = new Map<string, string>()
 /** Field names come from configuration; the bound is a safety net against unbounded input. */
 const MAX_NAMES = 256
 
-/**
- * True when `name` is among `present`, the lower-case names of the fields already on a response
- * (what Node's `getHeaderNames()` returns). Each field written is checked, so that one the app
- * already set is appended to rather than replaced; Express has always set X-Powered-By, so the
- * check runs on every request there, and the lower-case name is looked up, not made anew.
- */
-export function isFieldPresent(present: readonly string[], name: string): boolean {
-  if (present.length === 0) return false
-  return present.includes(lowerCaseNames.get(name) ?? lowerCaseName(name))
-}
-
 /** A field name in lower case, remembered (`lowerCaseNames`). */
 function lowerCaseName(name: string): string {
   const lower = name.toLowerCase()
@@ -80,7 +43,7 @@ const NO_NAMES: readonly string[] = []
 
 /**
  * The field sink of Node responses (Express's `res`, Koa's `ctx.res`): entries are written as
- * `setNodeResponseFields` does, and an admitted request's fields straight from its verdict (no
+ * `putEntries` does, and an admitted request's fields straight from its verdict (no
  * header entries built). One per middleware: it holds a response only while `putVerdict` writes
  * to it, which is synchronous.
  */
@@ -88,8 +51,26 @@ export class NodeResponseFieldWriter implements FieldWriter, FieldSink<NodeRespo
   private res: NodeResponse | undefined
   private present: readonly string[] = NO_NAMES
 
+  /**
+   * Writes entries in order, as `write` writes each field; onto a response that already carries
+   * a single-valued rate-limit field (another Tollgate middleware's), merged as `mergeFields`
+   * says. The names already set are read once.
+   */
   putEntries(res: NodeResponse, entries: HeaderEntries): void {
-    setNodeResponseFields(res, entries)
+    const present = res.getHeaderNames()
+    if (carriesSingleValuedField(present)) {
+      writeMerged(res, entries)
+      return
+    }
+    this.res = res
+    this.present = present
+    try {
+      // Entries are read by index: destructuring an array runs its iterator, an object per entry.
+      for (let i = 0; i < entries.length; i++) this.write(entries[i]![0], entries[i]![1])
+    } finally {
+      this.res = undefined
+      this.present = NO_NAMES
+    }
   }
 
   putVerdict(res: NodeResponse, verdict: Verdict, writeFields: WriteVerdictFields): void {
@@ -110,10 +91,15 @@ export class NodeResponseFieldWriter implements FieldWriter, FieldSink<NodeRespo
     }
   }
 
+  /**
+   * Sets a field, or appends to one of that name the response already has (the app's, or a list
+   * field another middleware wrote); `Content-Type` is always replaced. Express has always set
+   * X-Powered-By, so the names are looked up on every request there, in lower case, not made
+   * anew.
+   */
   write(name: string, value: string): void {
     const res = this.res!
     const present = this.present
-    // `isFieldPresent`, written out: this runs for every field of every admitted request.
     if (
       name === 'Content-Type' ||
       present.length === 0 ||
@@ -122,4 +108,16 @@ export class NodeResponseFieldWriter implements FieldWriter, FieldSink<NodeRespo
       res.setHeader(name, value)
     else res.appendHeader(name, value)
   }
+}
+
+/** The writer `setNodeResponseFields` writes through: it holds a response only while it writes. */
+const entriesWriter = new NodeResponseFieldWriter()
+
+/**
+ * Puts response fields on a Node response with its own API (not a framework's, which may add
+ * logic: Express's `res.append` runs its Content-Type charset rules), as
+ * `NodeResponseFieldWriter.putEntries` does.
+ */
+export function setNodeResponseFields(res: NodeResponse, headers: HeaderEntries): void {
+  entriesWriter.putEntries(res, headers)
 }

@@ -1,6 +1,6 @@
-import { RateLimitError } from '../errors.js'
 import { messageOf } from '../limiter/report.js'
 import type { Logger } from '../limiter/types.js'
+import { invalidOption } from '../options/option-values.js'
 import type { ObservedEvent, ObservedEventType, ObservedLimiterInfo, Observer } from './events.js'
 
 /** Hands each event to every observer that counts its kind; one that throws is reported once. */
@@ -19,8 +19,7 @@ const EVENT_TYPES: readonly ObservedEventType[] = [
 ]
 
 export function checkObservers(observers: unknown): readonly Observer[] {
-  const bad = (message: string) =>
-    new RateLimitError('ERR_RL_INVALID_RULE', `observers: ${message}`, { field: 'observers' })
+  const bad = (message: string) => invalidOption('observers', message)
   if (!Array.isArray(observers)) throw bad('expected an array of observers')
   observers.forEach((observer: Partial<Observer> | null, i) => {
     if (typeof observer?.observe !== 'function') {

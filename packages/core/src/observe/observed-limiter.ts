@@ -1,6 +1,5 @@
 import { BUILT_IN_ALGORITHMS } from '../algorithms/table.js'
 import { systemClock } from '../clock.js'
-import { RateLimitError } from '../errors.js'
 import { createLimiter } from '../limiter/create-limiter.js'
 import { isPromiseLike } from '../limiter/engine.js'
 import { LIMITER_OPTIONS } from '../limiter/option-names.js'
@@ -15,6 +14,7 @@ import type {
   Verdict,
 } from '../limiter/types.js'
 import { FOREIGN_OPTIONS } from '../options/foreign-options.js'
+import { checkMethods, checkWhole } from '../options/option-values.js'
 import { refuseUnknownOptions } from '../options/unknown-options.js'
 import { checkRules } from '../rules/define-rules.js'
 import type { Rule } from '../rules/types.js'
@@ -158,8 +158,11 @@ export function observedLimiter(options: ObservedLimiterOptions): Limiter {
  */
 function rulesOf(options: ObservedLimiterOptions, limiterOptions: LimiterOptions): readonly Rule[] {
   try {
-    const routes = options.routes ?? routeMatching
-    return checkRules(options.rules, options.algorithms ?? BUILT_IN_ALGORITHMS, routes.parseRoute)
+    return checkRules(
+      options.rules,
+      options.algorithms ?? BUILT_IN_ALGORITHMS,
+      routeMatching.parseRoute,
+    )
   } catch (error) {
     createLimiter(limiterOptions)
     throw error
@@ -174,22 +177,13 @@ function observeStoreEvents(store: Store, emit: Emit): void {
 
 function monotonicOf(given: ObservedLimiterOptions['monotonic']): () => number {
   if (given === undefined) return elapsedMs
-  if (typeof given?.now !== 'function') {
-    throw new RateLimitError('ERR_RL_INVALID_RULE', 'monotonic: expected { now(): number }', {
-      field: 'monotonic',
-    })
-  }
+  checkMethods('monotonic', given, ['now'], '{ now(): number }')
   return () => given.now()
 }
 
 function forwardStepOf(given: number | undefined): number {
   if (given === undefined) return DEFAULT_CLOCK_STEP_FORWARD_MS
-  if (Number.isSafeInteger(given) && given >= 1) return given
-  throw new RateLimitError(
-    'ERR_RL_INVALID_RULE',
-    `clockStepForwardMs: expected whole ms ≥ 1, got ${String(given)}`,
-    { field: 'clockStepForwardMs' },
-  )
+  return checkWhole('clockStepForwardMs', given, { min: 1, unit: 'ms' })
 }
 
 function defaultLogger(logger?: Logger | false): Logger | false {

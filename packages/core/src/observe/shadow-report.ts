@@ -1,4 +1,4 @@
-import { RateLimitError } from '../errors.js'
+import { checkWhole } from '../options/option-values.js'
 import type { ObservedEvent, Observer } from './events.js'
 import { type HeavyHitter, SpaceSaving } from './space-saving.js'
 
@@ -128,10 +128,5 @@ export function shadowReport(options: ShadowReportOptions = {}): ShadowReport {
 }
 
 function whole(value: number, field: string): number {
-  if (Number.isSafeInteger(value) && value >= 1) return value
-  throw new RateLimitError(
-    'ERR_RL_INVALID_RULE',
-    `shadowReport(): ${field}: expected a whole number ≥ 1, got ${String(value)}`,
-    { field },
-  )
+  return checkWhole(field, value, { min: 1 }, 'shadowReport():')
 }

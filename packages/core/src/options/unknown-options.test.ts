@@ -1,3 +1,4 @@
+import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { checkAdapterOptions } from '../adapter/options.js'
 import { isRateLimitError } from '../errors.js'
@@ -13,7 +14,7 @@ function refusal(start: () => unknown): { field: string | undefined; message: st
   try {
     start()
   } catch (error) {
-    expect(isRateLimitError(error) && error.code).toBe('ERR_RL_INVALID_RULE')
+    expect(isRateLimitError(error) && error.code).toBe('ERR_RL_INVALID_OPTION')
     return { field: (error as { field?: string }).field, message: (error as Error).message }
   }
   throw new Error('the options were accepted')
@@ -84,6 +85,58 @@ describe('adapter options (checkAdapterOptions, which every adapter kit calls fi
     expect(() => checkHooks(withConnInfo, ['getConnInfo'])).not.toThrow()
     expect(refusal(() => checkHooks(withConnInfo)).message).toContain(
       'rateLimit(): unknown option "getConnInfo"',
+    )
+  })
+})
+
+/** Every name `rateLimit()` knows, as its refusal of a name far from all of them lists them. */
+function adapterOptionNames(): readonly string[] {
+  const { message } = refusal(() => checkHooks({ qqqqqqqqqqqqqqqqqqqqqqqq: 1 }))
+  return message.slice(message.indexOf('known options: ') + 15).split(', ')
+}
+
+/** Every single-edit typo of `name`: a letter dropped, added, changed, or two swapped. */
+function typosOf(name: string, letter: string, at: number): readonly string[] {
+  const i = at % (name.length + 1)
+  const j = Math.min(i, name.length - 1)
+  return [
+    name.slice(0, j) + name.slice(j + 1),
+    name.slice(0, i) + letter + name.slice(i),
+    name.slice(0, j) + letter + name.slice(j + 1),
+    j + 1 < name.length ? name.slice(0, j) + name[j + 1] + name[j] + name.slice(j + 2) : name,
+  ]
+}
+
+describe('a misspelt option, known or foreign', () => {
+  it('answers windwoMs with windowMs and where express-rate-limit’s windowMs lives here', () => {
+    const { field, message } = refusal(() => checkHooks({ windwoMs: 60_000 }))
+    expect(field).toBe('windwoMs')
+    expect(message).toContain(
+      `unknown option "windwoMs": did you mean "windowMs"? express-rate-limit's windowMs is a rule's window here`,
+    )
+    expect(message).not.toContain('known options')
+  })
+
+  it('gets a suggestion for any single-edit typo of a known or foreign name', () => {
+    const known = adapterOptionNames()
+    expect(known).toContain('trustProxy')
+    const foreign = Object.keys(FOREIGN_OPTIONS.names)
+    const names = [...known, ...foreign]
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...names),
+        fc.constantFrom(...'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_'),
+        fc.nat(),
+        (name, letter, at) => {
+          for (const typo of typosOf(name, letter, at)) {
+            if (names.includes(typo)) continue // another real name: nothing to refuse
+            const { field, message } = refusal(() => checkHooks({ [typo]: 1 }))
+            expect(field).toBe(typo)
+            expect(message, typo).toContain('did you mean "')
+          }
+        },
+      ),
+      { numRuns: 300 },
     )
   })
 })

@@ -1,5 +1,5 @@
+import { closest } from '../closest-name.js'
 import { RateLimitError } from '../errors.js'
-import { closest } from '../rules/issues.js'
 import type { ForeignOptions } from './foreign-options.js'
 
 /**
@@ -36,7 +36,7 @@ export function refuseUnknownOptions(
   const lines = problems.map((problem) => problem.text)
   const message =
     lines.length === 1 ? lines[0]! : `${lines.length} problems:\n  ${lines.join('\n  ')}`
-  throw new RateLimitError('ERR_RL_INVALID_RULE', `${where}: ${message}`, {
+  throw new RateLimitError('ERR_RL_INVALID_OPTION', `${where}: ${message}`, {
     field: problems[0]!.field,
   })
 }
@@ -50,6 +50,12 @@ function suggestion(
   if (names !== undefined && Object.hasOwn(names, name) && !known.includes(name)) {
     return names[name]!
   }
-  const guess = closest(name, known)
-  return guess === undefined ? `known options: ${known.join(', ')}` : `did you mean "${guess}"?`
+  // Another limiter's names are candidates too: `windwoMs` is a typo of express-rate-limit's
+  // `windowMs`, and its answer says where that lives here.
+  const foreignNames =
+    names === undefined ? [] : Object.keys(names).filter((other) => !known.includes(other))
+  const guess = closest(name, [...known, ...foreignNames])
+  if (guess === undefined) return `known options: ${known.join(', ')}`
+  const meant = `did you mean "${guess}"?`
+  return known.includes(guess) ? meant : `${meant} ${names![guess]!}`
 }

@@ -218,7 +218,7 @@ describe('options are checked at construction', () => {
     expect(() => createResponder(options as ResponderOptions)).toThrow(field)
   })
 
-  /** The error createResponder throws for `options`, which must be ERR_RL_INVALID_RULE. */
+  /** The error createResponder throws for `options`, which must be ERR_RL_INVALID_OPTION. */
   const refusal = (options: Record<string, unknown>) => {
     try {
       createResponder(options as ResponderOptions)
@@ -238,7 +238,7 @@ describe('options are checked at construction', () => {
     ['exposeHeaders', {}],
   ])('%s: %j is refused: a boolean option takes true or false only', (field, value) => {
     expect(refusal({ [field]: value })).toMatchObject({
-      code: 'ERR_RL_INVALID_RULE',
+      code: 'ERR_RL_INVALID_OPTION',
       field,
       message: `[tollgate] ${field}: expected true or false, got ${JSON.stringify(value)}`,
     })
@@ -248,7 +248,7 @@ describe('options are checked at construction', () => {
     'partitionKey: %j is refused: true, false or a function',
     (value) => {
       expect(refusal({ partitionKey: value })).toMatchObject({
-        code: 'ERR_RL_INVALID_RULE',
+        code: 'ERR_RL_INVALID_OPTION',
         field: 'partitionKey',
         message: `[tollgate] partitionKey: expected true, false or a function, got ${JSON.stringify(value)}`,
       })
@@ -270,7 +270,7 @@ describe('options are checked at construction', () => {
             )
           else {
             expect(refusal(options)).toMatchObject({
-              code: 'ERR_RL_INVALID_RULE',
+              code: 'ERR_RL_INVALID_OPTION',
               field: 'partitionKey',
               message:
                 "[tollgate] partitionKey: no field sends it: standardHeaders 'draft-8' or later does",
@@ -303,7 +303,7 @@ describe('options are checked at construction', () => {
     const cycle: { self?: unknown } = {}
     cycle.self = cycle
     expect(refusal({ standardHeaders: 11n })).toMatchObject({
-      code: 'ERR_RL_INVALID_RULE',
+      code: 'ERR_RL_INVALID_OPTION',
       field: 'standardHeaders',
       message: expect.stringContaining('got 11n'),
     })
@@ -323,7 +323,7 @@ describe('options are checked at construction', () => {
     ['no text', 42],
   ])('missingIdentity: a wwwAuthenticate with %s is refused', (_what, wwwAuthenticate) => {
     expect(refusal({ missingIdentity: { status: 401, wwwAuthenticate } })).toMatchObject({
-      code: 'ERR_RL_INVALID_RULE',
+      code: 'ERR_RL_INVALID_OPTION',
       field: 'missingIdentity',
     })
   })

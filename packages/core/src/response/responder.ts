@@ -1,4 +1,4 @@
-import { isRateLimitError, RateLimitError } from '../errors.js'
+import { isRateLimitError } from '../errors.js'
 import {
   createPolicyFieldCache,
   familiesFor,
@@ -18,6 +18,7 @@ import { policyName } from '../headers/policy-fields.js'
 import type { HeaderEntries } from '../headers/types.js'
 import type { RuleDecision, Verdict } from '../limiter/types.js'
 import { DEFAULT_STORE_ERROR_RETRY_AFTER_MS } from '../limiter/types.js'
+import { checkBoolean, checkOneOf, invalidOption, shown } from '../options/option-values.js'
 import {
   costExceedsCapacityProblem,
   createQuotaExceededBodies,
@@ -229,33 +230,6 @@ export function createResponder(options: ResponderOptions = {}): Responder {
 }
 
 const LEGACY_RESETS: readonly LegacyReset[] = ['epoch-seconds', 'delta-seconds']
-
-function checkOneOf<T>(field: string, value: T, allowed: readonly T[]): T {
-  if (allowed.includes(value)) return value
-  const list = allowed.map((v) => JSON.stringify(v)).join(', ')
-  throw invalidOption(field, `expected one of ${list}, got ${shown(value)}`)
-}
-
-/** Only a real boolean: `'false'` from a config file is truthy, and would turn a family on. */
-function checkBoolean(field: string, value: boolean): boolean {
-  if (typeof value === 'boolean') return value
-  throw invalidOption(field, `expected true or false, got ${shown(value)}`)
-}
-
-function invalidOption(field: string, message: string): RateLimitError {
-  return new RateLimitError('ERR_RL_INVALID_RULE', `${field}: ${message}`, { field })
-}
-
-/** A refused value for the message; never throws (`JSON.stringify` does on a BigInt or a cycle). */
-function shown(value: unknown): string {
-  if (typeof value === 'function') return 'a function'
-  if (typeof value === 'bigint') return `${value}n`
-  try {
-    return JSON.stringify(value) ?? String(value)
-  } catch {
-    return 'an object JSON cannot show'
-  }
-}
 
 function checkMissingIdentity(value: MissingIdentityResponse): MissingIdentityResponse {
   const ok =

@@ -26,7 +26,7 @@ export function loadRulesText(text: string, format: RulesTextFormat): readonly R
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error)
     const problem = `not valid ${format.toUpperCase()}: ${reason}`
-    throw new RuleValidationError([{ rule: '#0', field: 'rules', problem }])
+    throw new RuleValidationError([{ field: 'rules', problem }])
   }
   return parseRules(data)
 }

@@ -64,7 +64,6 @@ export function parseRules(data: unknown): readonly Rule[] {
     if (extra.length > 0 || !('rules' in data)) {
       throw new RuleValidationError(
         (extra.length > 0 ? extra : ['rules']).map((field) => ({
-          rule: '#0',
           field,
           problem:
             field === 'rules'

@@ -34,16 +34,12 @@ export function validateRuleSet(
   const issues: RuleIssue[] = []
   if (!Array.isArray(items)) {
     throw new RuleValidationError([
-      { rule: '#0', field: 'rules', problem: `expected a list of rules, got ${typeName(items)}` },
+      { field: 'rules', problem: `expected a list of rules, got ${typeName(items)}` },
     ])
   }
   if (items.length === 0) {
     throw new RuleValidationError([
-      {
-        rule: '#0',
-        field: 'rules',
-        problem: 'the list is empty: a limiter without rules limits nothing',
-      },
+      { field: 'rules', problem: 'the list is empty: a limiter without rules limits nothing' },
     ])
   }
   const rules: Rule[] = []

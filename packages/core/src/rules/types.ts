@@ -224,3 +224,27 @@ export type ConcurrencyRule = RuleBase & {
 
 /** A validated, frozen rule: what `defineRules`, `parseRules` and `loadRulesText` return. */
 export type Rule = RateRule | QueueRule | WindowRule | ConcurrencyRule
+
+declare const rulesMustBeLiteral: unique symbol
+
+/**
+ * What TypeScript names when rules lost their literal types: an array declared as
+ * `const rules = [...]` is typed `algorithm: string`, which no `RuleConfig` accepts. The type
+ * is never satisfied; its text tells the fix.
+ */
+export type RulesMustBeLiteral<Fix extends string> = { readonly [rulesMustBeLiteral]: Fix }
+
+/**
+ * `never` for rules TypeScript can check; `RulesMustBeLiteral` for an array of rules whose
+ * `algorithm` widened to `string`. Functions taking rules accept
+ * `readonly RuleConfig[] | (R & WidenedRulesError<R>)`: for rules written in place the second
+ * member is `never`, so their errors (a misspelt field, a duration without a unit) and the
+ * editor's completions stay those of `RuleConfig`, and a widened array is refused with the fix.
+ */
+export type WidenedRulesError<R> = R extends readonly RuleConfig[]
+  ? never
+  : R extends readonly { readonly algorithm: string }[]
+    ? string extends R[number]['algorithm']
+      ? RulesMustBeLiteral<'rules declared apart lose their literal types (algorithm: string): write the array inside defineRules([...]), or end it with `as const`'>
+      : never
+    : never

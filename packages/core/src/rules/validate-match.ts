@@ -1,4 +1,5 @@
-import { closest, type IssueSink } from './issues.js'
+import { closest } from '../closest-name.js'
+import type { IssueSink } from './issues.js'
 import { HTTP_METHODS, type RouteParser } from './route.js'
 import type { RuleMatch } from './types.js'
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { defineRules } from './define-rules.js'
 import type { RuleValidationError } from './issues.js'
+import { loadRulesText } from './load-text.js'
 import { parseRules } from './parse-rules.js'
 import { bucket, code, expectOne, file, fileBucket, issuesOf, log } from './test-fixtures.js'
 
@@ -168,5 +169,45 @@ describe('rule matches, costs, policies and rule sets', () => {
     expect(() => defineRules([{ ...bucket, burst: 0 } as never])).toThrow(
       /^\[tollgate\] rule "r": burst: expected a whole number ≥ 1, got 0$/,
     )
+  })
+})
+
+describe('rule numbering', () => {
+  /** The error a rule set (or a rules file) is refused with. */
+  function refusalOf(start: () => unknown): RuleValidationError {
+    try {
+      start()
+    } catch (error) {
+      return error as RuleValidationError
+    }
+    throw new Error('the rules were accepted')
+  }
+
+  it('names no rule for a problem of the whole set, never a "rule #0"', () => {
+    for (const start of [
+      () => defineRules([]),
+      () => defineRules('rules' as never),
+      () => parseRules({ rules: [], extra: 1 }),
+      () => loadRulesText('rules: [', 'yaml'),
+      () => loadRulesText('{', 'json'),
+    ]) {
+      const error = refusalOf(start)
+      expect(error.code).toBe('ERR_RL_INVALID_RULE')
+      expect(error.rule).toBeUndefined()
+      expect(error.issues.every((issue) => issue.rule === undefined)).toBe(true)
+      expect(error.message).not.toMatch(/#0/)
+      expect(error.message).toMatch(/^\[tollgate\] (\d+ problems in the rules:\n {2})?\w+: /)
+    }
+  })
+
+  it('counts rules without a usable id from #1, as duplicate ids do', () => {
+    for (let count = 1; count <= 4; count++) {
+      const rules = Array.from({ length: count }, () => ({ ...bucket, id: undefined }))
+      const error = refusalOf(() => defineRules(rules as never))
+      const labels = [...new Set(error.issues.map((issue) => issue.rule))]
+      expect(labels).toEqual(Array.from({ length: count }, (_, i) => `#${i + 1}`))
+    }
+    const twice = refusalOf(() => defineRules([bucket, bucket] as never))
+    expect(twice.message).toContain('duplicate id: rule #1 has the same id')
   })
 })

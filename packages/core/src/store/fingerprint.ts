@@ -1,4 +1,4 @@
-import { RateLimitError } from '../errors.js'
+import { invalidOption, shown } from '../options/option-values.js'
 
 /**
  * Keyed 62-bit fingerprints of key strings, so that the memory store can forget the strings.
@@ -125,10 +125,9 @@ function multiplyMod(a: number, b: number): number {
 function randomSource(): RandomSource {
   const crypto = (globalThis as { crypto?: RandomSource }).crypto
   if (crypto === undefined || typeof crypto.getRandomValues !== 'function') {
-    throw new RateLimitError(
-      'ERR_RL_INVALID_RULE',
+    throw invalidOption(
+      'seed',
       'the memory store needs crypto.getRandomValues for its secret key fingerprints, and this runtime has none',
-      { field: 'seed' },
     )
   }
   return crypto
@@ -152,9 +151,7 @@ function randomSecret(crypto: RandomSource): Float64Array {
  */
 export function seededSecret(seed: number): Float64Array {
   if (!Number.isSafeInteger(seed)) {
-    throw new RateLimitError('ERR_RL_INVALID_RULE', `seed must be a whole number, got ${seed}`, {
-      field: 'seed',
-    })
+    throw invalidOption('seed', `expected a whole number, got ${shown(seed)}`)
   }
   let state = seed | 0
   const secret = new Float64Array(SECRET_LENGTH)

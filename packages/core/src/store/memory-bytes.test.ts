@@ -115,7 +115,7 @@ describe('the memory store’s byte bound', () => {
   it('refuses a maxBytes below 1 MiB or not a whole number', () => {
     for (const maxBytes of [0, MIB - 1, 1.5 * MIB + 0.5, Number.NaN]) {
       expect(() => memoryStore({ maxBytes })).toThrow(
-        expect.objectContaining({ code: 'ERR_RL_INVALID_RULE', field: 'maxBytes' }),
+        expect.objectContaining({ code: 'ERR_RL_INVALID_OPTION', field: 'maxBytes' }),
       )
     }
   })

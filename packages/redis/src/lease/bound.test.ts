@@ -1,15 +1,8 @@
 // Four leased stores on one shared store (Redis's stand-in), on one manual clock: whatever the
 // trace, they never admit more than the stated bound, and deny only what the shared store could
 // not cover either.
-import {
-  type Algorithm,
-  type Charge,
-  fixedWindow,
-  gcra,
-  leakyBucket,
-  type RateRule,
-  tokenBucket,
-} from '@tollgate/core'
+import { fixedWindow, gcra, leakyBucket, type RateRule, tokenBucket } from '@tollgate/core'
+import type { Algorithm, Charge } from '@tollgate/core/store'
 import { manualTime, referenceStore } from '@tollgate/test-utils'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'

@@ -1,4 +1,4 @@
-import type { Charge, Clock, Decision, Store, Timers } from '@tollgate/core'
+import type { Charge, Clock, Decision, Store, Timers } from '@tollgate/core/store'
 
 /** Units a process took from Redis ahead of its requests, spent locally until they run out. */
 export type Lease = {

@@ -1,13 +1,11 @@
+import { fixedWindow, slidingLog, tokenBucket } from '@tollgate/core'
 import {
   type Algorithm,
   type Charge,
-  fixedWindow,
   type Outcome,
   RateLimitError,
   type Store,
-  slidingLog,
-  tokenBucket,
-} from '@tollgate/core'
+} from '@tollgate/core/store'
 import { manualTime, referenceStore } from '@tollgate/test-utils'
 import { describe, expect, it } from 'vitest'
 import { type LeasedStoreOptions, leasedStore } from './leased-store.js'
@@ -78,7 +76,7 @@ describe('leasedStore options', () => {
     try {
       leasedStore(store, options as never)
     } catch (error) {
-      expect((error as RateLimitError).code).toBe('ERR_RL_INVALID_RULE')
+      expect((error as RateLimitError).code).toBe('ERR_RL_INVALID_OPTION')
     }
   })
 })

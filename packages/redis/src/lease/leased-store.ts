@@ -1,11 +1,5 @@
-import {
-  type Charge,
-  type Clock,
-  type Decision,
-  type Outcome,
-  type Store,
-  systemClock,
-} from '@tollgate/core'
+import { systemClock } from '@tollgate/core'
+import type { Charge, Clock, Decision, Outcome, Store } from '@tollgate/core/store'
 import { type Lease, type LeaseEntry, type LeaseStats, leaseTable } from './lease-table.js'
 import { LEASABLE, type LeaseOptions, resolveLeaseOptions } from './options.js'
 

@@ -1,4 +1,12 @@
-import { type AlgorithmName, RateLimitError, systemTimers, type Timers } from '@tollgate/core'
+import { systemTimers } from '@tollgate/core'
+import {
+  type AlgorithmName,
+  checkMethods,
+  checkWhole,
+  invalidOption,
+  type RateLimitError,
+  type Timers,
+} from '@tollgate/core/store'
 
 /**
  * Algorithms whose allowance can be taken ahead in a lease without ever admitting more than the
@@ -59,50 +67,54 @@ export type ResolvedLeaseOptions = {
 
 export function resolveLeaseOptions(options: LeaseOptions): ResolvedLeaseOptions {
   if (typeof options !== 'object' || options === null) {
-    throw invalidOption('options', 'expected { rules, ttlMs?, maxShare?, timers? }')
+    throw invalid('options', 'expected { rules, ttlMs?, maxShare?, timers? }')
   }
   const { rules } = options
   if (!Array.isArray(rules) || rules.length === 0) {
-    throw invalidOption('rules', 'expected a non-empty array of rules (as defineRules returns)')
+    throw invalid('rules', 'expected a non-empty array of rules (as defineRules returns)')
   }
   const ids = new Set<string>()
   rules.forEach((rule: LeasedRule, index) => {
     const field = `rules[${index}]`
     if (typeof rule !== 'object' || rule === null || typeof rule.id !== 'string') {
-      throw invalidOption(field, 'expected a rule with an id and an algorithm')
+      throw invalid(field, 'expected a rule with an id and an algorithm')
     }
     const reason = NOT_LEASABLE[rule.algorithm]
     if (reason !== undefined) {
-      throw invalidOption(
+      throw invalid(
         `${field}.algorithm`,
         `rule '${rule.id}' uses ${rule.algorithm}, which cannot be leased: ${reason}`,
       )
     }
     if (!LEASABLE.has(rule.algorithm as AlgorithmName)) {
-      throw invalidOption(
+      throw invalid(
         `${field}.algorithm`,
         `rule '${rule.id}': expected one of ${[...LEASABLE].join(', ')}, got ${JSON.stringify(rule.algorithm)}`,
       )
     }
     ids.add(rule.id)
   })
-  const ttlMs = options.ttlMs ?? DEFAULT_LEASE_TTL_MS
-  if (!Number.isSafeInteger(ttlMs) || ttlMs < 1) {
-    throw invalidOption('ttlMs', `expected a whole number of ms ≥ 1, got ${ttlMs}`)
-  }
+  const ttlMs = checkWhole(
+    'ttlMs',
+    options.ttlMs ?? DEFAULT_LEASE_TTL_MS,
+    { min: 1, unit: 'ms' },
+    'leasedStore',
+  )
   const maxShare = options.maxShare ?? DEFAULT_LEASE_SHARE
   if (typeof maxShare !== 'number' || !(maxShare > 0 && maxShare <= 1)) {
-    throw invalidOption('maxShare', `expected a number in (0, 1], got ${maxShare}`)
+    throw invalid('maxShare', `expected a number in (0, 1], got ${maxShare}`)
   }
-  const timers = options.timers ?? systemTimers
-  if (typeof timers?.setTimeout !== 'function' || typeof timers.clearTimeout !== 'function') {
-    throw invalidOption('timers', 'expected { setTimeout, clearTimeout }')
-  }
+  const timers = checkMethods(
+    'timers',
+    options.timers ?? systemTimers,
+    ['setTimeout', 'clearTimeout'],
+    '{ setTimeout, clearTimeout }',
+    'leasedStore',
+  )
   return { rules: ids, ttlMs, maxShare, timers }
 }
 
-function invalidOption(field: string, message: string): RateLimitError {
-  return new RateLimitError('ERR_RL_INVALID_RULE', `leasedStore ${field}: ${message}`, {
-    field,
-  })
+/** A lease option refused, naming the factory: its `rules` are not the limiter's. */
+function invalid(field: string, problem: string): RateLimitError {
+  return invalidOption(field, problem, 'leasedStore')
 }

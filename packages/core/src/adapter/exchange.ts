@@ -1,0 +1,289 @@
+import type { HeaderEntries } from '../headers/types.js'
+import type { RequestIdentities } from '../identity/identities.js'
+import type { Limiter, MaybePromise, RequestFacts, Verdict, WaitSignal } from '../limiter/types.js'
+import { fieldsForOwnAnswer } from '../response/problem.js'
+import type { Denial, Responder } from '../response/responder.js'
+import type { KitOptions } from './options.js'
+import type { Shedder } from './shed.js'
+import { bothPending, refundQuietly, releaseQuietly } from './slots.js'
+import type { FieldSink, Framework } from './types.js'
+
+// A request's way through a middleware, after the kit has been built: read, decided, answered
+// and ended.
+
+/** What a middleware shares with every `Exchange` it makes. */
+export type Shared<Req> = {
+  readonly limiter: Limiter
+  readonly responder: Responder
+  readonly onShadowDenied: ((verdict: Verdict, req: Req) => void) | undefined
+  readonly ownAnswer: boolean
+  readonly refundIf: ((status: number, req: Req) => boolean) | undefined
+  readonly disconnected: ((req: Req) => WaitSignal | undefined) | undefined
+  /** True when a rule may hold a slot in flight, given back when the exchange ends. */
+  readonly releases: boolean
+  /** The load shedder, when it counts requests in flight (their end is then reported). */
+  readonly inFlight: Shedder<Req> | undefined
+  readonly debugHeader: ((verdict: Verdict) => string | undefined) | undefined
+}
+
+/** The development-only explanation field (see `debugHeader` in `@tollgate/core/observe`). */
+const DEBUG = 'Tollgate-Debug'
+
+const OPEN = 0
+const ENDED = 1
+const ABORTED = 2
+
+/**
+ * One request on its way through a middleware, from decision to response end. The adapter
+ * waits for `ready`, writes the fields (`writeFields`), then continues (`denial` undefined) or
+ * answers with `denial`, and reports how the exchange ended: `end(status)` once the response is
+ * known, `abort()` when the client went away first. Only the first of the two counts, so what is
+ * held for the request (a refundable charge) is given back exactly once. A request queued by a
+ * queue rule is held in `ready` until its slot, and one a concurrency rule with a `queue`
+ * refused until a slot frees (or its wait is over: then it is denied); if its client goes away
+ * meanwhile, it is dropped: its charges are given back (a waiter for a slot holds none) and
+ * `ready` never settles, so the adapter neither continues nor answers.
+ */
+export class Exchange<Req, Res> {
+  /** This exchange once decided: itself when the store answered synchronously, else a promise. */
+  declare ready: Exchange<Req, Res> | Promise<Exchange<Req, Res>>
+  /** Set when the request is refused: the adapter answers with it instead of continuing. */
+  declare denial: Denial | undefined
+  /** The fields a denial's answer carries (without `Content-Type` when the app answers). */
+  declare denialFields: HeaderEntries | undefined
+  /** The limiter's verdict, for the app's hooks; undefined for a request refused outright. */
+  declare verdict: Verdict | undefined
+  declare private state: number
+  declare private waitSignal: WaitSignal | undefined
+  /** True while the shedder counts this request in flight. */
+  declare private counted: boolean
+  declare private readonly shared: Shared<Req>
+  declare readonly req: Req
+  declare readonly res: Res
+
+  // Fields are declared and set here rather than given initial values: one constructor per
+  // request, no separate initializer.
+  constructor(shared: Shared<Req>, req: Req, res: Res) {
+    this.shared = shared
+    this.req = req
+    this.res = res
+    this.ready = this
+    this.denial = undefined
+    this.denialFields = undefined
+    this.verdict = undefined
+    this.state = OPEN
+    this.waitSignal = undefined
+    this.counted = false
+  }
+
+  /** Where the limiter hears that the client of a queued request went away; asked once. */
+  signal(): WaitSignal | undefined {
+    this.waitSignal ??= this.shared.disconnected?.(this.req)
+    return this.waitSignal
+  }
+
+  /**
+   * Takes the limiter's verdict: a denial gets the response the responder builds for it. Called
+   * once, by the kit.
+   */
+  decided(verdict: Verdict): this {
+    const shared = this.shared
+    this.verdict = verdict
+    if (!verdict.allowed) {
+      // When it is served: at its decision, or a queued one at its slot.
+      const at = verdict.waitMs === undefined ? verdict.at : verdict.at + verdict.waitMs
+      this.deny(shared.responder.respond(verdict, at) as Denial)
+    }
+    if (shared.onShadowDenied !== undefined && verdict.shadowDenied.length > 0)
+      shared.onShadowDenied(verdict, this.req)
+    return this
+  }
+
+  /**
+   * The limiter refused the request outright or failed: an error the client must hear about (a
+   * cost that can never fit) is answered; a queued request whose client went away is dropped (a
+   * promise that never settles: nothing is left to answer); anything else is the framework's.
+   */
+  refuse(error: unknown): this | Promise<never> {
+    this.uncount()
+    if (this.waitSignal?.aborted === true) {
+      this.state = ABORTED
+      return new Promise<never>(() => {})
+    }
+    const response = this.shared.responder.respondToError(error)
+    if (response === undefined) throw error
+    this.deny(response as Denial)
+    return this
+  }
+
+  /** Answers with `denial`: nothing is held, and nothing is in flight any more. */
+  deny(denial: Denial): this {
+    this.uncount()
+    const shared = this.shared
+    this.denial = denial
+    this.denialFields = shared.ownAnswer ? fieldsForOwnAnswer(denial.headers) : denial.headers
+    const explained = this.verdict && shared.debugHeader?.(this.verdict)
+    // Denials are answered from their fields by every adapter: the explanation goes there.
+    if (explained) this.denialFields = [...this.denialFields, [DEBUG, explained]]
+    return this
+  }
+
+  /** Writes the request's rate-limit fields (a denial's, or an admission's) through `sink`. */
+  writeFields<Target>(sink: FieldSink<Target>, target: Target): void {
+    if (this.denial !== undefined) {
+      sink.putEntries(target, this.denialFields!)
+      return
+    }
+    const verdict = this.verdict!
+    sink.putVerdict(target, verdict, this.shared.responder.writeFields)
+    const explained = this.shared.debugHeader?.(verdict)
+    if (explained) sink.putEntries(target, [[DEBUG, explained]])
+  }
+
+  /**
+   * The response is known (sent, or about to be): gives the charge back if the app's `refund`
+   * says so. Returns the pending refund of an asynchronous store, for runtimes where background
+   * work must be handed over (`waitUntil`). Nothing after the first `end` or `abort` counts.
+   */
+  end(status: number): Promise<void> | undefined {
+    if (this.state !== OPEN) return undefined
+    this.state = ENDED
+    this.uncount()
+    const released = this.release()
+    const { refundIf, limiter } = this.shared
+    const verdict = this.verdict
+    if (refundIf === undefined || verdict === undefined || this.denial !== undefined)
+      return released
+    const refunded = refundIf(status, this.req) ? refundQuietly(limiter, verdict) : undefined
+    return bothPending(released, refunded)
+  }
+
+  /** The client went away before the response ended: slots are given back, nothing refunded. */
+  abort(): void {
+    if (this.state !== OPEN) return
+    this.state = ABORTED
+    this.uncount()
+    void this.release()
+  }
+
+  /** Counts this request in flight until it ends, or is refused; called by the kit. */
+  count(): void {
+    this.counted = true
+  }
+
+  /** No longer in flight (ended, aborted, refused, or failed before deciding). */
+  private uncount(): void {
+    if (!this.counted) return
+    this.counted = false
+    this.shared.inFlight!.finished()
+  }
+
+  /** Gives back the slots an admitted request holds (none for a denial: nothing was taken). */
+  private release(): Promise<void> | undefined {
+    const verdict = this.verdict
+    if (!this.shared.releases || verdict === undefined || this.denial !== undefined) return
+    return releaseQuietly(this.shared.limiter, verdict)
+  }
+}
+
+/** The kit's `enter`: reads a request, decides it and hands back its exchange. */
+export function requestEntry<Req, Res>(
+  shared: Shared<Req>,
+  framework: Framework<Req>,
+  options: KitOptions<Req, Res>,
+  identities: RequestIdentities<Req>,
+  shedder: Shedder<Req> | undefined,
+  readsUser: boolean,
+): AdapterKit<Req, Res>['enter'] {
+  const { limiter } = shared
+  const { skip, plan, identities: ownIdentities } = options
+  // The user is not read at all when no rule keys on it: finding no `req.user` walks the
+  // request's whole prototype chain, on every request.
+  const user = readsUser ? (options.user ?? framework.user) : undefined
+  const hold = (exchange: Exchange<Req, Res>, verdict: Verdict) =>
+    limiter.hold(verdict, { signal: exchange.signal() }).then((served) => exchange.decided(served))
+
+  return function enter(req, res) {
+    if (skip?.(req, res)) return undefined
+    const method = framework.method(req)
+    const path = framework.path(req)
+    const resolved = identities(req, framework.socketAddress(req), user?.(req))
+    const facts: RequestFacts = {
+      method,
+      path,
+      plan: plan?.(req),
+      identities: ownIdentities === undefined ? resolved : { ...resolved, ...ownIdentities(req) },
+    }
+    const exchange = new Exchange(shared, req, res)
+    if (shedder !== undefined) {
+      const shed = shedder.refuse(req, method, path)
+      if (shed !== undefined) return exchange.deny(shed)
+      if (shared.inFlight !== undefined) {
+        shedder.started()
+        exchange.count()
+      }
+    }
+    let verdict: MaybePromise<Verdict>
+    try {
+      verdict = limiter.decide(facts)
+    } catch (error) {
+      const refused = exchange.refuse(error)
+      if (refused === exchange) return exchange
+      exchange.ready = refused as Promise<never>
+      return exchange
+    }
+    // Not `isPromise`: one call fewer on the path of every request.
+    if (typeof (verdict as Partial<Promise<Verdict>>).then !== 'function') {
+      verdict = verdict as Verdict
+      if (verdict.waitMs === undefined && verdict.waitsForSlot !== true) {
+        // Most requests: admitted at once, with no shadow rule refusing. Nothing else to do.
+        if (verdict.allowed && verdict.shadowDenied.length === 0) {
+          exchange.verdict = verdict
+          return exchange
+        }
+        return exchange.decided(verdict)
+      }
+      // A queued admission, or a refusal waiting for a slot: held until its turn.
+      exchange.ready = hold(exchange, verdict).then(undefined, (error: unknown) =>
+        exchange.refuse(error),
+      )
+      return exchange
+    }
+    exchange.ready = (verdict as Promise<Verdict>)
+      .then((decided) =>
+        decided.waitMs === undefined && decided.waitsForSlot !== true
+          ? exchange.decided(decided)
+          : hold(exchange, decided),
+      )
+      .then(undefined, (error: unknown) => exchange.refuse(error))
+    return exchange
+  }
+}
+
+/** True for a promise (or any thenable): the store answered asynchronously. */
+export function isPromise<T>(value: MaybePromise<T>): value is Promise<T> {
+  return typeof (value as { then?: unknown } | undefined)?.then === 'function'
+}
+
+/** One per middleware: decides its requests and hands each back as an `Exchange`. */
+export type AdapterKit<Req, Res> = {
+  /**
+   * Starts a request: `undefined` when `skip` says so (continue, nothing counted), else its
+   * `Exchange`, already decided when the store is synchronous. A hook that throws, or an error that
+   * is not the client's to hear, is thrown (or rejects `ready`) for the framework to handle.
+   */
+  readonly enter: (req: Req, res: Res) => Exchange<Req, Res> | undefined
+  /**
+   * True when the adapter must report how admitted exchanges end (`end`, `abort`): refunds are
+   * configured, or a rule holds slots in flight (`releasesSlots`).
+   */
+  readonly watchesEnd: boolean
+  /**
+   * True when a rule holds slots until the response is over: the adapter then ends the exchange
+   * when the last byte is sent (a streamed body included), on a handler's error, and aborts it
+   * when the client goes away first, so each slot is given back exactly once.
+   */
+  readonly releasesSlots: boolean
+  /** Every field this middleware may put on a response (e.g. to keep them on an error's). */
+  readonly fieldNames: readonly string[]
+}

@@ -1,0 +1,73 @@
+import type { WriteVerdictFields } from '../headers/families.js'
+import type { HeaderAccessor, HeaderEntries } from '../headers/types.js'
+import type { UserId } from '../identity/identities.js'
+import type { Verdict, WaitSignal } from '../limiter/types.js'
+import type { FrameworkName } from './framework-shape.js'
+
+// What an adapter hands the kit (how to read its framework's request, where to put fields) and
+// what the kit hands back.
+
+/**
+ * How the kit reads one framework's request (Express's `req`, Koa's `ctx`, Hono's `c`): plain
+ * functions, given once per middleware and called on every request, so keep them to a property
+ * read or two.
+ */
+export type Framework<Req> = {
+  /**
+   * The framework whose requests these are: on its first request, the kit refuses one that
+   * looks like another's (`ERR_RL_WRONG_FRAMEWORK`, naming the adapter to import).
+   * @default none: not checked
+   */
+  readonly name?: FrameworkName | undefined
+  readonly method: (req: Req) => string
+  /** The full path the router dispatches on (a query string is dropped by the limiter). */
+  readonly path: (req: Req) => string
+  /** The socket peer's address; forwarding headers are the kit's to trust (`trustProxy`). */
+  readonly socketAddress: (req: Req) => string | undefined
+  /**
+   * One request header by its lower-case name (see `HeaderAccessor`). Asked only for the
+   * headers the rules and options need: the API key's, the forwarding header behind trusted
+   * proxies, and now and then the forwarding headers that no proxy is trusted with (to warn).
+   */
+  readonly header: (req: Req, name: string) => ReturnType<HeaderAccessor>
+  /**
+   * The runtime's event-loop delay signal, made on first use (Node adapters:
+   * `eventLoopDelay` from `@tollgate/core/node`), for `shed.maxEventLoopDelayMs`. @default none
+   */
+  readonly eventLoopDelay?: (() => () => number) | undefined
+  /** Where the framework's auth middleware leaves the user, when the app gives no `user` hook. */
+  readonly user: (req: Req) => UserId
+  /** Options of the adapter's own that must be functions when given (e.g. `getConnInfo`). */
+  readonly hooks?: readonly string[] | undefined
+  /**
+   * True when the request's header list may have been cut (on Node, `headerListMayBeCut` from
+   * `@tollgate/core/node`): its forwarding headers are then not trusted. Asked only while a
+   * proxy is trusted. @default never
+   */
+  readonly headersCut?: ((req: Req) => boolean) | undefined
+  /**
+   * A signal that aborts when the client goes away, asked for only when a request waits in a
+   * queue (on Node, `closeSignal(res)` from `@tollgate/core/node`; on fetch runtimes the
+   * request's own `signal`): the request is then dropped from the queue and its slot given back.
+   * @default never told: a queued request whose client left is still served at its slot
+   */
+  readonly disconnected?: ((req: Req) => WaitSignal | undefined) | undefined
+}
+
+/**
+ * Puts fields on a framework's response with its own API; one per middleware. `Target` is what
+ * the fields go on (a Node response, a Hono context).
+ */
+export type FieldSink<Target> = {
+  /**
+   * Writes fields in order: a list field already set gets the value appended, `Content-Type` is
+   * replaced, and single-valued rate-limit fields another Tollgate middleware set are merged as
+   * `mergeFields` says.
+   */
+  putEntries(target: Target, entries: HeaderEntries): void
+  /**
+   * Writes an admitted request's fields as `putEntries` would, with no entries built: `write`
+   * calls the writer once per field, synchronously (the fast path most requests take).
+   */
+  putVerdict(target: Target, verdict: Verdict, write: WriteVerdictFields): void
+}
