@@ -1,6 +1,7 @@
 /** Turns the memory benchmark's measurements into the "## Memory store" section of the docs. */
 import { cpus } from 'node:os'
 import { type Contender, contenders } from './contenders.js'
+import type { Cycle } from './cycle.js'
 import { median } from './keys.js'
 
 export const SCENARIOS = ['hot', 'rotation', 'built'] as const
@@ -15,11 +16,29 @@ export type Results = {
   readonly memoryKeys: number
   readonly samples: ReadonlyMap<string, Record<Scenario, Throughput[]>>
   readonly retained: ReadonlyMap<string, Retained>
+  readonly cycles: readonly Cycle[]
   readonly load: readonly [before: number, after: number]
 }
 
 const NAIVE = contenders[0]!.name
 const MINE = ['tollgate memoryStore, token bucket', 'tollgate memoryStore, GCRA']
+
+/** The target on a token-bucket key, at every key count of a growth cycle. */
+const CYCLE_TARGET = 28
+
+/** Bytes per key over the growth cycle around `keys`, each kind of rule (cycle.ts). */
+export function cycleTable(cycles: readonly Cycle[], keys: number): string {
+  const rows = cycles.map(
+    (c) =>
+      `| ${c.rule} | ${(c.from / 1e6).toFixed(2)}–${(c.to / 1e6).toFixed(2)} M | ${c.highest.toFixed(1)} | ${c.lowest.toFixed(1)} | ${c.atKeys.toFixed(1)} |`,
+  )
+  const bucket = cycles.find((c) => c.rule === 'token_bucket')!
+  return `| rule | keys in the cycle | B/key, highest (just after a growth) | B/key, lowest (just before the next) | B/key at ${keys / 1e6} M keys |
+| --- | ---: | ---: | ---: | ---: |
+${rows.join('\n')}
+
+Target: a token-bucket key ≤ ${CYCLE_TARGET} B at every key count of the cycle: ${bucket.highest.toFixed(1)} B at most, ${bucket.highest <= CYCLE_TARGET ? 'met' : '**not met**'}.`
+}
 
 export function memorySection(results: Results): string {
   const { rounds, rotationKeys, memoryKeys, retained } = results
@@ -70,6 +89,15 @@ ${contenders.map(row).join('\n')}
 Targets:
 
 ${targets.join('\n')}
+
+Bytes per key over a table's growth cycle: the store's own count of its arrays (\`store.bytes\`)
+over the keys it holds, as distinct keys arrive one by one on a rule of 100 per 60 s (limit
+100 per 60 s for the windows). Once large a table grows by a quarter at 3/4 full, so between
+two growths it is 60 % to 75 % full; a slot of 16 B gives 21.3–26.7 B per key, one of 24 B
+32.0–40.0, one of 32 B 42.7–53.3. The retained figure above adds what the process allocates
+besides the table.
+
+${cycleTable(results.cycles, memoryKeys)}
 
 The same ratios from wall-clock time, which the other processes on this shared machine disturb
 more:

@@ -5,10 +5,12 @@
  *
  *   pnpm --filter @tollgate/benchmarks bench:memory [--rounds=5] [--keys=1000000]
  *     [--memory-keys=2040000] [--peer-memory-keys=2040000] [--flood-keys=5000000]
- *     [--flood-only] [--write]
+ *     [--flood-only] [--cycle-only] [--write]
  *
- * Then a flood of distinct keys on each kind of rule at the default bound (flood.ts).
- * `--flood-only` runs only the flood. `--write` replaces the "## Memory store" and "## Memory
+ * With it, bytes per key over a table's growth cycle around `--memory-keys` keys, for each kind
+ * of rule (cycle.ts: the store's own count, no timing). Then a flood of distinct keys on each
+ * kind of rule at the default bound (flood.ts). `--flood-only` runs only the flood;
+ * `--cycle-only` only prints the growth-cycle table. `--write` replaces the "## Memory store" and "## Memory
  * store under a flood of keys" sections of docs/benchmarks.md with the results.
  */
 import { execFileSync } from 'node:child_process'
@@ -16,9 +18,11 @@ import { loadavg } from 'node:os'
 import { fileURLToPath } from 'node:url'
 import { replaceDocSection } from '../doc-section.js'
 import { contenders } from './contenders.js'
+import type { Cycle } from './cycle.js'
 import { FLOOD_RULES } from './flood.js'
 import { type FloodResult, floodSection } from './flood-report.js'
 import {
+  cycleTable,
   memorySection,
   type Retained,
   SCENARIOS,
@@ -54,6 +58,12 @@ function worker<T>(script: string, workerArgs: string[]): T {
 const command =
   `pnpm --filter @tollgate/benchmarks bench:memory ${process.argv.slice(2).join(' ')}`.trim()
 
+if (args.has('cycle-only')) {
+  process.stdout.write(
+    `${cycleTable(worker<Cycle[]>('cycle.ts', [String(memoryKeys)]), memoryKeys)}\n`,
+  )
+  process.exit(0)
+}
 if (!floodOnly) await throughputAndRetained()
 
 const floods: FloodResult[] = []
@@ -94,8 +104,10 @@ async function throughputAndRetained(): Promise<void> {
     log(`retained ${name}: ${result.bytesPerKey} B/key at ${keys} keys`)
   }
 
+  const cycles = worker<Cycle[]>('cycle.ts', [String(memoryKeys)])
   const section = memorySection({
     command,
+    cycles,
     rounds,
     rotationKeys,
     memoryKeys,

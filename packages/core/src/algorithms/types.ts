@@ -84,6 +84,22 @@ export type EntryLog = {
 }
 
 /**
+ * An algorithm's state kept in two uint32 words (8 bytes) instead of `stateSize` doubles, for
+ * the memory store's slots; `at` is the index of the first word. Every method decides, writes
+ * and reads exactly what the algorithm's own method of that name does on the unpacked state.
+ */
+export interface PackedState {
+  init(words: Uint32Array, at: number, now: number): void
+  decide(words: Uint32Array, at: number, cost: number, now: number, commit: boolean): Decision
+  refund(words: Uint32Array, at: number, cost: number, chargedAt: number, now: number): void
+  freshAt(words: Uint32Array, at: number): number
+  /** Writes the state at `at` as the algorithm's `stateSize` numbers at `offset` of `to`. */
+  unpack(words: Uint32Array, at: number, to: StateSlots, offset: number): void
+  /** The reverse of `unpack`, for a state the algorithm wrote (so one that fits). */
+  pack(from: StateSlots, offset: number, words: Uint32Array, at: number): void
+}
+
+/**
  * A counting rule compiled from its parameters: pure integer arithmetic on a key's state, no
  * I/O and no clock of its own. `now` is always passed in, as whole ms.
  */
@@ -115,6 +131,12 @@ export interface Algorithm {
    * never frees them, so a store never drops a key that is not fresh to make room for another.
    */
   readonly heldUntilReleased?: true
+  /**
+   * Set by an algorithm whose every reachable state also fits in 8 bytes: the same state and
+   * the same arithmetic on two uint32 words, which the memory store keeps in its slots instead
+   * of `stateSize` doubles (see `PackedState`).
+   */
+  readonly packed?: PackedState
   /** Writes the state of a key never seen before: full capacity at `now`. */
   init(slots: StateSlots, offset: number, now: number): void
   /**

@@ -1,4 +1,4 @@
-import type { Algorithm } from '../algorithms/types.js'
+import type { Algorithm, PackedState } from '../algorithms/types.js'
 import type { BudgetHolder, ByteBudget } from './byte-budget.js'
 import type { KeyHasher } from './fingerprint.js'
 import { LogArena, NO_LOG } from './log-arena.js'
@@ -12,16 +12,20 @@ import { handStep, rehashed, shiftBack } from './open-addressing.js'
  * A slot is `stride` = 1 + algorithm.stateSize doubles in `data`. Word 0, read as two uint32
  * through `words` (a view of the same buffer), holds the key's fingerprint: first half + 1 (so 0
  * marks an empty slot), then the second half, whose spare top bit is the CLOCK reference bit.
- * The state follows. A token-bucket slot is 24 bytes, a GCRA slot 16. An algorithm whose state
- * is a log of entries keeps only the place of the key's log in `logs` there (NO_LOG while it
- * holds none), so a key costs what its log holds (see log-arena.ts).
+ * The state follows. An algorithm with a `packed` form (the token and leaky buckets and the fixed
+ * window, for every rule whose counts fit in 21 bits) keeps its state in the two uint32 words of
+ * one double instead, read and written by that form: its slot is 16 bytes, as GCRA's, where
+ * two doubles of state take 24. An
+ * algorithm whose state is a log of entries keeps only the place of the key's log in `logs`
+ * there (NO_LOG while it holds none), so a key costs what its log holds (see log-arena.ts).
  *
  * Every array a table allocates is granted by the store's `ByteBudget` first; a table the
  * budget refuses evicts its own keys instead of growing, and gives bytes back when asked.
  *
  * The table size need not be a power of two (the home slot is ⌊first × slots / 2^31⌋), so it
- * grows by a quarter once large: 2.04 M token-bucket keys take 2.9 M slots (≈ 34 B per key),
- * not the 4.2 M a doubling table could land on. It shrinks only when the budget asks.
+ * grows by a quarter once large: 2.04 M token-bucket keys take 2.9 M slots (≈ 23 B per key in
+ * 16-byte slots), not the 4.2 M a doubling table could land on. Between two growths the table is
+ * 60 to 75 % full: 21–27 B per key for a 16-byte slot. It shrinks only when the budget asks.
  *
  * A class rather than a factory of closures: every table then shares one hidden class and the
  * hot path's property loads stay monomorphic.
@@ -47,6 +51,11 @@ export class KeyTable implements BudgetHolder {
   readonly budget: ByteBudget
   /** The entry logs of the keys, for an algorithm with `entries`. */
   readonly logs: LogArena | undefined
+  /**
+   * The algorithm's 8-byte form when it has one: states are then two words of `words` at twice
+   * the state's offset in `data`, read and written only through it.
+   */
+  readonly packed: PackedState | undefined
   data: Float64Array
   words: Uint32Array
   slots: number
@@ -77,7 +86,8 @@ export class KeyTable implements BudgetHolder {
   constructor(algorithm: Algorithm, maxKeys: number, budget: ByteBudget, now: number) {
     this.algorithm = algorithm
     const log = algorithm.entries
-    this.stride = log === undefined ? 1 + algorithm.stateSize : 2
+    this.packed = log === undefined ? algorithm.packed : undefined
+    this.stride = log === undefined && this.packed === undefined ? 1 + algorithm.stateSize : 2
     this.maxKeys = maxKeys
     this.budget = budget
     this.keepsHeld = algorithm.heldUntilReleased === true
@@ -175,6 +185,8 @@ export class KeyTable implements BudgetHolder {
 
   /** True when the entry in `slot` is back to full capacity: dropping it loses nothing. */
   isFresh(slot: number, now: number): boolean {
+    if (this.packed !== undefined)
+      return this.packed.freshAt(this.words, (slot * this.stride + 1) * 2) <= now
     if (this.logs === undefined)
       return this.algorithm.freshAt(this.data, slot * this.stride + 1) <= now
     const log = this.data[slot * this.stride + 1]!
@@ -191,7 +203,8 @@ export class KeyTable implements BudgetHolder {
     while (words[slot * stride2] !== 0) slot = slot + 1 === this.slots ? 0 : slot + 1
     words[slot * stride2] = first + 1
     words[slot * stride2 + 1] = second
-    if (this.logs === undefined) this.algorithm.init(this.data, slot * this.stride + 1, now)
+    if (this.packed !== undefined) this.packed.init(words, (slot * this.stride + 1) * 2, now)
+    else if (this.logs === undefined) this.algorithm.init(this.data, slot * this.stride + 1, now)
     else this.data[slot * this.stride + 1] = NO_LOG
     this.count++
     return slot

@@ -138,4 +138,90 @@ describe('the memory store’s byte bound', () => {
     store.consume(charges('last'), T0 + 30_001)
     expect(store.consumeOne('log', log, 'ip:last', 0, T0 + 30_002).remaining).toBe(99_994)
   }, 60_000)
+
+  it('keeps a token or leaky bucket and a fixed window in 16-byte slots, as GCRA, unless a count needs more than 21 bits', () => {
+    // 100 keys: a table of 256 slots.
+    const bytesFor = (algorithm: Algorithm) => {
+      const store = memoryStore()
+      for (let i = 0; i < 100; i++) store.consumeOne('r', algorithm, `ip:${i}`, 1, T0)
+      return store.bytes
+    }
+    expect(bytesFor(tokenBucket({ rate: 100, periodMs: 60_000, burst: 100 }))).toBe(256 * 16)
+    expect(bytesFor(gcra({ rate: 100, periodMs: 60_000, burst: 100 }))).toBe(256 * 16)
+    expect(bytesFor(leakyBucket({ rate: 100, periodMs: 60_000, burst: 100 }))).toBe(256 * 16)
+    expect(bytesFor(fixedWindow({ limit: 100, windowMs: 60_000 }))).toBe(256 * 16)
+    expect(bytesFor(fixedWindow({ limit: 10, calendar: 'day', timeZone: 'Asia/Tokyo' }))).toBe(
+      256 * 16,
+    )
+    expect(bytesFor(fixedWindow({ limit: 2 ** 21, windowMs: 60_000 }))).toBe(256 * 24)
+    // 100 per hour, a burst of 1,000: 36 M units, two doubles.
+    expect(bytesFor(tokenBucket({ rate: 100, periodMs: 3_600_000, burst: 1_000 }))).toBe(256 * 24)
+  })
+
+  it.each([
+    ['a token bucket', () => tokenBucket({ rate: 10, burst: 3 })],
+    ['a leaky bucket', () => leakyBucket({ rate: 10, burst: 3 })],
+    ['a fixed window', () => fixedWindow({ limit: 3, windowMs: 300 })],
+    ['a calendar window', () => fixedWindow({ limit: 3, calendar: 'day', timeZone: 'Asia/Tokyo' })],
+  ])('decides %s in 16-byte slots, alone and beside other rules, as in doubles', (_kind, make) => {
+    // The same rule without its packed form keeps two doubles a key; deciding on the words (one
+    // charge) or unpacking them into the scratch buffer (several), the store must answer alike.
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.record({
+            key: fc.integer({ min: 0, max: 5 }),
+            gap: fc.oneof(
+              fc.integer({ min: 0, max: 400 }),
+              fc.integer({ min: -5_000, max: 5_000 }),
+              fc.integer({ min: -172_800_000, max: 172_800_000 }),
+            ),
+            cost: fc.integer({ min: 0, max: 3 }),
+            both: fc.boolean(),
+            refund: fc.boolean(),
+          }),
+          { minLength: 1, maxLength: 120 },
+        ),
+        (ops) => {
+          const bucket = make()
+          const window = fixedWindow({ limit: 4, windowMs: 1_000 })
+          expect(bucket.packed).toBeDefined()
+          const unpacked: Algorithm = { ...bucket, packed: undefined }
+          const packed = memoryStore({ seed: 7 })
+          const plain = memoryStore({ seed: 7 })
+          let now = T0
+          for (const { key, gap, cost, both, refund } of ops) {
+            now = Math.max(0, now + gap)
+            const charges: Charge[] = [
+              { rule: 'b', algorithm: bucket, key: `k${key}`, cost, shadow: false },
+            ]
+            const plainCharges: Charge[] = [{ ...charges[0]!, algorithm: unpacked }]
+            if (both) {
+              const windowCharge = {
+                rule: 'w',
+                algorithm: window,
+                key: `k${key}`,
+                cost: 1,
+                shadow: false,
+              }
+              charges.push(windowCharge)
+              plainCharges.push(windowCharge)
+            }
+            if (refund) {
+              packed.refund(charges, now, now)
+              plain.refund(plainCharges, now, now)
+              continue
+            }
+            const expected = plain.consume(plainCharges, now)
+            if (!both) {
+              expect(packed.consumeOne('b', bucket, `k${key}`, cost, now)).toEqual(
+                expected.decisions[0],
+              )
+            } else expect(packed.consume(charges, now).decisions).toEqual(expected.decisions)
+          }
+        },
+      ),
+      { numRuns: 200 },
+    )
+  })
 })

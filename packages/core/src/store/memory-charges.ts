@@ -90,6 +90,7 @@ export function consumeMany(
         algorithm.entries!.move(logs.data, log, buffer, at, sizes[i]!)
       }
     } else if (from < 0) algorithm.init(buffer, at, now)
+    else if (table.packed !== undefined) table.packed.unpack(table.words, from * 2, buffer, at)
     else buffer.set(table.data.subarray(from, from + table.stride - 1), at)
   }
   const decisions = applyCharges(charges, new Array(count).fill(buffer), offsets, now)
@@ -101,6 +102,10 @@ export function consumeMany(
     const to = table.locate(firsts[i]!, seconds[i]!, now)
     const at = offsets[i]!
     const entries = charges[i]!.algorithm.entries
+    if (table.packed !== undefined) {
+      table.packed.pack(buffer, at, table.words, to * 2)
+      continue
+    }
     if (table.logs === undefined || entries === undefined) {
       table.data.set(buffer.subarray(at, at + table.stride - 1), to)
       continue

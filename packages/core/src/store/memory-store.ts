@@ -21,8 +21,9 @@ export type MemoryStoreOptions = {
    * least as much, so rules flooded together share the bound equally. A rule that can get no
    * more first drops a key whose state is back to fresh (nothing is lost), and only then its
    * least recently used key (CLOCK), which starts again with a full allowance if it returns.
-   * A token-bucket key takes 32–40 bytes (about 2 M keys fit in the default), a sliding-log key
-   * about 70 bytes with one entry and 8–16 per further entry, whatever its limit. Lower it on
+   * A token-bucket, GCRA, leaky-bucket or fixed-window key takes 21–27 bytes (about 3 M keys
+   * fit in the default; 32–40 for a rule whose capacity or limit needs more than 21 bits), a
+   * sliding-log key about 70 bytes with one entry and 8–16 per further entry, whatever its limit. Lower it on
    * edge runtimes with small memory limits; raise it when more clients than fit are active
    * within one refill period, or they start evicting each other. A key holding concurrency
    * slots is never evicted: when every key of a concurrency rule holds slots, its table grows past
@@ -176,6 +177,8 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
       if (cost === 0 && !holds(table, key)) return inspectFresh(algorithm, now)
       const offset = table.locateKey(key, hasher, now)
       if (table.logs !== undefined) return decideLogged(table, algorithm, offset, cost, now)
+      const packed = table.packed
+      if (packed !== undefined) return packed.decide(table.words, offset * 2, cost, now, true)
       return algorithm.decide(table.data, offset, cost, now, true)
     },
     consume(charges, now) {
@@ -202,6 +205,12 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
       const offset = table.locateKey(key, hasher, now)
       if (table.logs !== undefined) {
         return { decisions: [decideLogged(table, algorithm, offset, cost, now)], at: now }
+      }
+      if (table.packed !== undefined) {
+        return {
+          decisions: [table.packed.decide(table.words, offset * 2, cost, now, true)],
+          at: now,
+        }
       }
       return { decisions: [algorithm.decide(table.data, offset, cost, now, true)], at: now }
     },
@@ -251,7 +260,9 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     const slot = table.find(hasher.first, hasher.second)
     if (slot < 0) return
     const offset = table.offsetAt(slot)
-    if (table.logs === undefined) algorithm.refund(table.data, offset, cost, chargedAt, now)
+    if (table.packed !== undefined)
+      table.packed.refund(table.words, offset * 2, cost, chargedAt, now)
+    else if (table.logs === undefined) algorithm.refund(table.data, offset, cost, chargedAt, now)
     else if (table.data[offset] !== NO_LOG) {
       algorithm.refund(table.logs.data, table.data[offset]!, cost, chargedAt, now)
     }
