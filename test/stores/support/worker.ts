@@ -85,25 +85,21 @@ export type WorkerMessage =
       readonly mostHeld: number
     }
 
+const FACTORIES = {
+  token_bucket: tokenBucket,
+  gcra,
+  leaky_bucket: leakyBucket,
+  leaky_queue: leakyQueue,
+  fixed_window: fixedWindow,
+  sliding_log: slidingLog,
+  sliding_window: slidingWindow,
+  concurrency,
+} as const
+
 export function build(spec: AlgorithmSpec): Algorithm {
-  switch (spec.name) {
-    case 'token_bucket':
-      return tokenBucket(spec)
-    case 'gcra':
-      return gcra(spec)
-    case 'leaky_bucket':
-      return leakyBucket(spec)
-    case 'leaky_queue':
-      return leakyQueue(spec)
-    case 'fixed_window':
-      return fixedWindow(spec)
-    case 'sliding_log':
-      return slidingLog(spec)
-    case 'sliding_window':
-      return slidingWindow(spec)
-    case 'concurrency':
-      return concurrency(spec)
-  }
+  // The factories refuse parameters they do not read: the spec's `name` is not one.
+  const { name, ...params } = spec
+  return (FACTORIES[name] as (params: object) => Algorithm)(params)
 }
 
 async function connect(config: WorkerConfig): Promise<Target> {
