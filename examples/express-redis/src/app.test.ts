@@ -53,7 +53,8 @@ describe.runIf(available)('Express with the Redis store', () => {
     // One token every 36 s.
     const denied = await fetch(`${bases[0]}/`, { headers: { 'x-api-key': 'k_1' } })
     expect(Number(denied.headers.get('retry-after'))).toBeGreaterThan(30)
-    expect(await clients[0]!.keys(`${prefix}:*`)).toEqual([`${prefix}:per-key:{api_key:k_1}`])
+    // One key per identity (the store's default layout), whatever rules count on it.
+    expect(await clients[0]!.keys(`${prefix}:*`)).toEqual([`${prefix}:{api_key:k_1}`])
   })
 
   it('counts login attempts per IP across both instances', async () => {
