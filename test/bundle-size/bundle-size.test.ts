@@ -53,9 +53,13 @@ const BUDGETS: Array<{ fixture: Fixture; over?: Fixture; gzip: number; why: stri
   // request warns) and the Redis limiter path's shared identity keys: one rule on Hono +39.08 KB
   // (40,017 bytes), rules from YAML +69.95 KB (71,626 bytes), createLimiter + check 26.61 KB
   // (27,249 bytes).
-  { fixture: 'hono-one-rule', over: 'hono-bare', gzip: 39.25 * KB, why: 'one rule on Hono' },
-  { fixture: 'hono-rules-file', over: 'hono-bare', gzip: 70 * KB, why: 'rules from YAML' },
-  { fixture: 'core-check', gzip: 26.75 * KB, why: 'the core: createLimiter and check' },
+  // Token-bucket, leaky-bucket and fixed-window states packed in 8 bytes (issue 50: 16-byte
+  // slots), beside the two-double form kept for large capacities: one rule on Hono +39.92 KB
+  // (40,879 bytes), rules from YAML +70.75 KB (72,445 bytes), createLimiter + check 27.44 KB
+  // (28,094 bytes).
+  { fixture: 'hono-one-rule', over: 'hono-bare', gzip: 40 * KB, why: 'one rule on Hono' },
+  { fixture: 'hono-rules-file', over: 'hono-bare', gzip: 71 * KB, why: 'rules from YAML' },
+  { fixture: 'core-check', gzip: 27.5 * KB, why: 'the core: createLimiter and check' },
   { fixture: 'core-one-export', gzip: 0.5 * KB, why: 'one helper of a side-effect-free core' },
 ]
 
