@@ -145,7 +145,7 @@ describe('tollgateMetrics', () => {
 
   it('refuses a bad clockStepForwardMs or monotonic clock at start-up, naming it', () => {
     expect(() => metered.limiter({ rules: RULES, clockStepForwardMs: 0 })).toThrow(
-      /clockStepForwardMs: expected whole ms/,
+      /clockStepForwardMs: expected a whole number of ms ≥ 1, got 0/,
     )
     expect(() => metered.limiter({ rules: RULES, monotonic: {} as never })).toThrow(/monotonic:/)
   })
