@@ -1,12 +1,4 @@
-import type {
-  CoreOptions,
-  Denial,
-  Limiter,
-  RequestHooks,
-  RuleConfig,
-  Verdict,
-  WidenedRulesError,
-} from '@tollgate/core'
+import type { Limiter, RuleConfig, WidenedRulesError } from '@tollgate/core'
 import {
   createAdapterKit,
   type Exchange,
@@ -22,25 +14,11 @@ import {
   NodeResponseFieldWriter,
 } from '@tollgate/core/node'
 import type { NextFunction, Request, RequestHandler, Response } from 'express'
+import type { ExpressRateLimitOptions } from './options.js'
 import { sendDenial } from './response.js'
 
 export * from '@tollgate/core'
-
-export type ExpressRateLimitOptions = CoreOptions &
-  Omit<RequestHooks<Request>, 'skip'> & {
-    /** Requests for which this returns true are not counted or limited at all (health checks…). */
-    readonly skip?: ((req: Request, res: Response) => boolean) | undefined
-    /** Replaces the default denial (`res.status(status).end(body)`); headers are already set. */
-    readonly onLimited?:
-      | ((
-          req: Request,
-          res: Response,
-          next: NextFunction,
-          denial: Denial,
-          verdict?: Verdict,
-        ) => unknown)
-      | undefined
-  }
+export type { ExpressRateLimitOptions } from './options.js'
 
 /**
  * How the kit reads an Express request. The path is `req.originalUrl`, the full one, rather than
