@@ -183,3 +183,22 @@ it('accepts and refuses arbitrary text as structured-headers does (Dates and Dis
     { numRuns: 3000 },
   )
 })
+
+it('accepts exactly the Byte Sequences whose base64 decodes, as structured-headers does', () => {
+  // Any length and any placement of padding: a decoding failure must fail the parse (RFC 8941
+  // §4.2.7), never reach a reader that decodes the bytes later.
+  const base64Text = fc.stringMatching(/^[A-Za-z0-9+/=]{0,12}$/)
+  fc.assert(
+    fc.property(base64Text, fc.constantFrom('', ';pk=:YWE=:'), (content, params) => {
+      const text = `:${content}:${params}`
+      const theirs = tryParse(() => parseList(text))
+      const ours = parseSfList(text)
+      expect(ours === undefined, text).toBe(theirs === undefined)
+      if (ours !== undefined)
+        expect(shape(theirs as Parsed)).toEqual(
+          ours.map((m) => [normalise(m.value), [...m.params].map(([k, v]) => [k, normalise(v)])]),
+        )
+    }),
+    { numRuns: 5000 },
+  )
+})

@@ -22,6 +22,15 @@ const KEY_CHAR = /[a-z0-9_.*-]/
 const TOKEN_CHAR = /[!#$%&'*+.^_`|~0-9A-Za-z:/-]/
 const BASE64_CHAR = /[A-Za-z0-9+/=]/
 
+/**
+ * Whether base64 text decodes, by the forgiving rules `atob` follows (padding optional, but only
+ * at the end of a whole quantum): RFC 8941 §4.2.7 fails the parse when decoding fails.
+ */
+function decodableBase64(text: string): boolean {
+  const unpadded = text.length % 4 === 0 ? text.replace(/={1,2}$/, '') : text
+  return unpadded.length % 4 !== 1 && !unpadded.includes('=')
+}
+
 /** A parse error, caught at the top: the scanner is simpler for unwinding at once. */
 class Malformed extends Error {}
 
@@ -86,6 +95,7 @@ function scanner(text: string) {
       skip(BASE64_CHAR)
       const bytes = text.slice(start, at)
       expect(':')
+      if (!decodableBase64(bytes)) fail()
       return { bytes }
     }
     if (char === '?') {
