@@ -6,19 +6,15 @@
  * sides; the jitter source is pinned to its worst (the longest waits).
  */
 import { createClient, localLimiter } from '@tollgate/client'
-import type { RuleConfig } from '@tollgate/express'
-import { manualClock } from '@tollgate/test-utils'
 import { afterEach, describe, expect, it } from 'vitest'
+import { idealMs, RATIO, ROUNDING_MS, type TimeRule } from './ideal.js'
 import { ORIGINS, type Origin } from './servers.js'
 import { virtualTime } from './virtual-time.js'
 
 const CALLS = 500
-/** A window boundary (epoch ms divisible by a second), and a start half-way into a window. */
-const STARTS = [1_700_000_000_000, 1_700_000_000_537]
+/** A window boundary (epoch ms divisible by a second), and starts half-way and late in one. */
+const STARTS = [1_700_000_000_000, 1_700_000_000_537, 1_700_000_000_999]
 const WORST_JITTER = () => 1 - Number.EPSILON
-
-/** The rules over time (a concurrency rule has no rate to learn). */
-type TimeRule = Exclude<RuleConfig, { algorithm: 'concurrency' }>
 
 const byIp = { identity: 'ip' } as const
 /** 100 per second each; the rate rules with a burst of 10, below the quota. */
@@ -30,26 +26,6 @@ const RULES: readonly TimeRule[] = [
   { id: 'api', match: byIp, algorithm: 'sliding_window', limit: 100, window: '1s' },
   { id: 'api', match: byIp, algorithm: 'sliding_log', limit: 100, window: '1s' },
 ]
-
-/** Ms the rule takes to admit `calls` calls sent each the moment it would pass. */
-function idealMs(rule: TimeRule, start: number, calls: number): number {
-  const clock = manualClock(start)
-  const rules = localLimiter(rule, { clock, timers: { setTimeout: () => 0, clearTimeout() {} } })
-  for (let i = 0; i < calls; i++) {
-    clock.advance(rules.reserve())
-    if (!rules.tryAcquire()) throw new Error('the greedy schedule was refused')
-  }
-  return clock.now() - start
-}
-
-/**
- * 1.2 × the ideal, but for a fixed window that does not start where the client's first call
- * does: `t` rounds its end up to a whole second, and nothing comes back before it, so each
- * window can cost up to a second more (here 537 ms of each 1 s window, 1.155 × with no jitter).
- */
-function boundOf(rule: TimeRule, start: number): number {
-  return rule.algorithm === 'fixed_window' && start % 1000 !== 0 ? 1.3 : 1.2
-}
 
 let origin: Origin | undefined
 afterEach(async () => {
@@ -83,9 +59,12 @@ describe.each(RULES)('learning a $algorithm rule of Tollgate on Express', (rule)
         },
       })
       for (let i = 0; i < CALLS; i++) await client.fetch(`${origin.url}/v1/items`)
-      const ratio = (time.clock.now() - start) / idealMs(rule, start, CALLS)
+      const ideal = idealMs(rule, start, CALLS)
+      const elapsed = time.clock.now() - start
+      const ratio = elapsed / ideal
       expect(statuses.filter((status) => status !== 200)).toEqual([])
-      expect(ratio).toBeLessThanOrEqual(boundOf(rule, start))
+      if (start % 1000 === 0) expect(ratio).toBeLessThanOrEqual(RATIO)
+      else expect(elapsed).toBeLessThanOrEqual(RATIO * ideal + ROUNDING_MS)
       console.info(
         `${rule.algorithm} from ${start % 1000} ms, limiter ${limited}: ${ratio.toFixed(3)} × ideal`,
       )

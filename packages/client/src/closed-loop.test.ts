@@ -4,7 +4,7 @@ import { type ClientEvent, createClient, LocalQueueRefusedError, localLimiter } 
 import { START, setup } from './test-client.js'
 
 describe('the closed loop: learning from the fields', () => {
-  it('r=0;t=3 makes the next call to that origin wait 3 s (plus a tenth in jitter) instead of being refused', async () => {
+  it('r=0;t=3 makes the next call to that origin wait 3 s (plus a fortieth in jitter) instead of being refused', async () => {
     const { sent, events, run } = setup([
       {
         status: 200,
@@ -14,14 +14,14 @@ describe('the closed loop: learning from the fields', () => {
     ])
     await run('https://api.test/a')
     await run('https://api.test/b')
-    // random 0.5 of a jitter of at most 300 ms (a tenth of the wait): 150 ms.
-    expect(sent.map((s) => s.at - START)).toEqual([0, 3150])
+    // random 0.5 of a jitter of at most 75 ms (a fortieth of the wait): 38 ms.
+    expect(sent.map((s) => s.at - START)).toEqual([0, 3038])
     expect(events).toEqual([
       {
         type: 'wait',
         reason: 'learned',
         policy: 'burst',
-        delayMs: 3150,
+        delayMs: 3038,
         url: 'https://api.test/b',
       },
     ])

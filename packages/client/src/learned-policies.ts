@@ -36,6 +36,12 @@ function waitOf(entry: Learned, cost: number, now: number): number {
   return Math.min(untilReset, msUntil(entry.level, entry.at, entry.refill, cost, now))
 }
 
+/** Whole units `entry` holds at `now`, as far as the client can tell. */
+function unitsAt(entry: Learned, now: number): number {
+  if (entry.refill === undefined) return entry.level
+  return Math.floor(levelAt(entry.level, entry.at, entry.refill, now) / entry.refill.windowMs)
+}
+
 export type LearnedPolicies = {
   /** The longest wait any policy of `scope` asks of a call of `cost` at `now`; undefined for none. */
   readonly waitFor: (scope: string, cost: number, now: number) => LearnedWait | undefined
@@ -136,11 +142,25 @@ export function createLearnedPolicies(maxPolicies: number): LearnedPolicies {
         const id = `${policy.name}:${policy.partitionKey ?? ''}`
         const previous = entries.get(keyOf(scope, id))
         const live = previous !== undefined && previous.resetAt > now
-        const refill = refillOf(policy, policy.resetMs, now, live ? previous.refill : undefined)
+        const refill = live
+          ? refillOf(
+              policy,
+              policy.resetMs,
+              now,
+              previous.refill,
+              unitsAt(previous, now),
+              previous.at,
+            )
+          : refillOf(policy, policy.resetMs, now, undefined)
         // `r` is whole units: what is left of a unit coming back is not counted yet.
+        const told = Math.max(0, policy.remaining - othersInFlight) * (refill?.windowMs ?? 1)
+        // A smoothed window's flow goes on at its own pace: units the server holds beyond it
+        // came back as a window stopped weighing, and spent now would come back only as the
+        // next one runs, slower than the flow assumes.
+        const flowsOn = live && refill?.smoothed === true && refill.from === previous.refill?.from
         remember(scope, id, {
           label: label === '' ? 'default' : label,
-          level: Math.max(0, policy.remaining - othersInFlight) * (refill?.windowMs ?? 1),
+          level: flowsOn ? Math.min(told, levelAt(previous.level, previous.at, refill, now)) : told,
           at: now,
           refill,
           resetAt: now + policy.resetMs,

@@ -33,10 +33,10 @@ describe('units coming back before the reset', () => {
           fc.pre(cost <= burst)
           const { sent } = await exhausted(`q=${q};w=${w};tollgate-burst=${burst}`, t, cost)
           // `cost` units come back in cost × w / q seconds; by t the bucket is full anyway, and
-          // a wait for the reset has its jitter (random 0.5, of at most a tenth of it).
+          // a wait for the reset has its jitter (random 0.5, of at most a fortieth of it).
           const paced = Math.ceil((cost * w * 1000) / q)
           const reset = t * 1000
-          const jitter = Math.floor(0.5 * (Math.min(1000, Math.floor(reset / 10)) + 1))
+          const jitter = Math.floor(0.5 * (Math.min(1000, Math.floor(reset / 40)) + 1))
           expect(sent[1]!.at - START).toBe(paced < reset ? paced : reset + jitter)
         },
       ),
@@ -57,12 +57,13 @@ describe('units coming back before the reset', () => {
   it('a quota back within its window (a fixed window, a sliding log) is waited for until t', async () => {
     // Nothing says a unit comes back sooner: a fixed window gives nothing back before its end.
     const { sent } = await exhausted('q=100;w=1', 1)
-    // random 0.5 of a jitter of at most a tenth of the wait (100 ms): 50 ms.
-    expect(sent.map((s) => s.at - START)).toEqual([0, 1050])
+    // random 0.5 of a jitter of at most a fortieth of the wait (25 ms): 13 ms.
+    expect(sent.map((s) => s.at - START)).toEqual([0, 1013])
   })
 
   it('a policy without its quota and window is waited for until t, as before', async () => {
     const { sent } = await exhausted('pk=:YWE=:', 2)
-    expect(sent.map((s) => s.at - START)).toEqual([0, 2100])
+    // random 0.5 of a jitter of at most a fortieth of the wait (50 ms): 25 ms.
+    expect(sent.map((s) => s.at - START)).toEqual([0, 2025])
   })
 })

@@ -15,11 +15,25 @@ export type Refill = {
 }
 
 /**
- * A smoothed window (the sliding window counter) estimates the previous window's units as
- * spread evenly: a client paced at exactly the quota's rate meets that estimate's rounding and
- * is refused now and then. Pacing at 10/11 of the rate keeps it a unit or more below.
+ * The rate a smoothed window (the sliding window counter) can be spent at for good, as units per
+ * ms: `quota` per `windowMs`. The counter estimates the previous window's units as spread evenly
+ * and adds the call itself, so a client paced at exactly `q` per `w` meets that estimate's
+ * rounding and is refused now and then. Paced at `q − 1` per window, every window holds `q − 1`
+ * calls and the estimate stays a unit below; 10/11 of the rate is below that from `q = 11` on
+ * and leaves a margin for the rounding of larger quotas. A quota of 1 passes one call every
+ * other window: the previous window's call weighs until the window ends.
  */
-const SMOOTHED_RATE = { numerator: 10, denominator: 11 }
+function smoothedRate(quota: number, windowMs: number): { quota: number; windowMs: number } {
+  if (quota >= 11) return { quota: quota * 10, windowMs: windowMs * 11 }
+  return quota >= 2 ? { quota: quota - 1, windowMs } : { quota: 1, windowMs: windowMs * 2 }
+}
+
+/**
+ * Units a smoothed window's response may hold beyond what the client's flow brought back and
+ * still agree with it: between two calls the server gives back up to a unit more than the flow
+ * at its lowered rate, and `r` counts whole units.
+ */
+const FLOW_SLACK_UNITS = 2
 
 /**
  * What the fields tell of the units coming back before `t`. `t` is delta-seconds rounded up,
@@ -33,7 +47,14 @@ const SMOOTHED_RATE = { numerator: 10, denominator: 11 }
  * - **`t` beyond `w`**: a quota that takes more than its window to come back is smoothed over
  *   the windows (the sliding window counter): units return at the rate during the window that
  *   ends at `t`, so from `t − w` at the latest. Once they flow, a later response (which says
- *   `t` beyond `w` again, as long as the client keeps spending) does not stop them.
+ *   `t` beyond `w` again, as long as the client keeps spending) does not stop them, as long as
+ *   it agrees with the flow. After a window with no call (`previousAt`, the client's last call
+ *   or answer, a window or more ago), a response holding many more units than the flow brought
+ *   back (`previousUnits`, what the client thinks is left) may hold them because that window
+ *   passed idle, not because they flowed: those units, spent, come back only as the next window
+ *   runs, so the flow starts again from this response's `t − w`. While the client calls within
+ *   every window, more units than it counted came back with the flow (whose start, `t − w` with
+ *   `t` in whole seconds, can be up to a second late).
  * - **Otherwise** (a fixed window, a sliding log, a bucket whose burst is its quota): a fixed
  *   window gives nothing back before its end, and the fields cannot tell it from the others;
  *   waiting for `t` costs the others little, as they are full again only at `t` too.
@@ -43,6 +64,8 @@ export function refillOf(
   resetMs: number,
   now: number,
   previous: Refill | undefined,
+  previousUnits = 0,
+  previousAt = now,
 ): Refill | undefined {
   const { quota, windowMs, burst } = policy
   if (quota === undefined || windowMs === undefined || quota === 0) return undefined
@@ -50,10 +73,12 @@ export function refillOf(
     return { quota, windowMs, capacity: burst, from: now, smoothed: false }
   }
   if (resetMs <= windowMs) return undefined
-  const flowing = previous?.smoothed === true && previous.from <= now
+  const flowing =
+    previous?.smoothed === true &&
+    previous.from <= now &&
+    ((policy.remaining ?? 0) <= previousUnits + FLOW_SLACK_UNITS || now - previousAt < windowMs)
   return {
-    quota: quota * SMOOTHED_RATE.numerator,
-    windowMs: windowMs * SMOOTHED_RATE.denominator,
+    ...smoothedRate(quota, windowMs),
     capacity: quota,
     from: flowing ? previous.from : now + resetMs - windowMs,
     smoothed: true,

@@ -119,12 +119,14 @@ function clampUnit(value: number): number {
 }
 
 /**
- * The most jitter a learned wait for a reset gets: a tenth of it (and at most `maxJitterMs`).
+ * The most jitter a learned wait for a reset gets: a fortieth of it (and at most `maxJitterMs`).
  * A refused herd must be spread, as it comes back to one exhausted quota; a learned wait is
- * each client's own quota coming back, so spreading it spends that client's time, and a wait
- * jittered by the whole of itself runs a client at two thirds of its rate. A wait for units
- * coming back at the policy's rate gets none: there is no boundary there to herd at.
+ * each client's own quota coming back, so spreading it spends that client's time. Each window
+ * already costs the client up to a second of `t` rounded up; a tenth on top ran a fixed window
+ * that starts off the client's first call at 1.27 × the ideal time, a fortieth keeps it within
+ * 1.2 × and still spreads clients that share a boundary over 25 ms of each second waited. A
+ * wait for units coming back at the policy's rate gets none: there is no boundary to herd at.
  */
 export function learnedJitterMs(waitMs: number, maxJitterMs: number): number {
-  return Math.min(maxJitterMs, Math.floor(waitMs / 10))
+  return Math.min(maxJitterMs, Math.floor(waitMs / 40))
 }
