@@ -1,8 +1,8 @@
 import type { Charge, Outcome } from '@tollgate/core/store'
 import { callScriptThen, type Deadline, deadlineIn } from './call.js'
 import type { RedisScriptClient } from './client.js'
-import type { RuleSetScripts } from './prepare.js'
 import { parseRuleSetReplies } from './reply.js'
+import type { RuleSetScripts } from './rule-set-scripts.js'
 import type { Script } from './scripts/index.js'
 
 /** A request waiting for its rule set's script call. */

@@ -28,7 +28,7 @@ type Renew = (leases: readonly HeldLease[]) => Promise<readonly Renewed[]>
  * another third (at least the store's timeoutMs) to arrive before the lease would end. One timer
  * serves every lease, armed only while some are held, so it keeps no idle process alive.
  */
-type LeaseBook = {
+export type LeaseBook = {
   /** Records a lease just taken (its request was admitted). */
   took(lease: Omit<HeldLease, 'renewedAt' | 'units'>): void
   /**

@@ -97,6 +97,9 @@ const OPTION_NAMES = Object.keys({
   timers: true,
 } satisfies Record<keyof RedisStoreOptions, true>)
 
+/** The options with their defaults filled in (`resolveOptions`). */
+export type ResolvedOptions = ReturnType<typeof resolveOptions>
+
 /**
  * The options with their defaults filled in, each checked: a mistyped name or a value out of
  * range is refused when the store is made, naming the field, never at the first request.

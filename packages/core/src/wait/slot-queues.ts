@@ -1,4 +1,5 @@
 import type { Scheduler } from './scheduler.js'
+import { isPromise, lineIdOf, ruleOfLine, SlotLines, Waiter } from './slot-lines.js'
 
 /** The line of a concurrency rule whose refused requests wait for a slot. */
 export type SlotQueueParams = {
@@ -32,10 +33,10 @@ export type LineVerdict = {
   }>
 }
 
-type MaybePromise<T> = T | Promise<T>
+export type MaybePromise<T> = T | Promise<T>
 
 /** What `AbortSignal` offers that a wait reads. */
-type WaitSignal = {
+export type WaitSignal = {
   readonly aborted: boolean
   readonly reason: unknown
   addEventListener(type: 'abort', listener: () => void, options?: { once?: boolean }): void
@@ -77,226 +78,73 @@ export type SlotQueueHost<Verdict extends LineVerdict> = {
   readonly release: (verdict: Verdict) => unknown
 }
 
-type Line<Verdict extends LineVerdict> = {
-  readonly id: string
-  readonly params: SlotQueueParams
-  readonly waiters: Waiter<Verdict>[]
-  /** Cancels the line's next look for a slot given back elsewhere (shared stores only). */
-  stopLooking: (() => void) | undefined
-}
-
-type Waiter<Verdict extends LineVerdict> = {
-  /** The latest refusal: what it is decided again from, and answered with if it stays refused. */
-  denial: Verdict
-  /** The line it waits in; undefined while it is decided again, and once settled. */
-  line: Line<Verdict> | undefined
-  settled: boolean
-  readonly settle: (outcome: Verdict) => void
-  readonly fail: (reason: unknown) => void
-}
-
+/**
+ * One limiter's lines: the lines themselves (slot-lines.ts), and the three calls the limiter
+ * makes on them, each built once here so that a request's call is a direct one.
+ */
 export function createSlotQueues<Verdict extends LineVerdict>(
   host: SlotQueueHost<Verdict>,
 ): SlotQueues<Verdict> {
-  const lines = new Map<string, Line<Verdict>>()
-  // Counts releases: a request refused before the latest one may have missed its slot.
-  let epoch = 0
+  const lines = new SlotLines(host)
+  // The release count each marked refusal was decided at (see `SlotLines.releases`).
   const decidedAt = new WeakMap<Verdict, number>()
-
-  /** The line a refusal waits in: that of its first refusing rule, if every one has a line. */
-  function lineIdOf(verdict: Verdict): string | undefined {
-    if (verdict.allowed || verdict.reason !== 'limit' || verdict.storeFailed === true) return
-    let id: string | undefined
-    for (const d of verdict.decisions) {
-      if (d.allowed || d.mode === 'shadow') continue
-      if (d.key === undefined || !host.lines.has(d.rule)) return undefined
-      // Rule ids hold no space: the pair is unambiguous whatever the key holds.
-      id ??= `${d.rule} ${d.key}`
-    }
-    return id
+  return {
+    mark: marker(host.lines, lines, decidedAt),
+    wait: waiting(host, lines, decidedAt),
+    released: releaser(lines),
   }
+}
 
-  function lineAt(id: string): Line<Verdict> {
-    let line = lines.get(id)
-    if (line === undefined) {
-      const params = host.lines.get(id.slice(0, id.indexOf(' ')))!
-      line = { id, params, waiters: [], stopLooking: undefined }
-      lines.set(id, line)
-      if (host.shared) lookAgainLater(line)
-    }
-    return line
-  }
-
-  function drop(line: Line<Verdict>): void {
-    lines.delete(line.id)
-    line.stopLooking?.()
-    line.stopLooking = undefined
-  }
-
-  /** In `lookAgainMs`, decides the line's next waiter again, and so on while the line lasts. */
-  function lookAgainLater(line: Line<Verdict>): void {
-    const scheduler = host.scheduler()
-    line.stopLooking = scheduler.at(scheduler.now() + line.params.lookAgainMs, () => {
-      line.stopLooking = undefined
-      if (lines.get(line.id) !== line) return
-      next(line.id)
-      if (lines.get(line.id) === line && line.stopLooking === undefined) lookAgainLater(line)
-    })
-  }
-
-  function leave(waiter: Waiter<Verdict>): void {
-    const line = waiter.line
-    if (line === undefined) return
-    waiter.line = undefined
-    const index = line.waiters.indexOf(waiter)
-    if (index >= 0) line.waiters.splice(index, 1)
-    if (line.waiters.length === 0) drop(line)
-  }
-
-  /** Joins the line as its newest; a full line refuses it (fifo) or its oldest (lifo). */
-  function enter(id: string, waiter: Waiter<Verdict>): void {
-    const full = lineAt(id)
-    if (full.waiters.length >= full.params.length) {
-      const refused = full.params.order === 'fifo' ? waiter : full.waiters[0]!
-      refused.settle(refusal(refused.denial))
-      if (refused === waiter) return
-    }
-    // Looked up again: the oldest leaving may have emptied (and dropped) the line.
-    const line = lineAt(id)
-    line.waiters.push(waiter)
-    waiter.line = line
-  }
-
-  /** Back to the place it was taken from: the front of a fifo line, the back of a lifo one. */
-  function putBack(id: string, waiter: Waiter<Verdict>): void {
-    const line = lineAt(id)
-    if (line.params.order === 'fifo') line.waiters.unshift(waiter)
-    else line.waiters.push(waiter)
-    waiter.line = line
-  }
-
-  function next(id: string): void {
-    const line = lines.get(id)
-    if (line === undefined) return
-    const waiter = line.params.order === 'fifo' ? line.waiters.shift() : line.waiters.pop()
-    if (line.waiters.length === 0) drop(line)
-    if (waiter === undefined) return
-    waiter.line = undefined
-    const started = epoch
-    let outcome: MaybePromise<Verdict>
-    try {
-      outcome = host.decideAgain(waiter.denial)
-    } catch (error) {
-      waiter.fail(error)
-      next(id)
-      return
-    }
-    if (isPromise(outcome)) {
-      outcome.then(
-        (verdict) => decided(waiter, id, started, verdict),
-        (error: unknown) => {
-          waiter.fail(error)
-          next(id)
-        },
-      )
-    } else decided(waiter, id, started, outcome)
-  }
-
-  function decided(waiter: Waiter<Verdict>, from: string, started: number, verdict: Verdict): void {
-    if (waiter.settled) {
-      // Timed out or gone while decided again: a slot it took goes straight back (and on to the
-      // next waiter); else the slot that woke it is the next one's.
-      if (verdict.allowed) host.release(verdict)
-      else next(from)
-      return
-    }
-    if (verdict.allowed) {
-      waiter.settle(verdict)
-      return
-    }
-    const id = lineIdOf(verdict)
-    if (id === undefined) {
-      // Refused by a rule that does not wait: answered with that refusal.
-      waiter.settle(verdict)
-      next(from)
-      return
-    }
-    waiter.denial = verdict
-    if (id !== from) {
-      enter(id, waiter)
-      next(from)
-      return
-    }
-    putBack(id, waiter)
-    // A slot came back while it was decided: it may be this one's after all.
-    if (epoch !== started) next(from)
-  }
-
-  function mark(verdict: Verdict, at: number): Verdict {
-    if (verdict.allowed || lineIdOf(verdict) === undefined) return verdict
+/** `mark`: a refusal that may wait, marked, with the count of releases it was decided after. */
+function marker<Verdict extends LineVerdict>(
+  rules: SlotQueueHost<Verdict>['lines'],
+  lines: SlotLines<Verdict>,
+  decidedAt: WeakMap<Verdict, number>,
+): SlotQueues<Verdict>['mark'] {
+  const mark = (verdict: Verdict, at: number): Verdict => {
+    if (verdict.allowed || lineIdOf(verdict, rules) === undefined) return verdict
     const marked: Verdict = { ...verdict, waitsForSlot: true as const }
     decidedAt.set(marked, at)
     return marked
   }
-
-  return {
-    mark(verdict) {
-      const at = epoch
-      return isPromise(verdict) ? verdict.then((settled) => mark(settled, at)) : mark(verdict, at)
-    },
-    wait(verdict, signal) {
-      const id = lineIdOf(verdict)
-      if (id === undefined) return Promise.resolve(verdict)
-      const params = host.lines.get(id.slice(0, id.indexOf(' ')))!
-      return new Promise<Verdict>((resolve, reject) => {
-        if (signal?.aborted) return reject(signal.reason)
-        const scheduler = host.scheduler()
-        const onAbort = () => waiter.fail(signal!.reason)
-        const cancel = scheduler.at(scheduler.now() + params.maxWaitMs, () =>
-          waiter.settle(refusal(waiter.denial)),
-        )
-        const done = () => {
-          waiter.settled = true
-          leave(waiter)
-          cancel()
-          signal?.removeEventListener('abort', onAbort)
-        }
-        const waiter: Waiter<Verdict> = {
-          denial: verdict,
-          line: undefined,
-          settled: false,
-          settle(outcome) {
-            if (waiter.settled) return
-            done()
-            resolve(outcome)
-          },
-          fail(reason) {
-            if (waiter.settled) return
-            done()
-            reject(reason)
-          },
-        }
-        signal?.addEventListener('abort', onAbort, { once: true })
-        enter(id, waiter)
-        // A slot came back between the refusal and now: someone in line takes it.
-        if (!waiter.settled && epoch !== (decidedAt.get(verdict) ?? epoch)) next(id)
-      })
-    },
-    released(charges) {
-      epoch++
-      for (const charge of charges) {
-        const id = `${charge.rule} ${charge.key}`
-        if (lines.has(id)) next(id)
-      }
-    },
+  return (verdict) => {
+    const at = lines.releases
+    return isPromise(verdict) ? verdict.then((settled) => mark(settled, at)) : mark(verdict, at)
   }
 }
 
-/** A refusal as answered: no longer one that waits. */
-function refusal<Verdict extends LineVerdict>(verdict: Verdict): Verdict {
-  return verdict.waitsForSlot === true ? { ...verdict, waitsForSlot: undefined } : verdict
+/** `wait`: a refusal with a line joins it, and stays until a slot, the end of its wait or an abort. */
+function waiting<Verdict extends LineVerdict>(
+  host: SlotQueueHost<Verdict>,
+  lines: SlotLines<Verdict>,
+  decidedAt: WeakMap<Verdict, number>,
+): SlotQueues<Verdict>['wait'] {
+  return (verdict, signal) => {
+    const id = lineIdOf(verdict, host.lines)
+    if (id === undefined) return Promise.resolve(verdict)
+    const maxWaitMs = host.lines.get(ruleOfLine(id))!.maxWaitMs
+    return new Promise<Verdict>((resolve, reject) => {
+      if (signal?.aborted) return reject(signal.reason)
+      const waiter = new Waiter(verdict, lines, resolve, reject, signal)
+      waiter.start(host.scheduler(), maxWaitMs)
+      lines.enter(id, waiter)
+      // A slot came back between the refusal and now: someone in line takes it.
+      if (!waiter.settled && lines.releases !== (decidedAt.get(verdict) ?? lines.releases)) {
+        lines.next(id)
+      }
+    })
+  }
 }
 
-function isPromise<T>(value: MaybePromise<T>): value is Promise<T> {
-  return typeof (value as { then?: unknown } | undefined)?.then === 'function'
+/** `released`: counted, and each line of a slot that came back decides its next waiter again. */
+function releaser<Verdict extends LineVerdict>(
+  lines: SlotLines<Verdict>,
+): SlotQueues<Verdict>['released'] {
+  return (charges) => {
+    lines.releases++
+    for (const charge of charges) {
+      const id = `${charge.rule} ${charge.key}`
+      if (lines.has(id)) lines.next(id)
+    }
+  }
 }
