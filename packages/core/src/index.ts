@@ -48,6 +48,10 @@ export {
   type RateLimitErrorDetails,
 } from './errors.js'
 export type { LegacyReset, StandardHeaders } from './headers/families.js'
+export {
+  createPartitionKeyHasher,
+  type PartitionKeyHasher,
+} from './headers/partition-key.js'
 export type { ClientIpOptions, TrustProxy } from './identity/client-ip.js'
 export type { IdentityOptions, UserId } from './identity/identities.js'
 export type { PrefixOptions } from './identity/ip-prefix.js'

@@ -1,4 +1,5 @@
 import {
+  createPartitionKeyHasher,
   isRateLimitError,
   mapStore,
   memoryStore,
@@ -139,6 +140,28 @@ describe('createRateLimit', () => {
     expect((await from('198.51.100.1')).status).toBe(200)
     expect((await from('198.51.100.1')).status).toBe(429)
     expect((await from('198.51.100.2')).status).toBe(200)
+  })
+
+  it('refuses partitionKey unless given createPartitionKeyHasher, then sends the same pk', async () => {
+    const algorithms = { token_bucket: tokenBucket }
+    const without = createRateLimit({ algorithms, store: mapStore })
+    const error = refusal(() => without(perIp, { partitionKey: true }))
+    expect(isRateLimitError(error) && error.field).toBe('partitionKey')
+    expect(isRateLimitError(error) && error.code).toBe('ERR_RL_INVALID_OPTION')
+    const composed = createRateLimit({
+      algorithms,
+      store: mapStore,
+      partitionKeys: createPartitionKeyHasher,
+    })
+    const expected = await answers((clock) =>
+      rateLimit(perIp, { clock, getConnInfo: connInfo, partitionKey: true }),
+    )
+    expect(expected[0]!.headers).toContainEqual(['ratelimit', expect.stringContaining(';pk=:')])
+    expect(
+      await answers((clock) =>
+        composed(perIp, { clock, getConnInfo: connInfo, partitionKey: true }),
+      ),
+    ).toEqual(expected)
   })
 
   it('needs a store in the options when its parts make none', () => {

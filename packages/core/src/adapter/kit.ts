@@ -1,5 +1,6 @@
 import { BUILT_IN_ALGORITHMS } from '../algorithms/table.js'
 import { type Clock, systemClock } from '../clock.js'
+import { createPartitionKeyHasher } from '../headers/partition-key.js'
 import { compileIdentities } from '../identity/identities.js'
 import { trustedProxies } from '../identity/proxy-trust.js'
 import { composeLimiter } from '../limiter/create-limiter.js'
@@ -7,7 +8,7 @@ import { routeMatching } from '../limiter/route-matching.js'
 import type { Limiter } from '../limiter/types.js'
 import { FOREIGN_OPTIONS } from '../options/foreign-options.js'
 import { invalidOption } from '../options/option-values.js'
-import { createResponder } from '../response/responder.js'
+import { composeResponder } from '../response/responder.js'
 import type { RuleConfig } from '../rules/types.js'
 import { memoryStore } from '../store/memory-store.js'
 import { createWarnOnce, type WarnOnce } from '../warnings.js'
@@ -55,6 +56,7 @@ export function createAdapterKit<Req, Res>(
     routes: routeMatching,
     proxies: trustedProxies,
     store: memoryStore,
+    partitionKeys: createPartitionKeyHasher,
     foreignOptions: FOREIGN_OPTIONS,
   })
 }
@@ -84,7 +86,7 @@ function buildKit<Req, Res>(
   const limiter = own
     ? rules
     : composeLimiter({ ...limiterOptionsOf(options), rules, logger }, parts)
-  const responder = createResponder(options)
+  const responder = composeResponder(options, parts.partitionKeys)
   // A limiter of the app's own may read any identity; one built here reads only its rules'.
   const keysOn = (identity: string) =>
     own || limiter.rules.some((rule) => rule.match.identity.includes(identity))

@@ -1,4 +1,5 @@
 import type { AlgorithmTable } from '../algorithms/table.js'
+import type { PartitionKeyHasher } from '../headers/partition-key.js'
 import { NO_PROXIES } from '../identity/no-proxies.js'
 import type { ProxyTrust } from '../identity/proxy-trust.js'
 import type { LimiterParts } from '../limiter/create-limiter.js'
@@ -36,12 +37,24 @@ export type RateLimitParts = {
    * @default none: each middleware's options must give a `store`
    */
   readonly store?: (() => Store) | undefined
+  /**
+   * `createPartitionKeyHasher`, for the `partitionKey` option (the `pk` of the current-draft
+   * fields, hashed with SHA-256).
+   * @default none: `partitionKey` is refused
+   */
+  readonly partitionKeys?: (() => PartitionKeyHasher) | undefined
 }
 
-/** The parts a kit is built from: the limiter's, and how forwarding headers are read. */
-export type KitParts = LimiterParts & { readonly proxies: ProxyTrust }
+/**
+ * The parts a kit is built from: the limiter's, how forwarding headers are read, and how
+ * partition keys are hashed.
+ */
+export type KitParts = LimiterParts & {
+  readonly proxies: ProxyTrust
+  readonly partitionKeys: (() => PartitionKeyHasher) | undefined
+}
 
-const PART_NAMES = ['algorithms', 'routes', 'proxies', 'store']
+const PART_NAMES = ['algorithms', 'routes', 'proxies', 'store', 'partitionKeys']
 
 /** An app's parts, checked, with the refusals standing in for those it left out. */
 export function kitParts(parts: RateLimitParts): KitParts {
@@ -49,7 +62,7 @@ export function kitParts(parts: RateLimitParts): KitParts {
     throw invalidOption('parts', 'expected { algorithms: { token_bucket: tokenBucket }, ... }')
   }
   refuseUnknownOptions(parts, PART_NAMES, 'createRateLimit()')
-  const { routes, proxies, store } = parts
+  const { routes, proxies, store, partitionKeys } = parts
   if (routes !== undefined && typeof routes?.targets !== 'function') {
     throw invalidOption('routes', 'expected routeMatching')
   }
@@ -59,8 +72,12 @@ export function kitParts(parts: RateLimitParts): KitParts {
   if (store !== undefined && typeof store !== 'function') {
     throw invalidOption('store', 'expected a store factory: memoryStore or mapStore')
   }
+  if (partitionKeys !== undefined && typeof partitionKeys !== 'function') {
+    throw invalidOption('partitionKeys', 'expected createPartitionKeyHasher')
+  }
   return {
     store,
+    partitionKeys,
     algorithms: parts.algorithms,
     routes: routes ?? NO_ROUTES,
     proxies: proxies ?? NO_PROXIES,
