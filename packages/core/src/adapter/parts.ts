@@ -51,7 +51,7 @@ export type RateLimitParts = {
  */
 export type KitParts = LimiterParts & {
   readonly proxies: ProxyTrust
-  readonly partitionKeys: (() => PartitionKeyHasher) | undefined
+  readonly partitionKeys: () => PartitionKeyHasher
 }
 
 const PART_NAMES = ['algorithms', 'routes', 'proxies', 'store', 'partitionKeys']
@@ -76,11 +76,28 @@ export function kitParts(parts: RateLimitParts): KitParts {
     throw invalidOption('partitionKeys', 'expected createPartitionKeyHasher')
   }
   return {
-    store,
-    partitionKeys,
+    store: store ?? noStore,
+    partitionKeys: partitionKeys ?? noPartitionKeys,
     algorithms: parts.algorithms,
     routes: routes ?? NO_ROUTES,
     proxies: proxies ?? NO_PROXIES,
     foreignOptions: undefined,
   }
+}
+
+// The refusals standing in for the parts an app leaves out, here so that only composed
+// middlewares bundle them.
+
+function noStore(): never {
+  throw invalidOption(
+    'store',
+    "required: this middleware was composed without a store of its own; give one here, or store: memoryStore (or mapStore) in createRateLimit's parts",
+  )
+}
+
+function noPartitionKeys(): never {
+  throw invalidOption(
+    'partitionKey',
+    "hashing partition keys needs SHA-256, which this middleware was not composed with: add partitionKeys: createPartitionKeyHasher to createRateLimit's parts",
+  )
 }

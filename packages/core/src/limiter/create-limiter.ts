@@ -67,8 +67,8 @@ export function createLimiter<R>(given: LimiterOptions<R>): Limiter {
 export type LimiterParts = {
   readonly algorithms: AlgorithmTable
   readonly routes: RouteMatching
-  /** Makes the store of a limiter whose options give none; without it, `store` is required. */
-  readonly store: (() => Store) | undefined
+  /** Makes the store of a limiter whose options give none. */
+  readonly store: () => Store
   readonly foreignOptions: ForeignOptions | undefined
 }
 
@@ -132,7 +132,7 @@ function compileLimiter(options: LimiterOptions, parts: LimiterParts): LimiterSe
   const compiled = rules.map((rule, index) =>
     compileRule(rule, index, algorithms, routes, keyCaches),
   )
-  const store = options.store ?? defaultStore(parts.store)
+  const store = options.store ?? parts.store()
   const clock = options.clock ?? systemClock
   checkOptions(store, clock, options)
   const consumeOne = (store as { consumeOne?: ConsumeOne }).consumeOne
@@ -309,15 +309,6 @@ function slotQueuesOf(
     make = slotQueues
   }
   return make === undefined ? undefined : make({ ...host, lines })
-}
-
-/** The store of a limiter whose options give none, from its parts. */
-function defaultStore(make: (() => Store) | undefined): Store {
-  if (make !== undefined) return make()
-  throw invalidOption(
-    'store',
-    "required: this middleware was composed without a store of its own; give one here, or store: memoryStore (or mapStore) in createRateLimit's parts",
-  )
 }
 
 /** A budget of its own that will end: 0, NaN or Infinity (for "none") leaves the limiter's. */

@@ -122,12 +122,12 @@ export function createResponder(options: ResponderOptions = {}): Responder {
 }
 
 /**
- * `createResponder` with the partition-key hasher given (none for a middleware composed without
- * it, whose `partitionKey` option is then refused), so that a bundle without it holds no SHA-256.
+ * `createResponder` with the partition-key hasher given, made only when `partitionKey` is on (a
+ * middleware composed without one passes a refusal), so that a bundle without it holds no SHA-256.
  */
 export function composeResponder(
   options: ResponderOptions,
-  partitionKeys: (() => PartitionKeyHasher) | undefined,
+  partitionKeys: () => PartitionKeyHasher,
 ): Responder {
   const fields = {
     legacyHeaders: checkBoolean('legacyHeaders', options.legacyHeaders ?? true),
@@ -161,12 +161,6 @@ export function composeResponder(
   // Each `pk` is hashed as the fields ask for it, while they are written.
   let partitionKeyOf: PartitionKeyOf | undefined
   if (keyOf !== undefined) {
-    if (partitionKeys === undefined) {
-      throw invalidOption(
-        'partitionKey',
-        "hashing partition keys needs SHA-256, which this middleware was not composed with: add partitionKeys: createPartitionKeyHasher to createRateLimit's parts",
-      )
-    }
     const hash = partitionKeys()
     partitionKeyOf = (decision) => {
       const key = partitionKeyText(keyOf(decision))
