@@ -178,7 +178,7 @@ describe('createRateLimit (Express)', () => {
       const seen = []
       for (let i = 0; i < 3; i++) {
         const res = await request(app).get('/')
-        seen.push([res.status, res.headers['x-ratelimit-remaining'], res.headers.ratelimit])
+        seen.push([res.status, res.headers['x-ratelimit-remaining'], res.headers['ratelimit']])
       }
       return seen
     }

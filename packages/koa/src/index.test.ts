@@ -243,7 +243,7 @@ describe('createRateLimit (Koa)', () => {
         const seen = []
         for (let i = 0; i < 3; i++) {
           const res = await request(server).get('/')
-          seen.push([res.status, res.headers['x-ratelimit-remaining'], res.headers.ratelimit])
+          seen.push([res.status, res.headers['x-ratelimit-remaining'], res.headers['ratelimit']])
         }
         return seen
       } finally {
