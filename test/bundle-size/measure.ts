@@ -12,6 +12,7 @@ export type BundleSize = { minified: number; gzip: number; metafile: Metafile }
 export const FIXTURES = [
   'hono-bare',
   'hono-one-rule',
+  'hono-composed',
   'hono-rules-file',
   'core-check',
   'core-one-export',
@@ -22,14 +23,17 @@ export function measure(fixture: Fixture): Promise<BundleSize> {
   return measureEntry(new URL(`./fixtures/${fixture}.ts`, import.meta.url))
 }
 
-/** Any entry module, its imports resolved from where it lives. */
-export async function measureEntry(entry: URL): Promise<BundleSize> {
+/**
+ * Any entry module, its imports resolved from where it lives. `fromSource` bundles the packages'
+ * src/ instead (the `@tollgate/source` condition), so that the metafile names their modules.
+ */
+export async function measureEntry(entry: URL, fromSource = false): Promise<BundleSize> {
   const result = await build({
     entryPoints: [fileURLToPath(entry)],
     bundle: true,
     format: 'esm',
     platform: 'neutral',
-    conditions: ['workerd', 'worker', 'browser'],
+    conditions: [...(fromSource ? ['@tollgate/source'] : []), 'workerd', 'worker', 'browser'],
     mainFields: ['module', 'main'],
     target: 'es2022',
     minify: true,
@@ -43,6 +47,15 @@ export async function measureEntry(entry: URL): Promise<BundleSize> {
     gzip: gzipSync(code, { level: 9 }).length,
     metafile: result.metafile,
   }
+}
+
+/** The packages' modules a fixture's bundle holds, bundled from src/ (paths from the root). */
+export async function sourceModules(fixture: Fixture): Promise<string[]> {
+  const size = await measureEntry(new URL(`./fixtures/${fixture}.ts`, import.meta.url), true)
+  const output = Object.values(size.metafile.outputs)[0]!
+  return Object.entries(output.inputs)
+    .filter(([path, input]) => path.startsWith('packages/') && input.bytesInOutput > 0)
+    .map(([path]) => path)
 }
 
 /** The inputs that weigh most in a bundle, in minified bytes. */

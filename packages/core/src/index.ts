@@ -7,6 +7,7 @@
  */
 
 export type { CoreOptions, RefundWhen, RequestHooks } from './adapter/options.js'
+export type { RateLimitParts } from './adapter/parts.js'
 export {
   type LoadShedder,
   loadShedder,
@@ -47,9 +48,14 @@ export {
   type RateLimitErrorDetails,
 } from './errors.js'
 export type { LegacyReset, StandardHeaders } from './headers/families.js'
+export {
+  createPartitionKeyHasher,
+  type PartitionKeyHasher,
+} from './headers/partition-key.js'
 export type { ClientIpOptions, TrustProxy } from './identity/client-ip.js'
 export type { IdentityOptions, UserId } from './identity/identities.js'
 export type { PrefixOptions } from './identity/ip-prefix.js'
+export { type ProxyTrust, trustedProxies } from './identity/proxy-trust.js'
 export {
   type AcquireOptions,
   type CheckOptions,
@@ -67,6 +73,7 @@ export {
   type Verdict,
   type WaitSignal,
 } from './limiter/index.js'
+export { type RouteMatching, routeMatching } from './limiter/route-matching.js'
 export { PROBLEM_CONTENT_TYPE, type ProblemDetails } from './response/problem.js'
 export type {
   Denial,

@@ -161,3 +161,31 @@ describe('@tollgate/express', () => {
     )
   })
 })
+
+describe('createRateLimit (Express)', () => {
+  it('answers as rateLimit does with the parts it names, and refuses a rule needing another', async () => {
+    const { createRateLimit, memoryStore, tokenBucket } = await import('./index.js')
+    const composed = createRateLimit({
+      algorithms: { token_bucket: tokenBucket },
+      store: memoryStore,
+    })
+    const answers = async (middleware: ReturnType<typeof rateLimit>) => {
+      const app = express()
+      app.use(middleware)
+      app.get('/', (_req, res) => {
+        res.end('ok')
+      })
+      const seen = []
+      for (let i = 0; i < 3; i++) {
+        const res = await request(app).get('/')
+        seen.push([res.status, res.headers['x-ratelimit-remaining'], res.headers['ratelimit']])
+      }
+      return seen
+    }
+    const expected = await answers(rateLimit(perIp(2), { clock: clock() }))
+    expect(expected.map(([status]) => status)).toEqual([200, 200, 429])
+    expect(await answers(composed(perIp(2), { clock: clock() }))).toEqual(expected)
+    const routed: RuleConfig[] = [{ ...perIp(2)[0]!, match: { identity: 'ip', route: '/v1/*' } }]
+    expect(() => composed(routed)).toThrow(/rule "per-ip": match\.route: .*needs route matching/)
+  })
+})

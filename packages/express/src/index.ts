@@ -1,5 +1,7 @@
-import type { Limiter, RuleConfig, WidenedRulesError } from '@tollgate/core'
+import type { Limiter, RateLimitParts, RuleConfig, WidenedRulesError } from '@tollgate/core'
 import {
+  type AdapterKit,
+  composeAdapterKit,
   createAdapterKit,
   type Exchange,
   type Framework,
@@ -50,7 +52,27 @@ export function rateLimit<R>(
   rules: readonly RuleConfig[] | Limiter | (R & WidenedRulesError<R>),
   options: ExpressRateLimitOptions = {},
 ): RequestHandler {
-  const kit = createAdapterKit(rules as readonly RuleConfig[] | Limiter, options, express)
+  return middleware(createAdapterKit(rules as Rules, options, express), options)
+}
+
+/**
+ * `rateLimit` composed of the parts the app names: rules may name only the algorithms given,
+ * route matching and the forwarding-header parsers are there only when given, and a rule or
+ * option that needs a part left out is refused at start-up, naming it.
+ * @example
+ * const rateLimit = createRateLimit({ algorithms: { token_bucket: tokenBucket }, store: memoryStore })
+ */
+export function createRateLimit(parts: RateLimitParts): typeof rateLimit {
+  const createKit = composeAdapterKit(parts)
+  return (rules, options = {}) => middleware(createKit(rules as Rules, options, express), options)
+}
+
+type Rules = readonly RuleConfig[] | Limiter
+
+function middleware(
+  kit: AdapterKit<Request, Response>,
+  options: ExpressRateLimitOptions,
+): RequestHandler {
   const fields = new NodeResponseFieldWriter()
   const onLimited = options.onLimited ?? sendDenial
 

@@ -224,3 +224,38 @@ describe('@tollgate/koa', () => {
     expect(errors).toEqual([expect.objectContaining({ message: 'plan lookup failed' })])
   })
 })
+
+describe('createRateLimit (Koa)', () => {
+  it('answers as rateLimit does with the parts it names, and refuses a rule needing another', async () => {
+    const { createRateLimit, memoryStore, tokenBucket } = await import('./index.js')
+    const composed = createRateLimit({
+      algorithms: { token_bucket: tokenBucket },
+      store: memoryStore,
+    })
+    const answers = async (middleware: ReturnType<typeof rateLimit>) => {
+      const app = new Koa()
+      app.use(middleware)
+      app.use((ctx) => {
+        ctx.body = 'ok'
+      })
+      const server = app.listen(0)
+      try {
+        const seen = []
+        for (let i = 0; i < 3; i++) {
+          const res = await request(server).get('/')
+          seen.push([res.status, res.headers['x-ratelimit-remaining'], res.headers['ratelimit']])
+        }
+        return seen
+      } finally {
+        server.close()
+      }
+    }
+    const expected = await answers(rateLimit(perIp(2), { clock: clock() }))
+    expect(expected.map(([status]) => status)).toEqual([200, 200, 429])
+    expect(await answers(composed(perIp(2), { clock: clock() }))).toEqual(expected)
+    const log: RuleConfig[] = [
+      { id: 'log', match: { identity: 'ip' }, algorithm: 'sliding_log', limit: 1, window: '1s' },
+    ]
+    expect(() => composed(log)).toThrow(/sliding_log is not among the algorithms/)
+  })
+})

@@ -1,11 +1,18 @@
 import type {
   CoreOptions,
   Limiter,
+  RateLimitParts,
   RequestHooks,
   RuleConfig,
   WidenedRulesError,
 } from '@tollgate/core'
-import { createAdapterKit, type Exchange, isPromise } from '@tollgate/core/adapter'
+import {
+  type AdapterKit,
+  composeAdapterKit,
+  createAdapterKit,
+  type Exchange,
+  isPromise,
+} from '@tollgate/core/adapter'
 import { endWhenFinished, NodeResponseFieldWriter } from '@tollgate/core/node'
 import type { Context, Middleware, Next } from 'koa'
 import { koa } from './request.js'
@@ -38,7 +45,24 @@ export function rateLimit<R>(
   rules: readonly RuleConfig[] | Limiter | (R & WidenedRulesError<R>),
   options: KoaRateLimitOptions = {},
 ): Middleware {
-  const kit = createAdapterKit(rules as readonly RuleConfig[] | Limiter, options, koa)
+  return middleware(createAdapterKit(rules as Rules, options, koa), options)
+}
+
+/**
+ * `rateLimit` composed of the parts the app names: rules may name only the algorithms given,
+ * route matching and the forwarding-header parsers are there only when given, and a rule or
+ * option that needs a part left out is refused at start-up, naming it.
+ * @example
+ * const rateLimit = createRateLimit({ algorithms: { token_bucket: tokenBucket }, store: memoryStore })
+ */
+export function createRateLimit(parts: RateLimitParts): typeof rateLimit {
+  const createKit = composeAdapterKit(parts)
+  return (rules, options = {}) => middleware(createKit(rules as Rules, options, koa), options)
+}
+
+type Rules = readonly RuleConfig[] | Limiter
+
+function middleware(kit: AdapterKit<Context, unknown>, options: KoaRateLimitOptions): Middleware {
   const fields = new NodeResponseFieldWriter()
   const onLimited = options.onLimited ?? sendDenial
   const onerror = onerrorKeepingFields(kit.fieldNames)

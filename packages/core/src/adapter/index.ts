@@ -31,6 +31,7 @@ export {
 } from '../response/responder.js'
 export {
   type AdapterKit,
+  composeAdapterKit,
   createAdapterKit,
   type Exchange,
   type FieldSink,

@@ -1,11 +1,16 @@
+import { BUILT_IN_ALGORITHMS } from '../algorithms/table.js'
 import { type Clock, systemClock } from '../clock.js'
+import { createPartitionKeyHasher } from '../headers/partition-key.js'
 import { compileIdentities } from '../identity/identities.js'
-import { createLimiter } from '../limiter/create-limiter.js'
+import { trustedProxies } from '../identity/proxy-trust.js'
+import { composeLimiter } from '../limiter/create-limiter.js'
+import { routeMatching } from '../limiter/route-matching.js'
 import type { Limiter } from '../limiter/types.js'
 import { FOREIGN_OPTIONS } from '../options/foreign-options.js'
 import { invalidOption } from '../options/option-values.js'
-import { createResponder } from '../response/responder.js'
+import { composeResponder } from '../response/responder.js'
 import type { RuleConfig } from '../rules/types.js'
+import { memoryStore } from '../store/memory-store.js'
 import { createWarnOnce, type WarnOnce } from '../warnings.js'
 import { firstRequest, kitMade, secondRequest } from './creation-watch.js'
 import { type AdapterKit, requestEntry, type Shared } from './exchange.js'
@@ -16,6 +21,7 @@ import {
   limiterOptionsOf,
   refundPredicate,
 } from './options.js'
+import { type KitParts, kitParts, type RateLimitParts } from './parts.js'
 import { guardShadowDeniedHook } from './shadow-hook.js'
 import type { LoadShedder, Shedder } from './shed.js'
 import { releasesSlots } from './slots.js'
@@ -24,6 +30,7 @@ import type { Framework } from './types.js'
 export type { WriteVerdictFields } from '../headers/families.js'
 export { type AdapterKit, Exchange, isPromise } from './exchange.js'
 export type { KitOptions } from './options.js'
+export type { RateLimitParts } from './parts.js'
 export type { FieldSink, Framework } from './types.js'
 
 const SILENT = { warn() {} }
@@ -44,18 +51,51 @@ export function createAdapterKit<Req, Res>(
   options: KitOptions<Req, Res>,
   framework: Framework<Req>,
 ): AdapterKit<Req, Res> {
-  checkAdapterOptions(options, framework.hooks ?? [], FOREIGN_OPTIONS)
+  return buildKit(rules, options, framework, {
+    algorithms: BUILT_IN_ALGORITHMS,
+    routes: routeMatching,
+    proxies: trustedProxies,
+    store: memoryStore,
+    partitionKeys: createPartitionKeyHasher,
+    foreignOptions: FOREIGN_OPTIONS,
+  })
+}
+
+/**
+ * `createAdapterKit` composed of the parts the app names (an adapter's `createRateLimit`): its
+ * bundle holds those and none of the others. The parts are checked here; a rule or option that
+ * needs one left out is refused when the kit is made.
+ * @example
+ * const createKit = composeAdapterKit({ algorithms: { token_bucket: tokenBucket } })
+ * const kit = createKit(rules, options, framework)
+ */
+export function composeAdapterKit(parts: RateLimitParts): typeof createAdapterKit {
+  const checked = kitParts(parts)
+  return (rules, options, framework) => buildKit(rules, options, framework, checked)
+}
+
+function buildKit<Req, Res>(
+  rules: readonly RuleConfig[] | Limiter,
+  options: KitOptions<Req, Res>,
+  framework: Framework<Req>,
+  parts: KitParts,
+): AdapterKit<Req, Res> {
+  checkAdapterOptions(options, framework.hooks ?? [], parts.foreignOptions)
   const own = isLimiter(rules)
   const logger = options.logger === false ? SILENT : options.logger
-  const limiter = own ? rules : createLimiter({ ...limiterOptionsOf(options), rules, logger })
-  const responder = createResponder(options)
+  const limiter = own
+    ? rules
+    : composeLimiter({ ...limiterOptionsOf(options), rules, logger }, parts)
+  const responder = composeResponder(options, parts.partitionKeys)
   // A limiter of the app's own may read any identity; one built here reads only its rules'.
   const keysOn = (identity: string) =>
     own || limiter.rules.some((rule) => rule.match.identity.includes(identity))
-  const identities = compileIdentities(options, framework.header, {
-    apiKey: keysOn('api_key'),
-    headersCut: framework.headersCut,
-  })
+  const identities = compileIdentities(
+    options,
+    framework.header,
+    { apiKey: keysOn('api_key'), headersCut: framework.headersCut },
+    parts.proxies,
+  )
   const refundIf = refundPredicate(options.refund)
   const shedder = bindShedder(options.shed, options.clock ?? systemClock, framework.eventLoopDelay)
   const shared: Shared<Req> = {

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { isRateLimitError } from '../errors.js'
 import type { HeaderAccessor } from '../headers/types.js'
 import { type ClientIpOptions, compileClientIp, createClientIpResolver } from './client-ip.js'
+import { trustedProxies } from './proxy-trust.js'
 
 function headers(values: Record<string, string | string[]>): HeaderAccessor {
   return (name) => values[name]
@@ -315,7 +316,7 @@ describe('compileClientIp key', () => {
 
   it('gives every socket address the key the full resolver gives it', () => {
     for (const options of [{}, { ipv4Prefix: 24 }, { ipv6Prefix: 128 }, { trustProxy: 1 }]) {
-      const { address, key } = compileClientIp({ ...options, logger: false })
+      const { address, key } = compileClientIp({ ...options, logger: false }, trustedProxies)
       for (const socket of ADDRESSES) {
         expect(key(socket, {}, readRecord), `${socket} ${JSON.stringify(options)}`).toBe(
           address(socket, headers({}))?.key,
@@ -326,7 +327,7 @@ describe('compileClientIp key', () => {
 
   it('still warns about forwarding headers on the shortcut for canonical addresses', () => {
     const { messages, logger } = recorder()
-    const { key } = compileClientIp({ logger })
+    const { key } = compileClientIp({ logger }, trustedProxies)
     key('203.0.113.7', {}, readRecord)
     expect(messages).toEqual([])
     key('::ffff:203.0.113.7', { forwarded: 'for=198.51.100.1' }, readRecord)
@@ -340,7 +341,7 @@ describe('the forwarding header check on the key path', () => {
   function setup() {
     const { messages, logger } = recorder()
     let reads = 0
-    const { key } = compileClientIp({ logger })
+    const { key } = compileClientIp({ logger }, trustedProxies)
     const read = (forwarded: boolean, name: string) => {
       reads++
       return forwarded && name === 'x-forwarded-for' ? '198.51.100.1' : undefined

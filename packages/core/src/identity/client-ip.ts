@@ -2,7 +2,12 @@ import type { HeaderAccessor } from '../headers/types.js'
 import { createWarnOnce, type WarningOptions } from '../warnings.js'
 import { formatIp, type IpAddress, ipv4Number, parseIp } from './ip.js'
 import { checkPrefix, ipKey, type PrefixOptions } from './ip-prefix.js'
-import { type ClientAddress, type TrustProxy, trustedProxies } from './proxy-trust.js'
+import {
+  type ClientAddress,
+  type ProxyTrust,
+  type TrustProxy,
+  trustedProxies,
+} from './proxy-trust.js'
 
 export type { ClientAddress, TrustProxy } from './proxy-trust.js'
 
@@ -37,7 +42,7 @@ export type ClientIpResolver = (
  * clientIp(req.socket.remoteAddress, (name) => req.headers[name])?.key // '203.0.113.7'
  */
 export function createClientIpResolver(options: ClientIpOptions = {}): ClientIpResolver {
-  return compileClientIp(options).address
+  return compileClientIp(options, trustedProxies).address
 }
 
 /**
@@ -55,10 +60,14 @@ export type ClientKeyResolver = <Source>(
 
 /**
  * The per-request resolvers of one trust configuration: the full address, or the key alone. A
- * `trustProxy` that trusts some proxy reads the forwarding header (`trustedProxies`);
- * `readsForwarding` says whether it does.
+ * `trustProxy` that trusts some proxy reads the forwarding header with `proxies`
+ * (`trustedProxies`, or `NO_PROXIES` for a middleware composed without it); `readsForwarding`
+ * says whether it does.
  */
-export function compileClientIp(options: ClientIpOptions = {}): {
+export function compileClientIp(
+  options: ClientIpOptions,
+  proxies: ProxyTrust,
+): {
   readonly address: ClientIpResolver
   readonly key: ClientKeyResolver
   readonly readsForwarding: boolean
@@ -84,7 +93,7 @@ export function compileClientIp(options: ClientIpOptions = {}): {
   const trustProxy = options.trustProxy ?? false
   const forwarded = trustsNoProxy(trustProxy)
     ? undefined
-    : trustedProxies(trustProxy, options.proxyHeader ?? 'x-forwarded-for', warn, result)
+    : proxies(trustProxy, options.proxyHeader ?? 'x-forwarded-for', warn, result)
 
   // WARN_FORWARDED_HEADERS_IGNORED, for a resolver that trusts no proxy: every one of the first
   // ALL_CHECKED requests is looked at, then one in ONE_IN. Behind a proxy every request carries

@@ -7,6 +7,7 @@ import {
   compileClientIp,
   type HeaderReader,
 } from './client-ip.js'
+import { type ProxyTrust, trustedProxies } from './proxy-trust.js'
 
 /** The client-IP options plus where API keys come from. */
 export type IdentityOptions = ClientIpOptions & {
@@ -93,10 +94,12 @@ export type IdentityResolver = {
  * }) // { ip: '203.0.113.7', api_key: 'k_123', user: undefined }
  */
 export function createIdentityResolver(options: IdentityOptions = {}): IdentityResolver {
-  const resolve = compileIdentities<IdentitySource>(options, readSourceHeader, {
-    apiKey: true,
-    headersCut: (source) => source.headersCut === true,
-  })
+  const resolve = compileIdentities<IdentitySource>(
+    options,
+    readSourceHeader,
+    { apiKey: true, headersCut: (source) => source.headersCut === true },
+    trustedProxies,
+  )
   return {
     clientIp: resolve.clientIp,
     identities: (source) => resolve(source, source.socketAddress, source.user),
@@ -127,14 +130,16 @@ export type RequestIdentities<Source> = ((
 
 /**
  * The identities of a middleware's requests, read straight from the framework's request with
- * `read`: one call per request, with no object or closure made for it.
+ * `read`: one call per request, with no object or closure made for it. A `trustProxy` that
+ * trusts a proxy reads the forwarding header with `proxies`.
  */
 export function compileIdentities<Source>(
   options: IdentityOptions,
   read: HeaderReader<Source>,
   needs: IdentityNeeds<Source>,
+  proxies: ProxyTrust,
 ): RequestIdentities<Source> {
-  const clientIp = compileClientIp(options)
+  const clientIp = compileClientIp(options, proxies)
   const apiKeyHeader = options.apiKeyHeader === undefined ? 'x-api-key' : options.apiKeyHeader
   if (apiKeyHeader !== false && !/^[!#$%&'*+.^_`|~0-9a-z-]+$/i.test(apiKeyHeader)) {
     throw invalidOption('apiKeyHeader', `${shown(apiKeyHeader)} is not a header name`)

@@ -3,7 +3,7 @@ import { checkCost, checkTime, wholeMs } from '../algorithms/step.js'
 import { type AlgorithmTable, BUILT_IN_ALGORITHMS } from '../algorithms/table.js'
 import { type Clock, systemClock } from '../clock.js'
 import { RateLimitError } from '../errors.js'
-import { FOREIGN_OPTIONS } from '../options/foreign-options.js'
+import { FOREIGN_OPTIONS, type ForeignOptions } from '../options/foreign-options.js'
 import { checkMethods, checkWhole, invalidOption } from '../options/option-values.js'
 import { refuseUnknownOptions } from '../options/unknown-options.js'
 import { checkRules } from '../rules/define-rules.js'
@@ -32,7 +32,7 @@ import { checkIdentityNames } from './identity-names.js'
 import { LIMITER_OPTIONS } from './option-names.js'
 import { createRelease, type RefundOne } from './release.js'
 import { createReporter } from './report.js'
-import { routeMatching } from './route-matching.js'
+import { type RouteMatching, routeMatching } from './route-matching.js'
 import { buildRuleIndex, type RuleIndex } from './rule-index.js'
 import { checkOne, refundCharges } from './store-calls.js'
 import { DEFAULT_STORE_TIMEOUT_MS } from './store-deadline.js'
@@ -49,8 +49,32 @@ import { shown } from './verdict.js'
  */
 export function createLimiter<R>(given: LimiterOptions<R>): Limiter {
   // `R` only refuses widened rules at compile time; the rules themselves are checked below.
-  const options = given as LimiterOptions
-  const setup = compileLimiter(options)
+  return composeLimiter(given as LimiterOptions, {
+    algorithms: BUILT_IN_ALGORITHMS,
+    routes: routeMatching,
+    store: memoryStore,
+    foreignOptions: FOREIGN_OPTIONS,
+  })
+}
+
+/**
+ * What a limiter is composed of beyond its options: the algorithms its rules may name (the
+ * `algorithms` option, when given, replaces them), how routes are matched, the store made when
+ * the options give none, and the other rate limiters' option names to answer. `createLimiter`
+ * passes every one; a middleware composed with `createRateLimit` passes only the app's, so that
+ * its bundle holds no other.
+ */
+export type LimiterParts = {
+  readonly algorithms: AlgorithmTable
+  readonly routes: RouteMatching
+  /** Makes the store of a limiter whose options give none. */
+  readonly store: () => Store
+  readonly foreignOptions: ForeignOptions | undefined
+}
+
+/** `createLimiter` from the parts given, and none other. */
+export function composeLimiter(options: LimiterOptions, parts: LimiterParts): Limiter {
+  const setup = compileLimiter(options, parts)
   const { rules, store, engine, reader } = setup
   const timeOf = timeSource(engine, reader)
   const ruleOf = ruleLookup(setup.byId)
@@ -97,18 +121,18 @@ type LimiterSetup = {
 }
 
 /** The compile step: options checked, rules validated and compiled, the store's engine. */
-function compileLimiter(options: LimiterOptions): LimiterSetup {
-  refuseUnknownOptions(options, LIMITER_OPTIONS, 'createLimiter()', FOREIGN_OPTIONS)
-  const algorithms = options.algorithms ?? BUILT_IN_ALGORITHMS
+function compileLimiter(options: LimiterOptions, parts: LimiterParts): LimiterSetup {
+  refuseUnknownOptions(options, LIMITER_OPTIONS, 'createLimiter()', parts.foreignOptions)
+  const algorithms = options.algorithms ?? parts.algorithms
   checkAlgorithms(algorithms)
-  const routes = routeMatching
+  const routes = parts.routes
   const rules = checkRules(options.rules, algorithms, routes.parseRoute)
   checkIdentityNames(rules, options.customIdentities)
   const keyCaches = new Map<string, CompiledRule['lastKey']>()
   const compiled = rules.map((rule, index) =>
     compileRule(rule, index, algorithms, routes, keyCaches),
   )
-  const store = options.store ?? memoryStore()
+  const store = options.store ?? parts.store()
   const clock = options.clock ?? systemClock
   checkOptions(store, clock, options)
   const consumeOne = (store as { consumeOne?: ConsumeOne }).consumeOne

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { compileIdentities } from '../identity/identities.js'
+import { trustedProxies } from '../identity/proxy-trust.js'
 import { headerListMayBeCut } from './node-header-limit.js'
 
 /** A request shape with `lines` header lines, on a server with `maxHeadersCount`. */
@@ -33,6 +34,7 @@ describe('identities of a request whose header list may have been cut', () => {
     { trustProxy: 'loopback', logger: { warn: (message) => warnings.push(message) } },
     (request, name) => request.headers[name],
     { apiKey: true, headersCut: (request) => request.cut },
+    trustedProxies,
   )
   const identities = (cut: boolean) => resolve({ headers, cut }, '127.0.0.1', undefined)
 
@@ -47,6 +49,7 @@ describe('identities of a request whose header list may have been cut', () => {
       { logger: false },
       (request, name) => request.headers[name],
       { apiKey: false, headersCut: () => ++asked > 0 },
+      trustedProxies,
     )
     expect(direct({ headers, cut: true }, '127.0.0.1', undefined).ip).toBe('127.0.0.1')
     expect(asked).toBe(0)

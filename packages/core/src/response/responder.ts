@@ -13,7 +13,7 @@ import {
   type StandardHeaders,
   type WriteVerdictFields,
 } from '../headers/families.js'
-import { createPartitionKeyHasher } from '../headers/partition-key.js'
+import { createPartitionKeyHasher, type PartitionKeyHasher } from '../headers/partition-key.js'
 import { policyName } from '../headers/policy-fields.js'
 import type { HeaderEntries } from '../headers/types.js'
 import type { RuleDecision, Verdict } from '../limiter/types.js'
@@ -118,6 +118,17 @@ export type Responder = {
  * const { headers, status, body } = responder.respond(verdict, Date.now())
  */
 export function createResponder(options: ResponderOptions = {}): Responder {
+  return composeResponder(options, createPartitionKeyHasher)
+}
+
+/**
+ * `createResponder` with the partition-key hasher given, made only when `partitionKey` is on (a
+ * middleware composed without one passes a refusal), so that a bundle without it holds no SHA-256.
+ */
+export function composeResponder(
+  options: ResponderOptions,
+  partitionKeys: () => PartitionKeyHasher,
+): Responder {
   const fields = {
     legacyHeaders: checkBoolean('legacyHeaders', options.legacyHeaders ?? true),
     legacyReset: checkOneOf('legacyReset', options.legacyReset ?? 'epoch-seconds', LEGACY_RESETS),
@@ -150,7 +161,7 @@ export function createResponder(options: ResponderOptions = {}): Responder {
   // Each `pk` is hashed as the fields ask for it, while they are written.
   let partitionKeyOf: PartitionKeyOf | undefined
   if (keyOf !== undefined) {
-    const hash = createPartitionKeyHasher()
+    const hash = partitionKeys()
     partitionKeyOf = (decision) => {
       const key = partitionKeyText(keyOf(decision))
       return key === undefined ? undefined : hash(key)

@@ -1,0 +1,103 @@
+import type { AlgorithmTable } from '../algorithms/table.js'
+import type { PartitionKeyHasher } from '../headers/partition-key.js'
+import { NO_PROXIES } from '../identity/no-proxies.js'
+import type { ProxyTrust } from '../identity/proxy-trust.js'
+import type { LimiterParts } from '../limiter/create-limiter.js'
+import { NO_ROUTES } from '../limiter/no-routes.js'
+import type { RouteMatching } from '../limiter/route-matching.js'
+import { invalidOption } from '../options/option-values.js'
+import { refuseUnknownOptions } from '../options/unknown-options.js'
+import type { Store } from '../store/types.js'
+
+/**
+ * What a middleware made by `createRateLimit` may use, named by the app: the algorithms its
+ * rules may name, and the parts that only some apps need. What is not given is not bundled; a
+ * rule or option that needs it is refused at start-up, naming the part to add. `rateLimit`
+ * has every part.
+ * @example
+ * const rateLimit = createRateLimit({ algorithms: { token_bucket: tokenBucket } })
+ */
+export type RateLimitParts = {
+  /** The algorithms rules may name, by the name a rule gives: `{ token_bucket: tokenBucket }`. */
+  readonly algorithms: AlgorithmTable
+  /**
+   * `routeMatching`, for rules that name routes (`match.route`, `costByRoute`).
+   * @default none: a rule naming a route is refused
+   */
+  readonly routes?: RouteMatching | undefined
+  /**
+   * `trustedProxies`, for a `trustProxy` that trusts a proxy: the forwarding headers' parsers.
+   * @default none: such a `trustProxy` is refused
+   */
+  readonly proxies?: ProxyTrust | undefined
+  /**
+   * The store a middleware makes when its options give none: `memoryStore` (bounded in bytes,
+   * for millions of keys) or `mapStore` (a tenth of the bundle, for the few keys a Worker's
+   * isolate holds); the factory, called with no options.
+   * @default none: each middleware's options must give a `store`
+   */
+  readonly store?: (() => Store) | undefined
+  /**
+   * `createPartitionKeyHasher`, for the `partitionKey` option (the `pk` of the current-draft
+   * fields, hashed with SHA-256).
+   * @default none: `partitionKey` is refused
+   */
+  readonly partitionKeys?: (() => PartitionKeyHasher) | undefined
+}
+
+/**
+ * The parts a kit is built from: the limiter's, how forwarding headers are read, and how
+ * partition keys are hashed.
+ */
+export type KitParts = LimiterParts & {
+  readonly proxies: ProxyTrust
+  readonly partitionKeys: () => PartitionKeyHasher
+}
+
+const PART_NAMES = ['algorithms', 'routes', 'proxies', 'store', 'partitionKeys']
+
+/** An app's parts, checked, with the refusals standing in for those it left out. */
+export function kitParts(parts: RateLimitParts): KitParts {
+  if (typeof parts !== 'object' || parts === null) {
+    throw invalidOption('parts', 'expected { algorithms: { token_bucket: tokenBucket }, ... }')
+  }
+  refuseUnknownOptions(parts, PART_NAMES, 'createRateLimit()')
+  const { routes, proxies, store, partitionKeys } = parts
+  if (routes !== undefined && typeof routes?.targets !== 'function') {
+    throw invalidOption('routes', 'expected routeMatching')
+  }
+  if (proxies !== undefined && typeof proxies !== 'function') {
+    throw invalidOption('proxies', 'expected trustedProxies')
+  }
+  if (store !== undefined && typeof store !== 'function') {
+    throw invalidOption('store', 'expected a store factory: memoryStore or mapStore')
+  }
+  if (partitionKeys !== undefined && typeof partitionKeys !== 'function') {
+    throw invalidOption('partitionKeys', 'expected createPartitionKeyHasher')
+  }
+  return {
+    store: store ?? noStore,
+    partitionKeys: partitionKeys ?? noPartitionKeys,
+    algorithms: parts.algorithms,
+    routes: routes ?? NO_ROUTES,
+    proxies: proxies ?? NO_PROXIES,
+    foreignOptions: undefined,
+  }
+}
+
+// The refusals standing in for the parts an app leaves out, here so that only composed
+// middlewares bundle them.
+
+function noStore(): never {
+  throw invalidOption(
+    'store',
+    "required: this middleware was composed without a store of its own; give one here, or store: memoryStore (or mapStore) in createRateLimit's parts",
+  )
+}
+
+function noPartitionKeys(): never {
+  throw invalidOption(
+    'partitionKey',
+    "hashing partition keys needs SHA-256, which this middleware was not composed with: add partitionKeys: createPartitionKeyHasher to createRateLimit's parts",
+  )
+}

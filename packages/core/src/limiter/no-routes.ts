@@ -1,0 +1,27 @@
+import { RuleValidationError } from '../rules/issues.js'
+import type { Rule } from '../rules/types.js'
+import type { RouteMatching } from './route-matching.js'
+
+// Apart from route-matching.ts, and reached only by a limiter composed without route matching:
+// its bundle holds none of the matching, and a default one none of these refusals.
+
+const PROBLEM =
+  "needs route matching, which this limiter was not composed with: add routes: routeMatching to createRateLimit's parts"
+
+function refuse(rule: Rule, field: string): never {
+  throw new RuleValidationError([{ rule: rule.id, field, problem: PROBLEM }])
+}
+
+/**
+ * Route matching for a limiter composed without it: a route is refused while rules are
+ * validated (reported as a bad route, naming the rule and the field), and a rule validated
+ * elsewhere (`defineRules`) that names one is refused when compiled. No rule has a pattern, so
+ * the path is never looked at.
+ */
+export const NO_ROUTES: RouteMatching = {
+  parseRoute: () => PROBLEM,
+  normalizePath: (target) => target,
+  matchesAny: () => false,
+  targets: (rule) => refuse(rule, 'match.route'),
+  compileCosts: (rule) => refuse(rule, 'costByRoute'),
+}

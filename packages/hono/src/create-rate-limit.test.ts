@@ -1,0 +1,191 @@
+import {
+  createPartitionKeyHasher,
+  isRateLimitError,
+  mapStore,
+  memoryStore,
+  type RuleConfig,
+  RuleValidationError,
+  routeMatching,
+  slidingLog,
+  tokenBucket,
+  trustedProxies,
+} from '@tollgate/core'
+import { manualClock } from '@tollgate/test-utils'
+import { Hono, type MiddlewareHandler } from 'hono'
+import { describe, expect, it } from 'vitest'
+import { createRateLimit, rateLimit } from './index.js'
+
+const START = Date.UTC(2026, 0, 1)
+const perIp: RuleConfig[] = [
+  { id: 'per-ip', match: { identity: 'ip' }, algorithm: 'token_bucket', rate: 1, burst: 2 },
+]
+const connInfo = () => ({ remote: { address: '203.0.113.7' } })
+
+/** Every status, header and body a run of requests is answered with, on its own clock. */
+async function answers(make: (clock: ReturnType<typeof manualClock>) => MiddlewareHandler) {
+  const clock = manualClock(START)
+  const app = new Hono()
+  app.use(make(clock))
+  app.get('*', (c) => c.text('ok'))
+  const seen = []
+  for (const advance of [0, 0, 0, 400, 700, 0]) {
+    clock.advance(advance)
+    const response = await app.request('/v1/quotes')
+    seen.push({
+      status: response.status,
+      headers: [...response.headers],
+      body: await response.text(),
+    })
+  }
+  return seen
+}
+
+function refusal(make: () => unknown): unknown {
+  try {
+    make()
+  } catch (error) {
+    return error
+  }
+  throw new Error('not refused')
+}
+
+describe('createRateLimit', () => {
+  it('answers as rateLimit does, with only the parts it was given', async () => {
+    const composed = createRateLimit({ algorithms: { token_bucket: tokenBucket }, store: mapStore })
+    const expected = await answers((clock) => rateLimit(perIp, { clock, getConnInfo: connInfo }))
+    expect(expected.map((answer) => answer.status)).toEqual([200, 200, 429, 429, 200, 429])
+    expect(await answers((clock) => composed(perIp, { clock, getConnInfo: connInfo }))).toEqual(
+      expected,
+    )
+    const onMemory = createRateLimit({ algorithms: { token_bucket: tokenBucket } })
+    expect(
+      await answers((clock) =>
+        onMemory(perIp, { clock, getConnInfo: connInfo, store: memoryStore() }),
+      ),
+    ).toEqual(expected)
+  })
+
+  it('refuses at start-up a rule naming an algorithm it was not given, naming the rule', () => {
+    const composed = createRateLimit({ algorithms: { token_bucket: tokenBucket }, store: mapStore })
+    const rules: RuleConfig[] = [
+      ...perIp,
+      { id: 'log', match: { identity: 'ip' }, algorithm: 'sliding_log', limit: 5, window: '1m' },
+    ]
+    const error = refusal(() => composed(rules))
+    expect(error).toBeInstanceOf(RuleValidationError)
+    expect((error as RuleValidationError).issues).toEqual([
+      {
+        rule: 'log',
+        field: 'algorithm',
+        problem:
+          'sliding_log is not among the algorithms this limiter was given (the algorithms option: add sliding_log to it)',
+      },
+    ])
+    const both = createRateLimit({
+      algorithms: { token_bucket: tokenBucket, sliding_log: slidingLog },
+      store: mapStore,
+    })
+    expect(() => both(rules)).not.toThrow()
+  })
+
+  it('refuses a rule naming a route unless given routeMatching, naming the rule and field', async () => {
+    const routed: RuleConfig[] = [
+      {
+        id: 'login',
+        match: { identity: 'ip', route: 'POST /v1/login' },
+        algorithm: 'token_bucket',
+        rate: 1,
+        burst: 1,
+      },
+    ]
+    const without = createRateLimit({ algorithms: { token_bucket: tokenBucket }, store: mapStore })
+    const error = refusal(() => without(routed)) as RuleValidationError
+    expect(error.code).toBe('ERR_RL_INVALID_RULE')
+    expect(error.issues).toHaveLength(1)
+    expect(error.issues[0]).toMatchObject({ rule: 'login', field: 'match.route' })
+    expect(error.issues[0]!.problem).toMatch(/routes: routeMatching/)
+
+    const composed = createRateLimit({
+      algorithms: { token_bucket: tokenBucket },
+      routes: routeMatching,
+      store: mapStore,
+    })
+    const app = new Hono()
+    app.use(composed(routed, { getConnInfo: connInfo }))
+    app.all('*', (c) => c.text('ok'))
+    const login = () => app.request('/v1/login', { method: 'POST' })
+    expect((await login()).status).toBe(200)
+    expect((await login()).status).toBe(429)
+    expect((await app.request('/v1/quotes', { method: 'POST' })).status).toBe(200)
+  })
+
+  it('refuses a trustProxy that trusts a proxy unless given trustedProxies', async () => {
+    const without = createRateLimit({ algorithms: { token_bucket: tokenBucket }, store: mapStore })
+    const error = refusal(() => without(perIp, { trustProxy: 'loopback' }))
+    expect(isRateLimitError(error) && error.code).toBe('ERR_RL_INVALID_OPTION')
+    expect(isRateLimitError(error) && error.field).toBe('trustProxy')
+    expect(() => without(perIp, { trustProxy: false })).not.toThrow()
+
+    const composed = createRateLimit({
+      algorithms: { token_bucket: tokenBucket },
+      proxies: trustedProxies,
+      store: mapStore,
+    })
+    const app = new Hono()
+    const loopback = () => ({ remote: { address: '127.0.0.1' } })
+    app.use(composed(perIp, { trustProxy: 'loopback', getConnInfo: loopback }))
+    app.get('*', (c) => c.text('ok'))
+    const from = (ip: string) => app.request('/', { headers: { 'x-forwarded-for': ip } })
+    expect((await from('198.51.100.1')).status).toBe(200)
+    expect((await from('198.51.100.1')).status).toBe(200)
+    expect((await from('198.51.100.1')).status).toBe(429)
+    expect((await from('198.51.100.2')).status).toBe(200)
+  })
+
+  it('refuses partitionKey unless given createPartitionKeyHasher, then sends the same pk', async () => {
+    const algorithms = { token_bucket: tokenBucket }
+    const without = createRateLimit({ algorithms, store: mapStore })
+    const error = refusal(() => without(perIp, { partitionKey: true }))
+    expect(isRateLimitError(error) && error.field).toBe('partitionKey')
+    expect(isRateLimitError(error) && error.code).toBe('ERR_RL_INVALID_OPTION')
+    const composed = createRateLimit({
+      algorithms,
+      store: mapStore,
+      partitionKeys: createPartitionKeyHasher,
+    })
+    const expected = await answers((clock) =>
+      rateLimit(perIp, { clock, getConnInfo: connInfo, partitionKey: true }),
+    )
+    expect(expected[0]!.headers).toContainEqual(['ratelimit', expect.stringContaining(';pk=:')])
+    expect(
+      await answers((clock) =>
+        composed(perIp, { clock, getConnInfo: connInfo, partitionKey: true }),
+      ),
+    ).toEqual(expected)
+  })
+
+  it('needs a store in the options when its parts make none', () => {
+    const composed = createRateLimit({ algorithms: { token_bucket: tokenBucket } })
+    const error = refusal(() => composed(perIp))
+    expect(isRateLimitError(error) && error.code).toBe('ERR_RL_INVALID_OPTION')
+    expect(isRateLimitError(error) && error.field).toBe('store')
+    expect(() => composed(perIp, { store: mapStore() })).not.toThrow()
+  })
+
+  it('refuses parts it does not know, or of the wrong kind, when composed', () => {
+    const algorithms = { token_bucket: tokenBucket }
+    expect(() => createRateLimit({ algorithms, route: routeMatching } as never)).toThrow(
+      /unknown option "route": did you mean "routes"\?/,
+    )
+    expect(() => createRateLimit({ algorithms, routes: true } as never)).toThrow(
+      /routes: expected routeMatching/,
+    )
+    expect(() => createRateLimit({ algorithms, proxies: 'loopback' } as never)).toThrow(
+      /proxies: expected trustedProxies/,
+    )
+    expect(() => createRateLimit({ algorithms, store: mapStore() } as never)).toThrow(
+      /store: expected a store factory/,
+    )
+    expect(() => createRateLimit(undefined as never)).toThrow(/parts: expected/)
+  })
+})
