@@ -256,6 +256,8 @@ function warn(code: string, message: string): never {
 
 type CheckName = keyof typeof CHECKS
 
+function skipped(): void {}
+
 /** The checks of one limiter: each runs once, then never again. */
 export type Validations = { readonly enabled: Record<string, boolean> } & {
   readonly [name in CheckName]: (...args: Parameters<(typeof CHECKS)[name]>) => void
@@ -271,6 +273,8 @@ export function createValidations(
   const validations = { enabled } as { enabled: Record<string, boolean> } & Record<string, Check>
   for (const [name, check] of Object.entries(CHECKS)) {
     validations[name] = (...args) => {
+      // Each check runs once: from then on its wrapper is a no-op (a request pays nothing).
+      validations[name] = skipped
       if (!(enabled[name] ?? enabled['default'])) return
       enabled[name] = false
       try {
