@@ -8,7 +8,7 @@ import type { Request } from 'express'
 import type { EnabledValidations, Logger, Options, Store } from './types.js'
 
 /** A misconfiguration: `code` names it, `help` is the page that explains it. */
-export class ValidationError extends Error {
+class ValidationError extends Error {
   readonly code: string
   readonly help: string
   constructor(code: string, message: string) {
@@ -21,7 +21,7 @@ export class ValidationError extends Error {
 }
 
 /** A configuration whose meaning changed between major versions (logged as a warning). */
-export class ChangeWarning extends ValidationError {}
+class ChangeWarning extends ValidationError {}
 
 const DRAFTS: readonly unknown[] = ['draft-6', 'draft-7', 'draft-8']
 const MAX_TIMER_MS = 2 ** 31 - 1

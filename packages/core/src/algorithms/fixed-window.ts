@@ -23,7 +23,7 @@ const FIXED_WINDOW_PARAMS = [...WINDOW_PARAMS, 'calendar', 'timeZone', 'anchor']
  * a key's first request sees the whole window ahead of it). The memory store runs both; the
  * Redis scripts run epoch windows only.
  */
-export type FixedWindowAnchor = 'epoch' | 'first-charge'
+type FixedWindowAnchor = 'epoch' | 'first-charge'
 
 /** A fixed window of `windowMs`, and where its windows start. */
 export type FixedWindowParams = WindowParams & {
