@@ -63,7 +63,10 @@ export function fixedWindow(params: FixedWindowParams | CalendarWindowParams): A
     calendar === undefined
       ? checkWindow(params as WindowParams)
       : checkWindow({ limit: params.limit, windowMs: NOMINAL_MS[calendar.unit] })
-  const anchored = calendar === undefined && anchorOf(params as FixedWindowParams)
+  const anchor = (params as FixedWindowParams).anchor
+  const anchored = anchor === 'first-charge'
+  if (anchor !== undefined && (calendar || (!anchored && anchor !== 'epoch')))
+    throw invalid('anchor', String(anchor))
   // The start of the window holding `t`, and the end of the window starting at `start`. A
   // window anchored on its first charge starts at that charge: a key whose window has ended
   // opens the next one at `now` (see `decide`).
@@ -199,7 +202,7 @@ export function fixedWindow(params: FixedWindowParams | CalendarWindowParams): A
       limit,
       windowMs,
       ...(calendar === undefined ? {} : { calendar }),
-      ...(anchored ? { anchor: 'first-charge' as const } : {}),
+      ...(anchored && { anchor }),
     },
     stateSize: 2,
     packed,
@@ -267,20 +270,9 @@ export function fixedWindow(params: FixedWindowParams | CalendarWindowParams): A
   }
 }
 
-/** True for `anchor: 'first-charge'`; anything but the two anchors is refused. */
-function anchorOf(params: FixedWindowParams): boolean {
-  const anchor = params.anchor
-  if (anchor === undefined || anchor === 'epoch') return false
-  if (anchor === 'first-charge') return true
-  throw invalid('anchor', `expected 'epoch' or 'first-charge', got ${String(anchor)}`)
-}
-
 function calendarOf(params: CalendarWindowParams): CalendarWindows {
   if ('windowMs' in params) {
     throw invalid('calendar', 'give windowMs or calendar, not both')
-  }
-  if ((params as { anchor?: unknown }).anchor !== undefined) {
-    throw invalid('anchor', 'a calendar window starts on its calendar boundaries')
   }
   return calendarWindows(params.calendar, params.timeZone)
 }
