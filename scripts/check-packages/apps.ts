@@ -113,6 +113,14 @@ export const APPS: App[] = [
     },
   },
   {
+    name: 'express-rate-limit-facade',
+    tollgate: ['@tollgate/express-rate-limit'],
+    dependencies: { express: '^5.1.0' },
+    type: 'module',
+    files: (tools) => ({ 'app.js': example(tools, '@tollgate/express-rate-limit') + LISTEN }),
+    exercise: (dir) => serveAndLimit(dir),
+  },
+  {
     name: 'koa-2-with-rules-file',
     tollgate: ['@tollgate/koa'],
     dependencies: { koa: '^2.16.0', yaml: '^2.0.0' },
