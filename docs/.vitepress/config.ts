@@ -59,6 +59,10 @@ export default defineConfig({
         ],
       },
       {
+        text: 'Guides',
+        items: [{ text: 'Migrating to Tollgate', link: '/guides/migrating' }],
+      },
+      {
         text: 'Reference',
         items: [
           { text: 'Rules', link: '/reference/rules' },

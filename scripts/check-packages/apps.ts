@@ -71,6 +71,30 @@ async function serveAndLimit(dir: string, env: NodeJS.ProcessEnv = {}, from = '1
   }
 }
 
+/**
+ * The express-rate-limit facade answers as express-rate-limit does: its draft-8 fields on every
+ * response, then a 429 with `Retry-After` and its plain-text message, not a problem document.
+ */
+async function serveAndLimitAsExpressRateLimit(dir: string) {
+  const { child, port } = await startServer(['app.js'], { cwd: dir })
+  try {
+    for (let sent = 1; sent <= 100; sent++) {
+      const answer = await get(port, '127.0.0.1')
+      if (answer.header('ratelimit-policy') === undefined) {
+        throw new Error(`request ${sent} has no RateLimit-Policy`)
+      }
+      if (answer.status !== 429) continue
+      const retryAfter = Number(answer.header('retry-after'))
+      if (!(retryAfter >= 1)) throw new Error(`429 without a Retry-After`)
+      if (!answer.body.startsWith('Too many requests')) throw new Error(`429 with ${answer.body}`)
+      return `denied request ${sent} with 429, Retry-After ${retryAfter}, express-rate-limit's message`
+    }
+    throw new Error('100 requests and none denied')
+  } finally {
+    child.kill()
+  }
+}
+
 /** YAML rules in the file shape, through an adapter's rules-file entry, loaded with require. */
 const RULES_FILE_CJS = `
 const { loadRulesText } = require('@tollgate/koa/rules-file')
@@ -111,6 +135,14 @@ export const APPS: App[] = [
       }
       return `${await serveAndLimit(dir)}; no yaml installed, rules-file names it missing`
     },
+  },
+  {
+    name: 'express-rate-limit-facade',
+    tollgate: ['@tollgate/express-rate-limit'],
+    dependencies: { express: '^5.1.0' },
+    type: 'module',
+    files: (tools) => ({ 'app.js': example(tools, '@tollgate/express-rate-limit') + LISTEN }),
+    exercise: (dir) => serveAndLimitAsExpressRateLimit(dir),
   },
   {
     name: 'koa-2-with-rules-file',

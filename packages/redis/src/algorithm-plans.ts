@@ -124,6 +124,13 @@ function luaOf(charge: Charge): LuaAlgorithm {
       { rule: charge.rule, field: 'algorithm' },
     )
   }
+  if (params.kind === 'window' && params.anchor !== undefined) {
+    throw new RateLimitError(
+      'ERR_RL_INVALID_RULE',
+      `the Redis store runs fixed windows aligned to the epoch; got anchor ${JSON.stringify(params.anchor)}`,
+      { rule: charge.rule, field: 'anchor' },
+    )
+  }
   return lua
 }
 

@@ -7,6 +7,14 @@
  * address is unknown and the `Retry-After` a store failure answers by default.
  */
 
+export {
+  createExpressRateLimitFieldWriter,
+  type ExpressRateLimitDraft,
+  type ExpressRateLimitFieldSink,
+  type ExpressRateLimitFieldWriter,
+  type ExpressRateLimitFigures,
+  expressRateLimitResetSeconds,
+} from '../headers/express-rate-limit-fields.js'
 export { type FieldWrite, isSingleValuedName, mergeFields } from '../headers/field-merge.js'
 export type { FieldWriter, HeaderAccessor, HeaderEntries } from '../headers/types.js'
 export {
@@ -22,6 +30,8 @@ export {
   type UserId,
   userIdOf,
 } from '../identity/identities.js'
+export { formatIp, type IpAddress, parseIp } from '../identity/ip.js'
+export { ipKey } from '../identity/ip-prefix.js'
 export { UNKNOWN_CLIENT_KEY } from '../limiter/decide.js'
 export { DEFAULT_STORE_ERROR_RETRY_AFTER_MS } from '../limiter/types.js'
 export {

@@ -14,7 +14,22 @@ import type { Algorithm, PackedState, StateSlots } from './types.js'
 
 /** A fixed window aligned to the calendar: each day, ISO week, month or year, in a time zone. */
 /** A fixed window's parameters: a window in ms, or a calendar unit in a zone. */
-const FIXED_WINDOW_PARAMS = [...WINDOW_PARAMS, 'calendar', 'timeZone']
+const FIXED_WINDOW_PARAMS = [...WINDOW_PARAMS, 'calendar', 'timeZone', 'anchor']
+
+/**
+ * Where a fixed window of `windowMs` starts: at the multiples of `windowMs` since the epoch
+ * (`'epoch'`, every process and the Redis scripts agree on the boundaries), or at the key's
+ * first charge after its previous window ended (`'first-charge'`, express-rate-limit's window:
+ * a key's first request sees the whole window ahead of it). The memory store runs both; the
+ * Redis scripts run epoch windows only.
+ */
+type FixedWindowAnchor = 'epoch' | 'first-charge'
+
+/** A fixed window of `windowMs`, and where its windows start. */
+export type FixedWindowParams = WindowParams & {
+  /** @default 'epoch' */
+  readonly anchor?: FixedWindowAnchor
+}
 
 export type CalendarWindowParams = {
   readonly limit: number
@@ -41,17 +56,25 @@ export type CalendarWindowParams = {
  */
 const START_BIAS = 2 ** 40
 
-export function fixedWindow(params: WindowParams | CalendarWindowParams): Algorithm {
+export function fixedWindow(params: FixedWindowParams | CalendarWindowParams): Algorithm {
   refuseUnknownParams('fixedWindow', params, FIXED_WINDOW_PARAMS)
   const calendar = 'calendar' in params ? calendarOf(params) : undefined
   const { limit, windowMs } =
     calendar === undefined
       ? checkWindow(params as WindowParams)
       : checkWindow({ limit: params.limit, windowMs: NOMINAL_MS[calendar.unit] })
-  // The start of the window holding `t`, and the end of the window starting at `start`.
+  const anchor = (params as FixedWindowParams).anchor
+  const anchored = anchor === 'first-charge'
+  if (anchor !== undefined && (calendar || (!anchored && anchor !== 'epoch')))
+    throw invalid('anchor', String(anchor))
+  // The start of the window holding `t`, and the end of the window starting at `start`. A
+  // window anchored on its first charge starts at that charge: a key whose window has ended
+  // opens the next one at `now` (see `decide`).
   const startOf =
     calendar === undefined
-      ? (t: number) => t - (t % windowMs)
+      ? anchored
+        ? (t: number) => t
+        : (t: number) => t - (t % windowMs)
       : (t: number) => calendar.windowAt(t)[0]
   const endOf =
     calendar === undefined
@@ -179,6 +202,7 @@ export function fixedWindow(params: WindowParams | CalendarWindowParams): Algori
       limit,
       windowMs,
       ...(calendar === undefined ? {} : { calendar }),
+      ...(anchored && { anchor }),
     },
     stateSize: 2,
     packed,

@@ -60,6 +60,8 @@ export type AlgorithmParams =
       readonly windowMs: number
       /** Set for a fixed window aligned to the calendar: where its windows lie. */
       readonly calendar?: CalendarWindows
+      /** Set for a fixed window whose windows start at each key's first charge. */
+      readonly anchor?: 'first-charge'
       /** Set for a sliding window of sub-window counters: how many per window. */
       readonly buckets?: number
     }
