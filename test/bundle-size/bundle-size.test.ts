@@ -69,15 +69,17 @@ const BUDGETS: Array<{ fixture: Fixture; over?: Fixture; gzip: number; why: stri
   // (40,952 bytes, from 40,879), rules from YAML +70.87 KB (72,569 bytes, from 72,445),
   // createLimiter + check 27.52 KB (28,177 bytes, from 28,094).
   // Fixed windows anchored at a key's first charge (express-rate-limit's window, for its
-  // facade): about 33 bytes on every bundle holding the fixed window.
-  { fixture: 'hono-one-rule', over: 'hono-bare', gzip: 40 * KB, why: 'one rule on Hono' },
+  // facade), and the facade's field writer and IP helpers in the adapter entry, which moved the
+  // split build's chunk boundaries: one rule on Hono +40.38 KB (41,344 bytes), rules from YAML
+  // +71.23 KB (72,941 bytes); the composed Worker unchanged.
+  { fixture: 'hono-one-rule', over: 'hono-bare', gzip: 40.5 * KB, why: 'one rule on Hono' },
   {
     fixture: 'hono-composed',
     over: 'hono-bare',
     gzip: 25 * KB,
     why: 'one rule on Hono, createRateLimit with its parts',
   },
-  { fixture: 'hono-rules-file', over: 'hono-bare', gzip: 71 * KB, why: 'rules from YAML' },
+  { fixture: 'hono-rules-file', over: 'hono-bare', gzip: 71.5 * KB, why: 'rules from YAML' },
   { fixture: 'core-check', gzip: 28 * KB, why: 'the core: createLimiter and check' },
   { fixture: 'core-one-export', gzip: 0.5 * KB, why: 'one helper of a side-effect-free core' },
 ]
