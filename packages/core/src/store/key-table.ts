@@ -185,12 +185,35 @@ export class KeyTable implements BudgetHolder {
 
   /** True when the entry in `slot` is back to full capacity: dropping it loses nothing. */
   isFresh(slot: number, now: number): boolean {
-    if (this.packed !== undefined)
-      return this.packed.freshAt(this.words, (slot * this.stride + 1) * 2) <= now
-    if (this.logs === undefined)
-      return this.algorithm.freshAt(this.data, slot * this.stride + 1) <= now
-    const log = this.data[slot * this.stride + 1]!
-    return log === NO_LOG || this.algorithm.freshAt(this.logs.data, log) <= now
+    return this.freshAt(slot) <= now
+  }
+
+  /** When the entry in `slot` is back to full capacity (0 for a log that holds nothing). */
+  freshAt(slot: number): number {
+    const offset = slot * this.stride + 1
+    if (this.packed !== undefined) return this.packed.freshAt(this.words, offset * 2)
+    if (this.logs === undefined) return this.algorithm.freshAt(this.data, offset)
+    const log = this.data[offset]!
+    return log === NO_LOG ? 0 : this.algorithm.freshAt(this.logs.data, log)
+  }
+
+  /**
+   * Drops every entry that is back to full capacity at `now` and returns how many: nothing is
+   * lost, as when the CLOCK hand takes a fresh entry. The table keeps its size.
+   */
+  sweep(now: number): number {
+    const words = this.words
+    const stride2 = this.stride * 2
+    // Fingerprints first, removed after: a removal shifts later entries back over the slots.
+    const fresh: number[] = []
+    for (let slot = 0; slot < this.slots; slot++) {
+      const at = slot * stride2
+      if (words[at] !== 0 && this.isFresh(slot, now)) {
+        fresh.push(words[at]! - 1, words[at + 1]! & SECOND_BITS)
+      }
+    }
+    for (let i = 0; i < fresh.length; i += 2) this.remove(this.find(fresh[i]!, fresh[i + 1]!))
+    return fresh.length / 2
   }
 
   /** Adds an unreferenced entry at full capacity: a flood of one-off keys goes first. */

@@ -177,3 +177,61 @@ describe('memoryStore', () => {
     expect(store.size).toBe(2)
   })
 })
+
+describe('memoryStore sweep, heldUntil and forget', () => {
+  const T0 = 1_700_000_000_000
+
+  it('sweep drops exactly the keys whose window has ended, whatever the state form', () => {
+    const store = memoryStore({ seed: 7 })
+    const packedWindow = fixedWindow({ limit: 5, windowMs: 1_000, anchor: 'first-charge' })
+    const wideWindow = fixedWindow({ limit: 2 ** 40, windowMs: 1_000, anchor: 'first-charge' })
+    for (let i = 0; i < 40; i++) {
+      store.consumeOne('packed', packedWindow, `early-${i}`, 1, T0)
+      store.consumeOne('wide', wideWindow, `early-${i}`, 1, T0)
+    }
+    for (let i = 0; i < 40; i++) {
+      store.consumeOne('packed', packedWindow, `late-${i}`, 1, T0 + 500)
+      store.consumeOne('wide', wideWindow, `late-${i}`, 1, T0 + 500)
+    }
+    expect(store.size).toBe(160)
+    expect(store.sweep(T0 + 999)).toBe(0)
+    expect(store.sweep(T0 + 1_000)).toBe(80)
+    expect(store.size).toBe(80)
+    for (let i = 0; i < 40; i++) {
+      // The later keys keep their counts; the swept ones start again.
+      expect(store.consumeOne('packed', packedWindow, `late-${i}`, 0, T0 + 1_000).remaining).toBe(4)
+      expect(store.heldUntil('wide', wideWindow, `late-${i}`)).toBe(T0 + 1_500)
+      expect(store.heldUntil('wide', wideWindow, `early-${i}`)).toBeUndefined()
+    }
+    expect(store.sweep(T0 + 1_500)).toBe(80)
+    expect(store.size).toBe(0)
+  })
+
+  it('sweep keeps an emptied window until its end and drops logs that hold nothing', () => {
+    const store = memoryStore({ seed: 7 })
+    const window = fixedWindow({ limit: 5, windowMs: 1_000, anchor: 'first-charge' })
+    store.consumeOne('r', window, 'k', 1, T0)
+    store.refundOne('r', window, 'k', 1, T0, T0 + 10)
+    expect(store.heldUntil('r', window, 'k')).toBe(T0 + 1_000)
+    expect(store.sweep(T0 + 10)).toBe(0)
+    expect(store.sweep(T0 + 1_000)).toBe(1)
+    expect(() => store.sweep(-1)).toThrow()
+  })
+
+  it('heldUntil is undefined for an unknown rule or key, and forget drops one key', () => {
+    const store = memoryStore({ seed: 7 })
+    const bucket = tokenBucket({ rate: 1, burst: 2 })
+    expect(store.heldUntil('r', bucket, 'a')).toBeUndefined()
+    store.consumeOne('r', bucket, 'a', 2, T0)
+    store.consumeOne('r', bucket, 'b', 1, T0)
+    expect(store.heldUntil('r', bucket, 'a')).toBe(T0 + 2_000)
+    expect(store.heldUntil('r', bucket, 'c')).toBeUndefined()
+    store.forget('r', bucket, 'a')
+    store.forget('r', bucket, 'c')
+    store.forget('other', bucket, 'a')
+    expect(store.heldUntil('r', bucket, 'a')).toBeUndefined()
+    expect(store.consumeOne('r', bucket, 'a', 0, T0).remaining).toBe(2)
+    expect(store.consumeOne('r', bucket, 'b', 0, T0).remaining).toBe(1)
+    expect(store.size).toBe(1)
+  })
+})

@@ -75,6 +75,20 @@ export interface MemoryStore extends Store {
     chargedAt: number,
     now: number,
   ): void
+  /**
+   * Drops every key, over all rules, whose state is back to fresh at `now` (whole ms): a full
+   * bucket, a window that has ended. Nothing is lost: such a key starts again as it left. The
+   * store reclaims these keys by itself when it needs room; a sweep frees them on a schedule of
+   * the caller's. Returns how many were dropped.
+   */
+  sweep(now: number): number
+  /**
+   * When `key`'s state under `rule` is back to fresh (a fixed window: its end), or undefined when
+   * the store holds no state for it.
+   */
+  heldUntil(rule: string, algorithm: Algorithm, key: string): number | undefined
+  /** Drops `key`'s state under `rule`: its next charge finds a fresh one. */
+  forget(rule: string, algorithm: Algorithm, key: string): void
   /** Keys held over all rules, including idle ones not yet reclaimed. */
   readonly size: number
   /**
@@ -157,6 +171,27 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
       let evictions = retiredEvictions
       for (const list of tables.values()) for (const table of list) evictions += table.evictions
       return evictions
+    },
+    sweep(now) {
+      now = wholeMs(now)
+      checkTime(now)
+      let dropped = 0
+      for (const list of tables.values()) for (const table of list) dropped += table.sweep(now)
+      return dropped
+    },
+    heldUntil(rule, algorithm, key) {
+      const table = ruleTable(rule, algorithm)
+      if (table === undefined) return undefined
+      hasher.hash(key)
+      const slot = table.find(hasher.first, hasher.second)
+      return slot < 0 ? undefined : table.freshAt(slot)
+    },
+    forget(rule, algorithm, key) {
+      const table = ruleTable(rule, algorithm)
+      if (table === undefined) return
+      hasher.hash(key)
+      const slot = table.find(hasher.first, hasher.second)
+      if (slot >= 0) table.remove(slot)
     },
     consumeOne(rule, algorithm, key, cost, now) {
       if (!Number.isSafeInteger(now)) now = wholeMs(now)
@@ -241,6 +276,16 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     return table.find(hasher.first, hasher.second) >= 0
   }
 
+  /**
+   * The table `rule` keeps for `algorithm`, if any, without creating one: the table of the last
+   * call when it is this rule's (a slot given back after its take).
+   */
+  function ruleTable(rule: string, algorithm: Algorithm): KeyTable | undefined {
+    return algorithm === lastAlgorithm && rule === lastRule
+      ? lastTable
+      : tables.get(rule)?.find((t) => sameRule(t.algorithm, algorithm))
+  }
+
   function giveBack(
     rule: string,
     algorithm: Algorithm,
@@ -249,11 +294,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     chargedAt: number,
     now: number,
   ): void {
-    // The table of the last call when it is this rule's (a slot given back after its take).
-    const table =
-      algorithm === lastAlgorithm && rule === lastRule
-        ? lastTable
-        : tables.get(rule)?.find((t) => sameRule(t.algorithm, algorithm))
+    const table = ruleTable(rule, algorithm)
     // A key that is not held is fresh (or was evicted): there is nothing to give back.
     if (table === undefined) return
     hasher.hash(key)
