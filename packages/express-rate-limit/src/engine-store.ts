@@ -13,7 +13,7 @@ import type { ClientRateLimitInfo, Options, Store } from './types.js'
  */
 const COUNT_ALL = 999_999_999_999_999
 /** The rule id the store keeps this middleware's keys under. */
-const RULE = 'express-rate-limit'
+export const RULE = 'express-rate-limit'
 /** The longest window a timer can hold, as express-rate-limit's memory store allows. */
 const MAX_WINDOW_MS = 2 ** 31 - 1
 
@@ -34,6 +34,8 @@ export class EngineStore implements Store {
   localKeys: boolean
   windowMs = 60_000
   protected store: TollgateStore
+  /** The window a timer may hold: `windowMs` as a whole number of ms, 1 to 2^31 − 1. */
+  protected spanMs = this.windowMs
   #window: Algorithm
   #anchor: 'epoch' | 'first-charge'
   #clock: Clock
@@ -52,8 +54,17 @@ export class EngineStore implements Store {
     // express-rate-limit only warns about a window that is not a whole positive number of ms
     // (ERR_ERL_WINDOW_MS); the closest window that works is used.
     const ms = Number(this.windowMs)
-    const windowMs = ms >= 1 ? Math.min(Math.floor(ms), MAX_WINDOW_MS) : 1
-    this.#window = fixedWindow({ limit: COUNT_ALL, windowMs, anchor: this.#anchor })
+    this.spanMs = ms >= 1 ? Math.min(Math.floor(ms), MAX_WINDOW_MS) : 1
+    this.#window = fixedWindow({ limit: COUNT_ALL, windowMs: this.spanMs, anchor: this.#anchor })
+  }
+
+  /** The fixed window the store counts each key's hits in. */
+  protected get window(): Algorithm {
+    return this.#window
+  }
+
+  protected now(): number {
+    return this.#clock.now()
   }
 
   [INCREMENT_NOW](key: string): AnyIncrement {
@@ -80,7 +91,15 @@ export class EngineStore implements Store {
     const now = this.#clock.now()
     const outcome = await this.store.consume([this.#charge(key, 0)], now)
     const info = hitsOf(outcome.decisions[0]!, outcome.at)
-    return info.totalHits === 0 ? undefined : info
+    return info.totalHits === 0 ? this.emptyWindow(key, outcome.at) : info
+  }
+
+  /**
+   * What `get` answers for a key with no hits in its window at `now`. A store that cannot tell
+   * a key it holds from one it never saw answers that it knows none.
+   */
+  protected emptyWindow(_key: string, _now: number): ClientRateLimitInfo | undefined {
+    return undefined
   }
 
   /** Gives back the key's count: its next request counts from 1. */

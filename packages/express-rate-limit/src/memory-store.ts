@@ -1,16 +1,25 @@
-import { type Clock, memoryStore, systemClock } from '@tollgate/core'
-import { EngineStore } from './engine-store.js'
-import type { Options } from './types.js'
+import {
+  type Clock,
+  type MemoryStore as CoreMemoryStore,
+  memoryStore,
+  systemClock,
+} from '@tollgate/core'
+import { EngineStore, RULE } from './engine-store.js'
+import type { ClientRateLimitInfo, Options } from './types.js'
 import type { Validations } from './validations.js'
 
 /**
  * The default store: Tollgate's bounded memory store, counting each key in a fixed window that
- * starts at the key's first request, as express-rate-limit's memory store does. Expired keys
- * are reclaimed as they are met, so it holds no timer. Counts live in this process only.
+ * starts at the key's first request, as express-rate-limit's memory store does. As that store,
+ * it holds an unref'd timer, set by `init`, that every `windowMs` reclaims the keys whose window
+ * has ended; `shutdown` stops it. Counts live in this process only.
  * @example rateLimit({ store: new MemoryStore() })
  */
 export class MemoryStore extends EngineStore {
   override localKeys = true
+  declare protected store: CoreMemoryStore
+  /** The timer that reclaims keys whose window has ended, every `windowMs`; set by `init`. */
+  interval: ReturnType<typeof setInterval> | undefined
   readonly #validations: Validations | undefined
 
   constructor(validations?: Validations, clock: Clock = systemClock) {
@@ -21,6 +30,26 @@ export class MemoryStore extends EngineStore {
   override init(options: Options): void {
     this.#validations?.windowMs(options.windowMs)
     super.init(options)
+    // A store given to a second limiter is initialised again: one timer is kept.
+    if (this.interval !== undefined) clearInterval(this.interval)
+    this.interval = setInterval(() => {
+      this.store.sweep(this.now())
+    }, this.spanMs)
+    // Electron's setInterval answers a number, which has no unref.
+    ;(this.interval as { unref?: () => void }).unref?.()
+  }
+
+  /** A key whose window has not ended is known with no hits, as after its hits are given back. */
+  protected override emptyWindow(key: string, now: number): ClientRateLimitInfo | undefined {
+    const until = this.store.heldUntil(RULE, this.window, key)
+    return until !== undefined && until > now
+      ? { totalHits: 0, resetTime: new Date(until) }
+      : undefined
+  }
+
+  /** Forgets the key: its next request counts from 1 in a window of its own. */
+  override async resetKey(key: string): Promise<void> {
+    this.store.forget(RULE, this.window, key)
   }
 
   /** Forgets every key. */
@@ -28,8 +57,9 @@ export class MemoryStore extends EngineStore {
     this.store = memoryStore()
   }
 
-  /** Forgets every key; the store holds no timer to stop. */
+  /** Stops the timer and forgets every key. */
   shutdown(): void {
+    clearInterval(this.interval)
     this.store = memoryStore()
   }
 }

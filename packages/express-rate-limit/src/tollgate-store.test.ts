@@ -57,7 +57,7 @@ describe('windows driven by an injected clock', () => {
       rateLimit({ limit: 1, skipSuccessfulRequests: true, store, clock, logger: silent }),
     )
     for (let i = 0; i < 3; i++) expect((await request(app).get('/')).status).toBe(200)
-    expect(await store.get('127.0.0.1')).toBeUndefined()
+    expect(await store.get('127.0.0.1')).toMatchObject({ totalHits: 0 })
   })
 })
 
