@@ -72,7 +72,10 @@ const BUDGETS: Array<{ fixture: Fixture; over?: Fixture; gzip: number; why: stri
   // facade), and the facade's field writer and IP helpers in the adapter entry, which moved the
   // split build's chunk boundaries: one rule on Hono +40.38 KB (41,344 bytes), rules from YAML
   // +71.23 KB (72,941 bytes); the composed Worker unchanged.
-  { fixture: 'hono-one-rule', over: 'hono-bare', gzip: 40.5 * KB, why: 'one rule on Hono' },
+  // The memory store's sweep of keys back to fresh, its heldUntil and forget (the facade's
+  // MemoryStore interval, its known-at-0 keys and resetKey): one rule on Hono +40.54 KB (41,518
+  // bytes), createLimiter + check 28.04 KB (28,713 bytes); the composed Worker unchanged.
+  { fixture: 'hono-one-rule', over: 'hono-bare', gzip: 41 * KB, why: 'one rule on Hono' },
   {
     fixture: 'hono-composed',
     over: 'hono-bare',
@@ -80,7 +83,7 @@ const BUDGETS: Array<{ fixture: Fixture; over?: Fixture; gzip: number; why: stri
     why: 'one rule on Hono, createRateLimit with its parts',
   },
   { fixture: 'hono-rules-file', over: 'hono-bare', gzip: 71.5 * KB, why: 'rules from YAML' },
-  { fixture: 'core-check', gzip: 28 * KB, why: 'the core: createLimiter and check' },
+  { fixture: 'core-check', gzip: 28.5 * KB, why: 'the core: createLimiter and check' },
   { fixture: 'core-one-export', gzip: 0.5 * KB, why: 'one helper of a side-effect-free core' },
 ]
 

@@ -125,6 +125,8 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   let lastTable: KeyTable | undefined
   /** Evictions of tables dropped for newer algorithms under their rule id. */
   let retiredEvictions = 0
+  /** The slot of the key `holding` found last. */
+  let heldAt = -1
   const scratch: Scratch = { buffer: new Float64Array(16) }
 
   /**
@@ -180,18 +182,10 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
       return dropped
     },
     heldUntil(rule, algorithm, key) {
-      const table = ruleTable(rule, algorithm)
-      if (table === undefined) return undefined
-      hasher.hash(key)
-      const slot = table.find(hasher.first, hasher.second)
-      return slot < 0 ? undefined : table.freshAt(slot)
+      return holding(rule, algorithm, key)?.freshAt(heldAt)
     },
     forget(rule, algorithm, key) {
-      const table = ruleTable(rule, algorithm)
-      if (table === undefined) return
-      hasher.hash(key)
-      const slot = table.find(hasher.first, hasher.second)
-      if (slot >= 0) table.remove(slot)
+      holding(rule, algorithm, key)?.remove(heldAt)
     },
     consumeOne(rule, algorithm, key, cost, now) {
       if (!Number.isSafeInteger(now)) now = wholeMs(now)
@@ -277,13 +271,19 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   }
 
   /**
-   * The table `rule` keeps for `algorithm`, if any, without creating one: the table of the last
-   * call when it is this rule's (a slot given back after its take).
+   * The table `rule` keeps for `algorithm` when it holds `key`, whose slot is then `heldAt`;
+   * nothing is created. The table of the last call when it is this rule's (a slot given back
+   * after its take).
    */
-  function ruleTable(rule: string, algorithm: Algorithm): KeyTable | undefined {
-    return algorithm === lastAlgorithm && rule === lastRule
-      ? lastTable
-      : tables.get(rule)?.find((t) => sameRule(t.algorithm, algorithm))
+  function holding(rule: string, algorithm: Algorithm, key: string): KeyTable | undefined {
+    const table =
+      algorithm === lastAlgorithm && rule === lastRule
+        ? lastTable
+        : tables.get(rule)?.find((t) => sameRule(t.algorithm, algorithm))
+    if (table === undefined) return undefined
+    hasher.hash(key)
+    heldAt = table.find(hasher.first, hasher.second)
+    return heldAt < 0 ? undefined : table
   }
 
   function giveBack(
@@ -294,13 +294,10 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     chargedAt: number,
     now: number,
   ): void {
-    const table = ruleTable(rule, algorithm)
+    const table = holding(rule, algorithm, key)
     // A key that is not held is fresh (or was evicted): there is nothing to give back.
     if (table === undefined) return
-    hasher.hash(key)
-    const slot = table.find(hasher.first, hasher.second)
-    if (slot < 0) return
-    const offset = table.offsetAt(slot)
+    const offset = table.offsetAt(heldAt)
     if (table.packed !== undefined)
       table.packed.refund(table.words, offset * 2, cost, chargedAt, now)
     else if (table.logs === undefined) algorithm.refund(table.data, offset, cost, chargedAt, now)
