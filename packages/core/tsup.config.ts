@@ -10,6 +10,7 @@ export default defineConfig({
     fields: 'src/fields-parse/index.ts',
     observe: 'src/observe/index.ts',
     simulate: 'src/simulate/index.ts',
+    usage: 'src/usage/index.ts',
   },
   format: ['esm', 'cjs'],
   dts: true,

@@ -4,6 +4,7 @@
 // finds, and for the closest name offered.
 import { createClient, localLimiter } from '@tollgate/client'
 import { isRateLimitError, mapStore, memoryStore } from '@tollgate/core'
+import { sseUsage, usageReader } from '@tollgate/core/usage'
 import { shadowReportMetrics, tollgateMetrics } from '@tollgate/opentelemetry'
 import { redisStore } from '@tollgate/redis'
 import fc from 'fast-check'
@@ -44,6 +45,7 @@ const FACTORIES: Record<string, { known: readonly string[]; call: (extra: object
       'fetch',
       'limiter',
       'cost',
+      'tokens',
       'retry',
       'learn',
       'partition',
@@ -63,6 +65,11 @@ const FACTORIES: Record<string, { known: readonly string[]; call: (extra: object
   'createClient() learn': {
     known: ['maxPolicies'],
     call: (extra) => createClient({ learn: extra }),
+  },
+  'sseUsage()': { known: ['maxEventLength'], call: (extra) => sseUsage(extra) },
+  'usageReader()': {
+    known: ['measure', 'maxEventLength'],
+    call: (extra) => usageReader(extra),
   },
   'localLimiter()': {
     known: ['clock', 'timers', 'scheduler'],

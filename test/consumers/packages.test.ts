@@ -82,6 +82,17 @@ describe.each(packages)('%s, as published', (name, names) => {
     },
   )
 
+  it.runIf(built && manifest.exports['./usage'] !== undefined)(
+    'loads its usage entry point with require and import',
+    () => {
+      const entry = JSON.stringify(`${name}/usage`)
+      const required = node(['-e', `console.log(typeof require(${entry}).sseUsage)`])
+      const script = `import(${entry}).then((m) => console.log(typeof m.sseUsage))`
+      const imported = node(['--input-type=module', '-e', script])
+      expect([required.trim(), imported.trim()]).toEqual(['function', 'function'])
+    },
+  )
+
   it('packs, with its workspace dependencies resolved and no test files, for Node 20+', () => {
     // No scripts: packing must not rebuild dist/ while other tests read it.
     const out = execFileSync(

@@ -12,6 +12,7 @@ import { createLearnedPolicies } from './learned-policies.js'
 import type { LocalLimiter } from './local-limiter.js'
 import { learnedJitterMs, type RetryOptions, resolveRetry, withJitter } from './retry-policy.js'
 import { type Completion, sendWithRetries } from './send.js'
+import { addSpend, NOTHING, type Spend, spendOf, type TokenEstimate } from './spend.js'
 
 export type ClientOptions = {
   /** The fetch to send with: the runtime's, undici's, a service binding's. @default globalThis.fetch */
@@ -21,8 +22,22 @@ export type ClientOptions = {
    * per request (undefined: none for this one).
    */
   readonly limiter?: LocalLimiter | ((request: Request) => LocalLimiter | undefined) | undefined
-  /** Units a request spends, locally and against learned policies. @default 1 */
+  /**
+   * Units a request spends, locally and against learned policies that count requests.
+   * @default 1
+   */
   readonly cost?: ((request: Request) => number) | undefined
+  /**
+   * The tokens a request is expected to spend, against the token policies an LLM API
+   * announces (OpenAI's `x-ratelimit-*-tokens`, Anthropic's `anthropic-ratelimit-*tokens-*`):
+   * a total, or `{ input, output }` to charge Anthropic's input and output limits each its
+   * part. It may read the body (`await request.clone().text()`); fractions are rounded up.
+   * Give one when calls are large: without it a call counts as one token, so a token policy
+   * holds calls back only once the server says it is spent.
+   * @default 1
+   * @example tokens: async (request) => ({ input: estimate(await request.clone().text()), output: 1024 })
+   */
+  readonly tokens?: ((request: Request) => TokenEstimate | Promise<TokenEstimate>) | undefined
   /** `false` never retries. */
   readonly retry?: RetryOptions | false | undefined
   /**
@@ -79,6 +94,7 @@ const OPTION_NAMES = Object.keys({
   fetch: true,
   limiter: true,
   cost: true,
+  tokens: true,
   retry: true,
   learn: true,
   partition: true,
@@ -113,7 +129,8 @@ export function createClient(options: ClientOptions = {}): TollgateClient {
     'createClient()',
   )
   const learned = learn === false ? undefined : createLearnedPolicies(maxPolicies)
-  const inFlight = new Map<string, number>()
+  /** Per scope: calls sent and not yet answered, and what they spend. */
+  const inFlight = new Map<string, { calls: number; spend: Spend }>()
   const send = options.fetch ?? ((request: Request) => globalThis.fetch(request))
 
   const scopeOf = (request: Request) => {
@@ -130,10 +147,13 @@ export function createClient(options: ClientOptions = {}): TollgateClient {
     deadline?: number,
   ): Promise<Completion> {
     const cost = options.cost?.(request) ?? 1
+    // Awaited only when given: a call without an estimate keeps its place in the tick.
+    const estimate = options.tokens === undefined ? undefined : await options.tokens(request)
+    const spend = spendOf(cost, estimate)
     const scope = scopeOf(request)
     const url = request.url
     if (learned !== undefined) {
-      for (let wait = learned.waitFor(scope, cost, scheduler.now()); wait !== undefined; ) {
+      for (let wait = learned.waitFor(scope, spend, scheduler.now()); wait !== undefined; ) {
         const delayMs = wait.untilReset
           ? withJitter(wait.delayMs, learnedJitterMs(wait.delayMs, maxJitterMs), random)
           : wait.delayMs
@@ -141,7 +161,7 @@ export function createClient(options: ClientOptions = {}): TollgateClient {
         if (deadline !== undefined && scheduler.now() + delayMs > deadline) break
         emit({ type: 'wait', reason: 'learned', policy: wait.policy, delayMs, url })
         await scheduler.sleep(delayMs, signal)
-        wait = learned.waitFor(scope, cost, scheduler.now())
+        wait = learned.waitFor(scope, spend, scheduler.now())
       }
     }
     const limiter = limiterOf(request)
@@ -153,19 +173,21 @@ export function createClient(options: ClientOptions = {}): TollgateClient {
       }
       await limiter.acquire({ cost, signal })
     }
-    learned?.spend(scope, cost, scheduler.now())
-    inFlight.set(scope, (inFlight.get(scope) ?? 0) + 1)
+    learned?.spend(scope, spend, scheduler.now())
+    const sent = inFlight.get(scope) ?? { calls: 0, spend: NOTHING }
+    inFlight.set(scope, { calls: sent.calls + 1, spend: addSpend(sent.spend, spend) })
     let completed = false
     return (response) => {
       if (completed) return undefined
       completed = true
-      const others = (inFlight.get(scope) ?? 1) - 1
-      if (others === 0) inFlight.delete(scope)
+      const before = inFlight.get(scope)!
+      const others = { calls: before.calls - 1, spend: addSpend(before.spend, spend, -1) }
+      if (others.calls === 0) inFlight.delete(scope)
       else inFlight.set(scope, others)
       if (response === undefined) return undefined
       const now = scheduler.now()
       const fields = readRateLimitFields(response.headers, now)
-      learned?.learn(scope, fields, retry.statuses.has(response.status), now, others)
+      learned?.learn(scope, fields, retry.statuses.has(response.status), now, others.spend)
       return fields
     }
   }

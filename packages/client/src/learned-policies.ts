@@ -1,5 +1,6 @@
 import type { ReadFields } from '@tollgate/core/fields'
 import { levelAt, msUntil, type Refill, refillOf } from './learned-refill.js'
+import { costIn, type Spend } from './spend.js'
 
 /**
  * What the client remembers of one server policy: units left at a time, how they come back
@@ -9,6 +10,8 @@ type Learned = {
   readonly scope: string
   /** The policy name as events report it: `name`, `name (pk …)`, or `Retry-After`. */
   readonly label: string
+  /** What the policy counts (`tokens`, `input-tokens`, …); any other unit counts requests. */
+  readonly unit: string | undefined
   /** Units left at `at`, × `refill.windowMs` when the policy refills (× 1 when not). */
   level: number
   at: number
@@ -43,20 +46,23 @@ function unitsAt(entry: Learned, now: number): number {
 }
 
 export type LearnedPolicies = {
-  /** The longest wait any policy of `scope` asks of a call of `cost` at `now`; undefined for none. */
-  readonly waitFor: (scope: string, cost: number, now: number) => LearnedWait | undefined
-  /** Counts a call of `cost` sent now against every known policy of `scope`. */
-  readonly spend: (scope: string, cost: number, now: number) => void
   /**
-   * Learns from a response. `othersInFlight` calls to the scope were sent before it answered
-   * and may not be counted in what it says: they are taken off its `remaining`.
+   * The longest wait any policy of `scope` asks of a call that spends `spend` at `now` (each
+   * policy charged in its unit); undefined for none.
+   */
+  readonly waitFor: (scope: string, spend: Spend, now: number) => LearnedWait | undefined
+  /** Counts a call sent now against every known policy of `scope`, each in its unit. */
+  readonly spend: (scope: string, spend: Spend, now: number) => void
+  /**
+   * Learns from a response. `othersInFlight` is what the calls to the scope sent before it
+   * answered spend: it may not be counted in what it says, so it is taken off its `remaining`.
    */
   readonly learn: (
     scope: string,
     fields: ReadFields,
     refused: boolean,
     now: number,
-    othersInFlight: number,
+    othersInFlight: Spend,
   ) => void
   /** How many policies are remembered (bounded by `maxPolicies`). */
   readonly size: () => number
@@ -106,22 +112,23 @@ export function createLearnedPolicies(maxPolicies: number): LearnedPolicies {
   }
 
   return {
-    waitFor(scope, cost, now) {
+    waitFor(scope, spend, now) {
       let longest: LearnedWait | undefined
       for (const [key, entry] of live(scope, now)) {
         // Touch: a policy in use is not the one to evict.
         entries.delete(key)
         entries.set(key, entry)
         // A call of cost 0 spends nothing, so only a refusal's Retry-After holds it back.
-        const delayMs = waitOf(entry, cost, now)
+        const delayMs = waitOf(entry, costIn(entry.unit, spend), now)
         if (delayMs <= 0) continue
         if (longest === undefined || delayMs > longest.delayMs)
           longest = { policy: entry.label, delayMs, untilReset: delayMs === entry.resetAt - now }
       }
       return longest
     },
-    spend(scope, cost, now) {
+    spend(scope, spend, now) {
       for (const [, entry] of live(scope, now)) {
+        const cost = costIn(entry.unit, spend)
         const scale = entry.refill?.windowMs ?? 1
         const level =
           entry.refill === undefined
@@ -153,13 +160,16 @@ export function createLearnedPolicies(maxPolicies: number): LearnedPolicies {
             )
           : refillOf(policy, policy.resetMs, now, undefined)
         // `r` is whole units: what is left of a unit coming back is not counted yet.
-        const told = Math.max(0, policy.remaining - othersInFlight) * (refill?.windowMs ?? 1)
+        const unit = policy.quotaUnit
+        const others = costIn(unit, othersInFlight)
+        const told = Math.max(0, policy.remaining - others) * (refill?.windowMs ?? 1)
         // A smoothed window's flow goes on at its own pace: units the server holds beyond it
         // came back as a window stopped weighing, and spent now would come back only as the
         // next one runs, slower than the flow assumes.
         const flowsOn = live && refill?.smoothed === true && refill.from === previous.refill?.from
         remember(scope, id, {
           label: label === '' ? 'default' : label,
+          unit,
           level: flowsOn ? Math.min(told, levelAt(previous.level, previous.at, refill, now)) : told,
           at: now,
           refill,
@@ -171,6 +181,7 @@ export function createLearnedPolicies(maxPolicies: number): LearnedPolicies {
       if (refused && fields.retryAfterMs !== undefined && fields.retryAfterMs > 0) {
         remember(scope, RETRY_AFTER, {
           label: RETRY_AFTER,
+          unit: undefined,
           level: 0,
           at: now,
           refill: undefined,

@@ -24,6 +24,14 @@ const FIELDS = [
   'x-ratelimit-reset',
   'x-ratelimit-resource',
   'x-rate-limit-reset',
+  'x-ratelimit-limit-requests',
+  'x-ratelimit-remaining-tokens',
+  'x-ratelimit-reset-requests',
+  'x-ratelimit-reset-tokens',
+  'anthropic-ratelimit-requests-remaining',
+  'anthropic-ratelimit-tokens-reset',
+  'anthropic-ratelimit-input-tokens-reset',
+  'anthropic-ratelimit-output-tokens-limit',
 ]
 
 /** Pieces of real fields, so the fuzzer reaches deep into the grammar and not only its door. */
@@ -61,6 +69,17 @@ const fragment = fc.constantFrom(
   '\u00e9',
   '1e9',
   'NaN',
+  // The LLM dialects: Go durations and RFC 3339 times.
+  'h',
+  'm',
+  'ms',
+  's',
+  '\u00b5s',
+  '2026-12-07T06:30:00',
+  'Z',
+  '+01:00',
+  '-99:99',
+  '9999-12-31T23:59:60.999999Z',
 )
 const fieldText = fc.oneof(
   fc.string({ maxLength: 40 }),

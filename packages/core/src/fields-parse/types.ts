@@ -13,6 +13,10 @@ export type FieldForm =
   | 'draft-6'
   /** `X-RateLimit-Limit`, `-Remaining`, `-Reset` (GitHub), or `X-Rate-Limit-*` (Twitter/X). */
   | 'x-ratelimit'
+  /** `anthropic-ratelimit-{requests,tokens,input-tokens,output-tokens}-{limit,remaining,reset}`. */
+  | 'anthropic'
+  /** `x-ratelimit-{limit,remaining,reset}-{requests,tokens}` (OpenAI, Azure OpenAI, Groq). */
+  | 'openai'
 
 /**
  * One quota the server reported. Every figure is optional: a server may send a policy without
@@ -20,8 +24,9 @@ export type FieldForm =
  */
 export type ReadPolicy = {
   /**
-   * The policy's name: the item name of the current form; GitHub's `X-RateLimit-Resource`;
-   * `''` when the form has no names (drafts 6 and 7, most `X-RateLimit-*`).
+   * The policy's name: the item name of the current form; GitHub's `X-RateLimit-Resource`; the
+   * unit of an LLM API's fields (`requests`, `tokens`, …); `''` when the form has no names
+   * (drafts 6 and 7, most `X-RateLimit-*`).
    */
   readonly name: string
   /** The partition key (`pk`) as its base64 text, when the server sent one. */
@@ -30,11 +35,18 @@ export type ReadPolicy = {
   readonly quota?: number
   /** The window of `quota`, in ms (`w` seconds). */
   readonly windowMs?: number
-  /** What the quota counts (`qu`): `requests`, `content-bytes`, `concurrent-requests`. */
+  /**
+   * What the quota counts: the current form's `qu` (`requests`, `content-bytes`,
+   * `concurrent-requests`), or the unit an LLM API names in its fields (`requests`, `tokens`,
+   * `input-tokens`, `output-tokens`). Undefined when the fields do not say.
+   */
   readonly quotaUnit?: string
   /** The bucket size Tollgate sends as `burst` beside a rate rule's `q`. */
   readonly burst?: number
-  /** The limit of the single-valued forms (`X-RateLimit-Limit`, draft-6/7 `limit`). */
+  /**
+   * The limit of the single-valued forms (`X-RateLimit-Limit`, draft-6/7 `limit`, an LLM API's
+   * `-limit-` field). Its window is not sent.
+   */
   readonly limit?: number
   /** Units left (`r`, `remaining`). */
   readonly remaining?: number
