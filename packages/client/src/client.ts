@@ -154,11 +154,14 @@ export function createClient(options: ClientOptions = {}): TollgateClient {
     const url = request.url
     if (learned !== undefined) {
       for (let wait = learned.waitFor(scope, spend, scheduler.now()); wait !== undefined; ) {
-        const delayMs = wait.untilReset
+        const jittered = wait.untilReset
           ? withJitter(wait.delayMs, learnedJitterMs(wait.delayMs, maxJitterMs), random)
           : wait.delayMs
         // Past the deadline the server has the last word: send, and let its answer be returned.
-        if (deadline !== undefined && scheduler.now() + delayMs > deadline) break
+        // A wait that fits the budget is not pushed out of it by its jitter: the jitter is cut.
+        const left = deadline === undefined ? Number.POSITIVE_INFINITY : deadline - scheduler.now()
+        if (wait.delayMs > left) break
+        const delayMs = Math.min(jittered, left)
         emit({ type: 'wait', reason: 'learned', policy: wait.policy, delayMs, url })
         await scheduler.sleep(delayMs, signal)
         wait = learned.waitFor(scope, spend, scheduler.now())

@@ -1,4 +1,5 @@
 import { manualTime } from '@tollgate/test-utils'
+import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { type ClientEvent, createClient, LocalQueueRefusedError, localLimiter } from './index.js'
 import { START, setup } from './test-client.js'
@@ -181,4 +182,29 @@ it('100 concurrent fetches through one client share its limiter: at most 10 sent
     expect(sentAt.filter((u) => u > t - 1000 && u <= t).length).toBeLessThanOrEqual(10)
   expect(Math.max(...sentAt) - START).toBe(9000) // ten a second, no slower
   expect(time.mostPending()).toBe(1)
+})
+
+describe('a learned wait and the budget', () => {
+  it('waits out any reset within the budget, whatever its jitter; sends at once past it', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 120 }),
+        fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }),
+        async (t, random) => {
+          const { sent, run } = setup(
+            [{ status: 200, headers: { RateLimit: `"minute";r=0;t=${t}` } }, { status: 200 }],
+            { random: () => random, retry: { maxTotalMs: 60_000 } },
+          )
+          await run('https://api.test/a')
+          await run('https://api.test/b')
+          const waited = sent[1]!.at - START
+          if (t * 1000 <= 60_000) {
+            expect(waited).toBeGreaterThanOrEqual(t * 1000)
+            expect(waited).toBeLessThanOrEqual(60_000)
+          } else expect(waited).toBe(0)
+        },
+      ),
+      { numRuns: 200 },
+    )
+  })
 })
