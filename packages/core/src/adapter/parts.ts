@@ -1,4 +1,5 @@
 import type { AlgorithmTable } from '../algorithms/table.js'
+import { CURRENT_HEADERS, type HeaderFamily } from '../headers/families.js'
 import type { PartitionKeyHasher } from '../headers/partition-key.js'
 import { NO_PROXIES } from '../identity/no-proxies.js'
 import type { ProxyTrust } from '../identity/proxy-trust.js'
@@ -43,6 +44,14 @@ export type RateLimitParts = {
    * @default none: `partitionKey` is refused
    */
   readonly partitionKeys?: (() => PartitionKeyHasher) | undefined
+  /**
+   * The families of rate-limit fields besides the current draft's (`RateLimit`,
+   * `RateLimit-Policy`), which every middleware has: `xRateLimitHeaders` (`X-RateLimit-*`, then on
+   * by default, as in `rateLimit`), `draft6Headers`, `draft7Headers`.
+   * @default none: `legacyHeaders` is off by default, and `legacyHeaders: true` or a
+   * `standardHeaders` of draft-6 or draft-7 is refused
+   */
+  readonly headers?: readonly HeaderFamily[] | undefined
 }
 
 /**
@@ -52,9 +61,10 @@ export type RateLimitParts = {
 export type KitParts = LimiterParts & {
   readonly proxies: ProxyTrust
   readonly partitionKeys: () => PartitionKeyHasher
+  readonly headers: readonly HeaderFamily[]
 }
 
-const PART_NAMES = ['algorithms', 'routes', 'proxies', 'store', 'partitionKeys']
+const PART_NAMES = ['algorithms', 'routes', 'proxies', 'store', 'partitionKeys', 'headers']
 
 /** An app's parts, checked, with the refusals standing in for those it left out. */
 export function kitParts(parts: RateLimitParts): KitParts {
@@ -62,7 +72,7 @@ export function kitParts(parts: RateLimitParts): KitParts {
     throw invalidOption('parts', 'expected { algorithms: { token_bucket: tokenBucket }, ... }')
   }
   refuseUnknownOptions(parts, PART_NAMES, 'createRateLimit()')
-  const { routes, proxies, store, partitionKeys } = parts
+  const { routes, proxies, store, partitionKeys, headers = [] } = parts
   if (routes !== undefined && typeof routes?.targets !== 'function') {
     throw invalidOption('routes', 'expected routeMatching')
   }
@@ -75,7 +85,11 @@ export function kitParts(parts: RateLimitParts): KitParts {
   if (partitionKeys !== undefined && typeof partitionKeys !== 'function') {
     throw invalidOption('partitionKeys', 'expected createPartitionKeyHasher')
   }
+  if (!Array.isArray(headers) || headers.some((family) => typeof family?.write !== 'function')) {
+    throw invalidOption('headers', 'expected a list such as [xRateLimitHeaders, draft7Headers]')
+  }
   return {
+    headers: [CURRENT_HEADERS, ...headers],
     store: store ?? noStore,
     partitionKeys: partitionKeys ?? noPartitionKeys,
     algorithms: parts.algorithms,

@@ -51,6 +51,11 @@ export type PartitionKeyOf = (decision: RuleDecision) => string | undefined
  * middleware's fields, and writing them.
  */
 export type HeaderFamily = {
+  /**
+   * The name it is exported by, for a middleware composed without it (`createRateLimit`'s
+   * `headers`) to name when an option asks for it; none for the current draft's, always there.
+   */
+  readonly part?: string
   /** The `standardHeaders` values that select it; none for `X-RateLimit-*` (`legacyHeaders`). */
   readonly standardHeaders: readonly StandardHeaders[]
   /** Its fields carry a `pk` parameter when `partitionKey` is on. */
@@ -108,18 +113,13 @@ function isListed(decision: RuleDecision, shadowPolicies: boolean): boolean {
  * `legacyHeaders`; the reset as an epoch second or, with `legacyReset: 'delta-seconds'`, as
  * seconds from now. They describe the deciding rule.
  */
-export const X_RATELIMIT = {
+export const xRateLimitHeaders = {
+  part: 'xRateLimitHeaders',
   standardHeaders: [],
   partitionKeys: false,
   names: ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'],
   singleValued: ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'],
   merged: ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset'],
-  /** The fields of one rule, merged as one (lower-case). */
-  group: {
-    limit: 'x-ratelimit-limit',
-    remaining: 'x-ratelimit-remaining',
-    reset: 'x-ratelimit-reset',
-  },
   write(writer, verdict, now, config) {
     // The deciding rule, when its figures describe a real quota.
     const deciding = verdict.deciding
@@ -143,20 +143,19 @@ export const X_RATELIMIT = {
     writer.write('X-RateLimit-Reset', reset)
     return 3
   },
-} as const satisfies HeaderFamily & { group: object }
+} as const satisfies HeaderFamily
 
 /**
  * Draft 6: `RateLimit-Policy` (an Item) and the three Integer fields `RateLimit-Limit`,
  * `-Remaining`, `-Reset`, for the deciding rule.
  */
-export const DRAFT_6 = {
+export const draft6Headers = {
+  part: 'draft6Headers',
   standardHeaders: ['draft-6'],
   partitionKeys: false,
   names: ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'RateLimit-Policy'],
   singleValued: ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'],
   merged: ['ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'ratelimit-policy'],
-  /** The fields of one rule, merged as one (lower-case). */
-  group: { limit: 'ratelimit-limit', remaining: 'ratelimit-remaining', reset: 'ratelimit-reset' },
   write(writer, verdict, _now, config) {
     // The deciding rule, when its figures describe a real quota.
     const deciding = verdict.deciding
@@ -168,14 +167,15 @@ export const DRAFT_6 = {
     writer.write('RateLimit-Reset', String(effectiveWindowSeconds(deciding)))
     return 4
   },
-} as const satisfies HeaderFamily & { group: object }
+} as const satisfies HeaderFamily
 
 /**
  * Draft 7: `RateLimit-Policy` (an Item) and `RateLimit: limit=…, remaining=…, reset=…` (a
  * Dictionary), for the deciding rule. `RateLimit` holds one value here but shares its name with
  * the current draft's List, so it is merged rather than known as single-valued by name.
  */
-const DRAFT_7 = {
+export const draft7Headers = {
+  part: 'draft7Headers',
   standardHeaders: ['draft-7'],
   partitionKeys: false,
   names: ['RateLimit', 'RateLimit-Policy'],
@@ -200,7 +200,7 @@ const DRAFT_7 = {
  * "name";r=…;t=…`, one List member per matching rule (enforcing ones, unless `shadowPolicies`),
  * each with its `pk` when partition keys are on.
  */
-const CURRENT = {
+export const CURRENT_HEADERS = {
   standardHeaders: ['draft-8', 'draft-9', 'draft-10', 'draft-11'],
   partitionKeys: true,
   names: ['RateLimit', 'RateLimit-Policy'],
@@ -233,29 +233,50 @@ const CURRENT = {
 } as const satisfies HeaderFamily
 
 /**
- * Every family of rate-limit fields, in the order a response carries them. Adding one is its
- * module, a line here, and its `standardHeaders` value in `StandardHeaders`; option validation,
- * field names, merging and writing all read this table.
+ * Every family of rate-limit fields, in the order a response carries them: what `rateLimit`
+ * and `createResponder` offer. Adding one is its module, a line here, and its `standardHeaders`
+ * value in `StandardHeaders` and `STANDARD_HEADERS`; option validation, field names, merging and
+ * writing all read the families a responder is given. A middleware composed with
+ * `createRateLimit` has the current draft's and those its `headers` part names.
  */
-export const FAMILIES: readonly HeaderFamily[] = [X_RATELIMIT, DRAFT_6, DRAFT_7, CURRENT]
-
-/** Every `standardHeaders` value, as the option accepts them (`false`: none). */
-export const STANDARD_HEADERS: ReadonlyArray<StandardHeaders | false> = [
-  false,
-  ...FAMILIES.flatMap((family) => family.standardHeaders),
+export const FAMILIES: readonly HeaderFamily[] = [
+  xRateLimitHeaders,
+  draft6Headers,
+  draft7Headers,
+  CURRENT_HEADERS,
 ]
 
-/** The families a configuration sends, in the order their fields go out. */
-export function familiesFor(options: {
-  readonly legacyHeaders: boolean
-  readonly standardHeaders: StandardHeaders | false
-}): readonly HeaderFamily[] {
-  return FAMILIES.filter((family) =>
-    family === X_RATELIMIT
-      ? options.legacyHeaders
-      : options.standardHeaders !== false &&
-        family.standardHeaders.includes(options.standardHeaders),
-  )
+/**
+ * Every `standardHeaders` value, as the option accepts them (`false`: none), whichever families
+ * a responder was given (field-merge.test.ts checks it against `FAMILIES`).
+ */
+export const STANDARD_HEADERS: ReadonlyArray<StandardHeaders | false> = [
+  false,
+  'draft-6',
+  'draft-7',
+  'draft-8',
+  'draft-9',
+  'draft-10',
+  'draft-11',
+]
+
+/**
+ * The families a configuration sends, in the order their fields go out (`X-RateLimit-*` first),
+ * from those a responder was given; undefined for one it was not given.
+ */
+export function familiesFor(
+  options: {
+    readonly legacyHeaders: boolean
+    readonly standardHeaders: StandardHeaders | false
+  },
+  given: readonly HeaderFamily[],
+): Array<HeaderFamily | undefined> {
+  const { legacyHeaders, standardHeaders } = options
+  const families: Array<HeaderFamily | undefined> = []
+  if (legacyHeaders) families.push(given.find((family) => family.standardHeaders.length === 0))
+  if (standardHeaders !== false)
+    families.push(given.find((family) => family.standardHeaders.includes(standardHeaders)))
+  return families
 }
 
 /** Every field name a set of families can send, for `Access-Control-Expose-Headers`. */

@@ -1,9 +1,11 @@
 import { isRateLimitError } from '../errors.js'
 import {
   createPolicyFieldCache,
+  FAMILIES,
   familiesFor,
   fieldWriter,
   type HeaderConfig,
+  type HeaderFamily,
   headerNames,
   type LegacyReset,
   type PartitionKeyOf,
@@ -118,19 +120,32 @@ export type Responder = {
  * const { headers, status, body } = responder.respond(verdict, Date.now())
  */
 export function createResponder(options: ResponderOptions = {}): Responder {
-  return composeResponder(options, createPartitionKeyHasher)
+  return composeResponder(options, { partitionKeys: createPartitionKeyHasher, headers: FAMILIES })
 }
 
-/**
- * `createResponder` with the partition-key hasher given, made only when `partitionKey` is on (a
- * middleware composed without one passes a refusal), so that a bundle without it holds no SHA-256.
- */
-export function composeResponder(
-  options: ResponderOptions,
-  partitionKeys: () => PartitionKeyHasher,
-): Responder {
+/** What a responder is made with: the families of fields it may send, the partition-key hasher. */
+export type ResponderParts = {
+  /**
+   * The families of fields it may send: every one (`FAMILIES`), or the current draft's and those
+   * a composed middleware was given. `legacyHeaders` is on by default only when `X-RateLimit-*`
+   * is among them; an option asking for one left out is refused, naming it.
+   */
+  readonly headers: readonly HeaderFamily[]
+  /**
+   * Made only when `partitionKey` is on (a middleware composed without one passes a refusal),
+   * so that a bundle without it holds no SHA-256.
+   */
+  readonly partitionKeys: () => PartitionKeyHasher
+}
+
+/** `createResponder` made of the parts given (see `ResponderParts`). */
+export function composeResponder(options: ResponderOptions, parts: ResponderParts): Responder {
+  const given = parts.headers
   const fields = {
-    legacyHeaders: checkBoolean('legacyHeaders', options.legacyHeaders ?? true),
+    legacyHeaders: checkBoolean(
+      'legacyHeaders',
+      options.legacyHeaders ?? given.some((family) => family.standardHeaders.length === 0),
+    ),
     legacyReset: checkOneOf('legacyReset', options.legacyReset ?? 'epoch-seconds', LEGACY_RESETS),
     standardHeaders: checkOneOf(
       'standardHeaders',
@@ -140,7 +155,7 @@ export function composeResponder(
   }
   const config: HeaderConfig = {
     ...fields,
-    families: familiesFor(fields),
+    families: givenFamilies(fields, given),
     shadowPolicies: checkBoolean('shadowPolicies', options.shadowPolicies ?? false),
     policyFields: createPolicyFieldCache(),
     epochReset: { second: Number.NaN, text: '' },
@@ -161,7 +176,7 @@ export function composeResponder(
   // Each `pk` is hashed as the fields ask for it, while they are written.
   let partitionKeyOf: PartitionKeyOf | undefined
   if (keyOf !== undefined) {
-    const hash = partitionKeys()
+    const hash = parts.partitionKeys()
     partitionKeyOf = (decision) => {
       const key = partitionKeyText(keyOf(decision))
       return key === undefined ? undefined : hash(key)
@@ -241,6 +256,28 @@ export function composeResponder(
 }
 
 const LEGACY_RESETS: readonly LegacyReset[] = ['epoch-seconds', 'delta-seconds']
+
+/** The families the options turn on, each of them given, else refused naming the one to add. */
+function givenFamilies(
+  fields: { readonly legacyHeaders: boolean; readonly standardHeaders: StandardHeaders | false },
+  given: readonly HeaderFamily[],
+): HeaderFamily[] {
+  return familiesFor(fields, given).map((family, i) => {
+    if (family !== undefined) return family
+    const legacy = i === 0 && fields.legacyHeaders
+    const [field, value, part] = legacy
+      ? ['legacyHeaders', 'true', 'xRateLimitHeaders']
+      : [
+          'standardHeaders',
+          shown(fields.standardHeaders),
+          `draft${fields.standardHeaders.toString().slice(6)}Headers`,
+        ]
+    throw invalidOption(
+      field,
+      `${value} sends fields this middleware was not composed with: add ${part} to createRateLimit's headers`,
+    )
+  })
+}
 
 function checkMissingIdentity(value: MissingIdentityResponse): MissingIdentityResponse {
   const ok =
