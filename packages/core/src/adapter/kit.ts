@@ -1,6 +1,6 @@
 import { BUILT_IN_ALGORITHMS } from '../algorithms/table.js'
 import { type Clock, systemClock } from '../clock.js'
-import { FAMILIES } from '../headers/families.js'
+import { familiesFor } from '../headers/families.js'
 import { createPartitionKeyHasher } from '../headers/partition-key.js'
 import { compileIdentities } from '../identity/identities.js'
 import { trustedProxies } from '../identity/proxy-trust.js'
@@ -58,7 +58,8 @@ export function createAdapterKit<Req, Res>(
     proxies: trustedProxies,
     store: memoryStore,
     partitionKeys: createPartitionKeyHasher,
-    headers: FAMILIES,
+    families: familiesFor,
+    legacyHeaders: true,
     foreignOptions: FOREIGN_OPTIONS,
   })
 }

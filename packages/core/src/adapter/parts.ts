@@ -1,5 +1,5 @@
 import type { AlgorithmTable } from '../algorithms/table.js'
-import { CURRENT_HEADERS, type HeaderFamily } from '../headers/families.js'
+import { CURRENT_HEADERS, type FamilyOptions, type HeaderFamily } from '../headers/families.js'
 import type { PartitionKeyHasher } from '../headers/partition-key.js'
 import { NO_PROXIES } from '../identity/no-proxies.js'
 import type { ProxyTrust } from '../identity/proxy-trust.js'
@@ -8,6 +8,7 @@ import { NO_ROUTES } from '../limiter/no-routes.js'
 import type { RouteMatching } from '../limiter/route-matching.js'
 import { invalidOption } from '../options/option-values.js'
 import { refuseUnknownOptions } from '../options/unknown-options.js'
+import type { ResponderParts } from '../response/responder.js'
 import type { Store } from '../store/types.js'
 
 /**
@@ -58,11 +59,10 @@ export type RateLimitParts = {
  * The parts a kit is built from: the limiter's, how forwarding headers are read, and how
  * partition keys are hashed.
  */
-export type KitParts = LimiterParts & {
-  readonly proxies: ProxyTrust
-  readonly partitionKeys: () => PartitionKeyHasher
-  readonly headers: readonly HeaderFamily[]
-}
+export type KitParts = LimiterParts &
+  ResponderParts & {
+    readonly proxies: ProxyTrust
+  }
 
 const PART_NAMES = ['algorithms', 'routes', 'proxies', 'store', 'partitionKeys', 'headers']
 
@@ -89,7 +89,8 @@ export function kitParts(parts: RateLimitParts): KitParts {
     throw invalidOption('headers', 'expected a list such as [xRateLimitHeaders, draft7Headers]')
   }
   return {
-    headers: [CURRENT_HEADERS, ...headers],
+    families: givenFamilies(headers),
+    legacyHeaders: headers.some((family) => family.standardHeaders.length === 0),
     store: store ?? noStore,
     partitionKeys: partitionKeys ?? noPartitionKeys,
     algorithms: parts.algorithms,
@@ -101,6 +102,36 @@ export function kitParts(parts: RateLimitParts): KitParts {
 
 // The refusals standing in for the parts an app leaves out, here so that only composed
 // middlewares bundle them.
+
+/**
+ * The families header options turn on, of the current draft's and those given, in the order
+ * their fields go out (`X-RateLimit-*` first); an option asking for one left out is refused,
+ * naming the part to add.
+ */
+function givenFamilies(given: readonly HeaderFamily[]) {
+  return ({ legacyHeaders, standardHeaders }: FamilyOptions): HeaderFamily[] => {
+    const families: HeaderFamily[] = []
+    const add = (field: string, value: unknown, family: HeaderFamily | undefined, part: string) => {
+      if (family === undefined) {
+        throw invalidOption(
+          field,
+          `${JSON.stringify(value)} sends fields this middleware was not composed with: add ${part} to createRateLimit's headers`,
+        )
+      }
+      families.push(family)
+    }
+    const all: readonly HeaderFamily[] = [...given, CURRENT_HEADERS]
+    if (legacyHeaders) {
+      const legacy = all.find((family) => family.standardHeaders.length === 0)
+      add('legacyHeaders', true, legacy, 'xRateLimitHeaders')
+    }
+    if (standardHeaders !== false) {
+      const standard = all.find((family) => family.standardHeaders.includes(standardHeaders))
+      add('standardHeaders', standardHeaders, standard, `draft${standardHeaders.slice(6)}Headers`)
+    }
+    return families
+  }
+}
 
 function noStore(): never {
   throw invalidOption(

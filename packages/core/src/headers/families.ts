@@ -260,23 +260,20 @@ export const STANDARD_HEADERS: ReadonlyArray<StandardHeaders | false> = [
   'draft-11',
 ]
 
-/**
- * The families a configuration sends, in the order their fields go out (`X-RateLimit-*` first),
- * from those a responder was given; undefined for one it was not given.
- */
-export function familiesFor(
-  options: {
-    readonly legacyHeaders: boolean
-    readonly standardHeaders: StandardHeaders | false
-  },
-  given: readonly HeaderFamily[],
-): Array<HeaderFamily | undefined> {
-  const { legacyHeaders, standardHeaders } = options
-  const families: Array<HeaderFamily | undefined> = []
-  if (legacyHeaders) families.push(given.find((family) => family.standardHeaders.length === 0))
-  if (standardHeaders !== false)
-    families.push(given.find((family) => family.standardHeaders.includes(standardHeaders)))
-  return families
+/** Which families an app's header options turn on. */
+export type FamilyOptions = {
+  readonly legacyHeaders: boolean
+  readonly standardHeaders: StandardHeaders | false
+}
+
+/** The families a configuration sends, of every family, in the order their fields go out. */
+export function familiesFor(options: FamilyOptions): readonly HeaderFamily[] {
+  return FAMILIES.filter((family) =>
+    family === xRateLimitHeaders
+      ? options.legacyHeaders
+      : options.standardHeaders !== false &&
+        family.standardHeaders.includes(options.standardHeaders),
+  )
 }
 
 /** Every field name a set of families can send, for `Access-Control-Expose-Headers`. */

@@ -1,7 +1,7 @@
 import { isRateLimitError } from '../errors.js'
 import {
   createPolicyFieldCache,
-  FAMILIES,
+  type FamilyOptions,
   familiesFor,
   fieldWriter,
   type HeaderConfig,
@@ -120,17 +120,25 @@ export type Responder = {
  * const { headers, status, body } = responder.respond(verdict, Date.now())
  */
 export function createResponder(options: ResponderOptions = {}): Responder {
-  return composeResponder(options, { partitionKeys: createPartitionKeyHasher, headers: FAMILIES })
+  return composeResponder(options, EVERY_PART)
+}
+
+/** What `createResponder` and `rateLimit` are made with: every family, and SHA-256. */
+const EVERY_PART: ResponderParts = {
+  partitionKeys: createPartitionKeyHasher,
+  families: familiesFor,
+  legacyHeaders: true,
 }
 
 /** What a responder is made with: the families of fields it may send, the partition-key hasher. */
 export type ResponderParts = {
   /**
-   * The families of fields it may send: every one (`FAMILIES`), or the current draft's and those
-   * a composed middleware was given. `legacyHeaders` is on by default only when `X-RateLimit-*`
-   * is among them; an option asking for one left out is refused, naming it.
+   * The families the header options turn on: `familiesFor` (of every family), or, for a
+   * composed middleware, of those it was given, refusing an option that asks for another.
    */
-  readonly headers: readonly HeaderFamily[]
+  readonly families: (options: FamilyOptions) => readonly HeaderFamily[]
+  /** `legacyHeaders` when the options do not say: on only where `X-RateLimit-*` is there. */
+  readonly legacyHeaders: boolean
   /**
    * Made only when `partitionKey` is on (a middleware composed without one passes a refusal),
    * so that a bundle without it holds no SHA-256.
@@ -140,12 +148,8 @@ export type ResponderParts = {
 
 /** `createResponder` made of the parts given (see `ResponderParts`). */
 export function composeResponder(options: ResponderOptions, parts: ResponderParts): Responder {
-  const given = parts.headers
   const fields = {
-    legacyHeaders: checkBoolean(
-      'legacyHeaders',
-      options.legacyHeaders ?? given.some((family) => family.standardHeaders.length === 0),
-    ),
+    legacyHeaders: checkBoolean('legacyHeaders', options.legacyHeaders ?? parts.legacyHeaders),
     legacyReset: checkOneOf('legacyReset', options.legacyReset ?? 'epoch-seconds', LEGACY_RESETS),
     standardHeaders: checkOneOf(
       'standardHeaders',
@@ -155,7 +159,7 @@ export function composeResponder(options: ResponderOptions, parts: ResponderPart
   }
   const config: HeaderConfig = {
     ...fields,
-    families: givenFamilies(fields, given),
+    families: parts.families(fields),
     shadowPolicies: checkBoolean('shadowPolicies', options.shadowPolicies ?? false),
     policyFields: createPolicyFieldCache(),
     epochReset: { second: Number.NaN, text: '' },
@@ -256,28 +260,6 @@ export function composeResponder(options: ResponderOptions, parts: ResponderPart
 }
 
 const LEGACY_RESETS: readonly LegacyReset[] = ['epoch-seconds', 'delta-seconds']
-
-/** The families the options turn on, each of them given, else refused naming the one to add. */
-function givenFamilies(
-  fields: { readonly legacyHeaders: boolean; readonly standardHeaders: StandardHeaders | false },
-  given: readonly HeaderFamily[],
-): HeaderFamily[] {
-  return familiesFor(fields, given).map((family, i) => {
-    if (family !== undefined) return family
-    const legacy = i === 0 && fields.legacyHeaders
-    const [field, value, part] = legacy
-      ? ['legacyHeaders', 'true', 'xRateLimitHeaders']
-      : [
-          'standardHeaders',
-          shown(fields.standardHeaders),
-          `draft${fields.standardHeaders.toString().slice(6)}Headers`,
-        ]
-    throw invalidOption(
-      field,
-      `${value} sends fields this middleware was not composed with: add ${part} to createRateLimit's headers`,
-    )
-  })
-}
 
 function checkMissingIdentity(value: MissingIdentityResponse): MissingIdentityResponse {
   const ok =
