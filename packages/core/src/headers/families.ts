@@ -51,11 +51,6 @@ export type PartitionKeyOf = (decision: RuleDecision) => string | undefined
  * middleware's fields, and writing them.
  */
 export type HeaderFamily = {
-  /**
-   * The name it is exported by, for a middleware composed without it (`createRateLimit`'s
-   * `headers`) to name when an option asks for it; none for the current draft's, always there.
-   */
-  readonly part?: string
   /** The `standardHeaders` values that select it; none for `X-RateLimit-*` (`legacyHeaders`). */
   readonly standardHeaders: readonly StandardHeaders[]
   /** Its fields carry a `pk` parameter when `partitionKey` is on. */
@@ -114,7 +109,6 @@ function isListed(decision: RuleDecision, shadowPolicies: boolean): boolean {
  * seconds from now. They describe the deciding rule.
  */
 export const xRateLimitHeaders = {
-  part: 'xRateLimitHeaders',
   standardHeaders: [],
   partitionKeys: false,
   names: ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'],
@@ -150,7 +144,6 @@ export const xRateLimitHeaders = {
  * `-Remaining`, `-Reset`, for the deciding rule.
  */
 export const draft6Headers = {
-  part: 'draft6Headers',
   standardHeaders: ['draft-6'],
   partitionKeys: false,
   names: ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'RateLimit-Policy'],
@@ -175,7 +168,6 @@ export const draft6Headers = {
  * the current draft's List, so it is merged rather than known as single-valued by name.
  */
 export const draft7Headers = {
-  part: 'draft7Headers',
   standardHeaders: ['draft-7'],
   partitionKeys: false,
   names: ['RateLimit', 'RateLimit-Policy'],
