@@ -47,7 +47,14 @@ export {
   type RateLimitErrorCode,
   type RateLimitErrorDetails,
 } from './errors.js'
-export type { LegacyReset, StandardHeaders } from './headers/families.js'
+export {
+  draft6Headers,
+  draft7Headers,
+  type HeaderFamily,
+  type LegacyReset,
+  type StandardHeaders,
+  xRateLimitHeaders,
+} from './headers/families.js'
 export {
   createPartitionKeyHasher,
   type PartitionKeyHasher,

@@ -1,5 +1,7 @@
 import {
   createPartitionKeyHasher,
+  draft6Headers,
+  draft7Headers,
   isRateLimitError,
   mapStore,
   memoryStore,
@@ -9,6 +11,7 @@ import {
   slidingLog,
   tokenBucket,
   trustedProxies,
+  xRateLimitHeaders,
 } from '@tollgate/core'
 import { manualClock } from '@tollgate/test-utils'
 import { Hono, type MiddlewareHandler } from 'hono'
@@ -51,18 +54,68 @@ function refusal(make: () => unknown): unknown {
 
 describe('createRateLimit', () => {
   it('answers as rateLimit does, with only the parts it was given', async () => {
-    const composed = createRateLimit({ algorithms: { token_bucket: tokenBucket }, store: mapStore })
+    const composed = createRateLimit({
+      algorithms: { token_bucket: tokenBucket },
+      store: mapStore,
+      headers: [xRateLimitHeaders],
+    })
     const expected = await answers((clock) => rateLimit(perIp, { clock, getConnInfo: connInfo }))
     expect(expected.map((answer) => answer.status)).toEqual([200, 200, 429, 429, 200, 429])
     expect(await answers((clock) => composed(perIp, { clock, getConnInfo: connInfo }))).toEqual(
       expected,
     )
-    const onMemory = createRateLimit({ algorithms: { token_bucket: tokenBucket } })
+    const onMemory = createRateLimit({
+      algorithms: { token_bucket: tokenBucket },
+      headers: [xRateLimitHeaders],
+    })
     expect(
       await answers((clock) =>
         onMemory(perIp, { clock, getConnInfo: connInfo, store: memoryStore() }),
       ),
     ).toEqual(expected)
+  })
+
+  it('sends the current draft’s fields only, unless given other families', async () => {
+    const composed = createRateLimit({ algorithms: { token_bucket: tokenBucket }, store: mapStore })
+    const expected = await answers((clock) =>
+      rateLimit(perIp, { clock, getConnInfo: connInfo, legacyHeaders: false }),
+    )
+    expect(await answers((clock) => composed(perIp, { clock, getConnInfo: connInfo }))).toEqual(
+      expected,
+    )
+    expect(expected[0]!.headers.map(([name]) => name)).not.toContain('x-ratelimit-limit')
+
+    for (const [options, field, part] of [
+      [{ legacyHeaders: true }, 'legacyHeaders', 'xRateLimitHeaders'],
+      [{ standardHeaders: 'draft-6' }, 'standardHeaders', 'draft6Headers'],
+      [{ standardHeaders: 'draft-7' }, 'standardHeaders', 'draft7Headers'],
+    ] as const) {
+      const error = refusal(() => composed(perIp, options))
+      expect(isRateLimitError(error) && error.code).toBe('ERR_RL_INVALID_OPTION')
+      expect(isRateLimitError(error) && error.field).toBe(field)
+      expect(String(error)).toContain(`add ${part} to createRateLimit's headers`)
+    }
+    expect(() => composed(perIp, { standardHeaders: 'draft-5' as never })).toThrow(
+      /standardHeaders: expected one of false, "draft-6"/,
+    )
+
+    const drafts = createRateLimit({
+      algorithms: { token_bucket: tokenBucket },
+      store: mapStore,
+      headers: [draft6Headers, draft7Headers],
+    })
+    for (const standardHeaders of ['draft-6', 'draft-7'] as const) {
+      expect(
+        await answers((clock) => drafts(perIp, { clock, getConnInfo: connInfo, standardHeaders })),
+      ).toEqual(
+        await answers((clock) =>
+          rateLimit(perIp, { clock, getConnInfo: connInfo, standardHeaders, legacyHeaders: false }),
+        ),
+      )
+    }
+    expect(() => createRateLimit({ algorithms: {}, headers: xRateLimitHeaders } as never)).toThrow(
+      /headers: expected a list/,
+    )
   })
 
   it('refuses at start-up a rule naming an algorithm it was not given, naming the rule', () => {
@@ -154,7 +207,7 @@ describe('createRateLimit', () => {
       partitionKeys: createPartitionKeyHasher,
     })
     const expected = await answers((clock) =>
-      rateLimit(perIp, { clock, getConnInfo: connInfo, partitionKey: true }),
+      rateLimit(perIp, { clock, getConnInfo: connInfo, partitionKey: true, legacyHeaders: false }),
     )
     expect(expected[0]!.headers).toContainEqual(['ratelimit', expect.stringContaining(';pk=:')])
     expect(

@@ -1,5 +1,6 @@
 import { BUILT_IN_ALGORITHMS } from '../algorithms/table.js'
 import { type Clock, systemClock } from '../clock.js'
+import { familiesFor } from '../headers/families.js'
 import { createPartitionKeyHasher } from '../headers/partition-key.js'
 import { compileIdentities } from '../identity/identities.js'
 import { trustedProxies } from '../identity/proxy-trust.js'
@@ -57,6 +58,8 @@ export function createAdapterKit<Req, Res>(
     proxies: trustedProxies,
     store: memoryStore,
     partitionKeys: createPartitionKeyHasher,
+    families: familiesFor,
+    legacyHeaders: true,
     foreignOptions: FOREIGN_OPTIONS,
   })
 }
@@ -86,7 +89,7 @@ function buildKit<Req, Res>(
   const limiter = own
     ? rules
     : composeLimiter({ ...limiterOptionsOf(options), rules, logger }, parts)
-  const responder = composeResponder(options, parts.partitionKeys)
+  const responder = composeResponder(options, parts)
   // A limiter of the app's own may read any identity; one built here reads only its rules'.
   const keysOn = (identity: string) =>
     own || limiter.rules.some((rule) => rule.match.identity.includes(identity))

@@ -1,4 +1,5 @@
 import type { AlgorithmTable } from '../algorithms/table.js'
+import { CURRENT_HEADERS, type FamilyOptions, type HeaderFamily } from '../headers/families.js'
 import type { PartitionKeyHasher } from '../headers/partition-key.js'
 import { NO_PROXIES } from '../identity/no-proxies.js'
 import type { ProxyTrust } from '../identity/proxy-trust.js'
@@ -7,6 +8,7 @@ import { NO_ROUTES } from '../limiter/no-routes.js'
 import type { RouteMatching } from '../limiter/route-matching.js'
 import { invalidOption } from '../options/option-values.js'
 import { refuseUnknownOptions } from '../options/unknown-options.js'
+import type { ResponderParts } from '../response/responder.js'
 import type { Store } from '../store/types.js'
 
 /**
@@ -43,18 +45,26 @@ export type RateLimitParts = {
    * @default none: `partitionKey` is refused
    */
   readonly partitionKeys?: (() => PartitionKeyHasher) | undefined
+  /**
+   * The families of rate-limit fields besides the current draft's (`RateLimit`,
+   * `RateLimit-Policy`), which every middleware has: `xRateLimitHeaders` (`X-RateLimit-*`, then on
+   * by default, as in `rateLimit`), `draft6Headers`, `draft7Headers`.
+   * @default none: `legacyHeaders` is off by default, and `legacyHeaders: true` or a
+   * `standardHeaders` of draft-6 or draft-7 is refused
+   */
+  readonly headers?: readonly HeaderFamily[] | undefined
 }
 
 /**
  * The parts a kit is built from: the limiter's, how forwarding headers are read, and how
  * partition keys are hashed.
  */
-export type KitParts = LimiterParts & {
-  readonly proxies: ProxyTrust
-  readonly partitionKeys: () => PartitionKeyHasher
-}
+export type KitParts = LimiterParts &
+  ResponderParts & {
+    readonly proxies: ProxyTrust
+  }
 
-const PART_NAMES = ['algorithms', 'routes', 'proxies', 'store', 'partitionKeys']
+const PART_NAMES = ['algorithms', 'routes', 'proxies', 'store', 'partitionKeys', 'headers']
 
 /** An app's parts, checked, with the refusals standing in for those it left out. */
 export function kitParts(parts: RateLimitParts): KitParts {
@@ -62,7 +72,7 @@ export function kitParts(parts: RateLimitParts): KitParts {
     throw invalidOption('parts', 'expected { algorithms: { token_bucket: tokenBucket }, ... }')
   }
   refuseUnknownOptions(parts, PART_NAMES, 'createRateLimit()')
-  const { routes, proxies, store, partitionKeys } = parts
+  const { routes, proxies, store, partitionKeys, headers = [] } = parts
   if (routes !== undefined && typeof routes?.targets !== 'function') {
     throw invalidOption('routes', 'expected routeMatching')
   }
@@ -75,7 +85,12 @@ export function kitParts(parts: RateLimitParts): KitParts {
   if (partitionKeys !== undefined && typeof partitionKeys !== 'function') {
     throw invalidOption('partitionKeys', 'expected createPartitionKeyHasher')
   }
+  if (!Array.isArray(headers) || headers.some((family) => typeof family?.write !== 'function')) {
+    throw invalidOption('headers', 'expected a list such as [xRateLimitHeaders, draft7Headers]')
+  }
   return {
+    families: givenFamilies(headers),
+    legacyHeaders: headers.some((family) => family.standardHeaders.length === 0),
     store: store ?? noStore,
     partitionKeys: partitionKeys ?? noPartitionKeys,
     algorithms: parts.algorithms,
@@ -87,6 +102,36 @@ export function kitParts(parts: RateLimitParts): KitParts {
 
 // The refusals standing in for the parts an app leaves out, here so that only composed
 // middlewares bundle them.
+
+/**
+ * The families header options turn on, of the current draft's and those given, in the order
+ * their fields go out (`X-RateLimit-*` first); an option asking for one left out is refused,
+ * naming the part to add.
+ */
+function givenFamilies(given: readonly HeaderFamily[]) {
+  return ({ legacyHeaders, standardHeaders }: FamilyOptions): HeaderFamily[] => {
+    const families: HeaderFamily[] = []
+    const add = (field: string, value: unknown, family: HeaderFamily | undefined, part: string) => {
+      if (family === undefined) {
+        throw invalidOption(
+          field,
+          `${JSON.stringify(value)} sends fields this middleware was not composed with: add ${part} to createRateLimit's headers`,
+        )
+      }
+      families.push(family)
+    }
+    const all: readonly HeaderFamily[] = [...given, CURRENT_HEADERS]
+    if (legacyHeaders) {
+      const legacy = all.find((family) => family.standardHeaders.length === 0)
+      add('legacyHeaders', true, legacy, 'xRateLimitHeaders')
+    }
+    if (standardHeaders !== false) {
+      const standard = all.find((family) => family.standardHeaders.includes(standardHeaders))
+      add('standardHeaders', standardHeaders, standard, `draft${standardHeaders.slice(6)}Headers`)
+    }
+    return families
+  }
+}
 
 function noStore(): never {
   throw invalidOption(

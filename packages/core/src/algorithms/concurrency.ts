@@ -3,6 +3,7 @@ import { createScheduler } from '../wait/scheduler.js'
 import { createSlotQueues, type SlotQueueParams } from '../wait/slot-queues.js'
 import { MAX_FIELD_INTEGER, MAX_TIME_MS } from './integer.js'
 import { costTooHigh, invalid, refuseUnknownParams } from './params.js'
+import { type RuleFieldAccess, type RuleFieldValues, withRuleFields } from './rule-fields.js'
 import type { Algorithm } from './types.js'
 
 /** A concurrency rule: at most `limit` units in flight at once. */
@@ -49,7 +50,12 @@ const CONCURRENT_REQUESTS = 'concurrent-requests'
  * release on every way a response ends.
  * @example concurrency({ limit: 4 }) // four reports at once
  */
-export function concurrency(params: ConcurrencyParams): Algorithm {
+export const concurrency: (params: ConcurrencyParams) => Algorithm = /* @__PURE__ */ withRuleFields(
+  concurrencyRule,
+  readSlotQueueFields,
+)
+
+function concurrencyRule(params: ConcurrencyParams): Algorithm {
   refuseUnknownParams('concurrency', params, CONCURRENCY_PARAMS)
   const limit = params.limit
   if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_FIELD_INTEGER) {
@@ -130,4 +136,50 @@ function slotQueueOf(params: ConcurrencyParams, retryAfterMs: number): SlotQueue
   // Often enough that a wait shorter than the hint looks a few times before it ends.
   const lookAgainMs = Math.min(retryAfterMs, Math.max(1, Math.floor(wait / 4)))
   return { length: queue, maxWaitMs: wait, order, lookAgainMs }
+}
+
+/**
+ * Reads a concurrency rule's `queue`, `maxWait` and `queueOrder` into `values`; the last two only
+ * with a queue. False after reporting a problem.
+ */
+function readSlotQueueFields(rule: RuleFieldAccess, values: RuleFieldValues): boolean {
+  const { fields, labels, issue, typeName } = rule
+  const { queue, queueOrder, maxWait } = fields
+  let ok = true
+  if (queue !== undefined) {
+    if (typeof queue === 'number' && Number.isSafeInteger(queue) && queue >= 0) values.queue = queue
+    else {
+      ok = false
+      issue(
+        labels.queue,
+        `expected a whole number ≥ 0 (how many may wait for a slot), got ${typeName(queue)}`,
+      )
+    }
+  }
+  const queued = (values.queue ?? 0) > 0
+  for (const field of ['maxWait', 'queueOrder'] as const) {
+    if (fields[field] === undefined || fields[field] === rule.reported || queued || !ok) continue
+    ok = false
+    issue(labels[field]!, `applies to requests waiting for a slot: give ${labels.queue} too`)
+  }
+  if (!ok) return false
+  if (queueOrder !== undefined) {
+    if (queueOrder === 'fifo' || queueOrder === 'lifo') values.queueOrder = queueOrder
+    else {
+      ok = false
+      issue(labels.queueOrder!, `expected "fifo" or "lifo", got ${typeName(queueOrder)}`)
+    }
+  }
+  if (maxWait === rule.reported) ok = false
+  else if (maxWait !== undefined) {
+    const checked = rule.toMilliseconds(maxWait)
+    if (typeof checked === 'string') {
+      ok = false
+      issue(labels.maxWait!, checked)
+    } else if (checked < 1) {
+      ok = false
+      issue(labels.maxWait!, `expected a wait of at least 1 ms, got ${checked} ms`)
+    } else values.maxWait = checked
+  }
+  return ok
 }

@@ -10,6 +10,7 @@ import {
   refuseUnknownParams,
   scaleRate,
 } from './params.js'
+import { type RuleFieldAccess, type RuleFieldValues, withRuleFields } from './rule-fields.js'
 import type { Algorithm, StateSlots } from './types.js'
 
 /** A queue rule: a rate rule whose excess waits for its slot instead of being refused. */
@@ -40,7 +41,12 @@ export type QueueParams = RateParams & {
  * holding a connection; overload turns into latency.
  * @example leakyQueue({ rate: 10, burst: 20 }) // #1 now, #2–#21 100 ms apart, #22 denied
  */
-export function leakyQueue(params: QueueParams): Algorithm {
+export const leakyQueue: (params: QueueParams) => Algorithm = /* @__PURE__ */ withRuleFields(
+  queueRule,
+  readQueueFields,
+)
+
+function queueRule(params: QueueParams): Algorithm {
   refuseUnknownParams('leakyQueue', params, QUEUE_PARAMS)
   const { burst, unitsPerMs, unitsPerToken, capacity, rate, periodMs } = scaleRate(params)
   if (burst >= MAX_FIELD_INTEGER) {
@@ -144,4 +150,43 @@ export function leakyQueue(params: QueueParams): Algorithm {
       return ceilDiv(slots[offset]!, unitsPerMs)
     },
   }
+}
+
+/**
+ * Reads a queue rule's `delay`, `nodelay` and `maxWait` into `values` (`nodelay` as a `delay` of
+ * the whole burst, checked against it once the burst is known); false after reporting a problem.
+ */
+function readQueueFields(rule: RuleFieldAccess, values: RuleFieldValues): boolean {
+  const { fields, labels, issue, typeName } = rule
+  let ok = true
+  const { delay, nodelay, maxWait } = fields
+  if (nodelay !== undefined && typeof nodelay !== 'boolean') {
+    ok = false
+    issue(labels.nodelay!, `expected true or false, got ${typeName(nodelay)}`)
+  } else if (nodelay === true && delay !== undefined) {
+    ok = false
+    issue(
+      labels.delay,
+      `give ${labels.delay} (how many are served at once) or ${labels.nodelay} (all of the burst), not both`,
+    )
+  } else if (nodelay === true && typeof fields.burst === 'number') {
+    values.delay = fields.burst
+  }
+  if (delay !== undefined) {
+    if (typeof delay === 'number' && Number.isSafeInteger(delay) && delay >= 0) values.delay = delay
+    else {
+      ok = false
+      issue(labels.delay!, `expected a whole number ≥ 0, got ${typeName(delay)}`)
+    }
+  }
+  values.delay ??= 0
+  if (maxWait === rule.reported) ok = false
+  else if (maxWait !== undefined) {
+    const checked = rule.toMilliseconds(maxWait)
+    if (typeof checked === 'string') {
+      ok = false
+      issue(labels.maxWait!, checked)
+    } else values.maxWait = checked
+  }
+  return ok
 }

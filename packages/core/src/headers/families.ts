@@ -108,18 +108,12 @@ function isListed(decision: RuleDecision, shadowPolicies: boolean): boolean {
  * `legacyHeaders`; the reset as an epoch second or, with `legacyReset: 'delta-seconds'`, as
  * seconds from now. They describe the deciding rule.
  */
-export const X_RATELIMIT = {
+export const xRateLimitHeaders = {
   standardHeaders: [],
   partitionKeys: false,
   names: ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'],
   singleValued: ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'],
   merged: ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset'],
-  /** The fields of one rule, merged as one (lower-case). */
-  group: {
-    limit: 'x-ratelimit-limit',
-    remaining: 'x-ratelimit-remaining',
-    reset: 'x-ratelimit-reset',
-  },
   write(writer, verdict, now, config) {
     // The deciding rule, when its figures describe a real quota.
     const deciding = verdict.deciding
@@ -143,20 +137,18 @@ export const X_RATELIMIT = {
     writer.write('X-RateLimit-Reset', reset)
     return 3
   },
-} as const satisfies HeaderFamily & { group: object }
+} as const satisfies HeaderFamily
 
 /**
  * Draft 6: `RateLimit-Policy` (an Item) and the three Integer fields `RateLimit-Limit`,
  * `-Remaining`, `-Reset`, for the deciding rule.
  */
-export const DRAFT_6 = {
+export const draft6Headers = {
   standardHeaders: ['draft-6'],
   partitionKeys: false,
   names: ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'RateLimit-Policy'],
   singleValued: ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'],
   merged: ['ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'ratelimit-policy'],
-  /** The fields of one rule, merged as one (lower-case). */
-  group: { limit: 'ratelimit-limit', remaining: 'ratelimit-remaining', reset: 'ratelimit-reset' },
   write(writer, verdict, _now, config) {
     // The deciding rule, when its figures describe a real quota.
     const deciding = verdict.deciding
@@ -168,14 +160,14 @@ export const DRAFT_6 = {
     writer.write('RateLimit-Reset', String(effectiveWindowSeconds(deciding)))
     return 4
   },
-} as const satisfies HeaderFamily & { group: object }
+} as const satisfies HeaderFamily
 
 /**
  * Draft 7: `RateLimit-Policy` (an Item) and `RateLimit: limit=…, remaining=…, reset=…` (a
  * Dictionary), for the deciding rule. `RateLimit` holds one value here but shares its name with
  * the current draft's List, so it is merged rather than known as single-valued by name.
  */
-const DRAFT_7 = {
+export const draft7Headers = {
   standardHeaders: ['draft-7'],
   partitionKeys: false,
   names: ['RateLimit', 'RateLimit-Policy'],
@@ -200,7 +192,7 @@ const DRAFT_7 = {
  * "name";r=…;t=…`, one List member per matching rule (enforcing ones, unless `shadowPolicies`),
  * each with its `pk` when partition keys are on.
  */
-const CURRENT = {
+export const CURRENT_HEADERS = {
   standardHeaders: ['draft-8', 'draft-9', 'draft-10', 'draft-11'],
   partitionKeys: true,
   names: ['RateLimit', 'RateLimit-Policy'],
@@ -233,25 +225,43 @@ const CURRENT = {
 } as const satisfies HeaderFamily
 
 /**
- * Every family of rate-limit fields, in the order a response carries them. Adding one is its
- * module, a line here, and its `standardHeaders` value in `StandardHeaders`; option validation,
- * field names, merging and writing all read this table.
+ * Every family of rate-limit fields, in the order a response carries them: what `rateLimit`
+ * and `createResponder` offer. Adding one is its module, a line here, and its `standardHeaders`
+ * value in `StandardHeaders` and `STANDARD_HEADERS`; option validation, field names, merging and
+ * writing all read the families a responder is given. A middleware composed with
+ * `createRateLimit` has the current draft's and those its `headers` part names.
  */
-export const FAMILIES: readonly HeaderFamily[] = [X_RATELIMIT, DRAFT_6, DRAFT_7, CURRENT]
-
-/** Every `standardHeaders` value, as the option accepts them (`false`: none). */
-export const STANDARD_HEADERS: ReadonlyArray<StandardHeaders | false> = [
-  false,
-  ...FAMILIES.flatMap((family) => family.standardHeaders),
+export const FAMILIES: readonly HeaderFamily[] = [
+  xRateLimitHeaders,
+  draft6Headers,
+  draft7Headers,
+  CURRENT_HEADERS,
 ]
 
-/** The families a configuration sends, in the order their fields go out. */
-export function familiesFor(options: {
+/**
+ * Every `standardHeaders` value, as the option accepts them (`false`: none), whichever families
+ * a responder was given (field-merge.test.ts checks it against `FAMILIES`).
+ */
+export const STANDARD_HEADERS: ReadonlyArray<StandardHeaders | false> = [
+  false,
+  'draft-6',
+  'draft-7',
+  'draft-8',
+  'draft-9',
+  'draft-10',
+  'draft-11',
+]
+
+/** Which families an app's header options turn on. */
+export type FamilyOptions = {
   readonly legacyHeaders: boolean
   readonly standardHeaders: StandardHeaders | false
-}): readonly HeaderFamily[] {
+}
+
+/** The families a configuration sends, of every family, in the order their fields go out. */
+export function familiesFor(options: FamilyOptions): readonly HeaderFamily[] {
   return FAMILIES.filter((family) =>
-    family === X_RATELIMIT
+    family === xRateLimitHeaders
       ? options.legacyHeaders
       : options.standardHeaders !== false &&
         family.standardHeaders.includes(options.standardHeaders),

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest'
-import { carriesSingleValuedField, FAMILIES } from './families.js'
+import {
+  carriesSingleValuedField,
+  draft6Headers,
+  FAMILIES,
+  STANDARD_HEADERS,
+  xRateLimitHeaders,
+} from './families.js'
 import { isSingleValuedName, mergeFields } from './field-merge.js'
 
 const legacy = (limit: number, remaining: number, reset: number) =>
@@ -179,5 +185,22 @@ describe('isSingleValuedName', () => {
       'Content-Type',
     ])
     for (const name of candidates) expect(isSingleValuedName(name), name).toBe(single.has(name))
+  })
+})
+
+describe('the families table', () => {
+  it('lists every standardHeaders value the families answer to, and each family once', () => {
+    expect(STANDARD_HEADERS).toEqual([
+      false,
+      ...FAMILIES.flatMap((family) => family.standardHeaders),
+    ])
+  })
+
+  it('merges as groups exactly the single-valued fields of X-RateLimit-* and draft-6', () => {
+    const grouped = FAMILIES.filter((family) => family.singleValued.length > 0)
+    expect(grouped).toEqual([xRateLimitHeaders, draft6Headers])
+    for (const family of grouped) {
+      for (const name of family.singleValued) expect(family.merged).toContain(name.toLowerCase())
+    }
   })
 })

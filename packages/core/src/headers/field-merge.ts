@@ -1,4 +1,3 @@
-import { DRAFT_6, X_RATELIMIT } from './families.js'
 import type { HeaderEntries } from './types.js'
 
 /**
@@ -18,8 +17,16 @@ export type FieldWrite = 'set' | 'append'
 /** Single-valued fields of one rule: draft-7's `RateLimit` has its three figures in one value. */
 type Group = { readonly limit: string; readonly remaining: string; readonly reset: string }
 
-const LEGACY: Group = X_RATELIMIT.group
-const DRAFT_6_GROUP: Group = DRAFT_6.group
+const LEGACY: Group = {
+  limit: 'x-ratelimit-limit',
+  remaining: 'x-ratelimit-remaining',
+  reset: 'x-ratelimit-reset',
+}
+const DRAFT_6_GROUP: Group = {
+  limit: 'ratelimit-limit',
+  remaining: 'ratelimit-remaining',
+  reset: 'ratelimit-reset',
+}
 const DRAFT_7 = 'ratelimit'
 const POLICY = 'ratelimit-policy'
 const RETRY_AFTER = 'retry-after'

@@ -111,7 +111,8 @@ export class NodeResponseFieldWriter implements FieldWriter, FieldSink<NodeRespo
 }
 
 /** The writer `setNodeResponseFields` writes through: it holds a response only while it writes. */
-const entriesWriter = new NodeResponseFieldWriter()
+// Pure: a bundle that only reads `headerListMayBeCut` from this entry (Hono) drops the writer.
+const entriesWriter = /* @__PURE__ */ new NodeResponseFieldWriter()
 
 /**
  * Puts response fields on a Node response with its own API (not a framework's, which may add

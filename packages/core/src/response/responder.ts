@@ -1,9 +1,11 @@
 import { isRateLimitError } from '../errors.js'
 import {
   createPolicyFieldCache,
+  type FamilyOptions,
   familiesFor,
   fieldWriter,
   type HeaderConfig,
+  type HeaderFamily,
   headerNames,
   type LegacyReset,
   type PartitionKeyOf,
@@ -118,19 +120,36 @@ export type Responder = {
  * const { headers, status, body } = responder.respond(verdict, Date.now())
  */
 export function createResponder(options: ResponderOptions = {}): Responder {
-  return composeResponder(options, createPartitionKeyHasher)
+  return composeResponder(options, EVERY_PART)
 }
 
-/**
- * `createResponder` with the partition-key hasher given, made only when `partitionKey` is on (a
- * middleware composed without one passes a refusal), so that a bundle without it holds no SHA-256.
- */
-export function composeResponder(
-  options: ResponderOptions,
-  partitionKeys: () => PartitionKeyHasher,
-): Responder {
+/** What `createResponder` and `rateLimit` are made with: every family, and SHA-256. */
+const EVERY_PART: ResponderParts = {
+  partitionKeys: createPartitionKeyHasher,
+  families: familiesFor,
+  legacyHeaders: true,
+}
+
+/** What a responder is made with: the families of fields it may send, the partition-key hasher. */
+export type ResponderParts = {
+  /**
+   * The families the header options turn on: `familiesFor` (of every family), or, for a
+   * composed middleware, of those it was given, refusing an option that asks for another.
+   */
+  readonly families: (options: FamilyOptions) => readonly HeaderFamily[]
+  /** `legacyHeaders` when the options do not say: on only where `X-RateLimit-*` is there. */
+  readonly legacyHeaders: boolean
+  /**
+   * Made only when `partitionKey` is on (a middleware composed without one passes a refusal),
+   * so that a bundle without it holds no SHA-256.
+   */
+  readonly partitionKeys: () => PartitionKeyHasher
+}
+
+/** `createResponder` made of the parts given (see `ResponderParts`). */
+export function composeResponder(options: ResponderOptions, parts: ResponderParts): Responder {
   const fields = {
-    legacyHeaders: checkBoolean('legacyHeaders', options.legacyHeaders ?? true),
+    legacyHeaders: checkBoolean('legacyHeaders', options.legacyHeaders ?? parts.legacyHeaders),
     legacyReset: checkOneOf('legacyReset', options.legacyReset ?? 'epoch-seconds', LEGACY_RESETS),
     standardHeaders: checkOneOf(
       'standardHeaders',
@@ -140,7 +159,7 @@ export function composeResponder(
   }
   const config: HeaderConfig = {
     ...fields,
-    families: familiesFor(fields),
+    families: parts.families(fields),
     shadowPolicies: checkBoolean('shadowPolicies', options.shadowPolicies ?? false),
     policyFields: createPolicyFieldCache(),
     epochReset: { second: Number.NaN, text: '' },
@@ -161,7 +180,7 @@ export function composeResponder(
   // Each `pk` is hashed as the fields ask for it, while they are written.
   let partitionKeyOf: PartitionKeyOf | undefined
   if (keyOf !== undefined) {
-    const hash = partitionKeys()
+    const hash = parts.partitionKeys()
     partitionKeyOf = (decision) => {
       const key = partitionKeyText(keyOf(decision))
       return key === undefined ? undefined : hash(key)

@@ -1,4 +1,5 @@
 import type { CalendarUnit } from '../algorithms/calendar.js'
+import type { ReadRuleFields } from '../algorithms/rule-fields.js'
 import type { AlgorithmTable } from '../algorithms/table.js'
 import type { Algorithm, AlgorithmName } from '../algorithms/types.js'
 import { closest } from '../closest-name.js'
@@ -202,8 +203,16 @@ function validateParams(
     issue(labels[field], `not used by ${name} (${family}); remove it`)
   }
   const values: ParamValues = {}
+  const factory = ownValue(algorithms, name as AlgorithmName)
+  // The fields only a queue or a concurrency rule takes are read by its algorithm (a bundle
+  // without one holds none of their checks); without the algorithm, its absence is reported.
+  const readOwn = () =>
+    (factory as { ruleFields?: ReadRuleFields } | undefined)?.ruleFields?.(
+      { fields, labels, issue, typeName, toMilliseconds, reported: REPORTED },
+      values,
+    ) ?? true
   if (name === 'leaky_queue') {
-    if (!queueValues(fields, labels, issue, values)) ok = false
+    if (!readOwn()) ok = false
   } else {
     for (const field of QUEUE_FIELDS) {
       if (fields[field] === undefined || (isConcurrency && field === 'maxWait')) continue
@@ -212,7 +221,7 @@ function validateParams(
     }
   }
   if (isConcurrency) {
-    if (!slotQueueValues(fields, labels, issue, values)) ok = false
+    if (!readOwn()) ok = false
   } else {
     for (const field of SLOT_QUEUE_FIELDS) {
       if (fields[field] === undefined) continue
@@ -249,7 +258,6 @@ function validateParams(
   }
   if (!windowOptions(name as AlgorithmName, fields, labels, values, issue)) ok = false
   if (!ok) return undefined
-  const factory = ownValue(algorithms, name as AlgorithmName)
   if (factory === undefined) {
     issue(labels.algorithm, notGiven(name as AlgorithmName))
     return undefined
@@ -327,99 +335,6 @@ function windowOptions(
       ok = false
       issue(labels.buckets, checked)
     } else values.buckets = checked
-  }
-  return ok
-}
-
-/**
- * Reads a queue's `delay`, `nodelay` and `maxWait` into `values` (`nodelay` as a `delay` of the
- * whole burst, checked against it once the burst is known); false after reporting a problem.
- */
-function queueValues(
-  fields: RuleFields,
-  labels: FieldLabels,
-  issue: IssueSink,
-  values: ParamValues,
-): boolean {
-  let ok = true
-  const { delay, nodelay, maxWait } = fields
-  if (nodelay !== undefined && typeof nodelay !== 'boolean') {
-    ok = false
-    issue(labels.nodelay, `expected true or false, got ${typeName(nodelay)}`)
-  } else if (nodelay === true && delay !== undefined) {
-    ok = false
-    issue(
-      labels.delay,
-      `give ${labels.delay} (how many are served at once) or ${labels.nodelay} (all of the burst), not both`,
-    )
-  } else if (nodelay === true && typeof fields.burst === 'number') {
-    values.delay = fields.burst
-  }
-  if (delay !== undefined) {
-    if (typeof delay === 'number' && Number.isSafeInteger(delay) && delay >= 0) values.delay = delay
-    else {
-      ok = false
-      issue(labels.delay, `expected a whole number ≥ 0, got ${typeName(delay)}`)
-    }
-  }
-  values.delay ??= 0
-  if (maxWait === REPORTED) ok = false
-  else if (maxWait !== undefined) {
-    const checked = toMilliseconds(maxWait)
-    if (typeof checked === 'string') {
-      ok = false
-      issue(labels.maxWait, checked)
-    } else values.maxWait = checked
-  }
-  return ok
-}
-
-/**
- * Reads a concurrency rule's `queue`, `maxWait` and `queueOrder` into `values`; the last two only
- * with a queue. False after reporting a problem.
- */
-function slotQueueValues(
-  fields: RuleFields,
-  labels: FieldLabels,
-  issue: IssueSink,
-  values: ParamValues,
-): boolean {
-  const { queue, queueOrder, maxWait } = fields
-  let ok = true
-  if (queue !== undefined) {
-    if (typeof queue === 'number' && Number.isSafeInteger(queue) && queue >= 0) values.queue = queue
-    else {
-      ok = false
-      issue(
-        labels.queue,
-        `expected a whole number ≥ 0 (how many may wait for a slot), got ${typeName(queue)}`,
-      )
-    }
-  }
-  const queued = (values.queue ?? 0) > 0
-  for (const field of ['maxWait', 'queueOrder'] as const) {
-    if (fields[field] === undefined || fields[field] === REPORTED || queued || !ok) continue
-    ok = false
-    issue(labels[field], `applies to requests waiting for a slot: give ${labels.queue} too`)
-  }
-  if (!ok) return false
-  if (queueOrder !== undefined) {
-    if (queueOrder === 'fifo' || queueOrder === 'lifo') values.queueOrder = queueOrder
-    else {
-      ok = false
-      issue(labels.queueOrder, `expected "fifo" or "lifo", got ${typeName(queueOrder)}`)
-    }
-  }
-  if (maxWait === REPORTED) ok = false
-  else if (maxWait !== undefined) {
-    const checked = toMilliseconds(maxWait)
-    if (typeof checked === 'string') {
-      ok = false
-      issue(labels.maxWait, checked)
-    } else if (checked < 1) {
-      ok = false
-      issue(labels.maxWait, `expected a wait of at least 1 ms, got ${checked} ms`)
-    } else values.maxWait = checked
   }
   return ok
 }
