@@ -69,12 +69,17 @@ export function requestDecider({
     const method = bucket.method
     let verdict: MaybePromise<Verdict> | undefined
     const estimate = given?.estimate
-    if (matched === undefined && deciding.consumeOne !== undefined && estimate === undefined) {
+    if (matched === undefined && deciding.consumeOne !== undefined) {
       // One rule, a synchronous store: no arrays, no promise.
       const key = keyOf(first, facts.identities)
       if (key !== undefined && key !== UNKNOWN_CLIENT_KEY) {
         const costs = first.costs
-        const cost = costs === undefined ? first.cost : costs.costOf(method, path, first.cost)
+        const cost =
+          estimate !== undefined && first.settleWithinMs !== undefined
+            ? estimateFor(first, estimate)
+            : costs === undefined
+              ? first.cost
+              : costs.costOf(method, path, first.cost)
         try {
           const reply = deciding.consumeOne(first.id, first.algorithm, key, cost, now)
           verdict = singleVerdict(storeDecision(first, reply, cost, key), now)

@@ -42,48 +42,53 @@ export function createSettle(host: SettleHost): Pick<Required<Limiter>, 'settle'
     actual: number | Readonly<Record<string, number>>,
     given?: SettleOptions,
   ): MaybePromise<SettleResult> {
-    const costOf = actualCosts(actual, byId)
+    const costs = typeof actual === 'number' ? undefined : actualCosts(actual, byId)
+    if (costs === undefined) checkActual(actual, undefined)
     if (!verdict.allowed || verdict.storeFailed === true) return result('none')
     if (closed.has(verdict)) return result('closed')
-    const reserved: Settlement[] = []
-    const within: number[] = []
-    for (const d of verdict.decisions) {
+    let now = 0
+    let engine: Engine | undefined
+    const live: Settlement[] = []
+    const settled: string[] = []
+    let expired: string[] | undefined
+    const decisions = verdict.decisions
+    for (let i = 0; i < decisions.length; i++) {
+      const d = decisions[i]!
       // A decision the store charged: admitted (a shadow rule that would deny charged nothing).
       if (!d.allowed || d.key === undefined || d.storeFailed === true) continue
       const rule = byId.get(d.rule)
-      if (rule?.settleWithinMs === undefined) continue
-      const cost = costOf(rule.id)
+      const within = rule?.settleWithinMs
+      if (within === undefined) continue
+      const cost = costs === undefined ? (actual as number) : costs.get(rule!.id)
       if (cost === undefined) continue
-      const { id, algorithm, shadow } = rule
-      reserved.push({ rule: id, algorithm, key: d.key, cost: d.cost, shadow, actual: cost })
-      within.push(rule.settleWithinMs)
+      // The time is read once, at the first reserved rule: none for a verdict without any.
+      if (engine === undefined) [now, engine] = timeOf(given)
+      // A settle too late leaves that rule's estimate: the key may have been charged in ways
+      // the settle no longer knows of, and the estimate is what an unsettled reservation
+      // counts as.
+      if (now - verdict.at > within) {
+        expired = expired === undefined ? [rule!.id] : [...expired, rule!.id]
+        continue
+      }
+      const { id, algorithm, shadow } = rule!
+      live.push({ rule: id, algorithm, key: d.key, cost: d.cost, shadow, actual: cost })
+      settled.push(id)
     }
-    if (reserved.length === 0) return result('none')
-    const [now, engine] = timeOf(given)
+    if (engine === undefined) return result('none')
     closed.add(verdict)
-    // A settle too late leaves that rule's estimate: the key may have been charged in ways the
-    // settle no longer knows of, and the estimate is what an unsettled reservation counts as.
-    const live = reserved.filter((_, i) => now - verdict.at <= within[i]!)
-    const expired = reserved.filter((_, i) => now - verdict.at > within[i]!).map((s) => s.rule)
     if (live.length === 0) return result('expired', NONE, expired)
-    const settled = live.map((s) => s.rule)
-    const failed = (error: unknown): SettleResult => {
-      // The estimates stand, as for a process that never settled: nothing to deny any more,
-      // whatever the rules' onStoreError.
-      engine.reporter.storeError(error, { operation: 'settle', rules: settled, failClosed: false })
-      return result('store-failed', NONE, expired)
-    }
     try {
       const store = engine.store
       const done = store.settle!(live, verdict.at, now)
       if (isPromiseLike(done)) {
+        const reporting = engine
         return replyWithin(done, engine.storeTimeoutMs, 'settle').then(
           () => result('settled', settled, expired),
-          failed,
+          (error: unknown) => storeFailed(reporting, error, settled, expired),
         )
       }
     } catch (error) {
-      return failed(error)
+      return storeFailed(engine, error, settled, expired)
     }
     return result('settled', settled, expired)
   }
@@ -94,17 +99,28 @@ export function createSettle(host: SettleHost): Pick<Required<Limiter>, 'settle'
 }
 
 /**
- * The actual cost of each rule, from one cost for all or costs by rule id, checked before
- * anything is done: a bad cost or an unknown rule is the caller's bug and throws.
+ * The store failed: the estimates stand, as for a process that never settled. Nothing is left
+ * to deny, whatever the rules' onStoreError; the failure is reported.
+ */
+function storeFailed(
+  engine: Engine,
+  error: unknown,
+  settled: readonly string[],
+  expired: readonly string[] | undefined,
+): SettleResult {
+  engine.reporter.storeError(error, { operation: 'settle', rules: settled, failClosed: false })
+  return result('store-failed', NONE, expired)
+}
+
+/**
+ * The actual cost of each rule named, checked before anything is done: a bad cost or an unknown
+ * rule is the caller's bug and throws.
  */
 function actualCosts(
-  actual: number | Readonly<Record<string, number>>,
+  actual: Readonly<Record<string, number>>,
   byId: ReadonlyMap<string, CompiledRule>,
-): (rule: string) => number | undefined {
-  if (typeof actual !== 'object' || actual === null) {
-    checkActual(actual, undefined)
-    return () => actual
-  }
+): ReadonlyMap<string, number> {
+  if (typeof actual !== 'object' || actual === null) checkActual(actual, undefined)
   const costs = new Map<string, number>()
   for (const [id, cost] of Object.entries(actual)) {
     const rule = byId.get(id)
@@ -125,7 +141,7 @@ function actualCosts(
     checkActual(cost, id)
     costs.set(id, cost)
   }
-  return (rule) => costs.get(rule)
+  return costs
 }
 
 function checkActual(cost: unknown, rule: string | undefined): void {
