@@ -145,6 +145,7 @@ describe('settle: bad input', () => {
       } catch (error) {
         return error
       }
+      return undefined
     })()
     expect(isRateLimitError(thrown) && thrown.code).toBe(code)
     expect((thrown as Error).message).toMatch(message)
