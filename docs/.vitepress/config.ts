@@ -42,6 +42,7 @@ export default defineConfig({
           { text: 'Shaping (queues)', link: '/concepts/shaping' },
           { text: 'Keys and proxies', link: '/concepts/keys-and-proxies' },
           { text: 'Headers', link: '/concepts/headers' },
+          { text: 'Charging after the response', link: '/concepts/charging-after-the-response' },
           { text: 'Stores', link: '/concepts/stores' },
           { text: 'Redis', link: '/concepts/redis' },
           { text: 'Where to enforce', link: '/concepts/where-to-enforce' },

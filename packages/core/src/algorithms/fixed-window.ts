@@ -261,6 +261,28 @@ export function fixedWindow(params: FixedWindowParams | CalendarWindowParams): A
       if (chargedAt < stored || chargedAt >= endOf(stored)) return
       slots[offset + 1] = Math.max(0, slots[offset + 1]! - cost)
     },
+    settle(slots, offset, charged, actual, chargedAt, now) {
+      if (actual === charged) return
+      const nowStart = startOf(now)
+      const nowEnd = endOf(nowStart)
+      rebase(slots, offset, now, nowEnd)
+      const stored = slots[offset]!
+      const storedEnd = endOf(stored)
+      // The charge's window is still the one counting: its count becomes what charging `actual`
+      // would have made, above the limit if need be (nothing more passes until the window ends).
+      if (now < storedEnd && chargedAt >= stored && chargedAt < storedEnd) {
+        slots[offset + 1] = Math.max(0, slots[offset + 1]! + actual - charged)
+        return
+      }
+      // Its window has rolled over: nothing comes back, and an extra is charged to the window
+      // of `now`, opened as `decide` opens it. A window never repays a debt by time, so dropping
+      // the extra would let any request that outlives its window go without paying it.
+      if (actual < charged) return
+      const start = now < storedEnd ? stored : Math.max(nowStart, storedEnd)
+      const count = start === stored ? slots[offset + 1]! : 0
+      slots[offset] = start
+      slots[offset + 1] = count + actual - charged
+    },
     // An empty window is kept until its end all the same: forgetting it would let a clock that
     // steps back into the previous window charge that window again, whose count was dropped
     // when the state moved on.

@@ -43,6 +43,27 @@ export function splitGcra(scaled: ScaledRate): Algorithm {
     slots[offset + 1] = aheadTicks
   }
 
+  function refund(
+    slots: StateSlots,
+    offset: number,
+    cost: number,
+    _chargedAt: number,
+    now: number,
+  ): void {
+    readAhead(slots, offset, now)
+    // Moves the TAT back by the cost, never before `now`, in ms and ticks.
+    const units = -cost * unitsPerToken
+    const ms = floorDiv(units, unitsPerMs)
+    aheadMs += ms
+    aheadTicks += units - ms * unitsPerMs
+    if (aheadTicks >= unitsPerMs) {
+      aheadMs += 1
+      aheadTicks -= unitsPerMs
+    }
+    if (aheadMs < 0) aheadMs = aheadTicks = 0
+    write(slots, offset, now)
+  }
+
   return {
     name: 'gcra',
     limit: burst,
@@ -94,19 +115,27 @@ export function splitGcra(scaled: ScaledRate): Algorithm {
         retryAfterMs: undefined,
       }
     },
-    refund(slots, offset, cost, _chargedAt, now) {
+    refund,
+    settle(slots, offset, charged, actual, chargedAt, now) {
+      if (actual < charged) return refund(slots, offset, charged - actual, chargedAt, now)
+      if (actual === charged) return
+      // As gcra.ts settles, on the TAT split in ms and ticks: how far it lies ahead of the base
+      // (the reservation, or `now` if earlier), at least 0 and at most two buckets.
       readAhead(slots, offset, now)
-      // Moves the TAT back by the cost, never before `now`, in ms and ticks.
-      const units = -cost * unitsPerToken
-      const ms = floorDiv(units, unitsPerMs)
-      aheadMs += ms
-      aheadTicks += units - ms * unitsPerMs
-      if (aheadTicks >= unitsPerMs) {
-        aheadMs += 1
-        aheadTicks -= unitsPerMs
-      }
-      if (aheadMs < 0) aheadMs = aheadTicks = 0
-      write(slots, offset, now)
+      const base = Math.min(chargedAt, now)
+      let ms = slots[offset]! - base
+      let ticks = slots[offset + 1]!
+      if (ms < 0) ms = ticks = 0
+      const boundMs = floorDiv(2 * capacity, unitsPerMs)
+      if (ms > boundMs + 1) return
+      // Below 2 × capacity + 2 × unitsPerMs: a safe integer.
+      const room = (boundMs - ms) * unitsPerMs + (2 * capacity - boundMs * unitsPerMs) - ticks
+      if (room <= 0) return
+      const extra = Math.min(actual - charged, ceilDiv(room, unitsPerToken)) * unitsPerToken
+      const total = ticks + Math.min(room, extra)
+      const carried = floorDiv(total, unitsPerMs)
+      slots[offset] = base + ms + carried
+      slots[offset + 1] = total - carried * unitsPerMs
     },
     freshAt(slots, offset) {
       return slots[offset]! + (slots[offset + 1]! > 0 ? 1 : 0)

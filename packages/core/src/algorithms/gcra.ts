@@ -58,6 +58,17 @@ function ticksGcra(scaled: ScaledRate): Algorithm {
     return capacity
   }
 
+  function refund(
+    slots: StateSlots,
+    offset: number,
+    cost: number,
+    _chargedAt: number,
+    now: number,
+  ): void {
+    const tatAhead = aheadOf(slots, offset, now)
+    slots[offset] = now * unitsPerMs + Math.max(0, tatAhead - cost * unitsPerToken)
+  }
+
   return {
     name: 'gcra',
     limit: burst,
@@ -108,9 +119,22 @@ function ticksGcra(scaled: ScaledRate): Algorithm {
         retryAfterMs: undefined,
       }
     },
-    refund(slots, offset, cost, _chargedAt, now) {
-      const tatAhead = aheadOf(slots, offset, now)
-      slots[offset] = now * unitsPerMs + Math.max(0, tatAhead - cost * unitsPerToken)
+    refund,
+    settle(slots, offset, charged, actual, chargedAt, now) {
+      if (actual < charged) return refund(slots, offset, charged - actual, chargedAt, now)
+      if (actual === charged) return
+      aheadOf(slots, offset, now)
+      // The extra moves the TAT itself, not the TAT as of `now`: with no other charge since the
+      // reservation, that is the TAT charging `actual` then would have set (a TAT from before the
+      // reservation, of a key dropped since, counts from a full bucket at the reservation). At
+      // most one burst of debt: the TAT stays within two buckets of the reservation (or of `now`,
+      // if earlier), so that it is never taken for a clock that stepped back (`holdTicks`).
+      const base = Math.min(chargedAt, now) * unitsPerMs
+      const tat = Math.max(slots[offset]!, base)
+      const room = base + 2 * capacity - tat
+      if (room <= 0) return
+      const extra = Math.min(actual - charged, ceilDiv(room, unitsPerToken)) * unitsPerToken
+      slots[offset] = tat + Math.min(room, extra)
     },
     freshAt(slots, offset) {
       return ceilDiv(slots[offset]!, unitsPerMs)

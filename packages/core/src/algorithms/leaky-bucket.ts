@@ -24,10 +24,13 @@ export function leakyBucket(params: RateParams): Algorithm {
   refuseUnknownParams('leakyBucket', params, RATE_PARAMS)
   const { burst, unitsPerMs, unitsPerToken, capacity, rate, periodMs } = scaleRate(params)
   const drainMs = ceilDiv(capacity, unitsPerMs)
+  // Beyond this many ms the bucket is empty whatever it holds, up to the one burst of debt
+  // (water above the brim) a settle may leave.
+  const emptyMs = ceilDiv(2 * capacity, unitsPerMs)
 
   function waterAt(slots: StateSlots, offset: number, at: number): number {
     const elapsed = at - slots[offset + 1]!
-    if (elapsed >= drainMs) return 0
+    if (elapsed >= emptyMs) return 0
     return Math.max(0, slots[offset]! - elapsed * unitsPerMs)
   }
 
@@ -37,6 +40,19 @@ export function leakyBucket(params: RateParams): Algorithm {
    */
   function rebase(slots: StateSlots, offset: number, now: number): void {
     if (slots[offset + 1]! - now > drainMs) slots[offset + 1] = now
+  }
+
+  function refund(
+    slots: StateSlots,
+    offset: number,
+    cost: number,
+    _chargedAt: number,
+    now: number,
+  ): void {
+    rebase(slots, offset, now)
+    const at = Math.max(now, slots[offset + 1]!)
+    slots[offset] = Math.max(0, waterAt(slots, offset, at) - cost * unitsPerToken)
+    slots[offset + 1] = at
   }
 
   /**
@@ -166,11 +182,20 @@ export function leakyBucket(params: RateParams): Algorithm {
         retryAfterMs: undefined,
       }
     },
-    refund(slots, offset, cost, _chargedAt, now) {
+    refund,
+    settle(slots, offset, charged, actual, chargedAt, now) {
+      if (actual < charged) return refund(slots, offset, charged - actual, chargedAt, now)
+      if (actual === charged) return
       rebase(slots, offset, now)
-      const at = Math.max(now, slots[offset + 1]!)
-      slots[offset] = Math.max(0, waterAt(slots, offset, at) - cost * unitsPerToken)
-      slots[offset + 1] = at
+      // Poured at the state's own time, as the token bucket charges it (see there), up to one
+      // burst above the brim.
+      const base = Math.min(chargedAt, now)
+      if (slots[offset + 1]! < base) {
+        slots[offset] = waterAt(slots, offset, base)
+        slots[offset + 1] = base
+      }
+      const extra = Math.min(actual - charged, 2 * burst + 1) * unitsPerToken
+      slots[offset] = Math.min(2 * capacity, slots[offset]! + extra)
     },
     freshAt(slots, offset) {
       return slots[offset + 1]! + ceilDiv(slots[offset]!, unitsPerMs)

@@ -138,24 +138,62 @@ export function slidingLog(params: WindowParams): Algorithm {
         retryAfterMs: undefined,
       }
     },
-    refund(slots, offset, cost, chargedAt, now) {
+    refund,
+    settle(slots, offset, charged, actual, chargedAt, now) {
+      if (actual < charged) return refund(slots, offset, charged - actual, chargedAt, now)
+      if (actual === charged) return
       rebase(slots, offset, now)
-      // Drop up to `cost` entries logged at `chargedAt`, if they are still inside the window.
-      if (chargedAt <= now - windowMs) return
       const size = slots[offset + 1]!
-      const kept: number[] = []
-      let removed = 0
-      for (let n = 0; n < size; n++) {
-        const time = slots[slot(slots, offset, n)]!
-        if (removed < cost && time === chargedAt) removed++
-        else kept.push(time)
+      const at = Math.max(now, newest(slots, offset))
+      // Logged at the reservation while it is still inside the window, as charging `actual` then
+      // would have logged it; once it has aged out, at `now` (the fixed window says why).
+      const when = chargedAt > at - windowMs ? Math.min(chargedAt, at) : at
+      // The live entries, in time order, with the extra among them.
+      const times: number[] = []
+      let inserted = false
+      for (let n = 0; n <= size; n++) {
+        const time = n < size ? slots[slot(slots, offset, n)]! : Number.POSITIVE_INFINITY
+        if (!inserted && time > when) {
+          // More than a limit of them would all be dropped below.
+          for (let k = Math.min(actual - charged, limit); k > 0; k--) times.push(when)
+          inserted = true
+        }
+        if (n < size && time > at - windowMs) times.push(time)
       }
-      for (let n = 0; n < kept.length; n++) slots[offset + HEADER + n] = kept[n]!
+      // The log holds at most its room (its limit): keeping the newest entries loses no decision,
+      // since a log that full refuses everything until its oldest kept entry ages out, which is
+      // when the longer log would make room too.
+      const kept = Math.min(times.length, limit, slots[offset + 2]!)
+      const from = times.length - kept
+      for (let n = 0; n < kept; n++) slots[offset + HEADER + n] = times[from + n]!
       slots[offset] = 0
-      slots[offset + 1] = kept.length
+      slots[offset + 1] = kept
     },
     freshAt(slots, offset) {
       return slots[offset + 1] === 0 ? 0 : newest(slots, offset) + windowMs
     },
+  }
+
+  function refund(
+    slots: StateSlots,
+    offset: number,
+    cost: number,
+    chargedAt: number,
+    now: number,
+  ): void {
+    rebase(slots, offset, now)
+    // Drop up to `cost` entries logged at `chargedAt`, if they are still inside the window.
+    if (chargedAt <= now - windowMs) return
+    const size = slots[offset + 1]!
+    const kept: number[] = []
+    let removed = 0
+    for (let n = 0; n < size; n++) {
+      const time = slots[slot(slots, offset, n)]!
+      if (removed < cost && time === chargedAt) removed++
+      else kept.push(time)
+    }
+    for (let n = 0; n < kept.length; n++) slots[offset + HEADER + n] = kept[n]!
+    slots[offset] = 0
+    slots[offset + 1] = kept.length
   }
 }

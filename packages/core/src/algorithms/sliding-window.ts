@@ -127,6 +127,46 @@ export function slidingWindow(params: SlidingWindowParams): Algorithm {
       if (index === 0) return
       slots[offset + index] = Math.max(0, slots[offset + index]! - cost)
     },
+    settle(slots, offset, charged, actual, chargedAt, now) {
+      if (actual === charged) return
+      rebase(slots, offset, now)
+      const chargedStart = chargedAt - (chargedAt % windowMs)
+      if (chargedStart > slots[offset]! && chargedAt <= now) {
+        // Not written since before the reservation's window (one of cost 0 writes nothing):
+        // moved on to it first, as a charge then would have.
+        const moved = chargedStart === slots[offset]! + windowMs ? slots[offset + 2]! : 0
+        slots[offset] = chargedStart
+        slots[offset + 1] = moved
+        slots[offset + 2] = 0
+      }
+      const stored = slots[offset]!
+      const current = Math.max(now - (now % windowMs), stored)
+      // The charge weighs while its window is `now`'s or the one before: it sits in the stored
+      // current count, or in the stored previous count while the stored window is `now`'s.
+      const index =
+        chargedStart === stored && current <= stored + windowMs
+          ? 2
+          : chargedStart === stored - windowMs && current === stored
+            ? 1
+            : 0
+      if (index !== 0) {
+        slots[offset + index] = Math.max(0, slots[offset + index]! + actual - charged)
+        return
+      }
+      // It no longer weighs: nothing comes back, and an extra is charged to `now`'s window, as
+      // the fixed window does (see there), opened as `decide` opens it.
+      if (actual < charged) return
+      const previous =
+        current === stored
+          ? slots[offset + 1]!
+          : current === stored + windowMs
+            ? slots[offset + 2]!
+            : 0
+      const count = current === stored ? slots[offset + 2]! : 0
+      slots[offset] = current
+      slots[offset + 1] = previous
+      slots[offset + 2] = count + actual - charged
+    },
     freshAt(slots, offset) {
       return resetAt(slots[offset]!, slots[offset + 1]!, slots[offset + 2]!)
     },

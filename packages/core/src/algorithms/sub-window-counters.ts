@@ -132,6 +132,37 @@ export function subWindowCounters(limit: number, windowMs: number, buckets: numb
       const slot = slotOf(offset, charged)
       slots[slot] = Math.max(0, slots[slot]! - cost)
     },
+    settle(slots, offset, charged, actual, chargedAt, now) {
+      if (actual === charged) return
+      rebase(slots, offset, now)
+      const index = Math.floor(chargedAt / width)
+      const at = Math.max(Math.floor(now / width), slots[offset]! / width)
+      if (index > slots[offset]! / width && index <= at) {
+        // Not written since before the reservation's sub-window (one of cost 0 writes nothing):
+        // moved on to it first, as a charge then would have.
+        const from = slots[offset]! / width
+        for (let n = Math.max(from + 1, index - buckets + 1); n <= index; n++) {
+          slots[slotOf(offset, n)] = 0
+        }
+        slots[offset] = index * width
+      }
+      const newest = slots[offset]! / width
+      // The charge's sub-window is still counted at `now`: its count becomes what charging
+      // `actual` would have made, above the limit if need be.
+      if (index <= newest && index > at - buckets) {
+        const slot = slotOf(offset, index)
+        slots[slot] = Math.max(0, slots[slot]! + actual - charged)
+        return
+      }
+      // It has aged out: nothing comes back, and an extra is charged to `now`'s sub-window, as
+      // `decide` charges it (the fixed window says why).
+      if (actual < charged) return
+      for (let n = Math.max(newest + 1, at - buckets + 1); n <= at; n++) {
+        slots[slotOf(offset, n)] = 0
+      }
+      slots[offset] = at * width
+      slots[slotOf(offset, at)] = slots[slotOf(offset, at)]! + actual - charged
+    },
     freshAt(slots, offset) {
       const newest = slots[offset]! / width
       return resetAt(slots, offset, newest - buckets + 1, newest)

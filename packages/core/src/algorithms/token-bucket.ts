@@ -22,13 +22,15 @@ import type { Algorithm, PackedState, StateSlots } from './types.js'
 export function tokenBucket(params: RateParams): Algorithm {
   refuseUnknownParams('tokenBucket', params, RATE_PARAMS)
   const { burst, unitsPerMs, unitsPerToken, capacity, rate, periodMs } = scaleRate(params)
-  // Beyond this many ms of idling the bucket is full whatever its level; capping the elapsed
-  // time first keeps `elapsed × unitsPerMs` far from 2^53.
   const fillMs = ceilDiv(capacity, unitsPerMs)
+  // Beyond this many ms of idling the bucket is full whatever its level, down to the one burst
+  // of debt a settle may leave (`settle`); capping the elapsed time first keeps
+  // `elapsed × unitsPerMs` far from 2^53.
+  const fullMs = ceilDiv(2 * capacity, unitsPerMs)
 
   function levelAt(slots: StateSlots, offset: number, at: number): number {
     const elapsed = at - slots[offset + 1]!
-    if (elapsed >= fillMs) return capacity
+    if (elapsed >= fullMs) return capacity
     return Math.min(capacity, slots[offset]! + elapsed * unitsPerMs)
   }
 
@@ -41,6 +43,21 @@ export function tokenBucket(params: RateParams): Algorithm {
    */
   function rebase(slots: StateSlots, offset: number, now: number): void {
     if (slots[offset + 1]! - now > fillMs) slots[offset + 1] = now
+  }
+
+  function refund(
+    slots: StateSlots,
+    offset: number,
+    cost: number,
+    _chargedAt: number,
+    now: number,
+  ): void {
+    rebase(slots, offset, now)
+    // Refilling is min(capacity, level + gain), so adding the cost back and capping again gives
+    // exactly the level the key would have had without the charge.
+    const at = Math.max(now, slots[offset + 1]!)
+    slots[offset] = Math.min(capacity, levelAt(slots, offset, at) + cost * unitsPerToken)
+    slots[offset + 1] = at
   }
 
   /**
@@ -157,12 +174,13 @@ export function tokenBucket(params: RateParams): Algorithm {
       const skew = at - now
       const elapsed = at - last
       const level =
-        elapsed >= fillMs ? capacity : Math.min(capacity, slots[offset]! + elapsed * unitsPerMs)
+        elapsed >= fullMs ? capacity : Math.min(capacity, slots[offset]! + elapsed * unitsPerMs)
       const need = cost * unitsPerToken
-      if (level < need) {
+      // Cost 0 only inspects: it passes even on a bucket in debt (below empty, after a settle).
+      if (level < need && cost > 0) {
         return {
           allowed: false,
-          remaining: floorDiv(level, unitsPerToken),
+          remaining: Math.max(0, floorDiv(level, unitsPerToken)),
           limit: burst,
           resetAfterMs: skew + ceilDiv(capacity - level, unitsPerMs),
           retryAfterMs: skew + ceilDiv(need - level, unitsPerMs),
@@ -175,19 +193,29 @@ export function tokenBucket(params: RateParams): Algorithm {
       }
       return {
         allowed: true,
-        remaining: floorDiv(left, unitsPerToken),
+        remaining: Math.max(0, floorDiv(left, unitsPerToken)),
         limit: burst,
         resetAfterMs: left === capacity ? 0 : skew + ceilDiv(capacity - left, unitsPerMs),
         retryAfterMs: undefined,
       }
     },
-    refund(slots, offset, cost, _chargedAt, now) {
+    refund,
+    settle(slots, offset, charged, actual, chargedAt, now) {
+      if (actual < charged) return refund(slots, offset, charged - actual, chargedAt, now)
+      if (actual === charged) return
       rebase(slots, offset, now)
-      // Refilling is min(capacity, level + gain), so adding the cost back and capping again gives
-      // exactly the level the key would have had without the charge.
-      const at = Math.max(now, slots[offset + 1]!)
-      slots[offset] = Math.min(capacity, levelAt(slots, offset, at) + cost * unitsPerToken)
-      slots[offset + 1] = at
+      // Charged at the state's own time, not after refilling it to `now`: with no other charge
+      // since the reservation, that is the level charging `actual` then would have left, and the
+      // refill since is counted from it. A state last written before the reservation (one of
+      // cost 0 writes nothing) is first refilled to it. At most one burst below empty (so that
+      // `fullMs` holds); two bursts and a token more of extra always reach that floor.
+      const base = Math.min(chargedAt, now)
+      if (slots[offset + 1]! < base) {
+        slots[offset] = levelAt(slots, offset, base)
+        slots[offset + 1] = base
+      }
+      const extra = Math.min(actual - charged, 2 * burst + 1) * unitsPerToken
+      slots[offset] = Math.max(-capacity, slots[offset]! - extra)
     },
     freshAt(slots, offset) {
       return slots[offset + 1]! + ceilDiv(capacity - slots[offset]!, unitsPerMs)

@@ -162,6 +162,25 @@ export interface Algorithm {
    */
   refund(slots: StateSlots, offset: number, cost: number, chargedAt: number, now: number): void
   /**
+   * Replaces `charged` units charged at `chargedAt` (a reservation's estimate) with `actual`, as
+   * of `now`: the state becomes what charging `actual` at `chargedAt` would have made, as far as
+   * the state can tell (see docs/concepts/charging-after-the-response.md). Fewer units are given back as `refund`
+   * gives them; more are charged on top, denial or not, and may put the state into debt: a rate
+   * state goes below empty, by at most one burst (beyond it the units are forgiven), a window
+   * counts above its limit. A window algorithm gives nothing back once the charge's window has
+   * rolled over, and charges an extra then to the window of `now`. Works on the wide state only
+   * (a settled state may not fit 8 bytes: see `reservable`). Absent on algorithms whose charge
+   * cannot be settled (the leaky queue's slot, a concurrency slot).
+   */
+  settle?(
+    slots: StateSlots,
+    offset: number,
+    charged: number,
+    actual: number,
+    chargedAt: number,
+    now: number,
+  ): void
+  /**
    * The time (ms) from which this state is back to full capacity, so dropping it would lose
    * nothing. Stores use it for expiry and eviction.
    */

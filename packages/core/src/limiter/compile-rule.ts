@@ -1,3 +1,4 @@
+import { reservable } from '../algorithms/reservable.js'
 import type { AlgorithmTable } from '../algorithms/table.js'
 import type { Algorithm, QuotaPolicy } from '../algorithms/types.js'
 import type { Rule, RuleMode } from '../rules/types.js'
@@ -33,6 +34,8 @@ export type CompiledRule = {
   /** Undefined when every request costs `cost`. */
   readonly costs: CostTable | undefined
   readonly targets: readonly RouteTarget[]
+  /** Set on a rule whose charges are settled: how long after its reservation, in ms. */
+  readonly settleWithinMs: number | undefined
 }
 
 /**
@@ -46,7 +49,11 @@ export function compileRule(
   routes: RouteMatching,
   keyCaches: Map<string, CompiledRule['lastKey']> = new Map(),
 ): CompiledRule {
-  const algorithm = algorithmOf(rule, algorithms)
+  // A rule whose charges are settled keeps its keys wide: a debt does not fit 8 bytes.
+  const algorithm =
+    rule.settle === undefined
+      ? algorithmOf(rule, algorithms)
+      : reservable(algorithmOf(rule, algorithms))
   const costRoutes = Object.keys(rule.costByRoute)
   const keyPrefix = `${rule.match.identity[0]}:`
   let lastKey = keyCaches.get(keyPrefix)
@@ -71,6 +78,7 @@ export function compileRule(
     cost: rule.cost,
     costs: costRoutes.length === 0 ? undefined : routes.compileCosts(rule),
     targets: targetsOf(rule, routes),
+    settleWithinMs: rule.settle,
   }
 }
 

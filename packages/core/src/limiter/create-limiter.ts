@@ -34,6 +34,7 @@ import { createRelease, type RefundOne } from './release.js'
 import { createReporter } from './report.js'
 import { type RouteMatching, routeMatching } from './route-matching.js'
 import { buildRuleIndex, type RuleIndex } from './rule-index.js'
+import { createSettle } from './settle.js'
 import { checkOne, refundCharges } from './store-calls.js'
 import { DEFAULT_STORE_TIMEOUT_MS } from './store-deadline.js'
 import type { Limiter, LimiterOptions, Logger, Verdict } from './types.js'
@@ -78,7 +79,9 @@ export function composeLimiter(options: LimiterOptions, parts: LimiterParts): Li
   const { rules, store, engine, reader } = setup
   const timeOf = timeSource(engine, reader)
   const ruleOf = ruleLookup(setup.byId)
-  const refund = refunder(ruleOf, timeOf)
+  // Settled, cancelled or refunded: a verdict's charges are given back or corrected once.
+  const closed = new WeakSet<Verdict>()
+  const refund = refunder(ruleOf, timeOf, closed)
   const slots = slotParts(setup, options, timeOf, ruleOf)
   const hold = holder(slots, refund)
   const decide = requestDecider({
@@ -104,6 +107,8 @@ export function composeLimiter(options: LimiterOptions, parts: LimiterParts): Li
     check: checker(ruleOf, timeOf),
     refund,
     release: slots.release,
+    // Built only for rules that settle: a limiter without any holds none of it.
+    ...(setup.settles ? createSettle({ byId: setup.byId, timeOf, closed }) : undefined),
   }
   return limiter
 }
@@ -118,6 +123,8 @@ type LimiterSetup = {
   readonly engine: Engine
   readonly reader: ClockReader
   readonly clock: Clock
+  /** True when a rule's charges are settled (`settle`). */
+  readonly settles: boolean
 }
 
 /** The compile step: options checked, rules validated and compiled, the store's engine. */
@@ -135,6 +142,8 @@ function compileLimiter(options: LimiterOptions, parts: LimiterParts): LimiterSe
   const store = options.store ?? parts.store()
   const clock = options.clock ?? systemClock
   checkOptions(store, clock, options)
+  const settles = compiled.some((rule) => rule.settleWithinMs !== undefined)
+  if (settles) checkSettlingStore(store, compiled)
   const consumeOne = (store as { consumeOne?: ConsumeOne }).consumeOne
   const engine: Engine = {
     store,
@@ -154,6 +163,7 @@ function compileLimiter(options: LimiterOptions, parts: LimiterParts): LimiterSe
     engine,
     reader: clockReader(options.clock, engine.reporter),
     clock,
+    settles,
   }
 }
 
@@ -211,8 +221,11 @@ function checker(ruleOf: (id: string) => CompiledRule, timeOf: TimeOf): Limiter[
 }
 
 /** `Limiter.refund`: an admission's charges back, once; slots in flight are `release`'s. */
-function refunder(ruleOf: (id: string) => CompiledRule, timeOf: TimeOf): Limiter['refund'] {
-  const refunded = new WeakSet<Verdict>()
+function refunder(
+  ruleOf: (id: string) => CompiledRule,
+  timeOf: TimeOf,
+  refunded: WeakSet<Verdict>,
+): Limiter['refund'] {
   return (verdict, given) => {
     if (!verdict.allowed || verdict.storeFailed === true || refunded.has(verdict)) return
     const charges = admittedCharges(verdict, ruleOf, false)
@@ -309,6 +322,16 @@ function slotQueuesOf(
     make = slotQueues
   }
   return make === undefined ? undefined : make({ ...host, lines })
+}
+
+/** Rules that settle need a store that can: refused at start-up, not on the first settle. */
+function checkSettlingStore(store: Store, compiled: readonly CompiledRule[]): void {
+  if (typeof store.settle === 'function') return
+  const rules = compiled.filter((rule) => rule.settleWithinMs !== undefined).map((rule) => rule.id)
+  throw invalidOption(
+    'store',
+    `rules ${rules.map((id) => `"${id}"`).join(', ')} settle their charges (settle), but the store has no settle method`,
+  )
 }
 
 /** A budget of its own that will end: 0, NaN or Infinity (for "none") leaves the limiter's. */

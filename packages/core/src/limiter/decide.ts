@@ -5,6 +5,7 @@ import { RateLimitError } from '../errors.js'
 import type { Charge, Outcome } from '../store/types.js'
 import type { CompiledRule } from './compile-rule.js'
 import { type Engine, isPromiseLike } from './engine.js'
+import { estimateFor } from './estimate.js'
 import { messageOf, type Reporter } from './report.js'
 import type { RuleIndex } from './rule-index.js'
 import { replyWithin } from './store-deadline.js'
@@ -67,12 +68,18 @@ export function requestDecider({
     if (first === undefined) return emptyVerdict(now)
     const method = bucket.method
     let verdict: MaybePromise<Verdict> | undefined
+    const estimate = given?.estimate
     if (matched === undefined && deciding.consumeOne !== undefined) {
       // One rule, a synchronous store: no arrays, no promise.
       const key = keyOf(first, facts.identities)
       if (key !== undefined && key !== UNKNOWN_CLIENT_KEY) {
         const costs = first.costs
-        const cost = costs === undefined ? first.cost : costs.costOf(method, path, first.cost)
+        const cost =
+          estimate !== undefined && first.settleWithinMs !== undefined
+            ? estimateFor(first, estimate)
+            : costs === undefined
+              ? first.cost
+              : costs.costOf(method, path, first.cost)
         try {
           const reply = deciding.consumeOne(first.id, first.algorithm, key, cost, now)
           verdict = singleVerdict(storeDecision(first, reply, cost, key), now)
@@ -94,7 +101,15 @@ export function requestDecider({
         }
       }
     }
-    verdict ??= decideAll(deciding, matched ?? [first], facts.identities, method, path, now)
+    verdict ??= decideAll(
+      deciding,
+      matched ?? [first],
+      facts.identities,
+      method,
+      path,
+      now,
+      estimate,
+    )
     return markWaiting === undefined ? verdict : markWaiting(verdict)
   }
 }
@@ -123,6 +138,7 @@ function decideAll(
   method: string | undefined,
   path: string,
   now: number,
+  estimate?: number,
 ): MaybePromise<Verdict> {
   // Arrays of the matched rules' length, cut short when a rule lacks its identity: a push onto
   // an empty array would allocate room for 17.
@@ -134,7 +150,10 @@ function decideAll(
   let refused = false
   for (let i = 0; i < count; i++) {
     const rule = matched[i]!
-    const cost = costFor(rule, method, path)
+    const cost =
+      estimate === undefined || rule.settleWithinMs === undefined
+        ? costFor(rule, method, path)
+        : estimateFor(rule, estimate)
     const key = keyOf(rule, identities)
     if (key === undefined) {
       if (pending.missing === NO_DECISIONS) pending.missing = []
@@ -386,5 +405,5 @@ export function failingEngine(engine: Engine, error: Error): Engine {
   const fail = (): never => {
     throw error
   }
-  return { ...engine, consumeOne: undefined, store: { consume: fail, refund: fail } }
+  return { ...engine, consumeOne: undefined, store: { consume: fail, refund: fail, settle: fail } }
 }

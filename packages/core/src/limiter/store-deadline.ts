@@ -22,7 +22,7 @@ const timers = globalThis as unknown as Timers
 export function replyWithin<T>(
   reply: PromiseLike<T>,
   timeoutMs: number | false,
-  operation: 'consume' | 'refund',
+  operation: 'consume' | 'refund' | 'settle',
 ): Promise<T> {
   const settled = Promise.resolve(reply)
   if (timeoutMs === false) return settled

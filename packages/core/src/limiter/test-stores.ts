@@ -16,6 +16,7 @@ function withoutFastPath(): Store {
   return {
     consume: (charges, now): Outcome => inner.consume(charges, now),
     refund: (charges, chargedAt, now) => inner.refund(charges, chargedAt, now),
+    settle: (settlements, chargedAt, now) => inner.settle(settlements, chargedAt, now),
   }
 }
 
@@ -25,6 +26,7 @@ function asyncStore(): Store {
   return {
     consume: async (charges, now) => inner.consume(charges, now),
     refund: async (charges, chargedAt, now) => inner.refund(charges, chargedAt, now),
+    settle: async (settlements, chargedAt, now) => inner.settle(settlements, chargedAt, now),
   }
 }
 

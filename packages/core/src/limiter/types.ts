@@ -105,7 +105,7 @@ export const DEFAULT_STORE_ERROR_RETRY_AFTER_MS = 1000
 
 /** What failed, passed to `onError` with the store's error. */
 export type StoreErrorContext = {
-  readonly operation: 'consume' | 'refund'
+  readonly operation: 'consume' | 'refund' | 'settle'
   /** The ids of the rules whose charges the store was asked to apply. */
   readonly rules: readonly string[]
   /** True when a fail-closed enforcing rule turned the failure into a denial. */
@@ -182,6 +182,38 @@ export type CheckOptions = {
 export type DecideOptions = {
   /** Ms since the epoch (a fraction is floored). @default clock.now() */
   readonly now?: number
+  /**
+   * What the request is expected to cost, in units, under the rules with `settle` it matches
+   * (e.g. the `max_tokens` of a body the app parsed): charged there instead of the rule's cost,
+   * as a reservation for `settle` to correct. Other rules charge their cost. A whole number
+   * ≥ 0; one above a matching rule's capacity throws `ERR_RL_COST_EXCEEDS_CAPACITY` (it could
+   * never pass). @default each rule's `cost` (or `costByRoute`)
+   */
+  readonly estimate?: number
+}
+
+/** `limiter.settle`'s options. */
+export type SettleOptions = {
+  /** Ms since the epoch (a fraction is floored). @default clock.now() */
+  readonly now?: number
+}
+
+/**
+ * What a settle did:
+ * - `settled`: the store has the actual costs (of the rules in `settled`);
+ * - `closed`: the verdict was settled, cancelled or refunded before: nothing done;
+ * - `expired`: every reserved rule's time to settle had passed: their estimates stand;
+ * - `none`: nothing was reserved (a denial, a store that failed, no rule with `settle`);
+ * - `store-failed`: the store failed (reported to `onError`): the estimates stand.
+ */
+export type SettleStatus = 'settled' | 'closed' | 'expired' | 'none' | 'store-failed'
+
+export type SettleResult = {
+  readonly status: SettleStatus
+  /** The rules whose charges now hold the actual costs. */
+  readonly settled: readonly string[]
+  /** The reserved rules whose time to settle had passed: their estimates stand. */
+  readonly expired: readonly string[]
 }
 
 /** What `AbortSignal` offers that a wait reads: any runtime's signal fits. */
@@ -255,4 +287,25 @@ export interface Limiter {
    * limiters of an app's own without concurrency rules.
    */
   release?(verdict: Verdict, options?: DecideOptions): MaybePromise<void>
+  /**
+   * Replaces an admission's estimates with what it really cost, under every rule with `settle`
+   * it was charged on, in one store call: units are given back when it cost less, charged on
+   * top when it cost more (the key may go into debt and wait until it is repaid). `actual` is
+   * one cost for every such rule, or costs by rule id (rules not named keep their estimates).
+   * Once per verdict (a second settle, a cancel or a refund after it does nothing), within each
+   * rule's `settle` time. Throws for a bad cost (`ERR_RL_INVALID_COST`) or an unknown rule
+   * (`ERR_RL_UNKNOWN_RULE`); a store failure never throws (see `SettleResult`). Optional, for
+   * limiters of an app's own.
+   */
+  settle?(
+    verdict: Verdict,
+    actual: number | Readonly<Record<string, number>>,
+    options?: SettleOptions,
+  ): MaybePromise<SettleResult>
+  /**
+   * Gives an admission's reservation back whole (`settle` with an actual cost of 0): for a
+   * request that ended before it cost anything. Charges of rules without `settle` stay; `refund`
+   * gives everything back. Optional, as `settle`.
+   */
+  cancel?(verdict: Verdict, options?: SettleOptions): MaybePromise<SettleResult>
 }

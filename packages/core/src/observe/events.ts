@@ -55,7 +55,7 @@ export type StoreKind = 'memory' | 'redis' | 'custom'
 export type StoreCallEvent = {
   readonly type: 'store.call'
   readonly store: StoreKind
-  readonly operation: 'consume' | 'refund'
+  readonly operation: 'consume' | 'refund' | 'settle'
   readonly durationMs: number
   /** The error's code (`ERR_RL_STORE_UNAVAILABLE`…), or `error` for one without a code. */
   readonly error: string | undefined

@@ -148,6 +148,10 @@ export function observedLimiter(options: ObservedLimiterOptions): Limiter {
       held.released(verdict)
       return limiter.release?.(verdict, given)
     },
+    // Present when the limiter has them (rules that settle); the store call is timed below.
+    ...(limiter.settle === undefined
+      ? undefined
+      : { settle: limiter.settle, cancel: limiter.cancel }),
   }
   return observed
 }

@@ -35,7 +35,7 @@ function reported(
   elapsed: () => number,
   emit: Emit,
   store: StoreKind,
-  operation: 'consume' | 'refund',
+  operation: 'consume' | 'refund' | 'settle',
   start: number,
   error: unknown,
 ): void {
@@ -53,7 +53,7 @@ function settled<T>(
   elapsed: () => number,
   emit: Emit,
   kind: StoreKind,
-  operation: 'consume' | 'refund',
+  operation: 'consume' | 'refund' | 'settle',
   start: number,
   result: T,
 ): T {
@@ -104,6 +104,19 @@ export function timedStore(
       }
     },
     ...(store.timeoutMs === undefined ? {} : { timeoutMs: store.timeoutMs }),
+  }
+  const settle = store.settle
+  if (typeof settle === 'function') {
+    timed.settle = (settlements, chargedAt, now) => {
+      const start = elapsed()
+      try {
+        const done = settle.call(store, settlements, chargedAt, now)
+        return settled(elapsed, emit, kind, 'settle', start, done)
+      } catch (error) {
+        reported(elapsed, emit, kind, 'settle', start, error ?? 'error')
+        throw error
+      }
+    }
   }
   const consumeOne = (store as { consumeOne?: ConsumeOne }).consumeOne
   if (typeof consumeOne === 'function') {

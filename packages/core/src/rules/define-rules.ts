@@ -26,6 +26,7 @@ const LABELS: FieldLabels = {
   mode: 'mode',
   onStoreError: 'onStoreError',
   onMissingIdentity: 'onMissingIdentity',
+  settle: 'settle',
 }
 
 const CODE_SHAPE: RuleShape = {

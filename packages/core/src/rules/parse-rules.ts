@@ -30,6 +30,7 @@ const LABELS = {
   mode: 'mode',
   onStoreError: 'on_store_error',
   onMissingIdentity: 'on_missing_identity',
+  settle: 'settle',
 } as const satisfies FieldLabels
 
 const FILE_SHAPE: RuleShape = {
@@ -114,6 +115,7 @@ function readFileRule(record: Record<string, unknown>, issue: IssueSink) {
     mode: raw.mode,
     onStoreError: raw.on_store_error,
     onMissingIdentity: raw.on_missing_identity,
+    settle: raw.settle,
   }
   const perSecond = raw.rate_per_s
   if (perSecond === undefined) {

@@ -81,6 +81,16 @@ type RuleConfigBase = {
   readonly onStoreError?: StoreErrorPolicy
   /** @default 'ip' */
   readonly onMissingIdentity?: MissingIdentityPolicy
+  /**
+   * Makes the rule's charge a reservation: the request is admitted against an estimate (`cost`,
+   * `costByRoute`, or `DecideOptions.estimate`), and `limiter.settle(verdict, actual)` replaces
+   * it with what the request really cost once it is known (tokens an answer used, bytes it
+   * sent). `true` accepts a settle within ten minutes of the reservation, a duration within
+   * that; a later settle does nothing and the estimate stands. Not for `leaky_queue` or
+   * `concurrency`. See docs/concepts/charging-after-the-response.md. @default none: the charge
+   * is final
+   */
+  readonly settle?: boolean | Duration | Milliseconds
 }
 
 /** A rate rule, written in code: `rate` units per `period`, bursts of up to `burst`. */
@@ -183,6 +193,8 @@ type RuleBase = {
   readonly costByRoute: Readonly<Record<string, number>>
   readonly onStoreError: StoreErrorPolicy
   readonly onMissingIdentity: MissingIdentityPolicy
+  /** Set on a rule whose charges are settled: how long after its reservation, in whole ms. */
+  readonly settle?: Milliseconds
 }
 
 /** A validated rate rule; `period` in whole ms. */

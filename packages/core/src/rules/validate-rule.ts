@@ -1,4 +1,5 @@
 import type { CalendarUnit } from '../algorithms/calendar.js'
+import { DEFAULT_SETTLE_WITHIN_MS } from '../algorithms/reservable.js'
 import type { ReadRuleFields } from '../algorithms/rule-fields.js'
 import type { AlgorithmTable } from '../algorithms/table.js'
 import type { Algorithm, AlgorithmName } from '../algorithms/types.js'
@@ -34,7 +35,8 @@ export type RuleFields = {
     | 'costByRoute'
     | 'mode'
     | 'onStoreError'
-    | 'onMissingIdentity']?: unknown
+    | 'onMissingIdentity'
+    | 'settle']?: unknown
 }
 
 /** How each field was spelt in the user's input, for error messages. */
@@ -131,6 +133,7 @@ export function validateRule(
     fail,
     parseRoute,
   )
+  const settle = validateSettle(fields.settle, labels.settle, params?.algorithm, fail)
   if (!ok || params === undefined || match === undefined || costs === undefined) return undefined
   const rule = {
     id,
@@ -142,6 +145,7 @@ export function validateRule(
     costByRoute: costs.costByRoute,
     onStoreError,
     onMissingIdentity,
+    ...(settle === undefined ? {} : { settle }),
   } as Rule
   Object.defineProperty(rule, VALIDATED, { value: true })
   return deepFreeze(rule)
@@ -161,6 +165,35 @@ const VALIDATED: unique symbol = Symbol.for('tollgate.validated-rule') as never
  */
 export function isValidatedRule(value: unknown): value is Rule {
   return isRecord(value) && Object.isFrozen(value) && Object.hasOwn(value, VALIDATED)
+}
+
+/**
+ * A rule's `settle`: `true` for the default time to settle, a duration for its own, `false` or
+ * nothing for a final charge. Refused on an algorithm whose charge cannot be settled.
+ */
+function validateSettle(
+  value: unknown,
+  label: string,
+  algorithm: Algorithm | undefined,
+  issue: IssueSink,
+): number | undefined {
+  if (value === undefined || value === false) return undefined
+  const within = value === true ? DEFAULT_SETTLE_WITHIN_MS : toMilliseconds(value)
+  if (typeof within === 'string') {
+    issue(label, `expected true or a duration to settle within, such as '10m': ${within}`)
+    return undefined
+  }
+  if (algorithm !== undefined && typeof algorithm.settle !== 'function') {
+    const why =
+      algorithm.name === 'leaky_queue'
+        ? "a queued request's slot is fixed when it is admitted"
+        : algorithm.name === 'concurrency'
+          ? 'a concurrency slot is held until released, whatever the request costs'
+          : 'the algorithm has no settle method'
+    issue(label, `${algorithm.name} charges cannot be settled: ${why}; remove it`)
+    return undefined
+  }
+  return within
 }
 
 type Params = { readonly algorithm: Algorithm; readonly model: Record<string, unknown> }

@@ -8,6 +8,7 @@
 
 export type { CalendarWindows, WindowSpan } from '../algorithms/calendar.js'
 export { MAX_TIME_MS } from '../algorithms/integer.js'
+export { DEFAULT_SETTLE_WITHIN_MS, reservable } from '../algorithms/reservable.js'
 export { MAX_SLIDING_LOG_LIMIT } from '../algorithms/sliding-log.js'
 export {
   type AlgorithmState,
@@ -50,4 +51,4 @@ export {
   type Timers,
 } from '../wait/scheduler.js'
 export { applyCharges } from './apply-charges.js'
-export type { Charge, Outcome, Store } from './types.js'
+export type { Charge, Outcome, Settlement, Store } from './types.js'

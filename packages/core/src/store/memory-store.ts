@@ -3,16 +3,18 @@ import { costTooHigh } from '../algorithms/params.js'
 import { checkCost, checkTime, wholeMs } from '../algorithms/step.js'
 import type { Algorithm } from '../algorithms/types.js'
 import type { Decision } from '../decision.js'
+import { RateLimitError } from '../errors.js'
 import { invalidOption, shown } from '../options/option-values.js'
 import { refuseUnknownOptions } from '../options/unknown-options.js'
 import { ByteBudget } from './byte-budget.js'
 import { createKeyHasher } from './fingerprint.js'
 import { KeyTable } from './key-table.js'
 import { NO_LOG } from './log-arena.js'
+import { logWithRoom } from './log-room.js'
 import { checkMaxKeys, MAX_KEYS } from './max-keys.js'
 import { consumeMany, decideLogged, type Scratch } from './memory-charges.js'
 import { checkOneAlgorithmPerRule, sameRule, TABLES_PER_RULE, takeTable } from './rule-tables.js'
-import type { Charge, Outcome, Store } from './types.js'
+import type { Charge, Outcome, Settlement, Store } from './types.js'
 
 export type MemoryStoreOptions = {
   /**
@@ -58,6 +60,7 @@ export type MemoryStoreOptions = {
 export interface MemoryStore extends Store {
   consume(charges: readonly Charge[], now: number): Outcome
   refund(charges: readonly Charge[], chargedAt: number, now: number): void
+  settle(settlements: readonly Settlement[], chargedAt: number, now: number): void
   /**
    * Charges `cost` to `key` under `rule` at `now` (whole ms): the single-rule hot path, with no
    * array and no promise. Same decision as `consume` with one charge.
@@ -254,6 +257,15 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
         giveBack(rule, algorithm, key, cost, chargedAt, now)
       }
     },
+    settle(settlements, chargedAt, now) {
+      now = wholeMs(now)
+      chargedAt = wholeMs(chargedAt)
+      checkTime(now)
+      checkTime(chargedAt)
+      // Every settlement is checked before any state is written: one unit, as a charge is.
+      for (let i = 0; i < settlements.length; i++) checkSettlement(settlements[i]!)
+      for (let i = 0; i < settlements.length; i++) settleOne(settlements[i]!, chargedAt, now)
+    },
     refundOne(rule, algorithm, key, cost, chargedAt, now) {
       if (!Number.isSafeInteger(now)) now = wholeMs(now)
       if (!Number.isSafeInteger(chargedAt)) chargedAt = wholeMs(chargedAt)
@@ -286,6 +298,36 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     return heldAt < 0 ? undefined : table
   }
 
+  /**
+   * Settles one charge. A key the store no longer holds gets nothing back (it is fresh, or was
+   * evicted), and an extra charged from a fresh state at `now`; a log first gets room for it.
+   */
+  function settleOne(settlement: Settlement, chargedAt: number, now: number): void {
+    const { rule, algorithm, key, cost, actual } = settlement
+    if (actual === cost) return
+    const table = tableFor(rule, algorithm, now)
+    let offset: number
+    if (actual < cost) {
+      hasher.hash(key)
+      const slot = table.find(hasher.first, hasher.second)
+      if (slot < 0) return
+      offset = table.offsetAt(slot)
+    } else offset = table.locateKey(key, hasher, now)
+    const logs = table.logs
+    if (logs === undefined) {
+      algorithm.settle!(table.data, offset, cost, actual, chargedAt, now)
+      return
+    }
+    const current = table.data[offset]!
+    const held = current === NO_LOG ? 0 : algorithm.entries!.held(logs.data, current)
+    const log =
+      actual < cost
+        ? current
+        : logWithRoom(table, offset, Math.min(held + actual - cost, algorithm.limit), now)
+    // NO_LOG: nothing held to give back, or a log the budget cannot hold (dropped, as evicted).
+    if (log !== NO_LOG) algorithm.settle!(logs.data, log, cost, actual, chargedAt, now)
+  }
+
   function giveBack(
     rule: string,
     algorithm: Algorithm,
@@ -304,6 +346,19 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     else if (table.data[offset] !== NO_LOG) {
       algorithm.refund(table.logs.data, table.data[offset]!, cost, chargedAt, now)
     }
+  }
+}
+
+/** Throws unless `settlement` is one the store can apply (see `Store.settle`). */
+function checkSettlement({ algorithm, cost, actual }: Settlement): void {
+  checkCost(cost)
+  checkCost(actual)
+  if (typeof algorithm.settle !== 'function' || algorithm.packed !== undefined) {
+    throw new RateLimitError(
+      'ERR_RL_INVALID_RULE',
+      `${algorithm.name} charges cannot be settled as given: pass the algorithm through reservable() (a settled state may not fit its 8-byte form)`,
+      { field: 'settle' },
+    )
   }
 }
 

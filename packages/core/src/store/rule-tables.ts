@@ -29,10 +29,14 @@ export function takeTable(list: KeyTable[], algorithm: Algorithm): KeyTable | un
   return undefined
 }
 
-/** Two algorithm objects built from the same parameters read each other's states. */
+/**
+ * Two algorithm objects built from the same parameters read each other's states, unless one
+ * keeps them in 8 bytes and the other wide (a rule whose charges are settled: `reservable`).
+ */
 export function sameRule(a: Algorithm, b: Algorithm): boolean {
   return (
     a.name === b.name &&
+    (a.packed === undefined) === (b.packed === undefined) &&
     a.limit === b.limit &&
     a.stateSize === b.stateSize &&
     a.policy.quota === b.policy.quota &&

@@ -14,6 +14,12 @@ export type Charge = {
   readonly shadow: boolean
 }
 
+/**
+ * A reserved charge settled: `cost` units were charged (the estimate) and `actual` is what the
+ * request really cost, a whole number ≥ 0 that may exceed the rule's capacity.
+ */
+export type Settlement = Charge & { readonly actual: number }
+
 /** What a store answers for a request: one decision per charge, in order, and the time it used. */
 export type Outcome = {
   readonly decisions: readonly Decision[]
@@ -43,6 +49,14 @@ export interface Store {
    * window that has rolled over since returns nothing.
    */
   refund(charges: readonly Charge[], chargedAt: number, now: number): void | Promise<void>
+  /**
+   * Replaces, as one unit, the estimates charged at `chargedAt` (an `Outcome.at`) with what the
+   * requests really cost (`Algorithm.settle`): fewer units are given back as `refund` gives
+   * them, more are charged on top without a decision, and may leave a state in debt. Each
+   * settlement's algorithm must have `settle` and no 8-byte form (`reservable`). Optional: a
+   * limiter with rules that settle refuses a store without it at start-up.
+   */
+  settle?(settlements: readonly Settlement[], chargedAt: number, now: number): void | Promise<void>
   /**
    * For a store that bounds its own calls: the most one takes before it fails by itself with
    * `ERR_RL_STORE_UNAVAILABLE` (the Redis store's `timeoutMs`). The limiter then sets no timer of
