@@ -2,7 +2,7 @@ import { randomInt } from 'node:crypto'
 import { systemClock } from '@tollgate/core'
 import type { StoreEvent } from '@tollgate/core/observe'
 import { type Charge, checkTime, type Outcome, type Store, wholeMs } from '@tollgate/core/store'
-import { callScript, type Deadline, deadlineIn } from './call.js'
+import { callWatch, type Deadline, systemCallWatch } from './call.js'
 import type { RedisScriptClient } from './client.js'
 import { requestSender } from './coalesce.js'
 import { consumeAcrossSlots, groupBySlot, type RunScript } from './cross-slot.js'
@@ -116,11 +116,14 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     timers: options.timers ?? leaseTimers,
     renew: renewLeases,
   })
+  const watch = options.deadlines === undefined ? systemCallWatch : callWatch(options.deadlines)
+  const { callScript, deadlineIn } = watch
   const send = requestSender({
     client,
     serverTime,
     timeoutMs,
     coalesce: coalesce && client.cluster !== true,
+    watch,
   })
 
   function runner(
