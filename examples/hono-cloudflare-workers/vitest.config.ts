@@ -1,7 +1,11 @@
 import { defineProject } from 'vitest/config'
-import { sourceConditions } from '../../vitest.shared.js'
+import { sharedModules, sourceConditions } from '../../vitest.shared.js'
 
 export default defineProject({
   ...sourceConditions,
-  test: { name: 'example-hono-cloudflare-workers', include: ['src/**/*.test.ts'] },
+  test: {
+    ...sharedModules,
+    name: 'example-hono-cloudflare-workers',
+    include: ['src/**/*.test.ts'],
+  },
 })

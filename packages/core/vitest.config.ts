@@ -1,8 +1,8 @@
 import { defineProject } from 'vitest/config'
-import { sourceConditions } from '../../vitest.shared.js'
+import { sharedModules, sourceConditions } from '../../vitest.shared.js'
 
 export default defineProject({
   ...sourceConditions,
   // Property tests are CPU-bound; on a loaded shared machine they outlast the 5 s default.
-  test: { name: 'core', include: ['src/**/*.test.ts'], testTimeout: 60_000 },
+  test: { ...sharedModules, name: 'core', include: ['src/**/*.test.ts'], testTimeout: 60_000 },
 })

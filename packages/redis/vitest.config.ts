@@ -1,7 +1,7 @@
 import { defineProject } from 'vitest/config'
-import { sourceConditions } from '../../vitest.shared.js'
+import { sharedModules, sourceConditions } from '../../vitest.shared.js'
 
 export default defineProject({
   ...sourceConditions,
-  test: { name: 'redis', include: ['src/**/*.test.ts'] },
+  test: { ...sharedModules, name: 'redis', include: ['src/**/*.test.ts'] },
 })

@@ -1,12 +1,19 @@
 /**
  * The reproduction of a limiter made inside a request handler, on Express: it never limits, and
- * says so once (WARN_LIMITER_PER_REQUEST). A file of its own: the warning is once per process.
+ * says so once (WARN_LIMITER_PER_REQUEST). The warning is once per copy of the module that
+ * watches, and test files share their worker's modules: each test imports a fresh copy.
  */
-import { type RuleConfig, rateLimit } from '@tollgate/express'
+import type { RuleConfig } from '@tollgate/express'
 import { manualClock } from '@tollgate/test-utils'
 import express from 'express'
 import request from 'supertest'
-import { describe, expect, it } from 'vitest'
+import { beforeEach, describe, expect, it, vi } from 'vitest'
+
+let rateLimit: typeof import('@tollgate/express').rateLimit
+beforeEach(async () => {
+  vi.resetModules()
+  ;({ rateLimit } = await import('@tollgate/express'))
+})
 
 const RULES: RuleConfig[] = [
   { id: 'per-ip', match: { identity: 'ip' }, algorithm: 'token_bucket', rate: 1, burst: 1 },

@@ -5,14 +5,14 @@ import { type Clock, memoryStore, type Store, type Timers } from '@tollgate/core
 import { observedLimiter } from '@tollgate/core/observe'
 import { ATTRIBUTES as A, INSTRUMENTS as I, tollgateMetrics } from '@tollgate/opentelemetry'
 import { type RedisStore, redisStore } from '@tollgate/redis'
-import { manualClock, manualTime } from '@tollgate/test-utils'
+import { changes, manualClock, manualTime } from '@tollgate/test-utils'
 import {
   inMemoryMetrics,
   linesOf,
   METRIC_RULES as RULES,
   SLOT_WAIT_RULES,
 } from '@tollgate/test-utils/metrics'
-import { afterAll, describe, expect, it, vi } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
 import {
   REDIS_URL,
   redisAvailable,
@@ -156,22 +156,25 @@ describe.each(STORES)('metrics of requests waiting for a slot, over $name', (sto
     async (app) => {
       const sdk = inMemoryMetrics()
       const time = manualTime(T0)
+      // The gauges move with the limiter's events: each one checks what the test awaits again.
+      const watch = changes()
       const limiter = observedLimiter({
         rules: SLOT_WAIT_RULES,
         store: store.make(time),
         clock: time.clock,
         timers: time.timers,
         logger: false,
-        observers: [tollgateMetrics({ meterProvider: sdk.meterProvider })],
+        observers: [
+          tollgateMetrics({ meterProvider: sdk.meterProvider }),
+          { observe: () => watch.changed() },
+        ],
       })
       const gates = new Gates()
       const served = await app.start(limiter, gates, { clock: time.clock })
       const line = async (metric: string) =>
         linesOf((await sdk.collect()).get(metric), [A.rule]).join()
       const waiting = (n: number) =>
-        vi.waitFor(async () => expect(await line(I.queueLength)).toBe(`reports = ${n}`), {
-          timeout: 10_000,
-        })
+        watch.until(async () => expect(await line(I.queueLength)).toBe(`reports = ${n}`))
       try {
         const first = open(served.port, '/block/first')
         await gates.started('first')
@@ -188,9 +191,7 @@ describe.each(STORES)('metrics of requests waiting for a slot, over $name', (sto
         expect((await late.answer).status).toBe(429)
         gates.open('next')
         expect((await next.answer).status).toBe(200)
-        await vi.waitFor(async () => expect(await line(I.slotsInUse)).toBe('reports = 0'), {
-          timeout: 10_000,
-        })
+        await watch.until(async () => expect(await line(I.slotsInUse)).toBe('reports = 0'))
       } finally {
         await served.close()
       }

@@ -29,6 +29,7 @@ const FACTORIES: Record<string, { known: readonly string[]; call: (extra: object
       'layout',
       'clock',
       'timers',
+      'deadlines',
     ],
     call: (extra) => redisStore({ client, ...extra }),
   },

@@ -1,6 +1,8 @@
 // Redis failing under a live limiter: scripts flushed, the server restarted, paused (hung),
 // absent at start-up. Each rule follows its policy (fail open or closed), nothing crashes, no
 // promise is left unhandled, and decisions resume when Redis comes back.
+
+import { once } from 'node:events'
 import { createLimiter, type Limiter, type RuleConfig, type Verdict } from '@tollgate/core'
 import {
   ioredisClient,
@@ -14,6 +16,7 @@ import { freePort, type RedisServer, startRedisServer } from '@tollgate/test-uti
 import { Redis } from 'ioredis'
 import { createClient } from 'redis'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { type DrivenDeadlines, drivenDeadlines } from './support/deadlines.js'
 import { redisServerBinary, uniquePrefix } from './support/redis-env.js'
 
 const TIMEOUT_MS = 150
@@ -33,12 +36,21 @@ const rules = (onStoreError: 'open' | 'closed'): RuleConfig[] => [
 
 const request = (ip = '203.0.113.7') => ({ method: 'GET', path: '/v1/quotes', identities: { ip } })
 
-/** A limiter per policy over one client, as a gateway would build them. */
-function limiters(client: RedisScriptClient) {
+/**
+ * A limiter per policy over one client, as a gateway would build them; their calls time out on
+ * the deadlines' time (see drivenDeadlines), never on the clock of a loaded machine.
+ */
+function limiters(given: RedisScriptClient) {
+  const calls = drivenDeadlines(given, TIMEOUT_MS)
   const errors: unknown[] = []
   const stores: RedisStore[] = []
   const make = (policy: 'open' | 'closed') => {
-    const store = redisStore({ client, prefix: uniquePrefix('fail'), timeoutMs: TIMEOUT_MS })
+    const store = redisStore({
+      client: calls.client,
+      prefix: uniquePrefix('fail'),
+      timeoutMs: TIMEOUT_MS,
+      deadlines: calls.deadlines,
+    })
     stores.push(store)
     return createLimiter({
       rules: rules(policy),
@@ -47,24 +59,34 @@ function limiters(client: RedisScriptClient) {
       logger: false,
     })
   }
-  return { open: make('open'), closed: make('closed'), errors, stores }
+  return { open: make('open'), closed: make('closed'), errors, stores, calls }
 }
 
-async function timed(limiter: Limiter): Promise<{ verdict: Verdict; ms: number }> {
-  const started = performance.now()
-  const verdict = await limiter.decide(request())
-  return { verdict, ms: performance.now() - started }
+/**
+ * Decides a request while Redis cannot answer: the verdict, and how long the deadlines' time ran
+ * before it came (0 when the client failed the call at once).
+ */
+async function timed(
+  limiter: Limiter,
+  calls: DrivenDeadlines,
+): Promise<{ verdict: Verdict; ms: number }> {
+  const started = calls.now()
+  const verdict = await calls.timingOut(() => limiter.decide(request()))
+  return { verdict, ms: calls.now() - started }
 }
 
-/** Repeats until Redis answers again (bounded); returns the first verdict it decided. */
-async function untilAnswered(limiter: Limiter, timeoutMs = 15_000): Promise<Verdict> {
-  const deadline = Date.now() + timeoutMs
-  while (Date.now() < deadline) {
+/**
+ * Decides until Redis answers again, each attempt once the client is connected: a call waits for
+ * the connection (its deadline does not move), so only a client that fails a call (one in flight
+ * on a connection that dropped) makes another attempt. Returns the first verdict Redis decided.
+ */
+async function untilAnswered(limiter: Limiter, ready: () => Promise<void>): Promise<Verdict> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    await ready()
     const verdict = await limiter.decide(request(`198.51.100.${Math.floor(Math.random() * 250)}`))
     if (verdict.storeFailed !== true) return verdict
-    await new Promise((resolve) => setTimeout(resolve, 50))
   }
-  throw new Error(`Redis did not come back within ${timeoutMs} ms`)
+  throw new Error('Redis did not answer 50 attempts in a row, each once the client was ready')
 }
 
 function expectPolicies(open: Verdict, closed: Verdict) {
@@ -82,8 +104,9 @@ afterAll(() => {
   process.off('unhandledRejection', onUnhandled)
 })
 afterEach(async () => {
-  // Late replies of timed-out calls settle after the test; give them a turn to surface.
-  await new Promise((resolve) => setTimeout(resolve, 20))
+  // Calls still queued in a client were failed when it closed (the tests wait for that); a
+  // rejection nobody handled is reported once the promise jobs of that turn have run.
+  await new Promise(setImmediate)
   expect(unhandled).toEqual([])
 })
 
@@ -120,7 +143,21 @@ const clients = [
     'ioredis',
     (port: number) => {
       const redis = new Redis(port, '127.0.0.1', { retryStrategy: () => 25 })
-      return { client: ioredisClient(redis), close: async () => redis.disconnect() }
+      return {
+        client: ioredisClient(redis),
+        ready: async () => {
+          if (redis.status !== 'ready') await once(redis, 'ready')
+        },
+        close: async () => {
+          // With a connection open or opening, its calls fail when it ends, before 'end' is
+          // emitted. Between reconnections there is none: its queued calls then never settle
+          // (nor does 'end' come).
+          const open = redis.status !== 'end' && redis.status !== 'reconnecting'
+          const ended = open ? once(redis, 'end') : undefined
+          redis.disconnect()
+          await ended
+        },
+      }
     },
   ],
   [
@@ -133,7 +170,14 @@ const clients = [
       const client = nodeRedisClient(redis)
       // The app does not wait for Redis to start: a Redis that is down must not stop it.
       redis.connect().catch(() => {})
-      return { client, close: async () => redis.destroy() }
+      return {
+        client,
+        ready: async () => {
+          if (!redis.isReady) await once(redis, 'ready')
+        },
+        // Fails its queued calls as it returns.
+        close: async () => redis.destroy(),
+      }
     },
   ],
 ] as const
@@ -153,38 +197,39 @@ describe.skipIf(!redisServerBinary).each(clients)(
     })
 
     it('restarted: follows each policy while it is down, then decides again', async () => {
-      const { open, closed, errors } = limiters(connection.client)
-      await untilAnswered(open)
+      const { open, closed, errors, calls } = limiters(connection.client)
+      const { ready } = connection
+      await untilAnswered(open, ready)
       expect((await closed.decide(request())).allowed).toBe(true)
 
       await server.kill()
-      const down = [await timed(open), await timed(closed)]
+      const down = [await timed(open, calls), await timed(closed, calls)]
       expectPolicies(down[0]!.verdict, down[1]!.verdict)
-      for (const { ms } of down) expect(ms).toBeLessThan(TIMEOUT_MS + 250)
+      // Failed at once, or when the budget ran out: never later.
+      for (const { ms } of down) expect(ms).toBeLessThanOrEqual(TIMEOUT_MS)
       expect(errors.length).toBeGreaterThanOrEqual(2)
 
       await server.restart()
       // An empty server: the scripts are gone too, and are reloaded without anyone noticing.
-      expect((await untilAnswered(closed)).allowed).toBe(true)
-      expect((await untilAnswered(open)).allowed).toBe(true)
+      expect((await untilAnswered(closed, ready)).allowed).toBe(true)
+      expect((await untilAnswered(open, ready)).allowed).toBe(true)
     })
 
     it('paused (hung): gives up after the timeout, then decides again once it answers', async () => {
-      const { open, closed } = limiters(connection.client)
-      await untilAnswered(open)
+      const { open, closed, calls } = limiters(connection.client)
+      const { ready } = connection
+      await untilAnswered(open, ready)
 
       server.pause()
       try {
-        const hung = [await timed(open), await timed(closed)]
+        const hung = [await timed(open, calls), await timed(closed, calls)]
         expectPolicies(hung[0]!.verdict, hung[1]!.verdict)
-        for (const { ms } of hung) {
-          expect(ms).toBeGreaterThanOrEqual(TIMEOUT_MS - 5)
-          expect(ms).toBeLessThan(TIMEOUT_MS + 250)
-        }
+        // Neither a ms before the budget ran out nor after.
+        for (const { ms } of hung) expect(ms).toBe(TIMEOUT_MS)
       } finally {
         server.resume()
       }
-      expect((await untilAnswered(closed)).allowed).toBe(true)
+      expect((await untilAnswered(closed, ready)).allowed).toBe(true)
     })
   },
 )
@@ -197,13 +242,13 @@ describe.skipIf(!redisServerBinary).each(clients)(
       const connection = connect(port)
       let server: RedisServer | undefined
       try {
-        const { open, closed } = limiters(connection.client)
-        const absent = [await timed(open), await timed(closed)]
+        const { open, closed, calls } = limiters(connection.client)
+        const absent = [await timed(open, calls), await timed(closed, calls)]
         expectPolicies(absent[0]!.verdict, absent[1]!.verdict)
-        for (const { ms } of absent) expect(ms).toBeLessThan(TIMEOUT_MS + 250)
+        for (const { ms } of absent) expect(ms).toBeLessThanOrEqual(TIMEOUT_MS)
 
         server = await startRedisServer({ port })
-        expect((await untilAnswered(closed)).allowed).toBe(true)
+        expect((await untilAnswered(closed, connection.ready)).allowed).toBe(true)
       } finally {
         await connection.close()
         await server?.stop()

@@ -290,6 +290,10 @@ describe.skipIf(!redisAvailable)('Redis store on a single node', () => {
     expect(() => redisStore({ client: target.client, prefix: 'a{b}' })).toThrow(/prefix/)
     expect(() => redisStore({ client: target.client, timeoutMs: 0 })).toThrow(/timeoutMs/)
     expect(() => redisStore({ client: {} as RedisScriptClient })).toThrow(/client/)
+    const clock = { now: () => 0 }
+    expect(() => redisStore({ client: target.client, deadlines: { clock } as never })).toThrow(
+      /deadlines\.timers: expected \{ setTimeout, clearTimeout \}/,
+    )
   })
 
   it('reports a reply that is not a decision as ERR_RL_STORE_REPLY', async () => {

@@ -1,5 +1,6 @@
+import { manualTime } from '@tollgate/test-utils'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
-import { callScript, deadlineIn } from './call.js'
+import { callWatch, systemCallWatch } from './call.js'
 import type { RedisScriptClient } from './client.js'
 
 const SCRIPT = { sha: 'abc', source: 'return 1' }
@@ -26,6 +27,8 @@ function track(promise: Promise<unknown>) {
   )
   return state
 }
+
+const { callScript, deadlineIn } = systemCallWatch
 
 describe('callScript deadlines (fake clock)', () => {
   beforeEach(() => {
@@ -72,6 +75,48 @@ describe('callScript deadlines (fake clock)', () => {
       value: { code: 'ERR_RL_STORE_UNAVAILABLE' },
     })
     expect(early.value).toMatchObject({ code: 'ERR_RL_STORE_UNAVAILABLE' })
+  })
+})
+
+describe('callScript deadlines on injected time', () => {
+  it("times out on its own clock and timers, never on the runtime's", async () => {
+    const time = manualTime(5_000)
+    const watch = callWatch(time)
+    const { client, answers } = manualClient()
+    const early = track(watch.callScript(client, SCRIPT, [], [], watch.deadlineIn(30), asIs))
+    const late = track(watch.callScript(client, SCRIPT, [], [], watch.deadlineIn(100), asIs))
+    // One timer for both, armed for the earlier deadline.
+    expect(time.pending()).toBe(1)
+    await time.advance(29)
+    expect(early.settled).toBe('pending')
+    await time.advance(1)
+    expect(early).toMatchObject({
+      settled: 'rejected',
+      value: { code: 'ERR_RL_STORE_UNAVAILABLE' },
+    })
+    expect(late.settled).toBe('pending')
+    answers[1]!('in time')
+    await time.advance(0)
+    expect(late).toMatchObject({ settled: 'resolved', value: 'in time' })
+    // Nothing left waiting: the timer re-armed for the later call fires and arms no other.
+    await time.runAll()
+    expect(time.pending()).toBe(0)
+  })
+
+  it('fails a call whose deadline has already passed without calling Redis', async () => {
+    const time = manualTime()
+    const watch = callWatch(time)
+    const deadline = watch.deadlineIn(10)
+    await time.advance(10)
+    let calls = 0
+    const client: RedisScriptClient = {
+      evalsha: async () => calls++,
+      eval: async () => calls++,
+    }
+    await expect(watch.callScript(client, SCRIPT, [], [], deadline, asIs)).rejects.toMatchObject({
+      code: 'ERR_RL_STORE_UNAVAILABLE',
+    })
+    expect(calls).toBe(0)
   })
 })
 

@@ -1,5 +1,5 @@
 import type { Charge, Outcome } from '@tollgate/core/store'
-import { callScriptThen, type Deadline, deadlineIn } from './call.js'
+import type { CallWatch, Deadline } from './call.js'
 import type { RedisScriptClient } from './client.js'
 import { parseRuleSetReplies } from './reply.js'
 import type { RuleSetScripts } from './rule-set-scripts.js'
@@ -72,8 +72,11 @@ export function requestSender(options: {
   readonly serverTime: boolean
   readonly timeoutMs: number
   readonly coalesce: boolean
+  /** What times the calls. */
+  readonly watch: CallWatch
 }): RequestSender {
   const { client, serverTime, timeoutMs, coalesce } = options
+  const { callScriptThen, deadlineIn } = options.watch
   const gatherEveryRequest = coalesce && client.autoPipelining === true
   const schedule = gatherEveryRequest ? scheduleAtTickEnd : scheduleFlush
   const lanes = new Map<RuleSetScripts, Lane>()

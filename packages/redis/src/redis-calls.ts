@@ -1,5 +1,5 @@
 import { type Charge, type Clock, checkTime, type Outcome, wholeMs } from '@tollgate/core/store'
-import { callScript, type Deadline, deadlineIn } from './call.js'
+import type { CallWatch, Deadline } from './call.js'
 import type { RedisScriptClient } from './client.js'
 import type { RequestSender } from './coalesce.js'
 import { consumeAcrossSlots, groupBySlot, type RunScript } from './cross-slot.js'
@@ -33,7 +33,12 @@ export type Runner = (
   deadline: Deadline,
 ) => RunScript
 
-export function scriptRunner(client: RedisScriptClient, margin: string, leases: LeaseBook): Runner {
+export function scriptRunner(
+  client: RedisScriptClient,
+  margin: string,
+  leases: LeaseBook,
+  watch: CallWatch,
+): Runner {
   return (charges, prepared, deadline) => (script, indices, now, extra, free) => {
     const keys: string[] = new Array(indices.length)
     const args: string[] = new Array(3 + indices.length * ARGS_PER_CHARGE)
@@ -53,7 +58,7 @@ export function scriptRunner(client: RedisScriptClient, margin: string, leases: 
     // Most calls cover every charge in order: no need for a copy then.
     const covered =
       indices.length === charges.length ? charges : indices.map((index) => charges[index]!)
-    return callScript(client, script, keys, args, deadline, (reply) => {
+    return watch.callScript(client, script, keys, args, deadline, (reply) => {
       const parsed = parseReply(
         reply,
         covered,
@@ -129,6 +134,7 @@ export function generalConsumer(
   prepare: ChargePreparer['prepare'],
   runner: Runner,
   leases: LeaseBook,
+  watch: CallWatch,
 ): Consume {
   const { serverTime, timeoutMs } = config
   return async (charges, now) => {
@@ -138,7 +144,7 @@ export function generalConsumer(
     )
     // Nothing to decide, so nobody asks Redis the time: the caller's is reported.
     if (charges.length === 0) return { decisions: [], at: now }
-    const run = runner(charges, prepared, deadlineIn(timeoutMs))
+    const run = runner(charges, prepared, watch.deadlineIn(timeoutMs))
     const groups = client.cluster === true ? groupBySlot(prepared) : [everyIndex(charges.length)]
     let outcome: Outcome
     if (groups.length === 1) {
@@ -178,6 +184,7 @@ export function refunder(
   preparer: ChargePreparer,
   runner: Runner,
   leases: LeaseBook,
+  watch: CallWatch,
 ): Refund {
   const { serverTime, timeoutMs } = config
   return async (charges, chargedAt, now) => {
@@ -203,7 +210,7 @@ export function refunder(
     }
     if (given.length === 0) return
     charges = given
-    const run = runner(charges, prepared, deadlineIn(timeoutMs))
+    const run = runner(charges, prepared, watch.deadlineIn(timeoutMs))
     const groups = client.cluster === true ? groupBySlot(prepared) : [everyIndex(charges.length)]
     await Promise.all(
       groups.map((group) =>
@@ -238,12 +245,13 @@ export function renewer(
   client: RedisScriptClient,
   owner: number,
   clock: Clock,
+  watch: CallWatch,
 ): (held: readonly HeldLease[]) => Promise<readonly Renewed[]> {
   const { serverTime, timeoutMs, margin, leaseMs } = config
   return async (held) => {
     const groups = client.cluster === true ? groupBySlot(held) : [everyIndex(held.length)]
     const now = serverTime ? '-1' : String(wholeMs(clock.now()))
-    const deadline = deadlineIn(timeoutMs)
+    const deadline = watch.deadlineIn(timeoutMs)
     const units: Renewed[] = new Array(held.length)
     await Promise.all(
       groups.map(async (group) => {
@@ -253,7 +261,7 @@ export function renewer(
           const lease = held[index]!
           args.push(String(owner), String(lease.lease), String(lease.cost))
         }
-        const reply = await callScript(client, renewScript, keys, args, deadline, (r) =>
+        const reply = await watch.callScript(client, renewScript, keys, args, deadline, (r) =>
           parseRenewReply(r, group.length),
         )
         group.forEach((index, j) => {

@@ -2,6 +2,7 @@ import { randomInt } from 'node:crypto'
 import { systemClock } from '@tollgate/core'
 import type { StoreEvent } from '@tollgate/core/observe'
 import type { Charge, Outcome, Store } from '@tollgate/core/store'
+import { callWatch, systemCallWatch } from './call.js'
 import type { RedisScriptClient } from './client.js'
 import { requestSender } from './coalesce.js'
 import { encodeKey, redisKey } from './keys.js'
@@ -75,21 +76,24 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     { leaseMs, owner },
     layout,
   )
+  // What each call's timeoutMs is measured on: the runtime's time, or a test's.
+  const watch = options.deadlines === undefined ? systemCallWatch : callWatch(options.deadlines)
   const leaseClock = options.clock ?? systemClock
   const leases = leaseBook({
     leaseMs,
     clock: leaseClock,
     timers: options.timers ?? leaseTimers,
-    renew: renewer(config, client, owner, leaseClock),
+    renew: renewer(config, client, owner, leaseClock, watch),
   })
-  const runner = scriptRunner(client, margin, leases)
+  const runner = scriptRunner(client, margin, leases, watch)
   const send = requestSender({
     client,
     serverTime,
     timeoutMs,
     coalesce: config.coalesce && client.cluster !== true,
+    watch,
   })
-  const consumeMany = generalConsumer(config, client, preparer.prepare, runner, leases)
+  const consumeMany = generalConsumer(config, client, preparer.prepare, runner, leases, watch)
 
   return {
     timeoutMs,
@@ -114,7 +118,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     },
     observe: (listener) => leases.observe(listener),
     consume: consumer(config, client, preparer, send, consumeMany),
-    refund: refunder(config, client, preparer, runner, leases),
+    refund: refunder(config, client, preparer, runner, leases, watch),
   }
 }
 

@@ -75,6 +75,15 @@ export type RedisStoreOptions = {
   readonly clock?: Clock
   /** What arms the renewal timer (tests inject theirs). @default the runtime's, unreferenced */
   readonly timers?: Timers
+  /**
+   * What measures each call's `timeoutMs`: a clock (ms) and the timers that wake the store when
+   * a call's time is up. Tests inject manual time (`manualTime()` of `@tollgate/test-utils`
+   * fits) to make a call to a hung or absent Redis time out without waiting, and to keep a slow
+   * machine from timing out a call that would answer. Apart from `clock` and `timers`, which
+   * time the renewal of leases: a test may drive one and not the other.
+   * @default `performance.now()` and the runtime's timers, unreferenced
+   */
+  readonly deadlines?: { readonly clock: Clock; readonly timers: Timers }
 }
 
 export const DEFAULT_TIMEOUT_MS = 250
@@ -95,6 +104,7 @@ const OPTION_NAMES = Object.keys({
   layout: true,
   clock: true,
   timers: true,
+  deadlines: true,
 } satisfies Record<keyof RedisStoreOptions, true>)
 
 /** The options with their defaults filled in (`resolveOptions`). */
@@ -147,6 +157,18 @@ export function resolveOptions(options: RedisStoreOptions) {
   if (options.timers !== undefined) {
     const shape = '{ setTimeout, clearTimeout }'
     checkMethods('timers', options.timers, ['setTimeout', 'clearTimeout'], shape, WHERE)
+  }
+  if (options.deadlines !== undefined) {
+    const { clock, timers } = checkMethods(
+      'deadlines',
+      options.deadlines,
+      [],
+      '{ clock, timers }',
+      WHERE,
+    )
+    checkMethods('deadlines.clock', clock, ['now'], '{ now(): number }', WHERE)
+    const shape = '{ setTimeout, clearTimeout }'
+    checkMethods('deadlines.timers', timers, ['setTimeout', 'clearTimeout'], shape, WHERE)
   }
   return {
     client,

@@ -29,14 +29,24 @@ describe('guardShadowDeniedHook', () => {
 
   it('catches a rejection, so that no unhandled rejection ends the process', async () => {
     const lines: string[] = []
+    // The warning is what settles the hook's rejection: awaited, not a guessed turn later.
+    let logged!: () => void
+    const warned = new Promise<void>((resolve) => {
+      logged = resolve
+    })
     const hook = guardShadowDeniedHook({
       onShadowDenied: async () => {
         throw new Error('queue full')
       },
-      logger: { warn: (line) => lines.push(line) },
+      logger: {
+        warn: (line) => {
+          lines.push(line)
+          logged()
+        },
+      },
     })!
     hook(denied, undefined)
-    await new Promise((resolve) => setTimeout(resolve, 0))
+    await warned
     expect(lines).toHaveLength(1)
     expect(lines[0]).toContain('queue full')
   })
