@@ -29,22 +29,20 @@ pnpm --filter @tollgate/benchmarks bench:adapters -- --sockets --write
   charging every byte several times over; the ratios were about the same that way, every
   figure higher.)
 - **naive**: a hand-written token bucket with one header (the spec's "no dependencies" example),
-  the floor for any limiter. **fields only**: a middleware that writes Tollgate's five default
+  the floor for any limiter. **fields only**: a middleware that writes Tollgate's two default
   fields with fixed values and limits nothing: what the fields themselves cost in that framework.
-- **tollgate**: the defaults, \`X-RateLimit-Limit/-Remaining/-Reset\` plus \`RateLimit-Policy\`
-  and \`RateLimit\` (five fields), token bucket, memory store. **tollgate, same headers**: Tollgate
-  configured to send what the peer sends: with Express, the same five fields with a partition key
-  (express-rate-limit's draft-8); with Koa, the three \`X-RateLimit-*\` fields (koa-ratelimit);
-  with Hono, the draft-7 \`RateLimit\` and \`RateLimit-Policy\` (hono-rate-limiter, which has no
-  \`X-RateLimit-*\`).
+- **tollgate**: the defaults, the current draft's \`RateLimit-Policy\` and \`RateLimit\` (two
+  fields), token bucket, memory store. **tollgate, same headers**: Tollgate configured to send
+  what the peer sends: with Express, \`X-RateLimit-*\` and the draft's two fields with a partition
+  key (express-rate-limit's draft-8, five fields); with Koa, the three \`X-RateLimit-*\` fields
+  (koa-ratelimit); with Hono, the draft-7 \`RateLimit\` and \`RateLimit-Policy\`
+  (hono-rate-limiter, which has no \`X-RateLimit-*\`).
 - **peer**: express-rate-limit 8 (draft-8 and legacy headers), koa-ratelimit 6 (memory driver),
   hono-rate-limiter 0.5 (draft-7), each with its memory store.
 - **tollgate, partition key**: the defaults with \`partitionKey: true\`, hashed with Node's
-  synchronous SHA-256 (\`nodeSha256\` from \`@tollgate/core/node\`, which all three adapters pass).
-  **tollgate, two fields, partition key**: the fewest fields a partition key can ride in, the
-  current \`RateLimit\` and \`RateLimit-Policy\` (\`legacyHeaders: false\`): the partition-key
-  comparison for Koa and Hono, whose peers' fields (three \`X-RateLimit-*\`, two draft-7) carry
-  none, so that no setting sends their fields with one.
+  synchronous SHA-256 (\`nodeSha256\` from \`@tollgate/core/node\`, which all three adapters pass):
+  the partition-key comparison for Koa and Hono, whose peers' fields (three \`X-RateLimit-*\`, two
+  draft-7) carry none, so that no setting sends their fields with one.
 - Each run measures one client address, then 100,000 addresses in turn (\`--clients\`, a fixed
   random order: a limiter meets an address again only after all the others), so that every
   limiter also pays for cold state: a new bucket, a key string, a partition key not cached.

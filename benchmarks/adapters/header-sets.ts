@@ -50,19 +50,21 @@ const EXPRESS: readonly HeaderSet<RequestHandler>[] = [
   {
     headers: 'draft-8 RateLimit fields and X-RateLimit-*',
     partitionKey: true,
-    tollgate: () => expressLimit(TOLLGATE_RULES, { partitionKey: true }),
+    tollgate: () => expressLimit(TOLLGATE_RULES, { partitionKey: true, legacyHeaders: true }),
     peer: () => expressPeer('draft-8'),
   },
   {
     headers: 'draft-7 RateLimit fields and X-RateLimit-*',
     partitionKey: false,
-    tollgate: () => expressLimit(TOLLGATE_RULES, { standardHeaders: 'draft-7' }),
+    tollgate: () =>
+      expressLimit(TOLLGATE_RULES, { standardHeaders: 'draft-7', legacyHeaders: true }),
     peer: () => expressPeer('draft-7'),
   },
   {
     headers: 'draft-6 RateLimit-* and X-RateLimit-*',
     partitionKey: false,
-    tollgate: () => expressLimit(TOLLGATE_RULES, { standardHeaders: 'draft-6' }),
+    tollgate: () =>
+      expressLimit(TOLLGATE_RULES, { standardHeaders: 'draft-6', legacyHeaders: true }),
     peer: () => expressPeer('draft-6'),
   },
 ]
@@ -74,7 +76,7 @@ const KOA: readonly HeaderSet<Koa.Middleware>[] = [
   {
     headers: 'X-RateLimit-*',
     partitionKey: false,
-    tollgate: () => koaLimit(TOLLGATE_RULES, { standardHeaders: false }),
+    tollgate: () => koaLimit(TOLLGATE_RULES, { standardHeaders: false, legacyHeaders: true }),
     peer: koaPeer,
   },
 ]
@@ -87,8 +89,7 @@ const honoSender = (handler: MiddlewareHandler | undefined): Send => {
 const honoSet = (draft: 'draft-6' | 'draft-7'): HeaderSet<MiddlewareHandler> => ({
   headers: draft === 'draft-7' ? 'draft-7 RateLimit fields' : 'draft-6 RateLimit-*',
   partitionKey: false,
-  tollgate: () =>
-    honoLimit(TOLLGATE_RULES, { getConnInfo, standardHeaders: draft, legacyHeaders: false }),
+  tollgate: () => honoLimit(TOLLGATE_RULES, { getConnInfo, standardHeaders: draft }),
   peer: () => honoPeer(draft),
 })
 

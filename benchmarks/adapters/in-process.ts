@@ -25,7 +25,6 @@ export const VARIANTS: readonly VariantName[] = [
   'tollgate',
   'tollgate, partition key',
   'tollgate, same headers',
-  'tollgate, two fields, partition key',
   'peer',
 ]
 

@@ -73,7 +73,6 @@ async function tablesFor(clients: number): Promise<string[]> {
     'tollgate',
     'tollgate, partition key',
     'tollgate, same headers',
-    'tollgate, two fields, partition key',
   ]
   const header = `| framework | ${ratioColumns.join(' | ')} |`
   const rule = `|---|${ratioColumns.map(() => '---:|').join('')}`

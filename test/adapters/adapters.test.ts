@@ -46,6 +46,9 @@ async function run(
   const client: Client = await target.start({
     rules: scenario.rules,
     options: {
+      // The table reads what remains from `X-RateLimit-Remaining`, which is off by default: a
+      // scenario turns it off again (or to the default, `undefined`) where its fields say so.
+      legacyHeaders: true,
       ...scenario.options,
       clock,
       ...((scenario.store ?? defaultStore) === undefined

@@ -66,7 +66,7 @@ async function burst(
   const { store, decided } = countingStore(watch)
   const client = await target.start({
     rules: [rule],
-    options: { clock: time.clock, timers: time.timers, store, logger: false },
+    options: { clock: time.clock, timers: time.timers, store, logger: false, legacyHeaders: true },
     clock: { now: time.now, advance: () => {}, set: () => {} },
     skip: () => false,
     refund: undefined,

@@ -47,7 +47,7 @@ const APPS: ReadonlyArray<readonly [string, () => Send]> = [
   [
     'express',
     () => {
-      const options = { clock: manualClock(T0) }
+      const options = { clock: manualClock(T0), legacyHeaders: true }
       const app = express()
       app.use(expressRateLimit(GLOBAL, options))
       app.use(expressRateLimit(LOGIN, options))
@@ -63,7 +63,7 @@ const APPS: ReadonlyArray<readonly [string, () => Send]> = [
   [
     'koa',
     () => {
-      const options = { clock: manualClock(T0) }
+      const options = { clock: manualClock(T0), legacyHeaders: true }
       const app = new Koa()
       app.use(koaRateLimit(GLOBAL, options))
       app.use(koaRateLimit(LOGIN, options))
@@ -82,6 +82,7 @@ const APPS: ReadonlyArray<readonly [string, () => Send]> = [
     () => {
       const options = {
         clock: manualClock(T0),
+        legacyHeaders: true,
         getConnInfo: () => ({ remote: { address: '127.0.0.1' } }),
       }
       const app = new Hono()
@@ -137,7 +138,7 @@ describe('two limiters on one request', () => {
       'X-RateLimit-Remaining': '4999',
       'X-RateLimit-Reset': '1',
     }
-    const options = () => ({ clock: manualClock(T0) })
+    const options = () => ({ clock: manualClock(T0), legacyHeaders: true })
     const express5 = express()
     express5.use((_req, res, next) => {
       for (const [name, value] of Object.entries(upstream)) res.setHeader(name, value)

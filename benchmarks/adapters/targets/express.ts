@@ -26,14 +26,12 @@ const limiters: Record<VariantName, () => RequestHandler | undefined> = {
     for (const [name, value] of DEFAULT_FIELDS) res.setHeader(name, value)
     next()
   },
-  // Its defaults: X-RateLimit-* and the current RateLimit/RateLimit-Policy fields.
+  // Its defaults: the current RateLimit and RateLimit-Policy fields.
   tollgate: () => rateLimit(TOLLGATE_RULES),
   'tollgate, partition key': () => rateLimit(TOLLGATE_RULES, { partitionKey: true }),
-  // What express-rate-limit sends: the same, with a partition key in the RateLimit fields.
-  'tollgate, same headers': () => rateLimit(TOLLGATE_RULES, { partitionKey: true }),
-  // The fewest fields that carry a partition key: the current RateLimit and RateLimit-Policy.
-  'tollgate, two fields, partition key': () =>
-    rateLimit(TOLLGATE_RULES, { legacyHeaders: false, partitionKey: true }),
+  // What express-rate-limit sends: X-RateLimit-* and the RateLimit fields with a partition key.
+  'tollgate, same headers': () =>
+    rateLimit(TOLLGATE_RULES, { legacyHeaders: true, partitionKey: true }),
   // Every header it has: draft-8 RateLimit fields (with its partition key) and X-RateLimit-*.
   peer: () => expressPeer('draft-8'),
 }

@@ -36,15 +36,12 @@ const limiters: Record<VariantName, () => MiddlewareHandler | undefined> = {
     await next()
     for (const [name, value] of DEFAULT_FIELDS) c.res.headers.append(name, value)
   },
-  // Its defaults: X-RateLimit-* and the current RateLimit/RateLimit-Policy fields.
+  // Its defaults: the current RateLimit and RateLimit-Policy fields.
   tollgate: () => rateLimit(TOLLGATE_RULES, { getConnInfo }),
   'tollgate, partition key': () => rateLimit(TOLLGATE_RULES, { getConnInfo, partitionKey: true }),
   // What hono-rate-limiter sends: draft-7 RateLimit and RateLimit-Policy only.
   'tollgate, same headers': () =>
-    rateLimit(TOLLGATE_RULES, { getConnInfo, standardHeaders: 'draft-7', legacyHeaders: false }),
-  // The fewest fields that carry a partition key: the current RateLimit and RateLimit-Policy.
-  'tollgate, two fields, partition key': () =>
-    rateLimit(TOLLGATE_RULES, { getConnInfo, legacyHeaders: false, partitionKey: true }),
+    rateLimit(TOLLGATE_RULES, { getConnInfo, standardHeaders: 'draft-7' }),
   // Every header it has: draft-7 RateLimit fields (it sends no X-RateLimit-*).
   peer: () => honoPeer('draft-7'),
 }

@@ -27,14 +27,12 @@ const limiters: Record<VariantName, () => Middleware | undefined> = {
     for (const [name, value] of DEFAULT_FIELDS) ctx.res.setHeader(name, value)
     return next()
   },
-  // Its defaults: X-RateLimit-* and the current RateLimit/RateLimit-Policy fields.
+  // Its defaults: the current RateLimit and RateLimit-Policy fields.
   tollgate: () => rateLimit(TOLLGATE_RULES),
   'tollgate, partition key': () => rateLimit(TOLLGATE_RULES, { partitionKey: true }),
   // What koa-ratelimit sends: X-RateLimit-* only.
-  'tollgate, same headers': () => rateLimit(TOLLGATE_RULES, { standardHeaders: false }),
-  // The fewest fields that carry a partition key: the current RateLimit and RateLimit-Policy.
-  'tollgate, two fields, partition key': () =>
-    rateLimit(TOLLGATE_RULES, { legacyHeaders: false, partitionKey: true }),
+  'tollgate, same headers': () =>
+    rateLimit(TOLLGATE_RULES, { standardHeaders: false, legacyHeaders: true }),
   // Its memory driver, keyed by IP; it always sends X-RateLimit-Limit/-Remaining/-Reset.
   peer: () => koaPeer(),
 }

@@ -41,6 +41,8 @@ export function createGateway(options: GatewayOptions): Express {
       clock: options.clock,
       logger: options.logger,
       trustProxy: 'loopback',
+      // Merchants' older clients read GitHub's X-RateLimit-* fields: sent beside the IETF ones.
+      legacyHeaders: true,
       plan: (req) => merchantOf(req)?.plan,
     }),
   )

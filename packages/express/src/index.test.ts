@@ -22,7 +22,7 @@ describe('@tollgate/express', () => {
         burst: 5,
       },
     ]
-    app.use('/v1', rateLimit(rules, { clock: clock() }))
+    app.use('/v1', rateLimit(rules, { clock: clock(), legacyHeaders: true }))
     app.post('/v1/labels:batch', (_req, res) => {
       res.end('ok')
     })
@@ -33,7 +33,7 @@ describe('@tollgate/express', () => {
 
   it('keeps the rate-limit headers on an error response, and refunds it', async () => {
     const app = express()
-    app.use(rateLimit(perIp(2), { clock: clock(), refund: 'failed' }))
+    app.use(rateLimit(perIp(2), { clock: clock(), legacyHeaders: true, refund: 'failed' }))
     app.get('/boom', () => {
       throw new Error('boom')
     })
@@ -53,6 +53,7 @@ describe('@tollgate/express', () => {
     app.use(
       rateLimit(perIp(1), {
         clock: clock(),
+        legacyHeaders: true,
         onLimited: (_req, res, _next, denial, verdict) => {
           if (verdict !== undefined) verdicts.push(verdict)
           res
@@ -84,7 +85,7 @@ describe('@tollgate/express', () => {
     const rules: RuleConfig[] = [
       { id: 'per-user', match: { identity: 'user' }, algorithm: 'token_bucket', rate: 1, burst: 2 },
     ]
-    app.use(rateLimit(rules, { clock: clock() }))
+    app.use(rateLimit(rules, { clock: clock(), legacyHeaders: true }))
     app.get('/', (_req, res) => {
       res.end('ok')
     })
@@ -185,9 +186,11 @@ describe('createRateLimit (Express)', () => {
       }
       return seen
     }
-    const expected = await answers(rateLimit(perIp(2), { clock: clock() }))
+    const expected = await answers(rateLimit(perIp(2), { clock: clock(), legacyHeaders: true }))
     expect(expected.map(([status]) => status)).toEqual([200, 200, 429])
-    expect(await answers(composed(perIp(2), { clock: clock() }))).toEqual(expected)
+    expect(await answers(composed(perIp(2), { clock: clock(), legacyHeaders: true }))).toEqual(
+      expected,
+    )
     const routed: RuleConfig[] = [{ ...perIp(2)[0]!, match: { identity: 'ip', route: '/v1/*' } }]
     expect(() => composed(routed)).toThrow(/rule "per-ip": match\.route: .*needs route matching/)
   })

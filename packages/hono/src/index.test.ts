@@ -18,7 +18,7 @@ const connInfo = () => ({ remote: { address: '203.0.113.7' } })
 
 function app(options: HonoRateLimitOptions, burst = 2): Hono {
   const hono = new Hono()
-  hono.use(rateLimit(perIp(burst), { clock: clock(), ...options }))
+  hono.use(rateLimit(perIp(burst), { clock: clock(), legacyHeaders: true, ...options }))
   return hono
 }
 
@@ -155,7 +155,7 @@ describe('@tollgate/hono', () => {
       { id: 'per-ip', match: { identity: 'ip' }, algorithm: 'sliding_log', limit: 1, window: '1m' },
     ])
     const hono = new Hono()
-    hono.use(rateLimit(rules, { clock: clock() }))
+    hono.use(rateLimit(rules, { clock: clock(), legacyHeaders: true }))
     hono.get('/', (c) => c.text('ok'))
     const env = { incoming: { socket: { remoteAddress: '192.0.2.1' } } }
     expect((await hono.request('/', {}, env)).status).toBe(200)

@@ -15,7 +15,7 @@ const clock = () => manualClock(Date.UTC(2026, 0, 1))
  * `ctx.onerror` already set by the first, so it keeps its fields on the error another way.
  */
 function useTwoLimitersThatThrow(app: Koa): void {
-  app.use(rateLimit(perIp(5), { clock: clock() }))
+  app.use(rateLimit(perIp(5), { clock: clock(), legacyHeaders: true }))
   app.use(rateLimit(perIp(3), { clock: clock(), legacyHeaders: false, standardHeaders: 'draft-6' }))
   app.use(() => {
     throw new Error('boom')
@@ -26,7 +26,7 @@ describe('@tollgate/koa', () => {
   it('keeps the rate-limit headers on a thrown error, which Koa would otherwise drop, and refunds it', async () => {
     const app = new Koa()
     app.silent = true
-    app.use(rateLimit(perIp(2), { clock: clock(), refund: 'failed' }))
+    app.use(rateLimit(perIp(2), { clock: clock(), legacyHeaders: true, refund: 'failed' }))
     app.use(() => {
       throw Object.assign(new Error('gone'), { status: 410, headers: { 'x-app': 'kept' } })
     })
@@ -49,7 +49,7 @@ describe('@tollgate/koa', () => {
   it('keeps the fields on a thrown error without refunds, through ctx.onerror', async () => {
     const app = new Koa()
     app.silent = true
-    app.use(rateLimit(perIp(2), { clock: clock(), exposeHeaders: true }))
+    app.use(rateLimit(perIp(2), { clock: clock(), legacyHeaders: true, exposeHeaders: true }))
     app.use((ctx) => {
       if (ctx.path === '/boom') throw new Error('boom')
       // The app's own header: Koa drops it on an error, and it stays dropped.
@@ -83,7 +83,7 @@ describe('@tollgate/koa', () => {
   it('answers an error whose headers cannot be replaced as Koa would, never failing itself', async () => {
     const app = new Koa()
     app.silent = true
-    app.use(rateLimit(perIp(2), { clock: clock() }))
+    app.use(rateLimit(perIp(2), { clock: clock(), legacyHeaders: true }))
     app.use(() => {
       const error = Object.assign(new Error('teapot'), { status: 418 })
       Object.defineProperty(error, 'headers', { get: () => ({ 'X-App': 'kept' }) })
@@ -126,7 +126,7 @@ describe('@tollgate/koa', () => {
       ctx.set('RateLimit-Policy', '"upstream";q=1000;w=3600')
       return next()
     })
-    app.use(rateLimit(perIp(1), { clock: clock() }))
+    app.use(rateLimit(perIp(1), { clock: clock(), legacyHeaders: true }))
     app.use((ctx) => {
       ctx.body = 'ok'
     })
@@ -146,7 +146,7 @@ describe('@tollgate/koa', () => {
 
   it('counts a request Koa answers 404 (nothing set a body) as failed', async () => {
     const app = new Koa()
-    app.use(rateLimit(perIp(1), { clock: clock(), refund: 'failed' }))
+    app.use(rateLimit(perIp(1), { clock: clock(), legacyHeaders: true, refund: 'failed' }))
     const server = app.listen(0)
     try {
       for (let i = 0; i < 2; i++) expect((await request(server).get('/nothing')).status).toBe(404)
@@ -160,6 +160,7 @@ describe('@tollgate/koa', () => {
     app.use(
       rateLimit(perIp(1), {
         clock: clock(),
+        legacyHeaders: true,
         onLimited: (ctx, denial) => {
           ctx.status = 503
           ctx.body = { error: 'busy', retryAfter: denial.problem.retryAfter }
@@ -200,7 +201,7 @@ describe('@tollgate/koa', () => {
         onMissingIdentity: 'deny',
       },
     ]
-    app.use(rateLimit(rules, { clock: clock() }))
+    app.use(rateLimit(rules, { clock: clock(), legacyHeaders: true }))
     app.use((ctx) => {
       ctx.body = 'ok'
     })
@@ -253,9 +254,11 @@ describe('createRateLimit (Koa)', () => {
         server.close()
       }
     }
-    const expected = await answers(rateLimit(perIp(2), { clock: clock() }))
+    const expected = await answers(rateLimit(perIp(2), { clock: clock(), legacyHeaders: true }))
     expect(expected.map(([status]) => status)).toEqual([200, 200, 429])
-    expect(await answers(composed(perIp(2), { clock: clock() }))).toEqual(expected)
+    expect(await answers(composed(perIp(2), { clock: clock(), legacyHeaders: true }))).toEqual(
+      expected,
+    )
     const log: RuleConfig[] = [
       { id: 'log', match: { identity: 'ip' }, algorithm: 'sliding_log', limit: 1, window: '1s' },
     ]

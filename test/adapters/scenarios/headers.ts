@@ -3,6 +3,25 @@ import { ok, partitionKey, perIp, type Scenario } from './support.js'
 
 export const HEADERS_SCENARIOS: readonly Scenario[] = [
   {
+    name: 'by default, RateLimit and RateLimit-Policy of the current draft, and no X-RateLimit-*',
+    rules: [perIp(10, 20)],
+    options: { legacyHeaders: undefined },
+    steps: [
+      {
+        expect: {
+          status: 200,
+          headers: {
+            'x-ratelimit-limit': undefined,
+            'x-ratelimit-remaining': undefined,
+            'x-ratelimit-reset': undefined,
+            'ratelimit-policy': '"per-ip";q=10;w=1;tollgate-burst=20',
+            ratelimit: '"per-ip";r=19;t=1',
+          },
+        },
+      },
+    ],
+  },
+  {
     name: 'draft-7 fields, reset as seconds from now, exposed to browsers',
     rules: [perIp(10, 20)],
     options: { standardHeaders: 'draft-7', legacyReset: 'delta-seconds', exposeHeaders: true },

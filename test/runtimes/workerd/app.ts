@@ -17,7 +17,12 @@ export function limiter(): MiddlewareHandler {
         burst: 3,
       },
     ],
-    { skip: (c) => c.req.path === '/health', refund: 'failed', exposeHeaders: true },
+    {
+      skip: (c) => c.req.path === '/health',
+      refund: 'failed',
+      exposeHeaders: true,
+      legacyHeaders: true,
+    },
   )
 }
 

@@ -66,7 +66,7 @@ describe('createAdapterKit', () => {
     expect(exchange.denial).toBeUndefined()
     const written: HeaderEntries[] = []
     exchange.writeFields(collecting(), written)
-    expect(Object.fromEntries(written[0]!)['X-RateLimit-Remaining']).toBe('1')
+    expect(Object.fromEntries(written[0]!)['RateLimit']).toBe('"per-ip";r=1;t=1')
   })
 
   it('hands a skipped request back as undefined, counting nothing', () => {

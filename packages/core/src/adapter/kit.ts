@@ -59,7 +59,6 @@ export function createAdapterKit<Req, Res>(
     store: memoryStore,
     partitionKeys: createPartitionKeyHasher,
     families: familiesFor,
-    legacyHeaders: true,
     foreignOptions: FOREIGN_OPTIONS,
   })
 }

@@ -47,10 +47,9 @@ export type RateLimitParts = {
   readonly partitionKeys?: (() => PartitionKeyHasher) | undefined
   /**
    * The families of rate-limit fields besides the current draft's (`RateLimit`,
-   * `RateLimit-Policy`), which every middleware has: `xRateLimitHeaders` (`X-RateLimit-*`, then on
-   * by default, as in `rateLimit`), `draft6Headers`, `draft7Headers`.
-   * @default none: `legacyHeaders` is off by default, and `legacyHeaders: true` or a
-   * `standardHeaders` of draft-6 or draft-7 is refused
+   * `RateLimit-Policy`), which every middleware has: `xRateLimitHeaders` (`X-RateLimit-*`, sent
+   * with `legacyHeaders: true`), `draft6Headers`, `draft7Headers`.
+   * @default none: `legacyHeaders: true` or a `standardHeaders` of draft-6 or draft-7 is refused
    */
   readonly headers?: readonly HeaderFamily[] | undefined
 }
@@ -90,7 +89,6 @@ export function kitParts(parts: RateLimitParts): KitParts {
   }
   return {
     families: givenFamilies(headers),
-    legacyHeaders: headers.some((family) => family.standardHeaders.length === 0),
     store: store ?? noStore,
     partitionKeys: partitionKeys ?? noPartitionKeys,
     algorithms: parts.algorithms,

@@ -197,7 +197,11 @@ describe('draft-7 and draft-6, checked against draft-07’s examples', () => {
       remaining: 2,
       resetAfterMs: 800,
     })
-    const headers = headersOf(verdict([loose, tight]), { standardHeaders: 'draft-7' }, 1_000_000)
+    const headers = headersOf(
+      verdict([loose, tight]),
+      { standardHeaders: 'draft-7', legacyHeaders: true },
+      1_000_000,
+    )
     expect(headers.RateLimit).toBe('limit=10, remaining=2, reset=1')
     expect(headers['X-RateLimit-Remaining']).toBe('2')
     expect(headers['X-RateLimit-Reset']).toBe('1001')

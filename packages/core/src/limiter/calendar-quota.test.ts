@@ -47,7 +47,7 @@ describe.each(STORES)('a monthly quota (%s)', (_name, makeStore) => {
         retryAfterMs: reset - now,
         resetAfterMs: reset - now,
       })
-      const headers = sent(createResponder({}).respond(denied, now).headers)
+      const headers = sent(createResponder({ legacyHeaders: true }).respond(denied, now).headers)
       const seconds = String((reset - now) / 1000)
       expect(headers['Retry-After']).toBe(seconds)
       expect(headers.RateLimit).toBe(`"monthly";r=0;t=${seconds}`)

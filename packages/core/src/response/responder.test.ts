@@ -10,7 +10,7 @@ const names = (v: Verdict, options: ResponderOptions = {}) =>
   respond(v, options).headers.map(([name]) => name)
 
 describe('what is sent by default', () => {
-  it('on an admitted request: X-RateLimit-* and the current-form fields, nothing else', () => {
+  it('on an admitted request: the current-form fields, nothing else', () => {
     const response = respond(
       verdict([decision('api', { remaining: 42, resetAfterMs: 12_500 })]),
       {},
@@ -18,6 +18,14 @@ describe('what is sent by default', () => {
     )
     expect(response).toMatchObject({ allowed: true, status: undefined, body: undefined })
     expect(response.headers).toEqual([
+      ['RateLimit-Policy', '"api";q=100;w=60'],
+      ['RateLimit', '"api";r=42;t=13'],
+    ])
+  })
+
+  it('X-RateLimit-* before them with legacyHeaders', () => {
+    const v = verdict([decision('api', { remaining: 42, resetAfterMs: 12_500 })])
+    expect(respond(v, { legacyHeaders: true }, 1_700_000_000_000).headers).toEqual([
       ['X-RateLimit-Limit', '100'],
       ['X-RateLimit-Remaining', '42'],
       ['X-RateLimit-Reset', '1700000013'],
@@ -33,16 +41,17 @@ describe('what is sent by default', () => {
   it('X-RateLimit-Reset as seconds from now with legacyReset: delta-seconds', () => {
     const v = verdict([decision('api', { resetAfterMs: 12_500 })])
     expect(
-      sent(respond(v, { legacyReset: 'delta-seconds' }, 1_700_000_000_000).headers)[
-        'X-RateLimit-Reset'
-      ],
+      sent(
+        respond(v, { legacyHeaders: true, legacyReset: 'delta-seconds' }, 1_700_000_000_000)
+          .headers,
+      )['X-RateLimit-Reset'],
     ).toBe('13')
   })
 
-  it('turns each family off', () => {
+  it('turns each family on or off', () => {
     const v = verdict([decision('api')])
-    expect(names(v, { legacyHeaders: false })).toEqual(['RateLimit-Policy', 'RateLimit'])
-    expect(names(v, { standardHeaders: false })).toEqual([
+    expect(names(v, {})).toEqual(['RateLimit-Policy', 'RateLimit'])
+    expect(names(v, { legacyHeaders: true, standardHeaders: false })).toEqual([
       'X-RateLimit-Limit',
       'X-RateLimit-Remaining',
       'X-RateLimit-Reset',
@@ -150,8 +159,7 @@ describe('shadow rules', () => {
 
 describe('Access-Control-Expose-Headers', () => {
   it('lists every name this configuration can send, on responses that carry rate-limit headers', () => {
-    const expose =
-      'X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, RateLimit, RateLimit-Policy, Retry-After'
+    const expose = 'RateLimit, RateLimit-Policy, Retry-After'
     const responder = createResponder({ exposeHeaders: true })
     expect(responder.respond(verdict([decision('a')]), 0).headers).toContainEqual([
       'Access-Control-Expose-Headers',
@@ -161,9 +169,15 @@ describe('Access-Control-Expose-Headers', () => {
       responder.respond(verdict([decision('a', { allowed: false })]), 0).headers,
     ).toContainEqual(['Access-Control-Expose-Headers', expose])
     expect(responder.respond(verdict([]), 0).headers).toEqual([])
-    expect(
-      createResponder({ standardHeaders: 'draft-6', legacyHeaders: false }).headerNames,
-    ).toEqual([
+    expect(createResponder({ legacyHeaders: true }).headerNames).toEqual([
+      'X-RateLimit-Limit',
+      'X-RateLimit-Remaining',
+      'X-RateLimit-Reset',
+      'RateLimit',
+      'RateLimit-Policy',
+      'Retry-After',
+    ])
+    expect(createResponder({ standardHeaders: 'draft-6' }).headerNames).toEqual([
       'RateLimit-Limit',
       'RateLimit-Remaining',
       'RateLimit-Reset',

@@ -38,7 +38,10 @@ export type MissingIdentityResponse =
 
 /** What to send; every option has a default, so `createResponder()` is a complete setup. */
 export type ResponderOptions = {
-  /** Send `X-RateLimit-Limit`, `-Remaining` and `-Reset` (the de facto GitHub headers). @default true */
+  /**
+   * Send `X-RateLimit-Limit`, `-Remaining` and `-Reset` as well (the de facto GitHub fields), for
+   * clients that read only those. Off by default: the IETF fields say the same in two. @default false
+   */
   readonly legacyHeaders?: boolean | undefined
   /**
    * `X-RateLimit-Reset` as the epoch second the quota is full again (GitHub), or as seconds
@@ -127,7 +130,6 @@ export function createResponder(options: ResponderOptions = {}): Responder {
 const EVERY_PART: ResponderParts = {
   partitionKeys: createPartitionKeyHasher,
   families: familiesFor,
-  legacyHeaders: true,
 }
 
 /** What a responder is made with: the families of fields it may send, the partition-key hasher. */
@@ -137,8 +139,6 @@ export type ResponderParts = {
    * composed middleware, of those it was given, refusing an option that asks for another.
    */
   readonly families: (options: FamilyOptions) => readonly HeaderFamily[]
-  /** `legacyHeaders` when the options do not say: on only where `X-RateLimit-*` is there. */
-  readonly legacyHeaders: boolean
   /**
    * Made only when `partitionKey` is on (a middleware composed without one passes a refusal),
    * so that a bundle without it holds no SHA-256.
@@ -149,7 +149,7 @@ export type ResponderParts = {
 /** `createResponder` made of the parts given (see `ResponderParts`). */
 export function composeResponder(options: ResponderOptions, parts: ResponderParts): Responder {
   const fields = {
-    legacyHeaders: checkBoolean('legacyHeaders', options.legacyHeaders ?? parts.legacyHeaders),
+    legacyHeaders: checkBoolean('legacyHeaders', options.legacyHeaders ?? false),
     legacyReset: checkOneOf('legacyReset', options.legacyReset ?? 'epoch-seconds', LEGACY_RESETS),
     standardHeaders: checkOneOf(
       'standardHeaders',
