@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, it, vi } from 'vitest'
 import { redisOfTheFile, redisServerBinary, uniquePrefix } from './support/redis-env.js'
 import { expectSameAsMemory, settleTraceArb, settlingArb } from './support/settle-trace.js'
 import { ioredisTarget, type Target } from './support/targets.js'
-import { calendarBoundaryArbs, longLogArbs } from './support/trace.js'
+import { calendarBoundaryArbs, extremeAlgorithmArb, longLogArbs } from './support/trace.js'
 
 // Hundreds of Redis round trips per property: a loaded machine needs more than the default 5 s.
 vi.setConfig({ testTimeout: 120_000 })
@@ -57,6 +57,20 @@ describe.skipIf(!redisServerBinary).each(['rule', 'identity'] as const)(
           (trace) => expectSameAsMemory(store(), trace),
         ),
         { numRuns: 40 },
+      )
+    })
+
+    // Capacities and windows whose integers come close to 2^53, estimates of any size up to them,
+    // debts of one burst: where a rounded division or a sum past 2^53 would show.
+    it('settles with parameters and costs near 2^53 exactly as the memory store', async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          settleTraceArb(extremeAlgorithmArb.map(reservable), {
+            costs: fc.oneof(fc.integer({ min: 1, max: 8 }), fc.integer({ min: 1, max: 2 ** 40 })),
+          }),
+          (trace) => expectSameAsMemory(store(), trace),
+        ),
+        { numRuns: 60 },
       )
     })
 
