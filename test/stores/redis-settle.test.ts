@@ -111,6 +111,30 @@ describe.skipIf(!redisAvailable)('settling on the Redis store', () => {
     })
   })
 
+  it.each(['rule', 'identity'] as const)(
+    'on the server’s clock, settles against the time the consume answered (layout %s)',
+    async (layout) => {
+      const redis = redisStore({ client: target.client, prefix: uniquePrefix('settle'), layout })
+      // Real time passes between these calls: a token an hour, windows of a day.
+      const day = 86_400_000
+      for (const algorithm of [
+        reservable(tokenBucket({ rate: 1, periodMs: 3_600_000, burst: 20 })),
+        reservable(fixedWindow({ limit: 20, windowMs: day })),
+        reservable(slidingLog({ limit: 20, windowMs: day })),
+      ]) {
+        // The caller's `now` is only read for a calendar window's boundaries: far off on purpose.
+        const { at } = await redis.consume([charge(algorithm, 5)], 0)
+        await redis.settle([settlement(algorithm, 5, 2)], at, 0)
+        const left = (await redis.consume([charge(algorithm, 0)], 0)).decisions[0]!.remaining
+        // A log gives back only entries logged at `at`: the server's time, as the consume's.
+        expect(left, algorithm.name).toBe(18)
+        await redis.settle([settlement(algorithm, 2, 12)], at, 0)
+        const after = (await redis.consume([charge(algorithm, 0)], 0)).decisions[0]!.remaining
+        expect(after, algorithm.name).toBe(8)
+      }
+    },
+  )
+
   it('keeps a state in debt until the debt is repaid, plus the margin', async () => {
     const redis = store('rule', 0)
     // 20 reserved, 60 used: 20 below empty, refilling 10 a second: full again 4 s later.
