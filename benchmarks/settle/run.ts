@@ -1,14 +1,17 @@
 /**
- * What a reservation costs on the memory store: a request reserved and then settled (two store
- * calls: `decide` with an estimate, `settle` with the actual cost) against one plain charge
- * (`decide` alone), through the limiter, on one token-bucket rule.
+ * What a reservation costs: a request reserved and then settled (two store calls: `decide` with
+ * an estimate, `settle` with the actual cost) against one plain charge (`decide` alone), through
+ * the limiter, on one token-bucket rule: on the memory store, then on the Redis store at
+ * REDIS_URL (default redis://127.0.0.1:6379; its rows are left out when none answers).
  *
- *   node --conditions=@tollgate/source --import tsx settle/run.ts
+ *   pnpm --filter @tollgate/benchmarks bench:settle
  *
  * The machine is shared and noisy: the two are measured in alternating rounds within one process,
- * and the figure to read is their ratio in the same run (CPU time, median of the rounds).
+ * and the figure to read is their ratio in the same run (memory: CPU time; Redis: wall-clock
+ * time, see redis.ts; the median of the rounds).
  */
 import { createLimiter, type RuleConfig } from '@tollgate/core'
+import { redisRows } from './redis.js'
 
 const KEYS = 10_000
 const PER_ROUND = 200_000
@@ -78,3 +81,7 @@ const result = {
   ratio: Number((median(settleNs) / median(plainNs)).toFixed(2)),
 }
 process.stdout.write(`${JSON.stringify(result)}\n`)
+const { REDIS_URL = 'redis://127.0.0.1:6379' } = process.env
+const redis = await redisRows(REDIS_URL)
+if (redis === undefined) process.stdout.write('Redis: none answered, its rows left out\n')
+for (const row of redis ?? []) process.stdout.write(`${JSON.stringify(row)}\n`)

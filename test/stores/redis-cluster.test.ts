@@ -1,12 +1,14 @@
 // The Redis store on a real Redis Cluster of three masters, started here from the redis-server
 // binary, through ioredis Cluster and node-redis createCluster.
 import { fixedWindow, slidingLog, slidingWindow, tokenBucket } from '@tollgate/core'
-import type { Charge } from '@tollgate/core/store'
+import { type Charge, reservable } from '@tollgate/core/store'
 import { type RedisScriptClient, redisScripts, redisStore } from '@tollgate/redis'
 import { manualTime } from '@tollgate/test-utils'
+import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type RedisCluster, startRedisCluster } from './support/redis-cluster.js'
 import { redisServerBinary, uniquePrefix } from './support/redis-env.js'
+import { expectSameAsMemory, settleTraceArb, settlingArb } from './support/settle-trace.js'
 import { describeStore } from './support/store-suite.js'
 import { ioredisClusterTarget, nodeRedisClusterTarget, type Target } from './support/targets.js'
 import { AWKWARD_KEYS, ONE_OF_EACH } from './support/trace.js'
@@ -112,6 +114,51 @@ describe.skipIf(!redisServerBinary)('Redis store on a Redis Cluster (3 masters)'
       // Every key in one slot: the script made for these rules, not the general one.
       expect(counter.shas.at(-1)).not.toBe(redisScripts.consume.sha)
       expect(s.scripts().map((script) => script.sha)).toContain(counter.shas.at(-1))
+    })
+
+    it('settles a request of any number of rules on one identity in one round trip', async () => {
+      const counter = counting(target.client)
+      const s = store(counter.client)
+      const charges: Charge[] = ONE_OF_EACH.map((algorithm, i) => ({
+        rule: `settled-${i}`,
+        algorithm: reservable(algorithm),
+        key: 'api_key:k_2',
+        cost: 5,
+        shadow: false,
+      }))
+      await s.consume(charges, 1_000)
+      counter.calls = 0
+      await s.settle(
+        charges.map((c, i) => ({ ...c, actual: i % 2 === 0 ? 2 : 9 })),
+        1_000,
+        1_000,
+      )
+      expect(counter.calls).toBeLessThanOrEqual(2) // the settle script may be loaded first
+      expect(counter.shas.at(-1)).toBe(redisScripts.settle.sha)
+      counter.calls = 0
+      await s.settle(
+        charges.map((c) => ({ ...c, cost: 2, actual: 1 })),
+        1_000,
+        1_000,
+      )
+      expect(counter.calls).toBe(1)
+      const after = await s.consume(
+        charges.map((c) => ({ ...c, cost: 0 })),
+        1_000,
+      )
+      // 20 each, 5 reserved, then 2 or 9, then 1 of those 2 given back.
+      expect(after.decisions.map((d) => d.remaining)).toEqual(
+        charges.map((_, i) => (i % 2 === 0 ? 19 : 12)),
+      )
+    })
+
+    it('settles rules on identities of different slots as the memory store does', async () => {
+      await fc.assert(
+        fc.asyncProperty(settleTraceArb(settlingArb), (trace) =>
+          expectSameAsMemory(store(), trace, { acrossSlots: true }),
+        ),
+        { numRuns: 40 },
+      )
     })
 
     it('across slots, a denial anywhere leaves every other rule as it was', async () => {

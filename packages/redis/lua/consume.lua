@@ -94,9 +94,9 @@ local function writeIdentities()
 end
 
 -- The state of one key (or of `field` in the identity value under `key`, when not 0), or the
--- state of a key never seen (init at now), and whether it was moved to now (a clock that
--- stepped back further than the rule's reset span): a moved state is written back whatever the
--- decision.
+-- state of a key never seen (init at now), whether it was moved to now (a clock that stepped
+-- back further than the rule's reset span): a moved state is written back whatever the
+-- decision; and for a settle, whether a state was stored (what it gives units back to).
 local function load(code, key, field, p1, p2, p3, p4, p5, now)
   local s, moved, v = nil, false, nil
   if field ~= 0 then
@@ -114,7 +114,7 @@ local function load(code, key, field, p1, p2, p3, p4, p5, now)
   end
   if code == 1 then
     local unitsPerMs, unitsPerToken, capacity = p1, p2, p3
-local fillMs = -floorDiv(-capacity, unitsPerMs)
+local fillMs, fullMs = -floorDiv(-capacity, unitsPerMs), -floorDiv(-2 * capacity, unitsPerMs)
 local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991)
     local a, b
     if v and #v == 17 then
@@ -131,7 +131,7 @@ local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs 
     end
   elseif code == 2 then
     local unitsPerMs, unitsPerToken, capacity = p1, p2, p3
-local fillMs = -floorDiv(-capacity, unitsPerMs)
+local fillMs, fullMs = -floorDiv(-capacity, unitsPerMs), -floorDiv(-2 * capacity, unitsPerMs)
 local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991)
     if split then
       local a, b
@@ -159,7 +159,7 @@ local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs 
     end
   elseif code == 3 then
     local unitsPerMs, unitsPerToken, capacity = p1, p2, p3
-local fillMs = -floorDiv(-capacity, unitsPerMs)
+local fillMs, fullMs = -floorDiv(-capacity, unitsPerMs), -floorDiv(-2 * capacity, unitsPerMs)
 local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991)
     local a, b
     if v and #v == 17 then
@@ -290,7 +290,7 @@ local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs 
     end
   elseif code == 7 then
     local unitsPerMs, unitsPerToken, capacity, delayTicks, maxWaitTicks = p1, p2, p3, p4, p5
-local fillMs = -floorDiv(-capacity, unitsPerMs)
+local fillMs, fullMs = -floorDiv(-capacity, unitsPerMs), -floorDiv(-2 * capacity, unitsPerMs)
 local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991)
     local slot = nil
     if v then slot = tonumber(v) end
@@ -319,26 +319,27 @@ local function decide(code, key, s, p1, p2, p3, p4, p5, cost, now, commit)
   local allowed, remaining, reset, retry
   if code == 1 then
     local unitsPerMs, unitsPerToken, capacity = p1, p2, p3
-local fillMs = -floorDiv(-capacity, unitsPerMs)
+local fillMs, fullMs = -floorDiv(-capacity, unitsPerMs), -floorDiv(-2 * capacity, unitsPerMs)
 local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991)
     local at = max(now, s[2])
     local skew = at - now
     local elapsed = at - s[2]
     local level = capacity
-    if elapsed < fillMs then level = min(capacity, s[1] + elapsed * unitsPerMs) end
+    if elapsed < fullMs then level = min(capacity, s[1] + elapsed * unitsPerMs) end
     local need = cost * unitsPerToken
-    if level < need then
-      allowed, remaining, reset, retry = 0, floorDiv(level, unitsPerToken), skew - floorDiv(level - capacity, unitsPerMs), skew - floorDiv(level - need, unitsPerMs)
+    -- Cost 0 only inspects: it passes even on a bucket in debt (below empty, after a settle).
+    if level < need and cost > 0 then
+      allowed, remaining, reset, retry = 0, max(0, floorDiv(level, unitsPerToken)), skew - floorDiv(level - capacity, unitsPerMs), skew - floorDiv(level - need, unitsPerMs)
     else
       local left = level - need
       if commit then s[1] = left; s[2] = at end
       reset = 0
       if left ~= capacity then reset = skew - floorDiv(left - capacity, unitsPerMs) end
-      allowed, remaining, retry = 1, floorDiv(left, unitsPerToken), 0
+      allowed, remaining, retry = 1, max(0, floorDiv(left, unitsPerToken)), 0
     end
   elseif code == 2 then
     local unitsPerMs, unitsPerToken, capacity = p1, p2, p3
-local fillMs = -floorDiv(-capacity, unitsPerMs)
+local fillMs, fullMs = -floorDiv(-capacity, unitsPerMs), -floorDiv(-2 * capacity, unitsPerMs)
 local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991)
     local aheadMs, aheadTicks
     if split then
@@ -375,13 +376,13 @@ local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs 
     end
   elseif code == 3 then
     local unitsPerMs, unitsPerToken, capacity = p1, p2, p3
-local fillMs = -floorDiv(-capacity, unitsPerMs)
+local fillMs, fullMs = -floorDiv(-capacity, unitsPerMs), -floorDiv(-2 * capacity, unitsPerMs)
 local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991)
     local at = max(now, s[2])
     local skew = at - now
     local elapsed = at - s[2]
     local water = 0
-    if elapsed < fillMs then water = max(0, s[1] - elapsed * unitsPerMs) end
+    if elapsed < fullMs then water = max(0, s[1] - elapsed * unitsPerMs) end
     local poured = water + cost * unitsPerToken
     if cost > 0 and poured > capacity then
       allowed, remaining, reset, retry = 0, max(0, floorDiv(capacity - water, unitsPerToken)), skew - floorDiv(-water, unitsPerMs), skew - floorDiv(capacity - poured, unitsPerMs)
@@ -605,7 +606,7 @@ local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs 
     end
   elseif code == 7 then
     local unitsPerMs, unitsPerToken, capacity, delayTicks, maxWaitTicks = p1, p2, p3, p4, p5
-local fillMs = -floorDiv(-capacity, unitsPerMs)
+local fillMs, fullMs = -floorDiv(-capacity, unitsPerMs), -floorDiv(-2 * capacity, unitsPerMs)
 local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991)
     local ahead = max(0, s[1] - now * unitsPerMs)
     if cost == 0 then
@@ -647,17 +648,16 @@ local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs 
 end
 
 
-
 local function freshAt(code, key, s, p1, p2, p3, p4, p5)
   local fresh
   if code == 1 then
     local unitsPerMs, unitsPerToken, capacity = p1, p2, p3
-local fillMs = -floorDiv(-capacity, unitsPerMs)
+local fillMs, fullMs = -floorDiv(-capacity, unitsPerMs), -floorDiv(-2 * capacity, unitsPerMs)
 local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991)
     fresh = s[2] - floorDiv(s[1] - capacity, unitsPerMs)
   elseif code == 2 then
     local unitsPerMs, unitsPerToken, capacity = p1, p2, p3
-local fillMs = -floorDiv(-capacity, unitsPerMs)
+local fillMs, fullMs = -floorDiv(-capacity, unitsPerMs), -floorDiv(-2 * capacity, unitsPerMs)
 local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991)
     if split then
       fresh = s[1]
@@ -667,7 +667,7 @@ local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs 
     end
   elseif code == 3 then
     local unitsPerMs, unitsPerToken, capacity = p1, p2, p3
-local fillMs = -floorDiv(-capacity, unitsPerMs)
+local fillMs, fullMs = -floorDiv(-capacity, unitsPerMs), -floorDiv(-2 * capacity, unitsPerMs)
 local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991)
     fresh = s[2] - floorDiv(-s[1], unitsPerMs)
   elseif code == 4 then
@@ -697,7 +697,7 @@ local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs 
     end
   elseif code == 7 then
     local unitsPerMs, unitsPerToken, capacity, delayTicks, maxWaitTicks = p1, p2, p3, p4, p5
-local fillMs = -floorDiv(-capacity, unitsPerMs)
+local fillMs, fullMs = -floorDiv(-capacity, unitsPerMs), -floorDiv(-2 * capacity, unitsPerMs)
 local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991)
     fresh = -floorDiv(-s[1], unitsPerMs)
   elseif code == 8 then
@@ -724,15 +724,15 @@ local function save(code, key, field, s, p1, p2, p3, p4, p5, now, absolute, marg
     if fresh > now then
       if code == 1 then
     local unitsPerMs, unitsPerToken, capacity = p1, p2, p3
-local fillMs = -floorDiv(-capacity, unitsPerMs)
+local fillMs, fullMs = -floorDiv(-capacity, unitsPerMs), -floorDiv(-2 * capacity, unitsPerMs)
 local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991) value = struct.pack('<Bdd', 1, s[1], s[2])
   elseif code == 2 then
     local unitsPerMs, unitsPerToken, capacity = p1, p2, p3
-local fillMs = -floorDiv(-capacity, unitsPerMs)
+local fillMs, fullMs = -floorDiv(-capacity, unitsPerMs), -floorDiv(-2 * capacity, unitsPerMs)
 local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991) value = (split and struct.pack('<Bdd', 2, s[1], s[2]) or s[1])
   elseif code == 3 then
     local unitsPerMs, unitsPerToken, capacity = p1, p2, p3
-local fillMs = -floorDiv(-capacity, unitsPerMs)
+local fillMs, fullMs = -floorDiv(-capacity, unitsPerMs), -floorDiv(-2 * capacity, unitsPerMs)
 local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991) value = struct.pack('<Bdd', 3, s[1], s[2])
   elseif code == 4 then
     local limit, windowMs, calendar = p1, p2, p3 value = struct.pack('<Bdd', 4, s[1], s[2])
@@ -742,7 +742,7 @@ local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs 
     local limit, windowMs, buckets = p1, p2, p3 value = (buckets > 0 and struct.pack('<B' .. string.rep('d', buckets + 1), 70, unpack(s, 1, buckets + 1)) or struct.pack('<Bddd', 6, s[1], s[2], s[3]))
   elseif code == 7 then
     local unitsPerMs, unitsPerToken, capacity, delayTicks, maxWaitTicks = p1, p2, p3, p4, p5
-local fillMs = -floorDiv(-capacity, unitsPerMs)
+local fillMs, fullMs = -floorDiv(-capacity, unitsPerMs), -floorDiv(-2 * capacity, unitsPerMs)
 local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991) value = s[1]
   elseif code == 8 then
     local limit, retryAfterMs, leaseMs, owner, lease = p1, p2, p3, p4, p5 value = false
@@ -760,15 +760,15 @@ local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs 
   local value
   if code == 1 then
     local unitsPerMs, unitsPerToken, capacity = p1, p2, p3
-local fillMs = -floorDiv(-capacity, unitsPerMs)
+local fillMs, fullMs = -floorDiv(-capacity, unitsPerMs), -floorDiv(-2 * capacity, unitsPerMs)
 local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991) value = struct.pack('<Bdd', 1, s[1], s[2])
   elseif code == 2 then
     local unitsPerMs, unitsPerToken, capacity = p1, p2, p3
-local fillMs = -floorDiv(-capacity, unitsPerMs)
+local fillMs, fullMs = -floorDiv(-capacity, unitsPerMs), -floorDiv(-2 * capacity, unitsPerMs)
 local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991) value = (split and struct.pack('<Bdd', 2, s[1], s[2]) or s[1])
   elseif code == 3 then
     local unitsPerMs, unitsPerToken, capacity = p1, p2, p3
-local fillMs = -floorDiv(-capacity, unitsPerMs)
+local fillMs, fullMs = -floorDiv(-capacity, unitsPerMs), -floorDiv(-2 * capacity, unitsPerMs)
 local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991) value = struct.pack('<Bdd', 3, s[1], s[2])
   elseif code == 4 then
     local limit, windowMs, calendar = p1, p2, p3 value = struct.pack('<Bdd', 4, s[1], s[2])
@@ -778,7 +778,7 @@ local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs 
     local limit, windowMs, buckets = p1, p2, p3 value = (buckets > 0 and struct.pack('<B' .. string.rep('d', buckets + 1), 70, unpack(s, 1, buckets + 1)) or struct.pack('<Bddd', 6, s[1], s[2], s[3]))
   elseif code == 7 then
     local unitsPerMs, unitsPerToken, capacity, delayTicks, maxWaitTicks = p1, p2, p3, p4, p5
-local fillMs = -floorDiv(-capacity, unitsPerMs)
+local fillMs, fullMs = -floorDiv(-capacity, unitsPerMs), -floorDiv(-2 * capacity, unitsPerMs)
 local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991) value = s[1]
   elseif code == 8 then
     local limit, retryAfterMs, leaseMs, owner, lease = p1, p2, p3, p4, p5 value = false
@@ -848,9 +848,10 @@ for i = 1, n do
   local s = byKey[place]
   if s == nil then
     local code = tonumber(ARGV[base + 1])
-    local moved
-    s, moved = load(code, key, tonumber(ARGV[base + 9]), tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 7]), tonumber(ARGV[base + 8]), now)
-    s.code, s.key, s.i, s.dirty, s.moved = code, key, i, false, moved
+    local moved, stored
+    s, moved, stored = load(code, key, tonumber(ARGV[base + 9]), tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 7]), tonumber(ARGV[base + 8]), now)
+    -- `stored`: a settle's load only (nil otherwise).
+    s.code, s.key, s.i, s.dirty, s.moved, s.stored = code, key, i, false, moved, stored
     byKey[place] = s
     distinct[#distinct + 1] = s
   end

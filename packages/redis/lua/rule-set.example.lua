@@ -17,7 +17,7 @@ for r = 0, #KEYS / 2 - 1 do
   do
     local key = KEYS[k + 1]
     local unitsPerMs, unitsPerToken, capacity = 1, 100, 2000
-local fillMs, split = 2000, false
+local fillMs, fullMs, split = 2000, 4000, false
     local s, moved = nil, false
     local v = redis.pcall('GET', key)
     local a, b
@@ -78,23 +78,24 @@ local fillMs, split = 2000, false
     do
       local key, s, cost, commit = KEYS[k + 1], s1, c1, true
       local unitsPerMs, unitsPerToken, capacity = 1, 100, 2000
-local fillMs, split = 2000, false
+local fillMs, fullMs, split = 2000, 4000, false
       local allowed, remaining, reset, retry
       do
     local at = max(now, s[2])
     local skew = at - now
     local elapsed = at - s[2]
     local level = capacity
-    if elapsed < fillMs then level = min(capacity, s[1] + elapsed * unitsPerMs) end
+    if elapsed < fullMs then level = min(capacity, s[1] + elapsed * unitsPerMs) end
     local need = cost * unitsPerToken
-    if level < need then
-      allowed, remaining, reset, retry = 0, floorDiv(level, unitsPerToken), skew - floorDiv(level - capacity, unitsPerMs), skew - floorDiv(level - need, unitsPerMs)
+    -- Cost 0 only inspects: it passes even on a bucket in debt (below empty, after a settle).
+    if level < need and cost > 0 then
+      allowed, remaining, reset, retry = 0, max(0, floorDiv(level, unitsPerToken)), skew - floorDiv(level - capacity, unitsPerMs), skew - floorDiv(level - need, unitsPerMs)
     else
       local left = level - need
       if commit then s[1] = left; s[2] = at end
       reset = 0
       if left ~= capacity then reset = skew - floorDiv(left - capacity, unitsPerMs) end
-      allowed, remaining, retry = 1, floorDiv(left, unitsPerToken), 0
+      allowed, remaining, retry = 1, max(0, floorDiv(left, unitsPerToken)), 0
     end
       end
       a1, m1, e1, t1 = allowed, remaining, reset, retry
@@ -161,23 +162,24 @@ local fillMs, split = 2000, false
     do
       local key, s, cost, commit = KEYS[k + 1], s1, 0, false
       local unitsPerMs, unitsPerToken, capacity = 1, 100, 2000
-local fillMs, split = 2000, false
+local fillMs, fullMs, split = 2000, 4000, false
       local allowed, remaining, reset, retry
       do
     local at = max(now, s[2])
     local skew = at - now
     local elapsed = at - s[2]
     local level = capacity
-    if elapsed < fillMs then level = min(capacity, s[1] + elapsed * unitsPerMs) end
+    if elapsed < fullMs then level = min(capacity, s[1] + elapsed * unitsPerMs) end
     local need = cost * unitsPerToken
-    if level < need then
-      allowed, remaining, reset, retry = 0, floorDiv(level, unitsPerToken), skew - floorDiv(level - capacity, unitsPerMs), skew - floorDiv(level - need, unitsPerMs)
+    -- Cost 0 only inspects: it passes even on a bucket in debt (below empty, after a settle).
+    if level < need and cost > 0 then
+      allowed, remaining, reset, retry = 0, max(0, floorDiv(level, unitsPerToken)), skew - floorDiv(level - capacity, unitsPerMs), skew - floorDiv(level - need, unitsPerMs)
     else
       local left = level - need
       if commit then s[1] = left; s[2] = at end
       reset = 0
       if left ~= capacity then reset = skew - floorDiv(left - capacity, unitsPerMs) end
-      allowed, remaining, retry = 1, floorDiv(left, unitsPerToken), 0
+      allowed, remaining, retry = 1, max(0, floorDiv(left, unitsPerToken)), 0
     end
       end
       a1, m1, e1, t1 = allowed, remaining, reset, retry
@@ -186,7 +188,7 @@ local fillMs, split = 2000, false
     if r1 and c1 ~= 0 then
       local key, s = KEYS[k + 1], s1
       local unitsPerMs, unitsPerToken, capacity = 1, 100, 2000
-local fillMs, split = 2000, false
+local fillMs, fullMs, split = 2000, 4000, false
       local fresh
     do
     fresh = s[2] - floorDiv(s[1] - capacity, unitsPerMs)
@@ -277,7 +279,7 @@ local fillMs, split = 2000, false
     if a1 == 1 and c1 ~= 0 then
       local key, s = KEYS[k + 1], s1
       local unitsPerMs, unitsPerToken, capacity = 1, 100, 2000
-local fillMs, split = 2000, false
+local fillMs, fullMs, split = 2000, 4000, false
       local fresh
     do
     fresh = s[2] - floorDiv(s[1] - capacity, unitsPerMs)
@@ -293,7 +295,7 @@ local fillMs, split = 2000, false
     if r1 and c1 ~= 0 then
       local key, s = KEYS[k + 1], s1
       local unitsPerMs, unitsPerToken, capacity = 1, 100, 2000
-local fillMs, split = 2000, false
+local fillMs, fullMs, split = 2000, 4000, false
       local fresh
     do
     fresh = s[2] - floorDiv(s[1] - capacity, unitsPerMs)

@@ -64,8 +64,8 @@ export type ChargePreparer = {
    */
   prepare(charge: Charge, now: number, lease?: number): PreparedCharge
   /**
-   * The time a refund script compares with the state: a calendar window's charge is sent as the
-   * start of its window, which the script cannot compute.
+   * The time a refund or settle script compares with the state: a calendar window's charge is
+   * sent as the start of its window, which the script cannot compute.
    */
   refundTime(charge: Charge, chargedAt: number): number
   /** Validates a charge and returns its Redis key. */

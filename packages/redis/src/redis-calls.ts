@@ -218,15 +218,18 @@ export function refunder(
           refundScript,
           group,
           serverTime ? -1 : now,
-          refundTimes(preparer, charges, group, chargedAt),
+          chargeTimes(preparer, charges, group, chargedAt),
         ),
       ),
     )
   }
 }
 
-/** ARGV[3] of a refund: one time for all, or one per charge when a calendar window needs its own. */
-function refundTimes(
+/**
+ * ARGV[3] of a refund or settle: one time for all, or one per charge when a calendar window
+ * needs its own.
+ */
+export function chargeTimes(
   preparer: ChargePreparer,
   charges: readonly Charge[],
   group: readonly number[],

@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto'
 import { systemClock } from '@tollgate/core'
 import type { StoreEvent } from '@tollgate/core/observe'
-import type { Charge, Outcome, Store } from '@tollgate/core/store'
+import type { Charge, Outcome, Settlement, Store } from '@tollgate/core/store'
 import { callWatch, systemCallWatch } from './call.js'
 import type { RedisScriptClient } from './client.js'
 import { requestSender } from './coalesce.js'
@@ -9,13 +9,26 @@ import { encodeKey, redisKey } from './keys.js'
 import { leaseBook, leaseTimers } from './leases.js'
 import { chargePreparer } from './prepare.js'
 import { consumer, generalConsumer, refunder, renewer, scriptRunner } from './redis-calls.js'
-import { consumeScript, refundScript, renewScript, type Script } from './scripts/index.js'
+import {
+  consumeScript,
+  refundScript,
+  renewScript,
+  type Script,
+  settleScript,
+} from './scripts/index.js'
+import { settler } from './settle-call.js'
 import { type RedisStoreOptions, resolveOptions } from './store-options.js'
 
 /** The Redis store: a `Store` whose calls are promises. */
 export interface RedisStore extends Store {
   consume(charges: readonly Charge[], now: number): Promise<Outcome>
   refund(charges: readonly Charge[], chargedAt: number, now: number): Promise<void>
+  /**
+   * Replaces reservations' estimates with what the requests really cost, in one script call
+   * (one per slot group on Redis Cluster), as the core's algorithms settle them; with the
+   * server's clock, `chargedAt` is the `Outcome.at` its consume answered (the server's time).
+   */
+  settle(settlements: readonly Settlement[], chargedAt: number, now: number): Promise<void>
   /** Each call's budget (the `timeoutMs` option): the limiter sets no timer of its own. */
   readonly timeoutMs: number
   /**
@@ -25,9 +38,9 @@ export interface RedisStore extends Store {
    */
   keyOf(rule: string, key: string): string
   /**
-   * The scripts this store runs: the general consume and refund scripts, and the script of each
-   * rule, and of each set of rules charged together, it has decided so far. For operators who
-   * allow scripts by SHA; the store loads each one itself on first use.
+   * The scripts this store runs: the general consume, refund and settle scripts, and the script
+   * of each rule, and of each set of rules charged together, it has decided so far. For
+   * operators who allow scripts by SHA; the store loads each one itself on first use.
    */
   scripts(): readonly Script[]
   /** How many scripts the store has sent by source for the first time (each is then cached). */
@@ -107,7 +120,13 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     },
     keyOf: (rule, key) =>
       layout === 'identity' ? `${prefix}:{${encodeKey(key)}}` : redisKey(prefix, rule, key),
-    scripts: () => [consumeScript, refundScript, renewScript, ...preparer.ruleSetScripts()],
+    scripts: () => [
+      consumeScript,
+      refundScript,
+      settleScript,
+      renewScript,
+      ...preparer.ruleSetScripts(),
+    ],
     leases: {
       get held() {
         return leases.held
@@ -119,6 +138,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     observe: (listener) => leases.observe(listener),
     consume: consumer(config, client, preparer, send, consumeMany),
     refund: refunder(config, client, preparer, runner, leases, watch),
+    settle: settler(config, client, preparer, watch),
   }
 }
 

@@ -171,6 +171,11 @@ function withDelay(decision: Decision, delayMs: number | undefined, reply: unkno
   return delayMs < 0 ? decision : { ...decision, delayMs }
 }
 
+/** Checks a settle script's reply: the number of charges it settled, all of those it was sent. */
+export function parseSettleReply(reply: unknown, charges: number): void {
+  if (reply !== charges) throw malformed(`expected the ${charges} charges settled`, reply)
+}
+
 function malformed(what: string, reply: unknown): RateLimitError {
   let shown: string
   try {

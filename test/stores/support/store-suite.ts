@@ -144,11 +144,13 @@ export function describeStore(name: string, subject: StoreUnderTest): void {
     it('settles reservations in one call as each algorithm settles them, debts included', async (context) => {
       const store = fresh()
       if (typeof store.settle !== 'function') return context.skip()
-      for (const shape of EVERY_SHAPE) {
+      for (const [index, shape] of EVERY_SHAPE.entries()) {
         const algorithm = reservable(shape)
-        // Three keys of one rule: estimates of 7 that really cost 2, 7 and 45.
+        // Three keys of one rule: estimates of 7 that really cost 2, 7 and 45. The rule is named
+        // by its shape: reservable() may return a copy, which EVERY_SHAPE does not hold.
+        const rule = `settled-${index}`
         const taken = [2, 7, 45].map((actual, i) => ({
-          ...charge(algorithm, { key: `k${i}`, cost: 7 }),
+          ...charge(algorithm, { rule, key: `k${i}`, cost: 7 }),
           actual,
         }))
         for (const one of taken) await store.consume([one], 60_000)

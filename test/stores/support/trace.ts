@@ -382,7 +382,7 @@ const bigOrSmall = (max: number) =>
  * Algorithms whose integers come close to 2^53 (huge capacities, odd periods), where a Lua
  * number printed with 14 digits or a division rounded the wrong way would show.
  */
-const extremeAlgorithmArb: fc.Arbitrary<Algorithm> = fc.oneof(
+export const extremeAlgorithmArb: fc.Arbitrary<Algorithm> = fc.oneof(
   fc
     .record({
       rate: fc.integer({ min: 1, max: 1000 }),

@@ -64,16 +64,17 @@ export function arithmeticFor(body: string): string {
 
 /**
  * The general scripts' library: exact division, and functions that branch on the
- * algorithm code (load, decide, freshAt, save, and refund for the refund script): a handful of
- * closures per call, whatever the number of algorithms. `p1` … `p5` are the parameter
- * slots as sent (ARGV); each algorithm's branch reads them by name.
+ * algorithm code (load, freshAt, save; decide for the consume and refund scripts, refund for the
+ * refund script, settle for the settle script): a handful of closures per call, whatever the
+ * number of algorithms. `p1` … `p5` are the parameter slots as sent (ARGV); each algorithm's
+ * branch reads them by name.
  */
-export function libraryLua(withRefund: boolean): string {
+export function libraryLua(entry: 'consume' | 'refund' | 'settle'): string {
   return `${ARITHMETIC_LUA}${IDENTITY_LIBRARY_LUA}
 -- The state of one key (or of \`field\` in the identity value under \`key\`, when not 0), or the
--- state of a key never seen (init at now), and whether it was moved to now (a clock that
--- stepped back further than the rule's reset span): a moved state is written back whatever the
--- decision.
+-- state of a key never seen (init at now), whether it was moved to now (a clock that stepped
+-- back further than the rule's reset span): a moved state is written back whatever the
+-- decision; and for a settle, whether a state was stored (what it gives units back to).
 local function load(code, key, field, p1, p2, p3, p4, p5, now)
   local s, moved, v = nil, false, nil
   if field ~= 0 then
@@ -90,20 +91,33 @@ local function load(code, key, field, p1, p2, p3, p4, p5, now)
     if code ~= ${slidingLogLua.code} and type(v) ~= 'string' then v = nil end
   end
   ${dispatch((a) => a.load())}
-  return s, moved
+  return s, moved${entry === 'settle' ? ', v ~= nil and v ~= false' : ''}
 end
-
+${
+  entry === 'settle'
+    ? ''
+    : `
 local function decide(code, key, s, p1, p2, p3, p4, p5, cost, now, commit)
   local allowed, remaining, reset, retry
   ${dispatch((a) => a.decide)}
   return allowed, remaining, reset, retry
 end
-
-${
-  withRefund
-    ? `local function refund(code, key, s, p1, p2, p3, p4, p5, cost, chargedAt, now)
+`
+}${
+  entry === 'refund'
+    ? `
+local function refund(code, key, s, p1, p2, p3, p4, p5, cost, chargedAt, now)
   ${dispatch((a) => a.refund)}
-end`
+end
+`
+    : ''
+}${
+  entry === 'settle'
+    ? `
+local function settle(code, key, s, p1, p2, p3, p4, p5, charged, actual, chargedAt, now)
+  ${dispatch((a) => a.settle ?? '')}
+end
+`
     : ''
 }
 

@@ -8,12 +8,13 @@ import { chargePreparer } from '../prepare.js'
 import { redisScripts } from './index.js'
 
 // Changing a script changes these on purpose: operators may pre-load or allow-list them.
-const PINNED_CONSUME_SHA = 'c955cb8e390fc6aa2b8aa23dd1f353a8f37a3847'
-const PINNED_REFUND_SHA = 'ac93c7dd662621692ed3bb3273037a0274c6483b'
+const PINNED_CONSUME_SHA = '6897f14262da6c07acd5e3ce18627baab9f2399e'
+const PINNED_REFUND_SHA = '3b9d68e8ce695ba3ecdcd495a8d323686ce0af86'
+const PINNED_SETTLE_SHA = '291e05345e4ffc814edc26c45a5760e7db903a04'
 const PINNED_RENEW_SHA = '1873650f34099da0da0e93b6f7b971319d42afe4'
-const PINNED_EXAMPLE_RULE_SET_SHA = 'ad5f005edd4f67cf7d88f0af6decb723d6cc9e56'
-const PINNED_EXAMPLE_ONE_REQUEST_SHA = '06fdea29f52cf11aaf8673551e98605d5821924f'
-const PINNED_EXAMPLE_IDENTITY_SHA = '163413d20b9217fb5015ef0d0212ca20b508d4ac'
+const PINNED_EXAMPLE_RULE_SET_SHA = 'dcab64f7790a3c601fa87617a4180d0e1ed5df80'
+const PINNED_EXAMPLE_ONE_REQUEST_SHA = '6d79f5d83538bf15f3da288c91d9e6eb3ee4de1e'
+const PINNED_EXAMPLE_IDENTITY_SHA = 'cd723fdfa5e005db528286835c5804736768bd1c'
 
 /**
  * A gateway's usual pair: 10 per second with bursts of 20, and 1,000 a day, decided on the
@@ -50,6 +51,11 @@ describe('the checked-in Lua', () => {
   it('refund.lua is the refund script', async () => {
     await expect(redisScripts.refund.source).toMatchFileSnapshot('../../lua/refund.lua')
     expect(redisScripts.refund.sha).toBe(PINNED_REFUND_SHA)
+  })
+
+  it('settle.lua is the settle script', async () => {
+    await expect(redisScripts.settle.source).toMatchFileSnapshot('../../lua/settle.lua')
+    expect(redisScripts.settle.sha).toBe(PINNED_SETTLE_SHA)
   })
 
   it('renew.lua is the script that renews concurrency leases', async () => {

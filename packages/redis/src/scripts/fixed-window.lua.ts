@@ -91,6 +91,29 @@ export const fixedWindowLua: LuaAlgorithm = {
     if calendar == 0 then
       if chargedAt >= s[1] and chargedAt < s[1] + windowMs then s[2] = max(0, s[2] - cost) end
     elseif chargedAt == s[1] then s[2] = max(0, s[2] - cost) end`,
+  // While the charge's window still counts, its count becomes what charging `actual` would have
+  // made (above the limit if need be); once it has rolled over nothing comes back, and an extra
+  // is charged to the window of now, opened as `decide` opens it. A calendar charge's time comes
+  // as the start of its window, as for a refund.
+  settle: `${windowOfNow}
+    local stored = s[1]
+    local storedEnd, charging
+    if calendar == 0 then
+      storedEnd = stored + windowMs
+      charging = chargedAt >= stored and chargedAt < storedEnd
+    else${calendarBounds}
+      storedEnd = ${endOf('stored')}
+      charging = chargedAt == stored
+    end
+    if now < storedEnd and charging then
+      s[2] = max(0, s[2] + actual - charged)
+    elseif actual > charged then
+      local start = stored
+      if now >= storedEnd then start = max(nowStart, storedEnd) end
+      local count = 0
+      if start == stored then count = s[2] end
+      s[1], s[2] = start, count + actual - charged
+    end`,
   freshAt: `
     if calendar == 0 then fresh = s[1] + windowMs
     else${calendarBounds}

@@ -25,6 +25,15 @@ const writeAhead = `
 
 const CODE = 2
 
+/** Moves the TAT back by `cost`, never before now (the core's `refund`). */
+const refund = `${readAhead}
+    local units = -cost * unitsPerToken
+    local ms = floorDiv(units, unitsPerMs)
+    aheadMs = aheadMs + ms
+    aheadTicks = aheadTicks + units - ms * unitsPerMs
+    if aheadTicks >= unitsPerMs then aheadMs, aheadTicks = aheadMs + 1, aheadTicks - unitsPerMs end
+    if aheadMs < 0 then aheadMs, aheadTicks = 0, 0 end${writeAhead}`
+
 /**
  * GCRA (packages/core/src/algorithms/gcra.ts), line for line. s = { TAT in ticks of
  * 1/unitsPerMs ms } stored as a bare integer, which Redis keeps inside the key's object header
@@ -78,13 +87,35 @@ export const gcraLua: LuaAlgorithm = {
       if afterTicks > 0 then afterMs = afterMs + 1 end
       allowed, remaining, reset, retry = 1, floorDiv(capacity - after, unitsPerToken), afterMs, 0
     end`,
-  refund: `${readAhead}
-    local units = -cost * unitsPerToken
-    local ms = floorDiv(units, unitsPerMs)
-    aheadMs = aheadMs + ms
-    aheadTicks = aheadTicks + units - ms * unitsPerMs
-    if aheadTicks >= unitsPerMs then aheadMs, aheadTicks = aheadMs + 1, aheadTicks - unitsPerMs end
-    if aheadMs < 0 then aheadMs, aheadTicks = 0, 0 end${writeAhead}`,
+  refund,
+  // The extra moves the TAT itself (or the reservation's time, if the TAT is earlier), at most
+  // two buckets ahead of the reservation (or of now, if earlier): one burst of debt.
+  settle: `
+    if actual < charged then
+      local cost = charged - actual${refund}
+    elseif ${SPLIT} then
+      local base = min(chargedAt, now)
+      local ms, ticks = s[1] - base, s[2]
+      if ms < 0 then ms, ticks = 0, 0 end
+      local boundMs = floorDiv(2 * capacity, unitsPerMs)
+      if ms <= boundMs + 1 then
+        local room = (boundMs - ms) * unitsPerMs + (2 * capacity - boundMs * unitsPerMs) - ticks
+        if room > 0 then
+          local extra = min(actual - charged, -floorDiv(-room, unitsPerToken)) * unitsPerToken
+          local total = ticks + min(room, extra)
+          local carried = floorDiv(total, unitsPerMs)
+          s[1], s[2] = base + ms + carried, total - carried * unitsPerMs
+        end
+      end
+    else
+      local base = min(chargedAt, now) * unitsPerMs
+      local tat = max(s[1], base)
+      local room = base + 2 * capacity - tat
+      if room > 0 then
+        local extra = min(actual - charged, -floorDiv(-room, unitsPerToken)) * unitsPerToken
+        s[1] = tat + min(room, extra)
+      end
+    end`,
   freshAt: `
     if ${SPLIT} then
       fresh = s[1]

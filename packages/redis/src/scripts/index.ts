@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import { libraryLua } from './assemble.js'
-import { consumeMainLua, mainHeaderLua, refundMainLua } from './main.lua.js'
+import { consumeMainLua, mainHeaderLua, refundMainLua, settleMainLua } from './main.lua.js'
 import { renewLua } from './renew.lua.js'
 
 export { ARGS_PER_CHARGE } from './main.lua.js'
@@ -18,12 +18,19 @@ export const consumeScript: Script = script(
     'consume',
     'flag (0; 1: denied on another slot;\n-- 2: also reply the time each charge was recorded at)',
   ) +
-    libraryLua(false) +
+    libraryLua('consume') +
     consumeMainLua,
 )
 /** Gives charges back and reports what is left. */
 export const refundScript: Script = script(
-  mainHeaderLua('refund', 'the time the charges were made') + libraryLua(true) + refundMainLua,
+  mainHeaderLua('refund', 'the time the charges were made') + libraryLua('refund') + refundMainLua,
+)
+/**
+ * Replaces charges' estimates with what the requests really cost (see main.lua.ts), one slot's
+ * worth per call.
+ */
+export const settleScript: Script = script(
+  mainHeaderLua('settle', 'the time the charges were made') + libraryLua('settle') + settleMainLua,
 )
 
 /** Renews the leases of concurrency slots still held (see renew.lua.ts). */
@@ -36,9 +43,11 @@ export const renewScript: Script = script(renewLua)
 export const redisScripts: {
   readonly consume: Script
   readonly refund: Script
+  readonly settle: Script
   readonly renew: Script
 } = {
   consume: consumeScript,
   refund: refundScript,
+  settle: settleScript,
   renew: renewScript,
 }

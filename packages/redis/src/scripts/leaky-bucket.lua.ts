@@ -7,6 +7,15 @@ import { packState, unpackState } from './packed-state.js'
  */
 const CODE = 3
 
+/** Lets out `cost` units' worth of water, never below empty (the core's `refund`). */
+const refund = `
+    local at = max(now, s[2])
+    local elapsed = at - s[2]
+    local water = 0
+    if elapsed < fullMs then water = max(0, s[1] - elapsed * unitsPerMs) end
+    s[1] = max(0, water - cost * unitsPerToken)
+    s[2] = at`
+
 export const leakyBucketLua: LuaAlgorithm = {
   name: 'leaky_bucket',
   kind: 'rate',
@@ -25,7 +34,7 @@ export const leakyBucketLua: LuaAlgorithm = {
     local skew = at - now
     local elapsed = at - s[2]
     local water = 0
-    if elapsed < fillMs then water = max(0, s[1] - elapsed * unitsPerMs) end
+    if elapsed < fullMs then water = max(0, s[1] - elapsed * unitsPerMs) end
     local poured = water + cost * unitsPerToken
     if cost > 0 and poured > capacity then
       allowed, remaining, reset, retry = 0, max(0, floorDiv(capacity - water, unitsPerToken)), skew - floorDiv(-water, unitsPerMs), skew - floorDiv(capacity - poured, unitsPerMs)
@@ -35,13 +44,22 @@ export const leakyBucketLua: LuaAlgorithm = {
       if poured ~= 0 then reset = skew - floorDiv(-poured, unitsPerMs) end
       allowed, remaining, retry = 1, max(0, floorDiv(capacity - poured, unitsPerToken)), 0
     end`,
-  refund: `
-    local at = max(now, s[2])
-    local elapsed = at - s[2]
-    local water = 0
-    if elapsed < fillMs then water = max(0, s[1] - elapsed * unitsPerMs) end
-    s[1] = max(0, water - cost * unitsPerToken)
-    s[2] = at`,
+  refund,
+  // Poured at the state's own time, as the token bucket charges it, up to one burst above the
+  // brim.
+  settle: `
+    if actual < charged then
+      local cost = charged - actual${refund}
+    else
+      local base = min(chargedAt, now)
+      if s[2] < base then
+        local elapsed = base - s[2]
+        local water = 0
+        if elapsed < fullMs then water = max(0, s[1] - elapsed * unitsPerMs) end
+        s[1], s[2] = water, base
+      end
+      s[1] = min(2 * capacity, s[1] + min(actual - charged, 2 * capacity / unitsPerToken + 1) * unitsPerToken)
+    end`,
   freshAt: `
     fresh = s[2] - floorDiv(-s[1], unitsPerMs)`,
   format: packState(CODE, 2),

@@ -13,7 +13,8 @@ import type { AlgorithmName } from '@tollgate/core'
  *   and `key` (the Redis key) and `code` (the algorithm code) beside it;
  * - the algorithm's parameters by their core names (`PARAMETER_NAMES`): rate algorithms read
  *   `unitsPerMs`, `unitsPerToken` and `capacity`, window algorithms `limit` and `windowMs`;
- * - `cost`, `now`, `commit`, `chargedAt` where the function has them;
+ * - `cost`, `now`, `commit`, `chargedAt`, and a settle's `charged` and `actual`, where the
+ *   function has them;
  * - helpers `floorDiv(a, b)` (exact), `-floorDiv(-a, b)` for ceilDiv, and `now - now % w` is
  *   never used: `mod(a, b)` is spelt `a - floorDiv(a, b) * b`, exact where `%` is not.
  */
@@ -50,6 +51,13 @@ export type LuaAlgorithm = {
   readonly decide: string
   /** Statements giving back `cost` charged at `chargedAt`, as of `now`. */
   readonly refund: string
+  /**
+   * Statements replacing `charged` units charged at `chargedAt` with `actual` (≠ `charged`), as
+   * of `now`: the core's `settle`, after `load` moved a state the clock stepped back from.
+   * Absent for an algorithm whose charges cannot be settled (the queue's slot, a concurrency
+   * slot): the store refuses those before it calls.
+   */
+  readonly settle?: string
   /** Statements that set `fresh`: the time from which the state is fresh again. */
   readonly freshAt: string
   /**
@@ -81,7 +89,9 @@ export function bindParameters(algorithm: LuaAlgorithm, values: readonly string[
 }
 
 /**
- * `fillMs`: the time an empty bucket takes to fill (ceil(capacity / unitsPerMs)); `split`: whether
+ * `fillMs`: the time an empty bucket takes to fill (ceil(capacity / unitsPerMs)); `fullMs`: the
+ * time after which a bucket is full (a meter empty) even from the one burst of debt a settle may
+ * leave (ceil(2 × capacity / unitsPerMs), the core's `fullMs` and `emptyMs`); `split`: whether
  * GCRA keeps its TAT as two numbers, when ticks since the epoch could pass 2^53 (the core's
  * `fitsInTicks`, in the same doubles: a sum past 2^53 stays past it when rounded). A rule-set
  * script has its parameters as literal numbers: both are worked out here, exactly (BigInt
@@ -91,13 +101,14 @@ export function bindParameters(algorithm: LuaAlgorithm, values: readonly string[
 function rateConstants(values: readonly string[]): string {
   const [unitsPerMs, , capacity] = values
   if (!isInteger(unitsPerMs) || !isInteger(capacity)) {
-    return `local fillMs = -floorDiv(-capacity, unitsPerMs)
+    return `local fillMs, fullMs = -floorDiv(-capacity, unitsPerMs), -floorDiv(-2 * capacity, unitsPerMs)
 local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991)`
   }
   const units = Number(unitsPerMs)
   const fill = -floorDivBig(-BigInt(capacity), BigInt(unitsPerMs))
+  const full = -floorDivBig(-2n * BigInt(capacity), BigInt(unitsPerMs))
   const split = splitTicks(units, Number(capacity))
-  return `local fillMs, split = ${fill}, ${split}`
+  return `local fillMs, fullMs, split = ${fill}, ${full}, ${split}`
 }
 
 /** Whether GCRA keeps its TAT as two numbers at this rate (the core's `fitsInTicks`, negated). */

@@ -26,11 +26,15 @@ import { slidingWindowLua } from './sliding-window.lua.js'
  */
 export const ARGS_PER_CHARGE = 9
 
-/** What a reader of the general scripts sees first (lua/consume.lua, lua/refund.lua). */
-export const mainHeaderLua = (name: 'consume' | 'refund', flag: string) =>
+/**
+ * What a reader of the general scripts sees first (lua/consume.lua, lua/refund.lua,
+ * lua/settle.lua). A settle sends, in a charge's cost and shadow places, the units charged (the
+ * estimate) and the actual cost.
+ */
+export const mainHeaderLua = (name: 'consume' | 'refund' | 'settle', flag: string) =>
   `-- tollgate: ${name}. KEYS: one per charge.
 -- ARGV: now (-1: the server's TIME), expiry margin (ms), ${flag},
--- then per charge: algorithm code, cost, shadow (1/0), the algorithm's parameters
+-- then per charge: algorithm code, ${name === 'settle' ? 'units charged, actual cost' : 'cost, shadow (1/0)'}, the algorithm's parameters
 -- (rate: unitsPerMs, unitsPerToken, capacity, 0, 0; window: limit, windowMs, 0, 0, 0;
 -- leaky_queue: unitsPerMs, unitsPerToken, capacity, delay in ticks, max wait in ticks or -1)
 -- and its field in the identity value under its key (0: a key of its own).`
@@ -108,9 +112,10 @@ for i = 1, n do
   local s = byKey[place]
   if s == nil then
     local code = tonumber(ARGV[base + 1])
-    local moved
-    s, moved = load(code, key, tonumber(ARGV[base + 9]), tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 7]), tonumber(ARGV[base + 8]), now)
-    s.code, s.key, s.i, s.dirty, s.moved = code, key, i, false, moved
+    local moved, stored
+    s, moved, stored = load(code, key, tonumber(ARGV[base + 9]), tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 7]), tonumber(ARGV[base + 8]), now)
+    -- \`stored\`: a settle's load only (nil otherwise).
+    s.code, s.key, s.i, s.dirty, s.moved, s.stored = code, key, i, false, moved, stored
     byKey[place] = s
     distinct[#distinct + 1] = s
   end
@@ -210,6 +215,28 @@ for i = 1, n do
   end
 end
 ${saveDirty}${compactReply(true)}
+`
+
+/**
+ * Settle: replaces each charge's estimate with its actual cost as the core's \`settle\` does, in
+ * order (a state charged twice is settled twice), and writes the states back as one unit. ARGV[3]
+ * holds the times the charges were made, as for a refund. A state the store no longer holds (it
+ * was fresh again, and dropped) gets nothing back, and nothing is written for it, as the memory
+ * store does; an extra is charged to it from a fresh state at now. Replies the number of charges.
+ */
+export const settleMainLua = `${clock}${loadAll}
+local chargedAt = {}
+for time in string.gmatch(ARGV[3], '%S+') do chargedAt[#chargedAt + 1] = tonumber(time) end
+for i = 1, n do
+  local base = (i - 1) * ${ARGS_PER_CHARGE} + 3
+  local s = states[i]
+  local charged, actual = tonumber(ARGV[base + 2]), tonumber(ARGV[base + 3])
+  if actual > charged or (actual < charged and s.stored) then
+    settle(s.code, s.key, s, tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 7]), tonumber(ARGV[base + 8]), charged, actual, chargedAt[i] or chargedAt[1], now)
+    s.dirty, s.stored = true, true
+  end
+end
+${saveDirty}return n
 `
 
 /**

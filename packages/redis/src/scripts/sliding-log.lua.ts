@@ -31,6 +31,31 @@ const pushRepeated = (value: string, count: string) => `
           left = left - batch
         end`
 
+/** Drops up to `cost` entries logged at `chargedAt`, if still inside the window (the core's `refund`). */
+const refund = `
+    if chargedAt > now - windowMs and cost > 0 then
+      local packed = s[3]
+      if packed then
+        -- Rebuild the string without up to \`cost\` entries logged at chargedAt.
+        local kept, removed = {}, 0
+        for j = 0, s[1] - 1 do
+          local entry = ${packedEntry('j')}
+          if removed < cost and entry == chargedAt then removed = removed + 1 else kept[#kept + 1] = entry end
+        end
+        if removed > 0 then
+          s[1], s[2] = #kept, kept[#kept] or 0
+          s[3] = '\\5' .. struct.pack('<' .. string.rep('d', #kept), unpack(kept))
+        end
+      else
+        local removed = redis.call('LREM', key, cost, chargedAt)
+        if removed > 0 then
+          s[1] = s[1] - removed
+          local last = redis.call('LINDEX', key, -1)
+          if last then s[2] = tonumber(last) else s[2] = 0 end
+        end
+      end
+    end`
+
 /**
  * Sliding log (packages/core/src/algorithms/sliding-log.ts). The core keeps a ring of `limit`
  * timestamps; here the log is oldest first, one entry per admitted unit, in one of two forms:
@@ -168,28 +193,53 @@ export const slidingLogLua: LuaAlgorithm = {
       if live + cost == 0 then reset = 0 end
       allowed, remaining, retry = 1, max(0, limit - live - cost), 0
     end`,
-  refund: `
-    if chargedAt > now - windowMs and cost > 0 then
-      local packed = s[3]
-      if packed then
-        -- Rebuild the string without up to \`cost\` entries logged at chargedAt.
-        local kept, removed = {}, 0
-        for j = 0, s[1] - 1 do
-          local entry = ${packedEntry('j')}
-          if removed < cost and entry == chargedAt then removed = removed + 1 else kept[#kept + 1] = entry end
-        end
-        if removed > 0 then
-          s[1], s[2] = #kept, kept[#kept] or 0
-          s[3] = '\\5' .. struct.pack('<' .. string.rep('d', #kept), unpack(kept))
-        end
-      else
-        local removed = redis.call('LREM', key, cost, chargedAt)
-        if removed > 0 then
-          s[1] = s[1] - removed
-          local last = redis.call('LINDEX', key, -1)
-          if last then s[2] = tonumber(last) else s[2] = 0 end
-        end
+  refund,
+  // Fewer units: the refund's. More: `actual - charged` entries (a limit of them at most) logged
+  // at the reservation while it is still inside the window, at now's time once it has aged out,
+  // among the live entries in time order; the newest `limit` of them are kept (a log that full
+  // refuses everything until its oldest kept entry ages out, as the longer log would). The log
+  // is rewritten whole, packed or as a list by its new length.
+  settle: `
+    if actual < charged then
+      local cost = charged - actual${refund}
+    else
+      local size, packed = s[1], s[3]
+      local at = max(now, s[2])
+      local cutoff = at - windowMs
+      local when = at
+      if chargedAt > cutoff then when = min(chargedAt, at) end
+      local entries = {}
+      if packed and size > 0 then
+        entries = { struct.unpack('<' .. string.rep('d', size), packed, 2) }
+      elseif not packed then
+        entries = redis.call('LRANGE', key, 0, -1)
       end
+      local times, inserted = {}, false
+      for j = 1, size + 1 do
+        local time = math.huge
+        if j <= size then time = tonumber(entries[j]) end
+        if not inserted and time > when then
+          for k = 1, min(actual - charged, limit) do times[#times + 1] = when end
+          inserted = true
+        end
+        if j <= size and time > cutoff then times[#times + 1] = time end
+      end
+      local kept = min(#times, limit)
+      local from = #times - kept
+      if kept <= ${PACKED_LOG_MAX_ENTRIES} then
+        -- Written by the caller's SET, which replaces a list too.
+        s[3] = '\\5'
+        if kept > 0 then s[3] = '\\5' .. struct.pack('<' .. string.rep('d', kept), unpack(times, from + 1, from + kept)) end
+      else
+        redis.call('DEL', key)
+        for first = from + 1, from + kept, 100 do
+          redis.call('RPUSH', key, unpack(times, first, min(from + kept, first + 99)))
+        end
+        s[3] = false
+      end
+      s[1] = kept
+      s[2] = 0
+      if kept > 0 then s[2] = times[from + kept] end
     end`,
   freshAt: `
     if s[1] == 0 then fresh = 0 else fresh = s[2] + windowMs end`,

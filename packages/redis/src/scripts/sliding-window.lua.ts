@@ -92,6 +92,28 @@ const bucketsRefund = `
         s[i] = max(0, s[i] - cost)
       end`
 
+// A state last written before the charge's sub-window is first moved on to it, as a charge then
+// would have moved it; the charge's sub-window, while still counted, takes the difference, and
+// after it has aged out an extra goes to now's sub-window.
+const bucketsSettle = `
+      local width = windowMs / buckets
+      local index = floorDiv(chargedAt, width)
+      local from = s[1] / width
+      local at = max(floorDiv(now, width), from)
+      if index > from and index <= at then
+        for m = max(from + 1, index - buckets + 1), index do s[${slot('m')}] = 0 end
+        s[1] = index * width
+      end
+      local newest = s[1] / width
+      if index <= newest and index > at - buckets then
+        local i = ${slot('index')}
+        s[i] = max(0, s[i] + actual - charged)
+      elseif actual > charged then
+        for m = max(newest + 1, at - buckets + 1), at do s[${slot('m')}] = 0 end
+        s[1] = at * width
+        s[${slot('at')}] = s[${slot('at')}] + actual - charged
+      end`
+
 const bucketsFreshAt = `
       local width = windowMs / buckets
       local newest = s[1] / width
@@ -164,6 +186,39 @@ export const slidingWindowLua: LuaAlgorithm = {
       s[3] = max(0, s[3] - cost)
     elseif chargedStart == s[1] - windowMs then
       s[2] = max(0, s[2] - cost)
+    end
+    end`,
+  // The charge weighs while its window is now's or the one before (in the current count, or in
+  // the previous count while the stored window is now's); after that nothing comes back and an
+  // extra is charged to now's window. A state last written before the charge's window is first
+  // moved on to it.
+  settle: `
+    if buckets > 0 then${bucketsSettle}
+    else
+    local chargedStart = floorDiv(chargedAt, windowMs) * windowMs
+    if chargedStart > s[1] and chargedAt <= now then
+      local carried = 0
+      if chargedStart == s[1] + windowMs then carried = s[3] end
+      s[1], s[2], s[3] = chargedStart, carried, 0
+    end
+    local stored = s[1]
+    local current = max(floorDiv(now, windowMs) * windowMs, stored)
+    local index = 0
+    if chargedStart == stored and current <= stored + windowMs then
+      index = 3
+    elseif chargedStart == stored - windowMs and current == stored then
+      index = 2
+    end
+    if index ~= 0 then
+      s[index] = max(0, s[index] + actual - charged)
+    elseif actual > charged then
+      local previous, count = 0, 0
+      if current == stored then
+        previous, count = s[2], s[3]
+      elseif current == stored + windowMs then
+        previous = s[3]
+      end
+      s[1], s[2], s[3] = current, previous, count + actual - charged
     end
     end`,
   freshAt: `
