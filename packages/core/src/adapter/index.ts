@@ -50,4 +50,5 @@ export {
   type KitOptions,
   type WriteVerdictFields,
 } from './kit.js'
+export type { ResponseMeter } from './response-meter.js'
 export { abortOnSignal, endWhenSent, type WebResponse } from './web-response-end.js'

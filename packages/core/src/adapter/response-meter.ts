@@ -1,0 +1,306 @@
+import type { Limiter, MaybePromise, SettleResult, Verdict } from '../limiter/types.js'
+import type { UsageReader } from '../usage/usage-reader.js'
+import type { WarnOnce } from '../warnings.js'
+import { abortOnSignal, endWhenSent } from './web-response-end.js'
+
+// One admitted response read for what it cost, as its adapter sees it go out: its status and
+// fields, then its body piece by piece. At its end the cost read settles the reservation; a
+// client that left first cancels it. Reached only from `settleFrom`: an app that does not
+// settle bundles none of it.
+
+/** A finished response, as a function of `settleFrom` reads it. */
+export type SettleResponse = {
+  /** The status sent. */
+  readonly status: number
+  /** One field of the response, by name (any case). */
+  readonly header: (name: string) => string | undefined
+  /**
+   * The size of the body as the middleware saw it go out (before an outer middleware compressed
+   * it): bytes, a text piece counting its length.
+   */
+  readonly bytes: number
+  /**
+   * The body's text when it was held whole: within `maxBodyBytes`; undefined when it was larger,
+   * or `maxBodyBytes` is 0.
+   */
+  readonly text: string | undefined
+}
+
+/**
+ * What a response cost, from the response: one cost for every rule with `settle` (or, given by
+ * rule, that rule's), costs by rule id, or undefined when it cannot tell (the estimate stands,
+ * or the reservation is cancelled: see `cancelIf`).
+ */
+export type CostOfResponse = (
+  response: SettleResponse,
+) => number | Readonly<Record<string, number>> | undefined
+
+/** Where a cost is read: the usage an LLM API reports (`usageReader()`), or a function. */
+export type SettleSource = UsageReader | CostOfResponse
+
+/**
+ * Reads one admitted response's cost as the adapter sends it. `head` comes first (before any
+ * `write`), then each piece of the body, then `end` once it was sent whole or `abort` when the
+ * client went away first; only the first of those two counts.
+ */
+export type ResponseMeter = {
+  /** The response's status and fields: a `text/event-stream` body is read as it streams. */
+  head(status: number, header: (name: string) => string | undefined): void
+  /** A piece of the body: bytes (`Uint8Array`, `ArrayBuffer`) or text; anything else is passed over. */
+  write(chunk: unknown): void
+  /** Sent whole: the cost read settles the reservation. Returns a pending store call, if any. */
+  end(status: number): Promise<void> | undefined
+  /** The client went away before the end: the reservation is given back. */
+  abort(): void
+  /**
+   * Reads a WHATWG `Response` as it is sent (Hono, or any fetch runtime, Workers included): its
+   * status and fields, then its body piece by piece through a stream put in its place, ending
+   * the meter with the body, or aborting it when the reader gives up or `signal` (the request's)
+   * aborts first. Returns the response to send instead.
+   */
+  watch<R extends WatchedResponse>(response: R, signal?: AbortSignalLike | undefined): R
+}
+
+/** What `watch` uses of a WHATWG `Response`. */
+export type WatchedResponse = {
+  readonly status: number
+  readonly headers: { get(name: string): string | null }
+  readonly body: unknown
+}
+
+/** What `watch` uses of an `AbortSignal`. */
+type AbortSignalLike = Parameters<typeof abortOnSignal>[1]
+
+/** `settleFrom`'s arguments, checked: where each cost is read, and what to do without one. */
+export type MeterPlan = {
+  /** The sources: `rule` undefined for one source of every rule with `settle`. */
+  readonly sources: ReadonlyArray<{
+    readonly rule: string | undefined
+    readonly from: SettleSource
+  }>
+  readonly maxBodyBytes: number
+  readonly cancelIf: (response: SettleResponse) => boolean
+}
+
+/** What a meter uses of the limiter: it settles, so both methods are there. */
+export type SettlingLimiter = Required<Pick<Limiter, 'settle' | 'cancel'>>
+
+type StreamReader = ReturnType<UsageReader['stream']>
+
+const NO_FIELDS = () => undefined
+
+/** A meter for one admitted verdict. */
+export function createMeter(
+  plan: MeterPlan,
+  limiter: SettlingLimiter,
+  verdict: Verdict,
+  warn: WarnOnce,
+): ResponseMeter {
+  let status = 0
+  let header: (name: string) => string | undefined = NO_FIELDS
+  let headed = false
+  let done = false
+  let bytes = 0
+  /** One stream reader per usage source, for a body of server-sent events. */
+  let streams: Array<StreamReader | undefined> | undefined
+  let text: BodyText | undefined
+
+  function head(given: number, fields: (name: string) => string | undefined): void {
+    if (headed) return
+    headed = true
+    status = given
+    header = fields
+    const events = /text\/event-stream/i.test(fields('content-type') ?? '')
+    if (events) {
+      streams = plan.sources.map(({ from }) =>
+        typeof from === 'function' ? undefined : from.stream(),
+      )
+    }
+    // Text is held for a JSON usage, and for functions, which may read it.
+    const wantsText = plan.sources.some(({ from }) => typeof from === 'function' || !events)
+    if (wantsText && plan.maxBodyBytes > 0) text = bodyText(plan.maxBodyBytes)
+  }
+
+  const meter: ResponseMeter = {
+    head,
+    watch(response, signal) {
+      head(response.status, (name) => response.headers.get(name) ?? undefined)
+      abortOnSignal(meter, signal)
+      return endWhenSent(meter, response)
+    },
+    write(chunk) {
+      if (done) return
+      if (!headed) head(0, NO_FIELDS)
+      const size = sizeOf(chunk)
+      if (size === undefined) return
+      bytes += size
+      if (streams !== undefined) for (const stream of streams) stream?.write(chunk as string)
+      text?.write(chunk as string | ArrayBufferView | ArrayBuffer, size)
+    },
+    end(ended) {
+      if (done) return undefined
+      done = true
+      const response: SettleResponse = { status: ended, header, bytes, text: text?.end() }
+      const costs = readCosts(plan, response, streams, warn)
+      if (costs === undefined) {
+        if (cancels(plan, response, warn)) return pending(() => limiter.cancel(verdict), warn)
+        warn(
+          'WARN_SETTLE_NO_COST',
+          `settle: a ${ended} response reported no cost (${whyNoCost(plan, text, streams)}): its reservation counts as its estimate`,
+        )
+        return undefined
+      }
+      return pending(() => limiter.settle(verdict, costs), warn)
+    },
+    abort() {
+      if (done) return
+      done = true
+      void pending(() => limiter.cancel(verdict), warn)
+    },
+  }
+  return meter
+}
+
+/** The costs the sources read: a number or costs by rule; undefined when none could. */
+function readCosts(
+  plan: MeterPlan,
+  response: SettleResponse,
+  streams: Array<StreamReader | undefined> | undefined,
+  warn: WarnOnce,
+): number | Readonly<Record<string, number>> | undefined {
+  let costs: number | Readonly<Record<string, number>> | undefined
+  let byRule: Record<string, number> | undefined
+  plan.sources.forEach(({ rule, from }, i) => {
+    let cost: ReturnType<CostOfResponse>
+    try {
+      const stream = streams?.[i]
+      if (typeof from === 'function') cost = from(response)
+      else if (stream !== undefined) cost = stream.end()
+      else cost = response.text === undefined ? undefined : from.json(response.text)
+    } catch (error) {
+      const where = rule === undefined ? '' : ` for rule "${rule}"`
+      warn(
+        'WARN_SETTLE_READ_FAILED',
+        `settle: reading a response's cost${where} threw (${messageOf(error)}): its estimate stands`,
+      )
+      return
+    }
+    if (cost === undefined) return
+    if (rule === undefined) costs = cost
+    else {
+      byRule ??= {}
+      byRule[rule] = cost as number
+    }
+  })
+  return byRule ?? costs
+}
+
+/** `cancelIf`, a throw read as no (the estimate stands, as for any failure to read). */
+function cancels(plan: MeterPlan, response: SettleResponse, warn: WarnOnce): boolean {
+  try {
+    return plan.cancelIf(response) === true
+  } catch (error) {
+    warn('WARN_SETTLE_READ_FAILED', `settle: cancelIf threw (${messageOf(error)})`)
+    return false
+  }
+}
+
+/**
+ * Runs a settle or cancel: a cost the limiter refuses (not a whole number, an unknown rule) is
+ * reported and leaves the estimate; a store failure the limiter has reported already.
+ */
+function pending(
+  call: () => MaybePromise<SettleResult>,
+  warn: WarnOnce,
+): Promise<void> | undefined {
+  try {
+    const done = call()
+    if (typeof (done as { then?: unknown }).then !== 'function') return undefined
+    return (done as Promise<SettleResult>).then(
+      () => undefined,
+      () => undefined,
+    )
+  } catch (error) {
+    warn(
+      'WARN_SETTLE_READ_FAILED',
+      `settle: the cost read was refused (${messageOf(error)}): its estimate stands`,
+    )
+    return undefined
+  }
+}
+
+function whyNoCost(
+  plan: MeterPlan,
+  text: BodyText | undefined,
+  streams: Array<StreamReader | undefined> | undefined,
+): string {
+  if (text?.cut() === true) return `its body was larger than maxBodyBytes, ${plan.maxBodyBytes}`
+  const skipped = streams?.reduce((sum, stream) => sum + (stream?.skippedEvents() ?? 0), 0) ?? 0
+  if (skipped > 0)
+    return `${skipped} event(s) larger than the reader's maxEventLength were passed over`
+  return 'none found; an OpenAI stream reports usage only with stream_options: { include_usage: true }'
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error)
+}
+
+/** The size of a piece of body, or undefined for what is no body (passed over). */
+function sizeOf(chunk: unknown): number | undefined {
+  if (typeof chunk === 'string') return chunk.length
+  if (ArrayBuffer.isView(chunk) || chunk instanceof ArrayBuffer) return chunk.byteLength
+  return undefined
+}
+
+/** The part of the web's `TextDecoder` used (the core is typed without the DOM). */
+type Utf8Decoder = {
+  decode(input?: ArrayBufferView | ArrayBuffer, options?: { stream?: boolean }): string
+}
+
+type BodyText = {
+  write(chunk: string | ArrayBufferView | ArrayBuffer, size: number): void
+  /** The text held, or undefined when the body outgrew the bound. */
+  end(): string | undefined
+  cut(): boolean
+}
+
+/**
+ * A body's text, held up to `max` (bytes; a text piece counts its length): past it, what was
+ * held is dropped at once and nothing more is kept, so memory stays bounded whatever is sent.
+ */
+function bodyText(max: number): BodyText {
+  let parts: string[] | undefined = []
+  let size = 0
+  let decoder: Utf8Decoder | undefined
+  const flush = () => {
+    const rest = decoder?.decode()
+    if (rest) parts!.push(rest)
+  }
+  return {
+    write(chunk, bytes) {
+      if (parts === undefined) return
+      size += bytes
+      if (size > max) {
+        parts = undefined
+        decoder = undefined
+        return
+      }
+      if (typeof chunk === 'string') {
+        flush()
+        parts.push(chunk)
+        return
+      }
+      const { TextDecoder } = globalThis as unknown as {
+        TextDecoder: new (label: 'utf-8') => Utf8Decoder
+      }
+      decoder ??= new TextDecoder('utf-8')
+      parts.push(decoder.decode(chunk, { stream: true }))
+    },
+    end() {
+      if (parts === undefined) return undefined
+      flush()
+      return parts.join('')
+    },
+    cut: () => parts === undefined,
+  }
+}
