@@ -133,14 +133,14 @@ function sourcesOf(from: unknown): MeterPlan['sources'] {
  */
 function checkRules(plan: MeterPlan, limiter: Limiter): SettlingLimiter {
   const settling = limiter.rules.filter((rule) => rule.settle !== undefined).map((rule) => rule.id)
-  if (typeof limiter.settle !== 'function' || typeof limiter.cancel !== 'function') {
-    throw invalidOption('settle', 'the limiter given has no settle and cancel methods')
-  }
   if (settling.length === 0) {
     throw invalidOption(
       'settle',
       'no rule has a settle field, so nothing is reserved to settle: add settle: true to the rules charged by the response',
     )
+  }
+  if (typeof limiter.settle !== 'function' || typeof limiter.cancel !== 'function') {
+    throw invalidOption('settle', 'the limiter given has no settle and cancel methods')
   }
   for (const { rule } of plan.sources) {
     if (rule === undefined || settling.includes(rule)) continue
