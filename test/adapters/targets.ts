@@ -279,7 +279,9 @@ const fastifyTarget: Target = {
       )
       // Bytes, as Fastify adds a charset to a string's JSON Content-Type.
       const sent =
-        typeof body === 'string' ? Buffer.from(body) : Readable.from(body.map((c) => Buffer.from(c)))
+        typeof body === 'string'
+          ? Buffer.from(body)
+          : Readable.from(body.map((c) => Buffer.from(c)))
       return answer.code(status).type(type).send(sent)
     })
     await app.listen({ port: 0, host: '127.0.0.1' })

@@ -87,7 +87,7 @@ function middleware(
       exchange.writeFields(fields, c)
       // Its cost is read from the body as it streams out (on Workers too).
       const meter = kit.meter?.(exchange)
-      if (meter !== undefined) c.res = meter.watch(c.res, c.req.raw.signal)
+      if (meter !== undefined) c.res = meter.watch(c.res, c.req.raw.signal, (p) => waitUntil(c, p))
       // A slot is held until the body is sent: the response that leaves is the one watched.
       if (kit.releasesSlots) c.res = endWhenSent(exchange, c.res)
       else if (kit.watchesEnd) waitUntil(c, exchange.end(c.res.status))

@@ -50,15 +50,21 @@ export type ResponseMeter = {
   write(chunk: unknown): void
   /** Sent whole: the cost read settles the reservation. Returns a pending store call, if any. */
   end(status: number): Promise<void> | undefined
-  /** The client went away before the end: the reservation is given back. */
-  abort(): void
+  /** The client went away before the end: the reservation is given back (pending, if async). */
+  abort(): Promise<void> | undefined
   /**
    * Reads a WHATWG `Response` as it is sent (Hono, or any fetch runtime, Workers included): its
    * status and fields, then its body piece by piece through a stream put in its place, ending
    * the meter with the body, or aborting it when the reader gives up or `signal` (the request's)
-   * aborts first. Returns the response to send instead.
+   * aborts first. `keep` is handed the pending settle or cancel of an asynchronous store, for
+   * runtimes where background work must be handed over (Workers' `waitUntil`). Returns the
+   * response to send instead.
    */
-  watch<R extends WatchedResponse>(response: R, signal?: AbortSignalLike | undefined): R
+  watch<R extends WatchedResponse>(
+    response: R,
+    signal?: AbortSignalLike | undefined,
+    keep?: ((pending: Promise<void>) => void) | undefined,
+  ): R
 }
 
 /** What `watch` uses of a WHATWG `Response`. */
@@ -96,7 +102,6 @@ export function createMeter(
   verdict: Verdict,
   warn: WarnOnce,
 ): ResponseMeter {
-  let status = 0
   let header: (name: string) => string | undefined = NO_FIELDS
   let headed = false
   let done = false
@@ -105,10 +110,10 @@ export function createMeter(
   let streams: Array<StreamReader | undefined> | undefined
   let text: BodyText | undefined
 
-  function head(given: number, fields: (name: string) => string | undefined): void {
+  // The status is read at the end, where it is final (an error handler may have changed it).
+  function head(_status: number, fields: (name: string) => string | undefined): void {
     if (headed) return
     headed = true
-    status = given
     header = fields
     const events = /text\/event-stream/i.test(fields('content-type') ?? '')
     if (events) {
@@ -123,10 +128,11 @@ export function createMeter(
 
   const meter: ResponseMeter = {
     head,
-    watch(response, signal) {
+    watch(response, signal, keep) {
       head(response.status, (name) => response.headers.get(name) ?? undefined)
-      abortOnSignal(meter, signal)
-      return endWhenSent(meter, response)
+      const kept = keep === undefined ? meter : keeping(meter, keep)
+      abortOnSignal(kept, signal)
+      return endWhenSent(kept, response)
     },
     write(chunk) {
       if (done) return
@@ -153,12 +159,28 @@ export function createMeter(
       return pending(() => limiter.settle(verdict, costs), warn)
     },
     abort() {
-      if (done) return
+      if (done) return undefined
       done = true
-      void pending(() => limiter.cancel(verdict), warn)
+      return pending(() => limiter.cancel(verdict), warn)
     },
   }
   return meter
+}
+
+/** `meter`, with the pending work of its end or abort handed to `keep`. */
+function keeping(
+  meter: ResponseMeter,
+  keep: (pending: Promise<void>) => void,
+): Pick<ResponseMeter, 'write' | 'end' | 'abort'> {
+  const kept = (pending: Promise<void> | undefined) => {
+    if (pending !== undefined) keep(pending)
+    return pending
+  }
+  return {
+    write: meter.write,
+    end: (status) => kept(meter.end(status)),
+    abort: () => void kept(meter.abort()),
+  }
 }
 
 /** The costs the sources read: a number or costs by rule; undefined when none could. */
