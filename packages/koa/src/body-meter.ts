@@ -6,8 +6,8 @@ import type { Context } from 'koa'
  * Reads the body the app left in `ctx.body` into `meter`, once the app has answered and before
  * an outer middleware (compression) changes it: a string or bytes whole, an object as the JSON
  * Koa sends, a Node stream (or, on Koa 3, a web `ReadableStream`) piece by piece as it is sent,
- * through a pass-through put in its place. Any other body (a `Blob`, a `Response`) is not read:
- * its estimate stands.
+ * through a pass-through put in its place. A `Blob` or `Response` body (Koa 3) is not read: its
+ * estimate stands.
  */
 export function meterBody(ctx: Context, meter: ResponseMeter): void {
   meter.head(ctx.status, (name) => fieldValue(ctx.response.get(name)))
@@ -33,7 +33,13 @@ export function meterBody(ctx: Context, meter: ResponseMeter): void {
     )
     return
   }
-  if (body.constructor === Object || Array.isArray(body)) meter.write(JSON.stringify(body))
+  // Koa 3's `Blob` and `Response` bodies are not read; any other object is sent as JSON.
+  if (typeof (body as Blob).arrayBuffer === 'function') return
+  try {
+    meter.write(JSON.stringify(body))
+  } catch {
+    // Koa fails to send it too: its error handler answers, and the meter ends with that.
+  }
 }
 
 function passThrough(meter: ResponseMeter): Transform {
