@@ -1,6 +1,8 @@
-import type { Limiter, MaybePromise, SettleResult, Verdict } from '../limiter/types.js'
+import type { Limiter, Verdict } from '../limiter/types.js'
 import type { UsageReader } from '../usage/usage-reader.js'
 import type { WarnOnce } from '../warnings.js'
+import { type BodyText, bodyText, sizeOf } from './body-text.js'
+import { cancels, pending, readCosts, whyNoCost } from './response-cost.js'
 import { abortOnSignal, endWhenSent } from './web-response-end.js'
 
 // One admitted response read for what it cost, as its adapter sees it go out: its status and
@@ -91,7 +93,7 @@ export type MeterPlan = {
 /** What a meter uses of the limiter: it settles, so both methods are there. */
 export type SettlingLimiter = Required<Pick<Limiter, 'settle' | 'cancel'>>
 
-type StreamReader = ReturnType<UsageReader['stream']>
+export type StreamReader = ReturnType<UsageReader['stream']>
 
 const NO_FIELDS = () => undefined
 
@@ -180,149 +182,5 @@ function keeping(
     write: meter.write,
     end: (status) => kept(meter.end(status)),
     abort: () => void kept(meter.abort()),
-  }
-}
-
-/** The costs the sources read: a number or costs by rule; undefined when none could. */
-function readCosts(
-  plan: MeterPlan,
-  response: SettleResponse,
-  streams: Array<StreamReader | undefined> | undefined,
-  warn: WarnOnce,
-): number | Readonly<Record<string, number>> | undefined {
-  let costs: number | Readonly<Record<string, number>> | undefined
-  let byRule: Record<string, number> | undefined
-  plan.sources.forEach(({ rule, from }, i) => {
-    let cost: ReturnType<CostOfResponse>
-    try {
-      const stream = streams?.[i]
-      if (typeof from === 'function') cost = from(response)
-      else if (stream !== undefined) cost = stream.end()
-      else cost = response.text === undefined ? undefined : from.json(response.text)
-    } catch (error) {
-      const where = rule === undefined ? '' : ` for rule "${rule}"`
-      warn(
-        'WARN_SETTLE_READ_FAILED',
-        `settle: reading a response's cost${where} threw (${messageOf(error)}): its estimate stands`,
-      )
-      return
-    }
-    if (cost === undefined) return
-    if (rule === undefined) costs = cost
-    else {
-      byRule ??= {}
-      byRule[rule] = cost as number
-    }
-  })
-  return byRule ?? costs
-}
-
-/** `cancelIf`, a throw read as no (the estimate stands, as for any failure to read). */
-function cancels(plan: MeterPlan, response: SettleResponse, warn: WarnOnce): boolean {
-  try {
-    return plan.cancelIf(response) === true
-  } catch (error) {
-    warn('WARN_SETTLE_READ_FAILED', `settle: cancelIf threw (${messageOf(error)})`)
-    return false
-  }
-}
-
-/**
- * Runs a settle or cancel: a cost the limiter refuses (not a whole number, an unknown rule) is
- * reported and leaves the estimate; a store failure the limiter has reported already.
- */
-function pending(
-  call: () => MaybePromise<SettleResult>,
-  warn: WarnOnce,
-): Promise<void> | undefined {
-  try {
-    const done = call()
-    if (typeof (done as { then?: unknown }).then !== 'function') return undefined
-    return (done as Promise<SettleResult>).then(
-      () => undefined,
-      () => undefined,
-    )
-  } catch (error) {
-    warn(
-      'WARN_SETTLE_READ_FAILED',
-      `settle: the cost read was refused (${messageOf(error)}): its estimate stands`,
-    )
-    return undefined
-  }
-}
-
-function whyNoCost(
-  plan: MeterPlan,
-  text: BodyText | undefined,
-  streams: Array<StreamReader | undefined> | undefined,
-): string {
-  if (text?.cut() === true) return `its body was larger than maxBodyBytes, ${plan.maxBodyBytes}`
-  const skipped = streams?.reduce((sum, stream) => sum + (stream?.skippedEvents() ?? 0), 0) ?? 0
-  if (skipped > 0)
-    return `${skipped} event(s) larger than the reader's maxEventLength were passed over`
-  return 'none found; an OpenAI stream reports usage only with stream_options: { include_usage: true }'
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error)
-}
-
-/** The size of a piece of body, or undefined for what is no body (passed over). */
-function sizeOf(chunk: unknown): number | undefined {
-  if (typeof chunk === 'string') return chunk.length
-  if (ArrayBuffer.isView(chunk) || chunk instanceof ArrayBuffer) return chunk.byteLength
-  return undefined
-}
-
-/** The part of the web's `TextDecoder` used (the core is typed without the DOM). */
-type Utf8Decoder = {
-  decode(input?: ArrayBufferView | ArrayBuffer, options?: { stream?: boolean }): string
-}
-
-type BodyText = {
-  write(chunk: string | ArrayBufferView | ArrayBuffer, size: number): void
-  /** The text held, or undefined when the body outgrew the bound. */
-  end(): string | undefined
-  cut(): boolean
-}
-
-/**
- * A body's text, held up to `max` (bytes; a text piece counts its length): past it, what was
- * held is dropped at once and nothing more is kept, so memory stays bounded whatever is sent.
- */
-function bodyText(max: number): BodyText {
-  let parts: string[] | undefined = []
-  let size = 0
-  let decoder: Utf8Decoder | undefined
-  const flush = () => {
-    const rest = decoder?.decode()
-    if (rest) parts!.push(rest)
-  }
-  return {
-    write(chunk, bytes) {
-      if (parts === undefined) return
-      size += bytes
-      if (size > max) {
-        parts = undefined
-        decoder = undefined
-        return
-      }
-      if (typeof chunk === 'string') {
-        flush()
-        parts.push(chunk)
-        return
-      }
-      const { TextDecoder } = globalThis as unknown as {
-        TextDecoder: new (label: 'utf-8') => Utf8Decoder
-      }
-      decoder ??= new TextDecoder('utf-8')
-      parts.push(decoder.decode(chunk, { stream: true }))
-    },
-    end() {
-      if (parts === undefined) return undefined
-      flush()
-      return parts.join('')
-    },
-    cut: () => parts === undefined,
   }
 }
