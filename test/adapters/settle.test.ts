@@ -82,7 +82,7 @@ describe.each(APPS)('$name: settling a streamed answer', (app) => {
     const watched = watchSettles(limiter)
     const gates = new Gates()
     const settle = settleFrom((response) => cost(response.bytes))
-    served = await app.start(watched.limiter, gates, { settle })
+    served = await app.start(watched.limiter, gates, { settle, legacyHeaders: true })
     return { limiter, watched, gates, port: served.port }
   }
 
@@ -119,7 +119,7 @@ describe.each(TARGETS)('$name: a streamed usage cut at any byte', (target) => {
   beforeAll(async () => {
     client = await target.start({
       rules: [tokens('api_key')],
-      options: { clock, logger: false },
+      options: { clock, logger: false, legacyHeaders: true },
       clock,
       skip: () => false,
       refund: undefined,

@@ -34,6 +34,7 @@ it('hands the pending settle of an asynchronous store to waitUntil (Workers)', a
       store: asyncStore(),
       getConnInfo: () => ({ remote: { address: '203.0.113.7' } }),
       settle: settleFrom(usageReader()),
+      legacyHeaders: true,
     }),
   )
   app.get('/', (c) =>

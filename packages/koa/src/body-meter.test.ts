@@ -32,7 +32,8 @@ async function remainingAfter(answer: (ctx: Koa.Context) => void): Promise<strin
   try {
     const remaining: string[] = []
     for (let i = 0; i < 2; i++) {
-      remaining.push((await request(server).get('/')).headers['x-ratelimit-remaining'])
+      const fields = (await request(server).get('/')).headers['ratelimit'] ?? ''
+      remaining.push(/;r=(\d+);/.exec(fields)?.[1] ?? 'none')
     }
     return remaining
   } finally {

@@ -22,7 +22,7 @@ import { type Gates, gatedPath } from './gates.js'
 export type Served = { readonly port: number; close(): Promise<void> }
 
 /** Options every adapter takes alike (load shedding, the clock it samples on, settling). */
-type SharedOptions = Pick<CoreOptions, 'clock'> & {
+type SharedOptions = Pick<CoreOptions, 'clock' | 'legacyHeaders'> & {
   readonly shed?: LoadShedder<never>
   readonly settle?: ResponseSettler
 }
