@@ -62,7 +62,10 @@ export default defineConfig({
       },
       {
         text: 'Guides',
-        items: [{ text: 'Migrating to Tollgate', link: '/guides/migrating' }],
+        items: [
+          { text: 'Migrating to Tollgate', link: '/guides/migrating' },
+          { text: 'Checking and simulating rules', link: '/guides/cli' },
+        ],
       },
       {
         text: 'Reference',
