@@ -63,6 +63,7 @@ export default defineConfig({
       {
         text: 'Guides',
         items: [
+          { text: 'Which algorithm?', link: '/guides/choosing-an-algorithm' },
           { text: 'Migrating to Tollgate', link: '/guides/migrating' },
           { text: 'Checking and simulating rules', link: '/guides/cli' },
         ],
