@@ -92,6 +92,8 @@ const CORE: { readonly [K in keyof CoreOptions]-?: true } = {
   storeErrorRetryAfterMs: true,
   storeTimeoutMs: true,
   customIdentities: true,
+  allowList: true,
+  denyList: true,
   trustProxy: true,
   proxyHeader: true,
   ipv4Prefix: true,

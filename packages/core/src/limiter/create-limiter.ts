@@ -17,6 +17,7 @@ import type {
   SlotQueueParams,
   SlotQueues,
 } from '../wait/slot-queues.js'
+import { compileAccessLists, type ListCheck } from './access-lists.js'
 import { admittedCharges } from './admitted-charges.js'
 import { type CompiledRule, compileRule } from './compile-rule.js'
 import {
@@ -29,6 +30,7 @@ import {
 import { type ConsumeOne, type Engine, isPromiseLike } from './engine.js'
 import { createHold } from './hold.js'
 import { checkIdentityNames } from './identity-names.js'
+import { createOperations } from './operator.js'
 import { LIMITER_OPTIONS } from './option-names.js'
 import { createRelease, type RefundOne } from './release.js'
 import { createReporter } from './report.js'
@@ -37,7 +39,7 @@ import { buildRuleIndex, type RuleIndex } from './rule-index.js'
 import { createSettle } from './settle.js'
 import { checkOne, refundCharges } from './store-calls.js'
 import { DEFAULT_STORE_TIMEOUT_MS } from './store-deadline.js'
-import type { Limiter, LimiterOptions, Logger, Verdict } from './types.js'
+import type { Limiter, LimiterOperations, LimiterOptions, Logger, Verdict } from './types.js'
 import { DEFAULT_STORE_ERROR_RETRY_AFTER_MS } from './types.js'
 import { shown } from './verdict.js'
 
@@ -48,7 +50,7 @@ import { shown } from './verdict.js'
  * const limiter = createLimiter({ rules: defineRules([...]) })
  * const verdict = limiter.decide({ method: 'POST', path: '/v1/login', identities: { ip } })
  */
-export function createLimiter<R>(given: LimiterOptions<R>): Limiter {
+export function createLimiter<R>(given: LimiterOptions<R>): Limiter & LimiterOperations {
   // `R` only refuses widened rules at compile time; the rules themselves are checked below.
   return composeLimiter(given as LimiterOptions, {
     algorithms: BUILT_IN_ALGORITHMS,
@@ -74,7 +76,10 @@ export type LimiterParts = {
 }
 
 /** `createLimiter` from the parts given, and none other. */
-export function composeLimiter(options: LimiterOptions, parts: LimiterParts): Limiter {
+export function composeLimiter(
+  options: LimiterOptions,
+  parts: LimiterParts,
+): Limiter & LimiterOperations {
   const setup = compileLimiter(options, parts)
   const { rules, store, engine, reader } = setup
   const timeOf = timeSource(engine, reader)
@@ -89,8 +94,9 @@ export function composeLimiter(options: LimiterOptions, parts: LimiterParts): Li
     index: setup.index,
     clock: reader,
     markWaiting: slots.mark,
+    lists: setup.lists,
   })
-  const limiter: Limiter = {
+  const limiter: Limiter & LimiterOperations = {
     rules,
     store,
     get clockStepsBack() {
@@ -109,6 +115,7 @@ export function composeLimiter(options: LimiterOptions, parts: LimiterParts): Li
     release: slots.release,
     // Built only for rules that settle: a limiter without any holds none of it.
     ...(setup.settles ? createSettle({ byId: setup.byId, timeOf, closed }) : undefined),
+    ...createOperations({ store, ruleOf, nowOf: operatorTime(reader) }),
   }
   return limiter
 }
@@ -125,6 +132,7 @@ type LimiterSetup = {
   readonly clock: Clock
   /** True when a rule's charges are settled (`settle`). */
   readonly settles: boolean
+  readonly lists: ListCheck | undefined
 }
 
 /** The compile step: options checked, rules validated and compiled, the store's engine. */
@@ -144,6 +152,8 @@ function compileLimiter(options: LimiterOptions, parts: LimiterParts): LimiterSe
   checkOptions(store, clock, options)
   const settles = compiled.some((rule) => rule.settleWithinMs !== undefined)
   if (settles) checkSettlingStore(store, compiled)
+  if (compiled.some((rule) => rule.penalty !== undefined)) checkPenalisingStore(store, compiled)
+  const lists = compileAccessLists(options)
   const consumeOne = (store as { consumeOne?: ConsumeOne }).consumeOne
   const engine: Engine = {
     store,
@@ -164,6 +174,7 @@ function compileLimiter(options: LimiterOptions, parts: LimiterParts): LimiterSe
     reader: clockReader(options.clock, engine.reporter),
     clock,
     settles,
+    lists,
   }
 }
 
@@ -332,6 +343,32 @@ function checkSettlingStore(store: Store, compiled: readonly CompiledRule[]): vo
     'store',
     `rules ${rules.map((id) => `"${id}"`).join(', ')} settle their charges (settle), but the store has no settle method`,
   )
+}
+
+/** Rules that penalise need a store that keeps offences: refused at start-up, as `settle` is. */
+function checkPenalisingStore(store: Store, compiled: readonly CompiledRule[]): void {
+  if (typeof store.consumePenalised === 'function') return
+  const rules = compiled.filter((rule) => rule.penalty !== undefined).map((rule) => rule.id)
+  throw invalidOption(
+    'store',
+    `rules ${rules.map((id) => `"${id}"`).join(', ')} penalise repeated denials (penalty), but the store has no consumePenalised method to keep offences (the Redis store does not yet): use the memory store, or remove penalty`,
+  )
+}
+
+/** An operator call's time: the `now` given, or the clock's; a clock that fails throws. */
+function operatorTime(
+  reader: ClockReader,
+): (given: { readonly now?: number } | undefined) => number {
+  return (given) => {
+    if (given?.now !== undefined) {
+      const now = wholeMs(given.now)
+      checkTime(now)
+      return now
+    }
+    const read = reader.read()
+    if (typeof read === 'number') return read
+    throw read
+  }
 }
 
 /** A budget of its own that will end: 0, NaN or Infinity (for "none") leaves the limiter's. */

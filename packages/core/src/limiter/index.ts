@@ -1,14 +1,18 @@
 export { createLimiter } from './create-limiter.js'
 export type {
+  AccessList,
   AcquireOptions,
   CheckOptions,
   DecideOptions,
   DenyReason,
   HoldOptions,
+  KeyReport,
   Limiter,
+  LimiterOperations,
   LimiterOptions,
   Logger,
   MaybePromise,
+  OperatorOptions,
   RequestFacts,
   RuleDecision,
   SettleOptions,

@@ -13,6 +13,8 @@ const LIMITER: { readonly [K in keyof LimiterOptions]-?: true } = {
   storeErrorRetryAfterMs: true,
   storeTimeoutMs: true,
   customIdentities: true,
+  allowList: true,
+  denyList: true,
 }
 
 /** The options of `createLimiter`. Pure, so that a bundle that never checks them drops it. */

@@ -27,6 +27,7 @@ const LABELS: FieldLabels = {
   onStoreError: 'onStoreError',
   onMissingIdentity: 'onMissingIdentity',
   settle: 'settle',
+  penalty: 'penalty',
 }
 
 const CODE_SHAPE: RuleShape = {

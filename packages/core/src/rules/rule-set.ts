@@ -4,6 +4,7 @@ import { RuleValidationError } from './issues.js'
 import type { RouteParser } from './route.js'
 import type { Rule } from './types.js'
 import { isRecord, ownValue, typeName, unknownField } from './validate-match.js'
+import type { PenaltyNames } from './validate-penalty.js'
 import {
   type FieldLabels,
   isValidatedRule,
@@ -16,7 +17,10 @@ export type RuleShape = {
   readonly fields: readonly string[]
   /** Field names of the other shape → ours, for a better "did you mean". */
   readonly hints: Readonly<Record<string, string>>
-  read(raw: Record<string, unknown>, issue: IssueSink): { fields: RuleFields; labels: FieldLabels }
+  read(
+    raw: Record<string, unknown>,
+    issue: IssueSink,
+  ): { fields: RuleFields; labels: FieldLabels; penaltyNames?: PenaltyNames }
 }
 
 /**
@@ -67,8 +71,8 @@ export function validateRuleSet(
       if (value === undefined || shape.fields.includes(field)) continue
       issue(field, unknownField(field, shape.fields, ownValue(shape.hints, field)))
     }
-    const { fields, labels } = shape.read(raw, issue)
-    const rule = validateRule(fields, labels, issue, algorithms, parseRoute)
+    const { fields, labels, penaltyNames } = shape.read(raw, issue)
+    const rule = validateRule(fields, labels, issue, algorithms, parseRoute, penaltyNames)
     if (rule !== undefined) rules.push(rule)
   })
   if (issues.length > 0) throw new RuleValidationError(issues)

@@ -11,6 +11,7 @@ import type { RouteParser } from './route.js'
 import type { Rule } from './types.js'
 import { validateCosts } from './validate-costs.js'
 import { isRecord, ownValue, typeName, validateMatch } from './validate-match.js'
+import { CODE_PENALTY_NAMES, type PenaltyNames, validatePenalty } from './validate-penalty.js'
 
 /** The fields of a rule in code shape; a file rule is converted to these first. */
 export type RuleFields = {
@@ -36,7 +37,8 @@ export type RuleFields = {
     | 'mode'
     | 'onStoreError'
     | 'onMissingIdentity'
-    | 'settle']?: unknown
+    | 'settle'
+    | 'penalty']?: unknown
 }
 
 /** How each field was spelt in the user's input, for error messages. */
@@ -92,6 +94,7 @@ export function validateRule(
   issue: IssueSink,
   algorithms: AlgorithmTable,
   parseRoute: RouteParser,
+  penaltyNames: PenaltyNames = CODE_PENALTY_NAMES,
 ) {
   let ok = true
   const fail: IssueSink = (field, problem) => {
@@ -134,6 +137,14 @@ export function validateRule(
     parseRoute,
   )
   const settle = validateSettle(fields.settle, labels.settle, params?.algorithm, fail)
+  const penaltyContext = { shadow: mode === 'shadow', algorithm: fields.algorithm }
+  const penalty = validatePenalty(
+    fields.penalty,
+    labels.penalty,
+    penaltyNames,
+    penaltyContext,
+    fail,
+  )
   if (!ok || params === undefined || match === undefined || costs === undefined) return undefined
   const rule = {
     id,
@@ -146,6 +157,7 @@ export function validateRule(
     onStoreError,
     onMissingIdentity,
     ...(settle === undefined ? {} : { settle }),
+    ...(penalty === undefined ? {} : { penalty }),
   } as Rule
   Object.defineProperty(rule, VALIDATED, { value: true })
   return deepFreeze(rule)

@@ -1,0 +1,56 @@
+import { RateLimitError } from '../errors.js'
+import type { Offences } from '../store/types.js'
+import type { CompiledRule } from './compile-rule.js'
+import type { DenyReason, RuleDecision } from './types.js'
+import { blockedDecision, shown } from './verdict.js'
+
+/**
+ * Reads the offences a store answered beside a request's decisions (`consumePenalised`): the
+ * decision of each enforcing rule whose penalty blocks the key at `at` becomes a blocked denial.
+ * Returns why the request is refused when a block refuses it (`forbidden` once the offences
+ * reach the rule's `forbidAfter`), else undefined. A reply that is not one throws
+ * `ERR_RL_STORE_REPLY`, for the rules' `onStoreError` to decide.
+ */
+export function penalisedDecisions(
+  charged: readonly CompiledRule[],
+  made: RuleDecision[],
+  offences: unknown,
+  at: number,
+): DenyReason | undefined {
+  if (!Array.isArray(offences) || offences.length !== charged.length) {
+    throw new RateLimitError(
+      'ERR_RL_STORE_REPLY',
+      `the store answered ${Array.isArray(offences) ? offences.length : 'no'} offence records for ${charged.length} charges`,
+    )
+  }
+  let reason: DenyReason | undefined
+  for (let i = 0; i < charged.length; i++) {
+    const rule = charged[i]!
+    const record = offences[i] as Offences | undefined
+    if (rule.penalty === undefined || record === undefined || record === null) continue
+    const { count, blockedUntil } = checkOffences(rule, record)
+    if (rule.shadow || blockedUntil <= at) continue
+    made[i] = blockedDecision(made[i]!, blockedUntil, count, at)
+    const forbidAfter = rule.forbidAfter
+    if (forbidAfter !== undefined && count >= forbidAfter) reason = 'forbidden'
+    else reason ??= 'blocked'
+  }
+  return reason
+}
+
+function checkOffences(rule: CompiledRule, record: unknown): Offences {
+  const { count, blockedUntil } = (record ?? {}) as Partial<Offences>
+  if (
+    Number.isSafeInteger(count) &&
+    count! >= 0 &&
+    Number.isSafeInteger(blockedUntil) &&
+    blockedUntil! >= 0
+  ) {
+    return { count: count!, blockedUntil: blockedUntil! }
+  }
+  throw new RateLimitError(
+    'ERR_RL_STORE_REPLY',
+    `the store's offences for rule "${rule.id}" have count ${shown(count)} and blockedUntil ${shown(blockedUntil)}, expected whole numbers ≥ 0`,
+    { rule: rule.id },
+  )
+}
