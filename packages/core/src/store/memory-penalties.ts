@@ -53,10 +53,12 @@ export function memoryPenalties(store: MemoryInternals): PenaltyMethods {
         (charge, i) => !charge.shadow && (offences[i]?.blockedUntil ?? 0) > now,
       )
       if (blocked) {
-        // Refused without charging: each charge as a dry run, for the fields and the retry.
-        const decisions = charges.map(({ rule, algorithm, key, cost }) =>
-          store.look(rule, algorithm, key, cost, now),
-        )
+        // Refused without charging, as a denied request: a charge that would pass is reported
+        // at cost 0 (what is left), one that would not with its retry.
+        const decisions = charges.map(({ rule, algorithm, key, cost }) => {
+          const tried = store.look(rule, algorithm, key, cost, now)
+          return tried.allowed && cost > 0 ? store.look(rule, algorithm, key, 0, now) : tried
+        })
         return { decisions, at: now, offences }
       }
       const outcome = store.consume(charges, now)

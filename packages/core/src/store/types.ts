@@ -108,8 +108,9 @@ export interface Store {
    * carry a `penalty`; their keys' offences are read first:
    *
    * - if an enforcing penalised charge's key is blocked at `now` (`blockedUntil > now`), nothing
-   *   is written: every charge is decided as a dry run at its cost (what would be left, and when
-   *   it would pass), and the request is the limiter's to refuse;
+   *   is written, and the charges are reported as a denied request's are: a charge that would
+   *   pass at cost 0 (what is left, nothing taken), one that would not as its denial (when it
+   *   would pass); the request is the limiter's to refuse;
    * - otherwise the charges are decided as `consume` decides them, and each enforcing penalised
    *   charge that is denied records an offence: the count goes up by one (from 0 once
    *   `forgetAfterMs` has passed since the last block ended) and the key is blocked from `now`
