@@ -28,6 +28,7 @@ const STORES: ReadonlyArray<readonly [string, (() => Store) | undefined]> = [
       return {
         consume: async (charges, now) => inner.consume(charges, now),
         refund: async (charges, chargedAt, now) => inner.refund(charges, chargedAt, now),
+        consumePenalised: async (charges, now) => inner.consumePenalised(charges, now),
       }
     },
   ],

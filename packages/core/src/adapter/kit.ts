@@ -89,9 +89,12 @@ function buildKit<Req, Res>(
     ? rules
     : composeLimiter({ ...limiterOptionsOf(options), rules, logger }, parts)
   const responder = composeResponder(options, parts)
-  // A limiter of the app's own may read any identity; one built here reads only its rules'.
+  // A limiter of the app's own may read any identity; one built here reads only its rules'
+  // and its lists'.
+  const listed = (identity: string) =>
+    options.allowList?.[identity] !== undefined || options.denyList?.[identity] !== undefined
   const keysOn = (identity: string) =>
-    own || limiter.rules.some((rule) => rule.match.identity.includes(identity))
+    own || listed(identity) || limiter.rules.some((rule) => rule.match.identity.includes(identity))
   const identities = compileIdentities(
     options,
     framework.header,
