@@ -65,7 +65,9 @@ export type { PrefixOptions } from './identity/ip-prefix.js'
 export { type ProxyTrust, trustedProxies } from './identity/proxy-trust.js'
 export {
   type AccessList,
+  type AccessLists,
   type AcquireOptions,
+  accessLists,
   type CheckOptions,
   createLimiter,
   type DecideOptions,
@@ -76,6 +78,7 @@ export {
   type LimiterOperations,
   type LimiterOptions,
   type Logger,
+  limiterOperations,
   type MaybePromise,
   type OperatorOptions,
   type RequestFacts,

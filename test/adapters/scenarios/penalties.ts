@@ -1,6 +1,6 @@
 // Penalties that remember, and allow and deny lists decided before the store
 // (docs/concepts/penalties-and-operators.md).
-import type { RuleConfig } from '@tollgate/express'
+import { accessLists, type RuleConfig } from '@tollgate/express'
 import { denied, forwardedFor, ok, perIp, type Scenario } from './support.js'
 
 /** Two logins per 10 s; a denial blocks a minute, doubled per offence up to 4 minutes. */
@@ -67,8 +67,10 @@ export const PENALTIES_SCENARIOS: readonly Scenario[] = [
     rules: [perIp(1, 1)],
     options: {
       trustProxy: 'loopback',
-      allowList: { ip: ['203.0.113.0/24', '2001:db8::/32'] },
-      denyList: { ip: '198.51.100.0/24', api_key: 'k_revoked' },
+      lists: accessLists({
+        allow: { ip: ['203.0.113.0/24', '2001:db8::/32'] },
+        deny: { ip: '198.51.100.0/24', api_key: 'k_revoked' },
+      }),
     },
     steps: [
       {

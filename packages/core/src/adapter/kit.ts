@@ -92,7 +92,7 @@ function buildKit<Req, Res>(
   // A limiter of the app's own may read any identity; one built here reads only its rules'
   // and its lists'.
   const listed = (identity: string) =>
-    options.allowList?.[identity] !== undefined || options.denyList?.[identity] !== undefined
+    options.lists?.fields?.some((field) => field.endsWith(`.${identity}`)) === true
   const keysOn = (identity: string) =>
     own || listed(identity) || limiter.rules.some((rule) => rule.match.identity.includes(identity))
   const identities = compileIdentities(

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest'
 import type { RuleConfig } from '../rules/types.js'
 import type { Store } from '../store/types.js'
+import { accessLists } from './access-lists.js'
 import { createLimiter } from './create-limiter.js'
-import type { LimiterOptions, Verdict } from './types.js'
+import type { Verdict } from './types.js'
 
 const RULE: RuleConfig = {
   id: 'per-ip',
@@ -36,8 +37,10 @@ describe('allow and deny lists', () => {
       rules: [RULE],
       store,
       customIdentities: ['account'],
-      allowList: { ip: ['10.0.0.0/8', '2001:db8::/32'], api_key: 'k_internal' },
-      denyList: { ip: '10.6.6.6', account: ['banned'] },
+      lists: accessLists({
+        allow: { ip: ['10.0.0.0/8', '2001:db8::/32'], api_key: 'k_internal' },
+        deny: { ip: '10.6.6.6', account: ['banned'] },
+      }),
     })
     const at = (identities: Record<string, string>) => {
       const v = limiter.decide(request(identities), { now: 0 }) as Verdict
@@ -56,49 +59,67 @@ describe('allow and deny lists', () => {
     expect(calls).toEqual(['consume'])
   })
 
-  const refusals: ReadonlyArray<readonly [string, Partial<LimiterOptions>, string, string]> = [
+  const refusals: ReadonlyArray<readonly [string, () => unknown, string, string]> = [
     [
       'not an object',
-      { allowList: ['10.0.0.0/8'] as never },
-      'allowList',
+      () => accessLists({ allow: ['10.0.0.0/8'] as never }),
+      'allow',
       'expected identity name → values',
     ],
     [
+      'a list neither allow nor deny',
+      () => accessLists({ block: {} } as never),
+      'block',
+      'unknown list',
+    ],
+    [
       'a misspelt identity',
-      { denyList: { api_kye: 'k' } },
-      'denyList.api_kye',
+      () => limit({ deny: { api_kye: 'k' } }),
+      'lists.deny.api_kye',
       'did you mean "api_key"?',
     ],
     [
       'an undeclared identity',
-      { denyList: { account: 'a' } },
-      'denyList.account',
+      () => limit({ deny: { account: 'a' } }),
+      'lists.deny.account',
       'declare it: customIdentities',
     ],
-    ['an empty value', { allowList: { user: ['u1', ''] } }, 'allowList.user', 'non-empty strings'],
+    [
+      'an empty value',
+      () => accessLists({ allow: { user: ['u1', ''] } }),
+      'allow.user',
+      'non-empty strings',
+    ],
     [
       'a value that is no string',
-      { allowList: { user: [7] as never } },
-      'allowList.user',
+      () => accessLists({ allow: { user: [7] as never } }),
+      'allow.user',
       'got [7]',
     ],
     [
       'an address that is none',
-      { denyList: { ip: ['10.0.0.0/33'] } },
-      'denyList.ip',
+      () => accessLists({ deny: { ip: ['10.0.0.0/33'] } }),
+      'deny.ip',
       '"10.0.0.0/33" is not an IP address',
     ],
+    [
+      'lists not made by accessLists',
+      () => createLimiter({ rules: [RULE], lists: { deny: {} } as never }),
+      'lists',
+      'expected accessLists({ allow, deny })',
+    ],
   ]
-  it.each(refusals)(
-    'refuses %s at start-up, naming the field',
-    (_what, options, field, message) => {
-      expect(() => createLimiter({ rules: [RULE], ...options })).toThrow(
-        expect.objectContaining({
-          code: 'ERR_RL_INVALID_OPTION',
-          field,
-          message: expect.stringContaining(message),
-        }),
-      )
-    },
-  )
+  it.each(refusals)('refuses %s at start-up, naming the field', (_what, make, field, message) => {
+    expect(make).toThrow(
+      expect.objectContaining({
+        code: 'ERR_RL_INVALID_OPTION',
+        field,
+        message: expect.stringContaining(message),
+      }),
+    )
+  })
 })
+
+function limit(lists: Parameters<typeof accessLists>[0]) {
+  return createLimiter({ rules: [RULE], lists: accessLists(lists) })
+}

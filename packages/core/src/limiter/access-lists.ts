@@ -2,36 +2,64 @@ import { parseIp } from '../identity/ip.js'
 import { createIpMatcher } from '../identity/ip-prefix.js'
 import { invalidOption, shown } from '../options/option-values.js'
 import { isRecord } from '../rules/validate-match.js'
-import { knownIdentityNames, unknownIdentity } from './identity-names.js'
-import type { AccessList, LimiterOptions, RequestFacts } from './types.js'
+import type { RequestFacts } from './types.js'
+
+// Allow and deny lists, compiled by the factory an app calls (`accessLists`): an app without
+// lists bundles none of this, and the limiter holds only the check that its `lists` is there.
+
+/**
+ * Identity name → the values listed (`ip`: addresses, CIDR ranges, or `loopback`, `linklocal`,
+ * `private`). A request is listed when any of its identities has a listed value. Names are
+ * those rules may key on: `ip`, `api_key`, `user` and the limiter's `customIdentities`.
+ */
+export type AccessList = Readonly<Record<string, string | readonly string[]>>
 
 /** Where a request stands on the lists: let through, refused, or neither (`undefined`). */
 export type Listed = 'allow' | 'deny' | undefined
 
-/** Tells a request's identities against the lists; one call per request, no store call. */
-export type ListCheck = (identities: RequestFacts['identities']) => Listed
+/** The lists compiled: what the limiter's `lists` option takes. */
+export type AccessLists = {
+  /** The identities the lists read, as `allow.ip`, `deny.api_key`: checked by the limiter. */
+  readonly fields: readonly string[]
+  /** Tells a request's identities against the lists: one call per request, no store call. */
+  readonly check: (identities: RequestFacts['identities']) => Listed
+}
 
 /**
- * The `allowList` and `denyList` options compiled once, or undefined when neither is given (the
- * request path then checks nothing). Every identity name, value and IP entry is checked here:
- * a bad one is refused naming the option and field (`denyList.ip`).
+ * Allow and deny lists, decided before any store call: an allowed client passes without a
+ * charge or a field, a denied one is answered 403; a client on both is denied. Every value and
+ * IP entry is checked here, a bad one refused naming its field (`deny.ip`); the identity names,
+ * by the limiter given the lists.
+ * @example
+ * createLimiter({ rules, lists: accessLists({ allow: { ip: ['10.0.0.0/8'] }, deny: { api_key: 'k_revoked' } }) })
  */
-export function compileAccessLists(options: LimiterOptions): ListCheck | undefined {
-  const { allowList, denyList } = options
-  if (allowList === undefined && denyList === undefined) return undefined
-  const known = knownIdentityNames(options.customIdentities)
-  const allowed = allowList === undefined ? undefined : compileList('allowList', allowList, known)
-  const denied = denyList === undefined ? undefined : compileList('denyList', denyList, known)
-  return (identities) => {
-    if (denied?.(identities)) return 'deny'
-    if (allowed?.(identities)) return 'allow'
-    return undefined
+export function accessLists(options: {
+  readonly allow?: AccessList | undefined
+  readonly deny?: AccessList | undefined
+}): AccessLists {
+  if (!isRecord(options)) throw invalidOption('lists', 'expected { allow, deny }')
+  const fields: string[] = []
+  for (const name of Object.keys(options)) {
+    if (name !== 'allow' && name !== 'deny') {
+      throw invalidOption(name, 'unknown list: expected allow or deny')
+    }
+  }
+  const allowed = compileList('allow', options.allow, fields)
+  const denied = compileList('deny', options.deny, fields)
+  return {
+    fields,
+    check(identities) {
+      if (denied(identities)) return 'deny'
+      if (allowed(identities)) return 'allow'
+      return undefined
+    },
   }
 }
 
 type Matcher = (identities: RequestFacts['identities']) => boolean
 
-function compileList(option: string, list: AccessList, known: readonly string[]): Matcher {
+function compileList(option: string, list: AccessList | undefined, fields: string[]): Matcher {
+  if (list === undefined) return () => false
   if (!isRecord(list)) {
     throw invalidOption(
       option,
@@ -42,7 +70,6 @@ function compileList(option: string, list: AccessList, known: readonly string[])
   for (const [name, given] of Object.entries(list)) {
     if (given === undefined) continue
     const field = `${option}.${name}`
-    if (!known.includes(name)) throw invalidOption(field, unknownIdentity(name, known))
     const values = typeof given === 'string' ? [given] : given
     if (!Array.isArray(values) || values.some((v) => typeof v !== 'string' || v.trim() === '')) {
       throw invalidOption(
@@ -50,6 +77,7 @@ function compileList(option: string, list: AccessList, known: readonly string[])
         `expected a value or a list of values (non-empty strings), got ${shown(given)}`,
       )
     }
+    fields.push(field)
     matchers.push(name === 'ip' ? ipMatcher(values, field) : valueMatcher(name, values))
   }
   return (identities) => matchers.some((matches) => matches(identities))

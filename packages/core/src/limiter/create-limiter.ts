@@ -17,7 +17,7 @@ import type {
   SlotQueueParams,
   SlotQueues,
 } from '../wait/slot-queues.js'
-import { compileAccessLists, type ListCheck } from './access-lists.js'
+import type { AccessLists } from './access-lists.js'
 import { admittedCharges } from './admitted-charges.js'
 import { type CompiledRule, compileRule } from './compile-rule.js'
 import {
@@ -29,8 +29,8 @@ import {
 } from './decide.js'
 import { type ConsumeOne, type Engine, isPromiseLike } from './engine.js'
 import { createHold } from './hold.js'
-import { checkIdentityNames } from './identity-names.js'
-import { createOperations } from './operator.js'
+import { checkIdentityNames, knownIdentityNames, unknownIdentity } from './identity-names.js'
+import { registerOperatorParts } from './operator-parts.js'
 import { LIMITER_OPTIONS } from './option-names.js'
 import { createRelease, type RefundOne } from './release.js'
 import { createReporter } from './report.js'
@@ -39,7 +39,7 @@ import { buildRuleIndex, type RuleIndex } from './rule-index.js'
 import { createSettle } from './settle.js'
 import { checkOne, refundCharges } from './store-calls.js'
 import { DEFAULT_STORE_TIMEOUT_MS } from './store-deadline.js'
-import type { Limiter, LimiterOperations, LimiterOptions, Logger, Verdict } from './types.js'
+import type { Limiter, LimiterOptions, Logger, Verdict } from './types.js'
 import { DEFAULT_STORE_ERROR_RETRY_AFTER_MS } from './types.js'
 import { shown } from './verdict.js'
 
@@ -50,7 +50,7 @@ import { shown } from './verdict.js'
  * const limiter = createLimiter({ rules: defineRules([...]) })
  * const verdict = limiter.decide({ method: 'POST', path: '/v1/login', identities: { ip } })
  */
-export function createLimiter<R>(given: LimiterOptions<R>): Limiter & LimiterOperations {
+export function createLimiter<R>(given: LimiterOptions<R>): Limiter {
   // `R` only refuses widened rules at compile time; the rules themselves are checked below.
   return composeLimiter(given as LimiterOptions, {
     algorithms: BUILT_IN_ALGORITHMS,
@@ -76,10 +76,7 @@ export type LimiterParts = {
 }
 
 /** `createLimiter` from the parts given, and none other. */
-export function composeLimiter(
-  options: LimiterOptions,
-  parts: LimiterParts,
-): Limiter & LimiterOperations {
+export function composeLimiter(options: LimiterOptions, parts: LimiterParts): Limiter {
   const setup = compileLimiter(options, parts)
   const { rules, store, engine, reader } = setup
   const timeOf = timeSource(engine, reader)
@@ -96,7 +93,7 @@ export function composeLimiter(
     markWaiting: slots.mark,
     lists: setup.lists,
   })
-  const limiter: Limiter & LimiterOperations = {
+  const limiter: Limiter = {
     rules,
     store,
     get clockStepsBack() {
@@ -115,8 +112,8 @@ export function composeLimiter(
     release: slots.release,
     // Built only for rules that settle: a limiter without any holds none of it.
     ...(setup.settles ? createSettle({ byId: setup.byId, timeOf, closed }) : undefined),
-    ...createOperations({ store, ruleOf, nowOf: operatorTime(reader) }),
   }
+  registerOperatorParts(limiter, { store, ruleOf, nowOf: operatorTime(reader) })
   return limiter
 }
 
@@ -132,7 +129,7 @@ type LimiterSetup = {
   readonly clock: Clock
   /** True when a rule's charges are settled (`settle`). */
   readonly settles: boolean
-  readonly lists: ListCheck | undefined
+  readonly lists: AccessLists['check'] | undefined
 }
 
 /** The compile step: options checked, rules validated and compiled, the store's engine. */
@@ -153,7 +150,7 @@ function compileLimiter(options: LimiterOptions, parts: LimiterParts): LimiterSe
   const settles = compiled.some((rule) => rule.settleWithinMs !== undefined)
   if (settles) checkSettlingStore(store, compiled)
   if (compiled.some((rule) => rule.penalty !== undefined)) checkPenalisingStore(store, compiled)
-  const lists = compileAccessLists(options)
+  const lists = checkLists(options.lists, options.customIdentities)
   const consumeOne = (store as { consumeOne?: ConsumeOne }).consumeOne
   const engine: Engine = {
     store,
@@ -343,6 +340,23 @@ function checkSettlingStore(store: Store, compiled: readonly CompiledRule[]): vo
     'store',
     `rules ${rules.map((id) => `"${id}"`).join(', ')} settle their charges (settle), but the store has no settle method`,
   )
+}
+
+/** The `lists` option: made by `accessLists`, on identities requests may carry. */
+function checkLists(
+  lists: AccessLists | undefined,
+  custom: unknown,
+): AccessLists['check'] | undefined {
+  if (lists === undefined) return undefined
+  if (typeof lists?.check !== 'function' || !Array.isArray(lists.fields)) {
+    throw invalidOption('lists', `expected accessLists({ allow, deny }), got ${shown(lists)}`)
+  }
+  const known = knownIdentityNames(custom)
+  for (const field of lists.fields) {
+    const name = field.slice(field.indexOf('.') + 1)
+    if (!known.includes(name)) throw invalidOption(`lists.${field}`, unknownIdentity(name, known))
+  }
+  return lists.check
 }
 
 /** Rules that penalise need a store that keeps offences: refused at start-up, as `settle` is. */

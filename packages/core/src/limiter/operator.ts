@@ -5,13 +5,23 @@ import { toMilliseconds } from '../rules/duration.js'
 import type { KeyRef, KeyStatus, Store } from '../store/types.js'
 import type { CompiledRule } from './compile-rule.js'
 import { isPromiseLike } from './engine.js'
-import type { KeyReport, LimiterOperations, MaybePromise, OperatorOptions } from './types.js'
+import { operatorPartsOf } from './operator-parts.js'
+import type {
+  KeyReport,
+  Limiter,
+  LimiterOperations,
+  MaybePromise,
+  OperatorOptions,
+} from './types.js'
 import { storeDecision } from './verdict.js'
 
 // The operator's calls on one client (an admin route's): each one store call, on the store's
 // optional methods, refused when the store has none. Store errors reach the caller as they are.
+// Reached only through `limiterOperations(limiter)`: an app that never calls it bundles none of
+// this; the limiter registers what the calls need (`registerOperatorParts`), a few bytes.
 
-type OperatorParts = {
+/** What the operator's calls need of a limiter: its store, its rules, its clock. */
+export type OperatorParts = {
   readonly store: Store
   readonly ruleOf: (id: string) => CompiledRule
   /** The time of a call: the `now` given, or the limiter's clock (a failing clock throws). */
@@ -20,8 +30,23 @@ type OperatorParts = {
 
 type OptionalMethod = 'peek' | 'reset' | 'block' | 'unblock'
 
-/** `peek`, `reset`, `giveBack`, `block` and `unblock` over the limiter's store. */
-export function createOperations({ store, ruleOf, nowOf }: OperatorParts): LimiterOperations {
+/**
+ * The operator's calls over a limiter made by `createLimiter` (or an adapter's, given the
+ * limiter): `peek`, `reset`, `giveBack`, `block` and `unblock` one client under one rule.
+ * Throws `ERR_RL_INVALID_OPTION` for anything else.
+ * @example
+ * const ops = limiterOperations(limiter)
+ * await ops.block('ip:203.0.113.7', 'login', '15m')
+ */
+export function limiterOperations(limiter: Limiter): LimiterOperations {
+  const parts = operatorPartsOf(limiter)
+  if (parts === undefined) {
+    throw invalidOption('limiter', 'expected a limiter made by createLimiter')
+  }
+  return createOperations(parts)
+}
+
+function createOperations({ store, ruleOf, nowOf }: OperatorParts): LimiterOperations {
   const method = <M extends OptionalMethod>(name: M): NonNullable<Store[M]> => {
     const found = store[name]
     if (typeof found === 'function') return found.bind(store) as NonNullable<Store[M]>

@@ -10,6 +10,7 @@ import { mapStore } from '../store/map-store.js'
 import { memoryStore } from '../store/memory-store.js'
 import type { Store } from '../store/types.js'
 import { createLimiter } from './create-limiter.js'
+import { limiterOperations } from './operator.js'
 import { STORES } from './test-stores.js'
 import type { KeyReport, Verdict } from './types.js'
 
@@ -139,7 +140,9 @@ describe('penalties against an exact model', () => {
               blockedUntil: d.blockedUntil,
             }).toEqual(expected.decide(now))
             const size = store.size
-            const report = limiter.peek('ip:192.0.2.1', 'login', { now }) as KeyReport
+            const report = limiterOperations(limiter).peek('ip:192.0.2.1', 'login', {
+              now,
+            }) as KeyReport
             expect(store.size).toBe(size)
             expect({ offences: report.offences, blockedUntil: report.blockedUntil }).toEqual(
               expected.peeked(now),

@@ -6,6 +6,7 @@ import type { Duration, Rule, RuleConfig, WidenedRulesError } from '../rules/typ
 import type { Store } from '../store/types.js'
 import type { Timers } from '../wait/scheduler.js'
 import type { Logger } from '../warnings.js'
+import type { AccessLists } from './access-lists.js'
 
 export type { Logger } from '../warnings.js'
 
@@ -72,7 +73,7 @@ export type DenyReason =
   | 'blocked'
   /** Blocked, and the client's offences reached the rule's `forbidAfter`: answered 403. */
   | 'forbidden'
-  /** The client is on the `denyList`: answered 403, before any store call. */
+  /** The client is on the deny list (`lists`): answered 403, before any store call. */
   | 'deny-list'
 
 /** The limiter's answer for a whole request, over every rule that matched it. */
@@ -187,24 +188,12 @@ export type LimiterOptions<R = readonly RuleConfig[]> = {
    */
   readonly customIdentities?: readonly string[] | undefined
   /**
-   * Clients let through without a store call, a charge or a field: by identity value, e.g.
-   * `{ api_key: ['k_internal'], ip: ['10.0.0.0/8', '2001:db8::/32', 'loopback'] }` (`ip`
-   * takes addresses, CIDR ranges and `loopback`, `linklocal`, `private`). @default none
+   * Allow and deny lists by identity value or IP network, from `accessLists({ allow, deny })`:
+   * decided before any store call, an allowed client passes without a charge or a field, a
+   * denied one is refused (403). @default none
    */
-  readonly allowList?: AccessList | undefined
-  /**
-   * Clients refused with a 403 before any store call, in the shape of `allowList`; a client on
-   * both lists is refused. @default none
-   */
-  readonly denyList?: AccessList | undefined
+  readonly lists?: AccessLists | undefined
 }
-
-/**
- * Identity name → the values listed (`ip`: addresses, CIDR ranges or range names). A request
- * is listed when any of its identities has a listed value. Names are those rules may key on:
- * `ip`, `api_key`, `user` and the `customIdentities`.
- */
-export type AccessList = Readonly<Record<string, string | readonly string[]>>
 
 export type CheckOptions = {
   /** Units to charge; 0 inspects without charging. @default the rule's `cost` */
@@ -245,7 +234,8 @@ export type KeyReport = {
 }
 
 /**
- * What an operator does to one client, on the limiter's store (an admin route's calls). Keys
+ * What an operator does to one client, on the limiter's store (an admin route's calls), from
+ * `limiterOperations(limiter)`. Keys
  * are as `check` takes them (`ip:203.0.113.7`, `api_key:k_123`); a rule id the limiter does not
  * know throws `ERR_RL_UNKNOWN_RULE`, a store without the method `ERR_RL_STORE_UNSUPPORTED`. A
  * store that fails rejects (or throws) with its error: an operator hears about it. Charging is
