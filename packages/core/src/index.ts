@@ -81,6 +81,8 @@ export {
   limiterOperations,
   type MaybePromise,
   type OperatorOptions,
+  type PenaltyPart,
+  penalties,
   type RequestFacts,
   type RuleDecision,
   type SettleOptions,

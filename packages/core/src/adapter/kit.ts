@@ -5,6 +5,7 @@ import { createPartitionKeyHasher } from '../headers/partition-key.js'
 import { compileIdentities } from '../identity/identities.js'
 import { trustedProxies } from '../identity/proxy-trust.js'
 import { composeLimiter } from '../limiter/create-limiter.js'
+import { penalties } from '../limiter/penalised.js'
 import { routeMatching } from '../limiter/route-matching.js'
 import type { Limiter } from '../limiter/types.js'
 import { FOREIGN_OPTIONS } from '../options/foreign-options.js'
@@ -60,6 +61,7 @@ export function createAdapterKit<Req, Res>(
     partitionKeys: createPartitionKeyHasher,
     families: familiesFor,
     foreignOptions: FOREIGN_OPTIONS,
+    penalties,
   })
 }
 

@@ -37,6 +37,7 @@ describe('allow and deny lists', () => {
       rules: [RULE],
       store,
       customIdentities: ['account'],
+      logger: false,
       lists: accessLists({
         allow: { ip: ['10.0.0.0/8', '2001:db8::/32'], api_key: 'k_internal' },
         deny: { ip: '10.6.6.6', account: ['banned'] },

@@ -32,6 +32,7 @@ import { createHold } from './hold.js'
 import { checkIdentityNames, knownIdentityNames, unknownIdentity } from './identity-names.js'
 import { registerOperatorParts } from './operator-parts.js'
 import { LIMITER_OPTIONS } from './option-names.js'
+import { type PenaltyPart, penalties } from './penalised.js'
 import { createRelease, type RefundOne } from './release.js'
 import { createReporter } from './report.js'
 import { type RouteMatching, routeMatching } from './route-matching.js'
@@ -57,6 +58,7 @@ export function createLimiter<R>(given: LimiterOptions<R>): Limiter {
     routes: routeMatching,
     store: memoryStore,
     foreignOptions: FOREIGN_OPTIONS,
+    penalties,
   })
 }
 
@@ -73,6 +75,8 @@ export type LimiterParts = {
   /** Makes the store of a limiter whose options give none. */
   readonly store: () => Store
   readonly foreignOptions: ForeignOptions | undefined
+  /** Penalties (`penalties`), or none: a rule with a `penalty` is then refused. */
+  readonly penalties: PenaltyPart | undefined
 }
 
 /** `createLimiter` from the parts given, and none other. */
@@ -138,7 +142,7 @@ function compileLimiter(options: LimiterOptions, parts: LimiterParts): LimiterSe
   const algorithms = options.algorithms ?? parts.algorithms
   checkAlgorithms(algorithms)
   const routes = parts.routes
-  const rules = checkRules(options.rules, algorithms, routes.parseRoute)
+  const rules = checkRules(options.rules, algorithms, routes.parseRoute, parts.penalties?.validate)
   checkIdentityNames(rules, options.customIdentities)
   const keyCaches = new Map<string, CompiledRule['lastKey']>()
   const compiled = rules.map((rule, index) =>
@@ -149,7 +153,9 @@ function compileLimiter(options: LimiterOptions, parts: LimiterParts): LimiterSe
   checkOptions(store, clock, options)
   const settles = compiled.some((rule) => rule.settleWithinMs !== undefined)
   if (settles) checkSettlingStore(store, compiled)
-  if (compiled.some((rule) => rule.penalty !== undefined)) checkPenalisingStore(store, compiled)
+  if (compiled.some((rule) => rule.penalty !== undefined)) {
+    checkPenalisingStore(store, compiled, parts.penalties)
+  }
   const lists = checkLists(options.lists, options.customIdentities)
   const consumeOne = (store as { consumeOne?: ConsumeOne }).consumeOne
   const engine: Engine = {
@@ -160,6 +166,7 @@ function compileLimiter(options: LimiterOptions, parts: LimiterParts): LimiterSe
     // A store with a budget of its own (Redis) is not timed twice: its budget may be the longer.
     storeTimeoutMs:
       options.storeTimeoutMs ?? (boundsItsCalls(store) ? false : DEFAULT_STORE_TIMEOUT_MS),
+    penalised: parts.penalties?.decisions,
   }
   return {
     rules,
@@ -360,9 +367,20 @@ function checkLists(
 }
 
 /** Rules that penalise need a store that keeps offences: refused at start-up, as `settle` is. */
-function checkPenalisingStore(store: Store, compiled: readonly CompiledRule[]): void {
-  if (typeof store.consumePenalised === 'function') return
+function checkPenalisingStore(
+  store: Store,
+  compiled: readonly CompiledRule[],
+  part: PenaltyPart | undefined,
+): void {
   const rules = compiled.filter((rule) => rule.penalty !== undefined).map((rule) => rule.id)
+  if (part === undefined) {
+    // Rules validated elsewhere (defineRules) reach a composed limiter with their penalty.
+    throw invalidOption(
+      'penalties',
+      `rules ${rules.map((id) => `"${id}"`).join(', ')} penalise repeated denials (penalty), but this limiter was composed without penalties: add penalties to createRateLimit's parts`,
+    )
+  }
+  if (typeof store.consumePenalised === 'function') return
   throw invalidOption(
     'store',
     `rules ${rules.map((id) => `"${id}"`).join(', ')} penalise repeated denials (penalty), but the store has no consumePenalised method to keep offences (the Redis store does not yet): use the memory store, or remove penalty`,

@@ -7,7 +7,6 @@ import type { AccessLists } from './access-lists.js'
 import type { CompiledRule } from './compile-rule.js'
 import { type Engine, isPromiseLike } from './engine.js'
 import { estimateFor } from './estimate.js'
-import { penalisedDecisions } from './penalised.js'
 import { messageOf, type Reporter } from './report.js'
 import type { RuleIndex } from './rule-index.js'
 import { replyWithin } from './store-deadline.js'
@@ -295,7 +294,8 @@ function verdictOfReply(engine: Engine, pending: Pending, outcome: Outcome, now:
       made[i] = storeDecision(charged[i]!, decisions[i], charge.cost, charge.key)
     }
     if (pending.penalised) {
-      const reason = penalisedDecisions(charged, made, (outcome as PenalisedOutcome).offences, at)
+      const offences = (outcome as PenalisedOutcome).offences
+      const reason = engine.penalised!(charged, made, offences, at)
       if (reason !== undefined) return combine(inRuleOrder(pending, made), at, reason)
     }
   } catch (error) {

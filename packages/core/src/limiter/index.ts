@@ -1,6 +1,7 @@
 export { type AccessList, type AccessLists, accessLists } from './access-lists.js'
 export { createLimiter } from './create-limiter.js'
 export { limiterOperations } from './operator.js'
+export { type PenaltyPart, penalties } from './penalised.js'
 export type {
   AcquireOptions,
   CheckOptions,

@@ -1,8 +1,26 @@
 import { RateLimitError } from '../errors.js'
+import { validatePenalty } from '../rules/validate-penalty.js'
 import type { Offences } from '../store/types.js'
 import type { CompiledRule } from './compile-rule.js'
 import type { DenyReason, RuleDecision } from './types.js'
 import { blockedDecision, shown } from './verdict.js'
+
+/**
+ * Penalties, as a part of a limiter: reading a rule's `penalty` and the offences a store
+ * answers. `createLimiter` and `rateLimit` have it; a middleware made by `createRateLimit` has it
+ * when its parts name it (`createRateLimit({ algorithms, store: memoryStore, penalties })`), so
+ * that one without penalised rules bundles none of it.
+ */
+export const penalties: PenaltyPart = {
+  validate: validatePenalty,
+  decisions: penalisedDecisions,
+}
+
+/** What penalties add to a limiter (see `penalties`). */
+export type PenaltyPart = {
+  readonly validate: typeof validatePenalty
+  readonly decisions: typeof penalisedDecisions
+}
 
 /**
  * Reads the offences a store answered beside a request's decisions (`consumePenalised`): the

@@ -22,7 +22,7 @@ import type { KeyReport, Verdict } from './types.js'
  */
 
 type Params = { block: number; factor: number; maxBlock: number; forgetAfter: number }
-type Record = { count: number; blockedUntil: number }
+type Remembered = { count: number; blockedUntil: number }
 type Expected = {
   allowed: boolean
   reason: string | undefined
@@ -34,7 +34,7 @@ type Expected = {
 /** The model: one client's algorithm state and offences; each request costs 1. */
 function model(algorithm: Algorithm, p: Params) {
   let state: AlgorithmState | undefined
-  let record: Record | undefined
+  let record: Remembered | undefined
   const decide = (now: number): Expected => {
     if (record !== undefined && now >= record.blockedUntil + p.forgetAfter) record = undefined
     const tried = step(algorithm, state, 1, now)
@@ -63,7 +63,7 @@ function model(algorithm: Algorithm, p: Params) {
   return { decide, peeked }
 }
 
-const shown = (record: Record | undefined) => ({
+const shown = (record: Remembered | undefined) => ({
   offences: record?.count,
   blockedUntil: record?.blockedUntil,
 })

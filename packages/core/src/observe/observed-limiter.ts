@@ -18,6 +18,7 @@ import { checkMethods, checkWhole } from '../options/option-values.js'
 import { refuseUnknownOptions } from '../options/unknown-options.js'
 import { checkRules } from '../rules/define-rules.js'
 import type { Rule } from '../rules/types.js'
+import { validatePenalty } from '../rules/validate-penalty.js'
 import { memoryStore } from '../store/memory-store.js'
 import type { Store } from '../store/types.js'
 import type { ObservableStore, ObservedLimiterInfo, Observer } from './events.js'
@@ -166,6 +167,7 @@ function rulesOf(options: ObservedLimiterOptions, limiterOptions: LimiterOptions
       options.rules,
       options.algorithms ?? BUILT_IN_ALGORITHMS,
       routeMatching.parseRoute,
+      validatePenalty,
     )
   } catch (error) {
     createLimiter(limiterOptions)

@@ -6,7 +6,7 @@ import { parseRoute } from './route.js'
 import { type RuleShape, validateRuleSet } from './rule-set.js'
 import type { Rule } from './types.js'
 import { isRecord, typeName, unknownField } from './validate-match.js'
-import { FILE_PENALTY_NAMES } from './validate-penalty.js'
+import { validatePenalty } from './validate-penalty.js'
 import { type FieldLabels, REPORTED, type RuleFields } from './validate-rule.js'
 
 const LABELS = {
@@ -76,9 +76,9 @@ export function parseRules(data: unknown): readonly Rule[] {
       )
     }
     const rules = (data as { rules: unknown }).rules
-    return validateRuleSet(rules, FILE_SHAPE, BUILT_IN_ALGORITHMS, parseRoute)
+    return validateRuleSet(rules, FILE_SHAPE, BUILT_IN_ALGORITHMS, parseRoute, validatePenalty)
   }
-  return validateRuleSet(data, FILE_SHAPE, BUILT_IN_ALGORITHMS, parseRoute)
+  return validateRuleSet(data, FILE_SHAPE, BUILT_IN_ALGORITHMS, parseRoute, validatePenalty)
 }
 
 /** A rule as read from a file, before validation. */
@@ -137,7 +137,7 @@ function readFileRule(record: Record<string, unknown>, issue: IssueSink) {
   } else {
     fields.rate = perSecond
   }
-  return { fields, labels, penaltyNames: FILE_PENALTY_NAMES }
+  return { fields, labels, file: true }
 }
 
 /**

@@ -4,7 +4,7 @@ import type { PenaltyRule } from './types.js'
 import { isRecord, typeName, unknownField } from './validate-match.js'
 
 /** How a penalty's own fields are spelt: camelCase in code, snake_case in rules files. */
-export type PenaltyNames = {
+type PenaltyNames = {
   readonly block: string
   readonly factor: string
   readonly maxBlock: string
@@ -12,7 +12,7 @@ export type PenaltyNames = {
   readonly forbidAfter: string
 }
 
-export const CODE_PENALTY_NAMES: PenaltyNames = {
+const CODE_PENALTY_NAMES: PenaltyNames = {
   block: 'block',
   factor: 'factor',
   maxBlock: 'maxBlock',
@@ -20,7 +20,7 @@ export const CODE_PENALTY_NAMES: PenaltyNames = {
   forbidAfter: 'forbidAfter',
 }
 
-export const FILE_PENALTY_NAMES: PenaltyNames = {
+const FILE_PENALTY_NAMES: PenaltyNames = {
   block: 'block',
   factor: 'factor',
   maxBlock: 'max_block',
@@ -34,20 +34,25 @@ const MAX_FACTOR = 1000
 /** A year: a block or a memory longer than this is a mistake (and would near `MAX_TIME_MS`). */
 const MAX_SPAN_MS = 365 * DAY_MS
 
+/** Reads a rule's `penalty` (see `validatePenalty`): a part of the limiter, for rules that have one. */
+export type PenaltyReader = typeof validatePenalty
+
 /**
  * A rule's `penalty`, validated into whole ms; undefined when absent or after reporting to
- * `issue` (each problem under `<label>.<field>`, a misspelt field with the nearest name).
+ * `issue` (each problem under `<label>.<field>`, a misspelt field with the nearest name), its
+ * fields spelt as a rules file spells them when `file`.
  * `shadow` and `concurrency` rules take none: a shadow rule never denies, and a concurrency
  * refusal ends when a slot frees, whatever the client did.
  */
 export function validatePenalty(
   value: unknown,
   label: string,
-  names: PenaltyNames,
+  file: boolean,
   context: { readonly shadow: boolean; readonly algorithm: unknown },
   issue: IssueSink,
 ): PenaltyRule | undefined {
   if (value === undefined) return undefined
+  const names = file ? FILE_PENALTY_NAMES : CODE_PENALTY_NAMES
   if (!isRecord(value)) {
     issue(
       label,

@@ -11,7 +11,7 @@ import type { RouteParser } from './route.js'
 import type { Rule } from './types.js'
 import { validateCosts } from './validate-costs.js'
 import { isRecord, ownValue, typeName, validateMatch } from './validate-match.js'
-import { CODE_PENALTY_NAMES, type PenaltyNames, validatePenalty } from './validate-penalty.js'
+import type { PenaltyReader } from './validate-penalty.js'
 
 /** The fields of a rule in code shape; a file rule is converted to these first. */
 export type RuleFields = {
@@ -94,7 +94,8 @@ export function validateRule(
   issue: IssueSink,
   algorithms: AlgorithmTable,
   parseRoute: RouteParser,
-  penaltyNames: PenaltyNames = CODE_PENALTY_NAMES,
+  penaltyOf: PenaltyReader | undefined,
+  file = false,
 ) {
   let ok = true
   const fail: IssueSink = (field, problem) => {
@@ -138,13 +139,7 @@ export function validateRule(
   )
   const settle = validateSettle(fields.settle, labels.settle, params?.algorithm, fail)
   const penaltyContext = { shadow: mode === 'shadow', algorithm: fields.algorithm }
-  const penalty = validatePenalty(
-    fields.penalty,
-    labels.penalty,
-    penaltyNames,
-    penaltyContext,
-    fail,
-  )
+  const penalty = readPenalty(fields.penalty, labels.penalty, penaltyOf, file, penaltyContext, fail)
   if (!ok || params === undefined || match === undefined || costs === undefined) return undefined
   const rule = {
     id,
@@ -161,6 +156,24 @@ export function validateRule(
   } as Rule
   Object.defineProperty(rule, VALIDATED, { value: true })
   return deepFreeze(rule)
+}
+
+/** A rule's penalty, read by the limiter's penalty part; refused by a limiter without one. */
+function readPenalty(
+  value: unknown,
+  label: string,
+  penaltyOf: PenaltyReader | undefined,
+  file: boolean,
+  context: Parameters<PenaltyReader>[3],
+  issue: IssueSink,
+) {
+  if (value === undefined) return undefined
+  if (penaltyOf !== undefined) return penaltyOf(value, label, file, context, issue)
+  issue(
+    label,
+    "this limiter was composed without penalties: add penalties to createRateLimit's parts",
+  )
+  return undefined
 }
 
 /**
