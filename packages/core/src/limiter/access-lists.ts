@@ -2,6 +2,7 @@ import { parseIp } from '../identity/ip.js'
 import { createIpMatcher } from '../identity/ip-prefix.js'
 import { invalidOption, shown } from '../options/option-values.js'
 import { isRecord } from '../rules/validate-match.js'
+import { unknownIdentity } from './identity-names.js'
 import type { RequestFacts } from './types.js'
 
 // Allow and deny lists, compiled by the factory an app calls (`accessLists`): an app without
@@ -17,12 +18,18 @@ export type AccessList = Readonly<Record<string, string | readonly string[]>>
 /** Where a request stands on the lists: let through, refused, or neither (`undefined`). */
 export type Listed = 'allow' | 'deny' | undefined
 
+/** Tells a request's identities against the lists: one call per request, no store call. */
+export type ListCheck = (identities: RequestFacts['identities']) => Listed
+
 /** The lists compiled: what the limiter's `lists` option takes. */
 export type AccessLists = {
-  /** The identities the lists read, as `allow.ip`, `deny.api_key`: checked by the limiter. */
+  /** The identities the lists read, as `allow.ip`, `deny.api_key`. */
   readonly fields: readonly string[]
-  /** Tells a request's identities against the lists: one call per request, no store call. */
-  readonly check: (identities: RequestFacts['identities']) => Listed
+  /**
+   * The check, once the limiter has made sure that each identity listed is one requests may
+   * carry (`known`); throws `ERR_RL_INVALID_OPTION` naming `lists.<list>.<name>` otherwise.
+   */
+  readonly compile: (known: readonly string[]) => ListCheck
 }
 
 /**
@@ -48,10 +55,17 @@ export function accessLists(options: {
   const denied = compileList('deny', options.deny, fields)
   return {
     fields,
-    check(identities) {
-      if (denied(identities)) return 'deny'
-      if (allowed(identities)) return 'allow'
-      return undefined
+    compile(known) {
+      for (const field of fields) {
+        const name = field.slice(field.indexOf('.') + 1)
+        if (!known.includes(name))
+          throw invalidOption(`lists.${field}`, unknownIdentity(name, known))
+      }
+      return (identities) => {
+        if (denied(identities)) return 'deny'
+        if (allowed(identities)) return 'allow'
+        return undefined
+      }
     },
   }
 }

@@ -17,7 +17,7 @@ import type {
   SlotQueueParams,
   SlotQueues,
 } from '../wait/slot-queues.js'
-import type { AccessLists } from './access-lists.js'
+import type { ListCheck } from './access-lists.js'
 import { admittedCharges } from './admitted-charges.js'
 import { type CompiledRule, compileRule } from './compile-rule.js'
 import {
@@ -29,7 +29,7 @@ import {
 } from './decide.js'
 import { type ConsumeOne, type Engine, isPromiseLike } from './engine.js'
 import { createHold } from './hold.js'
-import { checkIdentityNames, knownIdentityNames, unknownIdentity } from './identity-names.js'
+import { checkIdentityNames, knownIdentityNames } from './identity-names.js'
 import { registerOperatorParts } from './operator-parts.js'
 import { LIMITER_OPTIONS } from './option-names.js'
 import { type PenaltyPart, penalties } from './penalised.js'
@@ -117,7 +117,7 @@ export function composeLimiter(options: LimiterOptions, parts: LimiterParts): Li
     // Built only for rules that settle: a limiter without any holds none of it.
     ...(setup.settles ? createSettle({ byId: setup.byId, timeOf, closed }) : undefined),
   }
-  registerOperatorParts(limiter, { store, ruleOf, nowOf: operatorTime(reader) })
+  registerOperatorParts(limiter, { store, ruleOf, reader })
   return limiter
 }
 
@@ -133,7 +133,7 @@ type LimiterSetup = {
   readonly clock: Clock
   /** True when a rule's charges are settled (`settle`). */
   readonly settles: boolean
-  readonly lists: AccessLists['check'] | undefined
+  readonly lists: ListCheck | undefined
 }
 
 /** The compile step: options checked, rules validated and compiled, the store's engine. */
@@ -154,9 +154,11 @@ function compileLimiter(options: LimiterOptions, parts: LimiterParts): LimiterSe
   const settles = compiled.some((rule) => rule.settleWithinMs !== undefined)
   if (settles) checkSettlingStore(store, compiled)
   if (compiled.some((rule) => rule.penalty !== undefined)) {
-    checkPenalisingStore(store, compiled, parts.penalties)
+    checkPenalising(store, compiled, parts.penalties)
   }
-  const lists = checkLists(options.lists, options.customIdentities)
+  const given = options.lists
+  if (given !== undefined) checkMethods('lists', given, ['compile'], 'accessLists({ allow, deny })')
+  const lists = given?.compile(knownIdentityNames(options.customIdentities))
   const consumeOne = (store as { consumeOne?: ConsumeOne }).consumeOne
   const engine: Engine = {
     store,
@@ -349,58 +351,21 @@ function checkSettlingStore(store: Store, compiled: readonly CompiledRule[]): vo
   )
 }
 
-/** The `lists` option: made by `accessLists`, on identities requests may carry. */
-function checkLists(
-  lists: AccessLists | undefined,
-  custom: unknown,
-): AccessLists['check'] | undefined {
-  if (lists === undefined) return undefined
-  if (typeof lists?.check !== 'function' || !Array.isArray(lists.fields)) {
-    throw invalidOption('lists', `expected accessLists({ allow, deny }), got ${shown(lists)}`)
-  }
-  const known = knownIdentityNames(custom)
-  for (const field of lists.fields) {
-    const name = field.slice(field.indexOf('.') + 1)
-    if (!known.includes(name)) throw invalidOption(`lists.${field}`, unknownIdentity(name, known))
-  }
-  return lists.check
-}
-
-/** Rules that penalise need a store that keeps offences: refused at start-up, as `settle` is. */
-function checkPenalisingStore(
+/** Rules that penalise need the penalties part, and a store that keeps offences (`settle`'s way). */
+function checkPenalising(
   store: Store,
   compiled: readonly CompiledRule[],
   part: PenaltyPart | undefined,
 ): void {
   const rules = compiled.filter((rule) => rule.penalty !== undefined).map((rule) => rule.id)
+  // Rules validated elsewhere (defineRules) reach a composed limiter with their penalty.
   if (part === undefined) {
-    // Rules validated elsewhere (defineRules) reach a composed limiter with their penalty.
     throw invalidOption(
       'penalties',
       `rules ${rules.map((id) => `"${id}"`).join(', ')} penalise repeated denials (penalty), but this limiter was composed without penalties: add penalties to createRateLimit's parts`,
     )
   }
-  if (typeof store.consumePenalised === 'function') return
-  throw invalidOption(
-    'store',
-    `rules ${rules.map((id) => `"${id}"`).join(', ')} penalise repeated denials (penalty), but the store has no consumePenalised method to keep offences (the Redis store does not yet): use the memory store, or remove penalty`,
-  )
-}
-
-/** An operator call's time: the `now` given, or the clock's; a clock that fails throws. */
-function operatorTime(
-  reader: ClockReader,
-): (given: { readonly now?: number } | undefined) => number {
-  return (given) => {
-    if (given?.now !== undefined) {
-      const now = wholeMs(given.now)
-      checkTime(now)
-      return now
-    }
-    const read = reader.read()
-    if (typeof read === 'number') return read
-    throw read
-  }
+  part.checkStore(store, rules)
 }
 
 /** A budget of its own that will end: 0, NaN or Infinity (for "none") leaves the limiter's. */

@@ -3,7 +3,7 @@ import { checkTime, wholeMs } from '../algorithms/step.js'
 import type { Clock } from '../clock.js'
 import { RateLimitError } from '../errors.js'
 import type { Charge, Outcome, PenalisedOutcome } from '../store/types.js'
-import type { AccessLists } from './access-lists.js'
+import type { ListCheck } from './access-lists.js'
 import type { CompiledRule } from './compile-rule.js'
 import { type Engine, isPromiseLike } from './engine.js'
 import { estimateFor } from './estimate.js'
@@ -34,7 +34,7 @@ export type DeciderParts = {
   /** Marks refusals that wait in a line for a concurrency slot, when a rule has one. */
   readonly markWaiting: ((verdict: MaybePromise<Verdict>) => MaybePromise<Verdict>) | undefined
   /** The `allowList` and `denyList`, when either is given. */
-  readonly lists: AccessLists['check'] | undefined
+  readonly lists: ListCheck | undefined
 }
 
 /** `Limiter.decide`: matches a request to its rules and decides them as one unit. */

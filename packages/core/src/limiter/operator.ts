@@ -1,11 +1,11 @@
-import { checkCost } from '../algorithms/step.js'
+import { checkCost, checkTime, wholeMs } from '../algorithms/step.js'
 import { RateLimitError } from '../errors.js'
 import { invalidOption, shown } from '../options/option-values.js'
 import { toMilliseconds } from '../rules/duration.js'
 import type { KeyRef, KeyStatus, Store } from '../store/types.js'
 import type { CompiledRule } from './compile-rule.js'
 import { isPromiseLike } from './engine.js'
-import { operatorPartsOf } from './operator-parts.js'
+import { type OperatorParts, operatorPartsOf } from './operator-parts.js'
 import type {
   KeyReport,
   Limiter,
@@ -19,14 +19,6 @@ import { storeDecision } from './verdict.js'
 // optional methods, refused when the store has none. Store errors reach the caller as they are.
 // Reached only through `limiterOperations(limiter)`: an app that never calls it bundles none of
 // this; the limiter registers what the calls need (`registerOperatorParts`), a few bytes.
-
-/** What the operator's calls need of a limiter: its store, its rules, its clock. */
-export type OperatorParts = {
-  readonly store: Store
-  readonly ruleOf: (id: string) => CompiledRule
-  /** The time of a call: the `now` given, or the limiter's clock (a failing clock throws). */
-  readonly nowOf: (given: OperatorOptions | undefined) => number
-}
 
 type OptionalMethod = 'peek' | 'reset' | 'block' | 'unblock'
 
@@ -46,7 +38,18 @@ export function limiterOperations(limiter: Limiter): LimiterOperations {
   return createOperations(parts)
 }
 
-function createOperations({ store, ruleOf, nowOf }: OperatorParts): LimiterOperations {
+function createOperations({ store, ruleOf, reader }: OperatorParts): LimiterOperations {
+  // The `now` given, or the clock's; a clock that fails throws (an operator hears of it).
+  const nowOf = (given: OperatorOptions | undefined): number => {
+    if (given?.now !== undefined) {
+      const now = wholeMs(given.now)
+      checkTime(now)
+      return now
+    }
+    const read = reader.read()
+    if (typeof read === 'number') return read
+    throw read
+  }
   const method = <M extends OptionalMethod>(name: M): NonNullable<Store[M]> => {
     const found = store[name]
     if (typeof found === 'function') return found.bind(store) as NonNullable<Store[M]>

@@ -1,9 +1,10 @@
 import { RateLimitError } from '../errors.js'
+import { invalidOption } from '../options/option-values.js'
 import { validatePenalty } from '../rules/validate-penalty.js'
-import type { Offences } from '../store/types.js'
+import type { Offences, Store } from '../store/types.js'
 import type { CompiledRule } from './compile-rule.js'
 import type { DenyReason, RuleDecision } from './types.js'
-import { blockedDecision, shown } from './verdict.js'
+import { shown } from './verdict.js'
 
 /**
  * Penalties, as a part of a limiter: reading a rule's `penalty` and the offences a store
@@ -14,12 +15,48 @@ import { blockedDecision, shown } from './verdict.js'
 export const penalties: PenaltyPart = {
   validate: validatePenalty,
   decisions: penalisedDecisions,
+  checkStore: checkPenalisingStore,
 }
 
 /** What penalties add to a limiter (see `penalties`). */
 export type PenaltyPart = {
   readonly validate: typeof validatePenalty
   readonly decisions: typeof penalisedDecisions
+  /** Refuses, at start-up, a store that cannot keep offences; `rules` are the penalised ones. */
+  readonly checkStore: (store: Store, rules: readonly string[]) => void
+}
+
+function checkPenalisingStore(store: Store, rules: readonly string[]): void {
+  if (typeof store.consumePenalised === 'function') return
+  throw invalidOption(
+    'store',
+    `rules ${rules.map((id) => `"${id}"`).join(', ')} penalise repeated denials (penalty), but the store has no consumePenalised method to keep offences (the Redis store does not yet): use the memory store, or remove penalty`,
+  )
+}
+
+/**
+ * A rule's decision for a key its penalty blocks until `blockedUntil`: denied, nothing left while
+ * blocked, and a retry at the block's end or when the quota allows the request, whichever is
+ * later (nothing is charged meanwhile, so both are exact).
+ */
+function blockedDecision(
+  decision: RuleDecision,
+  blockedUntil: number,
+  offences: number,
+  at: number,
+): RuleDecision {
+  const blockedFor = blockedUntil - at
+  const retryAfterMs = Math.max(blockedFor, decision.allowed ? 0 : decision.retryAfterMs!)
+  return {
+    ...decision,
+    allowed: false,
+    remaining: 0,
+    resetAfterMs: Math.max(decision.resetAfterMs, retryAfterMs),
+    retryAfterMs,
+    delayMs: undefined,
+    blockedUntil,
+    offences,
+  }
 }
 
 /**

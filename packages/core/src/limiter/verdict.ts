@@ -70,31 +70,6 @@ export function listedDenial(at: number): Verdict {
 }
 
 /**
- * A rule's decision for a key its penalty blocks until `blockedUntil`: denied, nothing left while
- * blocked, and a retry at the block's end or when the quota allows the request, whichever is
- * later (nothing is charged meanwhile, so both are exact).
- */
-export function blockedDecision(
-  decision: RuleDecision,
-  blockedUntil: number,
-  offences: number,
-  at: number,
-): RuleDecision {
-  const blockedFor = blockedUntil - at
-  const retryAfterMs = Math.max(blockedFor, decision.allowed ? 0 : decision.retryAfterMs!)
-  return {
-    ...decision,
-    allowed: false,
-    remaining: 0,
-    resetAfterMs: Math.max(decision.resetAfterMs, retryAfterMs),
-    retryAfterMs,
-    delayMs: undefined,
-    blockedUntil,
-    offences,
-  }
-}
-
-/**
  * The verdict of one rule's decision: the common case, without loops or calls. The same fields,
  * in the same order, as `verdict` makes: every verdict shares one object shape.
  */
