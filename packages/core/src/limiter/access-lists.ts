@@ -16,7 +16,7 @@ import type { RequestFacts } from './types.js'
 export type AccessList = Readonly<Record<string, string | readonly string[]>>
 
 /** Where a request stands on the lists: let through, refused, or neither (`undefined`). */
-export type Listed = 'allow' | 'deny' | undefined
+type Listed = 'allow' | 'deny' | undefined
 
 /** Tells a request's identities against the lists: one call per request, no store call. */
 export type ListCheck = (identities: RequestFacts['identities']) => Listed

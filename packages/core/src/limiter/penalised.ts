@@ -66,7 +66,7 @@ function blockedDecision(
  * reach the rule's `forbidAfter`), else undefined. A reply that is not one throws
  * `ERR_RL_STORE_REPLY`, for the rules' `onStoreError` to decide.
  */
-export function penalisedDecisions(
+function penalisedDecisions(
   charged: readonly CompiledRule[],
   made: RuleDecision[],
   offences: unknown,
