@@ -1,16 +1,21 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
+import { kitParts } from '../adapter/parts.js'
 import { fixedWindow } from '../algorithms/fixed-window.js'
 import { slidingLog } from '../algorithms/sliding-log.js'
 import { type AlgorithmState, step } from '../algorithms/step.js'
+import { BUILT_IN_ALGORITHMS } from '../algorithms/table.js'
 import { tokenBucket } from '../algorithms/token-bucket.js'
 import type { Algorithm } from '../algorithms/types.js'
+import { defineRules } from '../rules/define-rules.js'
 import type { RuleConfig } from '../rules/types.js'
 import { mapStore } from '../store/map-store.js'
 import { memoryStore } from '../store/memory-store.js'
 import type { Store } from '../store/types.js'
-import { createLimiter } from './create-limiter.js'
+import { composeLimiter, createLimiter } from './create-limiter.js'
 import { limiterOperations } from './operator.js'
+import { penalties } from './penalised.js'
+import { routeMatching } from './route-matching.js'
 import { STORES } from './test-stores.js'
 import type { KeyReport, Verdict } from './types.js'
 
@@ -253,4 +258,55 @@ describe('penalties through the limiter', () => {
     const verdict = open.decide(FACTS, { now: 0 }) as Verdict
     expect([verdict.allowed, verdict.storeFailed]).toEqual([true, true])
   })
+})
+
+describe('penalties as a part', () => {
+  const parts = {
+    algorithms: BUILT_IN_ALGORITHMS,
+    routes: routeMatching,
+    store: memoryStore,
+    foreignOptions: undefined,
+    penalties: undefined,
+  }
+
+  it('refuses a penalty in a limiter composed without the part, naming the part to add', () => {
+    expect(() => composeLimiter({ rules: [LOGIN] }, parts)).toThrow(
+      expect.objectContaining({
+        code: 'ERR_RL_INVALID_RULE',
+        rule: 'login',
+        field: 'penalty',
+        message: expect.stringContaining("add penalties to createRateLimit's parts"),
+      }),
+    )
+    // Rules validated with the part elsewhere still carry their penalty: refused all the same.
+    expect(() => composeLimiter({ rules: defineRules([LOGIN]) }, parts)).toThrow(
+      expect.objectContaining({ code: 'ERR_RL_INVALID_OPTION', field: 'penalties' }),
+    )
+    expect(() => composeLimiter({ rules: [LOGIN] }, { ...parts, penalties })).not.toThrow()
+  })
+
+  it('is checked among createRateLimit’s parts', () => {
+    const algorithms = { fixed_window: fixedWindow }
+    expect(() => kitParts({ algorithms, penalties: 'yes' as never })).toThrow(
+      expect.objectContaining({ code: 'ERR_RL_INVALID_OPTION', field: 'penalties' }),
+    )
+    expect(kitParts({ algorithms, penalties }).penalties).toBe(penalties)
+  })
+})
+
+it('applies the penalty to limiter.check as to a request: the offence, the block, no charge', () => {
+  const limiter = createLimiter({ rules: [LOGIN] })
+  const key = 'ip:198.51.100.4'
+  const at = (now: number) => {
+    const d = limiter.check(key, 'login', { now }) as import('./types.js').RuleDecision
+    return [d.allowed, d.retryAfterMs, d.offences]
+  }
+  expect([at(0), at(1), at(2)]).toEqual([
+    [true, undefined, undefined],
+    [true, undefined, undefined],
+    [false, 60_000, 1],
+  ])
+  expect(at(59_000)).toEqual([false, 1002, 1])
+  // A request sees the same block.
+  expect((limiter.decide(FACTS, { now: 59_001 }) as Verdict).reason).toBe('blocked')
 })
