@@ -2,6 +2,7 @@ import { BUILT_IN_ALGORITHMS } from '../algorithms/table.js'
 import { systemClock } from '../clock.js'
 import { createLimiter } from '../limiter/create-limiter.js'
 import { isPromiseLike } from '../limiter/engine.js'
+import { operatorPartsOf, registerOperatorParts } from '../limiter/operator-parts.js'
 import { LIMITER_OPTIONS } from '../limiter/option-names.js'
 import { createReporter } from '../limiter/report.js'
 import { routeMatching } from '../limiter/route-matching.js'
@@ -154,6 +155,8 @@ export function observedLimiter(options: ObservedLimiterOptions): Limiter {
       ? undefined
       : { settle: limiter.settle, cancel: limiter.cancel }),
   }
+  // The operator's calls (limiterOperations) reach the inner limiter's store and rules.
+  registerOperatorParts(observed, operatorPartsOf(limiter)!)
   return observed
 }
 
