@@ -168,7 +168,7 @@ function compileLimiter(options: LimiterOptions, parts: LimiterParts): LimiterSe
     // A store with a budget of its own (Redis) is not timed twice: its budget may be the longer.
     storeTimeoutMs:
       options.storeTimeoutMs ?? (boundsItsCalls(store) ? false : DEFAULT_STORE_TIMEOUT_MS),
-    penalised: parts.penalties?.decisions,
+    penalties: parts.penalties,
   }
   return {
     rules,

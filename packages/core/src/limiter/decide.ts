@@ -295,7 +295,7 @@ function verdictOfReply(engine: Engine, pending: Pending, outcome: Outcome, now:
     }
     if (pending.penalised) {
       const offences = (outcome as PenalisedOutcome).offences
-      const reason = engine.penalised!(charged, made, offences, at)
+      const reason = engine.penalties!.decisions(charged, made, offences, at)
       if (reason !== undefined) return combine(inRuleOrder(pending, made), at, reason)
     }
   } catch (error) {

@@ -22,8 +22,8 @@ export type Engine = {
   readonly storeErrorRetryAfterMs: number
   /** How long an asynchronous store reply is awaited, or `false` for as long as it takes. */
   readonly storeTimeoutMs: number | false
-  /** Reads the offences the store answers, when the limiter has penalties (`penalties`). */
-  readonly penalised: PenaltyPart['decisions'] | undefined
+  /** Penalties (the store's offences read into decisions), when the limiter has them. */
+  readonly penalties: PenaltyPart | undefined
 }
 
 export function isPromiseLike<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {

@@ -1,10 +1,12 @@
 import { RateLimitError } from '../errors.js'
 import { invalidOption } from '../options/option-values.js'
 import { validatePenalty } from '../rules/validate-penalty.js'
-import type { Offences, Store } from '../store/types.js'
+import type { Offences, PenalisedOutcome, Store } from '../store/types.js'
 import type { CompiledRule } from './compile-rule.js'
-import type { DenyReason, RuleDecision } from './types.js'
-import { shown } from './verdict.js'
+import { type Engine, isPromiseLike } from './engine.js'
+import { replyWithin } from './store-deadline.js'
+import type { DenyReason, MaybePromise, RuleDecision } from './types.js'
+import { shown, storeDecision } from './verdict.js'
 
 /**
  * Penalties, as a part of a limiter: reading a rule's `penalty` and the offences a store
@@ -16,6 +18,7 @@ export const penalties: PenaltyPart = {
   validate: validatePenalty,
   decisions: penalisedDecisions,
   checkStore: checkPenalisingStore,
+  checkOne: checkPenalised,
 }
 
 /** What penalties add to a limiter (see `penalties`). */
@@ -24,6 +27,33 @@ export type PenaltyPart = {
   readonly decisions: typeof penalisedDecisions
   /** Refuses, at start-up, a store that cannot keep offences; `rules` are the penalised ones. */
   readonly checkStore: (store: Store, rules: readonly string[]) => void
+  /** `limiter.check` on a rule with a penalty: its block and offences, as a request's. */
+  readonly checkOne: typeof checkPenalised
+}
+
+/** `checkOne` for a rule with a penalty: its block and offences, as a request's. */
+function checkPenalised(
+  engine: Engine,
+  rule: CompiledRule,
+  key: string,
+  cost: number,
+  now: number,
+  failed: (error: unknown) => RuleDecision,
+): MaybePromise<RuleDecision> {
+  const charge = { rule: rule.id, algorithm: rule.algorithm, key, cost, shadow: rule.shadow }
+  const decisionOf = (outcome: PenalisedOutcome): RuleDecision => {
+    try {
+      const made = [storeDecision(rule, outcome?.decisions?.[0], cost, key)]
+      penalisedDecisions([rule], made, outcome.offences, outcome.at)
+      return made[0]!
+    } catch (error) {
+      return failed(error)
+    }
+  }
+  const result = engine.store.consumePenalised!([{ ...charge, penalty: rule.penalty }], now)
+  return isPromiseLike(result)
+    ? replyWithin(result, engine.storeTimeoutMs, 'consume').then(decisionOf, failed)
+    : decisionOf(result)
 }
 
 function checkPenalisingStore(store: Store, rules: readonly string[]): void {

@@ -1,4 +1,4 @@
-import type { Charge, Outcome, PenalisedOutcome } from '../store/types.js'
+import type { Charge, Outcome } from '../store/types.js'
 import type { CompiledRule } from './compile-rule.js'
 import { type Engine, isPromiseLike } from './engine.js'
 import { replyWithin } from './store-deadline.js'
@@ -37,7 +37,9 @@ export function checkOne(
     }
   }
   try {
-    if (rule.penalty !== undefined) return checkPenalised(engine, rule, key, cost, now, failed)
+    if (rule.penalty !== undefined) {
+      return engine.penalties!.checkOne(engine, rule, key, cost, now, failed)
+    }
     if (engine.consumeOne !== undefined) {
       return storeDecision(
         rule,
@@ -56,31 +58,6 @@ export function checkOne(
   } catch (error) {
     return failed(error)
   }
-}
-
-/** `checkOne` for a rule with a penalty: its block and offences, as a request's. */
-function checkPenalised(
-  engine: Engine,
-  rule: CompiledRule,
-  key: string,
-  cost: number,
-  now: number,
-  failed: (error: unknown) => RuleDecision,
-): MaybePromise<RuleDecision> {
-  const charge = { rule: rule.id, algorithm: rule.algorithm, key, cost, shadow: rule.shadow }
-  const decisionOf = (outcome: PenalisedOutcome): RuleDecision => {
-    try {
-      const made = [storeDecision(rule, outcome?.decisions?.[0], cost, key)]
-      engine.penalised!([rule], made, outcome.offences, outcome.at)
-      return made[0]!
-    } catch (error) {
-      return failed(error)
-    }
-  }
-  const result = engine.store.consumePenalised!([{ ...charge, penalty: rule.penalty }], now)
-  return isPromiseLike(result)
-    ? replyWithin(result, engine.storeTimeoutMs, 'consume').then(decisionOf, failed)
-    : decisionOf(result)
 }
 
 export function refundCharges(
