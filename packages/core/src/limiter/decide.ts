@@ -33,7 +33,7 @@ export type DeciderParts = {
   readonly clock: ClockReader
   /** Marks refusals that wait in a line for a concurrency slot, when a rule has one. */
   readonly markWaiting: ((verdict: MaybePromise<Verdict>) => MaybePromise<Verdict>) | undefined
-  /** The `allowList` and `denyList`, when either is given. */
+  /** The allow and deny lists (`lists`), when given. */
   readonly lists: ListCheck | undefined
 }
 
@@ -189,12 +189,10 @@ function decideAll(
       )
     }
     charged[made] = rule
+    const charge = { rule: rule.id, algorithm: rule.algorithm, key, cost, shadow: rule.shadow }
     const penalty = rule.penalty
-    charges[made] = { rule: rule.id, algorithm: rule.algorithm, key, cost, shadow: rule.shadow }
-    if (penalty !== undefined) {
-      charges[made] = { ...charges[made]!, penalty }
-      pending.penalised = true
-    }
+    charges[made] = penalty === undefined ? charge : { ...charge, penalty }
+    if (penalty !== undefined) pending.penalised = true
     made++
   }
   if (made < count) {
