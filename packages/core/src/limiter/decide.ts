@@ -189,10 +189,12 @@ function decideAll(
       )
     }
     charged[made] = rule
-    const charge = { rule: rule.id, algorithm: rule.algorithm, key, cost, shadow: rule.shadow }
     const penalty = rule.penalty
-    charges[made] = penalty === undefined ? charge : { ...charge, penalty }
-    if (penalty !== undefined) pending.penalised = true
+    charges[made] = { rule: rule.id, algorithm: rule.algorithm, key, cost, shadow: rule.shadow }
+    if (penalty !== undefined) {
+      charges[made] = { ...charges[made]!, penalty }
+      pending.penalised = true
+    }
     made++
   }
   if (made < count) {
