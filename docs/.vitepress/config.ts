@@ -47,6 +47,7 @@ export default defineConfig({
           { text: 'Redis', link: '/concepts/redis' },
           { text: 'Where to enforce', link: '/concepts/where-to-enforce' },
           { text: 'Failure modes', link: '/concepts/failure-modes' },
+          { text: 'Penalties, lists and operators', link: '/concepts/penalties-and-operators' },
           { text: 'Observability', link: '/concepts/observability' },
           { text: 'Token usage', link: '/concepts/token-usage' },
         ],

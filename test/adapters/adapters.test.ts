@@ -29,6 +29,7 @@ const STORES: ReadonlyArray<readonly [string, (() => Store) | undefined]> = [
         consume: async (charges, now) => inner.consume(charges, now),
         refund: async (charges, chargedAt, now) => inner.refund(charges, chargedAt, now),
         settle: async (settlements, chargedAt, now) => inner.settle(settlements, chargedAt, now),
+        consumePenalised: async (charges, now) => inner.consumePenalised(charges, now),
       }
     },
   ],

@@ -11,12 +11,12 @@ const README = new URL('../../../README.md', import.meta.url)
 // Inside this package, so that its dependencies resolve; .tmp/ is ignored by git and Biome.
 const TMP = new URL('../.tmp/', import.meta.url)
 
-/** The first TypeScript block under "## Use it". */
+/** The first TypeScript block under "## Install and use". */
 function readmeExample(): string {
   const text = readFileSync(README, 'utf8')
-  const section = text.slice(text.indexOf('## Use it'))
+  const section = text.slice(text.indexOf('## Install and use'))
   const match = /```ts\n([\s\S]*?)```/.exec(section)
-  if (match?.[1] === undefined) throw new Error('README.md has no ts block under "## Use it"')
+  if (match?.[1] === undefined) throw new Error('README.md has no ts block under "## Install and use"')
   return match[1]
 }
 

@@ -33,6 +33,11 @@ export type RateLimitErrorCode =
    * failure: each rule's failure policy decides, and `onError` receives it.
    */
   | 'ERR_RL_CLOCK_FAILED'
+  /**
+   * An operation needs a method the store does not have (an operator's `peek` on a store
+   * without one): the store does not support it yet.
+   */
+  | 'ERR_RL_STORE_UNSUPPORTED'
 
 export type RateLimitErrorDetails = {
   /** The id of the rule concerned, when there is one. */

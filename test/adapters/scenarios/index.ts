@@ -9,6 +9,7 @@ import { ALGORITHMS_SCENARIOS } from './algorithms.js'
 import { FAILURE_MODES_SCENARIOS } from './failure-modes.js'
 import { HEADERS_SCENARIOS } from './headers.js'
 import { KEYS_AND_PROXIES_SCENARIOS } from './keys-and-proxies.js'
+import { PENALTIES_SCENARIOS } from './penalties.js'
 import { RULES_SCENARIOS } from './rules.js'
 import { SETTLE_SCENARIOS } from './settle.js'
 import type { Scenario } from './support.js'
@@ -22,4 +23,5 @@ export const SCENARIOS: readonly Scenario[] = [
   ...HEADERS_SCENARIOS,
   ...FAILURE_MODES_SCENARIOS,
   ...SETTLE_SCENARIOS,
+  ...PENALTIES_SCENARIOS,
 ]

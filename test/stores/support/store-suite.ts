@@ -14,6 +14,7 @@ import {
 } from '@tollgate/core/store'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
+import { describePenaltyContract } from './penalty-suite.js'
 import {
   AWKWARD_KEYS,
   EVERY_SHAPE,
@@ -176,6 +177,8 @@ export function describeStore(name: string, subject: StoreUnderTest): void {
         )
       }
     })
+
+    describePenaltyContract(fresh)
 
     it('refuses a cost above the rule’s capacity before writing anything', async () => {
       const store = fresh()

@@ -5,6 +5,7 @@ import { createPartitionKeyHasher } from '../headers/partition-key.js'
 import { compileIdentities } from '../identity/identities.js'
 import { trustedProxies } from '../identity/proxy-trust.js'
 import { composeLimiter } from '../limiter/create-limiter.js'
+import { penalties } from '../limiter/penalised.js'
 import { routeMatching } from '../limiter/route-matching.js'
 import type { Limiter } from '../limiter/types.js'
 import { FOREIGN_OPTIONS } from '../options/foreign-options.js'
@@ -60,6 +61,7 @@ export function createAdapterKit<Req, Res>(
     partitionKeys: createPartitionKeyHasher,
     families: familiesFor,
     foreignOptions: FOREIGN_OPTIONS,
+    penalties,
   })
 }
 
@@ -89,9 +91,12 @@ function buildKit<Req, Res>(
     ? rules
     : composeLimiter({ ...limiterOptionsOf(options), rules, logger }, parts)
   const responder = composeResponder(options, parts)
-  // A limiter of the app's own may read any identity; one built here reads only its rules'.
+  // A limiter of the app's own may read any identity; one built here reads only its rules'
+  // and its lists'.
+  const listed = (identity: string) =>
+    options.lists?.fields?.some((field) => field.endsWith(`.${identity}`)) === true
   const keysOn = (identity: string) =>
-    own || limiter.rules.some((rule) => rule.match.identity.includes(identity))
+    own || listed(identity) || limiter.rules.some((rule) => rule.match.identity.includes(identity))
   const identities = compileIdentities(
     options,
     framework.header,

@@ -108,6 +108,7 @@ const CORE: { readonly [K in keyof CoreOptions]-?: true } = {
   storeErrorRetryAfterMs: true,
   storeTimeoutMs: true,
   customIdentities: true,
+  lists: true,
   trustProxy: true,
   proxyHeader: true,
   ipv4Prefix: true,

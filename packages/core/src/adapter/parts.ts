@@ -5,6 +5,7 @@ import { NO_PROXIES } from '../identity/no-proxies.js'
 import type { ProxyTrust } from '../identity/proxy-trust.js'
 import type { LimiterParts } from '../limiter/create-limiter.js'
 import { NO_ROUTES } from '../limiter/no-routes.js'
+import type { PenaltyPart } from '../limiter/penalised.js'
 import type { RouteMatching } from '../limiter/route-matching.js'
 import { invalidOption } from '../options/option-values.js'
 import { refuseUnknownOptions } from '../options/unknown-options.js'
@@ -52,6 +53,11 @@ export type RateLimitParts = {
    * @default none: `legacyHeaders: true` or a `standardHeaders` of draft-6 or draft-7 is refused
    */
   readonly headers?: readonly HeaderFamily[] | undefined
+  /**
+   * `penalties`, for rules with a `penalty` (blocks that grow with repeated offences).
+   * @default none: a rule with a penalty is refused
+   */
+  readonly penalties?: PenaltyPart | undefined
 }
 
 /**
@@ -63,7 +69,15 @@ export type KitParts = LimiterParts &
     readonly proxies: ProxyTrust
   }
 
-const PART_NAMES = ['algorithms', 'routes', 'proxies', 'store', 'partitionKeys', 'headers']
+const PART_NAMES = [
+  'algorithms',
+  'routes',
+  'proxies',
+  'store',
+  'partitionKeys',
+  'headers',
+  'penalties',
+]
 
 /** An app's parts, checked, with the refusals standing in for those it left out. */
 export function kitParts(parts: RateLimitParts): KitParts {
@@ -71,7 +85,7 @@ export function kitParts(parts: RateLimitParts): KitParts {
     throw invalidOption('parts', 'expected { algorithms: { token_bucket: tokenBucket }, ... }')
   }
   refuseUnknownOptions(parts, PART_NAMES, 'createRateLimit()')
-  const { routes, proxies, store, partitionKeys, headers = [] } = parts
+  const { routes, proxies, store, partitionKeys, headers = [], penalties } = parts
   if (routes !== undefined && typeof routes?.targets !== 'function') {
     throw invalidOption('routes', 'expected routeMatching')
   }
@@ -84,6 +98,9 @@ export function kitParts(parts: RateLimitParts): KitParts {
   if (partitionKeys !== undefined && typeof partitionKeys !== 'function') {
     throw invalidOption('partitionKeys', 'expected createPartitionKeyHasher')
   }
+  if (penalties !== undefined && typeof penalties?.decisions !== 'function') {
+    throw invalidOption('penalties', 'expected penalties')
+  }
   if (!Array.isArray(headers) || headers.some((family) => typeof family?.write !== 'function')) {
     throw invalidOption('headers', 'expected a list such as [xRateLimitHeaders, draft7Headers]')
   }
@@ -95,6 +112,7 @@ export function kitParts(parts: RateLimitParts): KitParts {
     routes: routes ?? NO_ROUTES,
     proxies: proxies ?? NO_PROXIES,
     foreignOptions: undefined,
+    penalties,
   }
 }
 

@@ -1,8 +1,9 @@
 import { reservable } from '../algorithms/reservable.js'
 import type { AlgorithmTable } from '../algorithms/table.js'
 import type { Algorithm, QuotaPolicy } from '../algorithms/types.js'
-import type { Rule, RuleMode } from '../rules/types.js'
+import type { PenaltyRule, Rule, RuleMode } from '../rules/types.js'
 import { algorithmOf } from '../rules/validate-rule.js'
+import type { Penalty } from '../store/types.js'
 import type { CostTable } from './costs.js'
 import type { RouteMatching } from './route-matching.js'
 import type { RouteTarget } from './route-target.js'
@@ -36,6 +37,10 @@ export type CompiledRule = {
   readonly targets: readonly RouteTarget[]
   /** Set on a rule whose charges are settled: how long after its reservation, in ms. */
   readonly settleWithinMs: number | undefined
+  /** Set on a rule that penalises denials: the penalty as the store applies it. */
+  readonly penalty: Penalty | undefined
+  /** Remembered offences from which a blocked client is answered 403. */
+  readonly forbidAfter: number | undefined
 }
 
 /**
@@ -79,6 +84,17 @@ export function compileRule(
     costs: costRoutes.length === 0 ? undefined : routes.compileCosts(rule),
     targets: targetsOf(rule, routes),
     settleWithinMs: rule.settle,
+    penalty: rule.penalty === undefined ? undefined : storePenalty(rule.penalty),
+    forbidAfter: rule.penalty?.forbidAfter,
+  }
+}
+
+function storePenalty(penalty: PenaltyRule): Penalty {
+  return {
+    blockMs: penalty.block,
+    factor: penalty.factor,
+    maxBlockMs: penalty.maxBlock,
+    forgetAfterMs: penalty.forgetAfter,
   }
 }
 

@@ -17,6 +17,7 @@ import type {
   SlotQueueParams,
   SlotQueues,
 } from '../wait/slot-queues.js'
+import type { ListCheck } from './access-lists.js'
 import { admittedCharges } from './admitted-charges.js'
 import { type CompiledRule, compileRule } from './compile-rule.js'
 import {
@@ -28,8 +29,10 @@ import {
 } from './decide.js'
 import { type ConsumeOne, type Engine, isPromiseLike } from './engine.js'
 import { createHold } from './hold.js'
-import { checkIdentityNames } from './identity-names.js'
+import { checkIdentityNames, knownIdentityNames } from './identity-names.js'
+import { registerOperatorParts } from './operator-parts.js'
 import { LIMITER_OPTIONS } from './option-names.js'
+import { type PenaltyPart, penalties } from './penalised.js'
 import { createRelease, type RefundOne } from './release.js'
 import { createReporter } from './report.js'
 import { type RouteMatching, routeMatching } from './route-matching.js'
@@ -55,6 +58,7 @@ export function createLimiter<R>(given: LimiterOptions<R>): Limiter {
     routes: routeMatching,
     store: memoryStore,
     foreignOptions: FOREIGN_OPTIONS,
+    penalties,
   })
 }
 
@@ -71,6 +75,8 @@ export type LimiterParts = {
   /** Makes the store of a limiter whose options give none. */
   readonly store: () => Store
   readonly foreignOptions: ForeignOptions | undefined
+  /** Penalties (`penalties`), or none: a rule with a `penalty` is then refused. */
+  readonly penalties: PenaltyPart | undefined
 }
 
 /** `createLimiter` from the parts given, and none other. */
@@ -89,6 +95,7 @@ export function composeLimiter(options: LimiterOptions, parts: LimiterParts): Li
     index: setup.index,
     clock: reader,
     markWaiting: slots.mark,
+    lists: setup.lists,
   })
   const limiter: Limiter = {
     rules,
@@ -110,6 +117,7 @@ export function composeLimiter(options: LimiterOptions, parts: LimiterParts): Li
     // Built only for rules that settle: a limiter without any holds none of it.
     ...(setup.settles ? createSettle({ byId: setup.byId, timeOf, closed }) : undefined),
   }
+  registerOperatorParts(limiter, { store, ruleOf, reader })
   return limiter
 }
 
@@ -125,6 +133,7 @@ type LimiterSetup = {
   readonly clock: Clock
   /** True when a rule's charges are settled (`settle`). */
   readonly settles: boolean
+  readonly lists: ListCheck | undefined
 }
 
 /** The compile step: options checked, rules validated and compiled, the store's engine. */
@@ -133,7 +142,7 @@ function compileLimiter(options: LimiterOptions, parts: LimiterParts): LimiterSe
   const algorithms = options.algorithms ?? parts.algorithms
   checkAlgorithms(algorithms)
   const routes = parts.routes
-  const rules = checkRules(options.rules, algorithms, routes.parseRoute)
+  const rules = checkRules(options.rules, algorithms, routes.parseRoute, parts.penalties?.validate)
   checkIdentityNames(rules, options.customIdentities)
   const keyCaches = new Map<string, CompiledRule['lastKey']>()
   const compiled = rules.map((rule, index) =>
@@ -144,6 +153,12 @@ function compileLimiter(options: LimiterOptions, parts: LimiterParts): LimiterSe
   checkOptions(store, clock, options)
   const settles = compiled.some((rule) => rule.settleWithinMs !== undefined)
   if (settles) checkSettlingStore(store, compiled)
+  if (compiled.some((rule) => rule.penalty !== undefined)) {
+    checkPenalising(store, compiled, parts.penalties)
+  }
+  const given = options.lists
+  if (given !== undefined) checkMethods('lists', given, ['compile'], 'accessLists({ allow, deny })')
+  const lists = given?.compile(knownIdentityNames(options.customIdentities))
   const consumeOne = (store as { consumeOne?: ConsumeOne }).consumeOne
   const engine: Engine = {
     store,
@@ -153,6 +168,7 @@ function compileLimiter(options: LimiterOptions, parts: LimiterParts): LimiterSe
     // A store with a budget of its own (Redis) is not timed twice: its budget may be the longer.
     storeTimeoutMs:
       options.storeTimeoutMs ?? (boundsItsCalls(store) ? false : DEFAULT_STORE_TIMEOUT_MS),
+    penalties: parts.penalties,
   }
   return {
     rules,
@@ -164,6 +180,7 @@ function compileLimiter(options: LimiterOptions, parts: LimiterParts): LimiterSe
     reader: clockReader(options.clock, engine.reporter),
     clock,
     settles,
+    lists,
   }
 }
 
@@ -332,6 +349,23 @@ function checkSettlingStore(store: Store, compiled: readonly CompiledRule[]): vo
     'store',
     `rules ${rules.map((id) => `"${id}"`).join(', ')} settle their charges (settle), but the store has no settle method`,
   )
+}
+
+/** Rules that penalise need the penalties part, and a store that keeps offences (`settle`'s way). */
+function checkPenalising(
+  store: Store,
+  compiled: readonly CompiledRule[],
+  part: PenaltyPart | undefined,
+): void {
+  const rules = compiled.filter((rule) => rule.penalty !== undefined).map((rule) => rule.id)
+  // Rules validated elsewhere (defineRules) reach a composed limiter with their penalty.
+  if (part === undefined) {
+    throw invalidOption(
+      'penalties',
+      `rules ${rules.map((id) => `"${id}"`).join(', ')} penalise repeated denials (penalty), but this limiter was composed without penalties: add penalties to createRateLimit's parts`,
+    )
+  }
+  part.checkStore(store, rules)
 }
 
 /** A budget of its own that will end: 0, NaN or Infinity (for "none") leaves the limiter's. */

@@ -2,7 +2,8 @@ import { MAX_TIME_MS } from '../algorithms/integer.js'
 import { checkTime, wholeMs } from '../algorithms/step.js'
 import type { Clock } from '../clock.js'
 import { RateLimitError } from '../errors.js'
-import type { Charge, Outcome } from '../store/types.js'
+import type { Charge, Outcome, PenalisedOutcome } from '../store/types.js'
+import type { ListCheck } from './access-lists.js'
 import type { CompiledRule } from './compile-rule.js'
 import { type Engine, isPromiseLike } from './engine.js'
 import { estimateFor } from './estimate.js'
@@ -10,7 +11,15 @@ import { messageOf, type Reporter } from './report.js'
 import type { RuleIndex } from './rule-index.js'
 import { replyWithin } from './store-deadline.js'
 import type { DecideOptions, MaybePromise, RequestFacts, RuleDecision, Verdict } from './types.js'
-import { combine, denial, emptyVerdict, shown, singleVerdict, storeDecision } from './verdict.js'
+import {
+  combine,
+  denial,
+  emptyVerdict,
+  listedDenial,
+  shown,
+  singleVerdict,
+  storeDecision,
+} from './verdict.js'
 
 // A request's way through the limiter: the time, the rules that match it, their keys and costs,
 // one store call, and the verdict read from the store's reply.
@@ -24,6 +33,8 @@ export type DeciderParts = {
   readonly clock: ClockReader
   /** Marks refusals that wait in a line for a concurrency slot, when a rule has one. */
   readonly markWaiting: ((verdict: MaybePromise<Verdict>) => MaybePromise<Verdict>) | undefined
+  /** The allow and deny lists (`lists`), when given. */
+  readonly lists: ListCheck | undefined
 }
 
 /** `Limiter.decide`: matches a request to its rules and decides them as one unit. */
@@ -32,6 +43,7 @@ export function requestDecider({
   index,
   clock,
   markWaiting,
+  lists,
 }: DeciderParts): (facts: RequestFacts, given?: DecideOptions) => MaybePromise<Verdict> {
   return function decide(facts, given) {
     let now: number
@@ -46,6 +58,12 @@ export function requestDecider({
     } else {
       now = wholeMs(given.now)
       checkTime(now)
+    }
+    if (lists !== undefined) {
+      // Before any store call: a listed client is neither charged nor told any figure.
+      const listed = lists(facts.identities)
+      if (listed === 'allow') return emptyVerdict(now)
+      if (listed === 'deny') return listedDenial(now)
     }
     const path = index.routed ? index.normalizePath(facts.path) : facts.path
     const bucket = index.buckets.get(facts.method) ?? index.lookup(facts.method)
@@ -69,7 +87,7 @@ export function requestDecider({
     const method = bucket.method
     let verdict: MaybePromise<Verdict> | undefined
     const estimate = given?.estimate
-    if (matched === undefined && deciding.consumeOne !== undefined) {
+    if (matched === undefined && deciding.consumeOne !== undefined && first.penalty === undefined) {
       // One rule, a synchronous store: no arrays, no promise.
       const key = keyOf(first, facts.identities)
       if (key !== undefined && key !== UNKNOWN_CLIENT_KEY) {
@@ -96,6 +114,7 @@ export function requestDecider({
             charged: [first],
             charges: [charge],
             missing: NO_DECISIONS,
+            penalised: false,
           }
           verdict = storeFailure(deciding, pending, error, now)
         }
@@ -126,6 +145,8 @@ type Pending = {
   readonly charges: Charge[]
   /** Denials of rules that refuse requests lacking their identity (`NO_DECISIONS` if none). */
   missing: RuleDecision[]
+  /** True when a charge carries a rule's penalty: the store's `consumePenalised` decides. */
+  penalised: boolean
 }
 
 /** The missing-identity denials of a request that has none: shared, never written. */
@@ -145,7 +166,7 @@ function decideAll(
   const count = matched.length
   const charged: CompiledRule[] = new Array(count)
   const charges: Charge[] = new Array(count)
-  const pending: Pending = { matched, charged, charges, missing: NO_DECISIONS }
+  const pending: Pending = { matched, charged, charges, missing: NO_DECISIONS, penalised: false }
   let made = 0
   let refused = false
   for (let i = 0; i < count; i++) {
@@ -168,7 +189,12 @@ function decideAll(
       )
     }
     charged[made] = rule
+    const penalty = rule.penalty
     charges[made] = { rule: rule.id, algorithm: rule.algorithm, key, cost, shadow: rule.shadow }
+    if (penalty !== undefined) {
+      charges[made] = { ...charges[made]!, penalty }
+      pending.penalised = true
+    }
     made++
   }
   if (made < count) {
@@ -189,7 +215,13 @@ export function decideAgain(
   ruleOf: (id: string) => CompiledRule,
   now: number,
 ): MaybePromise<Verdict> {
-  const pending: Pending = { matched: [], charged: [], charges: [], missing: [] }
+  const pending: Pending = {
+    matched: [],
+    charged: [],
+    charges: [],
+    missing: [],
+    penalised: false,
+  }
   for (const d of verdict.decisions) {
     const rule = ruleOf(d.rule)
     ;(pending.matched as CompiledRule[]).push(rule)
@@ -204,7 +236,9 @@ export function decideAgain(
       key: d.key,
       cost: d.cost,
       shadow: rule.shadow,
+      penalty: rule.penalty,
     })
+    if (rule.penalty !== undefined) pending.penalised = true
   }
   return consumeAll(engine, pending, now)
 }
@@ -214,7 +248,9 @@ function consumeAll(engine: Engine, pending: Pending, now: number): MaybePromise
   if (pending.charges.length === 0) return combine(pending.missing, now)
   let outcome: MaybePromise<Outcome>
   try {
-    outcome = engine.store.consume(pending.charges, now)
+    outcome = pending.penalised
+      ? engine.store.consumePenalised!(pending.charges, now)
+      : engine.store.consume(pending.charges, now)
     if (isPromiseLike(outcome)) {
       // Adopted (Promise.resolve in replyWithin), not outcome.then: a thenable's own `then` may
       // throw, call back twice or return anything. Inside the try, since reading `then` (or a
@@ -256,6 +292,11 @@ function verdictOfReply(engine: Engine, pending: Pending, outcome: Outcome, now:
     for (let i = 0; i < charged.length; i++) {
       const charge = charges[i]!
       made[i] = storeDecision(charged[i]!, decisions[i], charge.cost, charge.key)
+    }
+    if (pending.penalised) {
+      const offences = (outcome as PenalisedOutcome).offences
+      const reason = engine.penalties!.decisions(charged, made, offences, at)
+      if (reason !== undefined) return combine(inRuleOrder(pending, made), at, reason)
     }
   } catch (error) {
     return storeFailure(engine, pending, error, now)
@@ -405,5 +446,9 @@ export function failingEngine(engine: Engine, error: Error): Engine {
   const fail = (): never => {
     throw error
   }
-  return { ...engine, consumeOne: undefined, store: { consume: fail, refund: fail, settle: fail } }
+  return {
+    ...engine,
+    consumeOne: undefined,
+    store: { consume: fail, refund: fail, settle: fail, consumePenalised: fail },
+  }
 }

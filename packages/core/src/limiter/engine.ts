@@ -1,6 +1,7 @@
 import type { Algorithm } from '../algorithms/types.js'
 import type { Decision } from '../decision.js'
 import type { Store } from '../store/types.js'
+import type { PenaltyPart } from './penalised.js'
 import type { Reporter } from './report.js'
 
 /** A store's synchronous single-charge path (the memory store has one). */
@@ -21,6 +22,8 @@ export type Engine = {
   readonly storeErrorRetryAfterMs: number
   /** How long an asynchronous store reply is awaited, or `false` for as long as it takes. */
   readonly storeTimeoutMs: number | false
+  /** Penalties (the store's offences read into decisions), when the limiter has them. */
+  readonly penalties: PenaltyPart | undefined
 }
 
 export function isPromiseLike<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {

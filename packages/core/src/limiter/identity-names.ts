@@ -25,8 +25,7 @@ const HINTS: Readonly<Record<string, string>> = {
  * request and fall back to the IP (a per-key limit silently becoming per-IP), or deny them all.
  */
 export function checkIdentityNames(rules: readonly Rule[], customIdentities: unknown): void {
-  const declared = declaredNames(customIdentities)
-  const known = [...BUILT_IN_IDENTITIES, ...declared]
+  const known = knownIdentityNames(customIdentities)
   const issues: RuleIssue[] = []
   for (const rule of rules) {
     for (const name of rule.match.identity) {
@@ -37,7 +36,12 @@ export function checkIdentityNames(rules: readonly Rule[], customIdentities: unk
   if (issues.length > 0) throw new RuleValidationError(issues)
 }
 
-function unknownIdentity(name: string, known: readonly string[]): string {
+/** The identities requests may carry: built in, and declared in `customIdentities` (checked). */
+export function knownIdentityNames(customIdentities: unknown): readonly string[] {
+  return [...BUILT_IN_IDENTITIES, ...declaredNames(customIdentities)]
+}
+
+export function unknownIdentity(name: string, known: readonly string[]): string {
   const guess =
     (Object.hasOwn(HINTS, name.toLowerCase()) ? HINTS[name.toLowerCase()] : undefined) ??
     closest(name, known)

@@ -13,6 +13,7 @@ const LIMITER: { readonly [K in keyof LimiterOptions]-?: true } = {
   storeErrorRetryAfterMs: true,
   storeTimeoutMs: true,
   customIdentities: true,
+  lists: true,
 }
 
 /** The options of `createLimiter`. Pure, so that a bundle that never checks them drops it. */

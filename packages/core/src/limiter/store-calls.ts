@@ -37,6 +37,9 @@ export function checkOne(
     }
   }
   try {
+    if (rule.penalty !== undefined) {
+      return engine.penalties!.checkOne(engine, rule, key, cost, now, failed)
+    }
     if (engine.consumeOne !== undefined) {
       return storeDecision(
         rule,

@@ -17,6 +17,7 @@ function withoutFastPath(): Store {
     consume: (charges, now): Outcome => inner.consume(charges, now),
     refund: (charges, chargedAt, now) => inner.refund(charges, chargedAt, now),
     settle: (settlements, chargedAt, now) => inner.settle(settlements, chargedAt, now),
+    consumePenalised: (charges, now) => inner.consumePenalised(charges, now),
   }
 }
 
@@ -27,6 +28,7 @@ function asyncStore(): Store {
     consume: async (charges, now) => inner.consume(charges, now),
     refund: async (charges, chargedAt, now) => inner.refund(charges, chargedAt, now),
     settle: async (settlements, chargedAt, now) => inner.settle(settlements, chargedAt, now),
+    consumePenalised: async (charges, now) => inner.consumePenalised(charges, now),
   }
 }
 

@@ -2,10 +2,11 @@ import type { AlgorithmTable } from '../algorithms/table.js'
 import type { QuotaPolicy } from '../algorithms/types.js'
 import type { Clock } from '../clock.js'
 import type { Decision } from '../decision.js'
-import type { Rule, RuleConfig, WidenedRulesError } from '../rules/types.js'
+import type { Duration, Rule, RuleConfig, WidenedRulesError } from '../rules/types.js'
 import type { Store } from '../store/types.js'
 import type { Timers } from '../wait/scheduler.js'
 import type { Logger } from '../warnings.js'
+import type { AccessLists } from './access-lists.js'
 
 export type { Logger } from '../warnings.js'
 
@@ -45,6 +46,13 @@ export type RuleDecision = Decision & {
    * admission (figures are those of a fresh key). Its figures describe no real state.
    */
   readonly storeFailed?: boolean
+  /**
+   * Set on a denial by a rule's `penalty`: until when (ms since the epoch) the key is blocked
+   * under the rule. Its `retryAfterMs` reaches at least that far.
+   */
+  readonly blockedUntil?: number
+  /** With `blockedUntil`: the offences the store remembers for the key under the rule. */
+  readonly offences?: number
 }
 
 /** Why a request was denied. */
@@ -58,6 +66,15 @@ export type DenyReason =
    * has no `retryAfterMs`: waiting does not help, sending the identity does.
    */
   | 'missing-identity'
+  /**
+   * A rule's `penalty` blocks the client (after this denial, or an earlier one): answered 429,
+   * with `Retry-After` at the block's end (or later, if the quota is not back by then).
+   */
+  | 'blocked'
+  /** Blocked, and the client's offences reached the rule's `forbidAfter`: answered 403. */
+  | 'forbidden'
+  /** The client is on the deny list (`lists`): answered 403, before any store call. */
+  | 'deny-list'
 
 /** The limiter's answer for a whole request, over every rule that matched it. */
 export type Verdict = {
@@ -170,6 +187,12 @@ export type LimiterOptions<R = readonly RuleConfig[]> = {
    * start-up instead of missing from every request and falling back to the IP. @default []
    */
   readonly customIdentities?: readonly string[] | undefined
+  /**
+   * Allow and deny lists by identity value or IP network, from `accessLists({ allow, deny })`:
+   * decided before any store call, an allowed client passes without a charge or a field, a
+   * denied one is refused (403). @default none
+   */
+  readonly lists?: AccessLists | undefined
 }
 
 export type CheckOptions = {
@@ -190,6 +213,58 @@ export type DecideOptions = {
    * never pass). @default each rule's `cost` (or `costByRoute`)
    */
   readonly estimate?: number
+}
+
+/** The options of an operator's call: the time it is made at. */
+export type OperatorOptions = {
+  /** Ms since the epoch (a fraction is floored). @default clock.now() */
+  readonly now?: number
+}
+
+/** What `peek` reports of one key under one rule. */
+export type KeyReport = {
+  /** A look at cost 0: what is left and when the key is full again, as a request would see it. */
+  readonly decision: RuleDecision
+  /** Offences remembered under the rule's penalty (0 without one). */
+  readonly offences: number
+  /** Until when (ms since the epoch) the key is blocked, or undefined when it is not. */
+  readonly blockedUntil: number | undefined
+  /** The time the store looked at. */
+  readonly at: number
+}
+
+/**
+ * What an operator does to one client, on the limiter's store (an admin route's calls), from
+ * `limiterOperations(limiter)`. Keys
+ * are as `check` takes them (`ip:203.0.113.7`, `api_key:k_123`); a rule id the limiter does not
+ * know throws `ERR_RL_UNKNOWN_RULE`, a store without the method `ERR_RL_STORE_UNSUPPORTED`. A
+ * store that fails rejects (or throws) with its error: an operator hears about it. Charging is
+ * `check(key, rule, { cost })`.
+ */
+export interface LimiterOperations {
+  /** The key's state as a cost-0 request sees it, and its block. Writes nothing, creates nothing. */
+  peek(key: string, ruleId: string, options?: OperatorOptions): MaybePromise<KeyReport>
+  /** Forgets the key's state and its offences: its next request finds it fresh. */
+  reset(key: string, ruleId: string, options?: OperatorOptions): MaybePromise<void>
+  /** Gives `units` back to the key now, as far as its state holds them (a whole number ≥ 0). */
+  giveBack(
+    key: string,
+    ruleId: string,
+    units: number,
+    options?: OperatorOptions,
+  ): MaybePromise<void>
+  /**
+   * Blocks the key under a rule with a `penalty` for `duration` from now (`'15m'`, or whole ms
+   * ≥ 1): refused as a penalty's block is, its offences kept.
+   */
+  block(
+    key: string,
+    ruleId: string,
+    duration: Duration | number,
+    options?: OperatorOptions,
+  ): MaybePromise<void>
+  /** Lifts the key's block under the rule and forgets its offences. */
+  unblock(key: string, ruleId: string, options?: OperatorOptions): MaybePromise<void>
 }
 
 /** `limiter.settle`'s options. */

@@ -64,6 +64,11 @@ export function emptyVerdict(at: number, storeFailed = false): Verdict {
   return verdict(true, undefined, NONE, undefined, NONE, at, storeFailed)
 }
 
+/** The refusal of a client on the `denyList`: no rule decided it, so no decision. */
+export function listedDenial(at: number): Verdict {
+  return verdict(false, 'deny-list', NONE, undefined, NONE, at, false)
+}
+
 /**
  * The verdict of one rule's decision: the common case, without loops or calls. The same fields,
  * in the same order, as `verdict` makes: every verdict shares one object shape.

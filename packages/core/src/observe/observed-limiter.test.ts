@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest'
 // Core cannot depend on test-utils (which depends on core): the shared rules, by path.
 import { METRIC_RULES as RULES } from '../../../test-utils/src/metric-rules.js'
 import { createLimiter } from '../limiter/create-limiter.js'
+import { limiterOperations } from '../limiter/operator.js'
 import { STORES } from '../limiter/test-stores.js'
 import type { RequestFacts, Verdict } from '../limiter/types.js'
 import type { ObservedEvent, RuleEvent } from './events.js'
@@ -237,5 +238,33 @@ describe('observedLimiter', () => {
         expect(events.filter((event) => event.type === 'rule')).toHaveLength(decisions)
       }),
     )
+  })
+})
+
+describe('observedLimiter with a penalised rule', () => {
+  it('decides as the plain limiter, blocks included, and keeps the store’s operator calls', async () => {
+    const rule = {
+      id: 'login',
+      match: { identity: 'ip' },
+      algorithm: 'fixed_window',
+      limit: 1,
+      window: '10s',
+      penalty: { block: '1m' },
+    } as const
+    const { observer } = recorder()
+    const limiter = observedLimiter({
+      rules: [rule],
+      store: STORES[2]![1](),
+      observers: [observer],
+    })
+    const plain = createLimiter({ rules: [rule], store: STORES[2]![1]() })
+    for (const now of [0, 1, 30_000, 60_001]) {
+      const seen = (await limiter.decide(at('a'), { now })) as Verdict
+      expect(seen).toEqual(await plain.decide(at('a'), { now }))
+    }
+    const peeked = await limiterOperations(
+      observedLimiter({ rules: [rule], observers: [observer] }),
+    ).peek('ip:a', 'login', { now: 0 })
+    expect(peeked.offences).toBe(0)
   })
 })

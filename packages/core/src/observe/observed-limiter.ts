@@ -2,6 +2,7 @@ import { BUILT_IN_ALGORITHMS } from '../algorithms/table.js'
 import { systemClock } from '../clock.js'
 import { createLimiter } from '../limiter/create-limiter.js'
 import { isPromiseLike } from '../limiter/engine.js'
+import { operatorPartsOf, registerOperatorParts } from '../limiter/operator-parts.js'
 import { LIMITER_OPTIONS } from '../limiter/option-names.js'
 import { createReporter } from '../limiter/report.js'
 import { routeMatching } from '../limiter/route-matching.js'
@@ -18,6 +19,7 @@ import { checkMethods, checkWhole } from '../options/option-values.js'
 import { refuseUnknownOptions } from '../options/unknown-options.js'
 import { checkRules } from '../rules/define-rules.js'
 import type { Rule } from '../rules/types.js'
+import { validatePenalty } from '../rules/validate-penalty.js'
 import { memoryStore } from '../store/memory-store.js'
 import type { Store } from '../store/types.js'
 import type { ObservableStore, ObservedLimiterInfo, Observer } from './events.js'
@@ -153,6 +155,8 @@ export function observedLimiter(options: ObservedLimiterOptions): Limiter {
       ? undefined
       : { settle: limiter.settle, cancel: limiter.cancel }),
   }
+  // The operator's calls (limiterOperations) reach the inner limiter's store and rules.
+  registerOperatorParts(observed, operatorPartsOf(limiter)!)
   return observed
 }
 
@@ -166,6 +170,7 @@ function rulesOf(options: ObservedLimiterOptions, limiterOptions: LimiterOptions
       options.rules,
       options.algorithms ?? BUILT_IN_ALGORITHMS,
       routeMatching.parseRoute,
+      validatePenalty,
     )
   } catch (error) {
     createLimiter(limiterOptions)

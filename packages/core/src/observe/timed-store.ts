@@ -118,6 +118,24 @@ export function timedStore(
       }
     }
   }
+  const penalised = store.consumePenalised
+  if (typeof penalised === 'function') {
+    // Timed as a consume: it is the call that decides a request with penalised rules.
+    timed.consumePenalised = (charges, now) => {
+      const start = elapsed()
+      try {
+        return settled(elapsed, emit, kind, 'consume', start, penalised.call(store, charges, now))
+      } catch (error) {
+        reported(elapsed, emit, kind, 'consume', start, error ?? 'error')
+        throw error
+      }
+    }
+  }
+  // The operator's calls are an admin's, not a request's: passed through, untimed.
+  for (const name of ['peek', 'reset', 'block', 'unblock'] as const) {
+    const method = store[name]
+    if (typeof method === 'function') Object.assign(timed, { [name]: method.bind(store) })
+  }
   const consumeOne = (store as { consumeOne?: ConsumeOne }).consumeOne
   if (typeof consumeOne === 'function') {
     const one = consumeOne.bind(store)

@@ -133,6 +133,36 @@ export function missingIdentityProblem(status: 400 | 401 | 403): ProblemDetails 
   }
 }
 
+/** 403: the client is on the limiter's `denyList`; no rule was consulted, so no Retry-After. */
+export function denyListedProblem(): ProblemDetails {
+  return {
+    type: 'about:blank',
+    title: 'Forbidden',
+    status: 403,
+    detail: 'This client is not allowed to use this API.',
+    code: 'deny-listed',
+  }
+}
+
+/**
+ * 403: a rule's penalty blocks the client, whose offences reached the rule's `forbidAfter`. The
+ * block still ends: `retryAfter` (and `Retry-After`) say when.
+ */
+export function penaltyForbiddenProblem(
+  policies: readonly string[],
+  retryAfter: number,
+): ProblemDetails {
+  return {
+    type: 'about:blank',
+    title: 'Forbidden',
+    status: 403,
+    detail: `Blocked after repeated requests over the rate limit. Retry after ${retryAfter} s.`,
+    'violated-policies': policies,
+    retryAfter,
+    code: 'penalty-forbidden',
+  }
+}
+
 /** 400: a request whose cost exceeds a rule's capacity; it can never pass, so no Retry-After. */
 export function costExceedsCapacityProblem(rule: string | undefined): ProblemDetails {
   const which = rule === undefined ? 'a rate-limit rule' : `the rate-limit rule "${rule}"`

@@ -24,9 +24,11 @@ import { checkBoolean, checkOneOf, invalidOption, shown } from '../options/optio
 import {
   costExceedsCapacityProblem,
   createQuotaExceededBodies,
+  denyListedProblem,
   missingIdentityProblem,
   PROBLEM_CONTENT_TYPE,
   type ProblemDetails,
+  penaltyForbiddenProblem,
   storeUnavailableProblem,
 } from './problem.js'
 
@@ -228,12 +230,17 @@ export function composeResponder(options: ResponderOptions, parts: ResponderPart
       if (missing.status === 401) headers.push(['WWW-Authenticate', missing.wwwAuthenticate])
       return refuse(missing.status, headers, missingIdentityProblem(missing.status))
     }
+    if (verdict.reason === 'deny-list') return refuse(403, headers, denyListedProblem())
     const violated = verdict.decisions.filter((d) => d.mode === 'enforce' && !d.allowed)
     if (violated.length === 0 && verdict.deciding !== undefined) violated.push(verdict.deciding)
     const retryMs =
       verdict.deciding?.retryAfterMs ?? Math.max(0, ...violated.map((d) => d.retryAfterMs ?? 0))
     const retryAfter = retryAfterSeconds(retryMs)
     headers.push(['Retry-After', String(retryAfter)])
+    if (verdict.reason === 'forbidden') {
+      const names = violated.map((d) => config.policyFields(d).name)
+      return refuse(403, headers, penaltyForbiddenProblem(names, retryAfter))
+    }
     const { problem, body } = quotaExceeded(violated.map(config.policyFields), retryAfter)
     return refuse(429, headers, problem, body)
   }

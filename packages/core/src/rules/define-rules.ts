@@ -2,6 +2,7 @@ import { type AlgorithmTable, BUILT_IN_ALGORITHMS } from '../algorithms/table.js
 import { parseRoute, type RouteParser } from './route.js'
 import { type RuleShape, validateRuleSet } from './rule-set.js'
 import type { Rule, RuleConfig } from './types.js'
+import { type PenaltyReader, validatePenalty } from './validate-penalty.js'
 import type { FieldLabels } from './validate-rule.js'
 
 const LABELS: FieldLabels = {
@@ -27,6 +28,7 @@ const LABELS: FieldLabels = {
   onStoreError: 'onStoreError',
   onMissingIdentity: 'onMissingIdentity',
   settle: 'settle',
+  penalty: 'penalty',
 }
 
 const CODE_SHAPE: RuleShape = {
@@ -55,17 +57,19 @@ const CODE_SHAPE: RuleShape = {
  * ])
  */
 export function defineRules(rules: readonly RuleConfig[]): readonly Rule[] {
-  return checkRules(rules, BUILT_IN_ALGORITHMS, parseRoute)
+  return checkRules(rules, BUILT_IN_ALGORITHMS, parseRoute, validatePenalty)
 }
 
 /**
  * `defineRules` for rules that may name only the algorithms in `algorithms`, with routes read
- * by `parseRoute` (a lean limiter's refuses every route).
+ * by `parseRoute` (a lean limiter's refuses every route) and penalties read by `penaltyOf`
+ * (none: every penalty refused, as a limiter composed without penalties refuses them).
  */
 export function checkRules(
   rules: readonly RuleConfig[],
   algorithms: AlgorithmTable,
   parseRoute: RouteParser,
+  penaltyOf: PenaltyReader | undefined,
 ): readonly Rule[] {
-  return validateRuleSet(rules, CODE_SHAPE, algorithms, parseRoute)
+  return validateRuleSet(rules, CODE_SHAPE, algorithms, parseRoute, penaltyOf)
 }

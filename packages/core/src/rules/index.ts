@@ -10,6 +10,8 @@ export type {
   IdentityName,
   Milliseconds,
   MissingIdentityPolicy,
+  PenaltyConfig,
+  PenaltyRule,
   QueueRule,
   QueueRuleConfig,
   RateAlgorithmName,

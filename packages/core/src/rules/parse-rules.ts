@@ -6,6 +6,7 @@ import { parseRoute } from './route.js'
 import { type RuleShape, validateRuleSet } from './rule-set.js'
 import type { Rule } from './types.js'
 import { isRecord, typeName, unknownField } from './validate-match.js'
+import { validatePenalty } from './validate-penalty.js'
 import { type FieldLabels, REPORTED, type RuleFields } from './validate-rule.js'
 
 const LABELS = {
@@ -31,6 +32,7 @@ const LABELS = {
   onStoreError: 'on_store_error',
   onMissingIdentity: 'on_missing_identity',
   settle: 'settle',
+  penalty: 'penalty',
 } as const satisfies FieldLabels
 
 const FILE_SHAPE: RuleShape = {
@@ -74,9 +76,9 @@ export function parseRules(data: unknown): readonly Rule[] {
       )
     }
     const rules = (data as { rules: unknown }).rules
-    return validateRuleSet(rules, FILE_SHAPE, BUILT_IN_ALGORITHMS, parseRoute)
+    return validateRuleSet(rules, FILE_SHAPE, BUILT_IN_ALGORITHMS, parseRoute, validatePenalty)
   }
-  return validateRuleSet(data, FILE_SHAPE, BUILT_IN_ALGORITHMS, parseRoute)
+  return validateRuleSet(data, FILE_SHAPE, BUILT_IN_ALGORITHMS, parseRoute, validatePenalty)
 }
 
 /** A rule as read from a file, before validation. */
@@ -116,6 +118,7 @@ function readFileRule(record: Record<string, unknown>, issue: IssueSink) {
     onStoreError: raw.on_store_error,
     onMissingIdentity: raw.on_missing_identity,
     settle: raw.settle,
+    penalty: raw.penalty,
   }
   const perSecond = raw.rate_per_s
   if (perSecond === undefined) {
@@ -134,7 +137,7 @@ function readFileRule(record: Record<string, unknown>, issue: IssueSink) {
   } else {
     fields.rate = perSecond
   }
-  return { fields, labels }
+  return { fields, labels, file: true }
 }
 
 /**

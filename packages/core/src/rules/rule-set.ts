@@ -4,6 +4,7 @@ import { RuleValidationError } from './issues.js'
 import type { RouteParser } from './route.js'
 import type { Rule } from './types.js'
 import { isRecord, ownValue, typeName, unknownField } from './validate-match.js'
+import type { PenaltyReader } from './validate-penalty.js'
 import {
   type FieldLabels,
   isValidatedRule,
@@ -16,20 +17,25 @@ export type RuleShape = {
   readonly fields: readonly string[]
   /** Field names of the other shape → ours, for a better "did you mean". */
   readonly hints: Readonly<Record<string, string>>
-  read(raw: Record<string, unknown>, issue: IssueSink): { fields: RuleFields; labels: FieldLabels }
+  read(
+    raw: Record<string, unknown>,
+    issue: IssueSink,
+  ): { fields: RuleFields; labels: FieldLabels; file?: boolean }
 }
 
 /**
  * Validates a whole rule set and returns the frozen models, or throws one `RuleValidationError`
  * listing every problem of every rule (including duplicate ids). Rules may name the algorithms
  * in `algorithms` (the built-in table, or a lean entry's own), and routes read with
- * `parseRoute` (a lean limiter's refuses every route).
+ * `parseRoute` (a lean limiter's refuses every route), penalties with `penaltyOf` (a limiter
+ * composed without penalties has none).
  */
 export function validateRuleSet(
   items: unknown,
   shape: RuleShape,
   algorithms: AlgorithmTable,
   parseRoute: RouteParser,
+  penaltyOf: PenaltyReader | undefined,
 ): readonly Rule[] {
   const issues: RuleIssue[] = []
   if (!Array.isArray(items)) {
@@ -67,8 +73,8 @@ export function validateRuleSet(
       if (value === undefined || shape.fields.includes(field)) continue
       issue(field, unknownField(field, shape.fields, ownValue(shape.hints, field)))
     }
-    const { fields, labels } = shape.read(raw, issue)
-    const rule = validateRule(fields, labels, issue, algorithms, parseRoute)
+    const { fields, labels, file } = shape.read(raw, issue)
+    const rule = validateRule(fields, labels, issue, algorithms, parseRoute, penaltyOf, file)
     if (rule !== undefined) rules.push(rule)
   })
   if (issues.length > 0) throw new RuleValidationError(issues)

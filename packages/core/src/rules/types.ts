@@ -91,6 +91,45 @@ type RuleConfigBase = {
    * is final
    */
   readonly settle?: boolean | Duration | Milliseconds
+  /**
+   * Blocks a client the rule denies, for longer at each repeated offence: see `PenaltyConfig`
+   * and docs/concepts/penalties-and-operators.md. Not for shadow or concurrency rules.
+   * @default none: a denial lasts only until the quota allows the request again
+   */
+  readonly penalty?: PenaltyConfig
+}
+
+/**
+ * A penalty that remembers, written in code. An offence is a request the rule's limit denies
+ * while the client is not blocked (a request refused during a block is not one). The n-th
+ * remembered offence blocks the client under this rule for `block × factor^(n−1)`, at most
+ * `maxBlock`; offences are all forgotten once `forgetAfter` passes after a block ends without a
+ * new one.
+ * @example { block: '1m', factor: 2, maxBlock: '1h', forgetAfter: '1d', forbidAfter: 5 }
+ */
+export type PenaltyConfig = {
+  /** The first offence's block. */
+  readonly block: Duration | Milliseconds
+  /** Each further offence multiplies the block by this whole number. @default 2 */
+  readonly factor?: number
+  /** The longest block, whatever the count. @default `block`, or a day if longer */
+  readonly maxBlock?: Duration | Milliseconds
+  /** Offences are forgotten this long after a block ends without another. @default '1d' */
+  readonly forgetAfter?: Duration | Milliseconds
+  /**
+   * From this many remembered offences on, a blocked client is answered 403 Forbidden instead
+   * of 429. @default never
+   */
+  readonly forbidAfter?: number
+}
+
+/** A validated penalty: durations in whole ms, defaults filled in. */
+export type PenaltyRule = {
+  readonly block: Milliseconds
+  readonly factor: number
+  readonly maxBlock: Milliseconds
+  readonly forgetAfter: Milliseconds
+  readonly forbidAfter?: number
 }
 
 /** A rate rule, written in code: `rate` units per `period`, bursts of up to `burst`. */
@@ -195,6 +234,8 @@ type RuleBase = {
   readonly onMissingIdentity: MissingIdentityPolicy
   /** Set on a rule whose charges are settled: how long after its reservation, in whole ms. */
   readonly settle?: Milliseconds
+  /** Set on a rule that penalises repeated denials. */
+  readonly penalty?: PenaltyRule
 }
 
 /** A validated rate rule; `period` in whole ms. */

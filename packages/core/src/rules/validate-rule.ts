@@ -11,6 +11,7 @@ import type { RouteParser } from './route.js'
 import type { Rule } from './types.js'
 import { validateCosts } from './validate-costs.js'
 import { isRecord, ownValue, typeName, validateMatch } from './validate-match.js'
+import type { PenaltyReader } from './validate-penalty.js'
 
 /** The fields of a rule in code shape; a file rule is converted to these first. */
 export type RuleFields = {
@@ -36,7 +37,8 @@ export type RuleFields = {
     | 'mode'
     | 'onStoreError'
     | 'onMissingIdentity'
-    | 'settle']?: unknown
+    | 'settle'
+    | 'penalty']?: unknown
 }
 
 /** How each field was spelt in the user's input, for error messages. */
@@ -92,6 +94,8 @@ export function validateRule(
   issue: IssueSink,
   algorithms: AlgorithmTable,
   parseRoute: RouteParser,
+  penaltyOf: PenaltyReader | undefined,
+  file = false,
 ) {
   let ok = true
   const fail: IssueSink = (field, problem) => {
@@ -134,6 +138,8 @@ export function validateRule(
     parseRoute,
   )
   const settle = validateSettle(fields.settle, labels.settle, params?.algorithm, fail)
+  const penaltyContext = { shadow: mode === 'shadow', algorithm: fields.algorithm }
+  const penalty = readPenalty(fields.penalty, labels.penalty, penaltyOf, file, penaltyContext, fail)
   if (!ok || params === undefined || match === undefined || costs === undefined) return undefined
   const rule = {
     id,
@@ -146,9 +152,28 @@ export function validateRule(
     onStoreError,
     onMissingIdentity,
     ...(settle === undefined ? {} : { settle }),
+    ...(penalty === undefined ? {} : { penalty }),
   } as Rule
   Object.defineProperty(rule, VALIDATED, { value: true })
   return deepFreeze(rule)
+}
+
+/** A rule's penalty, read by the limiter's penalty part; refused by a limiter without one. */
+function readPenalty(
+  value: unknown,
+  label: string,
+  penaltyOf: PenaltyReader | undefined,
+  file: boolean,
+  context: Parameters<PenaltyReader>[3],
+  issue: IssueSink,
+) {
+  if (value === undefined) return undefined
+  if (penaltyOf !== undefined) return penaltyOf(value, label, file, context, issue)
+  issue(
+    label,
+    "this limiter was composed without penalties: add penalties to createRateLimit's parts",
+  )
+  return undefined
 }
 
 /**

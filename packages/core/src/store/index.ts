@@ -51,4 +51,15 @@ export {
   type Timers,
 } from '../wait/scheduler.js'
 export { applyCharges } from './apply-charges.js'
-export type { Charge, Outcome, Settlement, Store } from './types.js'
+export { blockLengthMs } from './penalty-book.js'
+export type {
+  Charge,
+  KeyRef,
+  KeyStatus,
+  Offences,
+  Outcome,
+  PenalisedOutcome,
+  Penalty,
+  Settlement,
+  Store,
+} from './types.js'

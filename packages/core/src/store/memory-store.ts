@@ -13,8 +13,19 @@ import { NO_LOG } from './log-arena.js'
 import { logWithRoom } from './log-room.js'
 import { checkMaxKeys, MAX_KEYS } from './max-keys.js'
 import { consumeMany, decideLogged, type Scratch } from './memory-charges.js'
+import { memoryPenalties } from './memory-penalties.js'
+import { createPenaltyBook, type PenaltyBook } from './penalty-book.js'
 import { checkOneAlgorithmPerRule, sameRule, TABLES_PER_RULE, takeTable } from './rule-tables.js'
-import type { Charge, Outcome, Settlement, Store } from './types.js'
+import type {
+  Charge,
+  KeyRef,
+  KeyStatus,
+  Outcome,
+  PenalisedOutcome,
+  Penalty,
+  Settlement,
+  Store,
+} from './types.js'
 
 export type MemoryStoreOptions = {
   /**
@@ -61,6 +72,11 @@ export interface MemoryStore extends Store {
   consume(charges: readonly Charge[], now: number): Outcome
   refund(charges: readonly Charge[], chargedAt: number, now: number): void
   settle(settlements: readonly Settlement[], chargedAt: number, now: number): void
+  consumePenalised(charges: readonly Charge[], now: number): PenalisedOutcome
+  peek(ref: KeyRef, penalty: Penalty | undefined, now: number): KeyStatus
+  reset(ref: KeyRef, now: number): void
+  block(ref: KeyRef, penalty: Penalty, until: number, now: number): void
+  unblock(ref: KeyRef, now: number): void
   /**
    * Charges `cost` to `key` under `rule` at `now` (whole ms): the single-rule hot path, with no
    * array and no promise. Same decision as `consume` with one charge.
@@ -82,7 +98,8 @@ export interface MemoryStore extends Store {
    * Drops every key, over all rules, whose state is back to fresh at `now` (whole ms): a full
    * bucket, a window that has ended. Nothing is lost: such a key starts again as it left. The
    * store reclaims these keys by itself when it needs room; a sweep frees them on a schedule of
-   * the caller's. Returns how many were dropped.
+   * the caller's; it also drops the offences of penalised rules once they are forgotten (not
+   * counted). Returns how many keys were dropped.
    */
   sweep(now: number): number
   /**
@@ -131,6 +148,10 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   /** The slot of the key `holding` found last. */
   let heldAt = -1
   const scratch: Scratch = { buffer: new Float64Array(16) }
+  /** Offences of penalised rules, made on first use (see penalty-book.ts). */
+  let penalties: PenaltyBook | undefined
+  const book = () =>
+    (penalties ??= createPenaltyBook(hasher, Math.min(maxKeys, Math.floor(budget.max / 1024))))
 
   /**
    * The table of `rule` for `algorithm`. A rule id arriving with another algorithm (a changed
@@ -163,7 +184,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     return table
   }
 
-  return {
+  const store: MemoryStore = {
     get size() {
       let size = 0
       for (const list of tables.values()) for (const table of list) size += table.count
@@ -182,14 +203,19 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
       checkTime(now)
       let dropped = 0
       for (const list of tables.values()) for (const table of list) dropped += table.sweep(now)
+      penalties?.sweep(now)
       return dropped
     },
     heldUntil(rule, algorithm, key) {
       return holding(rule, algorithm, key)?.freshAt(heldAt)
     },
-    forget(rule, algorithm, key) {
-      holding(rule, algorithm, key)?.remove(heldAt)
-    },
+    forget,
+    ...memoryPenalties({
+      consume: (charges, now) => store.consume(charges, now),
+      look,
+      forget,
+      book,
+    }),
     consumeOne(rule, algorithm, key, cost, now) {
       if (!Number.isSafeInteger(now)) now = wholeMs(now)
       // The checks of checkTime and checkCost, written out; those throw the errors when one
@@ -274,6 +300,25 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
       checkCost(cost)
       giveBack(rule, algorithm, key, cost, chargedAt, now)
     },
+  }
+  return store
+
+  function forget(rule: string, algorithm: Algorithm, key: string): void {
+    holding(rule, algorithm, key)?.remove(heldAt)
+  }
+
+  /** A dry run of `cost` on the key: nothing written, and a key not held is not created. */
+  function look(rule: string, algorithm: Algorithm, key: string, cost: number, now: number) {
+    const table = holding(rule, algorithm, key)
+    if (table === undefined) return decideFresh(algorithm, cost, now)
+    const offset = table.offsetAt(heldAt)
+    if (table.packed !== undefined) {
+      return table.packed.decide(table.words, offset * 2, cost, now, false)
+    }
+    if (table.logs === undefined) return algorithm.decide(table.data, offset, cost, now, false)
+    const log = table.data[offset]!
+    if (log === NO_LOG) return decideFresh(algorithm, cost, now)
+    return algorithm.decide(table.logs.data, log, cost, now, false)
   }
 
   /** Whether `table` holds a state for `key`. */
@@ -367,9 +412,14 @@ function checkSettlement({ algorithm, cost, actual }: Settlement): void {
  * writes nothing, and inserting the key could evict one that holds a count.
  */
 function inspectFresh(algorithm: Algorithm, now: number): Decision {
+  return decideFresh(algorithm, 0, now)
+}
+
+/** `cost` decided on a fresh state, as a dry run. */
+function decideFresh(algorithm: Algorithm, cost: number, now: number): Decision {
   const fresh = new Array<number>(algorithm.stateSize).fill(0)
   algorithm.init(fresh, 0, now)
-  return algorithm.decide(fresh, 0, 0, now, false)
+  return algorithm.decide(fresh, 0, cost, now, false)
 }
 
 /** Throws the error for an invalid time or cost, or a cost above the rule's capacity. */

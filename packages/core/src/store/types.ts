@@ -12,6 +12,52 @@ export type Charge = {
   readonly cost: number
   /** A shadow charge is decided and counted but never denies the request. */
   readonly shadow: boolean
+  /**
+   * The rule's penalty, on the charges of a rule that penalises denials: such charges go to
+   * `consumePenalised`, never to `consume`.
+   */
+  readonly penalty?: Penalty | undefined
+}
+
+/** A rule's penalty as a store applies it: whole ms, and the factor a whole number ≥ 1. */
+export type Penalty = {
+  /** The block of a first offence. */
+  readonly blockMs: number
+  readonly factor: number
+  readonly maxBlockMs: number
+  /** Offences are forgotten this long after the end of the last block. */
+  readonly forgetAfterMs: number
+}
+
+/** What a store remembers of one key's offences under one rule. */
+export type Offences = {
+  /** Offences remembered, ≥ 0 (0 after an operator's block of a key that never offended). */
+  readonly count: number
+  /** Until when (ms since the epoch) the key is blocked: not blocked once it is ≤ now. */
+  readonly blockedUntil: number
+}
+
+/** `consume`'s answer for a request with penalised charges: the offences beside the decisions. */
+export type PenalisedOutcome = Outcome & {
+  /** Per charge, in order: the key's offences under a penalised charge's rule, or undefined. */
+  readonly offences: readonly (Offences | undefined)[]
+}
+
+/** One key of one rule, as an operator names it (`peek`, `reset`, `block`…). */
+export type KeyRef = {
+  readonly rule: string
+  readonly algorithm: Algorithm
+  readonly key: string
+}
+
+/** What `peek` sees of a key: a look at cost 0, and its offences. */
+export type KeyStatus = {
+  /** What a cost-0 charge would answer now: what is left, when the key is back to full. */
+  readonly decision: Decision
+  /** Undefined when the store remembers none (or the rule has no penalty). */
+  readonly offences: Offences | undefined
+  /** The time (ms) the store looked at, as `Outcome.at`. */
+  readonly at: number
 }
 
 /**
@@ -57,6 +103,40 @@ export interface Store {
    * limiter with rules that settle refuses a store without it at start-up.
    */
   settle?(settlements: readonly Settlement[], chargedAt: number, now: number): void | Promise<void>
+  /**
+   * `consume` with penalties, in the same call (one round trip for a remote store). Some charges
+   * carry a `penalty`; their keys' offences are read first:
+   *
+   * - if an enforcing penalised charge's key is blocked at `now` (`blockedUntil > now`), nothing
+   *   is written, and the charges are reported as a denied request's are: a charge that would
+   *   pass at cost 0 (what is left, nothing taken), one that would not as its denial (when it
+   *   would pass); the request is the limiter's to refuse;
+   * - otherwise the charges are decided as `consume` decides them, and each enforcing penalised
+   *   charge that is denied records an offence: the count goes up by one (from 0 once
+   *   `forgetAfterMs` has passed since the last block ended) and the key is blocked from `now`
+   *   for `blockMs × factor^(count − 1)`, at most `maxBlockMs`.
+   *
+   * Offences are kept apart from the rule's state and outlive its expiry: until `forgetAfterMs`
+   * after the block ends. Optional: a limiter with penalised rules refuses a store without it.
+   */
+  consumePenalised?(
+    charges: readonly Charge[],
+    now: number,
+  ): PenalisedOutcome | Promise<PenalisedOutcome>
+  /**
+   * Operator: the key's state as a cost-0 charge sees it, and its offences under `penalty` (or
+   * none without one). Writes nothing: a key the store does not hold is not created.
+   */
+  peek?(ref: KeyRef, penalty: Penalty | undefined, now: number): KeyStatus | Promise<KeyStatus>
+  /** Operator: drops the key's state and its offences; its next charge finds it fresh. */
+  reset?(ref: KeyRef, now: number): void | Promise<void>
+  /**
+   * Operator: blocks the key under its rule until `until` (ms), whatever its count (kept, or 0);
+   * forgotten `forgetAfterMs` after it ends, as an offence's block.
+   */
+  block?(ref: KeyRef, penalty: Penalty, until: number, now: number): void | Promise<void>
+  /** Operator: lifts the key's block and forgets its offences under the rule. */
+  unblock?(ref: KeyRef, now: number): void | Promise<void>
   /**
    * For a store that bounds its own calls: the most one takes before it fails by itself with
    * `ERR_RL_STORE_UNAVAILABLE` (the Redis store's `timeoutMs`). The limiter then sets no timer of

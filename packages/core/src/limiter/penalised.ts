@@ -1,0 +1,141 @@
+import { RateLimitError } from '../errors.js'
+import { invalidOption } from '../options/option-values.js'
+import { validatePenalty } from '../rules/validate-penalty.js'
+import type { Offences, PenalisedOutcome, Store } from '../store/types.js'
+import type { CompiledRule } from './compile-rule.js'
+import { type Engine, isPromiseLike } from './engine.js'
+import { replyWithin } from './store-deadline.js'
+import type { DenyReason, MaybePromise, RuleDecision } from './types.js'
+import { shown, storeDecision } from './verdict.js'
+
+/**
+ * Penalties, as a part of a limiter: reading a rule's `penalty` and the offences a store
+ * answers. `createLimiter` and `rateLimit` have it; a middleware made by `createRateLimit` has it
+ * when its parts name it (`createRateLimit({ algorithms, store: memoryStore, penalties })`), so
+ * that one without penalised rules bundles none of it.
+ */
+export const penalties: PenaltyPart = {
+  validate: validatePenalty,
+  decisions: penalisedDecisions,
+  checkStore: checkPenalisingStore,
+  checkOne: checkPenalised,
+}
+
+/** What penalties add to a limiter (see `penalties`). */
+export type PenaltyPart = {
+  readonly validate: typeof validatePenalty
+  readonly decisions: typeof penalisedDecisions
+  /** Refuses, at start-up, a store that cannot keep offences; `rules` are the penalised ones. */
+  readonly checkStore: (store: Store, rules: readonly string[]) => void
+  /** `limiter.check` on a rule with a penalty: its block and offences, as a request's. */
+  readonly checkOne: typeof checkPenalised
+}
+
+/** `checkOne` for a rule with a penalty: its block and offences, as a request's. */
+function checkPenalised(
+  engine: Engine,
+  rule: CompiledRule,
+  key: string,
+  cost: number,
+  now: number,
+  failed: (error: unknown) => RuleDecision,
+): MaybePromise<RuleDecision> {
+  const charge = { rule: rule.id, algorithm: rule.algorithm, key, cost, shadow: rule.shadow }
+  const decisionOf = (outcome: PenalisedOutcome): RuleDecision => {
+    try {
+      const made = [storeDecision(rule, outcome?.decisions?.[0], cost, key)]
+      penalisedDecisions([rule], made, outcome.offences, outcome.at)
+      return made[0]!
+    } catch (error) {
+      return failed(error)
+    }
+  }
+  const result = engine.store.consumePenalised!([{ ...charge, penalty: rule.penalty }], now)
+  return isPromiseLike(result)
+    ? replyWithin(result, engine.storeTimeoutMs, 'consume').then(decisionOf, failed)
+    : decisionOf(result)
+}
+
+function checkPenalisingStore(store: Store, rules: readonly string[]): void {
+  if (typeof store.consumePenalised === 'function') return
+  throw invalidOption(
+    'store',
+    `rules ${rules.map((id) => `"${id}"`).join(', ')} penalise repeated denials (penalty), but the store has no consumePenalised method to keep offences (the Redis store does not yet): use the memory store, or remove penalty`,
+  )
+}
+
+/**
+ * A rule's decision for a key its penalty blocks until `blockedUntil`: denied, nothing left while
+ * blocked, and a retry at the block's end or when the quota allows the request, whichever is
+ * later (nothing is charged meanwhile, so both are exact).
+ */
+function blockedDecision(
+  decision: RuleDecision,
+  blockedUntil: number,
+  offences: number,
+  at: number,
+): RuleDecision {
+  const blockedFor = blockedUntil - at
+  const retryAfterMs = Math.max(blockedFor, decision.allowed ? 0 : decision.retryAfterMs!)
+  return {
+    ...decision,
+    allowed: false,
+    remaining: 0,
+    resetAfterMs: Math.max(decision.resetAfterMs, retryAfterMs),
+    retryAfterMs,
+    delayMs: undefined,
+    blockedUntil,
+    offences,
+  }
+}
+
+/**
+ * Reads the offences a store answered beside a request's decisions (`consumePenalised`): the
+ * decision of each enforcing rule whose penalty blocks the key at `at` becomes a blocked denial.
+ * Returns why the request is refused when a block refuses it (`forbidden` once the offences
+ * reach the rule's `forbidAfter`), else undefined. A reply that is not one throws
+ * `ERR_RL_STORE_REPLY`, for the rules' `onStoreError` to decide.
+ */
+function penalisedDecisions(
+  charged: readonly CompiledRule[],
+  made: RuleDecision[],
+  offences: unknown,
+  at: number,
+): DenyReason | undefined {
+  if (!Array.isArray(offences) || offences.length !== charged.length) {
+    throw new RateLimitError(
+      'ERR_RL_STORE_REPLY',
+      `the store answered ${Array.isArray(offences) ? offences.length : 'no'} offence records for ${charged.length} charges`,
+    )
+  }
+  let reason: DenyReason | undefined
+  for (let i = 0; i < charged.length; i++) {
+    const rule = charged[i]!
+    const record = offences[i] as Offences | undefined
+    if (rule.penalty === undefined || record === undefined || record === null) continue
+    const { count, blockedUntil } = checkOffences(rule, record)
+    if (rule.shadow || blockedUntil <= at) continue
+    made[i] = blockedDecision(made[i]!, blockedUntil, count, at)
+    const forbidAfter = rule.forbidAfter
+    if (forbidAfter !== undefined && count >= forbidAfter) reason = 'forbidden'
+    else reason ??= 'blocked'
+  }
+  return reason
+}
+
+function checkOffences(rule: CompiledRule, record: unknown): Offences {
+  const { count, blockedUntil } = (record ?? {}) as Partial<Offences>
+  if (
+    Number.isSafeInteger(count) &&
+    count! >= 0 &&
+    Number.isSafeInteger(blockedUntil) &&
+    blockedUntil! >= 0
+  ) {
+    return { count: count!, blockedUntil: blockedUntil! }
+  }
+  throw new RateLimitError(
+    'ERR_RL_STORE_REPLY',
+    `the store's offences for rule "${rule.id}" have count ${shown(count)} and blockedUntil ${shown(blockedUntil)}, expected whole numbers ≥ 0`,
+    { rule: rule.id },
+  )
+}
