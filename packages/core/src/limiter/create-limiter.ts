@@ -144,6 +144,7 @@ function compileLimiter(options: LimiterOptions, parts: LimiterParts): LimiterSe
   checkOptions(store, clock, options)
   const settles = compiled.some((rule) => rule.settleWithinMs !== undefined)
   if (settles) checkSettlingStore(store, compiled)
+  checkFallbackStore(store, compiled)
   const consumeOne = (store as { consumeOne?: ConsumeOne }).consumeOne
   const engine: Engine = {
     store,
@@ -331,6 +332,17 @@ function checkSettlingStore(store: Store, compiled: readonly CompiledRule[]): vo
   throw invalidOption(
     'store',
     `rules ${rules.map((id) => `"${id}"`).join(', ')} settle their charges (settle), but the store has no settle method`,
+  )
+}
+
+/** Rules that fall back need a store that decides locally: refused at start-up, naming them. */
+function checkFallbackStore(store: Store, compiled: readonly CompiledRule[]): void {
+  if (typeof store.consumeLocally === 'function') return
+  const rules = compiled.filter((rule) => rule.fallback).map((rule) => `"${rule.id}"`)
+  if (rules.length === 0) return
+  throw invalidOption(
+    'store',
+    `rules ${rules.join(', ')} have onStoreError: 'fallback', but the store cannot decide locally (no consumeLocally): wrap it, fallbackStore(store, { instances })`,
   )
 }
 

@@ -57,9 +57,12 @@ export function createReporter(
             : context.failClosed
               ? 'requests denied (fail-closed)'
               : 'requests allowed (fail-open)'
+        const local = context.fallback
         warnOnce(
           'WARN_STORE_FAILED',
-          `store ${context.operation} failed for ${context.rules.join(', ')}; ${outcome}: ${messageOf(error)}`,
+          local === undefined
+            ? `store ${context.operation} failed for ${context.rules.join(', ')}; ${outcome}: ${messageOf(error)}`
+            : `store ${context.operation} failed; ${local.join(', ')} decided in this process (fallback)${context.rules.length === 0 ? '' : `, ${context.rules.join(', ')} allowed (fail-open)`}: ${messageOf(error)}`,
         )
         return
       }
