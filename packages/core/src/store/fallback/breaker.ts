@@ -4,7 +4,9 @@
 // closed ──(`failures` in a row)──▶ open ──(probeIntervalMs later, next request)──▶ probing
 //   ▲                                  ▲                                              │
 //   └──(local admissions charged)── reconciling ◀──(the probe answered)───────────────┘
-//                                      └──(a call failed)──▶ open     probing ──(failed)──▶ open
+//                                      └──(a charge failed)──▶ open
+// The probe charges the outage's local admissions before its own request; once it answered,
+// what was admitted locally meanwhile is charged too (`reconciling`), then decisions return.
 
 export type BreakerState = 'closed' | 'open' | 'probing' | 'reconciling'
 
@@ -19,9 +21,9 @@ export type Breaker = {
   /** A call answered. */
   answered(): void
   /**
-   * The store answered after an outage (a probe, or a call while the circuit stayed closed):
-   * decisions stay local while the outage's admissions are charged to it. False when the
-   * circuit opened again meanwhile.
+   * The store answered with an outage to end (the probe, or a call while the circuit stayed
+   * closed): decisions stay local while the rest of its admissions are charged. False when
+   * another request is already doing so, or the circuit opened again meanwhile.
    */
   reconcile(): boolean
   /** The local admissions were charged to the shared store: decisions return to it. */

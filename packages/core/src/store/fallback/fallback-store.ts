@@ -1,14 +1,11 @@
-import type { Algorithm } from '../../algorithms/types.js'
 import type { Decision } from '../../decision.js'
 import { RateLimitError } from '../../errors.js'
-import { messageOf } from '../../limiter/report.js'
-import { type MemoryStore, memoryStore } from '../memory-store.js'
+import type { MemoryStore } from '../memory-store.js'
 import type { Charge, Outcome, Settlement, Store } from '../types.js'
-import { type BreakerState, createBreaker, type Passage } from './breaker.js'
-import { createLedger, type Ledger } from './ledger.js'
-import { type FallbackStoreOptions, type OutageEvent, resolveFallbackOptions } from './options.js'
-import { reconcile } from './reconcile.js'
-import { shareOf } from './share.js'
+import { type BreakerState, createBreaker } from './breaker.js'
+import type { FallbackStoreOptions } from './options.js'
+import { resolveFallbackOptions } from './options.js'
+import { beginOutage, chargeOwed, endOutage, type Outage } from './outage.js'
 
 /** What a fallback store has done, for tests and dashboards. */
 export type FallbackStats = {
@@ -16,128 +13,61 @@ export type FallbackStats = {
   readonly outages: number
   /** Requests decided in this process, over every outage. */
   readonly degraded: number
-  /** Rule and key pairs charged to the shared store on recovery, over every outage. */
+  /** Rule and key pairs charged to the shared store on recovery, over every ended outage. */
   readonly reconciled: number
-  readonly unreconciled: number
 }
 
 export type FallbackStore = Store & {
   consumeLocally(charges: readonly Charge[], now: number): Outcome
   stats(): FallbackStats
-  /** Resolves when the reconciliation under way (if any) has ended. Never rejects. */
+  /** Resolves when the recovery under way (if any) has ended. Never rejects. */
   reconciling(): Promise<void>
-}
-
-/** One outage: this process's share of each rule, its local state and what it admitted. */
-type Outage = {
-  readonly startedAt: number
-  readonly instances: number
-  readonly local: MemoryStore
-  readonly ledger: Ledger
-  readonly shares: Map<Algorithm, Algorithm>
-  degraded: number
 }
 
 /**
  * Wraps the shared store (Redis, leased or not) so that rules with `onStoreError: 'fallback'`
  * keep limiting while it fails: after `failures` failed calls in a row the circuit opens and the
  * store is not called, but probed every `probeIntervalMs`; meanwhile the limiter decides those
- * rules here, on a memory store, with 1/`instances` of each rule's allowance. When the probe
- * answers, what was admitted locally and still counts is charged to the shared store, and then
- * decisions return to it. Rules that fail `open` or `closed` are unchanged.
+ * rules here, on a memory store, with 1/`instances` of each rule's allowance. The first request
+ * to reach the store again (the probe) first charges it what was admitted locally and still
+ * counts, and only then is decided by it. Rules that fail `open` or `closed` are unchanged.
  * @example fallbackStore(redisStore({ client }), { instances: redisMembership({ client }).count })
  */
 export function fallbackStore(shared: Store, options: FallbackStoreOptions): FallbackStore {
   const config = resolveFallbackOptions(options)
   const breaker = createBreaker(config.failures, config.probeIntervalMs)
   let outage: Outage | undefined
+  let recovery: Promise<unknown> = Promise.resolve()
   let lastInstances = 1
-  let under = Promise.resolve()
-  const totals = { outages: 0, degraded: 0, reconciled: 0, unreconciled: 0 }
+  const totals = { outages: 0, degraded: 0, reconciled: 0 }
 
-  const tell = (event: OutageEvent, line: string) => {
-    try {
-      if (config.logger !== false) config.logger.warn(line)
-      config.onOutage?.(event)
-    } catch {
-      // A broken logger or hook must not turn a decision into an error.
-    }
-  }
   const instancesNow = (): number => {
     try {
       const count = config.instances()
       if (Number.isSafeInteger(count) && count >= 1) lastInstances = count
     } catch {
-      // Kept: the last count read (the membership is in the store that just failed).
+      // Kept: the last count read (the membership may live in the store that just failed).
     }
     return lastInstances
   }
-  const begin = (now: number, error: unknown): Outage => {
-    const instances = instancesNow()
-    const local = memoryStore(config.local)
-    outage = {
-      startedAt: now,
-      instances,
-      local,
-      ledger: createLedger(config.maxKeys),
-      shares: new Map(),
-      degraded: 0,
+  const current = (now: number, error: unknown): Outage => {
+    if (outage === undefined) {
+      outage = beginOutage(config, instancesNow(), now, error)
+      totals.outages++
     }
-    totals.outages++
-    tell(
-      { type: 'start', at: now, instances, error },
-      `[tollgate] WARN_STORE_OUTAGE: the shared store failed at ${iso(now)} (${messageOf(error)}); rules with onStoreError 'fallback' are decided in each process with 1/${instances} of their allowance until it answers again`,
-    )
     return outage
   }
-  const failed = (error: unknown, now: number) => {
-    if (outage === undefined) begin(now, error)
-    breaker.failed(now)
-  }
-  const recover = (now: number, ended: Outage) => {
-    const owed = ended.ledger.drain(now)
-    const done = reconcile(shared, owed, now).then((left) => {
-      if (left.length > 0) {
-        // The store failed again: what is left stays owed, in the outage that goes on.
-        for (const { charge, units } of left) ended.ledger.add(charge, units, now)
-        breaker.failed(now)
-        return
-      }
-      outage = undefined
-      breaker.reconciled()
-      const unreconciled = ended.ledger.dropped
-      totals.reconciled += owed.length
-      totals.unreconciled += unreconciled
-      tell(
-        {
-          type: 'end',
-          at: now,
-          startedAt: ended.startedAt,
-          degraded: ended.degraded,
-          reconciled: owed.length,
-          unreconciled,
-        },
-        `[tollgate] WARN_STORE_RECOVERED: the shared store answered again at ${iso(now)}, after an outage of ${now - ended.startedAt} ms that began at ${iso(ended.startedAt)}: ${ended.degraded} requests decided locally, ${owed.length} keys reconciled${unreconciled > 0 ? `, ${unreconciled} not (maxKeys)` : ''}`,
-      )
-    })
-    under = under.then(() => done)
-  }
-  const answered = (passage: Passage, now: number) => {
-    breaker.answered()
-    const ended = outage
-    if (ended === undefined || breaker.state === 'reconciling') return
-    // A probe, or a call that answered before the circuit opened (a failure or two).
-    if ((passage === 'probe' || breaker.state === 'closed') && breaker.reconcile()) {
-      recover(now, ended)
+  /** The store answered after an outage: what was admitted meanwhile is charged, then it ends. */
+  const finish = async (ending: Outage, now: number): Promise<void> => {
+    const done = endOutage(config, shared, ending, now)
+    recovery = done
+    if (!(await done)) {
+      breaker.failed(now)
+      return
     }
-  }
-  const shareFor = (current: Outage, charge: Charge): Charge => {
-    let share = current.shares.get(charge.algorithm)
-    if (share === undefined) {
-      share = shareOf(charge.algorithm, current.instances)
-      current.shares.set(charge.algorithm, share)
-    }
-    return { ...charge, algorithm: share }
+    totals.reconciled += ending.reconciled
+    outage = undefined
+    breaker.reconciled()
   }
 
   const store: FallbackStore = {
@@ -146,75 +76,85 @@ export function fallbackStore(shared: Store, options: FallbackStoreOptions): Fal
       if (passage === 'skip') throw circuitOpen(breaker.state)
       let outcome: Outcome
       try {
+        // The probe charges the outage's admissions before its own request: a key the outage
+        // spent is spent in the store before the store decides for it again.
+        if (
+          passage === 'probe' &&
+          outage !== undefined &&
+          !(await chargeOwed(shared, outage, now))
+        ) {
+          throw circuitOpen('open')
+        }
         outcome = await shared.consume(charges, now)
       } catch (error) {
-        failed(error, now)
+        if (breaker.failed(now)) current(now, error)
         throw error
       }
-      answered(passage, now)
+      breaker.answered()
+      if (outage !== undefined && breaker.reconcile()) await finish(outage, now)
       return outcome
     },
     consumeLocally(charges, now) {
-      const current = outage ?? begin(now, circuitOpen(breaker.state))
-      const shares = charges.map((charge) => shareFor(current, charge))
-      const outcome = decideShares(current.local, shares, now, config.probeIntervalMs)
-      current.degraded++
+      const local = current(now, circuitOpen(breaker.state))
+      const outcome = decideShares(
+        local.local,
+        charges.map(local.share),
+        now,
+        config.probeIntervalMs,
+      )
+      local.degraded++
       totals.degraded++
       const decisions = outcome.decisions
-      const denied = decisions.some((d, i) => !d.allowed && !charges[i]!.shadow)
-      if (!denied) {
+      if (!decisions.some((d, i) => !d.allowed && !charges[i]!.shadow)) {
         charges.forEach((charge, i) => {
-          if (decisions[i]!.allowed) current.ledger.add(charge, charge.cost, now)
+          if (decisions[i]!.allowed) local.ledger.add(charge, charge.cost, now)
         })
       }
       return outcome
     },
     refund(charges, chargedAt, now) {
-      const current = outage
-      const local =
-        current === undefined
-          ? []
-          : charges.filter((c) => current.ledger.take(c, c.cost, chargedAt))
-      if (current !== undefined && local.length > 0) {
-        current.local.refund(
-          local.map((c) => shareFor(current, c)),
-          chargedAt,
-          now,
-        )
-      }
-      const rest = local.length === 0 ? charges : charges.filter((c) => !local.includes(c))
+      const local = takeLocal(outage, charges, chargedAt)
+      if (local.length > 0) outage!.local.refund(local.map(outage!.share), chargedAt, now)
+      const rest = charges.filter((charge) => !local.includes(charge))
       if (rest.length === 0) return
       if (breaker.state !== 'closed') throw circuitOpen(breaker.state)
       return shared.refund(rest, chargedAt, now)
     },
     stats: () => ({ state: breaker.state, ...totals }),
-    reconciling: () => under,
+    reconciling: () =>
+      recovery.then(
+        () => undefined,
+        () => undefined,
+      ),
     timeoutMs: shared.timeoutMs,
     shared: shared.shared,
   }
   const settleShared = shared.settle
   if (typeof settleShared === 'function') {
     store.settle = (settlements: readonly Settlement[], chargedAt: number, now: number) => {
-      const current = outage
-      const local =
-        current === undefined
-          ? []
-          : settlements.filter((s) => current.ledger.take(s, s.cost, chargedAt))
-      if (current !== undefined && local.length > 0) {
-        for (const s of local) current.ledger.add(s, s.actual, chargedAt)
-        current.local.settle?.(
-          local.map((s) => ({ ...shareFor(current, s), actual: s.actual })),
-          chargedAt,
-          now,
-        )
+      const local = takeLocal(outage, settlements, chargedAt)
+      if (local.length > 0) {
+        for (const s of local) outage!.ledger.add(s, s.actual, chargedAt)
+        const shares = local.map((s) => ({ ...outage!.share(s), actual: s.actual }))
+        outage!.local.settle(shares, chargedAt, now)
       }
-      const rest = local.length === 0 ? settlements : settlements.filter((s) => !local.includes(s))
+      const rest = settlements.filter((s) => !local.includes(s))
       if (rest.length === 0) return
       if (breaker.state !== 'closed') throw circuitOpen(breaker.state)
       return settleShared.call(shared, rest, chargedAt, now)
     }
   }
   return store
+}
+
+/** The charges that were admitted in this process during the outage (taken off its ledger). */
+function takeLocal<C extends Charge>(
+  outage: Outage | undefined,
+  charges: readonly C[],
+  at: number,
+): C[] {
+  if (outage === undefined) return []
+  return charges.filter((charge) => outage.ledger.take(charge, charge.cost, at))
 }
 
 /**
@@ -235,13 +175,7 @@ function decideShares(
   const decisions = outcome.decisions.map(
     (d, i): Decision =>
       tooBig[i]
-        ? {
-            allowed: false,
-            remaining: 0,
-            limit: d.limit,
-            resetAfterMs: d.resetAfterMs,
-            retryAfterMs: probeIntervalMs,
-          }
+        ? { ...d, allowed: false, remaining: 0, retryAfterMs: probeIntervalMs, delayMs: undefined }
         : d,
   )
   return { decisions, at: outcome.at }
@@ -251,15 +185,7 @@ function circuitOpen(state: BreakerState): RateLimitError {
   return new RateLimitError(
     'ERR_RL_STORE_UNAVAILABLE',
     state === 'reconciling'
-      ? 'the shared store is being given the outage’s local admissions (fallbackStore)'
+      ? 'the shared store is being charged what was admitted locally during its outage (fallbackStore)'
       : 'the shared store failed and its circuit is open until a probe answers (fallbackStore)',
   )
-}
-
-function iso(ms: number): string {
-  try {
-    return new Date(ms).toISOString()
-  } catch {
-    return `${ms} ms`
-  }
 }
