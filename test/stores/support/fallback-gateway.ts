@@ -1,8 +1,9 @@
 // A gateway process for the fallback test: Express with one fallback rule on a Redis store
 // wrapped in fallbackStore, its instance count from heartbeats in Redis. Its clock is the
 // test's (set over IPC), so windows and the breaker's probes move only when the test says.
+import { once } from 'node:events'
 import type { AddressInfo } from 'node:net'
-import { fallbackStore, type OutageEvent, rateLimit, type RuleConfig } from '@tollgate/express'
+import { fallbackStore, type OutageEvent, type RuleConfig, rateLimit } from '@tollgate/express'
 import { ioredisClient, redisMembership, redisStore } from '@tollgate/redis'
 import express from 'express'
 import { Redis } from 'ioredis'
@@ -19,6 +20,7 @@ export type FallbackGatewayConfig = {
 export type FallbackGatewayCommand =
   | { readonly now: number }
   | { readonly beat: true }
+  | { readonly ready: true }
   | { readonly stats: true }
   | { readonly exit: true }
 
@@ -38,7 +40,7 @@ process.on('unhandledRejection', () => {
 })
 
 // Calls fail at once while Redis is unreachable, and give up after `timeoutMs` while it hangs.
-const redis = new Redis(config.url, { enableOfflineQueue: false, maxRetriesPerRequest: 0 })
+const redis = new Redis(config.url, { enableOfflineQueue: false, retryStrategy: () => 25 })
 redis.on('error', () => {})
 const client = ioredisClient(redis)
 const membership = redisMembership({ client, prefix: config.prefix, intervalMs: 600_000 })
@@ -65,6 +67,10 @@ process.on('message', async (command: FallbackGatewayCommand) => {
   if ('now' in command) {
     now = command.now
     process.send!({ now })
+  } else if ('ready' in command) {
+    // Once the client has reconnected (a restarted server): real time, bounded by the test's.
+    if (redis.status !== 'ready') await once(redis, 'ready')
+    process.send!({ ready: true })
   } else if ('beat' in command) {
     process.send!({ instances: await membership.beat() })
   } else if ('stats' in command) {

@@ -85,18 +85,23 @@ describe('fallbackStore', () => {
     expect(shared.state.calls).toBe(4)
     expect(store.stats().state).toBe('open')
     shared.state.down = false
-    // The probe charges the 20 local admissions first, then is decided by the store.
-    const probe = await limiter.decide(facts, { now: 2000 })
-    expect(probe.decisions[0]).toMatchObject({ limit: 100, remaining: 100 - 20 - 1 })
+    // The first probe charges the 20 local admissions, and its request is still decided here.
+    const first = await limiter.decide(facts, { now: 2000 })
+    expect(first.decisions[0]).toMatchObject({ degraded: true, remaining: 25 - 20 - 1 })
+    expect(store.stats().state).toBe('confirming')
+    await admitted(2, 2999) // local, until the next probe
+    // The next probe charges what was admitted since (3), then is decided by the store.
+    const probe = await limiter.decide(facts, { now: 3000 })
+    expect(probe.decisions[0]).toMatchObject({ limit: 100, remaining: 100 - 23 - 1 })
     expect(probe.decisions[0]!.degraded).toBeUndefined()
-    expect(store.stats()).toMatchObject({ state: 'closed', outages: 1, reconciled: 1 })
-    const after = await limiter.decide(facts, { now: 2001 })
-    expect(after.decisions[0]).toMatchObject({ limit: 100, remaining: 78 })
+    expect(store.stats()).toMatchObject({ state: 'closed', outages: 1, reconciled: 2 })
+    const after = await limiter.decide(facts, { now: 3001 })
+    expect(after.decisions[0]).toMatchObject({ limit: 100, remaining: 75 })
     expect(after.decisions[0]!.degraded).toBeUndefined()
     expect(lines).toHaveLength(2)
     expect(lines[0]).toMatch(/WARN_STORE_OUTAGE: .*1970-01-01T00:00:00.000Z.*1\/4/)
     expect(lines[1]).toMatch(
-      /WARN_STORE_RECOVERED: .*1970-01-01T00:00:02.000Z, after an outage of 2000 ms.*20 requests decided locally, 1 keys reconciled/,
+      /WARN_STORE_RECOVERED: .*1970-01-01T00:00:03.000Z, after an outage of 3000 ms.*23 requests decided locally, 2 keys reconciled/,
     )
   })
 
@@ -106,9 +111,10 @@ describe('fallbackStore', () => {
     shared.state.down = true
     expect(await admitted(50, 1)).toBe(50) // a share of 100 locally: the window's start was not seen
     shared.state.down = false
-    await admitted(1, 1001)
+    await admitted(1, 1001) // the first probe: charges the 50, decided here
+    await admitted(1, 2001) // the last: the store has nothing left
     await store.reconciling()
-    const after = await limiter.decide(facts, { now: 1002 })
+    const after = await limiter.decide(facts, { now: 2002 })
     expect(after).toMatchObject({ allowed: false })
     expect(after.decisions[0]).toMatchObject({ limit: 100, remaining: 0 })
     expect(after.decisions[0]!.degraded).toBeUndefined()
@@ -120,10 +126,11 @@ describe('fallbackStore', () => {
     expect(await admitted(25, 0)).toBe(25)
     expect(await admitted(5, 60_000)).toBe(5) // a new window, a new share
     shared.state.down = false
-    await admitted(1, 61_000)
+    await admitted(1, 61_000) // the first probe: charges the 5 (the 25 no longer count)
+    await admitted(1, 62_000) // the last: charges the first probe's request, then its own
     await store.reconciling()
-    const d = await limiter.decide(facts, { now: 61_001 })
-    expect(d.decisions[0]).toMatchObject({ limit: 100, remaining: 100 - 5 - 1 - 1 })
+    const d = await limiter.decide(facts, { now: 62_001 })
+    expect(d.decisions[0]).toMatchObject({ limit: 100, remaining: 100 - 5 - 1 - 1 - 1 })
     expect(d.decisions[0]!.degraded).toBeUndefined()
   })
 

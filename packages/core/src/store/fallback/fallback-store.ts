@@ -70,18 +70,37 @@ export function fallbackStore(shared: Store, options: FallbackStoreOptions): Fal
     breaker.reconciled()
   }
 
+  /**
+   * The first probe after an outage: charges the store what this instance admitted locally (or,
+   * having admitted nothing, asks it at cost 0), and decides the request locally still: see
+   * breaker.ts for why decisions return to the store only at the next probe.
+   */
+  const firstProbe = async (charges: readonly Charge[], now: number): Promise<never> => {
+    try {
+      const charged = outage === undefined ? 0 : await chargeOwed(shared, outage, now)
+      if (charged === false) throw circuitOpen('open')
+      // Nothing was owed, so the store was not asked yet: asked now, at cost 0.
+      if (charged === 0) await shared.consume(zeroCost(charges), now)
+    } catch (error) {
+      breaker.failed(now)
+      throw error
+    }
+    breaker.confirming(now)
+    throw circuitOpen('confirming')
+  }
+
   const store: FallbackStore = {
     async consume(charges, now) {
       const passage = breaker.passage(now)
       if (passage === 'skip') throw circuitOpen(breaker.state)
+      if (passage === 'first-probe') return firstProbe(charges, now)
       let outcome: Outcome
       try {
-        // The probe charges the outage's admissions before its own request: a key the outage
-        // spent is spent in the store before the store decides for it again.
+        // The last probe charges what was admitted locally since the first, then its request.
         if (
           passage === 'probe' &&
           outage !== undefined &&
-          !(await chargeOwed(shared, outage, now))
+          (await chargeOwed(shared, outage, now)) === false
         ) {
           throw circuitOpen('open')
         }
@@ -147,6 +166,10 @@ export function fallbackStore(shared: Store, options: FallbackStoreOptions): Fal
   return store
 }
 
+function zeroCost(charges: readonly Charge[]): Charge[] {
+  return charges.map((charge) => ({ ...charge, cost: 0 }))
+}
+
 /** The charges that were admitted in this process during the outage (taken off its ledger). */
 function takeLocal<C extends Charge>(
   outage: Outage | undefined,
@@ -182,10 +205,14 @@ function decideShares(
 }
 
 function circuitOpen(state: BreakerState): RateLimitError {
-  return new RateLimitError(
-    'ERR_RL_STORE_UNAVAILABLE',
-    state === 'reconciling'
-      ? 'the shared store is being charged what was admitted locally during its outage (fallbackStore)'
-      : 'the shared store failed and its circuit is open until a probe answers (fallbackStore)',
-  )
+  return new RateLimitError('ERR_RL_STORE_UNAVAILABLE', `${WHY[state]} (fallbackStore)`)
+}
+
+const WHY: Readonly<Record<BreakerState, string>> = {
+  closed: 'the shared store failed',
+  open: 'the shared store failed and its circuit is open until a probe answers',
+  probing: 'the shared store is being probed',
+  confirming:
+    'the shared store answered and was charged this instance’s outage admissions; decisions return to it at the next probe',
+  reconciling: 'the shared store is being charged what was admitted locally during its outage',
 }

@@ -1,5 +1,5 @@
 import type { Charge } from '../types.js'
-import { countsSince } from './share.js'
+import { countsSince, spanOf } from './share.js'
 
 // What this process admitted locally during an outage, by rule and key, in time bins: what is
 // charged to the shared store when it answers again, so that the outage hands nobody a fresh
@@ -46,8 +46,7 @@ export function createLedger(maxKeys: number): Ledger {
         dropped++
         return undefined
       }
-      const span = Math.max(1, at - countsSince(charge.algorithm, at))
-      entry = { charge, width: Math.max(1, Math.ceil(span / BINS)), bins: new Map() }
+      entry = { charge, width: Math.ceil(spanOf(charge.algorithm) / BINS), bins: new Map() }
       entries.set(id, entry)
     }
     return entry

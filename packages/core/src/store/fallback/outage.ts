@@ -68,7 +68,7 @@ export async function endOutage(
   now: number,
 ): Promise<boolean> {
   while (outage.ledger.keys > 0) {
-    if (!(await chargeOwed(shared, outage, now))) return false
+    if ((await chargeOwed(shared, outage, now)) === false) return false
   }
   const unreconciled = outage.ledger.dropped
   tell(
@@ -87,15 +87,20 @@ export async function endOutage(
 }
 
 /**
- * Charges what the outage admitted and still counts to the shared store; false, with what could
- * not be charged still owed, when the store failed again.
+ * Charges what the outage admitted and still counts to the shared store: how many rule and key
+ * pairs were charged (0: nothing was owed, and the store was not called), or false, with what
+ * could not be charged still owed, when the store failed again.
  */
-export async function chargeOwed(shared: Store, outage: Outage, now: number): Promise<boolean> {
+export async function chargeOwed(
+  shared: Store,
+  outage: Outage,
+  now: number,
+): Promise<number | false> {
   const owed = outage.ledger.drain(now)
   const left = await reconcile(shared, owed, now)
   outage.reconciled += owed.length - left.length
   for (const { charge, units } of left) outage.ledger.add(charge, units, now)
-  return left.length === 0
+  return left.length === 0 ? owed.length : false
 }
 
 function tell(config: ResolvedFallbackOptions, event: OutageEvent, line: string): void {

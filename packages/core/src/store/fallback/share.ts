@@ -56,17 +56,24 @@ export function shareOf(algorithm: Algorithm, instances: number): Algorithm {
 }
 
 /**
- * How long ago a unit admitted locally still counts against the rule: a window (from the start
- * of the current one, for a fixed window on epoch boundaries), or for a rate rule the time a
- * full bucket takes to refill. Units admitted earlier would have been given back by now.
+ * When a unit admitted locally at `now` or before stops counting against the rule, as of `now`:
+ * the start of the current window for a fixed window on epoch boundaries, else one reset span
+ * (`spanOf`) back. Units admitted earlier would have been given back by now.
  */
 export function countsSince(algorithm: Algorithm, now: number): number {
   const params = algorithm.params
-  if (params?.kind === 'rate') return now - Math.ceil(params.capacity / params.unitsPerMs)
-  if (params?.kind === 'window') {
-    const epochWindow =
-      algorithm.name === 'fixed_window' && params.calendar === undefined && !params.anchor
-    return epochWindow ? now - (now % params.windowMs) : now - params.windowMs
-  }
-  return now
+  const epochWindow =
+    params?.kind === 'window' &&
+    algorithm.name === 'fixed_window' &&
+    params.calendar === undefined &&
+    params.anchor === undefined
+  return epochWindow ? now - (now % params.windowMs) : now - spanOf(algorithm)
+}
+
+/** A window, or for a rate rule the time an empty bucket takes to fill (at least 1 ms). */
+export function spanOf(algorithm: Algorithm): number {
+  const params = algorithm.params
+  if (params?.kind === 'rate') return Math.max(1, Math.ceil(params.capacity / params.unitsPerMs))
+  if (params?.kind === 'window') return params.windowMs
+  return 1
 }
