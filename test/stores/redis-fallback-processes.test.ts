@@ -149,13 +149,15 @@ describe.skipIf(!redisServerBinary)(`${GATEWAYS} gateways on a Redis that fails`
     await at(resumed)
     await ready()
     // The first probe on each gateway charges Redis its outage admissions (gateway 0's 100 of
-    // this window); its request, and the rest until the next probe, are still decided locally.
+    // this window); its request, and the rest until the next probe, are still decided locally,
+    // and each is charged to Redis with the gateway's next request.
     started = performance.now()
     const first = await load(gateways, 6, ALL)
     // Gateway 0 spent its third of this window; gateways 1 and 2 admit 2 each of theirs.
     expect(first).toMatchObject({ ok: 4, limited: 2, other: 0 })
     expect((await stats()).map((s) => s.state)).toEqual(['confirming', 'confirming', 'confirming'])
-    expect(await redisRemaining(resumed)).toBe(LIMIT - SHARE)
+    // Gateway 0's 100, and the first admission of gateways 1 and 2, charged by the second.
+    expect(await redisRemaining(resumed)).toBe(LIMIT - SHARE - 2)
     await at(resumed + PROBE_MS)
     const back = await load(gateways, 60, ALL)
     const recoveryMs = performance.now() - started

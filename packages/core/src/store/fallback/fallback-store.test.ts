@@ -90,18 +90,20 @@ describe('fallbackStore', () => {
     expect(first.decisions[0]).toMatchObject({ degraded: true, remaining: 25 - 20 - 1 })
     expect(store.stats().state).toBe('confirming')
     await admitted(2, 2999) // local, until the next probe
-    // The next probe charges what was admitted since (3), then is decided by the store.
+    // Meanwhile each admission is charged to the store as the next request comes; the next
+    // probe charges the last, then is decided by the store.
     const probe = await limiter.decide(facts, { now: 3000 })
     expect(probe.decisions[0]).toMatchObject({ limit: 100, remaining: 100 - 23 - 1 })
     expect(probe.decisions[0]!.degraded).toBeUndefined()
-    expect(store.stats()).toMatchObject({ state: 'closed', outages: 1, reconciled: 2 })
+    // Charged in four calls: the 20 at the first probe, then each admission since as it came.
+    expect(store.stats()).toMatchObject({ state: 'closed', outages: 1, reconciled: 4 })
     const after = await limiter.decide(facts, { now: 3001 })
     expect(after.decisions[0]).toMatchObject({ limit: 100, remaining: 75 })
     expect(after.decisions[0]!.degraded).toBeUndefined()
     expect(lines).toHaveLength(2)
     expect(lines[0]).toMatch(/WARN_STORE_OUTAGE: .*1970-01-01T00:00:00.000Z.*1\/4/)
     expect(lines[1]).toMatch(
-      /WARN_STORE_RECOVERED: .*1970-01-01T00:00:03.000Z, after an outage of 3000 ms.*23 requests decided locally, 2 keys reconciled/,
+      /WARN_STORE_RECOVERED: .*1970-01-01T00:00:03.000Z, after an outage of 3000 ms.*23 requests decided locally, charged to it in 4 calls/,
     )
   })
 

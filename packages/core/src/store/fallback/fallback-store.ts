@@ -1,6 +1,6 @@
 import type { Decision } from '../../decision.js'
 import { RateLimitError } from '../../errors.js'
-import type { MemoryStore } from '../memory-store.js'
+import { type MemoryStore, memoryStore } from '../memory-store.js'
 import type { Charge, Outcome, Settlement, Store } from '../types.js'
 import { type BreakerState, createBreaker } from './breaker.js'
 import type { FallbackStoreOptions } from './options.js'
@@ -13,7 +13,7 @@ export type FallbackStats = {
   readonly outages: number
   /** Requests decided in this process, over every outage. */
   readonly degraded: number
-  /** Rule and key pairs charged to the shared store on recovery, over every ended outage. */
+  /** Calls that charged the shared store local admissions (one per rule and key), over every ended outage. */
   readonly reconciled: number
 }
 
@@ -36,6 +36,7 @@ export type FallbackStore = Store & {
 export function fallbackStore(shared: Store, options: FallbackStoreOptions): FallbackStore {
   const config = resolveFallbackOptions(options)
   const breaker = createBreaker(config.failures, config.probeIntervalMs)
+  const localState = memoryStore(config.local)
   let outage: Outage | undefined
   let recovery: Promise<unknown> = Promise.resolve()
   let lastInstances = 1
@@ -52,7 +53,7 @@ export function fallbackStore(shared: Store, options: FallbackStoreOptions): Fal
   }
   const current = (now: number, error: unknown): Outage => {
     if (outage === undefined) {
-      outage = beginOutage(config, instancesNow(), now, error)
+      outage = beginOutage(config, localState, instancesNow(), now, error)
       totals.outages++
     }
     return outage
@@ -92,7 +93,14 @@ export function fallbackStore(shared: Store, options: FallbackStoreOptions): Fal
   const store: FallbackStore = {
     async consume(charges, now) {
       const passage = breaker.passage(now)
-      if (passage === 'skip') throw circuitOpen(breaker.state)
+      if (passage === 'skip') {
+        // Confirming: the store answers; what this instance admitted since is charged to it as
+        // it goes, so an instance that returns to the store finds the others' admissions there.
+        if (breaker.state === 'confirming' && outage !== undefined && outage.ledger.keys > 0) {
+          if ((await chargeOwed(shared, outage, now)) === false) breaker.failed(now)
+        }
+        throw circuitOpen(breaker.state)
+      }
       if (passage === 'first-probe') return firstProbe(charges, now)
       let outcome: Outcome
       try {
@@ -114,19 +122,19 @@ export function fallbackStore(shared: Store, options: FallbackStoreOptions): Fal
       return outcome
     },
     consumeLocally(charges, now) {
-      const local = current(now, circuitOpen(breaker.state))
+      const ongoing = current(now, circuitOpen(breaker.state))
       const outcome = decideShares(
-        local.local,
-        charges.map(local.share),
+        ongoing.local,
+        charges.map(ongoing.share),
         now,
         config.probeIntervalMs,
       )
-      local.degraded++
+      ongoing.degraded++
       totals.degraded++
       const decisions = outcome.decisions
       if (!decisions.some((d, i) => !d.allowed && !charges[i]!.shadow)) {
         charges.forEach((charge, i) => {
-          if (decisions[i]!.allowed) local.ledger.add(charge, charge.cost, now)
+          if (decisions[i]!.allowed) ongoing.ledger.add(charge, charge.cost, now)
         })
       }
       return outcome

@@ -19,9 +19,9 @@ export type OutageEvent =
       readonly startedAt: number
       /** Requests decided in this process during the outage. */
       readonly degraded: number
-      /** Rule and key pairs whose local admissions were charged to the shared store. */
+      /** Calls that charged the shared store a rule and key's local admissions. */
       readonly reconciled: number
-      /** Pairs that could not be (the ledger was full, `maxKeys`). */
+      /** Rule and key pairs whose admissions were not recorded (the ledger was full, `maxKeys`). */
       readonly unreconciled: number
     }
 

@@ -1,6 +1,6 @@
 import type { Algorithm } from '../../algorithms/types.js'
 import { messageOf } from '../../limiter/report.js'
-import { type MemoryStore, memoryStore } from '../memory-store.js'
+import type { MemoryStore } from '../memory-store.js'
 import type { Charge, Store } from '../types.js'
 import { createLedger, type Ledger } from './ledger.js'
 import type { OutageEvent, ResolvedFallbackOptions } from './options.js'
@@ -15,11 +15,15 @@ export type Outage = {
   readonly startedAt: number
   /** The number of instances each rule's allowance is divided by, read at the start. */
   readonly instances: number
+  /**
+   * The local state, the store's for its lifetime: a window that two outages overlap admits
+   * one share in it, not one per outage.
+   */
   readonly local: MemoryStore
   readonly ledger: Ledger
   /** Requests decided in this process. */
   degraded: number
-  /** Rule and key pairs whose admissions were charged to the shared store so far. */
+  /** Calls that charged the shared store a rule and key's local admissions, so far. */
   reconciled: number
   /** `charge` with this process's share of its rule. */
   share(charge: Charge): Charge
@@ -27,6 +31,7 @@ export type Outage = {
 
 export function beginOutage(
   config: ResolvedFallbackOptions,
+  local: MemoryStore,
   instances: number,
   now: number,
   error: unknown,
@@ -35,7 +40,7 @@ export function beginOutage(
   const outage: Outage = {
     startedAt: now,
     instances,
-    local: memoryStore(config.local),
+    local,
     ledger: createLedger(config.maxKeys),
     degraded: 0,
     reconciled: 0,
@@ -81,7 +86,7 @@ export async function endOutage(
       reconciled: outage.reconciled,
       unreconciled,
     },
-    `[tollgate] WARN_STORE_RECOVERED: the shared store answered again at ${iso(now)}, after an outage of ${now - outage.startedAt} ms that began at ${iso(outage.startedAt)}: ${outage.degraded} requests decided locally, ${outage.reconciled} keys reconciled${unreconciled > 0 ? `, ${unreconciled} not (maxKeys)` : ''}`,
+    `[tollgate] WARN_STORE_RECOVERED: the shared store answered again at ${iso(now)}, after an outage of ${now - outage.startedAt} ms that began at ${iso(outage.startedAt)}: ${outage.degraded} requests decided locally, charged to it in ${outage.reconciled} calls (one per rule and key)${unreconciled > 0 ? `; ${unreconciled} keys were not recorded (maxKeys)` : ''}`,
   )
   return true
 }
