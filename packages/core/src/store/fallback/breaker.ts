@@ -14,7 +14,7 @@
 export type BreakerState = 'closed' | 'open' | 'confirming' | 'probing' | 'reconciling'
 
 /** What a request does with the shared store. */
-export type Passage = 'call' | 'first-probe' | 'probe' | 'skip'
+type Passage = 'call' | 'first-probe' | 'probe' | 'skip'
 
 export type Breaker = {
   readonly state: BreakerState

@@ -38,7 +38,7 @@ export function createLedger(maxKeys: number): Ledger {
   let entries = new Map<string, Entry>()
   let dropped = 0
   const idOf = (charge: Charge) => `${charge.rule}\n${charge.key}`
-  const binsOf = (charge: Charge, create: boolean, at: number): Entry | undefined => {
+  const entryOf = (charge: Charge, create: boolean): Entry | undefined => {
     const id = idOf(charge)
     let entry = entries.get(id)
     if (entry === undefined && create) {
@@ -53,7 +53,7 @@ export function createLedger(maxKeys: number): Ledger {
   }
   return {
     add(charge, units, at) {
-      const entry = binsOf(charge, true, at)
+      const entry = entryOf(charge, true)
       if (entry === undefined || units <= 0) return
       const bin = Math.floor(at / entry.width)
       entry.bins.set(bin, (entry.bins.get(bin) ?? 0) + units)
@@ -61,7 +61,7 @@ export function createLedger(maxKeys: number): Ledger {
       if (entry.bins.size > BINS + 2) prune(entry, at)
     },
     take(charge, units, at) {
-      const entry = binsOf(charge, false, at)
+      const entry = entryOf(charge, false)
       if (entry === undefined) return false
       const bin = Math.floor(at / entry.width)
       const held = entry.bins.get(bin) ?? 0
