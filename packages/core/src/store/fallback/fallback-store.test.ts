@@ -175,6 +175,41 @@ describe('fallbackStore', () => {
     expect(await admitted(100, 1000)).toBe(10) // 40/s ÷ 4
   })
 
+  it('charges a token bucket what was admitted within its fill time, at recovery', async () => {
+    const slow = {
+      id: 'tb',
+      match: { identity: 'ip' },
+      algorithm: 'token_bucket',
+      rate: 4,
+      period: '1s',
+      burst: 80, // fills in 20 s; a share: burst 20, 1 per second
+      onStoreError: 'fallback',
+    } as RuleConfig
+    const recent = setup([slow])
+    recent.shared.state.down = true
+    expect(await recent.admitted(30, 0)).toBe(20)
+    recent.shared.state.down = false
+    await recent.admitted(1, 1000) // charges the 20 at 1000: 80 − 20; its own request is local
+    const back = await recent.limiter.decide(facts, { now: 2000 }) // + 4 refilled, − 1, − 1
+    expect(back.decisions[0]).toMatchObject({ limit: 80, remaining: 62 })
+    expect(back.decisions[0]!.degraded).toBeUndefined()
+
+    const old = setup([slow])
+    old.shared.state.down = true
+    expect(await old.admitted(30, 0)).toBe(20)
+    old.shared.state.down = false
+    await old.admitted(1, 30_000) // 30 s on: the 20 would have refilled, nothing is charged
+    const later = await old.limiter.decide(facts, { now: 31_000 })
+    expect(later.decisions[0]).toMatchObject({ limit: 80, remaining: 78 })
+  })
+
+  it('decides a fallback rule locally in limiter.check too', async () => {
+    const { shared, limiter } = setup([window100()])
+    shared.state.down = true
+    const decision = await limiter.check('ip:192.0.2.9', 'api', { now: 0 })
+    expect(decision).toMatchObject({ allowed: true, degraded: true, limit: 25, remaining: 24 })
+  })
+
   it('reads the instance count when an outage starts and keeps it through it', async () => {
     let count = 2
     const { shared, admitted } = setup([window100()], { instances: () => count })
