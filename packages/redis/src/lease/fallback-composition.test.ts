@@ -75,7 +75,7 @@ describe('fallbackStore(leasedStore(shared))', () => {
       cost: 0,
       shadow: false,
     }
-    const used = 1000 - inner.consume([inspect], START + 2000).decisions[0]!.remaining
+    const used = 1000 - (await inner.consume([inspect], START + 2000)).decisions[0]!.remaining
     expect(used).toBeGreaterThanOrEqual(admitted)
     expect(used).toBeLessThanOrEqual(admitted + 100)
   })
