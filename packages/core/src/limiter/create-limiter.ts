@@ -342,7 +342,7 @@ function checkFallbackStore(store: Store, compiled: readonly CompiledRule[]): vo
   if (rules.length === 0) return
   throw invalidOption(
     'store',
-    `rules ${rules.join(', ')} have onStoreError: 'fallback', but the store cannot decide locally (no consumeLocally): wrap it, fallbackStore(store, { instances })`,
+    `rules ${rules.join(', ')} have onStoreError: 'fallback': wrap the store in fallbackStore(store, { instances })`,
   )
 }
 

@@ -1,4 +1,3 @@
-import { RateLimitError } from '../errors.js'
 import type { Charge } from '../store/types.js'
 import type { CompiledRule } from './compile-rule.js'
 import type { Engine } from './engine.js'
@@ -31,13 +30,8 @@ export function decideLocally(
   }
   if (rules.length === 0) return undefined
   try {
-    const decisions = store.consumeLocally(picked, now)?.decisions
-    if (!Array.isArray(decisions) || decisions.length !== picked.length) {
-      throw new RateLimitError(
-        'ERR_RL_STORE_REPLY',
-        `consumeLocally answered ${Array.isArray(decisions) ? decisions.length : 'no'} decisions for ${picked.length} charges`,
-      )
-    }
+    // Each decision is checked as the store's are: a missing or malformed one throws.
+    const decisions = store.consumeLocally(picked, now).decisions
     return rules.map((rule, i): RuleDecision => {
       const { cost, key } = picked[i]!
       return { ...storeDecision(rule, decisions[i], cost, key), degraded: true }

@@ -60,9 +60,7 @@ export function createReporter(
         const local = context.fallback
         warnOnce(
           'WARN_STORE_FAILED',
-          local === undefined
-            ? `store ${context.operation} failed for ${context.rules.join(', ')}; ${outcome}: ${messageOf(error)}`
-            : `store ${context.operation} failed; ${local.join(', ')} decided in this process (fallback)${context.rules.length === 0 ? '' : `, ${context.rules.join(', ')} allowed (fail-open)`}: ${messageOf(error)}`,
+          `store ${context.operation} failed for ${context.rules.concat(local ?? []).join(', ')}; ${local ? `${local.join(', ')} decided in this process (fallback)` : outcome}: ${messageOf(error)}`,
         )
         return
       }

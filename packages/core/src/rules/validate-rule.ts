@@ -122,7 +122,7 @@ export function validateRule(
   if (onStoreError === 'fallback' && NO_FALLBACK.includes(fields.algorithm as AlgorithmName)) {
     fail(
       labels.onStoreError,
-      `'fallback' cannot share out ${String(fields.algorithm)}: a slot or a place in a queue is given by the shared store only; use 'open' or 'closed'`,
+      `'fallback' is for rate and window rules, not ${String(fields.algorithm)}: use 'open' or 'closed'`,
     )
   }
   const onMissingIdentity = oneOf(

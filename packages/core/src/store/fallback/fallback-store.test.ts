@@ -223,7 +223,7 @@ describe('fallbackStore', () => {
 describe('fallbackStore options and rules, refused at start-up', () => {
   it('refuses a fallback rule on a store that cannot decide locally, naming the rule', () => {
     expect(() => createLimiter({ rules: [window100()], store: memoryStore() })).toThrow(
-      /rules "api" have onStoreError: 'fallback'.*fallbackStore/,
+      /rules "api" have onStoreError: 'fallback': wrap the store in fallbackStore/,
     )
   })
 
@@ -242,7 +242,7 @@ describe('fallbackStore options and rules, refused at start-up', () => {
         rules: rules as never,
         store: fallbackStore(memoryStore(), { instances: 1 }),
       }),
-    ).toThrow(/slots.*onStoreError.*'fallback' cannot share out concurrency/s)
+    ).toThrow(/slots.*onStoreError.*'fallback' is for rate and window rules, not concurrency/s)
   })
 
   it('refuses bad options, naming each', () => {
