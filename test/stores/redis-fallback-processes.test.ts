@@ -106,7 +106,7 @@ describe.skipIf(!redisServerBinary)(`${GATEWAYS} gateways on a Redis that fails`
       prefix,
       rule,
       start: START,
-      timeoutMs: 300,
+      timeoutMs: 1000,
       probeIntervalMs: PROBE_MS,
     }
     gateways = await Promise.all(ALL.map(() => startGateway(config)))
