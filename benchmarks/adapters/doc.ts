@@ -46,49 +46,36 @@ pnpm --filter @tollgate/benchmarks bench:adapters -- --sockets --write
 - Each run measures one client address, then 100,000 addresses in turn (\`--clients\`, a fixed
   random order: a limiter meets an address again only after all the others), so that every
   limiter also pays for cold state: a new bucket, a key string, a partition key not cached.
-- The machine is shared (2 cores; other work comes and goes). This run had it nearly to itself
-  (load average 1–2, most of it the benchmark's own); on other days it runs at 2–8, which
-  inflates every absolute figure (a bare Express request costs 34 µs here in this run, up to
-  110 µs on a busy day) and leaves a few µs of noise in each cell: compare within a row, and
-  read the ratios.
+- The machine is shared (2 cores; other work comes and goes): the load average around the
+  recorded run is noted under its tables. Other work inflates every absolute figure (a bare
+  Express request costs about 34 µs on a quiet machine, up to 110 µs on a busy day) and leaves a
+  few µs of noise in each cell: compare within a row, and read the ratios.
 
-What the figures say: writing response fields through the framework dominates, and costs most
-on Koa and Express (light-my-request and Node's \`setHeader\` both work per field, about 0.75 µs a
-field in this run): **fields only** is most of what **tollgate** costs. Tollgate's own work
-(client identity, rule match, store, header values) is the rest, 0.9–1.8 µs in this run,
-depending on the framework.
+What the figures say: writing response fields through the framework is a large part of what
+any limiter costs, and costs most on Koa and Express (light-my-request and Node's \`setHeader\`
+both work per field): **fields only**, Tollgate's two default fields written with fixed values,
+is about half of what **tollgate** adds; Tollgate's own work (client identity, rule match, store,
+header values) is the rest.
 A request with one rule allocates about 0.6 KB in core (identities, decision, verdict and two
 header values: the adapters write the fields straight from the verdict, building no header
 entries or response object); \`bench:allocation\` puts each middleware at 0.7–0.9 KB in all. On
 Koa no promise or closure is chained on \`next()\` unless refunds are on (a thrown error's fields
-are kept by a \`ctx.onerror\` of the middleware's own); in the same process, with the same
-rules, that path costs 0.6–1.1 µs less per request than the chained one. A middleware reads only
-the identities its rules key on: with no rule keyed on \`user\`, it never looks for \`req.user\`.
-That matters most here on Express: light-my-request re-links the app's request and response
-prototypes on every request, so every property looked up through them (or found missing, which
-walks the whole chain) misses V8's inline caches, where a server would answer it from them; it
-weighs on every Express variant alike.
+are kept by a \`ctx.onerror\` of the middleware's own). A middleware reads only the identities
+its rules key on: with no rule keyed on \`user\`, it never looks for \`req.user\`. That matters
+most here on Express: light-my-request re-links the app's request and response prototypes on
+every request, so every property looked up through them (or found missing, which walks the
+whole chain) misses V8's inline caches, where a server would answer it from them; it weighs on
+every Express variant alike.
 
-How a limiter compares with its peer is read in the **same headers** column: each peer with
-every header it has turned on, Tollgate sending the same fields. A field costs the same whoever
-writes it, so only then does the difference measure the limiting rather than the number of
-fields. Measured so, Tollgate adds less than the peer on every framework: 0.50 on Express, 0.79
-on Koa, 0.69 on Hono, at 7.9, 3.6 and 2.0 µs. (On Express that includes the partition key
-express-rate-limit sends: a SHA-256 of the client's key through Web Crypto, which answers
-asynchronously; the values of recent keys are cached and used synchronously, so only a client
-not seen lately waits for one. Without it, Tollgate adds 6.7 µs there, 4.9 of them the five
-fields themselves.)
-With its defaults Tollgate sends more than a peer on two frameworks: on Hono three
-\`X-RateLimit-*\` fields hono-rate-limiter does not have, and it still adds less (0.92); on Koa the
-two current-form fields koa-ratelimit does not have, and there those two cost 1.9 µs in this
-run, more than Tollgate saves on its own work: it adds 1.20 times what koa-ratelimit adds (1.14
-in the run recorded before; single runs 0.87–1.45). Writing the five fields alone, with fixed
-values and no limiting at all (**fields only**), comes within 0.2 µs of all that koa-ratelimit
-adds. Set \`legacyHeaders: false\` or \`standardHeaders: false\` to send fewer.
-Over real sockets the figures swing widely between rounds (a sanity check, not the measure); in
-this run Tollgate with five fields came out level with koa-ratelimit there, and below it in the
-run recorded before. On \`@hono/node-server\` every added field costs more, since a response
-with extra headers leaves its lightweight-response fast path.`
+How the limiting itself compares is read in the **same headers** column: each peer with every
+header it has turned on, Tollgate sending the same fields, since a field costs the same whoever
+writes it. The **tollgate** column is what an app gets without setting anything: the two IETF
+fields, where express-rate-limit (draft-8 and \`X-RateLimit-*\`) sends five and koa-ratelimit
+three. \`legacyHeaders: true\` adds GitHub's three \`X-RateLimit-*\` fields, at about what
+**same headers** costs on Koa.
+Over real sockets the figures swing widely between rounds (a sanity check, not the measure). On
+\`@hono/node-server\` every added field costs more, since a response with extra headers leaves
+its lightweight-response fast path.`
 
 /** Replaces the "## Adapters" section of docs/benchmarks.md, leaving the other sections alone. */
 export function writeSection(body: string): Promise<void> {

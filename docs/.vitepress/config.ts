@@ -62,7 +62,11 @@ export default defineConfig({
       },
       {
         text: 'Guides',
-        items: [{ text: 'Migrating to Tollgate', link: '/guides/migrating' }],
+        items: [
+          { text: 'Which algorithm?', link: '/guides/choosing-an-algorithm' },
+          { text: 'Migrating to Tollgate', link: '/guides/migrating' },
+          { text: 'Checking and simulating rules', link: '/guides/cli' },
+        ],
       },
       {
         text: 'Reference',

@@ -8,6 +8,7 @@ import { existsSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import { Miniflare } from 'miniflare'
+import { CLI_APP } from './cli-app.js'
 import { expectRateLimited, freshLoopbackAddress, get } from './http-checks.js'
 import { run, startServer } from './process.js'
 import { firstExample, toCommonJs } from './readme-example.js'
@@ -260,7 +261,7 @@ const CLIENT_APP: App = {
   },
 }
 
-APPS.push(CLIENT_APP)
+APPS.push(CLIENT_APP, CLI_APP)
 
 // The metrics package's example decides one request through an observed limiter, with no SDK
 // registered: OpenTelemetry's no-op meter records, and the verdict is the limiter's own.

@@ -37,8 +37,9 @@ export function manifestProblems(
       if (sibling !== undefined && range !== `^${sibling.version}`) {
         problems.push(`${field}.${name} is ${range}, not ^${sibling.version}: apps would get two`)
       }
-      // The core has no runtime dependency and each adapter only its framework, as a peer.
-      if (field === 'dependencies' && sibling === undefined) {
+      // The core has no runtime dependency and each adapter only its framework, as a peer. A
+      // command (a package with a bin) is the app itself: npx installs what it runs on with it.
+      if (field === 'dependencies' && sibling === undefined && manifest.bin === undefined) {
         problems.push(`dependencies.${name}: every install pays for it (make it an optional peer)`)
       }
     }

@@ -15,6 +15,7 @@ export type Manifest = {
   repository?: { url?: string; directory?: string }
   bugs?: { url?: string }
   engines?: { node?: string }
+  bin?: Record<string, string>
   scripts?: { prepublishOnly?: string; [name: string]: string | undefined }
   exports?: Record<string, unknown>
   dependencies?: Record<string, string>

@@ -28,6 +28,7 @@ const STORES: ReadonlyArray<readonly [string, (() => Store) | undefined]> = [
       return {
         consume: async (charges, now) => inner.consume(charges, now),
         refund: async (charges, chargedAt, now) => inner.refund(charges, chargedAt, now),
+        settle: async (settlements, chargedAt, now) => inner.settle(settlements, chargedAt, now),
       }
     },
   ],
@@ -66,6 +67,8 @@ async function run(
       return undefined
     },
     onAppError: (error) => appErrors.push(error),
+    settle: scenario.settle,
+    estimate: scenario.estimate,
   })
   const exchanges: Exchange[] = []
   try {

@@ -1,4 +1,4 @@
-import type { CoreOptions, RuleConfig, Verdict } from '@tollgate/express'
+import type { CoreOptions, ResponseSettler, RuleConfig, Verdict } from '@tollgate/express'
 import type { ManualClock } from '@tollgate/test-utils'
 
 /** A request as a scenario writes it. */
@@ -25,6 +25,10 @@ export type AppSetup = {
   readonly onShadowDenied: (verdict: Verdict) => void | Promise<void>
   /** Every error that reaches the framework's error handling: a scenario expects none. */
   readonly onAppError: (error: unknown) => void
+  /** The middleware's `settle` option. @default none */
+  readonly settle?: ResponseSettler | undefined
+  /** True for an `estimate` option reading the request's `x-test-estimate`. @default false */
+  readonly estimate?: boolean | undefined
 }
 
 /**

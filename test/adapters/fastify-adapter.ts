@@ -2,7 +2,7 @@
 // the guide shows it; adapters.test.ts runs it through the scenario table of the other three.
 import type { CoreOptions, Limiter, RequestHooks, RuleConfig } from '@tollgate/core'
 import * as kit from '@tollgate/core/adapter'
-import { endWhenFinished } from '@tollgate/core/node'
+import { endWhenFinished, meterNodeBody } from '@tollgate/core/node'
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 
 type Exchange = kit.Exchange<FastifyRequest, FastifyReply>
@@ -41,6 +41,9 @@ export function rateLimit(
     exchange.writeFields(fields, exchange.res)
     if (exchange.denial === undefined) {
       if (limits.watchesEnd) endWhenFinished(exchange.res.raw, exchange)
+      // With `settle`: the body is read as the raw response sends it.
+      const meter = limits.meter?.(exchange)
+      if (meter !== undefined) meterNodeBody(exchange.res.raw, meter)
       return done()
     }
     // A hook that answers does not call done(). A Buffer, as Fastify would add a charset to

@@ -5,6 +5,7 @@
  * `@hono/node-server` on a real socket.
  */
 import type { AddressInfo } from 'node:net'
+import { Readable } from 'node:stream'
 import { serve } from '@hono/node-server'
 import { rateLimit as expressRateLimit } from '@tollgate/express'
 import { rateLimit as honoRateLimit } from '@tollgate/hono'
@@ -32,13 +33,58 @@ export type Target = { readonly name: string; start(setup: AppSetup): Promise<Cl
 /**
  * What the catch-all handler answers, the same on every framework: `/fail…` is a 500 and
  * `/fail/advance/<ms>` moves the clock first (a slow request, for refunds across a window
- * boundary); everything else is a 200.
+ * boundary); `/llm/…` answers as an LLM API does (see `llmReply`); everything else is a 200.
  */
-function reply(path: string, clock: ManualClock): { status: number; body: string } {
+function reply(path: string, clock: ManualClock, header: Header): Reply {
   const slow = /^\/fail\/advance\/(\d+)$/.exec(path)
   if (slow !== null) clock.advance(Number(slow[1]))
-  return path.startsWith('/fail') ? { status: 500, body: 'failed' } : { status: 200, body: 'ok' }
+  if (path.startsWith('/llm/')) return llmReply(path, header)
+  return path.startsWith('/fail')
+    ? { status: 500, body: 'failed', type: 'text/plain' }
+    : { status: 200, body: 'ok', type: 'text/plain' }
 }
+
+type Header = (name: string) => string | undefined
+
+/** An answer: its text whole, or bytes sent piece by piece (a stream). */
+type Reply = { status: number; body: string | Uint8Array[]; type: string }
+
+const utf8 = new TextEncoder()
+
+/**
+ * An OpenAI-style answer reporting `<total>` tokens: `/llm/json/<total>` a chat completion,
+ * `/llm/sse/<total>` the same streamed (`text/event-stream`, usage in the last chunk), its bytes
+ * cut where `x-test-split` says (offsets, comma-separated); `/llm/none` reports no usage,
+ * `/llm/fail` is a 503 without usage, as an upstream error is.
+ */
+function llmReply(path: string, header: Header): Reply {
+  const [, , kind, figure] = path.split('/')
+  const total = Number(figure ?? 0)
+  const usage = { prompt_tokens: 10, completion_tokens: total - 10, total_tokens: total }
+  if (kind === 'json') {
+    const body = { id: 'c1', choices: [{ message: { content: 'héllo 😀' } }], usage }
+    return { status: 200, body: JSON.stringify(body), type: 'application/json' }
+  }
+  if (kind === 'sse') {
+    const events = [
+      { choices: [{ delta: { content: 'hé' } }], usage: null },
+      { choices: [{ delta: { content: 'llo 😀' } }], usage: null },
+      { choices: [], usage },
+    ]
+    const text = `${events.map((event) => `data: ${JSON.stringify(event)}\n\n`).join('')}data: [DONE]\n\n`
+    const bytes = utf8.encode(text)
+    const cuts = (header('x-test-split') ?? '').split(',').filter(Boolean).map(Number)
+    const points = [0, ...cuts.filter((at) => at > 0 && at < bytes.length).sort((a, b) => a - b)]
+    const chunks = points.map((at, i) => bytes.slice(at, points[i + 1] ?? bytes.length))
+    return { status: 200, body: chunks, type: 'text/event-stream' }
+  }
+  if (kind === 'fail')
+    return { status: 503, body: '{"error":"overloaded"}', type: 'application/json' }
+  return { status: 200, body: '{"id":"c1"}', type: 'application/json' }
+}
+
+/** The request's estimate, from `x-test-estimate`, for apps set up with `estimate`. */
+const estimateOf = (value: string | undefined) => (value === undefined ? undefined : Number(value))
 
 const one = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value)
 
@@ -61,13 +107,21 @@ function expressTarget(name: string, createApp: () => Express): Target {
           identities: (req) => ({ account: one(req.headers['x-account']) }),
           refund: setup.refund,
           onShadowDenied: setup.onShadowDenied,
+          settle: setup.settle,
+          estimate: setup.estimate
+            ? (req) => estimateOf(one(req.headers['x-test-estimate']))
+            : undefined,
         }),
       )
       app.use((req, res) => {
-        const { status, body } = reply(req.path, setup.clock)
+        const { status, body, type } = reply(req.path, setup.clock, (name) =>
+          one(req.headers[name]),
+        )
         res.statusCode = status
-        res.setHeader('Content-Type', 'text/plain')
-        res.end(body)
+        res.setHeader('Content-Type', type)
+        if (typeof body === 'string') return void res.end(body)
+        for (const chunk of body) res.write(chunk)
+        res.end()
       })
       app.use((error: unknown, _req: Request, _res: Response, next: NextFunction) => {
         setup.onAppError(error)
@@ -99,13 +153,22 @@ function koaTarget(name: string, KoaApp: typeof Koa): Target {
           identities: (ctx) => ({ account: ctx.get('x-account') || undefined }),
           refund: setup.refund,
           onShadowDenied: setup.onShadowDenied,
+          settle: setup.settle,
+          estimate: setup.estimate
+            ? (ctx) => estimateOf(ctx.get('x-test-estimate') || undefined)
+            : undefined,
         }),
       )
       app.use((ctx) => {
-        const { status, body } = reply(ctx.path, setup.clock)
+        const { status, body, type } = reply(
+          ctx.path,
+          setup.clock,
+          (name) => ctx.get(name) || undefined,
+        )
         ctx.status = status
-        ctx.set('Content-Type', 'text/plain')
-        ctx.body = body
+        ctx.set('Content-Type', type)
+        ctx.body =
+          typeof body === 'string' ? body : Readable.from(body.map((chunk) => Buffer.from(chunk)))
       })
       // Bound to the IPv4 loopback, where Express listens on `::`: one sees 127.0.0.1, the other
       // ::ffff:127.0.0.1, and both must key the client the same.
@@ -134,11 +197,20 @@ function honoApp(setup: AppSetup, getConnInfo?: () => { remote: { address: strin
       identities: (c) => ({ account: c.req.header('x-account') }),
       refund: setup.refund,
       onShadowDenied: setup.onShadowDenied,
+      settle: setup.settle,
+      estimate: setup.estimate ? (c) => estimateOf(c.req.header('x-test-estimate')) : undefined,
     }),
   )
   app.all('*', (c) => {
-    const { status, body } = reply(c.req.path, setup.clock)
-    return c.body(body, status as 200, { 'Content-Type': 'text/plain' })
+    const { status, body, type } = reply(c.req.path, setup.clock, (name) => c.req.header(name))
+    if (typeof body === 'string') return c.body(body, status as 200, { 'Content-Type': type })
+    const stream = new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (const chunk of body) controller.enqueue(chunk)
+        controller.close()
+      },
+    })
+    return c.body(stream, status as 200, { 'Content-Type': type })
   })
   return app
 }
@@ -195,11 +267,22 @@ const fastifyTarget: Target = {
         identities: (request) => ({ account: one(request.headers['x-account']) }),
         refund: setup.refund,
         onShadowDenied: setup.onShadowDenied,
+        settle: setup.settle,
+        estimate: setup.estimate
+          ? (request) => estimateOf(one(request.headers['x-test-estimate']))
+          : undefined,
       }),
     )
     app.all('/*', (request, answer) => {
-      const { status, body } = reply(request.url.split('?')[0]!, setup.clock)
-      return answer.code(status).type('text/plain').send(body)
+      const { status, body, type } = reply(request.url.split('?')[0]!, setup.clock, (name) =>
+        one(request.headers[name]),
+      )
+      // Bytes, as Fastify adds a charset to a string's JSON Content-Type.
+      const sent =
+        typeof body === 'string'
+          ? Buffer.from(body)
+          : Readable.from(body.map((c) => Buffer.from(c)))
+      return answer.code(status).type(type).send(sent)
     })
     await app.listen({ port: 0, host: '127.0.0.1' })
     return supertestClient(app.server)

@@ -8,6 +8,13 @@
 
 export type { CoreOptions, RefundWhen, RequestHooks } from './adapter/options.js'
 export type { RateLimitParts } from './adapter/parts.js'
+export type { CostOfResponse, SettleResponse, SettleSource } from './adapter/response-meter.js'
+export {
+  DEFAULT_MAX_BODY_BYTES,
+  type ResponseSettler,
+  type SettleFromOptions,
+  settleFrom,
+} from './adapter/settle-from.js'
 export {
   type LoadShedder,
   loadShedder,
@@ -133,5 +140,17 @@ export type { FallbackStoreOptions, OutageEvent } from './store/fallback/options
 export { type MapStore, type MapStoreOptions, mapStore } from './store/map-store.js'
 export { type MemoryStore, type MemoryStoreOptions, memoryStore } from './store/memory-store.js'
 export type { Store } from './store/types.js'
+export {
+  measureUsage,
+  readUsage,
+  type SseUsageOptions,
+  type SseUsageReader,
+  sseUsage,
+  type TokenUsage,
+  type UsageMeasure,
+  type UsageReader,
+  type UsageReaderOptions,
+  usageReader,
+} from './usage/index.js'
 export { systemTimers, type Timers } from './wait/scheduler.js'
 export type { WarningCode, WarningOptions } from './warnings.js'

@@ -26,6 +26,10 @@ export type WarningCode =
    * handler starts empty every time and never limits. Once per process.
    */
   | 'WARN_LIMITER_PER_REQUEST'
+  /** A response settled by `settleFrom` reported no cost (none found, or its body too large): its estimate stands. */
+  | 'WARN_SETTLE_NO_COST'
+  /** Reading a response's cost threw, or gave a cost the limiter refused: its estimate stands. */
+  | 'WARN_SETTLE_READ_FAILED'
 
 /** Where warnings go, and which to skip. */
 export type WarningOptions = {

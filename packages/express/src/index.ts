@@ -13,6 +13,7 @@ import {
   endWhenFinished,
   eventLoopDelay,
   headerListMayBeCut,
+  meterNodeBody,
   NodeResponseFieldWriter,
 } from '@tollgate/core/node'
 import type { NextFunction, Request, RequestHandler, Response } from 'express'
@@ -85,6 +86,8 @@ function middleware(
     exchange.writeFields(fields, res)
     if (exchange.denial === undefined) {
       if (kit.watchesEnd) endWhenFinished(res, exchange)
+      const meter = kit.meter?.(exchange)
+      if (meter !== undefined) meterNodeBody(res, meter)
       return next()
     }
     // An async onLimited that rejects goes to Express's error handling, as a throw does

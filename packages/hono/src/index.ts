@@ -85,6 +85,9 @@ function middleware(
       // Added to the finished response, so that handlers returning a `Response` of their own
       // (which drops headers set earlier with `c.header`) carry them as well.
       exchange.writeFields(fields, c)
+      // Its cost is read from the body as it streams out (on Workers too).
+      const meter = kit.meter?.(exchange)
+      if (meter !== undefined) c.res = meter.watch(c.res, c.req.raw.signal, (p) => waitUntil(c, p))
       // A slot is held until the body is sent: the response that leaves is the one watched.
       if (kit.releasesSlots) c.res = endWhenSent(exchange, c.res)
       else if (kit.watchesEnd) waitUntil(c, exchange.end(c.res.status))

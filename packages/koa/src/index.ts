@@ -15,6 +15,7 @@ import {
 } from '@tollgate/core/adapter'
 import { endWhenFinished, NodeResponseFieldWriter } from '@tollgate/core/node'
 import type { Context, Middleware, Next } from 'koa'
+import { meterBody } from './body-meter.js'
 import { koa } from './request.js'
 import {
   answerDenial,
@@ -71,21 +72,29 @@ function middleware(kit: AdapterKit<Context, unknown>, options: KoaRateLimitOpti
     exchange.writeFields(fields, ctx.res)
     if (exchange.denial !== undefined)
       return answerDenial(onLimited, ctx, exchange.denial, exchange.verdict, kit.fieldNames)
+    const meter = kit.meter?.(exchange)
     // When the end is not watched, nothing is left to do once the app has answered, and an
     // error's fields are kept by `onerror`: no promise or closure on `next()`.
-    if (!kit.watchesEnd && installOnerror(ctx, onerror)) return next()
+    if (!kit.watchesEnd && meter === undefined && installOnerror(ctx, onerror)) return next()
     const failed = (error: unknown) => {
       keepFieldsOnError(ctx.res, kit.fieldNames, error)
       exchange.end(statusOfError(error))
       throw error
     }
+    // The body is read as it is sent; the meter ends (or aborts) with the response, an
+    // error's included.
+    if (meter !== undefined) endWhenFinished(ctx.res, meter)
+    const answered = meter === undefined ? undefined : () => meterBody(ctx, meter)
     // A slot is held until the last byte is handed to the socket (a streamed body included),
     // or the client goes away: Node's response says when, not the end of `next()`.
     if (kit.releasesSlots) {
       endWhenFinished(ctx.res, exchange)
-      return next().then(undefined, failed)
+      return next().then(answered, failed)
     }
-    return next().then(() => void exchange.end(ctx.status), failed)
+    return next().then(() => {
+      answered?.()
+      exchange.end(ctx.status)
+    }, failed)
   }
 
   // Sync until it must wait: with the memory store, no promise is made here for the limiter.

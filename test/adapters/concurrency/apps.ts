@@ -8,7 +8,7 @@ import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { PassThrough } from 'node:stream'
 import { serve } from '@hono/node-server'
-import type { CoreOptions, Limiter, LoadShedder } from '@tollgate/core'
+import type { CoreOptions, Limiter, LoadShedder, ResponseSettler } from '@tollgate/core'
 import { rateLimit as expressRateLimit } from '@tollgate/express'
 import { rateLimit as honoRateLimit } from '@tollgate/hono'
 import { rateLimit as koaRateLimit } from '@tollgate/koa'
@@ -21,8 +21,11 @@ import { type Gates, gatedPath } from './gates.js'
 
 export type Served = { readonly port: number; close(): Promise<void> }
 
-/** Options every adapter takes alike (load shedding, the clock it samples on). */
-type SharedOptions = Pick<CoreOptions, 'clock'> & { readonly shed?: LoadShedder<never> }
+/** Options every adapter takes alike (load shedding, the clock it samples on, settling). */
+type SharedOptions = Pick<CoreOptions, 'clock' | 'legacyHeaders'> & {
+  readonly shed?: LoadShedder<never>
+  readonly settle?: ResponseSettler
+}
 
 export type App = {
   readonly name: string

@@ -10,6 +10,7 @@ import { FAILURE_MODES_SCENARIOS } from './failure-modes.js'
 import { HEADERS_SCENARIOS } from './headers.js'
 import { KEYS_AND_PROXIES_SCENARIOS } from './keys-and-proxies.js'
 import { RULES_SCENARIOS } from './rules.js'
+import { SETTLE_SCENARIOS } from './settle.js'
 import type { Scenario } from './support.js'
 
 export { type Expect, type Scenario, T0 } from './support.js'
@@ -20,4 +21,5 @@ export const SCENARIOS: readonly Scenario[] = [
   ...KEYS_AND_PROXIES_SCENARIOS,
   ...HEADERS_SCENARIOS,
   ...FAILURE_MODES_SCENARIOS,
+  ...SETTLE_SCENARIOS,
 ]

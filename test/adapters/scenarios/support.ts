@@ -3,7 +3,7 @@
  * expectations are written with.
  */
 import { createHash } from 'node:crypto'
-import type { CoreOptions, Decision, RuleConfig, Store } from '@tollgate/express'
+import type { CoreOptions, Decision, ResponseSettler, RuleConfig, Store } from '@tollgate/express'
 
 /** 2026-01-01T00:00:00Z: a whole second, so epoch-second resets are easy to read. */
 export const T0 = Date.UTC(2026, 0, 1)
@@ -44,6 +44,10 @@ export type Scenario = {
   readonly shadowHookFails?: 'throws' | 'rejects'
   /** Warning codes the scenario must log (each once). */
   readonly warnings?: readonly string[]
+  /** The middleware's `settle` option. */
+  readonly settle?: ResponseSettler
+  /** An `estimate` option reading `x-test-estimate` (the rule's cost without it). */
+  readonly estimate?: true
 }
 
 export const perIp = (rate: number, burst: number, extra: Partial<RuleConfig> = {}): RuleConfig =>

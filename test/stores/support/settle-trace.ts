@@ -175,11 +175,18 @@ export async function expectSameAsMemory(
         cost: Math.min(step.costs[i]!, algorithm.limit),
         shadow: false,
       }))
+      const held = charges.map((c) => memory.heldUntil(c.rule, c.algorithm, c.key) !== undefined)
       const expected = memory.consume(charges, now)
       const actual = await redis.consume(charges, now)
       expect(normalise(actual.decisions), where).toEqual(normalise(expected.decisions))
       if (expected.decisions.every((d) => d.allowed)) open.push({ charges, at: now })
-      else if (acrossSlots) {
+      // A denied request writes nothing in Redis; the memory store keeps the fresh states it
+      // made for keys it did not hold, to decide on: forgotten, as Redis holds none.
+      else {
+        for (const [i, c] of charges.entries())
+          if (!held[i]) memory.forget(c.rule, c.algorithm, c.key)
+      }
+      if (!expected.decisions.every((d) => d.allowed) && acrossSlots) {
         for (const key of KEYS) {
           const slot = charges.filter((charge) => charge.key === key)
           if (slot.length === 0 || slot.length === charges.length) continue

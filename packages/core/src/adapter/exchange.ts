@@ -4,6 +4,7 @@ import type { Limiter, MaybePromise, RequestFacts, Verdict, WaitSignal } from '.
 import { fieldsForOwnAnswer } from '../response/problem.js'
 import type { Denial, Responder } from '../response/responder.js'
 import type { KitOptions } from './options.js'
+import type { ResponseMeter } from './response-meter.js'
 import type { Shedder } from './shed.js'
 import { bothPending, refundQuietly, releaseQuietly } from './slots.js'
 import type { FieldSink, Framework } from './types.js'
@@ -196,7 +197,7 @@ export function requestEntry<Req, Res>(
   readsUser: boolean,
 ): AdapterKit<Req, Res>['enter'] {
   const { limiter } = shared
-  const { skip, plan, identities: ownIdentities } = options
+  const { skip, plan, identities: ownIdentities, estimate } = options
   // The user is not read at all when no rule keys on it: finding no `req.user` walks the
   // request's whole prototype chain, on every request.
   const user = readsUser ? (options.user ?? framework.user) : undefined
@@ -225,7 +226,7 @@ export function requestEntry<Req, Res>(
     }
     let verdict: MaybePromise<Verdict>
     try {
-      verdict = limiter.decide(facts)
+      verdict = limiter.decide(facts, estimate && { estimate: estimate(req) })
     } catch (error) {
       const refused = exchange.refuse(error)
       if (refused === exchange) return exchange
@@ -286,4 +287,10 @@ export type AdapterKit<Req, Res> = {
   readonly releasesSlots: boolean
   /** Every field this middleware may put on a response (e.g. to keep them on an error's). */
   readonly fieldNames: readonly string[]
+  /**
+   * Set when the middleware settles reservations from responses (its `settle` option): a meter
+   * for an admitted exchange, which the adapter feeds as the response goes out (`head`, each
+   * piece of the body, then `end` or `abort`); undefined for a denial.
+   */
+  readonly meter: ((exchange: Exchange<Req, Res>) => ResponseMeter | undefined) | undefined
 }

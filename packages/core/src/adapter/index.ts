@@ -50,4 +50,6 @@ export {
   type KitOptions,
   type WriteVerdictFields,
 } from './kit.js'
+export type { ResponseMeter, WatchedResponse } from './response-meter.js'
+export type { MeterFor } from './settle-from.js'
 export { abortOnSignal, endWhenSent, type WebResponse } from './web-response-end.js'

@@ -117,6 +117,7 @@ function buildKit<Req, Res>(
     releasesSlots: shared.releases,
     fieldNames: options.exposeHeaders ? [...names, 'Access-Control-Expose-Headers'] : names,
     enter: requestEntry(shared, framework, options, identities, shedder, keysOn('user')),
+    meter: bindSettle(options, limiter),
   }
   // A limiter of the app's own, or a store it gives, keeps state across kits: one made per
   // request still limits, so only kits on a memory store of their own are watched.
@@ -177,6 +178,26 @@ function bindShedder<Req>(
     throw invalidOption('shed', 'expected loadShedder({ ... })')
   }
   return shed.bind(clock, runtimeDelay)
+}
+
+/**
+ * The `settle` option bound to the limiter, its rules checked (the kit's `meter`); an
+ * `estimate` no rule would reserve is refused. Only checks when neither is given.
+ */
+function bindSettle<Req, Res>(
+  options: KitOptions<Req, Res>,
+  limiter: Limiter,
+): AdapterKit<Req, Res>['meter'] {
+  const { settle, estimate } = options
+  if (estimate !== undefined && !limiter.rules.some((rule) => rule.settle !== undefined)) {
+    throw invalidOption('estimate', 'no rule has a settle field')
+  }
+  if (settle === undefined) return undefined
+  // A function has a `bind` of its own: `settle: usageReader` is no settler.
+  if (typeof settle === 'function' || typeof settle?.bind !== 'function') {
+    throw invalidOption('settle', 'expected settleFrom(...)')
+  }
+  return settle.bind(limiter, createWarnOnce(options))
 }
 
 function isLimiter(value: readonly RuleConfig[] | Limiter): value is Limiter {

@@ -5,6 +5,7 @@ import type { ForeignOptions } from '../options/foreign-options.js'
 import { checkFunction, invalidOption, shown } from '../options/option-values.js'
 import { refuseUnknownOptions } from '../options/unknown-options.js'
 import type { ResponderOptions } from '../response/responder.js'
+import type { ResponseSettler } from './settle-from.js'
 import type { LoadShedder } from './shed.js'
 
 /**
@@ -66,6 +67,21 @@ export type RequestHooks<Req> = {
    * (off) outside development. @default none
    */
   readonly debugHeader?: ((verdict: Verdict) => string | undefined) | undefined
+  /**
+   * What the request is expected to cost under the rules with `settle` (e.g. the `max_tokens` of
+   * a JSON body the app parsed before this middleware): reserved there instead of the rule's
+   * `cost`, until the response settles it (`settle`). A whole number ≥ 0, or undefined for the
+   * rule's cost; one above a rule's capacity is answered 400 (it could never pass).
+   * @default each rule's `cost`
+   */
+  readonly estimate?: ((req: Req) => number | undefined) | undefined
+  /**
+   * Settles each admitted request from its response, made by `settleFrom(...)`: the usage an
+   * LLM API reports (`settleFrom(usageReader())`) or a function of the response, for every rule
+   * with `settle` or by rule id. See docs/concepts/charging-after-the-response.md. @default none:
+   * reservations count as their estimates
+   */
+  readonly settle?: ResponseSettler | undefined
 }
 
 /**
@@ -118,6 +134,8 @@ const HOOKS: { readonly [K in keyof RequestHooks<unknown> | 'onLimited']-?: true
   onShadowDenied: true,
   shed: true,
   debugHeader: true,
+  estimate: true,
+  settle: true,
   onLimited: true,
 }
 
@@ -130,6 +148,7 @@ const FUNCTION_HOOKS = [
   'onLimited',
   'onShadowDenied',
   'debugHeader',
+  'estimate',
 ]
 
 /**

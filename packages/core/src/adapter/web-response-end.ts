@@ -1,7 +1,12 @@
 import type { Exchange } from './kit.js'
 
-/** The part of an exchange that hears how it ended. */
-type Ending = Pick<Exchange<never, never>, 'end' | 'abort'>
+/**
+ * The part of an exchange that hears how it ended, or a response meter (which also reads each
+ * piece of the body as it goes, `write`).
+ */
+type Ending = Pick<Exchange<never, never>, 'end' | 'abort'> & {
+  readonly write?: ((chunk: unknown) => void) | undefined
+}
 
 /** What is used of a WHATWG `ReadableStream` (core is typed without the DOM library). */
 type BodyStream = {
@@ -62,7 +67,10 @@ export function endWhenSent<R extends WebResponse>(
         controller.error(error)
         return
       }
-      if (!chunk.done) return controller.enqueue(chunk.value)
+      if (!chunk.done) {
+        exchange.write?.(chunk.value)
+        return controller.enqueue(chunk.value)
+      }
       controller.close()
       exchange.end(status)
     },

@@ -5,6 +5,7 @@
  * core written for Node; it types Node's objects by their shape and imports nothing from Node
  * statically (the delay monitor is reached through `process.getBuiltinModule`).
  */
+export { meterNodeBody, type NodeResponseBody } from './body-meter.js'
 export { closeSignal, type NodeResponseClose } from './close-signal.js'
 export { type EventLoopDelayOptions, eventLoopDelay } from './event-loop-delay.js'
 export {
