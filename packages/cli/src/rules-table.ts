@@ -102,5 +102,6 @@ function appliesTo(rule: Rule): string {
   for (const [route, cost] of Object.entries(rule.costByRoute)) parts.push(`${route} costs ${cost}`)
   if (rule.mode === 'shadow') parts.push('shadow')
   if (rule.onStoreError === 'closed') parts.push('fails closed')
+  if (rule.onStoreError === 'fallback') parts.push('falls back to a share per instance')
   return parts.join(', ')
 }

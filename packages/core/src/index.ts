@@ -142,6 +142,12 @@ export {
   type WindowRule,
   type WindowRuleConfig,
 } from './rules/index.js'
+export {
+  type FallbackStats,
+  type FallbackStore,
+  fallbackStore,
+} from './store/fallback/fallback-store.js'
+export type { FallbackStoreOptions, OutageEvent } from './store/fallback/options.js'
 export { type MapStore, type MapStoreOptions, mapStore } from './store/map-store.js'
 export { type MemoryStore, type MemoryStoreOptions, memoryStore } from './store/memory-store.js'
 export type { Store } from './store/types.js'

@@ -1,4 +1,4 @@
-import { memoryStore } from '@tollgate/core'
+import { fallbackStore, memoryStore } from '@tollgate/core'
 import { observedLimiter, shadowReport } from '@tollgate/core/observe'
 import { linesOf, METRIC_RULES as RULES } from '@tollgate/test-utils/metrics'
 import fc from 'fast-check'
@@ -62,6 +62,23 @@ describe('tollgateMetrics', () => {
     ).toEqual(['custom consume error = 1'])
     expect(linesOf(metrics.get(I.storeDuration), [A.storeKind, A.errorType])).toEqual([
       'custom error = 1',
+    ])
+  })
+
+  it('counts decisions made in-process while the shared store fails apart, with the degraded attribute', async () => {
+    const down = () => Promise.reject(new Error('connect ECONNREFUSED 10.0.0.7:6379'))
+    const limiter = metered.limiter({
+      rules: [{ ...RULES[0]!, onStoreError: 'fallback' }],
+      store: fallbackStore({ consume: down, refund: down }, { instances: 2, logger: false }),
+      storeTimeoutMs: false,
+      logger: false,
+    })
+    await limiter.decide(get('203.0.113.7'), { now: 0 }) // a share of 1 (burst 2 ÷ 2)
+    await limiter.decide(get('203.0.113.7'), { now: 0 })
+    const metrics = await metered.collect()
+    expect(linesOf(metrics.get(I.decisions), [A.rule, A.outcome, A.degraded])).toEqual([
+      'per-ip admitted true = 1',
+      'per-ip denied true = 1',
     ])
   })
 

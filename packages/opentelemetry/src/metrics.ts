@@ -114,11 +114,16 @@ export function tollgateMetrics(options: TollgateMetricsOptions = {}): Observer 
   const stores = observeStores(meter)
   const holds = holdInstruments(meter, histograms)
 
-  const ruleAttributes = new AttributeCache((rule, outcome, mode) => ({
-    [ATTRIBUTES.rule]: rule,
-    [ATTRIBUTES.outcome]: outcome,
-    [ATTRIBUTES.mode]: mode,
-  }))
+  // A degraded decision's mode is keyed `<mode> degraded`: its own series, with the attribute.
+  const ruleAttributes = new AttributeCache((rule, outcome, modeKey) => {
+    const [mode, degraded] = modeKey.split(' ')
+    return {
+      [ATTRIBUTES.rule]: rule,
+      [ATTRIBUTES.outcome]: outcome,
+      [ATTRIBUTES.mode]: mode,
+      ...(degraded === undefined ? {} : { [ATTRIBUTES.degraded]: true }),
+    }
+  })
   const ruleModeAttributes = new AttributeCache((rule, mode) => ({
     [ATTRIBUTES.rule]: rule,
     [ATTRIBUTES.mode]: mode,
@@ -163,7 +168,11 @@ export function tollgateMetrics(options: TollgateMetricsOptions = {}): Observer 
   )
 
   function rule(event: RuleEvent): void {
-    ruleAttributes.get(event.rule, event.outcome, event.mode).value++
+    ruleAttributes.get(
+      event.rule,
+      event.outcome,
+      event.degraded === true ? `${event.mode} degraded` : event.mode,
+    ).value++
     // A queued request is admitted: charged, and its remaining share recorded, as any other.
     const admitted = event.outcome === 'admitted' || event.outcome === 'queued'
     if (event.charged > 0 || (admitted && event.limit !== undefined)) {

@@ -30,6 +30,8 @@ export const ATTRIBUTES = {
   rule: 'tollgate.rate_limiting.rule',
   outcome: 'tollgate.rate_limiting.outcome',
   mode: 'tollgate.rate_limiting.mode',
+  /** Set (true) on decisions made in-process while the shared store failed (fallbackStore). */
+  degraded: 'tollgate.rate_limiting.degraded',
   storeKind: 'tollgate.store.kind',
   storeOperation: 'tollgate.store.operation',
   errorType: 'error.type',

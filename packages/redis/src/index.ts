@@ -18,6 +18,11 @@ export {
   type LeasedRule,
   type LeaseOptions,
 } from './lease/options.js'
+export {
+  type RedisMembership,
+  type RedisMembershipOptions,
+  redisMembership,
+} from './membership.js'
 export { type RedisStore, redisStore } from './redis-store.js'
 export { redisScripts, type Script } from './scripts/index.js'
 export { DEFAULT_PREFIX, DEFAULT_TIMEOUT_MS, type RedisStoreOptions } from './store-options.js'

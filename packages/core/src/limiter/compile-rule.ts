@@ -19,6 +19,8 @@ export type CompiledRule = {
   readonly mode: RuleMode
   readonly shadow: boolean
   readonly failClosed: boolean
+  /** Decided in this process while the store fails (`onStoreError: 'fallback'`). */
+  readonly fallback: boolean
   readonly denyMissingIdentity: boolean
   readonly plans: readonly string[] | undefined
   /** The identity names the key is built from, in order. */
@@ -75,6 +77,7 @@ export function compileRule(
     mode: rule.mode,
     shadow: rule.mode === 'shadow',
     failClosed: rule.onStoreError === 'closed',
+    fallback: rule.onStoreError === 'fallback',
     denyMissingIdentity: rule.onMissingIdentity === 'deny',
     plans: rule.match.plan,
     identity: rule.match.identity,

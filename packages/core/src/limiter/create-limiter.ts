@@ -159,6 +159,7 @@ function compileLimiter(options: LimiterOptions, parts: LimiterParts): LimiterSe
   const given = options.lists
   if (given !== undefined) checkMethods('lists', given, ['compile'], 'accessLists({ allow, deny })')
   const lists = given?.compile(knownIdentityNames(options.customIdentities))
+  checkFallbackStore(store, compiled)
   const consumeOne = (store as { consumeOne?: ConsumeOne }).consumeOne
   const engine: Engine = {
     store,
@@ -366,6 +367,17 @@ function checkPenalising(
     )
   }
   part.checkStore(store, rules)
+}
+
+/** Rules that fall back need a store that decides locally: refused at start-up, naming them. */
+function checkFallbackStore(store: Store, compiled: readonly CompiledRule[]): void {
+  if (typeof store.consumeLocally === 'function') return
+  const rules = compiled.filter((rule) => rule.fallback).map((rule) => `"${rule.id}"`)
+  if (rules.length === 0) return
+  throw invalidOption(
+    'store',
+    `rules ${rules.join(', ')} have onStoreError: 'fallback': wrap the store in fallbackStore(store, { instances })`,
+  )
 }
 
 /** A budget of its own that will end: 0, NaN or Infinity (for "none") leaves the limiter's. */

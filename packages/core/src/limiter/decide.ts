@@ -7,6 +7,7 @@ import type { ListCheck } from './access-lists.js'
 import type { CompiledRule } from './compile-rule.js'
 import { type Engine, isPromiseLike } from './engine.js'
 import { estimateFor } from './estimate.js'
+import { decideLocally } from './fallback.js'
 import { messageOf, type Reporter } from './report.js'
 import type { RuleIndex } from './rule-index.js'
 import { replyWithin } from './store-deadline.js'
@@ -306,7 +307,8 @@ function verdictOfReply(engine: Engine, pending: Pending, outcome: Outcome, now:
 
 /**
  * The store failed: each charged enforcing rule's `onStoreError` decides. Any fail-closed one
- * denies the request; otherwise it passes, with no figures to report.
+ * denies the request; otherwise the rules that fall back are decided in this process (the
+ * request is decided by them), and the rest pass, with no figures to report.
  */
 function storeFailure(engine: Engine, pending: Pending, error: unknown, now: number): Verdict {
   const { charged, charges } = pending
@@ -315,6 +317,16 @@ function storeFailure(engine: Engine, pending: Pending, error: unknown, now: num
     if (rule.shadow || !rule.failClosed) return
     denials.push(denial(rule, charges[i]!.cost, charges[i]!.key, engine.storeErrorRetryAfterMs))
   })
+  const local = denials.length === 0 ? decideLocally(engine, charged, charges, now) : undefined
+  if (local !== undefined) {
+    engine.reporter.storeError(error, {
+      operation: 'consume',
+      rules: charged.filter((rule) => !rule.fallback).map((rule) => rule.id),
+      failClosed: false,
+      fallback: local.map((d) => d.rule),
+    })
+    return combine(inRuleOrder(pending, local), now)
+  }
   engine.reporter.storeError(error, {
     operation: 'consume',
     rules: charged.map((rule) => rule.id),

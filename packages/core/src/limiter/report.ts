@@ -57,9 +57,10 @@ export function createReporter(
             : context.failClosed
               ? 'requests denied (fail-closed)'
               : 'requests allowed (fail-open)'
+        const local = context.fallback
         warnOnce(
           'WARN_STORE_FAILED',
-          `store ${context.operation} failed for ${context.rules.join(', ')}; ${outcome}: ${messageOf(error)}`,
+          `store ${context.operation} failed for ${context.rules.concat(local ?? []).join(', ')}; ${local ? `${local.join(', ')} decided in this process (fallback)` : outcome}: ${messageOf(error)}`,
         )
         return
       }

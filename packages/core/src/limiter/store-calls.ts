@@ -1,6 +1,7 @@
 import type { Charge, Outcome } from '../store/types.js'
 import type { CompiledRule } from './compile-rule.js'
 import { type Engine, isPromiseLike } from './engine.js'
+import { decideLocally } from './fallback.js'
 import { replyWithin } from './store-deadline.js'
 import type { MaybePromise, RuleDecision } from './types.js'
 import { admission, denial, storeDecision } from './verdict.js'
@@ -17,6 +18,17 @@ export function checkOne(
   now: number,
 ): MaybePromise<RuleDecision> {
   const failed = (error: unknown): RuleDecision => {
+    const charge = { rule: rule.id, algorithm: rule.algorithm, key, cost, shadow: rule.shadow }
+    const local = rule.fallback ? decideLocally(engine, [rule], [charge], now) : undefined
+    if (local !== undefined) {
+      engine.reporter.storeError(error, {
+        operation: 'consume',
+        rules: [],
+        failClosed: false,
+        fallback: [rule.id],
+      })
+      return local[0]!
+    }
     const closed = !rule.shadow && rule.failClosed
     engine.reporter.storeError(error, {
       operation: 'consume',

@@ -53,6 +53,11 @@ export type RuleDecision = Decision & {
   readonly blockedUntil?: number
   /** With `blockedUntil`: the offences the store remembers for the key under the rule. */
   readonly offences?: number
+  /**
+   * True on a decision made in this process while the store failed (`onStoreError: 'fallback'`):
+   * real figures of the process's share of the rule (`limit` is that share), not the store's.
+   */
+  readonly degraded?: true
 }
 
 /** Why a request was denied. */
@@ -127,6 +132,11 @@ export type StoreErrorContext = {
   readonly rules: readonly string[]
   /** True when a fail-closed enforcing rule turned the failure into a denial. */
   readonly failClosed: boolean
+  /**
+   * The rules (`onStoreError: 'fallback'`) decided in this process instead, with their share of
+   * the allowance: their decisions are marked `degraded`. Not in `rules`.
+   */
+  readonly fallback?: readonly string[]
 }
 
 /**

@@ -35,6 +35,11 @@ export type RuleEvent = {
   /** What the rule had left after the decision, and its limit; undefined on a store failure. */
   readonly remaining: number | undefined
   readonly limit: number | undefined
+  /**
+   * True when the rule was decided in this process because the shared store failed
+   * (`onStoreError: 'fallback'`): `remaining` and `limit` are then the process's share.
+   */
+  readonly degraded?: boolean
 }
 
 /** One request's verdict, with the facts it was decided on (for explanations and reports). */

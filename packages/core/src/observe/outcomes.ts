@@ -45,6 +45,7 @@ export function ruleEventsOf(
       charged: allowed && d.allowed ? d.cost : 0,
       remaining: d.remaining,
       limit: d.limit,
+      ...(d.degraded === true && { degraded: true }),
     })
   }
 }

@@ -136,6 +136,9 @@ export function timedStore(
     const method = store[name]
     if (typeof method === 'function') Object.assign(timed, { [name]: method.bind(store) })
   }
+  // Decided in memory, in this process (fallbackStore): passed on as it is, untimed.
+  const consumeLocally = store.consumeLocally
+  if (typeof consumeLocally === 'function') timed.consumeLocally = consumeLocally.bind(store)
   const consumeOne = (store as { consumeOne?: ConsumeOne }).consumeOne
   if (typeof consumeOne === 'function') {
     const one = consumeOne.bind(store)

@@ -4,8 +4,12 @@ import type { QueueOrder } from '../algorithms/concurrency.js'
 /** `enforce` denies over the limit; `shadow` counts and reports "would deny" but never denies. */
 export type RuleMode = 'enforce' | 'shadow'
 
-/** What a rule does when its store fails: admit (`open`) or refuse (`closed`) the request. */
-export type StoreErrorPolicy = 'open' | 'closed'
+/**
+ * What a rule does when its store fails: admit (`open`) or refuse (`closed`) the request, or
+ * decide it in this process with the rule's share of its allowance (`fallback`: the store must
+ * offer `consumeLocally`, as `fallbackStore` does).
+ */
+export type StoreErrorPolicy = 'open' | 'closed' | 'fallback'
 
 /**
  * What a rule does with a request that lacks the identity it keys on: count it under the client
@@ -77,7 +81,10 @@ type RuleConfigBase = {
   readonly cost?: number
   /** Route → units charged, e.g. `{ 'POST /v1/labels:batch': 10 }`; 0 makes a route free. */
   readonly costByRoute?: Readonly<Record<string, number>>
-  /** Fail closed for login and payments; open for read APIs. @default 'open' */
+  /**
+   * Fail closed for login and payments; open for read APIs; `fallback` keeps limiting in each
+   * process with its share of the allowance (see `fallbackStore`). @default 'open'
+   */
   readonly onStoreError?: StoreErrorPolicy
   /** @default 'ip' */
   readonly onMissingIdentity?: MissingIdentityPolicy

@@ -49,6 +49,8 @@ export const REPORTED: unique symbol = Symbol('reported')
 
 const RATE: readonly AlgorithmName[] = ['token_bucket', 'gcra', 'leaky_bucket', 'leaky_queue']
 const WINDOW: readonly AlgorithmName[] = ['fixed_window', 'sliding_log', 'sliding_window']
+/** Algorithms whose state cannot be split between processes while the store fails. */
+const NO_FALLBACK: readonly AlgorithmName[] = ['concurrency', 'leaky_queue']
 const ALIASES: Readonly<Record<string, AlgorithmName>> = { sliding_counter: 'sliding_window' }
 // Pure (no spread, annotated calls), so a bundle that never validates a rule drops it.
 const NO_NAMES: readonly string[] = []
@@ -117,10 +119,16 @@ export function validateRule(
   const onStoreError = oneOf(
     fields.onStoreError,
     'open',
-    ['open', 'closed'],
+    ['open', 'closed', 'fallback'],
     labels.onStoreError,
     fail,
   )
+  if (onStoreError === 'fallback' && NO_FALLBACK.includes(fields.algorithm as AlgorithmName)) {
+    fail(
+      labels.onStoreError,
+      `'fallback' is for rate and window rules, not ${String(fields.algorithm)}: use 'open' or 'closed'`,
+    )
+  }
   const onMissingIdentity = oneOf(
     fields.onMissingIdentity,
     'ip',

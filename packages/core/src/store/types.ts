@@ -138,6 +138,13 @@ export interface Store {
   /** Operator: lifts the key's block and forgets its offences under the rule. */
   unblock?(ref: KeyRef, now: number): void | Promise<void>
   /**
+   * For a store that fails over (`fallbackStore`): decides `charges` in this process, with each
+   * rule's share of its allowance, after `consume` failed. The limiter calls it, synchronously,
+   * for the charges of rules whose `onStoreError` is `'fallback'`; a limiter with such rules
+   * refuses a store without it at start-up.
+   */
+  consumeLocally?(charges: readonly Charge[], now: number): Outcome
+  /**
    * For a store that bounds its own calls: the most one takes before it fails by itself with
    * `ERR_RL_STORE_UNAVAILABLE` (the Redis store's `timeoutMs`). The limiter then sets no timer of
    * its own, unless its `storeTimeoutMs` is given.

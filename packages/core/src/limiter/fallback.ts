@@ -1,0 +1,47 @@
+import type { Charge } from '../store/types.js'
+import type { CompiledRule } from './compile-rule.js'
+import type { Engine } from './engine.js'
+import type { RuleDecision } from './types.js'
+import { storeDecision } from './verdict.js'
+
+// The rules whose onStoreError is 'fallback', decided in this process after the store failed.
+// The limiter only routes them: the store's `consumeLocally` (fallbackStore) owns the local
+// state, each rule's share and what is reconciled afterwards.
+
+/**
+ * The degraded decisions of the charged rules that fall back, in their order, or undefined when
+ * none does, or when deciding them locally failed too (reported; they then fail open, as a rule
+ * with no store to fall back on would).
+ */
+export function decideLocally(
+  engine: Engine,
+  charged: readonly CompiledRule[],
+  charges: readonly Charge[],
+  now: number,
+): RuleDecision[] | undefined {
+  const store = engine.store
+  if (typeof store.consumeLocally !== 'function') return undefined
+  const rules: CompiledRule[] = []
+  const picked: Charge[] = []
+  for (let i = 0; i < charged.length; i++) {
+    if (!charged[i]!.fallback) continue
+    rules.push(charged[i]!)
+    picked.push(charges[i]!)
+  }
+  if (rules.length === 0) return undefined
+  try {
+    // Each decision is checked as the store's are: a missing or malformed one throws.
+    const decisions = store.consumeLocally(picked, now).decisions
+    return rules.map((rule, i): RuleDecision => {
+      const { cost, key } = picked[i]!
+      return { ...storeDecision(rule, decisions[i], cost, key), degraded: true }
+    })
+  } catch (error) {
+    engine.reporter.storeError(error, {
+      operation: 'consume',
+      rules: rules.map((rule) => rule.id),
+      failClosed: false,
+    })
+    return undefined
+  }
+}
