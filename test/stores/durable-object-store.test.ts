@@ -3,6 +3,9 @@
  * the suite runs in Node and each decision is a real subrequest to a real `TollgateLimiter`
  * object, with the caller's (injected) time.
  */
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { fixedWindow, tokenBucket } from '@tollgate/core'
 import type { Charge } from '@tollgate/core/store'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -84,4 +87,33 @@ describe('durable object store: one key, many clients at once', () => {
     const after = await store.consume([charge('user:other', 0)], 0)
     expect(after.decisions[0]!.remaining).toBe(3)
   })
+})
+
+describe('durable object store: state that outlives its object', () => {
+  it('keeps a key’s count when the runtime restarts and its object starts again from storage', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tollgate-objects-'))
+    const daily = fixedWindow({ limit: 10, windowMs: 86_400_000 })
+    const charge: Charge = {
+      rule: 'daily',
+      algorithm: daily,
+      key: 'user:42',
+      cost: 4,
+      shadow: false,
+    }
+    try {
+      const first = await startLimiterObjects({ persist: dir })
+      const taken = await first.store({ prefix: 'p:' }).consume([charge], 1_000)
+      expect(taken.decisions[0]!.remaining).toBe(6)
+      await first.dispose()
+      const second = await startLimiterObjects({ persist: dir })
+      try {
+        const after = await second.store({ prefix: 'p:' }).consume([charge], 2_000)
+        expect(after.decisions[0]!.remaining).toBe(2)
+      } finally {
+        await second.dispose()
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  }, 60_000)
 })

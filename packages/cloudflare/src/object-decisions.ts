@@ -42,8 +42,9 @@ export function objectDecisions(table: StateTable) {
     const now = wholeMs(request.now ?? clockNow)
     checkTime(now)
     const charges = request.charges.map(locate)
-    /** The states this request touches, each once; written back at the end. */
+    /** The states this request touches, each once, and each as it was before. */
     const touched = new Map<string, readonly [Algorithm, number[]]>()
+    const before = new Map<string, readonly number[]>()
     /** The state of `charge`'s rule, fresh at `now` when the object holds none (or undefined). */
     const stateOf = (charge: Located, create: boolean): number[] | undefined => {
       const seen = touched.get(charge.id)
@@ -55,6 +56,7 @@ export function objectDecisions(table: StateTable) {
         charge.algorithm.init(state, 0, now)
       }
       touched.set(charge.id, [charge.algorithm, state])
+      before.set(charge.id, state.slice())
       return state
     }
     let decisions: Decision[] = []
@@ -75,9 +77,17 @@ export function objectDecisions(table: StateTable) {
         decisions = charges.map((c) => c.algorithm.decide(stateOf(c, true)!, 0, 0, now, false))
       }
     }
-    await table.write(touched, now, clockNow)
+    // Only what changed is written: an inspection or a denial on a steady clock writes nothing.
+    for (const [id, [, state]] of touched) {
+      if (sameNumbers(state, before.get(id)!)) touched.delete(id)
+    }
+    if (touched.size > 0) await table.write(touched, now, clockNow)
     return { decisions, at: now }
   }
+}
+
+function sameNumbers(a: readonly number[], b: readonly number[]): boolean {
+  return a.length === b.length && a.every((n, i) => Object.is(n, b[i]))
 }
 
 type StateOf = (charge: Located, create: boolean) => number[] | undefined

@@ -19,13 +19,19 @@ export type LimiterObjects = {
 
 let stores = 0
 
-export async function startLimiterObjects(): Promise<LimiterObjects> {
+/** `persist`: a directory the objects' storage lives in, kept after `dispose` (else memory). */
+export async function startLimiterObjects({
+  persist,
+}: {
+  persist?: string
+} = {}): Promise<LimiterObjects> {
   const script = await bundleWorker(new URL('./limiter-object-worker.ts', import.meta.url))
   const mf = new Miniflare({
     modules: true,
     script,
     compatibilityDate: COMPATIBILITY_DATE,
     durableObjects: { LIMITER: { className: 'TollgateLimiter', useSQLite: true } },
+    ...(persist === undefined ? {} : { durableObjectsPersist: persist }),
   })
   await mf.ready
   const namespace = (await mf.getDurableObjectNamespace(
