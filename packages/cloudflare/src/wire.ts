@@ -36,7 +36,7 @@ export type ObjectReply =
   | { readonly error: WireError }
 
 /** A `RateLimitError` the object threw (a bad rule or cost), rethrown by the store as it was. */
-export type WireError = RateLimitErrorDetails & { readonly code: string; readonly message: string }
+type WireError = RateLimitErrorDetails & { readonly code: string; readonly message: string }
 
 /** The URL the store posts to; an object answers any. */
 export const OBJECT_URL = 'https://tollgate.limiter/'

@@ -2,5 +2,6 @@
 export { TollgateLimiter } from '@tollgate/cloudflare'
 
 export default {
-  fetch: () => new Response('the limiter object is reached through its namespace', { status: 404 }),
+  fetch: (): Response =>
+    new Response('the limiter object is reached through its namespace', { status: 404 }),
 }
