@@ -20,8 +20,9 @@ const EXPIRY_GRACE_MS = 60_000
 
 /**
  * The states of one object (its key's, one per rule), held in memory and written through to
- * durable storage. Each write schedules the object's alarm for when its last state is back to
- * full capacity, and the alarm deletes the states that are: an object left alone keeps nothing.
+ * durable storage. A write sets the object's alarm, unless one is set, for when its last state
+ * is back to full capacity; the alarm deletes the states that are and waits for the others: an
+ * object left alone keeps nothing.
  */
 export function stateTable(storage: LimiterStorage) {
   const held = new Map<string, Stored>()
@@ -63,10 +64,11 @@ export function stateTable(storage: LimiterStorage) {
       const writes: Promise<unknown>[] = []
       if (deletes.length > 0) writes.push(storage.delete(deletes))
       if (latest > 0) writes.push(storage.put(puts))
-      const due = latest + EXPIRY_GRACE_MS
-      if (latest > 0 && (alarmAt === null || due > alarmAt)) {
-        alarmAt = due
-        writes.push(storage.setAlarm(due))
+      // One alarm at a time: one due before the last state is fresh deletes what is and sets
+      // the next (expire), so a busy object does not move its alarm on every write.
+      if (latest > 0 && alarmAt === null) {
+        alarmAt = latest + EXPIRY_GRACE_MS
+        writes.push(storage.setAlarm(alarmAt))
       }
       await Promise.all(writes)
     },
