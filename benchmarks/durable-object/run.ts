@@ -64,10 +64,13 @@ await replaceDocSection(
 local workerd through miniflare, made by a Worker through \`durableObjectStore\`, one
 subrequest each, ${BATCH} per batch, median of ${RUNS} batches. Every decision admits and writes
 the object's SQLite storage. Run on ${date} on the shared ${availableParallelism()}-core machine
-(${cpus()[0]?.model.trim()}); figures vary with its load. Local workerd is one process: on
-Cloudflare, each subrequest crosses to wherever the object lives (a few ms within a region, more
-across the world), and one object decides on one thread, so a single key tops out near the
-sequential figure times what is in flight.
+(${cpus()[0]?.model.trim()}); figures vary with its load by a factor of two between runs.
+Locally the Worker and the object share one process, so these are the object's own costs (the
+JSON request, the decision, the SQLite write its answer waits for) and a local subrequest; on
+Cloudflare each subrequest also travels to the location the object lives in. One object answers
+one request at a time: a single client key is bounded by its object (Cloudflare's limits page
+gives a soft limit of 1,000 requests per second per object), which is what leasing part of a
+hot key's allowance to each isolate would lift (not built).
 
 \`\`\`sh
 pnpm build && pnpm --filter @tollgate/benchmarks bench:durable-object
