@@ -8,7 +8,7 @@
 import { availableParallelism, cpus } from 'node:os'
 import { bundleWorker, COMPATIBILITY_DATE } from '@tollgate/test-utils'
 import { Miniflare } from 'miniflare'
-import { measure } from '../../test/bundle-size/measure.js'
+import { type BundleSize, measure } from '../../test/bundle-size/measure.js'
 import { replaceDocSection } from '../doc-section.js'
 
 const BATCH = 2000
@@ -49,10 +49,10 @@ try {
 }
 
 const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KB`
-const [bare, oneRule, onObject] = await Promise.all(
-  (['hono-bare', 'hono-one-rule', 'hono-durable-object'] as const).map(measure),
-)
-const bundleRow = (name: string, size: typeof bare) =>
+const bare = await measure('hono-bare')
+const oneRule = await measure('hono-one-rule')
+const onObject = await measure('hono-durable-object')
+const bundleRow = (name: string, size: BundleSize) =>
   `| ${name} | ${kb(size.minified)} | ${kb(size.gzip)} | +${kb(size.gzip - bare.gzip)} |`
 
 const date = new Date().toISOString().slice(0, 10)
