@@ -84,3 +84,10 @@ describe('durableObjectStore options', () => {
     expect(() => durableObjectStore(unreachable, { perfix: 'a' } as never)).toThrow(/prefix/)
   })
 })
+
+describe('durableObjectStore with nothing to decide', () => {
+  it('answers a request of no charges without asking any object', async () => {
+    const store = durableObjectStore(unreachable, { time: 'caller' })
+    expect(await store.consume([], 5_000)).toEqual({ decisions: [], at: 5_000 })
+  })
+})

@@ -115,6 +115,7 @@ export function durableObjectStore<Id>(
         if (cost > algorithm.limit) throw costTooHigh(cost, algorithm.limit)
       }
       const groups = byKey(charges)
+      if (groups.size === 0) return { decisions: [], at: time.now ?? wholeMs(now) }
       if (groups.size === 1) {
         return send(charges[0]!.key, { op: 'consume', charges: wire, ...time })
       }
