@@ -69,8 +69,8 @@ Locally the Worker and the object share one process, so these are the object's o
 JSON request, the decision, the SQLite write its answer waits for) and a local subrequest; on
 Cloudflare each subrequest also travels to the location the object lives in. One object answers
 one request at a time: a single client key is bounded by its object (Cloudflare's limits page
-gives a soft limit of 1,000 requests per second per object), which is what leasing part of a
-hot key's allowance to each isolate would lift (not built).
+gives a soft limit of 1,000 requests per second per object); leasing part of a hot key's
+allowance to each isolate (\`leasedStore\`) lets isolates admit its requests without a subrequest.
 
 \`\`\`sh
 pnpm build && pnpm --filter @tollgate/benchmarks bench:durable-object
