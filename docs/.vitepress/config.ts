@@ -58,6 +58,7 @@ export default defineConfig({
           { text: 'Express', link: '/adapters/express' },
           { text: 'Koa', link: '/adapters/koa' },
           { text: 'Hono', link: '/adapters/hono' },
+          { text: 'Cloudflare Durable Objects', link: '/adapters/cloudflare' },
           { text: 'Writing an adapter', link: '/adapters/writing-an-adapter' },
         ],
       },

@@ -197,6 +197,37 @@ export const APPS: App[] = [
     },
   },
   {
+    name: 'durable-object-worker',
+    tollgate: ['@tollgate/cloudflare', '@tollgate/hono'],
+    dependencies: { hono: '^4.6.0' },
+    type: 'module',
+    files: (tools) => ({ 'worker.js': example(tools, '@tollgate/cloudflare') }),
+    exercise: async (dir, tools) => {
+      const script = await bundleWorker(join(dir, 'worker.js'), tools)
+      const mf = new Miniflare({
+        modules: true,
+        script,
+        compatibilityDate: '2025-12-01',
+        durableObjects: { LIMITER: { className: 'TollgateLimiter', useSQLite: true } },
+      })
+      try {
+        const send = async () => {
+          const headers = { 'CF-Connecting-IP': '203.0.113.9' }
+          const res = await mf.dispatchFetch('http://worker.test/', { headers })
+          const body = await res.text()
+          return {
+            status: res.status,
+            header: (n: string) => res.headers.get(n) ?? undefined,
+            body,
+          }
+        }
+        return `bundled for Workers (${script.length} bytes), its object in workerd: ${await expectRateLimited(send)}`
+      } finally {
+        await mf.dispose()
+      }
+    },
+  },
+  {
     name: 'core-alone',
     tollgate: ['@tollgate/core'],
     dependencies: {},
@@ -291,6 +322,8 @@ async function bundleWorker(entry: string, tools: AppTools): Promise<string> {
     platform: 'neutral',
     conditions: ['workerd', 'worker', 'browser'],
     mainFields: ['module', 'main'],
+    // What the runtime provides (a Worker's bindings at module scope).
+    external: ['cloudflare:workers'],
     target: 'es2022',
     minify: true,
     write: false,

@@ -22,6 +22,15 @@ function entryPoints(packages: PublicPackage[]): string[] {
   )
 }
 
+/**
+ * What `wrangler types` declares for a Worker whose `LIMITER` binding is the limiter object: its
+ * bindings, which `cloudflare:workers` exports (the @tollgate/cloudflare README imports them).
+ */
+const WORKER_CONFIGURATION = `declare module 'cloudflare:workers' {
+  export const env: { readonly LIMITER: import('@tollgate/cloudflare').LimiterNamespace<unknown> }
+}
+`
+
 export function typescriptApp(publicPackages: PublicPackage[]): App {
   const packages = publicPackages.map((pkg) => pkg.name)
   // A command's README shows a shell line first (its app runs it); its exports are
@@ -37,6 +46,7 @@ export function typescriptApp(publicPackages: PublicPackage[]): App {
       for (const { name } of libraries) {
         files[`src/${name.replace('@tollgate/', '')}.ts`] = firstExample(tools.readme(name), name)
       }
+      files['src/worker-configuration.d.ts'] = WORKER_CONFIGURATION
       files['src/entry-points.ts'] = entryPoints(publicPackages)
         .map((specifier, i) => `export * as entry${i} from '${specifier}'\n`)
         .join('')

@@ -14,6 +14,7 @@ export const FIXTURES = [
   'hono-one-rule',
   'hono-composed',
   'hono-rules-file',
+  'hono-durable-object',
   'core-check',
   'core-one-export',
 ] as const
@@ -35,6 +36,8 @@ export async function measureEntry(entry: URL, fromSource = false): Promise<Bund
     platform: 'neutral',
     conditions: [...(fromSource ? ['@tollgate/source'] : []), 'workerd', 'worker', 'browser'],
     mainFields: ['module', 'main'],
+    // Provided by workerd: a Worker's bindings at module scope.
+    external: ['cloudflare:workers'],
     target: 'es2022',
     minify: true,
     metafile: true,

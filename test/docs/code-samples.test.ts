@@ -31,6 +31,9 @@ const RESOLUTIONS: Record<string, ts.CompilerOptions> = {
   node10: { module: ts.ModuleKind.CommonJS, moduleResolution: ts.ModuleResolutionKind.Node10 },
 }
 
+/** A Worker's bindings, as `wrangler types` declares them for the samples that import them. */
+const WORKER_BINDINGS = join(here, '..', 'cloudflare-workers.d.ts')
+
 /** Compiles the samples as files beside this test (so that they resolve its dependencies). */
 function compile(chosen: readonly Sample[], options: ts.CompilerOptions): string[] {
   const files = new Map(chosen.map((sample, i) => [join(here, `sample-${i}.ts`), sample]))
@@ -44,7 +47,7 @@ function compile(chosen: readonly Sample[], options: ts.CompilerOptions): string
   }
   const fileExists = host.fileExists.bind(host)
   host.fileExists = (name) => files.has(name) || fileExists(name)
-  const program = ts.createProgram([...files.keys()], options, host)
+  const program = ts.createProgram([...files.keys(), WORKER_BINDINGS], options, host)
   return ts.getPreEmitDiagnostics(program).map((diagnostic) => {
     const sample = diagnostic.file && files.get(diagnostic.file.fileName)
     const message = ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n')

@@ -16,7 +16,8 @@ function readmeExample(): string {
   const text = readFileSync(README, 'utf8')
   const section = text.slice(text.indexOf('## Install and use'))
   const match = /```ts\n([\s\S]*?)```/.exec(section)
-  if (match?.[1] === undefined) throw new Error('README.md has no ts block under "## Install and use"')
+  if (match?.[1] === undefined)
+    throw new Error('README.md has no ts block under "## Install and use"')
   return match[1]
 }
 
