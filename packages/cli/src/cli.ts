@@ -17,9 +17,13 @@ import { timelineLines } from './timeline.js'
 
 /** What the CLI touches of the outside world, so that tests run it in-process. */
 export type CliIo = {
+  /** Reads a rules or trace file, as UTF-8 text. */
   readFile(path: string): string
+  /** Writes an output file (`simulate --svg`). */
   writeFile(path: string, text: string): void
+  /** Writes one line of output (stdout). */
   out(line: string): void
+  /** Writes one line of diagnostics (stderr). */
   err(line: string): void
 }
 

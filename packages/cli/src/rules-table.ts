@@ -36,6 +36,10 @@ function memoryFor(rule: Rule, algorithm: Algorithm, keys: number): RuleFacts['m
   return { keys, bytes: Math.round((store.bytes / measuredOn) * keys), measuredOn }
 }
 
+/**
+ * What `tollgate check` tells about each rule: its sustained rates, its burst, and the memory
+ * store's bytes for `keys` keys.
+ */
 export function ruleFacts(rules: readonly Rule[], keys: number): RuleFacts[] {
   return rules.map((rule) => {
     const algorithm = algorithmOfRule(rule)

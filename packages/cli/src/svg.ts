@@ -6,8 +6,10 @@
  */
 import type { Simulation, StateSample } from '@tollgate/core/simulate'
 
+/** One lane of the chart: a simulation, and the label drawn above it. */
 export type ChartLane = { readonly label: string; readonly simulation: Simulation }
 
+/** The span of time drawn (ms, as the simulation's clock), and the chart's size. */
 export type ChartOptions = {
   readonly from: number
   readonly until: number
@@ -25,6 +27,12 @@ const BIN_PX = 4
 const COLORS = { allowed: '#2e7d32', denied: '#c62828', axis: '#555', grid: '#ddd' }
 const SERIES = ['#1565c0', '#6a1b9a', '#ef6c00', '#00838f']
 
+/**
+ * Draws the lanes one above the other, as one SVG document (a string): what `tollgate simulate
+ * --svg` writes and the playground shows.
+ * @example
+ * const svg = timelineSvg([{ label: 'token bucket', simulation }], { from: 0, until: 10_000 })
+ */
 export function timelineSvg(lanes: readonly ChartLane[], options: ChartOptions): string {
   const width = options.width ?? 880
   const height = TOP + lanes.length * LANE_HEIGHT + 28

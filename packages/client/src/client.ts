@@ -14,6 +14,10 @@ import { learnedJitterMs, type RetryOptions, resolveRetry, withJitter } from './
 import { type Completion, sendWithRetries } from './send.js'
 import { addSpend, NOTHING, type Spend, spendOf, type TokenEstimate } from './spend.js'
 
+/**
+ * Options of `createClient`: what it sends with, how it throttles itself, and how it retries and
+ * learns from the server's answers.
+ */
 export type ClientOptions = {
   /** The fetch to send with: the runtime's, undici's, a service binding's. @default globalThis.fetch */
   readonly fetch?: ((request: Request) => Promise<Response>) | undefined
@@ -35,7 +39,8 @@ export type ClientOptions = {
    * Give one when calls are large: without it a call counts as one token, so a token policy
    * holds calls back only once the server says it is spent.
    * @default 1
-   * @example tokens: async (request) => ({ input: estimate(await request.clone().text()), output: 1024 })
+   * @example tokens: async (request) => ({ input: estimate(await request.clone().text()), output:
+   * 1024 })
    */
   readonly tokens?: ((request: Request) => TokenEstimate | Promise<TokenEstimate>) | undefined
   /** `false` never retries. */
@@ -63,6 +68,10 @@ export type ClientOptions = {
   readonly random?: (() => number) | undefined
 }
 
+/**
+ * What `createClient` returns: a `fetch` that throttles itself, waits as the server asks and
+ * retries refusals.
+ */
 export type TollgateClient = {
   /** `fetch`, with self-throttling, learned waits and retries of refusals. */
   readonly fetch: (input: Request | string | URL, init?: RequestInit) => Promise<Response>
@@ -106,6 +115,16 @@ const OPTION_NAMES = Object.keys({
   random: true,
 } satisfies Record<keyof ClientOptions, true>)
 
+/**
+ * A client for a rate-limited API: it waits for its own limiter, learns each policy from the
+ * `RateLimit` and `Retry-After` fields it receives, and retries a 429 or 503 after the wait the
+ * server asked for.
+ * @example
+ * const api = createClient({
+ *   limiter: localLimiter({ algorithm: 'token_bucket', rate: 10, period: '1s', burst: 10 }),
+ * })
+ * const res = await api.fetch('https://api.example.com/v1/items')
+ */
 export function createClient(options: ClientOptions = {}): TollgateClient {
   refuseUnknownOptions(options, OPTION_NAMES, 'createClient()')
   if (typeof options.learn === 'object' && options.learn !== null) {

@@ -34,6 +34,10 @@ export type ClientEvent =
       readonly url: string
     }
 
+/**
+ * Receives every `ClientEvent` (waits, retries, give-ups): for logs and metrics. One that throws is
+ * ignored.
+ */
 export type EventListener = (event: ClientEvent) => void
 
 /** Calls the listener; one that throws is ignored, so logging can never break a request. */

@@ -14,6 +14,7 @@ export function kyHooks(client: TollgateClient) {
   const pending = new Map<string, Completion[]>()
   const keyOf = (request: Request) => `${request.method} ${request.url}`
   return {
+    /** Waits as the client's `fetch` would before ky sends. */
     beforeRequest: [
       async (request: Request): Promise<void> => {
         const done = await client.prepare(request, request.signal)
@@ -21,6 +22,7 @@ export function kyHooks(client: TollgateClient) {
         pending.set(key, [...(pending.get(key) ?? []), done])
       },
     ],
+    /** Teaches the client each response's fields. */
     afterResponse: [
       (request: Request, _options: unknown, response: Response): void => {
         const key = keyOf(request)

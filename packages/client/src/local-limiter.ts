@@ -45,12 +45,16 @@ export type LocalLimiter = {
   readonly queued: () => number
 }
 
+/**
+ * Options of `LocalLimiter.acquire`: what the call spends, and the signal that cancels its wait.
+ */
 export type AcquireOptions = {
   /** Units this call spends. @default 1 */
   readonly cost?: number | undefined
   readonly signal?: AbortSignal | undefined
 }
 
+/** Options of `localLimiter`: its clock and timers, or a scheduler shared with other limiters. */
 export type LocalLimiterOptions = SchedulerOptions & {
   /** Share one scheduler (and so one timer) between limiters and clients. */
   readonly scheduler?: Scheduler | undefined

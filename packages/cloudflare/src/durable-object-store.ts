@@ -21,12 +21,15 @@ import { OBJECT_URL, type ObjectRequest, type WireCharge } from './wire.js'
 
 /** The parts of a Durable Object stub the store uses. */
 export type LimiterStub = {
+  /** Sends one request's charges of one key to its object. */
   fetch(input: string, init: { method: string; body: string }): Promise<Response>
 }
 
 /** The parts of a Durable Object namespace binding (`env.LIMITER`) the store uses. */
 export type LimiterNamespace<Id> = {
+  /** The id of a key's object: one object per key (with the `prefix`). */
   idFromName(name: string): Id
+  /** The stub to reach that object. */
   get(id: Id): LimiterStub
 }
 

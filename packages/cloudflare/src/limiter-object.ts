@@ -6,6 +6,7 @@ import type { ObjectReply, ObjectRequest } from './wire.js'
 /** The parts of a Durable Object's state (`ctx`) the limiter object uses. */
 export type LimiterObjectState = {
   readonly storage: LimiterStorage
+  /** Holds requests back while the object loads its states from storage. */
   blockConcurrencyWhile<T>(callback: () => Promise<T>): Promise<T>
 }
 
@@ -32,6 +33,10 @@ export class TollgateLimiter {
     void ctx.blockConcurrencyWhile(() => this.#table.load())
   }
 
+  /**
+   * Answers the store's calls (`durableObjectStore`): decides a key's charges on the states it
+   * holds. The runtime calls it; not for application code.
+   */
   async fetch(request: Request): Promise<Response> {
     let reply: ObjectReply
     try {

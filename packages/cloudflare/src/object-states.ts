@@ -2,10 +2,15 @@ import type { Algorithm } from '@tollgate/core/store'
 
 /** The parts of a Durable Object's storage the limiter object uses (`ctx.storage`). */
 export type LimiterStorage = {
+  /** Every stored state, read once when the object starts. */
   list<T = unknown>(): Promise<Map<string, T>>
+  /** Writes the states a decision changed. */
   put(entries: Record<string, unknown>): Promise<void>
+  /** Deletes states back to full capacity: nothing is lost. */
   delete(keys: string[]): Promise<number>
+  /** When the alarm is set for, or null. */
   getAlarm(): Promise<number | null>
+  /** Sets the alarm that deletes the states once they are back to full capacity. */
   setAlarm(scheduledTime: number): Promise<void>
 }
 

@@ -39,6 +39,7 @@ export type RateLimitErrorCode =
    */
   | 'ERR_RL_STORE_UNSUPPORTED'
 
+/** What a `RateLimitError` points at: the rule and the field, when it concerns one. */
 export type RateLimitErrorDetails = {
   /** The id of the rule concerned, when there is one. */
   readonly rule?: string
@@ -46,6 +47,19 @@ export type RateLimitErrorDetails = {
   readonly field?: string
 }
 
+/**
+ * The one error class Tollgate throws, for a wrong configuration or a failed store (being limited
+ * is a `Decision`, not an error). Branch on `code`; test with `isRateLimitError`, which also
+ * recognises a copy from another build.
+ * @example
+ * try {
+ *   createLimiter({ rules })
+ * } catch (error) {
+ *   if (isRateLimitError(error) && error.code === 'ERR_RL_INVALID_RULE') {
+ *     console.error(error.rule, error.field)
+ *   }
+ * }
+ */
 export class RateLimitError extends Error {
   override readonly name = 'RateLimitError'
   readonly code: RateLimitErrorCode

@@ -1,5 +1,8 @@
 /** Where the limiter reports what an operator should know. `globalThis.console` fits. */
-export type Logger = { warn(message: string): void }
+export type Logger = {
+  /** Receives one warning, already formatted as `[tollgate] CODE: message`. */
+  warn(message: string): void
+}
 
 /**
  * Stable codes for configurations that are legal but probably wrong. Each is reported at most

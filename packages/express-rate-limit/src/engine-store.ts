@@ -48,6 +48,9 @@ export class EngineStore implements Store {
     this.#window = fixedWindow({ limit: COUNT_ALL, windowMs: this.windowMs, anchor })
   }
 
+  /**
+   * Called by the middleware with its options: the store takes `windowMs` (and `clock`) from them.
+   */
   init(options: Options): void {
     this.windowMs = options.windowMs
     if (options.clock !== undefined) this.#clock = options.clock
@@ -63,10 +66,15 @@ export class EngineStore implements Store {
     return this.#window
   }
 
+  /** The clock's time, in ms. */
   protected now(): number {
     return this.#clock.now()
   }
 
+  /**
+   * `increment` without the promise when the store answers synchronously: what the middleware
+   * calls. Not for application code.
+   */
   [INCREMENT_NOW](key: string): AnyIncrement {
     const now = this.#clock.now()
     const store = this.store as TollgateStore & { consumeOne?: ConsumeOne }
@@ -78,15 +86,18 @@ export class EngineStore implements Store {
     return hitsOf(outcome.decisions[0]!, outcome.at)
   }
 
+  /** Counts a hit for `key` and answers its count and reset time. */
   async increment(key: string): Promise<ClientRateLimitInfo> {
     return this[INCREMENT_NOW](key)
   }
 
+  /** Gives one hit back (`skipSuccessfulRequests`, `skipFailedRequests`). */
   async decrement(key: string): Promise<void> {
     const now = this.#clock.now()
     await this.store.refund([this.#charge(key, 1)], now, now)
   }
 
+  /** The key's count and reset time, or undefined when it has none; counts nothing. */
   async get(key: string): Promise<ClientRateLimitInfo | undefined> {
     const now = this.#clock.now()
     const outcome = await this.store.consume([this.#charge(key, 0)], now)

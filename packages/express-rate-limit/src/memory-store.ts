@@ -27,6 +27,10 @@ export class MemoryStore extends EngineStore {
     this.#validations = validations
   }
 
+  /**
+   * Called by the middleware with its options: checks `windowMs`, takes it, and starts the timer
+   * that reclaims ended windows.
+   */
   override init(options: Options): void {
     this.#validations?.windowMs(options.windowMs)
     super.init(options)

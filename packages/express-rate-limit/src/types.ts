@@ -18,7 +18,9 @@ export type RateLimitExceededEventHandler = (
 
 /** Receives validation messages and store errors. */
 export type Logger = {
+  /** Receives a validation message (an `ERR_ERL_*` problem in the configuration). */
   warn(error: unknown, message?: string): void
+  /** Receives a store error. */
   error(error: unknown, message?: string): void
 }
 
@@ -31,6 +33,10 @@ export type ClientRateLimitInfo = {
   resetTime: Date | undefined
 }
 
+/**
+ * What a store's `increment` answers: the key's hits and the reset time (express-rate-limit's
+ * name).
+ */
 export type IncrementResponse = ClientRateLimitInfo
 
 /** The callback of a store written for express-rate-limit 5 and older. */
@@ -42,20 +48,31 @@ export type IncrementCallback = (
 
 /** A store written for express-rate-limit 5 and older (callbacks). */
 export type LegacyStore = {
+  /** Counts a hit and calls back with the count and reset time. */
   incr(key: string, callback: IncrementCallback): void
+  /** Gives one hit back. */
   decrement(key: string): void
+  /** Forgets the key. */
   resetKey(key: string): void
+  /** Forgets every key. */
   resetAll?(): void
 }
 
 /** The store interface of express-rate-limit 6 and later (`rate-limit-redis`, …). */
 export type Store = {
+  /** Called once with the middleware's options (for `windowMs`). */
   init?(options: Options): void | Promise<void>
+  /** The key's hits and reset time, without counting (used by `getKey`). */
   get?(key: string): Promise<ClientRateLimitInfo | undefined> | ClientRateLimitInfo | undefined
+  /** Counts a hit and answers the key's hits and reset time. */
   increment(key: string): Promise<IncrementResponse> | IncrementResponse
+  /** Gives one hit back (`skipSuccessfulRequests`, `skipFailedRequests`). */
   decrement(key: string): Promise<void> | void
+  /** Forgets the key: its next request counts from 1. */
   resetKey(key: string): Promise<void> | void
+  /** Forgets every key. */
   resetAll?(): Promise<void> | void
+  /** Releases what the store holds (timers, connections) when the app stops. */
   shutdown?(): Promise<void> | void
   /** True when two instances never share counts (a memory store). */
   localKeys?: boolean
@@ -154,6 +171,8 @@ export type AugmentedRequest = Request & { [key: string]: RateLimitInfo }
 
 /** The middleware, with the store's `resetKey` and `getKey`. */
 export type RateLimitRequestHandler = RequestHandler & {
+  /** Forgets the key in the store: its next request counts from 1. */
   resetKey(key: string): void
+  /** The key's hits and reset time from the store, or undefined. */
   getKey(key: string): Promise<ClientRateLimitInfo | undefined> | ClientRateLimitInfo | undefined
 }

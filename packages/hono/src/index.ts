@@ -22,6 +22,12 @@ import { answerDenial, type OnLimited, ResponseFields, waitUntil } from './respo
 
 export * from '@tollgate/core'
 
+/**
+ * Options of the Hono `rateLimit`: the core's (store, headers, failure behaviour…), the request
+ * hooks (`user`, `plan`, `skip`…), how to read the client's connection, and what a denial answers.
+ * @example
+ * app.use(rateLimit(rules, { getConnInfo, skip: (c) => c.req.path === '/health' }))
+ */
 export type HonoRateLimitOptions = CoreOptions &
   RequestHooks<Context> & {
     /**

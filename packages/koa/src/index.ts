@@ -29,6 +29,12 @@ import {
 
 export * from '@tollgate/core'
 
+/**
+ * Options of the Koa `rateLimit`: the core's (store, headers, failure behaviour…), the request
+ * hooks (`user`, `plan`, `skip`…) and what a denial answers.
+ * @example
+ * app.use(rateLimit(rules, { user: (ctx) => ctx.state.user?.id, skip: (ctx) => ctx.path === '/health' }))
+ */
 export type KoaRateLimitOptions = CoreOptions &
   RequestHooks<Context> & {
     /** Replaces the default denial (status and problem body); headers are already set. */

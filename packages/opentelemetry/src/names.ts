@@ -6,6 +6,10 @@
  */
 export const METER_NAME = '@tollgate/opentelemetry'
 
+/**
+ * The names of the instruments the package records, for dashboards and alerts (e.g.
+ * `INSTRUMENTS.decisions`).
+ */
 export const INSTRUMENTS = {
   decisions: 'tollgate.rate_limiting.decisions',
   charged: 'tollgate.rate_limiting.charged',

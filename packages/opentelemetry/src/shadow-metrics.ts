@@ -3,6 +3,7 @@ import type { ShadowReport } from '@tollgate/core/observe'
 import { refuseUnknownOptions } from '@tollgate/core/store'
 import { ATTRIBUTES, INSTRUMENTS, METER_NAME } from './names.js'
 
+/** Options of `shadowReportMetrics`: where to record, and how many heavy keys per rule. */
 export type ShadowReportMetricsOptions = {
   /** @default the global one (`metrics.getMeterProvider()`) */
   readonly meterProvider?: MeterProvider | undefined

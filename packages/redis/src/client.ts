@@ -32,12 +32,18 @@ export type RedisScriptClient = {
 
 /** The part of an ioredis `Redis` or `Cluster` instance the adapter uses (ioredis ≥ 5). */
 export type IoredisLike = {
+  /** ioredis's `evalsha`: runs a cached script. */
   evalsha(sha: string, numKeys: number, ...keysAndArgs: string[]): Promise<unknown>
+  /** ioredis's `eval`: sends the script itself, after a `NOSCRIPT`. */
   eval(source: string, numKeys: number, ...keysAndArgs: string[]): Promise<unknown>
   /** `true` on `new Cluster(...)`, `false` on `new Redis(...)`. */
   readonly isCluster?: boolean
   /** The client's options, read for `enableAutoPipelining` and the `keyPrefix` it applies. */
   readonly options?: { readonly enableAutoPipelining?: boolean; readonly keyPrefix?: string }
+  /**
+   * Where the adapter listens for connection errors, so that an unheard one does not crash the
+   * process.
+   */
   on?(event: 'error', listener: (error: unknown) => void): unknown
   /** A pipeline of its own (`redis.pipeline()`), which auto-pipelining does not hold back. */
   pipeline?(): IoredisPipeline
@@ -79,7 +85,8 @@ type ScriptSender = (
  * On a single node each store call is built as ioredis's own `evalsha` builds it and sent with
  * `sendCommand`, without the spread of its keys and arguments into a call. With
  * `enableAutoPipelining` that also keeps it outside the auto-pipeline (else in a pipeline of its
- * own), at once: ioredis sends one auto-pipeline at a time, so a call there would wait for the end of the event-loop turn and then for the reply of
+ * own), at once: ioredis sends one auto-pipeline at a time, so a call there would wait for the end
+ * of the event-loop turn and then for the reply of
  * the pipeline before it, where the store already gathers its requests into one call per rule
  * set (`coalesce`) and keeps several calls on their way. The socket still carries the app's own
  * auto-pipelined commands between them.
@@ -167,8 +174,14 @@ type EvalOptions = { keys: string[]; arguments: string[] }
 
 /** The part of a node-redis client (`createClient` or `createCluster`, v4 and later) used. */
 export type NodeRedisLike = {
+  /** node-redis's `evalSha`: runs a cached script. */
   evalSha(sha: string, options: EvalOptions): Promise<unknown>
+  /** node-redis's `eval`: sends the script itself, after a `NOSCRIPT`. */
   eval(source: string, options: EvalOptions): Promise<unknown>
+  /**
+   * Where the adapter listens for connection errors: node-redis throws on an `error` event nobody
+   * listens to.
+   */
   on?(event: 'error', listener: (error: unknown) => void): unknown
   /** Present on `createCluster` clients only. */
   readonly masters?: unknown

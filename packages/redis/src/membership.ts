@@ -28,6 +28,10 @@ end
 redis.call('PEXPIRE', KEYS[1], ttl)
 return redis.call('ZCARD', KEYS[1])`)
 
+/**
+ * Options of `redisMembership`: the connection, the group and how often each instance says it is
+ * alive.
+ */
 export type RedisMembershipOptions = {
   readonly client: RedisScriptClient
   /** The key prefix, as the store's. @default 'tg' */
@@ -51,6 +55,10 @@ export type RedisMembershipOptions = {
   readonly timers?: Timers
 }
 
+/**
+ * What `redisMembership` returns: the live count, for `fallbackStore`'s `instances`, and the
+ * heartbeat's controls.
+ */
 export type RedisMembership = {
   /**
    * The live instances at the last heartbeat Redis answered, this one included (`initialCount`

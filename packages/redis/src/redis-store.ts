@@ -21,6 +21,10 @@ import { type RedisStoreOptions, resolveOptions } from './store-options.js'
 
 /** The Redis store: a `Store` whose calls are promises. */
 export interface RedisStore extends Store {
+  /**
+   * Decides a request's charges in one script call (one per hash slot on a cluster), on Redis's
+   * clock unless `time: 'caller'`.
+   */
   consume(charges: readonly Charge[], now: number): Promise<Outcome>
   refund(charges: readonly Charge[], chargedAt: number, now: number): Promise<void>
   /**
@@ -62,7 +66,8 @@ export interface RedisStore extends Store {
    * of a lease whose renewal was due) that found its own ended but not yet swept. Units the key's
    * own expiry removes (nobody touched it for the expiry margin after its last lease ended) are
    * not told. `observedLimiter` calls it
-   * (an `ObservableStore`), so that `tollgateMetrics()` counts `tollgate.concurrency.leases_expired`.
+   * (an `ObservableStore`), so that `tollgateMetrics()` counts
+   * `tollgate.concurrency.leases_expired`.
    */
   observe(listener: (event: StoreEvent) => void): void
 }

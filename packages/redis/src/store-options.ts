@@ -12,6 +12,12 @@ import {
 import type { RedisScriptClient } from './client.js'
 import type { Layout } from './prepare.js'
 
+/**
+ * Options of `redisStore`: the connection, the key prefix, whose clock decides, and how long a call
+ * may take.
+ * @example
+ * redisStore({ client: ioredisClient(new Redis(process.env.REDIS_URL)), prefix: 'api', timeoutMs: 100 })
+ */
 export type RedisStoreOptions = {
   /** The Redis connection, through `ioredisClient(...)`, `nodeRedisClient(...)` or your own. */
   readonly client: RedisScriptClient
@@ -86,7 +92,9 @@ export type RedisStoreOptions = {
   readonly deadlines?: { readonly clock: Clock; readonly timers: Timers }
 }
 
+/** The default `timeoutMs`: how long a store call may take before it counts as failed. */
 export const DEFAULT_TIMEOUT_MS = 250
+/** The default `prefix` of every key the store writes (`tg:…`). */
 export const DEFAULT_PREFIX = 'tg'
 const DEFAULT_LEASE_MS = 10_000
 /** A day: a lease is a crash's cost, renewed while its request lasts. */

@@ -90,6 +90,7 @@ export type RequestHooks<Req> = {
  */
 export type KitOptions<Req, Res> = CoreOptions &
   Omit<RequestHooks<Req>, 'skip'> & {
+    /** Requests for which this returns true are not counted or limited at all (health checks…). */
     readonly skip?: ((req: Req, res: Res) => boolean) | undefined
     /** Called by the adapter; the kit only leaves `Content-Type` off an app's own answer. */
     readonly onLimited?: unknown

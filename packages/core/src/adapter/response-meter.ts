@@ -72,7 +72,10 @@ export type ResponseMeter = {
 /** What `watch` uses of a WHATWG `Response`. */
 export type WatchedResponse = {
   readonly status: number
-  readonly headers: { get(name: string): string | null }
+  readonly headers: {
+    /** The field's value, or null when absent (as `Headers.get`). */
+    get(name: string): string | null
+  }
   readonly body: unknown
 }
 

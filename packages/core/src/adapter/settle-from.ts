@@ -19,6 +19,10 @@ import {
  */
 export const DEFAULT_MAX_BODY_BYTES = 1_048_576
 
+/**
+ * Options of `settleFrom`: how much of a body it holds to read a cost, and when an exchange is
+ * cancelled instead of settled.
+ */
 export type SettleFromOptions = {
   /**
    * The most of a body held to read its cost: a JSON answer's usage, or `text` for a function.
@@ -43,6 +47,10 @@ export type SettleFromOptions = {
  * once, at start-up, where the rules it names are checked.
  */
 export type ResponseSettler = {
+  /**
+   * Called by the adapter kit, once: checks the rules named against the limiter and returns the
+   * meter for each exchange. Not for application code.
+   */
   readonly bind: (limiter: Limiter, warn: WarnOnce) => MeterFor
 }
 

@@ -75,6 +75,10 @@ export type ShedOptions<Req> = {
  * clock and its runtime's event-loop delay signal.
  */
 export type LoadShedder<Req = unknown> = {
+  /**
+   * Called by the adapter kit, once per middleware, with its clock and event-loop delay signal. Not
+   * for application code.
+   */
   readonly bind: (clock: Clock, runtimeDelay: (() => () => number) | undefined) => Shedder<Req>
 }
 
@@ -107,7 +111,8 @@ const SHED_OPTIONS = [
  * refuses work with a 503 while the process is overloaded. Every option is checked here, at
  * start-up. Its own module, reached only by apps that call it: a bundle without shedding holds
  * none of it.
- * @example rateLimit(rules, { shed: loadShedder({ maxEventLoopDelayMs: 200, critical: ['POST /v1/payments'] }) })
+ * @example rateLimit(rules, { shed: loadShedder({ maxEventLoopDelayMs: 200, critical: ['POST
+ * /v1/payments'] }) })
  */
 export function loadShedder<Req = unknown>(options: ShedOptions<Req>): LoadShedder<Req> {
   const checked = checkShedOptions(options)

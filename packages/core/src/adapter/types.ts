@@ -19,6 +19,7 @@ export type Framework<Req> = {
    * @default none: not checked
    */
   readonly name?: FrameworkName | undefined
+  /** The request's HTTP method, e.g. `GET`. */
   readonly method: (req: Req) => string
   /** The full path the router dispatches on (a query string is dropped by the limiter). */
   readonly path: (req: Req) => string

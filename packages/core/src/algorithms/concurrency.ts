@@ -6,9 +6,9 @@ import { costTooHigh, invalid, refuseUnknownParams } from './params.js'
 import { type RuleFieldAccess, type RuleFieldValues, withRuleFields } from './rule-fields.js'
 import type { Algorithm } from './types.js'
 
-/** A concurrency rule: at most `limit` units in flight at once. */
 const CONCURRENCY_PARAMS = ['limit', 'retryAfterMs', 'queue', 'maxWaitMs', 'queueOrder']
 
+/** A concurrency rule: at most `limit` units in flight at once. */
 export type ConcurrencyParams = {
   readonly limit: number
   /**

@@ -12,7 +12,6 @@ import {
 } from './params.js'
 import type { Algorithm, PackedState, StateSlots } from './types.js'
 
-/** A fixed window aligned to the calendar: each day, ISO week, month or year, in a time zone. */
 /** A fixed window's parameters: a window in ms, or a calendar unit in a zone. */
 const FIXED_WINDOW_PARAMS = [...WINDOW_PARAMS, 'calendar', 'timeZone', 'anchor']
 
@@ -31,12 +30,20 @@ export type FixedWindowParams = WindowParams & {
   readonly anchor?: FixedWindowAnchor
 }
 
+/** A fixed window aligned to the calendar: each day, ISO week, month or year, in a time zone. */
 export type CalendarWindowParams = {
   readonly limit: number
   readonly calendar: CalendarUnit
   /** An IANA time zone, such as 'Europe/Paris'. @default 'UTC' */
   readonly timeZone?: string
 }
+
+/**
+ * Added to a window's start in the 8-byte form: a calendar window may start before the epoch (a
+ * local day, week, month or year that holds time 0 east of UTC) and end after MAX_TIME_MS, up
+ * to a year either side; biased, every start lies in 0 … 2^43.
+ */
+const START_BIAS = 2 ** 40
 
 /**
  * Fixed window: one counter per window. Windows of `windowMs` start at its multiples since the
@@ -49,13 +56,6 @@ export type CalendarWindowParams = {
  * @example fixedWindow({ limit: 10_000, windowMs: 86_400_000 }) // a daily quota
  * @example fixedWindow({ limit: 1_000_000, calendar: 'month', timeZone: 'Europe/Paris' })
  */
-/**
- * Added to a window's start in the 8-byte form: a calendar window may start before the epoch (a
- * local day, week, month or year that holds time 0 east of UTC) and end after MAX_TIME_MS, up
- * to a year either side; biased, every start lies in 0 … 2^43.
- */
-const START_BIAS = 2 ** 40
-
 export function fixedWindow(params: FixedWindowParams | CalendarWindowParams): Algorithm {
   refuseUnknownParams('fixedWindow', params, FIXED_WINDOW_PARAMS)
   const calendar = 'calendar' in params ? calendarOf(params) : undefined

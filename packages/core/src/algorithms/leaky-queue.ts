@@ -13,9 +13,9 @@ import {
 import { type RuleFieldAccess, type RuleFieldValues, withRuleFields } from './rule-fields.js'
 import type { Algorithm, StateSlots } from './types.js'
 
-/** A queue rule: a rate rule whose excess waits for its slot instead of being refused. */
 const QUEUE_PARAMS = [...RATE_PARAMS, 'delay', 'maxWaitMs']
 
+/** A queue rule: a rate rule whose excess waits for its slot instead of being refused. */
 export type QueueParams = RateParams & {
   /**
    * How many excess requests are served at once before shaping starts (nginx `delay=`); `burst`

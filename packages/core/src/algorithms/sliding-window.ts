@@ -14,6 +14,10 @@ import type { Algorithm, StateSlots } from './types.js'
 
 const SLIDING_WINDOW_PARAMS = [...WINDOW_PARAMS, 'buckets']
 
+/**
+ * A sliding window of `windowMs`, weighted from the previous window or counted in `buckets`
+ * sub-windows.
+ */
 export type SlidingWindowParams = WindowParams & {
   /**
    * Count in this many sub-window counters (2 to 100; `windowMs` must divide by it) instead of

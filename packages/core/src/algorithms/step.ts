@@ -6,6 +6,7 @@ import type { Algorithm } from './types.js'
 /** A key's state as a plain array, as returned by `step`. */
 export type AlgorithmState = readonly number[]
 
+/** What `step` returns: the key's next state, and the decision it led to. */
 export type StepResult = { readonly state: AlgorithmState; readonly decision: Decision }
 
 /**
@@ -38,6 +39,10 @@ export function step(
   return { state: next, decision }
 }
 
+/**
+ * Throws `ERR_RL_INVALID_COST` unless `cost` is a whole number ≥ 0: the check every store makes on
+ * a charge.
+ */
 export function checkCost(cost: number): void {
   if (!Number.isSafeInteger(cost) || cost < 0) {
     throw new RateLimitError(
@@ -59,6 +64,10 @@ export function wholeMs(now: number): number {
   return typeof now === 'number' && now >= 0 && now <= MAX_TIME_MS ? Math.floor(now) : now
 }
 
+/**
+ * Throws `ERR_RL_INVALID_TIME` unless `now` is whole ms from 0 to `MAX_TIME_MS`: call `wholeMs`
+ * first to accept a fractional clock.
+ */
 export function checkTime(now: number): void {
   if (!Number.isSafeInteger(now) || now < 0 || now > MAX_TIME_MS) {
     throw new RateLimitError(

@@ -9,6 +9,10 @@ import type { ReadPolicy } from './types.js'
  * this century is below it, so the magnitude tells the three apart for any realistic value.
  */
 export const EPOCH_MS_FROM = 1e12
+/**
+ * From this value on, a numeric reset is an epoch time in seconds, below it seconds from now (see
+ * `EPOCH_MS_FROM`).
+ */
 export const EPOCH_SECONDS_FROM = 1e9
 
 const NUMBER = /^\s*(\d+(?:\.\d+)?)\s*$/

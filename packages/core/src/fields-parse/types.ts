@@ -1,6 +1,9 @@
 /** Where the fields are read from: a `Headers` object, or any `name → value` lookup. */
 export type HeaderSource =
-  | { get(name: string): string | null | undefined }
+  | {
+      /** The field's value, or null or undefined when absent (as `Headers.get`). */
+      get(name: string): string | null | undefined
+    }
   | ((name: string) => string | null | undefined)
 
 /** Which family of fields a policy was read from. */

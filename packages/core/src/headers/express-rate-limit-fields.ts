@@ -29,7 +29,9 @@ export type ExpressRateLimitFigures = {
  * member (draft-8's `RateLimit` and `RateLimit-Policy`, one per middleware).
  */
 export type ExpressRateLimitFieldSink = {
+  /** Sets a field, replacing any value it had. */
   set(name: string, value: string): void
+  /** Adds a value to a field, as one more list member. */
   append(name: string, value: string): void
 }
 

@@ -114,6 +114,10 @@ export const xRateLimitHeaders = {
   names: ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'],
   singleValued: ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'],
   merged: ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset'],
+  /**
+   * Writes `X-RateLimit-Limit`, `-Remaining` and `-Reset` for the deciding rule; returns how many
+   * fields it wrote.
+   */
   write(writer, verdict, now, config) {
     // The deciding rule, when its figures describe a real quota.
     const deciding = verdict.deciding
@@ -149,6 +153,7 @@ export const draft6Headers = {
   names: ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'RateLimit-Policy'],
   singleValued: ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'],
   merged: ['ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'ratelimit-policy'],
+  /** Writes draft 6's four fields for the deciding rule; returns how many it wrote. */
   write(writer, verdict, _now, config) {
     // The deciding rule, when its figures describe a real quota.
     const deciding = verdict.deciding
@@ -173,6 +178,10 @@ export const draft7Headers = {
   names: ['RateLimit', 'RateLimit-Policy'],
   singleValued: [],
   merged: ['ratelimit', 'ratelimit-policy'],
+  /**
+   * Writes draft 7's `RateLimit-Policy` and `RateLimit` for the deciding rule; returns how many it
+   * wrote.
+   */
   write(writer, verdict, _now, config) {
     // The deciding rule, when its figures describe a real quota.
     const deciding = verdict.deciding

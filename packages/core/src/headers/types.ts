@@ -18,7 +18,10 @@ export type HeaderEntries = ReadonlyArray<readonly [name: string, value: string]
  * Receives response fields one at a time, in the order of `HeaderEntries`: how adapters write
  * an admitted request's fields without the entries being built (`Tollgate.writeFields`).
  */
-export type FieldWriter = { write(name: string, value: string): void }
+export type FieldWriter = {
+  /** Receives one field, as the next of the `HeaderEntries`. */
+  write(name: string, value: string): void
+}
 
 /** Joins a header that arrived as several lines into one comma-separated list. */
 export function headerText(value: string | readonly string[] | undefined): string | undefined {

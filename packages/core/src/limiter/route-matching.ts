@@ -15,6 +15,7 @@ export type RouteMatching = {
   readonly parseRoute: RouteParser
   /** The path a request is matched on. */
   readonly normalizePath: (target: string) => string
+  /** True when `path` (normalised) matches one of `patterns`. */
   readonly matchesAny: (patterns: readonly PathPattern[], path: string) => boolean
   /** The targets of a rule with `match.route`, each route's own method winning. */
   readonly targets: (rule: Rule) => RouteTarget[]

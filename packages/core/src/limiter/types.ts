@@ -205,6 +205,7 @@ export type LimiterOptions<R = readonly RuleConfig[]> = {
   readonly lists?: AccessLists | undefined
 }
 
+/** `limiter.check`'s options: what to charge, and when. */
 export type CheckOptions = {
   /** Units to charge; 0 inspects without charging. @default the rule's `cost` */
   readonly cost?: number
@@ -212,6 +213,9 @@ export type CheckOptions = {
   readonly now?: number
 }
 
+/**
+ * `limiter.decide`'s options: when, and what a request with a `settle` rule is expected to cost.
+ */
 export type DecideOptions = {
   /** Ms since the epoch (a fraction is floored). @default clock.now() */
   readonly now?: number
@@ -293,6 +297,7 @@ export type SettleOptions = {
  */
 export type SettleStatus = 'settled' | 'closed' | 'expired' | 'none' | 'store-failed'
 
+/** What `limiter.settle` did, and to which rules. */
 export type SettleResult = {
   readonly status: SettleStatus
   /** The rules whose charges now hold the actual costs. */
@@ -305,10 +310,13 @@ export type SettleResult = {
 export type WaitSignal = {
   readonly aborted: boolean
   readonly reason: unknown
+  /** Called once per wait, with `{ once: true }`. */
   addEventListener(type: 'abort', listener: () => void, options?: { once?: boolean }): void
+  /** Called when the wait ends before the signal aborts. */
   removeEventListener(type: 'abort', listener: () => void): void
 }
 
+/** What a wait for a queue or concurrency slot reads: the signal that cancels it. */
 export type HoldOptions = {
   /**
    * Gives up waiting when it aborts (the client went away): the request's charges are given back
@@ -319,11 +327,23 @@ export type HoldOptions = {
   readonly signal?: WaitSignal | undefined
 }
 
+/** `limiter.acquire`'s options: `decide`'s, and the signal that cancels the wait. */
 export type AcquireOptions = DecideOptions & HoldOptions
 
 /** Synchronous when the store is (the memory store), a promise otherwise. */
 export type MaybePromise<T> = T | Promise<T>
 
+/**
+ * What `createLimiter` returns: decides requests over its rules, charges keys directly, and
+ * settles, refunds and releases what it charged. The adapters wrap one; use it directly for a job
+ * queue, a WebSocket or anything that is not an HTTP middleware.
+ * @example
+ * const limiter = createLimiter({
+ *   rules: [{ id: 'per-ip', match: { identity: 'ip' }, algorithm: 'token_bucket', rate: 10, burst: 20 }],
+ * })
+ * const verdict = await limiter.decide({ method: 'GET', path: '/', identities: { ip: '203.0.113.7' } })
+ * if (!verdict.allowed) console.log(verdict.deciding?.retryAfterMs)
+ */
 export interface Limiter {
   /** The validated rules, in order. */
   readonly rules: readonly Rule[]

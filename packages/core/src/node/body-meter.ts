@@ -3,8 +3,11 @@ import { endWhenFinished, type NodeResponseEvents } from './response-end.js'
 
 /** What `meterNodeBody` uses of a Node `http.ServerResponse`: a shape, so no Node import. */
 export type NodeResponseBody = NodeResponseEvents & {
+  /** A field's value as set so far (read at the first write, for the status and fields). */
   getHeader(name: string): number | string | string[] | undefined
+  /** Wrapped, so that each piece written is read on its way. */
   write: (...args: never[]) => boolean
+  /** Wrapped, so that the last piece is read on its way. */
   end: (...args: never[]) => unknown
 }
 

@@ -6,6 +6,7 @@ export type NodeResponseClose = {
   readonly destroyed?: boolean
   /** True once the whole response was handed to the socket. */
   readonly writableFinished?: boolean
+  /** Listens once for the connection closing. */
   once(event: 'close', listener: () => void): unknown
 }
 

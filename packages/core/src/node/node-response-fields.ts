@@ -9,9 +9,13 @@ import type { Verdict } from '../limiter/types.js'
  * a shape, so that core imports nothing from Node.
  */
 export type NodeResponse = {
+  /** Names of the fields set so far: a field already there is merged, not duplicated. */
   getHeaderNames(): string[]
+  /** A field's value as set so far. */
   getHeader(name: string): number | string | string[] | undefined
+  /** Sets a field, replacing its value. */
   setHeader(name: string, value: string): unknown
+  /** Adds a value to a field, keeping the values it had. */
   appendHeader(name: string, value: string): unknown
 }
 

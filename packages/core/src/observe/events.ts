@@ -138,6 +138,10 @@ export type StoreEvent = LeaseExpiredEvent
  * calls `observe` once with a listener that hands them to its observers.
  */
 export type ObservableStore = {
+  /**
+   * Called once by `observedLimiter`, with the listener that hands the store's events to its
+   * observers.
+   */
   readonly observe: (listener: (event: StoreEvent) => void) => void
 }
 
@@ -174,6 +178,7 @@ export type ObservedLimiterInfo = {
 export type Observer = {
   /** Called once per limiter it is given to, before any event. */
   readonly attach?: ((limiter: ObservedLimiterInfo) => void) | undefined
+  /** Receives each event of a kind it counts. Keep it cheap: it runs on the request path. */
   readonly observe: (event: ObservedEvent) => void
   /**
    * The kinds of event it counts: the limiter builds no other for it, and times no store call

@@ -39,6 +39,7 @@ export type Explanation = {
   readonly rules: readonly RuleExplanation[]
 }
 
+/** Options of `explain` and `onDecision`: how keys are shown. */
 export type ExplainOptions = {
   /** How keys are shown. @default 'hashed' (see `displayKey`) */
   readonly keys?: KeyDisplay

@@ -29,6 +29,7 @@ import { failureEventsOf, ruleEventsOf } from './outcomes.js'
 import { elapsedMs, reasonOf, storeKindOf, timedStore } from './timed-store.js'
 import { DEFAULT_CLOCK_STEP_FORWARD_MS, watchedClock } from './watched-clock.js'
 
+/** `createLimiter`'s options, and who is told what the limiter does. */
 export type ObservedLimiterOptions = LimiterOptions & {
   /**
    * Who is told what the limiter does (`@tollgate/opentelemetry`'s metrics, `shadowReport()`,
@@ -39,7 +40,12 @@ export type ObservedLimiterOptions = LimiterOptions & {
    * The runtime's monotonic clock, in ms: it times store calls, and tells the clock's steps
    * forward from idle time. Tests give their own. @default `performance.now`
    */
-  readonly monotonic?: { now(): number } | undefined
+  readonly monotonic?:
+    | {
+        /** Ms since an arbitrary origin, never going back. */
+        now(): number
+      }
+    | undefined
   /**
    * How far the clock must run ahead of the monotonic clock to be told as a step forward, in
    * ms. @default 1000

@@ -2,6 +2,7 @@ import { checkWhole } from '../options/option-values.js'
 import type { ObservedEvent, Observer } from './events.js'
 import { type HeavyHitter, SpaceSaving } from './space-saving.js'
 
+/** Options of `shadowReport`: how many keys it keeps per rule, and the length of its intervals. */
 export type ShadowReportOptions = {
   /** Keys kept per shadow rule (the sketch's fixed memory). @default 64 */
   readonly capacity?: number
@@ -27,6 +28,10 @@ export type ShadowRuleReport = {
   readonly intervals: readonly { readonly start: number; readonly denied: number }[]
 }
 
+/**
+ * What `shadowReport` returns: an `Observer` to give `observedLimiter`, and the reports it has
+ * gathered.
+ */
 export type ShadowReport = Observer & {
   /** Every shadow rule's report, in the order the rules were first seen. */
   read(): readonly ShadowRuleReport[]

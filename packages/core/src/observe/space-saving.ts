@@ -46,6 +46,10 @@ export class SpaceSaving {
     return this.heap.length < this.capacity ? 0 : this.heap[0]!.count
   }
 
+  /**
+   * Counts `times` occurrences of `key` at `at` (ms), replacing the lightest kept key if `key` is
+   * not kept and the sketch is full.
+   */
   add(key: string, at: number, times = 1): void {
     this.added += times
     const position = this.positions.get(key)

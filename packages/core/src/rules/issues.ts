@@ -30,6 +30,10 @@ export class RuleValidationError extends RateLimitError {
   }
 }
 
+/**
+ * One issue as `RuleValidationError` lists it: `rule "<id>": <field>: <problem>`, for a tool that
+ * reports issues itself.
+ */
 export function formatIssue(issue: RuleIssue): string {
   // A whole-set problem names no rule: a "rule #0" would be a position no rule has.
   if (issue.rule === undefined) return `${issue.field}: ${issue.problem}`

@@ -20,7 +20,9 @@ export type MissingIdentityPolicy = 'ip' | 'deny'
 /** Identities the adapters derive; any other name is read from `RequestFacts.identities`. */
 export type IdentityName = 'ip' | 'api_key' | 'user' | (string & {})
 
+/** Algorithms written with `rate`, `period` and `burst`. */
 export type RateAlgorithmName = 'token_bucket' | 'gcra' | 'leaky_bucket'
+/** Algorithms written with `limit` per `window`. */
 export type WindowAlgorithmName = 'fixed_window' | 'sliding_log' | 'sliding_window'
 /** Counts requests in flight rather than requests over time. */
 export type ConcurrencyAlgorithmName = 'concurrency'

@@ -21,6 +21,7 @@ export type Arrival = {
   readonly identities?: Readonly<Record<string, string>>
 }
 
+/** What `simulate` replays: the rules, the arrivals, and when to read each key's state. */
 export type SimulateOptions = {
   /** Rules in code or as validated (`defineRules`, `loadRulesText`): refused as at start-up. */
   readonly rules: readonly RuleConfig[]
@@ -73,6 +74,10 @@ export type StateSample = {
   readonly resetAfterMs: number
 }
 
+/**
+ * What `simulate` returns: the validated rules, every arrival's outcome, and each rule's state per
+ * key over time.
+ */
 export type Simulation = {
   readonly rules: readonly Rule[]
   /** Every arrival's outcome, in the order they were decided (by time). */

@@ -8,6 +8,7 @@ import { checkMaxKeys } from './max-keys.js'
 import { checkOneAlgorithmPerRule } from './rule-tables.js'
 import type { Charge, Store } from './types.js'
 
+/** Options of `mapStore`: how many keys it holds. */
 export type MapStoreOptions = {
   /**
    * The most keys held over all rules; beyond it the least recently used are dropped (never one
@@ -20,6 +21,10 @@ export type MapStoreOptions = {
 
 /** A `Store` with the synchronous single-charge path the limiter uses when a store has one. */
 export type MapStore = Store & {
+  /**
+   * Charges `cost` to `key` under `rule` at `now`: the single-rule path, with no array and no
+   * promise. Same decision as `consume` with one charge.
+   */
   consumeOne(rule: string, algorithm: Algorithm, key: string, cost: number, now: number): Decision
   /** Keys held now. */
   readonly size: number

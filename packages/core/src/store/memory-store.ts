@@ -27,6 +27,7 @@ import type {
   Store,
 } from './types.js'
 
+/** Options of `memoryStore`: its budget, in bytes or keys, and the seed of its key hash. */
 export type MemoryStoreOptions = {
   /**
    * The most bytes the store's state takes, over all rules: 1 MiB (1,048,576) or more. A rule
@@ -36,7 +37,8 @@ export type MemoryStoreOptions = {
    * least recently used key (CLOCK), which starts again with a full allowance if it returns.
    * A token-bucket, GCRA, leaky-bucket or fixed-window key takes 21–27 bytes (about 3 M keys
    * fit in the default; 32–40 for a rule whose capacity or limit needs more than 21 bits), a
-   * sliding-log key about 70 bytes with one entry and 8–16 per further entry, whatever its limit. Lower it on
+   * sliding-log key about 70 bytes with one entry and 8–16 per further entry, whatever its limit.
+   * Lower it on
    * edge runtimes with small memory limits; raise it when more clients than fit are active
    * within one refill period, or they start evicting each other. A key holding concurrency
    * slots is never evicted: when every key of a concurrency rule holds slots, its table grows past

@@ -89,6 +89,10 @@ export type Outcome = {
  * The memory store answers synchronously; remote stores return promises.
  */
 export interface Store {
+  /**
+   * Decides `charges` (one per matching rule) at `now` as one unit: when any enforcing charge is
+   * denied, none is taken. The limiter calls it once per request.
+   */
   consume(charges: readonly Charge[], now: number): Outcome | Promise<Outcome>
   /**
    * Gives back charges made at `chargedAt` (an `Outcome.at`), as far as they still count: a

@@ -22,6 +22,7 @@ type Utf8Decoder = {
 }
 type Utf8DecoderConstructor = new (label: 'utf-8', options: { ignoreBOM: boolean }) => Utf8Decoder
 
+/** Options of `sseUsage`: how much of one event it holds. */
 export type SseUsageOptions = {
   /**
    * The most of one event held at once, in UTF-16 code units: its `data` lines and the line

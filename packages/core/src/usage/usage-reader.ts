@@ -3,6 +3,7 @@ import { refuseUnknownOptions } from '../options/unknown-options.js'
 import { invalidMeasure, measureUsage, readUsage, type UsageMeasure } from './read-usage.js'
 import { DEFAULT_MAX_EVENT_LENGTH, type SseUsageOptions, sseUsage } from './sse-usage.js'
 
+/** Options of `usageReader`: which tokens count, and how much of one streamed event it holds. */
 export type UsageReaderOptions = SseUsageOptions & {
   /**
    * Which tokens a call costs: `'total'`, `'input'`, `'output'`, or a function of its
@@ -25,8 +26,15 @@ export type UsageReader = {
    * tokens by the measure (undefined when it reported no usage). See `sseUsage`.
    */
   readonly stream: () => {
+    /** Reads the next chunk of the body, text or bytes. */
     readonly write: (chunk: string | ArrayBufferView | ArrayBuffer) => void
+    /**
+     * The answer's tokens by the measure, once the body ended; undefined when it reported no usage.
+     */
     readonly end: () => number | undefined
+    /**
+     * Events skipped as longer than `maxEventLength`: more than 0 means the usage may be missing.
+     */
     readonly skippedEvents: () => number
   }
 }

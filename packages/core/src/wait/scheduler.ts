@@ -2,7 +2,9 @@ import type { Clock } from '../clock.js'
 
 /** The timer functions a scheduler arms: the runtime's `setTimeout` and `clearTimeout`, or a test's. */
 export type Timers = {
+  /** Arms a timer; its handle is passed back to `clearTimeout` as it is. */
   readonly setTimeout: (callback: () => void, ms: number) => unknown
+  /** Disarms a timer `setTimeout` armed. */
   readonly clearTimeout: (handle: unknown) => void
 }
 
@@ -46,6 +48,9 @@ export type Scheduler = {
   readonly waiting: () => number
 }
 
+/**
+ * Options of `createScheduler`: the clock it reads and the timers it arms (a test passes fakes).
+ */
 export type SchedulerOptions = {
   /** @default `Date.now` */
   readonly clock?: Clock | undefined
@@ -61,6 +66,13 @@ type Entry = { readonly at: number; readonly seq: number; run: (() => void) | un
 /** True when `a` runs before `b`. */
 const before = (a: Entry, b: Entry) => a.at < b.at || (a.at === b.at && a.seq < b.seq)
 
+/**
+ * A `Scheduler`: one timer, armed for the earliest of any number of waits. For a store or tool that
+ * waits as the limiter does; `Limiter` has its own.
+ * @example
+ * const scheduler = createScheduler()
+ * await scheduler.sleep(250, request.signal) // rejects with the reason if the request is aborted
+ */
 export function createScheduler(options: SchedulerOptions = {}): Scheduler {
   const clock = options.clock ?? { now: () => Date.now() }
   const timers = options.timers ?? systemTimers

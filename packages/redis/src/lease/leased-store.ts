@@ -3,6 +3,7 @@ import type { Charge, Clock, Decision, Outcome, Store } from '@tollgate/core/sto
 import { type Lease, type LeaseEntry, type LeaseStats, leaseTable } from './lease-table.js'
 import { LEASABLE, type LeaseOptions, resolveLeaseOptions } from './options.js'
 
+/** Options of `leasedStore`: the rules that may lease, how long and how much, and the clock. */
 export type LeasedStoreOptions = LeaseOptions & {
   /** The clock the limiter decides on, which ends leases too. @default the system clock */
   readonly clock?: Clock
@@ -10,6 +11,10 @@ export type LeasedStoreOptions = LeaseOptions & {
 
 /** A store that decides hot keys of its leased rules locally, from units taken ahead. */
 export interface LeasedStore extends Store {
+  /**
+   * Decides a request's charges: a leased rule's hot key from its lease, in this process; the rest,
+   * and a lease that ran dry, by the wrapped store.
+   */
   consume(charges: readonly Charge[], now: number): Outcome | Promise<Outcome>
   refund(charges: readonly Charge[], chargedAt: number, now: number): void | Promise<void>
   /** Counts of units granted, spent, returned and lapsed (for tests and metrics). */

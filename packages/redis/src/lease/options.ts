@@ -35,6 +35,7 @@ const NOT_LEASABLE: Readonly<Record<string, string>> = {
 /** A rule that may lease: a rule's config (as passed to an adapter), a validated rule, or anything with its id and algorithm. */
 export type LeasedRule = { readonly id: string; readonly algorithm: string }
 
+/** Which rules may take leases, for how long and how large: see `leasedStore`. */
 export type LeaseOptions = {
   /** The rules whose keys may take leases; every other rule goes to the store as before. */
   readonly rules: readonly LeasedRule[]
@@ -55,7 +56,9 @@ export type LeaseOptions = {
   readonly timers?: Timers
 }
 
+/** The default `ttlMs` of a lease: a second. */
 export const DEFAULT_LEASE_TTL_MS = 1000
+/** The default `maxShare`: a lease takes at most a tenth of a rule's limit ahead. */
 export const DEFAULT_LEASE_SHARE = 0.1
 
 export type ResolvedLeaseOptions = {

@@ -17,8 +17,19 @@ export type FallbackStats = {
   readonly reconciled: number
 }
 
+/**
+ * What `fallbackStore` returns: a `Store` that decides locally, with each instance's share, while
+ * the shared store fails, and reports how that went.
+ */
 export type FallbackStore = Store & {
+  /**
+   * Decides `charges` in this process with each rule's share of its allowance; the limiter calls it
+   * after `consume` failed, for rules whose `onStoreError` is `'fallback'`.
+   */
   consumeLocally(charges: readonly Charge[], now: number): Outcome
+  /**
+   * The breaker's state and the totals over every outage so far: for a health check or a metric.
+   */
   stats(): FallbackStats
   /** Resolves when the recovery under way (if any) has ended. Never rejects. */
   reconciling(): Promise<void>

@@ -25,6 +25,10 @@ export type OutageEvent =
       readonly unreconciled: number
     }
 
+/**
+ * Options of `fallbackStore`: how many instances share the rules, and when to give up on the shared
+ * store and try it again.
+ */
 export type FallbackStoreOptions = {
   /**
    * How many instances share the rules: each decides, while the shared store fails, with
