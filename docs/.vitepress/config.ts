@@ -1,5 +1,7 @@
+import { existsSync, readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
-import { defineConfig } from 'vitepress'
+import { fileURLToPath } from 'node:url'
+import { type DefaultTheme, defineConfig } from 'vitepress'
 import { DOCS_URL, REPOSITORY_URL } from './project.js'
 
 // Pages link to files outside docs/ (the root README, package READMEs, examples) with paths
@@ -20,6 +22,21 @@ function repositoryLinks(md: import('markdown-it')) {
     }
   })
 }
+
+// The API reference is generated from the packages' types (`pnpm docs:api`, run by `docs:build`)
+// into docs/api, which is not committed. Its sidebar is read when it is there, so `docs:dev`
+// without a generated reference still starts, just without the section.
+const API_SIDEBAR = fileURLToPath(new URL('../api/typedoc-sidebar.json', import.meta.url))
+const apiSidebar: DefaultTheme.SidebarItem[] = existsSync(API_SIDEBAR)
+  ? [
+      {
+        text: 'API reference',
+        link: '/api/',
+        collapsed: true,
+        items: JSON.parse(readFileSync(API_SIDEBAR, 'utf8')) as DefaultTheme.SidebarItem[],
+      },
+    ]
+  : []
 
 export default defineConfig({
   title: 'Tollgate',
@@ -78,6 +95,7 @@ export default defineConfig({
           { text: 'Error codes', link: '/reference/error-codes' },
         ],
       },
+      ...apiSidebar,
       { text: 'Client', link: '/client' },
       { text: 'Benchmarks', link: '/benchmarks' },
     ],
