@@ -56,6 +56,17 @@ class InvalidFile extends Error {
   }
 }
 
+/**
+ * Runs the `tollgate` command on its arguments (without `node` and the script) and returns its exit
+ * code (`EXIT`). The `bin` passes the process's; a tool or test passes its own `io`.
+ * @example
+ * const code = runCli(['check', 'rules.yaml'], {
+ *   readFile: (path) => readFileSync(path, 'utf8'),
+ *   writeFile: (path, text) => writeFileSync(path, text),
+ *   out: (line) => console.log(line),
+ *   err: (line) => console.error(line),
+ * })
+ */
 export function runCli(argv: readonly string[], io: CliIo): number {
   const [command, ...rest] = argv
   try {

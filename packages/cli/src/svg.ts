@@ -3,6 +3,7 @@
  * file and the playground puts it in its page, and both show the same picture. Per lane, the
  * arrivals (allowed above the axis, denied below, per time bin) and each rule's remaining
  * allowance over time, as a step line.
+ * @module @tollgate/cli/svg
  */
 import type { Simulation, StateSample } from '@tollgate/core/simulate'
 

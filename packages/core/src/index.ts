@@ -4,6 +4,7 @@
  * (`@tollgate/express`, `-koa`, `-hono`) re-exports all of it. What a store is built from is
  * `@tollgate/core/store`; what an adapter is built from, `@tollgate/core/adapter`; Node's
  * response writer, `@tollgate/core/node`.
+ * @module @tollgate/core
  */
 
 export type { CoreOptions, RefundWhen, RequestHooks } from './adapter/options.js'

@@ -1,3 +1,8 @@
+/**
+ * `@tollgate/express`: the rate-limiting middleware for Express 4 and 5, and everything
+ * `@tollgate/core` exports, so an app installs one package.
+ * @module @tollgate/express
+ */
 import type { Limiter, RateLimitParts, RuleConfig, WidenedRulesError } from '@tollgate/core'
 import {
   type AdapterKit,

@@ -6,5 +6,6 @@
  * import { readFileSync } from 'node:fs'
  * import { loadRulesText } from '@tollgate/express/rules-file'
  * app.use(rateLimit(loadRulesText(readFileSync('rules.yaml', 'utf8'), 'yaml')))
+ * @module @tollgate/express/rules-file
  */
 export * from '@tollgate/core/rules-file'

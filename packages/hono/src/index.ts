@@ -1,3 +1,8 @@
+/**
+ * `@tollgate/hono`: the rate-limiting middleware for Hono (Node, Bun, Deno, Cloudflare Workers),
+ * and everything `@tollgate/core` exports, so an app installs one package.
+ * @module @tollgate/hono
+ */
 import {
   type CoreOptions,
   isRateLimitError,

@@ -1,3 +1,8 @@
+/**
+ * `@tollgate/koa`: the rate-limiting middleware for Koa 2 and 3, and everything
+ * `@tollgate/core` exports, so an app installs one package.
+ * @module @tollgate/koa
+ */
 import type {
   CoreOptions,
   Limiter,

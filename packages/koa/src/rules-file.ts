@@ -6,5 +6,6 @@
  * import { readFileSync } from 'node:fs'
  * import { loadRulesText } from '@tollgate/koa/rules-file'
  * app.use(rateLimit(loadRulesText(readFileSync('rules.yaml', 'utf8'), 'yaml')))
+ * @module @tollgate/koa/rules-file
  */
 export * from '@tollgate/core/rules-file'

@@ -5,6 +5,7 @@
  * docs/adapters/writing-an-adapter.md. The identity resolver and the responder underneath are
  * here too, for code that runs the limiter without a framework, with the key of a client whose
  * address is unknown and the `Retry-After` a store failure answers by default.
+ * @module @tollgate/core/adapter
  */
 
 export {

@@ -4,6 +4,7 @@
  * request's header list, and the event-loop delay signal for load shedding. The only part of
  * core written for Node; it types Node's objects by their shape and imports nothing from Node
  * statically (the delay monitor is reached through `process.getBuiltinModule`).
+ * @module @tollgate/core/node
  */
 export { meterNodeBody, type NodeResponseBody } from './body-meter.js'
 export { closeSignal, type NodeResponseClose } from './close-signal.js'

@@ -4,6 +4,10 @@ import { explain } from './explain.js'
 /** The response field the debug explanation goes in. */
 export const DEBUG_HEADER = 'Tollgate-Debug'
 
+/**
+ * Options of `debugHeader`: the environment, which must be `development` for the header to be sent,
+ * and where its start-up warning goes.
+ */
 export type DebugHeaderOptions = {
   /**
    * The environment the app runs in, as it knows it: pass `process.env.NODE_ENV` (or your

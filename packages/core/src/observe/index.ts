@@ -4,6 +4,7 @@
  * slot (the vocabulary is `ObservedEvent`); `shadowReport` keeps whom shadow rules would have
  * hit; `explainDecisions` and `explain` say why a verdict is what it is. Nothing here is in an app that does not import it.
  * See docs/concepts/observability.md.
+ * @module @tollgate/core/observe
  */
 
 export { DEBUG_HEADER, type DebugHeaderOptions, debugHeader } from './debug-header.js'

@@ -1,3 +1,8 @@
+/**
+ * `@tollgate/core/rules-file`: rules from YAML or JSON text, in the spec's file shape. A separate
+ * entry point, so apps that define rules in code never bundle the YAML parser.
+ * @module @tollgate/core/rules-file
+ */
 import { RuleValidationError } from './issues.js'
 import { duplicateJsonKey, lineAndColumn } from './json-duplicate-keys.js'
 import { parseRules } from './parse-rules.js'

@@ -2,6 +2,7 @@
  * `@tollgate/core/simulate`: replays a trace of arrivals through rules on a virtual clock, with
  * the real limiter and memory store, and returns every decision and each rule's state over
  * time. Its own entry point, so that apps which only limit do not bundle it.
+ * @module @tollgate/core/simulate
  */
 
 export { algorithmOfRule } from './rule-algorithm.js'

@@ -4,6 +4,7 @@
  * and write, `step` one algorithm's decision on one state. The checks every store makes on its
  * inputs (`checkCost`, `checkTime`, `wholeMs`), the errors it throws, and the option checks and
  * scheduler a store's own options and timers use are here too. Apps use `@tollgate/core`.
+ * @module @tollgate/core/store
  */
 
 export type { CalendarWindows, WindowSpan } from '../algorithms/calendar.js'

@@ -3,6 +3,7 @@
  * settle a charge made before it ran. `readUsage` reads a JSON answer, `sseUsage` a streamed
  * one as it arrives; `usageReader` turns either into a number of tokens by a chosen measure.
  * Pure functions of the answer: no I/O, no Node built-ins.
+ * @module @tollgate/core/usage
  */
 
 export {
