@@ -1,6 +1,6 @@
 /**
- * `@tollgate/express`: the rate-limiting middleware for Express 4 and 5, and everything
- * `@tollgate/core` exports, so an app installs one package.
+ * `@tollgate/express`: the rate-limiting middleware for Express 4 and 5. It also re-exports
+ * everything `@tollgate/core` exports (documented there), so an app installs one package.
  * @module @tollgate/express
  */
 import type { Limiter, RateLimitParts, RuleConfig, WidenedRulesError } from '@tollgate/core'

@@ -1,7 +1,7 @@
 /**
  * Rules from YAML or JSON text, in the spec's file shape (`rate_per_s`, `window_s`,
  * `cost_by_route`…). A separate entry point, so apps that define rules in code never bundle the
- * YAML parser.
+ * YAML parser. It re-exports `@tollgate/core/rules-file` (documented there).
  * @example
  * import { readFileSync } from 'node:fs'
  * import { loadRulesText } from '@tollgate/express/rules-file'

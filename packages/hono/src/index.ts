@@ -1,6 +1,7 @@
 /**
- * `@tollgate/hono`: the rate-limiting middleware for Hono (Node, Bun, Deno, Cloudflare Workers),
- * and everything `@tollgate/core` exports, so an app installs one package.
+ * `@tollgate/hono`: the rate-limiting middleware for Hono (Node, Bun, Deno, Cloudflare
+ * Workers). It also re-exports everything `@tollgate/core` exports (documented there), so an app
+ * installs one package.
  * @module @tollgate/hono
  */
 import {

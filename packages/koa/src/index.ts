@@ -1,6 +1,6 @@
 /**
- * `@tollgate/koa`: the rate-limiting middleware for Koa 2 and 3, and everything
- * `@tollgate/core` exports, so an app installs one package.
+ * `@tollgate/koa`: the rate-limiting middleware for Koa 2 and 3. It also re-exports
+ * everything `@tollgate/core` exports (documented there), so an app installs one package.
  * @module @tollgate/koa
  */
 import type {
