@@ -144,7 +144,8 @@ export function penaltyCalls(
             offences[index] = parsed.offences[j]
           })
           if (parsed.blocked) blocked = true
-          parsed.swept?.forEach((units, j) => leases.swept(covered[j]!.rule, units))
+          const swept = parsed.swept ?? []
+          for (let j = 0; j < swept.length; j++) leases.swept(covered[j]!.rule, swept[j]!)
           return parsed
         })
       }

@@ -25,7 +25,7 @@ import {
  * key of its own, `<state key>:offences` (the same hash tag: the same slot), expiring at the
  * forget time plus the margin. A record whose forget time has come reads as none.
  */
-export const PENALTY_ARGS_PER_CHARGE = 7
+const PENALTY_ARGS_PER_CHARGE = 7
 
 /** ARGV[3]: what the call does (a consume's flags '0', '1', '2' otherwise, as consume's). */
 export const PENALTY_MODES = {
