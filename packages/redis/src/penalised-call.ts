@@ -161,6 +161,9 @@ export function penaltyCalls(
     peek: (ref, penalty, now) =>
       operate(ref, penalty, now, PENALTY_MODES.peek, (reply, charge) => {
         const parsed = parsePenalisedReply(reply, [charge], false, false)
+        // A concurrency key's load removes leases already ended, as any call on it does: told once.
+        const swept = parsed.swept?.[0]
+        if (swept !== undefined) leases.swept(charge.rule, swept)
         return { decision: parsed.decisions[0]!, offences: parsed.offences[0], at: parsed.at }
       }),
     reset: (ref, now) => operate(ref, undefined, now, PENALTY_MODES.reset, ignoreTime),
