@@ -9,6 +9,7 @@
  * Options: --runs=5 --rounds=61 --requests=500 --seconds=3 --framework=express|koa|hono
  * --clients=1,100000 (one table per count: one client, then many rotating addresses)
  */
+import { availableParallelism, loadavg } from 'node:os'
 import type { VariantName } from './config.js'
 import { writeSection } from './doc.js'
 import { FRAMEWORKS, measureFrameworkInChild, VARIANTS } from './in-process.js'
@@ -97,6 +98,7 @@ async function tablesFor(clients: number): Promise<string[]> {
   return lines
 }
 
+const loadBefore = loadavg()[0]!
 const lines: string[] = []
 for (const clients of clientCounts) {
   if (lines.length > 0) lines.push('')
@@ -129,6 +131,10 @@ if (args.has('sockets')) {
   }
 }
 
+lines.push(
+  '',
+  `Run on ${new Date().toISOString().slice(0, 10)} on the shared ${availableParallelism()}-core machine, load average ${loadBefore.toFixed(1)} at the start and ${loadavg()[0]!.toFixed(1)} at the end.`,
+)
 const table = lines.join('\n')
 console.log(table)
 if (args.has('write')) await writeSection(table)

@@ -58,8 +58,6 @@ export function memorySection(results: Results): string {
     const at = memory && memory.keys !== memoryKeys ? ` (at ${memory.keys / 1e3} k keys)` : ''
     return `| ${name} | ${cells.join(' | ')} | ${memory ? fixed(memory.bytesPerKey, 1) : '—'}${at} |`
   }
-  const wallRow = ({ name, versus = NAIVE }: Contender) =>
-    `| ${name} | ${SCENARIOS.map((scenario) => fixed(ratio(name, versus, scenario, 'perWallSecond'))).join(' | ')} |`
 
   const peers = contenders.filter((contender) => contender.async).map(({ name }) => name)
   const verdict = (met: boolean) => (met ? 'met' : '**not met**')
@@ -90,45 +88,25 @@ Targets:
 
 ${targets.join('\n')}
 
-Bytes per key over a table's growth cycle: the store's own count of its arrays (\`store.bytes\`)
-over the keys it holds, as distinct keys arrive one by one on a rule of 100 per 60 s (limit
-100 per 60 s for the windows). Once large a table grows by a quarter at 3/4 full, so between
-two growths it is 60 % to 75 % full; a slot of 16 B gives 21.3–26.7 B per key, one of 24 B
-32.0–40.0, one of 32 B 42.7–53.3. The retained figure above adds what the process allocates
-besides the table.
+Bytes per key over a table's growth cycle (the store's own count, \`store.bytes\`, as distinct
+keys arrive one by one): a large table grows by a quarter at 3/4 full, so a 16-byte slot gives
+21.3–26.7 B per key, a 24-byte one 32.0–40.0 and a 32-byte one 42.7–53.3.
 
 ${cycleTable(results.cycles, memoryKeys)}
-
-The same ratios from wall-clock time, which the other processes on this shared machine disturb
-more:
-
-| contender | hot key | ${millions} keys | built per request |
-| --- | ---: | ---: | ---: |
-${contenders.map(wallRow).join('\n')}
 
 - Command: \`${results.command}\` (from the repository root).
 - Machine: Node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, a VM
   shared with other work (load average ${fixed(results.load[0], 1)} before, ${fixed(results.load[1], 1)} after).
 - Every contender is set to 100 requests per 60 s and reads the clock once per decision
-  (\`Date.now()\`, as the peers do inside, and as the spec's naive limiter does). Tollgate and
-  the naive bucket answer synchronously; the peers are awaited, as their middleware does
-  (@fastify/rate-limit's callback store through the promise its plugin wraps it in).
-- Hot key: one key, over and over (mostly denied after the first 100). ${millions} keys:
-  distinct IPv4-shaped keys in a fixed random order, all inserted by a warm-up pass first;
-  either the key strings are built once up front (so \`Map\` reuses each string's cached hash),
-  or each is built for its request, as a server builds it from the client's address.
-- Naive Map bucket: the spec's in-process \`TokenBucketLimiter\` in integer units, one object per
-  key in a \`Map\`, written only for new keys, answering \`{ allowed, retryAfterMs }\`.
-- On the hot key, a token-bucket decision computes remaining units, reset and retry times
-  exactly (three exact integer divisions) and returns five fields; the naive bucket computes one
-  retry time and returns two. GCRA's decision is lighter.
-- The "time passed in" rows take the time from a counter instead (one ms per 1,024 decisions);
-  their ratios are to the naive bucket given the same counter. Compare the two naive rows for
-  what reading the clock costs: without it, the JIT reduces the naive bucket on one key to a few
-  instructions, and on keys built up front consecutive \`Map\` lookups can overlap their cache
-  misses, which a store that must first hash the key's characters does less. A server reads the
-  clock and builds the key for every request.
-- Retained memory: keys built per request and dropped, so a store that keeps the strings pays
-  for them. Tollgate's store is created with \`maxBytes: 2 ** 36\` (64 GiB), so the bound never trims it.
+  (\`Date.now()\`). Tollgate and the naive bucket answer synchronously; the peers are awaited, as
+  their middleware does. The naive bucket is the spec's in-process \`TokenBucketLimiter\`, one
+  object per key in a \`Map\`.
+- Hot key: one key, over and over (mostly denied after the first 100). ${millions} keys: distinct
+  IPv4-shaped keys in a fixed random order, inserted by a warm-up pass, built once up front or
+  built for each request (as a server builds them from the client's address).
+- The "time passed in" rows take the time from a counter instead of the clock; their ratios are
+  to the naive bucket given the same counter.
+- Retained memory: keys built per request and dropped; Tollgate's store is created with
+  \`maxBytes: 2 ** 36\`, so the bound never trims it.
 `
 }

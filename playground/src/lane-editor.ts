@@ -16,12 +16,23 @@ export function laneEditor(
   const box = element('fieldset', { class: 'lane', 'data-lane': String(index) })
   const label = input('label', lane.label, 'text')
   label.classList.add('lane-label')
-  const remove = element('button', { type: 'button', class: 'remove', title: 'Remove this lane' })
+  label.setAttribute('aria-label', 'Lane name')
+  const remove = element('button', {
+    type: 'button',
+    class: 'remove',
+    title: 'Remove this lane',
+    'aria-label': `Remove lane ${index + 1}`,
+  })
   remove.textContent = '×'
   remove.addEventListener('click', onRemove)
   box.append(label, remove)
   if (isRulesLane(lane)) {
-    const text = element('textarea', { 'data-field': 'rulesText', rows: '8', spellcheck: 'false' })
+    const text = element('textarea', {
+      'data-field': 'rulesText',
+      rows: '8',
+      spellcheck: 'false',
+      'aria-label': 'Rules file (YAML or JSON)',
+    })
     text.value = lane.rulesText
     text.addEventListener('input', () =>
       onChange({ label: label.value, rulesText: text.value }, false),
@@ -31,7 +42,7 @@ export function laneEditor(
     )
     box.append(text)
   } else {
-    const algorithm = element('select', { 'data-field': 'algorithm' })
+    const algorithm = element('select', { 'data-field': 'algorithm', 'aria-label': 'Algorithm' })
     for (const name of [...RATE_ALGORITHMS, ...WINDOW_ALGORITHMS]) {
       const option = element('option', { value: name })
       option.textContent = name

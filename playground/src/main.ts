@@ -1,6 +1,6 @@
 /**
- * The playground: the specification's figures, then a workspace where any algorithms or a
- * pasted rules file judge the same arrivals side by side. Everything runs the real core in the
+ * The playground: a workspace where any algorithms or a pasted rules file judge the same
+ * arrivals side by side, its chart on the first screen, then the design documents' figures. Everything runs the real core in the
  * page (`@tollgate/core/simulate`); the page's whole state is in the URL's hash.
  */
 import { chartTimeAt, timelineSvg } from '@tollgate/cli/svg'
@@ -18,7 +18,17 @@ import { type PageResult, runPage } from './run-lanes.js'
 import './style.css'
 
 const OPENING = 'minute-boundary'
-const CHART_WIDTH = 960
+/** The chart is drawn at the width it is shown (within these), so its text stays legible. */
+const CHART_WIDTHS = { min: 320, max: 960 }
+const chartWidth = () =>
+  Math.round(
+    Math.min(
+      CHART_WIDTHS.max,
+      Math.max(CHART_WIDTHS.min, byId('chart').clientWidth || CHART_WIDTHS.max),
+    ),
+  )
+let drawnWidth: number = CHART_WIDTHS.max
+let lastResult: PageResult | undefined
 const byId = <T extends HTMLElement>(id: string) => document.getElementById(id) as T
 
 let state: PageState = decodeState(location.hash) ?? stateOfScenario(scenarioNamed(OPENING)!)
@@ -109,11 +119,21 @@ function showResults(result: PageResult): void {
   const drawn = result.lanes.flatMap((lane) =>
     lane.simulation === undefined ? [] : [{ label: lane.label, simulation: lane.simulation }],
   )
-  byId('chart').innerHTML = timelineSvg(drawn, {
+  const chart = byId('chart')
+  drawnWidth = chartWidth()
+  lastResult = result
+  chart.innerHTML = timelineSvg(drawn, {
     from: state.from,
     until: state.until,
-    width: CHART_WIDTH,
+    width: drawnWidth,
   })
+  // Read as one image, summed up by the table below it.
+  const svg = chart.querySelector('svg')
+  svg?.setAttribute('role', 'img')
+  svg?.setAttribute(
+    'aria-label',
+    'Each lane over time: requests allowed and denied, and what remains',
+  )
 }
 
 function summary(
@@ -175,13 +195,24 @@ function wire(): void {
     const svg = byId('chart').querySelector('svg')
     if (svg === null) return
     const box = svg.getBoundingClientRect()
-    const px = ((event.clientX - box.left) / box.width) * CHART_WIDTH
-    sendBurst(chartTimeAt(px, { from: state.from, until: state.until, width: CHART_WIDTH }))
+    const px = ((event.clientX - box.left) / box.width) * drawnWidth
+    sendBurst(chartTimeAt(px, { from: state.from, until: state.until, width: drawnWidth }))
   })
   byId('burst-send').addEventListener('click', () =>
     sendBurst(Number(byId<HTMLInputElement>('burst-at').value)),
   )
 }
+
+// A window resized across a width the chart was drawn for: drawn again, once per frame.
+let resizing = false
+window.addEventListener('resize', () => {
+  if (resizing) return
+  resizing = true
+  requestAnimationFrame(() => {
+    resizing = false
+    if (lastResult !== undefined && chartWidth() !== drawnWidth) showResults(lastResult)
+  })
+})
 
 function sendBurst(at: number): void {
   const count = byId<HTMLInputElement>('burst-count').value || '1'

@@ -1,6 +1,7 @@
 // The built playground in a real browser: Debian's Chromium, driven by playwright-core. Skips
 // where Chromium is not installed, except in CI (CI set), where it must be (.ci/run installs it).
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -21,6 +22,10 @@ const FLAGS = [
   '--disable-sync',
 ]
 const DIST = fileURLToPath(new URL('../dist/', import.meta.url))
+/** axe-core's browser build, injected into the page to audit it. */
+const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js')
+const DESKTOP = { width: 1280, height: 800 }
+const PHONE = { width: 390, height: 844 }
 /** Kept by CI as artifacts (gitignored). */
 const ARTIFACTS = fileURLToPath(new URL('../../artifacts/', import.meta.url))
 
@@ -104,13 +109,75 @@ describe.runIf(present)('the playground in Chromium', () => {
     expect((await admitted())[0]).toBe('200')
   })
 
-  it('saves a screenshot for CI', async () => {
+  /** The opening page at `size`, its first chart drawn. */
+  async function openAt(size: { width: number; height: number }) {
+    await page.setViewportSize(size)
     await page.goto(server.url)
     await page.locator('[data-testid="admitted"]').nth(3).waitFor()
+    await page.locator('#chart svg').waitFor()
+  }
+
+  /** The serious and critical violations axe finds, as "rule: target" lines. */
+  async function accessibilityViolations(): Promise<string[]> {
+    await page.addScriptTag({ path: AXE })
+    const found = await page.evaluate(async () => {
+      const axe = (globalThis as unknown as { axe: { run(): Promise<AxeResults> } }).axe
+      type AxeResults = {
+        violations: Array<{ id: string; impact: string; nodes: Array<{ target: string[] }> }>
+      }
+      return (await axe.run()).violations
+    })
+    return found
+      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+      .flatMap((v) => v.nodes.map((node) => `${v.id}: ${node.target.join(' ')}`))
+  }
+
+  it('shows the first chart above the fold at 1280 × 800', async () => {
+    await openAt(DESKTOP)
+    const chart = await page.locator('#chart svg').boundingBox()
+    expect(chart).not.toBeNull()
+    // Its top, and most of it, inside the first screen.
+    expect(chart!.y).toBeLessThan(DESKTOP.height / 2)
+    expect(chart!.y + chart!.height / 2).toBeLessThan(DESKTOP.height)
+  })
+
+  it('fits a 390 px phone screen without scrolling sideways', async () => {
+    await openAt(PHONE)
+    const width = await page.evaluate(() => document.documentElement.scrollWidth)
+    expect(width).toBeLessThanOrEqual(PHONE.width)
+  })
+
+  it.each([
+    ['1280 × 800', DESKTOP],
+    ['390 px', PHONE],
+  ])('has no serious accessibility violations at %s (axe)', async (_name, size) => {
+    await openAt(size)
+    expect(await accessibilityViolations()).toEqual([])
+  })
+
+  it('works from the keyboard: a field of a lane is reached with Tab and edited', async () => {
+    await openAt(DESKTOP)
+    const burst = page.locator('[data-lane="3"] input[data-field="burst"]')
+    await burst.focus()
+    await page.keyboard.press('Shift+Tab')
+    await page.keyboard.press('Tab')
+    expect(await burst.evaluate((node) => node === document.activeElement)).toBe(true)
+    await page.keyboard.press('Control+A')
+    await page.keyboard.type('50')
+    await expect.poll(admitted).not.toEqual(['200', '100', '116', '133'])
+  })
+
+  it('saves screenshots at both widths for CI', async () => {
     mkdirSync(ARTIFACTS, { recursive: true })
-    const file = join(ARTIFACTS, 'playground.png')
-    await page.screenshot({ path: file, fullPage: true })
-    expect(existsSync(file)).toBe(true)
+    for (const [name, size] of [
+      ['playground.png', DESKTOP],
+      ['playground-phone.png', PHONE],
+    ] as const) {
+      await openAt(size)
+      const file = join(ARTIFACTS, name)
+      await page.screenshot({ path: file, fullPage: true })
+      expect(existsSync(file)).toBe(true)
+    }
     expect(pageErrors).toEqual([])
   })
 })

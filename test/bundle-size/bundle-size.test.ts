@@ -3,7 +3,7 @@
 // beside the peers'. The budgets are the measured sizes rounded up: a change that grows a bundle
 // fails here and must either shrink it back or raise the budget, saying why in its commit.
 //
-// What keeps a one-rule bundle small (docs/benchmarks.md, "Bundle size"): every app pays for
+// What keeps a one-rule bundle small: every app pays for
 // what the common path reaches (the limiter, the memory store, the adapter kit, the responder,
 // an adapter's `rateLimit`). A feature an app chooses by name (an algorithm) is reached through
 // a table that the entry passes in: a new algorithm goes in `BUILT_IN_ALGORITHMS`

@@ -116,6 +116,70 @@ describe.skipIf(!redisServerBinary)('Redis store on a Redis Cluster (3 masters)'
       expect(s.scripts().map((script) => script.sha)).toContain(counter.shas.at(-1))
     })
 
+    it('penalises a request on one identity in one round trip, and answers each operator call in one', async () => {
+      const counter = counting(target.client)
+      const s = store(counter.client)
+      const penalty = { blockMs: 60_000, factor: 2, maxBlockMs: 600_000, forgetAfterMs: 3_600_000 }
+      const charges: Charge[] = ONE_OF_EACH.slice(0, 3).map((algorithm, i) => ({
+        rule: `penalised-${i}`,
+        algorithm,
+        key: 'api_key:k_3',
+        cost: 1,
+        shadow: false,
+        penalty,
+      }))
+      await s.consumePenalised(charges, 1_000) // the first call may load the script
+      counter.calls = 0
+      await s.consumePenalised(charges, 1_000)
+      expect(counter.calls).toBe(1)
+      const ref = { rule: 'penalised-0', algorithm: charges[0]!.algorithm, key: 'api_key:k_3' }
+      await s.block(ref, penalty, 90_000, 1_000)
+      const status = await s.peek(ref, penalty, 1_000)
+      expect(status.offences).toEqual({ count: 0, blockedUntil: 90_000 })
+      await s.unblock(ref, 1_000)
+      await s.reset(ref, 1_000)
+      expect(counter.calls).toBe(5)
+    })
+
+    // A request whose identities lie in two slots is decided per slot group: a block in one
+    // refuses the request, and what the other group wrote is given back (consumeAcrossSlots).
+    it('refuses a penalised request across slots when one slot’s key is blocked, giving the other back', async () => {
+      const s = store()
+      const penalty = { blockMs: 60_000, factor: 2, maxBlockMs: 600_000, forgetAfterMs: 3_600_000 }
+      const window = fixedWindow({ limit: 10, windowMs: 60_000 })
+      const keys = ['api_key:k_4', 'ip:203.0.113.9']
+      const slots = await Promise.all(
+        keys.map((key) => target.command(undefined, ['CLUSTER', 'KEYSLOT', s.keyOf('w', key)])),
+      )
+      expect(new Set(slots).size).toBe(2)
+      const login: Charge = {
+        rule: 'login',
+        algorithm: window,
+        key: keys[0]!,
+        cost: 1,
+        shadow: false,
+        penalty,
+      }
+      const other: Charge = { rule: 'w', algorithm: window, key: keys[1]!, cost: 3, shadow: false }
+      await s.block({ rule: 'login', algorithm: window, key: keys[0]! }, penalty, 70_000, 10_000)
+      const refused = await s.consumePenalised([login, other], 10_000)
+      expect(refused.offences).toEqual([{ count: 0, blockedUntil: 70_000 }, undefined])
+      const after = await s.consume(
+        [
+          { ...other, cost: 0 },
+          { ...login, cost: 0, penalty: undefined },
+        ],
+        10_000,
+      )
+      expect(after.decisions.map((d) => d.remaining)).toEqual([10, 10])
+      // Once the block is over, the request passes in both slots.
+      const passed = await s.consumePenalised([login, other], 70_000)
+      expect([passed.decisions.map((d) => d.allowed), passed.offences]).toEqual([
+        [true, true],
+        [{ count: 0, blockedUntil: 70_000 }, undefined],
+      ])
+    })
+
     it('settles a request of any number of rules on one identity in one round trip', async () => {
       const counter = counting(target.client)
       const s = store(counter.client)

@@ -106,7 +106,10 @@ describe.skipIf(!redisServerBinary)(`${GATEWAYS} gateways on a Redis that fails`
       prefix,
       rule,
       start: START,
-      timeoutMs: 1000,
+      // Long enough that a call to the resumed server answers in time on a loaded machine (a call
+      // that times out is still run by Redis when it resumes, and charges it); the paused calls
+      // wait it out three times per gateway before the circuit opens.
+      timeoutMs: 3000,
       probeIntervalMs: PROBE_MS,
     }
     gateways = await Promise.all(ALL.map(() => startGateway(config)))

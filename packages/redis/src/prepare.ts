@@ -83,6 +83,12 @@ export type ChargePreparer = {
   ruleSetScript(charges: readonly Charge[]): RuleSetScripts | undefined
   /** Every rule-set script made so far, one-rule scripts included, both shapes. */
   ruleSetScripts(): readonly Script[]
+  /**
+   * Where a key's offences under a rule live (scripts/penalties.lua.ts), beside its state in
+   * `stateKey`'s slot: in the identity layout the identity value, at a field of their own (0: a
+   * key of its own), in the rule layout the key `<state key>:offences`.
+   */
+  offencesOf(charge: Charge, stateKey: string): { readonly key: string; readonly field: number }
 }
 
 /**
@@ -111,6 +117,12 @@ export function chargePreparer(
       return calendar === undefined ? chargedAt : calendar.windowAt(chargedAt)[0]
     },
     prepare: chargeArgs(keyOf, planOf, fields),
+    offencesOf(charge, stateKey) {
+      if (layout === 'rule') return { key: `${stateKey}:offences`, field: 0 }
+      // A name no rule of a rules file has (no NUL): the field's clash check covers it too.
+      const field = fields.of(`${charge.rule}\u0000offences`)
+      return { key: `${prefix}:{${encodeKey(charge.key)}}`, field }
+    },
   }
 }
 

@@ -159,7 +159,7 @@ export function generalConsumer(
 }
 
 /** Books the leases of an admitted request (every enforcing charge allowed: all were written). */
-function recordLeases(
+export function recordLeases(
   charges: readonly Charge[],
   prepared: readonly PreparedCharge[],
   outcome: Outcome,

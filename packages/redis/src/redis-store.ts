@@ -1,16 +1,27 @@
 import { randomInt } from 'node:crypto'
 import { systemClock } from '@tollgate/core'
 import type { StoreEvent } from '@tollgate/core/observe'
-import type { Charge, Outcome, Settlement, Store } from '@tollgate/core/store'
+import type {
+  Charge,
+  KeyRef,
+  KeyStatus,
+  Outcome,
+  PenalisedOutcome,
+  Penalty,
+  Settlement,
+  Store,
+} from '@tollgate/core/store'
 import { callWatch, systemCallWatch } from './call.js'
 import type { RedisScriptClient } from './client.js'
 import { requestSender } from './coalesce.js'
 import { encodeKey, redisKey } from './keys.js'
 import { leaseBook, leaseTimers } from './leases.js'
+import { penaltyCalls } from './penalised-call.js'
 import { chargePreparer } from './prepare.js'
 import { consumer, generalConsumer, refunder, renewer, scriptRunner } from './redis-calls.js'
 import {
   consumeScript,
+  penaltiesScript,
   refundScript,
   renewScript,
   type Script,
@@ -33,6 +44,20 @@ export interface RedisStore extends Store {
    * server's clock, `chargedAt` is the `Outcome.at` its consume answered (the server's time).
    */
   settle(settlements: readonly Settlement[], chargedAt: number, now: number): Promise<void>
+  /**
+   * `consume` with penalties in the same script call: a key's offences live beside its state
+   * (the identity value's own entry, or `<state key>:offences` in the rule layout) and are
+   * forgotten `forgetAfterMs` after the block ends (scripts/penalties.lua.ts).
+   */
+  consumePenalised(charges: readonly Charge[], now: number): Promise<PenalisedOutcome>
+  /** A look at cost 0 and the key's offences, in one call that writes nothing. */
+  peek(ref: KeyRef, penalty: Penalty | undefined, now: number): Promise<KeyStatus>
+  /** Drops the key's state and its offences under the rule, in one call. */
+  reset(ref: KeyRef, now: number): Promise<void>
+  /** Blocks the key under the rule until `until`, its count kept, in one call. */
+  block(ref: KeyRef, penalty: Penalty, until: number, now: number): Promise<void>
+  /** Lifts the key's block and forgets its offences under the rule, in one call. */
+  unblock(ref: KeyRef, now: number): Promise<void>
   /** Each call's budget (the `timeoutMs` option): the limiter sets no timer of its own. */
   readonly timeoutMs: number
   /**
@@ -42,7 +67,7 @@ export interface RedisStore extends Store {
    */
   keyOf(rule: string, key: string): string
   /**
-   * The scripts this store runs: the general consume, refund and settle scripts, and the script
+   * The scripts this store runs: the general consume, refund, settle and penalties scripts, and the script
    * of each rule, and of each set of rules charged together, it has decided so far. For
    * operators who allow scripts by SHA; the store loads each one itself on first use.
    */
@@ -130,6 +155,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
       refundScript,
       settleScript,
       renewScript,
+      penaltiesScript,
       ...preparer.ruleSetScripts(),
     ],
     leases: {
@@ -144,6 +170,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     consume: consumer(config, client, preparer, send, consumeMany),
     refund: refunder(config, client, preparer, runner, leases, watch),
     settle: settler(config, client, preparer, watch),
+    ...penaltyCalls(config, client, preparer, runner, leases, watch),
   }
 }
 

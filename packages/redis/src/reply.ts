@@ -176,7 +176,7 @@ export function parseSettleReply(reply: unknown, charges: number): void {
   if (reply !== charges) throw malformed(`expected the ${charges} charges settled`, reply)
 }
 
-function malformed(what: string, reply: unknown): RateLimitError {
+export function malformed(what: string, reply: unknown): RateLimitError {
   let shown: string
   try {
     shown = JSON.stringify(reply)?.slice(0, 200) ?? String(reply)

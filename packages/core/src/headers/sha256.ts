@@ -5,8 +5,8 @@
  * request, one block. Profiled in an adapter under load, Node's one-shot `crypto.hash` took
  * about 2.7 µs a key against 1.1 µs here (a native call whose code and data go cold between
  * requests, though it wins in a loop), and Web Crypto's `digest` is asynchronous, a trip through
- * the event loop for every new client (see docs/benchmarks.md). This one is synchronous on every
- * runtime.
+ * the event loop for every new client (measured in the history of docs/benchmarks.md). This one
+ * is synchronous on every runtime.
  */
 
 /**

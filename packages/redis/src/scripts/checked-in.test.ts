@@ -11,6 +11,7 @@ import { redisScripts } from './index.js'
 const PINNED_CONSUME_SHA = '6897f14262da6c07acd5e3ce18627baab9f2399e'
 const PINNED_REFUND_SHA = '3b9d68e8ce695ba3ecdcd495a8d323686ce0af86'
 const PINNED_SETTLE_SHA = '291e05345e4ffc814edc26c45a5760e7db903a04'
+const PINNED_PENALTIES_SHA = '9b21336fe9adc9dc60ed3d5a98e0c086bd2bff71'
 const PINNED_RENEW_SHA = '1873650f34099da0da0e93b6f7b971319d42afe4'
 const PINNED_EXAMPLE_RULE_SET_SHA = 'dcab64f7790a3c601fa87617a4180d0e1ed5df80'
 const PINNED_EXAMPLE_ONE_REQUEST_SHA = '6d79f5d83538bf15f3da288c91d9e6eb3ee4de1e'
@@ -56,6 +57,11 @@ describe('the checked-in Lua', () => {
   it('settle.lua is the settle script', async () => {
     await expect(redisScripts.settle.source).toMatchFileSnapshot('../../lua/settle.lua')
     expect(redisScripts.settle.sha).toBe(PINNED_SETTLE_SHA)
+  })
+
+  it('penalties.lua is the script of penalties and the operator’s calls', async () => {
+    await expect(redisScripts.penalties.source).toMatchFileSnapshot('../../lua/penalties.lua')
+    expect(redisScripts.penalties.sha).toBe(PINNED_PENALTIES_SHA)
   })
 
   it('renew.lua is the script that renews concurrency leases', async () => {

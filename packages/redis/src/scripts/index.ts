@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
 import { libraryLua } from './assemble.js'
 import { consumeMainLua, mainHeaderLua, refundMainLua, settleMainLua } from './main.lua.js'
+import { penaltiesHeaderLua, penaltiesMainLua } from './penalties.lua.js'
 import { renewLua } from './renew.lua.js'
 
 export { ARGS_PER_CHARGE } from './main.lua.js'
@@ -33,6 +34,14 @@ export const settleScript: Script = script(
   mainHeaderLua('settle', 'the time the charges were made') + libraryLua('settle') + settleMainLua,
 )
 
+/**
+ * Consumes with penalties, and answers the operator's peek, reset, block and unblock (see
+ * penalties.lua.ts): one call each.
+ */
+export const penaltiesScript: Script = script(
+  `${penaltiesHeaderLua}\n${libraryLua('consume')}${penaltiesMainLua}`,
+)
+
 /** Renews the leases of concurrency slots still held (see renew.lua.ts). */
 export const renewScript: Script = script(renewLua)
 
@@ -45,9 +54,11 @@ export const redisScripts: {
   readonly refund: Script
   readonly settle: Script
   readonly renew: Script
+  readonly penalties: Script
 } = {
   consume: consumeScript,
   refund: refundScript,
   settle: settleScript,
   renew: renewScript,
+  penalties: penaltiesScript,
 }

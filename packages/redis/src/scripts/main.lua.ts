@@ -40,7 +40,7 @@ export const mainHeaderLua = (name: 'consume' | 'refund' | 'settle', flag: strin
 -- and its field in the identity value under its key (0: a key of its own).`
 
 /** Reads the clock: the caller's (ARGV[1] ≥ 0) or this server's TIME, rounded down to the ms. */
-const clock = `
+export const clock = `
 -- \`absolute\` is the library's (identity-value.ts): whether now is the server's time.
 local now = tonumber(ARGV[1])
 if now < 0 then
@@ -64,7 +64,7 @@ ${indent}if ${code} == ${fixedWindowLua.code} or ${code} == ${slidingWindowLua.c
  * Turns the working reply [now, committed, (allowed, remaining, reset, retry) × n] into the sent
  * one; `withTimes`: the consume script, which adds the recorded times when asked.
  */
-const compactReply = (withTimes: boolean) => `
+export const compactReply = (withTimes: boolean, before = '') => `
 local sent, retries = { now }, {}
 for i = 1, n do
   local at = i * 4 - 1
@@ -95,13 +95,13 @@ if swept then
     if s.code == ${concurrencyLua.code} and s.i == i then sent[#sent + 1] = s[2] else sent[#sent + 1] = 0 end
   end
 end
-return sent`
+${before}return sent`
 
 /**
  * Loads each distinct state once (one request may charge a key twice): a key of its own, or a
  * field of an identity value (key and field).
  */
-const loadAll = `
+export const loadAll = `
 local reply = { now, 0 }
 local states, byKey, distinct = {}, {}, {}
 for i = 1, n do
@@ -126,10 +126,10 @@ end
 `
 
 /** decide(...) for charge i; `cost` may be overridden (the cost-0 report). */
-const decideCharge = (cost: string, commit: string) =>
+export const decideCharge = (cost: string, commit: string) =>
   `decide(states[i].code, states[i].key, states[i], tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 7]), tonumber(ARGV[base + 8]), ${cost}, now, ${commit})`
 
-const saveDirty = `
+export const saveDirty = `
 for _, s in ipairs(distinct) do
   if s.dirty then
     local base = (s.i - 1) * ${ARGS_PER_CHARGE} + 3
@@ -137,6 +137,49 @@ for _, s in ipairs(distinct) do
   end
 end
 writeIdentities()
+`
+
+/**
+ * The multi-charge decision of a consume, after `loadAll`: a dry run of every charge, then the
+ * commit (or the cost-0 report of a denied request) into `reply`; `denied` must be set. Shared
+ * with the penalised consume (penalties.lua.ts), which decides as consume does when not blocked.
+ */
+export const decideAll = `-- The dry run of a charge on a key charged earlier in the request counts the earlier charges
+-- that passed too, so that a commit never finds the room gone: the request is all or nothing.
+-- Cost -1: with the charges before it on its key, beyond the limit (never passes): denied, with
+-- what is left and a retry no sooner than the key is whole.
+local spent = {}
+for i = 1, n do
+  local base = (i - 1) * ${ARGS_PER_CHARGE} + 3
+  local at = i * 4 - 1
+  local cost = tonumber(ARGV[base + 2])
+  if cost < 0 then
+    reply[at], reply[at + 1], reply[at + 2], reply[at + 3] = ${decideCharge('0', 'false')}
+    reply[at], reply[at + 3] = 0, reply[at + 2]
+  else
+    cost = (spent[states[i]] or 0) + cost
+    reply[at], reply[at + 1], reply[at + 2], reply[at + 3] = ${decideCharge('cost', 'false')}
+  end
+  if reply[at] == 1 then
+    spent[states[i]] = cost
+  elseif ARGV[base + 3] ~= '1' then
+    denied = true
+  end
+end
+for i = 1, n do
+  local base = (i - 1) * ${ARGS_PER_CHARGE} + 3
+  local at = i * 4 - 1
+  if reply[at] == 1 then
+    if denied then
+      reply[at], reply[at + 1], reply[at + 2], reply[at + 3] = ${decideCharge('0', 'false')}
+    else
+      reply[at], reply[at + 1], reply[at + 2], reply[at + 3] = ${decideCharge('tonumber(ARGV[base + 2])', 'true')}
+      if ARGV[base + 2] ~= '0' then states[i].dirty = true end
+      -- Passed the dry run, denied on commit: an earlier charge on the same key took the room.
+      if reply[at] == 0 then reply[at] = 2 end
+    end
+  end
+end
 `
 
 /**
@@ -178,43 +221,7 @@ if n == 1 and not denied then
   if allowed == 1 and code ~= ${leakyQueueLua.code} then return { now, 1, remaining, reset } end
   return { now, allowed, remaining, reset, retry }
 end
-${loadAll}-- The dry run of a charge on a key charged earlier in the request counts the earlier charges
--- that passed too, so that a commit never finds the room gone: the request is all or nothing.
--- Cost -1: with the charges before it on its key, beyond the limit (never passes): denied, with
--- what is left and a retry no sooner than the key is whole.
-local spent = {}
-for i = 1, n do
-  local base = (i - 1) * ${ARGS_PER_CHARGE} + 3
-  local at = i * 4 - 1
-  local cost = tonumber(ARGV[base + 2])
-  if cost < 0 then
-    reply[at], reply[at + 1], reply[at + 2], reply[at + 3] = ${decideCharge('0', 'false')}
-    reply[at], reply[at + 3] = 0, reply[at + 2]
-  else
-    cost = (spent[states[i]] or 0) + cost
-    reply[at], reply[at + 1], reply[at + 2], reply[at + 3] = ${decideCharge('cost', 'false')}
-  end
-  if reply[at] == 1 then
-    spent[states[i]] = cost
-  elseif ARGV[base + 3] ~= '1' then
-    denied = true
-  end
-end
-for i = 1, n do
-  local base = (i - 1) * ${ARGS_PER_CHARGE} + 3
-  local at = i * 4 - 1
-  if reply[at] == 1 then
-    if denied then
-      reply[at], reply[at + 1], reply[at + 2], reply[at + 3] = ${decideCharge('0', 'false')}
-    else
-      reply[at], reply[at + 1], reply[at + 2], reply[at + 3] = ${decideCharge('tonumber(ARGV[base + 2])', 'true')}
-      if ARGV[base + 2] ~= '0' then states[i].dirty = true end
-      -- Passed the dry run, denied on commit: an earlier charge on the same key took the room.
-      if reply[at] == 0 then reply[at] = 2 end
-    end
-  end
-end
-${saveDirty}${compactReply(true)}
+${loadAll}${decideAll}${saveDirty}${compactReply(true)}
 `
 
 /**

@@ -1,0 +1,1020 @@
+-- tollgate: penalties. KEYS: one per charge (its state), then one per charge (its offences).
+-- ARGV: now (-1: the server's TIME), expiry margin (ms), mode (consume's flag 0, 1 or 2;
+-- or peek, reset, block, unblock: one charge), then per charge as consume's: algorithm code,
+-- cost, shadow (1/0), the algorithm's parameters and its field in the identity value;
+-- then per charge: the cost asked, block ms (-1: no penalty), factor, max block ms,
+-- forget after ms, the offences' field in the identity value (0: a key of their own),
+-- and the end of an operator's block.
+
+local floor, max, min, format = math.floor, math.max, math.min, string.format
+local function floorDiv(a, b)
+  -- a % b is computed inside the VM (a - floor(a / b) * b, every step exact below 2^53), so
+  -- this is floor(a / b) without a call to math.floor, whose C call costs more than the rest.
+  local q = (a - a % b) / b
+  if q * b > a then q = q - 1 elseif (q + 1) * b <= a then q = q + 1 end
+  return q
+end
+
+local identities, identityKeys = {}, {}
+-- Whether now is the server's time (set by the caller's clock section), and the server's time
+-- when it is not, read once, when an identity value is first met.
+local absolute, serverMs = false, nil
+local function expiryNow(now)
+  if absolute then return now end
+  if serverMs == nil then
+    local t = redis.call('TIME')
+local u = t[2] + 0
+serverMs = t[1] * 1000 + (u - u % 1000) / 1000
+  end
+  return serverMs
+end
+
+local function identityValue(key, now)
+  local value = identities[key]
+  if value == nil then
+    value = { states = {}, deadlines = {}, fields = {}, dirty = false }
+    local blob = redis.pcall('GET', key)
+    -- Missing, or another type: no states.
+    if type(blob) == 'string' then
+      local at, size, current = 1, #blob, expiryNow(now)
+      -- Bytes that are no entry (a value left by something else) end the reading: no states.
+      while at + 10 <= size do
+        local field, deadline, length = struct.unpack('<I4I6B', blob, at)
+        local stop = at + 11 + length
+        if stop > size + 1 then break end
+        local state = string.sub(blob, at + 11, stop - 1)
+        at = stop
+        if deadline > current and value.states[field] == nil then
+          value.states[field], value.deadlines[field] = state, deadline
+          value.fields[#value.fields + 1] = field
+        end
+      end
+    end
+    identities[key] = value
+    identityKeys[#identityKeys + 1] = key
+  end
+  return value
+end
+
+-- Sets the state of `field` (a string or number; nil when fresh: dropped), fresh again at
+-- `fresh` (on the clock of now), kept `margin` ms past it.
+local function setIdentityState(key, field, value, fresh, margin, now)
+  local identity = identityValue(key, now)
+  if identity.states[field] == nil then identity.fields[#identity.fields + 1] = field end
+  identity.dirty = true
+  if value == nil then
+    identity.states[field] = false
+  else
+    -- One number (GCRA's TAT, the queue's next slot): a double, as the rule-set scripts keep it.
+    if type(value) == 'number' then value = struct.pack('<d', value) end
+    local deadline = fresh - now + margin + expiryNow(now)
+    identity.states[field], identity.deadlines[field] = value, min(deadline, 281474976710655)
+  end
+end
+
+local function writeIdentities()
+  for _, key in ipairs(identityKeys) do
+    local identity = identities[key]
+    if identity.dirty then
+      local parts, latest = {}, 0
+      for _, field in ipairs(identity.fields) do
+        local state = identity.states[field]
+        if state then
+          local deadline = identity.deadlines[field]
+          parts[#parts + 1] = struct.pack('<I4I6Bc0', field, deadline, #state, state)
+          if deadline > latest then latest = deadline end
+        end
+      end
+      if latest == 0 then
+        redis.call('DEL', key)
+      else
+        redis.call('SET', key, table.concat(parts), 'PXAT', format('%d', latest))
+      end
+    end
+  end
+end
+
+-- The state of one key (or of `field` in the identity value under `key`, when not 0), or the
+-- state of a key never seen (init at now), whether it was moved to now (a clock that stepped
+-- back further than the rule's reset span): a moved state is written back whatever the
+-- decision; and for a settle, whether a state was stored (what it gives units back to).
+local function load(code, key, field, p1, p2, p3, p4, p5, now)
+  local s, moved, v = nil, false, nil
+  if field ~= 0 then
+    v = identityValue(key, now).states[field] or nil
+    -- A state of one number is kept as a double (identity-value.ts).
+    if v and #v == 8 and (code == 2 or code == 7) then
+      v = struct.unpack('<d', v)
+    end
+  -- A concurrency key holds a sorted set of leases, which its branch reads itself.
+  elseif code ~= 8 then
+    v = redis.pcall('GET', key)
+    -- Missing, or another type (a rule that changed algorithm): no state. The sliding log tells
+    -- the error of a key that holds a list (its long form) from a missing key.
+    if code ~= 5 and type(v) ~= 'string' then v = nil end
+  end
+  if code == 1 then
+    local unitsPerMs, unitsPerToken, capacity = p1, p2, p3
+local fillMs, fullMs = -floorDiv(-capacity, unitsPerMs), -floorDiv(-2 * capacity, unitsPerMs)
+local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991)
+    local a, b
+    if v and #v == 17 then
+      local tag
+      tag, a, b = struct.unpack('<Bdd', v)
+      if tag ~= 1 then a = nil end
+    end
+    if a then
+      s = { a, b }
+      -- A last refill beyond a fill time ahead: the clock stepped back; move it to now.
+      if b - now > fillMs then s[2] = now; moved = true end
+    else
+      s = { capacity, now }
+    end
+  elseif code == 2 then
+    local unitsPerMs, unitsPerToken, capacity = p1, p2, p3
+local fillMs, fullMs = -floorDiv(-capacity, unitsPerMs), -floorDiv(-2 * capacity, unitsPerMs)
+local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991)
+    if split then
+      local a, b
+    if v and #v == 17 then
+      local tag
+      tag, a, b = struct.unpack('<Bdd', v)
+      if tag ~= 2 then a = nil end
+    end
+      if a then s = { a, b } else s = { now, 0 } end
+    else
+      local tat = nil
+      if v then tat = tonumber(v) end
+      if tat then s = { tat } else s = { now * unitsPerMs } end
+    end
+    -- More than two fill times ahead (whole ms): the clock stepped back; a drained bucket at
+    -- now. Told without a division: a TAT in ticks is more than 2 × fillMs whole ms ahead when
+    -- it is at least (2 × fillMs + 1) ms of ticks ahead (exact: both sides stay below 2^53
+    -- wherever the TAT is one number).
+    if (split and s[1] - now > 2 * fillMs) or (not split and s[1] - now * unitsPerMs >= (2 * fillMs + 1) * unitsPerMs) then
+      local aheadMs = floorDiv(capacity, unitsPerMs)
+      local aheadTicks = capacity - aheadMs * unitsPerMs
+      
+    if split then s[1], s[2] = now + aheadMs, aheadTicks else s[1] = (now + aheadMs) * unitsPerMs + aheadTicks end
+      moved = true
+    end
+  elseif code == 3 then
+    local unitsPerMs, unitsPerToken, capacity = p1, p2, p3
+local fillMs, fullMs = -floorDiv(-capacity, unitsPerMs), -floorDiv(-2 * capacity, unitsPerMs)
+local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991)
+    local a, b
+    if v and #v == 17 then
+      local tag
+      tag, a, b = struct.unpack('<Bdd', v)
+      if tag ~= 3 then a = nil end
+    end
+    if a then
+      s = { a, b }
+      -- A last leak beyond a drain time ahead: the clock stepped back; move it to now.
+      if b - now > fillMs then s[2] = now; moved = true end
+    else
+      s = { 0, now }
+    end
+  elseif code == 4 then
+    local limit, windowMs, calendar = p1, p2, p3
+    local nowStart, nowEnd
+    if calendar == 0 then
+      nowStart = floorDiv(now, windowMs) * windowMs
+      nowEnd = nowStart + windowMs
+    else
+      local first = floorDiv(calendar, 33554432)
+      local b2 = windowMs + first * 1000
+      local b3 = b2 + (calendar - first * 33554432) * 1000
+      nowStart = now < b2 and windowMs or b2
+      nowEnd = (nowStart < windowMs and windowMs or (nowStart < b2 and b2 or (nowStart == b2 and b3 or nowStart + 2 * (b3 - b2))))
+    end
+    local a, b
+    if v and #v == 17 then
+      local tag
+      tag, a, b = struct.unpack('<Bdd', v)
+      if tag ~= 4 then a = nil end
+    end
+    if a then
+      s = { a, b }
+      -- More than a window ahead of now: the clock stepped back. The count moves into a window
+      -- starting at now (a calendar window: into the window after now's).
+      if calendar == 0 then
+        if a - now > windowMs then s[1] = now; moved = true end
+      elseif a > nowEnd then s[1] = nowEnd; moved = true end
+    else
+      s = { nowStart, 0 }
+    end
+  elseif code == 5 then
+    local limit, windowMs = p1, p2
+    local size, newest, packed = 0, 0, '\5'
+    if type(v) == 'string' then
+      -- Anything but a packed log (another algorithm's state: a rule that changed) is no state.
+      if #v % 8 == 1 and string.byte(v) == 5 then
+        packed, size = v, (#v - 1) / 8
+        if size > 0 then newest = struct.unpack('<d', packed, 2 + 8 * (size - 1)) end
+      end
+    elseif type(v) == 'table' then
+      local length = redis.pcall('LLEN', key)
+      if type(length) == 'number' then
+        size, packed = length, false
+        newest = tonumber(redis.call('LINDEX', key, -1))
+      else
+        redis.call('DEL', key)
+      end
+    end
+    -- A newest entry beyond one window ahead: the clock stepped back. Every entry moves back by
+    -- the same amount, the newest to now (rewritten in place: a rare, whole-log change).
+    local shift = newest - now
+    if size > 0 and shift > windowMs then
+      moved = true
+      local entries
+      if packed then
+        entries = { struct.unpack('<' .. string.rep('d', size), packed, 2) }
+        entries[size + 1] = nil
+      else
+        entries = redis.call('LRANGE', key, 0, -1)
+        redis.call('DEL', key)
+      end
+      for j = 1, size do entries[j] = tonumber(entries[j]) - shift end
+      if packed then
+        packed = '\5' .. struct.pack('<' .. string.rep('d', size), unpack(entries))
+      else
+        for from = 1, size, 100 do
+          redis.call('RPUSH', key, unpack(entries, from, min(size, from + 99)))
+        end
+      end
+      newest = now
+    end
+    s = { size, newest, packed }
+  elseif code == 6 then
+    local limit, windowMs, buckets = p1, p2, p3
+    if buckets > 0 then
+      local width = windowMs / buckets
+      if v and #v == 9 + 8 * buckets then
+        local t = { struct.unpack('<B' .. string.rep('d', buckets + 1), v) }
+        if t[1] == 70 then
+          s = {}
+          for j = 1, buckets + 1 do s[j] = t[j + 1] end
+        end
+      end
+      if s then
+        local newest, nowIndex = s[1] / width, floorDiv(now, width)
+        if (newest - nowIndex) * width > windowMs then
+          local counts = {}
+          for j = 0, buckets - 1 do counts[j] = s[2 + (newest - j) - floorDiv(newest - j, buckets) * buckets] end
+          for j = 0, buckets - 1 do s[2 + (nowIndex - j) - floorDiv(nowIndex - j, buckets) * buckets] = counts[j] end
+          s[1] = nowIndex * width
+          moved = true
+        end
+      else
+        s = { floorDiv(now, width) * width }
+        for j = 2, buckets + 1 do s[j] = 0 end
+      end
+    else
+    local a, b, c
+    if v and #v == 25 then
+      local tag
+      tag, a, b, c = struct.unpack('<Bddd', v)
+      if tag ~= 6 then a = nil end
+    end
+    if a then
+      s = { a, b, c }
+      -- More than two windows (the reset span) ahead of now: the clock stepped back; both counts
+      -- move into now's current window, where they weigh in full.
+      if a - now > 2 * windowMs then
+        s[1], s[2], s[3] = floorDiv(now, windowMs) * windowMs, 0, b + c
+        moved = true
+      end
+    else
+      s = { floorDiv(now, windowMs) * windowMs, 0, 0 }
+    end
+    end
+  elseif code == 7 then
+    local unitsPerMs, unitsPerToken, capacity, delayTicks, maxWaitTicks = p1, p2, p3, p4, p5
+local fillMs, fullMs = -floorDiv(-capacity, unitsPerMs), -floorDiv(-2 * capacity, unitsPerMs)
+local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991)
+    local slot = nil
+    if v then slot = tonumber(v) end
+    if slot then s = { slot } else s = { now * unitsPerMs } end
+    -- Further ahead than the key is held for: the clock stepped back; a full line at now.
+    if s[1] - now * unitsPerMs >= (2 * -floorDiv(-(capacity + unitsPerToken), unitsPerMs) + 1) * unitsPerMs then
+      s[1] = now * unitsPerMs + (capacity + unitsPerToken)
+      moved = true
+    end
+  elseif code == 8 then
+    local limit, retryAfterMs, leaseMs, owner, lease = p1, p2, p3, p4, p5
+    -- Leases that have ended (a process that died holding them) free their slots; s[2] tells
+    -- the caller how many units this load removed, so that each is counted once.
+    local swept = redis.pcall('ZREMRANGEBYSCORE', key, '-inf', format('%d', now))
+    -- Another type (a rule that changed algorithm): no state.
+    if type(swept) ~= 'number' then
+      redis.call('DEL', key)
+      swept = 0
+    end
+    s = { redis.call('ZCARD', key), swept }
+  end
+  return s, moved
+end
+
+local function decide(code, key, s, p1, p2, p3, p4, p5, cost, now, commit)
+  local allowed, remaining, reset, retry
+  if code == 1 then
+    local unitsPerMs, unitsPerToken, capacity = p1, p2, p3
+local fillMs, fullMs = -floorDiv(-capacity, unitsPerMs), -floorDiv(-2 * capacity, unitsPerMs)
+local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991)
+    local at = max(now, s[2])
+    local skew = at - now
+    local elapsed = at - s[2]
+    local level = capacity
+    if elapsed < fullMs then level = min(capacity, s[1] + elapsed * unitsPerMs) end
+    local need = cost * unitsPerToken
+    -- Cost 0 only inspects: it passes even on a bucket in debt (below empty, after a settle).
+    if level < need and cost > 0 then
+      allowed, remaining, reset, retry = 0, max(0, floorDiv(level, unitsPerToken)), skew - floorDiv(level - capacity, unitsPerMs), skew - floorDiv(level - need, unitsPerMs)
+    else
+      local left = level - need
+      if commit then s[1] = left; s[2] = at end
+      reset = 0
+      if left ~= capacity then reset = skew - floorDiv(left - capacity, unitsPerMs) end
+      allowed, remaining, retry = 1, max(0, floorDiv(left, unitsPerToken)), 0
+    end
+  elseif code == 2 then
+    local unitsPerMs, unitsPerToken, capacity = p1, p2, p3
+local fillMs, fullMs = -floorDiv(-capacity, unitsPerMs), -floorDiv(-2 * capacity, unitsPerMs)
+local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991)
+    local aheadMs, aheadTicks
+    if split then
+      aheadMs, aheadTicks = s[1] - now, s[2]
+    else
+      local ticks = s[1] - now * unitsPerMs
+      aheadMs = floorDiv(ticks, unitsPerMs)
+      aheadTicks = ticks - aheadMs * unitsPerMs
+    end
+    if aheadMs < 0 then aheadMs, aheadTicks = 0, 0 end
+    local need = cost * unitsPerToken
+    local resetMs = aheadMs
+    if aheadTicks > 0 then resetMs = aheadMs + 1 end
+    local ticks = nil
+    if aheadMs <= fillMs then ticks = aheadMs * unitsPerMs + aheadTicks end
+    local fits = ticks ~= nil and ticks <= capacity - need
+    if cost > 0 and not fits then
+      local left = 0
+      if ticks ~= nil and ticks <= capacity then left = floorDiv(capacity - ticks, unitsPerToken) end
+      allowed, remaining, reset, retry = 0, left, resetMs, aheadMs - floorDiv(capacity - aheadTicks - need, unitsPerMs)
+    elseif not fits then
+      allowed, remaining, reset, retry = 1, 0, resetMs, 0
+    else
+      local after = ticks + need
+      -- ceil(after / unitsPerMs) from the floor and what is left over: one division, not two.
+      local afterMs = floorDiv(after, unitsPerMs)
+      local afterTicks = after - afterMs * unitsPerMs
+      if commit then
+        aheadMs, aheadTicks = afterMs, afterTicks
+    if split then s[1], s[2] = now + aheadMs, aheadTicks else s[1] = (now + aheadMs) * unitsPerMs + aheadTicks end
+      end
+      if afterTicks > 0 then afterMs = afterMs + 1 end
+      allowed, remaining, reset, retry = 1, floorDiv(capacity - after, unitsPerToken), afterMs, 0
+    end
+  elseif code == 3 then
+    local unitsPerMs, unitsPerToken, capacity = p1, p2, p3
+local fillMs, fullMs = -floorDiv(-capacity, unitsPerMs), -floorDiv(-2 * capacity, unitsPerMs)
+local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991)
+    local at = max(now, s[2])
+    local skew = at - now
+    local elapsed = at - s[2]
+    local water = 0
+    if elapsed < fullMs then water = max(0, s[1] - elapsed * unitsPerMs) end
+    local poured = water + cost * unitsPerToken
+    if cost > 0 and poured > capacity then
+      allowed, remaining, reset, retry = 0, max(0, floorDiv(capacity - water, unitsPerToken)), skew - floorDiv(-water, unitsPerMs), skew - floorDiv(capacity - poured, unitsPerMs)
+    else
+      if commit then s[1] = poured; s[2] = at end
+      reset = 0
+      if poured ~= 0 then reset = skew - floorDiv(-poured, unitsPerMs) end
+      allowed, remaining, retry = 1, max(0, floorDiv(capacity - poured, unitsPerToken)), 0
+    end
+  elseif code == 4 then
+    local limit, windowMs, calendar = p1, p2, p3
+    local nowStart, nowEnd
+    if calendar == 0 then
+      nowStart = floorDiv(now, windowMs) * windowMs
+      nowEnd = nowStart + windowMs
+    else
+      local first = floorDiv(calendar, 33554432)
+      local b2 = windowMs + first * 1000
+      local b3 = b2 + (calendar - first * 33554432) * 1000
+      nowStart = now < b2 and windowMs or b2
+      nowEnd = (nowStart < windowMs and windowMs or (nowStart < b2 and b2 or (nowStart == b2 and b3 or nowStart + 2 * (b3 - b2))))
+    end
+    local stored = s[1]
+    local start, untilEnd
+    if calendar == 0 then
+      -- The stored window while it lasts; then now's, or the one following on from the stored
+      -- one's end when now's began before it (a window moved off the boundaries).
+      local storedEnd = stored + windowMs
+      if now < storedEnd then start = stored
+      elseif nowStart >= storedEnd then start = nowStart
+      else start = storedEnd end
+      untilEnd = start + windowMs - now
+    else
+      start = max(nowStart, stored)
+      if start == nowStart then untilEnd = nowEnd - now
+      else
+      local first = floorDiv(calendar, 33554432)
+      local b2 = windowMs + first * 1000
+      local b3 = b2 + (calendar - first * 33554432) * 1000
+        untilEnd = (start < windowMs and windowMs or (start < b2 and b2 or (start == b2 and b3 or start + 2 * (b3 - b2)))) - now
+      end
+    end
+    local count = 0
+    if start == stored then count = s[2] end
+    if cost > 0 and count + cost > limit then
+      allowed, remaining, reset, retry = 0, max(0, limit - count), untilEnd, untilEnd
+    else
+      local charged = count + cost
+      if commit then s[1] = start; s[2] = charged end
+      reset = untilEnd
+      if charged == 0 then reset = 0 end
+      allowed, remaining, retry = 1, max(0, limit - charged), 0
+    end
+  elseif code == 5 then
+    local limit, windowMs = p1, p2
+    local size, newest, packed = s[1], s[2], s[3]
+    local at = max(now, newest)
+    -- Entries are in time order: count the leading ones that have aged out. A request usually
+    -- finds none or one; gallop (entries 1, 2, 4, 8, …) then search the last step in halves.
+    local cutoff = at - windowMs
+    local lo, probe = 0, 1
+    if packed then
+      while probe <= size and struct.unpack('<d', packed, 2 + 8 * (probe - 1)) <= cutoff do
+        lo = probe
+        probe = probe * 2
+      end
+    elseif size > 0 then
+      -- A list: its first two entries in one read.
+      local head = redis.call('LRANGE', key, 0, 1)
+      if tonumber(head[1]) <= cutoff then
+        lo, probe = 1, 2
+        if head[2] and tonumber(head[2]) <= cutoff then lo, probe = 2, 4 end
+      end
+      while probe > 2 and probe <= size and tonumber(redis.call('LINDEX', key, probe - 1)) <= cutoff do
+        lo = probe
+        probe = probe * 2
+      end
+    end
+    local hi = min(probe - 1, size)
+    while lo < hi do
+      local mid = floorDiv(lo + hi, 2)
+      local entry
+      if packed then entry = struct.unpack('<d', packed, 2 + 8 * (mid)) else entry = tonumber(redis.call('LINDEX', key, mid)) end
+      if entry <= cutoff then lo = mid + 1 else hi = mid end
+    end
+    local live = size - lo
+    if cost > 0 and live + cost > limit then
+      local blocking
+      if packed then blocking = struct.unpack('<d', packed, 2 + 8 * (size + cost - limit - 1)) else blocking = tonumber(redis.call('LINDEX', key, size + cost - limit - 1)) end
+      allowed, remaining, reset, retry = 0, max(0, limit - live), newest + windowMs - now, blocking + windowMs - now
+    else
+      -- An inspection (cost 0) changes nothing, the list kept in place included.
+      if commit and cost > 0 then
+        local after = live + cost
+        if packed and after <= 32 then
+          -- The usual request expires nothing and adds one entry: one concatenation.
+          local added = struct.pack('<d', at)
+          if cost ~= 1 then added = string.rep(added, cost) end
+          if lo == 0 then
+            s[3] = packed .. added
+          else
+            s[3] = '\5' .. string.sub(packed, 2 + 8 * lo) .. added
+          end
+        elseif packed then
+          -- Too long to pack: the log becomes a list, live entries first.
+          redis.call('DEL', key)
+          if live > 0 then
+            local entries = { struct.unpack('<' .. string.rep('d', live), packed, 2 + 8 * lo) }
+            entries[live + 1] = nil -- unpack's last result is the position after the entries
+            redis.call('RPUSH', key, unpack(entries))
+          end
+        local left = cost
+        while left > 0 do
+          local batch = min(left, 100)
+          local args = {}
+          for j = 1, batch do args[j] = at end
+          redis.call('RPUSH', key, unpack(args))
+          left = left - batch
+        end
+          s[3] = false
+        elseif after <= 16 then
+          -- Short again: back to one packed string (written by the caller's SET).
+          local rest = {}
+          if live > 0 then rest = redis.call('LRANGE', key, lo, -1) end
+          for j = 1, cost do rest[live + j] = at end
+          s[3] = '\5' .. struct.pack('<' .. string.rep('d', after), unpack(rest))
+        else
+          if lo > 0 then redis.call('LTRIM', key, lo, -1) end
+        local left = cost
+        while left > 0 do
+          local batch = min(left, 100)
+          local args = {}
+          for j = 1, batch do args[j] = at end
+          redis.call('RPUSH', key, unpack(args))
+          left = left - batch
+        end
+        end
+        s[1] = after
+        if cost > 0 then s[2] = at elseif after == 0 then s[2] = 0 end
+      end
+      local newestAfter = 0
+      if cost > 0 then newestAfter = at elseif live > 0 then newestAfter = newest end
+      reset = newestAfter + windowMs - now
+      if live + cost == 0 then reset = 0 end
+      allowed, remaining, retry = 1, max(0, limit - live - cost), 0
+    end
+  elseif code == 6 then
+    local limit, windowMs, buckets = p1, p2, p3
+    if buckets > 0 then
+      local width = windowMs / buckets
+      local newest = s[1] / width
+      local at = max(floorDiv(now, width), newest)
+      local oldest = max(at - buckets + 1, newest - buckets + 1)
+      local sum = 0
+      for m = oldest, newest do sum = sum + s[2 + (m) - floorDiv(m, buckets) * buckets] end
+      local fresh
+      if cost > 0 and sum + cost > limit then
+        local m = oldest
+        local expiring = sum + cost - limit - s[2 + (m) - floorDiv(m, buckets) * buckets]
+        while expiring > 0 do
+          m = m + 1
+          expiring = expiring - s[2 + (m) - floorDiv(m, buckets) * buckets]
+        end
+        
+      fresh = 0
+      for m = newest, oldest, -1 do
+        if s[2 + (m) - floorDiv(m, buckets) * buckets] > 0 then fresh = (m + buckets) * width; break end
+      end
+        allowed, remaining, reset, retry = 0, max(0, limit - sum), fresh - now, (m + buckets) * width - now
+      else
+        if commit and cost > 0 then
+          for m = max(newest + 1, at - buckets + 1), at do s[2 + (m) - floorDiv(m, buckets) * buckets] = 0 end
+          s[1] = at * width
+          s[2 + (at) - floorDiv(at, buckets) * buckets] = s[2 + (at) - floorDiv(at, buckets) * buckets] + cost
+        end
+        if cost > 0 then fresh = (at + buckets) * width else 
+      fresh = 0
+      for m = newest, oldest, -1 do
+        if s[2 + (m) - floorDiv(m, buckets) * buckets] > 0 then fresh = (m + buckets) * width; break end
+      end
+        end
+        reset = 0
+        if fresh > 0 then reset = fresh - now end
+        allowed, remaining, retry = 1, max(0, limit - sum - cost), 0
+      end
+    else
+    local budget = limit * windowMs
+    local stored = s[1]
+    local start = max(floorDiv(now, windowMs) * windowMs, stored)
+    local previous, current = 0, 0
+    if start == stored then
+      previous, current = s[2], s[3]
+    elseif start == stored + windowMs then
+      previous = s[3]
+    end
+    local at = max(now, start)
+    local overlap = windowMs - (at - start)
+    local used = previous * overlap + current * windowMs
+    if cost > 0 and used + cost * windowMs > budget then
+      if current > 0 then reset = start + 2 * windowMs elseif previous > 0 then reset = start + windowMs else reset = 0 end
+      local retryAt = nil
+      local room = (limit - current - cost) * windowMs
+      if room >= 0 and previous > 0 then
+        local elapsed = windowMs - floorDiv(room, previous)
+        if elapsed < windowMs then retryAt = start + elapsed end
+      end
+      if retryAt == nil then
+        if current == 0 then
+          retryAt = start + windowMs
+        else
+          retryAt = start + windowMs + max(0, windowMs - floorDiv((limit - cost) * windowMs, current))
+        end
+      end
+      allowed, remaining, reset, retry = 0, max(0, floorDiv(budget - used, windowMs)), reset - now, retryAt - now
+    else
+      local charged = current + cost
+      if commit then s[1] = start; s[2] = previous; s[3] = charged end
+      if charged > 0 then reset = start + 2 * windowMs elseif previous > 0 then reset = start + windowMs else reset = 0 end
+      allowed, remaining, reset, retry = 1, max(0, floorDiv(budget - used - cost * windowMs, windowMs)), max(0, reset - now), 0
+    end
+    end
+  elseif code == 7 then
+    local unitsPerMs, unitsPerToken, capacity, delayTicks, maxWaitTicks = p1, p2, p3, p4, p5
+local fillMs, fullMs = -floorDiv(-capacity, unitsPerMs), -floorDiv(-2 * capacity, unitsPerMs)
+local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991)
+    local ahead = max(0, s[1] - now * unitsPerMs)
+    if cost == 0 then
+      allowed, remaining, reset, retry = 1, (ahead >= (capacity + unitsPerToken) and 0 or min(floorDiv(capacity, unitsPerToken) + 1, floorDiv((capacity + unitsPerToken) - ahead, unitsPerToken))), -floorDiv(-ahead, unitsPerMs), -1
+    else
+      local slot = ahead + (cost - 1) * unitsPerToken
+      local wait = max(0, slot - delayTicks)
+      if slot > capacity or (maxWaitTicks >= 0 and wait > maxWaitTicks) then
+        local untilRoom = slot - capacity
+        if maxWaitTicks >= 0 then untilRoom = max(untilRoom, wait - maxWaitTicks) end
+        allowed, remaining, reset, retry = 0, (ahead >= (capacity + unitsPerToken) and 0 or min(floorDiv(capacity, unitsPerToken) + 1, floorDiv((capacity + unitsPerToken) - ahead, unitsPerToken))), -floorDiv(-ahead, unitsPerMs), -floorDiv(-untilRoom, unitsPerMs)
+      else
+        local after = ahead + cost * unitsPerToken
+        if commit then s[1] = now * unitsPerMs + after end
+        allowed, remaining, reset, retry = 1, (after >= (capacity + unitsPerToken) and 0 or min(floorDiv(capacity, unitsPerToken) + 1, floorDiv((capacity + unitsPerToken) - after, unitsPerToken))), -floorDiv(-after, unitsPerMs), -floorDiv(-wait, unitsPerMs)
+      end
+    end
+  elseif code == 8 then
+    local limit, retryAfterMs, leaseMs, owner, lease = p1, p2, p3, p4, p5
+    local held = s[1]
+    if cost > 0 and held + cost > limit then
+      allowed, remaining, reset, retry = 0, max(0, limit - held), retryAfterMs, retryAfterMs
+    else
+      if commit and cost > 0 then
+        local ends = format('%d', now + leaseMs)
+      local done, count = 0, 0
+      while done < cost do
+        local batch, args = min(cost - done, 100), {}
+        for j = 1, batch do args[2 * j - 1], args[2 * j] = ends, format('%d:%d:%d', owner, lease, done + j) end
+        count = count + redis.call('ZADD', key, unpack(args))
+        done = done + batch
+      end
+        s[1] = held + cost
+      end
+      allowed, remaining, reset, retry = 1, max(0, limit - held - cost), 0, 0
+    end
+  end
+  return allowed, remaining, reset, retry
+end
+
+
+local function freshAt(code, key, s, p1, p2, p3, p4, p5)
+  local fresh
+  if code == 1 then
+    local unitsPerMs, unitsPerToken, capacity = p1, p2, p3
+local fillMs, fullMs = -floorDiv(-capacity, unitsPerMs), -floorDiv(-2 * capacity, unitsPerMs)
+local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991)
+    fresh = s[2] - floorDiv(s[1] - capacity, unitsPerMs)
+  elseif code == 2 then
+    local unitsPerMs, unitsPerToken, capacity = p1, p2, p3
+local fillMs, fullMs = -floorDiv(-capacity, unitsPerMs), -floorDiv(-2 * capacity, unitsPerMs)
+local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991)
+    if split then
+      fresh = s[1]
+      if s[2] > 0 then fresh = fresh + 1 end
+    else
+      fresh = -floorDiv(-s[1], unitsPerMs)
+    end
+  elseif code == 3 then
+    local unitsPerMs, unitsPerToken, capacity = p1, p2, p3
+local fillMs, fullMs = -floorDiv(-capacity, unitsPerMs), -floorDiv(-2 * capacity, unitsPerMs)
+local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991)
+    fresh = s[2] - floorDiv(-s[1], unitsPerMs)
+  elseif code == 4 then
+    local limit, windowMs, calendar = p1, p2, p3
+    if calendar == 0 then fresh = s[1] + windowMs
+    else
+      local first = floorDiv(calendar, 33554432)
+      local b2 = windowMs + first * 1000
+      local b3 = b2 + (calendar - first * 33554432) * 1000
+      fresh = (s[1] < windowMs and windowMs or (s[1] < b2 and b2 or (s[1] == b2 and b3 or s[1] + 2 * (b3 - b2))))
+    end
+  elseif code == 5 then
+    local limit, windowMs = p1, p2
+    if s[1] == 0 then fresh = 0 else fresh = s[2] + windowMs end
+  elseif code == 6 then
+    local limit, windowMs, buckets = p1, p2, p3
+    if buckets > 0 then
+      local width = windowMs / buckets
+      local newest = s[1] / width
+      
+      fresh = 0
+      for m = newest, newest - buckets + 1, -1 do
+        if s[2 + (m) - floorDiv(m, buckets) * buckets] > 0 then fresh = (m + buckets) * width; break end
+      end
+    else
+    if s[3] > 0 then fresh = s[1] + 2 * windowMs elseif s[2] > 0 then fresh = s[1] + windowMs else fresh = 0 end
+    end
+  elseif code == 7 then
+    local unitsPerMs, unitsPerToken, capacity, delayTicks, maxWaitTicks = p1, p2, p3, p4, p5
+local fillMs, fullMs = -floorDiv(-capacity, unitsPerMs), -floorDiv(-2 * capacity, unitsPerMs)
+local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991)
+    fresh = -floorDiv(-s[1], unitsPerMs)
+  elseif code == 8 then
+    local limit, retryAfterMs, leaseMs, owner, lease = p1, p2, p3, p4, p5
+    fresh = 0
+    if s[1] > 0 then
+      local last = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
+      if last[2] then fresh = tonumber(last[2]) end
+    end
+  end
+  return fresh
+end
+
+-- Writes a changed state with an expiry at the moment it is fresh again (dropping it then loses
+-- nothing), plus a margin; a state that is already fresh is deleted instead. With the server's
+-- clock the deadline is absolute (PXAT), so it agrees with TIME to the ms. Whole numbers below
+-- 2^53 go to redis.call as decimal text made by format('%d'): exact, and far cheaper than the
+-- '%.17g' Redis would print a number with.
+local function save(code, key, field, s, p1, p2, p3, p4, p5, now, absolute, margin)
+  local fresh = freshAt(code, key, s, p1, p2, p3, p4, p5)
+  if field ~= 0 then
+    -- Kept in the identity value, written once by writeIdentities.
+    local value = nil
+    if fresh > now then
+      if code == 1 then
+    local unitsPerMs, unitsPerToken, capacity = p1, p2, p3
+local fillMs, fullMs = -floorDiv(-capacity, unitsPerMs), -floorDiv(-2 * capacity, unitsPerMs)
+local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991) value = struct.pack('<Bdd', 1, s[1], s[2])
+  elseif code == 2 then
+    local unitsPerMs, unitsPerToken, capacity = p1, p2, p3
+local fillMs, fullMs = -floorDiv(-capacity, unitsPerMs), -floorDiv(-2 * capacity, unitsPerMs)
+local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991) value = (split and struct.pack('<Bdd', 2, s[1], s[2]) or s[1])
+  elseif code == 3 then
+    local unitsPerMs, unitsPerToken, capacity = p1, p2, p3
+local fillMs, fullMs = -floorDiv(-capacity, unitsPerMs), -floorDiv(-2 * capacity, unitsPerMs)
+local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991) value = struct.pack('<Bdd', 3, s[1], s[2])
+  elseif code == 4 then
+    local limit, windowMs, calendar = p1, p2, p3 value = struct.pack('<Bdd', 4, s[1], s[2])
+  elseif code == 5 then
+    local limit, windowMs = p1, p2 value = s[3]
+  elseif code == 6 then
+    local limit, windowMs, buckets = p1, p2, p3 value = (buckets > 0 and struct.pack('<B' .. string.rep('d', buckets + 1), 70, unpack(s, 1, buckets + 1)) or struct.pack('<Bddd', 6, s[1], s[2], s[3]))
+  elseif code == 7 then
+    local unitsPerMs, unitsPerToken, capacity, delayTicks, maxWaitTicks = p1, p2, p3, p4, p5
+local fillMs, fullMs = -floorDiv(-capacity, unitsPerMs), -floorDiv(-2 * capacity, unitsPerMs)
+local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991) value = s[1]
+  elseif code == 8 then
+    local limit, retryAfterMs, leaseMs, owner, lease = p1, p2, p3, p4, p5 value = false
+  end
+    end
+    setIdentityState(key, field, value, fresh, margin, now)
+    return
+  end
+  if fresh <= now then
+    redis.call('DEL', key)
+    return
+  end
+  local mode, deadline = 'PX', format('%d', fresh - now + margin)
+  if absolute then mode, deadline = 'PXAT', format('%d', fresh + margin) end
+  local value
+  if code == 1 then
+    local unitsPerMs, unitsPerToken, capacity = p1, p2, p3
+local fillMs, fullMs = -floorDiv(-capacity, unitsPerMs), -floorDiv(-2 * capacity, unitsPerMs)
+local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991) value = struct.pack('<Bdd', 1, s[1], s[2])
+  elseif code == 2 then
+    local unitsPerMs, unitsPerToken, capacity = p1, p2, p3
+local fillMs, fullMs = -floorDiv(-capacity, unitsPerMs), -floorDiv(-2 * capacity, unitsPerMs)
+local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991) value = (split and struct.pack('<Bdd', 2, s[1], s[2]) or s[1])
+  elseif code == 3 then
+    local unitsPerMs, unitsPerToken, capacity = p1, p2, p3
+local fillMs, fullMs = -floorDiv(-capacity, unitsPerMs), -floorDiv(-2 * capacity, unitsPerMs)
+local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991) value = struct.pack('<Bdd', 3, s[1], s[2])
+  elseif code == 4 then
+    local limit, windowMs, calendar = p1, p2, p3 value = struct.pack('<Bdd', 4, s[1], s[2])
+  elseif code == 5 then
+    local limit, windowMs = p1, p2 value = s[3]
+  elseif code == 6 then
+    local limit, windowMs, buckets = p1, p2, p3 value = (buckets > 0 and struct.pack('<B' .. string.rep('d', buckets + 1), 70, unpack(s, 1, buckets + 1)) or struct.pack('<Bddd', 6, s[1], s[2], s[3]))
+  elseif code == 7 then
+    local unitsPerMs, unitsPerToken, capacity, delayTicks, maxWaitTicks = p1, p2, p3, p4, p5
+local fillMs, fullMs = -floorDiv(-capacity, unitsPerMs), -floorDiv(-2 * capacity, unitsPerMs)
+local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991) value = s[1]
+  elseif code == 8 then
+    local limit, retryAfterMs, leaseMs, owner, lease = p1, p2, p3, p4, p5 value = false
+  end
+  if type(value) == 'number' then value = format('%d', value) end
+  if value then
+    redis.call('SET', key, value, mode, deadline)
+  elseif absolute then
+    -- A sliding log kept as a list, or a set of leases, already written in place.
+    redis.call('PEXPIREAT', key, deadline)
+  else
+    redis.call('PEXPIRE', key, deadline)
+  end
+end
+
+-- `absolute` is the library's (identity-value.ts): whether now is the server's time.
+local now = tonumber(ARGV[1])
+if now < 0 then
+  local t = redis.call('TIME')
+local u = t[2] + 0
+now = t[1] * 1000 + (u - u % 1000) / 1000
+  absolute = true
+end
+local margin = tonumber(ARGV[2])
+local n = #KEYS
+
+n = n / 2
+local mode = ARGV[3]
+local function penaltyArg(i, j)
+  return tonumber(ARGV[3 + n * 9 + (i - 1) * 7 + j])
+end
+
+-- Offence records by place (key and field), read once per call: a request that penalises one
+-- key twice counts both offences, as the memory store's book does. false: none remembered.
+local records = {}
+local function offencesOf(i)
+  local key, field = KEYS[n + i], penaltyArg(i, 6)
+  local place = key .. ' ' .. field
+  local record = records[place]
+  if record == nil then
+    local stored
+    if field ~= 0 then stored = identityValue(key, now).states[field] else stored = redis.pcall('GET', key) end
+    record = false
+    if type(stored) == 'string' and #stored == 24 then
+      local count, blockedUntil, forgetAt = struct.unpack('<ddd', stored)
+      if forgetAt > now then record = { count, blockedUntil, forgetAt } end
+    end
+    records[place] = record
+  end
+  return record
+end
+
+-- Writes charge i's record (false, or forgotten by now: dropped), expiring when forgotten.
+local function writeOffences(i, record)
+  local key, field = KEYS[n + i], penaltyArg(i, 6)
+  if record and record[3] <= now then record = false end
+  records[key .. ' ' .. field] = record
+  local packed = record and struct.pack('<ddd', record[1], record[2], record[3])
+  if field ~= 0 then
+    setIdentityState(key, field, packed or nil, record and record[3] or now, margin, now)
+  elseif not record then
+    redis.call('DEL', key)
+  elseif absolute then
+    redis.call('SET', key, packed, 'PXAT', format('%d', record[3] + margin))
+  else
+    redis.call('SET', key, packed, 'PX', format('%d', record[3] - now + margin))
+  end
+end
+
+-- The block of the count-th offence: block × factor^(count - 1), at most the max (the core's
+-- blockLengthMs: multiplied step by step and stopped at the cap, so every product is exact).
+local function blockLength(i, count)
+  local ms, factor, most = penaltyArg(i, 2), penaltyArg(i, 3), penaltyArg(i, 4)
+  local k = 1
+  while k < count and factor > 1 and ms < most do
+    ms = ms * factor
+    k = k + 1
+  end
+  if ms > most then ms = most end
+  return ms
+end
+
+if mode == 'reset' or mode == 'block' or mode == 'unblock' then
+  if mode == 'reset' then
+    local field = tonumber(ARGV[12])
+    if field ~= 0 then setIdentityState(KEYS[1], field, nil, now, margin, now) else redis.call('DEL', KEYS[1]) end
+    writeOffences(1, false)
+  elseif mode == 'unblock' then
+    writeOffences(1, false)
+  else
+    -- Blocked until the given time whatever its count (kept, or 0), forgotten as an offence's.
+    local record, blockedUntil = offencesOf(1), penaltyArg(1, 7)
+    writeOffences(1, { record and record[1] or 0, blockedUntil, blockedUntil + penaltyArg(1, 5) })
+  end
+  writeIdentities()
+  return now
+end
+
+local reply = { now, 0 }
+local states, byKey, distinct = {}, {}, {}
+for i = 1, n do
+  local base = (i - 1) * 9 + 3
+  local key = KEYS[i]
+  local place = key
+  if ARGV[base + 9] ~= '0' then place = key .. ' ' .. ARGV[base + 9] end
+  local s = byKey[place]
+  if s == nil then
+    local code = tonumber(ARGV[base + 1])
+    local moved, stored
+    s, moved, stored = load(code, key, tonumber(ARGV[base + 9]), tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 7]), tonumber(ARGV[base + 8]), now)
+    -- `stored`: a settle's load only (nil otherwise).
+    s.code, s.key, s.i, s.dirty, s.moved, s.stored = code, key, i, false, moved, stored
+    byKey[place] = s
+    distinct[#distinct + 1] = s
+  end
+  -- A moved state is written whatever the decision, unless only inspections (cost 0) read it.
+  if s.moved and ARGV[base + 2] ~= '0' then s.dirty = true end
+  states[i] = s
+end
+
+local offences, blocked = {}, mode == 'peek'
+for i = 1, n do
+  local base = (i - 1) * 9 + 3
+  if penaltyArg(i, 2) >= 0 then
+    offences[i] = offencesOf(i)
+    if offences[i] and offences[i][2] > now and ARGV[base + 3] ~= '1' then blocked = true end
+  end
+end
+if blocked then
+  for i = 1, n do
+    local base = (i - 1) * 9 + 3
+    local at = i * 4 - 1
+    local cost = penaltyArg(i, 1)
+    reply[at], reply[at + 1], reply[at + 2], reply[at + 3] = decide(states[i].code, states[i].key, states[i], tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 7]), tonumber(ARGV[base + 8]), cost, now, false)
+    if reply[at] == 1 and cost > 0 then
+      reply[at], reply[at + 1], reply[at + 2], reply[at + 3] = decide(states[i].code, states[i].key, states[i], tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 7]), tonumber(ARGV[base + 8]), 0, now, false)
+    end
+  end
+else
+  local denied = mode == '1'
+  -- The dry run of a charge on a key charged earlier in the request counts the earlier charges
+-- that passed too, so that a commit never finds the room gone: the request is all or nothing.
+-- Cost -1: with the charges before it on its key, beyond the limit (never passes): denied, with
+-- what is left and a retry no sooner than the key is whole.
+local spent = {}
+for i = 1, n do
+  local base = (i - 1) * 9 + 3
+  local at = i * 4 - 1
+  local cost = tonumber(ARGV[base + 2])
+  if cost < 0 then
+    reply[at], reply[at + 1], reply[at + 2], reply[at + 3] = decide(states[i].code, states[i].key, states[i], tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 7]), tonumber(ARGV[base + 8]), 0, now, false)
+    reply[at], reply[at + 3] = 0, reply[at + 2]
+  else
+    cost = (spent[states[i]] or 0) + cost
+    reply[at], reply[at + 1], reply[at + 2], reply[at + 3] = decide(states[i].code, states[i].key, states[i], tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 7]), tonumber(ARGV[base + 8]), cost, now, false)
+  end
+  if reply[at] == 1 then
+    spent[states[i]] = cost
+  elseif ARGV[base + 3] ~= '1' then
+    denied = true
+  end
+end
+for i = 1, n do
+  local base = (i - 1) * 9 + 3
+  local at = i * 4 - 1
+  if reply[at] == 1 then
+    if denied then
+      reply[at], reply[at + 1], reply[at + 2], reply[at + 3] = decide(states[i].code, states[i].key, states[i], tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 7]), tonumber(ARGV[base + 8]), 0, now, false)
+    else
+      reply[at], reply[at + 1], reply[at + 2], reply[at + 3] = decide(states[i].code, states[i].key, states[i], tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 7]), tonumber(ARGV[base + 8]), tonumber(ARGV[base + 2]), now, true)
+      if ARGV[base + 2] ~= '0' then states[i].dirty = true end
+      -- Passed the dry run, denied on commit: an earlier charge on the same key took the room.
+      if reply[at] == 0 then reply[at] = 2 end
+    end
+  end
+end
+
+  for i = 1, n do
+    local base = (i - 1) * 9 + 3
+    if penaltyArg(i, 2) >= 0 and reply[i * 4 - 1] ~= 1 and ARGV[base + 3] ~= '1' then
+      local record = offencesOf(i)
+      local count = (record and record[1] or 0) + 1
+      local blockedUntil = now + blockLength(i, count)
+      record = { count, blockedUntil, blockedUntil + penaltyArg(i, 5) }
+      writeOffences(i, record)
+      offences[i] = record
+    end
+  end
+  
+for _, s in ipairs(distinct) do
+  if s.dirty then
+    local base = (s.i - 1) * 9 + 3
+    save(s.code, s.key, tonumber(ARGV[base + 9]), s, tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 7]), tonumber(ARGV[base + 8]), now, absolute, margin)
+  end
+end
+writeIdentities()
+
+end
+
+local sent, retries = { now }, {}
+for i = 1, n do
+  local at = i * 4 - 1
+  sent[i * 3 - 1], sent[i * 3], sent[i * 3 + 1] = reply[at], reply[at + 1], reply[at + 2]
+  if reply[at] ~= 1 or states[i].code == 7 then retries[#retries + 1] = reply[at + 3] end
+end
+for j = 1, #retries do sent[3 * n + 1 + j] = retries[j] end
+if ARGV[3] == '2' then
+  for i = 1, n do
+    local t = now
+    if states[i].code == 4 or states[i].code == 6 then t = states[i][1] elseif states[i].code == 5 then t = states[i][2] end
+    sent[#sent + 1] = t
+  end
+end
+-- The units each concurrency load swept (ended leases: a process that died or stalled holding
+-- them), at the first charge on its key, end the reply when any were swept: most calls sweep
+-- nothing and send nothing more. The store counts them as expired, once each.
+local swept = false
+for _, s in ipairs(distinct) do
+  if s.code == 8 and s[2] > 0 then swept = true end
+end
+if swept then
+  for i = 1, n do
+    local s = states[i]
+    if s.code == 8 and s.i == i then sent[#sent + 1] = s[2] else sent[#sent + 1] = 0 end
+  end
+end
+if blocked and mode ~= 'peek' then sent[#sent + 1] = 1 else sent[#sent + 1] = 0 end
+for i = 1, n do
+  local record = offences[i]
+  if record then
+    sent[#sent + 1] = record[1]
+    sent[#sent + 1] = record[2]
+  else
+    sent[#sent + 1] = -1
+    sent[#sent + 1] = 0
+  end
+end
+return sent
