@@ -39,8 +39,7 @@ export type ClientOptions = {
    * Give one when calls are large: without it a call counts as one token, so a token policy
    * holds calls back only once the server says it is spent.
    * @default 1
-   * @example tokens: async (request) => ({ input: estimate(await request.clone().text()), output:
-   * 1024 })
+   * @example tokens: async (request) => ({ input: estimate(await request.clone().text()), output: 1024 })
    */
   readonly tokens?: ((request: Request) => TokenEstimate | Promise<TokenEstimate>) | undefined
   /** `false` never retries. */

@@ -18,9 +18,12 @@ export type RateLimitExceededEventHandler = (
 
 /** Receives validation messages and store errors. */
 export type Logger = {
-  /** Receives a validation message (an `ERR_ERL_*` problem in the configuration). */
+  /**
+   * Receives a `WRN_ERL_*` warning: a setting whose meaning changed in express-rate-limit 7, or
+   * that was removed.
+   */
   warn(error: unknown, message?: string): void
-  /** Receives a store error. */
+  /** Receives a validation error (an `ERR_ERL_*` setting that is wrong) or a store error. */
   error(error: unknown, message?: string): void
 }
 
@@ -60,7 +63,7 @@ export type LegacyStore = {
 
 /** The store interface of express-rate-limit 6 and later (`rate-limit-redis`, …). */
 export type Store = {
-  /** Called once with the middleware's options (for `windowMs`). */
+  /** Called by each middleware the store is given to, with its options (for `windowMs`). */
   init?(options: Options): void | Promise<void>
   /** The key's hits and reset time, without counting (used by `getKey`). */
   get?(key: string): Promise<ClientRateLimitInfo | undefined> | ClientRateLimitInfo | undefined

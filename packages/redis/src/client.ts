@@ -85,8 +85,7 @@ type ScriptSender = (
  * On a single node each store call is built as ioredis's own `evalsha` builds it and sent with
  * `sendCommand`, without the spread of its keys and arguments into a call. With
  * `enableAutoPipelining` that also keeps it outside the auto-pipeline (else in a pipeline of its
- * own), at once: ioredis sends one auto-pipeline at a time, so a call there would wait for the end
- * of the event-loop turn and then for the reply of
+ * own), at once: ioredis sends one auto-pipeline at a time, so a call there would wait for the end of the event-loop turn and then for the reply of
  * the pipeline before it, where the store already gathers its requests into one call per rule
  * set (`coalesce`) and keeps several calls on their way. The socket still carries the app's own
  * auto-pipelined commands between them.

@@ -91,8 +91,7 @@ export interface RedisStore extends Store {
    * of a lease whose renewal was due) that found its own ended but not yet swept. Units the key's
    * own expiry removes (nobody touched it for the expiry margin after its last lease ended) are
    * not told. `observedLimiter` calls it
-   * (an `ObservableStore`), so that `tollgateMetrics()` counts
-   * `tollgate.concurrency.leases_expired`.
+   * (an `ObservableStore`), so that `tollgateMetrics()` counts `tollgate.concurrency.leases_expired`.
    */
   observe(listener: (event: StoreEvent) => void): void
 }

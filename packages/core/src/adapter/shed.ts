@@ -111,8 +111,7 @@ const SHED_OPTIONS = [
  * refuses work with a 503 while the process is overloaded. Every option is checked here, at
  * start-up. Its own module, reached only by apps that call it: a bundle without shedding holds
  * none of it.
- * @example rateLimit(rules, { shed: loadShedder({ maxEventLoopDelayMs: 200, critical: ['POST
- * /v1/payments'] }) })
+ * @example rateLimit(rules, { shed: loadShedder({ maxEventLoopDelayMs: 200, critical: ['POST /v1/payments'] }) })
  */
 export function loadShedder<Req = unknown>(options: ShedOptions<Req>): LoadShedder<Req> {
   const checked = checkShedOptions(options)

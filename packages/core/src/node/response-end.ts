@@ -16,8 +16,7 @@ export type NodeResponseEvents = {
 /**
  * Reports a Node response's end to its exchange: `end(statusCode)` once the response is handed to
  * the socket (`'finish'`), `abort()` when the connection closes before that (`'close'` without
- * `'finish'`; after one, the exchange ignores it). Only for exchanges the kit watches
- * (`watchesEnd`):
+ * `'finish'`; after one, the exchange ignores it). Only for exchanges the kit watches (`watchesEnd`):
  * it costs two listeners per request.
  */
 export function endWhenFinished(res: NodeResponseEvents, exchange: Ending): void {

@@ -37,8 +37,7 @@ export type MemoryStoreOptions = {
    * least recently used key (CLOCK), which starts again with a full allowance if it returns.
    * A token-bucket, GCRA, leaky-bucket or fixed-window key takes 21–27 bytes (about 3 M keys
    * fit in the default; 32–40 for a rule whose capacity or limit needs more than 21 bits), a
-   * sliding-log key about 70 bytes with one entry and 8–16 per further entry, whatever its limit.
-   * Lower it on
+   * sliding-log key about 70 bytes with one entry and 8–16 per further entry, whatever its limit. Lower it on
    * edge runtimes with small memory limits; raise it when more clients than fit are active
    * within one refill period, or they start evicting each other. A key holding concurrency
    * slots is never evicted: when every key of a concurrency rule holds slots, its table grows past

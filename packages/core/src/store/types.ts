@@ -91,7 +91,8 @@ export type Outcome = {
 export interface Store {
   /**
    * Decides `charges` (one per matching rule) at `now` as one unit: when any enforcing charge is
-   * denied, none is taken. The limiter calls it once per request.
+   * denied, none is taken. The limiter calls it once per request it decides (`consumePenalised`
+   * instead when a charge carries a penalty).
    */
   consume(charges: readonly Charge[], now: number): Outcome | Promise<Outcome>
   /**
