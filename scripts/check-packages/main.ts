@@ -29,7 +29,9 @@ const NPM_INSTALL = ['install', '--no-audit', '--no-fund', '--loglevel=error', '
 async function main(): Promise<number> {
   await run('pnpm', ['run', 'build'], { cwd: root })
   // The site's build fails on a dead link between pages; README links are checked against it.
-  const siteBuilt = run('pnpm', ['run', 'docs:build'], { cwd: root })
+  // It first generates the API reference (TypeDoc), which fails on an undocumented export: about
+  // a minute in all, longer while the packages are packed and installed alongside.
+  const siteBuilt = run('pnpm', ['run', 'docs:build'], { cwd: root, timeoutMs: 360_000 })
   const toolsInstalled = installSharedTools()
   const packages = await packPublicPackages(root, join(work, 'tarballs'))
   log(`packed ${packages.map((pkg) => `${pkg.name}@${pkg.version}`).join(', ')}`)
