@@ -42,6 +42,7 @@ import { checkOne, refundCharges } from './store-calls.js'
 import { DEFAULT_STORE_TIMEOUT_MS } from './store-deadline.js'
 import type { Limiter, LimiterOptions, Logger, Verdict } from './types.js'
 import { DEFAULT_STORE_ERROR_RETRY_AFTER_MS } from './types.js'
+import { type CompiledRuleSet, rulesUpdater } from './update.js'
 import { shown } from './verdict.js'
 
 /**
@@ -59,6 +60,7 @@ export function createLimiter<R>(given: LimiterOptions<R>): Limiter {
     store: memoryStore,
     foreignOptions: FOREIGN_OPTIONS,
     penalties,
+    update: rulesUpdater,
   })
 }
 
@@ -77,6 +79,8 @@ export type LimiterParts = {
   readonly foreignOptions: ForeignOptions | undefined
   /** Penalties (`penalties`), or none: a rule with a `penalty` is then refused. */
   readonly penalties: PenaltyPart | undefined
+  /** Changing the rules while running (`limiter.update`), or none: the limiter then has no `update`. */
+  readonly update?: typeof rulesUpdater | undefined
 }
 
 /** `createLimiter` from the parts given, and none other. */
@@ -84,19 +88,17 @@ export function composeLimiter(options: LimiterOptions, parts: LimiterParts): Li
   const setup = compileLimiter(options, parts)
   const { rules, store, engine, reader } = setup
   const timeOf = timeSource(engine, reader)
-  const ruleOf = ruleLookup(setup.byId)
+  // Rules an update removed: verdicts made under them are still refunded and released.
+  const retired = new Map<string, CompiledRule>()
+  const ruleOf = ruleLookup(setup.byId, retired)
   // Settled, cancelled or refunded: a verdict's charges are given back or corrected once.
   const closed = new WeakSet<Verdict>()
   const refund = refunder(ruleOf, timeOf, closed)
   const slots = slotParts(setup, options, timeOf, ruleOf)
   const hold = holder(slots, refund)
-  const decide = requestDecider({
-    engine,
-    index: setup.index,
-    clock: reader,
-    markWaiting: slots.mark,
-    lists: setup.lists,
-  })
+  const deciderOf = (index: RuleIndex) =>
+    requestDecider({ engine, index, clock: reader, markWaiting: slots.mark, lists: setup.lists })
+  const decide = deciderOf(setup.index)
   const limiter: Limiter = {
     rules,
     store,
@@ -107,7 +109,7 @@ export function composeLimiter(options: LimiterOptions, parts: LimiterParts): Li
     acquire(facts, given) {
       // Adopted, so that a throw (a cost that can never fit) rejects rather than escapes.
       return Promise.resolve()
-        .then(() => decide(facts, given))
+        .then(() => limiter.decide(facts, given))
         .then((verdict) => hold(verdict, given))
     },
     hold,
@@ -118,6 +120,28 @@ export function composeLimiter(options: LimiterOptions, parts: LimiterParts): Li
     ...(setup.settles ? createSettle({ byId: setup.byId, timeOf, closed }) : undefined),
   }
   registerOperatorParts(limiter, { store, ruleOf, reader })
+  if (parts.update !== undefined) {
+    const updater = parts.update({
+      compile: (given) => compileRuleSet(given, options, parts, store),
+      current: () => ({ rules: limiter.rules, byId: setup.byId }),
+      swap(next) {
+        // One synchronous step: a request decides under the rule set it started with.
+        const byId = setup.byId as Map<string, CompiledRule>
+        for (const [id, rule] of byId) if (!next.byId.has(id)) retired.set(id, rule)
+        byId.clear()
+        for (const [id, rule] of next.byId) byId.set(id, rule)
+        for (const id of byId.keys()) retired.delete(id)
+        Object.assign(limiter, { rules: next.rules, decide: deciderOf(next.index) })
+      },
+      store,
+      reporter: engine.reporter,
+      now: () => timeOf(undefined)[0],
+    })
+    Object.defineProperties(limiter, {
+      update: { value: updater.update, enumerable: true },
+      updatesRefused: { get: updater.refused, enumerable: true },
+    })
+  }
   return limiter
 }
 
@@ -144,22 +168,15 @@ function compileLimiter(options: LimiterOptions, parts: LimiterParts): LimiterSe
   const routes = parts.routes
   const rules = checkRules(options.rules, algorithms, routes.parseRoute, parts.penalties?.validate)
   checkIdentityNames(rules, options.customIdentities)
-  const keyCaches = new Map<string, CompiledRule['lastKey']>()
-  const compiled = rules.map((rule, index) =>
-    compileRule(rule, index, algorithms, routes, keyCaches),
-  )
+  const compiled = compiledRules(rules, algorithms, routes)
   const store = options.store ?? parts.store()
   const clock = options.clock ?? systemClock
   checkOptions(store, clock, options)
   const settles = compiled.some((rule) => rule.settleWithinMs !== undefined)
-  if (settles) checkSettlingStore(store, compiled)
-  if (compiled.some((rule) => rule.penalty !== undefined)) {
-    checkPenalising(store, compiled, parts.penalties)
-  }
+  checkRuleParts(store, compiled, parts)
   const given = options.lists
   if (given !== undefined) checkMethods('lists', given, ['compile'], 'accessLists({ allow, deny })')
   const lists = given?.compile(knownIdentityNames(options.customIdentities))
-  checkFallbackStore(store, compiled)
   const consumeOne = (store as { consumeOne?: ConsumeOne }).consumeOne
   const engine: Engine = {
     store,
@@ -185,6 +202,52 @@ function compileLimiter(options: LimiterOptions, parts: LimiterParts): LimiterSe
   }
 }
 
+function compiledRules(
+  rules: readonly Rule[],
+  algorithms: AlgorithmTable,
+  routes: RouteMatching,
+): CompiledRule[] {
+  const keyCaches = new Map<string, CompiledRule['lastKey']>()
+  return rules.map((rule, index) => compileRule(rule, index, algorithms, routes, keyCaches))
+}
+
+/** What the store and the parts must offer the rules: refused at start-up, naming the rules. */
+function checkRuleParts(store: Store, compiled: readonly CompiledRule[], parts: LimiterParts) {
+  if (compiled.some((rule) => rule.settleWithinMs !== undefined)) {
+    checkSettlingStore(store, compiled)
+  }
+  if (compiled.some((rule) => rule.penalty !== undefined)) {
+    checkPenalising(store, compiled, parts.penalties)
+  }
+  checkFallbackStore(store, compiled)
+}
+
+/** A rule set given to `limiter.update`, checked exactly as at start-up and compiled. */
+function compileRuleSet(
+  given: unknown,
+  options: LimiterOptions,
+  parts: LimiterParts,
+  store: Store,
+): CompiledRuleSet {
+  const algorithms = options.algorithms ?? parts.algorithms
+  const routes = parts.routes
+  const rules = checkRules(
+    given as LimiterOptions['rules'],
+    algorithms,
+    routes.parseRoute,
+    parts.penalties?.validate,
+  )
+  checkIdentityNames(rules, options.customIdentities)
+  const compiled = compiledRules(rules, algorithms, routes)
+  checkRuleParts(store, compiled, parts)
+  return {
+    rules,
+    compiled,
+    byId: new Map(compiled.map((rule) => [rule.id, rule] as const)),
+    index: buildRuleIndex(compiled, routes),
+  }
+}
+
 /** The time of a call, and the engine to decide it with. */
 type TimeOf = (given: { readonly now?: number } | undefined) => [number, Engine]
 
@@ -206,9 +269,12 @@ function timeSource(engine: Engine, reader: ClockReader): TimeOf {
   }
 }
 
-function ruleLookup(byId: ReadonlyMap<string, CompiledRule>): (id: string) => CompiledRule {
+function ruleLookup(
+  byId: ReadonlyMap<string, CompiledRule>,
+  retired: ReadonlyMap<string, CompiledRule>,
+): (id: string) => CompiledRule {
   return (id) => {
-    const rule = byId.get(id)
+    const rule = byId.get(id) ?? retired.get(id)
     if (rule === undefined) {
       throw new RateLimitError(
         'ERR_RL_UNKNOWN_RULE',

@@ -1,0 +1,150 @@
+import { type CarryStrategy, DEFAULT_CARRY } from '../algorithms/carried-use.js'
+import { carryState } from '../algorithms/carry.js'
+import { RateLimitError } from '../errors.js'
+import type { Rule } from '../rules/types.js'
+import { sameRule } from '../store/rule-tables.js'
+import type { RuleChange, Store } from '../store/types.js'
+import type { CompiledRule } from './compile-rule.js'
+import { isPromiseLike } from './engine.js'
+import { messageOf, type Reporter } from './report.js'
+import type { RuleIndex } from './rule-index.js'
+import type { RulesUpdate } from './types.js'
+
+/** A rule set checked and compiled as at start-up, ready to be swapped in. */
+export type CompiledRuleSet = {
+  readonly rules: readonly Rule[]
+  readonly compiled: readonly CompiledRule[]
+  readonly byId: ReadonlyMap<string, CompiledRule>
+  readonly index: RuleIndex
+}
+
+/** What `limiter.update` needs of the limiter it changes. */
+export type UpdateHost = {
+  /** Checks and compiles a rule set; throws the errors `createLimiter` throws for it. */
+  compile(rules: unknown): CompiledRuleSet
+  current(): { readonly rules: readonly Rule[]; readonly byId: ReadonlyMap<string, CompiledRule> }
+  /** Makes `next` the rules every request from now on is decided under. */
+  swap(next: CompiledRuleSet): void
+  readonly store: Store
+  readonly reporter: Reporter
+  now(): number
+}
+
+/**
+ * `limiter.update(rules)`: the rules changed while running. A set that fails validation is
+ * refused whole (the error thrown, logged as `WARN_RULES_UPDATE_REFUSED`, counted in
+ * `limiter.updatesRefused`) and the running rules stay. A valid set is swapped in at once, in
+ * one synchronous step (after the store has been told, for a store that answers later), so a
+ * request is decided entirely under the old rules or entirely under the new ones. Each rule that
+ * keeps its id but changes its figures carries its keys' states by its `onChange`, lazily, in
+ * the store; added rules start fresh and removed rules' states are dropped.
+ */
+export function rulesUpdater(host: UpdateHost) {
+  let refused = 0
+  function refuse(error: unknown): never {
+    refused++
+    host.reporter.warnOnce(
+      'WARN_RULES_UPDATE_REFUSED',
+      `limiter.update() refused the new rules; the running rules stay: ${messageOf(error)}`,
+    )
+    throw error
+  }
+  function update(rules: unknown): RulesUpdate | Promise<RulesUpdate> {
+    let next: CompiledRuleSet
+    let plan: UpdatePlan
+    try {
+      next = host.compile(rules)
+      plan = planUpdate(host.current().byId, next)
+      checkCarryingStore(host.store, plan)
+    } catch (error) {
+      refuse(error)
+    }
+    const told =
+      plan.changes.length + plan.removed.length === 0
+        ? undefined
+        : host.store.updateRules?.(plan.changes, plan.removed, host.now())
+    const done = () => {
+      host.swap(next)
+      return plan.summary
+    }
+    // A store that answers later is told first: no request reaches it under the new rules
+    // before it carries their states.
+    return isPromiseLike(told) ? Promise.resolve(told).then(done, refuse) : done()
+  }
+  return { update, refused: () => refused }
+}
+
+type UpdatePlan = {
+  readonly changes: RuleChange[]
+  readonly removed: string[]
+  readonly summary: RulesUpdate
+}
+
+/** Which rules are added, removed, changed (with how their states carry) and unchanged. */
+function planUpdate(before: ReadonlyMap<string, CompiledRule>, next: CompiledRuleSet): UpdatePlan {
+  const changes: RuleChange[] = []
+  const summary = {
+    added: [] as string[],
+    removed: [] as string[],
+    changed: [] as string[],
+    unchanged: [] as string[],
+  }
+  // A rule whose states start fresh is dropped like a removed one: nothing to carry.
+  const dropped: string[] = []
+  for (const rule of next.compiled) {
+    const old = before.get(rule.id)
+    if (old === undefined) summary.added.push(rule.id)
+    else if (sameRule(old.algorithm, rule.algorithm)) summary.unchanged.push(rule.id)
+    else {
+      summary.changed.push(rule.id)
+      checkChangeable(old)
+      checkChangeable(rule)
+      const strategy: CarryStrategy = rule.rule.onChange ?? DEFAULT_CARRY[rule.algorithm.name]
+      const [from, to] = [old.algorithm, rule.algorithm]
+      if (strategy === 'reset') dropped.push(rule.id)
+      else {
+        changes.push({
+          rule: rule.id,
+          from,
+          to,
+          carry: (slots, offset, now) => carryState(from, slots, offset, to, now, strategy),
+        })
+      }
+    }
+  }
+  for (const id of before.keys()) if (!next.byId.has(id)) summary.removed.push(id)
+  return { changes, removed: [...summary.removed, ...dropped], summary }
+}
+
+/**
+ * Rules whose requests wait (a leaky queue's admissions, a concurrency rule's line) or whose
+ * charges are settled later hold requests across the change; their figures are not changed
+ * while running (the rule may be kept as it is, added or removed).
+ */
+function checkChangeable(rule: CompiledRule): void {
+  const { algorithm } = rule
+  const field =
+    rule.settleWithinMs !== undefined
+      ? 'settle'
+      : algorithm.slotQueue !== undefined
+        ? 'queue'
+        : algorithm.scheduler !== undefined
+          ? 'algorithm'
+          : undefined
+  if (field === undefined) return
+  throw new RateLimitError(
+    'ERR_RL_INVALID_RULE',
+    `rule "${rule.id}": its figures cannot change while running (${field}: requests wait on it); keep it as it is, or remove it and add it under another id`,
+    { rule: rule.id, field },
+  )
+}
+
+/** A store that cannot carry states across a change refuses one, rather than reset them unsaid. */
+function checkCarryingStore(store: Store, plan: UpdatePlan): void {
+  if (plan.summary.changed.length === 0 || typeof store.updateRules === 'function') return
+  throw new RateLimitError(
+    'ERR_RL_INVALID_OPTION',
+    `store: cannot carry the state of rules whose figures change (${plan.summary.changed.map((id) => `"${id}"`).join(', ')}) across limiter.update(); change them under a new id, or restart`,
+    { field: 'store' },
+  )
+}
