@@ -119,7 +119,10 @@ describe('carrying a rate rule (token bucket, GCRA, leaky bucket: into each othe
           const next = rateModel(pb)
           next.start(now, used)
           let t = now
-          const expected = after.map(({ gap, cost }) => next.decide((t += gap), cost))
+          const expected = after.map(({ gap, cost }) => {
+            t += gap
+            return next.decide(t, cost)
+          })
           expect(run(to, carried, after, now).decisions).toEqual(expected)
         },
       ),
