@@ -120,3 +120,10 @@ export function forgetInherited(table: KeyTable, first: number, second: number):
     if (slot >= 0) link.from.remove(slot)
   }
 }
+
+/** Carries the key into `table` now if a table it inherits from holds it (a read follows). */
+export function carryKey(table: KeyTable, first: number, second: number, now: number): void {
+  if (table.find(first, second) < 0 && inheritsKey(table, first, second)) {
+    table.locate(first, second, now)
+  }
+}
