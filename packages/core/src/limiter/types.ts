@@ -403,9 +403,18 @@ export interface Limiter {
    * store answers later. Optional: absent on a limiter composed without it.
    * @example limiter.update(defineRules([{ ...free, burst: 40 }]))
    */
-  update?(rules: readonly RuleConfig[]): MaybePromise<RulesUpdate>
+  update?(rules: readonly RuleConfig[], options?: UpdateOptions): MaybePromise<RulesUpdate>
   /** How many `update` calls were refused since the limiter was made. */
   readonly updatesRefused?: number
+}
+
+/** For a middleware's kit, which serves the rules as it was built. */
+export type UpdateOptions = {
+  /**
+   * A further check of the validated rules: throwing refuses the set as a validation error
+   * does (thrown, logged, counted, the running rules kept).
+   */
+  readonly check?: (rules: readonly Rule[]) => void
 }
 
 /** What `limiter.update` changed, by rule id. */

@@ -8,7 +8,7 @@ import type { CompiledRule } from './compile-rule.js'
 import { isPromiseLike } from './engine.js'
 import { messageOf, type Reporter } from './report.js'
 import type { RuleIndex } from './rule-index.js'
-import type { RulesUpdate } from './types.js'
+import type { RulesUpdate, UpdateOptions } from './types.js'
 
 /** A rule set checked and compiled as at start-up, ready to be swapped in. */
 export type CompiledRuleSet = {
@@ -49,11 +49,12 @@ export function rulesUpdater(host: UpdateHost) {
     )
     throw error
   }
-  function update(rules: unknown): RulesUpdate | Promise<RulesUpdate> {
+  function update(rules: unknown, options?: UpdateOptions): RulesUpdate | Promise<RulesUpdate> {
     let next: CompiledRuleSet
     let plan: UpdatePlan
     try {
       next = host.compile(rules)
+      options?.check?.(next.rules)
       plan = planUpdate(host.current().byId, next)
       checkCarryingStore(host.store, plan)
     } catch (error) {
