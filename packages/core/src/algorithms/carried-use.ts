@@ -3,7 +3,7 @@ import type { Algorithm, AlgorithmName, StateSlots } from './types.js'
 
 /**
  * What a key's state becomes when its rule keeps its id but changes its figures
- * (`limiter.update`): see docs/concepts/changing-rules.md.
+ * (`limiter.update`): see docs/concepts/changing-rules-while-running.md.
  *
  * - `keep`: the amount used carries as it is, counted against the new allowance (above it, as
  *   debt the client waits out, up to one new allowance);
