@@ -104,8 +104,10 @@ function buildKit<Req, Res>(
   // and its lists'.
   const listed = (identity: string) =>
     options.lists?.fields?.some((field) => field.endsWith(`.${identity}`)) === true
+  // The rules it was made with: an update does not make it read more.
+  const initial = limiter.rules
   const keysOn = (identity: string) =>
-    own || listed(identity) || limiter.rules.some((rule) => rule.match.identity.includes(identity))
+    own || listed(identity) || initial.some((rule) => rule.match.identity.includes(identity))
   const identities = compileIdentities(
     options,
     framework.header,
@@ -132,7 +134,7 @@ function buildKit<Req, Res>(
     fieldNames: options.exposeHeaders ? [...names, 'Access-Control-Expose-Headers'] : names,
     enter: requestEntry(shared, framework, options, identities, shedder, keysOn('user')),
     meter: bindSettle(options, limiter),
-    update: kitUpdate(limiter, { readsAll: own, keysOn, releasesSlots: shared.releases }),
+    update: kitUpdate(limiter, own ? {} : { reads: keysOn, releasesSlots: shared.releases }),
   }
   // A limiter of the app's own, or a store it gives, keeps state across kits: one made per
   // request still limits, so only kits on a memory store of their own are watched.

@@ -19,7 +19,7 @@ import type {
 } from '../wait/slot-queues.js'
 import type { ListCheck } from './access-lists.js'
 import { admittedCharges } from './admitted-charges.js'
-import { type CompiledRule, compileRule } from './compile-rule.js'
+import type { CompiledRule } from './compile-rule.js'
 import {
   type ClockReader,
   clockReader,
@@ -37,12 +37,13 @@ import { createRelease, type RefundOne } from './release.js'
 import { createReporter } from './report.js'
 import { type RouteMatching, routeMatching } from './route-matching.js'
 import { buildRuleIndex, type RuleIndex } from './rule-index.js'
+import { checkRuleParts, compiledRules } from './rule-set.js'
 import { createSettle } from './settle.js'
 import { checkOne, refundCharges } from './store-calls.js'
 import { DEFAULT_STORE_TIMEOUT_MS } from './store-deadline.js'
 import type { Limiter, LimiterOptions, Logger, Verdict } from './types.js'
 import { DEFAULT_STORE_ERROR_RETRY_AFTER_MS } from './types.js'
-import { type CompiledRuleSet, rulesUpdater } from './update.js'
+import { rulesUpdater } from './update.js'
 import { shown } from './verdict.js'
 
 /**
@@ -122,7 +123,8 @@ export function composeLimiter(options: LimiterOptions, parts: LimiterParts): Li
   registerOperatorParts(limiter, { store, ruleOf, reader })
   if (parts.update !== undefined) {
     const updater = parts.update({
-      compile: (given) => compileRuleSet(given, options, parts, store),
+      options,
+      parts,
       current: () => ({ rules: limiter.rules, byId: setup.byId }),
       swap(next) {
         // One synchronous step: a request decides under the rule set it started with.
@@ -199,52 +201,6 @@ function compileLimiter(options: LimiterOptions, parts: LimiterParts): LimiterSe
     clock,
     settles,
     lists,
-  }
-}
-
-function compiledRules(
-  rules: readonly Rule[],
-  algorithms: AlgorithmTable,
-  routes: RouteMatching,
-): CompiledRule[] {
-  const keyCaches = new Map<string, CompiledRule['lastKey']>()
-  return rules.map((rule, index) => compileRule(rule, index, algorithms, routes, keyCaches))
-}
-
-/** What the store and the parts must offer the rules: refused at start-up, naming the rules. */
-function checkRuleParts(store: Store, compiled: readonly CompiledRule[], parts: LimiterParts) {
-  if (compiled.some((rule) => rule.settleWithinMs !== undefined)) {
-    checkSettlingStore(store, compiled)
-  }
-  if (compiled.some((rule) => rule.penalty !== undefined)) {
-    checkPenalising(store, compiled, parts.penalties)
-  }
-  checkFallbackStore(store, compiled)
-}
-
-/** A rule set given to `limiter.update`, checked exactly as at start-up and compiled. */
-function compileRuleSet(
-  given: unknown,
-  options: LimiterOptions,
-  parts: LimiterParts,
-  store: Store,
-): CompiledRuleSet {
-  const algorithms = options.algorithms ?? parts.algorithms
-  const routes = parts.routes
-  const rules = checkRules(
-    given as LimiterOptions['rules'],
-    algorithms,
-    routes.parseRoute,
-    parts.penalties?.validate,
-  )
-  checkIdentityNames(rules, options.customIdentities)
-  const compiled = compiledRules(rules, algorithms, routes)
-  checkRuleParts(store, compiled, parts)
-  return {
-    rules,
-    compiled,
-    byId: new Map(compiled.map((rule) => [rule.id, rule] as const)),
-    index: buildRuleIndex(compiled, routes),
   }
 }
 
@@ -406,44 +362,6 @@ function slotQueuesOf(
     make = slotQueues
   }
   return make === undefined ? undefined : make({ ...host, lines })
-}
-
-/** Rules that settle need a store that can: refused at start-up, not on the first settle. */
-function checkSettlingStore(store: Store, compiled: readonly CompiledRule[]): void {
-  if (typeof store.settle === 'function') return
-  const rules = compiled.filter((rule) => rule.settleWithinMs !== undefined).map((rule) => rule.id)
-  throw invalidOption(
-    'store',
-    `rules ${rules.map((id) => `"${id}"`).join(', ')} settle their charges (settle), but the store has no settle method`,
-  )
-}
-
-/** Rules that penalise need the penalties part, and a store that keeps offences (`settle`'s way). */
-function checkPenalising(
-  store: Store,
-  compiled: readonly CompiledRule[],
-  part: PenaltyPart | undefined,
-): void {
-  const rules = compiled.filter((rule) => rule.penalty !== undefined).map((rule) => rule.id)
-  // Rules validated elsewhere (defineRules) reach a composed limiter with their penalty.
-  if (part === undefined) {
-    throw invalidOption(
-      'penalties',
-      `rules ${rules.map((id) => `"${id}"`).join(', ')} penalise repeated denials (penalty), but this limiter was composed without penalties: add penalties to createRateLimit's parts`,
-    )
-  }
-  part.checkStore(store, rules)
-}
-
-/** Rules that fall back need a store that decides locally: refused at start-up, naming them. */
-function checkFallbackStore(store: Store, compiled: readonly CompiledRule[]): void {
-  if (typeof store.consumeLocally === 'function') return
-  const rules = compiled.filter((rule) => rule.fallback).map((rule) => `"${rule.id}"`)
-  if (rules.length === 0) return
-  throw invalidOption(
-    'store',
-    `rules ${rules.join(', ')} have onStoreError: 'fallback': wrap the store in fallbackStore(store, { instances })`,
-  )
 }
 
 /** A budget of its own that will end: 0, NaN or Infinity (for "none") leaves the limiter's. */

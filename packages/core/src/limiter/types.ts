@@ -408,13 +408,15 @@ export interface Limiter {
   readonly updatesRefused?: number
 }
 
-/** For a middleware's kit, which serves the rules as it was built. */
+/**
+ * For a middleware's kit, which serves the rules as it was made: a rule it cannot serve is
+ * refused as a validation error is (thrown, logged, counted, the running rules kept).
+ */
 export type UpdateOptions = {
-  /**
-   * A further check of the validated rules: throwing refuses the set as a validation error
-   * does (thrown, logged, counted, the running rules kept).
-   */
-  readonly check?: (rules: readonly Rule[]) => void
+  /** False for an identity the middleware does not read (it reads only its rules' own). */
+  readonly reads?: (identity: string) => boolean
+  /** False when the middleware does not give concurrency slots back at a response's end. */
+  readonly releasesSlots?: boolean
 }
 
 /** What `limiter.update` changed, by rule id. */

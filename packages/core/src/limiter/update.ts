@@ -1,14 +1,18 @@
 import { type CarryStrategy, DEFAULT_CARRY } from '../algorithms/carried-use.js'
 import { carryState } from '../algorithms/carry.js'
 import { RateLimitError } from '../errors.js'
+import { checkRules } from '../rules/define-rules.js'
 import type { Rule } from '../rules/types.js'
 import { sameRule } from '../store/rule-tables.js'
 import type { RuleChange, Store } from '../store/types.js'
 import type { CompiledRule } from './compile-rule.js'
+import type { LimiterParts } from './create-limiter.js'
 import { isPromiseLike } from './engine.js'
+import { checkIdentityNames } from './identity-names.js'
 import { messageOf, type Reporter } from './report.js'
-import type { RuleIndex } from './rule-index.js'
-import type { RulesUpdate, UpdateOptions } from './types.js'
+import { buildRuleIndex, type RuleIndex } from './rule-index.js'
+import { checkRuleParts, compiledRules } from './rule-set.js'
+import type { LimiterOptions, RulesUpdate, UpdateOptions } from './types.js'
 
 /** A rule set checked and compiled as at start-up, ready to be swapped in. */
 export type CompiledRuleSet = {
@@ -20,8 +24,8 @@ export type CompiledRuleSet = {
 
 /** What `limiter.update` needs of the limiter it changes. */
 export type UpdateHost = {
-  /** Checks and compiles a rule set; throws the errors `createLimiter` throws for it. */
-  compile(rules: unknown): CompiledRuleSet
+  readonly options: LimiterOptions
+  readonly parts: LimiterParts
   current(): { readonly rules: readonly Rule[]; readonly byId: ReadonlyMap<string, CompiledRule> }
   /** Makes `next` the rules every request from now on is decided under. */
   swap(next: CompiledRuleSet): void
@@ -53,8 +57,8 @@ export function rulesUpdater(host: UpdateHost) {
     let next: CompiledRuleSet
     let plan: UpdatePlan
     try {
-      next = host.compile(rules)
-      options?.check?.(next.rules)
+      next = compileRuleSet(rules, host.options, host.parts, host.store)
+      if (options !== undefined) for (const rule of next.rules) checkServed(rule, options)
       plan = planUpdate(host.current().byId, next)
       checkCarryingStore(host.store, plan)
     } catch (error) {
@@ -148,4 +152,56 @@ function checkCarryingStore(store: Store, plan: UpdatePlan): void {
     `store: cannot carry the state of rules whose figures change (${plan.summary.changed.map((id) => `"${id}"`).join(', ')}) across limiter.update(); change them under a new id, or restart`,
     { field: 'store' },
   )
+}
+
+/** A rule set given to `limiter.update`, checked exactly as at start-up and compiled. */
+export function compileRuleSet(
+  given: unknown,
+  options: LimiterOptions,
+  parts: LimiterParts,
+  store: Store,
+): CompiledRuleSet {
+  const algorithms = options.algorithms ?? parts.algorithms
+  const routes = parts.routes
+  const rules = checkRules(
+    given as LimiterOptions['rules'],
+    algorithms,
+    routes.parseRoute,
+    parts.penalties?.validate,
+  )
+  checkIdentityNames(rules, options.customIdentities)
+  const compiled = compiledRules(rules, algorithms, routes)
+  checkRuleParts(store, compiled, parts)
+  return {
+    rules,
+    compiled,
+    byId: new Map(compiled.map((rule) => [rule.id, rule] as const)),
+    index: buildRuleIndex(compiled, routes),
+  }
+}
+
+/** A middleware serves the rules it was made for: refused, naming the rule and field, if not. */
+function checkServed(rule: Rule, served: UpdateOptions): void {
+  const missing = rule.match.identity.find((name) => served.reads?.(name) === false)
+  if (missing !== undefined) {
+    throw unserved(
+      rule,
+      'match.identity',
+      `keys on "${missing}", which this middleware was not made to read; make a new middleware for it`,
+    )
+  }
+  if (rule.algorithm === 'concurrency' && served.releasesSlots === false) {
+    throw unserved(
+      rule,
+      'algorithm',
+      'a concurrency rule, in a middleware made without one, whose slots it would never give back; make a new middleware for it',
+    )
+  }
+}
+
+function unserved(rule: Rule, field: string, problem: string): RateLimitError {
+  return new RateLimitError('ERR_RL_INVALID_RULE', `rule "${rule.id}": ${field}: ${problem}`, {
+    rule: rule.id,
+    field,
+  })
 }
