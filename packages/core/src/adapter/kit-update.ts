@@ -1,5 +1,5 @@
-import { RateLimitError } from '../errors.js'
 import type { Limiter, MaybePromise, RulesUpdate, UpdateOptions } from '../limiter/types.js'
+import { invalidOption } from '../options/option-values.js'
 import type { RuleConfig } from '../rules/types.js'
 
 /**
@@ -13,10 +13,9 @@ export function kitUpdate(
 ): (rules: readonly RuleConfig[]) => MaybePromise<RulesUpdate> {
   return (rules) => {
     if (limiter.update === undefined) {
-      throw new RateLimitError(
-        'ERR_RL_INVALID_OPTION',
-        "update: this limiter cannot change its rules while running (one made by observedLimiter, or a middleware composed without update: rulesUpdater in createRateLimit's parts)",
-        { field: 'update' },
+      throw invalidOption(
+        'update',
+        "not on this limiter: add update: rulesUpdater to createRateLimit's parts (observedLimiter has none)",
       )
     }
     return limiter.update(rules, served)

@@ -121,29 +121,17 @@ export function composeLimiter(options: LimiterOptions, parts: LimiterParts): Li
     ...(setup.settles ? createSettle({ byId: setup.byId, timeOf, closed }) : undefined),
   }
   registerOperatorParts(limiter, { store, ruleOf, reader })
-  if (parts.update !== undefined) {
-    const updater = parts.update({
-      options,
-      parts,
-      current: () => ({ rules: limiter.rules, byId: setup.byId }),
-      swap(next) {
-        // One synchronous step: a request decides under the rule set it started with.
-        const byId = setup.byId as Map<string, CompiledRule>
-        for (const [id, rule] of byId) if (!next.byId.has(id)) retired.set(id, rule)
-        byId.clear()
-        for (const [id, rule] of next.byId) byId.set(id, rule)
-        for (const id of byId.keys()) retired.delete(id)
-        Object.assign(limiter, { rules: next.rules, decide: deciderOf(next.index) })
-      },
-      store,
-      reporter: engine.reporter,
-      now: () => timeOf(undefined)[0],
-    })
-    Object.defineProperties(limiter, {
-      update: { value: updater.update, enumerable: true },
-      updatesRefused: { get: updater.refused, enumerable: true },
-    })
-  }
+  // Built only with the update part: a middleware composed without it holds none of it.
+  parts.update?.({
+    limiter,
+    options,
+    parts,
+    byId: setup.byId as Map<string, CompiledRule>,
+    retired,
+    deciderOf,
+    reporter: engine.reporter,
+    now: () => timeOf(undefined)[0],
+  })
   return limiter
 }
 

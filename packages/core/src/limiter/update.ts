@@ -12,7 +12,7 @@ import { checkIdentityNames } from './identity-names.js'
 import { messageOf, type Reporter } from './report.js'
 import { buildRuleIndex, type RuleIndex } from './rule-index.js'
 import { checkRuleParts, compiledRules } from './rule-set.js'
-import type { LimiterOptions, RulesUpdate, UpdateOptions } from './types.js'
+import type { Limiter, LimiterOptions, RulesUpdate, UpdateOptions } from './types.js'
 
 /** A rule set checked and compiled as at start-up, ready to be swapped in. */
 export type CompiledRuleSet = {
@@ -22,14 +22,16 @@ export type CompiledRuleSet = {
   readonly index: RuleIndex
 }
 
-/** What `limiter.update` needs of the limiter it changes. */
+/** What `limiter.update` needs of the limiter it changes: the parts `composeLimiter` made. */
 export type UpdateHost = {
+  readonly limiter: Limiter
   readonly options: LimiterOptions
   readonly parts: LimiterParts
-  current(): { readonly rules: readonly Rule[]; readonly byId: ReadonlyMap<string, CompiledRule> }
-  /** Makes `next` the rules every request from now on is decided under. */
-  swap(next: CompiledRuleSet): void
-  readonly store: Store
+  /** The rules by id every part of the limiter looks them up in: changed in place. */
+  readonly byId: Map<string, CompiledRule>
+  /** Rules an update removed: verdicts made under them are still refunded and released. */
+  readonly retired: Map<string, CompiledRule>
+  readonly deciderOf: (index: RuleIndex) => Limiter['decide']
   readonly reporter: Reporter
   now(): number
 }
@@ -43,7 +45,9 @@ export type UpdateHost = {
  * keeps its id but changes its figures carries its keys' states by its `onChange`, lazily, in
  * the store; added rules start fresh and removed rules' states are dropped.
  */
-export function rulesUpdater(host: UpdateHost) {
+export function rulesUpdater(host: UpdateHost): void {
+  const { limiter, byId, retired } = host
+  const store = limiter.store
   let refused = 0
   function refuse(error: unknown): never {
     refused++
@@ -53,30 +57,41 @@ export function rulesUpdater(host: UpdateHost) {
     )
     throw error
   }
+  /** One synchronous step: a request decides under the rule set it started with. */
+  function swap(next: CompiledRuleSet): void {
+    for (const [id, rule] of byId) if (!next.byId.has(id)) retired.set(id, rule)
+    byId.clear()
+    for (const [id, rule] of next.byId) byId.set(id, rule)
+    for (const id of byId.keys()) retired.delete(id)
+    Object.assign(limiter, { rules: next.rules, decide: host.deciderOf(next.index) })
+  }
   function update(rules: unknown, options?: UpdateOptions): RulesUpdate | Promise<RulesUpdate> {
     let next: CompiledRuleSet
     let plan: UpdatePlan
     try {
-      next = compileRuleSet(rules, host.options, host.parts, host.store)
+      next = compileRuleSet(rules, host.options, host.parts, store)
       if (options !== undefined) for (const rule of next.rules) checkServed(rule, options)
-      plan = planUpdate(host.current().byId, next)
-      checkCarryingStore(host.store, plan)
+      plan = planUpdate(byId, next)
+      checkCarryingStore(store, plan)
     } catch (error) {
       refuse(error)
     }
     const told =
       plan.changes.length + plan.removed.length === 0
         ? undefined
-        : host.store.updateRules?.(plan.changes, plan.removed, host.now())
+        : store.updateRules?.(plan.changes, plan.removed, host.now())
     const done = () => {
-      host.swap(next)
+      swap(next)
       return plan.summary
     }
     // A store that answers later is told first: no request reaches it under the new rules
     // before it carries their states.
     return isPromiseLike(told) ? Promise.resolve(told).then(done, refuse) : done()
   }
-  return { update, refused: () => refused }
+  Object.defineProperties(limiter, {
+    update: { value: update, enumerable: true },
+    updatesRefused: { get: () => refused, enumerable: true },
+  })
 }
 
 type UpdatePlan = {
