@@ -58,7 +58,9 @@ describe('@tollgate/express: middleware.update', () => {
   it('refuses a bad rule set whole and keeps serving under the running rules', async () => {
     const { limit, remaining } = serve(3)
     await remaining()
-    expect(() => limit.update([{ ...perIp(3)[0]!, burst: -1 }])).toThrow(/per-ip.*burst/)
+    expect(() => limit.update([{ ...perIp(3)[0]!, burst: -1 } as RuleConfig])).toThrow(
+      /per-ip.*burst/,
+    )
     expect(() =>
       limit.update([{ ...perIp(3)[0]!, id: 'by-key', match: { identity: 'api_key' } }]),
     ).toThrow(/by-key.*match\.identity.*api_key/)

@@ -12,7 +12,7 @@ import { algorithmOf } from '../rules/validate-rule.js'
 import { memoryStore } from '../store/memory-store.js'
 import type { Store } from '../store/types.js'
 import { createLimiter } from './create-limiter.js'
-import type { Verdict } from './types.js'
+import type { RulesUpdate, Verdict } from './types.js'
 
 const facts = (ip: string) => ({ method: 'GET', path: '/', identities: { ip } })
 const START = 1_000_000
@@ -183,9 +183,9 @@ describe('limiter.update on the memory store', () => {
     expect(() => limiter.update!([rule('gcra', 5)])).toThrow(/store: cannot carry.*"api"/)
     expect(limiter.updatesRefused).toBe(1)
     // Adding and removing rules needs nothing of the store.
-    expect(limiter.update!([rule('gcra', 4), { ...rule('gcra', 2), id: 'more' }]).added).toEqual([
-      'more',
-    ])
+    expect(
+      (limiter.update!([rule('gcra', 4), { ...rule('gcra', 2), id: 'more' }]) as RulesUpdate).added,
+    ).toEqual(['more'])
   })
 
   it('refuses to change a rule whose requests wait, naming the rule and field', () => {
@@ -200,6 +200,6 @@ describe('limiter.update on the memory store', () => {
     expect(() => limiter.update!([{ ...queue, burst: 3 } as RuleConfig])).toThrow(
       /rule "q".*algorithm/,
     )
-    expect(limiter.update!([queue]).unchanged).toEqual(['q'])
+    expect((limiter.update!([queue]) as RulesUpdate).unchanged).toEqual(['q'])
   })
 })

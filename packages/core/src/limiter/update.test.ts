@@ -69,7 +69,7 @@ describe('limiter.update', () => {
     expect(String((thrown as Error).message)).toContain('burst')
     expect(limiter.updatesRefused).toBe(1)
     expect(warnings.some((w) => w.includes('WARN_RULES_UPDATE_REFUSED'))).toBe(true)
-    expect(limiter.rules.map((rule) => rule.burst)).toEqual([10])
+    expect(limiter.rules.map((rule) => (rule as { burst?: number }).burst)).toEqual([10])
     expect(spend(limiter, 1, 1000)[0]!.decisions[0]!.remaining).toBe(6)
   })
 

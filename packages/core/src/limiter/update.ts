@@ -15,7 +15,7 @@ import { checkRuleParts, compiledRules } from './rule-set.js'
 import type { Limiter, LimiterOptions, RulesUpdate, UpdateOptions } from './types.js'
 
 /** A rule set checked and compiled as at start-up, ready to be swapped in. */
-export type CompiledRuleSet = {
+type CompiledRuleSet = {
   readonly rules: readonly Rule[]
   readonly compiled: readonly CompiledRule[]
   readonly byId: ReadonlyMap<string, CompiledRule>
@@ -170,7 +170,7 @@ function checkCarryingStore(store: Store, plan: UpdatePlan): void {
 }
 
 /** A rule set given to `limiter.update`, checked exactly as at start-up and compiled. */
-export function compileRuleSet(
+function compileRuleSet(
   given: unknown,
   options: LimiterOptions,
   parts: LimiterParts,

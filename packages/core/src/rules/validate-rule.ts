@@ -1,5 +1,5 @@
 import type { CalendarUnit } from '../algorithms/calendar.js'
-import type { CarryStrategy } from '../algorithms/carried-use.js'
+import { CARRY_STRATEGIES, type CarryStrategy } from '../algorithms/carried-use.js'
 import { DEFAULT_SETTLE_WITHIN_MS } from '../algorithms/reservable.js'
 import type { ReadRuleFields } from '../algorithms/rule-fields.js'
 import type { AlgorithmTable } from '../algorithms/table.js'
@@ -482,8 +482,7 @@ function validateOnChange(
   issue: IssueSink,
 ): CarryStrategy | undefined {
   if (value === undefined) return undefined
-  const strategies: readonly CarryStrategy[] = ['keep', 'proportional', 'reset', 'additive']
-  const strategy = oneOf(value, 'keep', strategies, label, issue)
+  const strategy = oneOf(value, 'keep', CARRY_STRATEGIES, label, issue)
   if (algorithm === 'concurrency' && strategy !== 'keep') {
     issue(
       label,
