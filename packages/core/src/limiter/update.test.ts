@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest'
+import { defineRules } from '../rules/define-rules.js'
+import { parseRules } from '../rules/parse-rules.js'
 import type { RuleConfig } from '../rules/types.js'
 import { memoryStore } from '../store/memory-store.js'
 import { createLimiter } from './create-limiter.js'
@@ -97,5 +99,31 @@ describe('limiter.update', () => {
       ['api', 5],
       ['third', 2],
     ])
+  })
+})
+
+describe('onChange, validated like every rule field', () => {
+  it('is read from a rules file as on_change, and refused there naming the file’s field', () => {
+    const file = (onChange: unknown, algorithm = 'fixed_window') => ({
+      rules: [
+        {
+          id: 'daily',
+          match: { identity: 'api_key' },
+          algorithm,
+          limit: 100,
+          ...(algorithm === 'fixed_window' && { window_s: 86_400 }),
+          on_change: onChange,
+        },
+      ],
+    })
+    expect(parseRules(file('proportional'))[0]!.onChange).toBe('proportional')
+    expect(() => parseRules(file('halve'))).toThrow(/rule "daily": on_change: expected "keep"/)
+    expect(() => parseRules(file('reset', 'concurrency'))).toThrow(
+      /rule "daily": on_change: a concurrency rule's requests in flight always carry over/,
+    )
+  })
+
+  it('leaves a rule without it as it was (no field in the validated rule)', () => {
+    expect('onChange' in defineRules([bucket(3)])[0]!).toBe(false)
   })
 })
