@@ -12,7 +12,8 @@ import { algorithmOf } from '../rules/validate-rule.js'
 import { memoryStore } from '../store/memory-store.js'
 import type { Store } from '../store/types.js'
 import { createLimiter } from './create-limiter.js'
-import type { RulesUpdate, Verdict } from './types.js'
+import { limiterOperations } from './operator.js'
+import type { KeyReport, RulesUpdate, Verdict } from './types.js'
 
 const facts = (ip: string) => ({ method: 'GET', path: '/', identities: { ip } })
 const START = 1_000_000
@@ -201,5 +202,25 @@ describe('limiter.update on the memory store', () => {
       /rule "q".*algorithm/,
     )
     expect((limiter.update!([queue]) as RulesUpdate).unchanged).toEqual(['q'])
+  })
+
+  it('lets an operator see a key not yet carried as its next request will, and reset it', () => {
+    const store = memoryStore({ seed: 9 })
+    const limiter = createLimiter({ rules: [rule('sliding_log', 4)], store })
+    for (let i = 0; i < 3; i++) limiter.decide(facts('192.0.2.9'), { now: START })
+    limiter.update!([rule('sliding_log', 8, 'proportional')])
+    const ops = limiterOperations(limiter)
+    const seen = ops.peek('ip:192.0.2.9', 'api', { now: START }) as KeyReport
+    // Three of four used: six of eight.
+    expect(seen.decision.remaining).toBe(2)
+    ops.reset('ip:192.0.2.9', 'api', { now: START })
+    const d = (limiter.decide(facts('192.0.2.9'), { now: START }) as Verdict).decisions[0]!
+    expect(d.remaining).toBe(7)
+    // A key reset before anything carried it is not carried later either.
+    for (let i = 0; i < 3; i++) limiter.decide(facts('192.0.2.10'), { now: START })
+    limiter.update!([rule('sliding_log', 10)])
+    ops.reset('ip:192.0.2.10', 'api', { now: START })
+    const e = (limiter.decide(facts('192.0.2.10'), { now: START }) as Verdict).decisions[0]!
+    expect(e.remaining).toBe(9)
   })
 })
