@@ -30,8 +30,11 @@ export {
   type CalendarUnit,
   type CalendarWindowParams,
   type CalendarWindows,
+  type CarryStrategy,
   type ConcurrencyParams,
+  carryState,
   concurrency,
+  DEFAULT_CARRY,
   fixedWindow,
   gcra,
   leakyBucket,
@@ -92,10 +95,13 @@ export {
   penalties,
   type RequestFacts,
   type RuleDecision,
+  type RulesUpdate,
+  rulesUpdater,
   type SettleOptions,
   type SettleResult,
   type SettleStatus,
   type StoreErrorContext,
+  type UpdateOptions,
   type Verdict,
   type WaitSignal,
 } from './limiter/index.js'
@@ -150,7 +156,7 @@ export {
 export type { FallbackStoreOptions, OutageEvent } from './store/fallback/options.js'
 export { type MapStore, type MapStoreOptions, mapStore } from './store/map-store.js'
 export { type MemoryStore, type MemoryStoreOptions, memoryStore } from './store/memory-store.js'
-export type { Store } from './store/types.js'
+export type { RuleChange, Store } from './store/types.js'
 export {
   measureUsage,
   readUsage,

@@ -6,7 +6,9 @@ import {
   type Exchange,
   type Framework,
   isPromise,
+  type Updatable,
   userIdOf,
+  withUpdate,
 } from '@tollgate/core/adapter'
 import {
   closeSignal,
@@ -52,7 +54,7 @@ const express: Framework<Request> = {
 export function rateLimit<R>(
   rules: readonly RuleConfig[] | Limiter | (R & WidenedRulesError<R>),
   options: ExpressRateLimitOptions = {},
-): RequestHandler {
+): Updatable<RequestHandler> {
   return middleware(createAdapterKit(rules as Rules, options, express), options)
 }
 
@@ -73,7 +75,7 @@ type Rules = readonly RuleConfig[] | Limiter
 function middleware(
   kit: AdapterKit<Request, Response>,
   options: ExpressRateLimitOptions,
-): RequestHandler {
+): Updatable<RequestHandler> {
   const fields = new NodeResponseFieldWriter()
   const onLimited = options.onLimited ?? sendDenial
 
@@ -96,7 +98,7 @@ function middleware(
     if (isPromise(answered)) answered.then(undefined, next)
   }
 
-  return function tollgate(req, res, next) {
+  return withUpdate(function tollgate(req, res, next) {
     const exchange = kit.enter(req, res)
     if (exchange === undefined) return next()
     const ready = exchange.ready
@@ -104,5 +106,5 @@ function middleware(
     // An error, or an onLimited hook that throws, goes to Express.
     const later = ready as Promise<Exchange<Request, Response>>
     later.then((decided) => finish(decided, req, res, next)).catch(next)
-  }
+  }, kit)
 }

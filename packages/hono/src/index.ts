@@ -14,6 +14,8 @@ import {
   createAdapterKit,
   type Exchange,
   endWhenSent,
+  type Updatable,
+  withUpdate,
 } from '@tollgate/core/adapter'
 import type { Context, MiddlewareHandler, Next } from 'hono'
 import type { GetConnInfo } from 'hono/conninfo'
@@ -43,7 +45,7 @@ export type HonoRateLimitOptions = CoreOptions &
 export function rateLimit<R>(
   rules: readonly RuleConfig[] | Limiter | (R & WidenedRulesError<R>),
   options: HonoRateLimitOptions = {},
-): MiddlewareHandler {
+): Updatable<MiddlewareHandler> {
   const framework = hono(options.getConnInfo)
   return middleware(createAdapterKit(rules as Rules, options, framework), options)
 }
@@ -70,7 +72,7 @@ type Rules = readonly RuleConfig[] | Limiter
 function middleware(
   kit: AdapterKit<Context, unknown>,
   options: HonoRateLimitOptions,
-): MiddlewareHandler {
+): Updatable<MiddlewareHandler> {
   const { onLimited } = options
   const fields = new ResponseFields()
 
@@ -98,7 +100,7 @@ function middleware(
   // Not an async function: with the memory store, an admitted request chains one promise on
   // `next()`, where an async function would add its own promise and the state of its awaits.
   // Whatever throws still reaches Hono as a rejection, as from an async function.
-  return function tollgate(c, next) {
+  return withUpdate(function tollgate(c, next) {
     try {
       const exchange = kit.enter(c, undefined)
       if (exchange === undefined) return next()
@@ -112,5 +114,5 @@ function middleware(
       if (isRateLimitError(error) && error.code === 'ERR_RL_WRONG_FRAMEWORK') throw error
       return Promise.reject(error)
     }
-  }
+  }, kit)
 }

@@ -60,6 +60,7 @@ export type {
   Outcome,
   PenalisedOutcome,
   Penalty,
+  RuleChange,
   Settlement,
   Store,
 } from './types.js'
