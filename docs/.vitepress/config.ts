@@ -65,6 +65,7 @@ export default defineConfig({
           { text: 'Where to enforce', link: '/concepts/where-to-enforce' },
           { text: 'Failure modes', link: '/concepts/failure-modes' },
           { text: 'Penalties, lists and operators', link: '/concepts/penalties-and-operators' },
+          { text: 'Changing rules while running', link: '/concepts/changing-rules-while-running' },
           { text: 'Observability', link: '/concepts/observability' },
           { text: 'Token usage', link: '/concepts/token-usage' },
         ],

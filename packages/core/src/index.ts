@@ -31,8 +31,11 @@ export {
   type CalendarUnit,
   type CalendarWindowParams,
   type CalendarWindows,
+  type CarryStrategy,
   type ConcurrencyParams,
+  carryState,
   concurrency,
+  DEFAULT_CARRY,
   fixedWindow,
   gcra,
   leakyBucket,
@@ -93,10 +96,13 @@ export {
   penalties,
   type RequestFacts,
   type RuleDecision,
+  type RulesUpdate,
+  rulesUpdater,
   type SettleOptions,
   type SettleResult,
   type SettleStatus,
   type StoreErrorContext,
+  type UpdateOptions,
   type Verdict,
   type WaitSignal,
 } from './limiter/index.js'
@@ -151,7 +157,7 @@ export {
 export type { FallbackStoreOptions, OutageEvent } from './store/fallback/options.js'
 export { type MapStore, type MapStoreOptions, mapStore } from './store/map-store.js'
 export { type MemoryStore, type MemoryStoreOptions, memoryStore } from './store/memory-store.js'
-export type { Store } from './store/types.js'
+export type { RuleChange, Store } from './store/types.js'
 export {
   measureUsage,
   readUsage,

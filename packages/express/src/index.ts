@@ -11,7 +11,9 @@ import {
   type Exchange,
   type Framework,
   isPromise,
+  type Updatable,
   userIdOf,
+  withUpdate,
 } from '@tollgate/core/adapter'
 import {
   closeSignal,
@@ -57,7 +59,7 @@ const express: Framework<Request> = {
 export function rateLimit<R>(
   rules: readonly RuleConfig[] | Limiter | (R & WidenedRulesError<R>),
   options: ExpressRateLimitOptions = {},
-): RequestHandler {
+): Updatable<RequestHandler> {
   return middleware(createAdapterKit(rules as Rules, options, express), options)
 }
 
@@ -78,7 +80,7 @@ type Rules = readonly RuleConfig[] | Limiter
 function middleware(
   kit: AdapterKit<Request, Response>,
   options: ExpressRateLimitOptions,
-): RequestHandler {
+): Updatable<RequestHandler> {
   const fields = new NodeResponseFieldWriter()
   const onLimited = options.onLimited ?? sendDenial
 
@@ -101,7 +103,7 @@ function middleware(
     if (isPromise(answered)) answered.then(undefined, next)
   }
 
-  return function tollgate(req, res, next) {
+  return withUpdate(function tollgate(req, res, next) {
     const exchange = kit.enter(req, res)
     if (exchange === undefined) return next()
     const ready = exchange.ready
@@ -109,5 +111,5 @@ function middleware(
     // An error, or an onLimited hook that throws, goes to Express.
     const later = ready as Promise<Exchange<Request, Response>>
     later.then((decided) => finish(decided, req, res, next)).catch(next)
-  }
+  }, kit)
 }

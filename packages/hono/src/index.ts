@@ -20,6 +20,8 @@ import {
   createAdapterKit,
   type Exchange,
   endWhenSent,
+  type Updatable,
+  withUpdate,
 } from '@tollgate/core/adapter'
 import type { Context, MiddlewareHandler, Next } from 'hono'
 import type { GetConnInfo } from 'hono/conninfo'
@@ -55,7 +57,7 @@ export type HonoRateLimitOptions = CoreOptions &
 export function rateLimit<R>(
   rules: readonly RuleConfig[] | Limiter | (R & WidenedRulesError<R>),
   options: HonoRateLimitOptions = {},
-): MiddlewareHandler {
+): Updatable<MiddlewareHandler> {
   const framework = hono(options.getConnInfo)
   return middleware(createAdapterKit(rules as Rules, options, framework), options)
 }
@@ -82,7 +84,7 @@ type Rules = readonly RuleConfig[] | Limiter
 function middleware(
   kit: AdapterKit<Context, unknown>,
   options: HonoRateLimitOptions,
-): MiddlewareHandler {
+): Updatable<MiddlewareHandler> {
   const { onLimited } = options
   const fields = new ResponseFields()
 
@@ -110,7 +112,7 @@ function middleware(
   // Not an async function: with the memory store, an admitted request chains one promise on
   // `next()`, where an async function would add its own promise and the state of its awaits.
   // Whatever throws still reaches Hono as a rejection, as from an async function.
-  return function tollgate(c, next) {
+  return withUpdate(function tollgate(c, next) {
     try {
       const exchange = kit.enter(c, undefined)
       if (exchange === undefined) return next()
@@ -124,5 +126,5 @@ function middleware(
       if (isRateLimitError(error) && error.code === 'ERR_RL_WRONG_FRAMEWORK') throw error
       return Promise.reject(error)
     }
-  }
+  }, kit)
 }

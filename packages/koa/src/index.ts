@@ -17,6 +17,8 @@ import {
   createAdapterKit,
   type Exchange,
   isPromise,
+  type Updatable,
+  withUpdate,
 } from '@tollgate/core/adapter'
 import { endWhenFinished, NodeResponseFieldWriter } from '@tollgate/core/node'
 import type { Context, Middleware, Next } from 'koa'
@@ -56,7 +58,7 @@ export type KoaRateLimitOptions = CoreOptions &
 export function rateLimit<R>(
   rules: readonly RuleConfig[] | Limiter | (R & WidenedRulesError<R>),
   options: KoaRateLimitOptions = {},
-): Middleware {
+): Updatable<Middleware> {
   return middleware(createAdapterKit(rules as Rules, options, koa), options)
 }
 
@@ -74,7 +76,10 @@ export function createRateLimit(parts: RateLimitParts): typeof rateLimit {
 
 type Rules = readonly RuleConfig[] | Limiter
 
-function middleware(kit: AdapterKit<Context, unknown>, options: KoaRateLimitOptions): Middleware {
+function middleware(
+  kit: AdapterKit<Context, unknown>,
+  options: KoaRateLimitOptions,
+): Updatable<Middleware> {
   const fields = new NodeResponseFieldWriter()
   const onLimited = options.onLimited ?? sendDenial
   const onerror = onerrorKeepingFields(kit.fieldNames)
@@ -109,12 +114,12 @@ function middleware(kit: AdapterKit<Context, unknown>, options: KoaRateLimitOpti
   }
 
   // Sync until it must wait: with the memory store, no promise is made here for the limiter.
-  return function tollgate(ctx, next) {
+  return withUpdate(function tollgate(ctx, next) {
     const exchange = kit.enter(ctx, undefined)
     if (exchange === undefined) return next()
     const ready = exchange.ready
     return isPromise(ready)
       ? ready.then((decided) => finish(ctx, next, decided))
       : finish(ctx, next, ready)
-  }
+  }, kit)
 }

@@ -1,8 +1,16 @@
 import type { HeaderEntries } from '../headers/types.js'
 import type { RequestIdentities } from '../identity/identities.js'
-import type { Limiter, MaybePromise, RequestFacts, Verdict, WaitSignal } from '../limiter/types.js'
+import type {
+  Limiter,
+  MaybePromise,
+  RequestFacts,
+  RulesUpdate,
+  Verdict,
+  WaitSignal,
+} from '../limiter/types.js'
 import { fieldsForOwnAnswer } from '../response/problem.js'
 import type { Denial, Responder } from '../response/responder.js'
+import type { RuleConfig } from '../rules/types.js'
 import type { KitOptions } from './options.js'
 import type { ResponseMeter } from './response-meter.js'
 import type { Shedder } from './shed.js'
@@ -293,4 +301,29 @@ export type AdapterKit<Req, Res> = {
    * piece of the body, then `end` or `abort`); undefined for a denial.
    */
   readonly meter: ((exchange: Exchange<Req, Res>) => ResponseMeter | undefined) | undefined
+  /**
+   * Changes the middleware's rules while running (`limiter.update`), refusing a rule the kit
+   * was not made to serve (an identity it does not read, a concurrency rule in a middleware
+   * made without one). Adapters expose it as the middleware's `update`.
+   */
+  readonly update: (rules: readonly RuleConfig[]) => MaybePromise<RulesUpdate>
+}
+
+/** A middleware that can change its rules while running: see `AdapterKit.update`. */
+export type Updatable<Middleware> = Middleware & {
+  /**
+   * Changes the rules while running: validated as at start-up, refused whole when wrong (the
+   * error thrown, logged and counted, the running rules kept); each changed rule's keys carry
+   * their state by its `onChange`. See docs/concepts/changing-rules-while-running.md.
+   * @example app.post('/admin/rules', (req, res) => res.json(limit.update(req.body.rules)))
+   */
+  readonly update: (rules: readonly RuleConfig[]) => MaybePromise<RulesUpdate>
+}
+
+/** The middleware with its kit's `update`: the one line every adapter adds. */
+export function withUpdate<Middleware extends object>(
+  middleware: Middleware,
+  kit: { readonly update: Updatable<Middleware>['update'] },
+): Updatable<Middleware> {
+  return Object.assign(middleware, { update: kit.update })
 }

@@ -49,7 +49,9 @@ export {
   type Framework,
   isPromise,
   type KitOptions,
+  type Updatable,
   type WriteVerdictFields,
+  withUpdate,
 } from './kit.js'
 export type { ResponseMeter, WatchedResponse } from './response-meter.js'
 export type { MeterFor } from './settle-from.js'

@@ -8,6 +8,7 @@ import { composeLimiter } from '../limiter/create-limiter.js'
 import { penalties } from '../limiter/penalised.js'
 import { routeMatching } from '../limiter/route-matching.js'
 import type { Limiter } from '../limiter/types.js'
+import { rulesUpdater } from '../limiter/update.js'
 import { FOREIGN_OPTIONS } from '../options/foreign-options.js'
 import { invalidOption } from '../options/option-values.js'
 import { composeResponder } from '../response/responder.js'
@@ -17,6 +18,7 @@ import { createWarnOnce, type WarnOnce } from '../warnings.js'
 import { firstRequest, kitMade, secondRequest } from './creation-watch.js'
 import { type AdapterKit, requestEntry, type Shared } from './exchange.js'
 import { checkFramework, type FrameworkName } from './framework-shape.js'
+import { kitUpdate } from './kit-update.js'
 import {
   checkAdapterOptions,
   type KitOptions,
@@ -30,7 +32,13 @@ import { releasesSlots } from './slots.js'
 import type { Framework } from './types.js'
 
 export type { WriteVerdictFields } from '../headers/families.js'
-export { type AdapterKit, Exchange, isPromise } from './exchange.js'
+export {
+  type AdapterKit,
+  Exchange,
+  isPromise,
+  type Updatable,
+  withUpdate,
+} from './exchange.js'
 export type { KitOptions } from './options.js'
 export type { RateLimitParts } from './parts.js'
 export type { FieldSink, Framework } from './types.js'
@@ -62,6 +70,7 @@ export function createAdapterKit<Req, Res>(
     families: familiesFor,
     foreignOptions: FOREIGN_OPTIONS,
     penalties,
+    update: rulesUpdater,
   })
 }
 
@@ -95,8 +104,10 @@ function buildKit<Req, Res>(
   // and its lists'.
   const listed = (identity: string) =>
     options.lists?.fields?.some((field) => field.endsWith(`.${identity}`)) === true
+  // The rules it was made with: an update does not make it read more.
+  const initial = limiter.rules
   const keysOn = (identity: string) =>
-    own || listed(identity) || limiter.rules.some((rule) => rule.match.identity.includes(identity))
+    own || listed(identity) || initial.some((rule) => rule.match.identity.includes(identity))
   const identities = compileIdentities(
     options,
     framework.header,
@@ -123,6 +134,7 @@ function buildKit<Req, Res>(
     fieldNames: options.exposeHeaders ? [...names, 'Access-Control-Expose-Headers'] : names,
     enter: requestEntry(shared, framework, options, identities, shedder, keysOn('user')),
     meter: bindSettle(options, limiter),
+    update: kitUpdate(limiter, own ? {} : { reads: keysOn, releasesSlots: shared.releases }),
   }
   // A limiter of the app's own, or a store it gives, keeps state across kits: one made per
   // request still limits, so only kits on a memory store of their own are watched.

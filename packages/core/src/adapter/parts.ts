@@ -7,6 +7,7 @@ import type { LimiterParts } from '../limiter/create-limiter.js'
 import { NO_ROUTES } from '../limiter/no-routes.js'
 import type { PenaltyPart } from '../limiter/penalised.js'
 import type { RouteMatching } from '../limiter/route-matching.js'
+import type { rulesUpdater } from '../limiter/update.js'
 import { invalidOption } from '../options/option-values.js'
 import { refuseUnknownOptions } from '../options/unknown-options.js'
 import type { ResponderParts } from '../response/responder.js'
@@ -58,6 +59,11 @@ export type RateLimitParts = {
    * @default none: a rule with a penalty is refused
    */
   readonly penalties?: PenaltyPart | undefined
+  /**
+   * `rulesUpdater`, for changing the rules while running (`middleware.update(rules)`).
+   * @default none: `update` is refused, naming this part
+   */
+  readonly update?: typeof rulesUpdater | undefined
 }
 
 /**
@@ -77,6 +83,7 @@ const PART_NAMES = [
   'partitionKeys',
   'headers',
   'penalties',
+  'update',
 ]
 
 /** An app's parts, checked, with the refusals standing in for those it left out. */
@@ -98,6 +105,9 @@ export function kitParts(parts: RateLimitParts): KitParts {
   if (partitionKeys !== undefined && typeof partitionKeys !== 'function') {
     throw invalidOption('partitionKeys', 'expected createPartitionKeyHasher')
   }
+  if (parts.update !== undefined && typeof parts.update !== 'function') {
+    throw invalidOption('update', 'expected rulesUpdater')
+  }
   if (penalties !== undefined && typeof penalties?.decisions !== 'function') {
     throw invalidOption('penalties', 'expected penalties')
   }
@@ -113,6 +123,7 @@ export function kitParts(parts: RateLimitParts): KitParts {
     proxies: proxies ?? NO_PROXIES,
     foreignOptions: undefined,
     penalties,
+    update: parts.update,
   }
 }
 

@@ -1,4 +1,6 @@
 export type { CalendarUnit, CalendarWindows, WindowSpan } from './calendar.js'
+export { type CarryStrategy, DEFAULT_CARRY } from './carried-use.js'
+export { carryState } from './carry.js'
 export { type ConcurrencyParams, concurrency } from './concurrency.js'
 export { type CalendarWindowParams, fixedWindow } from './fixed-window.js'
 export { gcra } from './gcra.js'

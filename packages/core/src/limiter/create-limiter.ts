@@ -19,7 +19,7 @@ import type {
 } from '../wait/slot-queues.js'
 import type { ListCheck } from './access-lists.js'
 import { admittedCharges } from './admitted-charges.js'
-import { type CompiledRule, compileRule } from './compile-rule.js'
+import type { CompiledRule } from './compile-rule.js'
 import {
   type ClockReader,
   clockReader,
@@ -37,11 +37,13 @@ import { createRelease, type RefundOne } from './release.js'
 import { createReporter } from './report.js'
 import { type RouteMatching, routeMatching } from './route-matching.js'
 import { buildRuleIndex, type RuleIndex } from './rule-index.js'
+import { checkRuleParts, compiledRules } from './rule-set.js'
 import { createSettle } from './settle.js'
 import { checkOne, refundCharges } from './store-calls.js'
 import { DEFAULT_STORE_TIMEOUT_MS } from './store-deadline.js'
 import type { Limiter, LimiterOptions, Logger, Verdict } from './types.js'
 import { DEFAULT_STORE_ERROR_RETRY_AFTER_MS } from './types.js'
+import { rulesUpdater } from './update.js'
 import { shown } from './verdict.js'
 
 /**
@@ -59,6 +61,7 @@ export function createLimiter<R>(given: LimiterOptions<R>): Limiter {
     store: memoryStore,
     foreignOptions: FOREIGN_OPTIONS,
     penalties,
+    update: rulesUpdater,
   })
 }
 
@@ -77,6 +80,8 @@ export type LimiterParts = {
   readonly foreignOptions: ForeignOptions | undefined
   /** Penalties (`penalties`), or none: a rule with a `penalty` is then refused. */
   readonly penalties: PenaltyPart | undefined
+  /** Changing the rules while running (`limiter.update`), or none: the limiter then has no `update`. */
+  readonly update?: typeof rulesUpdater | undefined
 }
 
 /** `createLimiter` from the parts given, and none other. */
@@ -84,19 +89,17 @@ export function composeLimiter(options: LimiterOptions, parts: LimiterParts): Li
   const setup = compileLimiter(options, parts)
   const { rules, store, engine, reader } = setup
   const timeOf = timeSource(engine, reader)
-  const ruleOf = ruleLookup(setup.byId)
+  // Rules an update removed: verdicts made under them are still refunded and released.
+  const retired = new Map<string, CompiledRule>()
+  const ruleOf = ruleLookup(setup.byId, retired)
   // Settled, cancelled or refunded: a verdict's charges are given back or corrected once.
   const closed = new WeakSet<Verdict>()
   const refund = refunder(ruleOf, timeOf, closed)
   const slots = slotParts(setup, options, timeOf, ruleOf)
   const hold = holder(slots, refund)
-  const decide = requestDecider({
-    engine,
-    index: setup.index,
-    clock: reader,
-    markWaiting: slots.mark,
-    lists: setup.lists,
-  })
+  const deciderOf = (index: RuleIndex) =>
+    requestDecider({ engine, index, clock: reader, markWaiting: slots.mark, lists: setup.lists })
+  const decide = deciderOf(setup.index)
   const limiter: Limiter = {
     rules,
     store,
@@ -107,7 +110,7 @@ export function composeLimiter(options: LimiterOptions, parts: LimiterParts): Li
     acquire(facts, given) {
       // Adopted, so that a throw (a cost that can never fit) rejects rather than escapes.
       return Promise.resolve()
-        .then(() => decide(facts, given))
+        .then(() => limiter.decide(facts, given))
         .then((verdict) => hold(verdict, given))
     },
     hold,
@@ -118,6 +121,17 @@ export function composeLimiter(options: LimiterOptions, parts: LimiterParts): Li
     ...(setup.settles ? createSettle({ byId: setup.byId, timeOf, closed }) : undefined),
   }
   registerOperatorParts(limiter, { store, ruleOf, reader })
+  // Built only with the update part: a middleware composed without it holds none of it.
+  parts.update?.({
+    limiter,
+    options,
+    parts,
+    byId: setup.byId as Map<string, CompiledRule>,
+    retired,
+    deciderOf,
+    reporter: engine.reporter,
+    now: () => timeOf(undefined)[0],
+  })
   return limiter
 }
 
@@ -144,22 +158,15 @@ function compileLimiter(options: LimiterOptions, parts: LimiterParts): LimiterSe
   const routes = parts.routes
   const rules = checkRules(options.rules, algorithms, routes.parseRoute, parts.penalties?.validate)
   checkIdentityNames(rules, options.customIdentities)
-  const keyCaches = new Map<string, CompiledRule['lastKey']>()
-  const compiled = rules.map((rule, index) =>
-    compileRule(rule, index, algorithms, routes, keyCaches),
-  )
+  const compiled = compiledRules(rules, algorithms, routes)
   const store = options.store ?? parts.store()
   const clock = options.clock ?? systemClock
   checkOptions(store, clock, options)
   const settles = compiled.some((rule) => rule.settleWithinMs !== undefined)
-  if (settles) checkSettlingStore(store, compiled)
-  if (compiled.some((rule) => rule.penalty !== undefined)) {
-    checkPenalising(store, compiled, parts.penalties)
-  }
+  checkRuleParts(store, compiled, parts)
   const given = options.lists
   if (given !== undefined) checkMethods('lists', given, ['compile'], 'accessLists({ allow, deny })')
   const lists = given?.compile(knownIdentityNames(options.customIdentities))
-  checkFallbackStore(store, compiled)
   const consumeOne = (store as { consumeOne?: ConsumeOne }).consumeOne
   const engine: Engine = {
     store,
@@ -206,9 +213,12 @@ function timeSource(engine: Engine, reader: ClockReader): TimeOf {
   }
 }
 
-function ruleLookup(byId: ReadonlyMap<string, CompiledRule>): (id: string) => CompiledRule {
+function ruleLookup(
+  byId: ReadonlyMap<string, CompiledRule>,
+  retired: ReadonlyMap<string, CompiledRule>,
+): (id: string) => CompiledRule {
   return (id) => {
-    const rule = byId.get(id)
+    const rule = byId.get(id) ?? retired.get(id)
     if (rule === undefined) {
       throw new RateLimitError(
         'ERR_RL_UNKNOWN_RULE',
@@ -340,44 +350,6 @@ function slotQueuesOf(
     make = slotQueues
   }
   return make === undefined ? undefined : make({ ...host, lines })
-}
-
-/** Rules that settle need a store that can: refused at start-up, not on the first settle. */
-function checkSettlingStore(store: Store, compiled: readonly CompiledRule[]): void {
-  if (typeof store.settle === 'function') return
-  const rules = compiled.filter((rule) => rule.settleWithinMs !== undefined).map((rule) => rule.id)
-  throw invalidOption(
-    'store',
-    `rules ${rules.map((id) => `"${id}"`).join(', ')} settle their charges (settle), but the store has no settle method`,
-  )
-}
-
-/** Rules that penalise need the penalties part, and a store that keeps offences (`settle`'s way). */
-function checkPenalising(
-  store: Store,
-  compiled: readonly CompiledRule[],
-  part: PenaltyPart | undefined,
-): void {
-  const rules = compiled.filter((rule) => rule.penalty !== undefined).map((rule) => rule.id)
-  // Rules validated elsewhere (defineRules) reach a composed limiter with their penalty.
-  if (part === undefined) {
-    throw invalidOption(
-      'penalties',
-      `rules ${rules.map((id) => `"${id}"`).join(', ')} penalise repeated denials (penalty), but this limiter was composed without penalties: add penalties to createRateLimit's parts`,
-    )
-  }
-  part.checkStore(store, rules)
-}
-
-/** Rules that fall back need a store that decides locally: refused at start-up, naming them. */
-function checkFallbackStore(store: Store, compiled: readonly CompiledRule[]): void {
-  if (typeof store.consumeLocally === 'function') return
-  const rules = compiled.filter((rule) => rule.fallback).map((rule) => `"${rule.id}"`)
-  if (rules.length === 0) return
-  throw invalidOption(
-    'store',
-    `rules ${rules.join(', ')} have onStoreError: 'fallback': wrap the store in fallbackStore(store, { instances })`,
-  )
 }
 
 /** A budget of its own that will end: 0, NaN or Infinity (for "none") leaves the limiter's. */

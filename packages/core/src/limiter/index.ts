@@ -17,10 +17,13 @@ export type {
   OperatorOptions,
   RequestFacts,
   RuleDecision,
+  RulesUpdate,
   SettleOptions,
   SettleResult,
   SettleStatus,
   StoreErrorContext,
+  UpdateOptions,
   Verdict,
   WaitSignal,
 } from './types.js'
+export { rulesUpdater } from './update.js'

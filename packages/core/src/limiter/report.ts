@@ -13,6 +13,8 @@ type LimiterWarningCode =
   | 'WARN_CLOCK_FAILED'
   /** The clock read earlier than before (an NTP step back). */
   | 'WARN_CLOCK_STEPPED_BACK'
+  /** `limiter.update` refused a rule set; the running rules stay. */
+  | 'WARN_RULES_UPDATE_REFUSED'
 
 /** How many distinct warnings are remembered; past it the memory starts over. */
 const REMEMBERED = 100

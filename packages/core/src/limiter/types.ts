@@ -413,4 +413,38 @@ export interface Limiter {
    * gives everything back. Optional, as `settle`.
    */
   cancel?(verdict: Verdict, options?: SettleOptions): MaybePromise<SettleResult>
+  /**
+   * Changes the rules while running. They are validated as at start-up: a set that fails is
+   * refused whole (the same `RuleValidationError` or `RateLimitError` is thrown, logged as
+   * `WARN_RULES_UPDATE_REFUSED` and counted in `updatesRefused`) and the running rules stay. A
+   * valid set takes over at once: each request is decided entirely under the old rules or the
+   * new. A rule that keeps its id but changes its figures carries each key's state by its
+   * `onChange`; added rules start fresh, removed rules' states are dropped. A promise when the
+   * store answers later. Optional: absent on a limiter composed without it.
+   * @example limiter.update(defineRules([{ ...free, burst: 40 }]))
+   */
+  update?(rules: readonly RuleConfig[], options?: UpdateOptions): MaybePromise<RulesUpdate>
+  /** How many `update` calls were refused since the limiter was made. */
+  readonly updatesRefused?: number
+}
+
+/**
+ * For a middleware's kit, which serves the rules as it was made: a rule it cannot serve is
+ * refused as a validation error is (thrown, logged, counted, the running rules kept).
+ */
+export type UpdateOptions = {
+  /** False for an identity the middleware does not read (it reads only its rules' own). */
+  readonly reads?: (identity: string) => boolean
+  /** False when the middleware does not give concurrency slots back at a response's end. */
+  readonly releasesSlots?: boolean
+}
+
+/** What `limiter.update` changed, by rule id. */
+export type RulesUpdate = {
+  readonly added: readonly string[]
+  readonly removed: readonly string[]
+  /** Kept their id, changed their figures: their keys' states carried by `onChange`. */
+  readonly changed: readonly string[]
+  /** The same figures: their keys' states kept as they are. */
+  readonly unchanged: readonly string[]
 }

@@ -29,6 +29,7 @@ const LABELS: FieldLabels = {
   onMissingIdentity: 'onMissingIdentity',
   settle: 'settle',
   penalty: 'penalty',
+  onChange: 'onChange',
 }
 
 const CODE_SHAPE: RuleShape = {

@@ -33,6 +33,7 @@ const LABELS = {
   onMissingIdentity: 'on_missing_identity',
   settle: 'settle',
   penalty: 'penalty',
+  onChange: 'on_change',
 } as const satisfies FieldLabels
 
 const FILE_SHAPE: RuleShape = {
@@ -119,6 +120,7 @@ function readFileRule(record: Record<string, unknown>, issue: IssueSink) {
     onMissingIdentity: raw.on_missing_identity,
     settle: raw.settle,
     penalty: raw.penalty,
+    onChange: raw.on_change,
   }
   const perSecond = raw.rate_per_s
   if (perSecond === undefined) {

@@ -1,4 +1,5 @@
 import type { CalendarUnit } from '../algorithms/calendar.js'
+import type { CarryStrategy } from '../algorithms/carried-use.js'
 import type { QueueOrder } from '../algorithms/concurrency.js'
 
 /** `enforce` denies over the limit; `shadow` counts and reports "would deny" but never denies. */
@@ -90,6 +91,13 @@ type RuleConfigBase = {
   readonly onStoreError?: StoreErrorPolicy
   /** @default 'ip' */
   readonly onMissingIdentity?: MissingIdentityPolicy
+  /**
+   * What each key's state becomes when `limiter.update` changes this rule's figures (its id
+   * kept): `'keep'` the amount used, `'proportional'` the fraction used, `'reset'` a fresh state,
+   * `'additive'` what remains plus the change in allowance. See
+   * docs/concepts/changing-rules-while-running.md. @default 'keep' ('reset' for `leaky_queue`)
+   */
+  readonly onChange?: CarryStrategy
   /**
    * Makes the rule's charge a reservation: the request is admitted against an estimate (`cost`,
    * `costByRoute`, or `DecideOptions.estimate`), and `limiter.settle(verdict, actual)` replaces
@@ -245,6 +253,8 @@ type RuleBase = {
   readonly settle?: Milliseconds
   /** Set on a rule that penalises repeated denials. */
   readonly penalty?: PenaltyRule
+  /** Set when given: how its keys carry over a change of its figures (`limiter.update`). */
+  readonly onChange?: CarryStrategy
 }
 
 /** A validated rate rule; `period` in whole ms. */

@@ -1,4 +1,5 @@
 import type { CalendarUnit } from '../algorithms/calendar.js'
+import { CARRY_STRATEGIES, type CarryStrategy } from '../algorithms/carried-use.js'
 import { DEFAULT_SETTLE_WITHIN_MS } from '../algorithms/reservable.js'
 import type { ReadRuleFields } from '../algorithms/rule-fields.js'
 import type { AlgorithmTable } from '../algorithms/table.js'
@@ -38,7 +39,8 @@ export type RuleFields = {
     | 'onStoreError'
     | 'onMissingIdentity'
     | 'settle'
-    | 'penalty']?: unknown
+    | 'penalty'
+    | 'onChange']?: unknown
 }
 
 /** How each field was spelt in the user's input, for error messages. */
@@ -136,6 +138,7 @@ export function validateRule(
     labels.onMissingIdentity,
     fail,
   )
+  const onChange = validateOnChange(fields.onChange, fields.algorithm, labels.onChange, fail)
   const params = validateParams(fields, labels, fail, algorithms)
   const costs = validateCosts(
     fields.cost,
@@ -161,6 +164,7 @@ export function validateRule(
     onMissingIdentity,
     ...(settle === undefined ? {} : { settle }),
     ...(penalty === undefined ? {} : { penalty }),
+    ...(onChange === undefined ? {} : { onChange }),
   } as Rule
   Object.defineProperty(rule, VALIDATED, { value: true })
   return deepFreeze(rule)
@@ -465,6 +469,27 @@ export function algorithmOf(rule: Rule, algorithms: AlgorithmTable): Algorithm {
 function count(value: unknown): number | string {
   if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 1) return value
   return `expected a whole number ≥ 1, got ${typeName(value)}`
+}
+
+/**
+ * A rule's `onChange`: how its keys' states carry over when `limiter.update` changes its figures.
+ * A concurrency rule's state is the requests in flight, which always carry as they are.
+ */
+function validateOnChange(
+  value: unknown,
+  algorithm: unknown,
+  label: string,
+  issue: IssueSink,
+): CarryStrategy | undefined {
+  if (value === undefined) return undefined
+  const strategy = oneOf(value, 'keep', CARRY_STRATEGIES, label, issue)
+  if (algorithm === 'concurrency' && strategy !== 'keep') {
+    issue(
+      label,
+      `a concurrency rule's requests in flight always carry over: use "keep" or remove it`,
+    )
+  }
+  return strategy
 }
 
 function oneOf<T extends string>(

@@ -61,6 +61,7 @@ export type {
   Outcome,
   PenalisedOutcome,
   Penalty,
+  RuleChange,
   Settlement,
   Store,
 } from './types.js'

@@ -1,5 +1,6 @@
 import type { Algorithm, PackedState } from '../algorithms/types.js'
 import type { BudgetHolder, ByteBudget } from './byte-budget.js'
+import { type Inheritance, inheritedState, writeCarried } from './carry-over.js'
 import type { KeyHasher } from './fingerprint.js'
 import { LogArena, NO_LOG } from './log-arena.js'
 import { handStep, rehashed, shiftBack } from './open-addressing.js'
@@ -82,6 +83,8 @@ export class KeyTable implements BudgetHolder {
    * fresh is never evicted, since dropping it would hand its slots out again.
    */
   readonly keepsHeld: boolean
+  /** Set on the table of a rule changed while running: where its keys' states come from. */
+  inherit: Inheritance | undefined = undefined
 
   constructor(algorithm: Algorithm, maxKeys: number, budget: ByteBudget, now: number) {
     this.algorithm = algorithm
@@ -230,7 +233,15 @@ export class KeyTable implements BudgetHolder {
     else if (this.logs === undefined) this.algorithm.init(this.data, slot * this.stride + 1, now)
     else this.data[slot * this.stride + 1] = NO_LOG
     this.count++
+    // A changed rule's key seen for the first time since: its state under the old figures.
+    if (this.inherit !== undefined) this.adopt(slot, first, second, now)
     return slot
+  }
+
+  /** Carries the key's state from the tables this one inherits from, if one holds it. */
+  private adopt(slot: number, first: number, second: number, now: number): void {
+    const state = inheritedState(this, first, second, now)
+    if (state !== undefined) writeCarried(this, slot * this.stride + 1, state, first, second, now)
   }
 
   /**

@@ -1,6 +1,7 @@
 import type { Algorithm } from '../algorithms/types.js'
 import type { Decision } from '../decision.js'
 import { applyCharges } from './apply-charges.js'
+import { carryKey } from './carry-over.js'
 import type { KeyHasher } from './fingerprint.js'
 import type { KeyTable } from './key-table.js'
 import { NO_LOG } from './log-arena.js'
@@ -35,6 +36,8 @@ export function consumeMany(
     hasher.hash(charges[i]!.key)
     firsts.push(hasher.first)
     seconds.push(hasher.second)
+    // A changed rule's key is carried into its new table before its state is read.
+    if (owned[i]!.inherit !== undefined) carryKey(owned[i]!, hasher.first, hasher.second, now)
     // The same key under the same rule twice in one request shares one state, as it would in
     // a store that keeps the strings.
     let owner = i

@@ -7,6 +7,7 @@ import { RateLimitError } from '../errors.js'
 import { invalidOption, shown } from '../options/option-values.js'
 import { refuseUnknownOptions } from '../options/unknown-options.js'
 import { ByteBudget } from './byte-budget.js'
+import { forgetInherited, inheritsKey } from './carry-over.js'
 import { createKeyHasher } from './fingerprint.js'
 import { KeyTable } from './key-table.js'
 import { NO_LOG } from './log-arena.js'
@@ -23,6 +24,7 @@ import type {
   Outcome,
   PenalisedOutcome,
   Penalty,
+  RuleChange,
   Settlement,
   Store,
 } from './types.js'
@@ -110,6 +112,7 @@ export interface MemoryStore extends Store {
   heldUntil(rule: string, algorithm: Algorithm, key: string): number | undefined
   /** Drops `key`'s state under `rule`: its next charge finds a fresh one. */
   forget(rule: string, algorithm: Algorithm, key: string): void
+  updateRules(changes: readonly RuleChange[], removed: readonly string[], now: number): void
   /** Keys held over all rules, including idle ones not yet reclaimed. */
   readonly size: number
   /**
@@ -172,11 +175,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
       if (table === undefined) {
         table = new KeyTable(algorithm, maxKeys, budget, now)
         list.unshift(table)
-        if (list.length > TABLES_PER_RULE) {
-          const retired = list.pop()!
-          retired.retire()
-          retiredEvictions += retired.evictions
-        }
+        trim(list)
       }
     }
     lastRule = rule
@@ -185,7 +184,44 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     return table
   }
 
+  /** Keeps the last TABLES_PER_RULE tables of a rule; a table inheriting from one dropped no more does. */
+  function trim(list: KeyTable[]): void {
+    while (list.length > TABLES_PER_RULE) retire(list, list.pop()!)
+  }
+
+  function retire(list: KeyTable[], table: KeyTable): void {
+    table.retire()
+    retiredEvictions += table.evictions
+    const at = list.indexOf(table)
+    if (at >= 0) list.splice(at, 1)
+    for (const other of list) if (other.inherit?.from === table) other.inherit = undefined
+    if (table === lastTable) lastRule = lastAlgorithm = lastTable = undefined
+  }
+
+  /** A changed rule: a table for its new figures that inherits from the old one, if it has one. */
+  function carryRule({ rule, from, to, carry }: RuleChange, now: number): void {
+    const list = tables.get(rule)
+    const old = list?.find((table) => sameRule(table.algorithm, from))
+    // Not held: every key starts fresh under the new figures anyway.
+    if (list === undefined || old === undefined) return
+    const table = new KeyTable(to, maxKeys, budget, now)
+    table.inherit = { from: old, carry, retire: (empty) => retire(list, empty) }
+    list.unshift(table)
+    trim(list)
+  }
+
   const store: MemoryStore = {
+    updateRules(changes, removed, now) {
+      now = wholeMs(now)
+      checkTime(now)
+      for (const rule of removed) {
+        const list = tables.get(rule)
+        if (list !== undefined) for (const table of [...list]) retire(list, table)
+        tables.delete(rule)
+      }
+      for (const change of changes) carryRule(change, now)
+      lastRule = lastAlgorithm = lastTable = undefined
+    },
     get size() {
       let size = 0
       for (const list of tables.values()) for (const table of list) size += table.count
@@ -305,12 +341,16 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   return store
 
   function forget(rule: string, algorithm: Algorithm, key: string): void {
+    const table = tableOf(rule, algorithm)
+    if (table === undefined) return
     holding(rule, algorithm, key)?.remove(heldAt)
+    // Nor carried into the new figures later (a rule changed while running).
+    if (table.inherit !== undefined) forgetInherited(table, hasher.first, hasher.second)
   }
 
   /** A dry run of `cost` on the key: nothing written, and a key not held is not created. */
   function look(rule: string, algorithm: Algorithm, key: string, cost: number, now: number) {
-    const table = holding(rule, algorithm, key)
+    const table = holding(rule, algorithm, key, now)
     if (table === undefined) return decideFresh(algorithm, cost, now)
     const offset = table.offsetAt(heldAt)
     if (table.packed !== undefined) {
@@ -325,7 +365,8 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   /** Whether `table` holds a state for `key`. */
   function holds(table: KeyTable, key: string): boolean {
     hasher.hash(key)
-    return table.find(hasher.first, hasher.second) >= 0
+    if (table.find(hasher.first, hasher.second) >= 0) return true
+    return table.inherit !== undefined && inheritsKey(table, hasher.first, hasher.second)
   }
 
   /**
@@ -333,14 +374,38 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
    * nothing is created. The table of the last call when it is this rule's (a slot given back
    * after its take).
    */
-  function holding(rule: string, algorithm: Algorithm, key: string): KeyTable | undefined {
-    const table =
-      algorithm === lastAlgorithm && rule === lastRule
-        ? lastTable
-        : tables.get(rule)?.find((t) => sameRule(t.algorithm, algorithm))
+  function holding(
+    rule: string,
+    algorithm: Algorithm,
+    key: string,
+    now?: number,
+  ): KeyTable | undefined {
+    const table = tableOf(rule, algorithm)
     if (table === undefined) return undefined
     hasher.hash(key)
     heldAt = table.find(hasher.first, hasher.second)
+    if (heldAt < 0 && table.inherit !== undefined && now !== undefined) {
+      return inheritedHolding(table, now)
+    }
+    return heldAt < 0 ? undefined : table
+  }
+
+  /** The table `rule` keeps for `algorithm`, if any; nothing is created. */
+  function tableOf(rule: string, algorithm: Algorithm): KeyTable | undefined {
+    return algorithm === lastAlgorithm && rule === lastRule
+      ? lastTable
+      : tables.get(rule)?.find((t) => sameRule(t.algorithm, algorithm))
+  }
+
+  /**
+   * A key of a changed rule not yet carried into its new figures: carried now, so that a look or a
+   * refund sees the state its next charge will.
+   */
+  function inheritedHolding(table: KeyTable, now: number): KeyTable | undefined {
+    const { first, second } = hasher
+    if (!inheritsKey(table, first, second)) return undefined
+    table.locate(first, second, now)
+    heldAt = table.find(first, second)
     return heldAt < 0 ? undefined : table
   }
 
@@ -382,7 +447,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     chargedAt: number,
     now: number,
   ): void {
-    const table = holding(rule, algorithm, key)
+    const table = holding(rule, algorithm, key, now)
     // A key that is not held is fresh (or was evicted): there is nothing to give back.
     if (table === undefined) return
     const offset = table.offsetAt(heldAt)

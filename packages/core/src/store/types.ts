@@ -1,4 +1,4 @@
-import type { Algorithm } from '../algorithms/types.js'
+import type { Algorithm, StateSlots } from '../algorithms/types.js'
 import type { Decision } from '../decision.js'
 
 /** One rule's share of a request: charge `cost` to `key` under `rule`. */
@@ -65,6 +65,21 @@ export type KeyStatus = {
  * request really cost, a whole number ≥ 0 that may exceed the rule's capacity.
  */
 export type Settlement = Charge & { readonly actual: number }
+
+/**
+ * A rule that keeps its id but changes its figures (`limiter.update`): how a store carries each
+ * key's state from `from` into `to`.
+ */
+export type RuleChange = {
+  readonly rule: string
+  readonly from: Algorithm
+  readonly to: Algorithm
+  /**
+   * The key's state under `from` (`from.stateSize` numbers at `offset`, or a log) as `to` holds
+   * it at `now`; undefined when the key starts fresh. Pure: it writes nothing.
+   */
+  readonly carry: (slots: StateSlots, offset: number, now: number) => number[] | undefined
+}
 
 /** What a store answers for a request: one decision per charge, in order, and the time it used. */
 export type Outcome = {
@@ -142,6 +157,17 @@ export interface Store {
   block?(ref: KeyRef, penalty: Penalty, until: number, now: number): void | Promise<void>
   /** Operator: lifts the key's block and forgets its offences under the rule. */
   unblock?(ref: KeyRef, now: number): void | Promise<void>
+  /**
+   * Rules changed while running (`limiter.update`): each change's keys carry their state into
+   * the new figures (`RuleChange.carry`), at the latest when the key is next charged; the states
+   * of `removed` rules are dropped. Optional: a limiter refuses to change the figures of a rule
+   * on a store without it (added and removed rules need none).
+   */
+  updateRules?(
+    changes: readonly RuleChange[],
+    removed: readonly string[],
+    now: number,
+  ): void | Promise<void>
   /**
    * For a store that fails over (`fallbackStore`): decides `charges` in this process, with each
    * rule's share of its allowance, after `consume` failed. The limiter calls it, synchronously,
