@@ -48,7 +48,11 @@ function fresh(algorithm: Algorithm, now: number): number[] {
   return state
 }
 
-/** A token bucket in scaled units, written from its definition; debt holds it empty for a time. */
+/**
+ * A token bucket in scaled units, written from its definition. Debt (`keep` past the new
+ * allowance) holds it empty: for whole ms in a bucket, whose state counts time in ms (so it
+ * refills up to a ms later), to the unit in GCRA, whose arrival time counts ticks (`exact`).
+ */
 function rateModel(p: {
   capacity: number
   unitsPerMs: number
@@ -60,16 +64,16 @@ function rateModel(p: {
   const levelAt = (t: number) =>
     t < last ? level : Math.min(p.capacity, level + (t - last) * p.unitsPerMs)
   return {
-    start(at: number, used: number) {
+    start(at: number, used: number, exact: boolean) {
       const debt = Math.max(0, used - p.capacity)
-      level = Math.max(0, p.capacity - used)
-      last = at + Math.ceil(debt / p.unitsPerMs)
+      level = exact ? p.capacity - used : Math.max(0, p.capacity - used)
+      last = exact ? at : at + Math.ceil(debt / p.unitsPerMs)
     },
     used: (t: number) => p.capacity - levelAt(t),
     decide(t: number, cost: number) {
       const c = Math.min(cost, p.burst)
       const now = levelAt(t)
-      if (now < c * p.unitsPerToken) return [false, Math.floor(now / p.unitsPerToken)]
+      if (now < c * p.unitsPerToken) return [false, Math.max(0, Math.floor(now / p.unitsPerToken))]
       level = now - c * p.unitsPerToken
       last = Math.max(t, last)
       return [true, Math.floor(level / p.unitsPerToken)]
@@ -117,7 +121,7 @@ describe('carrying a rate rule (token bucket, GCRA, leaky bucket: into each othe
           )
           const carried = carryState(from, state, 0, to, now, strategy) ?? fresh(to, now)
           const next = rateModel(pb)
-          next.start(now, used)
+          next.start(now, used, toName === 'gcra')
           let t = now
           const expected = after.map(({ gap, cost }) => {
             t += gap
