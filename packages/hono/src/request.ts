@@ -12,7 +12,11 @@ export function hono(getConnInfo: GetConnInfo | undefined): Framework<Context> {
   return {
     name: 'Hono',
     method: (c) => c.req.method,
-    path: (c) => c.req.path,
+    // The request's URL as the runtime parsed it, not `c.req.path`: Hono decodes that with
+    // decodeURI, which turns an encoded backslash (%5C) into a raw one, a separator to the
+    // rules' path matching (as Express reads a raw one); percent-encodings in the URL are read
+    // as every adapter reads them.
+    path: (c) => c.req.url,
     socketAddress:
       getConnInfo === undefined ? defaultAddress : (c) => getConnInfo(c).remote.address,
     header: (c, name) => c.req.header(name),
