@@ -45,6 +45,8 @@ const TARGETS = [
   '/v1/%6C%61bels%3Abatch',
   '/v1/labels%2Fbatch',
   '/v1/labels%253Abatch',
+  // An encoded backslash is a character of its segment (Hono's decodeURI makes it a raw one).
+  '/v1/labels%5Cbatch',
   '/v1/other',
 ]
 

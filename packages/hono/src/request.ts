@@ -12,11 +12,13 @@ export function hono(getConnInfo: GetConnInfo | undefined): Framework<Context> {
   return {
     name: 'Hono',
     method: (c) => c.req.method,
-    // The request's URL as the runtime parsed it, not `c.req.path`: Hono decodes that with
-    // decodeURI, which turns an encoded backslash (%5C) into a raw one, a separator to the
-    // rules' path matching (as Express reads a raw one); percent-encodings in the URL are read
-    // as every adapter reads them.
-    path: (c) => c.req.url,
+    // Hono decodes its path with decodeURI, which turns an encoded backslash (%5C) into a raw
+    // one, a separator to the rules' path matching; the URL the runtime parsed holds no raw
+    // backslash, so a path with one is read from the URL instead (no slice per request else).
+    path: (c) => {
+      const path = c.req.path
+      return path.includes('\\') ? c.req.url : path
+    },
     socketAddress:
       getConnInfo === undefined ? defaultAddress : (c) => getConnInfo(c).remote.address,
     header: (c, name) => c.req.header(name),
