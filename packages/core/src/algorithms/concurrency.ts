@@ -52,7 +52,12 @@ const CONCURRENT_REQUESTS = 'concurrent-requests'
  */
 export const concurrency: (params: ConcurrencyParams) => Algorithm = /* @__PURE__ */ withRuleFields(
   concurrencyRule,
-  readSlotQueueFields,
+  {
+    takes: ['queue', 'queueOrder', 'maxWait'],
+    read: readSlotQueueFields,
+    unsettled: 'a concurrency slot is held until released, whatever the request costs',
+    noFallback: true,
+  },
 )
 
 function concurrencyRule(params: ConcurrencyParams): Algorithm {

@@ -43,7 +43,12 @@ export type QueueParams = RateParams & {
  */
 export const leakyQueue: (params: QueueParams) => Algorithm = /* @__PURE__ */ withRuleFields(
   queueRule,
-  readQueueFields,
+  {
+    takes: ['delay', 'nodelay', 'maxWait'],
+    read: readQueueFields,
+    unsettled: "a queued request's slot is fixed when it is admitted",
+    noFallback: true,
+  },
 )
 
 function queueRule(params: QueueParams): Algorithm {
