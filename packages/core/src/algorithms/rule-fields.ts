@@ -16,8 +16,8 @@ export type OwnField =
   | 'timeZone'
   | 'buckets'
 
-/** The fields a reader may read (`burst` for a queue's `nodelay`). */
-type ReadField = OwnField | 'burst'
+/** The fields a reader may read (`burst` for a queue's `nodelay`, `onChange` for what carries). */
+type ReadField = OwnField | 'burst' | 'onChange'
 
 /** What readers write: the rule model's values of their fields. */
 export type RuleFieldValues = {

@@ -142,7 +142,7 @@ export function validateRule(
     labels.onMissingIdentity,
     fail,
   )
-  const onChange = validateOnChange(fields.onChange, fields.algorithm, labels.onChange, fail)
+  const onChange = validateOnChange(fields.onChange, labels.onChange, fail)
   const params = validateParams(fields, labels, fail, algorithms)
   const costs = validateCosts(
     fields.cost,
@@ -392,24 +392,15 @@ function count(value: unknown): number | string {
 }
 
 /**
- * A rule's `onChange`: how its keys' states carry over when `limiter.update` changes its figures.
- * A concurrency rule's state is the requests in flight, which always carry as they are.
+ * A rule's `onChange`: how its keys' states carry over when `limiter.update` changes its figures
+ * (a concurrency rule's reader refuses all but `keep`).
  */
 function validateOnChange(
   value: unknown,
-  algorithm: unknown,
   label: string,
   issue: IssueSink,
 ): CarryStrategy | undefined {
-  if (value === undefined) return undefined
-  const strategy = oneOf(value, 'keep', CARRY_STRATEGIES, label, issue)
-  if (algorithm === 'concurrency' && strategy !== 'keep') {
-    issue(
-      label,
-      `a concurrency rule's requests in flight always carry over: use "keep" or remove it`,
-    )
-  }
-  return strategy
+  return value === undefined ? undefined : oneOf(value, 'keep', CARRY_STRATEGIES, label, issue)
 }
 
 function oneOf<T extends string>(
