@@ -4,7 +4,12 @@ import { createSlotQueues, type SlotQueueParams } from '../wait/slot-queues.js'
 import { CARRY_STRATEGIES, type CarryStrategy } from './carried-use.js'
 import { MAX_FIELD_INTEGER, MAX_TIME_MS } from './integer.js'
 import { costTooHigh, invalid, refuseUnknownParams } from './params.js'
-import { type RuleFieldAccess, type RuleFieldValues, withRuleFields } from './rule-fields.js'
+import {
+  noFallback,
+  type RuleFieldAccess,
+  type RuleFieldValues,
+  withRuleFields,
+} from './rule-fields.js'
 import type { Algorithm } from './types.js'
 
 const CONCURRENCY_PARAMS = ['limit', 'retryAfterMs', 'queue', 'maxWaitMs', 'queueOrder']
@@ -57,7 +62,7 @@ export const concurrency: (params: ConcurrencyParams) => Algorithm = /* @__PURE_
     takes: ['queue', 'queueOrder', 'maxWait'],
     read: readSlotQueueFields,
     unsettled: 'a concurrency slot is held until released, whatever the request costs',
-    noFallback: true,
+    noFallback,
   },
 )
 

@@ -10,7 +10,12 @@ import {
   refuseUnknownParams,
   scaleRate,
 } from './params.js'
-import { type RuleFieldAccess, type RuleFieldValues, withRuleFields } from './rule-fields.js'
+import {
+  noFallback,
+  type RuleFieldAccess,
+  type RuleFieldValues,
+  withRuleFields,
+} from './rule-fields.js'
 import type { Algorithm, StateSlots } from './types.js'
 
 const QUEUE_PARAMS = [...RATE_PARAMS, 'delay', 'maxWaitMs']
@@ -47,7 +52,7 @@ export const leakyQueue: (params: QueueParams) => Algorithm = /* @__PURE__ */ wi
     takes: ['delay', 'nodelay', 'maxWait'],
     read: readQueueFields,
     unsettled: "a queued request's slot is fixed when it is admitted",
-    noFallback: true,
+    noFallback,
   },
 )
 

@@ -56,8 +56,13 @@ export type RuleFieldReader = {
   readonly read: (rule: RuleFieldAccess, values: RuleFieldValues) => boolean
   /** Why a `settle` cannot apply to its charges, when it cannot. */
   readonly unsettled?: string
-  /** True when its state cannot be split between processes while the store fails. */
-  readonly noFallback?: true
+  /** Refuses `onStoreError: 'fallback'` for a state that cannot be split between processes. */
+  readonly noFallback?: typeof noFallback
+}
+
+/** Why a rule of `name` cannot take `onStoreError: 'fallback'`. */
+export function noFallback(name: string): string {
+  return `'fallback' is for rate and window rules, not ${name}: use 'open' or 'closed'`
 }
 
 /** A factory that carries the reader of its own rule fields. */

@@ -1,9 +1,9 @@
-import { isCalendarUnit } from '../algorithms/calendar-unit.js'
 import { CARRY_STRATEGIES, type CarryStrategy } from '../algorithms/carried-use.js'
 import { DEFAULT_SETTLE_WITHIN_MS } from '../algorithms/reservable.js'
 import type { OwnField, RuleFieldReader, RuleFieldValues } from '../algorithms/rule-fields.js'
 import type { AlgorithmTable } from '../algorithms/table.js'
 import type { Algorithm, AlgorithmName } from '../algorithms/types.js'
+import { isCalendarUnit } from '../algorithms/calendar-unit.js'
 import { closest } from '../closest-name.js'
 import { isRateLimitError } from '../errors.js'
 import { toMilliseconds } from './duration.js'
@@ -270,10 +270,7 @@ function validateParams(
   // without the algorithm holds none of their checks), and refused on every other algorithm.
   const reader = (factory as { ruleFields?: RuleFieldReader }).ruleFields
   if (fields.onStoreError === 'fallback' && reader?.noFallback) {
-    issue(
-      labels.onStoreError,
-      `'fallback' is for rate and window rules, not ${name}: use 'open' or 'closed'`,
-    )
+    issue(labels.onStoreError, reader.noFallback(name))
   }
   const family = isRate
     ? `a rate rule: ${labels.rate} + ${labels.burst}`
