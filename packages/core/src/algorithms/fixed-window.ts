@@ -1,5 +1,6 @@
 import type { Decision } from '../decision.js'
 import { type CalendarUnit, type CalendarWindows, calendarWindows, NOMINAL_MS } from './calendar.js'
+import { isCalendarUnit } from './calendar-unit.js'
 import { inspectionCopy } from './inspection.js'
 import { PACKED_CAPACITY_LIMIT, TIME_HIGH, TIME_HIGH_MASK, TWO_POW_32 } from './packed-state.js'
 import {
@@ -10,7 +11,6 @@ import {
   WINDOW_PARAMS,
   type WindowParams,
 } from './params.js'
-import { isCalendarUnit } from './calendar-unit.js'
 import { type RuleFieldAccess, type RuleFieldValues, withRuleFields } from './rule-fields.js'
 import type { Algorithm, PackedState, StateSlots } from './types.js'
 

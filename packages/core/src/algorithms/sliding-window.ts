@@ -9,8 +9,8 @@ import {
   WINDOW_PARAMS,
   type WindowParams,
 } from './params.js'
-import { subWindowCounters } from './sub-window-counters.js'
 import { type RuleFieldAccess, type RuleFieldValues, withRuleFields } from './rule-fields.js'
+import { subWindowCounters } from './sub-window-counters.js'
 import type { Algorithm, StateSlots } from './types.js'
 
 const SLIDING_WINDOW_PARAMS = [...WINDOW_PARAMS, 'buckets']
