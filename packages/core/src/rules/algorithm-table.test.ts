@@ -2,6 +2,7 @@
 // the readers their factories carry, and refused on every other algorithm.
 import { describe, expect, it } from 'vitest'
 import { fixedWindow } from '../algorithms/fixed-window.js'
+import type { WindowParams } from '../algorithms/params.js'
 import type { OwnField, RuleFieldReader } from '../algorithms/rule-fields.js'
 import { BUILT_IN_ALGORITHMS } from '../algorithms/table.js'
 import { tokenBucket } from '../algorithms/token-bucket.js'
@@ -85,7 +86,7 @@ describe('a table without the algorithm a rule names', () => {
   })
 
   it('gives a factory of the app’s own the figures, and refuses the fields only a built-in reads', () => {
-    const table = { fixed_window: (params: never) => fixedWindow(params) }
+    const table = { fixed_window: (params: WindowParams) => fixedWindow(params) }
     const check = (extra: object) =>
       checkRules(
         [{ ...log, algorithm: 'fixed_window', ...extra } as never],
