@@ -7,6 +7,7 @@ import type { LimiterParts } from '../limiter/create-limiter.js'
 import { NO_ROUTES } from '../limiter/no-routes.js'
 import type { PenaltyPart } from '../limiter/penalised.js'
 import type { RouteMatching } from '../limiter/route-matching.js'
+import type { ReservationPart } from '../limiter/settle.js'
 import type { rulesUpdater } from '../limiter/update.js'
 import { invalidOption } from '../options/option-values.js'
 import { refuseUnknownOptions } from '../options/unknown-options.js'
@@ -60,6 +61,12 @@ export type RateLimitParts = {
    */
   readonly penalties?: PenaltyPart | undefined
   /**
+   * `reservations`, for rules with `settle` (an estimate charged first, the actual cost settled
+   * after the response: the `settle` and `estimate` options).
+   * @default none: a rule with `settle` is refused
+   */
+  readonly reservations?: ReservationPart | undefined
+  /**
    * `rulesUpdater`, for changing the rules while running (`middleware.update(rules)`).
    * @default none: `update` is refused, naming this part
    */
@@ -83,6 +90,7 @@ const PART_NAMES = [
   'partitionKeys',
   'headers',
   'penalties',
+  'reservations',
   'update',
 ]
 
@@ -92,7 +100,7 @@ export function kitParts(parts: RateLimitParts): KitParts {
     throw invalidOption('parts', 'expected { algorithms: { token_bucket: tokenBucket }, ... }')
   }
   refuseUnknownOptions(parts, PART_NAMES, 'createRateLimit()')
-  const { routes, proxies, store, partitionKeys, headers = [], penalties } = parts
+  const { routes, proxies, store, partitionKeys, headers = [], penalties, reservations } = parts
   if (routes !== undefined && typeof routes?.targets !== 'function') {
     throw invalidOption('routes', 'expected routeMatching')
   }
@@ -111,6 +119,9 @@ export function kitParts(parts: RateLimitParts): KitParts {
   if (penalties !== undefined && typeof penalties?.decisions !== 'function') {
     throw invalidOption('penalties', 'expected penalties')
   }
+  if (reservations !== undefined && typeof reservations?.createSettle !== 'function') {
+    throw invalidOption('reservations', 'expected reservations')
+  }
   if (!Array.isArray(headers) || headers.some((family) => typeof family?.write !== 'function')) {
     throw invalidOption('headers', 'expected a list such as [xRateLimitHeaders, draft7Headers]')
   }
@@ -123,6 +134,7 @@ export function kitParts(parts: RateLimitParts): KitParts {
     proxies: proxies ?? NO_PROXIES,
     foreignOptions: undefined,
     penalties,
+    reservations,
     update: parts.update,
   }
 }
