@@ -120,10 +120,8 @@ export function composeLimiter(options: LimiterOptions, parts: LimiterParts): Li
     check: checker(ruleOf, timeOf),
     refund,
     release: slots.release,
-    // Built only for rules that settle: a limiter without any holds none of it.
-    ...(setup.settles
-      ? parts.reservations!.createSettle({ byId: setup.byId, timeOf, closed })
-      : undefined),
+    // With the reservations part, whether or not a rule settles yet: an update may add one.
+    ...parts.reservations?.createSettle({ byId: setup.byId, timeOf, closed }),
   }
   registerOperatorParts(limiter, { store, ruleOf, reader })
   // Built only with the update part: a middleware composed without it holds none of it.
@@ -150,8 +148,6 @@ type LimiterSetup = {
   readonly engine: Engine
   readonly reader: ClockReader
   readonly clock: Clock
-  /** True when a rule's charges are settled (`settle`). */
-  readonly settles: boolean
   readonly lists: ListCheck | undefined
 }
 
@@ -167,7 +163,6 @@ function compileLimiter(options: LimiterOptions, parts: LimiterParts): LimiterSe
   const store = options.store ?? parts.store()
   const clock = options.clock ?? systemClock
   checkOptions(store, clock, options)
-  const settles = compiled.some((rule) => rule.settleWithinMs !== undefined)
   checkRuleParts(store, compiled, parts)
   const given = options.lists
   if (given !== undefined) checkMethods('lists', given, ['compile'], 'accessLists({ allow, deny })')
@@ -193,7 +188,6 @@ function compileLimiter(options: LimiterOptions, parts: LimiterParts): LimiterSe
     engine,
     reader: clockReader(options.clock, engine.reporter),
     clock,
-    settles,
     lists,
   }
 }
