@@ -7,6 +7,7 @@ import type { LimiterParts } from '../limiter/create-limiter.js'
 import { NO_ROUTES } from '../limiter/no-routes.js'
 import type { PenaltyPart } from '../limiter/penalised.js'
 import type { RouteMatching } from '../limiter/route-matching.js'
+import type { ReservationPart } from '../limiter/settle.js'
 import type { rulesUpdater } from '../limiter/update.js'
 import { invalidOption } from '../options/option-values.js'
 import { refuseUnknownOptions } from '../options/unknown-options.js'
@@ -60,6 +61,12 @@ export type RateLimitParts = {
    */
   readonly penalties?: PenaltyPart | undefined
   /**
+   * `reservations`, for rules with `settle` (an estimate charged first, the actual cost settled
+   * after the response: the `settle` and `estimate` options).
+   * @default none: a rule with `settle` is refused
+   */
+  readonly reservations?: ReservationPart | undefined
+  /**
    * `rulesUpdater`, for changing the rules while running (`middleware.update(rules)`).
    * @default none: `update` is refused, naming this part
    */
@@ -92,6 +99,10 @@ const PARTS: Readonly<
       Array.isArray(headers) && headers.every((family) => typeof family?.write === 'function'),
   ],
   penalties: ['penalties', (penalties: PenaltyPart) => typeof penalties?.decisions === 'function'],
+  reservations: [
+    'reservations',
+    (reservations: ReservationPart) => typeof reservations?.createSettle === 'function',
+  ],
   update: ['rulesUpdater'],
 }
 
@@ -108,7 +119,7 @@ export function kitParts(parts: RateLimitParts): KitParts {
     if (part !== undefined && !test(part as never))
       throw invalidOption(name, `expected ${expected}`)
   }
-  const { routes, proxies, store, partitionKeys, headers = [], penalties } = parts
+  const { routes, proxies, store, partitionKeys, headers = [], penalties, reservations } = parts
   return {
     families: givenFamilies(headers),
     store: store ?? noStore,
@@ -118,6 +129,7 @@ export function kitParts(parts: RateLimitParts): KitParts {
     proxies: proxies ?? NO_PROXIES,
     foreignOptions: undefined,
     penalties,
+    reservations,
     update: parts.update,
   }
 }
