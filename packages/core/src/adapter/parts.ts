@@ -3,6 +3,7 @@ import { CURRENT_HEADERS, type FamilyOptions, type HeaderFamily } from '../heade
 import type { PartitionKeyHasher } from '../headers/partition-key.js'
 import { NO_PROXIES } from '../identity/no-proxies.js'
 import type { ProxyTrust } from '../identity/proxy-trust.js'
+import type { clientFigures } from '../limiter/client-figures.js'
 import type { LimiterParts } from '../limiter/create-limiter.js'
 import { NO_ROUTES } from '../limiter/no-routes.js'
 import type { PenaltyPart } from '../limiter/penalised.js'
@@ -71,6 +72,11 @@ export type RateLimitParts = {
    * @default none: `update` is refused, naming this part
    */
   readonly update?: typeof rulesUpdater | undefined
+  /**
+   * `clientFigures`, for the `figures` option (a rule's figures looked up per client).
+   * @default none: `figures` is refused, naming this part
+   */
+  readonly figures?: typeof clientFigures | undefined
 }
 
 /**
@@ -92,6 +98,7 @@ const PART_NAMES = [
   'penalties',
   'reservations',
   'update',
+  'figures',
 ]
 
 /** An app's parts, checked, with the refusals standing in for those it left out. */
@@ -116,6 +123,9 @@ export function kitParts(parts: RateLimitParts): KitParts {
   if (parts.update !== undefined && typeof parts.update !== 'function') {
     throw invalidOption('update', 'expected rulesUpdater')
   }
+  if (parts.figures !== undefined && typeof parts.figures !== 'function') {
+    throw invalidOption('figures', 'expected clientFigures')
+  }
   if (penalties !== undefined && typeof penalties?.decisions !== 'function') {
     throw invalidOption('penalties', 'expected penalties')
   }
@@ -136,6 +146,7 @@ export function kitParts(parts: RateLimitParts): KitParts {
     penalties,
     reservations,
     update: parts.update,
+    figures: parts.figures,
   }
 }
 

@@ -1,0 +1,122 @@
+import { DEFAULT_CARRY } from '../algorithms/carried-use.js'
+import { carryState } from '../algorithms/carry.js'
+import type { AlgorithmTable } from '../algorithms/table.js'
+import type { Store } from '../store/types.js'
+import { systemTimers, type Timers } from '../wait/scheduler.js'
+import type { CompiledRule } from './compile-rule.js'
+import { type FiguresHook, keyOf } from './decide.js'
+import { figuredRules } from './figured-rule.js'
+import { type FiguresCache, figuresCache } from './figures-cache.js'
+import { checkFiguresOption } from './figures-option.js'
+import type { Reporter } from './report.js'
+import type { Limiter } from './types.js'
+
+/** What the per-client figures part needs of the limiter it is part of. */
+export type FiguresHost = {
+  /** The `figures` option, as given. */
+  readonly figures: unknown
+  /** The limiter's rules by id, kept up to date by `update`. */
+  readonly byId: ReadonlyMap<string, CompiledRule>
+  readonly store: Store
+  readonly algorithms: AlgorithmTable
+  readonly reporter: Reporter
+  readonly timers: Timers | undefined
+}
+
+/** The part, made for one limiter: how its requests are decided, and where failures are counted. */
+export type FiguresOfLimiter = {
+  readonly decide: FiguresHook
+  /** Adds `figuresRefused` to the limiter. */
+  count(limiter: Limiter): void
+}
+
+/**
+ * Per-client figures (the limiter's `figures` option): a rule's limit, rate, burst or window
+ * looked up per client (the plan of an API key, read from a database), remembered for the
+ * source's `cacheFor`. A key whose figures change carries its state by the rule's `onChange`, in
+ * the store. Pass it to `createRateLimit`'s parts as `figures: clientFigures`; `rateLimit` and
+ * `createLimiter` have it.
+ */
+export function clientFigures(host: FiguresHost): FiguresOfLimiter {
+  const { byId, store, reporter } = host
+  const sources = checkFiguresOption(host.figures, byId, store)
+  const figured = figuredRules(host.algorithms)
+  const timers = host.timers ?? systemTimers
+  let refused = 0
+  const caches = new Map<string, FiguresCache>()
+  for (const [id, source] of sources) {
+    caches.set(
+      id,
+      figuresCache({
+        source,
+        figured,
+        timers,
+        failed: ({ rule, problem }) => {
+          refused++
+          reporter.warnOnce(
+            'WARN_FIGURES_REFUSED',
+            `rule "${rule}": a client's figures (figures.${rule}.of) ${problem}; the client keeps the figures it had, or the rule's own (limiter.figuresRefused counts these)`,
+          )
+        },
+      }),
+    )
+    // The rule's `onChange` as it is when the key carries: `update` may change it.
+    store.carryFigures!(id, (from, slots, offset, to, now) => {
+      const strategy = byId.get(id)?.rule.onChange ?? DEFAULT_CARRY[to.name]
+      return carryState(from, slots, offset, to, now, strategy)
+    })
+  }
+  const decide: FiguresHook = (matched, facts, now, decideWith) => {
+    let rules: CompiledRule[] | undefined
+    let waits: Promise<void>[] | undefined
+    for (let i = 0; i < matched.length; i++) {
+      const rule = matched[i]!
+      const cache = caches.get(rule.id)
+      if (cache === undefined) continue
+      rules ??= matched.slice()
+      const identities = identitiesOf(rule, facts.identities)
+      // Without its identities the request is counted by IP (or refused): the rule's own figures.
+      if (identities === undefined) continue
+      const client = {
+        rule: rule.id,
+        key: keyOf(rule, facts.identities)!,
+        identities,
+        plan: facts.plan,
+      }
+      const own = cache(rule, client, now)
+      if (!(own instanceof Promise)) rules[i] = own
+      else {
+        const into = rules
+        waits ??= []
+        waits.push(
+          own.then((made) => {
+            into[i] = made
+          }),
+        )
+      }
+    }
+    if (rules === undefined) return undefined
+    const all = rules
+    return waits === undefined ? decideWith(all) : Promise.all(waits).then(() => decideWith(all))
+  }
+  return {
+    decide,
+    count(limiter) {
+      Object.defineProperty(limiter, 'figuresRefused', { get: () => refused, enumerable: true })
+    },
+  }
+}
+
+/** The values of the identities `rule` keys on, or undefined when one is missing. */
+function identitiesOf(
+  rule: CompiledRule,
+  given: Readonly<Record<string, string | undefined>>,
+): Record<string, string> | undefined {
+  const values: Record<string, string> = {}
+  for (const name of rule.identity) {
+    const value = given[name]
+    if (value === undefined || value === '') return undefined
+    values[name] = value
+  }
+  return values
+}
