@@ -378,11 +378,11 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   return store
 
   function forget(rule: string, algorithm: Algorithm, key: string): void {
-    const table = tableOf(rule, algorithm)
-    if (table === undefined) return
+    // Under per-client figures, the key is dropped under whichever figures hold it.
     holding(rule, algorithm, key)?.remove(heldAt)
+    const table = tableOf(rule, algorithm)
     // Nor carried into the new figures later (a rule changed while running).
-    if (table.inherit !== undefined) forgetInherited(table, hasher.first, hasher.second)
+    if (table?.inherit !== undefined) forgetInherited(table, hasher.first, hasher.second)
   }
 
   /** A dry run of `cost` on the key: nothing written, and a key not held is not created. */
