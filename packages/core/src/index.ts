@@ -86,7 +86,6 @@ export {
   type DecideOptions,
   type DenyReason,
   type FiguresClient,
-  type FiguresHost,
   type FiguresOfLimiter,
   type FiguresOption,
   type FiguresSource,

@@ -146,7 +146,7 @@ export function kitParts(parts: RateLimitParts): KitParts {
     penalties,
     reservations,
     update: parts.update,
-    figures: parts.figures,
+    figures: parts.figures ?? noFigures,
   }
 }
 
@@ -188,6 +188,10 @@ function noStore(): never {
     'store',
     "required: this middleware was composed without a store of its own; give one here, or store: memoryStore (or mapStore) in createRateLimit's parts",
   )
+}
+
+function noFigures(): never {
+  throw invalidOption('figures', "add figures: clientFigures to createRateLimit's parts")
 }
 
 function noPartitionKeys(): never {

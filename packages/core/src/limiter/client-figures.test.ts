@@ -126,7 +126,7 @@ describe('per-client figures, against an exact model', () => {
               figures: {
                 'per-key': {
                   of: ({ identities }) => {
-                    const figures = figuresOf(current.get(identities.api_key!)!)
+                    const figures = figuresOf(current.get(identities['api_key']!)!)
                     return figures === undefined ? undefined : family.given(figures)
                   },
                   cacheFor: `${CACHE_FOR_MS}ms`,

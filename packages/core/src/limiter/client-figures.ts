@@ -1,27 +1,13 @@
 import { DEFAULT_CARRY } from '../algorithms/carried-use.js'
 import { carryState } from '../algorithms/carry.js'
-import type { AlgorithmTable } from '../algorithms/table.js'
-import type { Store } from '../store/types.js'
-import { systemTimers, type Timers } from '../wait/scheduler.js'
+import { systemTimers } from '../wait/scheduler.js'
 import type { CompiledRule } from './compile-rule.js'
+import type { LimiterParts, LimiterSetup } from './create-limiter.js'
 import { type FiguresHook, keyOf } from './decide.js'
 import { figuredRules } from './figured-rule.js'
 import { type FiguresCache, figuresCache } from './figures-cache.js'
 import { checkFiguresOption } from './figures-option.js'
-import type { Reporter } from './report.js'
-import type { Limiter } from './types.js'
-
-/** What the per-client figures part needs of the limiter it is part of. */
-export type FiguresHost = {
-  /** The `figures` option, as given. */
-  readonly figures: unknown
-  /** The limiter's rules by id, kept up to date by `update`. */
-  readonly byId: ReadonlyMap<string, CompiledRule>
-  readonly store: Store
-  readonly algorithms: AlgorithmTable
-  readonly reporter: Reporter
-  readonly timers: Timers | undefined
-}
+import type { Limiter, LimiterOptions } from './types.js'
 
 /** The part, made for one limiter: how its requests are decided, and where failures are counted. */
 export type FiguresOfLimiter = {
@@ -37,11 +23,15 @@ export type FiguresOfLimiter = {
  * the store. Pass it to `createRateLimit`'s parts as `figures: clientFigures`; `rateLimit` and
  * `createLimiter` have it.
  */
-export function clientFigures(host: FiguresHost): FiguresOfLimiter {
-  const { byId, store, reporter } = host
-  const sources = checkFiguresOption(host.figures, byId, store)
-  const figured = figuredRules(host.algorithms)
-  const timers = host.timers ?? systemTimers
+export function clientFigures(
+  options: LimiterOptions,
+  parts: LimiterParts,
+  { byId, store, engine }: LimiterSetup,
+): FiguresOfLimiter {
+  const reporter = engine.reporter
+  const sources = checkFiguresOption(options.figures, byId, store)
+  const figured = figuredRules(options.algorithms ?? parts.algorithms)
+  const timers = options.timers ?? systemTimers
   let refused = 0
   const caches = new Map<string, FiguresCache>()
   for (const [id, source] of sources) {

@@ -104,8 +104,9 @@ export function composeLimiter(options: LimiterOptions, parts: LimiterParts): Li
   const refund = refunder(ruleOf, timeOf, closed)
   const slots = slotParts(setup, options, timeOf, ruleOf)
   const hold = holder(slots, refund)
-  // Per-client figures: built only with that part, which a composed middleware may leave out.
-  const figures = options.figures === undefined ? undefined : figuresOf(options, parts, setup)
+  // Per-client figures: built only with that part (a composed middleware without it refuses the
+  // option: see kitParts).
+  const figures = options.figures && parts.figures?.(options, parts, setup)
   const deciderOf = (index: RuleIndex) =>
     requestDecider({
       engine,
@@ -152,26 +153,8 @@ export function composeLimiter(options: LimiterOptions, parts: LimiterParts): Li
   return limiter
 }
 
-/** The per-client figures part for the `figures` option, refused naming the part when left out. */
-function figuresOf(options: LimiterOptions, parts: LimiterParts, setup: LimiterSetup) {
-  if (parts.figures === undefined) {
-    throw invalidOption(
-      'figures',
-      "per-client figures need the figures part, which this limiter was not composed with: add figures: clientFigures to createRateLimit's parts",
-    )
-  }
-  return parts.figures({
-    figures: options.figures,
-    byId: setup.byId,
-    store: setup.store,
-    algorithms: options.algorithms ?? parts.algorithms,
-    reporter: setup.engine.reporter,
-    timers: options.timers,
-  })
-}
-
 /** A limiter's rules, store and engine, every option checked: what its parts are built from. */
-type LimiterSetup = {
+export type LimiterSetup = {
   readonly rules: readonly Rule[]
   readonly compiled: readonly CompiledRule[]
   readonly byId: ReadonlyMap<string, CompiledRule>

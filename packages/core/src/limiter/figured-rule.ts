@@ -5,7 +5,6 @@ import type { RuleConfig } from '../rules/types.js'
 import { algorithmOf } from '../rules/validate-rule.js'
 import { sameRule } from '../store/rule-tables.js'
 import type { CompiledRule } from './compile-rule.js'
-import { NO_ROUTES } from './no-routes.js'
 import { shown } from './verdict.js'
 
 /*
@@ -16,6 +15,8 @@ import { shown } from './verdict.js'
 
 const RATE_FIGURES = ['rate', 'period', 'burst'] as const
 const WINDOW_FIGURES = ['limit', 'window'] as const
+/** The rule rebuilt with figures names no route (a figure is never one). */
+const noRoute = () => 'not a figure'
 /** Distinct sets of figures remembered per rule; past it the memory starts over. */
 const REMEMBERED = 1000
 
@@ -68,12 +69,7 @@ function compileFigured(
   for (const name of names) if (given[name] !== undefined) config[name] = given[name]
   let algorithm: CompiledRule['algorithm']
   try {
-    const [validated] = checkRules(
-      [config as RuleConfig],
-      algorithms,
-      NO_ROUTES.parseRoute,
-      undefined,
-    )
+    const [validated] = checkRules([config as RuleConfig], algorithms, noRoute, undefined)
     algorithm = algorithmOf(validated!, algorithms)
   } catch (error) {
     if (!(error instanceof RuleValidationError)) throw error

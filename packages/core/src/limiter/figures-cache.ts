@@ -27,7 +27,7 @@ type Entry = {
 }
 
 /** How a lookup failed, for the warning: thrown or rejected, timed out, or bad figures. */
-export type FiguresFailure = { readonly rule: string; readonly problem: string }
+type FiguresFailure = { readonly rule: string; readonly problem: string }
 
 export type FiguresCacheHost = {
   readonly source: CheckedSource

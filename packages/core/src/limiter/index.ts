@@ -1,5 +1,5 @@
 export { type AccessList, type AccessLists, accessLists } from './access-lists.js'
-export { clientFigures, type FiguresHost, type FiguresOfLimiter } from './client-figures.js'
+export { clientFigures, type FiguresOfLimiter } from './client-figures.js'
 export { createLimiter } from './create-limiter.js'
 export type {
   ClientFigures,
