@@ -5,6 +5,7 @@ import type { RuleConfig } from '../rules/types.js'
 import { algorithmOf } from '../rules/validate-rule.js'
 import { sameRule } from '../store/rule-tables.js'
 import type { CompiledRule } from './compile-rule.js'
+import { unfigurable } from './figures-option.js'
 import { shown } from './verdict.js'
 
 /*
@@ -28,6 +29,8 @@ export function figuredRules(algorithms: AlgorithmTable): FiguredRules {
   const made = new WeakMap<CompiledRule, Map<string, CompiledRule | string>>()
   return (rule, figures) => {
     if (figures === undefined || figures === null) return rule
+    const unfit = unfigurable(rule)
+    if (unfit !== undefined) return `the rule ${unfit}`
     if (typeof figures !== 'object' || Array.isArray(figures)) {
       return `expected an object of figures or undefined, got ${shown(figures)}`
     }

@@ -254,3 +254,34 @@ describe('per-client figures: state under them', () => {
     expect((await decide()).remaining).toBe(9)
   })
 })
+
+describe('per-client figures across limiter.update', () => {
+  it('keeps each client’s own figures and state when the rule’s own change, and refuses them on a rule that can no longer take them', async () => {
+    let warned = ''
+    const limiter = createLimiter({
+      rules: [RULE],
+      store: memoryStore({ seed: 3 }),
+      logger: { warn: (line) => (warned += line) },
+      figures: {
+        'per-key': {
+          of: ({ identities }) => (identities['api_key'] === 'pro' ? { burst: 20 } : undefined),
+        },
+      },
+    })
+    const decide = (key: string) =>
+      (limiter.decide(facts(key), { now: 0 }) as Verdict).decisions[0]!
+    decide('pro')
+    decide('free')
+    limiter.update!([{ ...RULE, burst: 8 } as RuleConfig])
+    // The free client carries into the rule's new figures; the pro client keeps its own.
+    expect([decide('free').limit, decide('free').remaining]).toEqual([8, 5])
+    expect([decide('pro').limit, decide('pro').remaining]).toEqual([20, 17])
+    limiter.update!([
+      { id: 'per-key', match: { identity: 'api_key' }, algorithm: 'concurrency', limit: 2 },
+    ])
+    const verdict = (await limiter.decide(facts('pro'), { now: 60_000 })) as Verdict
+    expect(verdict.decisions[0]!.limit).toBe(2)
+    expect(limiter.figuresRefused).toBe(1)
+    expect(warned).toContain('is a concurrency rule')
+  })
+})

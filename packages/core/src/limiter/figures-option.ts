@@ -144,19 +144,23 @@ function duration(field: string, value: unknown, fallback: number): number {
 
 /** Rules whose requests wait or settle later hold requests across a change: refused, as `update` does. */
 function checkFiguredRule(field: string, rule: CompiledRule): void {
+  const problem = unfigurable(rule)
+  if (problem !== undefined) throw invalidOption(field, `rule "${rule.id}" ${problem}`)
+}
+
+/**
+ * Why `rule`'s figures cannot be a client's, or undefined when they can: checked at start-up,
+ * and for each lookup (`limiter.update` may change the rule into one whose cannot).
+ */
+export function unfigurable(rule: CompiledRule): string | undefined {
   const name = rule.algorithm.name
   if (!FIGURED_ALGORITHMS.includes(name)) {
-    throw invalidOption(
-      field,
-      `rule "${rule.id}" is a ${name} rule, whose figures cannot be a client's (requests wait on it or hold slots); per-client figures are for ${FIGURED_ALGORITHMS.join(', ')}`,
-    )
+    return `is a ${name} rule, whose figures cannot be a client's (requests wait on it or hold slots); per-client figures are for ${FIGURED_ALGORITHMS.join(', ')}`
   }
   if (rule.settleWithinMs !== undefined) {
-    throw invalidOption(
-      field,
-      `rule "${rule.id}" settles its charges (settle), whose figures cannot be a client's: reservations wait on it`,
-    )
+    return "settles its charges (settle), whose figures cannot be a client's: reservations wait on it"
   }
+  return undefined
 }
 
 /** A store that cannot carry a key's state between figures refuses them, rather than reset keys unsaid. */
