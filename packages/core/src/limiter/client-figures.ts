@@ -64,16 +64,9 @@ export function clientFigures(
       const cache = caches.get(rule.id)
       if (cache === undefined) continue
       rules ??= matched.slice()
-      const identities = identitiesOf(rule, facts.identities)
       // Without its identities the request is counted by IP (or refused): the rule's own figures.
-      if (identities === undefined) continue
-      const client = {
-        rule: rule.id,
-        key: keyOf(rule, facts.identities)!,
-        identities,
-        plan: facts.plan,
-      }
-      const own = cache(rule, client, now)
+      if (!hasIdentities(rule, facts.identities)) continue
+      const own = cache(rule, keyOf(rule, facts.identities)!, facts, now)
       if (!(own instanceof Promise)) rules[i] = own
       else {
         const into = rules
@@ -97,16 +90,14 @@ export function clientFigures(
   }
 }
 
-/** The values of the identities `rule` keys on, or undefined when one is missing. */
-function identitiesOf(
+/** Whether the request has every identity `rule` keys on (else it is counted by IP, or refused). */
+function hasIdentities(
   rule: CompiledRule,
   given: Readonly<Record<string, string | undefined>>,
-): Record<string, string> | undefined {
-  const values: Record<string, string> = {}
+): boolean {
   for (const name of rule.identity) {
     const value = given[name]
-    if (value === undefined || value === '') return undefined
-    values[name] = value
+    if (value === undefined || value === '') return false
   }
-  return values
+  return true
 }

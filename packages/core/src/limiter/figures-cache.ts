@@ -4,6 +4,7 @@ import { isPromiseLike } from './engine.js'
 import type { FiguredRules } from './figured-rule.js'
 import type { CheckedSource, FiguresClient } from './figures-option.js'
 import { messageOf } from './report.js'
+import type { RequestFacts } from './types.js'
 
 /*
  * One rule's per-client figures, looked up and remembered: each client's for `cacheFor` on the
@@ -39,7 +40,8 @@ export type FiguresCacheHost = {
 /** The rule a client is decided under: synchronously when remembered, else once looked up. */
 export type FiguresCache = (
   rule: CompiledRule,
-  client: FiguresClient,
+  key: string,
+  facts: RequestFacts,
   now: number,
 ) => CompiledRule | Promise<CompiledRule>
 
@@ -92,10 +94,10 @@ export function figuresCache({ source, figured, timers, failed }: FiguresCacheHo
     return entry.figured
   }
 
-  function lookUp(id: string, rule: CompiledRule, client: FiguresClient, now: number) {
+  function lookUp(id: string, rule: CompiledRule, key: string, facts: RequestFacts, now: number) {
     let given: ReturnType<CheckedSource['of']>
     try {
-      given = source.of(client)
+      given = source.of(clientOf(rule, key, facts))
       if (!isPromiseLike(given)) return settle(id, rule, given, now)
     } catch (error) {
       return fail(id, rule, `threw: ${messageOf(error)}`, now)
@@ -111,14 +113,23 @@ export function figuresCache({ source, figured, timers, failed }: FiguresCacheHo
     return pending
   }
 
-  return (rule, client, now) => {
-    const id = client.plan === undefined ? client.key : `${client.key}\u0000${client.plan}`
+  return (rule, key, facts, now) => {
+    // The plan is part of what is remembered: another plan is looked up at once (an upgrade).
+    const plan = facts.plan
+    const id = plan === undefined ? key : `${key}\u0000${plan}`
     const entry = entries.get(id)
-    if (entry === undefined) return lookUp(id, rule, client, now)
+    if (entry === undefined) return lookUp(id, rule, key, facts, now)
     if (entry.pending !== undefined) return entry.pending
     if (now < entry.until) return current(entry, rule)
-    return lookUp(id, rule, client, now)
+    return lookUp(id, rule, key, facts, now)
   }
+}
+
+/** What the lookup is given: the rule, the key and the values of the identities it keys on. */
+function clientOf(rule: CompiledRule, key: string, facts: RequestFacts): FiguresClient {
+  const identities: Record<string, string> = {}
+  for (const name of rule.identity) identities[name] = facts.identities[name]!
+  return { rule: rule.id, key, identities, plan: facts.plan }
 }
 
 /** The lookup's answer, or a rejection once `ms` have passed without one. */

@@ -43,7 +43,7 @@ export type FiguresSource = {
    * The client's figures (`ClientFigures`), or undefined for the rule's own; a promise for a
    * lookup (a database, a service). One that throws, rejects, takes longer than `timeout` or
    * gives a figure the rule would refuse is never an error for the request: the client keeps the
-   * figures it had, or the rule's own (warned once, counted in `limiter.figuresRefused`).
+   * figures it had, or the rule's own (warned once per distinct problem, counted in `limiter.figuresRefused`).
    */
   readonly of: (client: FiguresClient) => MaybePromise<ClientFigures | undefined | null>
   /**
