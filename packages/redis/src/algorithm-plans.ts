@@ -1,3 +1,4 @@
+import { DEFAULT_CARRY } from '@tollgate/core'
 import {
   type Algorithm,
   type CalendarWindows,
@@ -9,6 +10,9 @@ import { MAX_RULE_SETS } from './rule-set-scripts.js'
 import { MAX_STATE_BYTES } from './scripts/identity-value.js'
 import type { LuaAlgorithm } from './scripts/lua-algorithm.js'
 import { luaAlgorithmNamed } from './scripts/registry.js'
+import { CARRY_STRATEGY_CODES, VERSIONED_HEADER_BYTES } from './scripts/carry.lua.js'
+import { concurrencyLua } from './scripts/concurrency.lua.js'
+import { leakyQueueLua } from './scripts/leaky-queue.lua.js'
 import { slidingLogLua } from './scripts/sliding-log.lua.js'
 
 /** What the store knows about an algorithm once, whatever the request. */
@@ -31,6 +35,12 @@ type AlgorithmPlan = {
   readonly inIdentity: boolean
   /** In the identity layout: its one-rule scripts, by the rule's field. */
   readonly oneRuleByField: Map<number, RuleSetScripts | undefined>
+  /**
+   * The carry argument of its charges (carry.lua.ts): '-1', or for a rule that declares a
+   * `version` whose states carry here, version × 4 + its `onChange`. Such a rule takes the
+   * general scripts, which read and write the figures beside each state.
+   */
+  readonly carry: string
 }
 
 /** A charge's algorithm plan, made on first use (a charge of an algorithm no script runs throws). */
@@ -88,12 +98,43 @@ function planFor(
   const calendar = params?.kind === 'window' ? params.calendar : undefined
   // A lease number changes with every request, so it cannot be a rule-set script's constant.
   const leased = params?.kind === 'concurrency'
-  const inIdentity = identityLayout && fitsIdentityValue(lua, charge.algorithm)
+  const carry = carryArg(charge.algorithm, lua, calendar)
+  const inIdentity = identityLayout && fitsIdentityValue(lua, charge.algorithm, carry !== '-1')
   const oneRule =
-    calendar === undefined && !leased && !inIdentity
+    calendar === undefined && !leased && !inIdentity && carry === '-1'
       ? book.of([{ algorithm: lua, params: paramsOf(args), shadow: false }])
       : undefined
-  return { id, lua, args, oneRule, calendar, leased, inIdentity, oneRuleByField: new Map() }
+  const oneRuleByField = new Map()
+  return { id, lua, args, oneRule, calendar, leased, inIdentity, oneRuleByField, carry }
+}
+
+/**
+ * A charge's carry argument: -1 but for a rule that declares a `version` and whose state is one
+ * string the scripts carry (`carriesOnRedis`): the version × 4 + its `onChange`.
+ */
+function carryArg(
+  algorithm: Algorithm,
+  lua: LuaAlgorithm,
+  calendar: CalendarWindows | undefined,
+): string {
+  const versioned = algorithm.versioned
+  if (versioned === undefined || !carriesOnRedis(lua, calendar)) return '-1'
+  const strategy = versioned.onChange ?? DEFAULT_CARRY[algorithm.name]
+  return String(versioned.version * 4 + CARRY_STRATEGY_CODES[strategy])
+}
+
+/**
+ * Whether the scripts carry this algorithm's states across a change of figures: the rate rules
+ * (not the leaky queue, whose figures never change while running) and the windows but the
+ * sliding log (its long form is a list) and calendar windows (whose figures move with the window).
+ */
+export function carriesOnRedis(lua: LuaAlgorithm, calendar: CalendarWindows | undefined): boolean {
+  if (calendar !== undefined) return false
+  return (
+    lua.code !== slidingLogLua.code &&
+    lua.code !== leakyQueueLua.code &&
+    lua.code !== concurrencyLua.code
+  )
 }
 
 /** The one-rule scripts of a rule in the identity layout, which hold its field. */
@@ -105,7 +146,7 @@ function oneRuleInIdentity(
 ): RuleSetScripts | undefined {
   const field = fields.of(rule)
   if (plan.oneRuleByField.has(field)) return plan.oneRuleByField.get(field)
-  if (plan.calendar !== undefined) return undefined
+  if (plan.calendar !== undefined || plan.carry !== '-1') return undefined
   const found = book.of([
     { algorithm: plan.lua, params: paramsOf(plan.args), shadow: false, field },
   ])
@@ -174,9 +215,10 @@ function scriptArgs(
  * both stay on a key of their own (under the same hash tag, so in the same slot); so does a
  * sliding window of more than 30 sub-windows (9 + 8 bytes each).
  */
-function fitsIdentityValue(lua: LuaAlgorithm, algorithm: Algorithm): boolean {
+function fitsIdentityValue(lua: LuaAlgorithm, algorithm: Algorithm, versioned: boolean): boolean {
   if (lua.kind === 'concurrency' || lua.code === slidingLogLua.code) return false
   const params = algorithm.params
   const buckets = params?.kind === 'window' ? (params.buckets ?? 0) : 0
-  return 9 + 8 * buckets <= MAX_STATE_BYTES
+  // A versioned state starts with its figures (carry.lua.ts).
+  return 9 + 8 * buckets + (versioned ? VERSIONED_HEADER_BYTES : 0) <= MAX_STATE_BYTES
 }

@@ -45,6 +45,11 @@ export type CompiledRule = {
   readonly forbidAfter: number | undefined
 }
 
+/** The algorithm of a rule that declares a `version`, carrying it for a shared store. */
+function versioned(algorithm: Algorithm, rule: Rule): Algorithm {
+  return { ...algorithm, versioned: { version: rule.version!, onChange: rule.onChange } }
+}
+
 /**
  * A rule compiled for the hot path; `routes` compiles its routes and costs by route. `keyCaches`
  * holds the key cache of each key prefix, shared by the rules of one limiter.
@@ -57,10 +62,11 @@ export function compileRule(
   keyCaches: Map<string, CompiledRule['lastKey']> = new Map(),
 ): CompiledRule {
   // A rule whose charges are settled keeps its keys wide: a debt does not fit 8 bytes.
-  const algorithm =
+  const built =
     rule.settle === undefined
       ? algorithmOf(rule, algorithms)
       : reservable(algorithmOf(rule, algorithms))
+  const algorithm = rule.version === undefined ? built : versioned(built, rule)
   const costRoutes = Object.keys(rule.costByRoute)
   const keyPrefix = `${rule.match.identity[0]}:`
   let lastKey = keyCaches.get(keyPrefix)

@@ -40,7 +40,8 @@ export type RuleFields = {
     | 'onMissingIdentity'
     | 'settle'
     | 'penalty'
-    | 'onChange']?: unknown
+    | 'onChange'
+    | 'version']?: unknown
 }
 
 /** How each field was spelt in the user's input, for error messages. */
@@ -139,6 +140,7 @@ export function validateRule(
     fail,
   )
   const onChange = validateOnChange(fields.onChange, fields.algorithm, labels.onChange, fail)
+  const version = validateVersion(fields.version, labels.version, fail)
   const params = validateParams(fields, labels, fail, algorithms)
   const costs = validateCosts(
     fields.cost,
@@ -165,6 +167,7 @@ export function validateRule(
     ...(settle === undefined ? {} : { settle }),
     ...(penalty === undefined ? {} : { penalty }),
     ...(onChange === undefined ? {} : { onChange }),
+    ...(version === undefined ? {} : { version }),
   } as Rule
   Object.defineProperty(rule, VALIDATED, { value: true })
   return deepFreeze(rule)
@@ -490,6 +493,14 @@ function validateOnChange(
     )
   }
   return strategy
+}
+
+/** A rule's `version`: a whole number ≥ 0 (a Redis script keeps it exactly, as every number). */
+function validateVersion(value: unknown, label: string, issue: IssueSink): number | undefined {
+  if (value === undefined) return undefined
+  if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return value
+  issue(label, `expected a whole number ≥ 0, got ${typeName(value)}`)
+  return undefined
 }
 
 function oneOf<T extends string>(
