@@ -986,8 +986,8 @@ end
 -- charge of (code, p…) whose carry argument is `cv` (carry.lua.ts): whether it was moved to
 -- now (written back whatever the decision); whether a state was stored (what a settle gives
 -- units back to); whether it was carried from other figures (written back even at cost 0); and
--- the figures it is decided and written under (code, p…, its version: -1 for none), which are
--- the state's own when a newer version wrote it.
+-- the version it is written under (-1: none); and when a newer version wrote it, the figures
+-- it is decided and written under, its own ({ code, p1, …, p5 }), else nil: the charge's.
 local function load(code, key, field, p1, p2, p3, p4, p5, now, cv)
   local v = nil
   if field ~= 0 then
@@ -999,13 +999,14 @@ local function load(code, key, field, p1, p2, p3, p4, p5, now, cv)
     -- the error of a key that holds a list (its long form) from a missing key.
     if code ~= 5 and type(v) ~= 'string' then v = nil end
   end
-  local ver, carried, sc, sv, q1, q2, q3, q4, q5 = -1, false
+  local ver, carried, adopted, sc, sv, q1, q2, q3, q4, q5 = -1, false, nil
   if cv >= 0 then ver = floor(cv / 4) end
   if type(v) == 'string' and string.byte(v) == 86 then
     sc, sv, q1, q2, q3, q4, q5 = struct.unpack('<Bdddddd', v, 2)
     v = string.sub(v, 51)
     if sv > ver or cv < 0 then
       code, p1, p2, p3, p4, p5, ver = sc, q1, q2, q3, q4, q5, sv
+      adopted = { sc, q1, q2, q3, q4, q5 }
     elseif sc ~= code or q1 ~= p1 or q2 ~= p2 or q3 ~= p3 or q4 ~= p4 or q5 ~= p5 then
       carried = true
     end
@@ -1024,7 +1025,7 @@ local function load(code, key, field, p1, p2, p3, p4, p5, now, cv)
   else
     s, moved = parse(code, key, v, p1, p2, p3, p4, p5, now)
   end
-  return s, moved, v ~= nil and v ~= false, carried, code, p1, p2, p3, p4, p5, ver
+  return s, moved, v ~= nil and v ~= false, carried, ver, adopted
 end
 
 local function freshAt(code, key, s, p1, p2, p3, p4, p5)
@@ -1199,12 +1200,13 @@ for i = 1, n do
   if ARGV[base + 9] ~= '0' then place = key .. ' ' .. ARGV[base + 9] end
   local s = byKey[place]
   if s == nil then
-    local moved, stored, carried, code, p1, p2, p3, p4, p5, ver
-    s, moved, stored, carried, code, p1, p2, p3, p4, p5, ver = load(tonumber(ARGV[base + 1]), key, tonumber(ARGV[base + 9]), tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 7]), tonumber(ARGV[base + 8]), now, tonumber(ARGV[base + 10]))
-    -- The figures the state is decided and written under (a newer version's may not be the
-    -- charge's: see load), and whether it was carried (then written whatever the decision).
-    s.code, s.key, s.i, s.dirty, s.moved, s.stored = code, key, i, carried, moved, stored
-    s.p1, s.p2, s.p3, s.p4, s.p5, s.ver = p1, p2, p3, p4, p5, ver
+    local code, moved, stored, carried, ver, adopted = tonumber(ARGV[base + 1])
+    s, moved, stored, carried, ver, adopted = load(code, key, tonumber(ARGV[base + 9]), tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 7]), tonumber(ARGV[base + 8]), now, tonumber(ARGV[base + 10]))
+    -- A state a newer version wrote is decided and written under its own figures (s.q, see
+    -- load; each charge's own otherwise, a concurrency charge's lease among them); a state
+    -- carried into the charge's figures is written whatever the decision.
+    if adopted then code = adopted[1] end
+    s.code, s.key, s.i, s.dirty, s.moved, s.stored, s.ver, s.q = code, key, i, carried, moved, stored, ver, adopted
     byKey[place] = s
     distinct[#distinct + 1] = s
   end
@@ -1220,7 +1222,7 @@ for i = 1, n do
   local s = states[i]
   local charged, actual = tonumber(ARGV[base + 2]), tonumber(ARGV[base + 3])
   if actual > charged or (actual < charged and s.stored) then
-    settle(s.code, s.key, s, s.p1, s.p2, s.p3, s.p4, s.p5, charged, actual, chargedAt[i] or chargedAt[1], now)
+    settle(s.code, s.key, s, (s.q and s.q[2] or tonumber(ARGV[base + 4])), (s.q and s.q[3] or tonumber(ARGV[base + 5])), (s.q and s.q[4] or tonumber(ARGV[base + 6])), (s.q and s.q[5] or tonumber(ARGV[base + 7])), (s.q and s.q[6] or tonumber(ARGV[base + 8])), charged, actual, chargedAt[i] or chargedAt[1], now)
     s.dirty, s.stored = true, true
   end
 end
@@ -1228,7 +1230,7 @@ end
 for _, s in ipairs(distinct) do
   if s.dirty then
     local base = (s.i - 1) * 10 + 3
-    save(s.code, s.key, tonumber(ARGV[base + 9]), s, s.p1, s.p2, s.p3, s.p4, s.p5, now, absolute, margin, s.ver)
+    save(s.code, s.key, tonumber(ARGV[base + 9]), s, (s.q and s.q[2] or tonumber(ARGV[base + 4])), (s.q and s.q[3] or tonumber(ARGV[base + 5])), (s.q and s.q[4] or tonumber(ARGV[base + 6])), (s.q and s.q[5] or tonumber(ARGV[base + 7])), (s.q and s.q[6] or tonumber(ARGV[base + 8])), now, absolute, margin, s.ver)
   end
 end
 writeIdentities()

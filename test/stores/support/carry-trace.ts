@@ -62,20 +62,31 @@ export const FAMILIES = {
 
 export type Family = keyof typeof FAMILIES
 
+/** How a key is first touched after a change: charged at cost 0, or looked at by an operator. */
+type Touch = 'inspect' | 'peek'
+
 export type CarryStep =
   | { readonly kind: 'consume'; readonly dt: number; readonly key: number; readonly cost: number }
+  /** Gives back a charge made since the last change (`of`: which, modulo their number). */
+  | { readonly kind: 'refund'; readonly dt: number; readonly of: number }
   | {
       readonly kind: 'update'
       readonly dt: number
       readonly to: Algorithm
       readonly strategy: CarryStrategy
+      /** How each key is touched right after (see expectSameCarryAsMemory). */
+      readonly touches: readonly Touch[]
     }
 
 export type CarryTrace = {
   readonly start: number
   readonly first: Algorithm
+  /** Whether the rule penalises denials: its charges then go through `consumePenalised`. */
+  readonly penalised: boolean
   readonly steps: readonly CarryStep[]
 }
+
+const PENALTY = { blockMs: 700, factor: 2, maxBlockMs: 5000, forgetAfterMs: 9000 }
 
 export const KEYS = ['ip:a', 'ip:b', 'ip:{c}']
 
@@ -93,17 +104,32 @@ export function carryTraceArb(
     key: fc.nat({ max: KEYS.length - 1 }),
     cost: fc.nat({ max: 8 }),
   })
+  const refund = fc.record({
+    kind: fc.constant('refund' as const),
+    dt: dt.map(Math.abs),
+    of: fc.nat(),
+  })
   const update = fc.record({
     kind: fc.constant('update' as const),
     dt: dt.map(Math.abs),
     to: algorithms,
     strategy: strategy === undefined ? fc.constantFrom(...STRATEGIES) : fc.constant(strategy),
+    touches: fc.array(fc.constantFrom<Touch>('inspect', 'peek'), {
+      minLength: KEYS.length,
+      maxLength: KEYS.length,
+    }),
   })
+  const step = fc.oneof(
+    { weight: 5, arbitrary: consume },
+    { weight: 1, arbitrary: refund },
+    { weight: 1, arbitrary: update },
+  )
   return fc.record({
     start: fc.integer({ min: 1_700_000_000_000, max: 1_900_000_000_000 }),
     first: algorithms,
+    penalised: fc.boolean(),
     steps: fc
-      .array(fc.oneof({ weight: 5, arbitrary: consume }, { weight: 1, arbitrary: update }), {
+      .array(step, {
         minLength: 1,
         maxLength: 24,
       })
@@ -118,13 +144,17 @@ export function versioned(algorithm: Algorithm, version: number, onChange: Carry
 
 /**
  * Feeds the trace to the memory store (told each change as `limiter.update` tells it) and to
- * `store` (charged with the versioned algorithm), and expects the same decisions at every step.
- * After each change every key is looked at (cost 0) in both, so that each is carried across one
- * change at a time: a key untouched across several is carried through each in turn by the
- * memory store, at once from its own figures to the newest by Redis (see the docs).
+ * `store` (charged with the versioned algorithm), and expects the same decisions at every step:
+ * charges (penalised or not, with the same offences), refunds, and operators' looks. After each
+ * change every key is touched in both (charged at cost 0, or looked at), so that each is carried
+ * across one change at a time: a key untouched across several is carried through each in turn
+ * by the memory store, at once from its own figures to the newest by Redis (see the docs).
  */
 export async function expectSameCarryAsMemory(store: Store, trace: CarryTrace): Promise<void> {
   const memory = memoryStore()
+  const penalty = trace.penalised ? PENALTY : undefined
+  /** Charges made since the last change: what a refund step gives back. */
+  let made: { key: number; cost: number; at: number }[] = []
   let plain = trace.first
   let version = 0
   let shared = versioned(plain, version, 'keep')
@@ -135,16 +165,39 @@ export async function expectSameCarryAsMemory(store: Store, trace: CarryTrace): 
     key: KEYS[key]!,
     cost: Math.min(cost, algorithm.limit),
     shadow: false,
+    ...(penalty === undefined ? {} : { penalty }),
   })
   const both = async (key: number, cost: number, label: string) => {
-    const expected = memory.consume([charge(plain, key, cost)], now)
-    const actual = await store.consume([charge(shared, key, cost)], now)
+    if (penalty === undefined) {
+      const expected = memory.consume([charge(plain, key, cost)], now)
+      const actual = await store.consume([charge(shared, key, cost)], now)
+      expect(normalise(actual.decisions), label).toEqual(normalise(expected.decisions))
+      return
+    }
+    const expected = memory.consumePenalised([charge(plain, key, cost)], now)
+    const actual = await store.consumePenalised!([charge(shared, key, cost)], now)
     expect(normalise(actual.decisions), label).toEqual(normalise(expected.decisions))
+    expect(actual.offences, label).toEqual(expected.offences)
+  }
+  const peek = async (key: number, label: string) => {
+    const ref = (algorithm: Algorithm) => ({ rule: 'r', algorithm, key: KEYS[key]! })
+    const expected = memory.peek(ref(plain), penalty, now)
+    const actual = await store.peek!(ref(shared), penalty, now)
+    expect(normalise([actual.decision]), label).toEqual(normalise([expected.decision]))
   }
   for (const [index, step] of trace.steps.entries()) {
     now += step.dt
     if (step.kind === 'consume') {
       await both(step.key, step.cost, `step ${index} at ${now}`)
+      made.push({ key: step.key, cost: Math.min(step.cost, plain.limit), at: now })
+      continue
+    }
+    if (step.kind === 'refund') {
+      if (made.length === 0) continue
+      const { key, cost, at } = made[step.of % made.length]!
+      memory.refund([charge(plain, key, cost)], at, now)
+      await store.refund([charge(shared, key, cost)], at, now)
+      await both(key, 0, `step ${index}: after a refund at ${now}`)
       continue
     }
     const { to, strategy } = step
@@ -162,8 +215,11 @@ export async function expectSameCarryAsMemory(store: Store, trace: CarryTrace): 
     await store.updateRules?.([{ rule: 'r', from: shared, to: next, carry: () => undefined }], [], now)
     plain = to
     shared = next
+    made = []
     for (let key = 0; key < KEYS.length; key++) {
-      await both(key, 0, `step ${index} (update to ${to.name}, ${strategy}): key ${key}`)
+      const label = `step ${index} (update to ${to.name}, ${strategy}): key ${key}`
+      if (step.touches[key] === 'peek') await peek(key, label)
+      else await both(key, 0, label)
     }
   }
 }

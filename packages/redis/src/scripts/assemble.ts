@@ -107,8 +107,8 @@ end
 -- charge of (code, p…) whose carry argument is \`cv\` (carry.lua.ts): whether it was moved to
 -- now (written back whatever the decision); whether a state was stored (what a settle gives
 -- units back to); whether it was carried from other figures (written back even at cost 0); and
--- the figures it is decided and written under (code, p…, its version: -1 for none), which are
--- the state's own when a newer version wrote it.
+-- the version it is written under (-1: none); and when a newer version wrote it, the figures
+-- it is decided and written under, its own ({ code, p1, …, p5 }), else nil: the charge's.
 local function load(code, key, field, p1, p2, p3, p4, p5, now, cv)
   local v = nil
   if field ~= 0 then
@@ -134,7 +134,7 @@ local function load(code, key, field, p1, p2, p3, p4, p5, now, cv)
   else
     s, moved = parse(code, key, v, p1, p2, p3, p4, p5, now)
   end
-  return s, moved, v ~= nil and v ~= false, carried, code, p1, p2, p3, p4, p5, ver
+  return s, moved, v ~= nil and v ~= false, carried, ver, adopted
 end
 
 local function freshAt(code, key, s, p1, p2, p3, p4, p5)

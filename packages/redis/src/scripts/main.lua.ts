@@ -113,12 +113,14 @@ for i = 1, n do
   if ARGV[base + 9] ~= '0' then place = key .. ' ' .. ARGV[base + 9] end
   local s = byKey[place]
   if s == nil then
-    local moved, stored, carried, code, p1, p2, p3, p4, p5, ver
-    s, moved, stored, carried, code, p1, p2, p3, p4, p5, ver = load(tonumber(ARGV[base + 1]), key, tonumber(ARGV[base + 9]), tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 7]), tonumber(ARGV[base + 8]), now, tonumber(ARGV[base + 10]))
-    -- The figures the state is decided and written under (a newer version's may not be the
-    -- charge's: see load), and whether it was carried (then written whatever the decision).
-    s.code, s.key, s.i, s.dirty, s.moved, s.stored = code, key, i, carried, moved, stored
-    s.p1, s.p2, s.p3, s.p4, s.p5, s.ver = p1, p2, p3, p4, p5, ver
+    local code, moved, stored, carried, ver, adopted = tonumber(ARGV[base + 1])
+    s, moved, stored, carried, ver, adopted = load(code, key, tonumber(ARGV[base + 9]), tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 7]), tonumber(ARGV[base + 8]), now, tonumber(ARGV[base + 10]))
+    -- A state a newer version wrote is decided and written under its own figures (s.q, see
+    -- load; each charge's own otherwise, a concurrency charge's lease among them); a state
+    -- carried into the charge's figures is written whatever the decision.
+    if adopted then code = adopted[1] end
+    s.code, s.key, s.i, s.dirty, s.moved, s.stored, s.ver, s.q = code, key, i, carried, moved, stored, ver, adopted
+    s.carried = carried
     byKey[place] = s
     distinct[#distinct + 1] = s
   end
@@ -128,19 +130,29 @@ for i = 1, n do
 end
 `
 
+/**
+ * The parameters of the charge whose arguments start at `base`, on its state `s`: the charge's
+ * own, or those of the newer version that wrote the state (see loadAll).
+ */
+const paramsOf = (s: string) =>
+  [1, 2, 3, 4, 5].map((j) => `(${s}.q and ${s}.q[${j + 1}] or tonumber(ARGV[base + ${j + 3}]))`).join(', ')
+
 /** decide(...) for charge i; `cost` may be overridden (the cost-0 report). */
 export const decideCharge = (cost: string, commit: string) =>
-  `decide(states[i].code, states[i].key, states[i], states[i].p1, states[i].p2, states[i].p3, states[i].p4, states[i].p5, ${cost}, now, ${commit})`
+  `decide(states[i].code, states[i].key, states[i], ${paramsOf('states[i]')}, ${cost}, now, ${commit})`
 
-export const saveDirty = `
+/** Writes back each distinct state for which `which` (Lua, of `s`) holds. */
+export const saveStates = (which: string) => `
 for _, s in ipairs(distinct) do
-  if s.dirty then
+  if ${which} then
     local base = (s.i - 1) * ${ARGS_PER_CHARGE} + 3
-    save(s.code, s.key, tonumber(ARGV[base + 9]), s, s.p1, s.p2, s.p3, s.p4, s.p5, now, absolute, margin, s.ver)
+    save(s.code, s.key, tonumber(ARGV[base + 9]), s, ${paramsOf('s')}, now, absolute, margin, s.ver)
   end
 end
 writeIdentities()
 `
+
+export const saveDirty = saveStates('s.dirty')
 
 /**
  * The multi-charge decision of a consume, after `loadAll`: a dry run of every charge, then the
@@ -200,8 +212,8 @@ if n == 1 and not denied then
   -- The key and algorithm code travel as arguments, not as fields of \`s\`: fields beside the
   -- state's slots would cost a hash part, allocated anew on every call.
   local code, key, field = tonumber(ARGV[4]), KEYS[1], tonumber(ARGV[12])
-  local s, moved, _, carried, ver
-  s, moved, _, carried, code, p1, p2, p3, p4, p5, ver = load(code, key, field, p1, p2, p3, p4, p5, now, tonumber(ARGV[13]))
+  local s, moved, _, carried, ver, adopted = load(code, key, field, p1, p2, p3, p4, p5, now, tonumber(ARGV[13]))
+  if adopted then code, p1, p2, p3, p4, p5 = unpack(adopted) end
   local cost = tonumber(ARGV[5])
   local allowed, remaining, reset, retry = decide(code, key, s, p1, p2, p3, p4, p5, cost, now, true)
   -- An inspection (cost 0) writes nothing, not even a move: the core decides it on a copy. A
@@ -244,7 +256,7 @@ for i = 1, n do
   local s = states[i]
   local charged, actual = tonumber(ARGV[base + 2]), tonumber(ARGV[base + 3])
   if actual > charged or (actual < charged and s.stored) then
-    settle(s.code, s.key, s, s.p1, s.p2, s.p3, s.p4, s.p5, charged, actual, chargedAt[i] or chargedAt[1], now)
+    settle(s.code, s.key, s, ${paramsOf('s')}, charged, actual, chargedAt[i] or chargedAt[1], now)
     s.dirty, s.stored = true, true
   end
 end
@@ -262,7 +274,7 @@ for time in string.gmatch(ARGV[3], '%S+') do chargedAt[#chargedAt + 1] = tonumbe
 for i = 1, n do
   local base = (i - 1) * ${ARGS_PER_CHARGE} + 3
   local s = states[i]
-  refund(s.code, s.key, s, s.p1, s.p2, s.p3, s.p4, s.p5, tonumber(ARGV[base + 2]), chargedAt[i] or chargedAt[1], now)
+  refund(s.code, s.key, s, ${paramsOf('s')}, tonumber(ARGV[base + 2]), chargedAt[i] or chargedAt[1], now)
   states[i].dirty = true
 end
 for i = 1, n do
