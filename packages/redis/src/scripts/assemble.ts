@@ -102,7 +102,7 @@ local function settle(code, key, s, p1, p2, p3, p4, p5, charged, actual, charged
 end
 `
     : ''
-}${CARRY_LUA}
+}${CARRY_LUA()}
 -- The state of one key (or of \`field\` in the identity value under \`key\`, when not 0) for a
 -- charge of (code, p…) whose carry argument is \`cv\` (carry.lua.ts): whether it was moved to
 -- now (written back whatever the decision); whether a state was stored (what a settle gives

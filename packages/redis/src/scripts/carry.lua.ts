@@ -42,13 +42,17 @@ const split = (upm: string, cap: string) =>
  * `carryState` answers the state under (code, p…) at `now` of a state `s` under (from, q…), or
  * nil when it starts fresh.
  */
-export const CARRY_LUA = `
+export const CARRY_LUA = () => `${SCALED_UP_LUA}${CARRIED_LUA}`
+
+/** ceil(a × b / c), exact: the core's scaledUp (a product past 2^53 included). */
+export const SCALED_UP_LUA = `
 -- ceil(a × b / c) for whole a, b ≥ 0 and 0 < c < 2^52, exact (the core's scaledUp): a product
 -- past 2^53 is multiplied out in 24-bit limbs and divided bit by bit (rare: once per key and
 -- change, for rates whose scaled units are large).
 local function scaledUp(a, b, c)
   local p = a * b
-  if p < 9007199254740992 then return -floorDiv(-p, c) end
+  -- floorDiv is exact while |numerator| + 2 × divisor stays below 2^53.
+  if p + 2 * c < 9007199254740992 then return -floorDiv(-p, c) end
   -- Past 2^53 by far: beyond any allowance, where the caller caps it.
   if p / c >= 9007199254740992 then return p / c end
   local B = 16777216
@@ -78,7 +82,9 @@ local function scaledUp(a, b, c)
   if rem > 0 then q = q + 1 end
   return q
 end
+`
 
+const CARRIED_LUA = `
 -- The amount used under the new figures from \`used\` under the old (the core's carriedUse).
 local function carriedUse(strategy, used, fromFull, fromPer, toFull, toPer)
   if strategy == ${CARRY_STRATEGY_CODES.reset} or used <= 0 then return 0 end
