@@ -143,7 +143,8 @@ describe.skipIf(!redisAvailable)('the scripts’ scaledUp (a carried amount, car
 
   // Amounts used (up to two capacities) times a new rule's units, over an old rule's: products
   // far past 2^53, quotients below it (a larger one is capped by the caller).
-  const below = (bits: number) => fc.oneof(fc.integer({ min: 1, max: 1000 }), fc.integer({ min: 1, max: 2 ** bits }))
+  const below = (bits: number) =>
+    fc.oneof(fc.integer({ min: 1, max: 1000 }), fc.integer({ min: 1, max: 2 ** bits }))
   const triple = fc
     .tuple(fc.integer({ min: 0, max: 2 ** 53 - 1 }), below(52), below(52))
     .filter(([a, b, c]) => (BigInt(a) * BigInt(b) + BigInt(c) - 1n) / BigInt(c) < 2n ** 53n)

@@ -7,12 +7,12 @@ import {
 } from '@tollgate/core/store'
 import type { RuleFields, RuleSetScripts, ScriptBook } from './rule-set-scripts.js'
 import { MAX_RULE_SETS } from './rule-set-scripts.js'
-import { MAX_STATE_BYTES } from './scripts/identity-value.js'
-import type { LuaAlgorithm } from './scripts/lua-algorithm.js'
-import { luaAlgorithmNamed } from './scripts/registry.js'
 import { CARRY_STRATEGY_CODES, VERSIONED_HEADER_BYTES } from './scripts/carry.lua.js'
 import { concurrencyLua } from './scripts/concurrency.lua.js'
+import { MAX_STATE_BYTES } from './scripts/identity-value.js'
 import { leakyQueueLua } from './scripts/leaky-queue.lua.js'
+import type { LuaAlgorithm } from './scripts/lua-algorithm.js'
+import { luaAlgorithmNamed } from './scripts/registry.js'
 import { slidingLogLua } from './scripts/sliding-log.lua.js'
 
 /** What the store knows about an algorithm once, whatever the request. */

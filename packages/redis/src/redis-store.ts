@@ -19,8 +19,8 @@ import { encodeKey, redisKey } from './keys.js'
 import { leaseBook, leaseTimers } from './leases.js'
 import { penaltyCalls } from './penalised-call.js'
 import { chargePreparer } from './prepare.js'
-import { checkRuleChanges } from './rule-changes.js'
 import { consumer, generalConsumer, refunder, renewer, scriptRunner } from './redis-calls.js'
+import { checkRuleChanges } from './rule-changes.js'
 import {
   consumeScript,
   penaltiesScript,
@@ -66,7 +66,11 @@ export interface RedisStore extends Store {
    * when it is next charged, as its state keeps the version and figures it was written under.
    * Rejects, naming the rule and field, a change it cannot carry (rule-changes.ts).
    */
-  updateRules(changes: readonly RuleChange[], removed: readonly string[], now: number): Promise<void>
+  updateRules(
+    changes: readonly RuleChange[],
+    removed: readonly string[],
+    now: number,
+  ): Promise<void>
   /** Each call's budget (the `timeoutMs` option): the limiter sets no timer of its own. */
   readonly timeoutMs: number
   /**

@@ -65,7 +65,7 @@ export type Family = keyof typeof FAMILIES
 /** How a key is first touched after a change: charged at cost 0, or looked at by an operator. */
 type Touch = 'inspect' | 'peek'
 
-export type CarryStep =
+type CarryStep =
   | { readonly kind: 'consume'; readonly dt: number; readonly key: number; readonly cost: number }
   /** Gives back a charge made since the last change (`of`: which, modulo their number). */
   | { readonly kind: 'refund'; readonly dt: number; readonly of: number }
@@ -88,7 +88,7 @@ export type CarryTrace = {
 
 const PENALTY = { blockMs: 700, factor: 2, maxBlockMs: 5000, forgetAfterMs: 9000 }
 
-export const KEYS = ['ip:a', 'ip:b', 'ip:{c}']
+const KEYS = ['ip:a', 'ip:b', 'ip:{c}']
 
 /** Charges and changes of one family's rule, at most `updates` changes, with `strategy` or any. */
 export function carryTraceArb(
@@ -138,7 +138,7 @@ export function carryTraceArb(
 }
 
 /** The algorithm as a rule declaring `version` and `onChange` compiles it. */
-export function versioned(algorithm: Algorithm, version: number, onChange: CarryStrategy) {
+function versioned(algorithm: Algorithm, version: number, onChange: CarryStrategy): Algorithm {
   return { ...algorithm, versioned: { version, onChange } }
 }
 
@@ -212,7 +212,11 @@ export async function expectSameCarryAsMemory(store: Store, trace: CarryTrace): 
       memory.updateRules([{ rule: 'r', from, to, carry }], [], now)
     }
     const next = versioned(to, version, strategy)
-    await store.updateRules?.([{ rule: 'r', from: shared, to: next, carry: () => undefined }], [], now)
+    await store.updateRules?.(
+      [{ rule: 'r', from: shared, to: next, carry: () => undefined }],
+      [],
+      now,
+    )
     plain = to
     shared = next
     made = []

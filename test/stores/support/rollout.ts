@@ -155,11 +155,25 @@ export function describeRollout(
         // The version alone may change: the same figures carry as they are.
         expect(await limiter.update!([bucket(10, 5)])).toMatchObject({ unchanged: ['api'] })
         const log = start([
-          { id: 'api', match: { identity: 'ip' }, algorithm: 'sliding_log', limit: 3, window: '1m', version: 1 },
+          {
+            id: 'api',
+            match: { identity: 'ip' },
+            algorithm: 'sliding_log',
+            limit: 3,
+            window: '1m',
+            version: 1,
+          },
         ])
         const error = await Promise.resolve(
           log.update!([
-            { id: 'api', match: { identity: 'ip' }, algorithm: 'sliding_log', limit: 5, window: '1m', version: 2 },
+            {
+              id: 'api',
+              match: { identity: 'ip' },
+              algorithm: 'sliding_log',
+              limit: 5,
+              window: '1m',
+              version: 2,
+            },
           ]),
         ).catch((e: unknown) => e)
         expect(isRateLimitError(error) && error).toMatchObject({ rule: 'api', field: 'algorithm' })

@@ -45,11 +45,6 @@ export type CompiledRule = {
   readonly forbidAfter: number | undefined
 }
 
-/** The algorithm of a rule that declares a `version`, carrying it for a shared store. */
-function versioned(algorithm: Algorithm, rule: Rule): Algorithm {
-  return { ...algorithm, versioned: { version: rule.version!, onChange: rule.onChange } }
-}
-
 /**
  * A rule compiled for the hot path; `routes` compiles its routes and costs by route. `keyCaches`
  * holds the key cache of each key prefix, shared by the rules of one limiter.
@@ -66,7 +61,11 @@ export function compileRule(
     rule.settle === undefined
       ? algorithmOf(rule, algorithms)
       : reservable(algorithmOf(rule, algorithms))
-  const algorithm = rule.version === undefined ? built : versioned(built, rule)
+  // A rule that declares a version carries it, for a store that keeps it beside each state.
+  const algorithm =
+    rule.version === undefined
+      ? built
+      : { ...built, versioned: { version: rule.version, onChange: rule.onChange } }
   const costRoutes = Object.keys(rule.costByRoute)
   const keyPrefix = `${rule.match.identity[0]}:`
   let lastKey = keyCaches.get(keyPrefix)

@@ -133,7 +133,14 @@ describe('version, validated like every rule field', () => {
     expect(defineRules([bucket(3, { version: 4 })])[0]!.version).toBe(4)
     const file = (version: unknown) => ({
       rules: [
-        { id: 'daily', match: { identity: 'ip' }, algorithm: 'fixed_window', limit: 9, window_s: 60, version },
+        {
+          id: 'daily',
+          match: { identity: 'ip' },
+          algorithm: 'fixed_window',
+          limit: 9,
+          window_s: 60,
+          version,
+        },
       ],
     })
     expect(parseRules(file(0))[0]!.version).toBe(0)

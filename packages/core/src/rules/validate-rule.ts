@@ -10,7 +10,7 @@ import { toMilliseconds } from './duration.js'
 import { type IssueSink, RuleValidationError } from './issues.js'
 import type { RouteParser } from './route.js'
 import type { Rule } from './types.js'
-import { validateCosts } from './validate-costs.js'
+import { costProblem, validateCosts } from './validate-costs.js'
 import { isRecord, ownValue, typeName, validateMatch } from './validate-match.js'
 import type { PenaltyReader } from './validate-penalty.js'
 
@@ -140,7 +140,10 @@ export function validateRule(
     fail,
   )
   const onChange = validateOnChange(fields.onChange, fields.algorithm, labels.onChange, fail)
-  const version = validateVersion(fields.version, labels.version, fail)
+  // A whole number ≥ 0, as a cost is (a Redis script keeps it exactly, as every number).
+  const version = fields.version
+  const versionProblem = version === undefined ? undefined : costProblem(version, undefined)
+  if (versionProblem !== undefined) fail(labels.version, versionProblem)
   const params = validateParams(fields, labels, fail, algorithms)
   const costs = validateCosts(
     fields.cost,
@@ -493,14 +496,6 @@ function validateOnChange(
     )
   }
   return strategy
-}
-
-/** A rule's `version`: a whole number ≥ 0 (a Redis script keeps it exactly, as every number). */
-function validateVersion(value: unknown, label: string, issue: IssueSink): number | undefined {
-  if (value === undefined) return undefined
-  if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return value
-  issue(label, `expected a whole number ≥ 0, got ${typeName(value)}`)
-  return undefined
 }
 
 function oneOf<T extends string>(

@@ -1,6 +1,6 @@
+import { CARRY_LUA, readVersionedLua, versionedValueLua } from './carry.lua.js'
 import { concurrencyLua } from './concurrency.lua.js'
 import { gcraLua } from './gcra.lua.js'
-import { CARRY_LUA, readVersionedLua, versionedValueLua } from './carry.lua.js'
 import { IDENTITY_LIBRARY_LUA } from './identity-value.js'
 import { leakyQueueLua } from './leaky-queue.lua.js'
 import { bindParameters, type LuaAlgorithm } from './lua-algorithm.js'

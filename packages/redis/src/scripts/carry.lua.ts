@@ -19,7 +19,7 @@ import { tokenBucketLua } from './token-bucket.lua.js'
  */
 
 /** The byte a versioned state starts with ('V'), which no state of its own starts with. */
-export const VERSIONED_TAG = 86
+const VERSIONED_TAG = 86
 
 /** The bytes before the state: the tag, the code, the version and five parameters. */
 export const VERSIONED_HEADER_BYTES = 2 + 8 * 6

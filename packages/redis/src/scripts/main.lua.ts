@@ -135,7 +135,9 @@ end
  * own, or those of the newer version that wrote the state (see loadAll).
  */
 const paramsOf = (s: string) =>
-  [1, 2, 3, 4, 5].map((j) => `(${s}.q and ${s}.q[${j + 1}] or tonumber(ARGV[base + ${j + 3}]))`).join(', ')
+  [1, 2, 3, 4, 5]
+    .map((j) => `(${s}.q and ${s}.q[${j + 1}] or tonumber(ARGV[base + ${j + 3}]))`)
+    .join(', ')
 
 /** decide(...) for charge i; `cost` may be overridden (the cost-0 report). */
 export const decideCharge = (cost: string, commit: string) =>
