@@ -639,7 +639,8 @@ end
 -- change, for rates whose scaled units are large).
 local function scaledUp(a, b, c)
   local p = a * b
-  if p < 9007199254740992 then return -floorDiv(-p, c) end
+  -- floorDiv is exact while |numerator| + 2 × divisor stays below 2^53.
+  if p + 2 * c < 9007199254740992 then return -floorDiv(-p, c) end
   -- Past 2^53 by far: beyond any allowance, where the caller caps it.
   if p / c >= 9007199254740992 then return p / c end
   local B = 16777216
@@ -998,6 +999,7 @@ for i = 1, n do
     -- carried into the charge's figures is written whatever the decision.
     if adopted then code = adopted[1] end
     s.code, s.key, s.i, s.dirty, s.moved, s.stored, s.ver, s.q = code, key, i, carried, moved, stored, ver, adopted
+    s.carried = carried
     byKey[place] = s
     distinct[#distinct + 1] = s
   end

@@ -639,7 +639,8 @@ end
 -- change, for rates whose scaled units are large).
 local function scaledUp(a, b, c)
   local p = a * b
-  if p < 9007199254740992 then return -floorDiv(-p, c) end
+  -- floorDiv is exact while |numerator| + 2 × divisor stays below 2^53.
+  if p + 2 * c < 9007199254740992 then return -floorDiv(-p, c) end
   -- Past 2^53 by far: beyond any allowance, where the caller caps it.
   if p / c >= 9007199254740992 then return p / c end
   local B = 16777216
@@ -1035,6 +1036,7 @@ for i = 1, n do
     -- carried into the charge's figures is written whatever the decision.
     if adopted then code = adopted[1] end
     s.code, s.key, s.i, s.dirty, s.moved, s.stored, s.ver, s.q = code, key, i, carried, moved, stored, ver, adopted
+    s.carried = carried
     byKey[place] = s
     distinct[#distinct + 1] = s
   end
@@ -1061,6 +1063,17 @@ if blocked then
       reply[at], reply[at + 1], reply[at + 2], reply[at + 3] = decide(states[i].code, states[i].key, states[i], (states[i].q and states[i].q[2] or tonumber(ARGV[base + 4])), (states[i].q and states[i].q[3] or tonumber(ARGV[base + 5])), (states[i].q and states[i].q[4] or tonumber(ARGV[base + 6])), (states[i].q and states[i].q[5] or tonumber(ARGV[base + 7])), (states[i].q and states[i].q[6] or tonumber(ARGV[base + 8])), 0, now, false)
     end
   end
+  -- Nothing is charged, but a state carried into new figures is kept as carried (as the memory
+  -- store's look keeps it), so that the next call finds it as this one did.
+  
+for _, s in ipairs(distinct) do
+  if s.carried then
+    local base = (s.i - 1) * 10 + 3
+    save(s.code, s.key, tonumber(ARGV[base + 9]), s, (s.q and s.q[2] or tonumber(ARGV[base + 4])), (s.q and s.q[3] or tonumber(ARGV[base + 5])), (s.q and s.q[4] or tonumber(ARGV[base + 6])), (s.q and s.q[5] or tonumber(ARGV[base + 7])), (s.q and s.q[6] or tonumber(ARGV[base + 8])), now, absolute, margin, s.ver)
+  end
+end
+writeIdentities()
+
 else
   local denied = mode == '1'
   -- The dry run of a charge on a key charged earlier in the request counts the earlier charges

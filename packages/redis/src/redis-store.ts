@@ -52,7 +52,10 @@ export interface RedisStore extends Store {
    * forgotten `forgetAfterMs` after the block ends (scripts/penalties.lua.ts).
    */
   consumePenalised(charges: readonly Charge[], now: number): Promise<PenalisedOutcome>
-  /** A look at cost 0 and the key's offences, in one call that writes nothing. */
+  /**
+   * A look at cost 0 and the key's offences, in one call that writes nothing but a state it
+   * carried into a rule's new figures (as a charge would have).
+   */
   peek(ref: KeyRef, penalty: Penalty | undefined, now: number): Promise<KeyStatus>
   /** Drops the key's state and its offences under the rule, in one call. */
   reset(ref: KeyRef, now: number): Promise<void>
