@@ -761,9 +761,12 @@ local function load(code, key, field, p1, p2, p3, p4, p5, now, cv)
   if type(v) == 'string' and string.byte(v) == 86 then
     sc, sv, q1, q2, q3, q4, q5 = struct.unpack('<Bdddddd', v, 2)
     v = string.sub(v, 51)
-    if sv > ver or cv < 0 then
+    if sv > ver and (cv >= 0 or sc == code) then
       code, p1, p2, p3, p4, p5, ver = sc, q1, q2, q3, q4, q5, sv
       adopted = { sc, q1, q2, q3, q4, q5 }
+    elseif cv < 0 then
+      -- Another algorithm's, to a rule without a version: no state, as a plain one would be.
+      v = nil
     elseif sc ~= code or q1 ~= p1 or q2 ~= p2 or q3 ~= p3 or q4 ~= p4 or q5 ~= p5 then
       carried = true
     end

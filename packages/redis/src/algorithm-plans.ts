@@ -98,8 +98,8 @@ function planFor(
   const calendar = params?.kind === 'window' ? params.calendar : undefined
   // A lease number changes with every request, so it cannot be a rule-set script's constant.
   const leased = params?.kind === 'concurrency'
-  const carry = carryArg(charge.algorithm, lua, calendar)
-  const inIdentity = identityLayout && fitsIdentityValue(lua, charge.algorithm, carry !== '-1')
+  const inIdentity = identityLayout && fitsIdentityValue(lua, charge.algorithm)
+  const carry = carryArg(charge.algorithm, lua, calendar, identityLayout)
   const oneRule =
     calendar === undefined && !leased && !inIdentity && carry === '-1'
       ? book.of([{ algorithm: lua, params: paramsOf(args), shadow: false }])
@@ -116,9 +116,12 @@ function carryArg(
   algorithm: Algorithm,
   lua: LuaAlgorithm,
   calendar: CalendarWindows | undefined,
+  identityLayout: boolean,
 ): string {
   const versioned = algorithm.versioned
-  if (versioned === undefined || !carriesOnRedis(lua, calendar)) return '-1'
+  if (versioned === undefined || !carriesOnRedis(lua, algorithm, calendar, identityLayout)) {
+    return '-1'
+  }
   const strategy = versioned.onChange ?? DEFAULT_CARRY[algorithm.name]
   return String(versioned.version * 4 + CARRY_STRATEGY_CODES[strategy])
 }
@@ -128,8 +131,22 @@ function carryArg(
  * (not the leaky queue, whose figures never change while running) and the windows but the
  * sliding log (its long form is a list) and calendar windows (whose figures move with the window).
  */
-export function carriesOnRedis(lua: LuaAlgorithm, calendar: CalendarWindows | undefined): boolean {
+export function carriesOnRedis(
+  lua: LuaAlgorithm,
+  algorithm: Algorithm,
+  calendar: CalendarWindows | undefined,
+  identityLayout: boolean,
+): boolean {
   if (calendar !== undefined) return false
+  if (
+    identityLayout &&
+    fitsIdentityValue(lua, algorithm) &&
+    !fitsIdentityValue(lua, algorithm, VERSIONED_HEADER_BYTES)
+  ) {
+    // Its state fits the identity value only without the version and figures: kept there as it
+    // is (where a process of any version finds it), so it does not carry.
+    return false
+  }
   return (
     lua.code !== slidingLogLua.code &&
     lua.code !== leakyQueueLua.code &&
@@ -213,12 +230,12 @@ function scriptArgs(
  * Whether a rule's state is kept in the identity value: one string of at most MAX_STATE_BYTES.
  * A concurrency rule keeps a sorted set of leases, and a sliding log may grow into a list:
  * both stay on a key of their own (under the same hash tag, so in the same slot); so does a
- * sliding window of more than 30 sub-windows (9 + 8 bytes each).
+ * sliding window of more than 30 sub-windows (9 + 8 bytes each). `extra`: bytes before the
+ * state (a versioned state's header, carry.lua.ts).
  */
-function fitsIdentityValue(lua: LuaAlgorithm, algorithm: Algorithm, versioned: boolean): boolean {
+function fitsIdentityValue(lua: LuaAlgorithm, algorithm: Algorithm, extra = 0): boolean {
   if (lua.kind === 'concurrency' || lua.code === slidingLogLua.code) return false
   const params = algorithm.params
   const buckets = params?.kind === 'window' ? (params.buckets ?? 0) : 0
-  // A versioned state starts with its figures (carry.lua.ts).
-  return 9 + 8 * buckets + (versioned ? VERSIONED_HEADER_BYTES : 0) <= MAX_STATE_BYTES
+  return 9 + 8 * buckets + extra <= MAX_STATE_BYTES
 }

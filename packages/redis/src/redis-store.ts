@@ -186,7 +186,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     refund: refunder(config, client, preparer, runner, leases, watch),
     settle: settler(config, client, preparer, watch),
     ...penaltyCalls(config, client, preparer, runner, leases, watch),
-    updateRules: (changes) => checkRuleChanges(changes),
+    updateRules: (changes) => checkRuleChanges(changes, layout === 'identity'),
   }
 }
 

@@ -157,10 +157,10 @@ end
 /**
  * The statements of `load` after it has read `v`: a versioned state's header is taken off, and
  * its figures compared with the charge's (`cv`: its carry argument). A state of a newer version
- * (or read by a charge of a rule without one) is decided under its own figures (`adopted`: its
- * code and parameters), which the caller then uses and writes back; one of an older version, or
- * of other figures under the same version, is carried into the charge's; a plain state is read
- * under the charge's figures.
+ * (or of the same algorithm, read by a charge of a rule without a version) is decided under its
+ * own figures (`adopted`: its code and parameters), which the caller then uses and writes back;
+ * one of an older version, or of other figures under the same version, is carried into the
+ * charge's; a plain state is read under the charge's figures.
  */
 export const readVersionedLua = `
   local ver, carried, adopted, sc, sv, q1, q2, q3, q4, q5 = -1, false, nil
@@ -168,9 +168,12 @@ export const readVersionedLua = `
   if type(v) == 'string' and string.byte(v) == ${VERSIONED_TAG} then
     sc, sv, q1, q2, q3, q4, q5 = struct.unpack('<Bdddddd', v, 2)
     v = string.sub(v, ${VERSIONED_HEADER_BYTES + 1})
-    if sv > ver or cv < 0 then
+    if sv > ver and (cv >= 0 or sc == code) then
       code, p1, p2, p3, p4, p5, ver = sc, q1, q2, q3, q4, q5, sv
       adopted = { sc, q1, q2, q3, q4, q5 }
+    elseif cv < 0 then
+      -- Another algorithm's, to a rule without a version: no state, as a plain one would be.
+      v = nil
     elseif sc ~= code or q1 ~= p1 or q2 ~= p2 or q3 ~= p3 or q4 ~= p4 or q5 ~= p5 then
       carried = true
     end
