@@ -758,7 +758,8 @@ local function load(code, key, field, p1, p2, p3, p4, p5, now, cv)
   end
   local ver, carried, adopted, sc, sv, q1, q2, q3, q4, q5 = -1, false, nil
   if cv >= 0 then ver = floor(cv / 4) end
-  if type(v) == 'string' and string.byte(v) == 86 then
+  -- The length first: most states are shorter than a header, and cost no call to string.byte.
+  if type(v) == 'string' and #v > 50 and string.byte(v) == 86 then
     sc, sv, q1, q2, q3, q4, q5 = struct.unpack('<Bdddddd', v, 2)
     v = string.sub(v, 51)
     if sv > ver and (cv >= 0 or sc == code) then

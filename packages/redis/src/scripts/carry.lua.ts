@@ -165,7 +165,8 @@ end
 export const readVersionedLua = `
   local ver, carried, adopted, sc, sv, q1, q2, q3, q4, q5 = -1, false, nil
   if cv >= 0 then ver = floor(cv / 4) end
-  if type(v) == 'string' and string.byte(v) == ${VERSIONED_TAG} then
+  -- The length first: most states are shorter than a header, and cost no call to string.byte.
+  if type(v) == 'string' and #v > ${VERSIONED_HEADER_BYTES} and string.byte(v) == ${VERSIONED_TAG} then
     sc, sv, q1, q2, q3, q4, q5 = struct.unpack('<Bdddddd', v, 2)
     v = string.sub(v, ${VERSIONED_HEADER_BYTES + 1})
     if sv > ver and (cv >= 0 or sc == code) then
