@@ -7,10 +7,12 @@ import fc from 'fast-check'
 import { afterAll, beforeAll, describe, it, vi } from 'vitest'
 import {
   carryTraceArb,
+  expectCarriedOnceFromItsFigures,
   expectSameCarryAsMemory,
   FAMILIES,
   type Family,
   STRATEGIES,
+  skippedChangesArb,
 } from './support/carry-trace.js'
 import { REDIS_URL, redisAvailable, removeTestKeys, uniquePrefix } from './support/redis-env.js'
 import { ioredisTarget, type Target } from './support/targets.js'
@@ -52,6 +54,15 @@ describe.skipIf(!redisAvailable).each(['rule', 'identity'] as const)(
           { numRuns: 40 },
         )
       })
+    })
+
+    it('carries a key that met none of several changes once, from its own figures to the newest', async () => {
+      await fc.assert(
+        fc.asyncProperty(fc.constantFrom(...families).chain(skippedChangesArb), (trace) =>
+          expectCarriedOnceFromItsFigures(store(), trace),
+        ),
+        { numRuns: 100 },
+      )
     })
 
     it('carries through changes of every strategy in turn exactly as the memory store', async () => {

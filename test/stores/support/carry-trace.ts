@@ -227,3 +227,76 @@ export async function expectSameCarryAsMemory(store: Store, trace: CarryTrace): 
     }
   }
 }
+
+/** Charges under one figures, then changes the key meets none of, then charges again. */
+export type SkippedChanges = {
+  readonly start: number
+  readonly first: Algorithm
+  readonly before: readonly { readonly dt: number; readonly cost: number }[]
+  readonly changes: readonly { readonly to: Algorithm; readonly strategy: CarryStrategy }[]
+  readonly after: readonly { readonly dt: number; readonly cost: number }[]
+}
+
+export function skippedChangesArb(family: Family): fc.Arbitrary<SkippedChanges> {
+  const algorithms = FAMILIES[family]
+  const charges = fc.array(
+    fc.record({ dt: fc.integer({ min: 0, max: 400 }), cost: fc.nat({ max: 8 }) }),
+    { minLength: 1, maxLength: 8 },
+  )
+  return fc.record({
+    start: fc.integer({ min: 1_700_000_000_000, max: 1_900_000_000_000 }),
+    first: algorithms,
+    before: charges,
+    changes: fc.array(fc.record({ to: algorithms, strategy: fc.constantFrom(...STRATEGIES) }), {
+      minLength: 2,
+      maxLength: 3,
+    }),
+    after: charges,
+  })
+}
+
+/**
+ * A key that meets none of several changes is carried once on Redis, from the figures it was
+ * written under to the newest, by the newest rule's `onChange`: as a memory store told only that
+ * one change decides.
+ */
+export async function expectCarriedOnceFromItsFigures(
+  store: Store,
+  { start, first, before, changes, after }: SkippedChanges,
+): Promise<void> {
+  const memory = memoryStore()
+  const last = changes.at(-1)!
+  let now = start
+  const charge = (algorithm: Algorithm, cost: number): Charge => ({
+    rule: 'r',
+    algorithm,
+    key: 'ip:a',
+    cost: Math.min(cost, algorithm.limit),
+    shadow: false,
+  })
+  for (const { dt, cost } of before) {
+    now += dt
+    const expected = memory.consume([charge(first, cost)], now)
+    const actual = await store.consume([charge(versioned(first, 0, 'keep'), cost)], now)
+    expect(normalise(actual.decisions)).toEqual(normalise(expected.decisions))
+  }
+  const same =
+    last.to.name === first.name && JSON.stringify(last.to.params) === JSON.stringify(first.params)
+  if (!same) {
+    if (last.strategy === 'reset') memory.updateRules([], ['r'], now)
+    else {
+      const carry = (slots: ArrayLike<number>, offset: number, at: number) =>
+        carryState(first, slots as number[], offset, last.to, at, last.strategy)
+      memory.updateRules([{ rule: 'r', from: first, to: last.to, carry }], [], now)
+    }
+  }
+  const newest = versioned(last.to, changes.length, last.strategy)
+  for (const [index, { dt, cost }] of after.entries()) {
+    now += dt
+    const expected = memory.consume([charge(last.to, cost)], now)
+    const actual = await store.consume([charge(newest, cost)], now)
+    expect(normalise(actual.decisions), `after the changes, charge ${index}`).toEqual(
+      normalise(expected.decisions),
+    )
+  }
+}
