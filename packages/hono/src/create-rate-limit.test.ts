@@ -7,7 +7,9 @@ import {
   memoryStore,
   type RuleConfig,
   RuleValidationError,
+  reservations,
   routeMatching,
+  settleFrom,
   slidingLog,
   tokenBucket,
   trustedProxies,
@@ -214,6 +216,34 @@ describe('createRateLimit', () => {
       await answers((clock) =>
         composed(perIp, { clock, getConnInfo: connInfo, partitionKey: true }),
       ),
+    ).toEqual(expected)
+  })
+
+  it('refuses a rule with settle unless given reservations, then settles the same', async () => {
+    const algorithms = { token_bucket: tokenBucket }
+    const settling: RuleConfig[] = [
+      {
+        id: 'per-ip',
+        match: { identity: 'ip' },
+        algorithm: 'token_bucket',
+        rate: 1,
+        burst: 3,
+        settle: true,
+      },
+    ]
+    // Each response costs 2 of the 1 reserved: the third request finds the bucket short.
+    const settle = settleFrom(() => 2)
+    const without = createRateLimit({ algorithms, store: mapStore })
+    const error = refusal(() => without(settling, { settle }))
+    expect(isRateLimitError(error) && error.field).toBe('reservations')
+    expect(String(error)).toContain('"per-ip"')
+    const composed = createRateLimit({ algorithms, store: memoryStore, reservations })
+    const expected = await answers((clock) =>
+      rateLimit(settling, { clock, getConnInfo: connInfo, settle, legacyHeaders: false }),
+    )
+    expect(expected.map((answer) => answer.status)).toContain(429)
+    expect(
+      await answers((clock) => composed(settling, { clock, getConnInfo: connInfo, settle })),
     ).toEqual(expected)
   })
 

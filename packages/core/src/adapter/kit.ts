@@ -7,6 +7,7 @@ import { trustedProxies } from '../identity/proxy-trust.js'
 import { composeLimiter } from '../limiter/create-limiter.js'
 import { penalties } from '../limiter/penalised.js'
 import { routeMatching } from '../limiter/route-matching.js'
+import { reservations } from '../limiter/settle.js'
 import type { Limiter } from '../limiter/types.js'
 import { rulesUpdater } from '../limiter/update.js'
 import { FOREIGN_OPTIONS } from '../options/foreign-options.js'
@@ -70,6 +71,7 @@ export function createAdapterKit<Req, Res>(
     families: familiesFor,
     foreignOptions: FOREIGN_OPTIONS,
     penalties,
+    reservations,
     update: rulesUpdater,
   })
 }

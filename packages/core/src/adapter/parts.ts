@@ -7,6 +7,7 @@ import type { LimiterParts } from '../limiter/create-limiter.js'
 import { NO_ROUTES } from '../limiter/no-routes.js'
 import type { PenaltyPart } from '../limiter/penalised.js'
 import type { RouteMatching } from '../limiter/route-matching.js'
+import type { ReservationPart } from '../limiter/settle.js'
 import type { rulesUpdater } from '../limiter/update.js'
 import { invalidOption } from '../options/option-values.js'
 import { refuseUnknownOptions } from '../options/unknown-options.js'
@@ -60,6 +61,12 @@ export type RateLimitParts = {
    */
   readonly penalties?: PenaltyPart | undefined
   /**
+   * `reservations`, for rules with `settle` (an estimate charged first, the actual cost settled
+   * after the response: the `settle` and `estimate` options).
+   * @default none: a rule with `settle` is refused
+   */
+  readonly reservations?: ReservationPart | undefined
+  /**
    * `rulesUpdater`, for changing the rules while running (`middleware.update(rules)`).
    * @default none: `update` is refused, naming this part
    */
@@ -75,45 +82,44 @@ export type KitParts = LimiterParts &
     readonly proxies: ProxyTrust
   }
 
-const PART_NAMES = [
-  'algorithms',
-  'routes',
-  'proxies',
-  'store',
-  'partitionKeys',
-  'headers',
-  'penalties',
-  'update',
-]
+/**
+ * Each part that may be given besides the algorithms, with the test its value must pass and what
+ * it expects (a function unless said otherwise).
+ */
+const PARTS: Readonly<
+  Record<string, readonly [expected: string, test?: (part: never) => boolean]>
+> = {
+  routes: ['routeMatching', (routes: RouteMatching) => typeof routes?.targets === 'function'],
+  proxies: ['trustedProxies'],
+  store: ['a store factory: memoryStore or mapStore'],
+  partitionKeys: ['createPartitionKeyHasher'],
+  headers: [
+    'a list such as [xRateLimitHeaders, draft7Headers]',
+    (headers: readonly HeaderFamily[]) =>
+      Array.isArray(headers) && headers.every((family) => typeof family?.write === 'function'),
+  ],
+  penalties: ['penalties', (penalties: PenaltyPart) => typeof penalties?.decisions === 'function'],
+  reservations: [
+    'reservations',
+    (reservations: ReservationPart) => typeof reservations?.createSettle === 'function',
+  ],
+  update: ['rulesUpdater'],
+}
+
+const isFunction = (part: unknown) => typeof part === 'function'
 
 /** An app's parts, checked, with the refusals standing in for those it left out. */
 export function kitParts(parts: RateLimitParts): KitParts {
   if (typeof parts !== 'object' || parts === null) {
     throw invalidOption('parts', 'expected { algorithms: { token_bucket: tokenBucket }, ... }')
   }
-  refuseUnknownOptions(parts, PART_NAMES, 'createRateLimit()')
-  const { routes, proxies, store, partitionKeys, headers = [], penalties } = parts
-  if (routes !== undefined && typeof routes?.targets !== 'function') {
-    throw invalidOption('routes', 'expected routeMatching')
+  refuseUnknownOptions(parts, ['algorithms', ...Object.keys(PARTS)], 'createRateLimit()')
+  for (const [name, [expected, test = isFunction]] of Object.entries(PARTS)) {
+    const part = parts[name as keyof RateLimitParts]
+    if (part !== undefined && !test(part as never))
+      throw invalidOption(name, `expected ${expected}`)
   }
-  if (proxies !== undefined && typeof proxies !== 'function') {
-    throw invalidOption('proxies', 'expected trustedProxies')
-  }
-  if (store !== undefined && typeof store !== 'function') {
-    throw invalidOption('store', 'expected a store factory: memoryStore or mapStore')
-  }
-  if (partitionKeys !== undefined && typeof partitionKeys !== 'function') {
-    throw invalidOption('partitionKeys', 'expected createPartitionKeyHasher')
-  }
-  if (parts.update !== undefined && typeof parts.update !== 'function') {
-    throw invalidOption('update', 'expected rulesUpdater')
-  }
-  if (penalties !== undefined && typeof penalties?.decisions !== 'function') {
-    throw invalidOption('penalties', 'expected penalties')
-  }
-  if (!Array.isArray(headers) || headers.some((family) => typeof family?.write !== 'function')) {
-    throw invalidOption('headers', 'expected a list such as [xRateLimitHeaders, draft7Headers]')
-  }
+  const { routes, proxies, store, partitionKeys, headers = [], penalties, reservations } = parts
   return {
     families: givenFamilies(headers),
     store: store ?? noStore,
@@ -123,6 +129,7 @@ export function kitParts(parts: RateLimitParts): KitParts {
     proxies: proxies ?? NO_PROXIES,
     foreignOptions: undefined,
     penalties,
+    reservations,
     update: parts.update,
   }
 }

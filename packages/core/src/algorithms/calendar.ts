@@ -1,9 +1,7 @@
+import { CALENDAR_UNITS, type CalendarUnit } from './calendar-unit.js'
 import { invalid } from './params.js'
 
-/** The calendar periods a fixed window can be aligned to. Weeks are ISO weeks: Monday first. */
-export type CalendarUnit = 'day' | 'week' | 'month' | 'year'
-
-const CALENDAR_UNITS: readonly CalendarUnit[] = ['day', 'week', 'month', 'year']
+export type { CalendarUnit } from './calendar-unit.js'
 
 /** A window as [start, end): whole ms since the epoch. */
 export type WindowSpan = readonly [start: number, end: number]

@@ -1,9 +1,15 @@
 import type { Decision } from '../decision.js'
 import { createScheduler } from '../wait/scheduler.js'
 import { createSlotQueues, type SlotQueueParams } from '../wait/slot-queues.js'
+import { CARRY_STRATEGIES, type CarryStrategy } from './carried-use.js'
 import { MAX_FIELD_INTEGER, MAX_TIME_MS } from './integer.js'
 import { costTooHigh, invalid, refuseUnknownParams } from './params.js'
-import { type RuleFieldAccess, type RuleFieldValues, withRuleFields } from './rule-fields.js'
+import {
+  noFallback,
+  type RuleFieldAccess,
+  type RuleFieldValues,
+  withRuleFields,
+} from './rule-fields.js'
 import type { Algorithm } from './types.js'
 
 const CONCURRENCY_PARAMS = ['limit', 'retryAfterMs', 'queue', 'maxWaitMs', 'queueOrder']
@@ -52,7 +58,12 @@ const CONCURRENT_REQUESTS = 'concurrent-requests'
  */
 export const concurrency: (params: ConcurrencyParams) => Algorithm = /* @__PURE__ */ withRuleFields(
   concurrencyRule,
-  readSlotQueueFields,
+  {
+    takes: ['queue', 'queueOrder', 'maxWait'],
+    read: readSlotQueueFields,
+    unsettled: 'a concurrency slot is held until released, whatever the request costs',
+    noFallback,
+  },
 )
 
 function concurrencyRule(params: ConcurrencyParams): Algorithm {
@@ -139,13 +150,21 @@ function slotQueueOf(params: ConcurrencyParams, retryAfterMs: number): SlotQueue
 }
 
 /**
- * Reads a concurrency rule's `queue`, `maxWait` and `queueOrder` into `values`; the last two only
- * with a queue. False after reporting a problem.
+ * Reads a concurrency rule's `queue`, `maxWait` and `queueOrder` into `values`, the last two only
+ * with a queue, and refuses an `onChange` other than `keep`. False after reporting a problem.
  */
 function readSlotQueueFields(rule: RuleFieldAccess, values: RuleFieldValues): boolean {
   const { fields, labels, issue, typeName } = rule
-  const { queue, queueOrder, maxWait } = fields
+  const { queue, queueOrder, maxWait, onChange } = fields
   let ok = true
+  // Any other strategy is refused; one that is none is already reported.
+  if (onChange !== 'keep' && CARRY_STRATEGIES.includes(onChange as CarryStrategy)) {
+    ok = false
+    issue(
+      labels.onChange,
+      `a concurrency rule's requests in flight always carry over: use "keep" or remove it`,
+    )
+  }
   if (queue !== undefined) {
     if (typeof queue === 'number' && Number.isSafeInteger(queue) && queue >= 0) values.queue = queue
     else {

@@ -1,5 +1,6 @@
 import type { Decision } from '../decision.js'
 import { type CalendarUnit, type CalendarWindows, calendarWindows, NOMINAL_MS } from './calendar.js'
+import { isCalendarUnit } from './calendar-unit.js'
 import { inspectionCopy } from './inspection.js'
 import { PACKED_CAPACITY_LIMIT, TIME_HIGH, TIME_HIGH_MASK, TWO_POW_32 } from './packed-state.js'
 import {
@@ -10,6 +11,7 @@ import {
   WINDOW_PARAMS,
   type WindowParams,
 } from './params.js'
+import { type RuleFieldAccess, type RuleFieldValues, withRuleFields } from './rule-fields.js'
 import type { Algorithm, PackedState, StateSlots } from './types.js'
 
 /** A fixed window's parameters: a window in ms, or a calendar unit in a zone. */
@@ -56,7 +58,10 @@ const START_BIAS = 2 ** 40
  * @example fixedWindow({ limit: 10_000, windowMs: 86_400_000 }) // a daily quota
  * @example fixedWindow({ limit: 1_000_000, calendar: 'month', timeZone: 'Europe/Paris' })
  */
-export function fixedWindow(params: FixedWindowParams | CalendarWindowParams): Algorithm {
+export const fixedWindow: (params: FixedWindowParams | CalendarWindowParams) => Algorithm =
+  /* @__PURE__ */ withRuleFields(windowRule, { takes: ['timeZone'], read: readCalendarFields })
+
+function windowRule(params: FixedWindowParams | CalendarWindowParams): Algorithm {
   refuseUnknownParams('fixedWindow', params, FIXED_WINDOW_PARAMS)
   const calendar = 'calendar' in params ? calendarOf(params) : undefined
   const { limit, windowMs } =
@@ -297,4 +302,24 @@ function calendarOf(params: CalendarWindowParams): CalendarWindows {
     throw invalid('calendar', 'give windowMs or calendar, not both')
   }
   return calendarWindows(params.calendar, params.timeZone)
+}
+
+/**
+ * Reads a calendar window's `timeZone` into `values` (its window already read); a zone without a
+ * calendar window is refused. False after reporting a problem.
+ */
+function readCalendarFields(rule: RuleFieldAccess, values: RuleFieldValues): boolean {
+  const { timeZone } = rule.fields
+  if (timeZone === undefined) return true
+  if (!isCalendarUnit(values.window)) rule.refuse('timeZone')
+  else if (typeof timeZone !== 'string') {
+    rule.issue(
+      rule.labels.timeZone,
+      `expected an IANA time zone name such as "Europe/Paris", got ${rule.typeName(timeZone)}`,
+    )
+  } else {
+    values.timeZone = timeZone
+    return true
+  }
+  return false
 }

@@ -10,7 +10,12 @@ import {
   refuseUnknownParams,
   scaleRate,
 } from './params.js'
-import { type RuleFieldAccess, type RuleFieldValues, withRuleFields } from './rule-fields.js'
+import {
+  noFallback,
+  type RuleFieldAccess,
+  type RuleFieldValues,
+  withRuleFields,
+} from './rule-fields.js'
 import type { Algorithm, StateSlots } from './types.js'
 
 const QUEUE_PARAMS = [...RATE_PARAMS, 'delay', 'maxWaitMs']
@@ -43,7 +48,12 @@ export type QueueParams = RateParams & {
  */
 export const leakyQueue: (params: QueueParams) => Algorithm = /* @__PURE__ */ withRuleFields(
   queueRule,
-  readQueueFields,
+  {
+    takes: ['delay', 'nodelay', 'maxWait'],
+    read: readQueueFields,
+    unsettled: "a queued request's slot is fixed when it is admitted",
+    noFallback,
+  },
 )
 
 function queueRule(params: QueueParams): Algorithm {

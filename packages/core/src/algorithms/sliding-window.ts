@@ -9,6 +9,7 @@ import {
   WINDOW_PARAMS,
   type WindowParams,
 } from './params.js'
+import { type RuleFieldAccess, type RuleFieldValues, withRuleFields } from './rule-fields.js'
 import { subWindowCounters } from './sub-window-counters.js'
 import type { Algorithm, StateSlots } from './types.js'
 
@@ -38,7 +39,10 @@ export type SlidingWindowParams = WindowParams & {
  * @example slidingWindow({ limit: 100, windowMs: 60_000 })
  * @example slidingWindow({ limit: 100, windowMs: 60_000, buckets: 60 })
  */
-export function slidingWindow(params: SlidingWindowParams): Algorithm {
+export const slidingWindow: (params: SlidingWindowParams) => Algorithm =
+  /* @__PURE__ */ withRuleFields(slidingWindowRule, { takes: ['buckets'], read: readBuckets })
+
+function slidingWindowRule(params: SlidingWindowParams): Algorithm {
   refuseUnknownParams('slidingWindow', params, SLIDING_WINDOW_PARAMS)
   const { limit, windowMs } = checkWindow(params)
   if (params.buckets !== undefined) return subWindowCounters(limit, windowMs, params.buckets)
@@ -196,4 +200,16 @@ export function slidingWindow(params: SlidingWindowParams): Algorithm {
     const elapsed = Math.max(0, windowMs - floorDiv((limit - cost) * windowMs, current))
     return start + windowMs + elapsed
   }
+}
+
+/** Reads the count of sub-window counters into `values`; false after reporting a problem. */
+function readBuckets(rule: RuleFieldAccess, values: RuleFieldValues): boolean {
+  const { buckets } = rule.fields
+  if (buckets === undefined) return true
+  if (typeof buckets === 'number' && Number.isSafeInteger(buckets) && buckets >= 1) {
+    values.buckets = buckets
+    return true
+  }
+  rule.issue(rule.labels.buckets, `expected a whole number ≥ 1, got ${rule.typeName(buckets)}`)
+  return false
 }

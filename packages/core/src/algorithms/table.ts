@@ -14,7 +14,9 @@ import type { Algorithm, AlgorithmName } from './types.js'
  * with the factory that compiles it. A rate rule's factory is called with its `RateParams` (a
  * queue rule's with its `QueueParams`: `delay` and `maxWaitMs` besides), a window rule's with its
  * `WindowParams` (plus `buckets` for sub-window counters), or a calendar window's with its
- * `CalendarWindowParams`.
+ * `CalendarWindowParams`. The built-in factories also read the rule fields only their algorithm
+ * takes (a queue's `delay`, a calendar window's `timeZone`…); a function of your own in their
+ * place gets a rate or window rule's figures, and a rule giving such a field is refused.
  * @example { token_bucket: tokenBucket, sliding_log: slidingLog }
  */
 export type AlgorithmTable = {

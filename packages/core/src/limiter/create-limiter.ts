@@ -38,7 +38,7 @@ import { createReporter } from './report.js'
 import { type RouteMatching, routeMatching } from './route-matching.js'
 import { buildRuleIndex, type RuleIndex } from './rule-index.js'
 import { checkRuleParts, compiledRules } from './rule-set.js'
-import { createSettle } from './settle.js'
+import { type ReservationPart, reservations } from './settle.js'
 import { checkOne, refundCharges } from './store-calls.js'
 import { DEFAULT_STORE_TIMEOUT_MS } from './store-deadline.js'
 import type { Limiter, LimiterOptions, Logger, Verdict } from './types.js'
@@ -61,6 +61,7 @@ export function createLimiter<R>(given: LimiterOptions<R>): Limiter {
     store: memoryStore,
     foreignOptions: FOREIGN_OPTIONS,
     penalties,
+    reservations,
     update: rulesUpdater,
   })
 }
@@ -80,6 +81,8 @@ export type LimiterParts = {
   readonly foreignOptions: ForeignOptions | undefined
   /** Penalties (`penalties`), or none: a rule with a `penalty` is then refused. */
   readonly penalties: PenaltyPart | undefined
+  /** Reservations (`reservations`), or none: a rule with `settle` is then refused. */
+  readonly reservations?: ReservationPart | undefined
   /** Changing the rules while running (`limiter.update`), or none: the limiter then has no `update`. */
   readonly update?: typeof rulesUpdater | undefined
 }
@@ -117,8 +120,8 @@ export function composeLimiter(options: LimiterOptions, parts: LimiterParts): Li
     check: checker(ruleOf, timeOf),
     refund,
     release: slots.release,
-    // Built only for rules that settle: a limiter without any holds none of it.
-    ...(setup.settles ? createSettle({ byId: setup.byId, timeOf, closed }) : undefined),
+    // With the reservations part, whether or not a rule settles yet: an update may add one.
+    ...parts.reservations?.createSettle({ byId: setup.byId, timeOf, closed }),
   }
   registerOperatorParts(limiter, { store, ruleOf, reader })
   // Built only with the update part: a middleware composed without it holds none of it.
@@ -145,8 +148,6 @@ type LimiterSetup = {
   readonly engine: Engine
   readonly reader: ClockReader
   readonly clock: Clock
-  /** True when a rule's charges are settled (`settle`). */
-  readonly settles: boolean
   readonly lists: ListCheck | undefined
 }
 
@@ -162,7 +163,6 @@ function compileLimiter(options: LimiterOptions, parts: LimiterParts): LimiterSe
   const store = options.store ?? parts.store()
   const clock = options.clock ?? systemClock
   checkOptions(store, clock, options)
-  const settles = compiled.some((rule) => rule.settleWithinMs !== undefined)
   checkRuleParts(store, compiled, parts)
   const given = options.lists
   if (given !== undefined) checkMethods('lists', given, ['compile'], 'accessLists({ allow, deny })')
@@ -177,6 +177,7 @@ function compileLimiter(options: LimiterOptions, parts: LimiterParts): LimiterSe
     storeTimeoutMs:
       options.storeTimeoutMs ?? (boundsItsCalls(store) ? false : DEFAULT_STORE_TIMEOUT_MS),
     penalties: parts.penalties,
+    reservations: parts.reservations,
   }
   return {
     rules,
@@ -187,7 +188,6 @@ function compileLimiter(options: LimiterOptions, parts: LimiterParts): LimiterSe
     engine,
     reader: clockReader(options.clock, engine.reporter),
     clock,
-    settles,
     lists,
   }
 }

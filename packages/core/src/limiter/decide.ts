@@ -6,7 +6,6 @@ import type { Charge, Outcome, PenalisedOutcome } from '../store/types.js'
 import type { ListCheck } from './access-lists.js'
 import type { CompiledRule } from './compile-rule.js'
 import { type Engine, isPromiseLike } from './engine.js'
-import { estimateFor } from './estimate.js'
 import { decideLocally } from './fallback.js'
 import { messageOf, type Reporter } from './report.js'
 import type { RuleIndex } from './rule-index.js'
@@ -95,7 +94,7 @@ export function requestDecider({
         const costs = first.costs
         const cost =
           estimate !== undefined && first.settleWithinMs !== undefined
-            ? estimateFor(first, estimate)
+            ? deciding.reservations!.estimateFor(first, estimate)
             : costs === undefined
               ? first.cost
               : costs.costOf(method, path, first.cost)
@@ -175,7 +174,7 @@ function decideAll(
     const cost =
       estimate === undefined || rule.settleWithinMs === undefined
         ? costFor(rule, method, path)
-        : estimateFor(rule, estimate)
+        : engine.reservations!.estimateFor(rule, estimate)
     const key = keyOf(rule, identities)
     if (key === undefined) {
       if (pending.missing === NO_DECISIONS) pending.missing = []

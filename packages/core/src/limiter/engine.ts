@@ -3,6 +3,7 @@ import type { Decision } from '../decision.js'
 import type { Store } from '../store/types.js'
 import type { PenaltyPart } from './penalised.js'
 import type { Reporter } from './report.js'
+import type { ReservationPart } from './settle.js'
 
 /** A store's synchronous single-charge path (the memory store has one). */
 export type ConsumeOne = (
@@ -24,6 +25,8 @@ export type Engine = {
   readonly storeTimeoutMs: number | false
   /** Penalties (the store's offences read into decisions), when the limiter has them. */
   readonly penalties: PenaltyPart | undefined
+  /** Reservations (an estimate reserved, settled later), when the limiter has them. */
+  readonly reservations: ReservationPart | undefined
 }
 
 export function isPromiseLike<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {

@@ -2,6 +2,7 @@ export { type AccessList, type AccessLists, accessLists } from './access-lists.j
 export { createLimiter } from './create-limiter.js'
 export { limiterOperations } from './operator.js'
 export { type PenaltyPart, penalties } from './penalised.js'
+export { type ReservationPart, reservations } from './settle.js'
 export type {
   AcquireOptions,
   CheckOptions,

@@ -26,12 +26,23 @@ export function checkRuleParts(
   parts: LimiterParts,
 ) {
   if (compiled.some((rule) => rule.settleWithinMs !== undefined)) {
+    checkReserving(compiled, parts)
     checkSettlingStore(store, compiled)
   }
   if (compiled.some((rule) => rule.penalty !== undefined)) {
     checkPenalising(store, compiled, parts.penalties)
   }
   checkFallbackStore(store, compiled)
+}
+
+/** Rules that settle need the reservations part (a composed limiter may lack it). */
+function checkReserving(compiled: readonly CompiledRule[], parts: LimiterParts): void {
+  if (parts.reservations !== undefined) return
+  const rules = compiled.filter((rule) => rule.settleWithinMs !== undefined).map((rule) => rule.id)
+  throw invalidOption(
+    'reservations',
+    `rules ${rules.map((id) => `"${id}"`).join(', ')} settle their charges (settle), but this limiter was composed without reservations: add reservations to createRateLimit's parts`,
+  )
 }
 
 /** Rules that settle need a store that can: refused at start-up, not on the first settle. */

@@ -169,8 +169,13 @@ describe('settle: bad input', () => {
     )
   })
 
-  it('offers no settle on a limiter whose rules never settle', () => {
-    expect(createLimiter({ rules: [requests] }).settle).toBeUndefined()
+  it('settles nothing on a limiter whose rules never settle (an update may add one)', async () => {
+    const limiter = createLimiter({ rules: [requests] })
+    const verdict = await limiter.decide(client, { now: 0 })
+    expect(await limiter.settle!(verdict, 0, { now: 0 })).toMatchObject({ status: 'none' })
+    expect(await limiter.check('api_key:k_1', 'requests', { cost: 0, now: 0 })).toMatchObject({
+      remaining: 49,
+    })
   })
 })
 

@@ -3,6 +3,7 @@ import { RateLimitError } from '../errors.js'
 import type { Settlement } from '../store/types.js'
 import type { CompiledRule } from './compile-rule.js'
 import { type Engine, isPromiseLike } from './engine.js'
+import { estimateFor } from './estimate.js'
 import { replyWithin } from './store-deadline.js'
 import type {
   Limiter,
@@ -17,7 +18,7 @@ import type {
 // what the request really cost, in one store call. Reached only through `settle` and `cancel`.
 
 /** What `settle` needs of its limiter. */
-export type SettleHost = {
+type SettleHost = {
   readonly byId: ReadonlyMap<string, CompiledRule>
   readonly timeOf: (given: SettleOptions | undefined) => [number, Engine]
   /** Verdicts settled, cancelled or refunded: each is closed once, by whichever comes first. */
@@ -34,8 +35,26 @@ function result(
   return { status, settled, expired }
 }
 
+/**
+ * Reservations, for rules with `settle` (charge an estimate before the response, settle the
+ * actual cost after it): the limiter's `settle` and `cancel`, and the `estimate` a request
+ * reserves. `createLimiter` and `rateLimit` have it; a middleware made by `createRateLimit` has
+ * it only when its parts name it, and refuses a rule with `settle` otherwise.
+ * @example
+ * const rateLimit = createRateLimit({ algorithms: { token_bucket: tokenBucket }, reservations })
+ */
+export const reservations: ReservationPart = { createSettle, estimateFor }
+
+/** The reservations part (`reservations`): how a limiter settles, and reads an estimate. */
+export type ReservationPart = {
+  /** Builds the limiter's `settle` and `cancel`, for a limiter whose rules settle. */
+  readonly createSettle: (host: SettleHost) => Pick<Required<Limiter>, 'settle' | 'cancel'>
+  /** A request's estimate as the cost of a rule with `settle`, checked against the rule. */
+  readonly estimateFor: typeof estimateFor
+}
+
 /** Builds `Limiter.settle` and `Limiter.cancel`. */
-export function createSettle(host: SettleHost): Pick<Required<Limiter>, 'settle' | 'cancel'> {
+function createSettle(host: SettleHost): Pick<Required<Limiter>, 'settle' | 'cancel'> {
   const { byId, timeOf, closed } = host
   function settle(
     verdict: Verdict,

@@ -102,6 +102,25 @@ describe('limiter.update', () => {
   })
 })
 
+describe('limiter.update adding a rule that settles', () => {
+  it('settles it, though the limiter started without one', async () => {
+    const { limiter } = setup([bucket(10)])
+    limiter.update!([bucket(10), { ...bucket(100, { cost: 40, settle: true }), id: 'tokens' }])
+    const verdict = limiter.decide(FACTS, { now: 1000 }) as Verdict
+    expect(await limiter.settle!(verdict, 10, { now: 1000 })).toEqual({
+      status: 'settled',
+      settled: ['tokens'],
+      expired: [],
+    })
+    const [after] = spend(limiter, 1, 1000)
+    // 100 − 10 settled − 40 reserved now.
+    expect(after!.decisions.map((d) => [d.rule, d.remaining])).toEqual([
+      ['api', 8],
+      ['tokens', 50],
+    ])
+  })
+})
+
 describe('onChange, validated like every rule field', () => {
   it('is read from a rules file as on_change, and refused there naming the file’s field', () => {
     const file = (onChange: unknown, algorithm = 'fixed_window') => ({

@@ -1,11 +1,19 @@
+import { closest } from '../closest-name.js'
+import { nearestOption } from './unknown-options.js'
+
 /**
  * Options of other rate limiters that their users write here, with what Tollgate says instead:
- * `names` answers an unknown option, `values` a value another limiter gives an option Tollgate
- * has too. Kept apart so that the lean entries, which pass none, bundle none of these texts.
+ * `unknown` answers an option Tollgate does not know (one of `names`, or a typo of one), `value`
+ * a value another limiter gives an option Tollgate has too. Kept apart so that the lean entries,
+ * which pass none, bundle none of these texts or their look-ups.
  */
 export type ForeignOptions = {
+  /** The other limiters' option names, with what Tollgate says of each. */
   readonly names: Readonly<Record<string, string>>
-  readonly values: Readonly<Record<string, (value: unknown) => string | undefined>>
+  /** What to say of `name`, which is none of `known`. */
+  readonly unknown: (name: string, known: readonly string[]) => string
+  /** What to say of `value` given to `name`, an option Tollgate has too, if it is another's. */
+  readonly value: (name: string, value: unknown) => string | undefined
 }
 
 /**
@@ -46,5 +54,23 @@ const VALUE_HINTS: Readonly<Record<string, (value: unknown) => string | undefine
       : undefined,
 }
 
+/**
+ * An unknown option answered with express-rate-limit's name where it is one; its names are
+ * candidates for a typo too: `windwoMs` is a typo of `windowMs`, and its answer says where that
+ * lives here.
+ */
+function unknownOption(name: string, known: readonly string[]): string {
+  if (Object.hasOwn(EXPRESS_RATE_LIMIT, name)) return EXPRESS_RATE_LIMIT[name]!
+  const others = Object.keys(EXPRESS_RATE_LIMIT).filter((other) => !known.includes(other))
+  const guess = closest(name, [...known, ...others])
+  if (guess === undefined || known.includes(guess)) return nearestOption(name, known)
+  return `did you mean "${guess}"? ${EXPRESS_RATE_LIMIT[guess]!}`
+}
+
 /** express-rate-limit's options and values, for `refuseUnknownOptions`. */
-export const FOREIGN_OPTIONS: ForeignOptions = { names: EXPRESS_RATE_LIMIT, values: VALUE_HINTS }
+export const FOREIGN_OPTIONS: ForeignOptions = {
+  names: EXPRESS_RATE_LIMIT,
+  unknown: unknownOption,
+  value: (name, value) =>
+    Object.hasOwn(VALUE_HINTS, name) ? VALUE_HINTS[name]!(value) : undefined,
+}

@@ -21,16 +21,12 @@ export function refuseUnknownOptions(
   for (const [name, value] of Object.entries(options)) {
     if (value === undefined) continue
     if (known.includes(name)) {
-      const values = foreign?.values
-      const hint =
-        values !== undefined && Object.hasOwn(values, name) ? values[name]!(value) : undefined
+      const hint = foreign?.value(name, value)
       if (hint !== undefined) problems.push({ field: name, text: hint })
       continue
     }
-    problems.push({
-      field: name,
-      text: `unknown option "${name}": ${suggestion(name, names, foreign)}`,
-    })
+    const answer = (foreign?.unknown ?? nearestOption)(name, names)
+    problems.push({ field: name, text: `unknown option "${name}": ${answer}` })
   }
   if (problems.length === 0) return
   const lines = problems.map((problem) => problem.text)
@@ -41,21 +37,8 @@ export function refuseUnknownOptions(
   })
 }
 
-function suggestion(
-  name: string,
-  known: readonly string[],
-  foreign: ForeignOptions | undefined,
-): string {
-  const names = foreign?.names
-  if (names !== undefined && Object.hasOwn(names, name) && !known.includes(name)) {
-    return names[name]!
-  }
-  // Another limiter's names are candidates too: `windwoMs` is a typo of express-rate-limit's
-  // `windowMs`, and its answer says where that lives here.
-  const foreignNames =
-    names === undefined ? [] : Object.keys(names).filter((other) => !known.includes(other))
-  const guess = closest(name, [...known, ...foreignNames])
-  if (guess === undefined) return `known options: ${known.join(', ')}`
-  const meant = `did you mean "${guess}"?`
-  return known.includes(guess) ? meant : `${meant} ${names![guess]!}`
+/** The known option closest to `name`, or the list of them. */
+export function nearestOption(name: string, known: readonly string[]): string {
+  const guess = closest(name, known)
+  return guess === undefined ? `known options: ${known.join(', ')}` : `did you mean "${guess}"?`
 }

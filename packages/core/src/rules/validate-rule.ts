@@ -1,7 +1,7 @@
-import type { CalendarUnit } from '../algorithms/calendar.js'
+import { isCalendarUnit } from '../algorithms/calendar-unit.js'
 import { CARRY_STRATEGIES, type CarryStrategy } from '../algorithms/carried-use.js'
 import { DEFAULT_SETTLE_WITHIN_MS } from '../algorithms/reservable.js'
-import type { ReadRuleFields } from '../algorithms/rule-fields.js'
+import type { OwnField, RuleFieldReader, RuleFieldValues } from '../algorithms/rule-fields.js'
 import type { AlgorithmTable } from '../algorithms/table.js'
 import type { Algorithm, AlgorithmName } from '../algorithms/types.js'
 import { closest } from '../closest-name.js'
@@ -52,8 +52,6 @@ export const REPORTED: unique symbol = Symbol('reported')
 
 const RATE: readonly AlgorithmName[] = ['token_bucket', 'gcra', 'leaky_bucket', 'leaky_queue']
 const WINDOW: readonly AlgorithmName[] = ['fixed_window', 'sliding_log', 'sliding_window']
-/** Algorithms whose state cannot be split between processes while the store fails. */
-const NO_FALLBACK: readonly AlgorithmName[] = ['concurrency', 'leaky_queue']
 const ALIASES: Readonly<Record<string, AlgorithmName>> = { sliding_counter: 'sliding_window' }
 // Pure (no spread, annotated calls), so a bundle that never validates a rule drops it.
 const NO_NAMES: readonly string[] = []
@@ -65,13 +63,25 @@ const KNOWN_NAMES = /* @__PURE__ */ NO_NAMES.concat(
 )
 const RATE_FIELDS = ['rate', 'period', 'burst'] as const
 const WINDOW_FIELDS = ['limit', 'window'] as const
-/** The queue's own knobs (nginx's `delay=`, `nodelay`), refused on every other algorithm. */
-const QUEUE_FIELDS = ['delay', 'nodelay', 'maxWait'] as const
-/** A concurrency rule's line of requests waiting for a slot, refused on every other algorithm. */
-const SLOT_QUEUE_FIELDS = ['queue', 'queueOrder'] as const
 const CONCURRENCY_FIELDS = ['limit'] as const
 const PARAM_FIELDS = ['rate', 'period', 'burst', 'limit', 'window'] as const
-/** The factories' field names → ours. */
+const QUEUE_ONLY = "only for leaky_queue (a queue's own setting); remove it"
+const SLOT_QUEUE_ONLY = 'only for concurrency (requests waiting for a slot); remove it'
+/**
+ * The fields only some algorithms take (their factories' readers read them), and what a rule of
+ * any other algorithm is told: `name` is its algorithm, `window` the window field's label.
+ */
+const OWN_FIELDS: Readonly<Record<OwnField, (name: string, window: string) => string>> = {
+  delay: () => QUEUE_ONLY,
+  nodelay: () => QUEUE_ONLY,
+  maxWait: () => QUEUE_ONLY,
+  queue: () => SLOT_QUEUE_ONLY,
+  queueOrder: () => SLOT_QUEUE_ONLY,
+  timeZone: (_, window) =>
+    `a time zone applies to a calendar window: fixed_window with ${window} day, week, month or year`,
+  buckets: (name) => `sub-window counters are an option of sliding_window, not ${name}`,
+}
+/** The factories' parameter names → the rule model's fields. */
 const FACTORY_FIELDS: Readonly<Record<string, keyof RuleFields>> = {
   rate: 'rate',
   periodMs: 'period',
@@ -126,12 +136,6 @@ export function validateRule(
     labels.onStoreError,
     fail,
   )
-  if (onStoreError === 'fallback' && NO_FALLBACK.includes(fields.algorithm as AlgorithmName)) {
-    fail(
-      labels.onStoreError,
-      `'fallback' is for rate and window rules, not ${String(fields.algorithm)}: use 'open' or 'closed'`,
-    )
-  }
   const onMissingIdentity = oneOf(
     fields.onMissingIdentity,
     'ip',
@@ -139,7 +143,7 @@ export function validateRule(
     labels.onMissingIdentity,
     fail,
   )
-  const onChange = validateOnChange(fields.onChange, fields.algorithm, labels.onChange, fail)
+  const onChange = validateOnChange(fields.onChange, labels.onChange, fail)
   // A whole number ≥ 0, as a cost is (a Redis script keeps it exactly, as every number).
   const version = fields.version
   const versionProblem = version === undefined ? undefined : costProblem(version, undefined)
@@ -153,7 +157,7 @@ export function validateRule(
     fail,
     parseRoute,
   )
-  const settle = validateSettle(fields.settle, labels.settle, params?.algorithm, fail)
+  const settle = validateSettle(fields.settle, labels.settle, params, fail)
   const penaltyContext = { shadow: mode === 'shadow', algorithm: fields.algorithm }
   const penalty = readPenalty(fields.penalty, labels.penalty, penaltyOf, file, penaltyContext, fail)
   if (!ok || params === undefined || match === undefined || costs === undefined) return undefined
@@ -217,7 +221,7 @@ export function isValidatedRule(value: unknown): value is Rule {
 function validateSettle(
   value: unknown,
   label: string,
-  algorithm: Algorithm | undefined,
+  params: Params | undefined,
   issue: IssueSink,
 ): number | undefined {
   if (value === undefined || value === false) return undefined
@@ -226,20 +230,19 @@ function validateSettle(
     issue(label, `expected true or a duration to settle within, such as '10m': ${within}`)
     return undefined
   }
-  if (algorithm !== undefined && typeof algorithm.settle !== 'function') {
-    const why =
-      algorithm.name === 'leaky_queue'
-        ? "a queued request's slot is fixed when it is admitted"
-        : algorithm.name === 'concurrency'
-          ? 'a concurrency slot is held until released, whatever the request costs'
-          : 'the algorithm has no settle method'
-    issue(label, `${algorithm.name} charges cannot be settled: ${why}; remove it`)
+  if (params !== undefined && typeof params.algorithm.settle !== 'function') {
+    const why = params.reader?.unsettled ?? 'the algorithm has no settle method'
+    issue(label, `${params.algorithm.name} charges cannot be settled: ${why}; remove it`)
     return undefined
   }
   return within
 }
 
-type Params = { readonly algorithm: Algorithm; readonly model: Record<string, unknown> }
+type Params = {
+  readonly algorithm: Algorithm
+  readonly reader: RuleFieldReader | undefined
+  readonly model: Record<string, unknown>
+}
 
 function validateParams(
   fields: RuleFields,
@@ -252,15 +255,28 @@ function validateParams(
     issue(labels.algorithm, `required: one of ${KNOWN_NAMES.join(', ')}`)
     return undefined
   }
-  const name = typeof given === 'string' ? (ownValue(ALIASES, given) ?? given) : given
-  const isRate = RATE.includes(name as AlgorithmName)
+  const name = (
+    typeof given === 'string' ? (ownValue(ALIASES, given) ?? given) : given
+  ) as AlgorithmName
+  const isRate = RATE.includes(name)
   const isConcurrency = name === 'concurrency'
-  if (!isRate && !isConcurrency && !WINDOW.includes(name as AlgorithmName)) {
+  if (!isRate && !isConcurrency && !WINDOW.includes(name)) {
     const guess = typeof given === 'string' ? closest(given, KNOWN_NAMES) : undefined
     const hint =
       guess === undefined ? `one of ${KNOWN_NAMES.join(', ')}` : `did you mean "${guess}"?`
     issue(labels.algorithm, `unknown algorithm ${typeName(given)}; ${hint}`)
     return undefined
+  }
+  const factory = ownValue(algorithms, name)
+  if (factory === undefined) {
+    issue(labels.algorithm, notGiven(name))
+    return undefined
+  }
+  // The fields only some algorithms take are read by the reader their factory carries (a bundle
+  // without the algorithm holds none of their checks), and refused on every other algorithm.
+  const reader = (factory as { ruleFields?: RuleFieldReader }).ruleFields
+  if (fields.onStoreError === 'fallback' && reader?.noFallback) {
+    issue(labels.onStoreError, reader.noFallback(name))
   }
   const family = isRate
     ? `a rate rule: ${labels.rate} + ${labels.burst}`
@@ -273,77 +289,57 @@ function validateParams(
       ? CONCURRENCY_FIELDS
       : WINDOW_FIELDS
   let ok = true
-  for (const field of PARAM_FIELDS) {
-    if (wanted.includes(field) || fields[field] === undefined) continue
+  const fail: IssueSink = (field, problem) => {
     ok = false
-    issue(labels[field], `not used by ${name} (${family}); remove it`)
+    issue(field, problem)
   }
-  const values: ParamValues = {}
-  const factory = ownValue(algorithms, name as AlgorithmName)
-  // The fields only a queue or a concurrency rule takes are read by its algorithm (a bundle
-  // without one holds none of their checks); without the algorithm, its absence is reported.
-  const readOwn = () =>
-    (factory as { ruleFields?: ReadRuleFields } | undefined)?.ruleFields?.(
-      { fields, labels, issue, typeName, toMilliseconds, reported: REPORTED },
-      values,
-    ) ?? true
-  if (name === 'leaky_queue') {
-    if (!readOwn()) ok = false
-  } else {
-    for (const field of QUEUE_FIELDS) {
-      if (fields[field] === undefined || (isConcurrency && field === 'maxWait')) continue
-      ok = false
-      issue(labels[field], `only for leaky_queue (a queue's own setting); remove it`)
+  for (const field of PARAM_FIELDS) {
+    if (!wanted.includes(field) && fields[field] !== undefined) {
+      fail(labels[field], `not used by ${name} (${family}); remove it`)
     }
   }
-  if (isConcurrency) {
-    if (!readOwn()) ok = false
-  } else {
-    for (const field of SLOT_QUEUE_FIELDS) {
-      if (fields[field] === undefined) continue
-      ok = false
-      issue(labels[field], `only for concurrency (requests waiting for a slot); remove it`)
-    }
+  const refuse = (field: OwnField) => fail(labels[field], OWN_FIELDS[field](name, labels.window))
+  for (const field of Object.keys(OWN_FIELDS) as OwnField[]) {
+    if (fields[field] !== undefined && !reader?.takes.includes(field)) refuse(field)
+  }
+  const values: RuleFieldValues & { [K in (typeof PARAM_FIELDS)[number]]?: number | string } = {}
+  const access = {
+    fields,
+    labels,
+    issue: fail,
+    refuse,
+    typeName,
+    toMilliseconds,
+    reported: REPORTED,
   }
   for (const field of wanted) {
     const value = fields[field]
     if (value === REPORTED) ok = false
     else if (value === undefined) {
       if (field === 'period') values[field] = 1000
-      else {
-        ok = false
-        issue(labels[field], `required by ${name} (${family})`)
-      }
+      else fail(labels[field], `required by ${name} (${family})`)
     } else if (field === 'window' && isCalendarUnit(value)) {
       if (name === 'fixed_window') values.window = value
-      else {
-        ok = false
-        issue(
+      else
+        fail(
           labels.window,
           `a calendar window (${JSON.stringify(value)}) is for fixed_window; ${name} needs a duration such as '30d'`,
         )
-      }
     } else {
       const checked =
         field === 'period' || field === 'window' ? toMilliseconds(value) : count(value)
-      if (typeof checked === 'string') {
-        ok = false
-        issue(labels[field], checked)
-      } else values[field] = checked
+      if (typeof checked === 'string') fail(labels[field], checked)
+      else values[field] = checked
     }
   }
-  if (!windowOptions(name as AlgorithmName, fields, labels, values, issue)) ok = false
+  if (reader !== undefined && !reader.read(access, values)) ok = false
   if (!ok) return undefined
-  if (factory === undefined) {
-    issue(labels.algorithm, notGiven(name as AlgorithmName))
-    return undefined
-  }
   try {
     const algorithm = build(factory, values)
     const calendar = algorithm.params?.kind === 'window' ? algorithm.params.calendar : undefined
     // The zone as the runtime names it ('europe/paris' is Europe/Paris).
     if (values.timeZone !== undefined && calendar !== undefined) values.timeZone = calendar.timeZone
-    return { algorithm, model: { algorithm: name, ...values } }
+    return { algorithm, reader, model: { algorithm: name, ...values } }
   } catch (error) {
     if (!isRateLimitError(error)) throw error
     const field = ownValue(FACTORY_FIELDS, error.field ?? '') ?? 'algorithm'
@@ -352,90 +348,27 @@ function validateParams(
   }
 }
 
-type ParamValues = {
-  rate?: number
-  period?: number
-  burst?: number
-  limit?: number
-  window?: number | CalendarUnit
-  timeZone?: string
-  buckets?: number
-  delay?: number
-  maxWait?: number
-  queue?: number
-  queueOrder?: 'fifo' | 'lifo'
-}
-
-// Here rather than beside the calendar code: validating a rule must not pull the time-zone code
-// into a bundle whose algorithms hold no fixed window.
-const CALENDAR_UNITS: readonly CalendarUnit[] = ['day', 'week', 'month', 'year']
-
-function isCalendarUnit(value: unknown): value is CalendarUnit {
-  return CALENDAR_UNITS.includes(value as CalendarUnit)
-}
-
 /**
- * The window rules' options: `timeZone` for a calendar fixed window, `buckets` for the sliding
- * window; anywhere else each is refused. False after reporting a problem.
+ * The algorithm of a rule model's fields (each factory takes those of its own: a rate rule's, a
+ * window rule's with a calendar unit or a window in ms, a queue's or a concurrency rule's
+ * besides).
  */
-function windowOptions(
-  name: AlgorithmName,
-  fields: RuleFields,
-  labels: FieldLabels,
-  values: ParamValues,
-  issue: IssueSink,
-): boolean {
-  let ok = true
-  const { timeZone, buckets } = fields
-  if (timeZone !== undefined) {
-    if (name !== 'fixed_window' || !isCalendarUnit(values.window)) {
-      ok = false
-      issue(
-        labels.timeZone,
-        `a time zone applies to a calendar window: fixed_window with ${labels.window} day, week, month or year`,
-      )
-    } else if (typeof timeZone !== 'string') {
-      ok = false
-      issue(
-        labels.timeZone,
-        `expected an IANA time zone name such as "Europe/Paris", got ${typeName(timeZone)}`,
-      )
-    } else values.timeZone = timeZone
+function build(
+  factory: NonNullable<AlgorithmTable[AlgorithmName]>,
+  model: Readonly<Record<string, unknown>>,
+): Algorithm {
+  const params: Record<string, unknown> = {}
+  for (const [param, field] of Object.entries(FACTORY_FIELDS)) {
+    const value = model[field]
+    // A window is a calendar unit (a string) or a duration in ms.
+    if (
+      value !== undefined &&
+      (field !== 'window' || (param === 'calendar') === isCalendarUnit(value))
+    ) {
+      params[param] = value
+    }
   }
-  if (buckets !== undefined) {
-    const checked = count(buckets)
-    if (name !== 'sliding_window') {
-      ok = false
-      issue(labels.buckets, `sub-window counters are an option of sliding_window, not ${name}`)
-    } else if (typeof checked === 'string') {
-      ok = false
-      issue(labels.buckets, checked)
-    } else values.buckets = checked
-  }
-  return ok
-}
-
-function build(factory: NonNullable<AlgorithmTable[AlgorithmName]>, v: ParamValues): Algorithm {
-  // Each factory reads its own fields: a rate rule's, or a window rule's (a calendar window's
-  // unit and zone, the sliding window's buckets).
-  if ('burst' in v) {
-    // A queue rule's own fields besides (validated only for leaky_queue).
-    const queue = v.delay === undefined ? {} : { delay: v.delay, maxWaitMs: v.maxWait }
-    return factory({ rate: v.rate!, periodMs: v.period!, burst: v.burst!, ...queue } as never)
-  }
-  const zone = v.timeZone === undefined ? {} : { timeZone: v.timeZone }
-  const buckets = v.buckets === undefined ? {} : { buckets: v.buckets }
-  if (v.window === undefined) {
-    // A concurrency rule: its limit, and the line its refused requests may wait in.
-    const { limit, queue, maxWait, queueOrder } = v
-    const line = queue ? { queue, maxWaitMs: maxWait, queueOrder } : {}
-    return factory({ limit: limit!, ...line } as never)
-  }
-  return factory(
-    (isCalendarUnit(v.window)
-      ? { limit: v.limit!, calendar: v.window, ...zone }
-      : { limit: v.limit!, windowMs: v.window!, ...buckets }) as never,
-  )
+  return factory(params as never)
 }
 
 function notGiven(name: AlgorithmName): string {
@@ -453,23 +386,7 @@ export function algorithmOf(rule: Rule, algorithms: AlgorithmTable): Algorithm {
       { rule: rule.id, field: 'algorithm', problem: notGiven(rule.algorithm) },
     ])
   }
-  if (rule.algorithm === 'leaky_queue') {
-    const { rate, period, burst, delay, maxWait } = rule
-    return build(factory, { rate, period, burst, delay, maxWait })
-  }
-  if ('burst' in rule)
-    return build(factory, { rate: rule.rate, period: rule.period, burst: rule.burst })
-  // A concurrency rule has a limit and no window, and perhaps a line to wait in.
-  if (!('window' in rule)) {
-    const { limit, queue, maxWait, queueOrder } = rule
-    return build(factory, { limit, queue, maxWait, queueOrder })
-  }
-  return build(factory, {
-    limit: rule.limit,
-    window: rule.window,
-    ...(rule.timeZone === undefined ? {} : { timeZone: rule.timeZone }),
-    ...(rule.buckets === undefined ? {} : { buckets: rule.buckets }),
-  })
+  return build(factory, rule)
 }
 
 function count(value: unknown): number | string {
@@ -478,24 +395,15 @@ function count(value: unknown): number | string {
 }
 
 /**
- * A rule's `onChange`: how its keys' states carry over when `limiter.update` changes its figures.
- * A concurrency rule's state is the requests in flight, which always carry as they are.
+ * A rule's `onChange`: how its keys' states carry over when `limiter.update` changes its figures
+ * (a concurrency rule's reader refuses all but `keep`).
  */
 function validateOnChange(
   value: unknown,
-  algorithm: unknown,
   label: string,
   issue: IssueSink,
 ): CarryStrategy | undefined {
-  if (value === undefined) return undefined
-  const strategy = oneOf(value, 'keep', CARRY_STRATEGIES, label, issue)
-  if (algorithm === 'concurrency' && strategy !== 'keep') {
-    issue(
-      label,
-      `a concurrency rule's requests in flight always carry over: use "keep" or remove it`,
-    )
-  }
-  return strategy
+  return value === undefined ? undefined : oneOf(value, 'keep', CARRY_STRATEGIES, label, issue)
 }
 
 function oneOf<T extends string>(
