@@ -84,6 +84,7 @@ export default defineConfig({
         text: 'Guides',
         items: [
           { text: 'Which algorithm?', link: '/guides/choosing-an-algorithm' },
+          { text: 'Limits per client', link: '/guides/per-client-figures' },
           { text: 'Migrating to Tollgate', link: '/guides/migrating' },
           { text: 'Checking and simulating rules', link: '/guides/cli' },
         ],

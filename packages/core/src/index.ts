@@ -80,9 +80,15 @@ export {
   type AcquireOptions,
   accessLists,
   type CheckOptions,
+  type ClientFigures,
+  clientFigures,
   createLimiter,
   type DecideOptions,
   type DenyReason,
+  type FiguresClient,
+  type FiguresOfLimiter,
+  type FiguresOption,
+  type FiguresSource,
   type HoldOptions,
   type KeyReport,
   type Limiter,
@@ -159,7 +165,7 @@ export {
 export type { FallbackStoreOptions, OutageEvent } from './store/fallback/options.js'
 export { type MapStore, type MapStoreOptions, mapStore } from './store/map-store.js'
 export { type MemoryStore, type MemoryStoreOptions, memoryStore } from './store/memory-store.js'
-export type { RuleChange, Store } from './store/types.js'
+export type { FiguresCarry, RuleChange, Store } from './store/types.js'
 export {
   measureUsage,
   readUsage,

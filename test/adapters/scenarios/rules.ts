@@ -1,5 +1,6 @@
 // What rules match and charge: routes, costs, several rules as one unit, shadow mode, plans,
-// refunds and skips (docs/reference/rules.md).
+// refunds and skips (docs/reference/rules.md); figures per client (docs/guides/per-client-figures.md).
+import { memoryStore } from '@tollgate/express'
 import { denied, ok, perIp, resetAt, type Scenario, SHADOW_TIGHT } from './support.js'
 
 export const RULES_SCENARIOS: readonly Scenario[] = [
@@ -137,6 +138,47 @@ export const RULES_SCENARIOS: readonly Scenario[] = [
         expect: { status: 200, headers: { ratelimit: undefined } },
       },
       { expect: { status: 200, headers: { ratelimit: undefined } } },
+    ],
+  },
+  {
+    name: 'a client’s plan upgrade raises its limit mid-trace, and what it used carries over',
+    rules: [
+      {
+        id: 'per-key',
+        match: { identity: 'api_key' },
+        algorithm: 'token_bucket',
+        rate: 1,
+        burst: 3,
+      },
+    ],
+    // Carrying a key's state between figures needs the memory store.
+    store: () => memoryStore(),
+    options: {
+      figures: {
+        'per-key': {
+          // Read asynchronously, as from a database: the first request of a client waits for it.
+          of: async ({ plan }) => (plan === 'pro' ? { burst: 10 } : undefined),
+          cacheFor: '5m',
+        },
+      },
+    },
+    steps: [
+      {
+        headers: { 'x-api-key': 'k_1', 'x-test-plan': 'free' },
+        times: 3,
+        expect: (i) => ok(2 - i, { 'x-ratelimit-limit': '3' }),
+      },
+      { headers: { 'x-api-key': 'k_1', 'x-test-plan': 'free' }, expect: denied(1, ['per-key']) },
+      // Upgraded: 10 instead of 3, of which the 3 used stay used (onChange: keep).
+      {
+        headers: { 'x-api-key': 'k_1', 'x-test-plan': 'pro' },
+        expect: ok(6, { 'x-ratelimit-limit': '10' }),
+      },
+      // Another client on the free plan is not affected.
+      {
+        headers: { 'x-api-key': 'k_2', 'x-test-plan': 'free' },
+        expect: ok(2, { 'x-ratelimit-limit': '3' }),
+      },
     ],
   },
   {

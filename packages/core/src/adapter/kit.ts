@@ -4,6 +4,7 @@ import { familiesFor } from '../headers/families.js'
 import { createPartitionKeyHasher } from '../headers/partition-key.js'
 import { compileIdentities } from '../identity/identities.js'
 import { trustedProxies } from '../identity/proxy-trust.js'
+import { clientFigures } from '../limiter/client-figures.js'
 import { composeLimiter } from '../limiter/create-limiter.js'
 import { penalties } from '../limiter/penalised.js'
 import { routeMatching } from '../limiter/route-matching.js'
@@ -73,6 +74,7 @@ export function createAdapterKit<Req, Res>(
     penalties,
     reservations,
     update: rulesUpdater,
+    figures: clientFigures,
   })
 }
 

@@ -110,6 +110,7 @@ const CORE: { readonly [K in keyof CoreOptions]-?: true } = {
   storeTimeoutMs: true,
   customIdentities: true,
   lists: true,
+  figures: true,
   trustProxy: true,
   proxyHeader: true,
   ipv4Prefix: true,

@@ -3,6 +3,7 @@ import { CURRENT_HEADERS, type FamilyOptions, type HeaderFamily } from '../heade
 import type { PartitionKeyHasher } from '../headers/partition-key.js'
 import { NO_PROXIES } from '../identity/no-proxies.js'
 import type { ProxyTrust } from '../identity/proxy-trust.js'
+import type { clientFigures } from '../limiter/client-figures.js'
 import type { LimiterParts } from '../limiter/create-limiter.js'
 import { NO_ROUTES } from '../limiter/no-routes.js'
 import type { PenaltyPart } from '../limiter/penalised.js'
@@ -71,6 +72,11 @@ export type RateLimitParts = {
    * @default none: `update` is refused, naming this part
    */
   readonly update?: typeof rulesUpdater | undefined
+  /**
+   * `clientFigures`, for the `figures` option (a rule's figures looked up per client).
+   * @default none: `figures` is refused, naming this part
+   */
+  readonly figures?: typeof clientFigures | undefined
 }
 
 /**
@@ -104,6 +110,7 @@ const PARTS: Readonly<
     (reservations: ReservationPart) => typeof reservations?.createSettle === 'function',
   ],
   update: ['rulesUpdater'],
+  figures: ['clientFigures'],
 }
 
 const isFunction = (part: unknown) => typeof part === 'function'
@@ -131,6 +138,7 @@ export function kitParts(parts: RateLimitParts): KitParts {
     penalties,
     reservations,
     update: parts.update,
+    figures: parts.figures ?? noFigures,
   }
 }
 
@@ -172,6 +180,10 @@ function noStore(): never {
     'store',
     "required: this middleware was composed without a store of its own; give one here, or store: memoryStore (or mapStore) in createRateLimit's parts",
   )
+}
+
+function noFigures(): never {
+  throw invalidOption('figures', "add figures: clientFigures to createRateLimit's parts")
 }
 
 function noPartitionKeys(): never {

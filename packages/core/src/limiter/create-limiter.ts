@@ -19,6 +19,7 @@ import type {
 } from '../wait/slot-queues.js'
 import type { ListCheck } from './access-lists.js'
 import { admittedCharges } from './admitted-charges.js'
+import { clientFigures } from './client-figures.js'
 import type { CompiledRule } from './compile-rule.js'
 import {
   type ClockReader,
@@ -63,6 +64,7 @@ export function createLimiter<R>(given: LimiterOptions<R>): Limiter {
     penalties,
     reservations,
     update: rulesUpdater,
+    figures: clientFigures,
   })
 }
 
@@ -85,6 +87,8 @@ export type LimiterParts = {
   readonly reservations?: ReservationPart | undefined
   /** Changing the rules while running (`limiter.update`), or none: the limiter then has no `update`. */
   readonly update?: typeof rulesUpdater | undefined
+  /** Per-client figures (the `figures` option), or none: the option is then refused. */
+  readonly figures?: typeof clientFigures | undefined
 }
 
 /** `createLimiter` from the parts given, and none other. */
@@ -100,8 +104,18 @@ export function composeLimiter(options: LimiterOptions, parts: LimiterParts): Li
   const refund = refunder(ruleOf, timeOf, closed)
   const slots = slotParts(setup, options, timeOf, ruleOf)
   const hold = holder(slots, refund)
+  // Per-client figures: built only with that part (a composed middleware without it refuses the
+  // option: see kitParts).
+  const figures = options.figures && parts.figures?.(options, parts, setup)
   const deciderOf = (index: RuleIndex) =>
-    requestDecider({ engine, index, clock: reader, markWaiting: slots.mark, lists: setup.lists })
+    requestDecider({
+      engine,
+      index,
+      clock: reader,
+      markWaiting: slots.mark,
+      lists: setup.lists,
+      figures: figures?.decide,
+    })
   const decide = deciderOf(setup.index)
   const limiter: Limiter = {
     rules,
@@ -123,6 +137,7 @@ export function composeLimiter(options: LimiterOptions, parts: LimiterParts): Li
     // With the reservations part, whether or not a rule settles yet: an update may add one.
     ...parts.reservations?.createSettle({ byId: setup.byId, timeOf, closed }),
   }
+  figures?.count(limiter)
   registerOperatorParts(limiter, { store, ruleOf, reader })
   // Built only with the update part: a middleware composed without it holds none of it.
   parts.update?.({
@@ -139,7 +154,7 @@ export function composeLimiter(options: LimiterOptions, parts: LimiterParts): Li
 }
 
 /** A limiter's rules, store and engine, every option checked: what its parts are built from. */
-type LimiterSetup = {
+export type LimiterSetup = {
   readonly rules: readonly Rule[]
   readonly compiled: readonly CompiledRule[]
   readonly byId: ReadonlyMap<string, CompiledRule>

@@ -35,7 +35,20 @@ export type DeciderParts = {
   readonly markWaiting: ((verdict: MaybePromise<Verdict>) => MaybePromise<Verdict>) | undefined
   /** The allow and deny lists (`lists`), when given. */
   readonly lists: ListCheck | undefined
+  /** Per-client figures (`figures`), when given. */
+  readonly figures?: FiguresHook | undefined
 }
+
+/**
+ * Decides a request one of whose `matched` rules takes per-client figures, with the client's
+ * own (`decideWith` decides the rules it is given); undefined when none of them does.
+ */
+export type FiguresHook = (
+  matched: readonly CompiledRule[],
+  facts: RequestFacts,
+  now: number,
+  decideWith: (rules: readonly CompiledRule[]) => MaybePromise<Verdict>,
+) => MaybePromise<Verdict> | undefined
 
 /** `Limiter.decide`: matches a request to its rules and decides them as one unit. */
 export function requestDecider({
@@ -44,6 +57,7 @@ export function requestDecider({
   clock,
   markWaiting,
   lists,
+  figures,
 }: DeciderParts): (facts: RequestFacts, given?: DecideOptions) => MaybePromise<Verdict> {
   return function decide(facts, given) {
     let now: number
@@ -87,7 +101,17 @@ export function requestDecider({
     const method = bucket.method
     let verdict: MaybePromise<Verdict> | undefined
     const estimate = given?.estimate
-    if (matched === undefined && deciding.consumeOne !== undefined && first.penalty === undefined) {
+    if (figures !== undefined) {
+      verdict = figures(matched ?? [first], facts, now, (own) =>
+        decideAll(deciding, own, facts.identities, method, path, now, estimate),
+      )
+    }
+    if (
+      verdict === undefined &&
+      matched === undefined &&
+      deciding.consumeOne !== undefined &&
+      first.penalty === undefined
+    ) {
       // One rule, a synchronous store: no arrays, no promise.
       const key = keyOf(first, facts.identities)
       if (key !== undefined && key !== UNKNOWN_CLIENT_KEY) {
@@ -365,7 +389,7 @@ const PROCESS_KEY = '*'
  *
  * An empty string counts as missing: it would put every such request in one bucket unnoticed.
  */
-function keyOf(
+export function keyOf(
   rule: CompiledRule,
   identities: Readonly<Record<string, string | undefined>>,
 ): string | undefined {

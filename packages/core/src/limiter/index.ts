@@ -1,5 +1,12 @@
 export { type AccessList, type AccessLists, accessLists } from './access-lists.js'
+export { clientFigures, type FiguresOfLimiter } from './client-figures.js'
 export { createLimiter } from './create-limiter.js'
+export type {
+  ClientFigures,
+  FiguresClient,
+  FiguresOption,
+  FiguresSource,
+} from './figures-option.js'
 export { limiterOperations } from './operator.js'
 export { type PenaltyPart, penalties } from './penalised.js'
 export { type ReservationPart, reservations } from './settle.js'

@@ -14,6 +14,7 @@ const LIMITER: { readonly [K in keyof LimiterOptions]-?: true } = {
   storeTimeoutMs: true,
   customIdentities: true,
   lists: true,
+  figures: true,
 }
 
 /** The options of `createLimiter`. Pure, so that a bundle that never checks them drops it. */

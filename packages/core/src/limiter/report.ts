@@ -15,6 +15,8 @@ type LimiterWarningCode =
   | 'WARN_CLOCK_STEPPED_BACK'
   /** `limiter.update` refused a rule set; the running rules stay. */
   | 'WARN_RULES_UPDATE_REFUSED'
+  /** A client's figures lookup failed or gave figures its rule refuses; its last ones were used. */
+  | 'WARN_FIGURES_REFUSED'
 
 /** How many distinct warnings are remembered; past it the memory starts over. */
 const REMEMBERED = 100

@@ -7,6 +7,7 @@ import type { Store } from '../store/types.js'
 import type { Timers } from '../wait/scheduler.js'
 import type { Logger } from '../warnings.js'
 import type { AccessLists } from './access-lists.js'
+import type { FiguresOption } from './figures-option.js'
 
 export type { Logger } from '../warnings.js'
 
@@ -203,6 +204,15 @@ export type LimiterOptions<R = readonly RuleConfig[]> = {
    * denied one is refused (403). @default none
    */
   readonly lists?: AccessLists | undefined
+  /**
+   * Per-client figures, by rule id: a rule's limit, rate, burst or window looked up per client
+   * (the plan of an API key read from a database), remembered for `cacheFor`. A client whose
+   * figures change carries its state by the rule's `onChange`. Memory store only, for now.
+   * See docs/guides/per-client-figures.md.
+   * @example { 'per-key': { of: async ({ plan }) => PLANS[plan ?? 'free'], cacheFor: '5m' } }
+   * @default none: every client under each rule's own figures
+   */
+  readonly figures?: FiguresOption | undefined
 }
 
 /** `limiter.check`'s options: what to charge, and when. */
@@ -426,6 +436,11 @@ export interface Limiter {
   update?(rules: readonly RuleConfig[], options?: UpdateOptions): MaybePromise<RulesUpdate>
   /** How many `update` calls were refused since the limiter was made. */
   readonly updatesRefused?: number
+  /**
+   * How many per-client figure lookups (`figures`) failed or gave figures the rule refuses; the
+   * clients were decided under the figures they had, or the rule's own. Set with `figures`.
+   */
+  readonly figuresRefused?: number
 }
 
 /**

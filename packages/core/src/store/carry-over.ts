@@ -48,7 +48,7 @@ export function inheritsKey(table: KeyTable, first: number, second: number): boo
 }
 
 /** The key's state in `table` (taken out of it), else as carried from its predecessors. */
-function heldState(
+export function heldState(
   table: KeyTable,
   first: number,
   second: number,

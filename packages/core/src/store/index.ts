@@ -55,6 +55,7 @@ export { applyCharges } from './apply-charges.js'
 export { blockLengthMs } from './penalty-book.js'
 export type {
   Charge,
+  FiguresCarry,
   KeyRef,
   KeyStatus,
   Offences,

@@ -1,6 +1,7 @@
 import type { Algorithm, PackedState } from '../algorithms/types.js'
 import type { BudgetHolder, ByteBudget } from './byte-budget.js'
 import { type Inheritance, inheritedState, writeCarried } from './carry-over.js'
+import { type Kin, kinState } from './figure-tables.js'
 import type { KeyHasher } from './fingerprint.js'
 import { LogArena, NO_LOG } from './log-arena.js'
 import { handStep, rehashed, shiftBack } from './open-addressing.js'
@@ -85,6 +86,8 @@ export class KeyTable implements BudgetHolder {
   readonly keepsHeld: boolean
   /** Set on the table of a rule changed while running: where its keys' states come from. */
   inherit: Inheritance | undefined = undefined
+  /** Set on the tables of a rule with per-client figures: its other tables, and how keys carry. */
+  kin: Kin | undefined = undefined
 
   constructor(algorithm: Algorithm, maxKeys: number, budget: ByteBudget, now: number) {
     this.algorithm = algorithm
@@ -233,14 +236,16 @@ export class KeyTable implements BudgetHolder {
     else if (this.logs === undefined) this.algorithm.init(this.data, slot * this.stride + 1, now)
     else this.data[slot * this.stride + 1] = NO_LOG
     this.count++
-    // A changed rule's key seen for the first time since: its state under the old figures.
-    if (this.inherit !== undefined) this.adopt(slot, first, second, now)
+    // A changed rule's key seen for the first time since: its state under the old figures; or a
+    // key whose own figures changed: its state under them.
+    if (this.inherit !== undefined || this.kin !== undefined) this.adopt(slot, first, second, now)
     return slot
   }
 
   /** Carries the key's state from the tables this one inherits from, if one holds it. */
   private adopt(slot: number, first: number, second: number, now: number): void {
-    const state = inheritedState(this, first, second, now)
+    let state = this.inherit === undefined ? undefined : inheritedState(this, first, second, now)
+    if (state === undefined && this.kin !== undefined) state = kinState(this, first, second, now)
     if (state !== undefined) writeCarried(this, slot * this.stride + 1, state, first, second, now)
   }
 

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
+import { carryState } from '../algorithms/carry.js'
 import { fixedWindow, gcra, tokenBucket } from '../algorithms/index.js'
 import { MAX_TIME_MS } from '../algorithms/integer.js'
 import { memoryStore } from './memory-store.js'
@@ -233,5 +234,50 @@ describe('memoryStore sweep, heldUntil and forget', () => {
     expect(store.consumeOne('r', bucket, 'a', 0, T0).remaining).toBe(2)
     expect(store.consumeOne('r', bucket, 'b', 0, T0).remaining).toBe(1)
     expect(store.size).toBe(1)
+  })
+})
+
+describe('memoryStore: per-client figures (carryFigures)', () => {
+  const bucket = (burst: number) => tokenBucket({ rate: 1, periodMs: 3_600_000, burst })
+  const keep = (
+    from: Parameters<typeof carryState>[0],
+    slots: Parameters<typeof carryState>[1],
+    offset: number,
+    to: Parameters<typeof carryState>[3],
+    now: number,
+  ) => carryState(from, slots, offset, to, now, 'keep')
+
+  it('holds a key once, under the figures it was last charged with, and carries it between them', () => {
+    const store = memoryStore({ seed: 1 })
+    store.carryFigures('per-key', keep)
+    const [free, pro] = [bucket(5), bucket(50)]
+    store.consumeOne('per-key', free, 'api_key:k', 3, T0)
+    expect(store.consumeOne('per-key', pro, 'api_key:k', 1, T0).remaining).toBe(46)
+    expect(store.size).toBe(1)
+    // Back to the first figures: what was used carries back (debt included under keep).
+    expect(store.consumeOne('per-key', free, 'api_key:k', 0, T0).remaining).toBe(1)
+    expect(store.size).toBe(1)
+    // A refund or a reset given the rule's own figures finds the key where it is.
+    store.consumeOne('per-key', pro, 'api_key:k', 1, T0)
+    store.refund(
+      [{ rule: 'per-key', algorithm: free, key: 'api_key:k', cost: 1, shadow: false }],
+      T0,
+      T0,
+    )
+    expect(store.consumeOne('per-key', pro, 'api_key:k', 0, T0).remaining).toBe(46)
+    store.forget('per-key', free, 'api_key:k')
+    expect(store.size).toBe(0)
+  })
+
+  it('keeps up to 64 sets of figures per rule; past that the oldest set’s keys start fresh', () => {
+    const store = memoryStore({ seed: 1 })
+    store.carryFigures('per-key', keep)
+    store.consumeOne('per-key', bucket(2), 'api_key:old', 1, T0)
+    for (let burst = 3; burst < 3 + 63; burst++)
+      store.consumeOne('per-key', bucket(burst), `api_key:${burst}`, 1, T0)
+    expect(store.size).toBe(64)
+    store.consumeOne('per-key', bucket(100), 'api_key:new', 1, T0)
+    expect(store.size).toBe(64)
+    expect(store.consumeOne('per-key', bucket(2), 'api_key:old', 0, T0).remaining).toBe(2)
   })
 })

@@ -8,6 +8,7 @@ import { invalidOption, shown } from '../options/option-values.js'
 import { refuseUnknownOptions } from '../options/unknown-options.js'
 import { ByteBudget } from './byte-budget.js'
 import { forgetInherited, inheritsKey } from './carry-over.js'
+import { FIGURE_TABLES_PER_RULE, type Kin, tableHolding } from './figure-tables.js'
 import { createKeyHasher } from './fingerprint.js'
 import { KeyTable } from './key-table.js'
 import { NO_LOG } from './log-arena.js'
@@ -19,6 +20,7 @@ import { createPenaltyBook, type PenaltyBook } from './penalty-book.js'
 import { checkOneAlgorithmPerRule, sameRule, TABLES_PER_RULE, takeTable } from './rule-tables.js'
 import type {
   Charge,
+  FiguresCarry,
   KeyRef,
   KeyStatus,
   Outcome,
@@ -113,6 +115,11 @@ export interface MemoryStore extends Store {
   /** Drops `key`'s state under `rule`: its next charge finds a fresh one. */
   forget(rule: string, algorithm: Algorithm, key: string): void
   updateRules(changes: readonly RuleChange[], removed: readonly string[], now: number): void
+  /**
+   * Marks `rule` as charged under per-client figures: each set of figures gets a table of its
+   * own, and a key charged under other figures than its state's carries that state (`carry`).
+   */
+  carryFigures(rule: string, carry: FiguresCarry): void
   /** Keys held over all rules, including idle ones not yet reclaimed. */
   readonly size: number
   /**
@@ -143,6 +150,11 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   const hasher = createKeyHasher(options.seed)
   /** Each rule's tables, the one used last first: one per algorithm the rule id arrives with. */
   const tables = new Map<string, KeyTable[]>()
+  /** Rules with per-client figures (`carryFigures`), and the link each of their tables holds. */
+  const figureCarries = new Map<string, FiguresCarry>()
+  const kins = new Map<string, Kin>()
+  /** Where `holding` found a key of a rule with per-client figures. */
+  const found = { slot: -1 }
   /** The rule, algorithm and table of the last call: a run of calls for one rule skips the map. */
   let lastRule: string | undefined
   let lastAlgorithm: Algorithm | undefined
@@ -174,8 +186,9 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
       table = takeTable(list, algorithm)
       if (table === undefined) {
         table = new KeyTable(algorithm, maxKeys, budget, now)
+        table.kin = kinOf(rule, list)
         list.unshift(table)
-        trim(list)
+        trim(rule, list)
       }
     }
     lastRule = rule
@@ -184,9 +197,25 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     return table
   }
 
-  /** Keeps the last TABLES_PER_RULE tables of a rule; a table inheriting from one dropped no more does. */
-  function trim(list: KeyTable[]): void {
-    while (list.length > TABLES_PER_RULE) retire(list, list.pop()!)
+  /**
+   * Keeps the last TABLES_PER_RULE tables of a rule (FIGURE_TABLES_PER_RULE for one with
+   * per-client figures); a table inheriting from one dropped no more does.
+   */
+  function trim(rule: string, list: KeyTable[]): void {
+    const most = figureCarries.has(rule) ? FIGURE_TABLES_PER_RULE : TABLES_PER_RULE
+    while (list.length > most) retire(list, list.pop()!)
+  }
+
+  /** The link between the tables of a rule with per-client figures; undefined for other rules. */
+  function kinOf(rule: string, list: KeyTable[]): Kin | undefined {
+    const carry = figureCarries.get(rule)
+    if (carry === undefined) return undefined
+    let kin = kins.get(rule)
+    if (kin?.tables !== list) {
+      kin = { tables: list, carry }
+      kins.set(rule, kin)
+    }
+    return kin
   }
 
   function retire(list: KeyTable[], table: KeyTable): void {
@@ -206,11 +235,19 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     if (list === undefined || old === undefined) return
     const table = new KeyTable(to, maxKeys, budget, now)
     table.inherit = { from: old, carry, retire: (empty) => retire(list, empty) }
+    table.kin = kinOf(rule, list)
     list.unshift(table)
-    trim(list)
+    trim(rule, list)
   }
 
   const store: MemoryStore = {
+    carryFigures(rule, carry) {
+      if (typeof carry !== 'function') throw invalidOption('carry', 'expected a function')
+      figureCarries.set(rule, carry)
+      kins.delete(rule)
+      const list = tables.get(rule)
+      if (list !== undefined) for (const table of list) table.kin = kinOf(rule, list)
+    },
     updateRules(changes, removed, now) {
       now = wholeMs(now)
       checkTime(now)
@@ -341,11 +378,11 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   return store
 
   function forget(rule: string, algorithm: Algorithm, key: string): void {
-    const table = tableOf(rule, algorithm)
-    if (table === undefined) return
+    // Under per-client figures, the key is dropped under whichever figures hold it.
     holding(rule, algorithm, key)?.remove(heldAt)
+    const table = tableOf(rule, algorithm)
     // Nor carried into the new figures later (a rule changed while running).
-    if (table.inherit !== undefined) forgetInherited(table, hasher.first, hasher.second)
+    if (table?.inherit !== undefined) forgetInherited(table, hasher.first, hasher.second)
   }
 
   /** A dry run of `cost` on the key: nothing written, and a key not held is not created. */
@@ -356,17 +393,23 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     if (table.packed !== undefined) {
       return table.packed.decide(table.words, offset * 2, cost, now, false)
     }
-    if (table.logs === undefined) return algorithm.decide(table.data, offset, cost, now, false)
+    // The table's own algorithm: under per-client figures, the key's figures may be others.
+    const held = table.algorithm
+    if (table.logs === undefined) return held.decide(table.data, offset, cost, now, false)
     const log = table.data[offset]!
-    if (log === NO_LOG) return decideFresh(algorithm, cost, now)
-    return algorithm.decide(table.logs.data, log, cost, now, false)
+    if (log === NO_LOG) return decideFresh(held, cost, now)
+    return held.decide(table.logs.data, log, cost, now, false)
   }
 
-  /** Whether `table` holds a state for `key`. */
+  /** Whether `table` holds a state for `key` (or will, carried from a predecessor or sibling). */
   function holds(table: KeyTable, key: string): boolean {
     hasher.hash(key)
-    if (table.find(hasher.first, hasher.second) >= 0) return true
-    return table.inherit !== undefined && inheritsKey(table, hasher.first, hasher.second)
+    const { first, second } = hasher
+    if (table.find(first, second) >= 0) return true
+    if (table.inherit !== undefined && inheritsKey(table, first, second)) return true
+    return (
+      table.kin !== undefined && tableHolding(table.kin.tables, first, second, found) !== undefined
+    )
   }
 
   /**
@@ -380,6 +423,14 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     key: string,
     now?: number,
   ): KeyTable | undefined {
+    // Per-client figures: the key is held under whichever figures it was last charged with.
+    const kin = figureCarries.has(rule) ? tables.get(rule) : undefined
+    if (kin !== undefined) {
+      hasher.hash(key)
+      const table = tableHolding(kin, hasher.first, hasher.second, found)
+      heldAt = found.slot
+      return table
+    }
     const table = tableOf(rule, algorithm)
     if (table === undefined) return undefined
     hasher.hash(key)
@@ -451,11 +502,13 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     // A key that is not held is fresh (or was evicted): there is nothing to give back.
     if (table === undefined) return
     const offset = table.offsetAt(heldAt)
+    // The table's own algorithm: under per-client figures, the key's figures may be others.
+    const held = table.algorithm
     if (table.packed !== undefined)
       table.packed.refund(table.words, offset * 2, cost, chargedAt, now)
-    else if (table.logs === undefined) algorithm.refund(table.data, offset, cost, chargedAt, now)
+    else if (table.logs === undefined) held.refund(table.data, offset, cost, chargedAt, now)
     else if (table.data[offset] !== NO_LOG) {
-      algorithm.refund(table.logs.data, table.data[offset]!, cost, chargedAt, now)
+      held.refund(table.logs.data, table.data[offset]!, cost, chargedAt, now)
     }
   }
 }

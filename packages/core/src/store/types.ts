@@ -81,6 +81,20 @@ export type RuleChange = {
   readonly carry: (slots: StateSlots, offset: number, now: number) => number[] | undefined
 }
 
+/**
+ * How a key's state carries between two sets of figures of one rule (per-client figures, the
+ * limiter's `figures` option): its state under `from` (`from.stateSize` numbers at `offset`, or
+ * a log) as `to` holds it at `now`, by the rule's `onChange`; undefined when it starts fresh.
+ * Pure: it writes nothing.
+ */
+export type FiguresCarry = (
+  from: Algorithm,
+  slots: StateSlots,
+  offset: number,
+  to: Algorithm,
+  now: number,
+) => number[] | undefined
+
 /** What a store answers for a request: one decision per charge, in order, and the time it used. */
 export type Outcome = {
   readonly decisions: readonly Decision[]
@@ -168,6 +182,14 @@ export interface Store {
     removed: readonly string[],
     now: number,
   ): void | Promise<void>
+  /**
+   * Marks `rule` as one whose keys are charged under figures of their own (the limiter's
+   * `figures` option): a key charged under other figures than those its state was written under
+   * carries that state (`carry`), at the latest when it is next charged, and a refund or reset
+   * finds it under whichever figures hold it. Optional: a limiter refuses per-client figures on
+   * a store without it, at start-up.
+   */
+  carryFigures?(rule: string, carry: FiguresCarry): void
   /**
    * For a store that fails over (`fallbackStore`): decides `charges` in this process, with each
    * rule's share of its allowance, after `consume` failed. The limiter calls it, synchronously,
