@@ -5,6 +5,7 @@ import fc from 'fast-check'
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ARITHMETIC_LUA, arithmeticFor } from '../../packages/redis/src/scripts/assemble.js'
+import { SCALED_UP_LUA } from '../../packages/redis/src/scripts/carry.lua.js'
 import { serverNowLua } from '../../packages/redis/src/scripts/server-time.lua.js'
 import { REDIS_URL, redisAvailable } from './support/redis-env.js'
 
@@ -124,5 +125,40 @@ describe.skipIf(!redisAvailable)('the rule-set scripts’ helpers', () => {
     expect(replies).toEqual([['3', 2, 1, 2], [-4], [4], 1])
     expect(arithmeticFor('return 1').trim()).toBe('')
     expect(arithmeticFor('return { max(3, 4) }')).not.toMatch(/floorDiv|min|format|floor/)
+  })
+})
+
+/** Replies ceil(a × b / c) of each triple of ARGV, as text. */
+const SCALE = `${ARITHMETIC_LUA}${SCALED_UP_LUA}
+local out = {}
+for i = 1, #ARGV, 3 do out[#out + 1] = format('%d', scaledUp(tonumber(ARGV[i]), tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2]))) end
+return out`
+
+describe.skipIf(!redisAvailable)('the scripts’ scaledUp (a carried amount, carry.lua.ts)', () => {
+  let redis: Redis
+  beforeAll(() => {
+    redis = new Redis(REDIS_URL)
+  })
+  afterAll(() => redis?.disconnect())
+
+  // Amounts used (up to two capacities) times a new rule's units, over an old rule's: products
+  // far past 2^53, quotients below it (a larger one is capped by the caller).
+  const below = (bits: number) =>
+    fc.oneof(fc.integer({ min: 1, max: 1000 }), fc.integer({ min: 1, max: 2 ** bits }))
+  const triple = fc
+    .tuple(fc.integer({ min: 0, max: 2 ** 53 - 1 }), below(52), below(52))
+    .filter(([a, b, c]) => (BigInt(a) * BigInt(b) + BigInt(c) - 1n) / BigInt(c) < 2n ** 53n)
+
+  it('is exact where the product passes 2^53 and the quotient does not', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(triple, { minLength: 1, maxLength: 50 }), async (triples) => {
+        const args = triples.flatMap((values) => values.map(String))
+        const reply = (await redis.eval(SCALE, 0, ...args)) as string[]
+        expect(reply.map(BigInt)).toEqual(
+          triples.map(([a, b, c]) => (BigInt(a) * BigInt(b) + BigInt(c) - 1n) / BigInt(c)),
+        )
+      }),
+      { numRuns: 200 },
+    )
   })
 })

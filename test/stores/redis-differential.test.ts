@@ -9,6 +9,7 @@ import { redisOfTheFile, redisServerBinary, uniquePrefix } from './support/redis
 import { ioredisTarget, nodeRedisTarget, type Target } from './support/targets.js'
 import {
   AWKWARD_KEYS,
+  algorithmArb,
   calendarBoundaryArbs,
   concurrencyArbs,
   expectSameAsReference,
@@ -178,6 +179,25 @@ describe.skipIf(!redisServerBinary).each(clients)(
           (trace) => expectSameAsReference(leased(), trace, { releases: true }),
         ),
         { numRuns: 100 },
+      )
+    })
+
+    // A rule that declares a version keeps it, and its figures, beside each state, and takes the
+    // general scripts: every algorithm and request decides as the reference store does.
+    it('decides rules that declare a version exactly as the reference store, clock steps included', async () => {
+      const versioned = algorithmArb.map((algorithm) => ({
+        ...algorithm,
+        versioned: { version: 7, onChange: undefined },
+      }))
+      await fc.assert(
+        fc.asyncProperty(
+          traceArb(['ip:203.0.113.7', 'api_key:k_1'], 30, {
+            algorithms: fc.oneof(versioned, algorithmArb),
+            clockSteps: true,
+          }),
+          (trace) => expectSameAsReference(store(), trace),
+        ),
+        { numRuns: 150 },
       )
     })
 

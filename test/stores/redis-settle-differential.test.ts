@@ -48,6 +48,18 @@ describe.skipIf(!redisServerBinary).each(['rule', 'identity'] as const)(
       )
     })
 
+    // Their states keep the version and figures beside them (scripts/carry.lua.ts).
+    it('settles rules that declare a version exactly as the memory store', async () => {
+      const versioned = settlingArb.map((algorithm) => ({
+        ...algorithm,
+        versioned: { version: 2, onChange: undefined },
+      }))
+      await fc.assert(
+        fc.asyncProperty(settleTraceArb(versioned), (trace) => expectSameAsMemory(store(), trace)),
+        { numRuns: 150 },
+      )
+    })
+
     it('settles long sliding logs, packed and as lists, exactly as the memory store', async () => {
       await fc.assert(
         fc.asyncProperty(

@@ -94,25 +94,11 @@ local function writeIdentities()
   end
 end
 
--- The state of one key (or of `field` in the identity value under `key`, when not 0), or the
--- state of a key never seen (init at now), whether it was moved to now (a clock that stepped
--- back further than the rule's reset span): a moved state is written back whatever the
--- decision; and for a settle, whether a state was stored (what it gives units back to).
-local function load(code, key, field, p1, p2, p3, p4, p5, now)
-  local s, moved, v = nil, false, nil
-  if field ~= 0 then
-    v = identityValue(key, now).states[field] or nil
-    -- A state of one number is kept as a double (identity-value.ts).
-    if v and #v == 8 and (code == 2 or code == 7) then
-      v = struct.unpack('<d', v)
-    end
-  -- A concurrency key holds a sorted set of leases, which its branch reads itself.
-  elseif code ~= 8 then
-    v = redis.pcall('GET', key)
-    -- Missing, or another type (a rule that changed algorithm): no state. The sliding log tells
-    -- the error of a key that holds a list (its long form) from a missing key.
-    if code ~= 5 and type(v) ~= 'string' then v = nil end
-  end
+-- The state `v` (the string stored, or nil: a key never seen, init at now) of the algorithm
+-- `code`, and whether it was moved to now (a clock that stepped back further than the rule's
+-- reset span): a moved state is written back whatever the decision.
+local function parse(code, key, v, p1, p2, p3, p4, p5, now)
+  local s, moved = nil, false
   if code == 1 then
     local unitsPerMs, unitsPerToken, capacity = p1, p2, p3
 local fillMs, fullMs = -floorDiv(-capacity, unitsPerMs), -floorDiv(-2 * capacity, unitsPerMs)
@@ -648,6 +634,160 @@ local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs 
   return allowed, remaining, reset, retry
 end
 
+-- ceil(a × b / c) for whole a, b ≥ 0 and 0 < c < 2^52, exact (the core's scaledUp): a product
+-- past 2^53 is multiplied out in 24-bit limbs and divided bit by bit (rare: once per key and
+-- change, for rates whose scaled units are large).
+local function scaledUp(a, b, c)
+  local p = a * b
+  -- floorDiv is exact while |numerator| + 2 × divisor stays below 2^53.
+  if p + 2 * c < 9007199254740992 then return -floorDiv(-p, c) end
+  -- Past 2^53 by far: beyond any allowance, where the caller caps it.
+  if p / c >= 9007199254740992 then return p / c end
+  local B = 16777216
+  local x = { a % B, floor(a / B) % B, floor(a / B / B) }
+  local y = { b % B, floor(b / B) % B, floor(b / B / B) }
+  local r = { 0, 0, 0, 0, 0, 0 }
+  for i = 1, 3 do
+    for j = 1, 3 do r[i + j - 1] = r[i + j - 1] + x[i] * y[j] end
+  end
+  for k = 1, 5 do
+    local over = floor(r[k] / B)
+    r[k] = r[k] - over * B
+    r[k + 1] = r[k + 1] + over
+  end
+  local q, rem = 0, 0
+  for k = 6, 1, -1 do
+    local limb = r[k]
+    for bit = 23, 0, -1 do
+      local weight = 2 ^ bit
+      local set = 0
+      if limb >= weight then set = 1; limb = limb - weight end
+      rem = rem * 2 + set
+      q = q * 2
+      if rem >= c then rem = rem - c; q = q + 1 end
+    end
+  end
+  if rem > 0 then q = q + 1 end
+  return q
+end
+
+-- The amount used under the new figures from `used` under the old (the core's carriedUse).
+local function carriedUse(strategy, used, fromFull, fromPer, toFull, toPer)
+  if strategy == 2 or used <= 0 then return 0 end
+  if strategy == 1 then return min(toFull, scaledUp(used, toFull, fromFull)) end
+  local same = scaledUp(used, toPer, fromPer)
+  if strategy == 0 then return min(same, 2 * toFull) end
+  return min(same, toFull)
+end
+
+-- A rate rule's amount used at now, in scaled units (the core's rateUse.usedAt).
+local function rateUsed(code, s, unitsPerMs, capacity, now)
+  local fill = -floorDiv(-capacity, unitsPerMs)
+  if code == 2 then
+    local ahead
+    if ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991) then ahead = (s[1] - now) * unitsPerMs + s[2] else ahead = s[1] - now * unitsPerMs end
+    if ahead > (2 * fill + 1) * unitsPerMs then return capacity end
+    return max(0, ahead)
+  end
+  local last = s[2]
+  if last - now > fill then last = now end
+  local elapsed = max(now, last) - last
+  if elapsed >= -floorDiv(-2 * capacity, unitsPerMs) then return 0 end
+  if code == 1 then return capacity - min(capacity, s[1] + elapsed * unitsPerMs) end
+  return max(0, s[1] - elapsed * unitsPerMs)
+end
+
+-- A state under (code, p…) at now holding `used` (the core's withUse).
+local function withUse(code, key, used, p1, p2, p3, p4, p5, now)
+  if code == 2 then
+    if not ((4398046511104 + 2) * p1 + 2 * p3 + 4 * p1 > 9007199254740991) then return { now * p1 + used } end
+    local ms = floorDiv(used, p1)
+    return { now + ms, used - ms * p1 }
+  end
+  if code == 1 or code == 3 then
+    local at = now - floorDiv(-max(0, used - p3), p1)
+    if code == 3 then return { min(used, p3), at } end
+    return { max(0, p3 - used), at }
+  end
+  local s = parse(code, key, nil, p1, p2, p3, p4, p5, now)
+  if code == 4 then s[2] = used
+  elseif p3 == 0 then s[3] = used
+  else decide(code, key, s, p1, p2, p3, p4, p5, min(used, p1), now, true) end
+  return s
+end
+
+local function isRate(code) return code == 1 or code == 2 or code == 3 end
+
+-- The state s under (from, q…) carried into (code, p…) at now by strategy, or nil: fresh (a
+-- reset, nothing used, or algorithms with no exact conversion).
+local function carryState(from, key, s, q1, q2, q3, q4, q5, code, p1, p2, p3, p4, p5, strategy, now)
+  local used, fromFull, fromPer, toFull, toPer
+  if isRate(from) and isRate(code) then
+    used, fromFull, fromPer, toFull, toPer = rateUsed(from, s, q1, q3, now), q3, q2, p3, p2
+  elseif from == code and code == 4 and q3 == 0 and p3 == 0 then
+    used = 0
+    if now < s[1] + q2 then used = s[2] end
+    fromFull, fromPer, toFull, toPer = q1, 1, p1, 1
+  elseif from == code and code == 6 then
+    local _, remaining = decide(from, key, s, q1, q2, q3, q4, q5, 0, now, false)
+    used, fromFull, fromPer, toFull, toPer = q1 - remaining, q1, 1, p1, 1
+  else
+    return nil
+  end
+  local carried = carriedUse(strategy, used, fromFull, fromPer, toFull, toPer)
+  if carried == 0 then return nil end
+  return withUse(code, key, carried, p1, p2, p3, p4, p5, now)
+end
+
+-- The state of one key (or of `field` in the identity value under `key`, when not 0) for a
+-- charge of (code, p…) whose carry argument is `cv` (carry.lua.ts): whether it was moved to
+-- now (written back whatever the decision); whether a state was stored (what a settle gives
+-- units back to); whether it was carried from other figures (written back even at cost 0); and
+-- the version it is written under (-1: none); and when a newer version wrote it, the figures
+-- it is decided and written under, its own ({ code, p1, …, p5 }), else nil: the charge's.
+local function load(code, key, field, p1, p2, p3, p4, p5, now, cv)
+  local v = nil
+  if field ~= 0 then
+    v = identityValue(key, now).states[field] or nil
+  -- A concurrency key holds a sorted set of leases, which its branch reads itself.
+  elseif code ~= 8 then
+    v = redis.pcall('GET', key)
+    -- Missing, or another type (a rule that changed algorithm): no state. The sliding log tells
+    -- the error of a key that holds a list (its long form) from a missing key.
+    if code ~= 5 and type(v) ~= 'string' then v = nil end
+  end
+  local ver, carried, adopted, sc, sv, q1, q2, q3, q4, q5 = -1, false, nil
+  if cv >= 0 then ver = floor(cv / 4) end
+  -- The length first: most states are shorter than a header, and cost no call to string.byte.
+  if type(v) == 'string' and #v > 50 and string.byte(v) == 86 then
+    sc, sv, q1, q2, q3, q4, q5 = struct.unpack('<Bdddddd', v, 2)
+    v = string.sub(v, 51)
+    if sv > ver and (cv >= 0 or sc == code) then
+      code, p1, p2, p3, p4, p5, ver = sc, q1, q2, q3, q4, q5, sv
+      adopted = { sc, q1, q2, q3, q4, q5 }
+    elseif cv < 0 then
+      -- Another algorithm's, to a rule without a version: no state, as a plain one would be.
+      v = nil
+    elseif sc ~= code or q1 ~= p1 or q2 ~= p2 or q3 ~= p3 or q4 ~= p4 or q5 ~= p5 then
+      carried = true
+    end
+  end
+  -- A state of one number is kept as a double in the identity value (identity-value.ts).
+  local from = code
+  if carried then from = sc end
+  if field ~= 0 and v and #v == 8 and (from == 2 or from == 7) then
+    v = struct.unpack('<d', v)
+  end
+  local s, moved = nil, false
+  if carried then
+    local old = parse(sc, key, v, q1, q2, q3, q4, q5, now)
+    s = carryState(sc, key, old, q1, q2, q3, q4, q5, code, p1, p2, p3, p4, p5, cv - ver * 4, now)
+    if s == nil then s = parse(code, key, nil, p1, p2, p3, p4, p5, now) end
+  else
+    s, moved = parse(code, key, v, p1, p2, p3, p4, p5, now)
+  end
+  return s, moved, v ~= nil and v ~= false, carried, ver, adopted
+end
 
 local function freshAt(code, key, s, p1, p2, p3, p4, p5)
   local fresh
@@ -716,8 +856,9 @@ end
 -- nothing), plus a margin; a state that is already fresh is deleted instead. With the server's
 -- clock the deadline is absolute (PXAT), so it agrees with TIME to the ms. Whole numbers below
 -- 2^53 go to redis.call as decimal text made by format('%d'): exact, and far cheaper than the
--- '%.17g' Redis would print a number with.
-local function save(code, key, field, s, p1, p2, p3, p4, p5, now, absolute, margin)
+-- '%.17g' Redis would print a number with. A state of a version (`ver` ≥ 0) starts with its
+-- figures (carry.lua.ts).
+local function save(code, key, field, s, p1, p2, p3, p4, p5, now, absolute, margin, ver)
   local fresh = freshAt(code, key, s, p1, p2, p3, p4, p5)
   if field ~= 0 then
     -- Kept in the identity value, written once by writeIdentities.
@@ -748,6 +889,10 @@ local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs 
   elseif code == 8 then
     local limit, retryAfterMs, leaseMs, owner, lease = p1, p2, p3, p4, p5 value = false
   end
+      if ver >= 0 then
+        if type(value) == 'number' then value = struct.pack('<d', value) end
+        value = string.char(86) .. struct.pack('<Bdddddd', code, ver, p1, p2, p3, p4, p5) .. value
+      end
     end
     setIdentityState(key, field, value, fresh, margin, now)
     return
@@ -785,6 +930,7 @@ local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs 
     local limit, retryAfterMs, leaseMs, owner, lease = p1, p2, p3, p4, p5 value = false
   end
   if type(value) == 'number' then value = format('%d', value) end
+  if value and ver >= 0 then value = string.char(86) .. struct.pack('<Bdddddd', code, ver, p1, p2, p3, p4, p5) .. value end
   if value then
     redis.call('SET', key, value, mode, deadline)
   elseif absolute then
@@ -809,7 +955,7 @@ local n = #KEYS
 n = n / 2
 local mode = ARGV[3]
 local function penaltyArg(i, j)
-  return tonumber(ARGV[3 + n * 9 + (i - 1) * 7 + j])
+  return tonumber(ARGV[3 + n * 10 + (i - 1) * 7 + j])
 end
 
 -- Offence records by place (key and field), read once per call: a request that penalises one
@@ -881,17 +1027,20 @@ end
 local reply = { now, 0 }
 local states, byKey, distinct = {}, {}, {}
 for i = 1, n do
-  local base = (i - 1) * 9 + 3
+  local base = (i - 1) * 10 + 3
   local key = KEYS[i]
   local place = key
   if ARGV[base + 9] ~= '0' then place = key .. ' ' .. ARGV[base + 9] end
   local s = byKey[place]
   if s == nil then
-    local code = tonumber(ARGV[base + 1])
-    local moved, stored
-    s, moved, stored = load(code, key, tonumber(ARGV[base + 9]), tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 7]), tonumber(ARGV[base + 8]), now)
-    -- `stored`: a settle's load only (nil otherwise).
-    s.code, s.key, s.i, s.dirty, s.moved, s.stored = code, key, i, false, moved, stored
+    local code, moved, stored, carried, ver, adopted = tonumber(ARGV[base + 1])
+    s, moved, stored, carried, ver, adopted = load(code, key, tonumber(ARGV[base + 9]), tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 7]), tonumber(ARGV[base + 8]), now, tonumber(ARGV[base + 10]))
+    -- A state a newer version wrote is decided and written under its own figures (s.q, see
+    -- load; each charge's own otherwise, a concurrency charge's lease among them); a state
+    -- carried into the charge's figures is written whatever the decision.
+    if adopted then code = adopted[1] end
+    s.code, s.key, s.i, s.dirty, s.moved, s.stored, s.ver, s.q = code, key, i, carried, moved, stored, ver, adopted
+    s.carried = carried
     byKey[place] = s
     distinct[#distinct + 1] = s
   end
@@ -902,7 +1051,7 @@ end
 
 local offences, blocked = {}, mode == 'peek'
 for i = 1, n do
-  local base = (i - 1) * 9 + 3
+  local base = (i - 1) * 10 + 3
   if penaltyArg(i, 2) >= 0 then
     offences[i] = offencesOf(i)
     if offences[i] and offences[i][2] > now and ARGV[base + 3] ~= '1' then blocked = true end
@@ -910,14 +1059,25 @@ for i = 1, n do
 end
 if blocked then
   for i = 1, n do
-    local base = (i - 1) * 9 + 3
+    local base = (i - 1) * 10 + 3
     local at = i * 4 - 1
     local cost = penaltyArg(i, 1)
-    reply[at], reply[at + 1], reply[at + 2], reply[at + 3] = decide(states[i].code, states[i].key, states[i], tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 7]), tonumber(ARGV[base + 8]), cost, now, false)
+    reply[at], reply[at + 1], reply[at + 2], reply[at + 3] = decide(states[i].code, states[i].key, states[i], (states[i].q and states[i].q[2] or tonumber(ARGV[base + 4])), (states[i].q and states[i].q[3] or tonumber(ARGV[base + 5])), (states[i].q and states[i].q[4] or tonumber(ARGV[base + 6])), (states[i].q and states[i].q[5] or tonumber(ARGV[base + 7])), (states[i].q and states[i].q[6] or tonumber(ARGV[base + 8])), cost, now, false)
     if reply[at] == 1 and cost > 0 then
-      reply[at], reply[at + 1], reply[at + 2], reply[at + 3] = decide(states[i].code, states[i].key, states[i], tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 7]), tonumber(ARGV[base + 8]), 0, now, false)
+      reply[at], reply[at + 1], reply[at + 2], reply[at + 3] = decide(states[i].code, states[i].key, states[i], (states[i].q and states[i].q[2] or tonumber(ARGV[base + 4])), (states[i].q and states[i].q[3] or tonumber(ARGV[base + 5])), (states[i].q and states[i].q[4] or tonumber(ARGV[base + 6])), (states[i].q and states[i].q[5] or tonumber(ARGV[base + 7])), (states[i].q and states[i].q[6] or tonumber(ARGV[base + 8])), 0, now, false)
     end
   end
+  -- Nothing is charged, but a state carried into new figures is kept as carried (as the memory
+  -- store's look keeps it), so that the next call finds it as this one did.
+  
+for _, s in ipairs(distinct) do
+  if s.carried then
+    local base = (s.i - 1) * 10 + 3
+    save(s.code, s.key, tonumber(ARGV[base + 9]), s, (s.q and s.q[2] or tonumber(ARGV[base + 4])), (s.q and s.q[3] or tonumber(ARGV[base + 5])), (s.q and s.q[4] or tonumber(ARGV[base + 6])), (s.q and s.q[5] or tonumber(ARGV[base + 7])), (s.q and s.q[6] or tonumber(ARGV[base + 8])), now, absolute, margin, s.ver)
+  end
+end
+writeIdentities()
+
 else
   local denied = mode == '1'
   -- The dry run of a charge on a key charged earlier in the request counts the earlier charges
@@ -926,15 +1086,15 @@ else
 -- what is left and a retry no sooner than the key is whole.
 local spent = {}
 for i = 1, n do
-  local base = (i - 1) * 9 + 3
+  local base = (i - 1) * 10 + 3
   local at = i * 4 - 1
   local cost = tonumber(ARGV[base + 2])
   if cost < 0 then
-    reply[at], reply[at + 1], reply[at + 2], reply[at + 3] = decide(states[i].code, states[i].key, states[i], tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 7]), tonumber(ARGV[base + 8]), 0, now, false)
+    reply[at], reply[at + 1], reply[at + 2], reply[at + 3] = decide(states[i].code, states[i].key, states[i], (states[i].q and states[i].q[2] or tonumber(ARGV[base + 4])), (states[i].q and states[i].q[3] or tonumber(ARGV[base + 5])), (states[i].q and states[i].q[4] or tonumber(ARGV[base + 6])), (states[i].q and states[i].q[5] or tonumber(ARGV[base + 7])), (states[i].q and states[i].q[6] or tonumber(ARGV[base + 8])), 0, now, false)
     reply[at], reply[at + 3] = 0, reply[at + 2]
   else
     cost = (spent[states[i]] or 0) + cost
-    reply[at], reply[at + 1], reply[at + 2], reply[at + 3] = decide(states[i].code, states[i].key, states[i], tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 7]), tonumber(ARGV[base + 8]), cost, now, false)
+    reply[at], reply[at + 1], reply[at + 2], reply[at + 3] = decide(states[i].code, states[i].key, states[i], (states[i].q and states[i].q[2] or tonumber(ARGV[base + 4])), (states[i].q and states[i].q[3] or tonumber(ARGV[base + 5])), (states[i].q and states[i].q[4] or tonumber(ARGV[base + 6])), (states[i].q and states[i].q[5] or tonumber(ARGV[base + 7])), (states[i].q and states[i].q[6] or tonumber(ARGV[base + 8])), cost, now, false)
   end
   if reply[at] == 1 then
     spent[states[i]] = cost
@@ -943,13 +1103,13 @@ for i = 1, n do
   end
 end
 for i = 1, n do
-  local base = (i - 1) * 9 + 3
+  local base = (i - 1) * 10 + 3
   local at = i * 4 - 1
   if reply[at] == 1 then
     if denied then
-      reply[at], reply[at + 1], reply[at + 2], reply[at + 3] = decide(states[i].code, states[i].key, states[i], tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 7]), tonumber(ARGV[base + 8]), 0, now, false)
+      reply[at], reply[at + 1], reply[at + 2], reply[at + 3] = decide(states[i].code, states[i].key, states[i], (states[i].q and states[i].q[2] or tonumber(ARGV[base + 4])), (states[i].q and states[i].q[3] or tonumber(ARGV[base + 5])), (states[i].q and states[i].q[4] or tonumber(ARGV[base + 6])), (states[i].q and states[i].q[5] or tonumber(ARGV[base + 7])), (states[i].q and states[i].q[6] or tonumber(ARGV[base + 8])), 0, now, false)
     else
-      reply[at], reply[at + 1], reply[at + 2], reply[at + 3] = decide(states[i].code, states[i].key, states[i], tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 7]), tonumber(ARGV[base + 8]), tonumber(ARGV[base + 2]), now, true)
+      reply[at], reply[at + 1], reply[at + 2], reply[at + 3] = decide(states[i].code, states[i].key, states[i], (states[i].q and states[i].q[2] or tonumber(ARGV[base + 4])), (states[i].q and states[i].q[3] or tonumber(ARGV[base + 5])), (states[i].q and states[i].q[4] or tonumber(ARGV[base + 6])), (states[i].q and states[i].q[5] or tonumber(ARGV[base + 7])), (states[i].q and states[i].q[6] or tonumber(ARGV[base + 8])), tonumber(ARGV[base + 2]), now, true)
       if ARGV[base + 2] ~= '0' then states[i].dirty = true end
       -- Passed the dry run, denied on commit: an earlier charge on the same key took the room.
       if reply[at] == 0 then reply[at] = 2 end
@@ -958,7 +1118,7 @@ for i = 1, n do
 end
 
   for i = 1, n do
-    local base = (i - 1) * 9 + 3
+    local base = (i - 1) * 10 + 3
     if penaltyArg(i, 2) >= 0 and reply[i * 4 - 1] ~= 1 and ARGV[base + 3] ~= '1' then
       local record = offencesOf(i)
       local count = (record and record[1] or 0) + 1
@@ -971,8 +1131,8 @@ end
   
 for _, s in ipairs(distinct) do
   if s.dirty then
-    local base = (s.i - 1) * 9 + 3
-    save(s.code, s.key, tonumber(ARGV[base + 9]), s, tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 7]), tonumber(ARGV[base + 8]), now, absolute, margin)
+    local base = (s.i - 1) * 10 + 3
+    save(s.code, s.key, tonumber(ARGV[base + 9]), s, (s.q and s.q[2] or tonumber(ARGV[base + 4])), (s.q and s.q[3] or tonumber(ARGV[base + 5])), (s.q and s.q[4] or tonumber(ARGV[base + 6])), (s.q and s.q[5] or tonumber(ARGV[base + 7])), (s.q and s.q[6] or tonumber(ARGV[base + 8])), now, absolute, margin, s.ver)
   end
 end
 writeIdentities()

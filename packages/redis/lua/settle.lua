@@ -3,7 +3,8 @@
 -- then per charge: algorithm code, units charged, actual cost, the algorithm's parameters
 -- (rate: unitsPerMs, unitsPerToken, capacity, 0, 0; window: limit, windowMs, 0, 0, 0;
 -- leaky_queue: unitsPerMs, unitsPerToken, capacity, delay in ticks, max wait in ticks or -1)
--- and its field in the identity value under its key (0: a key of its own).
+-- its field in the identity value under its key (0: a key of its own), and its carry
+-- (-1: no version; else version × 4 + 0 keep, 1 proportional, 2 reset, 3 additive).
 local floor, max, min, format = math.floor, math.max, math.min, string.format
 local function floorDiv(a, b)
   -- a % b is computed inside the VM (a - floor(a / b) * b, every step exact below 2^53), so
@@ -92,25 +93,11 @@ local function writeIdentities()
   end
 end
 
--- The state of one key (or of `field` in the identity value under `key`, when not 0), or the
--- state of a key never seen (init at now), whether it was moved to now (a clock that stepped
--- back further than the rule's reset span): a moved state is written back whatever the
--- decision; and for a settle, whether a state was stored (what it gives units back to).
-local function load(code, key, field, p1, p2, p3, p4, p5, now)
-  local s, moved, v = nil, false, nil
-  if field ~= 0 then
-    v = identityValue(key, now).states[field] or nil
-    -- A state of one number is kept as a double (identity-value.ts).
-    if v and #v == 8 and (code == 2 or code == 7) then
-      v = struct.unpack('<d', v)
-    end
-  -- A concurrency key holds a sorted set of leases, which its branch reads itself.
-  elseif code ~= 8 then
-    v = redis.pcall('GET', key)
-    -- Missing, or another type (a rule that changed algorithm): no state. The sliding log tells
-    -- the error of a key that holds a list (its long form) from a missing key.
-    if code ~= 5 and type(v) ~= 'string' then v = nil end
-  end
+-- The state `v` (the string stored, or nil: a key never seen, init at now) of the algorithm
+-- `code`, and whether it was moved to now (a clock that stepped back further than the rule's
+-- reset span): a moved state is written back whatever the decision.
+local function parse(code, key, v, p1, p2, p3, p4, p5, now)
+  local s, moved = nil, false
   if code == 1 then
     local unitsPerMs, unitsPerToken, capacity = p1, p2, p3
 local fillMs, fullMs = -floorDiv(-capacity, unitsPerMs), -floorDiv(-2 * capacity, unitsPerMs)
@@ -311,7 +298,339 @@ local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs 
     end
     s = { redis.call('ZCARD', key), swept }
   end
-  return s, moved, v ~= nil and v ~= false
+  return s, moved
+end
+
+local function decide(code, key, s, p1, p2, p3, p4, p5, cost, now, commit)
+  local allowed, remaining, reset, retry
+  if code == 1 then
+    local unitsPerMs, unitsPerToken, capacity = p1, p2, p3
+local fillMs, fullMs = -floorDiv(-capacity, unitsPerMs), -floorDiv(-2 * capacity, unitsPerMs)
+local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991)
+    local at = max(now, s[2])
+    local skew = at - now
+    local elapsed = at - s[2]
+    local level = capacity
+    if elapsed < fullMs then level = min(capacity, s[1] + elapsed * unitsPerMs) end
+    local need = cost * unitsPerToken
+    -- Cost 0 only inspects: it passes even on a bucket in debt (below empty, after a settle).
+    if level < need and cost > 0 then
+      allowed, remaining, reset, retry = 0, max(0, floorDiv(level, unitsPerToken)), skew - floorDiv(level - capacity, unitsPerMs), skew - floorDiv(level - need, unitsPerMs)
+    else
+      local left = level - need
+      if commit then s[1] = left; s[2] = at end
+      reset = 0
+      if left ~= capacity then reset = skew - floorDiv(left - capacity, unitsPerMs) end
+      allowed, remaining, retry = 1, max(0, floorDiv(left, unitsPerToken)), 0
+    end
+  elseif code == 2 then
+    local unitsPerMs, unitsPerToken, capacity = p1, p2, p3
+local fillMs, fullMs = -floorDiv(-capacity, unitsPerMs), -floorDiv(-2 * capacity, unitsPerMs)
+local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991)
+    local aheadMs, aheadTicks
+    if split then
+      aheadMs, aheadTicks = s[1] - now, s[2]
+    else
+      local ticks = s[1] - now * unitsPerMs
+      aheadMs = floorDiv(ticks, unitsPerMs)
+      aheadTicks = ticks - aheadMs * unitsPerMs
+    end
+    if aheadMs < 0 then aheadMs, aheadTicks = 0, 0 end
+    local need = cost * unitsPerToken
+    local resetMs = aheadMs
+    if aheadTicks > 0 then resetMs = aheadMs + 1 end
+    local ticks = nil
+    if aheadMs <= fillMs then ticks = aheadMs * unitsPerMs + aheadTicks end
+    local fits = ticks ~= nil and ticks <= capacity - need
+    if cost > 0 and not fits then
+      local left = 0
+      if ticks ~= nil and ticks <= capacity then left = floorDiv(capacity - ticks, unitsPerToken) end
+      allowed, remaining, reset, retry = 0, left, resetMs, aheadMs - floorDiv(capacity - aheadTicks - need, unitsPerMs)
+    elseif not fits then
+      allowed, remaining, reset, retry = 1, 0, resetMs, 0
+    else
+      local after = ticks + need
+      -- ceil(after / unitsPerMs) from the floor and what is left over: one division, not two.
+      local afterMs = floorDiv(after, unitsPerMs)
+      local afterTicks = after - afterMs * unitsPerMs
+      if commit then
+        aheadMs, aheadTicks = afterMs, afterTicks
+    if split then s[1], s[2] = now + aheadMs, aheadTicks else s[1] = (now + aheadMs) * unitsPerMs + aheadTicks end
+      end
+      if afterTicks > 0 then afterMs = afterMs + 1 end
+      allowed, remaining, reset, retry = 1, floorDiv(capacity - after, unitsPerToken), afterMs, 0
+    end
+  elseif code == 3 then
+    local unitsPerMs, unitsPerToken, capacity = p1, p2, p3
+local fillMs, fullMs = -floorDiv(-capacity, unitsPerMs), -floorDiv(-2 * capacity, unitsPerMs)
+local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991)
+    local at = max(now, s[2])
+    local skew = at - now
+    local elapsed = at - s[2]
+    local water = 0
+    if elapsed < fullMs then water = max(0, s[1] - elapsed * unitsPerMs) end
+    local poured = water + cost * unitsPerToken
+    if cost > 0 and poured > capacity then
+      allowed, remaining, reset, retry = 0, max(0, floorDiv(capacity - water, unitsPerToken)), skew - floorDiv(-water, unitsPerMs), skew - floorDiv(capacity - poured, unitsPerMs)
+    else
+      if commit then s[1] = poured; s[2] = at end
+      reset = 0
+      if poured ~= 0 then reset = skew - floorDiv(-poured, unitsPerMs) end
+      allowed, remaining, retry = 1, max(0, floorDiv(capacity - poured, unitsPerToken)), 0
+    end
+  elseif code == 4 then
+    local limit, windowMs, calendar = p1, p2, p3
+    local nowStart, nowEnd
+    if calendar == 0 then
+      nowStart = floorDiv(now, windowMs) * windowMs
+      nowEnd = nowStart + windowMs
+    else
+      local first = floorDiv(calendar, 33554432)
+      local b2 = windowMs + first * 1000
+      local b3 = b2 + (calendar - first * 33554432) * 1000
+      nowStart = now < b2 and windowMs or b2
+      nowEnd = (nowStart < windowMs and windowMs or (nowStart < b2 and b2 or (nowStart == b2 and b3 or nowStart + 2 * (b3 - b2))))
+    end
+    local stored = s[1]
+    local start, untilEnd
+    if calendar == 0 then
+      -- The stored window while it lasts; then now's, or the one following on from the stored
+      -- one's end when now's began before it (a window moved off the boundaries).
+      local storedEnd = stored + windowMs
+      if now < storedEnd then start = stored
+      elseif nowStart >= storedEnd then start = nowStart
+      else start = storedEnd end
+      untilEnd = start + windowMs - now
+    else
+      start = max(nowStart, stored)
+      if start == nowStart then untilEnd = nowEnd - now
+      else
+      local first = floorDiv(calendar, 33554432)
+      local b2 = windowMs + first * 1000
+      local b3 = b2 + (calendar - first * 33554432) * 1000
+        untilEnd = (start < windowMs and windowMs or (start < b2 and b2 or (start == b2 and b3 or start + 2 * (b3 - b2)))) - now
+      end
+    end
+    local count = 0
+    if start == stored then count = s[2] end
+    if cost > 0 and count + cost > limit then
+      allowed, remaining, reset, retry = 0, max(0, limit - count), untilEnd, untilEnd
+    else
+      local charged = count + cost
+      if commit then s[1] = start; s[2] = charged end
+      reset = untilEnd
+      if charged == 0 then reset = 0 end
+      allowed, remaining, retry = 1, max(0, limit - charged), 0
+    end
+  elseif code == 5 then
+    local limit, windowMs = p1, p2
+    local size, newest, packed = s[1], s[2], s[3]
+    local at = max(now, newest)
+    -- Entries are in time order: count the leading ones that have aged out. A request usually
+    -- finds none or one; gallop (entries 1, 2, 4, 8, …) then search the last step in halves.
+    local cutoff = at - windowMs
+    local lo, probe = 0, 1
+    if packed then
+      while probe <= size and struct.unpack('<d', packed, 2 + 8 * (probe - 1)) <= cutoff do
+        lo = probe
+        probe = probe * 2
+      end
+    elseif size > 0 then
+      -- A list: its first two entries in one read.
+      local head = redis.call('LRANGE', key, 0, 1)
+      if tonumber(head[1]) <= cutoff then
+        lo, probe = 1, 2
+        if head[2] and tonumber(head[2]) <= cutoff then lo, probe = 2, 4 end
+      end
+      while probe > 2 and probe <= size and tonumber(redis.call('LINDEX', key, probe - 1)) <= cutoff do
+        lo = probe
+        probe = probe * 2
+      end
+    end
+    local hi = min(probe - 1, size)
+    while lo < hi do
+      local mid = floorDiv(lo + hi, 2)
+      local entry
+      if packed then entry = struct.unpack('<d', packed, 2 + 8 * (mid)) else entry = tonumber(redis.call('LINDEX', key, mid)) end
+      if entry <= cutoff then lo = mid + 1 else hi = mid end
+    end
+    local live = size - lo
+    if cost > 0 and live + cost > limit then
+      local blocking
+      if packed then blocking = struct.unpack('<d', packed, 2 + 8 * (size + cost - limit - 1)) else blocking = tonumber(redis.call('LINDEX', key, size + cost - limit - 1)) end
+      allowed, remaining, reset, retry = 0, max(0, limit - live), newest + windowMs - now, blocking + windowMs - now
+    else
+      -- An inspection (cost 0) changes nothing, the list kept in place included.
+      if commit and cost > 0 then
+        local after = live + cost
+        if packed and after <= 32 then
+          -- The usual request expires nothing and adds one entry: one concatenation.
+          local added = struct.pack('<d', at)
+          if cost ~= 1 then added = string.rep(added, cost) end
+          if lo == 0 then
+            s[3] = packed .. added
+          else
+            s[3] = '\5' .. string.sub(packed, 2 + 8 * lo) .. added
+          end
+        elseif packed then
+          -- Too long to pack: the log becomes a list, live entries first.
+          redis.call('DEL', key)
+          if live > 0 then
+            local entries = { struct.unpack('<' .. string.rep('d', live), packed, 2 + 8 * lo) }
+            entries[live + 1] = nil -- unpack's last result is the position after the entries
+            redis.call('RPUSH', key, unpack(entries))
+          end
+        local left = cost
+        while left > 0 do
+          local batch = min(left, 100)
+          local args = {}
+          for j = 1, batch do args[j] = at end
+          redis.call('RPUSH', key, unpack(args))
+          left = left - batch
+        end
+          s[3] = false
+        elseif after <= 16 then
+          -- Short again: back to one packed string (written by the caller's SET).
+          local rest = {}
+          if live > 0 then rest = redis.call('LRANGE', key, lo, -1) end
+          for j = 1, cost do rest[live + j] = at end
+          s[3] = '\5' .. struct.pack('<' .. string.rep('d', after), unpack(rest))
+        else
+          if lo > 0 then redis.call('LTRIM', key, lo, -1) end
+        local left = cost
+        while left > 0 do
+          local batch = min(left, 100)
+          local args = {}
+          for j = 1, batch do args[j] = at end
+          redis.call('RPUSH', key, unpack(args))
+          left = left - batch
+        end
+        end
+        s[1] = after
+        if cost > 0 then s[2] = at elseif after == 0 then s[2] = 0 end
+      end
+      local newestAfter = 0
+      if cost > 0 then newestAfter = at elseif live > 0 then newestAfter = newest end
+      reset = newestAfter + windowMs - now
+      if live + cost == 0 then reset = 0 end
+      allowed, remaining, retry = 1, max(0, limit - live - cost), 0
+    end
+  elseif code == 6 then
+    local limit, windowMs, buckets = p1, p2, p3
+    if buckets > 0 then
+      local width = windowMs / buckets
+      local newest = s[1] / width
+      local at = max(floorDiv(now, width), newest)
+      local oldest = max(at - buckets + 1, newest - buckets + 1)
+      local sum = 0
+      for m = oldest, newest do sum = sum + s[2 + (m) - floorDiv(m, buckets) * buckets] end
+      local fresh
+      if cost > 0 and sum + cost > limit then
+        local m = oldest
+        local expiring = sum + cost - limit - s[2 + (m) - floorDiv(m, buckets) * buckets]
+        while expiring > 0 do
+          m = m + 1
+          expiring = expiring - s[2 + (m) - floorDiv(m, buckets) * buckets]
+        end
+        
+      fresh = 0
+      for m = newest, oldest, -1 do
+        if s[2 + (m) - floorDiv(m, buckets) * buckets] > 0 then fresh = (m + buckets) * width; break end
+      end
+        allowed, remaining, reset, retry = 0, max(0, limit - sum), fresh - now, (m + buckets) * width - now
+      else
+        if commit and cost > 0 then
+          for m = max(newest + 1, at - buckets + 1), at do s[2 + (m) - floorDiv(m, buckets) * buckets] = 0 end
+          s[1] = at * width
+          s[2 + (at) - floorDiv(at, buckets) * buckets] = s[2 + (at) - floorDiv(at, buckets) * buckets] + cost
+        end
+        if cost > 0 then fresh = (at + buckets) * width else 
+      fresh = 0
+      for m = newest, oldest, -1 do
+        if s[2 + (m) - floorDiv(m, buckets) * buckets] > 0 then fresh = (m + buckets) * width; break end
+      end
+        end
+        reset = 0
+        if fresh > 0 then reset = fresh - now end
+        allowed, remaining, retry = 1, max(0, limit - sum - cost), 0
+      end
+    else
+    local budget = limit * windowMs
+    local stored = s[1]
+    local start = max(floorDiv(now, windowMs) * windowMs, stored)
+    local previous, current = 0, 0
+    if start == stored then
+      previous, current = s[2], s[3]
+    elseif start == stored + windowMs then
+      previous = s[3]
+    end
+    local at = max(now, start)
+    local overlap = windowMs - (at - start)
+    local used = previous * overlap + current * windowMs
+    if cost > 0 and used + cost * windowMs > budget then
+      if current > 0 then reset = start + 2 * windowMs elseif previous > 0 then reset = start + windowMs else reset = 0 end
+      local retryAt = nil
+      local room = (limit - current - cost) * windowMs
+      if room >= 0 and previous > 0 then
+        local elapsed = windowMs - floorDiv(room, previous)
+        if elapsed < windowMs then retryAt = start + elapsed end
+      end
+      if retryAt == nil then
+        if current == 0 then
+          retryAt = start + windowMs
+        else
+          retryAt = start + windowMs + max(0, windowMs - floorDiv((limit - cost) * windowMs, current))
+        end
+      end
+      allowed, remaining, reset, retry = 0, max(0, floorDiv(budget - used, windowMs)), reset - now, retryAt - now
+    else
+      local charged = current + cost
+      if commit then s[1] = start; s[2] = previous; s[3] = charged end
+      if charged > 0 then reset = start + 2 * windowMs elseif previous > 0 then reset = start + windowMs else reset = 0 end
+      allowed, remaining, reset, retry = 1, max(0, floorDiv(budget - used - cost * windowMs, windowMs)), max(0, reset - now), 0
+    end
+    end
+  elseif code == 7 then
+    local unitsPerMs, unitsPerToken, capacity, delayTicks, maxWaitTicks = p1, p2, p3, p4, p5
+local fillMs, fullMs = -floorDiv(-capacity, unitsPerMs), -floorDiv(-2 * capacity, unitsPerMs)
+local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991)
+    local ahead = max(0, s[1] - now * unitsPerMs)
+    if cost == 0 then
+      allowed, remaining, reset, retry = 1, (ahead >= (capacity + unitsPerToken) and 0 or min(floorDiv(capacity, unitsPerToken) + 1, floorDiv((capacity + unitsPerToken) - ahead, unitsPerToken))), -floorDiv(-ahead, unitsPerMs), -1
+    else
+      local slot = ahead + (cost - 1) * unitsPerToken
+      local wait = max(0, slot - delayTicks)
+      if slot > capacity or (maxWaitTicks >= 0 and wait > maxWaitTicks) then
+        local untilRoom = slot - capacity
+        if maxWaitTicks >= 0 then untilRoom = max(untilRoom, wait - maxWaitTicks) end
+        allowed, remaining, reset, retry = 0, (ahead >= (capacity + unitsPerToken) and 0 or min(floorDiv(capacity, unitsPerToken) + 1, floorDiv((capacity + unitsPerToken) - ahead, unitsPerToken))), -floorDiv(-ahead, unitsPerMs), -floorDiv(-untilRoom, unitsPerMs)
+      else
+        local after = ahead + cost * unitsPerToken
+        if commit then s[1] = now * unitsPerMs + after end
+        allowed, remaining, reset, retry = 1, (after >= (capacity + unitsPerToken) and 0 or min(floorDiv(capacity, unitsPerToken) + 1, floorDiv((capacity + unitsPerToken) - after, unitsPerToken))), -floorDiv(-after, unitsPerMs), -floorDiv(-wait, unitsPerMs)
+      end
+    end
+  elseif code == 8 then
+    local limit, retryAfterMs, leaseMs, owner, lease = p1, p2, p3, p4, p5
+    local held = s[1]
+    if cost > 0 and held + cost > limit then
+      allowed, remaining, reset, retry = 0, max(0, limit - held), retryAfterMs, retryAfterMs
+    else
+      if commit and cost > 0 then
+        local ends = format('%d', now + leaseMs)
+      local done, count = 0, 0
+      while done < cost do
+        local batch, args = min(cost - done, 100), {}
+        for j = 1, batch do args[2 * j - 1], args[2 * j] = ends, format('%d:%d:%d', owner, lease, done + j) end
+        count = count + redis.call('ZADD', key, unpack(args))
+        done = done + batch
+      end
+        s[1] = held + cost
+      end
+      allowed, remaining, reset, retry = 1, max(0, limit - held - cost), 0, 0
+    end
+  end
+  return allowed, remaining, reset, retry
 end
 
 local function settle(code, key, s, p1, p2, p3, p4, p5, charged, actual, chargedAt, now)
@@ -559,6 +878,160 @@ local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs 
   end
 end
 
+-- ceil(a × b / c) for whole a, b ≥ 0 and 0 < c < 2^52, exact (the core's scaledUp): a product
+-- past 2^53 is multiplied out in 24-bit limbs and divided bit by bit (rare: once per key and
+-- change, for rates whose scaled units are large).
+local function scaledUp(a, b, c)
+  local p = a * b
+  -- floorDiv is exact while |numerator| + 2 × divisor stays below 2^53.
+  if p + 2 * c < 9007199254740992 then return -floorDiv(-p, c) end
+  -- Past 2^53 by far: beyond any allowance, where the caller caps it.
+  if p / c >= 9007199254740992 then return p / c end
+  local B = 16777216
+  local x = { a % B, floor(a / B) % B, floor(a / B / B) }
+  local y = { b % B, floor(b / B) % B, floor(b / B / B) }
+  local r = { 0, 0, 0, 0, 0, 0 }
+  for i = 1, 3 do
+    for j = 1, 3 do r[i + j - 1] = r[i + j - 1] + x[i] * y[j] end
+  end
+  for k = 1, 5 do
+    local over = floor(r[k] / B)
+    r[k] = r[k] - over * B
+    r[k + 1] = r[k + 1] + over
+  end
+  local q, rem = 0, 0
+  for k = 6, 1, -1 do
+    local limb = r[k]
+    for bit = 23, 0, -1 do
+      local weight = 2 ^ bit
+      local set = 0
+      if limb >= weight then set = 1; limb = limb - weight end
+      rem = rem * 2 + set
+      q = q * 2
+      if rem >= c then rem = rem - c; q = q + 1 end
+    end
+  end
+  if rem > 0 then q = q + 1 end
+  return q
+end
+
+-- The amount used under the new figures from `used` under the old (the core's carriedUse).
+local function carriedUse(strategy, used, fromFull, fromPer, toFull, toPer)
+  if strategy == 2 or used <= 0 then return 0 end
+  if strategy == 1 then return min(toFull, scaledUp(used, toFull, fromFull)) end
+  local same = scaledUp(used, toPer, fromPer)
+  if strategy == 0 then return min(same, 2 * toFull) end
+  return min(same, toFull)
+end
+
+-- A rate rule's amount used at now, in scaled units (the core's rateUse.usedAt).
+local function rateUsed(code, s, unitsPerMs, capacity, now)
+  local fill = -floorDiv(-capacity, unitsPerMs)
+  if code == 2 then
+    local ahead
+    if ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs > 9007199254740991) then ahead = (s[1] - now) * unitsPerMs + s[2] else ahead = s[1] - now * unitsPerMs end
+    if ahead > (2 * fill + 1) * unitsPerMs then return capacity end
+    return max(0, ahead)
+  end
+  local last = s[2]
+  if last - now > fill then last = now end
+  local elapsed = max(now, last) - last
+  if elapsed >= -floorDiv(-2 * capacity, unitsPerMs) then return 0 end
+  if code == 1 then return capacity - min(capacity, s[1] + elapsed * unitsPerMs) end
+  return max(0, s[1] - elapsed * unitsPerMs)
+end
+
+-- A state under (code, p…) at now holding `used` (the core's withUse).
+local function withUse(code, key, used, p1, p2, p3, p4, p5, now)
+  if code == 2 then
+    if not ((4398046511104 + 2) * p1 + 2 * p3 + 4 * p1 > 9007199254740991) then return { now * p1 + used } end
+    local ms = floorDiv(used, p1)
+    return { now + ms, used - ms * p1 }
+  end
+  if code == 1 or code == 3 then
+    local at = now - floorDiv(-max(0, used - p3), p1)
+    if code == 3 then return { min(used, p3), at } end
+    return { max(0, p3 - used), at }
+  end
+  local s = parse(code, key, nil, p1, p2, p3, p4, p5, now)
+  if code == 4 then s[2] = used
+  elseif p3 == 0 then s[3] = used
+  else decide(code, key, s, p1, p2, p3, p4, p5, min(used, p1), now, true) end
+  return s
+end
+
+local function isRate(code) return code == 1 or code == 2 or code == 3 end
+
+-- The state s under (from, q…) carried into (code, p…) at now by strategy, or nil: fresh (a
+-- reset, nothing used, or algorithms with no exact conversion).
+local function carryState(from, key, s, q1, q2, q3, q4, q5, code, p1, p2, p3, p4, p5, strategy, now)
+  local used, fromFull, fromPer, toFull, toPer
+  if isRate(from) and isRate(code) then
+    used, fromFull, fromPer, toFull, toPer = rateUsed(from, s, q1, q3, now), q3, q2, p3, p2
+  elseif from == code and code == 4 and q3 == 0 and p3 == 0 then
+    used = 0
+    if now < s[1] + q2 then used = s[2] end
+    fromFull, fromPer, toFull, toPer = q1, 1, p1, 1
+  elseif from == code and code == 6 then
+    local _, remaining = decide(from, key, s, q1, q2, q3, q4, q5, 0, now, false)
+    used, fromFull, fromPer, toFull, toPer = q1 - remaining, q1, 1, p1, 1
+  else
+    return nil
+  end
+  local carried = carriedUse(strategy, used, fromFull, fromPer, toFull, toPer)
+  if carried == 0 then return nil end
+  return withUse(code, key, carried, p1, p2, p3, p4, p5, now)
+end
+
+-- The state of one key (or of `field` in the identity value under `key`, when not 0) for a
+-- charge of (code, p…) whose carry argument is `cv` (carry.lua.ts): whether it was moved to
+-- now (written back whatever the decision); whether a state was stored (what a settle gives
+-- units back to); whether it was carried from other figures (written back even at cost 0); and
+-- the version it is written under (-1: none); and when a newer version wrote it, the figures
+-- it is decided and written under, its own ({ code, p1, …, p5 }), else nil: the charge's.
+local function load(code, key, field, p1, p2, p3, p4, p5, now, cv)
+  local v = nil
+  if field ~= 0 then
+    v = identityValue(key, now).states[field] or nil
+  -- A concurrency key holds a sorted set of leases, which its branch reads itself.
+  elseif code ~= 8 then
+    v = redis.pcall('GET', key)
+    -- Missing, or another type (a rule that changed algorithm): no state. The sliding log tells
+    -- the error of a key that holds a list (its long form) from a missing key.
+    if code ~= 5 and type(v) ~= 'string' then v = nil end
+  end
+  local ver, carried, adopted, sc, sv, q1, q2, q3, q4, q5 = -1, false, nil
+  if cv >= 0 then ver = floor(cv / 4) end
+  -- The length first: most states are shorter than a header, and cost no call to string.byte.
+  if type(v) == 'string' and #v > 50 and string.byte(v) == 86 then
+    sc, sv, q1, q2, q3, q4, q5 = struct.unpack('<Bdddddd', v, 2)
+    v = string.sub(v, 51)
+    if sv > ver and (cv >= 0 or sc == code) then
+      code, p1, p2, p3, p4, p5, ver = sc, q1, q2, q3, q4, q5, sv
+      adopted = { sc, q1, q2, q3, q4, q5 }
+    elseif cv < 0 then
+      -- Another algorithm's, to a rule without a version: no state, as a plain one would be.
+      v = nil
+    elseif sc ~= code or q1 ~= p1 or q2 ~= p2 or q3 ~= p3 or q4 ~= p4 or q5 ~= p5 then
+      carried = true
+    end
+  end
+  -- A state of one number is kept as a double in the identity value (identity-value.ts).
+  local from = code
+  if carried then from = sc end
+  if field ~= 0 and v and #v == 8 and (from == 2 or from == 7) then
+    v = struct.unpack('<d', v)
+  end
+  local s, moved = nil, false
+  if carried then
+    local old = parse(sc, key, v, q1, q2, q3, q4, q5, now)
+    s = carryState(sc, key, old, q1, q2, q3, q4, q5, code, p1, p2, p3, p4, p5, cv - ver * 4, now)
+    if s == nil then s = parse(code, key, nil, p1, p2, p3, p4, p5, now) end
+  else
+    s, moved = parse(code, key, v, p1, p2, p3, p4, p5, now)
+  end
+  return s, moved, v ~= nil and v ~= false, carried, ver, adopted
+end
 
 local function freshAt(code, key, s, p1, p2, p3, p4, p5)
   local fresh
@@ -627,8 +1100,9 @@ end
 -- nothing), plus a margin; a state that is already fresh is deleted instead. With the server's
 -- clock the deadline is absolute (PXAT), so it agrees with TIME to the ms. Whole numbers below
 -- 2^53 go to redis.call as decimal text made by format('%d'): exact, and far cheaper than the
--- '%.17g' Redis would print a number with.
-local function save(code, key, field, s, p1, p2, p3, p4, p5, now, absolute, margin)
+-- '%.17g' Redis would print a number with. A state of a version (`ver` ≥ 0) starts with its
+-- figures (carry.lua.ts).
+local function save(code, key, field, s, p1, p2, p3, p4, p5, now, absolute, margin, ver)
   local fresh = freshAt(code, key, s, p1, p2, p3, p4, p5)
   if field ~= 0 then
     -- Kept in the identity value, written once by writeIdentities.
@@ -659,6 +1133,10 @@ local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs 
   elseif code == 8 then
     local limit, retryAfterMs, leaseMs, owner, lease = p1, p2, p3, p4, p5 value = false
   end
+      if ver >= 0 then
+        if type(value) == 'number' then value = struct.pack('<d', value) end
+        value = string.char(86) .. struct.pack('<Bdddddd', code, ver, p1, p2, p3, p4, p5) .. value
+      end
     end
     setIdentityState(key, field, value, fresh, margin, now)
     return
@@ -696,6 +1174,7 @@ local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs 
     local limit, retryAfterMs, leaseMs, owner, lease = p1, p2, p3, p4, p5 value = false
   end
   if type(value) == 'number' then value = format('%d', value) end
+  if value and ver >= 0 then value = string.char(86) .. struct.pack('<Bdddddd', code, ver, p1, p2, p3, p4, p5) .. value end
   if value then
     redis.call('SET', key, value, mode, deadline)
   elseif absolute then
@@ -720,17 +1199,20 @@ local n = #KEYS
 local reply = { now, 0 }
 local states, byKey, distinct = {}, {}, {}
 for i = 1, n do
-  local base = (i - 1) * 9 + 3
+  local base = (i - 1) * 10 + 3
   local key = KEYS[i]
   local place = key
   if ARGV[base + 9] ~= '0' then place = key .. ' ' .. ARGV[base + 9] end
   local s = byKey[place]
   if s == nil then
-    local code = tonumber(ARGV[base + 1])
-    local moved, stored
-    s, moved, stored = load(code, key, tonumber(ARGV[base + 9]), tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 7]), tonumber(ARGV[base + 8]), now)
-    -- `stored`: a settle's load only (nil otherwise).
-    s.code, s.key, s.i, s.dirty, s.moved, s.stored = code, key, i, false, moved, stored
+    local code, moved, stored, carried, ver, adopted = tonumber(ARGV[base + 1])
+    s, moved, stored, carried, ver, adopted = load(code, key, tonumber(ARGV[base + 9]), tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 7]), tonumber(ARGV[base + 8]), now, tonumber(ARGV[base + 10]))
+    -- A state a newer version wrote is decided and written under its own figures (s.q, see
+    -- load; each charge's own otherwise, a concurrency charge's lease among them); a state
+    -- carried into the charge's figures is written whatever the decision.
+    if adopted then code = adopted[1] end
+    s.code, s.key, s.i, s.dirty, s.moved, s.stored, s.ver, s.q = code, key, i, carried, moved, stored, ver, adopted
+    s.carried = carried
     byKey[place] = s
     distinct[#distinct + 1] = s
   end
@@ -742,19 +1224,19 @@ end
 local chargedAt = {}
 for time in string.gmatch(ARGV[3], '%S+') do chargedAt[#chargedAt + 1] = tonumber(time) end
 for i = 1, n do
-  local base = (i - 1) * 9 + 3
+  local base = (i - 1) * 10 + 3
   local s = states[i]
   local charged, actual = tonumber(ARGV[base + 2]), tonumber(ARGV[base + 3])
   if actual > charged or (actual < charged and s.stored) then
-    settle(s.code, s.key, s, tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 7]), tonumber(ARGV[base + 8]), charged, actual, chargedAt[i] or chargedAt[1], now)
+    settle(s.code, s.key, s, (s.q and s.q[2] or tonumber(ARGV[base + 4])), (s.q and s.q[3] or tonumber(ARGV[base + 5])), (s.q and s.q[4] or tonumber(ARGV[base + 6])), (s.q and s.q[5] or tonumber(ARGV[base + 7])), (s.q and s.q[6] or tonumber(ARGV[base + 8])), charged, actual, chargedAt[i] or chargedAt[1], now)
     s.dirty, s.stored = true, true
   end
 end
 
 for _, s in ipairs(distinct) do
   if s.dirty then
-    local base = (s.i - 1) * 9 + 3
-    save(s.code, s.key, tonumber(ARGV[base + 9]), s, tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 7]), tonumber(ARGV[base + 8]), now, absolute, margin)
+    local base = (s.i - 1) * 10 + 3
+    save(s.code, s.key, tonumber(ARGV[base + 9]), s, (s.q and s.q[2] or tonumber(ARGV[base + 4])), (s.q and s.q[3] or tonumber(ARGV[base + 5])), (s.q and s.q[4] or tonumber(ARGV[base + 6])), (s.q and s.q[5] or tonumber(ARGV[base + 7])), (s.q and s.q[6] or tonumber(ARGV[base + 8])), now, absolute, margin, s.ver)
   end
 end
 writeIdentities()

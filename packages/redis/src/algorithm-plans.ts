@@ -1,3 +1,4 @@
+import { DEFAULT_CARRY } from '@tollgate/core'
 import {
   type Algorithm,
   type CalendarWindows,
@@ -6,7 +7,10 @@ import {
 } from '@tollgate/core/store'
 import type { RuleFields, RuleSetScripts, ScriptBook } from './rule-set-scripts.js'
 import { MAX_RULE_SETS } from './rule-set-scripts.js'
+import { CARRY_STRATEGY_CODES, VERSIONED_HEADER_BYTES } from './scripts/carry.lua.js'
+import { concurrencyLua } from './scripts/concurrency.lua.js'
 import { MAX_STATE_BYTES } from './scripts/identity-value.js'
+import { leakyQueueLua } from './scripts/leaky-queue.lua.js'
 import type { LuaAlgorithm } from './scripts/lua-algorithm.js'
 import { luaAlgorithmNamed } from './scripts/registry.js'
 import { slidingLogLua } from './scripts/sliding-log.lua.js'
@@ -31,6 +35,12 @@ type AlgorithmPlan = {
   readonly inIdentity: boolean
   /** In the identity layout: its one-rule scripts, by the rule's field. */
   readonly oneRuleByField: Map<number, RuleSetScripts | undefined>
+  /**
+   * The carry argument of its charges (carry.lua.ts): '-1', or for a rule that declares a
+   * `version` whose states carry here, version × 4 + its `onChange`. Such a rule takes the
+   * general scripts, which read and write the figures beside each state.
+   */
+  readonly carry: string
 }
 
 /** A charge's algorithm plan, made on first use (a charge of an algorithm no script runs throws). */
@@ -89,11 +99,59 @@ function planFor(
   // A lease number changes with every request, so it cannot be a rule-set script's constant.
   const leased = params?.kind === 'concurrency'
   const inIdentity = identityLayout && fitsIdentityValue(lua, charge.algorithm)
+  const carry = carryArg(charge.algorithm, lua, calendar, identityLayout)
   const oneRule =
-    calendar === undefined && !leased && !inIdentity
+    calendar === undefined && !leased && !inIdentity && carry === '-1'
       ? book.of([{ algorithm: lua, params: paramsOf(args), shadow: false }])
       : undefined
-  return { id, lua, args, oneRule, calendar, leased, inIdentity, oneRuleByField: new Map() }
+  const oneRuleByField = new Map()
+  return { id, lua, args, oneRule, calendar, leased, inIdentity, oneRuleByField, carry }
+}
+
+/**
+ * A charge's carry argument: -1 but for a rule that declares a `version` and whose state is one
+ * string the scripts carry (`carriesOnRedis`): the version × 4 + its `onChange`.
+ */
+function carryArg(
+  algorithm: Algorithm,
+  lua: LuaAlgorithm,
+  calendar: CalendarWindows | undefined,
+  identityLayout: boolean,
+): string {
+  const versioned = algorithm.versioned
+  if (versioned === undefined || !carriesOnRedis(lua, algorithm, calendar, identityLayout)) {
+    return '-1'
+  }
+  const strategy = versioned.onChange ?? DEFAULT_CARRY[algorithm.name]
+  return String(versioned.version * 4 + CARRY_STRATEGY_CODES[strategy])
+}
+
+/**
+ * Whether the scripts carry this algorithm's states across a change of figures: the rate rules
+ * (not the leaky queue, whose figures never change while running) and the windows but the
+ * sliding log (its long form is a list) and calendar windows (whose figures move with the window).
+ */
+export function carriesOnRedis(
+  lua: LuaAlgorithm,
+  algorithm: Algorithm,
+  calendar: CalendarWindows | undefined,
+  identityLayout: boolean,
+): boolean {
+  if (calendar !== undefined) return false
+  if (
+    identityLayout &&
+    fitsIdentityValue(lua, algorithm) &&
+    !fitsIdentityValue(lua, algorithm, VERSIONED_HEADER_BYTES)
+  ) {
+    // Its state fits the identity value only without the version and figures: kept there as it
+    // is (where a process of any version finds it), so it does not carry.
+    return false
+  }
+  return (
+    lua.code !== slidingLogLua.code &&
+    lua.code !== leakyQueueLua.code &&
+    lua.code !== concurrencyLua.code
+  )
 }
 
 /** The one-rule scripts of a rule in the identity layout, which hold its field. */
@@ -105,7 +163,7 @@ function oneRuleInIdentity(
 ): RuleSetScripts | undefined {
   const field = fields.of(rule)
   if (plan.oneRuleByField.has(field)) return plan.oneRuleByField.get(field)
-  if (plan.calendar !== undefined) return undefined
+  if (plan.calendar !== undefined || plan.carry !== '-1') return undefined
   const found = book.of([
     { algorithm: plan.lua, params: paramsOf(plan.args), shadow: false, field },
   ])
@@ -172,11 +230,12 @@ function scriptArgs(
  * Whether a rule's state is kept in the identity value: one string of at most MAX_STATE_BYTES.
  * A concurrency rule keeps a sorted set of leases, and a sliding log may grow into a list:
  * both stay on a key of their own (under the same hash tag, so in the same slot); so does a
- * sliding window of more than 30 sub-windows (9 + 8 bytes each).
+ * sliding window of more than 30 sub-windows (9 + 8 bytes each). `extra`: bytes before the
+ * state (a versioned state's header, carry.lua.ts).
  */
-function fitsIdentityValue(lua: LuaAlgorithm, algorithm: Algorithm): boolean {
+function fitsIdentityValue(lua: LuaAlgorithm, algorithm: Algorithm, extra = 0): boolean {
   if (lua.kind === 'concurrency' || lua.code === slidingLogLua.code) return false
   const params = algorithm.params
   const buckets = params?.kind === 'window' ? (params.buckets ?? 0) : 0
-  return 9 + 8 * buckets <= MAX_STATE_BYTES
+  return 9 + 8 * buckets + extra <= MAX_STATE_BYTES
 }

@@ -66,8 +66,8 @@ describe('chargePreparer', () => {
     const [a, b] = [preparer.prepare(day, 0), preparer.prepare(second, 0)]
     expect([a.key, b.key]).toEqual(['tg:{ip:192.0.2.1}', 'tg:{ip:192.0.2.1}'])
     expect(a.tag).toBe('ip:192.0.2.1')
-    // Different fields, so different places: two states in one value.
-    expect(a.args.at(-1)).not.toBe(b.args.at(-1))
+    // Different fields (before the carry argument), so different places: two states in one value.
+    expect(a.args.at(-2)).not.toBe(b.args.at(-2))
     expect(a.place).not.toBe(b.place)
     expect(preparer.oneRuleScript(day)).not.toBe(preparer.oneRuleScript(second))
     // The same algorithm under another rule id: another field, another script.
@@ -80,7 +80,7 @@ describe('chargePreparer', () => {
     for (const c of own) {
       const prepared = preparer.prepare(c, 0)
       expect(prepared.key).toBe(`tg:${c.rule}:{ip:192.0.2.1}`)
-      expect(prepared.args.at(-1)).toBe('0')
+      expect(prepared.args.at(-2)).toBe('0')
     }
     // A sliding window of 30 sub-windows (249 bytes of state) still fits the value.
     const fits = charge('fits', slidingWindow({ limit: 50, windowMs: 30_000, buckets: 30 }))

@@ -39,7 +39,7 @@ export type PreparedCharge = {
   readonly key: string
   /** The hash tag contents (the encoded identity), for Redis Cluster slot grouping. */
   readonly tag: string
-  /** [algorithm code, cost, shadow, p1, …, p5, field] as the scripts read them. */
+  /** [algorithm code, cost, shadow, p1, …, p5, field, carry] as the scripts read them. */
   readonly args: readonly string[]
   /**
    * Where its state lives: the key, or the key and the field in the identity value. Two charges
@@ -250,7 +250,7 @@ function ruleSetsById(planOf: PlanOf, fields: RuleFields, book: ScriptBook): Rul
     let id = ''
     for (const charge of charges) {
       const plan = planOf(charge)
-      if (plan.calendar !== undefined || plan.leased) return undefined
+      if (plan.calendar !== undefined || plan.leased || plan.carry !== '-1') return undefined
       const field = plan.inIdentity ? `:${fields.of(charge.rule)}` : ''
       id += `${plan.id}${charge.shadow ? 's' : ''}${field},`
     }
@@ -290,13 +290,13 @@ function chargeArgs(
     const head = [code!, String(charge.cost), charge.shadow ? '1' : '0', p1!, p2!, p3!, p4!]
     if (plan.inIdentity) {
       const field = String(fields.of(charge.rule))
-      return { key, tag, args: [...head, p5!, field], place: `${key} ${field}` }
+      return { key, tag, args: [...head, p5!, field, plan.carry], place: `${key} ${field}` }
     }
-    if (!plan.leased) return { key, tag, args: [...head, p5!, '0'], place: key }
+    if (!plan.leased) return { key, tag, args: [...head, p5!, '0', plan.carry], place: key }
     // Whole numbers below 2^53, as every argument the scripts read.
     if (given === undefined) leasesMade = (leasesMade + 1) % Number.MAX_SAFE_INTEGER
     const lease = given ?? leasesMade
-    return { key, tag, args: [...head, String(lease), '0'], place: key, lease }
+    return { key, tag, args: [...head, String(lease), '0', '-1'], place: key, lease }
   }
 }
 

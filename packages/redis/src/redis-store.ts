@@ -8,6 +8,7 @@ import type {
   Outcome,
   PenalisedOutcome,
   Penalty,
+  RuleChange,
   Settlement,
   Store,
 } from '@tollgate/core/store'
@@ -19,6 +20,7 @@ import { leaseBook, leaseTimers } from './leases.js'
 import { penaltyCalls } from './penalised-call.js'
 import { chargePreparer } from './prepare.js'
 import { consumer, generalConsumer, refunder, renewer, scriptRunner } from './redis-calls.js'
+import { checkRuleChanges } from './rule-changes.js'
 import {
   consumeScript,
   penaltiesScript,
@@ -50,7 +52,10 @@ export interface RedisStore extends Store {
    * forgotten `forgetAfterMs` after the block ends (scripts/penalties.lua.ts).
    */
   consumePenalised(charges: readonly Charge[], now: number): Promise<PenalisedOutcome>
-  /** A look at cost 0 and the key's offences, in one call that writes nothing. */
+  /**
+   * A look at cost 0 and the key's offences, in one call that writes nothing but a state it
+   * carried into a rule's new figures (as a charge would have).
+   */
   peek(ref: KeyRef, penalty: Penalty | undefined, now: number): Promise<KeyStatus>
   /** Drops the key's state and its offences under the rule, in one call. */
   reset(ref: KeyRef, now: number): Promise<void>
@@ -58,6 +63,17 @@ export interface RedisStore extends Store {
   block(ref: KeyRef, penalty: Penalty, until: number, now: number): Promise<void>
   /** Lifts the key's block and forgets its offences under the rule, in one call. */
   unblock(ref: KeyRef, now: number): Promise<void>
+  /**
+   * Rules changed while running: checks that each change can carry (a rule that declares a
+   * `version`, raised with its figures), and writes nothing; each key is carried by the scripts
+   * when it is next charged, as its state keeps the version and figures it was written under.
+   * Rejects, naming the rule and field, a change it cannot carry (rule-changes.ts).
+   */
+  updateRules(
+    changes: readonly RuleChange[],
+    removed: readonly string[],
+    now: number,
+  ): Promise<void>
   /** Each call's budget (the `timeoutMs` option): the limiter sets no timer of its own. */
   readonly timeoutMs: number
   /**
@@ -170,6 +186,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     refund: refunder(config, client, preparer, runner, leases, watch),
     settle: settler(config, client, preparer, watch),
     ...penaltyCalls(config, client, preparer, runner, leases, watch),
+    updateRules: (changes) => checkRuleChanges(changes, layout === 'identity'),
   }
 }
 

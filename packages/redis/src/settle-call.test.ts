@@ -50,7 +50,7 @@ describe('RedisStore.settle', () => {
     // now, margin, the time charged; then per charge code, charged, actual, p1 … p5, field.
     expect(call!.args.slice(0, 3)).toEqual(['1500', '1000', '1000'])
     expect(call!.args.slice(3, 6)).toEqual(['1', '5', '2'])
-    expect(call!.args.slice(12, 15)).toEqual(['1', '5', '9'])
+    expect(call!.args.slice(13, 16)).toEqual(['1', '5', '9'])
   })
 
   it('sends a calendar window’s charge as the start of its window, as a refund does', async () => {

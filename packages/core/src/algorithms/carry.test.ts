@@ -268,6 +268,23 @@ describe('carrying a sliding window (two counters or sub-windows)', () => {
   })
 })
 
+describe('carrying into two sub-window counters', () => {
+  // Two sub-windows take three numbers, as the two counters do: the carried count is charged at
+  // now, in now's sub-window, so it counts until that one ages out, a whole window later.
+  it('counts the carried amount in the sub-window of now', () => {
+    const from = slidingWindow({ limit: 10, windowMs: 2000, buckets: 2 })
+    const to = slidingWindow({ limit: 20, windowMs: 2000, buckets: 2 })
+    for (const now of [START, START + 1000]) {
+      const state = fresh(from, now)
+      from.decide(state, 0, 5, now, true)
+      const carried = carryState(from, state, 0, to, now, 'keep')!
+      const lastOfIt = (Math.floor(now / 1000) + 2) * 1000 - 1
+      expect(to.decide(carried, 0, 0, lastOfIt, false).remaining, String(now)).toBe(15)
+      expect(to.decide(carried, 0, 0, lastOfIt + 1, false).remaining, String(now)).toBe(20)
+    }
+  })
+})
+
 describe('what starts fresh', () => {
   it('an algorithm changed into another family, and a reset', () => {
     const window = fixedWindow({ limit: 10, windowMs: 1000 })

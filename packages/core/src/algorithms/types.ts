@@ -2,6 +2,7 @@ import type { Decision } from '../decision.js'
 import type { createScheduler } from '../wait/scheduler.js'
 import type { createSlotQueues, SlotQueueParams } from '../wait/slot-queues.js'
 import type { CalendarWindows } from './calendar.js'
+import type { CarryStrategy } from './carried-use.js'
 
 /** The six counting rules (the leaky bucket as a meter and as a queue), and `concurrency`, which
  * counts requests in flight. */
@@ -139,6 +140,16 @@ export interface Algorithm {
    * of `stateSize` doubles (see `PackedState`).
    */
   readonly packed?: PackedState
+  /**
+   * Set on the algorithm of a rule that declares a `version`: the version of its figures and
+   * how a state written under other figures carries into them (the rule's `onChange`, when it
+   * declares one), for a store that keeps the figures beside each state (Redis). The memory
+   * store ignores it.
+   */
+  readonly versioned?: {
+    readonly version: number
+    readonly onChange: CarryStrategy | undefined
+  }
   /** Writes the state of a key never seen before: full capacity at `now`. */
   init(slots: StateSlots, offset: number, now: number): void
   /**

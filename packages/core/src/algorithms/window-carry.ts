@@ -25,7 +25,8 @@ export const windowUse: UseForm = {
     if (algorithm.name === 'fixed_window') {
       // A count above the limit (`keep`'s debt) must still fit the 8-byte form's 21 bits.
       state[1] = algorithm.packed === undefined ? used : Math.min(used, PACKED_CAPACITY_LIMIT - 1)
-    } else if (algorithm.stateSize === 3) {
+    } else if (algorithm.params?.kind === 'window' && algorithm.params.buckets === undefined) {
+      // The two counters (two sub-window counters take three numbers too).
       state[2] = used
     } else {
       // Sub-window counters: charged at `now`, up to the limit.

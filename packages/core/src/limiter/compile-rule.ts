@@ -57,10 +57,15 @@ export function compileRule(
   keyCaches: Map<string, CompiledRule['lastKey']> = new Map(),
 ): CompiledRule {
   // A rule whose charges are settled keeps its keys wide: a debt does not fit 8 bytes.
-  const algorithm =
+  const built =
     rule.settle === undefined
       ? algorithmOf(rule, algorithms)
       : reservable(algorithmOf(rule, algorithms))
+  // A rule that declares a version carries it, for a store that keeps it beside each state.
+  const algorithm =
+    rule.version === undefined
+      ? built
+      : { ...built, versioned: { version: rule.version, onChange: rule.onChange } }
   const costRoutes = Object.keys(rule.costByRoute)
   const keyPrefix = `${rule.match.identity[0]}:`
   let lastKey = keyCaches.get(keyPrefix)

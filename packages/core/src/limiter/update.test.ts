@@ -146,3 +146,38 @@ describe('onChange, validated like every rule field', () => {
     expect('onChange' in defineRules([bucket(3)])[0]!).toBe(false)
   })
 })
+
+describe('version, validated like every rule field', () => {
+  it('is a whole number ≥ 0, read from a rules file too, and refused naming the field', () => {
+    expect(defineRules([bucket(3, { version: 4 })])[0]!.version).toBe(4)
+    const file = (version: unknown) => ({
+      rules: [
+        {
+          id: 'daily',
+          match: { identity: 'ip' },
+          algorithm: 'fixed_window',
+          limit: 9,
+          window_s: 60,
+          version,
+        },
+      ],
+    })
+    expect(parseRules(file(0))[0]!.version).toBe(0)
+    for (const bad of [-1, 1.5, '2', 2 ** 53]) {
+      expect(() => parseRules(file(bad)), String(bad)).toThrow(
+        /rule "daily": version: expected a whole number ≥ 0/,
+      )
+    }
+    expect('version' in defineRules([bucket(3)])[0]!).toBe(false)
+  })
+
+  it('changes nothing on the memory store: a change of version alone leaves the rule as it is', () => {
+    const { limiter } = setup([bucket(10, { version: 1 })])
+    spend(limiter, 4, 1000)
+    expect(limiter.update!([bucket(10, { version: 2 })])).toMatchObject({ unchanged: ['api'] })
+    expect(spend(limiter, 1, 1000)[0]!.decisions[0]!.remaining).toBe(5)
+    // Its figures change without raising it, as the memory store needs none.
+    expect(limiter.update!([bucket(20, { version: 2 })])).toMatchObject({ changed: ['api'] })
+    expect(spend(limiter, 1, 1000)[0]!.decisions[0]!.remaining).toBe(14)
+  })
+})

@@ -30,6 +30,7 @@ const LABELS: FieldLabels = {
   settle: 'settle',
   penalty: 'penalty',
   onChange: 'onChange',
+  version: 'version',
 }
 
 const CODE_SHAPE: RuleShape = {

@@ -34,6 +34,7 @@ const LABELS = {
   settle: 'settle',
   penalty: 'penalty',
   onChange: 'on_change',
+  version: 'version',
 } as const satisfies FieldLabels
 
 const FILE_SHAPE: RuleShape = {
@@ -121,6 +122,7 @@ function readFileRule(record: Record<string, unknown>, issue: IssueSink) {
     settle: raw.settle,
     penalty: raw.penalty,
     onChange: raw.on_change,
+    version: raw.version,
   }
   const perSecond = raw.rate_per_s
   if (perSecond === undefined) {

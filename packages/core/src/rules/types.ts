@@ -99,6 +99,14 @@ type RuleConfigBase = {
    */
   readonly onChange?: CarryStrategy
   /**
+   * The version of the rule's figures, a whole number ≥ 0 that rises whenever they change: what
+   * a store shared between processes (Redis) keeps beside each key's state, so that a process
+   * still running older figures never rolls a newer state back. Give the same rule the same
+   * version in every process. See docs/concepts/changing-rules-while-running.md. Needed to
+   * change a rule's figures on Redis; the memory store carries states without it.
+   */
+  readonly version?: number
+  /**
    * Makes the rule's charge a reservation: the request is admitted against an estimate (`cost`,
    * `costByRoute`, or `DecideOptions.estimate`), and `limiter.settle(verdict, actual)` replaces
    * it with what the request really cost once it is known (tokens an answer used, bytes it
@@ -255,6 +263,8 @@ type RuleBase = {
   readonly penalty?: PenaltyRule
   /** Set when given: how its keys carry over a change of its figures (`limiter.update`). */
   readonly onChange?: CarryStrategy
+  /** Set when given: the version of its figures, kept beside each state by a shared store. */
+  readonly version?: number
 }
 
 /** A validated rate rule; `period` in whole ms. */

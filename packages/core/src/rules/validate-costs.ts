@@ -55,7 +55,8 @@ export function validateCosts(
   return ok ? { cost: defaultCost, costByRoute } : undefined
 }
 
-function costProblem(value: unknown, capacity: number | undefined): string | undefined {
+/** What is wrong with a cost (a whole number ≥ 0, at most `capacity`), or undefined. */
+export function costProblem(value: unknown, capacity: number | undefined): string | undefined {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
     return `expected a whole number ≥ 0, got ${typeName(value)}`
   }

@@ -10,7 +10,7 @@ import { toMilliseconds } from './duration.js'
 import { type IssueSink, RuleValidationError } from './issues.js'
 import type { RouteParser } from './route.js'
 import type { Rule } from './types.js'
-import { validateCosts } from './validate-costs.js'
+import { costProblem, validateCosts } from './validate-costs.js'
 import { isRecord, ownValue, typeName, validateMatch } from './validate-match.js'
 import type { PenaltyReader } from './validate-penalty.js'
 
@@ -40,7 +40,8 @@ export type RuleFields = {
     | 'onMissingIdentity'
     | 'settle'
     | 'penalty'
-    | 'onChange']?: unknown
+    | 'onChange'
+    | 'version']?: unknown
 }
 
 /** How each field was spelt in the user's input, for error messages. */
@@ -143,6 +144,10 @@ export function validateRule(
     fail,
   )
   const onChange = validateOnChange(fields.onChange, labels.onChange, fail)
+  // A whole number ≥ 0, as a cost is (a Redis script keeps it exactly, as every number).
+  const version = fields.version
+  const versionProblem = version === undefined ? undefined : costProblem(version, undefined)
+  if (versionProblem !== undefined) fail(labels.version, versionProblem)
   const params = validateParams(fields, labels, fail, algorithms)
   const costs = validateCosts(
     fields.cost,
@@ -169,6 +174,7 @@ export function validateRule(
     ...(settle === undefined ? {} : { settle }),
     ...(penalty === undefined ? {} : { penalty }),
     ...(onChange === undefined ? {} : { onChange }),
+    ...(version === undefined ? {} : { version }),
   } as Rule
   Object.defineProperty(rule, VALIDATED, { value: true })
   return deepFreeze(rule)

@@ -1,3 +1,4 @@
+import { CARRY_LUA, readVersionedLua, versionedValueLua } from './carry.lua.js'
 import { concurrencyLua } from './concurrency.lua.js'
 import { gcraLua } from './gcra.lua.js'
 import { IDENTITY_LIBRARY_LUA } from './identity-value.js'
@@ -71,39 +72,21 @@ export function arithmeticFor(body: string): string {
  */
 export function libraryLua(entry: 'consume' | 'refund' | 'settle'): string {
   return `${ARITHMETIC_LUA}${IDENTITY_LIBRARY_LUA}
--- The state of one key (or of \`field\` in the identity value under \`key\`, when not 0), or the
--- state of a key never seen (init at now), whether it was moved to now (a clock that stepped
--- back further than the rule's reset span): a moved state is written back whatever the
--- decision; and for a settle, whether a state was stored (what it gives units back to).
-local function load(code, key, field, p1, p2, p3, p4, p5, now)
-  local s, moved, v = nil, false, nil
-  if field ~= 0 then
-    v = identityValue(key, now).states[field] or nil
-    -- A state of one number is kept as a double (identity-value.ts).
-    if v and #v == 8 and (code == ${gcraLua.code} or code == ${leakyQueueLua.code}) then
-      v = struct.unpack('<d', v)
-    end
-  -- A concurrency key holds a sorted set of leases, which its branch reads itself.
-  elseif code ~= ${concurrencyLua.code} then
-    v = redis.pcall('GET', key)
-    -- Missing, or another type (a rule that changed algorithm): no state. The sliding log tells
-    -- the error of a key that holds a list (its long form) from a missing key.
-    if code ~= ${slidingLogLua.code} and type(v) ~= 'string' then v = nil end
-  end
+-- The state \`v\` (the string stored, or nil: a key never seen, init at now) of the algorithm
+-- \`code\`, and whether it was moved to now (a clock that stepped back further than the rule's
+-- reset span): a moved state is written back whatever the decision.
+local function parse(code, key, v, p1, p2, p3, p4, p5, now)
+  local s, moved = nil, false
   ${dispatch((a) => a.load())}
-  return s, moved${entry === 'settle' ? ', v ~= nil and v ~= false' : ''}
+  return s, moved
 end
-${
-  entry === 'settle'
-    ? ''
-    : `
+
 local function decide(code, key, s, p1, p2, p3, p4, p5, cost, now, commit)
   local allowed, remaining, reset, retry
   ${dispatch((a) => a.decide)}
   return allowed, remaining, reset, retry
 end
-`
-}${
+${
   entry === 'refund'
     ? `
 local function refund(code, key, s, p1, p2, p3, p4, p5, cost, chargedAt, now)
@@ -119,7 +102,40 @@ local function settle(code, key, s, p1, p2, p3, p4, p5, charged, actual, charged
 end
 `
     : ''
-}
+}${CARRY_LUA()}
+-- The state of one key (or of \`field\` in the identity value under \`key\`, when not 0) for a
+-- charge of (code, p…) whose carry argument is \`cv\` (carry.lua.ts): whether it was moved to
+-- now (written back whatever the decision); whether a state was stored (what a settle gives
+-- units back to); whether it was carried from other figures (written back even at cost 0); and
+-- the version it is written under (-1: none); and when a newer version wrote it, the figures
+-- it is decided and written under, its own ({ code, p1, …, p5 }), else nil: the charge's.
+local function load(code, key, field, p1, p2, p3, p4, p5, now, cv)
+  local v = nil
+  if field ~= 0 then
+    v = identityValue(key, now).states[field] or nil
+  -- A concurrency key holds a sorted set of leases, which its branch reads itself.
+  elseif code ~= ${concurrencyLua.code} then
+    v = redis.pcall('GET', key)
+    -- Missing, or another type (a rule that changed algorithm): no state. The sliding log tells
+    -- the error of a key that holds a list (its long form) from a missing key.
+    if code ~= ${slidingLogLua.code} and type(v) ~= 'string' then v = nil end
+  end${readVersionedLua}
+  -- A state of one number is kept as a double in the identity value (identity-value.ts).
+  local from = code
+  if carried then from = sc end
+  if field ~= 0 and v and #v == 8 and (from == ${gcraLua.code} or from == ${leakyQueueLua.code}) then
+    v = struct.unpack('<d', v)
+  end
+  local s, moved = nil, false
+  if carried then
+    local old = parse(sc, key, v, q1, q2, q3, q4, q5, now)
+    s = carryState(sc, key, old, q1, q2, q3, q4, q5, code, p1, p2, p3, p4, p5, cv - ver * 4, now)
+    if s == nil then s = parse(code, key, nil, p1, p2, p3, p4, p5, now) end
+  else
+    s, moved = parse(code, key, v, p1, p2, p3, p4, p5, now)
+  end
+  return s, moved, v ~= nil and v ~= false, carried, ver, adopted
+end
 
 local function freshAt(code, key, s, p1, p2, p3, p4, p5)
   local fresh
@@ -131,14 +147,19 @@ end
 -- nothing), plus a margin; a state that is already fresh is deleted instead. With the server's
 -- clock the deadline is absolute (PXAT), so it agrees with TIME to the ms. Whole numbers below
 -- 2^53 go to redis.call as decimal text made by format('%d'): exact, and far cheaper than the
--- '%.17g' Redis would print a number with.
-local function save(code, key, field, s, p1, p2, p3, p4, p5, now, absolute, margin)
+-- '%.17g' Redis would print a number with. A state of a version (\`ver\` ≥ 0) starts with its
+-- figures (carry.lua.ts).
+local function save(code, key, field, s, p1, p2, p3, p4, p5, now, absolute, margin, ver)
   local fresh = freshAt(code, key, s, p1, p2, p3, p4, p5)
   if field ~= 0 then
     -- Kept in the identity value, written once by writeIdentities.
     local value = nil
     if fresh > now then
       ${dispatch((a) => ` value = ${a.format}`)}
+      if ver >= 0 then
+        if type(value) == 'number' then value = struct.pack('<d', value) end
+        value = ${versionedValueLua('value')}
+      end
     end
     setIdentityState(key, field, value, fresh, margin, now)
     return
@@ -152,6 +173,7 @@ local function save(code, key, field, s, p1, p2, p3, p4, p5, now, absolute, marg
   local value
   ${dispatch((a) => ` value = ${a.format}`)}
   if type(value) == 'number' then value = format('%d', value) end
+  if value and ver >= 0 then value = ${versionedValueLua('value')} end
   if value then
     redis.call('SET', key, value, mode, deadline)
   elseif absolute then

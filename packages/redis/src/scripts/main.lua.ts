@@ -8,9 +8,10 @@ import { slidingWindowLua } from './sliding-window.lua.js'
 /**
  * The entry points. Both take one KEYS entry per charge and
  *   ARGV = [now, or -1 for the server's TIME; expiry margin (ms); flag;
- *           then per charge: algorithm code, cost, shadow (1/0), p1, p2, p3, p4, p5, field]
+ *           then per charge: algorithm code, cost, shadow (1/0), p1, p2, p3, p4, p5, field, carry]
  * where `field` is the charge's field in the identity value under its key (identity-value.ts),
- * or 0 for a key of its own.
+ * or 0 for a key of its own, and `carry` -1 for a rule without a version, else the version of
+ * its figures × 4 + how a state of other figures carries into them (carry.lua.ts).
  * and reply [now, then per charge: allowed, remaining, resetAfterMs, then retryAfterMs of each
  * charge not allowed, or the delayMs of each allowed leaky_queue charge (-1: none, a cost-0
  * report), in order], where allowed is 1, or 0 when denied, or 2 when denied on
@@ -24,7 +25,7 @@ import { slidingWindowLua } from './sliding-window.lua.js'
  * the request was committed is left to the caller, who can tell from the verdicts (no enforcing
  * charge at 0) and ARGV[3].
  */
-export const ARGS_PER_CHARGE = 9
+export const ARGS_PER_CHARGE = 10
 
 /**
  * What a reader of the general scripts sees first (lua/consume.lua, lua/refund.lua,
@@ -37,7 +38,8 @@ export const mainHeaderLua = (name: 'consume' | 'refund' | 'settle', flag: strin
 -- then per charge: algorithm code, ${name === 'settle' ? 'units charged, actual cost' : 'cost, shadow (1/0)'}, the algorithm's parameters
 -- (rate: unitsPerMs, unitsPerToken, capacity, 0, 0; window: limit, windowMs, 0, 0, 0;
 -- leaky_queue: unitsPerMs, unitsPerToken, capacity, delay in ticks, max wait in ticks or -1)
--- and its field in the identity value under its key (0: a key of its own).`
+-- its field in the identity value under its key (0: a key of its own), and its carry
+-- (-1: no version; else version × 4 + 0 keep, 1 proportional, 2 reset, 3 additive).`
 
 /** Reads the clock: the caller's (ARGV[1] ≥ 0) or this server's TIME, rounded down to the ms. */
 export const clock = `
@@ -111,11 +113,14 @@ for i = 1, n do
   if ARGV[base + 9] ~= '0' then place = key .. ' ' .. ARGV[base + 9] end
   local s = byKey[place]
   if s == nil then
-    local code = tonumber(ARGV[base + 1])
-    local moved, stored
-    s, moved, stored = load(code, key, tonumber(ARGV[base + 9]), tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 7]), tonumber(ARGV[base + 8]), now)
-    -- \`stored\`: a settle's load only (nil otherwise).
-    s.code, s.key, s.i, s.dirty, s.moved, s.stored = code, key, i, false, moved, stored
+    local code, moved, stored, carried, ver, adopted = tonumber(ARGV[base + 1])
+    s, moved, stored, carried, ver, adopted = load(code, key, tonumber(ARGV[base + 9]), tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 7]), tonumber(ARGV[base + 8]), now, tonumber(ARGV[base + 10]))
+    -- A state a newer version wrote is decided and written under its own figures (s.q, see
+    -- load; each charge's own otherwise, a concurrency charge's lease among them); a state
+    -- carried into the charge's figures is written whatever the decision.
+    if adopted then code = adopted[1] end
+    s.code, s.key, s.i, s.dirty, s.moved, s.stored, s.ver, s.q = code, key, i, carried, moved, stored, ver, adopted
+    s.carried = carried
     byKey[place] = s
     distinct[#distinct + 1] = s
   end
@@ -125,19 +130,31 @@ for i = 1, n do
 end
 `
 
+/**
+ * The parameters of the charge whose arguments start at `base`, on its state `s`: the charge's
+ * own, or those of the newer version that wrote the state (see loadAll).
+ */
+const paramsOf = (s: string) =>
+  [1, 2, 3, 4, 5]
+    .map((j) => `(${s}.q and ${s}.q[${j + 1}] or tonumber(ARGV[base + ${j + 3}]))`)
+    .join(', ')
+
 /** decide(...) for charge i; `cost` may be overridden (the cost-0 report). */
 export const decideCharge = (cost: string, commit: string) =>
-  `decide(states[i].code, states[i].key, states[i], tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 7]), tonumber(ARGV[base + 8]), ${cost}, now, ${commit})`
+  `decide(states[i].code, states[i].key, states[i], ${paramsOf('states[i]')}, ${cost}, now, ${commit})`
 
-export const saveDirty = `
+/** Writes back each distinct state for which `which` (Lua, of `s`) holds. */
+export const saveStates = (which: string) => `
 for _, s in ipairs(distinct) do
-  if s.dirty then
+  if ${which} then
     local base = (s.i - 1) * ${ARGS_PER_CHARGE} + 3
-    save(s.code, s.key, tonumber(ARGV[base + 9]), s, tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 7]), tonumber(ARGV[base + 8]), now, absolute, margin)
+    save(s.code, s.key, tonumber(ARGV[base + 9]), s, ${paramsOf('s')}, now, absolute, margin, s.ver)
   end
 end
 writeIdentities()
 `
+
+export const saveDirty = saveStates('s.dirty')
 
 /**
  * The multi-charge decision of a consume, after `loadAll`: a dry run of every charge, then the
@@ -197,12 +214,14 @@ if n == 1 and not denied then
   -- The key and algorithm code travel as arguments, not as fields of \`s\`: fields beside the
   -- state's slots would cost a hash part, allocated anew on every call.
   local code, key, field = tonumber(ARGV[4]), KEYS[1], tonumber(ARGV[12])
-  local s, moved = load(code, key, field, p1, p2, p3, p4, p5, now)
+  local s, moved, _, carried, ver, adopted = load(code, key, field, p1, p2, p3, p4, p5, now, tonumber(ARGV[13]))
+  if adopted then code, p1, p2, p3, p4, p5 = unpack(adopted) end
   local cost = tonumber(ARGV[5])
   local allowed, remaining, reset, retry = decide(code, key, s, p1, p2, p3, p4, p5, cost, now, true)
-  -- An inspection (cost 0) writes nothing, not even a move: the core decides it on a copy.
-  if cost > 0 and (allowed == 1 or moved) then
-    save(code, key, field, s, p1, p2, p3, p4, p5, now, absolute, margin)
+  -- An inspection (cost 0) writes nothing, not even a move: the core decides it on a copy. A
+  -- state carried into new figures is written whatever the decision, as the memory store does.
+  if (cost > 0 and (allowed == 1 or moved)) or carried then
+    save(code, key, field, s, p1, p2, p3, p4, p5, now, absolute, margin, ver)
     writeIdentities()
   end
   -- A load that swept ended leases ends the reply with how many units (see compactReply).
@@ -239,7 +258,7 @@ for i = 1, n do
   local s = states[i]
   local charged, actual = tonumber(ARGV[base + 2]), tonumber(ARGV[base + 3])
   if actual > charged or (actual < charged and s.stored) then
-    settle(s.code, s.key, s, tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 7]), tonumber(ARGV[base + 8]), charged, actual, chargedAt[i] or chargedAt[1], now)
+    settle(s.code, s.key, s, ${paramsOf('s')}, charged, actual, chargedAt[i] or chargedAt[1], now)
     s.dirty, s.stored = true, true
   end
 end
@@ -256,7 +275,8 @@ local chargedAt = {}
 for time in string.gmatch(ARGV[3], '%S+') do chargedAt[#chargedAt + 1] = tonumber(time) end
 for i = 1, n do
   local base = (i - 1) * ${ARGS_PER_CHARGE} + 3
-  refund(states[i].code, states[i].key, states[i], tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 7]), tonumber(ARGV[base + 8]), tonumber(ARGV[base + 2]), chargedAt[i] or chargedAt[1], now)
+  local s = states[i]
+  refund(s.code, s.key, s, ${paramsOf('s')}, tonumber(ARGV[base + 2]), chargedAt[i] or chargedAt[1], now)
   states[i].dirty = true
 end
 for i = 1, n do

@@ -6,6 +6,7 @@ import {
   decideCharge,
   loadAll,
   saveDirty,
+  saveStates,
 } from './main.lua.js'
 
 /**
@@ -148,6 +149,9 @@ if blocked then
       reply[at], reply[at + 1], reply[at + 2], reply[at + 3] = ${decideCharge('0', 'false')}
     end
   end
+  -- Nothing is charged, but a state carried into new figures is kept as carried (as the memory
+  -- store's look keeps it), so that the next call finds it as this one did.
+  ${saveStates('s.carried')}
 else
   local denied = mode == '1'
   ${decideAll}
