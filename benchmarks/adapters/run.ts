@@ -26,3 +26,6 @@ if (chosen.length === 0) {
 } else {
   for (const part of chosen) await PARTS[part]()
 }
+
+// A module (its parts are awaited at top level).
+export {}

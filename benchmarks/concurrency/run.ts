@@ -9,3 +9,6 @@
  */
 if (process.argv.includes('--redis')) await import('./redis.js')
 else await import('./memory-store.js')
+
+// A module (its parts are awaited at top level).
+export {}

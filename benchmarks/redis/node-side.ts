@@ -10,3 +10,6 @@
 // limiter), add another build beside this one, as each part's header says.
 if (process.argv.includes('--limiter')) await import('./limiter-node-side.js')
 else await import('./store-node-side.js')
+
+// A module (its parts are awaited at top level).
+export {}
