@@ -23,6 +23,7 @@ export {
 export { endWhenFinished, type NodeResponseEvents } from './response-end.js'
 export {
   type RulesFileSystem,
+  type RulesFileWatch,
   type RulesFileWatcher,
   type RulesFileWatcherOptions,
   type RulesReload,

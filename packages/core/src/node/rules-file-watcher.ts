@@ -30,7 +30,13 @@ export type RulesFileSystem = {
   /** The file's whole text. */
   readFile(path: string): Promise<string>
   /** Calls `changed` when the file may have changed; `close` stops it. */
-  watch(path: string, changed: () => void): { close(): void }
+  watch(path: string, changed: () => void): RulesFileWatch
+}
+
+/** A watch `RulesFileSystem.watch` started. */
+export type RulesFileWatch = {
+  /** Stops the watch: `changed` is not called after it. */
+  close(): void
 }
 
 /** Options of `watchRulesFile`. */
@@ -188,7 +194,7 @@ export function watchRulesFile(
     }, debounceMs)
   }
 
-  let watcher: { close(): void } | undefined
+  let watcher: RulesFileWatch | undefined
   if (pollMs === undefined || pollMs === false) {
     watcher = files.watch(path, changed)
   } else {
