@@ -60,7 +60,8 @@ export type ObservedLimiterOptions = LimiterOptions & {
  * and concurrency slots (see `ObservedEvent`). It decides exactly as `createLimiter` with the
  * same options does; the plain limiter pays nothing for this, since none of it is there. Pass
  * it to an adapter in place of the rules. Events no observer counts (`Observer.events`) are
- * not built.
+ * not built. Its `update` changes the rules as the plain limiter's does and tells each update
+ * (`rules.update`); a set adding a concurrency or queue rule it was not made with is refused.
  * @example
  * const limiter = observedLimiter({ rules, observers: [tollgateMetrics()] })
  * app.use(rateLimit(limiter))
