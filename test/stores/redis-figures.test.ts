@@ -115,6 +115,44 @@ describe.skipIf(!redisAvailable).each(['rule', 'identity'] as const)(
       expect(await ask(low)).toEqual([[false, 0]])
     })
 
+    it("a rule's new version takes its clients' figures along, and a process on the old one rolls none back", async () => {
+      const prefix = uniquePrefix('figures')
+      const versioned = (version: number, burst: number, figures: number) => {
+        const redis = new Redis(REDIS_URL)
+        connections.push(redis)
+        const store = redisStore({ client: ioredisClient(redis), time: 'caller', prefix, layout })
+        const rules = (own: number, v: number) => [
+          {
+            id: 'api',
+            match: { identity: 'api_key' },
+            algorithm: 'token_bucket' as const,
+            rate: 1,
+            period: '1h',
+            burst: own,
+            version: v,
+          },
+        ]
+        const limiter = createLimiter({
+          rules: rules(burst, version),
+          store,
+          figures: { api: { of: () => ({ burst: figures }) } },
+          logger: false,
+        })
+        return { limiter, update: (own: number, v: number) => limiter.update!(rules(own, v)) }
+      }
+      const updated = versioned(1, 10, 20)
+      // A process on version 1 whose lookup still gives the client a burst of 30.
+      const old = versioned(1, 10, 30)
+      expect(await last(updated.limiter, 5)).toEqual([true, 15])
+      expect(await updated.update(12, 2)).toMatchObject({ changed: ['api'] })
+      // The client's figures (burst 20) under version 2: its 6 used kept.
+      expect(await ask(updated.limiter)).toEqual([[true, 14]])
+      // The old process meets a version 2 state: decided under its figures (20, not its own 30),
+      // nothing rolled back.
+      expect(await ask(old.limiter)).toEqual([[true, 13]])
+      expect(await ask(updated.limiter)).toEqual([[true, 12]])
+    })
+
     it("a refund, an operator's peek and reset find the key under the client's figures", async () => {
       const prefix = uniquePrefix('figures')
       const high = process(prefix, 20, 'keep')
