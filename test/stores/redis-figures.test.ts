@@ -6,6 +6,7 @@ import {
   createLimiter,
   type Limiter,
   limiterOperations,
+  type RuleConfig,
   type Verdict,
 } from '@tollgate/core'
 import { ioredisClient, redisStore } from '@tollgate/redis'
@@ -121,11 +122,11 @@ describe.skipIf(!redisAvailable).each(['rule', 'identity'] as const)(
         const redis = new Redis(REDIS_URL)
         connections.push(redis)
         const store = redisStore({ client: ioredisClient(redis), time: 'caller', prefix, layout })
-        const rules = (own: number, v: number) => [
+        const rules = (own: number, v: number): RuleConfig[] => [
           {
             id: 'api',
             match: { identity: 'api_key' },
-            algorithm: 'token_bucket' as const,
+            algorithm: 'token_bucket',
             rate: 1,
             period: '1h',
             burst: own,
