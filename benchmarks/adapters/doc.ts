@@ -8,6 +8,8 @@ with its memory store.
 
 \`\`\`sh
 pnpm --filter @tollgate/benchmarks bench:adapters -- --write   # --sockets adds a check over real sockets
+pnpm --filter @tollgate/benchmarks bench:adapters -- --header-sets    # Tollgate with each peer's own headers
+pnpm --filter @tollgate/benchmarks bench:adapters -- --partition-key  # what pk costs, taken apart
 \`\`\`
 
 - **tollgate**: the defaults (the current draft's \`RateLimit-Policy\` and \`RateLimit\`, token

@@ -5,7 +5,8 @@
  * fields and X-RateLimit-*), so both send the same headers. Each run is a fresh process; the
  * ratio is reported per run, then its median and spread.
  *
- *   pnpm --filter @tollgate/benchmarks bench:adapters-facade -- --runs=3 --clients=1,100000
+ *   pnpm --filter @tollgate/benchmarks bench:adapters -- --facade --runs=3 --clients=1,100000
+ * (bench:adapters runs it after its tables; --facade runs it alone)
  */
 import { fork } from 'node:child_process'
 import { fileURLToPath } from 'node:url'

@@ -5,7 +5,7 @@
 // that carries a partition key. Each framework in one process, its variants' rounds interleaved;
 // several runs, each ratio's median and its spread.
 //
-//   pnpm --filter @tollgate/benchmarks bench:adapters-header-sets -- --runs=3
+//   pnpm --filter @tollgate/benchmarks bench:adapters -- --header-sets --runs=3
 //
 // Options: --runs=3 --rounds=15 --requests=300 --clients=100000 --framework=express|koa|hono
 // (each framework is best measured in a process of its own, as bench:adapters does: what one

@@ -3,7 +3,7 @@
 // each new client's key, and with `pk` from a function that returns one constant (the fields
 // carry a `pk`, but nothing new is hashed). One process, every variant's rounds interleaved.
 //
-//   pnpm --filter @tollgate/benchmarks bench:adapters-partition-key
+//   pnpm --filter @tollgate/benchmarks bench:adapters -- --partition-key
 import { rateLimit as honoLimit } from '@tollgate/hono'
 import { rateLimit as koaLimit } from '@tollgate/koa'
 import { TOLLGATE_RULES } from './config.js'

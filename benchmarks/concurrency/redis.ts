@@ -3,7 +3,7 @@
  * and the time per request of take + release against an admitted token-bucket request, both one
  * rule through `limiter.decide` on the Redis store, one hot key each. The two run interleaved,
  * round after round, so that load from other processes falls on both alike.
- *   pnpm --filter @tollgate/benchmarks bench:concurrency-redis -- --rounds=7 --requests=4000
+ *   pnpm --filter @tollgate/benchmarks bench:concurrency -- --redis --rounds=7 --requests=4000
  * Uses REDIS_URL (default redis://127.0.0.1:6379) under a prefix of its own, removed at the end.
  */
 import { createLimiter, type Limiter, type RuleConfig } from '@tollgate/core'

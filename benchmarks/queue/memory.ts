@@ -2,7 +2,7 @@
  * Memory per queued request: the heap that `count` requests waiting in one leaky queue hold
  * (the verdict, the wait's promises, the scheduler's heap entry, the abort listener), measured
  * with the GC forced before and after. Timers are a test's, so nothing is released while it measures.
- * `pnpm --filter @tollgate/benchmarks bench:queue-memory` (each count in its own process)
+ * `pnpm --filter @tollgate/benchmarks bench:queue -- --memory` (run.ts starts a process per count)
  */
 import { createLimiter, type Timers, type Verdict } from '@tollgate/core'
 

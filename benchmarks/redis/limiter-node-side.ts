@@ -6,7 +6,7 @@
 // than wall-clock figures on a loaded machine; rounds interleave the subjects, the order
 // reversed every other round. 64 requests in flight (batches form as against Redis) and 1.
 //
-//   pnpm --filter @tollgate/benchmarks bench:redis-limiter-node-side
+//   pnpm --filter @tollgate/benchmarks bench:redis-node-side -- --limiter
 //
 // ROUNDS (7) and OPS (40,000) change the run; BEFORE_CORE and BEFORE_REDIS (another build's
 // dist/index.js of each) add its limiter beside this one.

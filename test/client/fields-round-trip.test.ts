@@ -81,7 +81,9 @@ const resetSeconds = (d: Decision) =>
   d.allowed ? Math.ceil(d.resetAfterMs / 1000) : Math.max(1, Math.ceil(d.retryAfterMs! / 1000))
 
 const options = fc.constantFrom(
-  ...(['draft-6', 'draft-7', 'draft-8', 'draft-9', 'draft-10', 'draft-11'] as const).map((d) => ({
+  ...(
+    ['draft-6', 'draft-7', 'draft-8', 'draft-9', 'draft-10', 'draft-11', 'draft-12'] as const
+  ).map((d) => ({
     standardHeaders: d,
     legacyReset: 'epoch-seconds' as const,
   })),
@@ -137,9 +139,11 @@ it('every field Tollgate writes reads back as the decision behind it', async () 
               { name: '', ...policy, limit: d.limit, remaining: d.remaining, resetMs: reset },
             ])
           } else {
+            // Draft 12 adds what the request cost (one unit here) on an admitting rule.
+            const cost = opts.standardHeaders === 'draft-12' && d.allowed ? { cost: 1 } : {}
             expect(fields.form).toBe('current')
             expect(fields.policies).toEqual([
-              { name: 'round-trip', ...policy, remaining: d.remaining, resetMs: reset },
+              { name: 'round-trip', ...policy, remaining: d.remaining, resetMs: reset, ...cost },
             ])
           }
         }

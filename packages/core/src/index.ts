@@ -61,6 +61,7 @@ export {
 export {
   draft6Headers,
   draft7Headers,
+  draft12Headers,
   type HeaderFamily,
   type LegacyReset,
   type StandardHeaders,

@@ -1,4 +1,7 @@
 import type { RuleConfig } from '@tollgate/core'
+import { watchRulesFile } from '@tollgate/core/node'
+import { observedLimiter } from '@tollgate/core/observe'
+import { loadRulesText } from '@tollgate/core/rules-file'
 import { manualClock } from '@tollgate/test-utils'
 import express from 'express'
 import request from 'supertest'
@@ -65,5 +68,39 @@ describe('@tollgate/express: middleware.update', () => {
       limit.update([{ ...perIp(3)[0]!, id: 'by-key', match: { identity: 'api_key' } }]),
     ).toThrow(/by-key.*match\.identity.*api_key/)
     expect(await remaining()).toEqual([200, '3', '1'])
+  })
+})
+
+describe('@tollgate/express: middleware.update of an observed limiter', () => {
+  it('updates through it, its observers told, and a rules file watched on it is loaded', async () => {
+    const events: string[] = []
+    const limiter = observedLimiter({
+      rules: perIp(5),
+      clock: manualClock(Date.UTC(2026, 0, 1)),
+      logger: false,
+      observers: [
+        {
+          events: ['rules.update'],
+          observe: (event) => {
+            if (event.type === 'rules.update') events.push(`${event.outcome} ${event.reason ?? ''}`)
+          },
+        },
+      ],
+    })
+    const limit = rateLimit(limiter, { legacyHeaders: true, logger: false })
+    expect(limit.update(perIp(10))).toMatchObject({ changed: ['per-ip'] })
+    // Valid rules, but a concurrency rule the observed limiter was not made with: refused by
+    // update, and told to its observers.
+    const text = 'rules:\n  - { id: slots, match: {}, algorithm: concurrency, limit: 2 }\n'
+    const watcher = watchRulesFile(limit, 'rules.yaml', {
+      load: loadRulesText,
+      logger: false,
+      files: { readFile: async () => text, watch: () => ({ close() {} }) },
+    })
+    expect(await watcher.reload()).toMatchObject({ outcome: 'refused' })
+    expect(events).toEqual(['applied ', 'refused ERR_RL_INVALID_RULE'])
+    expect(limit.update).toBeTypeOf('function')
+    expect(limiter.updatesRefused).toBe(1)
+    watcher.close()
   })
 })

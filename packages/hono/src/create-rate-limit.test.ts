@@ -2,6 +2,7 @@ import {
   createPartitionKeyHasher,
   draft6Headers,
   draft7Headers,
+  draft12Headers,
   isRateLimitError,
   mapStore,
   memoryStore,
@@ -91,6 +92,7 @@ describe('createRateLimit', () => {
       [{ legacyHeaders: true }, 'legacyHeaders', 'xRateLimitHeaders'],
       [{ standardHeaders: 'draft-6' }, 'standardHeaders', 'draft6Headers'],
       [{ standardHeaders: 'draft-7' }, 'standardHeaders', 'draft7Headers'],
+      [{ standardHeaders: 'draft-12' }, 'standardHeaders', 'draft12Headers'],
     ] as const) {
       const error = refusal(() => composed(perIp, options))
       expect(isRateLimitError(error) && error.code).toBe('ERR_RL_INVALID_OPTION')
@@ -104,9 +106,9 @@ describe('createRateLimit', () => {
     const drafts = createRateLimit({
       algorithms: { token_bucket: tokenBucket },
       store: mapStore,
-      headers: [draft6Headers, draft7Headers],
+      headers: [draft6Headers, draft7Headers, draft12Headers],
     })
-    for (const standardHeaders of ['draft-6', 'draft-7'] as const) {
+    for (const standardHeaders of ['draft-6', 'draft-7', 'draft-12'] as const) {
       expect(
         await answers((clock) => drafts(perIp, { clock, getConnInfo: connInfo, standardHeaders })),
       ).toEqual(

@@ -82,6 +82,17 @@ describe('tollgateMetrics', () => {
     ])
   })
 
+  it('counts rule updates, applied and refused by error type', async () => {
+    const limiter = metered.limiter({ rules: RULES, logger: false })
+    limiter.update!(RULES)
+    expect(() => limiter.update!([{ ...RULES[0]!, id: '' }])).toThrow()
+    const metrics = await metered.collect()
+    expect(linesOf(metrics.get(I.rulesUpdates), [A.updateOutcome, A.errorType])).toEqual([
+      'applied - = 1', // no error type
+      'refused ERR_RL_INVALID_RULE = 1',
+    ])
+  })
+
   it('counts clock steps back', async () => {
     let now = 50_000
     const limiter = metered.limiter({ rules: RULES, clock: { now: () => now }, logger: false })

@@ -65,6 +65,7 @@ const COUNTED: readonly ObservedEventType[] = [
   'queue.wait',
   'concurrency.slots',
   'concurrency.lease-expired',
+  'rules.update',
 ]
 
 /**
@@ -111,6 +112,11 @@ export function tollgateMetrics(options: TollgateMetricsOptions = {}): Observer 
       'Clock steps: backward, reading earlier than before; forward, running ahead of the monotonic clock',
     unit: '{step}',
   })
+  const rulesUpdates = meter.createObservableCounter(INSTRUMENTS.rulesUpdates, {
+    description:
+      'Rules changed while running: applied, or refused (the running rules stayed) by error type',
+    unit: '{update}',
+  })
   const stores = observeStores(meter)
   const holds = holdInstruments(meter, histograms)
 
@@ -145,6 +151,11 @@ export function tollgateMetrics(options: TollgateMetricsOptions = {}): Observer 
   const directionAttributes = new AttributeCache((direction) => ({
     [ATTRIBUTES.clockDirection]: direction,
   }))
+  const updateAttributes = new AttributeCache((outcome, error) =>
+    error === ''
+      ? { [ATTRIBUTES.updateOutcome]: outcome }
+      : { [ATTRIBUTES.updateOutcome]: outcome, [ATTRIBUTES.errorType]: error },
+  )
 
   const ratios = histogramSink(meter, histograms, RATIO, ruleModeAttributes)
   const durations = histogramSink(meter, histograms, DURATION, storeAttributes)
@@ -153,6 +164,7 @@ export function tollgateMetrics(options: TollgateMetricsOptions = {}): Observer 
     [charged, ruleModeAttributes],
     [storeErrors, storeErrorAttributes],
     [clockSteps, directionAttributes],
+    [rulesUpdates, updateAttributes],
     ...holds.observables,
   ]
   const sinks = [ratios, durations, holds.waits]
@@ -214,6 +226,9 @@ export function tollgateMetrics(options: TollgateMetricsOptions = {}): Observer 
           return
         case 'concurrency.lease-expired':
           holds.expired(event)
+          return
+        case 'rules.update':
+          updateAttributes.get(event.outcome, event.reason ?? '', '').value++
           return
         default:
           // A decision's verdict is counted through its rule events; kinds added later are

@@ -57,6 +57,31 @@ export const HEADERS_SCENARIOS: readonly Scenario[] = [
     ],
   },
   {
+    name: 'draft-12 fields: a, w and the request’s cost c on RateLimit, the same RateLimit-Policy',
+    rules: [perIp(10, 20)],
+    options: { standardHeaders: 'draft-12', legacyHeaders: false },
+    steps: [
+      {
+        expect: {
+          status: 200,
+          headers: {
+            'x-ratelimit-remaining': undefined,
+            'ratelimit-policy': '"per-ip";q=10;w=1;tollgate-burst=20',
+            ratelimit: '"per-ip";a=19;w=1;c=1',
+          },
+        },
+      },
+      { times: 19, expect: { status: 200 } },
+      {
+        // The refusing rule took nothing: no c.
+        expect: {
+          status: 429,
+          headers: { ratelimit: '"per-ip";a=0;w=1', 'retry-after': '1' },
+        },
+      },
+    ],
+  },
+  {
     name: 'partition keys: a hash of the rate-limit key, by Web Crypto, in both current-form fields',
     rules: [perIp(10, 20)],
     options: { partitionKey: true },

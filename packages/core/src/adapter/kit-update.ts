@@ -15,7 +15,7 @@ export function kitUpdate(
     if (limiter.update === undefined) {
       throw invalidOption(
         'update',
-        "not on this limiter: add update: rulesUpdater to createRateLimit's parts (observedLimiter has none)",
+        "not on this limiter: add update: rulesUpdater to createRateLimit's parts",
       )
     }
     return limiter.update(rules, served)

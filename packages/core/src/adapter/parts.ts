@@ -52,8 +52,9 @@ export type RateLimitParts = {
   /**
    * The families of rate-limit fields besides the current draft's (`RateLimit`,
    * `RateLimit-Policy`), which every middleware has: `xRateLimitHeaders` (`X-RateLimit-*`, sent
-   * with `legacyHeaders: true`), `draft6Headers`, `draft7Headers`.
-   * @default none: `legacyHeaders: true` or a `standardHeaders` of draft-6 or draft-7 is refused
+   * with `legacyHeaders: true`), `draft6Headers`, `draft7Headers`, `draft12Headers`.
+   * @default none: `legacyHeaders: true` or a `standardHeaders` of draft-6, draft-7 or draft-12
+   * is refused
    */
   readonly headers?: readonly HeaderFamily[] | undefined
   /**

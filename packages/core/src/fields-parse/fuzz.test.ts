@@ -40,6 +40,8 @@ const fragment = fc.constantFrom(
   'b',
   ';r=',
   ';t=',
+  ';a=',
+  ';c=',
   ';q=',
   ';w=',
   ';pk=',
@@ -93,7 +95,15 @@ function expectSane(fields: ReadFields): void {
   wait(fields.retryAfterMs)
   for (const policy of fields.policies) {
     expect(typeof policy.name).toBe('string')
-    for (const key of ['quota', 'windowMs', 'burst', 'limit', 'remaining', 'resetMs'] as const) {
+    for (const key of [
+      'quota',
+      'windowMs',
+      'burst',
+      'limit',
+      'remaining',
+      'resetMs',
+      'cost',
+    ] as const) {
       wait(policy[key])
     }
   }

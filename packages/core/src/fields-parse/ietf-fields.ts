@@ -47,9 +47,9 @@ const identity = (name: string, pk: string | undefined) =>
   pk === undefined ? name : `${name}\0${pk}`
 
 /**
- * The current form (drafts 8 to 11): `RateLimit-Policy: "name";q=…;w=…` and
- * `RateLimit: "name";r=…;t=…`, matched by name (and by `pk` where both sides carry one).
- * Undefined when neither field is a list of named items.
+ * The current form (drafts 8 to 12): `RateLimit-Policy: "name";q=…;w=…` and `RateLimit:
+ * "name";r=…;t=…` (drafts 8 to 11) or `"name";a=…;w=…;c=…` (draft 12), matched by name (and by
+ * `pk` where both sides carry one). Undefined when neither field is a list of named items.
  */
 export function readCurrentForm(
   policyField: string | null | undefined,
@@ -81,9 +81,13 @@ export function readCurrentForm(
   }
   for (const member of policies ?? []) assign(entry(member), policyFigures(member))
   for (const member of limits ?? []) {
+    // Draft 12 renamed `r` to `a` and `t` to `w` (on `RateLimit`, `w` is the effective window,
+    // not the policy's): a member of either draft is read, the newer name first.
+    const params = member.params
     assign(entry(member), {
-      remaining: count(member.params.get('r')),
-      resetMs: seconds(member.params.get('t')),
+      remaining: count(params.get('a') ?? params.get('r')),
+      resetMs: seconds(params.get('w') ?? params.get('t')),
+      cost: count(params.get('c')),
     })
   }
   return [...out.values()]

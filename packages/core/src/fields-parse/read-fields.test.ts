@@ -102,6 +102,44 @@ describe('the current form (drafts 8 to 11)', () => {
   })
 })
 
+describe('the current form in draft 12 (a, w, c)', () => {
+  it('reads a as what is left, RateLimit’s w as the effective window, c as the cost', () => {
+    const fields = read({
+      'RateLimit-Policy': '"burst";q=100;w=60',
+      RateLimit: '"burst";a=80;w=45;c=3',
+    })
+    expect(fields.form).toBe('current')
+    expect(fields.policies).toEqual([
+      { name: 'burst', quota: 100, windowMs: 60_000, remaining: 80, resetMs: 45_000, cost: 3 },
+    ])
+  })
+
+  it('reads members of drafts 11 and 12 in one list (two middlewares of different drafts)', () => {
+    const fields = read({
+      'RateLimit-Policy': '"old";q=10;w=1, "new";q=5;w=60',
+      RateLimit: '"old";r=4;t=1, "new";a=2;w=30;c=1',
+    })
+    expect(fields.policies).toEqual([
+      { name: 'old', quota: 10, windowMs: 1000, remaining: 4, resetMs: 1000 },
+      { name: 'new', quota: 5, windowMs: 60_000, remaining: 2, resetMs: 30_000, cost: 1 },
+    ])
+  })
+
+  it('pairs a, w and c with pk partitions as r and t', () => {
+    const fields = read({
+      RateLimit: '"per-key";a=4;w=2;pk=:YWFh:;c=1, "per-key";a=9;w=1;pk=:YmJi:',
+    })
+    expect(fields.policies).toEqual([
+      { name: 'per-key', partitionKey: 'YWFh', remaining: 4, resetMs: 2000, cost: 1 },
+      { name: 'per-key', partitionKey: 'YmJi', remaining: 9, resetMs: 1000 },
+    ])
+  })
+
+  it('ignores a, w and c of the wrong type or sign', () => {
+    expect(read({ RateLimit: '"x";a=-1;w="soon";c=1.5' }).policies).toEqual([{ name: 'x' }])
+  })
+})
+
 describe('the single-valued drafts', () => {
   it('draft 7: a RateLimit dictionary and its RateLimit-Policy', () => {
     const fields = read({

@@ -18,7 +18,7 @@ function accessor(headers: HeaderSource): (name: string) => string | undefined {
 
 /**
  * Reads every rate-limit field of a response: `Retry-After`, and the policies of the most
- * precise family present: the current form (drafts 8–11), then draft 7, then draft 6, then
+ * precise family present: the current form (drafts 8–12), then draft 7, then draft 6, then
  * Anthropic's `anthropic-ratelimit-*`, then OpenAI's `x-ratelimit-*-requests` and
  * `-tokens`, then `X-RateLimit-*`. One family is used, not a mix: a server sending several
  * (Tollgate sends `X-RateLimit-*` beside the current form by default) describes the same quota

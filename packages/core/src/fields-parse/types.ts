@@ -8,7 +8,7 @@ export type HeaderSource =
 
 /** Which family of fields a policy was read from. */
 export type FieldForm =
-  /** `RateLimit-Policy` / `RateLimit` lists of named policies (drafts 8 to 11). */
+  /** `RateLimit-Policy` / `RateLimit` lists of named policies (drafts 8 to 12). */
   | 'current'
   /** `RateLimit: limit=…, remaining=…, reset=…` (draft 7). */
   | 'draft-7'
@@ -51,10 +51,15 @@ export type ReadPolicy = {
    * `-limit-` field). Its window is not sent.
    */
   readonly limit?: number
-  /** Units left (`r`, `remaining`). */
+  /** Units left (`a` in draft 12, `r` in drafts 8 to 11, `remaining`). */
   readonly remaining?: number
-  /** Ms from now until the quota is restored (`t`, `reset`), rounded up. */
+  /**
+   * Ms from now until the quota is restored: `RateLimit`'s effective window (`w` in draft 12,
+   * `t` in drafts 8 to 11), or `reset`; rounded up.
+   */
   readonly resetMs?: number
+  /** The quota units this response's request consumed (`c`, draft 12), when the server said. */
+  readonly cost?: number
 }
 
 /** Everything rate-limit related that one response said. */

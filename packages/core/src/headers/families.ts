@@ -1,5 +1,6 @@
 import type { RuleDecision, Verdict } from '../limiter/types.js'
 import { buildPolicyFields, type PolicyFields } from './policy-fields.js'
+import { serializeString } from './structured-fields.js'
 import type { FieldWriter } from './types.js'
 
 // The families of rate-limit fields and how a verdict is written in them: one table that option
@@ -11,7 +12,9 @@ import type { FieldWriter } from './types.js'
  * - `'draft-6'`: `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset`, `RateLimit-Policy`;
  * - `'draft-7'`: `RateLimit: limit=…, remaining=…, reset=…` and `RateLimit-Policy`;
  * - `'draft-8'` to `'draft-11'` (one syntax): `RateLimit-Policy: "name";q=…;w=…` and
- *   `RateLimit: "name";r=…;t=…`, one list member per policy.
+ *   `RateLimit: "name";r=…;t=…`, one list member per policy;
+ * - `'draft-12'`: the same `RateLimit-Policy`, and `RateLimit: "name";a=…;w=…;c=…` (available
+ *   quota, effective window, and what the request cost).
  */
 export type StandardHeaders =
   | 'draft-6'
@@ -20,6 +23,7 @@ export type StandardHeaders =
   | 'draft-9'
   | 'draft-10'
   | 'draft-11'
+  | 'draft-12'
 
 /** How `X-RateLimit-Reset` is written. */
 export type LegacyReset = 'epoch-seconds' | 'delta-seconds'
@@ -234,6 +238,50 @@ export const CURRENT_HEADERS = {
 } as const satisfies HeaderFamily
 
 /**
+ * Draft 12: `RateLimit-Policy` as in drafts 8 to 11 (`q`, `qu`, `w`, `pk`), and `RateLimit:
+ * "name";a=…;w=…;c=…`, one List member per matching rule as in the current form. Draft 12
+ * renamed the available quota `r` to `a` and the effective window `t` to `w`, and added `c`,
+ * the quota units the request consumed: written on each rule that admitted an admitted request
+ * (the units it counted), left out when the request was refused (charges are all or nothing:
+ * a refused request took nothing under any rule) and on a shadow rule that would have refused.
+ * Its `RateLimit-Partition` field is not written: see docs/concepts/headers.md.
+ */
+export const draft12Headers = {
+  standardHeaders: ['draft-12'],
+  partitionKeys: true,
+  names: ['RateLimit', 'RateLimit-Policy'],
+  singleValued: [],
+  merged: ['ratelimit-policy'],
+  /** Writes draft 12's `RateLimit-Policy` and `RateLimit` lists; returns how many it wrote. */
+  write(writer, verdict, _now, config, partitionKeyOf) {
+    let policies = ''
+    let limits = ''
+    const decisions = verdict.decisions
+    const charged = verdict.allowed
+    for (let i = 0; i < decisions.length; i++) {
+      const decision = decisions[i]!
+      if (!isListed(decision, config.shadowPolicies)) continue
+      const fields = config.policyFields(decision)
+      const pk = partitionKeyOf?.(decision)
+      const pkParam = pk === undefined ? '' : `;pk=${pk}`
+      const separator = policies === '' ? '' : ', '
+      policies += separator + fields.policyItem + pkParam
+      // As in the current form, an admitted concurrency decision has no effective window.
+      const window =
+        decision.allowed && decision.policy.unit !== undefined
+          ? ''
+          : `;w=${effectiveWindowSeconds(decision)}`
+      const cost = charged && decision.allowed ? `;c=${decision.cost}` : ''
+      limits += `${separator}${serializeString(fields.name)};a=${decision.remaining}${window}${pkParam}${cost}`
+    }
+    if (policies === '') return 0
+    writer.write('RateLimit-Policy', policies)
+    writer.write('RateLimit', limits)
+    return 2
+  },
+} as const satisfies HeaderFamily
+
+/**
  * Every family of rate-limit fields, in the order a response carries them: what `rateLimit`
  * and `createResponder` offer. Adding one is its module, a line here, and its `standardHeaders`
  * value in `StandardHeaders` and `STANDARD_HEADERS`; option validation, field names, merging and
@@ -245,6 +293,7 @@ export const FAMILIES: readonly HeaderFamily[] = [
   draft6Headers,
   draft7Headers,
   CURRENT_HEADERS,
+  draft12Headers,
 ]
 
 /**
@@ -255,10 +304,8 @@ export const STANDARD_HEADERS: ReadonlyArray<StandardHeaders | false> = [
   false,
   'draft-6',
   'draft-7',
-  'draft-8',
-  'draft-9',
-  'draft-10',
-  'draft-11',
+  ...CURRENT_HEADERS.standardHeaders,
+  'draft-12',
 ]
 
 /** Which families an app's header options turn on. */

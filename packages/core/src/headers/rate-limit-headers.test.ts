@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto'
+import fc from 'fast-check'
 import { parseDictionary, parseItem, parseList } from 'structured-headers'
 import { describe, expect, it } from 'vitest'
+import { readRateLimitFields } from '../fields-parse/read-fields.js'
 import { createLimiter } from '../limiter/create-limiter.js'
 import type { Verdict } from '../limiter/types.js'
 import { createResponder, type ResponderOptions } from '../response/responder.js'
@@ -134,6 +136,143 @@ describe('current form (draft-8 to draft-11), checked against the drafts’ exam
       ['api', { r: 7, t: 2 }],
       ['daily', { r: 9000, t: 4000 }],
     ])
+  })
+})
+
+describe('draft-12: a, w and c on RateLimit, RateLimit-Policy unchanged', () => {
+  const draft12 = { standardHeaders: 'draft-12' } as const
+
+  it('the rename’s own example: RateLimit-Policy: "burst";q=100;w=60 with RateLimit: "burst";a=80;w=45 (and the request’s cost)', () => {
+    const v = verdict([
+      decision('burst', {
+        policy: { quota: 100, windowMs: 60_000 },
+        remaining: 80,
+        resetAfterMs: 45_000,
+      }),
+    ])
+    const headers = headersOf(v, draft12)
+    expect(headers['RateLimit-Policy']).toBe('"burst";q=100;w=60')
+    expect(headers.RateLimit).toBe('"burst";a=80;w=45;c=1')
+    expect(members(headers.RateLimit!)).toEqual([['burst', { a: 80, w: 45, c: 1 }]])
+  })
+
+  it('B.2.1’s fixed window in draft-12 form, through the real limiter: "fixedwindow";a=99;w=50;c=1', async () => {
+    const limiter = createLimiter({
+      rules: [
+        {
+          id: 'fixedwindow',
+          algorithm: 'fixed_window',
+          limit: 100,
+          window: '60s',
+          match: { identity: 'ip' },
+        },
+      ],
+    })
+    const v = await limiter.decide(
+      { method: 'GET', path: '/items/123', identities: { ip: '192.0.2.1' } },
+      { now: 10_000 },
+    )
+    const headers = headersOf(v, draft12)
+    expect(headers.RateLimit).toBe('"fixedwindow";a=99;w=50;c=1')
+    expect(headers['RateLimit-Policy']).toBe('"fixedwindow";q=100;w=60')
+  })
+
+  it('c is what each rule counted of an admitted request, and absent from a refused one (it took nothing)', () => {
+    const tokens = decision('tokens', { cost: 250, remaining: 750, resetAfterMs: 15_000 })
+    const admitted = verdict([tokens, decision('requests', { remaining: 9, resetAfterMs: 1000 })])
+    expect(headersOf(admitted, draft12).RateLimit).toBe(
+      '"tokens";a=750;w=15;c=250, "requests";a=9;w=1;c=1',
+    )
+    const refused = verdict([
+      tokens,
+      decision('requests', {
+        allowed: false,
+        remaining: 0,
+        resetAfterMs: 5000,
+        retryAfterMs: 5000,
+      }),
+    ])
+    const response = createResponder(draft12).respond(refused, 0)
+    const headers = sent(response.headers)
+    expect(response.status).toBe(429)
+    expect(headers.RateLimit).toBe('"tokens";a=750;w=15, "requests";a=0;w=5')
+    expect(headers['Retry-After']).toBe('5')
+  })
+
+  it('a shadow rule that would have refused has no c; one that admits has its cost', () => {
+    const v = verdict([
+      decision('api', { remaining: 5, resetAfterMs: 1000 }),
+      decision('trial', { mode: 'shadow', allowed: false, remaining: 0, retryAfterMs: 2000 }),
+      decision('wide', { mode: 'shadow', cost: 3, remaining: 40, resetAfterMs: 1000 }),
+    ])
+    expect(headersOf(v, { ...draft12, shadowPolicies: true }).RateLimit).toBe(
+      '"api";a=5;w=1;c=1, "trial";a=0;w=2, "wide";a=40;w=1;c=3',
+    )
+  })
+
+  it('a concurrency rule: qu in the policy, no effective window while admitted', () => {
+    const slots = { quota: 4, windowMs: 0, unit: 'concurrent-requests' } as const
+    const v = verdict([decision('slots', { policy: slots, limit: 4, remaining: 3 })])
+    const headers = headersOf(v, draft12)
+    expect(headers['RateLimit-Policy']).toBe('"slots";q=4;qu="concurrent-requests"')
+    expect(headers.RateLimit).toBe('"slots";a=3;c=1')
+  })
+
+  it('pk as in drafts 8 to 11: the hashed key, on both fields', () => {
+    const v = verdict([
+      decision('peruser', { key: 'user:u_42', remaining: 10, resetAfterMs: 7000 }),
+    ])
+    const headers = sent(createResponder({ ...draft12, partitionKey: true }).respond(v, 0).headers)
+    const expected = createHash('sha256').update('user:u_42').digest().subarray(0, 12)
+    const pk = `:${expected.toString('base64')}:`
+    expect(headers['RateLimit-Policy']).toBe(`"peruser";q=100;w=60;pk=${pk}`)
+    expect(headers.RateLimit).toBe(`"peruser";a=10;w=7;pk=${pk};c=1`)
+  })
+
+  it('reads back, through the client’s reader, as the decisions written (any figures, any cost)', () => {
+    const ruleDecision = fc
+      .record({
+        allowed: fc.boolean(),
+        quota: fc.integer({ min: 1, max: 10_000 }),
+        windowS: fc.integer({ min: 1, max: 86_400 }),
+        remaining: fc.integer({ min: 0, max: 10_000 }),
+        resetAfterMs: fc.integer({ min: 0, max: 86_400_000 }),
+        retryAfterMs: fc.integer({ min: 1, max: 86_400_000 }),
+        cost: fc.integer({ min: 0, max: 1_000_000 }),
+      })
+      .map((f) => ({
+        ...f,
+        remaining: f.allowed ? f.remaining : 0,
+        retryAfterMs: f.allowed ? undefined : f.retryAfterMs,
+      }))
+    fc.assert(
+      fc.property(fc.array(ruleDecision, { minLength: 1, maxLength: 4 }), (figures) => {
+        const decisions = figures.map((f, i) =>
+          decision(`rule-${i}`, { ...f, policy: { quota: f.quota, windowMs: f.windowS * 1000 } }),
+        )
+        const headers = createResponder(draft12).respond(verdict(decisions), 0).headers
+        const read = readRateLimitFields(new Headers(headers as Array<[string, string]>), 0)
+        expect(read.form).toBe('current')
+        expect(read.policies).toEqual(
+          figures.map((f, i) => ({
+            name: `rule-${i}`,
+            quota: f.quota,
+            windowMs: f.windowS * 1000,
+            remaining: f.remaining,
+            resetMs: f.allowed
+              ? Math.ceil(f.resetAfterMs / 1000) * 1000
+              : Math.ceil(f.retryAfterMs! / 1000) * 1000,
+            ...(f.allowed && figures.every((g) => g.allowed) ? { cost: f.cost } : {}),
+          })),
+        )
+      }),
+      { numRuns: 300 },
+    )
+  })
+
+  it('draft-11 stays the default, and writes no a, w or c on RateLimit', () => {
+    const v = verdict([decision('default', { remaining: 50, resetAfterMs: 30_000 })])
+    expect(headersOf(v).RateLimit).toBe('"default";r=50;t=30')
   })
 })
 

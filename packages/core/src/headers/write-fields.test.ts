@@ -30,6 +30,7 @@ const OPTIONS: ResponderOptions[] = [
   { standardHeaders: false },
   { standardHeaders: 'draft-6' },
   { standardHeaders: 'draft-7', exposeHeaders: true },
+  { standardHeaders: 'draft-12', shadowPolicies: true, exposeHeaders: true },
   { shadowPolicies: true },
   { legacyHeaders: false, standardHeaders: false, exposeHeaders: true },
 ]

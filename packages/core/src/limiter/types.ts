@@ -452,6 +452,11 @@ export type UpdateOptions = {
   readonly reads?: (identity: string) => boolean
   /** False when the middleware does not give concurrency slots back at a response's end. */
   readonly releasesSlots?: boolean
+  /**
+   * False for a rule whose requests' slots and waits the caller does not follow (an observed
+   * limiter follows those of the concurrency and queue rules it was made with).
+   */
+  readonly follows?: (rule: Rule) => boolean
 }
 
 /** What `limiter.update` changed, by rule id. */

@@ -205,6 +205,13 @@ function checkServed(rule: Rule, served: UpdateOptions): void {
       `keys on "${missing}", which this middleware was not made to read; make a new middleware for it`,
     )
   }
+  if (served.follows?.(rule) === false) {
+    throw unserved(
+      rule,
+      'algorithm',
+      'a concurrency or queue rule this observed limiter was not made with: make a new observedLimiter for it',
+    )
+  }
   if (rule.algorithm === 'concurrency' && served.releasesSlots === false) {
     throw unserved(
       rule,

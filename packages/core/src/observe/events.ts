@@ -130,6 +130,20 @@ export type LeaseExpiredEvent = {
   readonly count: number
 }
 
+/**
+ * The limiter's rules were changed while running (`limiter.update`, `middleware.update`, a
+ * watched rules file): `applied`, the new rules run (`rules`); or `refused`, the set failed
+ * validation or could not be carried, and the running rules stay (`rules` are those).
+ */
+export type RulesUpdateEvent = {
+  readonly type: 'rules.update'
+  readonly outcome: 'applied' | 'refused'
+  /** The rules that run after the update: the new ones, or (refused) the same as before. */
+  readonly rules: readonly Rule[]
+  /** Why it was refused, bounded: the error's `ERR_RL_*` code, or `error`; none when applied. */
+  readonly reason: string | undefined
+}
+
 /** What a store may tell observers of its own accord (not as an answer to a call). */
 export type StoreEvent = LeaseExpiredEvent
 
@@ -158,6 +172,7 @@ export type ObservedEvent =
   | QueueWaitEvent
   | ConcurrencySlotsEvent
   | LeaseExpiredEvent
+  | RulesUpdateEvent
 
 /** The kinds of event, for `Observer.events`. */
 export type ObservedEventType = ObservedEvent['type']

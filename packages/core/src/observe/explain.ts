@@ -123,13 +123,20 @@ export function onDecision(
     throw new TypeError(`onDecision(): expected a function, got ${typeof handler}`)
   }
   let rules: readonly Rule[] = []
+  // The rules a verdict is explained against, by id: a rule changed while running is explained
+  // by its new figures from then on.
+  const know = (known: readonly Rule[]) => {
+    const ids = new Set(known.map((rule) => rule.id))
+    rules = [...rules.filter((rule) => !ids.has(rule.id)), ...known]
+  }
   return {
-    events: ['decision'],
+    events: ['decision', 'rules.update'],
     attach(limiter) {
-      rules = [...rules, ...limiter.rules]
+      know(limiter.rules)
     },
     observe(event) {
       if (event.type === 'decision') handler(explain(event.verdict, rules, options), event)
+      else if (event.type === 'rules.update' && event.outcome === 'applied') know(event.rules)
     },
   }
 }

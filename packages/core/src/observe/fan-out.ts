@@ -16,6 +16,7 @@ const EVENT_TYPES: readonly ObservedEventType[] = [
   'queue.wait',
   'concurrency.slots',
   'concurrency.lease-expired',
+  'rules.update',
 ]
 
 export function checkObservers(observers: unknown): readonly Observer[] {

@@ -21,6 +21,7 @@ export type {
   QueueWaitEvent,
   RuleEvent,
   RuleOutcome,
+  RulesUpdateEvent,
   StoreCallEvent,
   StoreErrorEvent,
   StoreEvent,

@@ -25,6 +25,7 @@ import type { Store } from '../store/types.js'
 import type { ObservableStore, ObservedLimiterInfo, Observer } from './events.js'
 import { checkObservers, type Emit, fanOut } from './fan-out.js'
 import { holdings, type Tell } from './holdings.js'
+import { observedUpdate } from './observed-update.js'
 import { failureEventsOf, ruleEventsOf } from './outcomes.js'
 import { elapsedMs, reasonOf, storeKindOf, timedStore } from './timed-store.js'
 import { DEFAULT_CLOCK_STEP_FORWARD_MS, watchedClock } from './watched-clock.js'
@@ -59,7 +60,8 @@ export type ObservedLimiterOptions = LimiterOptions & {
  * and concurrency slots (see `ObservedEvent`). It decides exactly as `createLimiter` with the
  * same options does; the plain limiter pays nothing for this, since none of it is there. Pass
  * it to an adapter in place of the rules. Events no observer counts (`Observer.events`) are
- * not built.
+ * not built. Its `update` changes the rules as the plain limiter's does and tells each update
+ * (`rules.update`); a set adding a concurrency or queue rule it was not made with is refused.
  * @example
  * const limiter = observedLimiter({ rules, observers: [tollgateMetrics()] })
  * app.use(rateLimit(limiter))
@@ -79,10 +81,9 @@ export function observedLimiter(options: ObservedLimiterOptions): Limiter {
   const storeKind = storeKindOf(store)
   const info: ObservedLimiterInfo = { rules, store, storeKind }
   const { emit, wants } = fanOut(observers, info, defaultLogger(options.logger))
-  const modes = new Map(info.rules.map((rule) => [rule.id, rule.mode] as const))
-  const concurrencyRules = new Set(
-    rules.filter((rule) => rule.algorithm === 'concurrency').map((rule) => rule.id),
-  )
+  // What events are told by, rule by rule: made again when an update changes the rules.
+  let modes = modesOf(rules)
+  let concurrencyRules = concurrencyRulesOf(rules)
   // The app's onError, else the limiter's own warning (a reporter like the limiter's): what
   // the app sees of a store failure is the same, observed or not.
   const onError =
@@ -123,7 +124,9 @@ export function observedLimiter(options: ObservedLimiterOptions): Limiter {
     return verdict
   }
   const observed: Limiter = {
-    rules: limiter.rules,
+    get rules() {
+      return limiter.rules
+    },
     store,
     get clockStepsBack() {
       return limiter.clockStepsBack
@@ -161,6 +164,16 @@ export function observedLimiter(options: ObservedLimiterOptions): Limiter {
       ? undefined
       : { settle: limiter.settle, cancel: limiter.cancel }),
   }
+  if (limiter.update !== undefined) {
+    const update = observedUpdate(limiter, rules, emit, (next) => {
+      modes = modesOf(next)
+      concurrencyRules = concurrencyRulesOf(next)
+    })
+    Object.defineProperties(observed, {
+      update: { value: update, enumerable: true },
+      updatesRefused: { get: () => limiter.updatesRefused, enumerable: true },
+    })
+  }
   // The operator's calls (limiterOperations) reach the inner limiter's store and rules.
   registerOperatorParts(observed, operatorPartsOf(limiter)!)
   return observed
@@ -183,6 +196,12 @@ function rulesOf(options: ObservedLimiterOptions, limiterOptions: LimiterOptions
     throw error
   }
 }
+
+const modesOf = (rules: readonly Rule[]) =>
+  new Map(rules.map((rule) => [rule.id, rule.mode] as const))
+
+const concurrencyRulesOf = (rules: readonly Rule[]) =>
+  new Set(rules.filter((rule) => rule.algorithm === 'concurrency').map((rule) => rule.id))
 
 /** Hands the store's own events (a lease store's expiries) to the observers. */
 function observeStoreEvents(store: Store, emit: Emit): void {

@@ -110,11 +110,16 @@ export function shadowReport(options: ShadowReportOptions = {}): ShadowReport {
   }
 
   return {
-    events: ['decision'],
+    events: ['decision', 'rules.update'],
     attach(limiter) {
       for (const rule of limiter.rules) if (rule.mode === 'shadow') track(rule.id)
     },
     observe(event: ObservedEvent) {
+      // A shadow rule added while running is tracked from then on.
+      if (event.type === 'rules.update') {
+        for (const rule of event.rules) if (rule.mode === 'shadow') track(rule.id)
+        return
+      }
       if (event.type !== 'decision') return
       const denied = event.verdict.shadowDenied
       for (let i = 0; i < denied.length; i++) {

@@ -224,7 +224,7 @@ describe('partition keys', () => {
 
 describe('options are checked at construction', () => {
   it.each([
-    [{ standardHeaders: 'draft-12' }, 'standardHeaders'],
+    [{ standardHeaders: 'draft-13' }, 'standardHeaders'],
     [{ legacyReset: 'ms' }, 'legacyReset'],
     [{ missingIdentity: { status: 401 } }, 'missingIdentity'],
     [{ missingIdentity: { status: 500 } }, 'missingIdentity'],

@@ -52,7 +52,8 @@ export type ResponderOptions = {
   readonly legacyReset?: LegacyReset | undefined
   /**
    * Which IETF RateLimit fields to send, or `false` for none. Pick an older draft only for
-   * clients that parse it. @default 'draft-11'
+   * clients that parse it; `'draft-12'` for clients that read its `a`, `w` and `c`.
+   * @default 'draft-11'
    */
   readonly standardHeaders?: StandardHeaders | false | undefined
   /** List shadow-mode rules in `RateLimit`/`RateLimit-Policy` too (they never deny). @default false */
