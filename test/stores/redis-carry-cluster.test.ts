@@ -1,5 +1,6 @@
-// Rules changed while running on a Redis Cluster: each key's state carries its version and
-// figures within its own slot, so the scripts carry it in the same call as on one node.
+// Rules changed while running, and per-client figures, on a Redis Cluster: each key's state
+// carries its version and figures within its own slot, so the scripts carry it in the same call
+// as on one node.
 import { redisStore } from '@tollgate/redis'
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, it, vi } from 'vitest'
@@ -8,7 +9,9 @@ import {
   expectSameCarryAsMemory,
   FAMILIES,
   type Family,
+  STRATEGIES,
 } from './support/carry-trace.js'
+import { expectSameFiguresAsMemory, figuresTraceArb } from './support/figures-trace.js'
 import { type RedisCluster, startRedisCluster } from './support/redis-cluster.js'
 import { redisServerBinary, uniquePrefix } from './support/redis-env.js'
 import { describeRollout } from './support/rollout.js'
@@ -60,6 +63,32 @@ describe.skipIf(!redisServerBinary)(
                     timeoutMs: 10_000,
                     layout,
                   }),
+                  trace,
+                ),
+            ),
+            { numRuns: 40 },
+          )
+        },
+      )
+
+      it.each(['rule', 'identity'] as const)(
+        'carries keys between per-client figures exactly as the memory store (layout %s)',
+        async (layout) => {
+          await fc.assert(
+            fc.asyncProperty(
+              fc.constantFrom(...(Object.keys(FAMILIES) as Family[])).chain(figuresTraceArb),
+              fc.constantFrom(...STRATEGIES),
+              (trace, strategy) =>
+                expectSameFiguresAsMemory(
+                  redisStore({
+                    client: target.client,
+                    time: 'caller',
+                    prefix: uniquePrefix('figures-cluster'),
+                    expiryMarginMs: 600_000,
+                    timeoutMs: 10_000,
+                    layout,
+                  }),
+                  strategy,
                   trace,
                 ),
             ),

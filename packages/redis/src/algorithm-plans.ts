@@ -49,18 +49,29 @@ export type PlanOf = (charge: Charge) => AlgorithmPlan
 /** What concurrency charges are leased with: the lease time, and this store's process id. */
 export type LeaseTerms = { readonly leaseMs: number; readonly owner: number }
 
-/** The plans of the algorithms charged so far, by algorithm object. */
+/** The version and `onChange` a rule's states are kept under (`Algorithm.versioned`). */
+export type Versioned = NonNullable<Algorithm['versioned']>
+
+/**
+ * The plans of the algorithms charged so far, by algorithm object. `figured` holds the rules
+ * with per-client figures (`carryFigures`) and the version their keys are kept under: a charge of
+ * theirs whose algorithm carries no version (a client's figures, or a rule that declares none) is
+ * kept under it, so that every key of the rule keeps its figures beside its state and carries
+ * when a request comes with others.
+ */
 export function algorithmPlans(
   identityLayout: boolean,
   leases: LeaseTerms,
   book: ScriptBook,
+  figured: ReadonlyMap<string, Versioned>,
 ): PlanOf {
   const plans = new WeakMap<Algorithm, AlgorithmPlan>()
   let made = 0
   return (charge) => {
     let plan = plans.get(charge.algorithm)
     if (plan === undefined) {
-      plan = planFor(charge, made, identityLayout, leases, book)
+      const versioned = charge.algorithm.versioned ?? figured.get(charge.rule)
+      plan = planFor(charge, versioned, made, identityLayout, leases, book)
       made++
       plans.set(charge.algorithm, plan)
     }
@@ -87,6 +98,7 @@ export function paramsOf(args: readonly string[]): readonly string[] {
 
 function planFor(
   charge: Charge,
+  versioned: Versioned | undefined,
   id: number,
   identityLayout: boolean,
   leases: LeaseTerms,
@@ -99,7 +111,7 @@ function planFor(
   // A lease number changes with every request, so it cannot be a rule-set script's constant.
   const leased = params?.kind === 'concurrency'
   const inIdentity = identityLayout && fitsIdentityValue(lua, charge.algorithm)
-  const carry = carryArg(charge.algorithm, lua, calendar, identityLayout)
+  const carry = carryArg(charge.algorithm, versioned, lua, calendar, identityLayout)
   const oneRule =
     calendar === undefined && !leased && !inIdentity && carry === '-1'
       ? book.of([{ algorithm: lua, params: paramsOf(args), shadow: false }])
@@ -114,11 +126,11 @@ function planFor(
  */
 function carryArg(
   algorithm: Algorithm,
+  versioned: Versioned | undefined,
   lua: LuaAlgorithm,
   calendar: CalendarWindows | undefined,
   identityLayout: boolean,
 ): string {
-  const versioned = algorithm.versioned
   if (versioned === undefined || !carriesOnRedis(lua, algorithm, calendar, identityLayout)) {
     return '-1'
   }

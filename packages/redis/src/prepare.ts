@@ -11,6 +11,7 @@ import {
   oneRuleScripts,
   type PlanOf,
   paramsOf,
+  type Versioned,
 } from './algorithm-plans.js'
 import { encodeKey, encodeRule } from './keys.js'
 import {
@@ -100,9 +101,10 @@ export function chargePreparer(
   clock: { readonly serverTime: boolean; readonly marginMs: number },
   leases: LeaseTerms,
   layout: Layout = 'rule',
+  figured: ReadonlyMap<string, Versioned> = new Map(),
 ): ChargePreparer {
   const book = new ScriptBook(clock)
-  const planOf = algorithmPlans(layout === 'identity', leases, book)
+  const planOf = algorithmPlans(layout === 'identity', leases, book, figured)
   const fields = ruleFields()
   const { keyOf, keysOf } = chargeKeys(prefix, planOf)
   return {

@@ -1,8 +1,11 @@
 import { randomInt } from 'node:crypto'
+import type { CarryStrategy } from '@tollgate/core'
 import { systemClock } from '@tollgate/core'
 import type { StoreEvent } from '@tollgate/core/observe'
 import type {
+  Algorithm,
   Charge,
+  FiguresCarry,
   KeyRef,
   KeyStatus,
   Outcome,
@@ -12,6 +15,7 @@ import type {
   Settlement,
   Store,
 } from '@tollgate/core/store'
+import type { Versioned } from './algorithm-plans.js'
 import { callWatch, systemCallWatch } from './call.js'
 import type { RedisScriptClient } from './client.js'
 import { requestSender } from './coalesce.js'
@@ -20,7 +24,7 @@ import { leaseBook, leaseTimers } from './leases.js'
 import { penaltyCalls } from './penalised-call.js'
 import { chargePreparer } from './prepare.js'
 import { consumer, generalConsumer, refunder, renewer, scriptRunner } from './redis-calls.js'
-import { checkRuleChanges } from './rule-changes.js'
+import { checkFiguredRule, checkRuleChanges } from './rule-changes.js'
 import {
   consumeScript,
   penaltiesScript,
@@ -74,6 +78,18 @@ export interface RedisStore extends Store {
     removed: readonly string[],
     now: number,
   ): Promise<void>
+  /**
+   * Per-client figures (the limiter's `figures` option): every key of `rule` keeps, beside its
+   * state, the version (the rule's, or 0 without one) and figures it was written under, and a
+   * request whose figures differ carries it by `onChange` in the same call, as a changed rule's
+   * key is carried. Throws, naming the rule, for an algorithm whose states do not carry on Redis.
+   */
+  carryFigures(
+    rule: string,
+    carry: FiguresCarry,
+    own: Algorithm,
+    onChange: CarryStrategy | undefined,
+  ): void
   /** Each call's budget (the `timeoutMs` option): the limiter sets no timer of its own. */
   readonly timeoutMs: number
   /**
@@ -128,11 +144,14 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
   const client = countingLoads(config.client, loads)
   // This process's name in the members of its leases: random, so that processes never clash.
   const owner = randomInt(2 ** 47)
+  // Rules with per-client figures, and the version their keys' figures are kept under.
+  const figured = new Map<string, Versioned>()
   const preparer = chargePreparer(
     prefix,
     { serverTime, marginMs: Number(margin) },
     { leaseMs, owner },
     layout,
+    figured,
   )
   // What each call's timeoutMs is measured on: the runtime's time, or a test's.
   const watch = options.deadlines === undefined ? systemCallWatch : callWatch(options.deadlines)
@@ -186,7 +205,20 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     refund: refunder(config, client, preparer, runner, leases, watch),
     settle: settler(config, client, preparer, watch),
     ...penaltyCalls(config, client, preparer, runner, leases, watch),
-    updateRules: (changes) => checkRuleChanges(changes, layout === 'identity'),
+    updateRules: async (changes) => {
+      await checkRuleChanges(changes, layout === 'identity')
+      // A rule with per-client figures changed to a new version: its clients' figures are kept
+      // under it from now on (the figures a lookup gives carry none of their own).
+      for (const { rule, to } of changes) if (figured.has(rule)) figured.set(rule, to.versioned!)
+    },
+    carryFigures(rule, _carry, own, onChange) {
+      // The scripts carry (carry.lua.ts): the core's `carry` is for stores that carry in-process.
+      // Under the rule's version, or 0 for a rule without one: the lowest, so that a version
+      // declared later is newer than every state written before it.
+      const versioned = own.versioned ?? { version: 0, onChange }
+      checkFiguredRule(rule, { ...own, versioned }, layout === 'identity')
+      figured.set(rule, versioned)
+    },
   }
 }
 

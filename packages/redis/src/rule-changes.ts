@@ -45,6 +45,21 @@ export async function checkRuleChanges(
   }
 }
 
+/**
+ * `carryFigures` of the Redis store: per-client figures ride on the same versioned states as a
+ * rule's changes (each request's figures are the figures the scripts carry a key into), so a
+ * rule whose states do not carry here is refused at start-up, naming it. `own` is the rule's
+ * algorithm with the version its keys are kept under.
+ */
+export function checkFiguredRule(rule: string, own: Algorithm, identityLayout: boolean): void {
+  if (carried(own, identityLayout)) return
+  throw new RateLimitError(
+    'ERR_RL_INVALID_RULE',
+    `rule "${rule}": takes its figures per client, but the Redis store cannot carry ${nameOf(own)}'s states between figures; per-client figures on Redis are for token_bucket, gcra, leaky_bucket, fixed_window and sliding_window rules (not calendar windows)`,
+    { rule, field: 'algorithm' },
+  )
+}
+
 function carried(algorithm: Algorithm, identityLayout: boolean): boolean {
   const lua = luaAlgorithmNamed(algorithm.name)
   const params = algorithm.params

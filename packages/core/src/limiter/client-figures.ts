@@ -51,10 +51,15 @@ export function clientFigures(
       }),
     )
     // The rule's `onChange` as it is when the key carries: `update` may change it.
-    store.carryFigures!(id, (from, slots, offset, to, now) => {
-      const strategy = byId.get(id)?.rule.onChange ?? DEFAULT_CARRY[to.name]
-      return carryState(from, slots, offset, to, now, strategy)
-    })
+    store.carryFigures!(
+      id,
+      (from, slots, offset, to, now) => {
+        const strategy = byId.get(id)?.rule.onChange ?? DEFAULT_CARRY[to.name]
+        return carryState(from, slots, offset, to, now, strategy)
+      },
+      byId.get(id)!.algorithm,
+      byId.get(id)!.rule.onChange,
+    )
   }
   const decide: FiguresHook = (matched, facts, now, decideWith) => {
     let rules: CompiledRule[] | undefined

@@ -89,7 +89,7 @@ describe('the figures option, checked at start-up', () => {
     const error = refusal({ 'per-key': { of } }, [BUCKET], mapStore())
     expect(error).toMatchObject({ field: 'figures.per-key' })
     expect(error.message).toContain('rule "per-key"')
-    expect(error.message).toContain('memoryStore does')
+    expect(error.message).toContain('memoryStore and redisStore do')
   })
 
   it('is refused by a middleware composed without the part, naming it', () => {

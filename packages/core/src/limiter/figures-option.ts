@@ -168,6 +168,6 @@ function checkFiguresStore(field: string, rule: CompiledRule, store: Store): voi
   if (typeof store.carryFigures === 'function') return
   throw invalidOption(
     field,
-    `rule "${rule.id}" takes its figures per client, which needs a store that carries a key's state when its figures change: memoryStore does; redisStore, the Durable Object store, mapStore and fallbackStore do not yet`,
+    `rule "${rule.id}" takes its figures per client, which needs a store that carries a key's state when its figures change: memoryStore and redisStore do; the Durable Object store, mapStore and fallbackStore do not yet`,
   )
 }

@@ -1,3 +1,4 @@
+import type { CarryStrategy } from '../algorithms/carried-use.js'
 import type { Algorithm, StateSlots } from '../algorithms/types.js'
 import type { Decision } from '../decision.js'
 
@@ -186,10 +187,17 @@ export interface Store {
    * Marks `rule` as one whose keys are charged under figures of their own (the limiter's
    * `figures` option): a key charged under other figures than those its state was written under
    * carries that state (`carry`), at the latest when it is next charged, and a refund or reset
-   * finds it under whichever figures hold it. Optional: a limiter refuses per-client figures on
-   * a store without it, at start-up.
+   * finds it under whichever figures hold it. `own` (the rule's algorithm, with its `versioned`
+   * when it declares a version) and `onChange` (the rule's) are for a store that carries in its
+   * own code (Redis); it may throw, naming the rule, when it cannot carry that algorithm's
+   * states. Optional: a limiter refuses per-client figures on a store without it, at start-up.
    */
-  carryFigures?(rule: string, carry: FiguresCarry): void
+  carryFigures?(
+    rule: string,
+    carry: FiguresCarry,
+    own: Algorithm,
+    onChange: CarryStrategy | undefined,
+  ): void
   /**
    * For a store that fails over (`fallbackStore`): decides `charges` in this process, with each
    * rule's share of its allowance, after `consume` failed. The limiter calls it, synchronously,
