@@ -14,6 +14,7 @@ import {
 } from '@tollgate/core/store'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
+import { describeCarryContract } from './carry-suite.js'
 import { describePenaltyContract } from './penalty-suite.js'
 import {
   AWKWARD_KEYS,
@@ -179,6 +180,7 @@ export function describeStore(name: string, subject: StoreUnderTest): void {
     })
 
     describePenaltyContract(fresh)
+    describeCarryContract(fresh)
 
     it('refuses a cost above the rule’s capacity before writing anything', async () => {
       const store = fresh()
