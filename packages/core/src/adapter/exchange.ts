@@ -14,7 +14,7 @@ import type { RuleConfig } from '../rules/types.js'
 import type { KitOptions } from './options.js'
 import type { ResponseMeter } from './response-meter.js'
 import type { Shedder } from './shed.js'
-import { bothPending, refundQuietly, releaseQuietly } from './slots.js'
+import { giveBack } from './slots.js'
 import type { FieldSink, Framework } from './types.js'
 
 // A request's way through a middleware, after the kit has been built: read, decided, answered
@@ -38,10 +38,6 @@ export type Shared<Req> = {
 /** The development-only explanation field (see `debugHeader` in `@tollgate/core/observe`). */
 const DEBUG = 'Tollgate-Debug'
 
-const OPEN = 0
-const ENDED = 1
-const ABORTED = 2
-
 /**
  * One request on its way through a middleware, from decision to response end. The adapter
  * waits for `ready`, writes the fields (`writeFields`), then continues (`denial` undefined) or
@@ -62,10 +58,12 @@ export class Exchange<Req, Res> {
   declare denialFields: HeaderEntries | undefined
   /** The limiter's verdict, for the app's hooks; undefined for a request refused outright. */
   declare verdict: Verdict | undefined
-  declare private state: number
-  declare private waitSignal: WaitSignal | undefined
-  /** True while the shedder counts this request in flight. */
-  declare private counted: boolean
+  /** True once ended, aborted, or dropped: nothing after counts. */
+  declare private over: boolean
+  /** Where the limiter hears that the client of a queued request went away; asked once. */
+  declare waitSignal: WaitSignal | undefined
+  /** True while the shedder counts this request in flight (set by the kit). */
+  declare counted: boolean
   declare private readonly shared: Shared<Req>
   declare readonly req: Req
   declare readonly res: Res
@@ -80,15 +78,9 @@ export class Exchange<Req, Res> {
     this.denial = undefined
     this.denialFields = undefined
     this.verdict = undefined
-    this.state = OPEN
+    this.over = false
     this.waitSignal = undefined
     this.counted = false
-  }
-
-  /** Where the limiter hears that the client of a queued request went away; asked once. */
-  signal(): WaitSignal | undefined {
-    this.waitSignal ??= this.shared.disconnected?.(this.req)
-    return this.waitSignal
   }
 
   /**
@@ -100,8 +92,7 @@ export class Exchange<Req, Res> {
     this.verdict = verdict
     if (!verdict.allowed) {
       // When it is served: at its decision, or a queued one at its slot.
-      const at = verdict.waitMs === undefined ? verdict.at : verdict.at + verdict.waitMs
-      this.deny(shared.responder.respond(verdict, at) as Denial)
+      this.deny(shared.responder.respond(verdict, verdict.at + (verdict.waitMs ?? 0)) as Denial)
     }
     if (shared.onShadowDenied !== undefined && verdict.shadowDenied.length > 0)
       shared.onShadowDenied(verdict, this.req)
@@ -116,7 +107,7 @@ export class Exchange<Req, Res> {
   refuse(error: unknown): this | Promise<never> {
     this.uncount()
     if (this.waitSignal?.aborted === true) {
-      this.state = ABORTED
+      this.over = true
       return new Promise<never>(() => {})
     }
     const response = this.shared.responder.respondToError(error)
@@ -155,29 +146,30 @@ export class Exchange<Req, Res> {
    * work must be handed over (`waitUntil`). Nothing after the first `end` or `abort` counts.
    */
   end(status: number): Promise<void> | undefined {
-    if (this.state !== OPEN) return undefined
-    this.state = ENDED
-    this.uncount()
-    const released = this.release()
-    const { refundIf, limiter } = this.shared
-    const verdict = this.verdict
-    if (refundIf === undefined || verdict === undefined || this.denial !== undefined)
-      return released
-    const refunded = refundIf(status, this.req) ? refundQuietly(limiter, verdict) : undefined
-    return bothPending(released, refunded)
+    return this.close(status)
   }
 
   /** The client went away before the response ended: slots are given back, nothing refunded. */
   abort(): void {
-    if (this.state !== OPEN) return
-    this.state = ABORTED
-    this.uncount()
-    void this.release()
+    void this.close(undefined)
   }
 
-  /** Counts this request in flight until it ends, or is refused; called by the kit. */
-  count(): void {
-    this.counted = true
+  /**
+   * The first `end` (with its status) or `abort`: no longer in flight, and what an admitted
+   * request holds given back (none for a denial: nothing was taken).
+   */
+  private close(status: number | undefined): Promise<void> | undefined {
+    if (this.over) return undefined
+    this.over = true
+    this.uncount()
+    const verdict = this.verdict
+    if (verdict === undefined || this.denial !== undefined) return undefined
+    const { limiter, releases, refundIf } = this.shared
+    const released = releases ? giveBack(limiter, verdict, true) : undefined
+    const refunded =
+      status !== undefined && refundIf?.(status, this.req) ? giveBack(limiter, verdict) : undefined
+    if (released === undefined) return refunded
+    return refunded === undefined ? released : Promise.all([released, refunded]).then(() => {})
   }
 
   /** No longer in flight (ended, aborted, refused, or failed before deciding). */
@@ -185,13 +177,6 @@ export class Exchange<Req, Res> {
     if (!this.counted) return
     this.counted = false
     this.shared.inFlight!.finished()
-  }
-
-  /** Gives back the slots an admitted request holds (none for a denial: nothing was taken). */
-  private release(): Promise<void> | undefined {
-    const verdict = this.verdict
-    if (!this.shared.releases || verdict === undefined || this.denial !== undefined) return
-    return releaseQuietly(this.shared.limiter, verdict)
   }
 }
 
@@ -210,7 +195,9 @@ export function requestEntry<Req, Res>(
   // request's whole prototype chain, on every request.
   const user = readsUser ? (options.user ?? framework.user) : undefined
   const hold = (exchange: Exchange<Req, Res>, verdict: Verdict) =>
-    limiter.hold(verdict, { signal: exchange.signal() }).then((served) => exchange.decided(served))
+    limiter
+      .hold(verdict, { signal: (exchange.waitSignal = shared.disconnected?.(exchange.req)) })
+      .then((served) => exchange.decided(served))
 
   return function enter(req, res) {
     if (skip?.(req, res)) return undefined
@@ -229,7 +216,7 @@ export function requestEntry<Req, Res>(
       if (shed !== undefined) return exchange.deny(shed)
       if (shared.inFlight !== undefined) {
         shedder.started()
-        exchange.count()
+        exchange.counted = true
       }
     }
     let verdict: MaybePromise<Verdict>
@@ -252,13 +239,10 @@ export function requestEntry<Req, Res>(
         }
         return exchange.decided(verdict)
       }
-      // A queued admission, or a refusal waiting for a slot: held until its turn.
-      exchange.ready = hold(exchange, verdict).then(undefined, (error: unknown) =>
-        exchange.refuse(error),
-      )
-      return exchange
     }
-    exchange.ready = (verdict as Promise<Verdict>)
+    // A store answering later, a queued admission, or a refusal waiting for a slot: the last
+    // two are held until their turn.
+    exchange.ready = Promise.resolve(verdict)
       .then((decided) =>
         decided.waitMs === undefined && decided.waitsForSlot !== true
           ? exchange.decided(decided)

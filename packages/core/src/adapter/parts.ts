@@ -1,7 +1,6 @@
 import type { AlgorithmTable } from '../algorithms/table.js'
 import { CURRENT_HEADERS, type FamilyOptions, type HeaderFamily } from '../headers/families.js'
 import type { PartitionKeyHasher } from '../headers/partition-key.js'
-import { NO_PROXIES } from '../identity/no-proxies.js'
 import type { ProxyTrust } from '../identity/proxy-trust.js'
 import type { clientFigures } from '../limiter/client-figures.js'
 import type { LimiterParts } from '../limiter/create-limiter.js'
@@ -90,31 +89,20 @@ export type KitParts = LimiterParts &
   }
 
 /**
- * Each part that may be given besides the algorithms, with the test its value must pass and what
- * it expects (a function unless said otherwise).
+ * Each part that may be given besides the algorithms: what it expects, and the method it has
+ * (a part without one is a function; `headers`, a list of families that each have it).
  */
-const PARTS: Readonly<
-  Record<string, readonly [expected: string, test?: (part: never) => boolean]>
-> = {
-  routes: ['routeMatching', (routes: RouteMatching) => typeof routes?.targets === 'function'],
+const PARTS: Readonly<Record<string, readonly [expected: string, method?: string]>> = {
+  routes: ['routeMatching', 'targets'],
   proxies: ['trustedProxies'],
   store: ['a store factory: memoryStore or mapStore'],
   partitionKeys: ['createPartitionKeyHasher'],
-  headers: [
-    'a list such as [xRateLimitHeaders, draft7Headers]',
-    (headers: readonly HeaderFamily[]) =>
-      Array.isArray(headers) && headers.every((family) => typeof family?.write === 'function'),
-  ],
-  penalties: ['penalties', (penalties: PenaltyPart) => typeof penalties?.decisions === 'function'],
-  reservations: [
-    'reservations',
-    (reservations: ReservationPart) => typeof reservations?.createSettle === 'function',
-  ],
+  headers: ['a list such as [xRateLimitHeaders, draft7Headers]', 'write'],
+  penalties: ['penalties', 'decisions'],
+  reservations: ['reservations', 'createSettle'],
   update: ['rulesUpdater'],
   figures: ['clientFigures'],
 }
-
-const isFunction = (part: unknown) => typeof part === 'function'
 
 /** An app's parts, checked, with the refusals standing in for those it left out. */
 export function kitParts(parts: RateLimitParts): KitParts {
@@ -122,39 +110,77 @@ export function kitParts(parts: RateLimitParts): KitParts {
     throw invalidOption('parts', 'expected { algorithms: { token_bucket: tokenBucket }, ... }')
   }
   refuseUnknownOptions(parts, ['algorithms', ...Object.keys(PARTS)], 'createRateLimit()')
-  for (const [name, [expected, test = isFunction]] of Object.entries(PARTS)) {
-    const part = parts[name as keyof RateLimitParts]
-    if (part !== undefined && !test(part as never))
-      throw invalidOption(name, `expected ${expected}`)
+  const has = (value: unknown, method: string | undefined) =>
+    typeof (method === undefined ? value : (value as Record<string, unknown> | null)?.[method]) ===
+    'function'
+  for (const [name, [expected, method]] of Object.entries(PARTS)) {
+    const part: unknown = parts[name as keyof RateLimitParts]
+    const ok =
+      name === 'headers'
+        ? Array.isArray(part) && part.every((family) => has(family, method))
+        : has(part, method)
+    if (part !== undefined && !ok) throw invalidOption(name, `expected ${expected}`)
   }
-  const { routes, proxies, store, partitionKeys, headers = [], penalties, reservations } = parts
+  const { algorithms, penalties, reservations, update } = parts
   return {
-    families: givenFamilies(headers),
-    store: store ?? noStore,
-    partitionKeys: partitionKeys ?? noPartitionKeys,
-    algorithms: parts.algorithms,
-    routes: routes ?? NO_ROUTES,
-    proxies: proxies ?? NO_PROXIES,
-    foreignOptions: undefined,
+    algorithms,
     penalties,
     reservations,
-    update: parts.update,
-    figures: parts.figures ?? noFigures,
+    update,
+    families: givenFamilies([...(parts.headers ?? []), CURRENT_HEADERS]),
+    store: parts.store ?? refusal('store', STORE_NEEDED),
+    partitionKeys:
+      parts.partitionKeys ??
+      refusal(
+        'partitionKey',
+        notComposed(
+          'hashing partition keys needs SHA-256',
+          'partitionKeys: createPartitionKeyHasher',
+        ),
+      ),
+    routes: parts.routes ?? NO_ROUTES,
+    proxies:
+      parts.proxies ??
+      refusal(
+        'trustProxy',
+        notComposed(
+          "trusting a proxy needs the forwarding headers' parsers",
+          'proxies: trustedProxies',
+        ),
+      ),
+    foreignOptions: undefined,
+    figures:
+      parts.figures ?? refusal('figures', "add figures: clientFigures to createRateLimit's parts"),
   }
 }
 
 // The refusals standing in for the parts an app leaves out, here so that only composed
 // middlewares bundle them.
 
+const STORE_NEEDED =
+  "required: this middleware was composed without a store of its own; give one here, or store: memoryStore (or mapStore) in createRateLimit's parts"
+
+/** What a refusal says of an option that needs a part left out: `why`, then the part to add. */
+function notComposed(why: string, part: string): string {
+  return `${why}, which this middleware was not composed with: add ${part} to createRateLimit's parts`
+}
+
+/** A part left out: using it refuses `field` with `message`. */
+function refusal(field: string, message: string): () => never {
+  return () => {
+    throw invalidOption(field, message)
+  }
+}
+
 /**
- * The families header options turn on, of the current draft's and those given, in the order
- * their fields go out (`X-RateLimit-*` first); an option asking for one left out is refused,
- * naming the part to add.
+ * The families header options turn on, of `all` (those given and the current draft's), in the
+ * order their fields go out (`X-RateLimit-*` first); an option asking for one left out is
+ * refused, naming the part to add.
  */
-function givenFamilies(given: readonly HeaderFamily[]) {
+function givenFamilies(all: readonly HeaderFamily[]) {
   return ({ legacyHeaders, standardHeaders }: FamilyOptions): HeaderFamily[] => {
     const families: HeaderFamily[] = []
-    const add = (field: string, value: unknown, family: HeaderFamily | undefined, part: string) => {
+    const add = (field: string, value: unknown, part: string, family?: HeaderFamily) => {
       if (family === undefined) {
         throw invalidOption(
           field,
@@ -163,33 +189,14 @@ function givenFamilies(given: readonly HeaderFamily[]) {
       }
       families.push(family)
     }
-    const all: readonly HeaderFamily[] = [...given, CURRENT_HEADERS]
     if (legacyHeaders) {
       const legacy = all.find((family) => family.standardHeaders.length === 0)
-      add('legacyHeaders', true, legacy, 'xRateLimitHeaders')
+      add('legacyHeaders', true, 'xRateLimitHeaders', legacy)
     }
     if (standardHeaders !== false) {
       const standard = all.find((family) => family.standardHeaders.includes(standardHeaders))
-      add('standardHeaders', standardHeaders, standard, `draft${standardHeaders.slice(6)}Headers`)
+      add('standardHeaders', standardHeaders, `draft${standardHeaders.slice(6)}Headers`, standard)
     }
     return families
   }
-}
-
-function noStore(): never {
-  throw invalidOption(
-    'store',
-    "required: this middleware was composed without a store of its own; give one here, or store: memoryStore (or mapStore) in createRateLimit's parts",
-  )
-}
-
-function noFigures(): never {
-  throw invalidOption('figures', "add figures: clientFigures to createRateLimit's parts")
-}
-
-function noPartitionKeys(): never {
-  throw invalidOption(
-    'partitionKey',
-    "hashing partition keys needs SHA-256, which this middleware was not composed with: add partitionKeys: createPartitionKeyHasher to createRateLimit's parts",
-  )
 }

@@ -61,7 +61,7 @@ export type ClientKeyResolver = <Source>(
 /**
  * The per-request resolvers of one trust configuration: the full address, or the key alone. A
  * `trustProxy` that trusts some proxy reads the forwarding header with `proxies`
- * (`trustedProxies`, or `NO_PROXIES` for a middleware composed without it); `readsForwarding`
+ * (`trustedProxies`, or the refusal of a middleware composed without it); `readsForwarding`
  * says whether it does.
  */
 export function compileClientIp(
