@@ -1,4 +1,6 @@
-import type { WarnOnce } from '../warnings.js'
+import { type Clock, systemClock } from '../clock.js'
+import { createWarnOnce, type WarningOptions } from '../warnings.js'
+import { checkFramework, type FrameworkName } from './framework-shape.js'
 
 /**
  * Notices middleware built inside a request handler
@@ -17,47 +19,74 @@ import type { WarnOnce } from '../warnings.js'
  * memory store are watched: with a limiter or a store of the app's own, state is shared and a
  * kit made per request still limits.
  *
- * Costs nothing per request: the kit calls `firstRequest` and `secondRequest` from the entries
- * it swaps out after them.
+ * Costs nothing per request: the kit's `enter` is swapped out after its first requests.
  */
 export const PER_REQUEST_KITS = 10
 export const PER_REQUEST_WINDOW_MS = 60_000
 
-/** Kits made, in this copy of the module. */
+/** Kits watched, in this copy of the module. */
 let made = 0
 /** Kits counted as single-use since `windowStart`, less those that served a second request. */
 let singleUse = 0
 let windowStart = Number.NaN
 let warned = false
 
-/** Records a kit being made; its serial number, for `firstRequest`. */
-export function kitMade(): number {
-  made += 1
-  return made
-}
+type Enter<Req, Res, Exchange> = (req: Req, res: Res) => Exchange
 
 /**
- * A watched kit's first request, at `now` by its clock. True when it counts as single-use (it is
- * still the newest kit): pass that to `secondRequest`.
+ * The kit's `enter` until its first requests are seen: checks, once, that the request is its
+ * framework's and (for a `watched` kit) whether the kit was made for this one request, then
+ * puts the plain `enter` back, so that later requests pay nothing for either.
  */
-export function firstRequest(serial: number, now: number, warn: WarnOnce): boolean {
-  if (serial !== made) return false
+export function firstEntry<Req, Res, Exchange>(
+  kit: { enter: Enter<Req, Res, Exchange> },
+  name: FrameworkName | undefined,
+  watched: boolean,
+  options: WarningOptions & { readonly clock?: Clock | undefined },
+): Enter<Req, Res, Exchange> {
+  const enter = kit.enter
+  const clock = options.clock ?? systemClock
+  const serial = watched ? ++made : 0
+  // Made in a request handler, a kit meets its request in the task that made it; an app's
+  // middleware, set up before it serves, never does. A resolved promise tells the two apart
+  // without a timer.
+  let madeInThisTask = watched
+  if (watched) void Promise.resolve().then(() => (madeInThisTask = false))
+  return function first(req, res) {
+    // Thrown on every request until one is right: nothing on a wrong framework can work.
+    if (name !== undefined) checkFramework(name, req)
+    kit.enter = enter
+    // Counted while it is still the newest kit made, until it serves a second request.
+    if (madeInThisTask && serial === made) {
+      countSingleUse(clock, options)
+      kit.enter = (req, res) => {
+        if (singleUse > 0) singleUse -= 1
+        kit.enter = enter
+        return enter(req, res)
+      }
+    }
+    return enter(req, res)
+  }
+}
+
+/** A watched kit's first request, counted at its clock's time (NaN when the clock fails). */
+function countSingleUse(clock: Clock, options: WarningOptions): void {
+  let now: number
+  try {
+    now = clock.now()
+  } catch {
+    // A broken clock is the limiter's to report.
+    now = Number.NaN
+  }
   if (!(now >= windowStart && now - windowStart <= PER_REQUEST_WINDOW_MS)) {
     windowStart = now
     singleUse = 0
   }
-  singleUse += 1
-  if (singleUse >= PER_REQUEST_KITS && !warned) {
+  if (++singleUse >= PER_REQUEST_KITS && !warned) {
     warned = true
-    warn(
+    createWarnOnce(options)(
       'WARN_LIMITER_PER_REQUEST',
       `${singleUse} rate limiters were each made and used for one request within ${PER_REQUEST_WINDOW_MS / 1000} s: a limiter made inside a request handler starts empty every time and never limits. Make it once and mount it: const limit = rateLimit(rules); app.use(limit) (or app.get(path, limit, handler))`,
     )
   }
-  return true
-}
-
-/** A kit's second request: it was not made for one request only. */
-export function secondRequest(counted: boolean): void {
-  if (counted && singleUse > 0) singleUse -= 1
 }

@@ -3,20 +3,13 @@ import { RateLimitError } from '../errors.js'
 /** The frameworks Tollgate has an adapter for, by what their middleware is handed. */
 export type FrameworkName = 'Express' | 'Koa' | 'Hono'
 
-const ADAPTERS: Readonly<Record<FrameworkName, string>> = {
-  Express: '@tollgate/express',
-  Koa: '@tollgate/koa',
-  Hono: '@tollgate/hono',
-}
-
 /** The properties the frameworks' middleware arguments are told apart by. */
 type Shape = {
   readonly app?: unknown
   readonly request?: unknown
   readonly response?: unknown
   readonly throw?: unknown
-  readonly req?: unknown
-  readonly raw?: unknown
+  readonly req?: { readonly raw?: unknown } | null
   readonly res?: unknown
   readonly header?: unknown
   readonly json?: unknown
@@ -32,30 +25,18 @@ type Shape = {
 function frameworkOf(handed: unknown): FrameworkName | undefined {
   if (typeof handed !== 'object' || handed === null) return undefined
   const h = handed as Shape
+  const is = (value: unknown, type: string) => typeof value === type
   // Koa's context delegates to its request and response, and its app is an object.
-  if (
-    typeof h.request === 'object' &&
-    typeof h.response === 'object' &&
-    typeof h.throw === 'function' &&
-    typeof h.app === 'object'
-  ) {
-    return 'Koa'
+  if (is(h.request, 'object') && is(h.response, 'object') && is(h.throw, 'function')) {
+    if (is(h.app, 'object')) return 'Koa'
   }
-  const req = h.req as Shape | undefined
-  if (
-    typeof req === 'object' &&
-    req !== null &&
-    typeof req.raw === 'object' &&
-    typeof h.header === 'function' &&
-    typeof h.json === 'function'
-  ) {
-    return 'Hono'
+  if (is(h.req, 'object') && is(h.req?.raw, 'object') && is(h.header, 'function')) {
+    if (is(h.json, 'function')) return 'Hono'
   }
   // Express's request points to its app (a function) and its response.
-  if (typeof h.app === 'function' && typeof h.res === 'object' && typeof h.get === 'function') {
-    return 'Express'
-  }
-  return undefined
+  return is(h.app, 'function') && is(h.res, 'object') && is(h.get, 'function')
+    ? 'Express'
+    : undefined
 }
 
 /**
@@ -66,8 +47,10 @@ function frameworkOf(handed: unknown): FrameworkName | undefined {
 export function checkFramework(own: FrameworkName, handed: unknown): void {
   const seen = frameworkOf(handed)
   if (seen === undefined || seen === own) return
+  // The adapter's package: `@tollgate/express`, `@tollgate/koa`, `@tollgate/hono`.
+  const adapter = (name: FrameworkName) => `@tollgate/${name.toLowerCase()}`
   throw new RateLimitError(
     'ERR_RL_WRONG_FRAMEWORK',
-    `this is ${ADAPTERS[own]}'s rateLimit, mounted on what looks like a ${seen} app: import rateLimit from ${ADAPTERS[seen]}`,
+    `this is ${adapter(own)}'s rateLimit, mounted on what looks like a ${seen} app: import rateLimit from ${adapter(seen)}`,
   )
 }

@@ -16,10 +16,9 @@ import { invalidOption } from '../options/option-values.js'
 import { composeResponder } from '../response/responder.js'
 import type { RuleConfig } from '../rules/types.js'
 import { memoryStore } from '../store/memory-store.js'
-import { createWarnOnce, type WarnOnce } from '../warnings.js'
-import { firstRequest, kitMade, secondRequest } from './creation-watch.js'
+import { createWarnOnce } from '../warnings.js'
+import { firstEntry } from './creation-watch.js'
 import { type AdapterKit, requestEntry, type Shared } from './exchange.js'
-import { checkFramework, type FrameworkName } from './framework-shape.js'
 import { kitUpdate } from './kit-update.js'
 import {
   checkAdapterOptions,
@@ -142,50 +141,8 @@ function buildKit<Req, Res>(
   }
   // A limiter of the app's own, or a store it gives, keeps state across kits: one made per
   // request still limits, so only kits on a memory store of their own are watched.
-  const serial = own || options.store !== undefined ? 0 : kitMade()
-  kit.enter = firstEntry(kit, framework.name, serial, options)
+  kit.enter = firstEntry(kit, framework.name, !own && options.store === undefined, options)
   return kit
-}
-
-/**
- * The kit's `enter` until its first requests are seen: checks, once, that the request is its
- * framework's and whether the kit was made for this one request (see `creation-watch.ts`),
- * then puts the plain `enter` back, so that later requests pay nothing for either.
- */
-function firstEntry<Req, Res>(
-  kit: { enter: AdapterKit<Req, Res>['enter'] },
-  name: FrameworkName | undefined,
-  serial: number,
-  options: KitOptions<Req, Res>,
-): AdapterKit<Req, Res>['enter'] {
-  const enter = kit.enter
-  const clock = options.clock ?? systemClock
-  const warn: WarnOnce = (code, message) => createWarnOnce(options)(code, message)
-  // Made in a request handler, a kit meets its request in the task that made it; an app's
-  // middleware, set up before it serves, never does. A resolved promise tells the two apart
-  // without a timer.
-  let madeInThisTask = serial !== 0
-  if (madeInThisTask) void Promise.resolve().then(() => (madeInThisTask = false))
-  const second: AdapterKit<Req, Res>['enter'] = (req, res) => {
-    secondRequest(true)
-    kit.enter = enter
-    return enter(req, res)
-  }
-  return function first(req, res) {
-    // Thrown on every request until one is right: nothing on a wrong framework can work.
-    if (name !== undefined) checkFramework(name, req)
-    kit.enter = madeInThisTask && firstRequest(serial, nowOf(clock), warn) ? second : enter
-    return enter(req, res)
-  }
-}
-
-/** The clock's time, or NaN when it fails: a broken clock is the limiter's to report. */
-function nowOf(clock: Clock): number {
-  try {
-    return clock.now()
-  } catch {
-    return Number.NaN
-  }
 }
 
 /** The middleware's shedder, from what `loadShedder` returned (the only check on this path). */
