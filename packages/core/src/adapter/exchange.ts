@@ -194,10 +194,12 @@ export function requestEntry<Req, Res>(
   // The user is not read at all when no rule keys on it: finding no `req.user` walks the
   // request's whole prototype chain, on every request.
   const user = readsUser ? (options.user ?? framework.user) : undefined
-  const hold = (exchange: Exchange<Req, Res>, verdict: Verdict) =>
-    limiter
-      .hold(verdict, { signal: (exchange.waitSignal = shared.disconnected?.(exchange.req)) })
-      .then((served) => exchange.decided(served))
+  const hold = (exchange: Exchange<Req, Res>, verdict: Verdict) => {
+    // Where the limiter hears that the client went away; kept to tell a drop from a failure.
+    const signal = shared.disconnected?.(exchange.req)
+    exchange.waitSignal = signal
+    return limiter.hold(verdict, { signal }).then((served) => exchange.decided(served))
+  }
 
   return function enter(req, res) {
     if (skip?.(req, res)) return undefined

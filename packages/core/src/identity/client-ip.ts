@@ -51,11 +51,15 @@ export function createClientIpResolver(options: ClientIpOptions = {}): ClientIpR
  */
 export type HeaderReader<Source> = (source: Source, name: string) => ReturnType<HeaderAccessor>
 
-/** The client's rate-limit key alone, `address(…)?.key`, for the request path. */
+/**
+ * The client's rate-limit key alone, `address(…)?.key`, for the request path; `cut`: the
+ * header list may have been cut, so trusted proxies' forwarding headers are read as absent.
+ */
 export type ClientKeyResolver = <Source>(
   socketAddress: string | undefined,
   source: Source,
   read: HeaderReader<Source>,
+  cut?: boolean | undefined,
 ) => string | undefined
 
 /**
@@ -114,7 +118,11 @@ export function compileClientIp(
     )
   }
 
-  function address(socketAddress: string | undefined, header: HeaderAccessor) {
+  function address(
+    socketAddress: string | undefined,
+    header: HeaderAccessor,
+    cut?: boolean | undefined,
+  ) {
     const socket = socketAddress === undefined ? undefined : parseIp(socketAddress)
     if (socket === undefined) {
       warn(
@@ -123,7 +131,7 @@ export function compileClientIp(
       )
       return undefined
     }
-    if (forwarded !== undefined) return forwarded(socket, header)
+    if (forwarded !== undefined) return forwarded(socket, header, cut)
     checkForwardingHeaders(header, readAccessor)
     return result(socket, 0)
   }
@@ -132,6 +140,7 @@ export function compileClientIp(
     socketAddress: string | undefined,
     source: Source,
     read: HeaderReader<Source>,
+    cut?: boolean | undefined,
   ): string | undefined {
     // The socket peer is the client and its address is already canonical text (a plain dotted
     // quad, or one mapped into IPv6 the way dual-stack sockets report it): that text is the key,
@@ -144,7 +153,7 @@ export function compileClientIp(
         return start === 0 ? socketAddress : socketAddress.slice(start)
       }
     }
-    return address(socketAddress, (name) => read(source, name))?.key
+    return address(socketAddress, (name) => read(source, name), cut)?.key
   }
 
   return { address, key, readsForwarding: forwarded !== undefined }

@@ -1,6 +1,5 @@
 import { type HeaderAccessor, headerText } from '../headers/types.js'
 import { checkWhole, invalidOption, shown } from '../options/option-values.js'
-import { createWarnOnce } from '../warnings.js'
 import {
   type ClientAddress,
   type ClientIpOptions,
@@ -149,12 +148,9 @@ export function compileIdentities<Source>(
   const maxLength = options.maxApiKeyLength ?? 256
   checkWhole('maxApiKeyLength', maxLength, { min: 1 })
   const readsApiKey = needs.apiKey && (headerName !== false || bearer)
+  // Asked only while a proxy is trusted: the trusted proxies' walk warns of it, and reads no
+  // forwarding header then.
   const headersCut = clientIp.readsForwarding ? needs.headersCut : undefined
-  const warn = createWarnOnce(options)
-  // The headers of a request whose list may have been cut, with the forwarding ones read as
-  // absent: the line a trusted proxy added may be the one dropped.
-  const readWithoutForwarding: HeaderReader<Source> = (source, name) =>
-    name === 'x-forwarded-for' || name === 'forwarded' ? undefined : read(source, name)
 
   function apiKey(source: Source): string | undefined {
     let key = headerName === false ? undefined : headerText(read(source, headerName))?.trim()
@@ -164,18 +160,8 @@ export function compileIdentities<Source>(
   }
 
   function identities(source: Source, socketAddress: string | undefined, user: UserId) {
-    let ip: string | undefined
-    if (headersCut?.(source)) {
-      warn(
-        'WARN_HEADERS_TRUNCATED',
-        "a request's header list reached the server's maxHeadersCount, so Node may have dropped lines (a trusted proxy's X-Forwarded-For among them): such requests are keyed as if they carried no forwarding header; raise maxHeadersCount if real clients send that many",
-      )
-      ip = clientIp.key(socketAddress, source, readWithoutForwarding)
-    } else {
-      ip = clientIp.key(socketAddress, source, read)
-    }
     return {
-      ip,
+      ip: clientIp.key(socketAddress, source, read, headersCut?.(source)),
       api_key: readsApiKey ? apiKey(source) : undefined,
       user: user === undefined || user === null || user === '' ? undefined : String(user),
     }

@@ -61,7 +61,9 @@ export function ipv4Number(s: string, start: number, end: number): number | unde
       if (digits === 0 || ++dots > 3) return undefined
       value = value * 256 + part
       part = digits = 0
-    } else if (c >= 48 && c <= 57 && (digits === 0 || part > 0) && (part = part * 10 + c - 48) < 256) {
+    } else if (c >= 48 && c <= 57 && (digits === 0 || part > 0)) {
+      part = part * 10 + c - 48
+      if (part > 255) return undefined
       digits++
     } else {
       return undefined
@@ -90,7 +92,14 @@ function parseIpv6(s: string): IpAddress | undefined {
     let group = 0
     for (; j < n; j++) {
       const c = s.charCodeAt(j)
-      const h = c >= 48 && c <= 57 ? c - 48 : c >= 97 && c <= 102 ? c - 87 : c >= 65 && c <= 70 ? c - 55 : -1
+      const h =
+        c >= 48 && c <= 57
+          ? c - 48
+          : c >= 97 && c <= 102
+            ? c - 87
+            : c >= 65 && c <= 70
+              ? c - 55
+              : -1
       if (h < 0) break
       group = group * 16 + h
     }

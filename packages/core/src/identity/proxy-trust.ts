@@ -32,8 +32,15 @@ export type ClientAddress = {
 /**
  * Who a request's client is behind the trusted proxies, from the socket peer (already parsed)
  * and the forwarding header; `result` makes the address from the client found and its hops.
+ * `cut`: the request's header list may have been cut (see `headerListMayBeCut`), so its
+ * forwarding header is not trusted, as if absent, since the line a trusted proxy added may be
+ * the one dropped; warns `WARN_HEADERS_TRUNCATED` once.
  */
-type ForwardedClient = (socket: IpAddress, header: HeaderAccessor) => ClientAddress
+type ForwardedClient = (
+  socket: IpAddress,
+  header: HeaderAccessor,
+  cut?: boolean | undefined,
+) => ClientAddress
 
 /**
  * Compiles a `trustProxy` setting that trusts some proxy (never `false`, `0` or an empty list:
@@ -62,9 +69,15 @@ export const trustedProxies: ProxyTrust = (trustProxy, proxyHeader, warn, result
     proxyHeader === 'forwarded'
       ? (text: string) => parseForwarded(text)
       : (text: string) => parseXForwardedFor(text)
-  return (socket, header) => {
+  return (socket, header, cut) => {
+    if (cut) {
+      warn(
+        'WARN_HEADERS_TRUNCATED',
+        "a request's header list reached the server's maxHeadersCount, so Node may have dropped lines (a trusted proxy's X-Forwarded-For among them): such requests are keyed as if they carried no forwarding header; raise maxHeadersCount if real clients send that many",
+      )
+    }
     if (!trust.isTrusted(socket, 0)) return result(socket, 0)
-    const text = headerText(header(proxyHeader))
+    const text = cut ? undefined : headerText(header(proxyHeader))
     const chain = text === undefined ? [] : readChain(text)
     let client = socket
     let hops = 0
