@@ -96,63 +96,43 @@ export type KitOptions<Req, Res> = CoreOptions &
     readonly onLimited?: unknown
   }
 
-// Every option by name, so that an unknown one can be refused. Typed as records of the option
-// types' keys: adding an option to a type without listing it here does not compile.
-
-const CORE: { readonly [K in keyof CoreOptions]-?: true } = {
-  store: true,
-  algorithms: true,
-  clock: true,
-  timers: true,
-  logger: true,
-  onError: true,
-  storeErrorRetryAfterMs: true,
-  storeTimeoutMs: true,
-  customIdentities: true,
-  lists: true,
-  figures: true,
-  trustProxy: true,
-  proxyHeader: true,
-  ipv4Prefix: true,
-  ipv6Prefix: true,
-  ignoreWarnings: true,
-  apiKeyHeader: true,
-  bearerAsApiKey: true,
-  maxApiKeyLength: true,
-  legacyHeaders: true,
-  legacyReset: true,
-  standardHeaders: true,
-  shadowPolicies: true,
-  partitionKey: true,
-  exposeHeaders: true,
-  missingIdentity: true,
+// The options besides the limiter's (`LIMITER_OPTIONS`, less `rules`), by name, so that an
+// unknown one can be refused; 1 for the hooks that must be functions when given (`refund`,
+// `shed` and `settle` are checked apart). Typed as a record of the option types' keys: adding
+// an option to a type without listing it here does not compile.
+const OWN_OPTIONS: {
+  readonly [K in
+    | Exclude<keyof CoreOptions, keyof LimiterOptions>
+    | keyof RequestHooks<unknown>
+    | 'onLimited']-?: 0 | 1
+} = {
+  trustProxy: 0,
+  proxyHeader: 0,
+  ipv4Prefix: 0,
+  ipv6Prefix: 0,
+  ignoreWarnings: 0,
+  apiKeyHeader: 0,
+  bearerAsApiKey: 0,
+  maxApiKeyLength: 0,
+  legacyHeaders: 0,
+  legacyReset: 0,
+  standardHeaders: 0,
+  shadowPolicies: 0,
+  partitionKey: 0,
+  exposeHeaders: 0,
+  missingIdentity: 0,
+  skip: 1,
+  user: 1,
+  plan: 1,
+  identities: 1,
+  refund: 0,
+  onShadowDenied: 1,
+  shed: 0,
+  debugHeader: 1,
+  estimate: 1,
+  settle: 0,
+  onLimited: 1,
 }
-
-const HOOKS: { readonly [K in keyof RequestHooks<unknown> | 'onLimited']-?: true } = {
-  skip: true,
-  user: true,
-  plan: true,
-  identities: true,
-  refund: true,
-  onShadowDenied: true,
-  shed: true,
-  debugHeader: true,
-  estimate: true,
-  settle: true,
-  onLimited: true,
-}
-
-/** The hooks that must be functions when given (`refund` and `shed` are checked apart). */
-const FUNCTION_HOOKS = [
-  'skip',
-  'user',
-  'plan',
-  'identities',
-  'onLimited',
-  'onShadowDenied',
-  'debugHeader',
-  'estimate',
-]
 
 /**
  * Checks an adapter's options at start-up, not on the first request: an option no adapter
@@ -165,9 +145,11 @@ export function checkAdapterOptions(
   adapterHooks: readonly string[],
   foreign: ForeignOptions | undefined,
 ): void {
-  const known = [...Object.keys(CORE), ...Object.keys(HOOKS), ...adapterHooks]
+  const own = Object.keys(OWN_OPTIONS)
+  const known = [...LIMITER_OPTIONS.filter((name) => name !== 'rules'), ...own, ...adapterHooks]
   refuseUnknownOptions(options, known, 'rateLimit()', foreign)
-  for (const name of [...FUNCTION_HOOKS, ...adapterHooks]) {
+  const hooks = own.filter((name) => OWN_OPTIONS[name as keyof typeof OWN_OPTIONS] === 1)
+  for (const name of [...hooks, ...adapterHooks]) {
     const value = (options as Record<string, unknown>)[name]
     if (value !== undefined) checkFunction(name, value)
   }

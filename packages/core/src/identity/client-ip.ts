@@ -79,7 +79,6 @@ export function compileClientIp(
   checkPrefix('ipv4Prefix', options.ipv4Prefix, 32)
   checkPrefix('ipv6Prefix', options.ipv6Prefix, 128)
   const warn = createWarnOnce(options)
-  const prefixes = { ipv4Prefix: options.ipv4Prefix, ipv6Prefix: options.ipv6Prefix }
   if ((options.ipv6Prefix ?? 64) > 64) {
     warn(
       'WARN_IPV6_UNMASKED',
@@ -92,7 +91,7 @@ export function compileClientIp(
   const result = (ip: IpAddress, hops: number): ClientAddress => {
     const text = formatIp(ip)
     const full = ip.version === 4 ? v4Full : v6Full
-    return { ip: text, key: full ? text : ipKey(ip, prefixes), hops }
+    return { ip: text, key: full ? text : ipKey(ip, options), hops }
   }
   const trustProxy = options.trustProxy ?? false
   const forwarded = trustsNoProxy(trustProxy)

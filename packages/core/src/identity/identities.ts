@@ -38,12 +38,8 @@ export type UserId = string | number | null | undefined
  * else is no user.
  */
 export function userIdOf(user: unknown): UserId {
-  if (typeof user === 'string' || typeof user === 'number') return user
-  if (typeof user === 'object' && user !== null) {
-    const id = (user as { readonly id?: unknown }).id
-    if (typeof id === 'string' || typeof id === 'number') return id
-  }
-  return undefined
+  const id = typeof user === 'object' && user !== null ? (user as { id?: unknown }).id : user
+  return typeof id === 'string' || typeof id === 'number' ? id : undefined
 }
 
 /** What an adapter knows about a request before the limiter runs. */

@@ -140,3 +140,76 @@ describe('parseIp agrees with node:net on what is an address', () => {
     )
   })
 })
+
+describe('parseIp: every way of writing one address', () => {
+  const groups = fc.array(fc.oneof(fc.constant(0), fc.nat(0xffff)), { minLength: 8, maxLength: 8 })
+  /** A text form of `g`: any case, optional leading zeros, any run of zero groups as `::`. */
+  const written = (g: readonly number[]) =>
+    fc
+      .tuple(
+        fc.array(fc.boolean(), { minLength: 8, maxLength: 8 }),
+        fc.array(fc.nat(3), { minLength: 8, maxLength: 8 }),
+        fc.nat(8),
+        fc.nat(8),
+      )
+      .map(([upper, pad, from, length]) => {
+        const hex = g.map((n, i) => {
+          const text = n.toString(16).padStart(Math.min(4, n.toString(16).length + pad[i]!), '0')
+          return upper[i] ? text.toUpperCase() : text
+        })
+        let end = from
+        while (end < 8 && end - from < length && g[end] === 0) end++
+        if (end - from < 1) return hex.join(':')
+        return `${hex.slice(0, from).join(':')}::${hex.slice(end).join(':')}`
+      })
+  /** With a zone id, in brackets, with a port or an obfuscated one. */
+  const decorated = (text: string) =>
+    fc.constantFrom(
+      text,
+      `${text}%eth0`,
+      `[${text}]`,
+      `[${text}]:443`,
+      `[${text}]:_p1`,
+      `[${text}%25en0]:1`,
+    )
+
+  it('reads each to the same groups, and formats them to one canonical text that reads back', () => {
+    fc.assert(
+      fc.property(
+        groups.chain((g) => fc.tuple(fc.constant(g), written(g).chain(decorated))),
+        ([g, input]) => {
+          const ip = parseIp(input)
+          expect(ip).toBeDefined()
+          const mapped = g[5] === 0xffff && g.slice(0, 5).every((n) => n === 0)
+          if (mapped) expect(ip).toEqual({ version: 4, value: g[6]! * 65536 + g[7]! })
+          else expect(ip?.version === 6 && ip.groups).toEqual(g)
+          const canonical = formatIp(ip!)
+          expect(canonical).toBe(canonical.toLowerCase())
+          expect(canonical).not.toMatch(/(^|:)0[0-9a-f]|:::/)
+          expect(parseIp(canonical)).toEqual(ip?.version === 6 ? { ...ip, zone: undefined } : ip)
+          expect(isIP(canonical)).not.toBe(0)
+        },
+      ),
+      { numRuns: 3000 },
+    )
+  })
+
+  it('reads an IPv4 tail as the last two groups, mapped or not', () => {
+    fc.assert(
+      fc.property(
+        fc.tuple(fc.nat(255), fc.nat(255), fc.nat(255), fc.nat(255)),
+        fc.constantFrom('::ffff:', '0:0:0:0:0:ffff:', '::', '64:ff9b::', '1:2:3:4:5:6:'),
+        (quad, prefix) => {
+          const value = ((quad[0] * 256 + quad[1]) * 256 + quad[2]) * 256 + quad[3]
+          const ip = parseIp(`${prefix}${quad.join('.')}`)
+          if (prefix.includes('ffff')) expect(ip).toEqual({ version: 4, value })
+          else
+            expect(ip?.version === 6 && ip.groups.slice(6)).toEqual([value >>> 16, value & 0xffff])
+          expect(parseIp(`${prefix}${quad.join('.')}.1`)).toBeUndefined()
+          expect(parseIp(`1:2:3:4:5:6:7:${quad.join('.')}`)).toBeUndefined()
+        },
+      ),
+      { numRuns: 1000 },
+    )
+  })
+})
