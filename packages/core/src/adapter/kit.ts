@@ -19,7 +19,6 @@ import { memoryStore } from '../store/memory-store.js'
 import { createWarnOnce } from '../warnings.js'
 import { firstEntry } from './creation-watch.js'
 import { type AdapterKit, requestEntry, type Shared } from './exchange.js'
-import { kitUpdate } from './kit-update.js'
 import {
   checkAdapterOptions,
   type KitOptions,
@@ -118,7 +117,12 @@ function buildKit<Req, Res>(
     parts.proxies,
   )
   const refundIf = refundPredicate(options.refund)
-  const shedder = bindShedder(options.shed, options.clock ?? systemClock, framework.eventLoopDelay)
+  // The shedder, from what `loadShedder` returned (the only check on this path).
+  const { shed } = options
+  if (shed !== undefined && typeof shed?.bind !== 'function') {
+    throw invalidOption('shed', 'expected loadShedder({ ... })')
+  }
+  const shedder = shed?.bind(options.clock ?? systemClock, framework.eventLoopDelay)
   const shared: Shared<Req> = {
     limiter,
     responder,
@@ -131,31 +135,30 @@ function buildKit<Req, Res>(
     debugHeader: options.debugHeader,
   }
   const names = responder.headerNames
+  const served = own ? {} : { reads: keysOn, releasesSlots: shared.releases }
   const kit = {
     watchesEnd: refundIf !== undefined || shared.releases || shared.inFlight !== undefined,
     releasesSlots: shared.releases,
     fieldNames: options.exposeHeaders ? [...names, 'Access-Control-Expose-Headers'] : names,
     enter: requestEntry(shared, framework, options, identities, shedder, keysOn('user')),
     meter: bindSettle(options, limiter),
-    update: kitUpdate(limiter, own ? {} : { reads: keysOn, releasesSlots: shared.releases }),
+    // The limiter's `update`, told what the kit was made to serve (the identities it reads,
+    // whether it gives slots back), so that a rule it cannot serve is refused as the limiter
+    // refuses one.
+    update: (rules: readonly RuleConfig[]) => {
+      if (limiter.update === undefined) {
+        throw invalidOption(
+          'update',
+          "not on this limiter: add update: rulesUpdater to createRateLimit's parts",
+        )
+      }
+      return limiter.update(rules, served)
+    },
   }
   // A limiter of the app's own, or a store it gives, keeps state across kits: one made per
   // request still limits, so only kits on a memory store of their own are watched.
   kit.enter = firstEntry(kit, framework.name, !own && options.store === undefined, options)
   return kit
-}
-
-/** The middleware's shedder, from what `loadShedder` returned (the only check on this path). */
-function bindShedder<Req>(
-  shed: LoadShedder<Req> | undefined,
-  clock: Clock,
-  runtimeDelay: (() => () => number) | undefined,
-): Shedder<Req> | undefined {
-  if (shed === undefined) return undefined
-  if (typeof shed?.bind !== 'function') {
-    throw invalidOption('shed', 'expected loadShedder({ ... })')
-  }
-  return shed.bind(clock, runtimeDelay)
 }
 
 /**
