@@ -1,5 +1,5 @@
 import { type Framework, userIdOf } from '@tollgate/core/adapter'
-import { headerListMayBeCut, type NodeIncomingHeaders } from '@tollgate/core/node'
+import { headerListMayBeCut } from '@tollgate/core/node'
 import type { Context } from 'hono'
 import type { GetConnInfo } from 'hono/conninfo'
 
@@ -24,15 +24,10 @@ export function hono(getConnInfo: GetConnInfo | undefined): Framework<Context> {
     header: (c, name) => c.req.header(name),
     user: (c) => userIdOf(c.get('user' as never)),
     hooks: ['getConnInfo'],
-    headersCut: nodeHeadersCut,
+    // On @hono/node-server, whether Node may have cut the header list the Request was built from.
+    headersCut: (c) => headerListMayBeCut((c.env as RuntimeEnv | undefined)?.incoming),
     disconnected: (c) => c.req.raw.signal,
   }
-}
-
-/** On @hono/node-server, whether Node may have cut the header list the Request was built from. */
-function nodeHeadersCut(c: Context): boolean {
-  const incoming = (c.env as RuntimeEnv | undefined)?.incoming
-  return incoming?.rawHeaders !== undefined && headerListMayBeCut(incoming as NodeIncomingHeaders)
 }
 
 /** What the runtimes put in `c.env` (the fetch handler's second argument). */

@@ -19,10 +19,15 @@ type ServerSocket = { readonly server?: { readonly maxHeadersCount?: number | nu
 /** Node's `maxHeadersCount` when the server leaves it unset. */
 export const NODE_DEFAULT_MAX_HEADERS_COUNT = 1000
 
-/** True when the header list reached the server's limit, so lines may have been dropped. */
-export function headerListMayBeCut(request: NodeIncomingHeaders): boolean {
-  const configured = (request.socket as ServerSocket | null | undefined)?.server?.maxHeadersCount
+/**
+ * True when the header list reached the server's limit, so lines may have been dropped. False
+ * without a request or its `rawHeaders` (not a Node request: nothing was cut).
+ */
+export function headerListMayBeCut(
+  request: Partial<NodeIncomingHeaders> | null | undefined,
+): boolean {
+  const configured = (request?.socket as ServerSocket | null | undefined)?.server?.maxHeadersCount
   const limit = configured ?? NODE_DEFAULT_MAX_HEADERS_COUNT
   // rawHeaders holds a name and a value per line.
-  return limit > 0 && request.rawHeaders.length >= limit * 2
+  return limit > 0 && (request?.rawHeaders?.length ?? 0) >= limit * 2
 }
