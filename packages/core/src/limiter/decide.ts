@@ -12,10 +12,12 @@ import type { RuleIndex } from './rule-index.js'
 import { replyWithin } from './store-deadline.js'
 import type { DecideOptions, MaybePromise, RequestFacts, RuleDecision, Verdict } from './types.js'
 import {
+  admission,
   combine,
   denial,
   emptyVerdict,
   listedDenial,
+  replyError,
   shown,
   singleVerdict,
   storeDecision,
@@ -126,21 +128,7 @@ export function requestDecider({
           const reply = deciding.consumeOne(first.id, first.algorithm, key, cost, now)
           verdict = singleVerdict(storeDecision(first, reply, cost, key), now)
         } catch (error) {
-          const charge = {
-            rule: first.id,
-            algorithm: first.algorithm,
-            key,
-            cost,
-            shadow: first.shadow,
-          }
-          const pending = {
-            matched: [first],
-            charged: [first],
-            charges: [charge],
-            missing: NO_DECISIONS,
-            penalised: false,
-          }
-          verdict = storeFailure(deciding, pending, error, now)
+          verdict = storeFailure(deciding, onePending(first, key, cost), error, now)
         }
       }
     }
@@ -175,6 +163,34 @@ type Pending = {
 
 /** The missing-identity denials of a request that has none: shared, never written. */
 const NO_DECISIONS: RuleDecision[] = []
+
+/** The charge of one rule for one key: a store call that failed. */
+function onePending(rule: CompiledRule, key: string, cost: number): Pending {
+  const charge = { rule: rule.id, algorithm: rule.algorithm, key, cost, shadow: rule.shadow }
+  return {
+    matched: [rule],
+    charged: [rule],
+    charges: [charge],
+    missing: NO_DECISIONS,
+    penalised: false,
+  }
+}
+
+/**
+ * The decision of one rule for one key whose store call failed, by its `onStoreError`: decided
+ * in this process, denied (fail-closed), or admitted with a fresh key's figures (fail-open).
+ */
+export function failedOne(
+  engine: Engine,
+  rule: CompiledRule,
+  key: string,
+  cost: number,
+  now: number,
+  error: unknown,
+): RuleDecision {
+  const made = storeFailure(engine, onePending(rule, key, cost), error, now).decisions[0]
+  return made ?? admission(rule, cost, key)
+}
 
 function decideAll(
   engine: Engine,
@@ -300,16 +316,14 @@ function verdictOfReply(engine: Engine, pending: Pending, outcome: Outcome, now:
   try {
     const decisions = outcome?.decisions
     if (!Array.isArray(decisions) || decisions.length !== charges.length) {
-      throw new RateLimitError(
-        'ERR_RL_STORE_REPLY',
+      throw replyError(
         `the store answered ${Array.isArray(decisions) ? decisions.length : 'no'} decisions for ${charges.length} charges`,
       )
     }
     at = outcome.at
     // `at` places X-RateLimit-Reset and is handed back to the store by refund as `chargedAt`.
     if (!Number.isSafeInteger(at) || at < 0 || at > MAX_TIME_MS) {
-      throw new RateLimitError(
-        'ERR_RL_STORE_REPLY',
+      throw replyError(
         `the store answered at ${shown(at)}, expected whole ms between 0 and ${MAX_TIME_MS}`,
       )
     }
@@ -340,23 +354,21 @@ function storeFailure(engine: Engine, pending: Pending, error: unknown, now: num
     if (rule.shadow || !rule.failClosed) return
     denials.push(denial(rule, charges[i]!.cost, charges[i]!.key, engine.storeErrorRetryAfterMs))
   })
-  const local = denials.length === 0 ? decideLocally(engine, charged, charges, now) : undefined
-  if (local !== undefined) {
-    engine.reporter.storeError(error, {
-      operation: 'consume',
-      rules: charged.filter((rule) => !rule.fallback).map((rule) => rule.id),
-      failClosed: false,
-      fallback: local.map((d) => d.rule),
-    })
-    return combine(inRuleOrder(pending, local), now)
-  }
+  const failClosed = denials.length > 0
+  const local = failClosed ? undefined : decideLocally(engine, charged, charges, now)
   engine.reporter.storeError(error, {
     operation: 'consume',
-    rules: charged.map((rule) => rule.id),
-    failClosed: denials.length > 0,
+    rules: charged.filter((rule) => !(local && rule.fallback)).map((rule) => rule.id),
+    failClosed,
+    ...(local && { fallback: local.map((d) => d.rule) }),
   })
-  if (denials.length === 0) return combine(pending.missing, now, 'limit', true)
-  return combine(inRuleOrder(pending, denials), now, 'store-unavailable', true)
+  if (local !== undefined) return combine(inRuleOrder(pending, local), now)
+  return combine(
+    inRuleOrder(pending, denials),
+    now,
+    failClosed ? 'store-unavailable' : 'limit',
+    true,
+  )
 }
 
 /** Merges decisions with the missing-identity denials, in rule order. */
@@ -437,16 +449,10 @@ export type ClockReader = {
 
 /** The limiter's clock reader; with no clock given, `Date.now()` read directly. */
 export function clockReader(clock: Clock | undefined, reporter: Reporter): ClockReader {
-  let latest = 0
-  let stepsBack = 0
-  return {
-    get latest() {
-      return latest
-    },
-    get stepsBack() {
-      return stepsBack
-    },
-    read() {
+  const reader = {
+    latest: 0,
+    stepsBack: 0,
+    read(): number | RateLimitError {
       let value: unknown
       try {
         value = clock === undefined ? Date.now() : clock.now()
@@ -459,17 +465,18 @@ export function clockReader(clock: Clock | undefined, reporter: Reporter): Clock
         )
       }
       const now = Math.floor(value)
-      if (now < latest) {
-        stepsBack++
+      if (now < reader.latest) {
+        reader.stepsBack++
         reporter.warnOnce(
           'WARN_CLOCK_STEPPED_BACK',
           'the clock stepped back; a key is held at its own time for up to its reset span and moved to the new time beyond that (limiter.clockStepsBack counts the steps)',
         )
       }
-      latest = now
+      reader.latest = now
       return now
     },
   }
+  return reader
 }
 
 function clockFailed(message: string, cause?: unknown): RateLimitError {
