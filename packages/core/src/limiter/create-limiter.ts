@@ -11,12 +11,7 @@ import type { Rule } from '../rules/types.js'
 import { memoryStore } from '../store/memory-store.js'
 import type { Store } from '../store/types.js'
 import type { Scheduler } from '../wait/scheduler.js'
-import type {
-  createSlotQueues,
-  SlotQueueHost,
-  SlotQueueParams,
-  SlotQueues,
-} from '../wait/slot-queues.js'
+import type { createSlotQueues, SlotQueueParams, SlotQueues } from '../wait/slot-queues.js'
 import type { ListCheck } from './access-lists.js'
 import { admittedCharges } from './admitted-charges.js'
 import { clientFigures } from './client-figures.js'
@@ -102,8 +97,7 @@ export function composeLimiter(options: LimiterOptions, parts: LimiterParts): Li
   // Settled, cancelled or refunded: a verdict's charges are given back or corrected once.
   const closed = new WeakSet<Verdict>()
   const refund = refunder(ruleOf, timeOf, closed)
-  const slots = slotParts(setup, options, timeOf, ruleOf)
-  const hold = holder(slots, refund)
+  const { release, hold, mark } = slotParts(setup, options, timeOf, ruleOf, refund)
   // Per-client figures: built only with that part (a composed middleware without it refuses the
   // option: see kitParts).
   const figures = options.figures && parts.figures?.(options, parts, setup)
@@ -112,18 +106,17 @@ export function composeLimiter(options: LimiterOptions, parts: LimiterParts): Li
       engine,
       index,
       clock: reader,
-      markWaiting: slots.mark,
+      markWaiting: mark,
       lists: setup.lists,
       figures: figures?.decide,
     })
-  const decide = deciderOf(setup.index)
   const limiter: Limiter = {
     rules,
     store,
     get clockStepsBack() {
       return reader.stepsBack
     },
-    decide,
+    decide: deciderOf(setup.index),
     acquire(facts, given) {
       // Adopted, so that a throw (a cost that can never fit) rejects rather than escapes.
       return Promise.resolve()
@@ -133,7 +126,7 @@ export function composeLimiter(options: LimiterOptions, parts: LimiterParts): Li
     hold,
     check: checker(ruleOf, timeOf),
     refund,
-    release: slots.release,
+    release,
     // With the reservations part, whether or not a rule settles yet: an update may add one.
     ...parts.reservations?.createSettle({ byId: setup.byId, timeOf, closed }),
   }
@@ -280,35 +273,46 @@ function refunder(
 }
 
 /** What waiting and concurrency slots add to a limiter: none of it without rules that use it. */
-type SlotParts = {
+type SlotParts = Pick<Limiter, 'hold'> & {
   readonly release: NonNullable<Limiter['release']>
-  /** The lines of requests waiting for a slot, when a rule has one. */
-  readonly queues: SlotQueues<Verdict> | undefined
+  /** Marks refusals that wait in a line for a concurrency slot, when a rule has one. */
   readonly mark: SlotQueues<Verdict>['mark'] | undefined
-  /** The scheduler everything that waits shares, made on first use; none without a rule that waits. */
-  readonly scheduler: (() => Scheduler) | undefined
 }
 
 /**
- * `release`, the lines of requests waiting for a slot and the scheduler they share. A release
- * wakes the next waiter of its line, and a waiter admitted after its client left is released:
- * the two refer to each other, so the lines see `release` through `parts`, once it is made.
+ * `release`, `hold` and the lines of requests waiting for a slot, with the scheduler everything
+ * that waits shares (queued admissions, requests waiting for a slot), made on first use from the
+ * first rule that waits: a bundle without one holds none of it. A release wakes the next waiter
+ * of its line, and a waiter admitted after its client left is released: the lines see `release`
+ * once it is made. A refusal waiting for a slot waits in its line, then a queued admission for
+ * its slot; one that is never served gives back what it was charged, and its slots.
  */
 function slotParts(
   setup: LimiterSetup,
   options: LimiterOptions,
   timeOf: TimeOf,
   ruleOf: (id: string) => CompiledRule,
+  refund: Limiter['refund'],
 ): SlotParts {
-  // One scheduler for everything that waits (queued admissions, requests waiting for a slot),
-  // from the first rule that waits: a bundle without one holds none of it.
-  const makeScheduler = setup.compiled.find((rule) => rule.algorithm.scheduler)?.algorithm.scheduler
+  const { compiled, store } = setup
+  const makeScheduler = compiled.find((rule) => rule.algorithm.scheduler)?.algorithm.scheduler
   let made: Scheduler | undefined
   const scheduler =
     makeScheduler &&
     (() => (made ??= makeScheduler({ clock: setup.clock, timers: options.timers })))
-  const queues = slotQueuesOf(setup.compiled, {
-    shared: setup.store.shared === true,
+  // The lines, when an enforcing concurrency rule has a `queue` (a shadow rule never refuses, so
+  // nothing waits for it).
+  const lines = new Map<string, SlotQueueParams>()
+  let makeQueues: typeof createSlotQueues | undefined
+  for (const rule of compiled) {
+    const { slotQueue, slotQueues } = rule.algorithm
+    if (slotQueue === undefined || slotQueues === undefined || rule.shadow) continue
+    lines.set(rule.id, slotQueue)
+    makeQueues = slotQueues
+  }
+  const queues = makeQueues?.<Verdict>({
+    lines,
+    shared: store.shared === true,
     scheduler: () => scheduler!(),
     decideAgain: (verdict) => {
       const [now, deciding] = timeOf(undefined)
@@ -316,55 +320,29 @@ function slotParts(
     },
     release: (verdict) => release(verdict),
   })
-  const refundOne = (setup.store as { refundOne?: RefundOne }).refundOne
+  const refundOne = (store as { refundOne?: RefundOne }).refundOne
   const release = createRelease({
     engine: setup.engine,
     byId: setup.byId,
     timeOf,
-    refundCharges,
-    refundOne: typeof refundOne === 'function' ? refundOne.bind(setup.store) : undefined,
+    refundOne: typeof refundOne === 'function' ? refundOne.bind(store) : undefined,
     queues,
   })
-  return { release, queues, mark: queues?.mark, scheduler }
-}
-
-/**
- * `Limiter.hold`: a refusal waiting for a slot waits in its line, then a queued admission for its
- * slot. One that is never served gives back what it was charged, and its concurrency slots.
- */
-function holder(slots: SlotParts, refund: Limiter['refund']): Limiter['hold'] {
-  const holdQueued = createHold(slots.scheduler, (verdict) => {
+  const holdQueued = createHold(scheduler, (verdict) => {
     const refunding = refund(verdict)
-    const releasing = slots.release(verdict)
+    const releasing = release(verdict)
     return isPromiseLike(refunding) || isPromiseLike(releasing)
       ? Promise.all([refunding, releasing]).then(() => undefined)
       : undefined
   })
-  const queues = slots.queues
-  if (queues === undefined) return holdQueued
-  return (verdict, given) =>
-    verdict.waitsForSlot === true
-      ? queues.wait(verdict, given?.signal).then((next) => holdQueued(next, given))
-      : holdQueued(verdict, given)
-}
-
-/**
- * The lines of requests waiting for a slot, when an enforcing concurrency rule has a `queue`
- * (a shadow rule never refuses, so nothing waits for it).
- */
-function slotQueuesOf(
-  compiled: readonly CompiledRule[],
-  host: Omit<SlotQueueHost<Verdict>, 'lines'>,
-): SlotQueues<Verdict> | undefined {
-  const lines = new Map<string, SlotQueueParams>()
-  let make: typeof createSlotQueues | undefined
-  for (const rule of compiled) {
-    const { slotQueue, slotQueues } = rule.algorithm
-    if (slotQueue === undefined || slotQueues === undefined || rule.shadow) continue
-    lines.set(rule.id, slotQueue)
-    make = slotQueues
-  }
-  return make === undefined ? undefined : make({ ...host, lines })
+  const hold: Limiter['hold'] =
+    queues === undefined
+      ? holdQueued
+      : (verdict, given) =>
+          verdict.waitsForSlot === true
+            ? queues.wait(verdict, given?.signal).then((next) => holdQueued(next, given))
+            : holdQueued(verdict, given)
+  return { release, hold, mark: queues?.mark }
 }
 
 /** A budget of its own that will end: 0, NaN or Infinity (for "none") leaves the limiter's. */

@@ -4,6 +4,7 @@ import type { Clock } from '../clock.js'
 import { RateLimitError } from '../errors.js'
 import type { Charge, Outcome, PenalisedOutcome } from '../store/types.js'
 import type { ListCheck } from './access-lists.js'
+import { chargeOf } from './admitted-charges.js'
 import type { CompiledRule } from './compile-rule.js'
 import { type Engine, isPromiseLike } from './engine.js'
 import { decideLocally } from './fallback.js'
@@ -230,7 +231,7 @@ function decideAll(
     }
     charged[made] = rule
     const penalty = rule.penalty
-    charges[made] = { rule: rule.id, algorithm: rule.algorithm, key, cost, shadow: rule.shadow }
+    charges[made] = chargeOf(rule, key, cost)
     if (penalty !== undefined) {
       charges[made] = { ...charges[made]!, penalty }
       pending.penalised = true
@@ -269,16 +270,10 @@ export function decideAgain(
       pending.missing.push(d)
       continue
     }
+    const penalty = rule.penalty
     pending.charged.push(rule)
-    pending.charges.push({
-      rule: rule.id,
-      algorithm: rule.algorithm,
-      key: d.key,
-      cost: d.cost,
-      shadow: rule.shadow,
-      penalty: rule.penalty,
-    })
-    if (rule.penalty !== undefined) pending.penalised = true
+    pending.charges.push({ ...chargeOf(rule, d.key, d.cost), penalty })
+    if (penalty !== undefined) pending.penalised = true
   }
   return consumeAll(engine, pending, now)
 }

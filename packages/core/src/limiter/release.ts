@@ -1,9 +1,9 @@
-import type { Charge } from '../store/types.js'
 import type { SlotQueues } from '../wait/slot-queues.js'
 import { admittedCharges } from './admitted-charges.js'
 import type { CompiledRule } from './compile-rule.js'
 import { type Engine, isPromiseLike } from './engine.js'
-import type { DecideOptions, Limiter, MaybePromise, Verdict } from './types.js'
+import { refundCharges } from './store-calls.js'
+import type { DecideOptions, Limiter, Verdict } from './types.js'
 
 /** The memory store's single-charge refund: no array, no checks beyond its own. */
 export type RefundOne = (
@@ -20,13 +20,6 @@ export type ReleaseHost = {
   readonly engine: Engine
   readonly byId: ReadonlyMap<string, CompiledRule>
   readonly timeOf: (given: DecideOptions | undefined) => [number, Engine]
-  /** Gives charges back to the store (the limiter's `refundCharges`). */
-  readonly refundCharges: (
-    engine: Engine,
-    charges: readonly Charge[],
-    chargedAt: number,
-    now: number,
-  ) => MaybePromise<void>
   readonly refundOne: RefundOne | undefined
   readonly queues: SlotQueues<Verdict> | undefined
 }
@@ -70,7 +63,7 @@ export function createRelease(host: ReleaseHost): NonNullable<Limiter['release']
     ;(verdict as Releasable).slotsReleased = true
     // Slots come back whatever the time: no clock read, unless a time is given.
     const [now, releasing] = given?.now === undefined ? [verdict.at, engine] : host.timeOf(given)
-    const done = host.refundCharges(releasing, charges, verdict.at, now)
+    const done = refundCharges(releasing, charges, verdict.at, now)
     if (queues === undefined) return done
     // Back in the store first: the next in line is decided against it.
     if (!isPromiseLike(done)) return queues.released(charges)

@@ -1,4 +1,5 @@
 import type { Charge, Outcome } from '../store/types.js'
+import { chargeOf } from './admitted-charges.js'
 import type { CompiledRule } from './compile-rule.js'
 import { failedOne } from './decide.js'
 import { type Engine, isPromiseLike } from './engine.js'
@@ -39,10 +40,7 @@ export function checkOne(
         key,
       )
     }
-    const result = engine.store.consume(
-      [{ rule: rule.id, algorithm: rule.algorithm, key, cost, shadow: rule.shadow }],
-      now,
-    )
+    const result = engine.store.consume([chargeOf(rule, key, cost)], now)
     return isPromiseLike(result)
       ? replyWithin(result, engine.storeTimeoutMs, 'consume').then(decisionOfReply, failed)
       : decisionOfReply(result)
