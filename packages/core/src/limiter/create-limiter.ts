@@ -26,7 +26,7 @@ import {
 import { type ConsumeOne, type Engine, isPromiseLike } from './engine.js'
 import { createHold } from './hold.js'
 import { checkIdentityNames, knownIdentityNames } from './identity-names.js'
-import { registerOperatorParts } from './operator-parts.js'
+import { type OperatorParts, registerOperatorParts } from './operator-parts.js'
 import { LIMITER_OPTIONS } from './option-names.js'
 import { type PenaltyPart, penalties } from './penalised.js'
 import { createRelease, type RefundOne } from './release.js'
@@ -60,6 +60,7 @@ export function createLimiter<R>(given: LimiterOptions<R>): Limiter {
     reservations,
     update: rulesUpdater,
     figures: clientFigures,
+    calls: ownerCalls,
   })
 }
 
@@ -84,6 +85,11 @@ export type LimiterParts = {
   readonly update?: typeof rulesUpdater | undefined
   /** Per-client figures (the `figures` option), or none: the option is then refused. */
   readonly figures?: typeof clientFigures | undefined
+  /**
+   * `check`, `acquire` and the operator's calls, which only an app holding its limiter makes:
+   * `createLimiter` passes them; a middleware's own limiter, which no app holds, has none.
+   */
+  readonly calls?: typeof ownerCalls | undefined
 }
 
 /** `createLimiter` from the parts given, and none other. */
@@ -117,21 +123,16 @@ export function composeLimiter(options: LimiterOptions, parts: LimiterParts): Li
       return reader.stepsBack
     },
     decide: deciderOf(setup.index),
-    acquire(facts, given) {
-      // Adopted, so that a throw (a cost that can never fit) rejects rather than escapes.
-      return Promise.resolve()
-        .then(() => limiter.decide(facts, given))
-        .then((verdict) => hold(verdict, given))
-    },
+    acquire: notHeld,
     hold,
-    check: checker(ruleOf, timeOf),
+    check: notHeld,
     refund,
     release,
     // With the reservations part, whether or not a rule settles yet: an update may add one.
     ...parts.reservations?.createSettle({ byId: setup.byId, timeOf, closed }),
   }
   figures?.count(limiter)
-  registerOperatorParts(limiter, { store, ruleOf, reader })
+  parts.calls?.(limiter, { store, ruleOf, reader, timeOf })
   // Built only with the update part: a middleware composed without it holds none of it.
   parts.update?.({
     limiter,
@@ -198,6 +199,28 @@ function compileLimiter(options: LimiterOptions, parts: LimiterParts): LimiterSe
     clock,
     lists,
   }
+}
+
+/** What `ownerCalls` needs of a limiter besides the limiter itself. */
+type OwnerHost = OperatorParts & { readonly timeOf: TimeOf }
+
+/** `check`, `acquire` and the operator's calls (`limiterOperations`), on `limiter`. */
+function ownerCalls(limiter: Limiter, host: OwnerHost): void {
+  limiter.check = checker(host.ruleOf, host.timeOf)
+  limiter.acquire = (facts, given) =>
+    // Adopted, so that a throw (a cost that can never fit) rejects rather than escapes.
+    Promise.resolve()
+      .then(() => limiter.decide(facts, given))
+      .then((verdict) => limiter.hold(verdict, given))
+  registerOperatorParts(limiter, host)
+}
+
+/** `check` and `acquire` of a limiter made without them (a middleware's own, which no app holds). */
+function notHeld(): never {
+  throw new RateLimitError(
+    'ERR_RL_INVALID_OPTION',
+    "this limiter is a middleware's own: make one with createLimiter() to check or acquire",
+  )
 }
 
 /** The time of a call, and the engine to decide it with. */
