@@ -11,7 +11,7 @@ import type { Rule } from '../rules/types.js'
 import { memoryStore } from '../store/memory-store.js'
 import type { Store } from '../store/types.js'
 import type { Scheduler } from '../wait/scheduler.js'
-import type { createSlotQueues, SlotQueueParams, SlotQueues } from '../wait/slot-queues.js'
+import { holdSlots } from '../wait/slot-holding.js'
 import type { ListCheck } from './access-lists.js'
 import { admittedCharges } from './admitted-charges.js'
 import { clientFigures } from './client-figures.js'
@@ -24,12 +24,10 @@ import {
   requestDecider,
 } from './decide.js'
 import { type ConsumeOne, type Engine, isPromiseLike } from './engine.js'
-import { createHold } from './hold.js'
 import { checkIdentityNames, knownIdentityNames } from './identity-names.js'
 import { type OperatorParts, registerOperatorParts } from './operator-parts.js'
 import { LIMITER_OPTIONS } from './option-names.js'
 import { type PenaltyPart, penalties } from './penalised.js'
-import { createRelease, type RefundOne } from './release.js'
 import { createReporter } from './report.js'
 import { type RouteMatching, routeMatching } from './route-matching.js'
 import { buildRuleIndex, type RuleIndex } from './rule-index.js'
@@ -60,7 +58,7 @@ export function createLimiter<R>(given: LimiterOptions<R>): Limiter {
     reservations,
     update: rulesUpdater,
     figures: clientFigures,
-    calls: ownerCalls,
+    calls: { add: ownerCalls, holdSlots },
   })
 }
 
@@ -89,7 +87,7 @@ export type LimiterParts = {
    * `check`, `acquire` and the operator's calls, which only an app holding its limiter makes:
    * `createLimiter` passes them; a middleware's own limiter, which no app holds, has none.
    */
-  readonly calls?: typeof ownerCalls | undefined
+  readonly calls?: { readonly add: typeof ownerCalls; readonly holdSlots: typeof holdSlots } | undefined
 }
 
 /** `createLimiter` from the parts given, and none other. */
@@ -103,7 +101,19 @@ export function composeLimiter(options: LimiterOptions, parts: LimiterParts): Li
   // Settled, cancelled or refunded: a verdict's charges are given back or corrected once.
   const closed = new WeakSet<Verdict>()
   const refund = refunder(ruleOf, timeOf, closed)
-  const { release, hold, mark } = slotParts(setup, options, timeOf, ruleOf, refund)
+  // Slots given back and waits held: carried by the rules that need them (concurrency, queues),
+  // and by createLimiter's parts (an update may add such a rule to a limiter an app holds).
+  const holdSlots = parts.calls?.holdSlots ?? heldBy(setup.compiled)
+  const slots = holdSlots?.({
+    setup,
+    timers: options.timers,
+    timeOf,
+    ruleOf,
+    refund,
+    decideAgain,
+    admittedCharges,
+    refundCharges,
+  })
   // Per-client figures: built only with that part (a composed middleware without it refuses the
   // option: see kitParts).
   const figures = options.figures && parts.figures?.(options, parts, setup)
@@ -112,7 +122,7 @@ export function composeLimiter(options: LimiterOptions, parts: LimiterParts): Li
       engine,
       index,
       clock: reader,
-      markWaiting: mark,
+      markWaiting: slots?.mark,
       lists: setup.lists,
       figures: figures?.decide,
     })
@@ -124,15 +134,15 @@ export function composeLimiter(options: LimiterOptions, parts: LimiterParts): Li
     },
     decide: deciderOf(setup.index),
     acquire: notHeld,
-    hold,
+    hold: slots?.hold ?? held,
     check: notHeld,
     refund,
-    release,
+    release: slots?.release,
     // With the reservations part, whether or not a rule settles yet: an update may add one.
     ...parts.reservations?.createSettle({ byId: setup.byId, timeOf, closed }),
   }
   figures?.count(limiter)
-  parts.calls?.(limiter, { store, ruleOf, reader, timeOf })
+  parts.calls?.add(limiter, { store, ruleOf, reader, timeOf })
   // Built only with the update part: a middleware composed without it holds none of it.
   parts.update?.({
     limiter,
@@ -215,6 +225,16 @@ function ownerCalls(limiter: Limiter, host: OwnerHost): void {
   registerOperatorParts(limiter, host)
 }
 
+/** The slot holding a rule's algorithm carries, if one does. */
+function heldBy(compiled: readonly CompiledRule[]): typeof holdSlots | undefined {
+  return compiled.find((rule) => rule.algorithm.holdSlots)?.algorithm.holdSlots
+}
+
+/** `hold` of a limiter whose rules never wait: every verdict as it is. */
+function held(verdict: Verdict): Promise<Verdict> {
+  return Promise.resolve(verdict)
+}
+
 /** `check` and `acquire` of a limiter made without them (a middleware's own, which no app holds). */
 function notHeld(): never {
   throw new RateLimitError(
@@ -293,79 +313,6 @@ function refunder(
     refunded.add(verdict)
     return refundCharges(refunding, charges, verdict.at, now)
   }
-}
-
-/** What waiting and concurrency slots add to a limiter: none of it without rules that use it. */
-type SlotParts = Pick<Limiter, 'hold'> & {
-  readonly release: NonNullable<Limiter['release']>
-  /** Marks refusals that wait in a line for a concurrency slot, when a rule has one. */
-  readonly mark: SlotQueues<Verdict>['mark'] | undefined
-}
-
-/**
- * `release`, `hold` and the lines of requests waiting for a slot, with the scheduler everything
- * that waits shares (queued admissions, requests waiting for a slot), made on first use from the
- * first rule that waits: a bundle without one holds none of it. A release wakes the next waiter
- * of its line, and a waiter admitted after its client left is released: the lines see `release`
- * once it is made. A refusal waiting for a slot waits in its line, then a queued admission for
- * its slot; one that is never served gives back what it was charged, and its slots.
- */
-function slotParts(
-  setup: LimiterSetup,
-  options: LimiterOptions,
-  timeOf: TimeOf,
-  ruleOf: (id: string) => CompiledRule,
-  refund: Limiter['refund'],
-): SlotParts {
-  const { compiled, store } = setup
-  const makeScheduler = compiled.find((rule) => rule.algorithm.scheduler)?.algorithm.scheduler
-  let made: Scheduler | undefined
-  const scheduler =
-    makeScheduler &&
-    (() => (made ??= makeScheduler({ clock: setup.clock, timers: options.timers })))
-  // The lines, when an enforcing concurrency rule has a `queue` (a shadow rule never refuses, so
-  // nothing waits for it).
-  const lines = new Map<string, SlotQueueParams>()
-  let makeQueues: typeof createSlotQueues | undefined
-  for (const rule of compiled) {
-    const { slotQueue, slotQueues } = rule.algorithm
-    if (slotQueue === undefined || slotQueues === undefined || rule.shadow) continue
-    lines.set(rule.id, slotQueue)
-    makeQueues = slotQueues
-  }
-  const queues = makeQueues?.<Verdict>({
-    lines,
-    shared: store.shared === true,
-    scheduler: () => scheduler!(),
-    decideAgain: (verdict) => {
-      const [now, deciding] = timeOf(undefined)
-      return decideAgain(deciding, verdict, ruleOf, now)
-    },
-    release: (verdict) => release(verdict),
-  })
-  const refundOne = (store as { refundOne?: RefundOne }).refundOne
-  const release = createRelease({
-    engine: setup.engine,
-    byId: setup.byId,
-    timeOf,
-    refundOne: typeof refundOne === 'function' ? refundOne.bind(store) : undefined,
-    queues,
-  })
-  const holdQueued = createHold(scheduler, (verdict) => {
-    const refunding = refund(verdict)
-    const releasing = release(verdict)
-    return isPromiseLike(refunding) || isPromiseLike(releasing)
-      ? Promise.all([refunding, releasing]).then(() => undefined)
-      : undefined
-  })
-  const hold: Limiter['hold'] =
-    queues === undefined
-      ? holdQueued
-      : (verdict, given) =>
-          verdict.waitsForSlot === true
-            ? queues.wait(verdict, given?.signal).then((next) => holdQueued(next, given))
-            : holdQueued(verdict, given)
-  return { release, hold, mark: queues?.mark }
 }
 
 /** A budget of its own that will end: 0, NaN or Infinity (for "none") leaves the limiter's. */
