@@ -13,13 +13,13 @@ import type { Store } from '../store/types.js'
 import type { Scheduler } from '../wait/scheduler.js'
 import { holdSlots } from '../wait/slot-holding.js'
 import type { ListCheck } from './access-lists.js'
-import { admittedCharges } from './admitted-charges.js'
+import { admittedCharges, chargeOf } from './admitted-charges.js'
 import { clientFigures } from './client-figures.js'
 import type { CompiledRule } from './compile-rule.js'
 import {
   type ClockReader,
   clockReader,
-  decideAgain,
+  consumeAll,
   failingEngine,
   requestDecider,
 } from './decide.js'
@@ -87,7 +87,9 @@ export type LimiterParts = {
    * `check`, `acquire` and the operator's calls, which only an app holding its limiter makes:
    * `createLimiter` passes them; a middleware's own limiter, which no app holds, has none.
    */
-  readonly calls?: { readonly add: typeof ownerCalls; readonly holdSlots: typeof holdSlots } | undefined
+  readonly calls?:
+    | { readonly add: typeof ownerCalls; readonly holdSlots: typeof holdSlots }
+    | undefined
 }
 
 /** `createLimiter` from the parts given, and none other. */
@@ -110,7 +112,8 @@ export function composeLimiter(options: LimiterOptions, parts: LimiterParts): Li
     timeOf,
     ruleOf,
     refund,
-    decideAgain,
+    chargeOf,
+    consumeAll,
     admittedCharges,
     refundCharges,
   })

@@ -246,40 +246,8 @@ function decideAll(
   return consumeAll(engine, pending, now)
 }
 
-/**
- * Decides again a request that a concurrency rule refused, from its verdict: the rules, keys and
- * costs it was decided under (what a request waiting for a slot is decided with once one frees).
- */
-export function decideAgain(
-  engine: Engine,
-  verdict: Verdict,
-  ruleOf: (id: string) => CompiledRule,
-  now: number,
-): MaybePromise<Verdict> {
-  const pending: Pending = {
-    matched: [],
-    charged: [],
-    charges: [],
-    missing: [],
-    penalised: false,
-  }
-  for (const d of verdict.decisions) {
-    const rule = ruleOf(d.rule)
-    ;(pending.matched as CompiledRule[]).push(rule)
-    if (d.key === undefined) {
-      pending.missing.push(d)
-      continue
-    }
-    const penalty = rule.penalty
-    pending.charged.push(rule)
-    pending.charges.push({ ...chargeOf(rule, d.key, d.cost), penalty })
-    if (penalty !== undefined) pending.penalised = true
-  }
-  return consumeAll(engine, pending, now)
-}
-
 /** Charges a request's rules to the store as one unit and reads the reply into a verdict. */
-function consumeAll(engine: Engine, pending: Pending, now: number): MaybePromise<Verdict> {
+export function consumeAll(engine: Engine, pending: Pending, now: number): MaybePromise<Verdict> {
   if (pending.charges.length === 0) return combine(pending.missing, now)
   let outcome: MaybePromise<Outcome>
   try {

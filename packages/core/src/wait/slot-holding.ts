@@ -39,6 +39,7 @@ export type HeldVerdict = LineVerdict & {
 type HeldRule = {
   readonly id: string
   readonly shadow: boolean
+  readonly penalty?: unknown
   readonly algorithm: {
     readonly name: string
     readonly scheduler?: typeof createScheduler | undefined
@@ -78,14 +79,30 @@ export type SlotHost<V extends HeldVerdict, R extends HeldRule, C extends HeldCh
   readonly ruleOf: (id: string) => R
   /** Gives back what an admission was charged besides its slots (`Limiter.refund`). */
   readonly refund: (verdict: V) => unknown
-  readonly decideAgain: (engine: E, verdict: V, ruleOf: (id: string) => R, now: number) => MaybePromise<V>
-  readonly admittedCharges: (verdict: V, ruleOf: (id: string) => R | undefined, slots: boolean) => C[]
+  /** The charge of `cost` to `key` under a rule, without its penalty. */
+  readonly chargeOf: (rule: R, key: string, cost: number) => C
+  /** Charges a request's rules to the store as one unit and reads the reply into a verdict. */
+  readonly consumeAll: (engine: E, pending: Pending<V, R, C>, now: number) => MaybePromise<V>
+  readonly admittedCharges: (
+    verdict: V,
+    ruleOf: (id: string) => R | undefined,
+    slots: boolean,
+  ) => C[]
   readonly refundCharges: (
     engine: E,
     charges: readonly C[],
     chargedAt: number,
     now: number,
   ) => MaybePromise<void>
+}
+
+/** A request's rules split into those charged to the store and those decided without it. */
+type Pending<V extends HeldVerdict, R extends HeldRule, C extends HeldCharge> = {
+  readonly matched: readonly R[]
+  readonly charged: R[]
+  readonly charges: C[]
+  missing: V['decisions'][number][]
+  penalised: boolean
 }
 
 /** The memory store's single-charge refund (`refundOne`), as holding calls it. */
@@ -100,7 +117,10 @@ type RefundOne<R extends HeldRule> = (
 
 /** What holding adds to a limiter. */
 export type SlotHolding<V extends HeldVerdict> = {
-  readonly release: (verdict: V, given?: { readonly now?: number | undefined }) => MaybePromise<void>
+  readonly release: (
+    verdict: V,
+    given?: { readonly now?: number | undefined },
+  ) => MaybePromise<void>
   readonly hold: (verdict: V, given?: { readonly signal?: WaitSignal | undefined }) => Promise<V>
   /** Marks refusals that wait in a line for a concurrency slot, when a rule has one. */
   readonly mark: SlotQueues<V>['mark'] | undefined
@@ -137,10 +157,7 @@ export function holdSlots<V extends HeldVerdict, R extends HeldRule, C extends H
     lines,
     shared: setup.store.shared === true,
     scheduler: () => scheduler!(),
-    decideAgain: (verdict) => {
-      const [now, deciding] = timeOf(undefined)
-      return host.decideAgain(deciding, verdict, host.ruleOf, now)
-    },
+    decideAgain: (verdict) => decideAgain(host, verdict),
     release: (verdict) => release(verdict),
   })
   const release: SlotHolding<V>['release'] = releaser(host, queues)
@@ -159,6 +176,38 @@ export function holdSlots<V extends HeldVerdict, R extends HeldRule, C extends H
             ? queues.wait(verdict, given?.signal).then((next) => holdQueued(next, given))
             : holdQueued(verdict, given)
   return { release, hold, mark: queues?.mark }
+}
+
+/**
+ * Decides again a request that a concurrency rule refused, from its verdict: the rules, keys and
+ * costs it was decided under (what a request waiting for a slot is decided with once one frees).
+ */
+function decideAgain<V extends HeldVerdict, R extends HeldRule, C extends HeldCharge, E>(
+  host: SlotHost<V, R, C, E>,
+  verdict: V,
+): MaybePromise<V> {
+  const [now, engine] = host.timeOf(undefined)
+  const matched: R[] = []
+  const pending: Pending<V, R, C> = {
+    matched,
+    charged: [],
+    charges: [],
+    missing: [],
+    penalised: false,
+  }
+  for (const d of verdict.decisions) {
+    const rule = host.ruleOf(d.rule)
+    matched.push(rule)
+    if (d.key === undefined) {
+      pending.missing.push(d)
+      continue
+    }
+    const penalty = rule.penalty
+    pending.charged.push(rule)
+    pending.charges.push({ ...host.chargeOf(rule, d.key, d.cost), penalty })
+    if (penalty !== undefined) pending.penalised = true
+  }
+  return host.consumeAll(engine, pending, now)
 }
 
 /** A verdict as `release` marks it: its slots came back once (see `Verdict.slotsReleased`). */
