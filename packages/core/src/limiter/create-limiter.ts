@@ -10,7 +10,6 @@ import { checkRules } from '../rules/define-rules.js'
 import type { Rule } from '../rules/types.js'
 import { memoryStore } from '../store/memory-store.js'
 import type { Store } from '../store/types.js'
-import type { Scheduler } from '../wait/scheduler.js'
 import { holdSlots } from '../wait/slot-holding.js'
 import type { ListCheck } from './access-lists.js'
 import { admittedCharges, chargeOf } from './admitted-charges.js'
@@ -23,7 +22,7 @@ import {
   failingEngine,
   requestDecider,
 } from './decide.js'
-import { type ConsumeOne, type Engine, isPromiseLike } from './engine.js'
+import type { ConsumeOne, Engine } from './engine.js'
 import { checkIdentityNames, knownIdentityNames } from './identity-names.js'
 import { type OperatorParts, registerOperatorParts } from './operator-parts.js'
 import { LIMITER_OPTIONS } from './option-names.js'

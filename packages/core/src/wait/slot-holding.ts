@@ -137,7 +137,7 @@ export type SlotHolding<V extends HeldVerdict> = {
 export function holdSlots<V extends HeldVerdict, R extends HeldRule, C extends HeldCharge, E>(
   host: SlotHost<V, R, C, E>,
 ): SlotHolding<V> {
-  const { setup, timeOf } = host
+  const { setup } = host
   const rules = setup.compiled
   const makeScheduler = rules.find((rule) => rule.algorithm.scheduler)?.algorithm.scheduler
   let made: Scheduler | undefined
