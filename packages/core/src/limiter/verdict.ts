@@ -1,6 +1,7 @@
 import { MAX_FIELD_INTEGER } from '../algorithms/integer.js'
 import type { Decision } from '../decision.js'
 import { RateLimitError } from '../errors.js'
+import { shown } from '../options/option-values.js'
 import type { CompiledRule } from './compile-rule.js'
 import type { DenyReason, RuleDecision, Verdict } from './types.js'
 
@@ -225,9 +226,4 @@ export function replyError(message: string, rule?: string, field?: string): Rate
 }
 
 /** A bad value for an error message; never throws, whatever the store put there. */
-export function shown(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value)
-  if (typeof value === 'bigint') return `${value}n`
-  if (typeof value === 'object' && value !== null) return 'an object'
-  return typeof value === 'function' ? 'a function' : String(value)
-}
+export { shown }

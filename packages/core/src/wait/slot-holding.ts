@@ -1,5 +1,6 @@
 import type { Clock } from '../clock.js'
 import type { createScheduler, Scheduler, Timers } from './scheduler.js'
+import { isPromise } from './slot-lines.js'
 import type {
   createSlotQueues,
   LineVerdict,
@@ -164,7 +165,7 @@ export function holdSlots<V extends HeldVerdict, R extends HeldRule, C extends H
   const holdQueued = queuedHold(scheduler, (verdict: V) => {
     const refunding = host.refund(verdict)
     const releasing = release(verdict)
-    return isThenable(refunding) || isThenable(releasing)
+    return isPromise(refunding) || isPromise(releasing)
       ? Promise.all([refunding, releasing]).then(() => undefined)
       : undefined
   })
@@ -258,7 +259,7 @@ function releaser<V extends HeldVerdict, R extends HeldRule, C extends HeldCharg
     const done = host.refundCharges(releasing, charges, verdict.at, now)
     if (queues === undefined) return done
     // Back in the store first: the next in line is decided against it.
-    if (!isThenable(done)) return queues.released(charges)
+    if (!isPromise(done)) return queues.released(charges)
     return done.then(() => queues.released(charges))
   }
 }
@@ -311,8 +312,4 @@ function served<V extends HeldVerdict>(verdict: V, waited: number): V {
     deciding: verdict.deciding === undefined ? undefined : move(verdict.deciding),
     shadowDenied: verdict.shadowDenied.map(move),
   }
-}
-
-function isThenable<T>(value: MaybePromise<T> | unknown): value is PromiseLike<T> {
-  return typeof (value as { then?: unknown } | undefined)?.then === 'function'
 }
