@@ -11,6 +11,7 @@ import type { Rule } from '../rules/types.js'
 import { memoryStore } from '../store/memory-store.js'
 import type { Store } from '../store/types.js'
 import { holdSlots } from '../wait/slot-holding.js'
+import { defaultLogger } from '../warnings.js'
 import type { ListCheck } from './access-lists.js'
 import { admittedCharges, chargeOf } from './admitted-charges.js'
 import { clientFigures } from './client-figures.js'
@@ -241,7 +242,7 @@ function held(verdict: Verdict): Promise<Verdict> {
 function notHeld(): never {
   throw new RateLimitError(
     'ERR_RL_INVALID_OPTION',
-    "this limiter is a middleware's own: make one with createLimiter() to check or acquire",
+    'check and acquire are for a limiter made with createLimiter()',
   )
 }
 
@@ -321,12 +322,6 @@ function refunder(
 function boundsItsCalls(store: Store): boolean {
   const budget = store.timeoutMs
   return typeof budget === 'number' && Number.isFinite(budget) && budget > 0
-}
-
-/** `globalThis.console` where there is one (every runtime we know), else nothing. */
-function defaultLogger(): Logger | false {
-  const console = (globalThis as { console?: Partial<Logger> }).console
-  return typeof console?.warn === 'function' ? (console as Logger) : false
 }
 
 function checkAlgorithms(

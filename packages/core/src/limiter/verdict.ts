@@ -69,8 +69,8 @@ export function admission(rule: CompiledRule, cost: number, key: string): RuleDe
   return madeUp(rule, true, cost, key, undefined)
 }
 
-export function emptyVerdict(at: number, storeFailed = false): Verdict {
-  return verdict(true, undefined, NONE, undefined, NONE, at, storeFailed)
+export function emptyVerdict(at: number): Verdict {
+  return verdict(true, undefined, NONE, undefined, NONE, at, false)
 }
 
 /** The refusal of a client on the `denyList`: no rule decided it, so no decision. */
