@@ -105,7 +105,9 @@ export function composeLimiter(options: LimiterOptions, parts: LimiterParts): Li
   const refund = refunder(ruleOf, timeOf, closed)
   // Slots given back and waits held: carried by the rules that need them (concurrency, queues),
   // and by createLimiter's parts (an update may add such a rule to a limiter an app holds).
-  const holdSlots = parts.calls?.holdSlots ?? heldBy(setup.compiled)
+  const holdSlots =
+    parts.calls?.holdSlots ??
+    setup.compiled.find((rule) => rule.algorithm.holdSlots)?.algorithm.holdSlots
   const slots = holdSlots?.({
     setup,
     timers: options.timers,
@@ -137,7 +139,7 @@ export function composeLimiter(options: LimiterOptions, parts: LimiterParts): Li
     },
     decide: deciderOf(setup.index),
     acquire: notHeld,
-    hold: slots?.hold ?? held,
+    hold: slots?.hold ?? ((verdict) => Promise.resolve(verdict)),
     check: notHeld,
     refund,
     release: slots?.release,
@@ -226,16 +228,6 @@ function ownerCalls(limiter: Limiter, host: OwnerHost): void {
       .then(() => limiter.decide(facts, given))
       .then((verdict) => limiter.hold(verdict, given))
   registerOperatorParts(limiter, host)
-}
-
-/** The slot holding a rule's algorithm carries, if one does. */
-function heldBy(compiled: readonly CompiledRule[]): typeof holdSlots | undefined {
-  return compiled.find((rule) => rule.algorithm.holdSlots)?.algorithm.holdSlots
-}
-
-/** `hold` of a limiter whose rules never wait: every verdict as it is. */
-function held(verdict: Verdict): Promise<Verdict> {
-  return Promise.resolve(verdict)
 }
 
 /** `check` and `acquire` of a limiter made without them (a middleware's own, which no app holds). */

@@ -118,13 +118,7 @@ export function requestDecider({
       // One rule, a synchronous store: no arrays, no promise.
       const key = keyOf(first, facts.identities)
       if (key !== undefined && key !== UNKNOWN_CLIENT_KEY) {
-        const costs = first.costs
-        const cost =
-          estimate !== undefined && first.settleWithinMs !== undefined
-            ? deciding.reservations!.estimateFor(first, estimate)
-            : costs === undefined
-              ? first.cost
-              : costs.costOf(method, path, first.cost)
+        const cost = costFor(deciding, first, method, path, estimate)
         try {
           const reply = deciding.consumeOne(first.id, first.algorithm, key, cost, now)
           verdict = singleVerdict(storeDecision(first, reply, cost, key), now)
@@ -146,8 +140,19 @@ export function requestDecider({
   }
 }
 
-function costFor(rule: CompiledRule, method: string | undefined, path: string): number {
-  return rule.costs === undefined ? rule.cost : rule.costs.costOf(method, path, rule.cost)
+/** A request's cost under a rule: its estimate when the rule settles, else by route. */
+function costFor(
+  engine: Engine,
+  rule: CompiledRule,
+  method: string | undefined,
+  path: string,
+  estimate: number | undefined,
+): number {
+  if (estimate !== undefined && rule.settleWithinMs !== undefined) {
+    return engine.reservations!.estimateFor(rule, estimate)
+  }
+  const costs = rule.costs
+  return costs === undefined ? rule.cost : costs.costOf(method, path, rule.cost)
 }
 
 /** A request's rules split into those charged to the store and those decided without it. */
@@ -212,10 +217,7 @@ function decideAll(
   let refused = false
   for (let i = 0; i < count; i++) {
     const rule = matched[i]!
-    const cost =
-      estimate === undefined || rule.settleWithinMs === undefined
-        ? costFor(rule, method, path)
-        : engine.reservations!.estimateFor(rule, estimate)
+    const cost = costFor(engine, rule, method, path, estimate)
     const key = keyOf(rule, identities)
     if (key === undefined) {
       if (pending.missing === NO_DECISIONS) pending.missing = []
