@@ -20,7 +20,6 @@ import {
   listedDenial,
   replyError,
   shown,
-  singleVerdict,
   storeDecision,
 } from './verdict.js'
 
@@ -115,13 +114,13 @@ export function requestDecider({
       deciding.consumeOne !== undefined &&
       first.penalty === undefined
     ) {
-      // One rule, a synchronous store: no arrays, no promise.
+      // One rule, a synchronous store: no arrays but the verdict's own, no promise.
       const key = keyOf(first, facts.identities)
       if (key !== undefined && key !== UNKNOWN_CLIENT_KEY) {
         const cost = costFor(deciding, first, method, path, estimate)
         try {
           const reply = deciding.consumeOne(first.id, first.algorithm, key, cost, now)
-          verdict = singleVerdict(storeDecision(first, reply, cost, key), now)
+          verdict = combine([storeDecision(first, reply, cost, key)], now)
         } catch (error) {
           verdict = storeFailure(deciding, onePending(first, key, cost), error, now)
         }

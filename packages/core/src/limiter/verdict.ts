@@ -79,24 +79,6 @@ export function listedDenial(at: number): Verdict {
 }
 
 /**
- * The verdict of one rule's decision: the common case, without loops.
- */
-export function singleVerdict(decision: RuleDecision, at: number): Verdict {
-  const shadow = decision.mode === 'shadow'
-  const allowed = decision.allowed || shadow
-  return verdict(
-    allowed,
-    allowed ? undefined : 'limit',
-    [decision],
-    shadow ? undefined : decision,
-    shadow && !decision.allowed ? [decision] : NONE,
-    at,
-    false,
-    shadow || !decision.allowed ? undefined : decision.delayMs || undefined,
-  )
-}
-
-/**
  * Combines decisions (in rule order): denied if any enforcing rule denies. The deciding decision
  * is, when denied, the denying enforcing one with the longest retry, else the enforcing one with
  * the fewest remaining; the first wins ties.
