@@ -338,9 +338,8 @@ function storeFailure(engine: Engine, pending: Pending, error: unknown, now: num
 /** Merges decisions with the missing-identity denials, in rule order. */
 function inRuleOrder(pending: Pending, decisions: RuleDecision[]): RuleDecision[] {
   if (pending.missing.length === 0) return decisions
-  const order = new Map(pending.matched.map((rule) => [rule.id, rule.index] as const))
-  const indexOf = (d: RuleDecision) => order.get(d.rule)!
-  return [...decisions, ...pending.missing].sort((a, b) => indexOf(a) - indexOf(b))
+  const at = (d: RuleDecision) => pending.matched.findIndex((rule) => rule.id === d.rule)
+  return [...decisions, ...pending.missing].sort((a, b) => at(a) - at(b))
 }
 
 /**
