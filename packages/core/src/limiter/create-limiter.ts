@@ -84,8 +84,12 @@ export type LimiterParts = {
   /** Per-client figures (the `figures` option), or none: the option is then refused. */
   readonly figures?: typeof clientFigures | undefined
   /**
-   * `check`, `acquire` and the operator's calls, which only an app holding its limiter makes:
-   * `createLimiter` passes them; a middleware's own limiter, which no app holds, has none.
+   * What only a limiter an app holds needs: `check`, `acquire` and the operator's calls (`add`),
+   * and slots given back and waits held whatever its first rules are (`holdSlots`: an update may
+   * add a concurrency or queue rule). `createLimiter` passes them; a middleware's own limiter,
+   * which no app holds, has none: its `check` and `acquire` refuse, and it holds slots only
+   * through its rules' algorithms (an update adding such a rule is refused, see
+   * `UpdateOptions.releasesSlots`).
    */
   readonly calls?:
     | { readonly add: typeof ownerCalls; readonly holdSlots: typeof holdSlots }
