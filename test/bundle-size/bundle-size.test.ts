@@ -226,6 +226,7 @@ describe('bundle size budget (minified + gzip)', () => {
       'algorithms/concurrency.ts',
       'wait/scheduler.ts',
       'wait/slot-queues.ts',
+      'wait/slot-holding.ts',
       // route matching, the forwarding-header parsers, the memory store, SHA-256
       'limiter/route-matching.ts',
       'identity/forwarded.ts',

@@ -64,8 +64,9 @@ export function createWarnOnce(options: WarningOptions = {}): WarnOnce {
   }
 }
 
-function defaultLogger(): Logger | false {
+/** `globalThis.console` where there is one (every runtime we know), else nothing. */
+export function defaultLogger(): Logger | false {
   // Core is compiled without DOM or Node types, so the global console is reached structurally.
-  const console = (globalThis as { console?: Logger }).console
-  return console === undefined ? false : console
+  const console = (globalThis as { console?: Partial<Logger> }).console
+  return typeof console?.warn === 'function' ? (console as Logger) : false
 }

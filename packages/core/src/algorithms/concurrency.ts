@@ -1,5 +1,6 @@
 import type { Decision } from '../decision.js'
 import { createScheduler } from '../wait/scheduler.js'
+import { holdSlots } from '../wait/slot-holding.js'
 import { createSlotQueues, type SlotQueueParams } from '../wait/slot-queues.js'
 import { CARRY_STRATEGIES, type CarryStrategy } from './carried-use.js'
 import { MAX_FIELD_INTEGER, MAX_TIME_MS } from './integer.js'
@@ -85,6 +86,7 @@ function concurrencyRule(params: ConcurrencyParams): Algorithm {
     params: { kind: 'concurrency', limit, retryAfterMs },
     stateSize: 1,
     heldUntilReleased: true,
+    holdSlots,
     // Only a rule with a line waits, on the limiter's scheduler.
     ...(slotQueue === undefined
       ? {}

@@ -1,5 +1,6 @@
 import type { Decision } from '../decision.js'
 import { createScheduler } from '../wait/scheduler.js'
+import { holdSlots } from '../wait/slot-holding.js'
 import { inspectionCopy } from './inspection.js'
 import { ceilDiv, floorDiv, MAX_FIELD_INTEGER, MAX_TIME_MS } from './integer.js'
 import {
@@ -103,6 +104,7 @@ function queueRule(params: QueueParams): Algorithm {
     params: { kind: 'rate', unitsPerMs, unitsPerToken, capacity, burst, delayTicks, maxWaitTicks },
     stateSize: 1,
     scheduler: createScheduler,
+    holdSlots,
     init(slots, offset, now) {
       slots[offset] = now * unitsPerMs
     },

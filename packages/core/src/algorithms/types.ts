@@ -1,5 +1,6 @@
 import type { Decision } from '../decision.js'
 import type { createScheduler } from '../wait/scheduler.js'
+import type { holdSlots } from '../wait/slot-holding.js'
 import type { createSlotQueues, SlotQueueParams } from '../wait/slot-queues.js'
 import type { CalendarWindows } from './calendar.js'
 import type { CarryStrategy } from './carried-use.js'
@@ -129,6 +130,12 @@ export interface Algorithm {
   readonly slotQueue?: SlotQueueParams
   /** Set with `slotQueue`: what the limiter keeps its lines with (a bundle without holds none). */
   readonly slotQueues?: typeof createSlotQueues
+  /**
+   * Set by an algorithm whose requests hold slots or wait (concurrency, the leaky queue): what a
+   * limiter gives slots back and waits with (`release`, `hold`). Carried by the algorithm so that
+   * a bundle without one holds none of it.
+   */
+  readonly holdSlots?: typeof holdSlots
   /**
    * Set by an algorithm whose state holds units until they are given back (concurrency): time
    * never frees them, so a store never drops a key that is not fresh to make room for another.

@@ -18,13 +18,12 @@ export function admittedCharges(
     if (!d.allowed || d.cost === 0 || d.key === undefined || d.storeFailed === true) continue
     const rule = ruleOf(d.rule)
     if (rule === undefined || (rule.algorithm.name === 'concurrency') !== slots) continue
-    charges.push({
-      rule: rule.id,
-      algorithm: rule.algorithm,
-      key: d.key,
-      cost: d.cost,
-      shadow: rule.shadow,
-    })
+    charges.push(chargeOf(rule, d.key, d.cost))
   }
   return charges
+}
+
+/** The charge of `cost` to `key` under `rule`, as the store receives it (without its penalty). */
+export function chargeOf(rule: CompiledRule, key: string, cost: number): Charge {
+  return { rule: rule.id, algorithm: rule.algorithm, key, cost, shadow: rule.shadow }
 }

@@ -10,31 +10,24 @@ import { checkRules } from '../rules/define-rules.js'
 import type { Rule } from '../rules/types.js'
 import { memoryStore } from '../store/memory-store.js'
 import type { Store } from '../store/types.js'
-import type { Scheduler } from '../wait/scheduler.js'
-import type {
-  createSlotQueues,
-  SlotQueueHost,
-  SlotQueueParams,
-  SlotQueues,
-} from '../wait/slot-queues.js'
+import { holdSlots } from '../wait/slot-holding.js'
+import { defaultLogger } from '../warnings.js'
 import type { ListCheck } from './access-lists.js'
-import { admittedCharges } from './admitted-charges.js'
+import { admittedCharges, chargeOf } from './admitted-charges.js'
 import { clientFigures } from './client-figures.js'
 import type { CompiledRule } from './compile-rule.js'
 import {
   type ClockReader,
   clockReader,
-  decideAgain,
+  consumeAll,
   failingEngine,
   requestDecider,
 } from './decide.js'
-import { type ConsumeOne, type Engine, isPromiseLike } from './engine.js'
-import { createHold } from './hold.js'
+import type { ConsumeOne, Engine } from './engine.js'
 import { checkIdentityNames, knownIdentityNames } from './identity-names.js'
-import { registerOperatorParts } from './operator-parts.js'
+import { type OperatorParts, registerOperatorParts } from './operator-parts.js'
 import { LIMITER_OPTIONS } from './option-names.js'
 import { type PenaltyPart, penalties } from './penalised.js'
-import { createRelease, type RefundOne } from './release.js'
 import { createReporter } from './report.js'
 import { type RouteMatching, routeMatching } from './route-matching.js'
 import { buildRuleIndex, type RuleIndex } from './rule-index.js'
@@ -42,7 +35,7 @@ import { checkRuleParts, compiledRules } from './rule-set.js'
 import { type ReservationPart, reservations } from './settle.js'
 import { checkOne, refundCharges } from './store-calls.js'
 import { DEFAULT_STORE_TIMEOUT_MS } from './store-deadline.js'
-import type { Limiter, LimiterOptions, Logger, Verdict } from './types.js'
+import type { Limiter, LimiterOptions, Verdict } from './types.js'
 import { DEFAULT_STORE_ERROR_RETRY_AFTER_MS } from './types.js'
 import { rulesUpdater } from './update.js'
 import { shown } from './verdict.js'
@@ -65,6 +58,7 @@ export function createLimiter<R>(given: LimiterOptions<R>): Limiter {
     reservations,
     update: rulesUpdater,
     figures: clientFigures,
+    calls: { add: ownerCalls, holdSlots },
   })
 }
 
@@ -89,6 +83,17 @@ export type LimiterParts = {
   readonly update?: typeof rulesUpdater | undefined
   /** Per-client figures (the `figures` option), or none: the option is then refused. */
   readonly figures?: typeof clientFigures | undefined
+  /**
+   * What only a limiter an app holds needs: `check`, `acquire` and the operator's calls (`add`),
+   * and slots given back and waits held whatever its first rules are (`holdSlots`: an update may
+   * add a concurrency or queue rule). `createLimiter` passes them; a middleware's own limiter,
+   * which no app holds, has none: its `check` and `acquire` refuse, and it holds slots only
+   * through its rules' algorithms (an update adding such a rule is refused, see
+   * `UpdateOptions.releasesSlots`).
+   */
+  readonly calls?:
+    | { readonly add: typeof ownerCalls; readonly holdSlots: typeof holdSlots }
+    | undefined
 }
 
 /** `createLimiter` from the parts given, and none other. */
@@ -102,8 +107,22 @@ export function composeLimiter(options: LimiterOptions, parts: LimiterParts): Li
   // Settled, cancelled or refunded: a verdict's charges are given back or corrected once.
   const closed = new WeakSet<Verdict>()
   const refund = refunder(ruleOf, timeOf, closed)
-  const slots = slotParts(setup, options, timeOf, ruleOf)
-  const hold = holder(slots, refund)
+  // Slots given back and waits held: carried by the rules that need them (concurrency, queues),
+  // and by createLimiter's parts (an update may add such a rule to a limiter an app holds).
+  const holdSlots =
+    parts.calls?.holdSlots ??
+    setup.compiled.find((rule) => rule.algorithm.holdSlots)?.algorithm.holdSlots
+  const slots = holdSlots?.({
+    setup,
+    timers: options.timers,
+    timeOf,
+    ruleOf,
+    refund,
+    chargeOf,
+    consumeAll,
+    admittedCharges,
+    refundCharges,
+  })
   // Per-client figures: built only with that part (a composed middleware without it refuses the
   // option: see kitParts).
   const figures = options.figures && parts.figures?.(options, parts, setup)
@@ -112,33 +131,27 @@ export function composeLimiter(options: LimiterOptions, parts: LimiterParts): Li
       engine,
       index,
       clock: reader,
-      markWaiting: slots.mark,
+      markWaiting: slots?.mark,
       lists: setup.lists,
       figures: figures?.decide,
     })
-  const decide = deciderOf(setup.index)
   const limiter: Limiter = {
     rules,
     store,
     get clockStepsBack() {
       return reader.stepsBack
     },
-    decide,
-    acquire(facts, given) {
-      // Adopted, so that a throw (a cost that can never fit) rejects rather than escapes.
-      return Promise.resolve()
-        .then(() => limiter.decide(facts, given))
-        .then((verdict) => hold(verdict, given))
-    },
-    hold,
-    check: checker(ruleOf, timeOf),
+    decide: deciderOf(setup.index),
+    acquire: notHeld,
+    hold: slots?.hold ?? ((verdict) => Promise.resolve(verdict)),
+    check: notHeld,
     refund,
-    release: slots.release,
+    release: slots?.release,
     // With the reservations part, whether or not a rule settles yet: an update may add one.
     ...parts.reservations?.createSettle({ byId: setup.byId, timeOf, closed }),
   }
   figures?.count(limiter)
-  registerOperatorParts(limiter, { store, ruleOf, reader })
+  parts.calls?.add(limiter, { store, ruleOf, reader, timeOf })
   // Built only with the update part: a middleware composed without it holds none of it.
   parts.update?.({
     limiter,
@@ -205,6 +218,28 @@ function compileLimiter(options: LimiterOptions, parts: LimiterParts): LimiterSe
     clock,
     lists,
   }
+}
+
+/** What `ownerCalls` needs of a limiter besides the limiter itself. */
+type OwnerHost = OperatorParts & { readonly timeOf: TimeOf }
+
+/** `check`, `acquire` and the operator's calls (`limiterOperations`), on `limiter`. */
+function ownerCalls(limiter: Limiter, host: OwnerHost): void {
+  limiter.check = checker(host.ruleOf, host.timeOf)
+  limiter.acquire = (facts, given) =>
+    // Adopted, so that a throw (a cost that can never fit) rejects rather than escapes.
+    Promise.resolve()
+      .then(() => limiter.decide(facts, given))
+      .then((verdict) => limiter.hold(verdict, given))
+  registerOperatorParts(limiter, host)
+}
+
+/** `check` and `acquire` of a limiter made without them (a middleware's own, which no app holds). */
+function notHeld(): never {
+  throw new RateLimitError(
+    'ERR_RL_INVALID_OPTION',
+    'check and acquire are for a limiter made with createLimiter()',
+  )
 }
 
 /** The time of a call, and the engine to decide it with. */
@@ -279,104 +314,10 @@ function refunder(
   }
 }
 
-/** What waiting and concurrency slots add to a limiter: none of it without rules that use it. */
-type SlotParts = {
-  readonly release: NonNullable<Limiter['release']>
-  /** The lines of requests waiting for a slot, when a rule has one. */
-  readonly queues: SlotQueues<Verdict> | undefined
-  readonly mark: SlotQueues<Verdict>['mark'] | undefined
-  /** The scheduler everything that waits shares, made on first use; none without a rule that waits. */
-  readonly scheduler: (() => Scheduler) | undefined
-}
-
-/**
- * `release`, the lines of requests waiting for a slot and the scheduler they share. A release
- * wakes the next waiter of its line, and a waiter admitted after its client left is released:
- * the two refer to each other, so the lines see `release` through `parts`, once it is made.
- */
-function slotParts(
-  setup: LimiterSetup,
-  options: LimiterOptions,
-  timeOf: TimeOf,
-  ruleOf: (id: string) => CompiledRule,
-): SlotParts {
-  // One scheduler for everything that waits (queued admissions, requests waiting for a slot),
-  // from the first rule that waits: a bundle without one holds none of it.
-  const makeScheduler = setup.compiled.find((rule) => rule.algorithm.scheduler)?.algorithm.scheduler
-  let made: Scheduler | undefined
-  const scheduler =
-    makeScheduler &&
-    (() => (made ??= makeScheduler({ clock: setup.clock, timers: options.timers })))
-  const queues = slotQueuesOf(setup.compiled, {
-    shared: setup.store.shared === true,
-    scheduler: () => scheduler!(),
-    decideAgain: (verdict) => {
-      const [now, deciding] = timeOf(undefined)
-      return decideAgain(deciding, verdict, ruleOf, now)
-    },
-    release: (verdict) => release(verdict),
-  })
-  const refundOne = (setup.store as { refundOne?: RefundOne }).refundOne
-  const release = createRelease({
-    engine: setup.engine,
-    byId: setup.byId,
-    timeOf,
-    refundCharges,
-    refundOne: typeof refundOne === 'function' ? refundOne.bind(setup.store) : undefined,
-    queues,
-  })
-  return { release, queues, mark: queues?.mark, scheduler }
-}
-
-/**
- * `Limiter.hold`: a refusal waiting for a slot waits in its line, then a queued admission for its
- * slot. One that is never served gives back what it was charged, and its concurrency slots.
- */
-function holder(slots: SlotParts, refund: Limiter['refund']): Limiter['hold'] {
-  const holdQueued = createHold(slots.scheduler, (verdict) => {
-    const refunding = refund(verdict)
-    const releasing = slots.release(verdict)
-    return isPromiseLike(refunding) || isPromiseLike(releasing)
-      ? Promise.all([refunding, releasing]).then(() => undefined)
-      : undefined
-  })
-  const queues = slots.queues
-  if (queues === undefined) return holdQueued
-  return (verdict, given) =>
-    verdict.waitsForSlot === true
-      ? queues.wait(verdict, given?.signal).then((next) => holdQueued(next, given))
-      : holdQueued(verdict, given)
-}
-
-/**
- * The lines of requests waiting for a slot, when an enforcing concurrency rule has a `queue`
- * (a shadow rule never refuses, so nothing waits for it).
- */
-function slotQueuesOf(
-  compiled: readonly CompiledRule[],
-  host: Omit<SlotQueueHost<Verdict>, 'lines'>,
-): SlotQueues<Verdict> | undefined {
-  const lines = new Map<string, SlotQueueParams>()
-  let make: typeof createSlotQueues | undefined
-  for (const rule of compiled) {
-    const { slotQueue, slotQueues } = rule.algorithm
-    if (slotQueue === undefined || slotQueues === undefined || rule.shadow) continue
-    lines.set(rule.id, slotQueue)
-    make = slotQueues
-  }
-  return make === undefined ? undefined : make({ ...host, lines })
-}
-
 /** A budget of its own that will end: 0, NaN or Infinity (for "none") leaves the limiter's. */
 function boundsItsCalls(store: Store): boolean {
   const budget = store.timeoutMs
   return typeof budget === 'number' && Number.isFinite(budget) && budget > 0
-}
-
-/** `globalThis.console` where there is one (every runtime we know), else nothing. */
-function defaultLogger(): Logger | false {
-  const console = (globalThis as { console?: Partial<Logger> }).console
-  return typeof console?.warn === 'function' ? (console as Logger) : false
 }
 
 function checkAlgorithms(

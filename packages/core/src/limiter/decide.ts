@@ -4,6 +4,7 @@ import type { Clock } from '../clock.js'
 import { RateLimitError } from '../errors.js'
 import type { Charge, Outcome, PenalisedOutcome } from '../store/types.js'
 import type { ListCheck } from './access-lists.js'
+import { chargeOf } from './admitted-charges.js'
 import type { CompiledRule } from './compile-rule.js'
 import { type Engine, isPromiseLike } from './engine.js'
 import { decideLocally } from './fallback.js'
@@ -12,12 +13,13 @@ import type { RuleIndex } from './rule-index.js'
 import { replyWithin } from './store-deadline.js'
 import type { DecideOptions, MaybePromise, RequestFacts, RuleDecision, Verdict } from './types.js'
 import {
+  admission,
   combine,
   denial,
   emptyVerdict,
   listedDenial,
+  replyError,
   shown,
-  singleVerdict,
   storeDecision,
 } from './verdict.js'
 
@@ -112,35 +114,15 @@ export function requestDecider({
       deciding.consumeOne !== undefined &&
       first.penalty === undefined
     ) {
-      // One rule, a synchronous store: no arrays, no promise.
+      // One rule, a synchronous store: no arrays but the verdict's own, no promise.
       const key = keyOf(first, facts.identities)
       if (key !== undefined && key !== UNKNOWN_CLIENT_KEY) {
-        const costs = first.costs
-        const cost =
-          estimate !== undefined && first.settleWithinMs !== undefined
-            ? deciding.reservations!.estimateFor(first, estimate)
-            : costs === undefined
-              ? first.cost
-              : costs.costOf(method, path, first.cost)
+        const cost = costFor(deciding, first, method, path, estimate)
         try {
           const reply = deciding.consumeOne(first.id, first.algorithm, key, cost, now)
-          verdict = singleVerdict(storeDecision(first, reply, cost, key), now)
+          verdict = combine([storeDecision(first, reply, cost, key)], now)
         } catch (error) {
-          const charge = {
-            rule: first.id,
-            algorithm: first.algorithm,
-            key,
-            cost,
-            shadow: first.shadow,
-          }
-          const pending = {
-            matched: [first],
-            charged: [first],
-            charges: [charge],
-            missing: NO_DECISIONS,
-            penalised: false,
-          }
-          verdict = storeFailure(deciding, pending, error, now)
+          verdict = storeFailure(deciding, onePending(first, key, cost), error, now)
         }
       }
     }
@@ -157,8 +139,19 @@ export function requestDecider({
   }
 }
 
-function costFor(rule: CompiledRule, method: string | undefined, path: string): number {
-  return rule.costs === undefined ? rule.cost : rule.costs.costOf(method, path, rule.cost)
+/** A request's cost under a rule: its estimate when the rule settles, else by route. */
+function costFor(
+  engine: Engine,
+  rule: CompiledRule,
+  method: string | undefined,
+  path: string,
+  estimate: number | undefined,
+): number {
+  if (estimate !== undefined && rule.settleWithinMs !== undefined) {
+    return engine.reservations!.estimateFor(rule, estimate)
+  }
+  const costs = rule.costs
+  return costs === undefined ? rule.cost : costs.costOf(method, path, rule.cost)
 }
 
 /** A request's rules split into those charged to the store and those decided without it. */
@@ -175,6 +168,34 @@ type Pending = {
 
 /** The missing-identity denials of a request that has none: shared, never written. */
 const NO_DECISIONS: RuleDecision[] = []
+
+/** The charge of one rule for one key: a store call that failed. */
+function onePending(rule: CompiledRule, key: string, cost: number): Pending {
+  const charge = { rule: rule.id, algorithm: rule.algorithm, key, cost, shadow: rule.shadow }
+  return {
+    matched: [rule],
+    charged: [rule],
+    charges: [charge],
+    missing: NO_DECISIONS,
+    penalised: false,
+  }
+}
+
+/**
+ * The decision of one rule for one key whose store call failed, by its `onStoreError`: decided
+ * in this process, denied (fail-closed), or admitted with a fresh key's figures (fail-open).
+ */
+export function failedOne(
+  engine: Engine,
+  rule: CompiledRule,
+  key: string,
+  cost: number,
+  now: number,
+  error: unknown,
+): RuleDecision {
+  const made = storeFailure(engine, onePending(rule, key, cost), error, now).decisions[0]
+  return made ?? admission(rule, cost, key)
+}
 
 function decideAll(
   engine: Engine,
@@ -195,10 +216,7 @@ function decideAll(
   let refused = false
   for (let i = 0; i < count; i++) {
     const rule = matched[i]!
-    const cost =
-      estimate === undefined || rule.settleWithinMs === undefined
-        ? costFor(rule, method, path)
-        : engine.reservations!.estimateFor(rule, estimate)
+    const cost = costFor(engine, rule, method, path, estimate)
     const key = keyOf(rule, identities)
     if (key === undefined) {
       if (pending.missing === NO_DECISIONS) pending.missing = []
@@ -214,7 +232,7 @@ function decideAll(
     }
     charged[made] = rule
     const penalty = rule.penalty
-    charges[made] = { rule: rule.id, algorithm: rule.algorithm, key, cost, shadow: rule.shadow }
+    charges[made] = chargeOf(rule, key, cost)
     if (penalty !== undefined) {
       charges[made] = { ...charges[made]!, penalty }
       pending.penalised = true
@@ -229,46 +247,8 @@ function decideAll(
   return consumeAll(engine, pending, now)
 }
 
-/**
- * Decides again a request that a concurrency rule refused, from its verdict: the rules, keys and
- * costs it was decided under (what a request waiting for a slot is decided with once one frees).
- */
-export function decideAgain(
-  engine: Engine,
-  verdict: Verdict,
-  ruleOf: (id: string) => CompiledRule,
-  now: number,
-): MaybePromise<Verdict> {
-  const pending: Pending = {
-    matched: [],
-    charged: [],
-    charges: [],
-    missing: [],
-    penalised: false,
-  }
-  for (const d of verdict.decisions) {
-    const rule = ruleOf(d.rule)
-    ;(pending.matched as CompiledRule[]).push(rule)
-    if (d.key === undefined) {
-      pending.missing.push(d)
-      continue
-    }
-    pending.charged.push(rule)
-    pending.charges.push({
-      rule: rule.id,
-      algorithm: rule.algorithm,
-      key: d.key,
-      cost: d.cost,
-      shadow: rule.shadow,
-      penalty: rule.penalty,
-    })
-    if (rule.penalty !== undefined) pending.penalised = true
-  }
-  return consumeAll(engine, pending, now)
-}
-
 /** Charges a request's rules to the store as one unit and reads the reply into a verdict. */
-function consumeAll(engine: Engine, pending: Pending, now: number): MaybePromise<Verdict> {
+export function consumeAll(engine: Engine, pending: Pending, now: number): MaybePromise<Verdict> {
   if (pending.charges.length === 0) return combine(pending.missing, now)
   let outcome: MaybePromise<Outcome>
   try {
@@ -300,16 +280,14 @@ function verdictOfReply(engine: Engine, pending: Pending, outcome: Outcome, now:
   try {
     const decisions = outcome?.decisions
     if (!Array.isArray(decisions) || decisions.length !== charges.length) {
-      throw new RateLimitError(
-        'ERR_RL_STORE_REPLY',
+      throw replyError(
         `the store answered ${Array.isArray(decisions) ? decisions.length : 'no'} decisions for ${charges.length} charges`,
       )
     }
     at = outcome.at
     // `at` places X-RateLimit-Reset and is handed back to the store by refund as `chargedAt`.
     if (!Number.isSafeInteger(at) || at < 0 || at > MAX_TIME_MS) {
-      throw new RateLimitError(
-        'ERR_RL_STORE_REPLY',
+      throw replyError(
         `the store answered at ${shown(at)}, expected whole ms between 0 and ${MAX_TIME_MS}`,
       )
     }
@@ -340,31 +318,28 @@ function storeFailure(engine: Engine, pending: Pending, error: unknown, now: num
     if (rule.shadow || !rule.failClosed) return
     denials.push(denial(rule, charges[i]!.cost, charges[i]!.key, engine.storeErrorRetryAfterMs))
   })
-  const local = denials.length === 0 ? decideLocally(engine, charged, charges, now) : undefined
-  if (local !== undefined) {
-    engine.reporter.storeError(error, {
-      operation: 'consume',
-      rules: charged.filter((rule) => !rule.fallback).map((rule) => rule.id),
-      failClosed: false,
-      fallback: local.map((d) => d.rule),
-    })
-    return combine(inRuleOrder(pending, local), now)
-  }
+  const failClosed = denials.length > 0
+  const local = failClosed ? undefined : decideLocally(engine, charged, charges, now)
   engine.reporter.storeError(error, {
     operation: 'consume',
-    rules: charged.map((rule) => rule.id),
-    failClosed: denials.length > 0,
+    rules: charged.filter((rule) => !(local && rule.fallback)).map((rule) => rule.id),
+    failClosed,
+    ...(local && { fallback: local.map((d) => d.rule) }),
   })
-  if (denials.length === 0) return combine(pending.missing, now, 'limit', true)
-  return combine(inRuleOrder(pending, denials), now, 'store-unavailable', true)
+  if (local !== undefined) return combine(inRuleOrder(pending, local), now)
+  return combine(
+    inRuleOrder(pending, denials),
+    now,
+    failClosed ? 'store-unavailable' : 'limit',
+    true,
+  )
 }
 
 /** Merges decisions with the missing-identity denials, in rule order. */
 function inRuleOrder(pending: Pending, decisions: RuleDecision[]): RuleDecision[] {
   if (pending.missing.length === 0) return decisions
-  const order = new Map(pending.matched.map((rule) => [rule.id, rule.index] as const))
-  const indexOf = (d: RuleDecision) => order.get(d.rule)!
-  return [...decisions, ...pending.missing].sort((a, b) => indexOf(a) - indexOf(b))
+  const at = (d: RuleDecision) => pending.matched.findIndex((rule) => rule.id === d.rule)
+  return [...decisions, ...pending.missing].sort((a, b) => at(a) - at(b))
 }
 
 /**
@@ -437,16 +412,10 @@ export type ClockReader = {
 
 /** The limiter's clock reader; with no clock given, `Date.now()` read directly. */
 export function clockReader(clock: Clock | undefined, reporter: Reporter): ClockReader {
-  let latest = 0
-  let stepsBack = 0
-  return {
-    get latest() {
-      return latest
-    },
-    get stepsBack() {
-      return stepsBack
-    },
-    read() {
+  const reader = {
+    latest: 0,
+    stepsBack: 0,
+    read(): number | RateLimitError {
       let value: unknown
       try {
         value = clock === undefined ? Date.now() : clock.now()
@@ -459,17 +428,18 @@ export function clockReader(clock: Clock | undefined, reporter: Reporter): Clock
         )
       }
       const now = Math.floor(value)
-      if (now < latest) {
-        stepsBack++
+      if (now < reader.latest) {
+        reader.stepsBack++
         reporter.warnOnce(
           'WARN_CLOCK_STEPPED_BACK',
           'the clock stepped back; a key is held at its own time for up to its reset span and moved to the new time beyond that (limiter.clockStepsBack counts the steps)',
         )
       }
-      latest = now
+      reader.latest = now
       return now
     },
   }
+  return reader
 }
 
 function clockFailed(message: string, cause?: unknown): RateLimitError {

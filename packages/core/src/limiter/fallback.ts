@@ -21,14 +21,9 @@ export function decideLocally(
 ): RuleDecision[] | undefined {
   const store = engine.store
   if (typeof store.consumeLocally !== 'function') return undefined
-  const rules: CompiledRule[] = []
-  const picked: Charge[] = []
-  for (let i = 0; i < charged.length; i++) {
-    if (!charged[i]!.fallback) continue
-    rules.push(charged[i]!)
-    picked.push(charges[i]!)
-  }
+  const rules = charged.filter((rule) => rule.fallback)
   if (rules.length === 0) return undefined
+  const picked = charges.filter((_, i) => charged[i]!.fallback)
   try {
     // Each decision is checked as the store's are: a missing or malformed one throws.
     const decisions = store.consumeLocally(picked, now).decisions

@@ -47,31 +47,30 @@ export function createReporter(
   return {
     warnOnce,
     storeError(error, context) {
-      if (onError === undefined && isClockFailure(error)) {
+      if (onError !== undefined) {
+        try {
+          onError(error, context)
+        } catch (hookError) {
+          warnOnce('WARN_ON_ERROR_THREW', `onError threw: ${messageOf(hookError)}`)
+        }
+      } else if (isClockFailure(error)) {
         warnOnce(
           'WARN_CLOCK_FAILED',
           "the clock threw or returned something that is not a time; each rule's onStoreError decides until it reads one again (see onError for each failure)",
         )
-        return
-      }
-      if (onError === undefined) {
-        const outcome =
-          context.operation === 'refund'
+      } else {
+        const local = context.fallback
+        const outcome = local
+          ? `${local.join(', ')} decided in this process (fallback)`
+          : context.operation === 'refund'
             ? 'the charges may stay taken'
             : context.failClosed
               ? 'requests denied (fail-closed)'
               : 'requests allowed (fail-open)'
-        const local = context.fallback
         warnOnce(
           'WARN_STORE_FAILED',
-          `store ${context.operation} failed for ${context.rules.concat(local ?? []).join(', ')}; ${local ? `${local.join(', ')} decided in this process (fallback)` : outcome}: ${messageOf(error)}`,
+          `store ${context.operation} failed for ${context.rules.concat(local ?? []).join(', ')}; ${outcome}: ${messageOf(error)}`,
         )
-        return
-      }
-      try {
-        onError(error, context)
-      } catch (hookError) {
-        warnOnce('WARN_ON_ERROR_THREW', `onError threw: ${messageOf(hookError)}`)
       }
     },
   }

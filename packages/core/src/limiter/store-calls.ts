@@ -1,10 +1,11 @@
 import type { Charge, Outcome } from '../store/types.js'
+import { chargeOf } from './admitted-charges.js'
 import type { CompiledRule } from './compile-rule.js'
+import { failedOne } from './decide.js'
 import { type Engine, isPromiseLike } from './engine.js'
-import { decideLocally } from './fallback.js'
 import { replyWithin } from './store-deadline.js'
 import type { MaybePromise, RuleDecision } from './types.js'
-import { admission, denial, storeDecision } from './verdict.js'
+import { storeDecision } from './verdict.js'
 
 // The limiter's store calls besides a request's decision: one rule for one key (`check`), and
 // charges given back (`refund`, `release`). A store failure follows the rule's `onStoreError`.
@@ -17,28 +18,7 @@ export function checkOne(
   cost: number,
   now: number,
 ): MaybePromise<RuleDecision> {
-  const failed = (error: unknown): RuleDecision => {
-    const charge = { rule: rule.id, algorithm: rule.algorithm, key, cost, shadow: rule.shadow }
-    const local = rule.fallback ? decideLocally(engine, [rule], [charge], now) : undefined
-    if (local !== undefined) {
-      engine.reporter.storeError(error, {
-        operation: 'consume',
-        rules: [],
-        failClosed: false,
-        fallback: [rule.id],
-      })
-      return local[0]!
-    }
-    const closed = !rule.shadow && rule.failClosed
-    engine.reporter.storeError(error, {
-      operation: 'consume',
-      rules: [rule.id],
-      failClosed: closed,
-    })
-    return closed
-      ? denial(rule, cost, key, engine.storeErrorRetryAfterMs)
-      : admission(rule, cost, key)
-  }
+  const failed = (error: unknown) => failedOne(engine, rule, key, cost, now, error)
   // A reply is read and checked inside a try: a bad one follows the rule's onStoreError, as in
   // `decide`, rather than failing later on the response path.
   const decisionOfReply = (outcome: Outcome): RuleDecision => {
@@ -60,10 +40,7 @@ export function checkOne(
         key,
       )
     }
-    const result = engine.store.consume(
-      [{ rule: rule.id, algorithm: rule.algorithm, key, cost, shadow: rule.shadow }],
-      now,
-    )
+    const result = engine.store.consume([chargeOf(rule, key, cost)], now)
     return isPromiseLike(result)
       ? replyWithin(result, engine.storeTimeoutMs, 'consume').then(decisionOfReply, failed)
       : decisionOfReply(result)

@@ -37,15 +37,7 @@ export function replyWithin<T>(
     }, timeoutMs)
     // A Node timer keeps the process alive; this one must not delay a shutdown.
     timer.unref?.()
-    settled.then(
-      (value) => {
-        timers.clearTimeout(timer)
-        resolve(value)
-      },
-      (error: unknown) => {
-        timers.clearTimeout(timer)
-        reject(error)
-      },
-    )
+    // Whichever comes first settles the promise; the timer is cleared either way.
+    settled.then(resolve, reject).finally(() => timers.clearTimeout(timer))
   })
 }

@@ -1,6 +1,7 @@
 import { MAX_FIELD_INTEGER } from '../algorithms/integer.js'
 import type { Decision } from '../decision.js'
 import { RateLimitError } from '../errors.js'
+import { shown } from '../options/option-values.js'
 import type { CompiledRule } from './compile-rule.js'
 import type { DenyReason, RuleDecision, Verdict } from './types.js'
 
@@ -30,6 +31,29 @@ function ruleDecision(
   }
 }
 
+/**
+ * A made-up decision, with the figures of a fresh key when allowed, none when denied: a
+ * fail-closed denial (`retryAfterMs` set), a missing identity's (not set), or a fail-open
+ * admission from `check`.
+ */
+function madeUp(
+  rule: CompiledRule,
+  allowed: boolean,
+  cost: number,
+  key: string | undefined,
+  retryAfterMs: number | undefined,
+): RuleDecision {
+  const limit = rule.algorithm.limit
+  const decision: Decision = {
+    allowed,
+    remaining: allowed ? limit : 0,
+    limit,
+    resetAfterMs: retryAfterMs ?? 0,
+    retryAfterMs,
+  }
+  return ruleDecision(rule, decision, cost, key, allowed || retryAfterMs !== undefined)
+}
+
 /** A made-up denial: the store is down (`retryAfterMs` set) or an identity is missing (not set). */
 export function denial(
   rule: CompiledRule,
@@ -37,56 +61,21 @@ export function denial(
   key: string | undefined,
   retryAfterMs: number | undefined,
 ): RuleDecision {
-  const decision: Decision = {
-    allowed: false,
-    remaining: 0,
-    limit: rule.algorithm.limit,
-    resetAfterMs: retryAfterMs ?? 0,
-    retryAfterMs,
-  }
-  return ruleDecision(rule, decision, cost, key, retryAfterMs !== undefined)
+  return madeUp(rule, false, cost, key, retryAfterMs)
 }
 
 /** A made-up admission (fail-open `check`): the figures of a fresh key. */
 export function admission(rule: CompiledRule, cost: number, key: string): RuleDecision {
-  const limit = rule.algorithm.limit
-  const decision: Decision = {
-    allowed: true,
-    remaining: limit,
-    limit,
-    resetAfterMs: 0,
-    retryAfterMs: undefined,
-  }
-  return ruleDecision(rule, decision, cost, key, true)
+  return madeUp(rule, true, cost, key, undefined)
 }
 
-export function emptyVerdict(at: number, storeFailed = false): Verdict {
-  return verdict(true, undefined, NONE, undefined, NONE, at, storeFailed)
+export function emptyVerdict(at: number): Verdict {
+  return verdict(true, undefined, NONE, undefined, NONE, at, false)
 }
 
 /** The refusal of a client on the `denyList`: no rule decided it, so no decision. */
 export function listedDenial(at: number): Verdict {
   return verdict(false, 'deny-list', NONE, undefined, NONE, at, false)
-}
-
-/**
- * The verdict of one rule's decision: the common case, without loops or calls. The same fields,
- * in the same order, as `verdict` makes: every verdict shares one object shape.
- */
-export function singleVerdict(decision: RuleDecision, at: number): Verdict {
-  const shadow = decision.mode === 'shadow'
-  const allowed = decision.allowed || shadow
-  return {
-    allowed,
-    reason: allowed ? undefined : 'limit',
-    decisions: [decision],
-    deciding: shadow ? undefined : decision,
-    shadowDenied: shadow && !decision.allowed ? [decision] : NONE,
-    at,
-    storeFailed: false,
-    waitMs: shadow || !decision.allowed ? undefined : decision.delayMs || undefined,
-    slotsReleased: undefined,
-  }
 }
 
 /**
@@ -159,7 +148,7 @@ function verdict(
  * A store's decision for one rule, copied into the limiter's own object and checked. Throws
  * `ERR_RL_STORE_REPLY` unless it has what the verdict and the responder read: they would
  * otherwise fail later, on the response path, as a 500 that no `onStoreError` decides. A few
- * comparisons per decision; nothing more is allocated or called unless the decision is bad.
+ * comparisons per decision; nothing more is allocated unless the decision is bad.
  */
 export function storeDecision(
   rule: CompiledRule,
@@ -168,69 +157,41 @@ export function storeDecision(
   key: string,
 ): RuleDecision {
   if (typeof reply !== 'object' || reply === null) {
-    throw new RateLimitError(
-      'ERR_RL_STORE_REPLY',
+    throw replyError(
       `the store answered ${shown(reply)} for rule "${rule.id}", expected a decision`,
-      { rule: rule.id },
+      rule.id,
     )
   }
-  // As `ruleDecision` makes it (the same fields, in the same order), written out: this runs for
-  // every decision the store makes.
-  const decision = reply as Decision
-  const d: RuleDecision = {
-    allowed: decision.allowed,
-    remaining: decision.remaining,
-    limit: decision.limit,
-    resetAfterMs: decision.resetAfterMs,
-    retryAfterMs: decision.retryAfterMs,
-    delayMs: decision.delayMs,
-    rule: rule.id,
-    mode: rule.mode,
-    cost,
-    policy: rule.policy,
-    key,
-    storeFailed: false,
+  const d = ruleDecision(rule, reply as Decision, cost, key, false)
+  const field = unusableField(d)
+  if (field !== undefined) {
+    const expected =
+      field === 'allowed'
+        ? 'true or false'
+        : `a whole number from 0 to ${field === 'remaining' || field === 'limit' ? MAX_FIELD_INTEGER : Number.MAX_SAFE_INTEGER}`
+    throw replyError(
+      `the store's decision for rule "${d.rule}" has ${field} ${shown(d[field])}, expected ${expected}`,
+      d.rule,
+      field,
+    )
   }
-  // Counts the responder sends as they are (no NaN, no text, no fraction, not too large), and
-  // waits in ms (sent in whole seconds, so any safe whole number fits). Only a denial's wait is
-  // read (Retry-After, the RateLimit field's t); a queue rule's admission waits `delayMs`.
-  const usable =
-    typeof d.allowed === 'boolean' &&
-    Number.isInteger(d.remaining) &&
-    d.remaining >= 0 &&
-    d.remaining <= MAX_FIELD_INTEGER &&
-    Number.isInteger(d.limit) &&
-    d.limit >= 0 &&
-    d.limit <= MAX_FIELD_INTEGER &&
-    Number.isSafeInteger(d.resetAfterMs) &&
-    d.resetAfterMs >= 0 &&
-    (d.allowed || (Number.isSafeInteger(d.retryAfterMs) && d.retryAfterMs! >= 0)) &&
-    (d.delayMs === undefined || (Number.isSafeInteger(d.delayMs) && d.delayMs >= 0))
-  if (!usable) refuseStoreDecision(d)
   return d
 }
 
-/** Throws the error naming the first field of a store decision that `storeDecision` refused. */
-function refuseStoreDecision(decision: RuleDecision): never {
-  const field = unusableField(decision)
-  const expected =
-    field === 'allowed'
-      ? 'true or false'
-      : `a whole number from 0 to ${field === 'remaining' || field === 'limit' ? MAX_FIELD_INTEGER : Number.MAX_SAFE_INTEGER}`
-  throw new RateLimitError(
-    'ERR_RL_STORE_REPLY',
-    `the store's decision for rule "${decision.rule}" has ${field} ${shown(decision[field])}, expected ${expected}`,
-    { rule: decision.rule, field },
-  )
-}
-
-function unusableField(decision: RuleDecision): keyof Decision {
-  if (typeof decision.allowed !== 'boolean') return 'allowed'
-  if (!isCount(decision.remaining)) return 'remaining'
-  if (!isCount(decision.limit)) return 'limit'
-  if (!isDuration(decision.resetAfterMs)) return 'resetAfterMs'
-  if (!decision.allowed && !isDuration(decision.retryAfterMs)) return 'retryAfterMs'
-  return 'delayMs'
+/**
+ * The first field of a store decision that the responder could not send, or undefined: counts
+ * as they are (no NaN, no text, no fraction, not too large), and waits in ms (sent in whole
+ * seconds, so any safe whole number fits). Only a denial's wait is read (Retry-After, the
+ * RateLimit field's t); a queue rule's admission waits `delayMs`.
+ */
+function unusableField(d: RuleDecision): keyof Decision | undefined {
+  if (typeof d.allowed !== 'boolean') return 'allowed'
+  if (!isCount(d.remaining)) return 'remaining'
+  if (!isCount(d.limit)) return 'limit'
+  if (!isDuration(d.resetAfterMs)) return 'resetAfterMs'
+  if (!d.allowed && !isDuration(d.retryAfterMs)) return 'retryAfterMs'
+  if (d.delayMs !== undefined && !isDuration(d.delayMs)) return 'delayMs'
+  return undefined
 }
 
 function isCount(value: unknown): boolean {
@@ -241,10 +202,10 @@ function isDuration(value: unknown): boolean {
   return Number.isSafeInteger(value) && (value as number) >= 0
 }
 
-/** A bad value for an error message; never throws, whatever the store put there. */
-export function shown(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value)
-  if (typeof value === 'bigint') return `${value}n`
-  if (typeof value === 'object' && value !== null) return 'an object'
-  return typeof value === 'function' ? 'a function' : String(value)
+/** `ERR_RL_STORE_REPLY`: the store answered something the limiter cannot use. */
+export function replyError(message: string, rule?: string, field?: string): RateLimitError {
+  return new RateLimitError('ERR_RL_STORE_REPLY', message, { rule, field })
 }
+
+/** A bad value for an error message; never throws, whatever the store put there. */
+export { shown }

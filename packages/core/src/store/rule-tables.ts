@@ -47,8 +47,8 @@ export function sameRule(a: Algorithm, b: Algorithm): boolean {
 export function checkOneAlgorithmPerRule(charges: readonly Charge[]): void {
   for (let i = 0; i < charges.length; i++) {
     for (let j = 0; j < i; j++) {
-      const [a, b] = [charges[i]!, charges[j]!]
-      if (a.rule === b.rule && !sameRule(a.algorithm, b.algorithm)) {
+      const a = charges[i]!
+      if (a.rule === charges[j]!.rule && !sameRule(a.algorithm, charges[j]!.algorithm)) {
         throw new RateLimitError(
           'ERR_RL_INVALID_RULE',
           `rule ${a.rule} is charged with two different algorithms in one request`,
