@@ -30,25 +30,19 @@ function write(target: Headers, name: string, value: string, set = isSingleValue
 }
 
 /**
- * Writes fields onto a response that carries another Tollgate middleware's. That one ran inside
- * this one (Hono writes after `next()`), so this middleware's list members go first: the order
- * Express and Koa give, where the outer middleware writes first.
+ * Writes fields onto a response that carries another Tollgate middleware's, as `merge` says.
+ * That one ran inside this one (Hono writes after `next()`), so this middleware's list members
+ * go first: the order Express and Koa give, where the outer middleware writes first. A
+ * middleware's entries name each field once.
  */
-function writeMerged(c: Context, headers: HeaderEntries, merge: Merge): void {
+function writeMerged(c: Context, entries: HeaderEntries, merge: Merge): void {
   const existing = (name: string) => c.res.headers.get(name) ?? undefined
-  const fields = new Map<string, { name: string; ours: string; theirs: string | undefined }>()
-  for (const [name, value, write] of merge(headers, existing)) {
-    const lower = name.toLowerCase()
-    const field = fields.get(lower)
-    if (write === 'set') fields.set(lower, { name, ours: value, theirs: undefined })
-    else if (field !== undefined) field.ours += `, ${value}`
-    else fields.set(lower, { name, ours: value, theirs: existing(lower) })
-  }
   let target: Headers | undefined
-  for (const { name, ours, theirs } of fields.values()) {
-    const value = theirs === undefined ? ours : `${ours}, ${theirs}`
-    if (target === undefined) target = writeFirst(c, name, value, true)
-    else target.set(name, value)
+  for (const [name, value, write] of merge(entries, existing)) {
+    const theirs = write === 'append' ? existing(name) : undefined
+    const merged = theirs === undefined ? value : `${value}, ${theirs}`
+    if (target === undefined) target = writeFirst(c, name, merged, true)
+    else target.set(name, merged)
   }
 }
 
@@ -91,7 +85,7 @@ export class ResponseFields implements FieldWriter, FieldSink<Context> {
       this.c = undefined
       this.target = undefined
     }
-    (c as Marked)[FIELDS_WRITTEN] = true
+    ;(c as Marked)[FIELDS_WRITTEN] = true
   }
 
   putVerdict(c: Context, verdict: Verdict, writeFields: WriteVerdictFields): void {
@@ -108,7 +102,7 @@ export class ResponseFields implements FieldWriter, FieldSink<Context> {
       this.c = undefined
       this.target = undefined
     }
-    (c as Marked)[FIELDS_WRITTEN] = true
+    ;(c as Marked)[FIELDS_WRITTEN] = true
   }
 
   write(name: string, value: string): void {
@@ -124,14 +118,14 @@ export class ResponseFields implements FieldWriter, FieldSink<Context> {
  */
 function withDenialFields(answer: Response, fields: HeaderEntries): Response {
   if (!(answer instanceof Response)) return answer
-  const missing = fields.filter(([name]) => !answer.headers.has(name))
-  if (missing.length === 0) return answer
   let target = answer
-  try {
-    for (const [name, value] of missing) write(target.headers, name, value)
-  } catch {
-    target = new Response(answer.body, answer)
-    for (const [name, value] of missing) write(target.headers, name, value)
+  for (const [name, value] of fields.filter(([name]) => !answer.headers.has(name))) {
+    try {
+      write(target.headers, name, value)
+    } catch {
+      target = new Response(answer.body, answer)
+      write(target.headers, name, value)
+    }
   }
   return target
 }
@@ -169,7 +163,7 @@ export function answerDenial(
   for (const [name, value] of fields) {
     c.header(name, value, isSingleValuedName(name) ? undefined : { append: true })
   }
-  (c as Marked)[FIELDS_WRITTEN] = true
+  ;(c as Marked)[FIELDS_WRITTEN] = true
   if (onLimited === undefined)
     return Promise.resolve(c.body(denial.body, denial.status as ContentfulStatusCode))
   return Promise.resolve(onLimited(c, denial, exchange.verdict)).then((answer) =>

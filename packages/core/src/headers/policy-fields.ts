@@ -39,22 +39,18 @@ export function quotaPerSeconds(quota: number, windowMs: number): { q: number; w
   return { q: quota, w: Math.ceil(windowMs / 1000) }
 }
 
-/** The policy name for a rule id; rule ids are printable ASCII already, this is a safety net. */
+/**
+ * The policy name for a rule id; rule ids are printable ASCII already, this is a safety net:
+ * any other character is percent-encoded as UTF-8 (a lone surrogate as U+FFFD).
+ */
 export function policyName(ruleId: string): string {
-  let name = ''
-  for (const char of ruleId) {
-    const c = char.charCodeAt(0)
-    name += c >= 0x20 && c <= 0x7e && char.length === 1 ? char : utf8Percent(char)
-  }
-  return name
-}
-
-function utf8Percent(char: string): string {
-  try {
-    return encodeURIComponent(char)
-  } catch {
-    return '%EF%BF%BD' // a lone surrogate: U+FFFD
-  }
+  return ruleId.replace(/[^\x20-\x7e]/gu, (char) => {
+    try {
+      return encodeURIComponent(char)
+    } catch {
+      return '%EF%BF%BD'
+    }
+  })
 }
 
 /**
