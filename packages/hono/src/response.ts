@@ -76,8 +76,10 @@ export class ResponseFields implements FieldWriter, FieldSink<Context> {
 
   putEntries(c: Context, entries: HeaderEntries): void {
     if (entries.length === 0) return
-    if (this.merge !== undefined && (c as Marked)[FIELDS_WRITTEN])
-      return writeMerged(c, entries, this.merge)
+    if (this.merge !== undefined && (c as Marked)[FIELDS_WRITTEN]) {
+      writeMerged(c, entries, this.merge)
+      return
+    }
     this.c = c
     try {
       for (let i = 0; i < entries.length; i++) this.write(entries[i]![0], entries[i]![1])
@@ -93,7 +95,8 @@ export class ResponseFields implements FieldWriter, FieldSink<Context> {
     if ((c as Marked)[FIELDS_WRITTEN]) {
       const entries: Array<readonly [string, string]> = []
       writeFields(verdict, { write: (name, value) => entries.push([name, value]) })
-      return writeMerged(c, entries, writeFields.merge)
+      writeMerged(c, entries, writeFields.merge)
+      return
     }
     this.c = c
     try {
