@@ -2,8 +2,8 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import type { Verdict } from '../limiter/types.js'
 import { createResponder, type ResponderOptions } from '../response/responder.js'
-import { mergeFields } from './field-merge.js'
 import { decision, verdict } from '../response/test-fixtures.js'
+import { mergeFields } from './field-merge.js'
 
 /** Every field `writeFields` writes, in order, as entries. */
 function written(
