@@ -177,9 +177,11 @@ export function composeResponder(options: ResponderOptions, parts: ResponderPart
   const partitionKeyOf = partitionKeys(options.partitionKey, config.families, parts)
   const quotaExceeded = createQuotaExceededBodies()
 
-  /** A denial: `Retry-After` when the problem says when to retry, and the problem's fields. */
+  /**
+   * A denial with the problem's status: `Retry-After` when the problem says when to retry, then
+   * the problem body's `Content-Type`.
+   */
   function refuse(
-    status: number,
     headers: Array<readonly [string, string]>,
     problem: ProblemDetails,
     body = JSON.stringify(problem),
@@ -187,7 +189,7 @@ export function composeResponder(options: ResponderOptions, parts: ResponderPart
     if (problem.retryAfter !== undefined) headers.push(['Retry-After', String(problem.retryAfter)])
     headers.push(['Content-Type', PROBLEM_CONTENT_TYPE])
     if (expose !== undefined) headers.push(expose)
-    return { allowed: false, status, headers, body, problem }
+    return { allowed: false, status: problem.status, headers, body, problem }
   }
 
   function respondWith(verdict: Verdict, now: number): LimitResponse {
@@ -205,19 +207,19 @@ export function composeResponder(options: ResponderOptions, parts: ResponderPart
     }
     if (reason === 'missing-identity') {
       if (missing.status === 401) headers.push(['WWW-Authenticate', missing.wwwAuthenticate])
-      return refuse(missing.status, headers, missingIdentityProblem(missing.status))
+      return refuse(headers, missingIdentityProblem(missing.status))
     }
-    if (reason === 'deny-list') return refuse(403, headers, denyListedProblem())
+    if (reason === 'deny-list') return refuse(headers, denyListedProblem())
     const violated = verdict.decisions.filter((d) => d.mode === 'enforce' && !d.allowed)
     if (violated.length === 0 && deciding !== undefined) violated.push(deciding)
     const retryAfter = retryAfterSeconds(
       deciding?.retryAfterMs ?? Math.max(0, ...violated.map((d) => d.retryAfterMs ?? 0)),
     )
     if (reason === 'forbidden') {
-      return refuse(403, headers, penaltyForbiddenProblem(violated.map(nameOf), retryAfter))
+      return refuse(headers, penaltyForbiddenProblem(violated.map(nameOf), retryAfter))
     }
     const { problem, body } = quotaExceeded(violated.map(config.policyFields), retryAfter)
-    return refuse(429, headers, problem, body)
+    return refuse(headers, problem, body)
   }
 
   function storeUnavailable(
@@ -225,7 +227,7 @@ export function composeResponder(options: ResponderOptions, parts: ResponderPart
     policies: readonly string[],
     retryAfterMs = DEFAULT_STORE_ERROR_RETRY_AFTER_MS,
   ): LimitResponse {
-    return refuse(503, headers, storeUnavailableProblem(policies, retryAfterSeconds(retryAfterMs)))
+    return refuse(headers, storeUnavailableProblem(policies, retryAfterSeconds(retryAfterMs)))
   }
 
   return {
@@ -235,7 +237,7 @@ export function composeResponder(options: ResponderOptions, parts: ResponderPart
     respondToError(error) {
       if (!isRateLimitError(error)) return undefined
       if (error.code === 'ERR_RL_COST_EXCEEDS_CAPACITY') {
-        return refuse(400, [], costExceedsCapacityProblem(error.rule))
+        return refuse([], costExceedsCapacityProblem(error.rule))
       }
       if (error.code === 'ERR_RL_STORE_UNAVAILABLE') {
         return storeUnavailable([], error.rule === undefined ? [] : [policyName(error.rule)])
