@@ -32,11 +32,16 @@ export type FieldGroup = {
   /** True for an entry of the group, by lower-case name and value. */
   readonly has: (lower: string, value: string) => boolean
   /**
-   * True when the group on the response (`existing`) wins over the entries' (`ours`): a
-   * denial's (`denied`, `denies`: whether each carries `Retry-After`) over an admission's, else
-   * the one with fewer requests remaining, then the later reset, then the lower limit.
+   * True when the group on the response (`existing`) wins over that of `entries`: a denial's
+   * (`denied`, `denies`: whether each carries `Retry-After`) over an admission's, else the one
+   * with fewer requests remaining, then the later reset, then the lower limit.
    */
-  readonly keeps: (existing: Read, ours: Read, denies: boolean, denied: boolean) => boolean
+  readonly keeps: (
+    existing: Read,
+    entries: HeaderEntries,
+    denies: boolean,
+    denied: boolean,
+  ) => boolean
 }
 
 const DRAFT_7 = 'ratelimit'
@@ -80,10 +85,17 @@ function group(
 ): FieldGroup {
   return {
     has,
-    keeps: (existing, ours, denies, denied) =>
-      denies === denied
+    keeps(existing, entries, denies, denied) {
+      // The entries' own value of a field, the last if they name it twice.
+      const ours: Read = (lower) => {
+        let value: string | undefined
+        for (const [name, text] of entries) if (name.toLowerCase() === lower) value = text
+        return value
+      }
+      return denies === denied
         ? keepsExisting(figures(existing), figures(ours))
-        : denied && existing(key) !== undefined,
+        : denied && existing(key) !== undefined
+    },
   }
 }
 
@@ -136,12 +148,7 @@ export function mergeGroups(
   const writes: Array<readonly [string, string, FieldWrite]> = []
   const denies = entries.some(([name]) => name.toLowerCase() === RETRY_AFTER)
   const denied = existing(RETRY_AFTER) !== undefined
-  const ours: Read = (lower) => {
-    let value: string | undefined
-    for (const [name, text] of entries) if (name.toLowerCase() === lower) value = text
-    return value
-  }
-  const kept = groups.map((group) => group.keeps(existing, ours, denies, denied))
+  const kept = groups.map((group) => group.keeps(existing, entries, denies, denied))
   for (const [name, value] of entries) {
     const lower = name.toLowerCase()
     const at = groups.findIndex((group) => group.has(lower, value))
