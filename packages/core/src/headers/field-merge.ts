@@ -148,18 +148,17 @@ export function mergeGroups(
   const writes: Array<readonly [string, string, FieldWrite]> = []
   const denies = entries.some(([name]) => name.toLowerCase() === RETRY_AFTER)
   const denied = existing(RETRY_AFTER) !== undefined
-  const kept = groups.map((group) => group.keeps(existing, entries, denies, denied))
   for (const [name, value] of entries) {
     const lower = name.toLowerCase()
-    const at = groups.findIndex((group) => group.has(lower, value))
+    const group = groups.find((candidate) => candidate.has(lower, value))
     let write: FieldWrite = 'set'
     if ((lower === DRAFT_7 || lower === POLICY) && formsDiffer(existing(lower), value)) {
       // Two middlewares configured with different drafts: one field cannot hold both forms (a
       // draft-7 Dictionary and a current-form List do not parse as one field). The denial's is
       // kept, as for every group; between two admissions or two denials, the current form.
       if (!(denies !== denied ? denies : isCurrentForm(value))) continue
-    } else if (at >= 0) {
-      if (kept[at]) continue
+    } else if (group !== undefined) {
+      if (group.keeps(existing, entries, denies, denied)) continue
     } else if (lower === RETRY_AFTER) {
       if (Number(existing(RETRY_AFTER)) >= Number(value)) continue
     } else if (lower !== 'content-type') write = 'append'
