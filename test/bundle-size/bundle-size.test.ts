@@ -227,13 +227,15 @@ describe('bundle size budget (minified + gzip)', () => {
       'wait/scheduler.ts',
       'wait/slot-queues.ts',
       'wait/slot-holding.ts',
-      // route matching, the forwarding-header parsers, the memory store, SHA-256
+      // route matching, the forwarding-header parsers, the memory store, SHA-256 and the byte
+      // sequences partition keys are written as
       'limiter/route-matching.ts',
       'identity/forwarded.ts',
       'identity/proxy-trust.ts',
       'store/memory-store.ts',
       'store/key-table.ts',
       'headers/sha256.ts',
+      'headers/byte-sequence.ts',
       // other limiters' option names, and the parts of rateLimit's own
       'options/foreign-options.ts',
       'limiter/settle.ts',

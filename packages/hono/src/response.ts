@@ -5,7 +5,6 @@ import {
   type FieldWriter,
   type HeaderEntries,
   isSingleValuedName,
-  mergeFields,
   type WriteVerdictFields,
 } from '@tollgate/core/adapter'
 import type { Context } from 'hono'
@@ -19,109 +18,84 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status'
  */
 const FIELDS_WRITTEN = Symbol('tollgate.fieldsWritten')
 
-type MarkedContext = Context & { [FIELDS_WRITTEN]?: true }
+type Marked = Context & { [FIELDS_WRITTEN]?: true }
 
-function markFieldsWritten(c: Context): void {
-  ;(c as MarkedContext)[FIELDS_WRITTEN] = true
-}
+/** How a middleware's fields are merged with another's (`WriteVerdictFields.merge`). */
+type Merge = WriteVerdictFields['merge']
 
-/**
- * Puts a denial's fields on the response Hono is about to build (`c.header`), and marks `c`
- * as carrying them (see `FIELDS_WRITTEN`).
- */
-function setDenialFields(c: Context, entries: HeaderEntries): void {
-  for (let i = 0; i < entries.length; i++) {
-    const name = entries[i]![0]
-    c.header(name, entries[i]![1], isSingleValuedName(name) ? undefined : { append: true })
-  }
-  markFieldsWritten(c)
-}
-
-function hasFieldsWritten(c: Context): boolean {
-  return (c as MarkedContext)[FIELDS_WRITTEN] === true
-}
-
-function write(target: Headers, name: string, value: string): void {
-  if (isSingleValuedName(name)) target.set(name, value)
+/** Sets a single-valued field (or any, with `set`), appends to a list field. */
+function write(target: Headers, name: string, value: string, set = isSingleValuedName(name)): void {
+  if (set) target.set(name, value)
   else target.append(name, value)
 }
 
 /**
- * Appends the rate-limit fields to the finished response. Done after `next()` rather than with
- * `c.header` before it, so that handlers returning a `Response` of their own (which drops
- * headers set earlier) carry them as well.
+ * Writes fields onto a response that carries another Tollgate middleware's, as `merge` says.
+ * That one ran inside this one (Hono writes after `next()`), so this middleware's list members
+ * go first: the order Express and Koa give, where the outer middleware writes first. A
+ * middleware's entries name each field once.
  */
-function appendHeaders(c: Context, headers: HeaderEntries): void {
-  if (headers.length === 0) return
-  if (hasFieldsWritten(c)) {
-    writeMerged(c, headers)
-    return
-  }
-  const target = appendFirst(c, headers[0]![0], headers[0]![1])
-  for (let i = 1; i < headers.length; i++) write(target, headers[i]![0], headers[i]![1])
-  markFieldsWritten(c)
-}
-
-/**
- * Writes fields onto a response that carries another Tollgate middleware's. That one ran inside
- * this one (Hono writes after `next()`), so this middleware's list members go first: the order
- * Express and Koa give, where the outer middleware writes first.
- */
-function writeMerged(c: Context, headers: HeaderEntries): void {
+function writeMerged(c: Context, entries: HeaderEntries, merge: Merge): void {
   const existing = (name: string) => c.res.headers.get(name) ?? undefined
-  const fields = new Map<string, { name: string; ours: string; theirs: string | undefined }>()
-  for (const [name, value, write] of mergeFields(headers, existing)) {
-    const lower = name.toLowerCase()
-    const field = fields.get(lower)
-    if (write === 'set') fields.set(lower, { name, ours: value, theirs: undefined })
-    else if (field !== undefined) field.ours += `, ${value}`
-    else fields.set(lower, { name, ours: value, theirs: existing(lower) })
-  }
   let target: Headers | undefined
-  for (const { name, ours, theirs } of fields.values()) {
-    const value = theirs === undefined ? ours : `${ours}, ${theirs}`
-    if (target === undefined) target = appendFirst(c, name, value, true)
-    else target.set(name, value)
+  for (const [name, value, write] of merge(entries, existing)) {
+    const theirs = write === 'append' ? existing(name) : undefined
+    const merged = theirs === undefined ? value : `${value}, ${theirs}`
+    if (target === undefined) target = writeFirst(c, name, merged, true)
+    else target.set(name, merged)
   }
 }
 
 /**
- * Writes the first field (set when single-valued or `replace`, else appended), and returns the
- * headers to write the others to.
+ * Writes the first field (as `write` does), and returns the headers to write the others to: on
+ * an immutable response (`Response.redirect`, straight from `fetch`), those of a mutable copy,
+ * which is sent instead.
  */
-function appendFirst(c: Context, name: string, value: string, replace = false): Headers {
-  let target = c.res.headers
+function writeFirst(c: Context, name: string, value: string, set?: boolean): Headers {
   try {
-    if (replace) target.set(name, value)
-    else write(target, name, value)
+    write(c.res.headers, name, value, set)
   } catch {
-    // An immutable response (`Response.redirect`, straight from `fetch`): send a mutable copy.
     c.res = new Response(c.res.body, c.res)
-    target = c.res.headers
-    if (replace) target.set(name, value)
-    else write(target, name, value)
+    write(c.res.headers, name, value, set)
   }
-  return target
+  return c.res.headers
 }
 
 /**
- * The field sink of finished Hono responses: entries are appended as `appendHeaders` does, and
- * an admitted request's fields straight from its verdict (no header entries built). One per
- * middleware: it holds a context only while `putVerdict` writes to it, which is synchronous.
+ * The field sink of finished Hono responses: fields are added to the response after `next()`,
+ * so that handlers returning a `Response` of their own (which drops headers set earlier with
+ * `c.header`) carry them as well; an admitted request's straight from its verdict (no header
+ * entries built). One per middleware: it holds a context only while it writes to it, which is
+ * synchronous. Denials are answered with their fields set by `answerDenial`, so the entries put
+ * here are those a verdict's fields are followed by (`Tollgate-Debug`), merged as they are.
  */
 export class ResponseFields implements FieldWriter, FieldSink<Context> {
   private c: Context | undefined
   private target: Headers | undefined
+  private merge: Merge | undefined
 
   putEntries(c: Context, entries: HeaderEntries): void {
-    appendHeaders(c, entries)
+    if (entries.length === 0) return
+    if (this.merge !== undefined && (c as Marked)[FIELDS_WRITTEN]) {
+      writeMerged(c, entries, this.merge)
+      return
+    }
+    this.c = c
+    try {
+      for (let i = 0; i < entries.length; i++) this.write(entries[i]![0], entries[i]![1])
+    } finally {
+      this.c = undefined
+      this.target = undefined
+    }
+    ;(c as Marked)[FIELDS_WRITTEN] = true
   }
 
   putVerdict(c: Context, verdict: Verdict, writeFields: WriteVerdictFields): void {
-    if (hasFieldsWritten(c)) {
+    this.merge = writeFields.merge
+    if ((c as Marked)[FIELDS_WRITTEN]) {
       const entries: Array<readonly [string, string]> = []
       writeFields(verdict, { write: (name, value) => entries.push([name, value]) })
-      writeMerged(c, entries)
+      writeMerged(c, entries, writeFields.merge)
       return
     }
     this.c = c
@@ -131,11 +105,11 @@ export class ResponseFields implements FieldWriter, FieldSink<Context> {
       this.c = undefined
       this.target = undefined
     }
-    markFieldsWritten(c)
+    ;(c as Marked)[FIELDS_WRITTEN] = true
   }
 
   write(name: string, value: string): void {
-    if (this.target === undefined) this.target = appendFirst(this.c!, name, value)
+    if (this.target === undefined) this.target = writeFirst(this.c!, name, value)
     else write(this.target, name, value)
   }
 }
@@ -147,14 +121,14 @@ export class ResponseFields implements FieldWriter, FieldSink<Context> {
  */
 function withDenialFields(answer: Response, fields: HeaderEntries): Response {
   if (!(answer instanceof Response)) return answer
-  const missing = fields.filter(([name]) => !answer.headers.has(name))
-  if (missing.length === 0) return answer
   let target = answer
-  try {
-    for (const [name, value] of missing) write(target.headers, name, value)
-  } catch {
-    target = new Response(answer.body, answer)
-    for (const [name, value] of missing) write(target.headers, name, value)
+  for (const [name, value] of fields.filter(([name]) => !answer.headers.has(name))) {
+    try {
+      write(target.headers, name, value)
+    } catch {
+      target = new Response(answer.body, answer)
+      write(target.headers, name, value)
+    }
   }
   return target
 }
@@ -188,7 +162,11 @@ export function answerDenial(
 ): Promise<Response> {
   const denial = exchange.denial!
   const fields = exchange.denialFields!
-  setDenialFields(c, fields)
+  // Set with `c.header`, on the response Hono is about to build, and marked (`FIELDS_WRITTEN`).
+  for (const [name, value] of fields) {
+    c.header(name, value, isSingleValuedName(name) ? undefined : { append: true })
+  }
+  ;(c as Marked)[FIELDS_WRITTEN] = true
   if (onLimited === undefined)
     return Promise.resolve(c.body(denial.body, denial.status as ContentfulStatusCode))
   return Promise.resolve(onLimited(c, denial, exchange.verdict)).then((answer) =>

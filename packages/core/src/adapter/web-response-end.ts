@@ -44,42 +44,42 @@ type StreamConstructor = new (source: {
 export function endWhenSent<R extends WebResponse>(
   exchange: Ending,
   response: R,
-  rebuild: (body: unknown) => R = (body) => {
-    const Response = (globalThis as { Response?: ResponseConstructor }).Response!
-    return new Response(body, response) as R
-  },
+  rebuild: (body: unknown) => R = (body) =>
+    new (globalThis as { Response?: ResponseConstructor }).Response!(body, response) as R,
 ): R {
   const body = response.body as BodyStream | null
   const Stream = (globalThis as { ReadableStream?: StreamConstructor }).ReadableStream
-  if (body === null || body === undefined || Stream === undefined) {
-    exchange.end(response.status)
+  const status = response.status
+  if (body == null || Stream === undefined) {
+    exchange.end(status)
     return response
   }
   const reader = body.getReader()
-  const status = response.status
-  const watched = new Stream({
-    async pull(controller) {
-      let chunk: { readonly done: boolean; readonly value?: unknown }
-      try {
-        chunk = await reader.read()
-      } catch (error) {
+  return rebuild(
+    new Stream({
+      async pull(controller) {
+        let chunk: { readonly done: boolean; readonly value?: unknown }
+        try {
+          chunk = await reader.read()
+        } catch (error) {
+          exchange.abort()
+          controller.error(error)
+          return
+        }
+        if (chunk.done) {
+          controller.close()
+          exchange.end(status)
+        } else {
+          exchange.write?.(chunk.value)
+          controller.enqueue(chunk.value)
+        }
+      },
+      cancel(reason) {
         exchange.abort()
-        controller.error(error)
-        return
-      }
-      if (!chunk.done) {
-        exchange.write?.(chunk.value)
-        return controller.enqueue(chunk.value)
-      }
-      controller.close()
-      exchange.end(status)
-    },
-    cancel(reason) {
-      exchange.abort()
-      return reader.cancel(reason)
-    },
-  })
-  return rebuild(watched)
+        return reader.cancel(reason)
+      },
+    }),
+  )
 }
 
 /** What is used of an `AbortSignal`. */
@@ -94,7 +94,6 @@ type Signal = {
  * After the exchange has ended, an abort changes nothing.
  */
 export function abortOnSignal(exchange: Ending, signal: Signal | undefined): void {
-  if (signal === undefined) return
-  if (signal.aborted) exchange.abort()
-  else signal.addEventListener('abort', () => exchange.abort(), { once: true })
+  if (signal?.aborted) exchange.abort()
+  else signal?.addEventListener('abort', () => exchange.abort(), { once: true })
 }

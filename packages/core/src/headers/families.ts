@@ -1,4 +1,12 @@
 import type { RuleDecision, Verdict } from '../limiter/types.js'
+import {
+  DRAFT_6_GROUP,
+  DRAFT_7_GROUP,
+  type FieldGroup,
+  type MergeFields,
+  mergeGroups,
+  X_RATE_LIMIT_GROUP,
+} from './field-merge.js'
 import { buildPolicyFields, type PolicyFields } from './policy-fields.js'
 import { serializeString } from './structured-fields.js'
 import type { FieldWriter } from './types.js'
@@ -68,6 +76,8 @@ export type HeaderFamily = {
    * single-valued ones, and those whose form differs between drafts.
    */
   readonly merged: readonly string[]
+  /** Its single-valued fields as `mergeFields` keeps or replaces them together, if it has any. */
+  readonly group?: FieldGroup | undefined
   /**
    * Writes a verdict's fields, in order, and returns how many it wrote; `partitionKeyOf` gives
    * each listed decision's `pk` when partition keys are on.
@@ -118,6 +128,7 @@ export const xRateLimitHeaders = {
   names: ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'],
   singleValued: ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'],
   merged: ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset'],
+  group: X_RATE_LIMIT_GROUP,
   /**
    * Writes `X-RateLimit-Limit`, `-Remaining` and `-Reset` for the deciding rule; returns how many
    * fields it wrote.
@@ -157,6 +168,7 @@ export const draft6Headers = {
   names: ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'RateLimit-Policy'],
   singleValued: ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'],
   merged: ['ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'ratelimit-policy'],
+  group: DRAFT_6_GROUP,
   /** Writes draft 6's four fields for the deciding rule; returns how many it wrote. */
   write(writer, verdict, _now, config) {
     // The deciding rule, when its figures describe a real quota.
@@ -182,6 +194,7 @@ export const draft7Headers = {
   names: ['RateLimit', 'RateLimit-Policy'],
   singleValued: [],
   merged: ['ratelimit', 'ratelimit-policy'],
+  group: DRAFT_7_GROUP,
   /**
    * Writes draft 7's `RateLimit-Policy` and `RateLimit` for the deciding rule; returns how many it
    * wrote.
@@ -324,11 +337,6 @@ export function familiesFor(options: FamilyOptions): readonly HeaderFamily[] {
   )
 }
 
-/** Every field name a set of families can send, for `Access-Control-Expose-Headers`. */
-function familyFieldNames(families: readonly HeaderFamily[]): string[] {
-  return families.flatMap((family) => family.names)
-}
-
 /**
  * The rate-limit fields for a verdict (no `Retry-After`: that belongs to denials only), in the
  * order `fieldWriter` writes them.
@@ -339,15 +347,41 @@ export function rateLimitHeaders(
   config: HeaderConfig,
   partitionKeyOf?: PartitionKeyOf,
 ): Array<readonly [string, string]> {
-  const entries = new EntryList()
-  const families = config.families
-  for (let i = 0; i < families.length; i++)
-    families[i]!.write(entries, verdict, now, config, partitionKeyOf)
-  return entries.list
+  const list: Array<readonly [string, string]> = []
+  writeFamilies(
+    config,
+    { write: (name, value) => list.push([name, value]) },
+    verdict,
+    now,
+    partitionKeyOf,
+  )
+  return list
 }
 
-/** Writes an admitted verdict's fields one by one, as a field writer receives them. */
-export type WriteVerdictFields = (verdict: Verdict, writer: FieldWriter) => void
+/** Writes the fields of every family `config` sends; returns how many it wrote. */
+function writeFamilies(
+  config: HeaderConfig,
+  writer: FieldWriter,
+  verdict: Verdict,
+  now: number,
+  partitionKeyOf: PartitionKeyOf | undefined,
+): number {
+  const families = config.families
+  let written = 0
+  for (let i = 0; i < families.length; i++)
+    written += families[i]!.write(writer, verdict, now, config, partitionKeyOf)
+  return written
+}
+
+/**
+ * Writes an admitted verdict's fields one by one, as a field writer receives them; `merge` is
+ * `mergeFields` for the fields it writes (knowing only the groups of its families), for a
+ * response that already carries another middleware's.
+ */
+export type WriteVerdictFields = {
+  (verdict: Verdict, writer: FieldWriter): void
+  readonly merge: MergeFields
+}
 
 /**
  * Writes an admitted verdict's fields one by one, in the order of `rateLimitHeaders`, then
@@ -361,28 +395,21 @@ export function fieldWriter(
   partitionKeyOf: PartitionKeyOf | undefined,
   expose: readonly [string, string] | undefined,
 ): WriteVerdictFields {
-  const families = config.families
-  return function writeFields(verdict, writer) {
+  const groups = config.families.flatMap((family) => family.group ?? [])
+  function writeFields(verdict: Verdict, writer: FieldWriter): void {
     // A queued request is answered at its slot: its reset times count from there.
     const now = verdict.waitMs === undefined ? verdict.at : verdict.at + verdict.waitMs
-    let written = 0
-    for (let i = 0; i < families.length; i++)
-      written += families[i]!.write(writer, verdict, now, config, partitionKeyOf)
+    const written = writeFamilies(config, writer, verdict, now, partitionKeyOf)
     if (expose !== undefined && written > 0) writer.write(expose[0], expose[1])
   }
-}
-
-/** A writer that keeps what it is given, as entries. */
-class EntryList implements FieldWriter {
-  readonly list: Array<readonly [string, string]> = []
-  write(name: string, value: string): void {
-    this.list.push([name, value])
-  }
+  writeFields.merge = ((entries, existing) =>
+    mergeGroups(groups, entries, existing)) satisfies MergeFields
+  return writeFields
 }
 
 /** Every header name a configuration can send, for `Access-Control-Expose-Headers`. */
 export function headerNames(config: Pick<HeaderConfig, 'families'>): string[] {
-  return [...familyFieldNames(config.families), 'Retry-After']
+  return [...config.families.flatMap((family) => family.names), 'Retry-After']
 }
 
 const RETRY_AFTER = 'retry-after'

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import {
   carriesSingleValuedField,
   draft6Headers,
+  draft7Headers,
   FAMILIES,
   STANDARD_HEADERS,
   xRateLimitHeaders,
@@ -201,6 +202,19 @@ describe('the families table', () => {
     expect(grouped).toEqual([xRateLimitHeaders, draft6Headers])
     for (const family of grouped) {
       for (const name of family.singleValued) expect(family.merged).toContain(name.toLowerCase())
+    }
+  })
+
+  it('carries the merge groups on the families that send them: X-RateLimit-*, draft-6, draft-7', () => {
+    const grouped = FAMILIES.filter((family) => family.group !== undefined)
+    expect(grouped).toEqual([xRateLimitHeaders, draft6Headers, draft7Headers])
+    const entries = (family: (typeof grouped)[number]) =>
+      family.names.map((name) => [name.toLowerCase(), name === 'RateLimit' ? 'limit=1' : '1'])
+    for (const family of grouped) {
+      const members = entries(family).filter(([lower, value]) => family.group!.has(lower!, value!))
+      expect(members.map(([lower]) => lower)).toEqual(
+        family === draft7Headers ? ['ratelimit'] : family.singleValued.map((n) => n.toLowerCase()),
+      )
     }
   })
 })

@@ -14,19 +14,36 @@ import type { HeaderEntries } from './types.js'
 /** How a field is put on a response that may already carry it. */
 export type FieldWrite = 'set' | 'append'
 
-/** Single-valued fields of one rule: draft-7's `RateLimit` has its three figures in one value. */
-type Group = { readonly limit: string; readonly remaining: string; readonly reset: string }
+/** Reads a field by lower-case name: a response's, or the entries to merge; undefined when absent. */
+type Read = (lowerCaseName: string) => string | undefined
 
-const LEGACY: Group = {
-  limit: 'x-ratelimit-limit',
-  remaining: 'x-ratelimit-remaining',
-  reset: 'x-ratelimit-reset',
+/** The writes that put entries onto a response that may already carry some of them. */
+export type MergeFields = (
+  entries: HeaderEntries,
+  existing: Read,
+) => Array<readonly [name: string, value: string, write: FieldWrite]>
+
+/**
+ * Single-valued fields that describe one rule together (`X-RateLimit-*`, draft-6's three
+ * Integers, draft-7's `RateLimit`): kept or replaced as a whole. Each is carried by the family
+ * that sends it, so merging knows only the groups a middleware's families can send.
+ */
+export type FieldGroup = {
+  /** True for an entry of the group, by lower-case name and value. */
+  readonly has: (lower: string, value: string) => boolean
+  /**
+   * True when the group on the response (`existing`) wins over that of `entries`: a denial's
+   * (`denied`, `denies`: whether each carries `Retry-After`) over an admission's, else the one
+   * with fewer requests remaining, then the later reset, then the lower limit.
+   */
+  readonly keeps: (
+    existing: Read,
+    entries: HeaderEntries,
+    denies: boolean,
+    denied: boolean,
+  ) => boolean
 }
-const DRAFT_6_GROUP: Group = {
-  limit: 'ratelimit-limit',
-  remaining: 'ratelimit-remaining',
-  reset: 'ratelimit-reset',
-}
+
 const DRAFT_7 = 'ratelimit'
 const POLICY = 'ratelimit-policy'
 const RETRY_AFTER = 'retry-after'
@@ -57,54 +74,97 @@ export function isSingleValuedName(name: string): boolean {
 type Figures = { readonly remaining: number; readonly reset: number; readonly limit: number }
 
 /**
+ * A group whose figures `figures` reads, and whose presence on a response the field `key` shows.
+ * A denial's figures describe the rule that denied, which Retry-After answers for: they win
+ * over an admission's, whatever either has remaining.
+ */
+function group(
+  key: string,
+  has: FieldGroup['has'],
+  figures: (read: Read) => Figures | undefined,
+): FieldGroup {
+  return {
+    has,
+    keeps(existing, entries, denies, denied) {
+      // The entries' own value of a field, the last if they name it twice.
+      const ours: Read = (lower) => {
+        let value: string | undefined
+        for (const [name, text] of entries) if (name.toLowerCase() === lower) value = text
+        return value
+      }
+      return denies === denied
+        ? keepsExisting(figures(existing), figures(ours))
+        : denied && existing(key) !== undefined
+    },
+  }
+}
+
+/** Three Integer fields, `<prefix>limit`, `<prefix>remaining` and `<prefix>reset`. */
+function integerGroup(prefix: string): FieldGroup {
+  const limit = `${prefix}limit`
+  const remaining = `${prefix}remaining`
+  const reset = `${prefix}reset`
+  return group(
+    remaining,
+    (lower) => lower === limit || lower === remaining || lower === reset,
+    (read) => figures(read(remaining), read(reset), read(limit)),
+  )
+}
+
+/** `X-RateLimit-Limit`, `-Remaining`, `-Reset`. */
+export const X_RATE_LIMIT_GROUP = /* @__PURE__ */ integerGroup('x-ratelimit-')
+/** Draft 6's `RateLimit-Limit`, `-Remaining`, `-Reset`. */
+export const DRAFT_6_GROUP = /* @__PURE__ */ integerGroup('ratelimit-')
+/** Draft 7's `RateLimit: limit=100, remaining=50, reset=30`, one value for the three figures. */
+export const DRAFT_7_GROUP = /* @__PURE__ */ group(
+  DRAFT_7,
+  (lower, value) => lower === DRAFT_7 && value.startsWith('limit='),
+  (read) => {
+    const value = read(DRAFT_7) ?? ''
+    const param = (key: string) => new RegExp(`(?:^|,)\\s*${key}=(\\d+)`).exec(value)?.[1]
+    return figures(param('remaining'), param('reset'), param('limit'))
+  },
+)
+
+/**
  * The writes that put `entries` onto a response that may already carry some of them, read
- * through `existing` (by lower-case name; undefined when absent). Entries of a group that loses
- * to what the response carries are left out; `Content-Type` is replaced.
+ * through `existing` (by lower-case name; undefined when absent), for fields of any family.
+ * Entries of a group that loses to what the response carries are left out; `Content-Type` is
+ * replaced.
  */
 export function mergeFields(
   entries: HeaderEntries,
-  existing: (lowerCaseName: string) => string | undefined,
+  existing: Read,
+): Array<readonly [name: string, value: string, write: FieldWrite]> {
+  return mergeGroups([X_RATE_LIMIT_GROUP, DRAFT_6_GROUP, DRAFT_7_GROUP], entries, existing)
+}
+
+/** `mergeFields` knowing only `groups`: those of the families whose fields `entries` hold. */
+export function mergeGroups(
+  groups: readonly FieldGroup[],
+  entries: HeaderEntries,
+  existing: Read,
 ): Array<readonly [name: string, value: string, write: FieldWrite]> {
   const writes: Array<readonly [string, string, FieldWrite]> = []
-  // A denial's figures describe the rule that denied, which Retry-After answers for: they win
-  // over an admission's, whatever either has remaining.
   const denies = entries.some(([name]) => name.toLowerCase() === RETRY_AFTER)
   const denied = existing(RETRY_AFTER) !== undefined
-  const keeps = (group: Group) =>
-    denies === denied
-      ? keepsExisting(groupFigures(group, existing), entryFigures(group, entries))
-      : denied && existing(group.remaining) !== undefined
-  const keepsLegacy = keeps(LEGACY)
-  const keepsDraft6 = keeps(DRAFT_6_GROUP)
   for (const [name, value] of entries) {
     const lower = name.toLowerCase()
-    if (isMember(LEGACY, lower)) {
-      if (!keepsLegacy) writes.push([name, value, 'set'])
-    } else if (isMember(DRAFT_6_GROUP, lower)) {
-      if (!keepsDraft6) writes.push([name, value, 'set'])
-    } else if ((lower === DRAFT_7 || lower === POLICY) && formsDiffer(existing(lower), value)) {
+    const group = groups.find((candidate) => candidate.has(lower, value))
+    let write: FieldWrite = 'set'
+    if ((lower === DRAFT_7 || lower === POLICY) && formsDiffer(existing(lower), value)) {
       // Two middlewares configured with different drafts: one field cannot hold both forms (a
       // draft-7 Dictionary and a current-form List do not parse as one field). The denial's is
       // kept, as for every group; between two admissions or two denials, the current form.
-      if (denies !== denied ? denies : isCurrentForm(value)) writes.push([name, value, 'set'])
-    } else if (lower === DRAFT_7 && isDraft7Value(value)) {
-      const current = existing(DRAFT_7)
-      const kept =
-        current !== undefined &&
-        (denies === denied ? keepsExisting(draft7Figures(current), draft7Figures(value)) : denied)
-      if (!kept) writes.push([name, value, 'set'])
+      if (!(denies !== denied ? denies : isCurrentForm(value))) continue
+    } else if (group !== undefined) {
+      if (group.keeps(existing, entries, denies, denied)) continue
     } else if (lower === RETRY_AFTER) {
-      const current = Number(existing(RETRY_AFTER))
-      if (!(current >= Number(value))) writes.push([name, value, 'set'])
-    } else {
-      writes.push([name, value, lower === 'content-type' ? 'set' : 'append'])
-    }
+      if (Number(existing(RETRY_AFTER)) >= Number(value)) continue
+    } else if (lower !== 'content-type') write = 'append'
+    writes.push([name, value, write])
   }
   return writes
-}
-
-function isMember(group: Group, lower: string): boolean {
-  return lower === group.limit || lower === group.remaining || lower === group.reset
 }
 
 /** True when the response's figures are at least as restrictive as the new ones. */
@@ -113,23 +173,6 @@ function keepsExisting(current: Figures | undefined, next: Figures | undefined):
   if (current.remaining !== next.remaining) return current.remaining < next.remaining
   if (current.reset !== next.reset) return current.reset > next.reset
   return current.limit <= next.limit
-}
-
-function groupFigures(group: Group, read: (name: string) => string | undefined) {
-  return figures(read(group.remaining), read(group.reset), read(group.limit))
-}
-
-function entryFigures(group: Group, entries: HeaderEntries): Figures | undefined {
-  let remaining: string | undefined
-  let reset: string | undefined
-  let limit: string | undefined
-  for (const [name, value] of entries) {
-    const lower = name.toLowerCase()
-    if (lower === group.remaining) remaining = value
-    else if (lower === group.reset) reset = value
-    else if (lower === group.limit) limit = value
-  }
-  return figures(remaining, reset, limit)
 }
 
 /**
@@ -142,16 +185,6 @@ function isCurrentForm(value: string): boolean {
 
 function formsDiffer(current: string | undefined, next: string): boolean {
   return current !== undefined && isCurrentForm(current) !== isCurrentForm(next)
-}
-
-/** Draft-7: `limit=100, remaining=50, reset=30`. */
-function isDraft7Value(value: string): boolean {
-  return value.startsWith('limit=')
-}
-
-function draft7Figures(value: string): Figures | undefined {
-  const param = (key: string) => new RegExp(`(?:^|,)\\s*${key}=(\\d+)`).exec(value)?.[1]
-  return figures(param('remaining'), param('reset'), param('limit'))
 }
 
 /** Figures that are all whole numbers, or undefined (a value nobody can compare is replaced). */

@@ -1,6 +1,6 @@
 import { greatestCommonDivisor, MAX_FIELD_INTEGER } from '../algorithms/integer.js'
 import type { RuleDecision } from '../limiter/types.js'
-import { serializeParameters, serializeString } from './structured-fields.js'
+import { serializeInteger, serializeString } from './structured-fields.js'
 
 /**
  * Everything about a rule that does not change from request to request, serialized once: the
@@ -39,73 +39,60 @@ export function quotaPerSeconds(quota: number, windowMs: number): { q: number; w
   return { q: quota, w: Math.ceil(windowMs / 1000) }
 }
 
-/** The policy name for a rule id; rule ids are printable ASCII already, this is a safety net. */
+/**
+ * The policy name for a rule id; rule ids are printable ASCII already, this is a safety net:
+ * any other character is percent-encoded as UTF-8 (a lone surrogate as U+FFFD).
+ */
 export function policyName(ruleId: string): string {
-  let name = ''
-  for (const char of ruleId) {
-    const c = char.charCodeAt(0)
-    name += c >= 0x20 && c <= 0x7e && char.length === 1 ? char : utf8Percent(char)
-  }
-  return name
+  return ruleId.replace(/[^\x20-\x7e]/gu, (char) => {
+    try {
+      return encodeURIComponent(char)
+    } catch {
+      return '%EF%BF%BD'
+    }
+  })
 }
 
-function utf8Percent(char: string): string {
-  try {
-    return encodeURIComponent(char)
-  } catch {
-    return '%EF%BF%BD' // a lone surrogate: U+FFFD
-  }
-}
-
-function describeWindow(windowMs: number): string {
-  return windowMs % 1000 === 0 ? `${windowMs / 1000} s` : `${windowMs} ms`
-}
-
-/** The current form's burst parameter, with Tollgate's vendor prefix. */
-const BURST_PARAMETER = 'tollgate-burst'
-
-/** Serializes a rule's fixed strings from one of its decisions. */
+/**
+ * Serializes a rule's fixed strings from one of its decisions. The parameters' keys are fixed
+ * (RFC 9651 keys already); their values are checked as the Integers and Strings they are.
+ */
 export function buildPolicyFields(decision: RuleDecision): PolicyFields {
   const { quota, windowMs, unit } = decision.policy
+  const limit = decision.limit
   const name = policyName(decision.rule)
-  const fixed = {
+  const quoted = serializeString(name)
+  let policyItem: string
+  let legacyPolicyItem: string
+  let description: string
+  if (unit !== undefined) {
+    // A limit on requests at once has no window: drafts 8–11 give it the quota unit
+    // `concurrent-requests` (§3.1), drafts 6 and 7 the bare quota.
+    policyItem = `${quoted};q=${serializeInteger(quota)};qu=${serializeString(unit)}`
+    legacyPolicyItem = String(quota)
+    description = `${quota} at once`
+  } else {
+    const { q, w } = quotaPerSeconds(quota, windowMs)
+    const rate = `${serializeInteger(q)};w=${serializeInteger(w)}`
+    // A rate rule's burst differs from its sustained quota; window rules have limit === quota.
+    // Drafts 8–11 (§3.1) want extension parameters under a vendor prefix (`tollgate-burst`);
+    // drafts 6 and 7 show a bare `burst` in their own example (draft-07 §2.3).
+    const burst = limit === quota ? undefined : serializeInteger(limit)
+    policyItem = `${quoted};q=${rate}${burst === undefined ? '' : `;tollgate-burst=${burst}`}`
+    legacyPolicyItem = rate + (burst === undefined ? '' : `;burst=${burst}`)
+    const per = windowMs % 1000 === 0 ? `${windowMs / 1000} s` : `${windowMs} ms`
+    description = `${quota} per ${per}${burst === undefined ? '' : `, bursts of ${burst}`}`
+  }
+  return {
     rule: decision.rule,
     quota,
     windowMs,
-    limit: decision.limit,
+    limit,
     name,
-    rateItemPrefix: `${serializeString(name)};r=`,
-    limitText: String(decision.limit),
-  }
-  // A limit on requests at once has no window: drafts 8–11 give it the quota unit
-  // `concurrent-requests` (§3.1), drafts 6 and 7 the bare quota.
-  if (unit !== undefined) {
-    return {
-      ...fixed,
-      policyItem:
-        serializeString(name) +
-        serializeParameters([
-          ['q', quota],
-          ['qu', unit],
-        ]),
-      legacyPolicyItem: String(quota),
-      description: `${quota} at once`,
-    }
-  }
-  const { q, w } = quotaPerSeconds(quota, windowMs)
-  // A rate rule's burst differs from its sustained quota; window rules have limit === quota.
-  // Drafts 8–11 (§3.1) want extension parameters under a vendor prefix; drafts 6 and 7 show a
-  // bare `burst` in their own example (draft-07 §2.3).
-  const bursts = decision.limit !== quota
-  const burst = (key: string): Array<readonly [string, number]> =>
-    bursts ? [[key, decision.limit]] : []
-  const params = serializeParameters([['q', q], ['w', w], ...burst(BURST_PARAMETER)])
-  const legacyParams = serializeParameters([['w', w], ...burst('burst')])
-  const burstText = bursts ? `, bursts of ${decision.limit}` : ''
-  return {
-    ...fixed,
-    policyItem: serializeString(name) + params,
-    legacyPolicyItem: String(q) + legacyParams,
-    description: `${quota} per ${describeWindow(windowMs)}${burstText}`,
+    policyItem,
+    rateItemPrefix: `${quoted};r=`,
+    legacyPolicyItem,
+    description,
+    limitText: String(limit),
   }
 }

@@ -10,7 +10,7 @@ import { byteSequence } from './byte-sequence.js'
 export type SfBareItem = number | string | boolean | Uint8Array | { readonly token: string }
 
 /** Parameters in order: `[key, value]`; a `true` value is written as the bare key. */
-export type SfParameters = ReadonlyArray<readonly [key: string, value: SfBareItem]>
+type SfParameters = ReadonlyArray<readonly [key: string, value: SfBareItem]>
 
 /** A list member or dictionary value: a bare item with its parameters. */
 export type SfItem = { readonly value: SfBareItem; readonly params?: SfParameters | undefined }
@@ -68,7 +68,7 @@ export function serializeBareItem(value: SfBareItem): string {
 }
 
 /** `;key=value` for each parameter, in order; nothing for none. */
-export function serializeParameters(params: SfParameters | undefined): string {
+function serializeParameters(params: SfParameters | undefined): string {
   if (params === undefined) return ''
   let out = ''
   for (const [key, value] of params) {

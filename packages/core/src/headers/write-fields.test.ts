@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest'
 import type { Verdict } from '../limiter/types.js'
 import { createResponder, type ResponderOptions } from '../response/responder.js'
 import { decision, verdict } from '../response/test-fixtures.js'
+import { mergeFields } from './field-merge.js'
 
 /** Every field `writeFields` writes, in order, as entries. */
 function written(
@@ -48,6 +49,27 @@ const VERDICTS: Verdict[] = [
 ]
 
 describe('writeFields', () => {
+  it('merges its fields with another middleware’s as mergeFields does, knowing only its groups', () => {
+    const denied = verdict([decision('api', { allowed: false, retryAfterMs: 30_000 })])
+    for (const ours of OPTIONS) {
+      const { writeFields } = createResponder({ ...ours, legacyHeaders: true })
+      for (const theirs of OPTIONS) {
+        for (const other of [VERDICTS[0]!, VERDICTS[3]!, denied]) {
+          const existing = new Map(
+            createResponder({ ...theirs, legacyHeaders: true })
+              .respond(other, 0)
+              .headers.map(([name, value]) => [name.toLowerCase(), value]),
+          )
+          const read = (name: string) => existing.get(name)
+          for (const v of [...VERDICTS, denied]) {
+            const entries = createResponder({ ...ours, legacyHeaders: true }).respond(v, 0).headers
+            expect(writeFields.merge(entries, read)).toEqual(mergeFields(entries, read))
+          }
+        }
+      }
+    }
+  })
+
   it('writes the entries of an admitted response, in order, for every field option', () => {
     for (const options of OPTIONS) {
       for (const v of VERDICTS) {

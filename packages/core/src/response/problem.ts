@@ -4,11 +4,8 @@
  * others use `about:blank`, whose title is the status phrase, plus a `code`.
  */
 
-/** The draft's problem type for a request over one or more quota policies (429). */
-const QUOTA_EXCEEDED_TYPE = 'https://iana.org/assignments/http-problem-types#quota-exceeded'
-/** The draft's problem type for a 503 while capacity (here: the store) is reduced. */
-const TEMPORARY_REDUCED_CAPACITY_TYPE =
-  'https://iana.org/assignments/http-problem-types#temporary-reduced-capacity'
+/** The draft's problem types (§5): `#quota-exceeded` (429), `#temporary-reduced-capacity` (503). */
+const DRAFT_TYPES = 'https://iana.org/assignments/http-problem-types#'
 
 /** RFC 9457's media type for problem details in JSON. */
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json'
@@ -42,6 +39,45 @@ export type ProblemDetails = {
 /** A violated policy, named and described for the `detail` text. */
 export type ViolatedPolicy = { readonly name: string; readonly description: string }
 
+/** The problem types by status: the draft's two, `about:blank` for the others. */
+const TYPES: Readonly<Record<number, string>> = {
+  429: `${DRAFT_TYPES}quota-exceeded`,
+  503: `${DRAFT_TYPES}temporary-reduced-capacity`,
+}
+
+/** The titles by status: the draft's problem types' titles, else the status phrase. */
+const TITLES: Readonly<Record<number, string>> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  429: 'Quota Exceeded',
+  503: 'Temporary Reduced Capacity',
+}
+
+/**
+ * Every problem Tollgate sends, in one shape: its type and title follow from the status; with
+ * `retryAfter`, the detail ends by saying when to retry. Members are added in the order the
+ * body lists them, only when given.
+ */
+function problem(
+  status: number,
+  detail: string,
+  code?: string,
+  retryAfter?: number,
+  policies?: readonly string[],
+): ProblemDetails {
+  const details: { -readonly [K in keyof ProblemDetails]: ProblemDetails[K] } = {
+    type: TYPES[status] ?? 'about:blank',
+    title: TITLES[status]!,
+    status,
+    detail: retryAfter === undefined ? detail : `${detail} Retry after ${retryAfter} s.`,
+  }
+  if (policies !== undefined) details['violated-policies'] = policies
+  if (retryAfter !== undefined) details.retryAfter = retryAfter
+  if (code !== undefined) details.code = code
+  return details
+}
+
 /** 429: the request exceeds one or more enforcing rules. */
 function quotaExceededProblem(
   violated: readonly ViolatedPolicy[],
@@ -49,14 +85,13 @@ function quotaExceededProblem(
 ): ProblemDetails {
   const which = violated.map((p) => `"${p.name}" (${p.description})`).join(', ')
   const policies = violated.length === 1 ? 'policy' : 'policies'
-  return {
-    type: QUOTA_EXCEEDED_TYPE,
-    title: 'Quota Exceeded',
-    status: 429,
-    detail: `Too many requests for the rate-limit ${policies} ${which}. Retry after ${retryAfter} s.`,
-    'violated-policies': violated.map((p) => p.name),
+  return problem(
+    429,
+    `Too many requests for the rate-limit ${policies} ${which}.`,
+    undefined,
     retryAfter,
-  }
+    violated.map((p) => p.name),
+  )
 }
 
 /** A retry time no real denial has, standing in for the figure while a template is made. */
@@ -71,20 +106,20 @@ export function createQuotaExceededBodies(): (
   violated: readonly ViolatedPolicy[],
   retryAfter: number,
 ) => { readonly problem: ProblemDetails; readonly body: string } {
-  const templates = new WeakMap<ViolatedPolicy, readonly string[] | null>()
+  const templates = new WeakMap<ViolatedPolicy, readonly string[]>()
   return function quotaExceeded(violated, retryAfter) {
     const problem = quotaExceededProblem(violated, retryAfter)
     const policy = violated.length === 1 ? violated[0]! : undefined
-    let pieces = policy === undefined ? null : templates.get(policy)
+    let pieces = policy && templates.get(policy)
     if (policy !== undefined && pieces === undefined) {
+      // The placeholder is the retry figure twice: in `detail` and as `retryAfter`. A name that
+      // holds it too makes more pieces, and such a policy's body is made whole each time.
       const json = JSON.stringify(quotaExceededProblem(violated, RETRY_PLACEHOLDER))
-      const split = json.split(String(RETRY_PLACEHOLDER))
-      pieces = split.length === 3 ? split : null
+      pieces = json.split(String(RETRY_PLACEHOLDER))
       templates.set(policy, pieces)
     }
-    if (pieces === null || pieces === undefined) return { problem, body: JSON.stringify(problem) }
-    const seconds = String(retryAfter)
-    return { problem, body: pieces[0] + seconds + pieces[1] + seconds + pieces[2] }
+    const body = pieces?.length === 3 ? pieces.join(String(retryAfter)) : JSON.stringify(problem)
+    return { problem, body }
   }
 }
 
@@ -93,55 +128,32 @@ export function storeUnavailableProblem(
   policies: readonly string[],
   retryAfter: number,
 ): ProblemDetails {
-  return {
-    type: TEMPORARY_REDUCED_CAPACITY_TYPE,
-    title: 'Temporary Reduced Capacity',
-    status: 503,
-    detail: `Rate limits cannot be checked right now, and this endpoint does not serve requests unchecked. Retry after ${retryAfter} s.`,
-    ...(policies.length === 0 ? {} : { 'violated-policies': policies }),
+  return problem(
+    503,
+    'Rate limits cannot be checked right now, and this endpoint does not serve requests unchecked.',
+    undefined,
     retryAfter,
-  }
+    policies.length === 0 ? undefined : policies,
+  )
 }
 
 /** 503: the server sheds load (`shed`): too busy to take the request now. */
 export function loadShedProblem(retryAfter: number): ProblemDetails {
-  return {
-    type: TEMPORARY_REDUCED_CAPACITY_TYPE,
-    title: 'Temporary Reduced Capacity',
-    status: 503,
-    detail: `The server is too busy to take this request now. Retry after ${retryAfter} s.`,
-    retryAfter,
-    code: 'load-shed',
-  }
-}
-
-const STATUS_TITLES: Readonly<Record<number, string>> = {
-  400: 'Bad Request',
-  401: 'Unauthorized',
-  403: 'Forbidden',
+  return problem(503, 'The server is too busy to take this request now.', 'load-shed', retryAfter)
 }
 
 /** 400 (or 401/403 as configured): a rule keys on an identity the request does not carry. */
 export function missingIdentityProblem(status: 400 | 401 | 403): ProblemDetails {
-  return {
-    type: 'about:blank',
-    title: STATUS_TITLES[status]!,
+  return problem(
     status,
-    detail:
-      'This endpoint is rate-limited per client identity (such as an API key or a signed-in user), and the request carries none.',
-    code: 'missing-identity',
-  }
+    'This endpoint is rate-limited per client identity (such as an API key or a signed-in user), and the request carries none.',
+    'missing-identity',
+  )
 }
 
 /** 403: the client is on the limiter's `denyList`; no rule was consulted, so no Retry-After. */
 export function denyListedProblem(): ProblemDetails {
-  return {
-    type: 'about:blank',
-    title: 'Forbidden',
-    status: 403,
-    detail: 'This client is not allowed to use this API.',
-    code: 'deny-listed',
-  }
+  return problem(403, 'This client is not allowed to use this API.', 'deny-listed')
 }
 
 /**
@@ -152,25 +164,21 @@ export function penaltyForbiddenProblem(
   policies: readonly string[],
   retryAfter: number,
 ): ProblemDetails {
-  return {
-    type: 'about:blank',
-    title: 'Forbidden',
-    status: 403,
-    detail: `Blocked after repeated requests over the rate limit. Retry after ${retryAfter} s.`,
-    'violated-policies': policies,
+  return problem(
+    403,
+    'Blocked after repeated requests over the rate limit.',
+    'penalty-forbidden',
     retryAfter,
-    code: 'penalty-forbidden',
-  }
+    policies,
+  )
 }
 
 /** 400: a request whose cost exceeds a rule's capacity; it can never pass, so no Retry-After. */
 export function costExceedsCapacityProblem(rule: string | undefined): ProblemDetails {
   const which = rule === undefined ? 'a rate-limit rule' : `the rate-limit rule "${rule}"`
-  return {
-    type: 'about:blank',
-    title: 'Bad Request',
-    status: 400,
-    detail: `This request costs more than ${which} allows at once, so it can never be served; split it into smaller requests.`,
-    code: 'ERR_RL_COST_EXCEEDS_CAPACITY',
-  }
+  return problem(
+    400,
+    `This request costs more than ${which} allows at once, so it can never be served; split it into smaller requests.`,
+    'ERR_RL_COST_EXCEEDS_CAPACITY',
+  )
 }

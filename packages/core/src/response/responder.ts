@@ -151,8 +151,10 @@ export type ResponderParts = {
 
 /** `createResponder` made of the parts given (see `ResponderParts`). */
 export function composeResponder(options: ResponderOptions, parts: ResponderParts): Responder {
+  const flag = (name: 'legacyHeaders' | 'shadowPolicies' | 'exposeHeaders') =>
+    checkBoolean(name, options[name] ?? false)
   const fields = {
-    legacyHeaders: checkBoolean('legacyHeaders', options.legacyHeaders ?? false),
+    legacyHeaders: flag('legacyHeaders'),
     legacyReset: checkOneOf('legacyReset', options.legacyReset ?? 'epoch-seconds', LEGACY_RESETS),
     standardHeaders: checkOneOf(
       'standardHeaders',
@@ -163,53 +165,31 @@ export function composeResponder(options: ResponderOptions, parts: ResponderPart
   const config: HeaderConfig = {
     ...fields,
     families: parts.families(fields),
-    shadowPolicies: checkBoolean('shadowPolicies', options.shadowPolicies ?? false),
+    shadowPolicies: flag('shadowPolicies'),
     policyFields: createPolicyFieldCache(),
     epochReset: { second: Number.NaN, text: '' },
   }
   const names = headerNames(config)
-  const expose = checkBoolean('exposeHeaders', options.exposeHeaders ?? false)
+  const expose = flag('exposeHeaders')
     ? (['Access-Control-Expose-Headers', names.join(', ')] as const)
     : undefined
   const missing = checkMissingIdentity(options.missingIdentity ?? { status: 400 })
-  const keyOf = partitionKeySource(options.partitionKey)
-  if (keyOf !== undefined && !config.families.some((family) => family.partitionKeys)) {
-    // A partition key nothing sends would be hashed on every request for no field.
-    throw invalidOption(
-      'partitionKey',
-      "no field sends it: standardHeaders 'draft-8' or later does",
-    )
-  }
-  // Each `pk` is hashed as the fields ask for it, while they are written.
-  let partitionKeyOf: PartitionKeyOf | undefined
-  if (keyOf !== undefined) {
-    const hash = parts.partitionKeys()
-    partitionKeyOf = (decision) => {
-      const key = partitionKeyText(keyOf(decision))
-      return key === undefined ? undefined : hash(key)
-    }
-  }
+  const partitionKeyOf = partitionKeys(options.partitionKey, config.families, parts)
   const quotaExceeded = createQuotaExceededBodies()
 
+  /**
+   * A denial with the problem's status: `Retry-After` when the problem says when to retry, then
+   * the problem body's `Content-Type`.
+   */
   function refuse(
-    status: number,
     headers: Array<readonly [string, string]>,
     problem: ProblemDetails,
     body = JSON.stringify(problem),
   ): LimitResponse {
+    if (problem.retryAfter !== undefined) headers.push(['Retry-After', String(problem.retryAfter)])
     headers.push(['Content-Type', PROBLEM_CONTENT_TYPE])
     if (expose !== undefined) headers.push(expose)
-    return { allowed: false, status, headers, body, problem }
-  }
-
-  function storeUnavailable(
-    headers: Array<readonly [string, string]>,
-    policies: readonly string[],
-    retryAfterMs: number | undefined,
-  ): LimitResponse {
-    const retryAfter = retryAfterSeconds(retryAfterMs ?? DEFAULT_STORE_ERROR_RETRY_AFTER_MS)
-    headers.push(['Retry-After', String(retryAfter)])
-    return refuse(503, headers, storeUnavailableProblem(policies, retryAfter))
+    return { allowed: false, status: problem.status, headers, body, problem }
   }
 
   function respondWith(verdict: Verdict, now: number): LimitResponse {
@@ -218,32 +198,36 @@ export function composeResponder(options: ResponderOptions, parts: ResponderPart
       if (expose !== undefined && headers.length > 0) headers.push(expose)
       return { allowed: true, status: undefined, headers, body: undefined, problem: undefined }
     }
-    if (verdict.reason === 'store-unavailable') {
+    const { reason, deciding } = verdict
+    const nameOf = (d: RuleDecision) => config.policyFields(d).name
+    if (reason === 'store-unavailable') {
       // The limiter's made-up denials carry its storeErrorRetryAfterMs.
       const failed = verdict.decisions.filter((d) => d.storeFailed === true && !d.allowed)
-      return storeUnavailable(
-        headers,
-        failed.map((d) => config.policyFields(d).name),
-        verdict.deciding?.retryAfterMs,
-      )
+      return storeUnavailable(headers, failed.map(nameOf), deciding?.retryAfterMs)
     }
-    if (verdict.reason === 'missing-identity') {
+    if (reason === 'missing-identity') {
       if (missing.status === 401) headers.push(['WWW-Authenticate', missing.wwwAuthenticate])
-      return refuse(missing.status, headers, missingIdentityProblem(missing.status))
+      return refuse(headers, missingIdentityProblem(missing.status))
     }
-    if (verdict.reason === 'deny-list') return refuse(403, headers, denyListedProblem())
+    if (reason === 'deny-list') return refuse(headers, denyListedProblem())
     const violated = verdict.decisions.filter((d) => d.mode === 'enforce' && !d.allowed)
-    if (violated.length === 0 && verdict.deciding !== undefined) violated.push(verdict.deciding)
-    const retryMs =
-      verdict.deciding?.retryAfterMs ?? Math.max(0, ...violated.map((d) => d.retryAfterMs ?? 0))
-    const retryAfter = retryAfterSeconds(retryMs)
-    headers.push(['Retry-After', String(retryAfter)])
-    if (verdict.reason === 'forbidden') {
-      const names = violated.map((d) => config.policyFields(d).name)
-      return refuse(403, headers, penaltyForbiddenProblem(names, retryAfter))
+    if (violated.length === 0 && deciding !== undefined) violated.push(deciding)
+    const retryAfter = retryAfterSeconds(
+      deciding?.retryAfterMs ?? Math.max(0, ...violated.map((d) => d.retryAfterMs ?? 0)),
+    )
+    if (reason === 'forbidden') {
+      return refuse(headers, penaltyForbiddenProblem(violated.map(nameOf), retryAfter))
     }
     const { problem, body } = quotaExceeded(violated.map(config.policyFields), retryAfter)
-    return refuse(429, headers, problem, body)
+    return refuse(headers, problem, body)
+  }
+
+  function storeUnavailable(
+    headers: Array<readonly [string, string]>,
+    policies: readonly string[],
+    retryAfterMs = DEFAULT_STORE_ERROR_RETRY_AFTER_MS,
+  ): LimitResponse {
+    return refuse(headers, storeUnavailableProblem(policies, retryAfterSeconds(retryAfterMs)))
   }
 
   return {
@@ -253,14 +237,10 @@ export function composeResponder(options: ResponderOptions, parts: ResponderPart
     respondToError(error) {
       if (!isRateLimitError(error)) return undefined
       if (error.code === 'ERR_RL_COST_EXCEEDS_CAPACITY') {
-        return refuse(400, [], costExceedsCapacityProblem(error.rule))
+        return refuse([], costExceedsCapacityProblem(error.rule))
       }
       if (error.code === 'ERR_RL_STORE_UNAVAILABLE') {
-        return storeUnavailable(
-          [],
-          error.rule === undefined ? [] : [policyName(error.rule)],
-          undefined,
-        )
+        return storeUnavailable([], error.rule === undefined ? [] : [policyName(error.rule)])
       }
       return undefined
     },
@@ -270,17 +250,13 @@ export function composeResponder(options: ResponderOptions, parts: ResponderPart
 const LEGACY_RESETS: readonly LegacyReset[] = ['epoch-seconds', 'delta-seconds']
 
 function checkMissingIdentity(value: MissingIdentityResponse): MissingIdentityResponse {
-  const ok =
-    value.status === 400 ||
-    value.status === 403 ||
-    (value.status === 401 && isFieldValue(value.wwwAuthenticate))
-  if (ok) return value
+  const { status } = value
+  const challenge = (value as { wwwAuthenticate?: unknown }).wwwAuthenticate
+  if (status === 400 || status === 403 || (status === 401 && isFieldValue(challenge))) return value
   throw invalidOption(
     'missingIdentity',
-    value.status === 401 &&
-      typeof value.wwwAuthenticate === 'string' &&
-      value.wwwAuthenticate !== ''
-      ? `wwwAuthenticate ${shown(value.wwwAuthenticate)} cannot be sent as a header value (printable characters, no line breaks, no surrounding spaces)`
+    status === 401 && typeof challenge === 'string' && challenge !== ''
+      ? `wwwAuthenticate ${shown(challenge)} cannot be sent as a header value (printable characters, no line breaks, no surrounding spaces)`
       : 'expected { status: 400 }, { status: 403 } or { status: 401, wwwAuthenticate: "<scheme>" }',
   )
 }
@@ -291,33 +267,39 @@ function checkMissingIdentity(value: MissingIdentityResponse): MissingIdentityRe
  * response, which would be a 500, and fetch's `Headers` trims what Node sends as it is.
  */
 function isFieldValue(value: unknown): boolean {
-  if (typeof value !== 'string' || value === '') return false
-  const last = value.length - 1
-  for (let i = 0; i <= last; i++) {
-    const c = value.charCodeAt(i)
-    const blank = c === 0x20 || c === 0x09
-    if (c > 0xff || c === 0x7f || (c < 0x20 && c !== 0x09) || (blank && (i === 0 || i === last))) {
-      return false
-    }
-  }
-  return true
+  return (
+    typeof value === 'string' &&
+    /^[\x21-\x7e\x80-\xff](?:[\t\x20-\x7e\x80-\xff]*[\x21-\x7e\x80-\xff])?$/.test(value)
+  )
 }
 
 /**
- * The text a partition key is hashed from: a number as text; `null`, an object or '' would all
- * hash to one `pk` shared by every client, so they give none.
+ * The `pk` of each listed decision, hashed as the fields ask for it, while they are written; or
+ * undefined when `partitionKey` is off. `true` hashes the decision's `key`, a function picks the
+ * text: a number as text; `null`, an object or '' would all hash to one `pk` shared by every
+ * client, so they give none.
  */
-function partitionKeyText(given: unknown): string | undefined {
-  const key = typeof given === 'number' ? String(given) : given
-  return typeof key === 'string' && key !== '' ? key : undefined
-}
-
-function partitionKeySource(
+function partitionKeys(
   option: ResponderOptions['partitionKey'],
-): ((decision: RuleDecision) => string | undefined) | undefined {
-  const value = option ?? false
-  if (value === false) return undefined
-  if (value === true) return (decision) => decision.key
-  if (typeof value === 'function') return value
-  throw invalidOption('partitionKey', `expected true, false or a function, got ${shown(value)}`)
+  families: readonly HeaderFamily[],
+  parts: ResponderParts,
+): PartitionKeyOf | undefined {
+  if (option == null || option === false) return undefined
+  if (option !== true && typeof option !== 'function') {
+    throw invalidOption('partitionKey', `expected true, false or a function, got ${shown(option)}`)
+  }
+  if (!families.some((family) => family.partitionKeys)) {
+    // A partition key nothing sends would be hashed on every request for no field.
+    throw invalidOption(
+      'partitionKey',
+      "no field sends it: standardHeaders 'draft-8' or later does",
+    )
+  }
+  const keyOf = option === true ? (decision: RuleDecision) => decision.key : option
+  const hash = parts.partitionKeys()
+  return (decision) => {
+    const given: unknown = keyOf(decision)
+    const key = typeof given === 'number' ? String(given) : given
+    return typeof key === 'string' && key !== '' ? hash(key) : undefined
+  }
 }
