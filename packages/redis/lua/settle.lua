@@ -202,35 +202,29 @@ local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs 
       local length = redis.pcall('LLEN', key)
       if type(length) == 'number' then
         size, packed = length, false
-        newest = tonumber(redis.call('LINDEX', key, -1))
+        newest = (tonumber(redis.call('LINDEX', key, -1)))
       else
         redis.call('DEL', key)
       end
     end
     -- A newest entry beyond one window ahead: the clock stepped back. Every entry moves back by
-    -- the same amount, the newest to now (rewritten in place: a rare, whole-log change).
-    local shift = newest - now
+    -- the same amount, the newest to now. A packed log is moved here (written by the caller's
+    -- SET when a charge reads it); a list is moved in place by the first call that writes it
+    -- (movePendingList), so that an inspection (cost 0) writes nothing, as the core's.
+    local shift, pending = newest - now, 0
     if size > 0 and shift > windowMs then
       moved = true
-      local entries
       if packed then
-        entries = { struct.unpack('<' .. string.rep('d', size), packed, 2) }
+        local entries = { struct.unpack('<' .. string.rep('d', size), packed, 2) }
         entries[size + 1] = nil
-      else
-        entries = redis.call('LRANGE', key, 0, -1)
-        redis.call('DEL', key)
-      end
-      for j = 1, size do entries[j] = tonumber(entries[j]) - shift end
-      if packed then
+        for j = 1, size do entries[j] = entries[j] - shift end
         packed = '\5' .. struct.pack('<' .. string.rep('d', size), unpack(entries))
       else
-        for from = 1, size, 100 do
-          redis.call('RPUSH', key, unpack(entries, from, min(size, from + 99)))
-        end
+        pending = shift
       end
       newest = now
     end
-    s = { size, newest, packed }
+    s = { size, newest, packed, pending }
   elseif code == 6 then
     local limit, windowMs, buckets = p1, p2, p3
     if buckets > 0 then
@@ -424,7 +418,19 @@ local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs 
     end
   elseif code == 5 then
     local limit, windowMs = p1, p2
-    local size, newest, packed = s[1], s[2], s[3]
+    if cost > 0 then
+    local pending = s[4]
+    if pending and pending > 0 then
+      local entries = redis.call('LRANGE', key, 0, -1)
+      redis.call('DEL', key)
+      for j = 1, #entries do entries[j] = tonumber(entries[j]) - pending end
+      for from = 1, #entries, 100 do
+        redis.call('RPUSH', key, unpack(entries, from, min(#entries, from + 99)))
+      end
+      s[4] = 0
+    end
+    end
+    local size, newest, packed, shift = s[1], s[2], s[3], s[4] or 0
     local at = max(now, newest)
     -- Entries are in time order: count the leading ones that have aged out. A request usually
     -- finds none or one; gallop (entries 1, 2, 4, 8, …) then search the last step in halves.
@@ -438,11 +444,11 @@ local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs 
     elseif size > 0 then
       -- A list: its first two entries in one read.
       local head = redis.call('LRANGE', key, 0, 1)
-      if tonumber(head[1]) <= cutoff then
+      if tonumber(head[1]) - shift <= cutoff then
         lo, probe = 1, 2
-        if head[2] and tonumber(head[2]) <= cutoff then lo, probe = 2, 4 end
+        if head[2] and tonumber(head[2]) - shift <= cutoff then lo, probe = 2, 4 end
       end
-      while probe > 2 and probe <= size and tonumber(redis.call('LINDEX', key, probe - 1)) <= cutoff do
+      while probe > 2 and probe <= size and (tonumber(redis.call('LINDEX', key, probe - 1)) - shift) <= cutoff do
         lo = probe
         probe = probe * 2
       end
@@ -451,13 +457,13 @@ local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs 
     while lo < hi do
       local mid = floorDiv(lo + hi, 2)
       local entry
-      if packed then entry = struct.unpack('<d', packed, 2 + 8 * (mid)) else entry = tonumber(redis.call('LINDEX', key, mid)) end
+      if packed then entry = struct.unpack('<d', packed, 2 + 8 * (mid)) else entry = (tonumber(redis.call('LINDEX', key, mid)) - shift) end
       if entry <= cutoff then lo = mid + 1 else hi = mid end
     end
     local live = size - lo
     if cost > 0 and live + cost > limit then
       local blocking
-      if packed then blocking = struct.unpack('<d', packed, 2 + 8 * (size + cost - limit - 1)) else blocking = tonumber(redis.call('LINDEX', key, size + cost - limit - 1)) end
+      if packed then blocking = struct.unpack('<d', packed, 2 + 8 * (size + cost - limit - 1)) else blocking = (tonumber(redis.call('LINDEX', key, size + cost - limit - 1)) - shift) end
       allowed, remaining, reset, retry = 0, max(0, limit - live), newest + windowMs - now, blocking + windowMs - now
     else
       -- An inspection (cost 0) changes nothing, the list kept in place included.
@@ -759,8 +765,28 @@ local split = ((4398046511104 + 2) * unitsPerMs + 2 * capacity + 4 * unitsPerMs 
     end
   elseif code == 5 then
     local limit, windowMs = p1, p2
+    local pending = s[4]
+    if pending and pending > 0 then
+      local entries = redis.call('LRANGE', key, 0, -1)
+      redis.call('DEL', key)
+      for j = 1, #entries do entries[j] = tonumber(entries[j]) - pending end
+      for from = 1, #entries, 100 do
+        redis.call('RPUSH', key, unpack(entries, from, min(#entries, from + 99)))
+      end
+      s[4] = 0
+    end
     if actual < charged then
       local cost = charged - actual
+    local pending = s[4]
+    if pending and pending > 0 then
+      local entries = redis.call('LRANGE', key, 0, -1)
+      redis.call('DEL', key)
+      for j = 1, #entries do entries[j] = tonumber(entries[j]) - pending end
+      for from = 1, #entries, 100 do
+        redis.call('RPUSH', key, unpack(entries, from, min(#entries, from + 99)))
+      end
+      s[4] = 0
+    end
     if chargedAt > now - windowMs and cost > 0 then
       local packed = s[3]
       if packed then

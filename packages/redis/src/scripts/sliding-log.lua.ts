@@ -18,7 +18,25 @@ const UNPACK_BELOW = PACKED_LOG_MAX_ENTRIES / 2
 
 /** Entry `i` (0-based) of the packed log: tag byte, then one little-endian double per entry. */
 const packedEntry = (i: string) => `struct.unpack('<d', packed, 2 + 8 * (${i}))`
-const listEntry = (i: string) => `tonumber(redis.call('LINDEX', key, ${i}))`
+const listEntry = (i: string, less = '') =>
+  `(tonumber(redis.call('LINDEX', key, ${i}))${less && ` - ${less}`})`
+
+/**
+ * Moves a list the clock stepped back from (`load` left its shift in s[4]) in place: every entry
+ * back by the shift, the newest to the time it was read at. Run first by each call that may write
+ * the log; an inspection reads the entries shifted instead, and leaves the list as it is.
+ */
+const movePendingList = `
+    local pending = s[4]
+    if pending and pending > 0 then
+      local entries = redis.call('LRANGE', key, 0, -1)
+      redis.call('DEL', key)
+      for j = 1, #entries do entries[j] = tonumber(entries[j]) - pending end
+      for from = 1, #entries, 100 do
+        redis.call('RPUSH', key, unpack(entries, from, min(#entries, from + 99)))
+      end
+      s[4] = 0
+    end`
 
 /** RPUSHes `count` copies of `value`, at most 100 arguments per call. */
 const pushRepeated = (value: string, count: string) => `
@@ -32,7 +50,7 @@ const pushRepeated = (value: string, count: string) => `
         end`
 
 /** Drops up to `cost` entries logged at `chargedAt`, if still inside the window (the core's `refund`). */
-const refund = `
+const refund = `${movePendingList}
     if chargedAt > now - windowMs and cost > 0 then
       local packed = s[3]
       if packed then
@@ -94,31 +112,27 @@ export const slidingLogLua: LuaAlgorithm = {
       end
     end
     -- A newest entry beyond one window ahead: the clock stepped back. Every entry moves back by
-    -- the same amount, the newest to now (rewritten in place: a rare, whole-log change).
-    local shift = newest - now
+    -- the same amount, the newest to now. A packed log is moved here (written by the caller's
+    -- SET when a charge reads it); a list is moved in place by the first call that writes it
+    -- (movePendingList), so that an inspection (cost 0) writes nothing, as the core's.
+    local shift, pending = newest - now, 0
     if size > 0 and shift > windowMs then
       moved = true
-      local entries
       if packed then
-        entries = { struct.unpack('<' .. string.rep('d', size), packed, 2) }
+        local entries = { struct.unpack('<' .. string.rep('d', size), packed, 2) }
         entries[size + 1] = nil
-      else
-        entries = redis.call('LRANGE', key, 0, -1)
-        redis.call('DEL', key)
-      end
-      for j = 1, size do entries[j] = tonumber(entries[j]) - shift end
-      if packed then
+        for j = 1, size do entries[j] = entries[j] - shift end
         packed = '\\5' .. struct.pack('<' .. string.rep('d', size), unpack(entries))
       else
-        for from = 1, size, 100 do
-          redis.call('RPUSH', key, unpack(entries, from, min(size, from + 99)))
-        end
+        pending = shift
       end
       newest = now
     end
-    s = { size, newest, packed }`,
+    s = { size, newest, packed, pending }`,
   decide: `
-    local size, newest, packed = s[1], s[2], s[3]
+    if cost > 0 then${movePendingList}
+    end
+    local size, newest, packed, shift = s[1], s[2], s[3], s[4] or 0
     local at = max(now, newest)
     -- Entries are in time order: count the leading ones that have aged out. A request usually
     -- finds none or one; gallop (entries 1, 2, 4, 8, …) then search the last step in halves.
@@ -132,11 +146,11 @@ export const slidingLogLua: LuaAlgorithm = {
     elseif size > 0 then
       -- A list: its first two entries in one read.
       local head = redis.call('LRANGE', key, 0, 1)
-      if tonumber(head[1]) <= cutoff then
+      if tonumber(head[1]) - shift <= cutoff then
         lo, probe = 1, 2
-        if head[2] and tonumber(head[2]) <= cutoff then lo, probe = 2, 4 end
+        if head[2] and tonumber(head[2]) - shift <= cutoff then lo, probe = 2, 4 end
       end
-      while probe > 2 and probe <= size and ${listEntry('probe - 1')} <= cutoff do
+      while probe > 2 and probe <= size and ${listEntry('probe - 1', 'shift')} <= cutoff do
         lo = probe
         probe = probe * 2
       end
@@ -145,13 +159,13 @@ export const slidingLogLua: LuaAlgorithm = {
     while lo < hi do
       local mid = floorDiv(lo + hi, 2)
       local entry
-      if packed then entry = ${packedEntry('mid')} else entry = ${listEntry('mid')} end
+      if packed then entry = ${packedEntry('mid')} else entry = ${listEntry('mid', 'shift')} end
       if entry <= cutoff then lo = mid + 1 else hi = mid end
     end
     local live = size - lo
     if cost > 0 and live + cost > limit then
       local blocking
-      if packed then blocking = ${packedEntry('size + cost - limit - 1')} else blocking = ${listEntry('size + cost - limit - 1')} end
+      if packed then blocking = ${packedEntry('size + cost - limit - 1')} else blocking = ${listEntry('size + cost - limit - 1', 'shift')} end
       allowed, remaining, reset, retry = 0, max(0, limit - live), newest + windowMs - now, blocking + windowMs - now
     else
       -- An inspection (cost 0) changes nothing, the list kept in place included.
@@ -199,7 +213,7 @@ export const slidingLogLua: LuaAlgorithm = {
   // among the live entries in time order; the newest `limit` of them are kept (a log that full
   // refuses everything until its oldest kept entry ages out, as the longer log would). The log
   // is rewritten whole, packed or as a list by its new length.
-  settle: `
+  settle: `${movePendingList}
     if actual < charged then
       local cost = charged - actual${refund}
     else
