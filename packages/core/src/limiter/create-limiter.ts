@@ -172,7 +172,7 @@ function compileLimiter(options: LimiterOptions, parts: LimiterParts): LimiterSe
   const algorithms = options.algorithms ?? parts.algorithms
   checkAlgorithms(algorithms)
   const routes = parts.routes
-  const rules = checkRules(options.rules, algorithms, routes.parseRoute, parts.penalties?.validate)
+  const rules = checkRules(options.rules, algorithms, parts)
   checkIdentityNames(rules, options.customIdentities)
   const compiled = compiledRules(rules, algorithms, routes)
   const store = options.store ?? parts.store()

@@ -72,7 +72,9 @@ function compileFigured(
   for (const name of names) if (given[name] !== undefined) config[name] = given[name]
   let algorithm: CompiledRule['algorithm']
   try {
-    const [validated] = checkRules([config as RuleConfig], algorithms, noRoute, undefined)
+    const [validated] = checkRules([config as RuleConfig], algorithms, {
+      routes: { parseRoute: noRoute },
+    })
     algorithm = algorithmOf(validated!, algorithms)
   } catch (error) {
     if (!(error instanceof RuleValidationError)) throw error

@@ -178,12 +178,7 @@ function compileRuleSet(
 ): CompiledRuleSet {
   const algorithms = options.algorithms ?? parts.algorithms
   const routes = parts.routes
-  const rules = checkRules(
-    given as LimiterOptions['rules'],
-    algorithms,
-    routes.parseRoute,
-    parts.penalties?.validate,
-  )
+  const rules = checkRules(given as LimiterOptions['rules'], algorithms, parts)
   checkIdentityNames(rules, options.customIdentities)
   const compiled = compiledRules(rules, algorithms, routes)
   checkRuleParts(store, compiled, parts)

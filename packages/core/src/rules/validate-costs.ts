@@ -2,54 +2,51 @@ import type { IssueSink } from './issues.js'
 import type { RouteParser } from './route.js'
 import { isRecord, typeName } from './validate-match.js'
 
-type Labels = { readonly cost: string; readonly costByRoute: string }
+type Names = { readonly cost?: unknown; readonly costByRoute?: unknown }
 type Costs = { readonly cost: number; readonly costByRoute: Readonly<Record<string, number>> }
 
 /**
- * Validates the default cost and the costs by route. A cost above the rule's capacity (its burst
- * or limit) could never pass, so it is refused here rather than on the first such request.
- * `capacity` is undefined when the rule's parameters are themselves invalid.
+ * Validates the default cost and the costs by route (`fields`, spelt as `labels` says). A cost
+ * above the rule's capacity (its burst or limit) could never pass, so it is refused here rather
+ * than on the first such request. `capacity` is undefined when the rule's parameters are
+ * themselves invalid.
  */
 export function validateCosts(
-  cost: unknown,
-  byRoute: unknown,
-  labels: Labels,
+  fields: Names,
+  labels: { readonly [K in keyof Names]-?: string },
   capacity: number | undefined,
   issue: IssueSink,
   parseRoute: RouteParser,
 ): Costs | undefined {
   let ok = true
-  const check = (value: unknown, field: string): number => {
-    const problem = costProblem(value, capacity)
-    if (problem === undefined) return value as number
+  const fail: IssueSink = (field, problem) => {
     ok = false
     issue(field, problem)
-    return 0
   }
-  const defaultCost = cost === undefined ? 1 : check(cost, labels.cost)
+  const check = (value: unknown, field: string) => {
+    const problem = costProblem(value, capacity)
+    if (problem !== undefined) fail(field, problem)
+    return value as number
+  }
+  const { cost = 1, costByRoute: byRoute = {} } = fields
+  const label = labels.costByRoute
   const costByRoute: Record<string, number> = {}
-  if (byRoute !== undefined && !isRecord(byRoute)) {
-    ok = false
-    issue(labels.costByRoute, `expected an object of route → cost, got ${typeName(byRoute)}`)
-  } else if (byRoute !== undefined) {
-    // Routes are matched ignoring case, so `/v1/Export` and `/v1/export` are one route.
-    const seen = new Map<string, string>()
+  const defaultCost = check(cost, labels.cost)
+  if (!isRecord(byRoute))
+    fail(label, `expected an object of route → cost, got ${typeName(byRoute)}`)
+  else {
     for (const [route, value] of Object.entries(byRoute)) {
-      const field = `${labels.costByRoute}[${JSON.stringify(route)}]`
+      const field = `${label}[${JSON.stringify(route)}]`
       const parsed = parseRoute(route)
-      if (typeof parsed === 'string') {
-        ok = false
-        issue(field, parsed)
-        continue
-      }
-      const first = seen.get(parsed.text.toLowerCase())
-      if (first !== undefined) {
-        ok = false
-        issue(field, `the same route as ${JSON.stringify(first)}, given twice`)
-      } else {
-        seen.set(parsed.text.toLowerCase(), parsed.text)
-        costByRoute[parsed.text] = check(value, field)
-      }
+      // Routes are matched ignoring case, so `/v1/Export` and `/v1/export` are one route.
+      const text = typeof parsed === 'string' ? undefined : parsed.text
+      const first = Object.keys(costByRoute).find(
+        (seen) => seen.toLowerCase() === text?.toLowerCase(),
+      )
+      if (text === undefined) fail(field, parsed as string)
+      else if (first !== undefined)
+        fail(field, `the same route as ${JSON.stringify(first)}, given twice`)
+      else costByRoute[text] = check(value, field)
     }
   }
   return ok ? { cost: defaultCost, costByRoute } : undefined
