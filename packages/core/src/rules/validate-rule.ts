@@ -7,7 +7,7 @@ import type { Algorithm, AlgorithmName } from '../algorithms/types.js'
 import { closest } from '../closest-name.js'
 import { isRateLimitError } from '../errors.js'
 import { toMilliseconds } from './duration.js'
-import { type IssueSink, RuleValidationError } from './issues.js'
+import { composedWithout, type IssueSink, RuleValidationError } from './issues.js'
 import type { RouteParser } from './route.js'
 import type { Rule } from './types.js'
 import { costProblem, validateCosts } from './validate-costs.js'
@@ -213,10 +213,7 @@ function readPenalty(
       issue,
     )
   }
-  issue(
-    label,
-    "this limiter was composed without penalties: add penalties to createRateLimit's parts",
-  )
+  issue(label, composedWithout('penalties'))
   return undefined
 }
 
