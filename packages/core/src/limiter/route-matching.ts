@@ -1,6 +1,7 @@
 import { type ParsedRoute, parseRoute, type RouteParser } from '../rules/route.js'
 import type { Rule } from '../rules/types.js'
 import { type CostTable, compileCosts } from './costs.js'
+import { type PathIndex, pathIndex } from './path-index.js'
 import { compilePattern, matchesAny, normalizePath, type PathPattern } from './path-pattern.js'
 import type { RouteTarget } from './route-target.js'
 
@@ -21,6 +22,8 @@ export type RouteMatching = {
   readonly targets: (rule: Rule) => RouteTarget[]
   /** The costs of a rule with `costByRoute`. */
   readonly compileCosts: (rule: Rule) => CostTable
+  /** Indexes rules by exact path (a limiter without route matching has no path to index). */
+  readonly pathIndex?: PathIndex
 }
 
 /** Rules matched by route (`match.route`, `costByRoute`). */
@@ -30,6 +33,7 @@ export const routeMatching: RouteMatching = {
   matchesAny,
   targets: routeTargets,
   compileCosts: (rule) => compileCosts(rule.costByRoute),
+  pathIndex,
 }
 
 function routeTargets(rule: Rule): RouteTarget[] {
