@@ -174,7 +174,7 @@ function compileLimiter(options: LimiterOptions, parts: LimiterParts): LimiterSe
   const routes = parts.routes
   const rules = checkRules(options.rules, algorithms, parts)
   checkIdentityNames(rules, options.customIdentities)
-  const compiled = compiledRules(rules, algorithms, routes)
+  const compiled = compiledRules(rules, algorithms, parts)
   const store = options.store ?? parts.store()
   const clock = options.clock ?? systemClock
   checkOptions(store, clock, options)

@@ -3,9 +3,8 @@ import { invalidOption } from '../options/option-values.js'
 import { composedWithout } from '../rules/issues.js'
 import type { Rule } from '../rules/types.js'
 import type { Store } from '../store/types.js'
-import { type CompiledRule, compileRule } from './compile-rule.js'
+import { type CompiledRule, type CompileParts, compileRule } from './compile-rule.js'
 import type { LimiterParts } from './create-limiter.js'
-import type { RouteMatching } from './route-matching.js'
 
 // A rule set compiled, and what the store and the limiter's parts must offer its rules: at
 // start-up and for each update.
@@ -13,10 +12,10 @@ import type { RouteMatching } from './route-matching.js'
 export function compiledRules(
   rules: readonly Rule[],
   algorithms: AlgorithmTable,
-  routes: RouteMatching,
+  parts: CompileParts,
 ): CompiledRule[] {
   const keyCaches = new Map<string, CompiledRule['lastKey']>()
-  return rules.map((rule, index) => compileRule(rule, index, algorithms, routes, keyCaches))
+  return rules.map((rule, index) => compileRule(rule, index, algorithms, parts, keyCaches))
 }
 
 /** What the store and the parts must offer the rules: refused at start-up, naming the rules. */

@@ -180,7 +180,7 @@ function compileRuleSet(
   const routes = parts.routes
   const rules = checkRules(given as LimiterOptions['rules'], algorithms, parts)
   checkIdentityNames(rules, options.customIdentities)
-  const compiled = compiledRules(rules, algorithms, routes)
+  const compiled = compiledRules(rules, algorithms, parts)
   checkRuleParts(store, compiled, parts)
   return {
     rules,

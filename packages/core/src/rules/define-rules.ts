@@ -4,11 +4,13 @@ import { type RuleShape, validateRuleSet } from './rule-set.js'
 import type { Rule, RuleConfig } from './types.js'
 import { validatePenalty } from './validate-penalty.js'
 import { type FieldLabels, RULE_FIELDS, type RuleReaders } from './validate-rule.js'
+import { validateSettle } from './validate-settle.js'
 
 /** Every reader: what a limiter with every part reads, and rules files. */
 export const EVERY_READER: RuleReaders = {
   routes: { parseRoute },
   penalties: { validate: validatePenalty },
+  reservations: { validateSettle },
 }
 
 const CODE_SHAPE: RuleShape = {

@@ -1,6 +1,5 @@
 import { isCalendarUnit } from '../algorithms/calendar-unit.js'
 import { CARRY_STRATEGIES } from '../algorithms/carried-use.js'
-import { DEFAULT_SETTLE_WITHIN_MS } from '../algorithms/reservable.js'
 import type { OwnField, RuleFieldReader, RuleFieldValues } from '../algorithms/rule-fields.js'
 import type { AlgorithmTable } from '../algorithms/table.js'
 import type { Algorithm, AlgorithmName } from '../algorithms/types.js'
@@ -11,8 +10,9 @@ import { composedWithout, type IssueSink, RuleValidationError } from './issues.j
 import type { RouteParser } from './route.js'
 import type { Rule } from './types.js'
 import { costProblem, validateCosts } from './validate-costs.js'
-import { isRecord, ownValue, typeName, validateMatch } from './validate-match.js'
+import { definedOnly, isRecord, ownValue, typeName, validateMatch } from './validate-match.js'
 import type { PenaltyReader } from './validate-penalty.js'
+import type { SettleReader } from './validate-settle.js'
 
 /** Every field of a rule in code shape, in the order the list of known fields names them. */
 export const RULE_FIELDS = [
@@ -51,12 +51,14 @@ export type FieldLabels = Readonly<Record<keyof RuleFields, string>>
 
 /**
  * What reads the rule fields only some limiters take, from their parts (a `LimiterParts` is
- * one): route matching reads routes, the penalties part a `penalty` (a limiter composed without
- * it refuses every penalty).
+ * one): route matching reads routes, the penalties part a `penalty`, the reservations part a
+ * `settle`. A limiter composed without penalties refuses every penalty here; one without
+ * reservations refuses a rule that settles once its rules are compiled, naming the part.
  */
 export type RuleReaders = {
   readonly routes: { readonly parseRoute: RouteParser }
   readonly penalties?: { readonly validate: PenaltyReader } | undefined
+  readonly reservations?: { readonly validateSettle: SettleReader } | undefined
 }
 
 /** Marks a field that was present but invalid and has already been reported. */
@@ -168,7 +170,13 @@ export function validateRule(
   if (versionProblem !== undefined) fail(labels.version, versionProblem)
   const params = validateParams(fields, labels, fail, algorithms)
   const costs = validateCosts(fields, labels, params?.algorithm.limit, fail, parseRoute)
-  const settle = validateSettle(fields.settle, labels.settle, params, fail)
+  // Without the reservations part, a rule that settles is refused once compiled, naming it.
+  const reservations = readers.reservations
+  const settle = reservations
+    ? reservations.validateSettle(fields.settle, labels.settle, params, fail)
+    : fields.settle === false
+      ? undefined
+      : fields.settle
   const penalty = readPenalty(fields, labels.penalty, readers, file, chosen.mode, fail)
   if (!ok || params === undefined || match === undefined || costs === undefined) return undefined
   // In the order a rule is written; what is not given is left out.
@@ -187,8 +195,7 @@ export function validateRule(
     onChange,
     version,
   }
-  for (const field in rule) if (rule[field] === undefined) delete rule[field]
-  Object.defineProperty(rule, VALIDATED, { value: true })
+  Object.defineProperty(definedOnly(rule), VALIDATED, { value: true })
   return deepFreeze(rule as Rule)
 }
 
@@ -231,30 +238,6 @@ const VALIDATED: unique symbol = Symbol.for('tollgate.validated-rule') as never
  */
 export function isValidatedRule(value: unknown): value is Rule {
   return isRecord(value) && Object.isFrozen(value) && Object.hasOwn(value, VALIDATED)
-}
-
-/**
- * A rule's `settle`: `true` for the default time to settle, a duration for its own, `false` or
- * nothing for a final charge. Refused on an algorithm whose charge cannot be settled.
- */
-function validateSettle(
-  value: unknown,
-  label: string,
-  params: Params | undefined,
-  issue: IssueSink,
-): number | undefined {
-  if (value === undefined || value === false) return undefined
-  const within = value === true ? DEFAULT_SETTLE_WITHIN_MS : toMilliseconds(value)
-  if (typeof within === 'string') {
-    issue(label, `expected true or a duration to settle within, such as '10m': ${within}`)
-    return undefined
-  }
-  if (params !== undefined && typeof params.algorithm.settle !== 'function') {
-    const why = params.reader?.unsettled ?? 'the algorithm has no settle method'
-    issue(label, `${params.algorithm.name} charges cannot be settled: ${why}; remove it`)
-    return undefined
-  }
-  return within
 }
 
 type Params = {
