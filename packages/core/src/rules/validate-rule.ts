@@ -3,7 +3,7 @@ import { CARRY_STRATEGIES } from '../algorithms/carried-use.js'
 import type { OwnField, RuleFieldReader, RuleFieldValues } from '../algorithms/rule-fields.js'
 import type { AlgorithmTable } from '../algorithms/table.js'
 import type { Algorithm, AlgorithmName } from '../algorithms/types.js'
-import { closest } from '../closest-name.js'
+import { closest, didYouMean } from '../closest-name.js'
 import { isRateLimitError } from '../errors.js'
 import { toMilliseconds } from './duration.js'
 import { composedWithout, type IssueSink, RuleValidationError } from './issues.js'
@@ -260,8 +260,7 @@ function validateParams(
   const factory = ownValue(algorithms, name)
   if (family === undefined || factory === undefined) {
     const guess = typeof given === 'string' ? closest(given, KNOWN_NAMES) : undefined
-    const hint =
-      guess === undefined ? `one of ${KNOWN_NAMES.join(', ')}` : `did you mean "${guess}"?`
+    const hint = didYouMean('', KNOWN_NAMES, `one of ${KNOWN_NAMES.join(', ')}`, guess)
     issue(
       labels.algorithm,
       given === undefined
