@@ -226,8 +226,10 @@ describe('bundle size budget (minified + gzip)', () => {
       'algorithms/concurrency.ts',
       'wait/scheduler.ts',
       'wait/slot-queues.ts',
-      // route matching, the forwarding-header parsers, the memory store, SHA-256
+      // route matching (with the checks of routes in rules), the forwarding-header parsers, the
+      // memory store, SHA-256
       'limiter/route-matching.ts',
+      'rules/validate-routes.ts',
       'identity/forwarded.ts',
       'identity/proxy-trust.ts',
       'store/memory-store.ts',
@@ -236,6 +238,8 @@ describe('bundle size budget (minified + gzip)', () => {
       // other limiters' option names, and the parts of rateLimit's own
       'options/foreign-options.ts',
       'limiter/settle.ts',
+      'rules/validate-settle.ts',
+      'algorithms/reservable.ts',
       'limiter/estimate.ts',
       'limiter/client-figures.ts',
       'limiter/figures-cache.ts',

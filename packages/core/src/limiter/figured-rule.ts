@@ -6,6 +6,7 @@ import { algorithmOf } from '../rules/validate-rule.js'
 import { sameRule } from '../store/rule-tables.js'
 import type { CompiledRule } from './compile-rule.js'
 import { unfigurable } from './figures-option.js'
+import { NO_ROUTES } from './no-routes.js'
 import { shown } from './verdict.js'
 
 /*
@@ -17,7 +18,6 @@ import { shown } from './verdict.js'
 const RATE_FIGURES = ['rate', 'period', 'burst'] as const
 const WINDOW_FIGURES = ['limit', 'window'] as const
 /** The rule rebuilt with figures names no route (a figure is never one). */
-const noRoute = () => 'not a figure'
 /** Distinct sets of figures remembered per rule; past it the memory starts over. */
 const REMEMBERED = 1000
 
@@ -72,9 +72,7 @@ function compileFigured(
   for (const name of names) if (given[name] !== undefined) config[name] = given[name]
   let algorithm: CompiledRule['algorithm']
   try {
-    const [validated] = checkRules([config as RuleConfig], algorithms, {
-      routes: { parseRoute: noRoute },
-    })
+    const [validated] = checkRules([config as RuleConfig], algorithms, { routes: NO_ROUTES })
     algorithm = algorithmOf(validated!, algorithms)
   } catch (error) {
     if (!(error instanceof RuleValidationError)) throw error

@@ -1,5 +1,6 @@
-import { type ParsedRoute, parseRoute, type RouteParser } from '../rules/route.js'
+import { type ParsedRoute, parseRoute } from '../rules/route.js'
 import type { Rule } from '../rules/types.js'
+import { ROUTES, type RouteReader } from '../rules/validate-routes.js'
 import { type CostTable, compileCosts } from './costs.js'
 import { type PathIndex, pathIndex } from './path-index.js'
 import { compilePattern, matchesAny, normalizePath, type PathPattern } from './path-pattern.js'
@@ -11,9 +12,7 @@ import type { RouteTarget } from './route-target.js'
  * segments, trailing slashes) before it is matched. A limiter whose rules name no route never
  * normalises a path (`RuleIndex.routed`).
  */
-export type RouteMatching = {
-  /** Reads a route while rules are validated. */
-  readonly parseRoute: RouteParser
+export type RouteMatching = RouteReader & {
   /** The path a request is matched on. */
   readonly normalizePath: (target: string) => string
   /** True when `path` (normalised) matches one of `patterns`. */
@@ -28,7 +27,7 @@ export type RouteMatching = {
 
 /** Rules matched by route (`match.route`, `costByRoute`). */
 export const routeMatching: RouteMatching = {
-  parseRoute,
+  ...ROUTES,
   normalizePath,
   matchesAny,
   targets: routeTargets,

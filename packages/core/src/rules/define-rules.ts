@@ -1,14 +1,14 @@
 import { type AlgorithmTable, BUILT_IN_ALGORITHMS } from '../algorithms/table.js'
-import { parseRoute } from './route.js'
 import { type RuleShape, validateRuleSet } from './rule-set.js'
 import type { Rule, RuleConfig } from './types.js'
 import { validatePenalty } from './validate-penalty.js'
+import { ROUTES } from './validate-routes.js'
 import { type FieldLabels, RULE_FIELDS, type RuleReaders } from './validate-rule.js'
 import { validateSettle } from './validate-settle.js'
 
 /** Every reader: what a limiter with every part reads, and rules files. */
 export const EVERY_READER: RuleReaders = {
-  routes: { parseRoute },
+  routes: ROUTES,
   penalties: { validate: validatePenalty },
   reservations: { validateSettle },
 }

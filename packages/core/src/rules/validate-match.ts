@@ -1,7 +1,8 @@
 import { closest } from '../closest-name.js'
 import type { IssueSink } from './issues.js'
-import { HTTP_METHODS, type RouteParser } from './route.js'
+import { HTTP_METHODS } from './route.js'
 import type { RuleMatch } from './types.js'
+import type { RouteReader } from './validate-routes.js'
 
 const MATCH_FIELDS = ['identity', 'plan', 'method', 'route'] as const
 
@@ -11,13 +12,13 @@ const IDENTITY_NAME = /^[A-Za-z_][A-Za-z0-9_-]*$/
  * Validates a rule's `match`, reporting each problem to `issue`; returns it normalised (to be
  * used only when nothing was reported), or undefined when it is missing or not an object.
  * `anyIdentity`: a rule that may key on nothing (a concurrency rule for the whole process).
- * Routes are read with `parseRoute` (see `RouteParser`).
+ * Routes are read by `routes` (see `RouteReader`).
  */
 export function validateMatch(
   value: unknown,
   issue: IssueSink,
   anyIdentity: boolean,
-  parseRoute: RouteParser,
+  routes: RouteReader,
 ): RuleMatch | undefined {
   if (!isRecord(value)) {
     issue(
@@ -52,14 +53,9 @@ export function validateMatch(
       ? undefined
       : `unknown method ${JSON.stringify(method)} (known: ${HTTP_METHODS.join(', ')})`,
   )?.map((name) => name.toUpperCase())
-  const route = list('route', 'routes', (route) => {
-    const parsed = parseRoute(route)
-    if (typeof parsed === 'string') return parsed
-    if (parsed.method !== undefined && method !== undefined && !method.includes(parsed.method)) {
-      return `${JSON.stringify(route)} conflicts with match.method (${method.join(', ')})`
-    }
-    return undefined
-  })?.map((text) => (parseRoute(text) as { text: string }).text)
+  const route = list('route', 'routes', (route) => routes.checkRoute(route, method))?.map(
+    (text) => (routes.parseRoute(text) as { text: string }).text,
+  )
   return definedOnly({
     identity,
     plan: plan && unique(plan),

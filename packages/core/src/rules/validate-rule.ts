@@ -7,11 +7,11 @@ import { closest, didYouMean } from '../closest-name.js'
 import { isRateLimitError } from '../errors.js'
 import { toMilliseconds } from './duration.js'
 import { composedWithout, type IssueSink, RuleValidationError } from './issues.js'
-import type { RouteParser } from './route.js'
 import type { Rule } from './types.js'
 import { costProblem, validateCosts } from './validate-costs.js'
 import { definedOnly, isRecord, ownValue, typeName, validateMatch } from './validate-match.js'
 import type { PenaltyReader } from './validate-penalty.js'
+import type { RouteReader } from './validate-routes.js'
 import type { SettleReader } from './validate-settle.js'
 
 /** Every field of a rule in code shape, in the order the list of known fields names them. */
@@ -51,12 +51,12 @@ export type FieldLabels = Readonly<Record<keyof RuleFields, string>>
 
 /**
  * What reads the rule fields only some limiters take, from their parts (a `LimiterParts` is
- * one): route matching reads routes, the penalties part a `penalty`, the reservations part a
+ * one): route matching reads routes (`ROUTES`), the penalties part a `penalty`, the reservations part a
  * `settle`. A limiter composed without penalties refuses every penalty here; one without
  * reservations refuses a rule that settles once its rules are compiled, naming the part.
  */
 export type RuleReaders = {
-  readonly routes: { readonly parseRoute: RouteParser }
+  readonly routes: RouteReader
   readonly penalties?: { readonly validate: PenaltyReader } | undefined
   readonly reservations?: { readonly validateSettle: SettleReader } | undefined
 }
@@ -153,8 +153,8 @@ export function validateRule(
   }
   if (description !== undefined && typeof description !== 'string')
     expected('description', 'a string')
-  const { parseRoute } = readers.routes
-  const match = validateMatch(fields.match, fail, fields.algorithm === 'concurrency', parseRoute)
+  const { routes } = readers
+  const match = validateMatch(fields.match, fail, fields.algorithm === 'concurrency', routes)
   const chosen: { -readonly [K in keyof typeof CHOICES]?: unknown } = {}
   for (const [field, choices] of Object.entries(CHOICES) as [
     keyof typeof CHOICES,
@@ -169,7 +169,7 @@ export function validateRule(
   const versionProblem = version === undefined ? undefined : costProblem(version, undefined)
   if (versionProblem !== undefined) fail(labels.version, versionProblem)
   const params = validateParams(fields, labels, fail, algorithms)
-  const costs = validateCosts(fields, labels, params?.algorithm.limit, fail, parseRoute)
+  const costs = validateCosts(fields, labels, params?.algorithm.limit, fail, routes)
   // Without the reservations part, a rule that settles is refused once compiled, naming it.
   const reservations = readers.reservations
   const settle = reservations
@@ -178,7 +178,7 @@ export function validateRule(
       ? undefined
       : fields.settle
   const penalty = readPenalty(fields, labels.penalty, readers, file, chosen.mode, fail)
-  if (!ok || params === undefined || match === undefined || costs === undefined) return undefined
+  if (!ok || params === undefined || match === undefined) return undefined
   // In the order a rule is written; what is not given is left out.
   const { mode, onStoreError, onMissingIdentity, onChange } = chosen
   const rule: Record<string, unknown> = {
