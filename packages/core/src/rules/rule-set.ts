@@ -35,15 +35,11 @@ export function validateRuleSet(
   readers: RuleReaders,
 ): readonly Rule[] {
   const issues: RuleIssue[] = []
-  if (!Array.isArray(items)) {
-    throw new RuleValidationError([
-      { field: 'rules', problem: `expected a list of rules, got ${typeName(items)}` },
-    ])
-  }
-  if (items.length === 0) {
-    throw new RuleValidationError([
-      { field: 'rules', problem: 'the list is empty: a limiter without rules limits nothing' },
-    ])
+  if (!Array.isArray(items) || items.length === 0) {
+    const problem = Array.isArray(items)
+      ? 'the list is empty: a limiter without rules limits nothing'
+      : `expected a list of rules, got ${typeName(items)}`
+    throw new RuleValidationError([{ field: 'rules', problem }])
   }
   const rules: Rule[] = []
   const firstIndexOf = new Map<string, number>()
