@@ -110,21 +110,14 @@ const OWN_FIELDS: Readonly<Record<OwnField, (name: string, window: string) => st
     `a time zone applies to a calendar window: fixed_window with ${window} day, week, month or year`,
   buckets: (name) => `sub-window counters are an option of sliding_window, not ${name}`,
 }
-/** The factories' parameter names → the rule model's fields. */
-const FACTORY_FIELDS: Readonly<Record<string, keyof RuleFields>> = {
-  rate: 'rate',
-  periodMs: 'period',
-  burst: 'burst',
-  limit: 'limit',
-  windowMs: 'window',
-  calendar: 'window',
-  timeZone: 'timeZone',
-  buckets: 'buckets',
-  delay: 'delay',
-  maxWaitMs: 'maxWait',
-  queue: 'queue',
-  queueOrder: 'queueOrder',
-}
+/**
+ * The fields an algorithm's factory takes, each as the parameter of its name (a duration in ms
+ * as `<name>Ms`, a calendar window as `calendar`).
+ */
+const FACTORY_FIELDS = /* @__PURE__ */ PARAM_FIELDS.concat(
+  /* @__PURE__ */ Object.keys(OWN_FIELDS) as never[],
+)
+const DURATIONS: readonly string[] = ['period', 'window', 'maxWait']
 const ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
 
 /**
@@ -334,7 +327,8 @@ function validateParams(
     return { algorithm, reader, model: { algorithm: name, ...values } }
   } catch (error) {
     if (!isRateLimitError(error)) throw error
-    const field = ownValue(FACTORY_FIELDS, error.field ?? '') ?? 'algorithm'
+    const named = error.field?.replace(/Ms$/, '').replace(/^calendar$/, 'window') as ParamField
+    const field = FACTORY_FIELDS.includes(named) ? named : 'algorithm'
     issue(labels[field], error.message.replace(/^\[tollgate\] [A-Za-z]+: /, ''))
     return undefined
   }
@@ -350,15 +344,12 @@ function build(
   model: Readonly<Record<string, unknown>>,
 ): Algorithm {
   const params: Record<string, unknown> = {}
-  for (const [param, field] of Object.entries(FACTORY_FIELDS)) {
+  for (const field of FACTORY_FIELDS) {
     const value = model[field]
+    if (value === undefined) continue
     // A window is a calendar unit (a string) or a duration in ms.
-    if (
-      value !== undefined &&
-      (field !== 'window' || (param === 'calendar') === isCalendarUnit(value))
-    ) {
-      params[param] = value
-    }
+    const calendar = field === 'window' && isCalendarUnit(value)
+    params[calendar ? 'calendar' : DURATIONS.includes(field) ? `${field}Ms` : field] = value
   }
   return factory(params as never)
 }
