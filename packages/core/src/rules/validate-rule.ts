@@ -3,7 +3,7 @@ import { CARRY_STRATEGIES } from '../algorithms/carried-use.js'
 import type { OwnField, RuleFieldReader, RuleFieldValues } from '../algorithms/rule-fields.js'
 import type { AlgorithmTable } from '../algorithms/table.js'
 import type { Algorithm, AlgorithmName } from '../algorithms/types.js'
-import { closest, didYouMean } from '../closest-name.js'
+import { didYouMean } from '../closest-name.js'
 import { isRateLimitError } from '../errors.js'
 import { toMilliseconds } from './duration.js'
 import { composedWithout, type IssueSink, RuleValidationError } from './issues.js'
@@ -252,8 +252,8 @@ function validateParams(
   const family = ownValue(FAMILIES, name)
   const factory = ownValue(algorithms, name)
   if (family === undefined || factory === undefined) {
-    const guess = typeof given === 'string' ? closest(given, KNOWN_NAMES) : undefined
-    const hint = didYouMean('', KNOWN_NAMES, `one of ${KNOWN_NAMES.join(', ')}`, guess)
+    const known = `one of ${KNOWN_NAMES.join(', ')}`
+    const hint = typeof given === 'string' ? didYouMean(given, KNOWN_NAMES, known) : known
     issue(
       labels.algorithm,
       given === undefined
