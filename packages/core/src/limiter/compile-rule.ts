@@ -49,7 +49,6 @@ export type CompiledRule = {
 export type CompileParts = {
   readonly routes: RouteMatching
   readonly reservations?: { readonly reservable: typeof reservable } | undefined
-  readonly penalties?: { readonly storePenalty: (penalty: PenaltyRule) => Penalty } | undefined
 }
 
 /**
@@ -63,7 +62,7 @@ export function compileRule(
   parts: CompileParts,
   keyCaches: Map<string, CompiledRule['lastKey']> = new Map(),
 ): CompiledRule {
-  const { routes, reservations, penalties } = parts
+  const { routes, reservations } = parts
   // A rule whose charges are settled keeps its keys wide: a debt does not fit 8 bytes. (Without
   // the reservations part, such a rule is refused once compiled: see checkRuleParts.)
   const algorithmBuilt = algorithmOf(rule, algorithms)
@@ -102,9 +101,17 @@ export function compileRule(
     costs: costRoutes.length === 0 ? undefined : routes.compileCosts(rule),
     targets: targetsOf(rule, routes),
     settleWithinMs: rule.settle,
-    // Without the penalties part, a rule with a penalty is refused once compiled (checkRuleParts).
-    penalty: rule.penalty && penalties?.storePenalty(rule.penalty),
+    penalty: rule.penalty === undefined ? undefined : storePenalty(rule.penalty),
     forbidAfter: rule.penalty?.forbidAfter,
+  }
+}
+
+function storePenalty(penalty: PenaltyRule): Penalty {
+  return {
+    blockMs: penalty.block,
+    factor: penalty.factor,
+    maxBlockMs: penalty.maxBlock,
+    forgetAfterMs: penalty.forgetAfter,
   }
 }
 

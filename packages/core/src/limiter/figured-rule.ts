@@ -2,11 +2,11 @@ import type { AlgorithmTable } from '../algorithms/table.js'
 import { checkRules } from '../rules/define-rules.js'
 import { RuleValidationError } from '../rules/issues.js'
 import type { RuleConfig } from '../rules/types.js'
+import { ROUTES } from '../rules/validate-routes.js'
 import { algorithmOf } from '../rules/validate-rule.js'
 import { sameRule } from '../store/rule-tables.js'
 import type { CompiledRule } from './compile-rule.js'
 import { unfigurable } from './figures-option.js'
-import { NO_ROUTES } from './no-routes.js'
 import { shown } from './verdict.js'
 
 /*
@@ -72,7 +72,7 @@ function compileFigured(
   for (const name of names) if (given[name] !== undefined) config[name] = given[name]
   let algorithm: CompiledRule['algorithm']
   try {
-    const [validated] = checkRules([config as RuleConfig], algorithms, { routes: NO_ROUTES })
+    const [validated] = checkRules([config as RuleConfig], algorithms, { routes: ROUTES })
     algorithm = algorithmOf(validated!, algorithms)
   } catch (error) {
     if (!(error instanceof RuleValidationError)) throw error

@@ -7,11 +7,16 @@ import { identityNameProblem, typeName } from '../rules/validate-match.js'
 /** The identities the adapters derive themselves. */
 const BUILT_IN_IDENTITIES: readonly string[] = ['ip', 'api_key', 'user']
 
-/** Names people write for each built-in identity that are too far from it for a typo. */
-const HINTS: Readonly<Record<string, readonly string[]>> = {
-  api_key: ['key', 'token'],
-  ip: ['address', 'client_ip', 'ip_address', 'remote_address'],
-  user: ['account_id', 'userid'],
+/** Names people write for a built-in identity that are too far from it for a typo. */
+const HINTS: Readonly<Record<string, string>> = {
+  key: 'api_key',
+  token: 'api_key',
+  address: 'ip',
+  client_ip: 'ip',
+  ip_address: 'ip',
+  remote_address: 'ip',
+  account_id: 'user',
+  userid: 'user',
 }
 
 /**
@@ -37,14 +42,13 @@ export function knownIdentityNames(customIdentities: unknown): readonly string[]
 }
 
 export function unknownIdentity(name: string, known: readonly string[]): string {
-  const lower = name.toLowerCase()
-  const hinted = BUILT_IN_IDENTITIES.find((identity) => HINTS[identity]!.includes(lower))
-  const builtIn = `built in: ${BUILT_IN_IDENTITIES.join(', ')}`
+  const guess =
+    (Object.hasOwn(HINTS, name.toLowerCase()) ? HINTS[name.toLowerCase()] : undefined) ??
+    closest(name, known)
   const declare = `if your code provides it, declare it: customIdentities: [${JSON.stringify(name)}]`
-  const guess = hinted ?? closest(name, known)
   return guess === undefined
-    ? `no identity "${name}": nothing provides it (${builtIn}); ${declare}`
-    : `no identity "${name}": did you mean "${guess}"? (${builtIn}; ${declare})`
+    ? `no identity "${name}": nothing provides it (built in: ${BUILT_IN_IDENTITIES.join(', ')}); ${declare}`
+    : `no identity "${name}": did you mean "${guess}"? (built in: ${BUILT_IN_IDENTITIES.join(', ')}; ${declare})`
 }
 
 function declaredNames(value: unknown): readonly string[] {

@@ -1,8 +1,7 @@
 import { RateLimitError } from '../errors.js'
 import { invalidOption } from '../options/option-values.js'
-import type { PenaltyRule } from '../rules/types.js'
 import { validatePenalty } from '../rules/validate-penalty.js'
-import type { Offences, PenalisedOutcome, Penalty, Store } from '../store/types.js'
+import type { Offences, PenalisedOutcome, Store } from '../store/types.js'
 import type { CompiledRule } from './compile-rule.js'
 import { type Engine, isPromiseLike } from './engine.js'
 import { replyWithin } from './store-deadline.js'
@@ -20,7 +19,6 @@ export const penalties: PenaltyPart = {
   decisions: penalisedDecisions,
   checkStore: checkPenalisingStore,
   checkOne: checkPenalised,
-  storePenalty,
 }
 
 /** What penalties add to a limiter (see `penalties`). */
@@ -31,17 +29,6 @@ export type PenaltyPart = {
   readonly checkStore: (store: Store, rules: readonly string[]) => void
   /** `limiter.check` on a rule with a penalty: its block and offences, as a request's. */
   readonly checkOne: typeof checkPenalised
-  /** A rule's penalty as the store applies it, as the rule is compiled. */
-  readonly storePenalty: typeof storePenalty
-}
-
-function storePenalty(penalty: PenaltyRule): Penalty {
-  return {
-    blockMs: penalty.block,
-    factor: penalty.factor,
-    maxBlockMs: penalty.maxBlock,
-    forgetAfterMs: penalty.forgetAfter,
-  }
 }
 
 /** `checkOne` for a rule with a penalty: its block and offences, as a request's. */

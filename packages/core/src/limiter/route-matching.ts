@@ -1,6 +1,6 @@
 import { type ParsedRoute, parseRoute } from '../rules/route.js'
 import type { Rule } from '../rules/types.js'
-import { ROUTES, type RouteReader } from '../rules/validate-routes.js'
+import { checkRoute, type RouteReader, readCosts } from '../rules/validate-routes.js'
 import { type CostTable, compileCosts } from './costs.js'
 import { type PathIndex, pathIndex } from './path-index.js'
 import { compilePattern, matchesAny, normalizePath, type PathPattern } from './path-pattern.js'
@@ -27,7 +27,9 @@ export type RouteMatching = RouteReader & {
 
 /** Rules matched by route (`match.route`, `costByRoute`). */
 export const routeMatching: RouteMatching = {
-  ...ROUTES,
+  parseRoute,
+  checkRoute,
+  readCosts,
   normalizePath,
   matchesAny,
   targets: routeTargets,

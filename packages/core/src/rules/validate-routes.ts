@@ -24,33 +24,37 @@ export type RouteReader = {
   ) => Record<string, number>
 }
 
-/** Route matching's reader. */
-export const ROUTES: RouteReader = {
-  parseRoute,
-  checkRoute(route, methods) {
-    const parsed = parseRoute(route)
-    if (typeof parsed === 'string') return parsed
-    if (parsed.method !== undefined && methods !== undefined && !methods.includes(parsed.method)) {
-      return `${JSON.stringify(route)} conflicts with match.method (${methods.join(', ')})`
-    }
-    return undefined
-  },
-  readCosts(byRoute, fieldOf, check, issue) {
-    const costs: Record<string, number> = {}
-    for (const [route, value] of Object.entries(byRoute)) {
-      const field = fieldOf(route)
-      const parsed = parseRoute(route)
-      if (typeof parsed === 'string') {
-        issue(field, parsed)
-        continue
-      }
-      // Routes are matched ignoring case, so `/v1/Export` and `/v1/export` are one route.
-      const same = (seen: string) => seen.toLowerCase() === parsed.text.toLowerCase()
-      const first = Object.keys(costs).find(same)
-      if (first !== undefined)
-        issue(field, `the same route as ${JSON.stringify(first)}, given twice`)
-      else costs[parsed.text] = check(value, field)
-    }
-    return costs
-  },
+/** The problem with one route of `match.route`, whose `match.method` is `methods`. */
+export function checkRoute(
+  route: string,
+  methods: readonly string[] | undefined,
+): string | undefined {
+  const parsed = parseRoute(route)
+  if (typeof parsed === 'string') return parsed
+  if (parsed.method !== undefined && methods !== undefined && !methods.includes(parsed.method)) {
+    return `${JSON.stringify(route)} conflicts with match.method (${methods.join(', ')})`
+  }
+  return undefined
 }
+
+/** Reads `costByRoute` (see `RouteReader`). */
+export const readCosts: RouteReader['readCosts'] = (byRoute, fieldOf, check, issue) => {
+  const costs: Record<string, number> = {}
+  for (const [route, value] of Object.entries(byRoute)) {
+    const field = fieldOf(route)
+    const parsed = parseRoute(route)
+    if (typeof parsed === 'string') {
+      issue(field, parsed)
+      continue
+    }
+    // Routes are matched ignoring case, so `/v1/Export` and `/v1/export` are one route.
+    const same = (seen: string) => seen.toLowerCase() === parsed.text.toLowerCase()
+    const first = Object.keys(costs).find(same)
+    if (first !== undefined) issue(field, `the same route as ${JSON.stringify(first)}, given twice`)
+    else costs[parsed.text] = check(value, field)
+  }
+  return costs
+}
+
+/** Route matching's reader. */
+export const ROUTES: RouteReader = { parseRoute, checkRoute, readCosts }
