@@ -227,9 +227,10 @@ describe('bundle size budget (minified + gzip)', () => {
       'wait/scheduler.ts',
       'wait/slot-queues.ts',
       'wait/slot-holding.ts',
-      // route matching, the forwarding-header parsers, the memory store, SHA-256 and the byte
-      // sequences partition keys are written as
+      // route matching (with the checks of routes in rules), the forwarding-header parsers, the
+      // memory store, SHA-256 and the byte sequences partition keys are written as
       'limiter/route-matching.ts',
+      'rules/validate-routes.ts',
       'identity/forwarded.ts',
       'identity/proxy-trust.ts',
       'store/memory-store.ts',
@@ -239,6 +240,8 @@ describe('bundle size budget (minified + gzip)', () => {
       // other limiters' option names, and the parts of rateLimit's own
       'options/foreign-options.ts',
       'limiter/settle.ts',
+      'rules/validate-settle.ts',
+      'algorithms/reservable.ts',
       'limiter/estimate.ts',
       'limiter/client-figures.ts',
       'limiter/figures-cache.ts',

@@ -16,6 +16,19 @@ export function closest(name: string, known: readonly string[]): string | undefi
   return best
 }
 
+/**
+ * `did you mean "<the closest known name>"?` (`guess`, when given, instead), or `otherwise` when
+ * none is close enough.
+ */
+export function didYouMean(
+  name: string,
+  known: readonly string[],
+  otherwise: string,
+  guess = closest(name, known),
+): string {
+  return guess === undefined ? otherwise : `did you mean "${guess}"?`
+}
+
 function editDistance(a: string, b: string): number {
   let previous = Array.from({ length: b.length + 1 }, (_, j) => j)
   for (let i = 1; i <= a.length; i++) {

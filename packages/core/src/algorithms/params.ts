@@ -1,4 +1,4 @@
-import { closest } from '../closest-name.js'
+import { didYouMean } from '../closest-name.js'
 import { RateLimitError } from '../errors.js'
 import { greatestCommonDivisor, isSafeCount, MAX_FIELD_INTEGER, MAX_TIME_MS } from './integer.js'
 
@@ -55,11 +55,10 @@ export function refuseUnknownParams(
     (name) => !known.includes(name) && (params as Record<string, unknown>)[name] !== undefined,
   )
   if (unknown.length === 0) return
-  const texts = unknown.map((name) => {
-    const guess = closest(name, known)
-    const hint = guess === undefined ? `it takes ${known.join(', ')}` : `did you mean "${guess}"?`
-    return `unknown parameter ${JSON.stringify(name)}: ${hint}`
-  })
+  const texts = unknown.map(
+    (name) =>
+      `unknown parameter ${JSON.stringify(name)}: ${didYouMean(name, known, `it takes ${known.join(', ')}`)}`,
+  )
   throw new RateLimitError('ERR_RL_INVALID_RULE', `${factory}(): ${texts.join('; ')}`, {
     field: unknown[0],
   })
@@ -69,33 +68,30 @@ export function invalid(field: string, message: string): RateLimitError {
   return new RateLimitError('ERR_RL_INVALID_RULE', `${field}: ${message}`, { field })
 }
 
-function requireCount(field: string, value: unknown): number {
+/**
+ * A whole number ≥ 1; `sendable`: one sent in rate-limit fields (a limit, a burst, a rate as the
+ * policy's quota), at most the largest they carry.
+ */
+function requireCount(field: string, value: unknown, sendable?: boolean): number {
   if (!isSafeCount(value)) {
-    throw invalid(field, `expected a whole number ≥ 1, got ${describe(value)}`)
+    throw invalid(
+      field,
+      `expected a whole number ≥ 1, got ${typeof value === 'string' ? JSON.stringify(value) : String(value)}`,
+    )
+  }
+  if (sendable && value > MAX_FIELD_INTEGER) {
+    throw invalid(
+      field,
+      `at most ${MAX_FIELD_INTEGER} (the largest a RateLimit field can carry), got ${value}`,
+    )
   }
   return value
 }
 
-/** A count that is sent in rate-limit fields (a limit, a burst, a rate as the policy's quota). */
-function requireSendableCount(field: string, value: unknown): number {
-  const count = requireCount(field, value)
-  if (count > MAX_FIELD_INTEGER) {
-    throw invalid(
-      field,
-      `at most ${MAX_FIELD_INTEGER} (the largest a RateLimit field can carry), got ${count}`,
-    )
-  }
-  return count
-}
-
-function describe(value: unknown): string {
-  return typeof value === 'string' ? JSON.stringify(value) : String(value)
-}
-
 export function scaleRate(params: RateParams): ScaledRate {
-  const rate = requireSendableCount('rate', params.rate)
+  const rate = requireCount('rate', params.rate, true)
   const periodMs = requireCount('periodMs', params.periodMs ?? 1000)
-  const burst = requireSendableCount('burst', params.burst)
+  const burst = requireCount('burst', params.burst, true)
   const divisor = greatestCommonDivisor(rate, periodMs)
   const unitsPerMs = rate / divisor
   const unitsPerToken = periodMs / divisor
@@ -111,7 +107,7 @@ export function scaleRate(params: RateParams): ScaledRate {
 }
 
 export function checkWindow(params: WindowParams): { limit: number; windowMs: number } {
-  const limit = requireSendableCount('limit', params.limit)
+  const limit = requireCount('limit', params.limit, true)
   const windowMs = requireCount('windowMs', params.windowMs)
   if (windowMs > MAX_TIME_MS)
     throw invalid('windowMs', `at most ${MAX_TIME_MS} ms, got ${windowMs}`)

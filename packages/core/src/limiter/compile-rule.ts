@@ -1,4 +1,4 @@
-import { reservable } from '../algorithms/reservable.js'
+import type { reservable } from '../algorithms/reservable.js'
 import type { AlgorithmTable } from '../algorithms/table.js'
 import type { Algorithm, QuotaPolicy } from '../algorithms/types.js'
 import type { PenaltyRule, Rule, RuleMode } from '../rules/types.js'
@@ -45,22 +45,31 @@ export type CompiledRule = {
   readonly forbidAfter: number | undefined
 }
 
+/** The limiter's parts a rule is compiled with (a `LimiterParts` is one). */
+export type CompileParts = {
+  readonly routes: RouteMatching
+  readonly reservations?: { readonly reservable: typeof reservable } | undefined
+}
+
 /**
- * A rule compiled for the hot path; `routes` compiles its routes and costs by route. `keyCaches`
- * holds the key cache of each key prefix, shared by the rules of one limiter.
+ * A rule compiled for the hot path; `parts.routes` compiles its routes and costs by route.
+ * `keyCaches` holds the key cache of each key prefix, shared by the rules of one limiter.
  */
 export function compileRule(
   rule: Rule,
   index: number,
   algorithms: AlgorithmTable,
-  routes: RouteMatching,
+  parts: CompileParts,
   keyCaches: Map<string, CompiledRule['lastKey']> = new Map(),
 ): CompiledRule {
-  // A rule whose charges are settled keeps its keys wide: a debt does not fit 8 bytes.
+  const { routes, reservations } = parts
+  // A rule whose charges are settled keeps its keys wide: a debt does not fit 8 bytes. (Without
+  // the reservations part, such a rule is refused once compiled: see checkRuleParts.)
+  const algorithmBuilt = algorithmOf(rule, algorithms)
   const built =
-    rule.settle === undefined
-      ? algorithmOf(rule, algorithms)
-      : reservable(algorithmOf(rule, algorithms))
+    rule.settle === undefined || reservations === undefined
+      ? algorithmBuilt
+      : reservations.reservable(algorithmBuilt)
   // A rule that declares a version carries it, for a store that keeps it beside each state.
   const algorithm =
     rule.version === undefined

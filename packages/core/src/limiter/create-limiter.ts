@@ -185,9 +185,9 @@ function compileLimiter(options: LimiterOptions, parts: LimiterParts): LimiterSe
   const algorithms = options.algorithms ?? parts.algorithms
   checkAlgorithms(algorithms)
   const routes = parts.routes
-  const rules = checkRules(options.rules, algorithms, routes.parseRoute, parts.penalties?.validate)
+  const rules = checkRules(options.rules, algorithms, parts)
   checkIdentityNames(rules, options.customIdentities)
-  const compiled = compiledRules(rules, algorithms, routes)
+  const compiled = compiledRules(rules, algorithms, parts)
   const store = options.store ?? parts.store()
   const clock = options.clock ?? systemClock
   checkOptions(store, clock, options)

@@ -2,6 +2,7 @@ import type { AlgorithmTable } from '../algorithms/table.js'
 import { checkRules } from '../rules/define-rules.js'
 import { RuleValidationError } from '../rules/issues.js'
 import type { RuleConfig } from '../rules/types.js'
+import { ROUTES } from '../rules/validate-routes.js'
 import { algorithmOf } from '../rules/validate-rule.js'
 import { sameRule } from '../store/rule-tables.js'
 import type { CompiledRule } from './compile-rule.js'
@@ -17,7 +18,6 @@ import { shown } from './verdict.js'
 const RATE_FIGURES = ['rate', 'period', 'burst'] as const
 const WINDOW_FIGURES = ['limit', 'window'] as const
 /** The rule rebuilt with figures names no route (a figure is never one). */
-const noRoute = () => 'not a figure'
 /** Distinct sets of figures remembered per rule; past it the memory starts over. */
 const REMEMBERED = 1000
 
@@ -72,7 +72,7 @@ function compileFigured(
   for (const name of names) if (given[name] !== undefined) config[name] = given[name]
   let algorithm: CompiledRule['algorithm']
   try {
-    const [validated] = checkRules([config as RuleConfig], algorithms, noRoute, undefined)
+    const [validated] = checkRules([config as RuleConfig], algorithms, { routes: ROUTES })
     algorithm = algorithmOf(validated!, algorithms)
   } catch (error) {
     if (!(error instanceof RuleValidationError)) throw error

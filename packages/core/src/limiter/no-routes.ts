@@ -13,13 +13,18 @@ function refuse(rule: Rule, field: string): never {
 }
 
 /**
- * Route matching for a limiter composed without it: a route is refused while rules are
- * validated (reported as a bad route, naming the rule and the field), and a rule validated
+ * Route matching for a limiter composed without it: a route (in `match.route` or
+ * `costByRoute`) is refused while rules are validated, naming the rule and the field, and a rule validated
  * elsewhere (`defineRules`) that names one is refused when compiled. No rule has a pattern, so
  * the path is never looked at.
  */
 export const NO_ROUTES: RouteMatching = {
   parseRoute: () => PROBLEM,
+  checkRoute: () => PROBLEM,
+  readCosts: (byRoute, fieldOf, _check, issue) => {
+    for (const route of Object.keys(byRoute)) issue(fieldOf(route), PROBLEM)
+    return {}
+  },
   normalizePath: (target) => target,
   matchesAny: () => false,
   targets: (rule) => refuse(rule, 'match.route'),

@@ -1,6 +1,8 @@
-import { type ParsedRoute, parseRoute, type RouteParser } from '../rules/route.js'
+import { type ParsedRoute, parseRoute } from '../rules/route.js'
 import type { Rule } from '../rules/types.js'
+import { checkRoute, type RouteReader, readCosts } from '../rules/validate-routes.js'
 import { type CostTable, compileCosts } from './costs.js'
+import { type PathIndex, pathIndex } from './path-index.js'
 import { compilePattern, matchesAny, normalizePath, type PathPattern } from './path-pattern.js'
 import type { RouteTarget } from './route-target.js'
 
@@ -10,9 +12,7 @@ import type { RouteTarget } from './route-target.js'
  * segments, trailing slashes) before it is matched. A limiter whose rules name no route never
  * normalises a path (`RuleIndex.routed`).
  */
-export type RouteMatching = {
-  /** Reads a route while rules are validated. */
-  readonly parseRoute: RouteParser
+export type RouteMatching = RouteReader & {
   /** The path a request is matched on. */
   readonly normalizePath: (target: string) => string
   /** True when `path` (normalised) matches one of `patterns`. */
@@ -21,15 +21,20 @@ export type RouteMatching = {
   readonly targets: (rule: Rule) => RouteTarget[]
   /** The costs of a rule with `costByRoute`. */
   readonly compileCosts: (rule: Rule) => CostTable
+  /** Indexes rules by exact path (a limiter without route matching has no path to index). */
+  readonly pathIndex?: PathIndex
 }
 
 /** Rules matched by route (`match.route`, `costByRoute`). */
 export const routeMatching: RouteMatching = {
   parseRoute,
+  checkRoute,
+  readCosts,
   normalizePath,
   matchesAny,
   targets: routeTargets,
   compileCosts: (rule) => compileCosts(rule.costByRoute),
+  pathIndex,
 }
 
 function routeTargets(rule: Rule): RouteTarget[] {

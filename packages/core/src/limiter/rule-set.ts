@@ -1,11 +1,10 @@
 import type { AlgorithmTable } from '../algorithms/table.js'
 import { invalidOption } from '../options/option-values.js'
+import { composedWithout } from '../rules/issues.js'
 import type { Rule } from '../rules/types.js'
 import type { Store } from '../store/types.js'
-import { type CompiledRule, compileRule } from './compile-rule.js'
+import { type CompiledRule, type CompileParts, compileRule } from './compile-rule.js'
 import type { LimiterParts } from './create-limiter.js'
-import type { PenaltyPart } from './penalised.js'
-import type { RouteMatching } from './route-matching.js'
 
 // A rule set compiled, and what the store and the limiter's parts must offer its rules: at
 // start-up and for each update.
@@ -13,10 +12,10 @@ import type { RouteMatching } from './route-matching.js'
 export function compiledRules(
   rules: readonly Rule[],
   algorithms: AlgorithmTable,
-  routes: RouteMatching,
+  parts: CompileParts,
 ): CompiledRule[] {
   const keyCaches = new Map<string, CompiledRule['lastKey']>()
-  return rules.map((rule, index) => compileRule(rule, index, algorithms, routes, keyCaches))
+  return rules.map((rule, index) => compileRule(rule, index, algorithms, parts, keyCaches))
 }
 
 /** What the store and the parts must offer the rules: refused at start-up, naming the rules. */
@@ -25,60 +24,42 @@ export function checkRuleParts(
   compiled: readonly CompiledRule[],
   parts: LimiterParts,
 ) {
-  if (compiled.some((rule) => rule.settleWithinMs !== undefined)) {
-    checkReserving(compiled, parts)
-    checkSettlingStore(store, compiled)
+  const refuse = (field: string, which: (rule: CompiledRule) => boolean, problem: string) => {
+    const ids = compiled.filter(which).map((rule) => `"${rule.id}"`)
+    if (ids.length > 0) throw invalidOption(field, `rules ${ids.join(', ')} ${problem}`)
   }
-  if (compiled.some((rule) => rule.penalty !== undefined)) {
-    checkPenalising(store, compiled, parts.penalties)
+  // Rules that settle need the reservations part (a composed limiter may lack it), and a store
+  // that can: refused at start-up, not on the first settle.
+  const settles = (rule: CompiledRule) => rule.settleWithinMs !== undefined
+  const settle = 'settle their charges (settle), but'
+  if (parts.reservations === undefined) {
+    refuse('reservations', settles, `${settle} ${composedWithout('reservations')}`)
   }
-  checkFallbackStore(store, compiled)
-}
-
-/** Rules that settle need the reservations part (a composed limiter may lack it). */
-function checkReserving(compiled: readonly CompiledRule[], parts: LimiterParts): void {
-  if (parts.reservations !== undefined) return
-  const rules = compiled.filter((rule) => rule.settleWithinMs !== undefined).map((rule) => rule.id)
-  throw invalidOption(
-    'reservations',
-    `rules ${rules.map((id) => `"${id}"`).join(', ')} settle their charges (settle), but this limiter was composed without reservations: add reservations to createRateLimit's parts`,
-  )
-}
-
-/** Rules that settle need a store that can: refused at start-up, not on the first settle. */
-function checkSettlingStore(store: Store, compiled: readonly CompiledRule[]): void {
-  if (typeof store.settle === 'function') return
-  const rules = compiled.filter((rule) => rule.settleWithinMs !== undefined).map((rule) => rule.id)
-  throw invalidOption(
-    'store',
-    `rules ${rules.map((id) => `"${id}"`).join(', ')} settle their charges (settle), but the store has no settle method`,
-  )
-}
-
-/** Rules that penalise need the penalties part, and a store that keeps offences (`settle`'s way). */
-function checkPenalising(
-  store: Store,
-  compiled: readonly CompiledRule[],
-  part: PenaltyPart | undefined,
-): void {
-  const rules = compiled.filter((rule) => rule.penalty !== undefined).map((rule) => rule.id)
-  // Rules validated elsewhere (defineRules) reach a composed limiter with their penalty.
+  if (typeof store.settle !== 'function') {
+    refuse('store', settles, `${settle} the store has no settle method`)
+  }
+  // Rules that penalise need the penalties part (rules validated elsewhere, by defineRules,
+  // reach a composed limiter with their penalty), and a store that keeps offences.
+  const penalises = (rule: CompiledRule) => rule.penalty !== undefined
+  const part = parts.penalties
   if (part === undefined) {
-    throw invalidOption(
+    refuse(
       'penalties',
-      `rules ${rules.map((id) => `"${id}"`).join(', ')} penalise repeated denials (penalty), but this limiter was composed without penalties: add penalties to createRateLimit's parts`,
+      penalises,
+      `penalise repeated denials (penalty), but ${composedWithout('penalties')}`,
+    )
+  } else if (compiled.some(penalises)) {
+    part.checkStore(
+      store,
+      compiled.filter(penalises).map((rule) => rule.id),
     )
   }
-  part.checkStore(store, rules)
-}
-
-/** Rules that fall back need a store that decides locally: refused at start-up, naming them. */
-function checkFallbackStore(store: Store, compiled: readonly CompiledRule[]): void {
-  if (typeof store.consumeLocally === 'function') return
-  const rules = compiled.filter((rule) => rule.fallback).map((rule) => `"${rule.id}"`)
-  if (rules.length === 0) return
-  throw invalidOption(
-    'store',
-    `rules ${rules.join(', ')} have onStoreError: 'fallback': wrap the store in fallbackStore(store, { instances })`,
-  )
+  // Rules that fall back need a store that decides locally.
+  if (typeof store.consumeLocally !== 'function') {
+    refuse(
+      'store',
+      (rule) => rule.fallback,
+      "have onStoreError: 'fallback': wrap the store in fallbackStore(store, { instances })",
+    )
+  }
 }

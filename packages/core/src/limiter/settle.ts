@@ -1,5 +1,7 @@
+import { reservable } from '../algorithms/reservable.js'
 import { checkCost } from '../algorithms/step.js'
 import { RateLimitError } from '../errors.js'
+import { validateSettle } from '../rules/validate-settle.js'
 import type { Settlement } from '../store/types.js'
 import type { CompiledRule } from './compile-rule.js'
 import { type Engine, isPromiseLike } from './engine.js'
@@ -43,7 +45,12 @@ function result(
  * @example
  * const rateLimit = createRateLimit({ algorithms: { token_bucket: tokenBucket }, reservations })
  */
-export const reservations: ReservationPart = { createSettle, estimateFor }
+export const reservations: ReservationPart = {
+  createSettle,
+  estimateFor,
+  validateSettle,
+  reservable,
+}
 
 /** The reservations part (`reservations`): how a limiter settles, and reads an estimate. */
 export type ReservationPart = {
@@ -51,6 +58,10 @@ export type ReservationPart = {
   readonly createSettle: (host: SettleHost) => Pick<Required<Limiter>, 'settle' | 'cancel'>
   /** A request's estimate as the cost of a rule with `settle`, checked against the rule. */
   readonly estimateFor: typeof estimateFor
+  /** Reads a rule's `settle` while rules are validated. */
+  readonly validateSettle: typeof validateSettle
+  /** A settling rule's algorithm, as it is compiled. */
+  readonly reservable: typeof reservable
 }
 
 /** Builds `Limiter.settle` and `Limiter.cancel`. */

@@ -178,14 +178,9 @@ function compileRuleSet(
 ): CompiledRuleSet {
   const algorithms = options.algorithms ?? parts.algorithms
   const routes = parts.routes
-  const rules = checkRules(
-    given as LimiterOptions['rules'],
-    algorithms,
-    routes.parseRoute,
-    parts.penalties?.validate,
-  )
+  const rules = checkRules(given as LimiterOptions['rules'], algorithms, parts)
   checkIdentityNames(rules, options.customIdentities)
-  const compiled = compiledRules(rules, algorithms, routes)
+  const compiled = compiledRules(rules, algorithms, parts)
   checkRuleParts(store, compiled, parts)
   return {
     rules,

@@ -5,7 +5,6 @@ import { isPromiseLike } from '../limiter/engine.js'
 import { operatorPartsOf, registerOperatorParts } from '../limiter/operator-parts.js'
 import { LIMITER_OPTIONS } from '../limiter/option-names.js'
 import { createReporter } from '../limiter/report.js'
-import { routeMatching } from '../limiter/route-matching.js'
 import type {
   Limiter,
   LimiterOptions,
@@ -17,9 +16,8 @@ import type {
 import { FOREIGN_OPTIONS } from '../options/foreign-options.js'
 import { checkMethods, checkWhole } from '../options/option-values.js'
 import { refuseUnknownOptions } from '../options/unknown-options.js'
-import { checkRules } from '../rules/define-rules.js'
+import { checkRules, EVERY_READER } from '../rules/define-rules.js'
 import type { Rule } from '../rules/types.js'
-import { validatePenalty } from '../rules/validate-penalty.js'
 import { memoryStore } from '../store/memory-store.js'
 import type { Store } from '../store/types.js'
 import type { ObservableStore, ObservedLimiterInfo, Observer } from './events.js'
@@ -185,12 +183,7 @@ export function observedLimiter(options: ObservedLimiterOptions): Limiter {
  */
 function rulesOf(options: ObservedLimiterOptions, limiterOptions: LimiterOptions): readonly Rule[] {
   try {
-    return checkRules(
-      options.rules,
-      options.algorithms ?? BUILT_IN_ALGORITHMS,
-      routeMatching.parseRoute,
-      validatePenalty,
-    )
+    return checkRules(options.rules, options.algorithms ?? BUILT_IN_ALGORITHMS, EVERY_READER)
   } catch (error) {
     createLimiter(limiterOptions)
     throw error

@@ -14,17 +14,27 @@ export function invalidOption(field: string, problem: string, where?: string): R
   return new RateLimitError('ERR_RL_INVALID_OPTION', `${label}: ${problem}`, { field })
 }
 
+/** Refuses `value` as `field`: what was expected, and what was given (`got`, shown by default). */
+function refuse(
+  field: string,
+  expected: string,
+  value: unknown,
+  where: string | undefined,
+  got = shown(value),
+): never {
+  throw invalidOption(field, `expected ${expected}, got ${got}`, where)
+}
+
 /** `value` when it is one of `allowed`, else refused with the list. */
 export function checkOneOf<T>(field: string, value: T, allowed: readonly T[], where?: string): T {
   if (allowed.includes(value)) return value
-  const list = allowed.map((v) => JSON.stringify(v)).join(', ')
-  throw invalidOption(field, `expected one of ${list}, got ${shown(value)}`, where)
+  return refuse(field, `one of ${allowed.map((v) => JSON.stringify(v)).join(', ')}`, value, where)
 }
 
 /** Only a real boolean: `'false'` from a config file is truthy, and would turn a feature on. */
 export function checkBoolean(field: string, value: unknown, where?: string): boolean {
   if (typeof value === 'boolean') return value
-  throw invalidOption(field, `expected true or false, got ${shown(value)}`, where)
+  return refuse(field, 'true or false', value, where)
 }
 
 /** Bounds of a whole number; `unit` ('ms', 'bytes') is named in the message. */
@@ -34,30 +44,30 @@ export type WholeRange = {
   readonly unit?: string | undefined
 }
 
-/** A safe integer within `range` (inclusive), else refused naming the range. */
+/**
+ * A safe integer within `range` (inclusive), else refused naming the range: "a whole number of
+ * ms from 1 to 10", "a whole number ≥ 1".
+ */
 export function checkWhole(
   field: string,
   value: unknown,
   range: WholeRange,
   where?: string,
 ): number {
-  const { min, max } = range
+  const { min, max, unit } = range
   if (Number.isSafeInteger(value) && (value as number) >= min) {
     if (max === undefined || (value as number) <= max) return value as number
   }
-  throw invalidOption(field, `expected ${wholeRange(range)}, got ${shown(value)}`, where)
-}
-
-/** "a whole number of ms from 1 to 10", "a whole number ≥ 1". */
-function wholeRange({ min, max, unit }: WholeRange): string {
   const what = unit === undefined ? 'a whole number' : `a whole number of ${unit}`
-  return max === undefined ? `${what} ≥ ${min}` : `${what} from ${min} to ${max}`
+  const bounds = max === undefined ? `≥ ${min}` : `from ${min} to ${max}`
+  return refuse(field, `${what} ${bounds}`, value, where)
 }
 
 /** A function, else refused naming the type given. */
 export function checkFunction<F>(field: string, value: F, where?: string): F {
   if (typeof value === 'function') return value
-  throw invalidOption(field, `expected a function, got ${typeName(value)}`, where)
+  const type = value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value
+  return refuse(field, 'a function', value, where, type)
 }
 
 /**
@@ -73,12 +83,12 @@ export function checkMethods<T>(
 ): NonNullable<T> {
   const object = value as Record<string, unknown> | null | undefined
   if ((typeof object !== 'object' && typeof object !== 'function') || object === null) {
-    throw invalidOption(field, `expected ${shape}, got ${shown(value)}`, where)
+    refuse(field, shape, value, where)
   }
   const missing = methods.filter((name) => typeof object[name] !== 'function')
   if (missing.length === 0) return value as NonNullable<T>
   // The object itself may be large (a client, a store): only what it lacks is shown.
-  throw invalidOption(field, `expected ${shape}, got one without ${missing.join(' or ')}`, where)
+  return refuse(field, shape, value, where, `one without ${missing.join(' or ')}`)
 }
 
 /** A value as a message shows it; never throws (`JSON.stringify` does on a BigInt or a cycle). */
@@ -91,8 +101,4 @@ export function shown(value: unknown): string {
   } catch {
     return 'an object JSON cannot show'
   }
-}
-
-function typeName(value: unknown): string {
-  return value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value
 }

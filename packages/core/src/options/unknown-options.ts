@@ -1,4 +1,4 @@
-import { closest } from '../closest-name.js'
+import { didYouMean } from '../closest-name.js'
 import { RateLimitError } from '../errors.js'
 import type { ForeignOptions } from './foreign-options.js'
 
@@ -17,28 +17,27 @@ export function refuseUnknownOptions(
   foreign?: ForeignOptions,
 ): void {
   const names = [...new Set(known)]
-  const problems: { readonly field: string; readonly text: string }[] = []
+  const problems: (readonly [field: string, text: string])[] = []
   for (const [name, value] of Object.entries(options)) {
     if (value === undefined) continue
-    if (known.includes(name)) {
-      const hint = foreign?.value(name, value)
-      if (hint !== undefined) problems.push({ field: name, text: hint })
-      continue
-    }
-    const answer = (foreign?.unknown ?? nearestOption)(name, names)
-    problems.push({ field: name, text: `unknown option "${name}": ${answer}` })
+    const text = known.includes(name)
+      ? foreign?.value(name, value)
+      : `unknown option "${name}": ${(foreign?.unknown ?? nearestOption)(name, names)}`
+    if (text !== undefined) problems.push([name, text])
   }
   if (problems.length === 0) return
-  const lines = problems.map((problem) => problem.text)
-  const message =
-    lines.length === 1 ? lines[0]! : `${lines.length} problems:\n  ${lines.join('\n  ')}`
+  const message = problemList(problems.map((problem) => problem[1]))
   throw new RateLimitError('ERR_RL_INVALID_OPTION', `${where}: ${message}`, {
-    field: problems[0]!.field,
+    field: problems[0]![0],
   })
 }
 
 /** The known option closest to `name`, or the list of them. */
 export function nearestOption(name: string, known: readonly string[]): string {
-  const guess = closest(name, known)
-  return guess === undefined ? `known options: ${known.join(', ')}` : `did you mean "${guess}"?`
+  return didYouMean(name, known, `known options: ${known.join(', ')}`)
+}
+
+/** Problems as one message: the one, or how many (`of`, e.g. ` in the rules`) and each on its line. */
+export function problemList(lines: readonly string[], of = ''): string {
+  return lines.length === 1 ? lines[0]! : `${lines.length} problems${of}:\n  ${lines.join('\n  ')}`
 }

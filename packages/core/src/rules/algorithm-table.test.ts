@@ -8,8 +8,8 @@ import { BUILT_IN_ALGORITHMS } from '../algorithms/table.js'
 import { tokenBucket } from '../algorithms/token-bucket.js'
 import type { AlgorithmName } from '../algorithms/types.js'
 import { checkRules } from './define-rules.js'
-import { parseRoute } from './route.js'
 import { code, expectOne, issuesOf, log } from './test-fixtures.js'
+import { ROUTES } from './validate-routes.js'
 
 const OWN_VALUES: Readonly<Record<OwnField, unknown>> = {
   delay: 1,
@@ -71,8 +71,7 @@ describe('a table without the algorithm a rule names', () => {
       checkRules(
         [{ ...log, burst: 5 } as never],
         { token_bucket: tokenBucket },
-        parseRoute,
-        undefined,
+        { routes: ROUTES },
       ),
     )
     expect(issues).toEqual([
@@ -88,12 +87,9 @@ describe('a table without the algorithm a rule names', () => {
   it('gives a factory of the app’s own the figures, and refuses the fields only a built-in reads', () => {
     const table = { fixed_window: (params: WindowParams) => fixedWindow(params) }
     const check = (extra: object) =>
-      checkRules(
-        [{ ...log, algorithm: 'fixed_window', ...extra } as never],
-        table,
-        parseRoute,
-        undefined,
-      )
+      checkRules([{ ...log, algorithm: 'fixed_window', ...extra } as never], table, {
+        routes: ROUTES,
+      })
     expect(check({})[0]).toMatchObject({ limit: 5, window: 60_000 })
     expect(check({ window: 'month' })[0]).toMatchObject({ window: 'month' })
     expectOne(

@@ -1,40 +1,20 @@
 import { type AlgorithmTable, BUILT_IN_ALGORITHMS } from '../algorithms/table.js'
-import { parseRoute, type RouteParser } from './route.js'
 import { type RuleShape, validateRuleSet } from './rule-set.js'
 import type { Rule, RuleConfig } from './types.js'
-import { type PenaltyReader, validatePenalty } from './validate-penalty.js'
-import type { FieldLabels } from './validate-rule.js'
+import { validatePenalty } from './validate-penalty.js'
+import { ROUTES } from './validate-routes.js'
+import { type FieldLabels, RULE_FIELDS, type RuleReaders } from './validate-rule.js'
+import { validateSettle } from './validate-settle.js'
 
-const LABELS: FieldLabels = {
-  id: 'id',
-  description: 'description',
-  match: 'match',
-  algorithm: 'algorithm',
-  rate: 'rate',
-  period: 'period',
-  burst: 'burst',
-  delay: 'delay',
-  nodelay: 'nodelay',
-  maxWait: 'maxWait',
-  queue: 'queue',
-  queueOrder: 'queueOrder',
-  limit: 'limit',
-  window: 'window',
-  timeZone: 'timeZone',
-  buckets: 'buckets',
-  cost: 'cost',
-  costByRoute: 'costByRoute',
-  mode: 'mode',
-  onStoreError: 'onStoreError',
-  onMissingIdentity: 'onMissingIdentity',
-  settle: 'settle',
-  penalty: 'penalty',
-  onChange: 'onChange',
-  version: 'version',
+/** Every reader: what a limiter with every part reads, and rules files. */
+export const EVERY_READER: RuleReaders = {
+  routes: ROUTES,
+  penalties: { validate: validatePenalty },
+  reservations: { validateSettle },
 }
 
 const CODE_SHAPE: RuleShape = {
-  fields: /* @__PURE__ */ Object.values(LABELS),
+  fields: RULE_FIELDS,
   hints: {
     rate_per_s: 'rate',
     period_s: 'period',
@@ -43,7 +23,8 @@ const CODE_SHAPE: RuleShape = {
     max_wait_s: 'maxWait',
     queue_order: 'queueOrder',
   },
-  read: (raw) => ({ fields: raw, labels: LABELS }),
+  // In code, each field is labelled with its own name.
+  read: (raw) => ({ fields: raw, labels: labelsOf() }),
 }
 
 /**
@@ -59,19 +40,22 @@ const CODE_SHAPE: RuleShape = {
  * ])
  */
 export function defineRules(rules: readonly RuleConfig[]): readonly Rule[] {
-  return checkRules(rules, BUILT_IN_ALGORITHMS, parseRoute, validatePenalty)
+  return checkRules(rules, BUILT_IN_ALGORITHMS, EVERY_READER)
 }
 
 /**
- * `defineRules` for rules that may name only the algorithms in `algorithms`, with routes read
- * by `parseRoute` (a lean limiter's refuses every route) and penalties read by `penaltyOf`
- * (none: every penalty refused, as a limiter composed without penalties refuses them).
+ * `defineRules` for rules that may name only the algorithms in `algorithms`, with the fields
+ * only some limiters take read by `readers` (a limiter's parts: one composed without route
+ * matching or penalties refuses every route or penalty).
  */
 export function checkRules(
   rules: readonly RuleConfig[],
   algorithms: AlgorithmTable,
-  parseRoute: RouteParser,
-  penaltyOf: PenaltyReader | undefined,
+  readers: RuleReaders,
 ): readonly Rule[] {
-  return validateRuleSet(rules, CODE_SHAPE, algorithms, parseRoute, penaltyOf)
+  return validateRuleSet(rules, CODE_SHAPE, algorithms, readers)
+}
+
+function labelsOf(): FieldLabels {
+  return Object.fromEntries(RULE_FIELDS.map((field) => [field, field])) as never
 }

@@ -1,25 +1,12 @@
 import type { Duration } from './types.js'
-import { ownValue } from './validate-match.js'
 
-const UNIT_MS: Readonly<Record<string, number>> = {
-  ms: 1,
-  s: 1000,
-  sec: 1000,
-  second: 1000,
-  seconds: 1000,
-  m: 60_000,
-  min: 60_000,
-  minute: 60_000,
-  minutes: 60_000,
-  h: 3_600_000,
-  hour: 3_600_000,
-  hours: 3_600_000,
-  d: 86_400_000,
-  day: 86_400_000,
-  days: 86_400_000,
-}
-
-const DURATION = /^(\d+(?:\.\d+)?)\s*([a-z]+)$/
+/**
+ * An amount and its unit, each spelling of a unit in the group of its length: ms, then s (`sec`,
+ * `second`, `seconds`), m (`min`, `minute`, `minutes`), h (`hour`, `hours`), d (`day`, `days`).
+ */
+const DURATION =
+  /^(\d+(?:\.\d+)?)\s*(?:(ms)|(s|sec|seconds?)|(m|min|minutes?)|(h|hours?)|(d|days?))$/
+const UNIT_MS = [1, 1000, 60_000, 3_600_000, 86_400_000]
 
 /**
  * A duration in whole ms, or a problem description. Accepts a string with its unit, such as
@@ -36,11 +23,11 @@ export function toMilliseconds(value: Duration | unknown): number | string {
     return `expected a duration with its unit, such as '60s' or '500ms', got ${value === null ? 'null' : typeof value}`
   }
   const match = DURATION.exec(value.trim().toLowerCase())
-  const unit = match === null ? undefined : ownValue(UNIT_MS, match[2]!)
-  if (match === null || unit === undefined) {
+  if (match === null) {
     return `expected a duration such as '500ms', '60s', '1m', '1h' or '1 day', got ${JSON.stringify(value)}`
   }
-  const ms = wholeMilliseconds(Number(match[1]) * unit)
+  const [, amount, ...units] = match
+  const ms = wholeMilliseconds(Number(amount) * UNIT_MS[units.findIndex(Boolean)]!)
   if (ms === undefined) return `${JSON.stringify(value)} is not a whole number of milliseconds`
   if (ms <= 0) return `expected a duration > 0, got ${JSON.stringify(value)}`
   return ms

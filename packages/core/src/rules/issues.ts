@@ -1,4 +1,5 @@
 import { RateLimitError } from '../errors.js'
+import { problemList } from '../options/unknown-options.js'
 
 /** One problem found in a rule set. */
 export type RuleIssue = {
@@ -20,11 +21,7 @@ export class RuleValidationError extends RateLimitError {
   readonly issues: readonly RuleIssue[]
 
   constructor(issues: readonly RuleIssue[]) {
-    const lines = issues.map(formatIssue)
-    const message =
-      lines.length === 1
-        ? lines[0]!
-        : `${lines.length} problems in the rules:\n  ${lines.join('\n  ')}`
+    const message = problemList(issues.map(formatIssue), ' in the rules')
     super('ERR_RL_INVALID_RULE', message, { rule: issues[0]?.rule, field: issues[0]?.field })
     this.issues = issues
   }
@@ -43,3 +40,8 @@ export function formatIssue(issue: RuleIssue): string {
 
 /** Collects the problems of one rule under its label. */
 export type IssueSink = (field: string, problem: string) => void
+
+/** How a limiter composed without `part` answers a rule or an option that needs it. */
+export function composedWithout(part: string): string {
+  return `this limiter was composed without ${part}: add ${part} to createRateLimit's parts`
+}

@@ -1,12 +1,11 @@
 import { BUILT_IN_ALGORITHMS } from '../algorithms/table.js'
+import { EVERY_READER } from './define-rules.js'
 import { wholeMilliseconds } from './duration.js'
 import type { IssueSink } from './issues.js'
 import { RuleValidationError } from './issues.js'
-import { parseRoute } from './route.js'
 import { type RuleShape, validateRuleSet } from './rule-set.js'
 import type { Rule } from './types.js'
 import { isRecord, typeName, unknownField } from './validate-match.js'
-import { validatePenalty } from './validate-penalty.js'
 import { type FieldLabels, REPORTED, type RuleFields } from './validate-rule.js'
 
 const LABELS = {
@@ -78,9 +77,9 @@ export function parseRules(data: unknown): readonly Rule[] {
       )
     }
     const rules = (data as { rules: unknown }).rules
-    return validateRuleSet(rules, FILE_SHAPE, BUILT_IN_ALGORITHMS, parseRoute, validatePenalty)
+    return validateRuleSet(rules, FILE_SHAPE, BUILT_IN_ALGORITHMS, EVERY_READER)
   }
-  return validateRuleSet(data, FILE_SHAPE, BUILT_IN_ALGORITHMS, parseRoute, validatePenalty)
+  return validateRuleSet(data, FILE_SHAPE, BUILT_IN_ALGORITHMS, EVERY_READER)
 }
 
 /** A rule as read from a file, before validation. */

@@ -1,14 +1,13 @@
 import type { AlgorithmTable } from '../algorithms/table.js'
 import type { IssueSink, RuleIssue } from './issues.js'
 import { RuleValidationError } from './issues.js'
-import type { RouteParser } from './route.js'
 import type { Rule } from './types.js'
 import { isRecord, ownValue, typeName, unknownField } from './validate-match.js'
-import type { PenaltyReader } from './validate-penalty.js'
 import {
   type FieldLabels,
   isValidatedRule,
   type RuleFields,
+  type RuleReaders,
   validateRule,
 } from './validate-rule.js'
 
@@ -26,27 +25,21 @@ export type RuleShape = {
 /**
  * Validates a whole rule set and returns the frozen models, or throws one `RuleValidationError`
  * listing every problem of every rule (including duplicate ids). Rules may name the algorithms
- * in `algorithms` (the built-in table, or a lean entry's own), and routes read with
- * `parseRoute` (a lean limiter's refuses every route), penalties with `penaltyOf` (a limiter
- * composed without penalties has none).
+ * in `algorithms` (the built-in table, or a composed limiter's own); the fields only some
+ * limiters take are read by `readers` (a limiter's parts).
  */
 export function validateRuleSet(
   items: unknown,
   shape: RuleShape,
   algorithms: AlgorithmTable,
-  parseRoute: RouteParser,
-  penaltyOf: PenaltyReader | undefined,
+  readers: RuleReaders,
 ): readonly Rule[] {
   const issues: RuleIssue[] = []
-  if (!Array.isArray(items)) {
-    throw new RuleValidationError([
-      { field: 'rules', problem: `expected a list of rules, got ${typeName(items)}` },
-    ])
-  }
-  if (items.length === 0) {
-    throw new RuleValidationError([
-      { field: 'rules', problem: 'the list is empty: a limiter without rules limits nothing' },
-    ])
+  if (!Array.isArray(items) || items.length === 0) {
+    const problem = Array.isArray(items)
+      ? 'the list is empty: a limiter without rules limits nothing'
+      : `expected a list of rules, got ${typeName(items)}`
+    throw new RuleValidationError([{ field: 'rules', problem }])
   }
   const rules: Rule[] = []
   const firstIndexOf = new Map<string, number>()
@@ -74,7 +67,7 @@ export function validateRuleSet(
       issue(field, unknownField(field, shape.fields, ownValue(shape.hints, field)))
     }
     const { fields, labels, file } = shape.read(raw, issue)
-    const rule = validateRule(fields, labels, issue, algorithms, parseRoute, penaltyOf, file)
+    const rule = validateRule(fields, labels, issue, algorithms, readers, file)
     if (rule !== undefined) rules.push(rule)
   })
   if (issues.length > 0) throw new RuleValidationError(issues)

@@ -1,58 +1,38 @@
 import type { IssueSink } from './issues.js'
-import type { RouteParser } from './route.js'
 import { isRecord, typeName } from './validate-match.js'
+import type { RouteReader } from './validate-routes.js'
 
-type Labels = { readonly cost: string; readonly costByRoute: string }
+type Names = { readonly cost?: unknown; readonly costByRoute?: unknown }
 type Costs = { readonly cost: number; readonly costByRoute: Readonly<Record<string, number>> }
 
 /**
- * Validates the default cost and the costs by route. A cost above the rule's capacity (its burst
- * or limit) could never pass, so it is refused here rather than on the first such request.
- * `capacity` is undefined when the rule's parameters are themselves invalid.
+ * Validates the default cost and the costs by route (`fields`, spelt as `labels` says), whose
+ * routes `routes` reads. A cost above the rule's capacity (its burst or limit) could never pass,
+ * so it is refused here rather than on the first such request. `capacity` is undefined when the
+ * rule's parameters are themselves invalid. Its result is to be used only when nothing was
+ * reported.
  */
 export function validateCosts(
-  cost: unknown,
-  byRoute: unknown,
-  labels: Labels,
+  fields: Names,
+  labels: { readonly [K in keyof Names]-?: string },
   capacity: number | undefined,
   issue: IssueSink,
-  parseRoute: RouteParser,
-): Costs | undefined {
-  let ok = true
-  const check = (value: unknown, field: string): number => {
+  routes: RouteReader,
+): Costs {
+  const check = (value: unknown, field: string) => {
     const problem = costProblem(value, capacity)
-    if (problem === undefined) return value as number
-    ok = false
-    issue(field, problem)
-    return 0
+    if (problem !== undefined) issue(field, problem)
+    return value as number
   }
-  const defaultCost = cost === undefined ? 1 : check(cost, labels.cost)
-  const costByRoute: Record<string, number> = {}
-  if (byRoute !== undefined && !isRecord(byRoute)) {
-    ok = false
-    issue(labels.costByRoute, `expected an object of route → cost, got ${typeName(byRoute)}`)
-  } else if (byRoute !== undefined) {
-    // Routes are matched ignoring case, so `/v1/Export` and `/v1/export` are one route.
-    const seen = new Map<string, string>()
-    for (const [route, value] of Object.entries(byRoute)) {
-      const field = `${labels.costByRoute}[${JSON.stringify(route)}]`
-      const parsed = parseRoute(route)
-      if (typeof parsed === 'string') {
-        ok = false
-        issue(field, parsed)
-        continue
-      }
-      const first = seen.get(parsed.text.toLowerCase())
-      if (first !== undefined) {
-        ok = false
-        issue(field, `the same route as ${JSON.stringify(first)}, given twice`)
-      } else {
-        seen.set(parsed.text.toLowerCase(), parsed.text)
-        costByRoute[parsed.text] = check(value, field)
-      }
-    }
+  const { cost = 1, costByRoute = {} } = fields
+  const label = labels.costByRoute
+  const defaultCost = check(cost, labels.cost)
+  if (isRecord(costByRoute)) {
+    const fieldOf = (route: string) => `${label}[${JSON.stringify(route)}]`
+    return { cost: defaultCost, costByRoute: routes.readCosts(costByRoute, fieldOf, check, issue) }
   }
-  return ok ? { cost: defaultCost, costByRoute } : undefined
+  issue(label, `expected an object of route → cost, got ${typeName(costByRoute)}`)
+  return { cost: defaultCost, costByRoute: {} }
 }
 
 /** What is wrong with a cost (a whole number ≥ 0, at most `capacity`), or undefined. */

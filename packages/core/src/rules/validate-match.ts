@@ -1,86 +1,73 @@
 import { closest } from '../closest-name.js'
 import type { IssueSink } from './issues.js'
-import { HTTP_METHODS, type RouteParser } from './route.js'
+import { HTTP_METHODS } from './route.js'
 import type { RuleMatch } from './types.js'
+import type { RouteReader } from './validate-routes.js'
 
 const MATCH_FIELDS = ['identity', 'plan', 'method', 'route'] as const
 
 const IDENTITY_NAME = /^[A-Za-z_][A-Za-z0-9_-]*$/
 
 /**
- * Validates a rule's `match`; returns it normalised, or undefined after reporting to `issue`.
+ * Validates a rule's `match`, reporting each problem to `issue`; returns it normalised (to be
+ * used only when nothing was reported), or undefined when it is missing or not an object.
  * `anyIdentity`: a rule that may key on nothing (a concurrency rule for the whole process).
- * Routes are read with `parseRoute` (see `RouteParser`).
+ * Routes are read by `routes` (see `RouteReader`).
  */
 export function validateMatch(
   value: unknown,
   issue: IssueSink,
   anyIdentity: boolean,
-  parseRoute: RouteParser,
+  routes: RouteReader,
 ): RuleMatch | undefined {
-  if (value === undefined) {
-    issue('match', 'required, e.g. { identity: ip } (identity is one of ip, api_key, user, ...)')
-    return undefined
-  }
   if (!isRecord(value)) {
-    issue('match', `expected an object such as { identity: ip }, got ${typeName(value)}`)
+    issue(
+      'match',
+      value === undefined
+        ? 'required, e.g. { identity: ip } (identity is one of ip, api_key, user, ...)'
+        : `expected an object such as { identity: ip }, got ${typeName(value)}`,
+    )
     return undefined
-  }
-  let ok = true
-  const fail: IssueSink = (field, problem) => {
-    ok = false
-    issue(field, problem)
   }
   for (const [field, item] of Object.entries(value)) {
     if (item === undefined || (MATCH_FIELDS as readonly string[]).includes(field)) continue
-    fail(`match.${field}`, unknownField(field, MATCH_FIELDS))
+    issue(`match.${field}`, unknownField(field, MATCH_FIELDS))
   }
-  const {
-    identity: identityValue,
-    plan: planValue,
-    method: methodValue,
-    route: routeValue,
-  } = value as { readonly [K in (typeof MATCH_FIELDS)[number]]?: unknown }
-  const identity =
-    anyIdentity && identityValue === undefined ? [] : validateIdentity(identityValue, fail)
-  const plan = list(planValue, 'match.plan', 'plan names', fail, (plan) =>
+  const given = value as { readonly [K in (typeof MATCH_FIELDS)[number]]?: unknown }
+  const list = (field: (typeof MATCH_FIELDS)[number], what: string, check: ItemCheck) =>
+    listOf(given[field], `match.${field}`, what, issue, check)
+  let identity: string[] | undefined = []
+  if (given.identity !== undefined || !anyIdentity) {
+    identity = list('identity', 'identity names', identityNameProblem)
+    if (given.identity === undefined) {
+      issue('match.identity', 'required: ip, api_key, user, another identity name, or a list')
+    } else if (identity !== undefined && unique(identity).length !== identity.length) {
+      issue('match.identity', `names an identity twice: ${identity.join(', ')}`)
+    }
+  }
+  const plan = list('plan', 'plan names', (plan) =>
     plan === '' ? 'a plan name cannot be empty' : undefined,
   )
-  const method = list(methodValue, 'match.method', 'methods', fail, (method) =>
+  const method = list('method', 'methods', (method) =>
     HTTP_METHODS.includes(method.toUpperCase())
       ? undefined
       : `unknown method ${JSON.stringify(method)} (known: ${HTTP_METHODS.join(', ')})`,
   )?.map((name) => name.toUpperCase())
-  const routes = list(routeValue, 'match.route', 'routes', fail, (route) => {
-    const parsed = parseRoute(route)
-    if (typeof parsed === 'string') return parsed
-    if (parsed.method !== undefined && method !== undefined && !method.includes(parsed.method)) {
-      return `${JSON.stringify(route)} conflicts with match.method (${method.join(', ')})`
-    }
-    return undefined
-  })
-  if (!ok || identity === undefined) return undefined
-  const route = routes?.map((text) => (parseRoute(text) as { text: string }).text)
-  return {
+  const route = list('route', 'routes', (route) => routes.checkRoute(route, method))?.map(
+    (text) => (routes.parseRoute(text) as { text: string }).text,
+  )
+  return definedOnly({
     identity,
-    ...(plan === undefined ? {} : { plan: unique(plan) }),
-    ...(method === undefined ? {} : { method: unique(method) }),
-    ...(route === undefined ? {} : { route: unique(route) }),
-  }
+    plan: plan && unique(plan),
+    method: method && unique(method),
+    route: route && unique(route),
+  }) as RuleMatch
 }
 
-function validateIdentity(value: unknown, issue: IssueSink): string[] | undefined {
-  if (value === undefined) {
-    issue('match.identity', 'required: ip, api_key, user, another identity name, or a list')
-    return undefined
-  }
-  const names = list(value, 'match.identity', 'identity names', issue, identityNameProblem)
-  if (names === undefined) return undefined
-  if (unique(names).length !== names.length) {
-    issue('match.identity', `names an identity twice: ${names.join(', ')}`)
-    return undefined
-  }
-  return names
+/** `record` without the fields whose value is undefined. */
+export function definedOnly<T extends Record<string, unknown>>(record: T): T {
+  for (const field in record) if (record[field] === undefined) delete record[field]
+  return record
 }
 
 export function identityNameProblem(name: string): string | undefined {
@@ -95,16 +82,19 @@ export function identityNameProblem(name: string): string | undefined {
   return undefined
 }
 
+/** The problem with one item of a list, or undefined. */
+type ItemCheck = (item: string) => string | undefined
+
 /**
- * A string or a non-empty list of strings, as a list; undefined when absent or invalid (reported).
- * `check` returns a problem with one item, or undefined.
+ * A string or a non-empty list of strings, as a list; undefined when absent or invalid
+ * (reported).
  */
-function list(
+function listOf(
   value: unknown,
   field: string,
   what: string,
   issue: IssueSink,
-  check: (item: string) => string | undefined,
+  check: ItemCheck,
 ): string[] | undefined {
   if (value === undefined) return undefined
   const items = typeof value === 'string' ? [value] : value

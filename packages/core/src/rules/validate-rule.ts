@@ -1,70 +1,99 @@
 import { isCalendarUnit } from '../algorithms/calendar-unit.js'
-import { CARRY_STRATEGIES, type CarryStrategy } from '../algorithms/carried-use.js'
-import { DEFAULT_SETTLE_WITHIN_MS } from '../algorithms/reservable.js'
+import { CARRY_STRATEGIES } from '../algorithms/carried-use.js'
 import type { OwnField, RuleFieldReader, RuleFieldValues } from '../algorithms/rule-fields.js'
 import type { AlgorithmTable } from '../algorithms/table.js'
 import type { Algorithm, AlgorithmName } from '../algorithms/types.js'
-import { closest } from '../closest-name.js'
+import { didYouMean } from '../closest-name.js'
 import { isRateLimitError } from '../errors.js'
 import { toMilliseconds } from './duration.js'
-import { type IssueSink, RuleValidationError } from './issues.js'
-import type { RouteParser } from './route.js'
+import { composedWithout, type IssueSink, RuleValidationError } from './issues.js'
 import type { Rule } from './types.js'
 import { costProblem, validateCosts } from './validate-costs.js'
-import { isRecord, ownValue, typeName, validateMatch } from './validate-match.js'
+import { definedOnly, isRecord, ownValue, typeName, validateMatch } from './validate-match.js'
 import type { PenaltyReader } from './validate-penalty.js'
+import type { RouteReader } from './validate-routes.js'
+import type { SettleReader } from './validate-settle.js'
+
+/** Every field of a rule in code shape, in the order the list of known fields names them. */
+export const RULE_FIELDS = [
+  'id',
+  'description',
+  'match',
+  'algorithm',
+  'rate',
+  'period',
+  'burst',
+  'delay',
+  'nodelay',
+  'maxWait',
+  'queue',
+  'queueOrder',
+  'limit',
+  'window',
+  'timeZone',
+  'buckets',
+  'cost',
+  'costByRoute',
+  'mode',
+  'onStoreError',
+  'onMissingIdentity',
+  'settle',
+  'penalty',
+  'onChange',
+  'version',
+] as const
 
 /** The fields of a rule in code shape; a file rule is converted to these first. */
-export type RuleFields = {
-  readonly [K in
-    | 'id'
-    | 'description'
-    | 'match'
-    | 'algorithm'
-    | 'rate'
-    | 'period'
-    | 'burst'
-    | 'delay'
-    | 'nodelay'
-    | 'maxWait'
-    | 'queue'
-    | 'queueOrder'
-    | 'limit'
-    | 'window'
-    | 'timeZone'
-    | 'buckets'
-    | 'cost'
-    | 'costByRoute'
-    | 'mode'
-    | 'onStoreError'
-    | 'onMissingIdentity'
-    | 'settle'
-    | 'penalty'
-    | 'onChange'
-    | 'version']?: unknown
-}
+export type RuleFields = { readonly [K in (typeof RULE_FIELDS)[number]]?: unknown }
 
 /** How each field was spelt in the user's input, for error messages. */
 export type FieldLabels = Readonly<Record<keyof RuleFields, string>>
 
+/**
+ * What reads the rule fields only some limiters take, from their parts (a `LimiterParts` is
+ * one): route matching reads routes (`ROUTES`), the penalties part a `penalty`, the reservations part a
+ * `settle`. A limiter composed without penalties refuses every penalty here; one without
+ * reservations refuses a rule that settles once its rules are compiled, naming the part.
+ */
+export type RuleReaders = {
+  readonly routes: RouteReader
+  readonly penalties?: { readonly validate: PenaltyReader } | undefined
+  readonly reservations?: { readonly validateSettle: SettleReader } | undefined
+}
+
 /** Marks a field that was present but invalid and has already been reported. */
 export const REPORTED: unique symbol = Symbol('reported')
 
-const RATE: readonly AlgorithmName[] = ['token_bucket', 'gcra', 'leaky_bucket', 'leaky_queue']
-const WINDOW: readonly AlgorithmName[] = ['fixed_window', 'sliding_log', 'sliding_window']
+/** The parameter fields, and those of each family of algorithms with the family's name. */
+type ParamField = 'rate' | 'period' | 'burst' | 'limit' | 'window'
+type Family = readonly [kind: string, fields: readonly ParamField[]]
+const PARAM_FIELDS: readonly ParamField[] = ['rate', 'period', 'burst', 'limit', 'window']
+const RATE: Family = ['rate', ['rate', 'period', 'burst']]
+const WINDOW: Family = ['window', ['limit', 'window']]
+/** Each algorithm a rule may name, by its family. */
+const FAMILIES: Readonly<Record<string, Family>> = {
+  token_bucket: RATE,
+  gcra: RATE,
+  leaky_bucket: RATE,
+  leaky_queue: RATE,
+  fixed_window: WINDOW,
+  sliding_log: WINDOW,
+  sliding_window: WINDOW,
+  concurrency: ['concurrency', ['limit']],
+}
 const ALIASES: Readonly<Record<string, AlgorithmName>> = { sliding_counter: 'sliding_window' }
-// Pure (no spread, annotated calls), so a bundle that never validates a rule drops it.
-const NO_NAMES: readonly string[] = []
-const KNOWN_NAMES = /* @__PURE__ */ NO_NAMES.concat(
-  RATE,
-  WINDOW,
-  'concurrency',
+// Pure (annotated calls), so a bundle that never validates a rule drops it.
+const KNOWN_NAMES = /* @__PURE__ */ Object.keys(FAMILIES).concat(
   /* @__PURE__ */ Object.keys(ALIASES),
 )
-const RATE_FIELDS = ['rate', 'period', 'burst'] as const
-const WINDOW_FIELDS = ['limit', 'window'] as const
-const CONCURRENCY_FIELDS = ['limit'] as const
-const PARAM_FIELDS = ['rate', 'period', 'burst', 'limit', 'window'] as const
+/** The fields a rule chooses a value of, each with its choices, the default first. */
+const CHOICES = {
+  mode: ['enforce', 'shadow'],
+  onStoreError: ['open', 'closed', 'fallback'],
+  onMissingIdentity: ['ip', 'deny'],
+  // No default: a rule that names none carries its algorithm's.
+  onChange: CARRY_STRATEGIES,
+} as const
 const QUEUE_ONLY = "only for leaky_queue (a queue's own setting); remove it"
 const SLOT_QUEUE_ONLY = 'only for concurrency (requests waiting for a slot); remove it'
 /**
@@ -81,35 +110,27 @@ const OWN_FIELDS: Readonly<Record<OwnField, (name: string, window: string) => st
     `a time zone applies to a calendar window: fixed_window with ${window} day, week, month or year`,
   buckets: (name) => `sub-window counters are an option of sliding_window, not ${name}`,
 }
-/** The factories' parameter names → the rule model's fields. */
-const FACTORY_FIELDS: Readonly<Record<string, keyof RuleFields>> = {
-  rate: 'rate',
-  periodMs: 'period',
-  burst: 'burst',
-  limit: 'limit',
-  windowMs: 'window',
-  calendar: 'window',
-  timeZone: 'timeZone',
-  buckets: 'buckets',
-  delay: 'delay',
-  maxWaitMs: 'maxWait',
-  queue: 'queue',
-  queueOrder: 'queueOrder',
-}
+/**
+ * The fields an algorithm's factory takes, each as the parameter of its name (a duration in ms
+ * as `<name>Ms`, a calendar window as `calendar`).
+ */
+const FACTORY_FIELDS = /* @__PURE__ */ PARAM_FIELDS.concat(
+  /* @__PURE__ */ Object.keys(OWN_FIELDS) as never[],
+)
+const DURATIONS: readonly string[] = ['period', 'window', 'maxWait']
 const ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
 
 /**
- * Validates one rule; returns the frozen model, or undefined after reporting to `issue`. Its
- * algorithm is compiled with `algorithms`, which must hold the one it names; its routes are
- * read with `parseRoute`.
+ * Validates one rule, reporting every problem to `issue`; returns the frozen model, or undefined
+ * when it could not be read. Its algorithm is compiled with `algorithms`, which must hold the one
+ * it names; the fields only some limiters take are read by `readers`.
  */
 export function validateRule(
   fields: RuleFields,
   labels: FieldLabels,
   issue: IssueSink,
   algorithms: AlgorithmTable,
-  parseRoute: RouteParser,
-  penaltyOf: PenaltyReader | undefined,
+  readers: RuleReaders,
   file = false,
 ) {
   let ok = true
@@ -117,84 +138,82 @@ export function validateRule(
     ok = false
     issue(field, problem)
   }
-  const id = fields.id
+  const expected = (field: keyof RuleFields, what: string) =>
+    fail(labels[field], `expected ${what}, got ${typeName(fields[field])}`)
+  const { id, description, version } = fields
   if (typeof id !== 'string' || !ID.test(id)) {
-    fail(
-      labels.id,
-      `expected 1–64 letters, digits, ".", "_" or "-" (starting with a letter or digit), got ${typeName(id)}`,
-    )
+    expected('id', '1–64 letters, digits, ".", "_" or "-" (starting with a letter or digit)')
   }
-  if (fields.description !== undefined && typeof fields.description !== 'string') {
-    fail(labels.description, `expected a string, got ${typeName(fields.description)}`)
+  if (description !== undefined && typeof description !== 'string')
+    expected('description', 'a string')
+  const { routes } = readers
+  const match = validateMatch(fields.match, fail, fields.algorithm === 'concurrency', routes)
+  const chosen: { -readonly [K in keyof typeof CHOICES]?: unknown } = {}
+  for (const [field, choices] of Object.entries(CHOICES) as [
+    keyof typeof CHOICES,
+    readonly string[],
+  ][]) {
+    const value = fields[field]
+    if (value === undefined) chosen[field] = field === 'onChange' ? value : choices[0]
+    else if (choices.includes(value as string)) chosen[field] = value
+    else expected(field, choices.map((a) => `"${a}"`).join(' or '))
   }
-  const match = validateMatch(fields.match, fail, fields.algorithm === 'concurrency', parseRoute)
-  const mode = oneOf(fields.mode, 'enforce', ['enforce', 'shadow'], labels.mode, fail)
-  const onStoreError = oneOf(
-    fields.onStoreError,
-    'open',
-    ['open', 'closed', 'fallback'],
-    labels.onStoreError,
-    fail,
-  )
-  const onMissingIdentity = oneOf(
-    fields.onMissingIdentity,
-    'ip',
-    ['ip', 'deny'],
-    labels.onMissingIdentity,
-    fail,
-  )
-  const onChange = validateOnChange(fields.onChange, labels.onChange, fail)
   // A whole number ≥ 0, as a cost is (a Redis script keeps it exactly, as every number).
-  const version = fields.version
   const versionProblem = version === undefined ? undefined : costProblem(version, undefined)
   if (versionProblem !== undefined) fail(labels.version, versionProblem)
   const params = validateParams(fields, labels, fail, algorithms)
-  const costs = validateCosts(
-    fields.cost,
-    fields.costByRoute,
-    labels,
-    params?.algorithm.limit,
-    fail,
-    parseRoute,
-  )
-  const settle = validateSettle(fields.settle, labels.settle, params, fail)
-  const penaltyContext = { shadow: mode === 'shadow', algorithm: fields.algorithm }
-  const penalty = readPenalty(fields.penalty, labels.penalty, penaltyOf, file, penaltyContext, fail)
-  if (!ok || params === undefined || match === undefined || costs === undefined) return undefined
-  const rule = {
+  const costs = validateCosts(fields, labels, params?.algorithm.limit, fail, routes)
+  // Without the reservations part, a rule that settles is refused once compiled, naming it.
+  const reservations = readers.reservations
+  const settle = reservations
+    ? reservations.validateSettle(fields.settle, labels.settle, params, fail)
+    : fields.settle === false
+      ? undefined
+      : fields.settle
+  const penalty = readPenalty(fields, labels.penalty, readers, file, chosen.mode, fail)
+  if (!ok || params === undefined || match === undefined) return undefined
+  // In the order a rule is written; what is not given is left out.
+  const { mode, onStoreError, onMissingIdentity, onChange } = chosen
+  const rule: Record<string, unknown> = {
     id,
-    ...(fields.description === undefined ? {} : { description: fields.description }),
+    description,
     match,
     ...params.model,
     mode,
-    cost: costs.cost,
-    costByRoute: costs.costByRoute,
+    ...costs,
     onStoreError,
     onMissingIdentity,
-    ...(settle === undefined ? {} : { settle }),
-    ...(penalty === undefined ? {} : { penalty }),
-    ...(onChange === undefined ? {} : { onChange }),
-    ...(version === undefined ? {} : { version }),
-  } as Rule
-  Object.defineProperty(rule, VALIDATED, { value: true })
-  return deepFreeze(rule)
+    settle,
+    penalty,
+    onChange,
+    version,
+  }
+  Object.defineProperty(definedOnly(rule), VALIDATED, { value: true })
+  return deepFreeze(rule as Rule)
 }
 
 /** A rule's penalty, read by the limiter's penalty part; refused by a limiter without one. */
 function readPenalty(
-  value: unknown,
+  fields: RuleFields,
   label: string,
-  penaltyOf: PenaltyReader | undefined,
+  readers: RuleReaders,
   file: boolean,
-  context: Parameters<PenaltyReader>[3],
+  mode: unknown,
   issue: IssueSink,
 ) {
+  const value = fields.penalty
   if (value === undefined) return undefined
-  if (penaltyOf !== undefined) return penaltyOf(value, label, file, context, issue)
-  issue(
-    label,
-    "this limiter was composed without penalties: add penalties to createRateLimit's parts",
-  )
+  const read = readers.penalties?.validate
+  if (read !== undefined) {
+    return read(
+      value,
+      label,
+      file,
+      { shadow: mode === 'shadow', algorithm: fields.algorithm },
+      issue,
+    )
+  }
+  issue(label, composedWithout('penalties'))
   return undefined
 }
 
@@ -214,30 +233,6 @@ export function isValidatedRule(value: unknown): value is Rule {
   return isRecord(value) && Object.isFrozen(value) && Object.hasOwn(value, VALIDATED)
 }
 
-/**
- * A rule's `settle`: `true` for the default time to settle, a duration for its own, `false` or
- * nothing for a final charge. Refused on an algorithm whose charge cannot be settled.
- */
-function validateSettle(
-  value: unknown,
-  label: string,
-  params: Params | undefined,
-  issue: IssueSink,
-): number | undefined {
-  if (value === undefined || value === false) return undefined
-  const within = value === true ? DEFAULT_SETTLE_WITHIN_MS : toMilliseconds(value)
-  if (typeof within === 'string') {
-    issue(label, `expected true or a duration to settle within, such as '10m': ${within}`)
-    return undefined
-  }
-  if (params !== undefined && typeof params.algorithm.settle !== 'function') {
-    const why = params.reader?.unsettled ?? 'the algorithm has no settle method'
-    issue(label, `${params.algorithm.name} charges cannot be settled: ${why}; remove it`)
-    return undefined
-  }
-  return within
-}
-
 type Params = {
   readonly algorithm: Algorithm
   readonly reader: RuleFieldReader | undefined
@@ -251,25 +246,22 @@ function validateParams(
   algorithms: AlgorithmTable,
 ): Params | undefined {
   const given = fields.algorithm
-  if (given === undefined) {
-    issue(labels.algorithm, `required: one of ${KNOWN_NAMES.join(', ')}`)
-    return undefined
-  }
   const name = (
     typeof given === 'string' ? (ownValue(ALIASES, given) ?? given) : given
   ) as AlgorithmName
-  const isRate = RATE.includes(name)
-  const isConcurrency = name === 'concurrency'
-  if (!isRate && !isConcurrency && !WINDOW.includes(name)) {
-    const guess = typeof given === 'string' ? closest(given, KNOWN_NAMES) : undefined
-    const hint =
-      guess === undefined ? `one of ${KNOWN_NAMES.join(', ')}` : `did you mean "${guess}"?`
-    issue(labels.algorithm, `unknown algorithm ${typeName(given)}; ${hint}`)
-    return undefined
-  }
+  const family = ownValue(FAMILIES, name)
   const factory = ownValue(algorithms, name)
-  if (factory === undefined) {
-    issue(labels.algorithm, notGiven(name))
+  if (family === undefined || factory === undefined) {
+    const known = `one of ${KNOWN_NAMES.join(', ')}`
+    const hint = typeof given === 'string' ? didYouMean(given, KNOWN_NAMES, known) : known
+    issue(
+      labels.algorithm,
+      given === undefined
+        ? `required: ${hint}`
+        : family === undefined
+          ? `unknown algorithm ${typeName(given)}; ${hint}`
+          : notGiven(name),
+    )
     return undefined
   }
   // The fields only some algorithms take are read by the reader their factory carries (a bundle
@@ -278,16 +270,9 @@ function validateParams(
   if (fields.onStoreError === 'fallback' && reader?.noFallback) {
     issue(labels.onStoreError, reader.noFallback(name))
   }
-  const family = isRate
-    ? `a rate rule: ${labels.rate} + ${labels.burst}`
-    : isConcurrency
-      ? `a concurrency rule: ${labels.limit}`
-      : `a window rule: ${labels.limit} + ${labels.window}`
-  const wanted: readonly (typeof PARAM_FIELDS)[number][] = isRate
-    ? RATE_FIELDS
-    : isConcurrency
-      ? CONCURRENCY_FIELDS
-      : WINDOW_FIELDS
+  const [kind, wanted] = family
+  const named = wanted.filter((field) => field !== 'period').map((field) => labels[field])
+  const rule = `${name} (a ${kind} rule: ${named.join(' + ')})`
   let ok = true
   const fail: IssueSink = (field, problem) => {
     ok = false
@@ -295,29 +280,20 @@ function validateParams(
   }
   for (const field of PARAM_FIELDS) {
     if (!wanted.includes(field) && fields[field] !== undefined) {
-      fail(labels[field], `not used by ${name} (${family}); remove it`)
+      fail(labels[field], `not used by ${rule}; remove it`)
     }
   }
   const refuse = (field: OwnField) => fail(labels[field], OWN_FIELDS[field](name, labels.window))
   for (const field of Object.keys(OWN_FIELDS) as OwnField[]) {
     if (fields[field] !== undefined && !reader?.takes.includes(field)) refuse(field)
   }
-  const values: RuleFieldValues & { [K in (typeof PARAM_FIELDS)[number]]?: number | string } = {}
-  const access = {
-    fields,
-    labels,
-    issue: fail,
-    refuse,
-    typeName,
-    toMilliseconds,
-    reported: REPORTED,
-  }
+  const values: RuleFieldValues & { [K in ParamField]?: number | string } = {}
   for (const field of wanted) {
     const value = fields[field]
     if (value === REPORTED) ok = false
     else if (value === undefined) {
-      if (field === 'period') values[field] = 1000
-      else fail(labels[field], `required by ${name} (${family})`)
+      if (field === 'period') values.period = 1000
+      else fail(labels[field], `required by ${rule}`)
     } else if (field === 'window' && isCalendarUnit(value)) {
       if (name === 'fixed_window') values.window = value
       else
@@ -332,6 +308,15 @@ function validateParams(
       else values[field] = checked
     }
   }
+  const access = {
+    fields,
+    labels,
+    issue: fail,
+    refuse,
+    typeName,
+    toMilliseconds,
+    reported: REPORTED,
+  }
   if (reader !== undefined && !reader.read(access, values)) ok = false
   if (!ok) return undefined
   try {
@@ -342,7 +327,8 @@ function validateParams(
     return { algorithm, reader, model: { algorithm: name, ...values } }
   } catch (error) {
     if (!isRateLimitError(error)) throw error
-    const field = ownValue(FACTORY_FIELDS, error.field ?? '') ?? 'algorithm'
+    const named = error.field?.replace(/Ms$/, '').replace(/^calendar$/, 'window') as ParamField
+    const field = FACTORY_FIELDS.includes(named) ? named : 'algorithm'
     issue(labels[field], error.message.replace(/^\[tollgate\] [A-Za-z]+: /, ''))
     return undefined
   }
@@ -358,15 +344,12 @@ function build(
   model: Readonly<Record<string, unknown>>,
 ): Algorithm {
   const params: Record<string, unknown> = {}
-  for (const [param, field] of Object.entries(FACTORY_FIELDS)) {
+  for (const field of FACTORY_FIELDS) {
     const value = model[field]
+    if (value === undefined) continue
     // A window is a calendar unit (a string) or a duration in ms.
-    if (
-      value !== undefined &&
-      (field !== 'window' || (param === 'calendar') === isCalendarUnit(value))
-    ) {
-      params[param] = value
-    }
+    const calendar = field === 'window' && isCalendarUnit(value)
+    params[calendar ? 'calendar' : DURATIONS.includes(field) ? `${field}Ms` : field] = value
   }
   return factory(params as never)
 }
@@ -390,33 +373,8 @@ export function algorithmOf(rule: Rule, algorithms: AlgorithmTable): Algorithm {
 }
 
 function count(value: unknown): number | string {
-  if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 1) return value
+  if (Number.isSafeInteger(value) && (value as number) >= 1) return value as number
   return `expected a whole number ≥ 1, got ${typeName(value)}`
-}
-
-/**
- * A rule's `onChange`: how its keys' states carry over when `limiter.update` changes its figures
- * (a concurrency rule's reader refuses all but `keep`).
- */
-function validateOnChange(
-  value: unknown,
-  label: string,
-  issue: IssueSink,
-): CarryStrategy | undefined {
-  return value === undefined ? undefined : oneOf(value, 'keep', CARRY_STRATEGIES, label, issue)
-}
-
-function oneOf<T extends string>(
-  value: unknown,
-  fallback: T,
-  allowed: readonly T[],
-  field: string,
-  issue: IssueSink,
-): T {
-  if (value === undefined) return fallback
-  if (allowed.includes(value as T)) return value as T
-  issue(field, `expected ${allowed.map((a) => `"${a}"`).join(' or ')}, got ${typeName(value)}`)
-  return fallback
 }
 
 function deepFreeze<T>(value: T): T {
