@@ -2,7 +2,7 @@ import type { Decision } from '../decision.js'
 import { type CalendarUnit, type CalendarWindows, calendarWindows, NOMINAL_MS } from './calendar.js'
 import { isCalendarUnit } from './calendar-unit.js'
 import { inspectionCopy } from './inspection.js'
-import { PACKED_CAPACITY_LIMIT, TIME_HIGH, TIME_HIGH_MASK, TWO_POW_32 } from './packed-state.js'
+import { PACKED_CAPACITY_LIMIT } from './packed-state.js'
 import {
   checkWindow,
   costTooHigh,
@@ -12,7 +12,7 @@ import {
   type WindowParams,
 } from './params.js'
 import { type RuleFieldAccess, type RuleFieldValues, withRuleFields } from './rule-fields.js'
-import type { Algorithm, PackedState, StateSlots } from './types.js'
+import type { Algorithm, StateSlots } from './types.js'
 
 /** A fixed window's parameters: a window in ms, or a calendar unit in a zone. */
 const FIXED_WINDOW_PARAMS = [...WINDOW_PARAMS, 'calendar', 'timeZone', 'anchor']
@@ -39,13 +39,6 @@ export type CalendarWindowParams = {
   /** An IANA time zone, such as 'Europe/Paris'. @default 'UTC' */
   readonly timeZone?: string
 }
-
-/**
- * Added to a window's start in the 8-byte form: a calendar window may start before the epoch (a
- * local day, week, month or year that holds time 0 east of UTC) and end after MAX_TIME_MS, up
- * to a year either side; biased, every start lies in 0 … 2^43.
- */
-const START_BIAS = 2 ** 40
 
 /**
  * Fixed window: one counter per window. Windows of `windowMs` start at its multiples since the
@@ -106,98 +99,6 @@ function windowRule(params: FixedWindowParams | CalendarWindowParams): Algorithm
     } else if (stored - now > windowMs) slots[offset] = now
   }
 
-  /**
-   * The same state in two uint32 words (packed-state.ts: the window's start where a bucket keeps
-   * its time, below 2^43 ms even for a calendar window moved past MAX_TIME_MS, and the count
-   * where it keeps its level), for limits below 2^21; each method is its unpacked namesake
-   * written out on the words.
-   */
-  const packed: PackedState | undefined =
-    limit >= PACKED_CAPACITY_LIMIT
-      ? undefined
-      : {
-          init(words, at, now) {
-            const start = startOf(now)
-            words[at] = (start + START_BIAS) >>> 0
-            words[at + 1] = Math.floor((start + START_BIAS) / TWO_POW_32)
-          },
-          decide(words, at, cost, now, commit): Decision {
-            if (cost > limit) throw costTooHigh(cost, limit)
-            const high = words[at + 1]!
-            let stored = (high & TIME_HIGH_MASK) * TWO_POW_32 + words[at]! - START_BIAS
-            const storedCount = high >>> 11
-            const nowStart = startOf(now)
-            const nowEnd = endOf(nowStart)
-            // As `rebase`; an inspection (cost 0) writes nothing, not even this move.
-            const moved =
-              calendar !== undefined
-                ? Math.min(stored, nowEnd)
-                : stored - now > windowMs
-                  ? now
-                  : stored
-            if (moved !== stored) {
-              stored = moved
-              if (cost > 0) {
-                words[at] = (stored + START_BIAS) >>> 0
-                words[at + 1] =
-                  storedCount * TIME_HIGH + Math.floor((stored + START_BIAS) / TWO_POW_32)
-              }
-            }
-            const storedEnd = endOf(stored)
-            const start = now < storedEnd ? stored : Math.max(nowStart, storedEnd)
-            const count = start === stored ? storedCount : 0
-            const end = start === stored ? storedEnd : start === nowStart ? nowEnd : endOf(start)
-            const untilEnd = end - now
-            if (cost > 0 && count + cost > limit) {
-              return {
-                allowed: false,
-                remaining: Math.max(0, limit - count),
-                limit,
-                resetAfterMs: untilEnd,
-                retryAfterMs: untilEnd,
-              }
-            }
-            const charged = count + cost
-            if (commit && cost > 0) {
-              words[at] = (start + START_BIAS) >>> 0
-              words[at + 1] = charged * TIME_HIGH + Math.floor((start + START_BIAS) / TWO_POW_32)
-            }
-            return {
-              allowed: true,
-              remaining: Math.max(0, limit - charged),
-              limit,
-              resetAfterMs: charged === 0 ? 0 : untilEnd,
-              retryAfterMs: undefined,
-            }
-          },
-          refund(words, at, cost, chargedAt, now) {
-            const high = words[at + 1]!
-            let stored = (high & TIME_HIGH_MASK) * TWO_POW_32 + words[at]! - START_BIAS
-            let count = high >>> 11
-            if (calendar !== undefined) {
-              const nowEnd = endOf(startOf(now))
-              if (stored > nowEnd) stored = nowEnd
-            } else if (stored - now > windowMs) stored = now
-            if (chargedAt >= stored && chargedAt < endOf(stored)) count = Math.max(0, count - cost)
-            words[at] = (stored + START_BIAS) >>> 0
-            words[at + 1] = count * TIME_HIGH + Math.floor((stored + START_BIAS) / TWO_POW_32)
-          },
-          freshAt(words, at) {
-            return endOf((words[at + 1]! & TIME_HIGH_MASK) * TWO_POW_32 + words[at]! - START_BIAS)
-          },
-          unpack(words, at, to, offset) {
-            const high = words[at + 1]!
-            to[offset] = (high & TIME_HIGH_MASK) * TWO_POW_32 + words[at]! - START_BIAS
-            to[offset + 1] = high >>> 11
-          },
-          pack(from, offset, words, at) {
-            const start = from[offset]!
-            words[at] = (start + START_BIAS) >>> 0
-            words[at + 1] =
-              from[offset + 1]! * TIME_HIGH + Math.floor((start + START_BIAS) / TWO_POW_32)
-          },
-        }
-
   return {
     name: 'fixed_window',
     limit,
@@ -210,7 +111,8 @@ function windowRule(params: FixedWindowParams | CalendarWindowParams): Algorithm
       ...(anchored && { anchor }),
     },
     stateSize: 2,
-    packed,
+    // The memory store keeps a state that fits in two uint32 words (store/packed-forms.ts).
+    packed: limit < PACKED_CAPACITY_LIMIT || undefined,
     init(slots, offset, now) {
       slots[offset] = startOf(now)
       slots[offset + 1] = 0

@@ -3,6 +3,7 @@
 // MAX_TIME_MS, with clocks that step both ways, the same decisions and the same state.
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
+import { packedForm } from '../store/packed-forms.js'
 import {
   type Algorithm,
   fixedWindow,
@@ -82,7 +83,7 @@ const trace = ({ algorithm, spanMs }: Case) =>
   )
 
 function samePackedAndUnpacked(algorithm: Algorithm, start: number, ops: readonly Op[]): void {
-  const packed = algorithm.packed!
+  const packed = packedForm(algorithm)!
   expect(packed).toBeDefined()
   // Two slots' worth of words, the state at word 2, as a table lays it out.
   const words = new Uint32Array(4)

@@ -1,7 +1,7 @@
 import type { Decision } from '../decision.js'
 import { inspectionCopy } from './inspection.js'
 import { ceilDiv, floorDiv } from './integer.js'
-import { PACKED_CAPACITY_LIMIT, TIME_HIGH, TIME_HIGH_MASK, TWO_POW_32 } from './packed-state.js'
+import { PACKED_CAPACITY_LIMIT } from './packed-state.js'
 import {
   costTooHigh,
   RATE_PARAMS,
@@ -9,7 +9,7 @@ import {
   refuseUnknownParams,
   scaleRate,
 } from './params.js'
-import type { Algorithm, PackedState, StateSlots } from './types.js'
+import type { Algorithm, StateSlots } from './types.js'
 
 /**
  * Token bucket: a bucket of `burst` tokens refilled at `rate` per `periodMs`; a request spends
@@ -60,97 +60,14 @@ export function tokenBucket(params: RateParams): Algorithm {
     slots[offset + 1] = at
   }
 
-  /**
-   * The same state in two uint32 words (packed-state.ts), for rules whose capacity fits: the
-   * memory store's slot is then 16 bytes instead of 24. Each method is its unpacked namesake
-   * with the reads and writes of the words written out.
-   */
-  const packed: PackedState | undefined =
-    capacity >= PACKED_CAPACITY_LIMIT
-      ? undefined
-      : {
-          init(words, at, now) {
-            words[at] = now >>> 0
-            words[at + 1] = capacity * TIME_HIGH + Math.floor(now / TWO_POW_32)
-          },
-          decide(words, at, cost, now, commit): Decision {
-            if (cost > burst) throw costTooHigh(cost, burst)
-            const high = words[at + 1]!
-            const stored = high >>> 11
-            let last = (high & TIME_HIGH_MASK) * TWO_POW_32 + words[at]!
-            if (last - now > fillMs) {
-              last = now
-              // An inspection (cost 0) writes nothing, not even this move (inspection.ts).
-              if (cost > 0) {
-                words[at] = now >>> 0
-                words[at + 1] = stored * TIME_HIGH + Math.floor(now / TWO_POW_32)
-              }
-            }
-            const at2 = Math.max(now, last)
-            const skew = at2 - now
-            const elapsed = at2 - last
-            const level =
-              elapsed >= fillMs ? capacity : Math.min(capacity, stored + elapsed * unitsPerMs)
-            const need = cost * unitsPerToken
-            if (level < need) {
-              return {
-                allowed: false,
-                remaining: floorDiv(level, unitsPerToken),
-                limit: burst,
-                resetAfterMs: skew + ceilDiv(capacity - level, unitsPerMs),
-                retryAfterMs: skew + ceilDiv(need - level, unitsPerMs),
-              }
-            }
-            const left = level - need
-            if (commit && cost > 0) {
-              words[at] = at2 >>> 0
-              words[at + 1] = left * TIME_HIGH + Math.floor(at2 / TWO_POW_32)
-            }
-            return {
-              allowed: true,
-              remaining: floorDiv(left, unitsPerToken),
-              limit: burst,
-              resetAfterMs: left === capacity ? 0 : skew + ceilDiv(capacity - left, unitsPerMs),
-              retryAfterMs: undefined,
-            }
-          },
-          refund(words, at, cost, _chargedAt, now) {
-            const high = words[at + 1]!
-            const stored = high >>> 11
-            let last = (high & TIME_HIGH_MASK) * TWO_POW_32 + words[at]!
-            if (last - now > fillMs) last = now
-            const at2 = Math.max(now, last)
-            const elapsed = at2 - last
-            const level =
-              elapsed >= fillMs ? capacity : Math.min(capacity, stored + elapsed * unitsPerMs)
-            const refilled = Math.min(capacity, level + cost * unitsPerToken)
-            words[at] = at2 >>> 0
-            words[at + 1] = refilled * TIME_HIGH + Math.floor(at2 / TWO_POW_32)
-          },
-          freshAt(words, at) {
-            const high = words[at + 1]!
-            const last = (high & TIME_HIGH_MASK) * TWO_POW_32 + words[at]!
-            return last + ceilDiv(capacity - (high >>> 11), unitsPerMs)
-          },
-          unpack(words, at, to, offset) {
-            const high = words[at + 1]!
-            to[offset] = high >>> 11
-            to[offset + 1] = (high & TIME_HIGH_MASK) * TWO_POW_32 + words[at]!
-          },
-          pack(from, offset, words, at) {
-            const last = from[offset + 1]!
-            words[at] = last >>> 0
-            words[at + 1] = from[offset]! * TIME_HIGH + Math.floor(last / TWO_POW_32)
-          },
-        }
-
   return {
     name: 'token_bucket',
     limit: burst,
     policy: { quota: rate, windowMs: periodMs },
     params: { kind: 'rate', unitsPerMs, unitsPerToken, capacity, burst },
     stateSize: 2,
-    packed,
+    // The memory store keeps a state that fits in two uint32 words (store/packed-forms.ts).
+    packed: capacity < PACKED_CAPACITY_LIMIT || undefined,
     init(slots, offset, now) {
       slots[offset] = capacity
       slots[offset + 1] = now

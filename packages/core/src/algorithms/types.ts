@@ -89,8 +89,9 @@ export type EntryLog = {
 
 /**
  * An algorithm's state kept in two uint32 words (8 bytes) instead of `stateSize` doubles, for
- * the memory store's slots; `at` is the index of the first word. Every method decides, writes
- * and reads exactly what the algorithm's own method of that name does on the unpacked state.
+ * the memory store's slots (built by store/packed-forms.ts for an algorithm with `packed`); `at`
+ * is the index of the first word. Every method decides, writes and reads exactly what the
+ * algorithm's own method of that name does on the unpacked state.
  */
 export interface PackedState {
   init(words: Uint32Array, at: number, now: number): void
@@ -142,11 +143,14 @@ export interface Algorithm {
    */
   readonly heldUntilReleased?: true
   /**
-   * Set by an algorithm whose every reachable state also fits in 8 bytes: the same state and
-   * the same arithmetic on two uint32 words, which the memory store keeps in its slots instead
-   * of `stateSize` doubles (see `PackedState`).
+   * Set by an algorithm whose every reachable state also fits in 8 bytes (the token and leaky
+   * buckets and the fixed window, when their capacity or limit fits): the memory store then keeps
+   * the same state, with the same arithmetic, in two uint32 words of its slots instead of
+   * `stateSize` doubles, through the form it builds from the algorithm's name and `params` (see
+   * `PackedState`, store/packed-forms.ts). Cleared on an algorithm whose states must stay wide
+   * (a rule that settles: `reservable`).
    */
-  readonly packed?: PackedState
+  readonly packed?: true
   /**
    * Set on the algorithm of a rule that declares a `version`: the version of its figures and
    * how a state written under other figures carries into them (the rule's `onChange`, when it

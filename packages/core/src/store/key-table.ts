@@ -5,6 +5,7 @@ import { type Kin, kinState } from './figure-tables.js'
 import type { KeyHasher } from './fingerprint.js'
 import { LogArena, NO_LOG } from './log-arena.js'
 import { handStep, rehashed, shiftBack } from './open-addressing.js'
+import { packedForm } from './packed-forms.js'
 
 /*
  * One rule's keys, packed for millions of entries: a single open-addressing table (linear
@@ -16,7 +17,7 @@ import { handStep, rehashed, shiftBack } from './open-addressing.js'
  * marks an empty slot), then the second half, whose spare top bit is the CLOCK reference bit.
  * The state follows. An algorithm with a `packed` form (the token and leaky buckets and the fixed
  * window, for every rule whose counts fit in 21 bits) keeps its state in the two uint32 words of
- * one double instead, read and written by that form: its slot is 16 bytes, as GCRA's, where
+ * one double instead, read and written by that form (packed-forms.ts, built once per table): its slot is 16 bytes, as GCRA's, where
  * two doubles of state take 24. An
  * algorithm whose state is a log of entries keeps only the place of the key's log in `logs`
  * there (NO_LOG while it holds none), so a key costs what its log holds (see log-arena.ts).
@@ -92,7 +93,7 @@ export class KeyTable implements BudgetHolder {
   constructor(algorithm: Algorithm, maxKeys: number, budget: ByteBudget, now: number) {
     this.algorithm = algorithm
     const log = algorithm.entries
-    this.packed = log === undefined ? algorithm.packed : undefined
+    this.packed = log === undefined ? packedForm(algorithm) : undefined
     this.stride = log === undefined && this.packed === undefined ? 1 + algorithm.stateSize : 2
     this.maxKeys = maxKeys
     this.budget = budget
