@@ -399,7 +399,11 @@ export function fieldWriter(
   function writeFields(verdict: Verdict, writer: FieldWriter): void {
     // A queued request is answered at its slot: its reset times count from there.
     const now = verdict.waitMs === undefined ? verdict.at : verdict.at + verdict.waitMs
-    const written = writeFamilies(config, writer, verdict, now, partitionKeyOf)
+    // writeFamilies, written out: this runs for every admitted request.
+    const families = config.families
+    let written = 0
+    for (let i = 0; i < families.length; i++)
+      written += families[i]!.write(writer, verdict, now, config, partitionKeyOf)
     if (expose !== undefined && written > 0) writer.write(expose[0], expose[1])
   }
   writeFields.merge = ((entries, existing) =>

@@ -20,6 +20,7 @@ import {
   listedDenial,
   replyError,
   shown,
+  singleVerdict,
   storeDecision,
 } from './verdict.js'
 
@@ -117,10 +118,17 @@ export function requestDecider({
       // One rule, a synchronous store: no arrays but the verdict's own, no promise.
       const key = keyOf(first, facts.identities)
       if (key !== undefined && key !== UNKNOWN_CLIENT_KEY) {
-        const cost = costFor(deciding, first, method, path, estimate)
+        // costFor, written out: the one-rule path of every request.
+        const costs = first.costs
+        const cost =
+          estimate !== undefined && first.settleWithinMs !== undefined
+            ? deciding.reservations!.estimateFor(first, estimate)
+            : costs === undefined
+              ? first.cost
+              : costs.costOf(method, path, first.cost)
         try {
           const reply = deciding.consumeOne(first.id, first.algorithm, key, cost, now)
-          verdict = combine([storeDecision(first, reply, cost, key)], now)
+          verdict = singleVerdict(storeDecision(first, reply, cost, key), now)
         } catch (error) {
           verdict = storeFailure(deciding, onePending(first, key, cost), error, now)
         }

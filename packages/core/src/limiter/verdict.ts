@@ -120,6 +120,26 @@ export function combine(
   )
 }
 
+/**
+ * The verdict of one rule's decision, as `combine` makes it of one, written out: the one-rule
+ * path of every request on a synchronous store, with no loop and no second builder.
+ */
+export function singleVerdict(decision: RuleDecision, at: number): Verdict {
+  const shadow = decision.mode === 'shadow'
+  const allowed = decision.allowed || shadow
+  return {
+    allowed,
+    reason: allowed ? undefined : 'limit',
+    decisions: [decision],
+    deciding: shadow ? undefined : decision,
+    shadowDenied: shadow && !decision.allowed ? [decision] : NONE,
+    at,
+    storeFailed: false,
+    waitMs: shadow || !decision.allowed ? undefined : decision.delayMs || undefined,
+    slotsReleased: undefined,
+  }
+}
+
 function verdict(
   allowed: boolean,
   reason: DenyReason | undefined,
@@ -148,7 +168,8 @@ function verdict(
  * A store's decision for one rule, copied into the limiter's own object and checked. Throws
  * `ERR_RL_STORE_REPLY` unless it has what the verdict and the responder read: they would
  * otherwise fail later, on the response path, as a 500 that no `onStoreError` decides. A few
- * comparisons per decision; nothing more is allocated unless the decision is bad.
+ * comparisons per decision, written out (this runs for every decision the store makes);
+ * nothing more is allocated unless the decision is bad.
  */
 export function storeDecision(
   rule: CompiledRule,
@@ -162,20 +183,51 @@ export function storeDecision(
       rule.id,
     )
   }
-  const d = ruleDecision(rule, reply as Decision, cost, key, false)
-  const field = unusableField(d)
-  if (field !== undefined) {
-    const expected =
-      field === 'allowed'
-        ? 'true or false'
-        : `a whole number from 0 to ${field === 'remaining' || field === 'limit' ? MAX_FIELD_INTEGER : Number.MAX_SAFE_INTEGER}`
-    throw replyError(
-      `the store's decision for rule "${d.rule}" has ${field} ${shown(d[field])}, expected ${expected}`,
-      d.rule,
-      field,
-    )
+  // As `ruleDecision` makes it (the same fields, in the same order).
+  const decision = reply as Decision
+  const d: RuleDecision = {
+    allowed: decision.allowed,
+    remaining: decision.remaining,
+    limit: decision.limit,
+    resetAfterMs: decision.resetAfterMs,
+    retryAfterMs: decision.retryAfterMs,
+    delayMs: decision.delayMs,
+    rule: rule.id,
+    mode: rule.mode,
+    cost,
+    policy: rule.policy,
+    key,
+    storeFailed: false,
   }
+  // What `unusableField` names, tested inline.
+  const usable =
+    typeof d.allowed === 'boolean' &&
+    Number.isInteger(d.remaining) &&
+    d.remaining >= 0 &&
+    d.remaining <= MAX_FIELD_INTEGER &&
+    Number.isInteger(d.limit) &&
+    d.limit >= 0 &&
+    d.limit <= MAX_FIELD_INTEGER &&
+    Number.isSafeInteger(d.resetAfterMs) &&
+    d.resetAfterMs >= 0 &&
+    (d.allowed || (Number.isSafeInteger(d.retryAfterMs) && d.retryAfterMs! >= 0)) &&
+    (d.delayMs === undefined || (Number.isSafeInteger(d.delayMs) && d.delayMs >= 0))
+  if (!usable) refuseStoreDecision(d)
   return d
+}
+
+/** Throws `ERR_RL_STORE_REPLY` naming the first field of `d` the responder could not send. */
+function refuseStoreDecision(d: RuleDecision): never {
+  const field = unusableField(d)!
+  const expected =
+    field === 'allowed'
+      ? 'true or false'
+      : `a whole number from 0 to ${field === 'remaining' || field === 'limit' ? MAX_FIELD_INTEGER : Number.MAX_SAFE_INTEGER}`
+  throw replyError(
+    `the store's decision for rule "${d.rule}" has ${field} ${shown(d[field])}, expected ${expected}`,
+    d.rule,
+    field,
+  )
 }
 
 /**
