@@ -179,24 +179,28 @@ const BUDGETS: Array<{ fixture: Fixture; over?: Fixture; gzip: number; why: stri
   // decision checked inline, a one-rule verdict, its cost, the families' fields): 32 functions
   // per request (from 39), for +231 bytes on the composed Worker. Composed +23,159, one rule on
   // Hono +52,219, rules from YAML +84,015, Durable Object +55,094, createLimiter + check 40,167.
-  { fixture: 'hono-one-rule', over: 'hono-bare', gzip: 52_219, why: 'one rule on Hono' },
+  // One 8-byte form for both buckets (the leaky bucket's water kept as the level it leaves):
+  // one rule on Hono +52,147, rules from YAML +83,928, Durable Object +54,994, createLimiter +
+  // check 40,072; the composed Worker, which holds no 8-byte form, +23,160 (+1, the build's
+  // chunk boundaries).
+  { fixture: 'hono-one-rule', over: 'hono-bare', gzip: 52_147, why: 'one rule on Hono' },
   {
     fixture: 'hono-composed',
     over: 'hono-bare',
-    gzip: 23_159,
+    gzip: 23_160,
     why: 'one rule on Hono, createRateLimit with its parts',
   },
-  { fixture: 'hono-rules-file', over: 'hono-bare', gzip: 84_015, why: 'rules from YAML' },
+  { fixture: 'hono-rules-file', over: 'hono-bare', gzip: 83_928, why: 'rules from YAML' },
   // The Durable Object store (issue 49): its store, the object class the Worker exports, and the
   // factories the object rebuilds rules with, measured on its branch at 46,726 bytes over bare
   // Hono, 2.9 KB over one rule on the memory store; with penalties and fallback merged: 49,909.
   {
     fixture: 'hono-durable-object',
     over: 'hono-bare',
-    gzip: 55_094,
+    gzip: 54_994,
     why: 'one rule on Hono, its state in a Durable Object',
   },
-  { fixture: 'core-check', gzip: 40_167, why: 'the core: createLimiter and check' },
+  { fixture: 'core-check', gzip: 40_072, why: 'the core: createLimiter and check' },
   { fixture: 'core-one-export', gzip: 0.5 * KB, why: 'one helper of a side-effect-free core' },
 ]
 

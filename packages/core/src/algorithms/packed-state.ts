@@ -1,7 +1,8 @@
 /*
  * The 8-byte layout of a state of a count and a time: [level in units, time in ms] (the token
- * bucket's, the leaky bucket's water), [window start, count] (the fixed window's, its start
- * biased to stay positive), for the memory store's 16-byte slots: two uint32 words,
+ * bucket's, and the leaky bucket's kept as the level its water leaves), [window start, count]
+ * (the fixed window's, its start biased to stay positive), for the memory store's 16-byte
+ * slots: two uint32 words,
  *
  *   word 0: the time's low 32 bits
  *   word 1: level × 2^11 + the time's high 11 bits
@@ -11,7 +12,8 @@
  * 2^21 (100 per 60 s with a burst up to 3,495; 10 per second with a burst up to 20,971; a window
  * of up to 2,097,151). Both fields are whole numbers, stored exactly; a rule with a larger
  * capacity keeps its two doubles.
- * The algorithms read and write the words inline (no call per request), with these constants.
+ * Their 8-byte forms (store/packed-forms.ts) read and write the words inline (no call per
+ * request), with these constants.
  */
 
 /** 2^32: the time's high part is ⌊time / 2^32⌋. */

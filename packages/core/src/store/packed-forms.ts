@@ -22,22 +22,25 @@ export function packedForm(algorithm: Algorithm): PackedState | undefined {
     return undefined
   }
   if (params.kind === 'rate') {
-    if (algorithm.name === 'token_bucket') return packedTokenBucket(params)
-    if (algorithm.name === 'leaky_bucket') return packedLeakyBucket(params)
+    const water = algorithm.name === 'leaky_bucket'
+    if (water || algorithm.name === 'token_bucket') return packedBucket(params, water)
   } else if (params.kind === 'window' && algorithm.name === 'fixed_window') {
     return packedFixedWindow(params)
   }
   return undefined
 }
 
-/** The token bucket's state: the level where packed-state.ts keeps its count. */
-function packedTokenBucket({
-  burst,
-  unitsPerMs,
-  unitsPerToken,
-  capacity,
-}: RateParams): PackedState {
+/**
+ * A bucket's state: the token bucket's level where packed-state.ts keeps its count, or the
+ * leaky bucket's as the same level (`water`: its water is what the level lacks of full, and
+ * the two make the same decisions), so one form serves both; only their unpacked states differ.
+ */
+function packedBucket(
+  { burst, unitsPerMs, unitsPerToken, capacity }: RateParams,
+  water: boolean,
+): PackedState {
   const fillMs = ceilDiv(capacity, unitsPerMs)
+  const stored = (level: number) => (water ? capacity - level : level)
   return {
     init(words, at, now) {
       words[at] = now >>> 0
@@ -46,20 +49,20 @@ function packedTokenBucket({
     decide(words, at, cost, now, commit) {
       if (cost > burst) throw costTooHigh(cost, burst)
       const high = words[at + 1]!
-      const stored = high >>> 11
+      const held = high >>> 11
       let last = (high & TIME_HIGH_MASK) * TWO_POW_32 + words[at]!
       if (last - now > fillMs) {
         last = now
         // An inspection (cost 0) writes nothing, not even this move (inspection.ts).
         if (cost > 0) {
           words[at] = now >>> 0
-          words[at + 1] = stored * TIME_HIGH + Math.floor(now / TWO_POW_32)
+          words[at + 1] = held * TIME_HIGH + Math.floor(now / TWO_POW_32)
         }
       }
       const at2 = Math.max(now, last)
       const skew = at2 - now
       const elapsed = at2 - last
-      const level = elapsed >= fillMs ? capacity : Math.min(capacity, stored + elapsed * unitsPerMs)
+      const level = elapsed >= fillMs ? capacity : Math.min(capacity, held + elapsed * unitsPerMs)
       const need = cost * unitsPerToken
       if (level < need) {
         return {
@@ -85,12 +88,12 @@ function packedTokenBucket({
     },
     refund(words, at, cost, _chargedAt, now) {
       const high = words[at + 1]!
-      const stored = high >>> 11
+      const held = high >>> 11
       let last = (high & TIME_HIGH_MASK) * TWO_POW_32 + words[at]!
       if (last - now > fillMs) last = now
       const at2 = Math.max(now, last)
       const elapsed = at2 - last
-      const level = elapsed >= fillMs ? capacity : Math.min(capacity, stored + elapsed * unitsPerMs)
+      const level = elapsed >= fillMs ? capacity : Math.min(capacity, held + elapsed * unitsPerMs)
       const refilled = Math.min(capacity, level + cost * unitsPerToken)
       words[at] = at2 >>> 0
       words[at + 1] = refilled * TIME_HIGH + Math.floor(at2 / TWO_POW_32)
@@ -100,107 +103,17 @@ function packedTokenBucket({
       const last = (high & TIME_HIGH_MASK) * TWO_POW_32 + words[at]!
       return last + ceilDiv(capacity - (high >>> 11), unitsPerMs)
     },
-    unpack: unpackCountAndTime,
-    pack: packCountAndTime,
+    unpack(words, at, to, offset) {
+      const high = words[at + 1]!
+      to[offset] = stored(high >>> 11)
+      to[offset + 1] = (high & TIME_HIGH_MASK) * TWO_POW_32 + words[at]!
+    },
+    pack(from, offset, words, at) {
+      const last = from[offset + 1]!
+      words[at] = last >>> 0
+      words[at + 1] = stored(from[offset]!) * TIME_HIGH + Math.floor(last / TWO_POW_32)
+    },
   }
-}
-
-/** The leaky bucket's state: the water where the token bucket keeps its level. */
-function packedLeakyBucket({
-  burst,
-  unitsPerMs,
-  unitsPerToken,
-  capacity,
-}: RateParams): PackedState {
-  const drainMs = ceilDiv(capacity, unitsPerMs)
-  return {
-    init(words, at, now) {
-      words[at] = now >>> 0
-      words[at + 1] = Math.floor(now / TWO_POW_32)
-    },
-    decide(words, at, cost, now, commit) {
-      if (cost > burst) throw costTooHigh(cost, burst)
-      const high = words[at + 1]!
-      const stored = high >>> 11
-      let last = (high & TIME_HIGH_MASK) * TWO_POW_32 + words[at]!
-      if (last - now > drainMs) {
-        last = now
-        // An inspection (cost 0) writes nothing, not even this move (inspection.ts).
-        if (cost > 0) {
-          words[at] = now >>> 0
-          words[at + 1] = stored * TIME_HIGH + Math.floor(now / TWO_POW_32)
-        }
-      }
-      const at2 = Math.max(now, last)
-      const skew = at2 - now
-      const elapsed = at2 - last
-      const water = elapsed >= drainMs ? 0 : Math.max(0, stored - elapsed * unitsPerMs)
-      const poured = water + cost * unitsPerToken
-      if (cost > 0 && poured > capacity) {
-        return {
-          allowed: false,
-          remaining: Math.max(0, floorDiv(capacity - water, unitsPerToken)),
-          limit: burst,
-          resetAfterMs: skew + ceilDiv(water, unitsPerMs),
-          retryAfterMs: skew + ceilDiv(poured - capacity, unitsPerMs),
-        }
-      }
-      if (commit && cost > 0) {
-        words[at] = at2 >>> 0
-        words[at + 1] = poured * TIME_HIGH + Math.floor(at2 / TWO_POW_32)
-      }
-      return {
-        allowed: true,
-        remaining: Math.max(0, floorDiv(capacity - poured, unitsPerToken)),
-        limit: burst,
-        resetAfterMs: poured === 0 ? 0 : skew + ceilDiv(poured, unitsPerMs),
-        retryAfterMs: undefined,
-      }
-    },
-    refund(words, at, cost, _chargedAt, now) {
-      const high = words[at + 1]!
-      const stored = high >>> 11
-      let last = (high & TIME_HIGH_MASK) * TWO_POW_32 + words[at]!
-      if (last - now > drainMs) last = now
-      const at2 = Math.max(now, last)
-      const elapsed = at2 - last
-      const water = elapsed >= drainMs ? 0 : Math.max(0, stored - elapsed * unitsPerMs)
-      const drained = Math.max(0, water - cost * unitsPerToken)
-      words[at] = at2 >>> 0
-      words[at + 1] = drained * TIME_HIGH + Math.floor(at2 / TWO_POW_32)
-    },
-    freshAt(words, at) {
-      const high = words[at + 1]!
-      const last = (high & TIME_HIGH_MASK) * TWO_POW_32 + words[at]!
-      return last + ceilDiv(high >>> 11, unitsPerMs)
-    },
-    unpack: unpackCountAndTime,
-    pack: packCountAndTime,
-  }
-}
-
-/** A bucket's state, [count, time], from its words. */
-function unpackCountAndTime(
-  words: Uint32Array,
-  at: number,
-  to: Float64Array | number[],
-  offset: number,
-): void {
-  const high = words[at + 1]!
-  to[offset] = high >>> 11
-  to[offset + 1] = (high & TIME_HIGH_MASK) * TWO_POW_32 + words[at]!
-}
-
-/** The reverse of `unpackCountAndTime`. */
-function packCountAndTime(
-  from: Float64Array | number[],
-  offset: number,
-  words: Uint32Array,
-  at: number,
-): void {
-  const last = from[offset + 1]!
-  words[at] = last >>> 0
-  words[at + 1] = from[offset]! * TIME_HIGH + Math.floor(last / TWO_POW_32)
 }
 
 /**
