@@ -199,26 +199,30 @@ export function storeDecision(
     key,
     storeFailed: false,
   }
-  // What `unusableField` names, tested inline.
-  const usable =
-    typeof d.allowed === 'boolean' &&
-    Number.isInteger(d.remaining) &&
-    d.remaining >= 0 &&
-    d.remaining <= MAX_FIELD_INTEGER &&
-    Number.isInteger(d.limit) &&
-    d.limit >= 0 &&
-    d.limit <= MAX_FIELD_INTEGER &&
-    Number.isSafeInteger(d.resetAfterMs) &&
-    d.resetAfterMs >= 0 &&
-    (d.allowed || (Number.isSafeInteger(d.retryAfterMs) && d.retryAfterMs! >= 0)) &&
-    (d.delayMs === undefined || (Number.isSafeInteger(d.delayMs) && d.delayMs >= 0))
-  if (!usable) refuseStoreDecision(d)
+  // The first field the responder could not send, tested inline: counts as they are (no NaN,
+  // no text, no fraction, not too large), and waits in ms (sent in whole seconds, so any safe
+  // whole number fits). Only a denial's wait is read (Retry-After, the RateLimit field's t); a
+  // queue rule's admission waits `delayMs`.
+  const unusable: keyof Decision | undefined =
+    typeof d.allowed !== 'boolean'
+      ? 'allowed'
+      : !(Number.isInteger(d.remaining) && d.remaining >= 0 && d.remaining <= MAX_FIELD_INTEGER)
+        ? 'remaining'
+        : !(Number.isInteger(d.limit) && d.limit >= 0 && d.limit <= MAX_FIELD_INTEGER)
+          ? 'limit'
+          : !(Number.isSafeInteger(d.resetAfterMs) && d.resetAfterMs >= 0)
+            ? 'resetAfterMs'
+            : !(d.allowed || (Number.isSafeInteger(d.retryAfterMs) && d.retryAfterMs! >= 0))
+              ? 'retryAfterMs'
+              : d.delayMs !== undefined && !(Number.isSafeInteger(d.delayMs) && d.delayMs >= 0)
+                ? 'delayMs'
+                : undefined
+  if (unusable !== undefined) refuseStoreDecision(d, unusable)
   return d
 }
 
-/** Throws `ERR_RL_STORE_REPLY` naming the first field of `d` the responder could not send. */
-function refuseStoreDecision(d: RuleDecision): never {
-  const field = unusableField(d)!
+/** Throws `ERR_RL_STORE_REPLY` naming `field`, the first of `d` the responder could not send. */
+function refuseStoreDecision(d: RuleDecision, field: keyof Decision): never {
   const expected =
     field === 'allowed'
       ? 'true or false'
@@ -228,30 +232,6 @@ function refuseStoreDecision(d: RuleDecision): never {
     d.rule,
     field,
   )
-}
-
-/**
- * The first field of a store decision that the responder could not send, or undefined: counts
- * as they are (no NaN, no text, no fraction, not too large), and waits in ms (sent in whole
- * seconds, so any safe whole number fits). Only a denial's wait is read (Retry-After, the
- * RateLimit field's t); a queue rule's admission waits `delayMs`.
- */
-function unusableField(d: RuleDecision): keyof Decision | undefined {
-  if (typeof d.allowed !== 'boolean') return 'allowed'
-  if (!isCount(d.remaining)) return 'remaining'
-  if (!isCount(d.limit)) return 'limit'
-  if (!isDuration(d.resetAfterMs)) return 'resetAfterMs'
-  if (!d.allowed && !isDuration(d.retryAfterMs)) return 'retryAfterMs'
-  if (d.delayMs !== undefined && !isDuration(d.delayMs)) return 'delayMs'
-  return undefined
-}
-
-function isCount(value: unknown): boolean {
-  return Number.isInteger(value) && (value as number) >= 0 && (value as number) <= MAX_FIELD_INTEGER
-}
-
-function isDuration(value: unknown): boolean {
-  return Number.isSafeInteger(value) && (value as number) >= 0
 }
 
 /** `ERR_RL_STORE_REPLY`: the store answered something the limiter cannot use. */
