@@ -7,34 +7,10 @@ import type { DenyReason, RuleDecision, Verdict } from './types.js'
 
 const NONE: readonly RuleDecision[] = /* @__PURE__ */ Object.freeze([])
 
-/** A store decision with the rule's name, mode, cost, policy and key (one object shape). */
-function ruleDecision(
-  rule: CompiledRule,
-  decision: Decision,
-  cost: number,
-  key: string | undefined,
-  storeFailed: boolean,
-): RuleDecision {
-  return {
-    allowed: decision.allowed,
-    remaining: decision.remaining,
-    limit: decision.limit,
-    resetAfterMs: decision.resetAfterMs,
-    retryAfterMs: decision.retryAfterMs,
-    delayMs: decision.delayMs,
-    rule: rule.id,
-    mode: rule.mode,
-    cost,
-    policy: rule.policy,
-    key,
-    storeFailed,
-  }
-}
-
 /**
  * A made-up decision, with the figures of a fresh key when allowed, none when denied: a
  * fail-closed denial (`retryAfterMs` set), a missing identity's (not set), or a fail-open
- * admission from `check`.
+ * admission from `check`. The fields of `storeDecision`'s object, in the same order.
  */
 function madeUp(
   rule: CompiledRule,
@@ -44,14 +20,20 @@ function madeUp(
   retryAfterMs: number | undefined,
 ): RuleDecision {
   const limit = rule.algorithm.limit
-  const decision: Decision = {
+  return {
     allowed,
     remaining: allowed ? limit : 0,
     limit,
     resetAfterMs: retryAfterMs ?? 0,
     retryAfterMs,
+    delayMs: undefined,
+    rule: rule.id,
+    mode: rule.mode,
+    cost,
+    policy: rule.policy,
+    key,
+    storeFailed: allowed || retryAfterMs !== undefined,
   }
-  return ruleDecision(rule, decision, cost, key, allowed || retryAfterMs !== undefined)
 }
 
 /** A made-up denial: the store is down (`retryAfterMs` set) or an identity is missing (not set). */
@@ -183,7 +165,7 @@ export function storeDecision(
       rule.id,
     )
   }
-  // As `ruleDecision` makes it (the same fields, in the same order).
+  // One object shape for every rule decision: `madeUp` writes the same fields, in this order.
   const decision = reply as Decision
   const d: RuleDecision = {
     allowed: decision.allowed,
