@@ -51,13 +51,14 @@ export function admission(rule: CompiledRule, cost: number, key: string): RuleDe
   return madeUp(rule, true, cost, key, undefined)
 }
 
+/** The verdict of a request no rule decides: allowed, with no decision. */
 export function emptyVerdict(at: number): Verdict {
-  return verdict(true, undefined, NONE, undefined, NONE, at, false)
+  return combine(NONE, at)
 }
 
 /** The refusal of a client on the `denyList`: no rule decided it, so no decision. */
 export function listedDenial(at: number): Verdict {
-  return verdict(false, 'deny-list', NONE, undefined, NONE, at, false)
+  return { ...emptyVerdict(at), allowed: false, reason: 'deny-list' }
 }
 
 /**
@@ -90,16 +91,18 @@ export function combine(
     }
   }
   const allowed = denying === undefined
-  return verdict(
+  // Every field declared here, `slotsReleased` too: marking a release changes no object's shape.
+  return {
     allowed,
-    allowed ? undefined : reason,
+    reason: allowed ? undefined : reason,
     decisions,
-    denying ?? tightest,
-    shadowDenied ?? NONE,
+    deciding: denying ?? tightest,
+    shadowDenied: shadowDenied ?? NONE,
     at,
     storeFailed,
-    allowed && wait > 0 ? wait : undefined,
-  )
+    waitMs: allowed && wait > 0 ? wait : undefined,
+    slotsReleased: undefined,
+  }
 }
 
 /**
@@ -118,30 +121,6 @@ export function singleVerdict(decision: RuleDecision, at: number): Verdict {
     at,
     storeFailed: false,
     waitMs: shadow || !decision.allowed ? undefined : decision.delayMs || undefined,
-    slotsReleased: undefined,
-  }
-}
-
-function verdict(
-  allowed: boolean,
-  reason: DenyReason | undefined,
-  decisions: readonly RuleDecision[],
-  deciding: RuleDecision | undefined,
-  shadowDenied: readonly RuleDecision[],
-  at: number,
-  storeFailed: boolean,
-  waitMs: number | undefined = undefined,
-): Verdict {
-  // Every field declared here, `slotsReleased` too: marking a release changes no object's shape.
-  return {
-    allowed,
-    reason,
-    decisions,
-    deciding,
-    shadowDenied,
-    at,
-    storeFailed,
-    waitMs,
     slotsReleased: undefined,
   }
 }
