@@ -179,11 +179,10 @@ const NO_DECISIONS: RuleDecision[] = []
 
 /** The charge of one rule for one key: a store call that failed. */
 function onePending(rule: CompiledRule, key: string, cost: number): Pending {
-  const charge = { rule: rule.id, algorithm: rule.algorithm, key, cost, shadow: rule.shadow }
   return {
     matched: [rule],
     charged: [rule],
-    charges: [charge],
+    charges: [chargeOf(rule, key, cost)],
     missing: NO_DECISIONS,
     penalised: false,
   }
