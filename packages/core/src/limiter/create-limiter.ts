@@ -153,16 +153,7 @@ export function composeLimiter(options: LimiterOptions, parts: LimiterParts): Li
   figures?.count(limiter)
   parts.calls?.add(limiter, { store, ruleOf, reader, timeOf })
   // Built only with the update part: a middleware composed without it holds none of it.
-  parts.update?.({
-    limiter,
-    options,
-    parts,
-    byId: setup.byId as Map<string, CompiledRule>,
-    retired,
-    deciderOf,
-    reporter: engine.reporter,
-    now: () => timeOf(undefined)[0],
-  })
+  parts.update?.({ limiter, options, parts, setup, retired, deciderOf, timeOf })
   return limiter
 }
 
@@ -243,7 +234,7 @@ function notHeld(): never {
 }
 
 /** The time of a call, and the engine to decide it with. */
-type TimeOf = (given: { readonly now?: number } | undefined) => [number, Engine]
+export type TimeOf = (given: { readonly now?: number } | undefined) => [number, Engine]
 
 /**
  * The time of a call: the `now` given (whole ms; a bad one is the caller's bug and throws) or
