@@ -126,15 +126,7 @@ export function composeLimiter(options: LimiterOptions, parts: LimiterParts): Li
   // Per-client figures: built only with that part (a composed middleware without it refuses the
   // option: see kitParts).
   const figures = options.figures && parts.figures?.(options, parts, setup)
-  const deciderOf = (index: RuleIndex) =>
-    requestDecider({
-      engine,
-      index,
-      clock: reader,
-      markWaiting: slots?.mark,
-      lists: setup.lists,
-      figures: figures?.decide,
-    })
+  const deciderOf = (index: RuleIndex) => requestDecider(setup, index, slots?.mark, figures?.decide)
   const limiter: Limiter = {
     rules,
     store,

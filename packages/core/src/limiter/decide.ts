@@ -29,17 +29,12 @@ import {
 
 type Identities = RequestFacts['identities']
 
-/** What deciding a request needs, built once by `createLimiter`. */
-export type DeciderParts = {
+/** What deciding a request needs of the limiter's setup (built once by `createLimiter`). */
+type DeciderSetup = {
   readonly engine: Engine
-  readonly index: RuleIndex
-  readonly clock: ClockReader
-  /** Marks refusals that wait in a line for a concurrency slot, when a rule has one. */
-  readonly markWaiting: ((verdict: MaybePromise<Verdict>) => MaybePromise<Verdict>) | undefined
+  readonly reader: ClockReader
   /** The allow and deny lists (`lists`), when given. */
   readonly lists: ListCheck | undefined
-  /** Per-client figures (`figures`), when given. */
-  readonly figures?: FiguresHook | undefined
 }
 
 /**
@@ -53,15 +48,18 @@ export type FiguresHook = (
   decideWith: (rules: readonly CompiledRule[]) => MaybePromise<Verdict>,
 ) => MaybePromise<Verdict> | undefined
 
-/** `Limiter.decide`: matches a request to its rules and decides them as one unit. */
-export function requestDecider({
-  engine,
-  index,
-  clock,
-  markWaiting,
-  lists,
-  figures,
-}: DeciderParts): (facts: RequestFacts, given?: DecideOptions) => MaybePromise<Verdict> {
+/**
+ * `Limiter.decide`: matches a request to its rules and decides them as one unit. `markWaiting`
+ * marks refusals that wait in a line for a concurrency slot, when a rule has one; `figures`
+ * decides rules that take per-client figures (`figures`), when given.
+ */
+export function requestDecider(
+  setup: DeciderSetup,
+  index: RuleIndex,
+  markWaiting: ((verdict: MaybePromise<Verdict>) => MaybePromise<Verdict>) | undefined,
+  figures: FiguresHook | undefined,
+): (facts: RequestFacts, given?: DecideOptions) => MaybePromise<Verdict> {
+  const { engine, reader: clock, lists } = setup
   return function decide(facts, given) {
     let now: number
     let deciding = engine
