@@ -140,7 +140,7 @@ export function composeLimiter(options: LimiterOptions, parts: LimiterParts): Li
     refund,
     release: slots?.release,
     // With the reservations part, whether or not a rule settles yet: an update may add one.
-    ...parts.reservations?.createSettle({ byId: setup.byId, timeOf, closed }),
+    ...parts.reservations?.createSettle(setup, timeOf, closed),
   }
   figures?.count(limiter)
   parts.calls?.add(limiter, { store, ruleOf, reader, timeOf })
