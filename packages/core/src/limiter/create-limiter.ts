@@ -25,7 +25,7 @@ import {
 } from './decide.js'
 import type { ConsumeOne, Engine } from './engine.js'
 import { checkIdentityNames, knownIdentityNames } from './identity-names.js'
-import { type OperatorParts, registerOperatorParts } from './operator-parts.js'
+import { registerOperatorParts } from './operator-parts.js'
 import { LIMITER_OPTIONS } from './option-names.js'
 import { type PenaltyPart, penalties } from './penalised.js'
 import { createReporter } from './report.js'
@@ -143,7 +143,7 @@ export function composeLimiter(options: LimiterOptions, parts: LimiterParts): Li
     ...parts.reservations?.createSettle(setup, timeOf, closed),
   }
   figures?.count(limiter)
-  parts.calls?.add(limiter, { store, ruleOf, reader, timeOf })
+  parts.calls?.add(limiter, setup, ruleOf, timeOf)
   // Built only with the update part: a middleware composed without it holds none of it.
   parts.update?.({ limiter, options, parts, setup, retired, deciderOf, timeOf })
   return limiter
@@ -203,18 +203,20 @@ function compileLimiter(options: LimiterOptions, parts: LimiterParts): LimiterSe
   }
 }
 
-/** What `ownerCalls` needs of a limiter besides the limiter itself. */
-type OwnerHost = OperatorParts & { readonly timeOf: TimeOf }
-
 /** `check`, `acquire` and the operator's calls (`limiterOperations`), on `limiter`. */
-function ownerCalls(limiter: Limiter, host: OwnerHost): void {
-  limiter.check = checker(host.ruleOf, host.timeOf)
+function ownerCalls(
+  limiter: Limiter,
+  setup: LimiterSetup,
+  ruleOf: (id: string) => CompiledRule,
+  timeOf: TimeOf,
+): void {
+  limiter.check = checker(ruleOf, timeOf)
   limiter.acquire = (facts, given) =>
     // Adopted, so that a throw (a cost that can never fit) rejects rather than escapes.
     Promise.resolve()
       .then(() => limiter.decide(facts, given))
       .then((verdict) => limiter.hold(verdict, given))
-  registerOperatorParts(limiter, host)
+  registerOperatorParts(limiter, { store: setup.store, ruleOf, reader: setup.reader })
 }
 
 /** `check` and `acquire` of a limiter made without them (a middleware's own, which no app holds). */
