@@ -11,7 +11,14 @@ import { decideLocally } from './fallback.js'
 import { messageOf, type Reporter } from './report.js'
 import type { RuleIndex } from './rule-index.js'
 import { replyWithin } from './store-deadline.js'
-import type { DecideOptions, MaybePromise, RequestFacts, RuleDecision, Verdict } from './types.js'
+import type {
+  DecideOptions,
+  DenyReason,
+  MaybePromise,
+  RequestFacts,
+  RuleDecision,
+  Verdict,
+} from './types.js'
 import {
   admission,
   combine,
@@ -272,6 +279,8 @@ function verdictOfReply(engine: Engine, pending: Pending, outcome: Outcome, now:
   const { charged, charges } = pending
   const made: RuleDecision[] = new Array(charged.length)
   let at: number
+  // Set when a penalty's block refuses the request ('blocked', 'forbidden'); else 'limit'.
+  let reason: DenyReason | undefined
   // Everything read from the reply is read here, once, into the limiter's own objects, which
   // are then checked: a getter or proxy in the reply that throws is caught like a bad figure.
   try {
@@ -294,13 +303,12 @@ function verdictOfReply(engine: Engine, pending: Pending, outcome: Outcome, now:
     }
     if (pending.penalised) {
       const offences = (outcome as PenalisedOutcome).offences
-      const reason = engine.penalties!.decisions(charged, made, offences, at)
-      if (reason !== undefined) return combine(inRuleOrder(pending, made), at, reason)
+      reason = engine.penalties!.decisions(charged, made, offences, at)
     }
   } catch (error) {
     return storeFailure(engine, pending, error, now)
   }
-  return combine(inRuleOrder(pending, made), at)
+  return combine(inRuleOrder(pending, made), at, reason)
 }
 
 /**
