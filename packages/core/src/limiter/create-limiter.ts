@@ -328,11 +328,10 @@ function checkOptions(store: Store, clock: Clock, options: LimiterOptions): void
   const timeout = options.storeTimeoutMs
   // Timers take at most 2^31 − 1 ms; beyond that they fire at once.
   const validTimeout =
-    typeof timeout === 'number' &&
-    Number.isSafeInteger(timeout) &&
-    timeout >= 1 &&
-    timeout < 2 ** 31
-  if (timeout !== undefined && timeout !== false && !validTimeout) {
+    timeout === undefined ||
+    timeout === false ||
+    (Number.isSafeInteger(timeout) && timeout >= 1 && timeout < 2 ** 31)
+  if (!validTimeout) {
     throw invalidOption(
       'storeTimeoutMs',
       `expected whole ms from 1 to 2147483647, or false, got ${shown(timeout)}`,
