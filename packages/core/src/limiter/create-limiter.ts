@@ -302,7 +302,7 @@ function refunder(
 /** A budget of its own that will end: 0, NaN or Infinity (for "none") leaves the limiter's. */
 function boundsItsCalls(store: Store): boolean {
   const budget = store.timeoutMs
-  return typeof budget === 'number' && Number.isFinite(budget) && budget > 0
+  return Number.isFinite(budget) && budget! > 0
 }
 
 function checkAlgorithms(
