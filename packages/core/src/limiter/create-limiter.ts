@@ -1,5 +1,5 @@
 import { costTooHigh } from '../algorithms/params.js'
-import { checkCost, checkTime, wholeMs } from '../algorithms/step.js'
+import { checkCost } from '../algorithms/step.js'
 import { type AlgorithmTable, BUILT_IN_ALGORITHMS } from '../algorithms/table.js'
 import { type Clock, systemClock } from '../clock.js'
 import { RateLimitError } from '../errors.js'
@@ -237,12 +237,7 @@ export type TimeOf = (given: { readonly now?: number } | undefined) => [number, 
  */
 function timeSource(engine: Engine, reader: ClockReader): TimeOf {
   return (given) => {
-    if (given?.now !== undefined) {
-      const now = wholeMs(given.now)
-      checkTime(now)
-      return [now, engine]
-    }
-    const read = reader.read()
+    const read = reader.read(given?.now)
     if (typeof read === 'number') return [read, engine]
     return [reader.latest, failingEngine(engine, read)]
   }

@@ -68,18 +68,11 @@ export function requestDecider(
 ): (facts: RequestFacts, given?: DecideOptions) => MaybePromise<Verdict> {
   const { engine, reader: clock, lists } = setup
   return function decide(facts, given) {
-    let now: number
+    let now = clock.read(given?.now)
     let deciding = engine
-    if (given?.now === undefined) {
-      const read = clock.read()
-      if (typeof read === 'number') now = read
-      else {
-        now = clock.latest
-        deciding = failingEngine(engine, read)
-      }
-    } else {
-      now = wholeMs(given.now)
-      checkTime(now)
+    if (typeof now !== 'number') {
+      deciding = failingEngine(engine, now)
+      now = clock.latest
     }
     if (lists !== undefined) {
       // Before any store call: a listed client is neither charged nor told any figure.
@@ -405,22 +398,33 @@ function fallbackKey(
   return ip === undefined || ip === '' ? UNKNOWN_CLIENT_KEY : `ip:${ip}`
 }
 
-/** Reads the limiter's clock, as whole ms, and notices when it steps back or fails. */
+/**
+ * The time of a call, as whole ms: the one it gives, else the clock's, noticing when the clock
+ * steps back or fails.
+ */
 export type ClockReader = {
-  /** The time in whole ms (a fraction floored), or the error of a clock that failed. */
-  read(): number | RateLimitError
+  /**
+   * The time given (whole ms, a fraction floored; a bad one is the caller's bug and throws), or
+   * the clock's, or the error of a clock that failed.
+   */
+  read(given: number | undefined): number | RateLimitError
   /** The latest time read, or 0 before any: where a clock failure's verdict is placed. */
   readonly latest: number
   /** How many readings were earlier than the one before (a step back, such as an NTP fix). */
   readonly stepsBack: number
 }
 
-/** The limiter's clock reader; with no clock given, `Date.now()` read directly. */
+/** The limiter's time reader; with no clock given, `Date.now()` read directly. */
 export function clockReader(clock: Clock | undefined, reporter: Reporter): ClockReader {
   const reader = {
     latest: 0,
     stepsBack: 0,
-    read(): number | RateLimitError {
+    read(given: number | undefined): number | RateLimitError {
+      if (given !== undefined) {
+        const now = wholeMs(given)
+        checkTime(now)
+        return now
+      }
       let value: unknown
       try {
         value = clock === undefined ? Date.now() : clock.now()
