@@ -144,15 +144,16 @@ export function storeDecision(
       rule.id,
     )
   }
+  // Each field read once, in this order (a getter is called once), into locals that are checked.
+  const { allowed, remaining, limit, resetAfterMs, retryAfterMs, delayMs } = reply as Decision
   // One object shape for every rule decision: `madeUp` writes the same fields, in this order.
-  const decision = reply as Decision
   const d: RuleDecision = {
-    allowed: decision.allowed,
-    remaining: decision.remaining,
-    limit: decision.limit,
-    resetAfterMs: decision.resetAfterMs,
-    retryAfterMs: decision.retryAfterMs,
-    delayMs: decision.delayMs,
+    allowed,
+    remaining,
+    limit,
+    resetAfterMs,
+    retryAfterMs,
+    delayMs,
     rule: rule.id,
     mode: rule.mode,
     cost,
@@ -165,17 +166,17 @@ export function storeDecision(
   // whole number fits). Only a denial's wait is read (Retry-After, the RateLimit field's t); a
   // queue rule's admission waits `delayMs`.
   const unusable: keyof Decision | undefined =
-    typeof d.allowed !== 'boolean'
+    typeof allowed !== 'boolean'
       ? 'allowed'
-      : !(Number.isInteger(d.remaining) && d.remaining >= 0 && d.remaining <= MAX_FIELD_INTEGER)
+      : !(Number.isInteger(remaining) && remaining >= 0 && remaining <= MAX_FIELD_INTEGER)
         ? 'remaining'
-        : !(Number.isInteger(d.limit) && d.limit >= 0 && d.limit <= MAX_FIELD_INTEGER)
+        : !(Number.isInteger(limit) && limit >= 0 && limit <= MAX_FIELD_INTEGER)
           ? 'limit'
-          : !(Number.isSafeInteger(d.resetAfterMs) && d.resetAfterMs >= 0)
+          : !(Number.isSafeInteger(resetAfterMs) && resetAfterMs >= 0)
             ? 'resetAfterMs'
-            : !(d.allowed || (Number.isSafeInteger(d.retryAfterMs) && d.retryAfterMs! >= 0))
+            : !(allowed || (Number.isSafeInteger(retryAfterMs) && retryAfterMs! >= 0))
               ? 'retryAfterMs'
-              : d.delayMs !== undefined && !(Number.isSafeInteger(d.delayMs) && d.delayMs >= 0)
+              : delayMs !== undefined && !(Number.isSafeInteger(delayMs) && delayMs >= 0)
                 ? 'delayMs'
                 : undefined
   if (unusable !== undefined) refuseStoreDecision(d, unusable)
