@@ -20,11 +20,10 @@ import type {
   Verdict,
 } from './types.js'
 import {
-  admission,
   combine,
-  denial,
   emptyVerdict,
   listedDenial,
+  madeUpDecision,
   replyError,
   shown,
   singleVerdict,
@@ -184,7 +183,7 @@ export function failedOne(
   error: unknown,
 ): RuleDecision {
   const made = storeFailure(engine, onePending(rule, key, cost), error, now).decisions[0]
-  return made ?? admission(rule, cost, key)
+  return made ?? madeUpDecision(rule, true, cost, key)
 }
 
 function decideAll(
@@ -217,7 +216,7 @@ function decideAll(
     const key = keyOf(rule, identities)
     if (key === undefined) {
       if (pending.missing === NO_DECISIONS) pending.missing = []
-      pending.missing.push(denial(rule, cost, undefined, undefined))
+      pending.missing.push(madeUpDecision(rule, false, cost))
       if (!rule.shadow) refused = true
       continue
     }
@@ -314,7 +313,10 @@ function storeFailure(engine: Engine, pending: Pending, error: unknown, now: num
   const denials: RuleDecision[] = []
   charged.forEach((rule, i) => {
     if (rule.shadow || !rule.failClosed) return
-    denials.push(denial(rule, charges[i]!.cost, charges[i]!.key, engine.storeErrorRetryAfterMs))
+    const charge = charges[i]!
+    denials.push(
+      madeUpDecision(rule, false, charge.cost, charge.key, engine.storeErrorRetryAfterMs),
+    )
   })
   const failClosed = denials.length > 0
   const local = failClosed ? undefined : decideLocally(engine, charged, charges, now)

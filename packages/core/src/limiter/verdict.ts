@@ -8,16 +8,17 @@ import type { DenyReason, RuleDecision, Verdict } from './types.js'
 const NONE: readonly RuleDecision[] = /* @__PURE__ */ Object.freeze([])
 
 /**
- * A made-up decision, with the figures of a fresh key when allowed, none when denied: a
- * fail-closed denial (`retryAfterMs` set), a missing identity's (not set), or a fail-open
- * admission from `check`. The fields of `storeDecision`'s object, in the same order.
+ * A decision made up without the store, with the figures of a fresh key when allowed, none when
+ * denied: a fail-closed denial (`retryAfterMs` set), a missing identity's (no key, no
+ * `retryAfterMs`), or a fail-open admission from `check`. The fields of `storeDecision`'s
+ * object, in the same order.
  */
-function madeUp(
+export function madeUpDecision(
   rule: CompiledRule,
   allowed: boolean,
   cost: number,
-  key: string | undefined,
-  retryAfterMs: number | undefined,
+  key?: string,
+  retryAfterMs?: number,
 ): RuleDecision {
   const limit = rule.algorithm.limit
   return {
@@ -36,22 +37,6 @@ function madeUp(
   }
 }
 
-/** A made-up denial: the store is down (`retryAfterMs` set) or an identity is missing (not set). */
-export function denial(
-  rule: CompiledRule,
-  cost: number,
-  key: string | undefined,
-  retryAfterMs: number | undefined,
-): RuleDecision {
-  return madeUp(rule, false, cost, key, retryAfterMs)
-}
-
-/** A made-up admission (fail-open `check`): the figures of a fresh key. */
-export function admission(rule: CompiledRule, cost: number, key: string): RuleDecision {
-  return madeUp(rule, true, cost, key, undefined)
-}
-
-/** The verdict of a request no rule decides: allowed, with no decision. */
 export function emptyVerdict(at: number): Verdict {
   return combine(NONE, at)
 }
