@@ -65,6 +65,16 @@ export function wholeMs(now: number): number {
 }
 
 /**
+ * A time given to a store or the limiter, in whole ms: `wholeMs` then `checkTime`, in one test
+ * (a number from 0 to `MAX_TIME_MS` is floored; anything else is refused).
+ */
+export function wholeTime(now: number): number {
+  if (typeof now === 'number' && now >= 0 && now <= MAX_TIME_MS) return Math.floor(now)
+  checkTime(now)
+  return now
+}
+
+/**
  * Throws `ERR_RL_INVALID_TIME` unless `now` is whole ms from 0 to `MAX_TIME_MS`: call `wholeMs`
  * first to accept a fractional clock.
  */

@@ -77,11 +77,8 @@ export function compileRule(
       : { ...built, versioned: { version: rule.version, onChange: rule.onChange } }
   const costRoutes = Object.keys(rule.costByRoute)
   const keyPrefix = `${rule.match.identity[0]}:`
-  let lastKey = keyCaches.get(keyPrefix)
-  if (lastKey === undefined) {
-    lastKey = { value: '', key: '' }
-    keyCaches.set(keyPrefix, lastKey)
-  }
+  const lastKey = keyCaches.get(keyPrefix) ?? { value: '', key: '' }
+  keyCaches.set(keyPrefix, lastKey)
   return {
     index,
     id: rule.id,

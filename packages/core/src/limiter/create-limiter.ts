@@ -1,5 +1,5 @@
 import { costTooHigh } from '../algorithms/params.js'
-import { checkCost, checkTime, wholeMs } from '../algorithms/step.js'
+import { checkCost } from '../algorithms/step.js'
 import { type AlgorithmTable, BUILT_IN_ALGORITHMS } from '../algorithms/table.js'
 import { type Clock, systemClock } from '../clock.js'
 import { RateLimitError } from '../errors.js'
@@ -25,7 +25,7 @@ import {
 } from './decide.js'
 import type { ConsumeOne, Engine } from './engine.js'
 import { checkIdentityNames, knownIdentityNames } from './identity-names.js'
-import { type OperatorParts, registerOperatorParts } from './operator-parts.js'
+import { registerOperatorParts } from './operator-parts.js'
 import { LIMITER_OPTIONS } from './option-names.js'
 import { type PenaltyPart, penalties } from './penalised.js'
 import { createReporter } from './report.js'
@@ -126,15 +126,7 @@ export function composeLimiter(options: LimiterOptions, parts: LimiterParts): Li
   // Per-client figures: built only with that part (a composed middleware without it refuses the
   // option: see kitParts).
   const figures = options.figures && parts.figures?.(options, parts, setup)
-  const deciderOf = (index: RuleIndex) =>
-    requestDecider({
-      engine,
-      index,
-      clock: reader,
-      markWaiting: slots?.mark,
-      lists: setup.lists,
-      figures: figures?.decide,
-    })
+  const deciderOf = (index: RuleIndex) => requestDecider(setup, index, slots?.mark, figures?.decide)
   const limiter: Limiter = {
     rules,
     store,
@@ -148,21 +140,12 @@ export function composeLimiter(options: LimiterOptions, parts: LimiterParts): Li
     refund,
     release: slots?.release,
     // With the reservations part, whether or not a rule settles yet: an update may add one.
-    ...parts.reservations?.createSettle({ byId: setup.byId, timeOf, closed }),
+    ...parts.reservations?.createSettle(setup, timeOf, closed),
   }
   figures?.count(limiter)
-  parts.calls?.add(limiter, { store, ruleOf, reader, timeOf })
+  parts.calls?.add(limiter, setup, ruleOf, timeOf)
   // Built only with the update part: a middleware composed without it holds none of it.
-  parts.update?.({
-    limiter,
-    options,
-    parts,
-    byId: setup.byId as Map<string, CompiledRule>,
-    retired,
-    deciderOf,
-    reporter: engine.reporter,
-    now: () => timeOf(undefined)[0],
-  })
+  parts.update?.({ limiter, options, parts, setup, retired, deciderOf, timeOf })
   return limiter
 }
 
@@ -220,18 +203,20 @@ function compileLimiter(options: LimiterOptions, parts: LimiterParts): LimiterSe
   }
 }
 
-/** What `ownerCalls` needs of a limiter besides the limiter itself. */
-type OwnerHost = OperatorParts & { readonly timeOf: TimeOf }
-
 /** `check`, `acquire` and the operator's calls (`limiterOperations`), on `limiter`. */
-function ownerCalls(limiter: Limiter, host: OwnerHost): void {
-  limiter.check = checker(host.ruleOf, host.timeOf)
+function ownerCalls(
+  limiter: Limiter,
+  setup: LimiterSetup,
+  ruleOf: (id: string) => CompiledRule,
+  timeOf: TimeOf,
+): void {
+  limiter.check = checker(ruleOf, timeOf)
   limiter.acquire = (facts, given) =>
     // Adopted, so that a throw (a cost that can never fit) rejects rather than escapes.
     Promise.resolve()
       .then(() => limiter.decide(facts, given))
       .then((verdict) => limiter.hold(verdict, given))
-  registerOperatorParts(limiter, host)
+  registerOperatorParts(limiter, { store: setup.store, ruleOf, reader: setup.reader })
 }
 
 /** `check` and `acquire` of a limiter made without them (a middleware's own, which no app holds). */
@@ -243,7 +228,7 @@ function notHeld(): never {
 }
 
 /** The time of a call, and the engine to decide it with. */
-type TimeOf = (given: { readonly now?: number } | undefined) => [number, Engine]
+export type TimeOf = (given: { readonly now?: number } | undefined) => [number, Engine]
 
 /**
  * The time of a call: the `now` given (whole ms; a bad one is the caller's bug and throws) or
@@ -252,12 +237,7 @@ type TimeOf = (given: { readonly now?: number } | undefined) => [number, Engine]
  */
 function timeSource(engine: Engine, reader: ClockReader): TimeOf {
   return (given) => {
-    if (given?.now !== undefined) {
-      const now = wholeMs(given.now)
-      checkTime(now)
-      return [now, engine]
-    }
-    const read = reader.read()
+    const read = reader.read(given?.now)
     if (typeof read === 'number') return [read, engine]
     return [reader.latest, failingEngine(engine, read)]
   }
@@ -317,7 +297,7 @@ function refunder(
 /** A budget of its own that will end: 0, NaN or Infinity (for "none") leaves the limiter's. */
 function boundsItsCalls(store: Store): boolean {
   const budget = store.timeoutMs
-  return typeof budget === 'number' && Number.isFinite(budget) && budget > 0
+  return Number.isFinite(budget) && budget! > 0
 }
 
 function checkAlgorithms(
@@ -343,11 +323,10 @@ function checkOptions(store: Store, clock: Clock, options: LimiterOptions): void
   const timeout = options.storeTimeoutMs
   // Timers take at most 2^31 − 1 ms; beyond that they fire at once.
   const validTimeout =
-    typeof timeout === 'number' &&
-    Number.isSafeInteger(timeout) &&
-    timeout >= 1 &&
-    timeout < 2 ** 31
-  if (timeout !== undefined && timeout !== false && !validTimeout) {
+    timeout === undefined ||
+    timeout === false ||
+    (Number.isSafeInteger(timeout) && timeout >= 1 && timeout < 2 ** 31)
+  if (!validTimeout) {
     throw invalidOption(
       'storeTimeoutMs',
       `expected whole ms from 1 to 2147483647, or false, got ${shown(timeout)}`,

@@ -11,13 +11,19 @@ import { decideLocally } from './fallback.js'
 import { messageOf, type Reporter } from './report.js'
 import type { RuleIndex } from './rule-index.js'
 import { replyWithin } from './store-deadline.js'
-import type { DecideOptions, MaybePromise, RequestFacts, RuleDecision, Verdict } from './types.js'
+import type {
+  DecideOptions,
+  DenyReason,
+  MaybePromise,
+  RequestFacts,
+  RuleDecision,
+  Verdict,
+} from './types.js'
 import {
-  admission,
   combine,
-  denial,
   emptyVerdict,
   listedDenial,
+  madeUpDecision,
   replyError,
   shown,
   singleVerdict,
@@ -29,17 +35,12 @@ import {
 
 type Identities = RequestFacts['identities']
 
-/** What deciding a request needs, built once by `createLimiter`. */
-export type DeciderParts = {
+/** What deciding a request needs of the limiter's setup (built once by `createLimiter`). */
+type DeciderSetup = {
   readonly engine: Engine
-  readonly index: RuleIndex
-  readonly clock: ClockReader
-  /** Marks refusals that wait in a line for a concurrency slot, when a rule has one. */
-  readonly markWaiting: ((verdict: MaybePromise<Verdict>) => MaybePromise<Verdict>) | undefined
+  readonly reader: ClockReader
   /** The allow and deny lists (`lists`), when given. */
   readonly lists: ListCheck | undefined
-  /** Per-client figures (`figures`), when given. */
-  readonly figures?: FiguresHook | undefined
 }
 
 /**
@@ -53,28 +54,24 @@ export type FiguresHook = (
   decideWith: (rules: readonly CompiledRule[]) => MaybePromise<Verdict>,
 ) => MaybePromise<Verdict> | undefined
 
-/** `Limiter.decide`: matches a request to its rules and decides them as one unit. */
-export function requestDecider({
-  engine,
-  index,
-  clock,
-  markWaiting,
-  lists,
-  figures,
-}: DeciderParts): (facts: RequestFacts, given?: DecideOptions) => MaybePromise<Verdict> {
+/**
+ * `Limiter.decide`: matches a request to its rules and decides them as one unit. `markWaiting`
+ * marks refusals that wait in a line for a concurrency slot, when a rule has one; `figures`
+ * decides rules that take per-client figures (`figures`), when given.
+ */
+export function requestDecider(
+  setup: DeciderSetup,
+  index: RuleIndex,
+  markWaiting: ((verdict: MaybePromise<Verdict>) => MaybePromise<Verdict>) | undefined,
+  figures: FiguresHook | undefined,
+): (facts: RequestFacts, given?: DecideOptions) => MaybePromise<Verdict> {
+  const { engine, reader: clock, lists } = setup
   return function decide(facts, given) {
-    let now: number
+    let now = clock.read(given?.now)
     let deciding = engine
-    if (given?.now === undefined) {
-      const read = clock.read()
-      if (typeof read === 'number') now = read
-      else {
-        now = clock.latest
-        deciding = failingEngine(engine, read)
-      }
-    } else {
-      now = wholeMs(given.now)
-      checkTime(now)
+    if (typeof now !== 'number') {
+      deciding = failingEngine(engine, now)
+      now = clock.latest
     }
     if (lists !== undefined) {
       // Before any store call: a listed client is neither charged nor told any figure.
@@ -118,7 +115,7 @@ export function requestDecider({
       // One rule, a synchronous store: no arrays but the verdict's own, no promise.
       const key = keyOf(first, facts.identities)
       if (key !== undefined && key !== UNKNOWN_CLIENT_KEY) {
-        // costFor, written out: the one-rule path of every request.
+        // Its cost: the estimate when the rule settles, else by route.
         const costs = first.costs
         const cost =
           estimate !== undefined && first.settleWithinMs !== undefined
@@ -147,21 +144,6 @@ export function requestDecider({
   }
 }
 
-/** A request's cost under a rule: its estimate when the rule settles, else by route. */
-function costFor(
-  engine: Engine,
-  rule: CompiledRule,
-  method: string | undefined,
-  path: string,
-  estimate: number | undefined,
-): number {
-  if (estimate !== undefined && rule.settleWithinMs !== undefined) {
-    return engine.reservations!.estimateFor(rule, estimate)
-  }
-  const costs = rule.costs
-  return costs === undefined ? rule.cost : costs.costOf(method, path, rule.cost)
-}
-
 /** A request's rules split into those charged to the store and those decided without it. */
 type Pending = {
   /** Every matching rule, in rule order. */
@@ -179,11 +161,10 @@ const NO_DECISIONS: RuleDecision[] = []
 
 /** The charge of one rule for one key: a store call that failed. */
 function onePending(rule: CompiledRule, key: string, cost: number): Pending {
-  const charge = { rule: rule.id, algorithm: rule.algorithm, key, cost, shadow: rule.shadow }
   return {
     matched: [rule],
     charged: [rule],
-    charges: [charge],
+    charges: [chargeOf(rule, key, cost)],
     missing: NO_DECISIONS,
     penalised: false,
   }
@@ -202,7 +183,7 @@ export function failedOne(
   error: unknown,
 ): RuleDecision {
   const made = storeFailure(engine, onePending(rule, key, cost), error, now).decisions[0]
-  return made ?? admission(rule, cost, key)
+  return made ?? madeUpDecision(rule, true, cost, key)
 }
 
 function decideAll(
@@ -224,11 +205,18 @@ function decideAll(
   let refused = false
   for (let i = 0; i < count; i++) {
     const rule = matched[i]!
-    const cost = costFor(engine, rule, method, path, estimate)
+    // Its cost, as on the one-rule path.
+    const costs = rule.costs
+    const cost =
+      estimate !== undefined && rule.settleWithinMs !== undefined
+        ? engine.reservations!.estimateFor(rule, estimate)
+        : costs === undefined
+          ? rule.cost
+          : costs.costOf(method, path, rule.cost)
     const key = keyOf(rule, identities)
     if (key === undefined) {
       if (pending.missing === NO_DECISIONS) pending.missing = []
-      pending.missing.push(denial(rule, cost, undefined, undefined))
+      pending.missing.push(madeUpDecision(rule, false, cost))
       if (!rule.shadow) refused = true
       continue
     }
@@ -283,6 +271,8 @@ function verdictOfReply(engine: Engine, pending: Pending, outcome: Outcome, now:
   const { charged, charges } = pending
   const made: RuleDecision[] = new Array(charged.length)
   let at: number
+  // Set when a penalty's block refuses the request ('blocked', 'forbidden'); else 'limit'.
+  let reason: DenyReason | undefined
   // Everything read from the reply is read here, once, into the limiter's own objects, which
   // are then checked: a getter or proxy in the reply that throws is caught like a bad figure.
   try {
@@ -305,13 +295,12 @@ function verdictOfReply(engine: Engine, pending: Pending, outcome: Outcome, now:
     }
     if (pending.penalised) {
       const offences = (outcome as PenalisedOutcome).offences
-      const reason = engine.penalties!.decisions(charged, made, offences, at)
-      if (reason !== undefined) return combine(inRuleOrder(pending, made), at, reason)
+      reason = engine.penalties!.decisions(charged, made, offences, at)
     }
   } catch (error) {
     return storeFailure(engine, pending, error, now)
   }
-  return combine(inRuleOrder(pending, made), at)
+  return combine(inRuleOrder(pending, made), at, reason)
 }
 
 /**
@@ -324,7 +313,10 @@ function storeFailure(engine: Engine, pending: Pending, error: unknown, now: num
   const denials: RuleDecision[] = []
   charged.forEach((rule, i) => {
     if (rule.shadow || !rule.failClosed) return
-    denials.push(denial(rule, charges[i]!.cost, charges[i]!.key, engine.storeErrorRetryAfterMs))
+    const charge = charges[i]!
+    denials.push(
+      madeUpDecision(rule, false, charge.cost, charge.key, engine.storeErrorRetryAfterMs),
+    )
   })
   const failClosed = denials.length > 0
   const local = failClosed ? undefined : decideLocally(engine, charged, charges, now)
@@ -408,22 +400,33 @@ function fallbackKey(
   return ip === undefined || ip === '' ? UNKNOWN_CLIENT_KEY : `ip:${ip}`
 }
 
-/** Reads the limiter's clock, as whole ms, and notices when it steps back or fails. */
+/**
+ * The time of a call, as whole ms: the one it gives, else the clock's, noticing when the clock
+ * steps back or fails.
+ */
 export type ClockReader = {
-  /** The time in whole ms (a fraction floored), or the error of a clock that failed. */
-  read(): number | RateLimitError
+  /**
+   * The time given (whole ms, a fraction floored; a bad one is the caller's bug and throws), or
+   * the clock's, or the error of a clock that failed.
+   */
+  read(given: number | undefined): number | RateLimitError
   /** The latest time read, or 0 before any: where a clock failure's verdict is placed. */
   readonly latest: number
   /** How many readings were earlier than the one before (a step back, such as an NTP fix). */
   readonly stepsBack: number
 }
 
-/** The limiter's clock reader; with no clock given, `Date.now()` read directly. */
+/** The limiter's time reader; with no clock given, `Date.now()` read directly. */
 export function clockReader(clock: Clock | undefined, reporter: Reporter): ClockReader {
   const reader = {
     latest: 0,
     stepsBack: 0,
-    read(): number | RateLimitError {
+    read(given: number | undefined): number | RateLimitError {
+      if (given !== undefined) {
+        const now = wholeMs(given)
+        checkTime(now)
+        return now
+      }
       let value: unknown
       try {
         value = clock === undefined ? Date.now() : clock.now()

@@ -28,8 +28,8 @@ export function decideLocally(
     // Each decision is checked as the store's are: a missing or malformed one throws.
     const decisions = store.consumeLocally(picked, now).decisions
     return rules.map((rule, i): RuleDecision => {
-      const { cost, key } = picked[i]!
-      return { ...storeDecision(rule, decisions[i], cost, key), degraded: true }
+      const charge = picked[i]!
+      return { ...storeDecision(rule, decisions[i], charge.cost, charge.key), degraded: true }
     })
   } catch (error) {
     engine.reporter.storeError(error, {

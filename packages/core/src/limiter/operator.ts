@@ -1,4 +1,4 @@
-import { checkCost, checkTime, wholeMs } from '../algorithms/step.js'
+import { checkCost } from '../algorithms/step.js'
 import { RateLimitError } from '../errors.js'
 import { invalidOption, shown } from '../options/option-values.js'
 import { toMilliseconds } from '../rules/duration.js'
@@ -41,12 +41,7 @@ export function limiterOperations(limiter: Limiter): LimiterOperations {
 function createOperations({ store, ruleOf, reader }: OperatorParts): LimiterOperations {
   // The `now` given, or the clock's; a clock that fails throws (an operator hears of it).
   const nowOf = (given: OperatorOptions | undefined): number => {
-    if (given?.now !== undefined) {
-      const now = wholeMs(given.now)
-      checkTime(now)
-      return now
-    }
-    const read = reader.read()
+    const read = reader.read(given?.now)
     if (typeof read === 'number') return read
     throw read
   }

@@ -36,9 +36,17 @@ export type RuleIndex = {
 /** The index of compiled rules, whose routes `routes` matches. */
 export function buildRuleIndex(rules: readonly CompiledRule[], routes: RouteMatching): RuleIndex {
   const methods = new Set<string>()
+  // Whether any rule names a route or a cost by route (`RuleIndex.routed`).
+  let routed = false
   for (const rule of rules) {
-    for (const target of rule.targets) if (target.method !== undefined) methods.add(target.method)
-    if (rule.costs !== undefined) for (const method of costMethods(rule.costs)) methods.add(method)
+    for (const target of rule.targets) {
+      if (target.method !== undefined) methods.add(target.method)
+      if (target.pattern !== undefined) routed = true
+    }
+    if (rule.costs !== undefined) {
+      routed = true
+      for (const method of costMethods(rule.costs)) methods.add(method)
+    }
   }
   if (methods.has('GET')) methods.add('HEAD')
   const bucketFor = (method: string | undefined): MethodBucket => {
@@ -57,10 +65,6 @@ export function buildRuleIndex(rules: readonly CompiledRule[], routes: RouteMatc
   const unnamed = bucketFor(undefined)
   // Every common method resolves in one lookup, named by a rule or not.
   for (const method of HTTP_METHODS) if (!buckets.has(method)) buckets.set(method, unnamed)
-  const routed = rules.some(
-    (rule) =>
-      rule.costs !== undefined || rule.targets.some((target) => target.pattern !== undefined),
-  )
   return {
     buckets,
     routed,

@@ -19,13 +19,8 @@ import type {
 // Reservations settled: an admission's estimates under its rules with `settle` replaced with
 // what the request really cost, in one store call. Reached only through `settle` and `cancel`.
 
-/** What `settle` needs of its limiter. */
-type SettleHost = {
-  readonly byId: ReadonlyMap<string, CompiledRule>
-  readonly timeOf: (given: SettleOptions | undefined) => [number, Engine]
-  /** Verdicts settled, cancelled or refunded: each is closed once, by whichever comes first. */
-  readonly closed: WeakSet<Verdict>
-}
+/** The time of a call to `settle`, and the engine to settle it with. */
+type SettleTime = (given: SettleOptions | undefined) => [number, Engine]
 
 const NONE: readonly string[] = Object.freeze([])
 
@@ -55,7 +50,7 @@ export const reservations: ReservationPart = {
 /** The reservations part (`reservations`): how a limiter settles, and reads an estimate. */
 export type ReservationPart = {
   /** Builds the limiter's `settle` and `cancel`, for a limiter whose rules settle. */
-  readonly createSettle: (host: SettleHost) => Pick<Required<Limiter>, 'settle' | 'cancel'>
+  readonly createSettle: typeof createSettle
   /** A request's estimate as the cost of a rule with `settle`, checked against the rule. */
   readonly estimateFor: typeof estimateFor
   /** Reads a rule's `settle` while rules are validated. */
@@ -64,9 +59,17 @@ export type ReservationPart = {
   readonly reservable: typeof reservable
 }
 
-/** Builds `Limiter.settle` and `Limiter.cancel`. */
-function createSettle(host: SettleHost): Pick<Required<Limiter>, 'settle' | 'cancel'> {
-  const { byId, timeOf, closed } = host
+/**
+ * Builds `Limiter.settle` and `Limiter.cancel` of a limiter whose rules are looked up in `byId`;
+ * `closed` holds the verdicts settled, cancelled or refunded: each is closed once, by whichever
+ * comes first.
+ */
+function createSettle(
+  setup: { readonly byId: ReadonlyMap<string, CompiledRule> },
+  timeOf: SettleTime,
+  closed: WeakSet<Verdict>,
+): Pick<Required<Limiter>, 'settle' | 'cancel'> {
+  const byId = setup.byId
   function settle(
     verdict: Verdict,
     actual: number | Readonly<Record<string, number>>,

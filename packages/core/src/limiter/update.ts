@@ -6,10 +6,10 @@ import type { Rule } from '../rules/types.js'
 import { sameRule } from '../store/rule-tables.js'
 import type { RuleChange, Store } from '../store/types.js'
 import type { CompiledRule } from './compile-rule.js'
-import type { LimiterParts } from './create-limiter.js'
+import type { LimiterParts, LimiterSetup, TimeOf } from './create-limiter.js'
 import { isPromiseLike } from './engine.js'
 import { checkIdentityNames } from './identity-names.js'
-import { messageOf, type Reporter } from './report.js'
+import { messageOf } from './report.js'
 import { buildRuleIndex, type RuleIndex } from './rule-index.js'
 import { checkRuleParts, compiledRules } from './rule-set.js'
 import type { Limiter, LimiterOptions, RulesUpdate, UpdateOptions } from './types.js'
@@ -27,13 +27,15 @@ export type UpdateHost = {
   readonly limiter: Limiter
   readonly options: LimiterOptions
   readonly parts: LimiterParts
-  /** The rules by id every part of the limiter looks them up in: changed in place. */
-  readonly byId: Map<string, CompiledRule>
+  /**
+   * Its rules by id (`byId`, which every part of the limiter looks them up in: changed in place)
+   * and its reporter.
+   */
+  readonly setup: LimiterSetup
   /** Rules an update removed: verdicts made under them are still refunded and released. */
   readonly retired: Map<string, CompiledRule>
   readonly deciderOf: (index: RuleIndex) => Limiter['decide']
-  readonly reporter: Reporter
-  now(): number
+  readonly timeOf: TimeOf
 }
 
 /**
@@ -46,12 +48,13 @@ export type UpdateHost = {
  * the store; added rules start fresh and removed rules' states are dropped.
  */
 export function rulesUpdater(host: UpdateHost): void {
-  const { limiter, byId, retired } = host
+  const { limiter, retired } = host
+  const byId = host.setup.byId as Map<string, CompiledRule>
   const store = limiter.store
   let refused = 0
   function refuse(error: unknown): never {
     refused++
-    host.reporter.warnOnce(
+    host.setup.engine.reporter.warnOnce(
       'WARN_RULES_UPDATE_REFUSED',
       `limiter.update() refused the new rules; the running rules stay: ${messageOf(error)}`,
     )
@@ -79,7 +82,7 @@ export function rulesUpdater(host: UpdateHost): void {
     const told =
       plan.changes.length + plan.removed.length === 0
         ? undefined
-        : store.updateRules?.(plan.changes, plan.removed, host.now())
+        : store.updateRules?.(plan.changes, plan.removed, host.timeOf(undefined)[0])
     const done = () => {
       swap(next)
       return plan.summary

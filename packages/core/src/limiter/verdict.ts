@@ -7,75 +7,43 @@ import type { DenyReason, RuleDecision, Verdict } from './types.js'
 
 const NONE: readonly RuleDecision[] = /* @__PURE__ */ Object.freeze([])
 
-/** A store decision with the rule's name, mode, cost, policy and key (one object shape). */
-function ruleDecision(
-  rule: CompiledRule,
-  decision: Decision,
-  cost: number,
-  key: string | undefined,
-  storeFailed: boolean,
-): RuleDecision {
-  return {
-    allowed: decision.allowed,
-    remaining: decision.remaining,
-    limit: decision.limit,
-    resetAfterMs: decision.resetAfterMs,
-    retryAfterMs: decision.retryAfterMs,
-    delayMs: decision.delayMs,
-    rule: rule.id,
-    mode: rule.mode,
-    cost,
-    policy: rule.policy,
-    key,
-    storeFailed,
-  }
-}
-
 /**
- * A made-up decision, with the figures of a fresh key when allowed, none when denied: a
- * fail-closed denial (`retryAfterMs` set), a missing identity's (not set), or a fail-open
- * admission from `check`.
+ * A decision made up without the store, with the figures of a fresh key when allowed, none when
+ * denied: a fail-closed denial (`retryAfterMs` set), a missing identity's (no key, no
+ * `retryAfterMs`), or a fail-open admission from `check`. The fields of `storeDecision`'s
+ * object, in the same order.
  */
-function madeUp(
+export function madeUpDecision(
   rule: CompiledRule,
   allowed: boolean,
   cost: number,
-  key: string | undefined,
-  retryAfterMs: number | undefined,
+  key?: string,
+  retryAfterMs?: number,
 ): RuleDecision {
   const limit = rule.algorithm.limit
-  const decision: Decision = {
+  return {
     allowed,
     remaining: allowed ? limit : 0,
     limit,
     resetAfterMs: retryAfterMs ?? 0,
     retryAfterMs,
+    delayMs: undefined,
+    rule: rule.id,
+    mode: rule.mode,
+    cost,
+    policy: rule.policy,
+    key,
+    storeFailed: allowed || retryAfterMs !== undefined,
   }
-  return ruleDecision(rule, decision, cost, key, allowed || retryAfterMs !== undefined)
-}
-
-/** A made-up denial: the store is down (`retryAfterMs` set) or an identity is missing (not set). */
-export function denial(
-  rule: CompiledRule,
-  cost: number,
-  key: string | undefined,
-  retryAfterMs: number | undefined,
-): RuleDecision {
-  return madeUp(rule, false, cost, key, retryAfterMs)
-}
-
-/** A made-up admission (fail-open `check`): the figures of a fresh key. */
-export function admission(rule: CompiledRule, cost: number, key: string): RuleDecision {
-  return madeUp(rule, true, cost, key, undefined)
 }
 
 export function emptyVerdict(at: number): Verdict {
-  return verdict(true, undefined, NONE, undefined, NONE, at, false)
+  return combine(NONE, at)
 }
 
 /** The refusal of a client on the `denyList`: no rule decided it, so no decision. */
 export function listedDenial(at: number): Verdict {
-  return verdict(false, 'deny-list', NONE, undefined, NONE, at, false)
+  return { ...emptyVerdict(at), allowed: false, reason: 'deny-list' }
 }
 
 /**
@@ -108,16 +76,18 @@ export function combine(
     }
   }
   const allowed = denying === undefined
-  return verdict(
+  // Every field declared here, `slotsReleased` too: marking a release changes no object's shape.
+  return {
     allowed,
-    allowed ? undefined : reason,
+    reason: allowed ? undefined : reason,
     decisions,
-    denying ?? tightest,
-    shadowDenied ?? NONE,
+    deciding: denying ?? tightest,
+    shadowDenied: shadowDenied ?? NONE,
     at,
     storeFailed,
-    allowed && wait > 0 ? wait : undefined,
-  )
+    waitMs: allowed && wait > 0 ? wait : undefined,
+    slotsReleased: undefined,
+  }
 }
 
 /**
@@ -136,30 +106,6 @@ export function singleVerdict(decision: RuleDecision, at: number): Verdict {
     at,
     storeFailed: false,
     waitMs: shadow || !decision.allowed ? undefined : decision.delayMs || undefined,
-    slotsReleased: undefined,
-  }
-}
-
-function verdict(
-  allowed: boolean,
-  reason: DenyReason | undefined,
-  decisions: readonly RuleDecision[],
-  deciding: RuleDecision | undefined,
-  shadowDenied: readonly RuleDecision[],
-  at: number,
-  storeFailed: boolean,
-  waitMs: number | undefined = undefined,
-): Verdict {
-  // Every field declared here, `slotsReleased` too: marking a release changes no object's shape.
-  return {
-    allowed,
-    reason,
-    decisions,
-    deciding,
-    shadowDenied,
-    at,
-    storeFailed,
-    waitMs,
     slotsReleased: undefined,
   }
 }
@@ -183,15 +129,16 @@ export function storeDecision(
       rule.id,
     )
   }
-  // As `ruleDecision` makes it (the same fields, in the same order).
-  const decision = reply as Decision
+  // Each field read once, in this order (a getter is called once), into locals that are checked.
+  const { allowed, remaining, limit, resetAfterMs, retryAfterMs, delayMs } = reply as Decision
+  // One object shape for every rule decision: `madeUp` writes the same fields, in this order.
   const d: RuleDecision = {
-    allowed: decision.allowed,
-    remaining: decision.remaining,
-    limit: decision.limit,
-    resetAfterMs: decision.resetAfterMs,
-    retryAfterMs: decision.retryAfterMs,
-    delayMs: decision.delayMs,
+    allowed,
+    remaining,
+    limit,
+    resetAfterMs,
+    retryAfterMs,
+    delayMs,
     rule: rule.id,
     mode: rule.mode,
     cost,
@@ -199,26 +146,30 @@ export function storeDecision(
     key,
     storeFailed: false,
   }
-  // What `unusableField` names, tested inline.
-  const usable =
-    typeof d.allowed === 'boolean' &&
-    Number.isInteger(d.remaining) &&
-    d.remaining >= 0 &&
-    d.remaining <= MAX_FIELD_INTEGER &&
-    Number.isInteger(d.limit) &&
-    d.limit >= 0 &&
-    d.limit <= MAX_FIELD_INTEGER &&
-    Number.isSafeInteger(d.resetAfterMs) &&
-    d.resetAfterMs >= 0 &&
-    (d.allowed || (Number.isSafeInteger(d.retryAfterMs) && d.retryAfterMs! >= 0)) &&
-    (d.delayMs === undefined || (Number.isSafeInteger(d.delayMs) && d.delayMs >= 0))
-  if (!usable) refuseStoreDecision(d)
+  // The first field the responder could not send, tested inline: counts as they are (no NaN,
+  // no text, no fraction, not too large), and waits in ms (sent in whole seconds, so any safe
+  // whole number fits). Only a denial's wait is read (Retry-After, the RateLimit field's t); a
+  // queue rule's admission waits `delayMs`.
+  const unusable: keyof Decision | undefined =
+    typeof allowed !== 'boolean'
+      ? 'allowed'
+      : !(Number.isInteger(remaining) && remaining >= 0 && remaining <= MAX_FIELD_INTEGER)
+        ? 'remaining'
+        : !(Number.isInteger(limit) && limit >= 0 && limit <= MAX_FIELD_INTEGER)
+          ? 'limit'
+          : !(Number.isSafeInteger(resetAfterMs) && resetAfterMs >= 0)
+            ? 'resetAfterMs'
+            : !(allowed || (Number.isSafeInteger(retryAfterMs) && retryAfterMs! >= 0))
+              ? 'retryAfterMs'
+              : delayMs !== undefined && !(Number.isSafeInteger(delayMs) && delayMs >= 0)
+                ? 'delayMs'
+                : undefined
+  if (unusable !== undefined) refuseStoreDecision(d, unusable)
   return d
 }
 
-/** Throws `ERR_RL_STORE_REPLY` naming the first field of `d` the responder could not send. */
-function refuseStoreDecision(d: RuleDecision): never {
-  const field = unusableField(d)!
+/** Throws `ERR_RL_STORE_REPLY` naming `field`, the first of `d` the responder could not send. */
+function refuseStoreDecision(d: RuleDecision, field: keyof Decision): never {
   const expected =
     field === 'allowed'
       ? 'true or false'
@@ -228,30 +179,6 @@ function refuseStoreDecision(d: RuleDecision): never {
     d.rule,
     field,
   )
-}
-
-/**
- * The first field of a store decision that the responder could not send, or undefined: counts
- * as they are (no NaN, no text, no fraction, not too large), and waits in ms (sent in whole
- * seconds, so any safe whole number fits). Only a denial's wait is read (Retry-After, the
- * RateLimit field's t); a queue rule's admission waits `delayMs`.
- */
-function unusableField(d: RuleDecision): keyof Decision | undefined {
-  if (typeof d.allowed !== 'boolean') return 'allowed'
-  if (!isCount(d.remaining)) return 'remaining'
-  if (!isCount(d.limit)) return 'limit'
-  if (!isDuration(d.resetAfterMs)) return 'resetAfterMs'
-  if (!d.allowed && !isDuration(d.retryAfterMs)) return 'retryAfterMs'
-  if (d.delayMs !== undefined && !isDuration(d.delayMs)) return 'delayMs'
-  return undefined
-}
-
-function isCount(value: unknown): boolean {
-  return Number.isInteger(value) && (value as number) >= 0 && (value as number) <= MAX_FIELD_INTEGER
-}
-
-function isDuration(value: unknown): boolean {
-  return Number.isSafeInteger(value) && (value as number) >= 0
 }
 
 /** `ERR_RL_STORE_REPLY`: the store answered something the limiter cannot use. */

@@ -41,9 +41,13 @@ export function applyCharges(
     const charge = charges[i]!
     if (!dryRun[i]!.allowed) continue
     // Denied request: report what is left without taking it. Admitted: take it for real.
-    dryRun[i] = denied
-      ? charge.algorithm.decide(slots[i]!, offsets[i]!, 0, now, false)
-      : charge.algorithm.decide(slots[i]!, offsets[i]!, charge.cost, now, true)
+    dryRun[i] = charge.algorithm.decide(
+      slots[i]!,
+      offsets[i]!,
+      denied ? 0 : charge.cost,
+      now,
+      !denied,
+    )
   }
   return dryRun
 }

@@ -1,5 +1,5 @@
 import { costTooHigh } from '../algorithms/params.js'
-import { checkCost, checkTime, wholeMs } from '../algorithms/step.js'
+import { checkCost, wholeTime } from '../algorithms/step.js'
 import type { Algorithm } from '../algorithms/types.js'
 import type { Decision } from '../decision.js'
 import { refuseUnknownOptions } from '../options/unknown-options.js'
@@ -88,8 +88,7 @@ export function mapStore(options: MapStoreOptions = {}): MapStore {
       return evictions
     },
     consumeOne(rule, algorithm, key, cost, now) {
-      now = wholeMs(now)
-      checkTime(now)
+      now = wholeTime(now)
       checkCost(cost)
       if (cost > algorithm.limit) throw costTooHigh(cost, algorithm.limit)
       const decision = algorithm.decide(stateOf(rule, algorithm, key, now), 0, cost, now, true)
@@ -97,8 +96,7 @@ export function mapStore(options: MapStoreOptions = {}): MapStore {
       return decision
     },
     consume(charges, now) {
-      now = wholeMs(now)
-      checkTime(now)
+      now = wholeTime(now)
       // Every charge is checked before any state is created or written.
       for (const charge of charges) {
         checkCost(charge.cost)
@@ -118,10 +116,8 @@ export function mapStore(options: MapStoreOptions = {}): MapStore {
       return { decisions, at: now }
     },
     refund(charges: readonly Charge[], chargedAt, now) {
-      now = wholeMs(now)
-      chargedAt = wholeMs(chargedAt)
-      checkTime(now)
-      checkTime(chargedAt)
+      now = wholeTime(now)
+      chargedAt = wholeTime(chargedAt)
       for (const charge of charges) checkCost(charge.cost)
       for (const { rule, algorithm, key, cost } of charges) {
         // A key that is not held is fresh (or was dropped): there is nothing to give back.
