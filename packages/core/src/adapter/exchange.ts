@@ -142,23 +142,12 @@ export class Exchange<Req, Res> {
 
   /**
    * The response is known (sent, or about to be): gives the charge back if the app's `refund`
-   * says so. Returns the pending refund of an asynchronous store, for runtimes where background
-   * work must be handed over (`waitUntil`). Nothing after the first `end` or `abort` counts.
+   * says so, and what an admitted request holds in flight (none for a denial: nothing was
+   * taken). Returns the pending work of an asynchronous store, for runtimes where background
+   * work must be handed over (`waitUntil`). Without a status, the client went away (`abort`).
+   * Nothing after the first `end` or `abort` counts.
    */
-  end(status: number): Promise<void> | undefined {
-    return this.close(status)
-  }
-
-  /** The client went away before the response ended: slots are given back, nothing refunded. */
-  abort(): void {
-    void this.close(undefined)
-  }
-
-  /**
-   * The first `end` (with its status) or `abort`: no longer in flight, and what an admitted
-   * request holds given back (none for a denial: nothing was taken).
-   */
-  private close(status: number | undefined): Promise<void> | undefined {
+  end(status?: number): Promise<void> | undefined {
     if (this.over) return undefined
     this.over = true
     this.uncount()
@@ -170,6 +159,11 @@ export class Exchange<Req, Res> {
       status !== undefined && refundIf?.(status, this.req) ? giveBack(limiter, verdict) : undefined
     if (released === undefined) return refunded
     return refunded === undefined ? released : Promise.all([released, refunded]).then(() => {})
+  }
+
+  /** The client went away before the response ended: slots are given back, nothing refunded. */
+  abort(): void {
+    void this.end()
   }
 
   /** No longer in flight (ended, aborted, refused, or failed before deciding). */
