@@ -74,20 +74,9 @@ export class ResponseFields implements FieldWriter, FieldSink<Context> {
   private target: Headers | undefined
   private merge: Merge | undefined
 
+  // Always after `putVerdict` on the same context: merged with the fields it wrote.
   putEntries(c: Context, entries: HeaderEntries): void {
-    if (entries.length === 0) return
-    if (this.merge !== undefined && (c as Marked)[FIELDS_WRITTEN]) {
-      writeMerged(c, entries, this.merge)
-      return
-    }
-    this.c = c
-    try {
-      for (let i = 0; i < entries.length; i++) this.write(entries[i]![0], entries[i]![1])
-    } finally {
-      this.c = undefined
-      this.target = undefined
-    }
-    ;(c as Marked)[FIELDS_WRITTEN] = true
+    writeMerged(c, entries, this.merge!)
   }
 
   putVerdict(c: Context, verdict: Verdict, writeFields: WriteVerdictFields): void {
