@@ -219,9 +219,8 @@ export function requestEntry<Req, Res>(
     try {
       verdict = limiter.decide(facts, estimate && { estimate: estimate(req) })
     } catch (error) {
-      const refused = exchange.refuse(error)
-      if (refused === exchange) return exchange
-      exchange.ready = refused as Promise<never>
+      // Answered or thrown: only a request held for its turn can be dropped, and none is yet.
+      exchange.refuse(error)
       return exchange
     }
     // Not `isPromise`: one call fewer on the path of every request.
