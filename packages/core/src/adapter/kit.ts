@@ -43,8 +43,6 @@ export type { KitOptions } from './options.js'
 export type { RateLimitParts } from './parts.js'
 export type { FieldSink, Framework } from './types.js'
 
-const SILENT = { warn() {} }
-
 /**
  * Builds a middleware's kit from the rules (or a limiter of the app's own), the options and the
  * framework's descriptor: the limiter, the identities it reads and the responder, with every rule
@@ -97,10 +95,9 @@ function buildKit<Req, Res>(
 ): AdapterKit<Req, Res> {
   checkAdapterOptions(options, framework.hooks ?? [], parts.foreignOptions)
   const own = isLimiter(rules)
-  const logger = options.logger === false ? SILENT : options.logger
   const limiter = own
     ? rules
-    : composeLimiter({ ...limiterOptionsOf(options), rules, logger }, parts)
+    : composeLimiter({ ...limiterOptionsOf(options), rules }, parts)
   const responder = composeResponder(options, parts)
   // A limiter of the app's own may read any identity; one built here reads only its rules'
   // and its lists'.
