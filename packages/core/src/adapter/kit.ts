@@ -2,6 +2,7 @@ import { BUILT_IN_ALGORITHMS } from '../algorithms/table.js'
 import { type Clock, systemClock } from '../clock.js'
 import { familiesFor } from '../headers/families.js'
 import { createPartitionKeyHasher } from '../headers/partition-key.js'
+import { compileClientIp } from '../identity/client-ip.js'
 import { compileIdentities } from '../identity/identities.js'
 import { trustedProxies } from '../identity/proxy-trust.js'
 import { clientFigures } from '../limiter/client-figures.js'
@@ -95,9 +96,7 @@ function buildKit<Req, Res>(
 ): AdapterKit<Req, Res> {
   checkAdapterOptions(options, framework.hooks ?? [], parts.foreignOptions)
   const own = isLimiter(rules)
-  const limiter = own
-    ? rules
-    : composeLimiter({ ...limiterOptionsOf(options), rules }, parts)
+  const limiter = own ? rules : composeLimiter({ ...limiterOptionsOf(options), rules }, parts)
   const responder = composeResponder(options, parts)
   // A limiter of the app's own may read any identity; one built here reads only its rules'
   // and its lists'.
@@ -111,7 +110,7 @@ function buildKit<Req, Res>(
     options,
     framework.header,
     { apiKey: keysOn('api_key'), headersCut: framework.headersCut },
-    parts.proxies,
+    compileClientIp(options, parts.proxies),
   )
   const refundIf = refundPredicate(options.refund)
   // The shedder, from what `loadShedder` returned (the only check on this path).

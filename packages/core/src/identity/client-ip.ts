@@ -55,12 +55,20 @@ export type HeaderReader<Source> = (source: Source, name: string) => ReturnType<
  * The client's rate-limit key alone, `address(…)?.key`, for the request path; `cut`: the
  * header list may have been cut, so trusted proxies' forwarding headers are read as absent.
  */
-export type ClientKeyResolver = <Source>(
+type ClientKeyResolver = <Source>(
   socketAddress: string | undefined,
   source: Source,
   read: HeaderReader<Source>,
   cut?: boolean | undefined,
 ) => string | undefined
+
+/** The per-request resolvers of one trust configuration (`compileClientIp`). */
+export type ClientIp = {
+  readonly address: ClientIpResolver
+  readonly key: ClientKeyResolver
+  /** True when a trusted proxy's forwarding header is read. */
+  readonly readsForwarding: boolean
+}
 
 /**
  * The per-request resolvers of one trust configuration: the full address, or the key alone. A
@@ -68,14 +76,7 @@ export type ClientKeyResolver = <Source>(
  * (`trustedProxies`, or the refusal of a middleware composed without it); `readsForwarding`
  * says whether it does.
  */
-export function compileClientIp(
-  options: ClientIpOptions,
-  proxies: ProxyTrust,
-): {
-  readonly address: ClientIpResolver
-  readonly key: ClientKeyResolver
-  readonly readsForwarding: boolean
-} {
+export function compileClientIp(options: ClientIpOptions, proxies: ProxyTrust): ClientIp {
   checkPrefix('ipv4Prefix', options.ipv4Prefix, 32)
   checkPrefix('ipv6Prefix', options.ipv6Prefix, 128)
   const warn = createWarnOnce(options)
