@@ -30,23 +30,6 @@ function write(target: Headers, name: string, value: string, set = isSingleValue
 }
 
 /**
- * Writes fields onto a response that carries another Tollgate middleware's, as `merge` says.
- * That one ran inside this one (Hono writes after `next()`), so this middleware's list members
- * go first: the order Express and Koa give, where the outer middleware writes first. A
- * middleware's entries name each field once.
- */
-function writeMerged(c: Context, entries: HeaderEntries, merge: Merge): void {
-  const existing = (name: string) => c.res.headers.get(name) ?? undefined
-  let target: Headers | undefined
-  for (const [name, value, write] of merge(entries, existing)) {
-    const theirs = write === 'append' ? existing(name) : undefined
-    const merged = theirs === undefined ? value : `${value}, ${theirs}`
-    if (target === undefined) target = writeFirst(c, name, merged, true)
-    else target.set(name, merged)
-  }
-}
-
-/**
  * Writes the first field (as `write` does), and returns the headers to write the others to: on
  * an immutable response (`Response.redirect`, straight from `fetch`), those of a mutable copy,
  * which is sent instead.
@@ -74,9 +57,22 @@ export class ResponseFields implements FieldWriter, FieldSink<Context> {
   private target: Headers | undefined
   private merge: Merge | undefined
 
-  // Always after `putVerdict` on the same context: merged with the fields it wrote.
+  /**
+   * Writes entries onto a response that carries another Tollgate middleware's fields, or this
+   * one's (always, after `putVerdict`), as the verdict's `merge` says. That one ran inside this
+   * one (Hono writes after `next()`), so this middleware's list members go first: the order
+   * Express and Koa give, where the outer middleware writes first. A middleware's entries name
+   * each field once.
+   */
   putEntries(c: Context, entries: HeaderEntries): void {
-    writeMerged(c, entries, this.merge!)
+    const existing = (name: string) => c.res.headers.get(name) ?? undefined
+    let target: Headers | undefined
+    for (const [name, value, write] of this.merge!(entries, existing)) {
+      const theirs = write === 'append' ? existing(name) : undefined
+      const merged = theirs === undefined ? value : `${value}, ${theirs}`
+      if (target === undefined) target = writeFirst(c, name, merged, true)
+      else target.set(name, merged)
+    }
   }
 
   putVerdict(c: Context, verdict: Verdict, writeFields: WriteVerdictFields): void {
@@ -84,7 +80,7 @@ export class ResponseFields implements FieldWriter, FieldSink<Context> {
     if ((c as Marked)[FIELDS_WRITTEN]) {
       const entries: Array<readonly [string, string]> = []
       writeFields(verdict, { write: (name, value) => entries.push([name, value]) })
-      writeMerged(c, entries, writeFields.merge)
+      this.putEntries(c, entries)
       return
     }
     this.c = c
