@@ -49,7 +49,7 @@ function writeFirst(c: Context, name: string, value: string, set?: boolean): Hea
  * so that handlers returning a `Response` of their own (which drops headers set earlier with
  * `c.header`) carry them as well; an admitted request's straight from its verdict (no header
  * entries built). One per middleware: it holds a context only while it writes to it, which is
- * synchronous. Denials are answered with their fields set by `answerDenial`, so the entries put
+ * synchronous (a write that throws leaves it held until the next, which starts afresh). Denials are answered with their fields set by `answerDenial`, so the entries put
  * here are those a verdict's fields are followed by (`Tollgate-Debug`), merged as they are.
  */
 export class ResponseFields implements FieldWriter, FieldSink<Context> {
@@ -84,12 +84,9 @@ export class ResponseFields implements FieldWriter, FieldSink<Context> {
       return
     }
     this.c = c
-    try {
-      writeFields(verdict, this)
-    } finally {
-      this.c = undefined
-      this.target = undefined
-    }
+    this.target = undefined
+    writeFields(verdict, this)
+    this.c = undefined
     ;(c as Marked)[FIELDS_WRITTEN] = true
   }
 
