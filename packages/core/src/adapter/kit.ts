@@ -98,14 +98,13 @@ function buildKit<Req, Res>(
   const own = isLimiter(rules)
   const limiter = own ? rules : composeLimiter({ ...limiterOptionsOf(options), rules }, parts)
   const responder = composeResponder(options, parts)
-  // A limiter of the app's own may read any identity; one built here reads only its rules'
-  // and its lists'.
-  const listed = (identity: string) =>
-    options.lists?.fields?.some((field) => field.endsWith(`.${identity}`)) === true
-  // The rules it was made with: an update does not make it read more.
+  // A limiter of the app's own may read any identity; one built here reads only its lists' and
+  // the rules it was made with (an update does not make it read more).
   const initial = limiter.rules
   const keysOn = (identity: string) =>
-    own || listed(identity) || initial.some((rule) => rule.match.identity.includes(identity))
+    own ||
+    options.lists?.fields?.some((field) => field.endsWith(`.${identity}`)) ||
+    initial.some((rule) => rule.match.identity.includes(identity))
   const identities = compileIdentities(
     options,
     framework.header,
