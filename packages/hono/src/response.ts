@@ -53,9 +53,10 @@ function writeFirst(c: Context, name: string, value: string, set?: boolean): Hea
  * here are those a verdict's fields are followed by (`Tollgate-Debug`), merged as they are.
  */
 export class ResponseFields implements FieldWriter, FieldSink<Context> {
-  private c: Context | undefined
-  private target: Headers | undefined
-  private merge: Merge | undefined
+  // Declared, not initialised: set before they are read, on the one sink of a middleware.
+  declare private c: Context | undefined
+  declare private target: Headers | undefined
+  declare private merge: Merge | undefined
 
   /**
    * Writes entries onto a response that carries another Tollgate middleware's fields, or this
