@@ -29,7 +29,7 @@ export type Shared<Req> = {
   readonly refundIf: ((status: number, req: Req) => boolean) | undefined
   readonly disconnected: ((req: Req) => WaitSignal | undefined) | undefined
   /** True when a rule may hold a slot in flight, given back when the exchange ends. */
-  readonly releases: boolean
+  readonly releasesSlots: boolean
   /** The load shedder, when it counts requests in flight (their end is then reported). */
   readonly inFlight: Shedder<Req> | undefined
   readonly debugHeader: ((verdict: Verdict) => string | undefined) | undefined
@@ -153,8 +153,8 @@ export class Exchange<Req, Res> {
     this.uncount()
     const verdict = this.verdict
     if (verdict === undefined || this.denial !== undefined) return undefined
-    const { limiter, releases, refundIf } = this.shared
-    const released = releases ? giveBack(limiter, verdict, true) : undefined
+    const { limiter, releasesSlots, refundIf } = this.shared
+    const released = releasesSlots ? giveBack(limiter, verdict, true) : undefined
     const refunded =
       status !== undefined && refundIf?.(status, this.req) ? giveBack(limiter, verdict) : undefined
     if (released === undefined) return refunded

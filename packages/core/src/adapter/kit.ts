@@ -125,15 +125,15 @@ function buildKit<Req, Res>(
     ownAnswer: options.onLimited !== undefined,
     refundIf,
     disconnected: framework.disconnected,
-    releases: releasesSlots(limiter),
+    releasesSlots: releasesSlots(limiter),
     inFlight: shedder?.countsInFlight ? shedder : undefined,
     debugHeader: options.debugHeader,
   }
   const names = responder.headerNames
-  const served = own ? {} : { reads: keysOn, releasesSlots: shared.releases }
+  const served = own ? {} : { reads: keysOn, releasesSlots: shared.releasesSlots }
   const kit = {
-    watchesEnd: refundIf !== undefined || shared.releases || shared.inFlight !== undefined,
-    releasesSlots: shared.releases,
+    watchesEnd: refundIf !== undefined || shared.releasesSlots || shared.inFlight !== undefined,
+    releasesSlots: shared.releasesSlots,
     fieldNames: options.exposeHeaders ? [...names, 'Access-Control-Expose-Headers'] : names,
     enter: requestEntry(shared, framework, options, identities, shedder, keysOn('user')),
     meter: bindSettle(options, limiter),
