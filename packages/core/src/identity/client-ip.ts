@@ -103,13 +103,15 @@ export function compileClientIp(options: ClientIpOptions, proxies: ProxyTrust): 
   // ALL_CHECKED requests is looked at, then one in ONE_IN. Behind a proxy every request carries
   // the header, so it is seen at once, while an app that faces clients directly stops reading
   // two headers a request for a warning that never comes. Counted up to ALL_CHECKED + ONE_IN,
-  // then round from ALL_CHECKED + 1, so the count stays small; below zero once warned.
+  // then back to ALL_CHECKED as that request is looked at, so the count stays small; below zero
+  // once warned.
   let forwardingChecks = 0
   function checkForwardingHeaders<Source>(source: Source, read: HeaderReader<Source>): void {
     if (forwardingChecks < 0) return
-    forwardingChecks =
-      forwardingChecks < ALL_CHECKED + ONE_IN ? forwardingChecks + 1 : ALL_CHECKED + 1
-    if (forwardingChecks > ALL_CHECKED && (forwardingChecks & (ONE_IN - 1)) !== 0) return
+    if (++forwardingChecks > ALL_CHECKED) {
+      if (forwardingChecks < ALL_CHECKED + ONE_IN) return
+      forwardingChecks = ALL_CHECKED
+    }
     if ((read(source, 'x-forwarded-for') ?? read(source, 'forwarded')) === undefined) return
     forwardingChecks = -1
     warn(
@@ -161,7 +163,7 @@ export function compileClientIp(options: ClientIpOptions, proxies: ProxyTrust): 
 
 /** Requests whose forwarding headers are all looked at, from the start. */
 const ALL_CHECKED = 1024
-/** Then one request in this many: a power of two, so `count & (ONE_IN - 1)` picks it. */
+/** Then one request in this many. */
 const ONE_IN = 64
 
 /** Reads a header through a `HeaderAccessor`, as a `HeaderReader` of it. */
