@@ -94,8 +94,16 @@ export function compileClientIp(options: ClientIpOptions, proxies: ProxyTrust): 
     const full = ip.version === 4 ? v4Full : v6Full
     return { ip: text, key: full ? text : ipKey(ip, options), hops }
   }
+  // `false`, `0`, and an empty list or string (say, from an unset environment variable) trust
+  // no proxy: forwarding headers are then ignored, and warned about.
   const trustProxy = options.trustProxy ?? false
-  const forwarded = trustsNoProxy(trustProxy)
+  const trustsNone =
+    trustProxy === false ||
+    trustProxy === 0 ||
+    (typeof trustProxy === 'string'
+      ? trustProxy.trim() === ''
+      : Array.isArray(trustProxy) && trustProxy.length === 0)
+  const forwarded = trustsNone
     ? undefined
     : proxies(trustProxy, options.proxyHeader ?? 'x-forwarded-for', warn, result)
 
@@ -173,13 +181,3 @@ function readAccessor(header: HeaderAccessor, name: string): ReturnType<HeaderAc
 
 /** How a dual-stack socket reports an IPv4 peer: `::ffff:203.0.113.7`. */
 const MAPPED_PREFIX = '::ffff:'
-
-/**
- * True for the settings that trust no proxy: `false`, `0`, and an empty list or string (say,
- * from an unset environment variable): forwarding headers are then ignored, and warned about.
- */
-function trustsNoProxy(trustProxy: TrustProxy): boolean {
-  if (trustProxy === false || trustProxy === 0) return true
-  if (typeof trustProxy === 'string') return trustProxy.trim() === ''
-  return Array.isArray(trustProxy) && trustProxy.length === 0
-}
