@@ -105,7 +105,9 @@ export class ResponseFields implements FieldWriter, FieldSink<Context> {
 function withDenialFields(answer: Response, fields: HeaderEntries): Response {
   if (!(answer instanceof Response)) return answer
   let target = answer
-  for (const [name, value] of fields.filter(([name]) => !answer.headers.has(name))) {
+  for (const [name, value] of fields) {
+    // Each field is named once: those written here are not among those it had.
+    if (answer.headers.has(name)) continue
     try {
       write(target.headers, name, value)
     } catch {
