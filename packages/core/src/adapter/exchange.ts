@@ -27,7 +27,6 @@ export type Shared<Req> = {
   readonly onShadowDenied: ((verdict: Verdict, req: Req) => void) | undefined
   readonly ownAnswer: boolean
   readonly refundIf: ((status: number, req: Req) => boolean) | undefined
-  readonly disconnected: ((req: Req) => WaitSignal | undefined) | undefined
   /** True when a rule may hold a slot in flight, given back when the exchange ends. */
   readonly releasesSlots: boolean
   /** The load shedder, when it counts requests in flight (their end is then reported). */
@@ -190,7 +189,7 @@ export function requestEntry<Req, Res>(
   const user = readsUser ? (options.user ?? framework.user) : undefined
   const hold = (exchange: Exchange<Req, Res>, verdict: Verdict) => {
     // Where the limiter hears that the client went away; kept to tell a drop from a failure.
-    const signal = shared.disconnected?.(exchange.req)
+    const signal = framework.disconnected?.(exchange.req)
     exchange.waitSignal = signal
     return limiter.hold(verdict, { signal }).then((served) => exchange.decided(served))
   }

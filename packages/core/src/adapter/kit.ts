@@ -124,7 +124,6 @@ function buildKit<Req, Res>(
     onShadowDenied: guardShadowDeniedHook(options),
     ownAnswer: options.onLimited !== undefined,
     refundIf,
-    disconnected: framework.disconnected,
     releasesSlots: releasesSlots(limiter),
     inFlight: shedder?.countsInFlight ? shedder : undefined,
     debugHeader: options.debugHeader,
