@@ -29,8 +29,8 @@ export type Shared<Req> = {
   readonly refundIf: ((status: number, req: Req) => boolean) | undefined
   /** True when a rule may hold a slot in flight, given back when the exchange ends. */
   readonly releasesSlots: boolean
-  /** The load shedder, when it counts requests in flight (their end is then reported). */
-  readonly inFlight: Shedder<Req> | undefined
+  /** The load shedder, if any; when it counts requests in flight, their end is reported. */
+  readonly shedder: Shedder<Req> | undefined
   readonly debugHeader: ((verdict: Verdict) => string | undefined) | undefined
 }
 
@@ -169,7 +169,7 @@ export class Exchange<Req, Res> {
   private uncount(): void {
     if (!this.counted) return
     this.counted = false
-    this.shared.inFlight!.finished()
+    this.shared.shedder!.finished()
   }
 }
 
@@ -179,10 +179,9 @@ export function requestEntry<Req, Res>(
   framework: Framework<Req>,
   options: KitOptions<Req, Res>,
   identities: RequestIdentities<Req>,
-  shedder: Shedder<Req> | undefined,
   readsUser: boolean,
 ): AdapterKit<Req, Res>['enter'] {
-  const { limiter } = shared
+  const { limiter, shedder } = shared
   const { skip, plan, identities: ownIdentities, estimate } = options
   // The user is not read at all when no rule keys on it: finding no `req.user` walks the
   // request's whole prototype chain, on every request.
@@ -209,7 +208,7 @@ export function requestEntry<Req, Res>(
     if (shedder !== undefined) {
       const shed = shedder.refuse(req, method, path)
       if (shed !== undefined) return exchange.deny(shed)
-      if (shared.inFlight !== undefined) {
+      if (shedder.countsInFlight) {
         shedder.started()
         exchange.counted = true
       }

@@ -125,16 +125,16 @@ function buildKit<Req, Res>(
     ownAnswer: options.onLimited !== undefined,
     refundIf,
     releasesSlots: releasesSlots(limiter),
-    inFlight: shedder?.countsInFlight ? shedder : undefined,
+    shedder,
     debugHeader: options.debugHeader,
   }
   const names = responder.headerNames
   const served = own ? {} : { reads: keysOn, releasesSlots: shared.releasesSlots }
   const kit = {
-    watchesEnd: refundIf !== undefined || shared.releasesSlots || shared.inFlight !== undefined,
+    watchesEnd: refundIf !== undefined || shared.releasesSlots || shedder?.countsInFlight === true,
     releasesSlots: shared.releasesSlots,
     fieldNames: options.exposeHeaders ? [...names, 'Access-Control-Expose-Headers'] : names,
-    enter: requestEntry(shared, framework, options, identities, shedder, keysOn('user')),
+    enter: requestEntry(shared, framework, options, identities, keysOn('user')),
     meter: bindSettle(options, limiter),
     // The limiter's `update`, told what the kit was made to serve (the identities it reads,
     // whether it gives slots back), so that a rule it cannot serve is refused as the limiter
