@@ -223,14 +223,14 @@ export function requestEntry<Req, Res>(
     }
     // Not `isPromise`: one call fewer on the path of every request.
     if (typeof (verdict as Partial<Promise<Verdict>>).then !== 'function') {
-      verdict = verdict as Verdict
-      if (verdict.waitMs === undefined && verdict.waitsForSlot !== true) {
+      const decided = verdict as Verdict
+      if (decided.waitMs === undefined && decided.waitsForSlot !== true) {
         // Most requests: admitted at once, with no shadow rule refusing. Nothing else to do.
-        if (verdict.allowed && verdict.shadowDenied.length === 0) {
-          exchange.verdict = verdict
+        if (decided.allowed && decided.shadowDenied.length === 0) {
+          exchange.verdict = decided
           return exchange
         }
-        return exchange.decided(verdict)
+        return exchange.decided(decided)
       }
     }
     // A store answering later, a queued admission, or a refusal waiting for a slot: the last
