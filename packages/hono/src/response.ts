@@ -14,9 +14,10 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status'
  * Set on a context once a Tollgate middleware has put its fields on the response: a second one
  * (further out, so writing later) merges its fields with them rather than appending, as
  * `mergeFields` says. A mark, rather than reading the fields back on every response, because
- * reading a `Headers` costs about what writing one field does.
+ * reading a `Headers` costs about what writing one field does. Without a description, which
+ * only a debugger would show and every Worker would carry.
  */
-const FIELDS_WRITTEN = Symbol('tollgate.fieldsWritten')
+const FIELDS_WRITTEN = Symbol()
 
 type Marked = Context & { [FIELDS_WRITTEN]?: true }
 
