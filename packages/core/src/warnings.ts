@@ -51,11 +51,10 @@ export type WarnOnce = (code: WarningCode, message: string) => void
 /** A reporter with its own memory of what it has reported, for one resolver or responder. */
 export function createWarnOnce(options: WarningOptions = {}): WarnOnce {
   const logger = options.logger === undefined ? defaultLogger() : options.logger
-  if (logger === false) return () => {}
-  const seen = new Set<WarningCode>(options.ignoreWarnings ?? [])
+  const warned = new Set<string>(options.ignoreWarnings)
   return function warnOnce(code, message) {
-    if (seen.has(code)) return
-    seen.add(code)
+    if (logger === false || warned.has(code)) return
+    warned.add(code)
     try {
       logger.warn(`[tollgate] ${code}: ${message}`)
     } catch {

@@ -14,9 +14,10 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status'
  * Set on a context once a Tollgate middleware has put its fields on the response: a second one
  * (further out, so writing later) merges its fields with them rather than appending, as
  * `mergeFields` says. A mark, rather than reading the fields back on every response, because
- * reading a `Headers` costs about what writing one field does.
+ * reading a `Headers` costs about what writing one field does. Without a description, which
+ * only a debugger would show and every Worker would carry.
  */
-const FIELDS_WRITTEN = Symbol('tollgate.fieldsWritten')
+const FIELDS_WRITTEN = Symbol()
 
 type Marked = Context & { [FIELDS_WRITTEN]?: true }
 
@@ -27,23 +28,6 @@ type Merge = WriteVerdictFields['merge']
 function write(target: Headers, name: string, value: string, set = isSingleValuedName(name)): void {
   if (set) target.set(name, value)
   else target.append(name, value)
-}
-
-/**
- * Writes fields onto a response that carries another Tollgate middleware's, as `merge` says.
- * That one ran inside this one (Hono writes after `next()`), so this middleware's list members
- * go first: the order Express and Koa give, where the outer middleware writes first. A
- * middleware's entries name each field once.
- */
-function writeMerged(c: Context, entries: HeaderEntries, merge: Merge): void {
-  const existing = (name: string) => c.res.headers.get(name) ?? undefined
-  let target: Headers | undefined
-  for (const [name, value, write] of merge(entries, existing)) {
-    const theirs = write === 'append' ? existing(name) : undefined
-    const merged = theirs === undefined ? value : `${value}, ${theirs}`
-    if (target === undefined) target = writeFirst(c, name, merged, true)
-    else target.set(name, merged)
-  }
 }
 
 /**
@@ -66,28 +50,31 @@ function writeFirst(c: Context, name: string, value: string, set?: boolean): Hea
  * so that handlers returning a `Response` of their own (which drops headers set earlier with
  * `c.header`) carry them as well; an admitted request's straight from its verdict (no header
  * entries built). One per middleware: it holds a context only while it writes to it, which is
- * synchronous. Denials are answered with their fields set by `answerDenial`, so the entries put
+ * synchronous (a write that throws leaves it held until the next, which starts afresh). Denials are answered with their fields set by `answerDenial`, so the entries put
  * here are those a verdict's fields are followed by (`Tollgate-Debug`), merged as they are.
  */
 export class ResponseFields implements FieldWriter, FieldSink<Context> {
-  private c: Context | undefined
-  private target: Headers | undefined
-  private merge: Merge | undefined
+  // Declared, not initialised: set before they are read, on the one sink of a middleware.
+  declare private c: Context | undefined
+  declare private target: Headers | undefined
+  declare private merge: Merge | undefined
 
+  /**
+   * Writes entries onto a response that carries another Tollgate middleware's fields, or this
+   * one's (always, after `putVerdict`), as the verdict's `merge` says. That one ran inside this
+   * one (Hono writes after `next()`), so this middleware's list members go first: the order
+   * Express and Koa give, where the outer middleware writes first. A middleware's entries name
+   * each field once.
+   */
   putEntries(c: Context, entries: HeaderEntries): void {
-    if (entries.length === 0) return
-    if (this.merge !== undefined && (c as Marked)[FIELDS_WRITTEN]) {
-      writeMerged(c, entries, this.merge)
-      return
+    const existing = (name: string) => c.res.headers.get(name) ?? undefined
+    let target: Headers | undefined
+    for (const [name, value, write] of this.merge!(entries, existing)) {
+      const theirs = write === 'append' ? existing(name) : undefined
+      const merged = theirs === undefined ? value : `${value}, ${theirs}`
+      if (target === undefined) target = writeFirst(c, name, merged, true)
+      else target.set(name, merged)
     }
-    this.c = c
-    try {
-      for (let i = 0; i < entries.length; i++) this.write(entries[i]![0], entries[i]![1])
-    } finally {
-      this.c = undefined
-      this.target = undefined
-    }
-    ;(c as Marked)[FIELDS_WRITTEN] = true
   }
 
   putVerdict(c: Context, verdict: Verdict, writeFields: WriteVerdictFields): void {
@@ -95,16 +82,13 @@ export class ResponseFields implements FieldWriter, FieldSink<Context> {
     if ((c as Marked)[FIELDS_WRITTEN]) {
       const entries: Array<readonly [string, string]> = []
       writeFields(verdict, { write: (name, value) => entries.push([name, value]) })
-      writeMerged(c, entries, writeFields.merge)
+      this.putEntries(c, entries)
       return
     }
     this.c = c
-    try {
-      writeFields(verdict, this)
-    } finally {
-      this.c = undefined
-      this.target = undefined
-    }
+    this.target = undefined
+    writeFields(verdict, this)
+    this.c = undefined
     ;(c as Marked)[FIELDS_WRITTEN] = true
   }
 
@@ -122,7 +106,9 @@ export class ResponseFields implements FieldWriter, FieldSink<Context> {
 function withDenialFields(answer: Response, fields: HeaderEntries): Response {
   if (!(answer instanceof Response)) return answer
   let target = answer
-  for (const [name, value] of fields.filter(([name]) => !answer.headers.has(name))) {
+  for (const [name, value] of fields) {
+    // Each field is named once: those written here are not among those it had.
+    if (answer.headers.has(name)) continue
     try {
       write(target.headers, name, value)
     } catch {

@@ -45,7 +45,6 @@ export function firstEntry<Req, Res, Exchange>(
   options: WarningOptions & { readonly clock?: Clock | undefined },
 ): Enter<Req, Res, Exchange> {
   const enter = kit.enter
-  const clock = options.clock ?? systemClock
   const serial = watched ? ++made : 0
   // Made in a request handler, a kit meets its request in the task that made it; an app's
   // middleware, set up before it serves, never does. A resolved promise tells the two apart
@@ -58,7 +57,7 @@ export function firstEntry<Req, Res, Exchange>(
     kit.enter = enter
     // Counted while it is still the newest kit made, until it serves a second request.
     if (madeInThisTask && serial === made) {
-      countSingleUse(clock, options)
+      countSingleUse(options)
       kit.enter = (req, res) => {
         if (singleUse > 0) singleUse -= 1
         kit.enter = enter
@@ -70,10 +69,10 @@ export function firstEntry<Req, Res, Exchange>(
 }
 
 /** A watched kit's first request, counted at its clock's time (NaN when the clock fails). */
-function countSingleUse(clock: Clock, options: WarningOptions): void {
+function countSingleUse(options: WarningOptions & { readonly clock?: Clock | undefined }): void {
   let now: number
   try {
-    now = clock.now()
+    now = (options.clock ?? systemClock).now()
   } catch {
     // A broken clock is the limiter's to report.
     now = Number.NaN

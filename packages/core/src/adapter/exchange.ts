@@ -27,11 +27,10 @@ export type Shared<Req> = {
   readonly onShadowDenied: ((verdict: Verdict, req: Req) => void) | undefined
   readonly ownAnswer: boolean
   readonly refundIf: ((status: number, req: Req) => boolean) | undefined
-  readonly disconnected: ((req: Req) => WaitSignal | undefined) | undefined
   /** True when a rule may hold a slot in flight, given back when the exchange ends. */
-  readonly releases: boolean
-  /** The load shedder, when it counts requests in flight (their end is then reported). */
-  readonly inFlight: Shedder<Req> | undefined
+  readonly releasesSlots: boolean
+  /** The load shedder, if any; when it counts requests in flight, their end is reported. */
+  readonly shedder: Shedder<Req> | undefined
   readonly debugHeader: ((verdict: Verdict) => string | undefined) | undefined
 }
 
@@ -142,41 +141,35 @@ export class Exchange<Req, Res> {
 
   /**
    * The response is known (sent, or about to be): gives the charge back if the app's `refund`
-   * says so. Returns the pending refund of an asynchronous store, for runtimes where background
-   * work must be handed over (`waitUntil`). Nothing after the first `end` or `abort` counts.
+   * says so, and what an admitted request holds in flight (none for a denial: nothing was
+   * taken). Returns the pending work of an asynchronous store, for runtimes where background
+   * work must be handed over (`waitUntil`). Without a status, the client went away (`abort`).
+   * Nothing after the first `end` or `abort` counts.
    */
-  end(status: number): Promise<void> | undefined {
-    return this.close(status)
-  }
-
-  /** The client went away before the response ended: slots are given back, nothing refunded. */
-  abort(): void {
-    void this.close(undefined)
-  }
-
-  /**
-   * The first `end` (with its status) or `abort`: no longer in flight, and what an admitted
-   * request holds given back (none for a denial: nothing was taken).
-   */
-  private close(status: number | undefined): Promise<void> | undefined {
+  end(status?: number): Promise<void> | undefined {
     if (this.over) return undefined
     this.over = true
     this.uncount()
     const verdict = this.verdict
     if (verdict === undefined || this.denial !== undefined) return undefined
-    const { limiter, releases, refundIf } = this.shared
-    const released = releases ? giveBack(limiter, verdict, true) : undefined
+    const { limiter, releasesSlots, refundIf } = this.shared
+    const released = releasesSlots ? giveBack(limiter, verdict, true) : undefined
     const refunded =
       status !== undefined && refundIf?.(status, this.req) ? giveBack(limiter, verdict) : undefined
     if (released === undefined) return refunded
     return refunded === undefined ? released : Promise.all([released, refunded]).then(() => {})
   }
 
+  /** The client went away before the response ended: slots are given back, nothing refunded. */
+  abort(): void {
+    void this.end()
+  }
+
   /** No longer in flight (ended, aborted, refused, or failed before deciding). */
   private uncount(): void {
     if (!this.counted) return
     this.counted = false
-    this.shared.inFlight!.finished()
+    this.shared.shedder!.finished()
   }
 }
 
@@ -186,17 +179,16 @@ export function requestEntry<Req, Res>(
   framework: Framework<Req>,
   options: KitOptions<Req, Res>,
   identities: RequestIdentities<Req>,
-  shedder: Shedder<Req> | undefined,
   readsUser: boolean,
 ): AdapterKit<Req, Res>['enter'] {
-  const { limiter } = shared
+  const { limiter, shedder } = shared
   const { skip, plan, identities: ownIdentities, estimate } = options
   // The user is not read at all when no rule keys on it: finding no `req.user` walks the
   // request's whole prototype chain, on every request.
   const user = readsUser ? (options.user ?? framework.user) : undefined
   const hold = (exchange: Exchange<Req, Res>, verdict: Verdict) => {
     // Where the limiter hears that the client went away; kept to tell a drop from a failure.
-    const signal = shared.disconnected?.(exchange.req)
+    const signal = framework.disconnected?.(exchange.req)
     exchange.waitSignal = signal
     return limiter.hold(verdict, { signal }).then((served) => exchange.decided(served))
   }
@@ -216,7 +208,7 @@ export function requestEntry<Req, Res>(
     if (shedder !== undefined) {
       const shed = shedder.refuse(req, method, path)
       if (shed !== undefined) return exchange.deny(shed)
-      if (shared.inFlight !== undefined) {
+      if (shedder.countsInFlight) {
         shedder.started()
         exchange.counted = true
       }
@@ -225,21 +217,20 @@ export function requestEntry<Req, Res>(
     try {
       verdict = limiter.decide(facts, estimate && { estimate: estimate(req) })
     } catch (error) {
-      const refused = exchange.refuse(error)
-      if (refused === exchange) return exchange
-      exchange.ready = refused as Promise<never>
+      // Answered or thrown: only a request held for its turn can be dropped, and none is yet.
+      exchange.refuse(error)
       return exchange
     }
     // Not `isPromise`: one call fewer on the path of every request.
     if (typeof (verdict as Partial<Promise<Verdict>>).then !== 'function') {
-      verdict = verdict as Verdict
-      if (verdict.waitMs === undefined && verdict.waitsForSlot !== true) {
+      const decided = verdict as Verdict
+      if (decided.waitMs === undefined && decided.waitsForSlot !== true) {
         // Most requests: admitted at once, with no shadow rule refusing. Nothing else to do.
-        if (verdict.allowed && verdict.shadowDenied.length === 0) {
-          exchange.verdict = verdict
+        if (decided.allowed && decided.shadowDenied.length === 0) {
+          exchange.verdict = decided
           return exchange
         }
-        return exchange.decided(verdict)
+        return exchange.decided(decided)
       }
     }
     // A store answering later, a queued admission, or a refusal waiting for a slot: the last

@@ -47,10 +47,9 @@ function frameworkOf(handed: unknown): FrameworkName | undefined {
 export function checkFramework(own: FrameworkName, handed: unknown): void {
   const seen = frameworkOf(handed)
   if (seen === undefined || seen === own) return
-  // The adapter's package: `@tollgate/express`, `@tollgate/koa`, `@tollgate/hono`.
-  const adapter = (name: FrameworkName) => `@tollgate/${name.toLowerCase()}`
+  // The adapters' packages: `@tollgate/express`, `@tollgate/koa`, `@tollgate/hono`.
   throw new RateLimitError(
     'ERR_RL_WRONG_FRAMEWORK',
-    `this is ${adapter(own)}'s rateLimit, mounted on what looks like a ${seen} app: import rateLimit from ${adapter(seen)}`,
+    `this is @tollgate/${own.toLowerCase()}'s rateLimit, mounted on what looks like a ${seen} app: import rateLimit from @tollgate/${seen.toLowerCase()}`,
   )
 }

@@ -2,6 +2,7 @@ import { BUILT_IN_ALGORITHMS } from '../algorithms/table.js'
 import { type Clock, systemClock } from '../clock.js'
 import { familiesFor } from '../headers/families.js'
 import { createPartitionKeyHasher } from '../headers/partition-key.js'
+import { compileClientIp } from '../identity/client-ip.js'
 import { compileIdentities } from '../identity/identities.js'
 import { trustedProxies } from '../identity/proxy-trust.js'
 import { clientFigures } from '../limiter/client-figures.js'
@@ -42,8 +43,6 @@ export {
 export type { KitOptions } from './options.js'
 export type { RateLimitParts } from './parts.js'
 export type { FieldSink, Framework } from './types.js'
-
-const SILENT = { warn() {} }
 
 /**
  * Builds a middleware's kit from the rules (or a limiter of the app's own), the options and the
@@ -97,24 +96,20 @@ function buildKit<Req, Res>(
 ): AdapterKit<Req, Res> {
   checkAdapterOptions(options, framework.hooks ?? [], parts.foreignOptions)
   const own = isLimiter(rules)
-  const logger = options.logger === false ? SILENT : options.logger
-  const limiter = own
-    ? rules
-    : composeLimiter({ ...limiterOptionsOf(options), rules, logger }, parts)
+  const limiter = own ? rules : composeLimiter({ ...limiterOptionsOf(options), rules }, parts)
   const responder = composeResponder(options, parts)
-  // A limiter of the app's own may read any identity; one built here reads only its rules'
-  // and its lists'.
-  const listed = (identity: string) =>
-    options.lists?.fields?.some((field) => field.endsWith(`.${identity}`)) === true
-  // The rules it was made with: an update does not make it read more.
+  // A limiter of the app's own may read any identity; one built here reads only its lists' and
+  // the rules it was made with (an update does not make it read more).
   const initial = limiter.rules
   const keysOn = (identity: string) =>
-    own || listed(identity) || initial.some((rule) => rule.match.identity.includes(identity))
+    own ||
+    options.lists?.fields?.some((field) => field.endsWith(`.${identity}`)) ||
+    initial.some((rule) => rule.match.identity.includes(identity))
   const identities = compileIdentities(
     options,
     framework.header,
     { apiKey: keysOn('api_key'), headersCut: framework.headersCut },
-    parts.proxies,
+    compileClientIp(options, parts.proxies),
   )
   const refundIf = refundPredicate(options.refund)
   // The shedder, from what `loadShedder` returned (the only check on this path).
@@ -129,18 +124,17 @@ function buildKit<Req, Res>(
     onShadowDenied: guardShadowDeniedHook(options),
     ownAnswer: options.onLimited !== undefined,
     refundIf,
-    disconnected: framework.disconnected,
-    releases: releasesSlots(limiter),
-    inFlight: shedder?.countsInFlight ? shedder : undefined,
+    releasesSlots: releasesSlots(limiter),
+    shedder,
     debugHeader: options.debugHeader,
   }
   const names = responder.headerNames
-  const served = own ? {} : { reads: keysOn, releasesSlots: shared.releases }
+  const served = own ? {} : { reads: keysOn, releasesSlots: shared.releasesSlots }
   const kit = {
-    watchesEnd: refundIf !== undefined || shared.releases || shared.inFlight !== undefined,
-    releasesSlots: shared.releases,
+    watchesEnd: refundIf !== undefined || shared.releasesSlots || shedder?.countsInFlight === true,
+    releasesSlots: shared.releasesSlots,
     fieldNames: options.exposeHeaders ? [...names, 'Access-Control-Expose-Headers'] : names,
-    enter: requestEntry(shared, framework, options, identities, shedder, keysOn('user')),
+    enter: requestEntry(shared, framework, options, identities, keysOn('user')),
     meter: bindSettle(options, limiter),
     // The limiter's `update`, told what the kit was made to serve (the identities it reads,
     // whether it gives slots back), so that a rule it cannot serve is refused as the limiter

@@ -358,6 +358,19 @@ describe('the forwarding header check on the key path', () => {
     expect(reads()).toBe(2048 + 2 * 100)
   })
 
+  it('looks at the 1,088th request, then every 64th after it', () => {
+    const { request, reads } = setup()
+    const looked: number[] = []
+    for (let i = 1; i <= 3000; i++) {
+      const before = reads()
+      request(false)
+      if (reads() > before) looked.push(i)
+    }
+    const expected = Array.from({ length: 1024 }, (_, i) => i + 1)
+    for (let i = 1088; i <= 3000; i += 64) expected.push(i)
+    expect(looked).toEqual(expected)
+  })
+
   it('warns once, on the first request looked at that carries the header', () => {
     const { request, warnings } = setup()
     request(false)

@@ -55,12 +55,20 @@ export type HeaderReader<Source> = (source: Source, name: string) => ReturnType<
  * The client's rate-limit key alone, `address(…)?.key`, for the request path; `cut`: the
  * header list may have been cut, so trusted proxies' forwarding headers are read as absent.
  */
-export type ClientKeyResolver = <Source>(
+type ClientKeyResolver = <Source>(
   socketAddress: string | undefined,
   source: Source,
   read: HeaderReader<Source>,
   cut?: boolean | undefined,
 ) => string | undefined
+
+/** The per-request resolvers of one trust configuration (`compileClientIp`). */
+export type ClientIp = {
+  readonly address: ClientIpResolver
+  readonly key: ClientKeyResolver
+  /** True when a trusted proxy's forwarding header is read. */
+  readonly readsForwarding: boolean
+}
 
 /**
  * The per-request resolvers of one trust configuration: the full address, or the key alone. A
@@ -68,14 +76,7 @@ export type ClientKeyResolver = <Source>(
  * (`trustedProxies`, or the refusal of a middleware composed without it); `readsForwarding`
  * says whether it does.
  */
-export function compileClientIp(
-  options: ClientIpOptions,
-  proxies: ProxyTrust,
-): {
-  readonly address: ClientIpResolver
-  readonly key: ClientKeyResolver
-  readonly readsForwarding: boolean
-} {
+export function compileClientIp(options: ClientIpOptions, proxies: ProxyTrust): ClientIp {
   checkPrefix('ipv4Prefix', options.ipv4Prefix, 32)
   checkPrefix('ipv6Prefix', options.ipv6Prefix, 128)
   const warn = createWarnOnce(options)
@@ -93,8 +94,16 @@ export function compileClientIp(
     const full = ip.version === 4 ? v4Full : v6Full
     return { ip: text, key: full ? text : ipKey(ip, options), hops }
   }
+  // `false`, `0`, and an empty list or string (say, from an unset environment variable) trust
+  // no proxy: forwarding headers are then ignored, and warned about.
   const trustProxy = options.trustProxy ?? false
-  const forwarded = trustsNoProxy(trustProxy)
+  const trustsNone =
+    trustProxy === false ||
+    trustProxy === 0 ||
+    (typeof trustProxy === 'string'
+      ? trustProxy.trim() === ''
+      : Array.isArray(trustProxy) && trustProxy.length === 0)
+  const forwarded = trustsNone
     ? undefined
     : proxies(trustProxy, options.proxyHeader ?? 'x-forwarded-for', warn, result)
 
@@ -102,13 +111,15 @@ export function compileClientIp(
   // ALL_CHECKED requests is looked at, then one in ONE_IN. Behind a proxy every request carries
   // the header, so it is seen at once, while an app that faces clients directly stops reading
   // two headers a request for a warning that never comes. Counted up to ALL_CHECKED + ONE_IN,
-  // then round from ALL_CHECKED + 1, so the count stays small; below zero once warned.
+  // then back to ALL_CHECKED as that request is looked at, so the count stays small; below zero
+  // once warned.
   let forwardingChecks = 0
   function checkForwardingHeaders<Source>(source: Source, read: HeaderReader<Source>): void {
     if (forwardingChecks < 0) return
-    forwardingChecks =
-      forwardingChecks < ALL_CHECKED + ONE_IN ? forwardingChecks + 1 : ALL_CHECKED + 1
-    if (forwardingChecks > ALL_CHECKED && (forwardingChecks & (ONE_IN - 1)) !== 0) return
+    if (++forwardingChecks > ALL_CHECKED) {
+      if (forwardingChecks < ALL_CHECKED + ONE_IN) return
+      forwardingChecks = ALL_CHECKED
+    }
     if ((read(source, 'x-forwarded-for') ?? read(source, 'forwarded')) === undefined) return
     forwardingChecks = -1
     warn(
@@ -160,7 +171,7 @@ export function compileClientIp(
 
 /** Requests whose forwarding headers are all looked at, from the start. */
 const ALL_CHECKED = 1024
-/** Then one request in this many: a power of two, so `count & (ONE_IN - 1)` picks it. */
+/** Then one request in this many. */
 const ONE_IN = 64
 
 /** Reads a header through a `HeaderAccessor`, as a `HeaderReader` of it. */
@@ -170,13 +181,3 @@ function readAccessor(header: HeaderAccessor, name: string): ReturnType<HeaderAc
 
 /** How a dual-stack socket reports an IPv4 peer: `::ffff:203.0.113.7`. */
 const MAPPED_PREFIX = '::ffff:'
-
-/**
- * True for the settings that trust no proxy: `false`, `0`, and an empty list or string (say,
- * from an unset environment variable): forwarding headers are then ignored, and warned about.
- */
-function trustsNoProxy(trustProxy: TrustProxy): boolean {
-  if (trustProxy === false || trustProxy === 0) return true
-  if (typeof trustProxy === 'string') return trustProxy.trim() === ''
-  return Array.isArray(trustProxy) && trustProxy.length === 0
-}

@@ -2,11 +2,12 @@ import { type HeaderAccessor, headerText } from '../headers/types.js'
 import { checkWhole, invalidOption, shown } from '../options/option-values.js'
 import {
   type ClientAddress,
+  type ClientIp,
   type ClientIpOptions,
   compileClientIp,
   type HeaderReader,
 } from './client-ip.js'
-import { type ProxyTrust, trustedProxies } from './proxy-trust.js'
+import { trustedProxies } from './proxy-trust.js'
 
 /** The client-IP options plus where API keys come from. */
 export type IdentityOptions = ClientIpOptions & {
@@ -89,14 +90,15 @@ export type IdentityResolver = {
  * }) // { ip: '203.0.113.7', api_key: 'k_123', user: undefined }
  */
 export function createIdentityResolver(options: IdentityOptions = {}): IdentityResolver {
+  const clientIp = compileClientIp(options, trustedProxies)
   const resolve = compileIdentities<IdentitySource>(
     options,
     readSourceHeader,
     { apiKey: true, headersCut: (source) => source.headersCut === true },
-    trustedProxies,
+    clientIp,
   )
   return {
-    clientIp: resolve.clientIp,
+    clientIp: clientIp.address,
     identities: (source) => resolve(source, source.socketAddress, source.user),
   }
 }
@@ -117,24 +119,23 @@ export type IdentityNeeds<Source> = {
 }
 
 /** A request's identities: `source` is what `read` reads its headers from. */
-export type RequestIdentities<Source> = ((
+export type RequestIdentities<Source> = (
   source: Source,
   socketAddress: string | undefined,
   user: UserId,
-) => Identities) & { readonly clientIp: IdentityResolver['clientIp'] }
+) => Identities
 
 /**
  * The identities of a middleware's requests, read straight from the framework's request with
- * `read`: one call per request, with no object or closure made for it. A `trustProxy` that
- * trusts a proxy reads the forwarding header with `proxies`.
+ * `read`: one call per request, with no object or closure made for it. The client's key is
+ * `clientIp`'s (`compileClientIp` of the same options).
  */
 export function compileIdentities<Source>(
   options: IdentityOptions,
   read: HeaderReader<Source>,
   needs: IdentityNeeds<Source>,
-  proxies: ProxyTrust,
+  clientIp: ClientIp,
 ): RequestIdentities<Source> {
-  const clientIp = compileClientIp(options, proxies)
   const apiKeyHeader = options.apiKeyHeader === undefined ? 'x-api-key' : options.apiKeyHeader
   if (apiKeyHeader !== false && !/^[!#$%&'*+.^_`|~0-9a-z-]+$/i.test(apiKeyHeader)) {
     throw invalidOption('apiKeyHeader', `${shown(apiKeyHeader)} is not a header name`)
@@ -162,7 +163,7 @@ export function compileIdentities<Source>(
       user: user === undefined || user === null || user === '' ? undefined : String(user),
     }
   }
-  return Object.assign(identities, { clientIp: clientIp.address })
+  return identities
 }
 
 /** The token of `Authorization: Bearer <token>` (scheme matched without regard to case). */

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { compileClientIp } from '../identity/client-ip.js'
 import { compileIdentities } from '../identity/identities.js'
 import { trustedProxies } from '../identity/proxy-trust.js'
 import { headerListMayBeCut } from './node-header-limit.js'
@@ -30,11 +31,15 @@ describe('identities of a request whose header list may have been cut', () => {
   // What a client sends before the filler: the proxy's own line came after and was dropped.
   const headers: Record<string, string> = { 'x-forwarded-for': '6.6.6.6', 'x-api-key': 'k_1' }
   type Request = { readonly headers: Record<string, string>; readonly cut: boolean }
+  const options = {
+    trustProxy: 'loopback',
+    logger: { warn: (message: string) => warnings.push(message) },
+  } as const
   const resolve = compileIdentities<Request>(
-    { trustProxy: 'loopback', logger: { warn: (message) => warnings.push(message) } },
+    options,
     (request, name) => request.headers[name],
     { apiKey: true, headersCut: (request) => request.cut },
-    trustedProxies,
+    compileClientIp(options, trustedProxies),
   )
   const identities = (cut: boolean) => resolve({ headers, cut }, '127.0.0.1', undefined)
 
@@ -49,7 +54,7 @@ describe('identities of a request whose header list may have been cut', () => {
       { logger: false },
       (request, name) => request.headers[name],
       { apiKey: false, headersCut: () => ++asked > 0 },
-      trustedProxies,
+      compileClientIp({ logger: false }, trustedProxies),
     )
     expect(direct({ headers, cut: true }, '127.0.0.1', undefined).ip).toBe('127.0.0.1')
     expect(asked).toBe(0)
