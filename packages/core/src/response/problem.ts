@@ -39,12 +39,6 @@ export type ProblemDetails = {
 /** A violated policy, named and described for the `detail` text. */
 export type ViolatedPolicy = { readonly name: string; readonly description: string }
 
-/** The problem types by status: the draft's two, `about:blank` for the others. */
-const TYPES: Readonly<Record<number, string>> = {
-  429: `${DRAFT_TYPES}quota-exceeded`,
-  503: `${DRAFT_TYPES}temporary-reduced-capacity`,
-}
-
 /** The titles by status: the draft's problem types' titles, else the status phrase. */
 const TITLES: Readonly<Record<number, string>> = {
   400: 'Bad Request',
@@ -66,9 +60,11 @@ function problem(
   retryAfter?: number,
   policies?: readonly string[],
 ): ProblemDetails {
+  const title = TITLES[status]!
   const details: { -readonly [K in keyof ProblemDetails]: ProblemDetails[K] } = {
-    type: TYPES[status] ?? 'about:blank',
-    title: TITLES[status]!,
+    // The draft's two types (429, 503) are named after their titles; the others are plain.
+    type: status < 429 ? 'about:blank' : DRAFT_TYPES + title.toLowerCase().replace(/ /g, '-'),
+    title,
     status,
     detail: retryAfter === undefined ? detail : `${detail} Retry after ${retryAfter} s.`,
   }
