@@ -131,9 +131,9 @@ export const xRateLimitHeaders = {
     // The deciding rule, when its figures describe a real quota.
     const deciding = verdict.deciding
     if (deciding === undefined || !isListed(deciding, true)) return 0
-    // The limit's text is made once per rule, an epoch second's once per second: every request
-    // of that second sends the same.
-    writer.write('X-RateLimit-Limit', config.policyFields(deciding).limitText)
+    // An epoch second's text is made once per second: every request of that second sends the
+    // same; the limit's is String's, which engines cache for small integers.
+    writer.write('X-RateLimit-Limit', String(config.policyFields(deciding).limit))
     writer.write('X-RateLimit-Remaining', String(deciding.remaining))
     let reset: string
     if (config.legacyReset === 'epoch-seconds') {
@@ -169,7 +169,7 @@ export const draft6Headers = {
     if (deciding === undefined || !isListed(deciding, true)) return 0
     const fields = config.policyFields(deciding)
     writer.write('RateLimit-Policy', fields.legacyPolicyItem)
-    writer.write('RateLimit-Limit', fields.limitText)
+    writer.write('RateLimit-Limit', String(fields.limit))
     writer.write('RateLimit-Remaining', String(deciding.remaining))
     writer.write('RateLimit-Reset', String(effectiveWindowSeconds(deciding)))
     return 4

@@ -24,8 +24,6 @@ export type PolicyFields = {
   readonly legacyPolicyItem: string
   /** For the problem detail: `10 per 1 s, bursts of 20`. */
   readonly description: string
-  /** `X-RateLimit-Limit` of this rule, made once. */
-  readonly limitText: string
 }
 
 /** A rule's quota per whole seconds: the drafts allow no sub-second windows. */
@@ -93,6 +91,5 @@ export function buildPolicyFields(decision: RuleDecision): PolicyFields {
     rateItemPrefix: `${quoted};r=`,
     legacyPolicyItem,
     description,
-    limitText: String(limit),
   }
 }
