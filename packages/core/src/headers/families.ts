@@ -335,29 +335,9 @@ export function rateLimitHeaders(
   partitionKeyOf?: PartitionKeyOf,
 ): Array<readonly [string, string]> {
   const list: Array<readonly [string, string]> = []
-  writeFamilies(
-    config,
-    { write: (name, value) => list.push([name, value]) },
-    verdict,
-    now,
-    partitionKeyOf,
-  )
+  const writer: FieldWriter = { write: (name, value) => list.push([name, value]) }
+  for (const family of config.families) family.write(writer, verdict, now, config, partitionKeyOf)
   return list
-}
-
-/** Writes the fields of every family `config` sends; returns how many it wrote. */
-function writeFamilies(
-  config: HeaderConfig,
-  writer: FieldWriter,
-  verdict: Verdict,
-  now: number,
-  partitionKeyOf: PartitionKeyOf | undefined,
-): number {
-  const families = config.families
-  let written = 0
-  for (let i = 0; i < families.length; i++)
-    written += families[i]!.write(writer, verdict, now, config, partitionKeyOf)
-  return written
 }
 
 /**
@@ -386,7 +366,7 @@ export function fieldWriter(
   function writeFields(verdict: Verdict, writer: FieldWriter): void {
     // A queued request is answered at its slot: its reset times count from there.
     const now = verdict.waitMs === undefined ? verdict.at : verdict.at + verdict.waitMs
-    // writeFamilies, written out: this runs for every admitted request.
+    // An indexed loop: this runs for every admitted request.
     const families = config.families
     let written = 0
     for (let i = 0; i < families.length; i++)
