@@ -298,8 +298,9 @@ function partitionKeys(
   const keyOf = option === true ? (decision: RuleDecision) => decision.key : option
   const hash = parts.partitionKeys()
   return (decision) => {
-    const given: unknown = keyOf(decision)
-    const key = typeof given === 'number' ? String(given) : given
-    return typeof key === 'string' && key !== '' ? hash(key) : undefined
+    const key: unknown = keyOf(decision)
+    return typeof key === 'number' || (typeof key === 'string' && key !== '')
+      ? hash(String(key))
+      : undefined
   }
 }
