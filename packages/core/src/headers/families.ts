@@ -69,13 +69,8 @@ export type HeaderFamily = {
   readonly partitionKeys: boolean
   /** Every field it may send, as written. */
   readonly names: readonly string[]
-  /** Its fields that hold one value: set, never appended (`isSingleValuedName`). */
-  readonly singleValued: readonly string[]
-  /**
-   * Its fields whose presence on a response calls for `mergeFields` (lower-case): the
-   * single-valued ones, and those whose form differs between drafts.
-   */
-  readonly merged: readonly string[]
+  /** Its fields that hold one value: set, never appended (`isSingleValuedName`); none if absent. */
+  readonly singleValued?: readonly string[]
   /** Its single-valued fields as `mergeFields` keeps or replaces them together, if it has any. */
   readonly group?: FieldGroup | undefined
   /**
@@ -127,7 +122,6 @@ export const xRateLimitHeaders = {
   partitionKeys: false,
   names: ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'],
   singleValued: ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'],
-  merged: ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset'],
   group: X_RATE_LIMIT_GROUP,
   /**
    * Writes `X-RateLimit-Limit`, `-Remaining` and `-Reset` for the deciding rule; returns how many
@@ -137,9 +131,9 @@ export const xRateLimitHeaders = {
     // The deciding rule, when its figures describe a real quota.
     const deciding = verdict.deciding
     if (deciding === undefined || !isListed(deciding, true)) return 0
-    // The limit's text is made once per rule, an epoch second's once per second: every request
-    // of that second sends the same.
-    writer.write('X-RateLimit-Limit', config.policyFields(deciding).limitText)
+    // An epoch second's text is made once per second: every request of that second sends the
+    // same; the limit's is String's, which engines cache for small integers.
+    writer.write('X-RateLimit-Limit', String(config.policyFields(deciding).limit))
     writer.write('X-RateLimit-Remaining', String(deciding.remaining))
     let reset: string
     if (config.legacyReset === 'epoch-seconds') {
@@ -167,7 +161,6 @@ export const draft6Headers = {
   partitionKeys: false,
   names: ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'RateLimit-Policy'],
   singleValued: ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'],
-  merged: ['ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'ratelimit-policy'],
   group: DRAFT_6_GROUP,
   /** Writes draft 6's four fields for the deciding rule; returns how many it wrote. */
   write(writer, verdict, _now, config) {
@@ -176,7 +169,7 @@ export const draft6Headers = {
     if (deciding === undefined || !isListed(deciding, true)) return 0
     const fields = config.policyFields(deciding)
     writer.write('RateLimit-Policy', fields.legacyPolicyItem)
-    writer.write('RateLimit-Limit', fields.limitText)
+    writer.write('RateLimit-Limit', String(fields.limit))
     writer.write('RateLimit-Remaining', String(deciding.remaining))
     writer.write('RateLimit-Reset', String(effectiveWindowSeconds(deciding)))
     return 4
@@ -192,8 +185,6 @@ export const draft7Headers = {
   standardHeaders: ['draft-7'],
   partitionKeys: false,
   names: ['RateLimit', 'RateLimit-Policy'],
-  singleValued: [],
-  merged: ['ratelimit', 'ratelimit-policy'],
   group: DRAFT_7_GROUP,
   /**
    * Writes draft 7's `RateLimit-Policy` and `RateLimit` for the deciding rule; returns how many it
@@ -222,8 +213,6 @@ export const CURRENT_HEADERS = {
   standardHeaders: ['draft-8', 'draft-9', 'draft-10', 'draft-11'],
   partitionKeys: true,
   names: ['RateLimit', 'RateLimit-Policy'],
-  singleValued: [],
-  merged: ['ratelimit-policy'],
   write(writer, verdict, _now, config, partitionKeyOf) {
     let policies = ''
     let limits = ''
@@ -263,8 +252,6 @@ export const draft12Headers = {
   standardHeaders: ['draft-12'],
   partitionKeys: true,
   names: ['RateLimit', 'RateLimit-Policy'],
-  singleValued: [],
-  merged: ['ratelimit-policy'],
   /** Writes draft 12's `RateLimit-Policy` and `RateLimit` lists; returns how many it wrote. */
   write(writer, verdict, _now, config, partitionKeyOf) {
     let policies = ''
@@ -348,29 +335,9 @@ export function rateLimitHeaders(
   partitionKeyOf?: PartitionKeyOf,
 ): Array<readonly [string, string]> {
   const list: Array<readonly [string, string]> = []
-  writeFamilies(
-    config,
-    { write: (name, value) => list.push([name, value]) },
-    verdict,
-    now,
-    partitionKeyOf,
-  )
+  const writer: FieldWriter = { write: (name, value) => list.push([name, value]) }
+  for (const family of config.families) family.write(writer, verdict, now, config, partitionKeyOf)
   return list
-}
-
-/** Writes the fields of every family `config` sends; returns how many it wrote. */
-function writeFamilies(
-  config: HeaderConfig,
-  writer: FieldWriter,
-  verdict: Verdict,
-  now: number,
-  partitionKeyOf: PartitionKeyOf | undefined,
-): number {
-  const families = config.families
-  let written = 0
-  for (let i = 0; i < families.length; i++)
-    written += families[i]!.write(writer, verdict, now, config, partitionKeyOf)
-  return written
 }
 
 /**
@@ -399,7 +366,7 @@ export function fieldWriter(
   function writeFields(verdict: Verdict, writer: FieldWriter): void {
     // A queued request is answered at its slot: its reset times count from there.
     const now = verdict.waitMs === undefined ? verdict.at : verdict.at + verdict.waitMs
-    // writeFamilies, written out: this runs for every admitted request.
+    // An indexed loop: this runs for every admitted request.
     const families = config.families
     let written = 0
     for (let i = 0; i < families.length; i++)
@@ -419,12 +386,15 @@ export function headerNames(config: Pick<HeaderConfig, 'families'>): string[] {
 const RETRY_AFTER = 'retry-after'
 
 /**
- * Lower-case names whose presence on a response calls for `mergeFields`: the single-valued
- * fields, and `RateLimit-Policy`, whose form (draft-6/7 Items or current-form List) must match.
+ * Lower-case names whose presence on a response calls for `mergeFields`: every field a family
+ * sends is single-valued in some draft (`RateLimit` is draft-7's Dictionary) or, as
+ * `RateLimit-Policy`, differs in form between drafts (Items or a List) and must match.
  */
-// Pure (no spread, an annotated call), so a bundle that never merges fields drops it.
+// Pure (no spread, annotated calls), so a bundle that never merges fields drops it.
 const MERGED: ReadonlySet<string> = /* @__PURE__ */ new Set(
-  /* @__PURE__ */ FAMILIES.flatMap((family) => family.merged).concat(RETRY_AFTER),
+  /* @__PURE__ */ FAMILIES.flatMap((family) => family.names)
+    .map((name) => name.toLowerCase())
+    .concat(RETRY_AFTER),
 )
 
 /**

@@ -181,7 +181,7 @@ describe('isSingleValuedName', () => {
       'Access-Control-Expose-Headers',
     ]
     const single = new Set([
-      ...FAMILIES.flatMap((family) => family.singleValued),
+      ...FAMILIES.flatMap((family) => family.singleValued ?? []),
       'Retry-After',
       'Content-Type',
     ])
@@ -198,11 +198,28 @@ describe('the families table', () => {
   })
 
   it('merges as groups exactly the single-valued fields of X-RateLimit-* and draft-6', () => {
-    const grouped = FAMILIES.filter((family) => family.singleValued.length > 0)
+    const grouped = FAMILIES.filter((family) => family.singleValued !== undefined)
     expect(grouped).toEqual([xRateLimitHeaders, draft6Headers])
     for (const family of grouped) {
-      for (const name of family.singleValued) expect(family.merged).toContain(name.toLowerCase())
+      for (const name of family.singleValued!) {
+        expect(carriesSingleValuedField([name.toLowerCase()]), name).toBe(true)
+      }
     }
+  })
+
+  it('merges every field a family sends and Retry-After, and no other', () => {
+    const names = [...FAMILIES.flatMap((family) => family.names), 'Retry-After']
+    for (const name of names)
+      expect(carriesSingleValuedField([name.toLowerCase()]), name).toBe(true)
+    for (const other of [
+      'content-type',
+      'access-control-expose-headers',
+      'x-ratelimit',
+      'ratelimit-',
+    ]) {
+      expect(carriesSingleValuedField([other]), other).toBe(false)
+    }
+    expect(carriesSingleValuedField(['content-type', 'ratelimit-policy'])).toBe(true)
   })
 
   it('carries the merge groups on the families that send them: X-RateLimit-*, draft-6, draft-7', () => {
@@ -213,7 +230,7 @@ describe('the families table', () => {
     for (const family of grouped) {
       const members = entries(family).filter(([lower, value]) => family.group!.has(lower!, value!))
       expect(members.map(([lower]) => lower)).toEqual(
-        family === draft7Headers ? ['ratelimit'] : family.singleValued.map((n) => n.toLowerCase()),
+        family === draft7Headers ? ['ratelimit'] : family.singleValued!.map((n) => n.toLowerCase()),
       )
     }
   })

@@ -24,15 +24,13 @@ export type PolicyFields = {
   readonly legacyPolicyItem: string
   /** For the problem detail: `10 per 1 s, bursts of 20`. */
   readonly description: string
-  /** `X-RateLimit-Limit` of this rule, made once. */
-  readonly limitText: string
 }
 
 /** A rule's quota per whole seconds: the drafts allow no sub-second windows. */
 export function quotaPerSeconds(quota: number, windowMs: number): { q: number; w: number } {
-  if (windowMs % 1000 === 0) return { q: quota, w: windowMs / 1000 }
-  // Scale both by the smallest factor that makes the window whole seconds: 10 per 100 ms is
-  // sent as 100 per 1 s, 1 per 1500 ms as 2 per 3 s. The rate is exact.
+  // Scale both by the smallest factor that makes the window whole seconds (1 for a window of
+  // whole seconds): 10 per 100 ms is sent as 100 per 1 s, 1 per 1500 ms as 2 per 3 s. The rate
+  // is exact.
   const factor = 1000 / greatestCommonDivisor(windowMs, 1000)
   if (quota * factor <= MAX_FIELD_INTEGER)
     return { q: quota * factor, w: (windowMs * factor) / 1000 }
@@ -93,6 +91,5 @@ export function buildPolicyFields(decision: RuleDecision): PolicyFields {
     rateItemPrefix: `${quoted};r=`,
     legacyPolicyItem,
     description,
-    limitText: String(limit),
   }
 }

@@ -27,14 +27,8 @@ export function serializeInteger(value: number): string {
 
 /** `"…"` with `"` and `\` escaped; only printable ASCII (0x20–0x7E) is allowed. */
 export function serializeString(value: string): string {
-  let out = '"'
-  for (let i = 0; i < value.length; i++) {
-    const c = value.charCodeAt(i)
-    if (c < 0x20 || c > 0x7e) fail('string', JSON.stringify(value))
-    if (c === 0x22 || c === 0x5c) out += '\\'
-    out += value[i]
-  }
-  return `${out}"`
+  if (/[^\x20-\x7e]/.test(value)) fail('string', JSON.stringify(value))
+  return `"${value.replace(/["\\]/g, '\\$&')}"`
 }
 
 /** A Token: a letter or `*`, then token characters, `:` or `/`. */

@@ -39,12 +39,6 @@ export type ProblemDetails = {
 /** A violated policy, named and described for the `detail` text. */
 export type ViolatedPolicy = { readonly name: string; readonly description: string }
 
-/** The problem types by status: the draft's two, `about:blank` for the others. */
-const TYPES: Readonly<Record<number, string>> = {
-  429: `${DRAFT_TYPES}quota-exceeded`,
-  503: `${DRAFT_TYPES}temporary-reduced-capacity`,
-}
-
 /** The titles by status: the draft's problem types' titles, else the status phrase. */
 const TITLES: Readonly<Record<number, string>> = {
   400: 'Bad Request',
@@ -59,16 +53,18 @@ const TITLES: Readonly<Record<number, string>> = {
  * `retryAfter`, the detail ends by saying when to retry. Members are added in the order the
  * body lists them, only when given.
  */
-function problem(
+export function problem(
   status: number,
   detail: string,
   code?: string,
   retryAfter?: number,
   policies?: readonly string[],
 ): ProblemDetails {
+  const title = TITLES[status]!
   const details: { -readonly [K in keyof ProblemDetails]: ProblemDetails[K] } = {
-    type: TYPES[status] ?? 'about:blank',
-    title: TITLES[status]!,
+    // The draft's two types (429, 503) are named after their titles; the others are plain.
+    type: status < 429 ? 'about:blank' : DRAFT_TYPES + title.toLowerCase().replace(/ /g, '-'),
+    title,
     status,
     detail: retryAfter === undefined ? detail : `${detail} Retry after ${retryAfter} s.`,
   }
@@ -123,55 +119,27 @@ export function createQuotaExceededBodies(): (
   }
 }
 
-/** 503: the store failed and a fail-closed rule matched. */
-export function storeUnavailableProblem(
-  policies: readonly string[],
-  retryAfter: number,
-): ProblemDetails {
-  return problem(
-    503,
-    'Rate limits cannot be checked right now, and this endpoint does not serve requests unchecked.',
-    undefined,
-    retryAfter,
-    policies.length === 0 ? undefined : policies,
-  )
-}
+/** 503 `detail`: the store failed and a fail-closed rule matched. */
+export const STORE_UNAVAILABLE =
+  'Rate limits cannot be checked right now, and this endpoint does not serve requests unchecked.'
 
 /** 503: the server sheds load (`shed`): too busy to take the request now. */
 export function loadShedProblem(retryAfter: number): ProblemDetails {
   return problem(503, 'The server is too busy to take this request now.', 'load-shed', retryAfter)
 }
 
-/** 400 (or 401/403 as configured): a rule keys on an identity the request does not carry. */
-export function missingIdentityProblem(status: 400 | 401 | 403): ProblemDetails {
-  return problem(
-    status,
-    'This endpoint is rate-limited per client identity (such as an API key or a signed-in user), and the request carries none.',
-    'missing-identity',
-  )
-}
+/** 400 (or 401/403 as configured) `detail`: a rule keys on an identity the request lacks. */
+export const MISSING_IDENTITY =
+  'This endpoint is rate-limited per client identity (such as an API key or a signed-in user), and the request carries none.'
 
-/** 403: the client is on the limiter's `denyList`; no rule was consulted, so no Retry-After. */
-export function denyListedProblem(): ProblemDetails {
-  return problem(403, 'This client is not allowed to use this API.', 'deny-listed')
-}
+/** 403 `detail`: the client is on the limiter's `denyList`; no rule was consulted, so no Retry-After. */
+export const DENY_LISTED = 'This client is not allowed to use this API.'
 
 /**
- * 403: a rule's penalty blocks the client, whose offences reached the rule's `forbidAfter`. The
- * block still ends: `retryAfter` (and `Retry-After`) say when.
+ * 403 `detail`: a rule's penalty blocks the client, whose offences reached the rule's
+ * `forbidAfter`. The block still ends: `retryAfter` (and `Retry-After`) say when.
  */
-export function penaltyForbiddenProblem(
-  policies: readonly string[],
-  retryAfter: number,
-): ProblemDetails {
-  return problem(
-    403,
-    'Blocked after repeated requests over the rate limit.',
-    'penalty-forbidden',
-    retryAfter,
-    policies,
-  )
-}
+export const PENALTY_FORBIDDEN = 'Blocked after repeated requests over the rate limit.'
 
 /** 400: a request whose cost exceeds a rule's capacity; it can never pass, so no Retry-After. */
 export function costExceedsCapacityProblem(rule: string | undefined): ProblemDetails {

@@ -24,12 +24,13 @@ import { checkBoolean, checkOneOf, invalidOption, shown } from '../options/optio
 import {
   costExceedsCapacityProblem,
   createQuotaExceededBodies,
-  denyListedProblem,
-  missingIdentityProblem,
+  DENY_LISTED,
+  MISSING_IDENTITY,
+  PENALTY_FORBIDDEN,
   PROBLEM_CONTENT_TYPE,
   type ProblemDetails,
-  penaltyForbiddenProblem,
-  storeUnavailableProblem,
+  problem,
+  STORE_UNAVAILABLE,
 } from './problem.js'
 
 /** The status for a request that lacks the identity a rule keys on and is configured to refuse. */
@@ -183,13 +184,13 @@ export function composeResponder(options: ResponderOptions, parts: ResponderPart
    */
   function refuse(
     headers: Array<readonly [string, string]>,
-    problem: ProblemDetails,
-    body = JSON.stringify(problem),
+    details: ProblemDetails,
+    body = JSON.stringify(details),
   ): LimitResponse {
-    if (problem.retryAfter !== undefined) headers.push(['Retry-After', String(problem.retryAfter)])
+    if (details.retryAfter !== undefined) headers.push(['Retry-After', String(details.retryAfter)])
     headers.push(['Content-Type', PROBLEM_CONTENT_TYPE])
     if (expose !== undefined) headers.push(expose)
-    return { allowed: false, status: problem.status, headers, body, problem }
+    return { allowed: false, status: details.status, headers, body, problem: details }
   }
 
   function respondWith(verdict: Verdict, now: number): LimitResponse {
@@ -207,19 +208,23 @@ export function composeResponder(options: ResponderOptions, parts: ResponderPart
     }
     if (reason === 'missing-identity') {
       if (missing.status === 401) headers.push(['WWW-Authenticate', missing.wwwAuthenticate])
-      return refuse(headers, missingIdentityProblem(missing.status))
+      return refuse(headers, problem(missing.status, MISSING_IDENTITY, 'missing-identity'))
     }
-    if (reason === 'deny-list') return refuse(headers, denyListedProblem())
+    if (reason === 'deny-list') return refuse(headers, problem(403, DENY_LISTED, 'deny-listed'))
     const violated = verdict.decisions.filter((d) => d.mode === 'enforce' && !d.allowed)
     if (violated.length === 0 && deciding !== undefined) violated.push(deciding)
     const retryAfter = retryAfterSeconds(
       deciding?.retryAfterMs ?? Math.max(0, ...violated.map((d) => d.retryAfterMs ?? 0)),
     )
     if (reason === 'forbidden') {
-      return refuse(headers, penaltyForbiddenProblem(violated.map(nameOf), retryAfter))
+      const policies = violated.map(nameOf)
+      return refuse(
+        headers,
+        problem(403, PENALTY_FORBIDDEN, 'penalty-forbidden', retryAfter, policies),
+      )
     }
-    const { problem, body } = quotaExceeded(violated.map(config.policyFields), retryAfter)
-    return refuse(headers, problem, body)
+    const quota = quotaExceeded(violated.map(config.policyFields), retryAfter)
+    return refuse(headers, quota.problem, quota.body)
   }
 
   function storeUnavailable(
@@ -227,7 +232,9 @@ export function composeResponder(options: ResponderOptions, parts: ResponderPart
     policies: readonly string[],
     retryAfterMs = DEFAULT_STORE_ERROR_RETRY_AFTER_MS,
   ): LimitResponse {
-    return refuse(headers, storeUnavailableProblem(policies, retryAfterSeconds(retryAfterMs)))
+    const retryAfter = retryAfterSeconds(retryAfterMs)
+    const listed = policies.length === 0 ? undefined : policies
+    return refuse(headers, problem(503, STORE_UNAVAILABLE, undefined, retryAfter, listed))
   }
 
   return {
@@ -298,8 +305,9 @@ function partitionKeys(
   const keyOf = option === true ? (decision: RuleDecision) => decision.key : option
   const hash = parts.partitionKeys()
   return (decision) => {
-    const given: unknown = keyOf(decision)
-    const key = typeof given === 'number' ? String(given) : given
-    return typeof key === 'string' && key !== '' ? hash(key) : undefined
+    const key: unknown = keyOf(decision)
+    return typeof key === 'number' || (typeof key === 'string' && key !== '')
+      ? hash(String(key))
+      : undefined
   }
 }
