@@ -121,12 +121,10 @@ export function kitParts(parts: RateLimitParts): KitParts {
         : has(part, method)
     if (part !== undefined && !ok) throw invalidOption(name, `expected ${expected}`)
   }
-  const { algorithms, penalties, reservations, update } = parts
+  // The parts given as they are (one left out reads as undefined), the refusals standing in for
+  // those that must answer.
   return {
-    algorithms,
-    penalties,
-    reservations,
-    update,
+    ...(parts as Required<RateLimitParts>),
     families: givenFamilies([...(parts.headers ?? []), CURRENT_HEADERS]),
     store: parts.store ?? refusal('store', STORE_NEEDED),
     partitionKeys:
