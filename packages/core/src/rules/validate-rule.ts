@@ -173,19 +173,18 @@ export function validateRule(
   const penalty = readPenalty(fields, labels.penalty, readers, file, chosen.mode, fail)
   if (!ok || params === undefined || match === undefined) return undefined
   // In the order a rule is written; what is not given is left out.
-  const { mode, onStoreError, onMissingIdentity, onChange } = chosen
   const rule: Record<string, unknown> = {
     id,
     description,
     match,
     ...params.model,
-    mode,
+    mode: chosen.mode,
     ...costs,
-    onStoreError,
-    onMissingIdentity,
+    onStoreError: chosen.onStoreError,
+    onMissingIdentity: chosen.onMissingIdentity,
     settle,
     penalty,
-    onChange,
+    onChange: chosen.onChange,
     version,
   }
   Object.defineProperty(definedOnly(rule), VALIDATED, { value: true })
