@@ -2,7 +2,7 @@ import { closest } from '../closest-name.js'
 import { invalidOption } from '../options/option-values.js'
 import { type RuleIssue, RuleValidationError } from '../rules/issues.js'
 import type { Rule } from '../rules/types.js'
-import { identityNameProblem, typeName } from '../rules/validate-match.js'
+import { identityNameProblem, ownValue, typeName } from '../rules/validate-match.js'
 
 /** The identities the adapters derive themselves. */
 const BUILT_IN_IDENTITIES: readonly string[] = ['ip', 'api_key', 'user']
@@ -42,9 +42,7 @@ export function knownIdentityNames(customIdentities: unknown): readonly string[]
 }
 
 export function unknownIdentity(name: string, known: readonly string[]): string {
-  const guess =
-    (Object.hasOwn(HINTS, name.toLowerCase()) ? HINTS[name.toLowerCase()] : undefined) ??
-    closest(name, known)
+  const guess = ownValue(HINTS, name.toLowerCase()) ?? closest(name, known)
   const declare = `if your code provides it, declare it: customIdentities: [${JSON.stringify(name)}]`
   return guess === undefined
     ? `no identity "${name}": nothing provides it (built in: ${BUILT_IN_IDENTITIES.join(', ')}); ${declare}`
