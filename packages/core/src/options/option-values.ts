@@ -81,10 +81,9 @@ export function checkMethods<T>(
   shape: string,
   where?: string,
 ): NonNullable<T> {
-  const object = value as Record<string, unknown> | null | undefined
-  if ((typeof object !== 'object' && typeof object !== 'function') || object === null) {
-    refuse(field, shape, value, where)
-  }
+  const object = value as Record<string, unknown>
+  // Only an object or a function is its own `Object(...)`.
+  if (Object(object) !== object) refuse(field, shape, value, where)
   const missing = methods.filter((name) => typeof object[name] !== 'function')
   if (missing.length === 0) return value as NonNullable<T>
   // The object itself may be large (a client, a store): only what it lacks is shown.
