@@ -29,10 +29,7 @@ export function validateMatch(
     )
     return undefined
   }
-  for (const [field, item] of Object.entries(value)) {
-    if (item === undefined || (MATCH_FIELDS as readonly string[]).includes(field)) continue
-    issue(`match.${field}`, unknownField(field, MATCH_FIELDS))
-  }
+  refuseUnknownFields(value, MATCH_FIELDS, (field, problem) => issue(`match.${field}`, problem))
   const given = value as { readonly [K in (typeof MATCH_FIELDS)[number]]?: unknown }
   const list = (field: (typeof MATCH_FIELDS)[number], what: string, check: ItemCheck) =>
     listOf(given[field], `match.${field}`, what, issue, check)
@@ -116,6 +113,23 @@ function listOf(
 
 function unique(items: readonly string[]): string[] {
   return [...new Set(items)]
+}
+
+/**
+ * Reports each field of `record` that `known` lacks (one whose value is undefined is not
+ * given), with the closest known one: a field of the other rule shape is answered with its
+ * counterpart in `hints`.
+ */
+export function refuseUnknownFields(
+  record: object,
+  known: readonly string[],
+  issue: IssueSink,
+  hints: Readonly<Record<string, string>> = {},
+): void {
+  for (const [field, value] of Object.entries(record)) {
+    if (value === undefined || known.includes(field)) continue
+    issue(field, unknownField(field, known, ownValue(hints, field)))
+  }
 }
 
 export function unknownField(field: string, known: readonly string[], hint?: string): string {
