@@ -154,9 +154,9 @@ export function validateRule(
     readonly string[],
   ][]) {
     const value = fields[field]
-    if (value === undefined) chosen[field] = field === 'onChange' ? value : choices[0]
-    else if (choices.includes(value as string)) chosen[field] = value
-    else expected(field, choices.map((a) => `"${a}"`).join(' or '))
+    if (value !== undefined && !choices.includes(value as string)) {
+      expected(field, choices.map((a) => `"${a}"`).join(' or '))
+    } else chosen[field] = value ?? (field === 'onChange' ? value : choices[0])
   }
   // A whole number ≥ 0, as a cost is (a Redis script keeps it exactly, as every number).
   const versionProblem = version === undefined ? undefined : costProblem(version, undefined)
