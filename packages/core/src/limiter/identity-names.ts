@@ -51,16 +51,22 @@ export function unknownIdentity(name: string, known: readonly string[]): string 
 
 function declaredNames(value: unknown): readonly string[] {
   if (value === undefined) return []
-  const invalid = (problem: string) => invalidOption('customIdentities', problem)
   if (!Array.isArray(value)) {
-    throw invalid(`expected a list of identity names, e.g. ['account'], got ${typeName(value)}`)
+    throw invalidOption(
+      'customIdentities',
+      `expected a list of identity names, e.g. ['account'], got ${typeName(value)}`,
+    )
   }
   for (const name of value) {
-    if (typeof name !== 'string') throw invalid(`expected identity names, got ${typeName(name)}`)
+    if (typeof name !== 'string')
+      throw invalidOption('customIdentities', `expected identity names, got ${typeName(name)}`)
     const problem = identityNameProblem(name)
-    if (problem !== undefined) throw invalid(problem)
+    if (problem !== undefined) throw invalidOption('customIdentities', problem)
     if (BUILT_IN_IDENTITIES.includes(name)) {
-      throw invalid(`"${name}" is built in; list only the identities your code provides`)
+      throw invalidOption(
+        'customIdentities',
+        `"${name}" is built in; list only the identities your code provides`,
+      )
     }
   }
   return value as string[]
