@@ -110,15 +110,15 @@ export function kitParts(parts: RateLimitParts): KitParts {
     throw invalidOption('parts', 'expected { algorithms: { token_bucket: tokenBucket }, ... }')
   }
   refuseUnknownOptions(parts, ['algorithms', ...Object.keys(PARTS)], 'createRateLimit()')
-  const has = (value: unknown, method: string | undefined) =>
-    typeof (method === undefined ? value : (value as Record<string, unknown> | null)?.[method]) ===
-    'function'
   for (const [name, [expected, method]] of Object.entries(PARTS)) {
     const part: unknown = parts[name as keyof RateLimitParts]
-    const ok =
-      name === 'headers'
-        ? Array.isArray(part) && part.every((family) => has(family, method))
-        : has(part, method)
+    // A part is a function, or has the method; `headers`, a list of families that each have it.
+    const items = name !== 'headers' ? [part] : Array.isArray(part) ? part : [undefined]
+    const ok = items.every(
+      (item) =>
+        typeof (method === undefined ? item : (item as Record<string, unknown> | null)?.[method]) ===
+        'function',
+    )
     if (part !== undefined && !ok) throw invalidOption(name, `expected ${expected}`)
   }
   // The parts given as they are (one left out reads as undefined), the refusals standing in for
