@@ -27,12 +27,14 @@ export function validateCosts(
   const { cost = 1, costByRoute = {} } = fields
   const label = labels.costByRoute
   const defaultCost = check(cost, labels.cost)
-  if (isRecord(costByRoute)) {
-    const fieldOf = (route: string) => `${label}[${JSON.stringify(route)}]`
-    return { cost: defaultCost, costByRoute: routes.readCosts(costByRoute, fieldOf, check, issue) }
+  const fieldOf = (route: string) => `${label}[${JSON.stringify(route)}]`
+  if (!isRecord(costByRoute)) {
+    issue(label, `expected an object of route → cost, got ${typeName(costByRoute)}`)
   }
-  issue(label, `expected an object of route → cost, got ${typeName(costByRoute)}`)
-  return { cost: defaultCost, costByRoute: {} }
+  return {
+    cost: defaultCost,
+    costByRoute: isRecord(costByRoute) ? routes.readCosts(costByRoute, fieldOf, check, issue) : {},
+  }
 }
 
 /** What is wrong with a cost (a whole number ≥ 0, at most `capacity`), or undefined. */
