@@ -39,10 +39,10 @@ export function validateCosts(
 
 /** What is wrong with a cost (a whole number ≥ 0, at most `capacity`), or undefined. */
 export function costProblem(value: unknown, capacity: number | undefined): string | undefined {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
+  if (!Number.isSafeInteger(value) || (value as number) < 0) {
     return `expected a whole number ≥ 0, got ${typeName(value)}`
   }
-  if (capacity !== undefined && value > capacity) {
+  if (capacity !== undefined && (value as number) > capacity) {
     return `a cost of ${value} exceeds the rule's capacity of ${capacity}: such a request could never pass`
   }
   return undefined
