@@ -94,8 +94,9 @@ export function checkMethods<T>(
 export function shown(value: unknown): string {
   if (typeof value === 'function') return 'a function'
   if (typeof value === 'bigint') return `${value}n`
-  if (typeof value === 'number' || value === undefined) return String(value)
+  if (typeof value === 'number') return String(value)
   try {
+    // undefined (and a symbol) JSON leaves out: shown as String shows it.
     return JSON.stringify(value) ?? String(value)
   } catch {
     return 'an object JSON cannot show'
