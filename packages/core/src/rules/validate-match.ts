@@ -152,9 +152,9 @@ export function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 export function typeName(value: unknown): string {
-  if (value === null) return 'null'
   if (Array.isArray(value)) return 'a list'
   if (typeof value === 'string') return JSON.stringify(value)
-  if (typeof value === 'object') return 'an object'
+  // null as String shows it.
+  if (isRecord(value)) return 'an object'
   return String(value)
 }
