@@ -270,7 +270,7 @@ function validateParams(
     issue(labels.onStoreError, reader.noFallback(name))
   }
   const [kind, wanted] = family
-  const named = wanted.filter((field) => field !== 'period').map((field) => labels[field])
+  const named = wanted.flatMap((field) => (field === 'period' ? [] : labels[field]))
   const rule = `${name} (a ${kind} rule: ${named.join(' + ')})`
   let ok = true
   const fail: IssueSink = (field, problem) => {
