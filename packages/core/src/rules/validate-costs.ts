@@ -38,7 +38,7 @@ export function validateCosts(
 }
 
 /** What is wrong with a cost (a whole number ≥ 0, at most `capacity`), or undefined. */
-export function costProblem(value: unknown, capacity: number | undefined): string | undefined {
+export function costProblem(value: unknown, capacity?: number): string | undefined {
   if (!Number.isSafeInteger(value) || (value as number) < 0) {
     return `expected a whole number ≥ 0, got ${typeName(value)}`
   }

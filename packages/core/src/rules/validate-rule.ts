@@ -159,7 +159,7 @@ export function validateRule(
     } else chosen[field] = value ?? (field === 'onChange' ? value : choices[0])
   }
   // A whole number ≥ 0, as a cost is (a Redis script keeps it exactly, as every number).
-  const versionProblem = version === undefined ? undefined : costProblem(version, undefined)
+  const versionProblem = version === undefined ? undefined : costProblem(version)
   if (versionProblem !== undefined) fail(labels.version, versionProblem)
   const params = validateParams(fields, labels, fail, algorithms)
   const costs = validateCosts(fields, labels, params?.algorithm.limit, fail, routes)
