@@ -116,8 +116,9 @@ export function kitParts(parts: RateLimitParts): KitParts {
     const items = name !== 'headers' ? [part] : Array.isArray(part) ? part : [undefined]
     const ok = items.every(
       (item) =>
-        typeof (method === undefined ? item : (item as Record<string, unknown> | null)?.[method]) ===
-        'function',
+        typeof (method === undefined
+          ? item
+          : (item as Record<string, unknown> | null)?.[method]) === 'function',
     )
     if (part !== undefined && !ok) throw invalidOption(name, `expected ${expected}`)
   }
@@ -131,20 +132,14 @@ export function kitParts(parts: RateLimitParts): KitParts {
       parts.partitionKeys ??
       refusal(
         'partitionKey',
-        notComposed(
-          'hashing partition keys needs SHA-256',
-          'partitionKeys: createPartitionKeyHasher',
-        ),
+        "hashing partition keys needs SHA-256, which this middleware was not composed with: add partitionKeys: createPartitionKeyHasher to createRateLimit's parts",
       ),
     routes: parts.routes ?? NO_ROUTES,
     proxies:
       parts.proxies ??
       refusal(
         'trustProxy',
-        notComposed(
-          "trusting a proxy needs the forwarding headers' parsers",
-          'proxies: trustedProxies',
-        ),
+        "trusting a proxy needs the forwarding headers' parsers, which this middleware was not composed with: add proxies: trustedProxies to createRateLimit's parts",
       ),
     foreignOptions: undefined,
     figures:
@@ -157,11 +152,6 @@ export function kitParts(parts: RateLimitParts): KitParts {
 
 const STORE_NEEDED =
   "required: this middleware was composed without a store of its own; give one here, or store: memoryStore (or mapStore) in createRateLimit's parts"
-
-/** What a refusal says of an option that needs a part left out: `why`, then the part to add. */
-function notComposed(why: string, part: string): string {
-  return `${why}, which this middleware was not composed with: add ${part} to createRateLimit's parts`
-}
 
 /** A part left out: using it refuses `field` with `message`. */
 function refusal(field: string, message: string): () => never {
