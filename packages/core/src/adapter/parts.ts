@@ -127,23 +127,34 @@ export function kitParts(parts: RateLimitParts): KitParts {
   return {
     ...(parts as Required<RateLimitParts>),
     families: givenFamilies([...(parts.headers ?? []), CURRENT_HEADERS]),
-    store: parts.store ?? refusal('store', STORE_NEEDED),
+    store:
+      parts.store ??
+      (() => {
+        throw invalidOption('store', STORE_NEEDED)
+      }),
     partitionKeys:
       parts.partitionKeys ??
-      refusal(
-        'partitionKey',
-        "hashing partition keys needs SHA-256, which this middleware was not composed with: add partitionKeys: createPartitionKeyHasher to createRateLimit's parts",
-      ),
+      (() => {
+        throw invalidOption(
+          'partitionKey',
+          "hashing partition keys needs SHA-256, which this middleware was not composed with: add partitionKeys: createPartitionKeyHasher to createRateLimit's parts",
+        )
+      }),
     routes: parts.routes ?? NO_ROUTES,
     proxies:
       parts.proxies ??
-      refusal(
-        'trustProxy',
-        "trusting a proxy needs the forwarding headers' parsers, which this middleware was not composed with: add proxies: trustedProxies to createRateLimit's parts",
-      ),
+      (() => {
+        throw invalidOption(
+          'trustProxy',
+          "trusting a proxy needs the forwarding headers' parsers, which this middleware was not composed with: add proxies: trustedProxies to createRateLimit's parts",
+        )
+      }),
     foreignOptions: undefined,
     figures:
-      parts.figures ?? refusal('figures', "add figures: clientFigures to createRateLimit's parts"),
+      parts.figures ??
+      (() => {
+        throw invalidOption('figures', "add figures: clientFigures to createRateLimit's parts")
+      }),
   }
 }
 
@@ -152,13 +163,6 @@ export function kitParts(parts: RateLimitParts): KitParts {
 
 const STORE_NEEDED =
   "required: this middleware was composed without a store of its own; give one here, or store: memoryStore (or mapStore) in createRateLimit's parts"
-
-/** A part left out: using it refuses `field` with `message`. */
-function refusal(field: string, message: string): () => never {
-  return () => {
-    throw invalidOption(field, message)
-  }
-}
 
 /**
  * The families header options turn on, of `all` (those given and the current draft's), in the
