@@ -172,22 +172,25 @@ const STORE_NEEDED =
 function givenFamilies(all: readonly HeaderFamily[]) {
   return ({ legacyHeaders, standardHeaders }: FamilyOptions): HeaderFamily[] => {
     const families: HeaderFamily[] = []
-    const add = (field: string, value: unknown, part: string, family?: HeaderFamily) => {
-      if (family === undefined) {
-        throw invalidOption(
-          field,
-          `${JSON.stringify(value)} sends fields this middleware was not composed with: add ${part} to createRateLimit's headers`,
-        )
-      }
-      families.push(family)
-    }
     if (legacyHeaders) {
       const legacy = all.find((family) => family.standardHeaders.length === 0)
-      add('legacyHeaders', true, 'xRateLimitHeaders', legacy)
+      if (legacy === undefined) {
+        throw invalidOption(
+          'legacyHeaders',
+          "true sends fields this middleware was not composed with: add xRateLimitHeaders to createRateLimit's headers",
+        )
+      }
+      families.push(legacy)
     }
     if (standardHeaders !== false) {
       const standard = all.find((family) => family.standardHeaders.includes(standardHeaders))
-      add('standardHeaders', standardHeaders, `draft${standardHeaders.slice(6)}Headers`, standard)
+      if (standard === undefined) {
+        throw invalidOption(
+          'standardHeaders',
+          `${JSON.stringify(standardHeaders)} sends fields this middleware was not composed with: add draft${standardHeaders.slice(6)}Headers to createRateLimit's headers`,
+        )
+      }
+      families.push(standard)
     }
     return families
   }
