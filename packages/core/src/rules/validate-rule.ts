@@ -170,7 +170,16 @@ export function validateRule(
     : fields.settle === false
       ? undefined
       : fields.settle
-  const penalty = readPenalty(fields, labels.penalty, readers, file, chosen.mode, fail)
+  // A penalty is read by the limiter's penalties part, and refused by a limiter without one.
+  const readPenalty = readers.penalties?.validate
+  let penalty: unknown
+  if (fields.penalty !== undefined) {
+    if (readPenalty === undefined) fail(labels.penalty, composedWithout('penalties'))
+    else {
+      const context = { shadow: chosen.mode === 'shadow', algorithm: fields.algorithm }
+      penalty = readPenalty(fields.penalty, labels.penalty, file, context, fail)
+    }
+  }
   if (!ok || params === undefined || match === undefined) return undefined
   // In the order a rule is written; what is not given is left out.
   const rule: Record<string, unknown> = {
@@ -189,31 +198,6 @@ export function validateRule(
   }
   Object.defineProperty(definedOnly(rule), VALIDATED, { value: true })
   return deepFreeze(rule as Rule)
-}
-
-/** A rule's penalty, read by the limiter's penalty part; refused by a limiter without one. */
-function readPenalty(
-  fields: RuleFields,
-  label: string,
-  readers: RuleReaders,
-  file: boolean,
-  mode: unknown,
-  issue: IssueSink,
-) {
-  const value = fields.penalty
-  if (value === undefined) return undefined
-  const read = readers.penalties?.validate
-  if (read !== undefined) {
-    return read(
-      value,
-      label,
-      file,
-      { shadow: mode === 'shadow', algorithm: fields.algorithm },
-      issue,
-    )
-  }
-  issue(label, composedWithout('penalties'))
-  return undefined
 }
 
 /**
