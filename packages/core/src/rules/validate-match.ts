@@ -34,13 +34,13 @@ export function validateMatch(
   const list = (field: (typeof MATCH_FIELDS)[number], what: string, check: ItemCheck) =>
     listOf(given[field], `match.${field}`, what, issue, check)
   let identity: string[] | undefined = []
-  if (given.identity !== undefined || !anyIdentity) {
+  if (given.identity !== undefined) {
     identity = list('identity', 'identity names', identityNameProblem)
-    if (given.identity === undefined) {
-      issue('match.identity', 'required: ip, api_key, user, another identity name, or a list')
-    } else if (identity !== undefined && unique(identity).length !== identity.length) {
+    if (identity !== undefined && unique(identity).length !== identity.length) {
       issue('match.identity', `names an identity twice: ${identity.join(', ')}`)
     }
+  } else if (!anyIdentity) {
+    issue('match.identity', 'required: ip, api_key, user, another identity name, or a list')
   }
   const plan = list('plan', 'plan names', (plan) =>
     plan === '' ? 'a plan name cannot be empty' : undefined,
