@@ -30,14 +30,16 @@ export function didYouMean(
 }
 
 function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j)
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i]
+  // One row of the table, updated in place; `diagonal` keeps the cell above and to the left.
+  const row = Array.from({ length: b.length + 1 }, (_, j) => j)
+  for (let i = 0; i < a.length; i++) {
+    let diagonal = row[0]!
+    row[0] = i + 1
     for (let j = 1; j <= b.length; j++) {
-      const substitution = previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1)
-      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, substitution)
+      const above = row[j]!
+      row[j] = Math.min(above + 1, row[j - 1]! + 1, diagonal + (a[i] === b[j - 1] ? 0 : 1))
+      diagonal = above
     }
-    previous = current
   }
-  return previous[b.length]!
+  return row[b.length]!
 }

@@ -148,10 +148,12 @@ export function checkAdapterOptions(
   const own = Object.keys(OWN_OPTIONS)
   const known = [...LIMITER_OPTIONS.filter((name) => name !== 'rules'), ...own, ...adapterHooks]
   refuseUnknownOptions(options, known, 'rateLimit()', foreign)
-  const hooks = own.filter((name) => OWN_OPTIONS[name as keyof typeof OWN_OPTIONS] === 1)
-  for (const name of [...hooks, ...adapterHooks]) {
+  // The hooks: the options marked 1, then the adapter's own (none of them marked 0).
+  for (const name of [...own, ...adapterHooks]) {
     const value = (options as Record<string, unknown>)[name]
-    if (value !== undefined) checkFunction(name, value)
+    if (value !== undefined && OWN_OPTIONS[name as keyof typeof OWN_OPTIONS] !== 0) {
+      checkFunction(name, value)
+    }
   }
 }
 

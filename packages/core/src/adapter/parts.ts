@@ -110,47 +110,51 @@ export function kitParts(parts: RateLimitParts): KitParts {
     throw invalidOption('parts', 'expected { algorithms: { token_bucket: tokenBucket }, ... }')
   }
   refuseUnknownOptions(parts, ['algorithms', ...Object.keys(PARTS)], 'createRateLimit()')
-  const has = (value: unknown, method: string | undefined) =>
-    typeof (method === undefined ? value : (value as Record<string, unknown> | null)?.[method]) ===
-    'function'
   for (const [name, [expected, method]] of Object.entries(PARTS)) {
     const part: unknown = parts[name as keyof RateLimitParts]
-    const ok =
-      name === 'headers'
-        ? Array.isArray(part) && part.every((family) => has(family, method))
-        : has(part, method)
+    // A part is a function, or has the method; `headers`, a list of families that each have it.
+    const items = name !== 'headers' ? [part] : Array.isArray(part) ? part : [undefined]
+    const ok = items.every(
+      (item) =>
+        typeof (method === undefined
+          ? item
+          : (item as Record<string, unknown> | null)?.[method]) === 'function',
+    )
     if (part !== undefined && !ok) throw invalidOption(name, `expected ${expected}`)
   }
-  const { algorithms, penalties, reservations, update } = parts
+  // The parts given as they are (one left out reads as undefined), the refusals standing in for
+  // those that must answer.
   return {
-    algorithms,
-    penalties,
-    reservations,
-    update,
+    ...(parts as Required<RateLimitParts>),
     families: givenFamilies([...(parts.headers ?? []), CURRENT_HEADERS]),
-    store: parts.store ?? refusal('store', STORE_NEEDED),
+    store:
+      parts.store ??
+      (() => {
+        throw invalidOption('store', STORE_NEEDED)
+      }),
     partitionKeys:
       parts.partitionKeys ??
-      refusal(
-        'partitionKey',
-        notComposed(
-          'hashing partition keys needs SHA-256',
-          'partitionKeys: createPartitionKeyHasher',
-        ),
-      ),
+      (() => {
+        throw invalidOption(
+          'partitionKey',
+          "hashing partition keys needs SHA-256, which this middleware was not composed with: add partitionKeys: createPartitionKeyHasher to createRateLimit's parts",
+        )
+      }),
     routes: parts.routes ?? NO_ROUTES,
     proxies:
       parts.proxies ??
-      refusal(
-        'trustProxy',
-        notComposed(
-          "trusting a proxy needs the forwarding headers' parsers",
-          'proxies: trustedProxies',
-        ),
-      ),
+      (() => {
+        throw invalidOption(
+          'trustProxy',
+          "trusting a proxy needs the forwarding headers' parsers, which this middleware was not composed with: add proxies: trustedProxies to createRateLimit's parts",
+        )
+      }),
     foreignOptions: undefined,
     figures:
-      parts.figures ?? refusal('figures', "add figures: clientFigures to createRateLimit's parts"),
+      parts.figures ??
+      (() => {
+        throw invalidOption('figures', "add figures: clientFigures to createRateLimit's parts")
+      }),
   }
 }
 
@@ -160,18 +164,6 @@ export function kitParts(parts: RateLimitParts): KitParts {
 const STORE_NEEDED =
   "required: this middleware was composed without a store of its own; give one here, or store: memoryStore (or mapStore) in createRateLimit's parts"
 
-/** What a refusal says of an option that needs a part left out: `why`, then the part to add. */
-function notComposed(why: string, part: string): string {
-  return `${why}, which this middleware was not composed with: add ${part} to createRateLimit's parts`
-}
-
-/** A part left out: using it refuses `field` with `message`. */
-function refusal(field: string, message: string): () => never {
-  return () => {
-    throw invalidOption(field, message)
-  }
-}
-
 /**
  * The families header options turn on, of `all` (those given and the current draft's), in the
  * order their fields go out (`X-RateLimit-*` first); an option asking for one left out is
@@ -180,22 +172,25 @@ function refusal(field: string, message: string): () => never {
 function givenFamilies(all: readonly HeaderFamily[]) {
   return ({ legacyHeaders, standardHeaders }: FamilyOptions): HeaderFamily[] => {
     const families: HeaderFamily[] = []
-    const add = (field: string, value: unknown, part: string, family?: HeaderFamily) => {
-      if (family === undefined) {
-        throw invalidOption(
-          field,
-          `${JSON.stringify(value)} sends fields this middleware was not composed with: add ${part} to createRateLimit's headers`,
-        )
-      }
-      families.push(family)
-    }
     if (legacyHeaders) {
       const legacy = all.find((family) => family.standardHeaders.length === 0)
-      add('legacyHeaders', true, 'xRateLimitHeaders', legacy)
+      if (legacy === undefined) {
+        throw invalidOption(
+          'legacyHeaders',
+          "true sends fields this middleware was not composed with: add xRateLimitHeaders to createRateLimit's headers",
+        )
+      }
+      families.push(legacy)
     }
     if (standardHeaders !== false) {
       const standard = all.find((family) => family.standardHeaders.includes(standardHeaders))
-      add('standardHeaders', standardHeaders, `draft${standardHeaders.slice(6)}Headers`, standard)
+      if (standard === undefined) {
+        throw invalidOption(
+          'standardHeaders',
+          `${JSON.stringify(standardHeaders)} sends fields this middleware was not composed with: add draft${standardHeaders.slice(6)}Headers to createRateLimit's headers`,
+        )
+      }
+      families.push(standard)
     }
     return families
   }

@@ -51,17 +51,18 @@ export function refuseUnknownParams(
   known: readonly string[],
 ): void {
   if (typeof params !== 'object' || params === null) return
-  const unknown = Object.keys(params).filter(
-    (name) => !known.includes(name) && (params as Record<string, unknown>)[name] !== undefined,
-  )
-  if (unknown.length === 0) return
-  const texts = unknown.map(
-    (name) =>
+  const texts: string[] = []
+  let field: string | undefined
+  for (const [name, value] of Object.entries(params)) {
+    if (value === undefined || known.includes(name)) continue
+    field ??= name
+    texts.push(
       `unknown parameter ${JSON.stringify(name)}: ${didYouMean(name, known, `it takes ${known.join(', ')}`)}`,
-  )
-  throw new RateLimitError('ERR_RL_INVALID_RULE', `${factory}(): ${texts.join('; ')}`, {
-    field: unknown[0],
-  })
+    )
+  }
+  if (field !== undefined) {
+    throw new RateLimitError('ERR_RL_INVALID_RULE', `${factory}(): ${texts.join('; ')}`, { field })
+  }
 }
 
 export function invalid(field: string, message: string): RateLimitError {

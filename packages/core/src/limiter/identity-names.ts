@@ -2,7 +2,7 @@ import { closest } from '../closest-name.js'
 import { invalidOption } from '../options/option-values.js'
 import { type RuleIssue, RuleValidationError } from '../rules/issues.js'
 import type { Rule } from '../rules/types.js'
-import { identityNameProblem, typeName } from '../rules/validate-match.js'
+import { identityNameProblem, ownValue, typeName } from '../rules/validate-match.js'
 
 /** The identities the adapters derive themselves. */
 const BUILT_IN_IDENTITIES: readonly string[] = ['ip', 'api_key', 'user']
@@ -42,9 +42,7 @@ export function knownIdentityNames(customIdentities: unknown): readonly string[]
 }
 
 export function unknownIdentity(name: string, known: readonly string[]): string {
-  const guess =
-    (Object.hasOwn(HINTS, name.toLowerCase()) ? HINTS[name.toLowerCase()] : undefined) ??
-    closest(name, known)
+  const guess = ownValue(HINTS, name.toLowerCase()) ?? closest(name, known)
   const declare = `if your code provides it, declare it: customIdentities: [${JSON.stringify(name)}]`
   return guess === undefined
     ? `no identity "${name}": nothing provides it (built in: ${BUILT_IN_IDENTITIES.join(', ')}); ${declare}`
@@ -53,16 +51,22 @@ export function unknownIdentity(name: string, known: readonly string[]): string 
 
 function declaredNames(value: unknown): readonly string[] {
   if (value === undefined) return []
-  const invalid = (problem: string) => invalidOption('customIdentities', problem)
   if (!Array.isArray(value)) {
-    throw invalid(`expected a list of identity names, e.g. ['account'], got ${typeName(value)}`)
+    throw invalidOption(
+      'customIdentities',
+      `expected a list of identity names, e.g. ['account'], got ${typeName(value)}`,
+    )
   }
   for (const name of value) {
-    if (typeof name !== 'string') throw invalid(`expected identity names, got ${typeName(name)}`)
+    if (typeof name !== 'string')
+      throw invalidOption('customIdentities', `expected identity names, got ${typeName(name)}`)
     const problem = identityNameProblem(name)
-    if (problem !== undefined) throw invalid(problem)
+    if (problem !== undefined) throw invalidOption('customIdentities', problem)
     if (BUILT_IN_IDENTITIES.includes(name)) {
-      throw invalid(`"${name}" is built in; list only the identities your code provides`)
+      throw invalidOption(
+        'customIdentities',
+        `"${name}" is built in; list only the identities your code provides`,
+      )
     }
   }
   return value as string[]

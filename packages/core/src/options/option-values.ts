@@ -14,27 +14,20 @@ export function invalidOption(field: string, problem: string, where?: string): R
   return new RateLimitError('ERR_RL_INVALID_OPTION', `${label}: ${problem}`, { field })
 }
 
-/** Refuses `value` as `field`: what was expected, and what was given (`got`, shown by default). */
-function refuse(
-  field: string,
-  expected: string,
-  value: unknown,
-  where: string | undefined,
-  got = shown(value),
-): never {
-  throw invalidOption(field, `expected ${expected}, got ${got}`, where)
-}
-
 /** `value` when it is one of `allowed`, else refused with the list. */
 export function checkOneOf<T>(field: string, value: T, allowed: readonly T[], where?: string): T {
   if (allowed.includes(value)) return value
-  return refuse(field, `one of ${allowed.map((v) => JSON.stringify(v)).join(', ')}`, value, where)
+  throw invalidOption(
+    field,
+    `expected one of ${allowed.map((v) => JSON.stringify(v)).join(', ')}, got ${shown(value)}`,
+    where,
+  )
 }
 
 /** Only a real boolean: `'false'` from a config file is truthy, and would turn a feature on. */
 export function checkBoolean(field: string, value: unknown, where?: string): boolean {
   if (typeof value === 'boolean') return value
-  return refuse(field, 'true or false', value, where)
+  throw invalidOption(field, `expected true or false, got ${shown(value)}`, where)
 }
 
 /** Bounds of a whole number; `unit` ('ms', 'bytes') is named in the message. */
@@ -60,14 +53,14 @@ export function checkWhole(
   }
   const what = unit === undefined ? 'a whole number' : `a whole number of ${unit}`
   const bounds = max === undefined ? `≥ ${min}` : `from ${min} to ${max}`
-  return refuse(field, `${what} ${bounds}`, value, where)
+  throw invalidOption(field, `expected ${what} ${bounds}, got ${shown(value)}`, where)
 }
 
 /** A function, else refused naming the type given. */
 export function checkFunction<F>(field: string, value: F, where?: string): F {
   if (typeof value === 'function') return value
   const type = value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value
-  return refuse(field, 'a function', value, where, type)
+  throw invalidOption(field, `expected a function, got ${type}`, where)
 }
 
 /**
@@ -81,22 +74,24 @@ export function checkMethods<T>(
   shape: string,
   where?: string,
 ): NonNullable<T> {
-  const object = value as Record<string, unknown> | null | undefined
-  if ((typeof object !== 'object' && typeof object !== 'function') || object === null) {
-    refuse(field, shape, value, where)
+  const object = value as Record<string, unknown>
+  // Only an object or a function is its own `Object(...)`.
+  if (Object(object) !== object) {
+    throw invalidOption(field, `expected ${shape}, got ${shown(value)}`, where)
   }
   const missing = methods.filter((name) => typeof object[name] !== 'function')
   if (missing.length === 0) return value as NonNullable<T>
   // The object itself may be large (a client, a store): only what it lacks is shown.
-  return refuse(field, shape, value, where, `one without ${missing.join(' or ')}`)
+  throw invalidOption(field, `expected ${shape}, got one without ${missing.join(' or ')}`, where)
 }
 
 /** A value as a message shows it; never throws (`JSON.stringify` does on a BigInt or a cycle). */
 export function shown(value: unknown): string {
   if (typeof value === 'function') return 'a function'
   if (typeof value === 'bigint') return `${value}n`
-  if (typeof value === 'number' || value === undefined) return String(value)
+  if (typeof value === 'number') return String(value)
   try {
+    // undefined (and a symbol) JSON leaves out: shown as String shows it.
     return JSON.stringify(value) ?? String(value)
   } catch {
     return 'an object JSON cannot show'

@@ -17,19 +17,22 @@ export function refuseUnknownOptions(
   foreign?: ForeignOptions,
 ): void {
   const names = [...new Set(known)]
-  const problems: (readonly [field: string, text: string])[] = []
+  const texts: string[] = []
+  let field: string | undefined
   for (const [name, value] of Object.entries(options)) {
-    if (value === undefined) continue
-    const text = known.includes(name)
-      ? foreign?.value(name, value)
-      : `unknown option "${name}": ${(foreign?.unknown ?? nearestOption)(name, names)}`
-    if (text !== undefined) problems.push([name, text])
+    const text =
+      value === undefined
+        ? undefined
+        : known.includes(name)
+          ? foreign?.value(name, value)
+          : `unknown option "${name}": ${(foreign?.unknown ?? nearestOption)(name, names)}`
+    if (text === undefined) continue
+    field ??= name
+    texts.push(text)
   }
-  if (problems.length === 0) return
-  const message = problemList(problems.map((problem) => problem[1]))
-  throw new RateLimitError('ERR_RL_INVALID_OPTION', `${where}: ${message}`, {
-    field: problems[0]![0],
-  })
+  if (field !== undefined) {
+    throw new RateLimitError('ERR_RL_INVALID_OPTION', `${where}: ${problemList(texts)}`, { field })
+  }
 }
 
 /** The known option closest to `name`, or the list of them. */

@@ -24,7 +24,10 @@ const CODE_SHAPE: RuleShape = {
     queue_order: 'queueOrder',
   },
   // In code, each field is labelled with its own name.
-  read: (raw) => ({ fields: raw, labels: labelsOf() }),
+  read: (raw) => ({
+    fields: raw,
+    labels: Object.fromEntries(RULE_FIELDS.map((field) => [field, field])) as FieldLabels,
+  }),
 }
 
 /**
@@ -54,8 +57,4 @@ export function checkRules(
   readers: RuleReaders,
 ): readonly Rule[] {
   return validateRuleSet(rules, CODE_SHAPE, algorithms, readers)
-}
-
-function labelsOf(): FieldLabels {
-  return Object.fromEntries(RULE_FIELDS.map((field) => [field, field])) as never
 }

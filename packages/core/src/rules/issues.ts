@@ -22,7 +22,8 @@ export class RuleValidationError extends RateLimitError {
 
   constructor(issues: readonly RuleIssue[]) {
     const message = problemList(issues.map(formatIssue), ' in the rules')
-    super('ERR_RL_INVALID_RULE', message, { rule: issues[0]?.rule, field: issues[0]?.field })
+    // The first issue names the rule and the field.
+    super('ERR_RL_INVALID_RULE', message, issues[0])
     this.issues = issues
   }
 }

@@ -2,7 +2,7 @@ import type { AlgorithmTable } from '../algorithms/table.js'
 import type { IssueSink, RuleIssue } from './issues.js'
 import { RuleValidationError } from './issues.js'
 import type { Rule } from './types.js'
-import { isRecord, ownValue, typeName, unknownField } from './validate-match.js'
+import { isRecord, refuseUnknownFields, typeName } from './validate-match.js'
 import {
   type FieldLabels,
   isValidatedRule,
@@ -61,11 +61,8 @@ export function validateRuleSet(
       rules.push(raw)
       return
     }
-    for (const [field, value] of Object.entries(raw)) {
-      // `{ burst: undefined }` in code is the same as no burst.
-      if (value === undefined || shape.fields.includes(field)) continue
-      issue(field, unknownField(field, shape.fields, ownValue(shape.hints, field)))
-    }
+    // `{ burst: undefined }` in code is the same as no burst.
+    refuseUnknownFields(raw, shape.fields, issue, shape.hints)
     const { fields, labels, file } = shape.read(raw, issue)
     const rule = validateRule(fields, labels, issue, algorithms, readers, file)
     if (rule !== undefined) rules.push(rule)

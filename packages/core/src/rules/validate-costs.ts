@@ -27,20 +27,22 @@ export function validateCosts(
   const { cost = 1, costByRoute = {} } = fields
   const label = labels.costByRoute
   const defaultCost = check(cost, labels.cost)
-  if (isRecord(costByRoute)) {
-    const fieldOf = (route: string) => `${label}[${JSON.stringify(route)}]`
-    return { cost: defaultCost, costByRoute: routes.readCosts(costByRoute, fieldOf, check, issue) }
+  const fieldOf = (route: string) => `${label}[${JSON.stringify(route)}]`
+  if (!isRecord(costByRoute)) {
+    issue(label, `expected an object of route → cost, got ${typeName(costByRoute)}`)
   }
-  issue(label, `expected an object of route → cost, got ${typeName(costByRoute)}`)
-  return { cost: defaultCost, costByRoute: {} }
+  return {
+    cost: defaultCost,
+    costByRoute: isRecord(costByRoute) ? routes.readCosts(costByRoute, fieldOf, check, issue) : {},
+  }
 }
 
 /** What is wrong with a cost (a whole number ≥ 0, at most `capacity`), or undefined. */
-export function costProblem(value: unknown, capacity: number | undefined): string | undefined {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
+export function costProblem(value: unknown, capacity?: number): string | undefined {
+  if (!Number.isSafeInteger(value) || (value as number) < 0) {
     return `expected a whole number ≥ 0, got ${typeName(value)}`
   }
-  if (capacity !== undefined && value > capacity) {
+  if (capacity !== undefined && (value as number) > capacity) {
     return `a cost of ${value} exceeds the rule's capacity of ${capacity}: such a request could never pass`
   }
   return undefined

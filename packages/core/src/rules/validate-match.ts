@@ -29,21 +29,18 @@ export function validateMatch(
     )
     return undefined
   }
-  for (const [field, item] of Object.entries(value)) {
-    if (item === undefined || (MATCH_FIELDS as readonly string[]).includes(field)) continue
-    issue(`match.${field}`, unknownField(field, MATCH_FIELDS))
-  }
+  refuseUnknownFields(value, MATCH_FIELDS, (field, problem) => issue(`match.${field}`, problem))
   const given = value as { readonly [K in (typeof MATCH_FIELDS)[number]]?: unknown }
   const list = (field: (typeof MATCH_FIELDS)[number], what: string, check: ItemCheck) =>
     listOf(given[field], `match.${field}`, what, issue, check)
   let identity: string[] | undefined = []
-  if (given.identity !== undefined || !anyIdentity) {
+  if (given.identity !== undefined) {
     identity = list('identity', 'identity names', identityNameProblem)
-    if (given.identity === undefined) {
-      issue('match.identity', 'required: ip, api_key, user, another identity name, or a list')
-    } else if (identity !== undefined && unique(identity).length !== identity.length) {
+    if (identity !== undefined && unique(identity).length !== identity.length) {
       issue('match.identity', `names an identity twice: ${identity.join(', ')}`)
     }
+  } else if (!anyIdentity) {
+    issue('match.identity', 'required: ip, api_key, user, another identity name, or a list')
   }
   const plan = list('plan', 'plan names', (plan) =>
     plan === '' ? 'a plan name cannot be empty' : undefined,
@@ -118,6 +115,23 @@ function unique(items: readonly string[]): string[] {
   return [...new Set(items)]
 }
 
+/**
+ * Reports each field of `record` that `known` lacks (one whose value is undefined is not
+ * given), with the closest known one: a field of the other rule shape is answered with its
+ * counterpart in `hints`.
+ */
+export function refuseUnknownFields(
+  record: object,
+  known: readonly string[],
+  issue: IssueSink,
+  hints: Readonly<Record<string, string>> = {},
+): void {
+  for (const [field, value] of Object.entries(record)) {
+    if (value === undefined || known.includes(field)) continue
+    issue(field, unknownField(field, known, ownValue(hints, field)))
+  }
+}
+
 export function unknownField(field: string, known: readonly string[], hint?: string): string {
   const suggestion = hint ?? closest(field, known)
   return suggestion === undefined
@@ -138,9 +152,9 @@ export function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 export function typeName(value: unknown): string {
-  if (value === null) return 'null'
   if (Array.isArray(value)) return 'a list'
   if (typeof value === 'string') return JSON.stringify(value)
-  if (typeof value === 'object') return 'an object'
+  // null as String shows it.
+  if (isRecord(value)) return 'an object'
   return String(value)
 }

@@ -1,7 +1,7 @@
 import { toMilliseconds } from './duration.js'
 import type { IssueSink } from './issues.js'
 import type { PenaltyRule } from './types.js'
-import { isRecord, typeName, unknownField } from './validate-match.js'
+import { isRecord, refuseUnknownFields, typeName } from './validate-match.js'
 
 /** How a penalty's own fields are spelt: camelCase in code, snake_case in rules files. */
 type PenaltyNames = {
@@ -66,9 +66,7 @@ export function validatePenalty(
     issue(`${label}.${field}`, problem)
   }
   const known = Object.values(names)
-  for (const [field, item] of Object.entries(value)) {
-    if (item !== undefined && !known.includes(field)) fail(field, unknownField(field, known))
-  }
+  refuseUnknownFields(value, known, fail)
   if (context.shadow) {
     ok = false
     issue(label, 'a shadow rule never denies, so it never penalises: remove penalty or mode')

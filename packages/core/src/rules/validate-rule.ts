@@ -154,12 +154,12 @@ export function validateRule(
     readonly string[],
   ][]) {
     const value = fields[field]
-    if (value === undefined) chosen[field] = field === 'onChange' ? value : choices[0]
-    else if (choices.includes(value as string)) chosen[field] = value
-    else expected(field, choices.map((a) => `"${a}"`).join(' or '))
+    if (value !== undefined && !choices.includes(value as string)) {
+      expected(field, choices.map((a) => `"${a}"`).join(' or '))
+    } else chosen[field] = value ?? (field === 'onChange' ? value : choices[0])
   }
   // A whole number ≥ 0, as a cost is (a Redis script keeps it exactly, as every number).
-  const versionProblem = version === undefined ? undefined : costProblem(version, undefined)
+  const versionProblem = version === undefined ? undefined : costProblem(version)
   if (versionProblem !== undefined) fail(labels.version, versionProblem)
   const params = validateParams(fields, labels, fail, algorithms)
   const costs = validateCosts(fields, labels, params?.algorithm.limit, fail, routes)
@@ -170,51 +170,34 @@ export function validateRule(
     : fields.settle === false
       ? undefined
       : fields.settle
-  const penalty = readPenalty(fields, labels.penalty, readers, file, chosen.mode, fail)
+  // A penalty is read by the limiter's penalties part, and refused by a limiter without one.
+  const readPenalty = readers.penalties?.validate
+  let penalty: unknown
+  if (fields.penalty !== undefined) {
+    if (readPenalty === undefined) fail(labels.penalty, composedWithout('penalties'))
+    else {
+      const context = { shadow: chosen.mode === 'shadow', algorithm: fields.algorithm }
+      penalty = readPenalty(fields.penalty, labels.penalty, file, context, fail)
+    }
+  }
   if (!ok || params === undefined || match === undefined) return undefined
   // In the order a rule is written; what is not given is left out.
-  const { mode, onStoreError, onMissingIdentity, onChange } = chosen
   const rule: Record<string, unknown> = {
     id,
     description,
     match,
     ...params.model,
-    mode,
+    mode: chosen.mode,
     ...costs,
-    onStoreError,
-    onMissingIdentity,
+    onStoreError: chosen.onStoreError,
+    onMissingIdentity: chosen.onMissingIdentity,
     settle,
     penalty,
-    onChange,
+    onChange: chosen.onChange,
     version,
   }
   Object.defineProperty(definedOnly(rule), VALIDATED, { value: true })
   return deepFreeze(rule as Rule)
-}
-
-/** A rule's penalty, read by the limiter's penalty part; refused by a limiter without one. */
-function readPenalty(
-  fields: RuleFields,
-  label: string,
-  readers: RuleReaders,
-  file: boolean,
-  mode: unknown,
-  issue: IssueSink,
-) {
-  const value = fields.penalty
-  if (value === undefined) return undefined
-  const read = readers.penalties?.validate
-  if (read !== undefined) {
-    return read(
-      value,
-      label,
-      file,
-      { shadow: mode === 'shadow', algorithm: fields.algorithm },
-      issue,
-    )
-  }
-  issue(label, composedWithout('penalties'))
-  return undefined
 }
 
 /**
@@ -225,12 +208,12 @@ function readPenalty(
 const VALIDATED: unique symbol = Symbol.for('tollgate.validated-rule') as never
 
 /**
- * True for a rule that `validateRule` returned: taken as it is when given again (its durations
+ * True for a record that `validateRule` returned: taken as it is when given again (its durations
  * are whole ms, which a rule written in code may not use). A copy (`{ ...rule }`) is validated
  * anew.
  */
-export function isValidatedRule(value: unknown): value is Rule {
-  return isRecord(value) && Object.isFrozen(value) && Object.hasOwn(value, VALIDATED)
+export function isValidatedRule(value: Record<string, unknown>): value is Rule {
+  return Object.isFrozen(value) && Object.hasOwn(value, VALIDATED)
 }
 
 type Params = {
@@ -271,7 +254,7 @@ function validateParams(
     issue(labels.onStoreError, reader.noFallback(name))
   }
   const [kind, wanted] = family
-  const named = wanted.filter((field) => field !== 'period').map((field) => labels[field])
+  const named = wanted.flatMap((field) => (field === 'period' ? [] : labels[field]))
   const rule = `${name} (a ${kind} rule: ${named.join(' + ')})`
   let ok = true
   const fail: IssueSink = (field, problem) => {
