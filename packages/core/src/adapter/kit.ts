@@ -108,7 +108,7 @@ function buildKit<Req, Res>(
   const identities = compileIdentities(
     options,
     framework.header,
-    { apiKey: keysOn('api_key'), headersCut: framework.headersCut },
+    { apiKey: keysOn('api_key'), incoming: framework.incoming },
     compileClientIp(options, parts.proxies),
   )
   const refundIf = refundPredicate(options.refund)
