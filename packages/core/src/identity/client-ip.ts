@@ -54,29 +54,26 @@ export type HeaderReader<Source> = (source: Source, name: string) => ReturnType<
 
 /**
  * The client's rate-limit key alone, `address(…)?.key`, for the request path; `incoming`: the
- * Node request the source was read from, whose header list Node may have cut, in which case
- * trusted proxies' forwarding headers are read as absent.
+ * Node request the source was read from, asked for only while a proxy is trusted: when Node may
+ * have cut its header list, trusted proxies' forwarding headers are read as absent.
  */
 type ClientKeyResolver = <Source>(
   socketAddress: string | undefined,
   source: Source,
   read: HeaderReader<Source>,
-  incoming?: Partial<NodeIncomingHeaders> | undefined,
+  incoming?: ((source: Source) => Partial<NodeIncomingHeaders> | undefined) | undefined,
 ) => string | undefined
 
 /** The per-request resolvers of one trust configuration (`compileClientIp`). */
 export type ClientIp = {
   readonly address: ClientIpResolver
   readonly key: ClientKeyResolver
-  /** True when a trusted proxy's forwarding header is read. */
-  readonly readsForwarding: boolean
 }
 
 /**
  * The per-request resolvers of one trust configuration: the full address, or the key alone. A
  * `trustProxy` that trusts some proxy reads the forwarding header with `proxies`
- * (`trustedProxies`, or the refusal of a middleware composed without it); `readsForwarding`
- * says whether it does.
+ * (`trustedProxies`, or the refusal of a middleware composed without it).
  */
 export function compileClientIp(options: ClientIpOptions, proxies: ProxyTrust): ClientIp {
   checkPrefix('ipv4Prefix', options.ipv4Prefix, 32)
@@ -152,7 +149,7 @@ export function compileClientIp(options: ClientIpOptions, proxies: ProxyTrust): 
     socketAddress: string | undefined,
     source: Source,
     read: HeaderReader<Source>,
-    incoming?: Partial<NodeIncomingHeaders> | undefined,
+    incoming?: ((source: Source) => Partial<NodeIncomingHeaders> | undefined) | undefined,
   ): string | undefined {
     // The socket peer is the client and its address is already canonical text (a plain dotted
     // quad, or one mapped into IPv6 the way dual-stack sockets report it): that text is the key,
@@ -165,10 +162,11 @@ export function compileClientIp(options: ClientIpOptions, proxies: ProxyTrust): 
         return start === 0 ? socketAddress : socketAddress.slice(start)
       }
     }
-    return address(socketAddress, (name) => read(source, name), incoming)?.key
+    const node = forwarded === undefined ? undefined : incoming?.(source)
+    return address(socketAddress, (name) => read(source, name), node)?.key
   }
 
-  return { address, key, readsForwarding: forwarded !== undefined }
+  return { address, key }
 }
 
 /** Requests whose forwarding headers are all looked at, from the start. */

@@ -153,9 +153,6 @@ export function compileIdentities<Source>(
   const maxLength = options.maxApiKeyLength ?? 256
   checkWhole('maxApiKeyLength', maxLength, { min: 1 })
   const readsApiKey = needs.apiKey && (headerName !== false || bearer)
-  // Asked only while a proxy is trusted: the trusted proxies' walk warns of it, and reads no
-  // forwarding header then.
-  const incoming = clientIp.readsForwarding ? needs.incoming : undefined
 
   function apiKey(source: Source): string | undefined {
     let key = headerName === false ? undefined : headerText(read(source, headerName))?.trim()
@@ -166,7 +163,7 @@ export function compileIdentities<Source>(
 
   function identities(source: Source, socketAddress: string | undefined, user: UserId) {
     return {
-      ip: clientIp.key(socketAddress, source, read, incoming?.(source)),
+      ip: clientIp.key(socketAddress, source, read, needs.incoming),
       api_key: readsApiKey ? apiKey(source) : undefined,
       user: user === undefined || user === null || user === '' ? undefined : String(user),
     }
