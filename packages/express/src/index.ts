@@ -19,7 +19,6 @@ import {
   closeSignal,
   endWhenFinished,
   eventLoopDelay,
-  headerListMayBeCut,
   meterNodeBody,
   NodeResponseFieldWriter,
 } from '@tollgate/core/node'
@@ -44,7 +43,7 @@ const express: Framework<Request> = {
   socketAddress: (req) => req.socket.remoteAddress,
   header: (req, name) => req.headers[name],
   user: (req) => userIdOf((req as Request & { user?: unknown }).user),
-  headersCut: headerListMayBeCut,
+  incoming: (req) => req,
   disconnected: (req) => closeSignal(req.res!),
   eventLoopDelay,
 }

@@ -58,8 +58,7 @@ export function rateLimit<R>(
   rules: readonly RuleConfig[] | Limiter | (R & WidenedRulesError<R>),
   options: HonoRateLimitOptions = {},
 ): Updatable<MiddlewareHandler> {
-  const framework = hono(options.getConnInfo)
-  return middleware(createAdapterKit(rules as Rules, options, framework), options)
+  return middleware(createAdapterKit(rules as Rules, options, hono(options.getConnInfo)), options)
 }
 
 /**
@@ -73,10 +72,8 @@ export function rateLimit<R>(
  */
 export function createRateLimit(parts: RateLimitParts): typeof rateLimit {
   const createKit = composeAdapterKit(parts)
-  return (rules, options = {}) => {
-    const framework = hono(options.getConnInfo)
-    return middleware(createKit(rules as Rules, options, framework), options)
-  }
+  return (rules, options = {}) =>
+    middleware(createKit(rules as Rules, options, hono(options.getConnInfo)), options)
 }
 
 type Rules = readonly RuleConfig[] | Limiter

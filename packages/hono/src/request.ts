@@ -1,5 +1,4 @@
 import { type Framework, userIdOf } from '@tollgate/core/adapter'
-import { headerListMayBeCut } from '@tollgate/core/node'
 import type { Context } from 'hono'
 import type { GetConnInfo } from 'hono/conninfo'
 
@@ -24,8 +23,8 @@ export function hono(getConnInfo: GetConnInfo | undefined): Framework<Context> {
     header: (c, name) => c.req.header(name),
     user: (c) => userIdOf(c.get('user' as never)),
     hooks: ['getConnInfo'],
-    // On @hono/node-server, whether Node may have cut the header list the Request was built from.
-    headersCut: (c) => headerListMayBeCut((c.env as RuntimeEnv | undefined)?.incoming),
+    // On @hono/node-server, the Node request the Request was built from.
+    incoming: (c) => (c.env as RuntimeEnv | undefined)?.incoming,
     disconnected: (c) => c.req.raw.signal,
   }
 }

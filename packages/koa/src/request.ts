@@ -1,6 +1,6 @@
 import type { Framework } from '@tollgate/core/adapter'
 import { userIdOf } from '@tollgate/core/adapter'
-import { closeSignal, eventLoopDelay, headerListMayBeCut } from '@tollgate/core/node'
+import { closeSignal, eventLoopDelay } from '@tollgate/core/node'
 import type { Context } from 'koa'
 
 /**
@@ -17,7 +17,7 @@ export const koa: Framework<Context> = {
   socketAddress: (ctx) => ctx.req.socket.remoteAddress,
   header: (ctx, name) => ctx.req.headers[name],
   user: (ctx) => userIdOf((ctx.state as { readonly user?: unknown } | undefined)?.user),
-  headersCut: (ctx) => headerListMayBeCut(ctx.req),
+  incoming: (ctx) => ctx.req,
   disconnected: (ctx) => closeSignal(ctx.res),
   eventLoopDelay,
 }

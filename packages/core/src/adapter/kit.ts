@@ -1,5 +1,5 @@
 import { BUILT_IN_ALGORITHMS } from '../algorithms/table.js'
-import { type Clock, systemClock } from '../clock.js'
+import { systemClock } from '../clock.js'
 import { familiesFor } from '../headers/families.js'
 import { createPartitionKeyHasher } from '../headers/partition-key.js'
 import { compileClientIp } from '../identity/client-ip.js'
@@ -28,7 +28,6 @@ import {
 } from './options.js'
 import { type KitParts, kitParts, type RateLimitParts } from './parts.js'
 import { guardShadowDeniedHook } from './shadow-hook.js'
-import type { LoadShedder, Shedder } from './shed.js'
 import { releasesSlots } from './slots.js'
 import type { Framework } from './types.js'
 
@@ -108,7 +107,7 @@ function buildKit<Req, Res>(
   const identities = compileIdentities(
     options,
     framework.header,
-    { apiKey: keysOn('api_key'), headersCut: framework.headersCut },
+    { apiKey: keysOn('api_key'), incoming: framework.incoming },
     compileClientIp(options, parts.proxies),
   )
   const refundIf = refundPredicate(options.refund)

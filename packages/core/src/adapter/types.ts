@@ -2,6 +2,7 @@ import type { WriteVerdictFields } from '../headers/families.js'
 import type { HeaderAccessor, HeaderEntries } from '../headers/types.js'
 import type { UserId } from '../identity/identities.js'
 import type { Verdict, WaitSignal } from '../limiter/types.js'
+import type { NodeIncomingHeaders } from '../node/node-header-limit.js'
 import type { FrameworkName } from './framework-shape.js'
 
 // What an adapter hands the kit (how to read its framework's request, where to put fields) and
@@ -41,11 +42,13 @@ export type Framework<Req> = {
   /** Options of the adapter's own that must be functions when given (e.g. `getConnInfo`). */
   readonly hooks?: readonly string[] | undefined
   /**
-   * True when the request's header list may have been cut (on Node, `headerListMayBeCut` from
-   * `@tollgate/core/node`): its forwarding headers are then not trusted. Asked only while a
-   * proxy is trusted. @default never
+   * The Node request this one was read from (Express's `req`, Koa's `ctx.req`, `c.env.incoming`
+   * on @hono/node-server): when Node may have cut its header list (`headerListMayBeCut`), its
+   * forwarding headers are not trusted. Asked only while a proxy is trusted, whose forwarding
+   * header walk makes the check, so a middleware that trusts none holds no code of it.
+   * @default none: never cut
    */
-  readonly headersCut?: ((req: Req) => boolean) | undefined
+  readonly incoming?: ((req: Req) => Partial<NodeIncomingHeaders> | undefined) | undefined
   /**
    * A signal that aborts when the client goes away, asked for only when a request waits in a
    * queue (on Node, `closeSignal(res)` from `@tollgate/core/node`; on fetch runtimes the

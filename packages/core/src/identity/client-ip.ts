@@ -1,4 +1,5 @@
 import type { HeaderAccessor } from '../headers/types.js'
+import type { NodeIncomingHeaders } from '../node/node-header-limit.js'
 import { createWarnOnce, type WarningOptions } from '../warnings.js'
 import { formatIp, type IpAddress, ipv4Number, parseIp } from './ip.js'
 import { checkPrefix, ipKey, type PrefixOptions } from './ip-prefix.js'
@@ -52,29 +53,27 @@ export function createClientIpResolver(options: ClientIpOptions = {}): ClientIpR
 export type HeaderReader<Source> = (source: Source, name: string) => ReturnType<HeaderAccessor>
 
 /**
- * The client's rate-limit key alone, `address(…)?.key`, for the request path; `cut`: the
- * header list may have been cut, so trusted proxies' forwarding headers are read as absent.
+ * The client's rate-limit key alone, `address(…)?.key`, for the request path; `incoming`: the
+ * Node request the source was read from, asked for only while a proxy is trusted: when Node may
+ * have cut its header list, trusted proxies' forwarding headers are read as absent.
  */
 type ClientKeyResolver = <Source>(
   socketAddress: string | undefined,
   source: Source,
   read: HeaderReader<Source>,
-  cut?: boolean | undefined,
+  incoming?: ((source: Source) => Partial<NodeIncomingHeaders> | undefined) | undefined,
 ) => string | undefined
 
 /** The per-request resolvers of one trust configuration (`compileClientIp`). */
 export type ClientIp = {
   readonly address: ClientIpResolver
   readonly key: ClientKeyResolver
-  /** True when a trusted proxy's forwarding header is read. */
-  readonly readsForwarding: boolean
 }
 
 /**
  * The per-request resolvers of one trust configuration: the full address, or the key alone. A
  * `trustProxy` that trusts some proxy reads the forwarding header with `proxies`
- * (`trustedProxies`, or the refusal of a middleware composed without it); `readsForwarding`
- * says whether it does.
+ * (`trustedProxies`, or the refusal of a middleware composed without it).
  */
 export function compileClientIp(options: ClientIpOptions, proxies: ProxyTrust): ClientIp {
   checkPrefix('ipv4Prefix', options.ipv4Prefix, 32)
@@ -131,7 +130,7 @@ export function compileClientIp(options: ClientIpOptions, proxies: ProxyTrust): 
   function address(
     socketAddress: string | undefined,
     header: HeaderAccessor,
-    cut?: boolean | undefined,
+    incoming?: Partial<NodeIncomingHeaders> | undefined,
   ) {
     const socket = socketAddress === undefined ? undefined : parseIp(socketAddress)
     if (socket === undefined) {
@@ -141,7 +140,7 @@ export function compileClientIp(options: ClientIpOptions, proxies: ProxyTrust): 
       )
       return undefined
     }
-    if (forwarded !== undefined) return forwarded(socket, header, cut)
+    if (forwarded !== undefined) return forwarded(socket, header, incoming)
     checkForwardingHeaders(header, readAccessor)
     return result(socket, 0)
   }
@@ -150,7 +149,7 @@ export function compileClientIp(options: ClientIpOptions, proxies: ProxyTrust): 
     socketAddress: string | undefined,
     source: Source,
     read: HeaderReader<Source>,
-    cut?: boolean | undefined,
+    incoming?: ((source: Source) => Partial<NodeIncomingHeaders> | undefined) | undefined,
   ): string | undefined {
     // The socket peer is the client and its address is already canonical text (a plain dotted
     // quad, or one mapped into IPv6 the way dual-stack sockets report it): that text is the key,
@@ -163,10 +162,11 @@ export function compileClientIp(options: ClientIpOptions, proxies: ProxyTrust): 
         return start === 0 ? socketAddress : socketAddress.slice(start)
       }
     }
-    return address(socketAddress, (name) => read(source, name), cut)?.key
+    const node = forwarded === undefined ? undefined : incoming?.(source)
+    return address(socketAddress, (name) => read(source, name), node)?.key
   }
 
-  return { address, key, readsForwarding: forwarded !== undefined }
+  return { address, key }
 }
 
 /** Requests whose forwarding headers are all looked at, from the start. */

@@ -1,4 +1,5 @@
 import { type HeaderAccessor, headerText } from '../headers/types.js'
+import type { NodeIncomingHeaders } from '../node/node-header-limit.js'
 import { checkWhole, invalidOption, shown } from '../options/option-values.js'
 import {
   type ClientAddress,
@@ -94,7 +95,7 @@ export function createIdentityResolver(options: IdentityOptions = {}): IdentityR
   const resolve = compileIdentities<IdentitySource>(
     options,
     readSourceHeader,
-    { apiKey: true, headersCut: (source) => source.headersCut === true },
+    { apiKey: true, incoming: (source) => (source.headersCut === true ? CUT : undefined) },
     clientIp,
   )
   return {
@@ -102,6 +103,12 @@ export function createIdentityResolver(options: IdentityOptions = {}): IdentityR
     identities: (source) => resolve(source, source.socketAddress, source.user),
   }
 }
+
+/**
+ * A Node request whose header list reads as cut (`headerListMayBeCut`): no server's limit is
+ * above its length.
+ */
+const CUT: Partial<NodeIncomingHeaders> = { rawHeaders: { length: Infinity } as readonly string[] }
 
 function readSourceHeader(source: IdentitySource, name: string): ReturnType<HeaderAccessor> {
   return source.header(name)
@@ -112,10 +119,11 @@ export type IdentityNeeds<Source> = {
   /** Whether a rule may key on `api_key`: reading a header is a real cost on fetch runtimes. */
   readonly apiKey: boolean
   /**
-   * Whether Node may have cut the request's header list (`headerListMayBeCut`); asked only when
-   * forwarding headers are trusted, the only time it matters. @default never
+   * The Node request the source was read from, whose header list Node may have cut
+   * (`headerListMayBeCut`); asked only when forwarding headers are trusted, the only time it
+   * matters. @default none: never cut
    */
-  readonly headersCut?: ((source: Source) => boolean) | undefined
+  readonly incoming?: ((source: Source) => Partial<NodeIncomingHeaders> | undefined) | undefined
 }
 
 /** A request's identities: `source` is what `read` reads its headers from. */
@@ -145,9 +153,6 @@ export function compileIdentities<Source>(
   const maxLength = options.maxApiKeyLength ?? 256
   checkWhole('maxApiKeyLength', maxLength, { min: 1 })
   const readsApiKey = needs.apiKey && (headerName !== false || bearer)
-  // Asked only while a proxy is trusted: the trusted proxies' walk warns of it, and reads no
-  // forwarding header then.
-  const headersCut = clientIp.readsForwarding ? needs.headersCut : undefined
 
   function apiKey(source: Source): string | undefined {
     let key = headerName === false ? undefined : headerText(read(source, headerName))?.trim()
@@ -158,7 +163,7 @@ export function compileIdentities<Source>(
 
   function identities(source: Source, socketAddress: string | undefined, user: UserId) {
     return {
-      ip: clientIp.key(socketAddress, source, read, headersCut?.(source)),
+      ip: clientIp.key(socketAddress, source, read, needs.incoming),
       api_key: readsApiKey ? apiKey(source) : undefined,
       user: user === undefined || user === null || user === '' ? undefined : String(user),
     }

@@ -1,4 +1,5 @@
 import { type HeaderAccessor, headerText } from '../headers/types.js'
+import { headerListMayBeCut, type NodeIncomingHeaders } from '../node/node-header-limit.js'
 import type { WarnOnce } from '../warnings.js'
 import { parseForwarded, parseXForwardedFor } from './forwarded.js'
 import { type IpAddress, parseIp } from './ip.js'
@@ -32,14 +33,14 @@ export type ClientAddress = {
 /**
  * Who a request's client is behind the trusted proxies, from the socket peer (already parsed)
  * and the forwarding header; `result` makes the address from the client found and its hops.
- * `cut`: the request's header list may have been cut (see `headerListMayBeCut`), so its
- * forwarding header is not trusted, as if absent, since the line a trusted proxy added may be
- * the one dropped; warns `WARN_HEADERS_TRUNCATED` once.
+ * `incoming`: the Node request it was read from; when its header list may have been cut (see
+ * `headerListMayBeCut`), its forwarding header is not trusted, as if absent, since the line a
+ * trusted proxy added may be the one dropped; warns `WARN_HEADERS_TRUNCATED` once.
  */
 type ForwardedClient = (
   socket: IpAddress,
   header: HeaderAccessor,
-  cut?: boolean | undefined,
+  incoming?: Partial<NodeIncomingHeaders> | undefined,
 ) => ClientAddress
 
 /**
@@ -69,7 +70,8 @@ export const trustedProxies: ProxyTrust = (trustProxy, proxyHeader, warn, result
     proxyHeader === 'forwarded'
       ? (text: string) => parseForwarded(text)
       : (text: string) => parseXForwardedFor(text)
-  return (socket, header, cut) => {
+  return (socket, header, incoming) => {
+    const cut = headerListMayBeCut(incoming)
     if (cut) {
       warn(
         'WARN_HEADERS_TRUNCATED',

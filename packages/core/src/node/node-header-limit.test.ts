@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { compileClientIp } from '../identity/client-ip.js'
-import { compileIdentities } from '../identity/identities.js'
+import { compileIdentities, createIdentityResolver } from '../identity/identities.js'
 import { trustedProxies } from '../identity/proxy-trust.js'
 import { headerListMayBeCut } from './node-header-limit.js'
 
@@ -30,7 +30,9 @@ describe('identities of a request whose header list may have been cut', () => {
   const warnings: string[] = []
   // What a client sends before the filler: the proxy's own line came after and was dropped.
   const headers: Record<string, string> = { 'x-forwarded-for': '6.6.6.6', 'x-api-key': 'k_1' }
+  // The Node request each is read from: one whose list reached the server's limit, or a short one.
   type Request = { readonly headers: Record<string, string>; readonly cut: boolean }
+  const incoming = (r: Request) => (r.cut ? request(50, 50) : request(49, 50))
   const options = {
     trustProxy: 'loopback',
     logger: { warn: (message: string) => warnings.push(message) },
@@ -38,7 +40,7 @@ describe('identities of a request whose header list may have been cut', () => {
   const resolve = compileIdentities<Request>(
     options,
     (request, name) => request.headers[name],
-    { apiKey: true, headersCut: (request) => request.cut },
+    { apiKey: true, incoming },
     compileClientIp(options, trustedProxies),
   )
   const identities = (cut: boolean) => resolve({ headers, cut }, '127.0.0.1', undefined)
@@ -48,12 +50,12 @@ describe('identities of a request whose header list may have been cut', () => {
     expect(identities(true)).toEqual({ ip: '127.0.0.1', api_key: 'k_1', user: undefined })
   })
 
-  it('asks whether the list was cut only while a proxy is trusted', () => {
+  it('asks for the Node request only while a proxy is trusted', () => {
     let asked = 0
     const direct = compileIdentities<Request>(
       { logger: false },
       (request, name) => request.headers[name],
-      { apiKey: false, headersCut: () => ++asked > 0 },
+      { apiKey: false, incoming: (r) => (++asked, incoming(r)) },
       compileClientIp({ logger: false }, trustedProxies),
     )
     expect(direct({ headers, cut: true }, '127.0.0.1', undefined).ip).toBe('127.0.0.1')
@@ -66,6 +68,18 @@ describe('identities of a request whose header list may have been cut', () => {
     const truncated = warnings.filter((w) => w.includes('WARN_HEADERS_TRUNCATED'))
     expect(truncated).toHaveLength(1)
     expect(truncated[0]).toMatch(/^\[tollgate\] WARN_HEADERS_TRUNCATED: .*maxHeadersCount/)
+  })
+
+  it("reads an identity source's headersCut as a cut list", () => {
+    const resolver = createIdentityResolver({ trustProxy: 'loopback', logger: false })
+    const source = (headersCut?: boolean) => ({
+      socketAddress: '127.0.0.1',
+      header: (name: string) => headers[name],
+      headersCut,
+    })
+    expect(resolver.identities(source(true)).ip).toBe('127.0.0.1')
+    expect(resolver.identities(source(false)).ip).toBe('6.6.6.6')
+    expect(resolver.identities(source()).ip).toBe('6.6.6.6')
   })
 
   it('reads the next request whole again', () => {
