@@ -112,9 +112,9 @@ export function composeLimiter(options: LimiterOptions, parts: LimiterParts): Li
   const holdSlots =
     parts.calls?.holdSlots ??
     setup.compiled.find((rule) => rule.algorithm.holdSlots)?.algorithm.holdSlots
-  const slots = holdSlots?.({
+  const slots = holdSlots?.(
     setup,
-    timers: options.timers,
+    options.timers,
     timeOf,
     ruleOf,
     refund,
@@ -122,7 +122,7 @@ export function composeLimiter(options: LimiterOptions, parts: LimiterParts): Li
     consumeAll,
     admittedCharges,
     refundCharges,
-  })
+  )
   // Per-client figures: built only with that part (a composed middleware without it refuses the
   // option: see kitParts).
   const figures = options.figures && parts.figures?.(options, parts, setup)
