@@ -1,5 +1,4 @@
-import type { Clock } from '../clock.js'
-import type { createScheduler, Scheduler, Timers } from './scheduler.js'
+import type { createScheduler, Scheduler, SchedulerOptions } from './scheduler.js'
 import { isPromise } from './slot-lines.js'
 import type {
   createSlotQueues,
@@ -69,7 +68,6 @@ type HeldSetup<R extends HeldRule, E> = {
       ): void
     }
   }
-  readonly clock: Clock
 }
 
 /** The time of a call and the engine to make it with (`createLimiter`'s `timeOf`). */
@@ -144,7 +142,11 @@ export type SlotHolding<V extends HeldVerdict> = {
  */
 export function holdSlots<V extends HeldVerdict, R extends HeldRule, C extends HeldCharge, E>(
   setup: HeldSetup<R, E>,
-  timers: Timers | undefined,
+  /**
+   * The limiter's options: the scheduler is made of their `clock` and `timers` (read when it is
+   * made, on first use, as `update` reads the options when it runs).
+   */
+  options: SchedulerOptions,
   timeOf: TimeOf<E>,
   ruleOf: (id: string) => R,
   /** Gives back what an admission was charged besides its slots (`Limiter.refund`). */
@@ -157,8 +159,7 @@ export function holdSlots<V extends HeldVerdict, R extends HeldRule, C extends H
   const rules = setup.compiled
   const makeScheduler = rules.find((rule) => rule.algorithm.scheduler)?.algorithm.scheduler
   let made: Scheduler | undefined
-  const scheduler =
-    makeScheduler && (() => (made ??= makeScheduler({ clock: setup.clock, timers })))
+  const scheduler = makeScheduler && (() => (made ??= makeScheduler(options)))
   // The lines, when an enforcing concurrency rule has a `queue` (a shadow rule never refuses, so
   // nothing waits for it).
   const lines = new Map<string, SlotQueueParams>()
