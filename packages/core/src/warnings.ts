@@ -48,15 +48,35 @@ export type WarningOptions = {
 /** Reports a code the first time it is raised, and never again for this instance. */
 export type WarnOnce = (code: WarningCode, message: string) => void
 
+/** How many distinct lines are remembered; past it the memory starts over. */
+const REMEMBERED = 100
+
 /** A reporter with its own memory of what it has reported, for one resolver or responder. */
 export function createWarnOnce(options: WarningOptions = {}): WarnOnce {
   const logger = options.logger === undefined ? defaultLogger() : options.logger
-  const warned = new Set<string>(options.ignoreWarnings)
-  return function warnOnce(code, message) {
-    if (logger === false || warned.has(code)) return
-    warned.add(code)
+  return onceWarner(logger, false, options.ignoreWarnings)
+}
+
+/**
+ * The one once-only warner: each code once, and the `ignored` ones never (a resolver's or a
+ * responder's); or, `byLine` (the limiter's reporter), each distinct line once, up to
+ * `REMEMBERED` lines. A logger that throws is ignored.
+ */
+export function onceWarner<Code extends string>(
+  logger: Logger | false,
+  byLine: boolean,
+  ignored?: Iterable<string>,
+): (code: Code, message: string) => void {
+  const warned = new Set(ignored)
+  return (code, message) => {
+    const line = `[tollgate] ${code}: ${message}`
+    const seen = byLine ? line : code
+    if (logger === false || warned.has(seen)) return
+    // Codes are few, and forgetting them would forget the ignored ones too.
+    if (byLine && warned.size >= REMEMBERED) warned.clear()
+    warned.add(seen)
     try {
-      logger.warn(`[tollgate] ${code}: ${message}`)
+      logger.warn(line)
     } catch {
       // A broken logger must not turn a request into an error.
     }

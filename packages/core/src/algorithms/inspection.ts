@@ -9,7 +9,6 @@ import type { StateSlots } from './types.js'
  * stored.
  */
 export function inspectionCopy(slots: StateSlots, offset: number, size: number): number[] {
-  const copy = new Array<number>(size)
-  for (let i = 0; i < size; i++) copy[i] = slots[offset + i]!
-  return copy
+  // Array's slice, for a typed array's too: an array of numbers, whatever the state is kept in.
+  return Array.prototype.slice.call(slots, offset, offset + size)
 }

@@ -1,7 +1,7 @@
 import type { reservable } from '../algorithms/reservable.js'
 import type { AlgorithmTable } from '../algorithms/table.js'
 import type { Algorithm, QuotaPolicy } from '../algorithms/types.js'
-import type { PenaltyRule, Rule, RuleMode } from '../rules/types.js'
+import type { Rule, RuleMode } from '../rules/types.js'
 import { algorithmOf } from '../rules/validate-rule.js'
 import type { Penalty } from '../store/types.js'
 import type { CostTable } from './costs.js'
@@ -49,6 +49,7 @@ export type CompiledRule = {
 export type CompileParts = {
   readonly routes: RouteMatching
   readonly reservations?: { readonly reservable: typeof reservable } | undefined
+  readonly penalties?: { readonly compile: (rule: Rule) => Penalty | undefined } | undefined
 }
 
 /**
@@ -62,7 +63,7 @@ export function compileRule(
   parts: CompileParts,
   keyCaches: Map<string, CompiledRule['lastKey']> = new Map(),
 ): CompiledRule {
-  const { routes, reservations } = parts
+  const { routes, reservations, penalties } = parts
   // A rule whose charges are settled keeps its keys wide: a debt does not fit 8 bytes. (Without
   // the reservations part, such a rule is refused once compiled: see checkRuleParts.)
   const algorithmBuilt = algorithmOf(rule, algorithms)
@@ -98,17 +99,9 @@ export function compileRule(
     costs: costRoutes.length === 0 ? undefined : routes.compileCosts(rule),
     targets: targetsOf(rule, routes),
     settleWithinMs: rule.settle,
-    penalty: rule.penalty === undefined ? undefined : storePenalty(rule.penalty),
+    // Compiled by the penalties part: a limiter without it refuses a penalty (see checkRuleParts).
+    penalty: penalties?.compile(rule),
     forbidAfter: rule.penalty?.forbidAfter,
-  }
-}
-
-function storePenalty(penalty: PenaltyRule): Penalty {
-  return {
-    blockMs: penalty.block,
-    factor: penalty.factor,
-    maxBlockMs: penalty.maxBlock,
-    forgetAfterMs: penalty.forgetAfter,
   }
 }
 

@@ -1,7 +1,6 @@
 import { costTooHigh } from '../algorithms/params.js'
 import { checkCost } from '../algorithms/step.js'
 import { type AlgorithmTable, BUILT_IN_ALGORITHMS } from '../algorithms/table.js'
-import { type Clock, systemClock } from '../clock.js'
 import { RateLimitError } from '../errors.js'
 import { FOREIGN_OPTIONS, type ForeignOptions } from '../options/foreign-options.js'
 import { checkMethods, checkWhole, invalidOption } from '../options/option-values.js'
@@ -112,9 +111,9 @@ export function composeLimiter(options: LimiterOptions, parts: LimiterParts): Li
   const holdSlots =
     parts.calls?.holdSlots ??
     setup.compiled.find((rule) => rule.algorithm.holdSlots)?.algorithm.holdSlots
-  const slots = holdSlots?.({
+  const slots = holdSlots?.(
     setup,
-    timers: options.timers,
+    options,
     timeOf,
     ruleOf,
     refund,
@@ -122,7 +121,7 @@ export function composeLimiter(options: LimiterOptions, parts: LimiterParts): Li
     consumeAll,
     admittedCharges,
     refundCharges,
-  })
+  )
   // Per-client figures: built only with that part (a composed middleware without it refuses the
   // option: see kitParts).
   const figures = options.figures && parts.figures?.(options, parts, setup)
@@ -158,7 +157,6 @@ export type LimiterSetup = {
   readonly store: Store
   readonly engine: Engine
   readonly reader: ClockReader
-  readonly clock: Clock
   readonly lists: ListCheck | undefined
 }
 
@@ -172,8 +170,7 @@ function compileLimiter(options: LimiterOptions, parts: LimiterParts): LimiterSe
   checkIdentityNames(rules, options.customIdentities)
   const compiled = compiledRules(rules, algorithms, parts)
   const store = options.store ?? parts.store()
-  const clock = options.clock ?? systemClock
-  checkOptions(store, clock, options)
+  checkOptions(store, options)
   checkRuleParts(store, compiled, parts)
   const given = options.lists
   if (given !== undefined) checkMethods('lists', given, ['compile'], 'accessLists({ allow, deny })')
@@ -198,7 +195,6 @@ function compileLimiter(options: LimiterOptions, parts: LimiterParts): LimiterSe
     store,
     engine,
     reader: clockReader(options.clock, engine.reporter),
-    clock,
     lists,
   }
 }
@@ -310,9 +306,11 @@ function checkAlgorithms(
   )
 }
 
-function checkOptions(store: Store, clock: Clock, options: LimiterOptions): void {
+function checkOptions(store: Store, options: LimiterOptions): void {
   checkMethods('store', store, ['consume', 'refund'], 'a Store (with consume and refund)')
-  checkMethods('clock', clock, ['now'], '{ now(): number }')
+  // No clock given: `Date.now()`, read directly (see `clockReader`).
+  const clock = options.clock
+  if (clock !== undefined) checkMethods('clock', clock, ['now'], '{ now(): number }')
   const timers = options.timers
   if (timers !== undefined) {
     const shape = '{ setTimeout(callback, ms), clearTimeout(handle) }'

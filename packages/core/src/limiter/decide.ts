@@ -1,5 +1,5 @@
 import { MAX_TIME_MS } from '../algorithms/integer.js'
-import { checkTime, wholeMs } from '../algorithms/step.js'
+import { wholeTime } from '../algorithms/step.js'
 import type { Clock } from '../clock.js'
 import { RateLimitError } from '../errors.js'
 import type { Charge, Outcome, PenalisedOutcome } from '../store/types.js'
@@ -423,9 +423,7 @@ export function clockReader(clock: Clock | undefined, reporter: Reporter): Clock
     stepsBack: 0,
     read(given: number | undefined): number | RateLimitError {
       if (given !== undefined) {
-        const now = wholeMs(given)
-        checkTime(now)
-        return now
+        return wholeTime(given)
       }
       let value: unknown
       try {

@@ -1,7 +1,8 @@
 import { RateLimitError } from '../errors.js'
 import { invalidOption } from '../options/option-values.js'
+import type { Rule } from '../rules/types.js'
 import { validatePenalty } from '../rules/validate-penalty.js'
-import type { Offences, PenalisedOutcome, Store } from '../store/types.js'
+import type { Offences, PenalisedOutcome, Penalty, Store } from '../store/types.js'
 import type { CompiledRule } from './compile-rule.js'
 import { type Engine, isPromiseLike } from './engine.js'
 import { replyWithin } from './store-deadline.js'
@@ -19,6 +20,7 @@ export const penalties: PenaltyPart = {
   decisions: penalisedDecisions,
   checkStore: checkPenalisingStore,
   checkOne: checkPenalised,
+  compile: storePenalty,
 }
 
 /** What penalties add to a limiter (see `penalties`). */
@@ -29,6 +31,20 @@ export type PenaltyPart = {
   readonly checkStore: (store: Store, rules: readonly string[]) => void
   /** `limiter.check` on a rule with a penalty: its block and offences, as a request's. */
   readonly checkOne: typeof checkPenalised
+  /** A rule's `penalty` as the store reads it, if it has one. */
+  readonly compile: typeof storePenalty
+}
+
+/** A rule's `penalty` in the store's terms (see `Penalty`), if it has one. */
+function storePenalty({ penalty }: Rule): Penalty | undefined {
+  return (
+    penalty && {
+      blockMs: penalty.block,
+      factor: penalty.factor,
+      maxBlockMs: penalty.maxBlock,
+      forgetAfterMs: penalty.forgetAfter,
+    }
+  )
 }
 
 /** `checkOne` for a rule with a penalty: its block and offences, as a request's. */

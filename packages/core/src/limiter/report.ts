@@ -1,4 +1,5 @@
 import { RateLimitError } from '../errors.js'
+import { onceWarner } from '../warnings.js'
 import type { Logger, StoreErrorContext } from './types.js'
 
 /** Stable codes of the limiter's warnings (logged as `[tollgate] CODE: message`). */
@@ -18,9 +19,6 @@ type LimiterWarningCode =
   /** A client's figures lookup failed or gave figures its rule refuses; its last ones were used. */
   | 'WARN_FIGURES_REFUSED'
 
-/** How many distinct warnings are remembered; past it the memory starts over. */
-const REMEMBERED = 100
-
 export type Reporter = {
   /** Warns through the logger, once per distinct message. */
   warnOnce(code: LimiterWarningCode, message: string): void
@@ -32,18 +30,7 @@ export function createReporter(
   logger: Logger | false,
   onError: ((error: unknown, context: StoreErrorContext) => void) | undefined,
 ): Reporter {
-  const warned = new Set<string>()
-  function warnOnce(code: LimiterWarningCode, message: string): void {
-    const line = `[tollgate] ${code}: ${message}`
-    if (logger === false || warned.has(line)) return
-    if (warned.size >= REMEMBERED) warned.clear()
-    warned.add(line)
-    try {
-      logger.warn(line)
-    } catch {
-      // A broken logger must not turn a rate-limit decision into an error.
-    }
-  }
+  const warnOnce = onceWarner<LimiterWarningCode>(logger, true)
   return {
     warnOnce,
     storeError(error, context) {

@@ -40,7 +40,7 @@ export function checkRuleParts(
   }
   // Rules that penalise need the penalties part (rules validated elsewhere, by defineRules,
   // reach a composed limiter with their penalty), and a store that keeps offences.
-  const penalises = (rule: CompiledRule) => rule.penalty !== undefined
+  const penalises = (rule: CompiledRule) => rule.rule.penalty !== undefined
   const part = parts.penalties
   if (part === undefined) {
     refuse(

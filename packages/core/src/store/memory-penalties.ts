@@ -1,5 +1,5 @@
 import { costTooHigh } from '../algorithms/params.js'
-import { checkCost, checkTime, wholeMs } from '../algorithms/step.js'
+import { checkCost, checkTime, wholeTime } from '../algorithms/step.js'
 import type { Algorithm } from '../algorithms/types.js'
 import type { Decision } from '../decision.js'
 import type { PenaltyBook } from './penalty-book.js'
@@ -37,8 +37,7 @@ type PenaltyMethods = {
 export function memoryPenalties(store: MemoryInternals): PenaltyMethods {
   return {
     consumePenalised(charges, now) {
-      now = wholeMs(now)
-      checkTime(now)
+      now = wholeTime(now)
       for (const charge of charges) {
         checkCost(charge.cost)
         if (charge.cost > charge.algorithm.limit) {
@@ -70,8 +69,7 @@ export function memoryPenalties(store: MemoryInternals): PenaltyMethods {
       return { decisions: outcome.decisions, at: outcome.at, offences }
     },
     peek(ref, penalty, now) {
-      now = wholeMs(now)
-      checkTime(now)
+      now = wholeTime(now)
       const decision = store.look(ref.rule, ref.algorithm, ref.key, 0, now)
       const offences = penalty === undefined ? undefined : store.book().read(ref.rule, ref.key, now)
       return { decision, offences, at: now }
@@ -81,8 +79,7 @@ export function memoryPenalties(store: MemoryInternals): PenaltyMethods {
       store.book().forget(ref.rule, ref.key)
     },
     block(ref, penalty, until, now) {
-      now = wholeMs(now)
-      checkTime(now)
+      now = wholeTime(now)
       checkTime(until)
       store.book().block(ref.rule, ref.key, penalty, until, now)
     },

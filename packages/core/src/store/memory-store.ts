@@ -1,6 +1,6 @@
 import { MAX_TIME_MS } from '../algorithms/integer.js'
 import { costTooHigh } from '../algorithms/params.js'
-import { checkCost, checkTime, wholeMs } from '../algorithms/step.js'
+import { checkCost, checkTime, wholeMs, wholeTime } from '../algorithms/step.js'
 import type { Algorithm } from '../algorithms/types.js'
 import type { Decision } from '../decision.js'
 import { RateLimitError } from '../errors.js'
@@ -249,8 +249,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
       if (list !== undefined) for (const table of list) table.kin = kinOf(rule, list)
     },
     updateRules(changes, removed, now) {
-      now = wholeMs(now)
-      checkTime(now)
+      now = wholeTime(now)
       for (const rule of removed) {
         const list = tables.get(rule)
         if (list !== undefined) for (const table of [...list]) retire(list, table)
@@ -273,8 +272,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
       return evictions
     },
     sweep(now) {
-      now = wholeMs(now)
-      checkTime(now)
+      now = wholeTime(now)
       let dropped = 0
       for (const list of tables.values()) for (const table of list) dropped += table.sweep(now)
       penalties?.sweep(now)
@@ -314,8 +312,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
       return algorithm.decide(table.data, offset, cost, now, true)
     },
     consume(charges, now) {
-      now = wholeMs(now)
-      checkTime(now)
+      now = wholeTime(now)
       // Every charge is checked before any state is created or written.
       for (const charge of charges) {
         checkCost(charge.cost)
@@ -347,10 +344,8 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
       return { decisions: [algorithm.decide(table.data, offset, cost, now, true)], at: now }
     },
     refund(charges, chargedAt, now) {
-      now = wholeMs(now)
-      chargedAt = wholeMs(chargedAt)
-      checkTime(now)
-      checkTime(chargedAt)
+      now = wholeTime(now)
+      chargedAt = wholeTime(chargedAt)
       for (let i = 0; i < charges.length; i++) checkCost(charges[i]!.cost)
       for (let i = 0; i < charges.length; i++) {
         const { rule, algorithm, key, cost } = charges[i]!
@@ -358,19 +353,15 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
       }
     },
     settle(settlements, chargedAt, now) {
-      now = wholeMs(now)
-      chargedAt = wholeMs(chargedAt)
-      checkTime(now)
-      checkTime(chargedAt)
+      now = wholeTime(now)
+      chargedAt = wholeTime(chargedAt)
       // Every settlement is checked before any state is written: one unit, as a charge is.
       for (let i = 0; i < settlements.length; i++) checkSettlement(settlements[i]!)
       for (let i = 0; i < settlements.length; i++) settleOne(settlements[i]!, chargedAt, now)
     },
     refundOne(rule, algorithm, key, cost, chargedAt, now) {
-      if (!Number.isSafeInteger(now)) now = wholeMs(now)
-      if (!Number.isSafeInteger(chargedAt)) chargedAt = wholeMs(chargedAt)
-      checkTime(now)
-      checkTime(chargedAt)
+      now = wholeTime(now)
+      chargedAt = wholeTime(chargedAt)
       checkCost(cost)
       giveBack(rule, algorithm, key, cost, chargedAt, now)
     },

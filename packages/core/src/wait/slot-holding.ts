@@ -1,5 +1,4 @@
-import type { Clock } from '../clock.js'
-import type { createScheduler, Scheduler, Timers } from './scheduler.js'
+import type { createScheduler, Scheduler, SchedulerOptions } from './scheduler.js'
 import { isPromise } from './slot-lines.js'
 import type {
   createSlotQueues,
@@ -55,47 +54,49 @@ type HeldCharge = { readonly rule: string; readonly key: string }
 /** The time of a call (`given.now`, else the clock's) and the engine to make it with. */
 type Given = { readonly now?: number | undefined } | undefined
 
-/**
- * What holding needs of its limiter (`createLimiter`'s own parts, typed here by shape): its
- * setup, and the calls it gives slots back and decides again with.
- */
-export type SlotHost<V extends HeldVerdict, R extends HeldRule, C extends HeldCharge, E> = {
-  readonly setup: {
-    /** The rules when the limiter is made: the lines and the scheduler come from them. */
-    readonly compiled: readonly R[]
-    readonly byId: ReadonlyMap<string, R>
-    readonly store: { readonly shared?: boolean | undefined }
-    readonly engine: E & {
-      readonly reporter: {
-        storeError(
-          error: unknown,
-          context: { operation: 'refund'; rules: string[]; failClosed: boolean },
-        ): void
-      }
+/** What holding needs of its limiter's setup (`createLimiter`'s own, typed here by shape). */
+type HeldSetup<R extends HeldRule, E> = {
+  /** The rules when the limiter is made: the lines and the scheduler come from them. */
+  readonly compiled: readonly R[]
+  readonly byId: ReadonlyMap<string, R>
+  readonly store: { readonly shared?: boolean | undefined }
+  readonly engine: E & {
+    readonly reporter: {
+      storeError(
+        error: unknown,
+        context: { operation: 'refund'; rules: string[]; failClosed: boolean },
+      ): void
     }
-    readonly clock: Clock
   }
-  readonly timers: Timers | undefined
-  readonly timeOf: (given: Given) => [number, E]
-  readonly ruleOf: (id: string) => R
-  /** Gives back what an admission was charged besides its slots (`Limiter.refund`). */
-  readonly refund: (verdict: V) => unknown
-  /** The charge of `cost` to `key` under a rule, without its penalty. */
-  readonly chargeOf: (rule: R, key: string, cost: number) => C
-  /** Charges a request's rules to the store as one unit and reads the reply into a verdict. */
-  readonly consumeAll: (engine: E, pending: Pending<V, R, C>, now: number) => MaybePromise<V>
-  readonly admittedCharges: (
-    verdict: V,
-    ruleOf: (id: string) => R | undefined,
-    slots: boolean,
-  ) => C[]
-  readonly refundCharges: (
-    engine: E,
-    charges: readonly C[],
-    chargedAt: number,
-    now: number,
-  ) => MaybePromise<void>
 }
+
+/** The time of a call and the engine to make it with (`createLimiter`'s `timeOf`). */
+type TimeOf<E> = (given: Given) => [number, E]
+
+/** The charge of `cost` to `key` under a rule, without its penalty (`chargeOf`). */
+type ChargeOf<R extends HeldRule, C extends HeldCharge> = (rule: R, key: string, cost: number) => C
+
+/** Charges a request's rules to the store as one unit and reads the reply into a verdict. */
+type ConsumeAll<V extends HeldVerdict, R extends HeldRule, C extends HeldCharge, E> = (
+  engine: E,
+  pending: Pending<V, R, C>,
+  now: number,
+) => MaybePromise<V>
+
+/** What an admission was charged, slots only or all but slots (`admittedCharges`). */
+type AdmittedCharges<V extends HeldVerdict, R extends HeldRule, C extends HeldCharge> = (
+  verdict: V,
+  ruleOf: (id: string) => R | undefined,
+  slots: boolean,
+) => C[]
+
+/** Gives charges back to the store (`refundCharges`). */
+type RefundCharges<C extends HeldCharge, E> = (
+  engine: E,
+  charges: readonly C[],
+  chargedAt: number,
+  now: number,
+) => MaybePromise<void>
 
 /** A request's rules split into those charged to the store and those decided without it. */
 type Pending<V extends HeldVerdict, R extends HeldRule, C extends HeldCharge> = {
@@ -134,16 +135,31 @@ export type SlotHolding<V extends HeldVerdict> = {
  * after its client left is released: the lines see `release` once it is made. A refusal
  * waiting for a slot waits in its line, then a queued admission for its slot; one that is never
  * served gives back what it was charged, and its slots.
+ *
+ * The limiter's parts come one by one: the limiter imports the algorithms, which carry holding,
+ * so holding imports none of the limiter's modules; and handed as an object, that object would
+ * be built by every limiter, with a rule that holds slots or without.
  */
 export function holdSlots<V extends HeldVerdict, R extends HeldRule, C extends HeldCharge, E>(
-  host: SlotHost<V, R, C, E>,
+  setup: HeldSetup<R, E>,
+  /**
+   * The limiter's options: the scheduler is made of their `clock` and `timers` (read when it is
+   * made, on first use, as `update` reads the options when it runs).
+   */
+  options: SchedulerOptions,
+  timeOf: TimeOf<E>,
+  ruleOf: (id: string) => R,
+  /** Gives back what an admission was charged besides its slots (`Limiter.refund`). */
+  refund: (verdict: V) => unknown,
+  chargeOf: ChargeOf<R, C>,
+  consumeAll: ConsumeAll<V, R, C, E>,
+  admittedCharges: AdmittedCharges<V, R, C>,
+  refundCharges: RefundCharges<C, E>,
 ): SlotHolding<V> {
-  const { setup } = host
   const rules = setup.compiled
   const makeScheduler = rules.find((rule) => rule.algorithm.scheduler)?.algorithm.scheduler
   let made: Scheduler | undefined
-  const scheduler =
-    makeScheduler && (() => (made ??= makeScheduler({ clock: setup.clock, timers: host.timers })))
+  const scheduler = makeScheduler && (() => (made ??= makeScheduler(options)))
   // The lines, when an enforcing concurrency rule has a `queue` (a shadow rule never refuses, so
   // nothing waits for it).
   const lines = new Map<string, SlotQueueParams>()
@@ -158,12 +174,12 @@ export function holdSlots<V extends HeldVerdict, R extends HeldRule, C extends H
     lines,
     shared: setup.store.shared === true,
     scheduler: () => scheduler!(),
-    decideAgain: (verdict) => decideAgain(host, verdict),
+    decideAgain: (verdict) => decideAgain(verdict, timeOf, ruleOf, chargeOf, consumeAll),
     release: (verdict) => release(verdict),
   })
-  const release: SlotHolding<V>['release'] = releaser(host, queues)
+  const release = releaser(setup, queues, timeOf, admittedCharges, refundCharges)
   const holdQueued = queuedHold(scheduler, (verdict: V) => {
-    const refunding = host.refund(verdict)
+    const refunding = refund(verdict)
     const releasing = release(verdict)
     return isPromise(refunding) || isPromise(releasing)
       ? Promise.all([refunding, releasing]).then(() => undefined)
@@ -184,10 +200,13 @@ export function holdSlots<V extends HeldVerdict, R extends HeldRule, C extends H
  * costs it was decided under (what a request waiting for a slot is decided with once one frees).
  */
 function decideAgain<V extends HeldVerdict, R extends HeldRule, C extends HeldCharge, E>(
-  host: SlotHost<V, R, C, E>,
   verdict: V,
+  timeOf: TimeOf<E>,
+  ruleOf: (id: string) => R,
+  chargeOf: ChargeOf<R, C>,
+  consumeAll: ConsumeAll<V, R, C, E>,
 ): MaybePromise<V> {
-  const [now, engine] = host.timeOf(undefined)
+  const [now, engine] = timeOf(undefined)
   const matched: R[] = []
   const pending: Pending<V, R, C> = {
     matched,
@@ -197,7 +216,7 @@ function decideAgain<V extends HeldVerdict, R extends HeldRule, C extends HeldCh
     penalised: false,
   }
   for (const d of verdict.decisions) {
-    const rule = host.ruleOf(d.rule)
+    const rule = ruleOf(d.rule)
     matched.push(rule)
     if (d.key === undefined) {
       pending.missing.push(d)
@@ -205,10 +224,10 @@ function decideAgain<V extends HeldVerdict, R extends HeldRule, C extends HeldCh
     }
     const penalty = rule.penalty
     pending.charged.push(rule)
-    pending.charges.push({ ...host.chargeOf(rule, d.key, d.cost), penalty })
+    pending.charges.push({ ...chargeOf(rule, d.key, d.cost), penalty })
     if (penalty !== undefined) pending.penalised = true
   }
-  return host.consumeAll(engine, pending, now)
+  return consumeAll(engine, pending, now)
 }
 
 /** A verdict as `release` marks it: its slots came back once (see `Verdict.slotsReleased`). */
@@ -220,10 +239,12 @@ type Releasable = { slotsReleased?: true | undefined }
  * gives its slot back through the store's `refundOne`, without building a charge list.
  */
 function releaser<V extends HeldVerdict, R extends HeldRule, C extends HeldCharge, E>(
-  host: SlotHost<V, R, C, E>,
+  setup: HeldSetup<R, E>,
   queues: SlotQueues<V> | undefined,
+  timeOf: TimeOf<E>,
+  admittedCharges: AdmittedCharges<V, R, C>,
+  refundCharges: RefundCharges<C, E>,
 ): SlotHolding<V>['release'] {
-  const { setup } = host
   const { byId, engine } = setup
   const ruleOf = (id: string) => byId.get(id)
   const store = setup.store as { refundOne?: RefundOne<R> }
@@ -251,12 +272,12 @@ function releaser<V extends HeldVerdict, R extends HeldRule, C extends HeldCharg
       queues?.released([{ rule: rule.id, key: d.key }])
       return
     }
-    const charges = host.admittedCharges(verdict, ruleOf, true)
+    const charges = admittedCharges(verdict, ruleOf, true)
     if (charges.length === 0) return
     ;(verdict as Releasable).slotsReleased = true
     // Slots come back whatever the time: no clock read, unless a time is given.
-    const [now, releasing] = given?.now === undefined ? [verdict.at, engine] : host.timeOf(given)
-    const done = host.refundCharges(releasing, charges, verdict.at, now)
+    const [now, releasing] = given?.now === undefined ? [verdict.at, engine] : timeOf(given)
+    const done = refundCharges(releasing, charges, verdict.at, now)
     if (queues === undefined) return done
     // Back in the store first: the next in line is decided against it.
     if (!isPromise(done)) return queues.released(charges)
