@@ -3,7 +3,7 @@
 // saving, leap years and months of every length.
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { type CalendarUnit, calendarWindows } from './calendar.js'
+import { type CalendarUnit, calendarWindows, zoneName } from './calendar.js'
 import { MAX_TIME_MS } from './integer.js'
 
 const DAY_MS = 86_400_000
@@ -179,5 +179,11 @@ describe('calendar windows in a time zone', () => {
     expect(calendarWindows('day', 'europe/paris').timeZone).toBe('Europe/Paris')
     expect(calendarWindows('day').timeZone).toBe('UTC')
     expect(() => calendarWindows('fortnight' as CalendarUnit)).toThrow(/calendar: expected one of/)
+  })
+
+  it('names a zone as the runtime does, one it does not know as given (refused when built)', () => {
+    expect(zoneName('europe/paris')).toBe('Europe/Paris')
+    expect(zoneName('utc')).toBe('UTC')
+    for (const unknown of ['Mars/Olympus_Mons', '', ' ']) expect(zoneName(unknown)).toBe(unknown)
   })
 })

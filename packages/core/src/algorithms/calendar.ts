@@ -182,6 +182,15 @@ function zoneFormat(timeZone: string): Intl.DateTimeFormat {
   }
 }
 
+/** `timeZone` as the runtime names it ('europe/paris' is Europe/Paris), or as given when unknown. */
+export function zoneName(timeZone: string): string {
+  try {
+    return canonicalZone(timeZone)
+  } catch {
+    return timeZone
+  }
+}
+
 function canonicalZone(timeZone: string): string {
   if (typeof timeZone !== 'string' || timeZone === '') {
     throw invalid('timeZone', `expected an IANA time zone name, got ${JSON.stringify(timeZone)}`)

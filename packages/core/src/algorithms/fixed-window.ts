@@ -1,5 +1,11 @@
 import type { Decision } from '../decision.js'
-import { type CalendarUnit, type CalendarWindows, calendarWindows, NOMINAL_MS } from './calendar.js'
+import {
+  type CalendarUnit,
+  type CalendarWindows,
+  calendarWindows,
+  NOMINAL_MS,
+  zoneName,
+} from './calendar.js'
 import { isCalendarUnit } from './calendar-unit.js'
 import { inspectionCopy } from './inspection.js'
 import { PACKED_CAPACITY_LIMIT } from './packed-state.js'
@@ -220,7 +226,8 @@ function readCalendarFields(rule: RuleFieldAccess, values: RuleFieldValues): boo
       `expected an IANA time zone name such as "Europe/Paris", got ${rule.typeName(timeZone)}`,
     )
   } else {
-    values.timeZone = timeZone
+    // The zone as the runtime names it; one it does not know is refused when the window is built.
+    values.timeZone = zoneName(timeZone)
     return true
   }
   return false

@@ -217,10 +217,9 @@ export function composeResponder(options: ResponderOptions, parts: ResponderPart
       deciding?.retryAfterMs ?? Math.max(0, ...violated.map((d) => d.retryAfterMs ?? 0)),
     )
     if (reason === 'forbidden') {
-      const policies = violated.map(nameOf)
       return refuse(
         headers,
-        problem(403, PENALTY_FORBIDDEN, 'penalty-forbidden', retryAfter, policies),
+        problem(403, PENALTY_FORBIDDEN, 'penalty-forbidden', retryAfter, violated.map(nameOf)),
       )
     }
     const quota = quotaExceeded(violated.map(config.policyFields), retryAfter)

@@ -304,9 +304,6 @@ function validateParams(
   if (!ok) return undefined
   try {
     const algorithm = build(factory, values)
-    const calendar = algorithm.params?.kind === 'window' ? algorithm.params.calendar : undefined
-    // The zone as the runtime names it ('europe/paris' is Europe/Paris).
-    if (values.timeZone !== undefined && calendar !== undefined) values.timeZone = calendar.timeZone
     return { algorithm, reader, model: { algorithm: name, ...values } }
   } catch (error) {
     if (!isRateLimitError(error)) throw error
