@@ -5,7 +5,8 @@ import { shown } from '../options/option-values.js'
 import type { CompiledRule } from './compile-rule.js'
 import type { DenyReason, RuleDecision, Verdict } from './types.js'
 
-const NONE: readonly RuleDecision[] = /* @__PURE__ */ Object.freeze([])
+/** No decisions: shared by every verdict and request that has none, never written. */
+export const NONE: readonly RuleDecision[] = /* @__PURE__ */ Object.freeze([])
 
 /**
  * A decision made up without the store, with the figures of a fresh key when allowed, none when
