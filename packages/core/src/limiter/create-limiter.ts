@@ -73,7 +73,8 @@ export type LimiterParts = {
   readonly routes: RouteMatching
   /** Makes the store of a limiter whose options give none. */
   readonly store: () => Store
-  readonly foreignOptions: ForeignOptions | undefined
+  /** What is said of other limiters' options: the full entries pass it, composed ones none. */
+  readonly foreignOptions?: ForeignOptions | undefined
   /** Penalties (`penalties`), or none: a rule with a `penalty` is then refused. */
   readonly penalties: PenaltyPart | undefined
   /** Reservations (`reservations`), or none: a rule with `settle` is then refused. */
