@@ -165,7 +165,12 @@ export type LimiterSetup = {
 function compileLimiter(options: LimiterOptions, parts: LimiterParts): LimiterSetup {
   refuseUnknownOptions(options, LIMITER_OPTIONS, 'createLimiter()', parts.foreignOptions)
   const algorithms = options.algorithms ?? parts.algorithms
-  checkAlgorithms(algorithms)
+  if (typeof algorithms !== 'object' || algorithms === null) {
+    throw invalidOption(
+      'algorithms',
+      `expected the algorithms rules may name, e.g. { token_bucket: tokenBucket }, got ${shown(algorithms)}`,
+    )
+  }
   const routes = parts.routes
   const rules = checkRules(options.rules, algorithms, parts)
   checkIdentityNames(rules, options.customIdentities)
@@ -295,16 +300,6 @@ function refunder(
 function boundsItsCalls(store: Store): boolean {
   const budget = store.timeoutMs
   return Number.isFinite(budget) && budget! > 0
-}
-
-function checkAlgorithms(
-  algorithms: AlgorithmTable | undefined,
-): asserts algorithms is AlgorithmTable {
-  if (typeof algorithms === 'object' && algorithms !== null) return
-  throw invalidOption(
-    'algorithms',
-    `expected the algorithms rules may name, e.g. { token_bucket: tokenBucket }, got ${shown(algorithms)}`,
-  )
 }
 
 function checkOptions(store: Store, options: LimiterOptions): void {
