@@ -182,6 +182,8 @@ function compileLimiter(options: LimiterOptions, parts: LimiterParts): LimiterSe
   if (given !== undefined) checkMethods('lists', given, ['compile'], 'accessLists({ allow, deny })')
   const lists = given?.compile(knownIdentityNames(options.customIdentities))
   const consumeOne = (store as { consumeOne?: ConsumeOne }).consumeOne
+  // A budget of its own that will end: 0, NaN or Infinity (for "none") leaves the limiter's.
+  const budget = store.timeoutMs
   const engine: Engine = {
     store,
     consumeOne: typeof consumeOne === 'function' ? consumeOne.bind(store) : undefined,
@@ -189,7 +191,8 @@ function compileLimiter(options: LimiterOptions, parts: LimiterParts): LimiterSe
     storeErrorRetryAfterMs: options.storeErrorRetryAfterMs ?? DEFAULT_STORE_ERROR_RETRY_AFTER_MS,
     // A store with a budget of its own (Redis) is not timed twice: its budget may be the longer.
     storeTimeoutMs:
-      options.storeTimeoutMs ?? (boundsItsCalls(store) ? false : DEFAULT_STORE_TIMEOUT_MS),
+      options.storeTimeoutMs ??
+      (Number.isFinite(budget) && budget! > 0 ? false : DEFAULT_STORE_TIMEOUT_MS),
     penalties: parts.penalties,
     reservations: parts.reservations,
   }
@@ -294,12 +297,6 @@ function refunder(
     refunded.add(verdict)
     return refundCharges(refunding, charges, verdict.at, now)
   }
-}
-
-/** A budget of its own that will end: 0, NaN or Infinity (for "none") leaves the limiter's. */
-function boundsItsCalls(store: Store): boolean {
-  const budget = store.timeoutMs
-  return Number.isFinite(budget) && budget! > 0
 }
 
 function checkOptions(store: Store, options: LimiterOptions): void {
