@@ -22,7 +22,6 @@ import type {
 import {
   combine,
   emptyVerdict,
-  listedDenial,
   madeUpDecision,
   NONE,
   replyError,
@@ -78,7 +77,8 @@ export function requestDecider(
       // Before any store call: a listed client is neither charged nor told any figure.
       const listed = lists(facts.identities)
       if (listed === 'allow') return emptyVerdict(now)
-      if (listed === 'deny') return listedDenial(now)
+      // The refusal of a client on the denyList: no rule decided it, so no decision.
+      if (listed === 'deny') return { ...emptyVerdict(now), allowed: false, reason: 'deny-list' }
     }
     const path = index.routed ? index.normalizePath(facts.path) : facts.path
     const bucket = index.buckets.get(facts.method) ?? index.lookup(facts.method)

@@ -42,11 +42,6 @@ export function emptyVerdict(at: number): Verdict {
   return combine(NONE, at)
 }
 
-/** The refusal of a client on the `denyList`: no rule decided it, so no decision. */
-export function listedDenial(at: number): Verdict {
-  return { ...emptyVerdict(at), allowed: false, reason: 'deny-list' }
-}
-
 /**
  * Combines decisions (in rule order): denied if any enforcing rule denies. The deciding decision
  * is, when denied, the denying enforcing one with the longest retry, else the enforcing one with
