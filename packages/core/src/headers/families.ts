@@ -378,11 +378,6 @@ export function fieldWriter(
   return writeFields
 }
 
-/** Every header name a configuration can send, for `Access-Control-Expose-Headers`. */
-export function headerNames(config: Pick<HeaderConfig, 'families'>): string[] {
-  return [...config.families.flatMap((family) => family.names), 'Retry-After']
-}
-
 const RETRY_AFTER = 'retry-after'
 
 /**

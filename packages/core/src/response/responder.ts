@@ -6,7 +6,6 @@ import {
   fieldWriter,
   type HeaderConfig,
   type HeaderFamily,
-  headerNames,
   type LegacyReset,
   type PartitionKeyOf,
   rateLimitHeaders,
@@ -170,7 +169,8 @@ export function composeResponder(options: ResponderOptions, parts: ResponderPart
     policyFields: createPolicyFieldCache(),
     epochReset: { second: Number.NaN, text: '' },
   }
-  const names = headerNames(config)
+  // Every header name this configuration can send, for `Access-Control-Expose-Headers`.
+  const names = [...config.families.flatMap((family) => family.names), 'Retry-After']
   const expose = flag('exposeHeaders')
     ? (['Access-Control-Expose-Headers', names.join(', ')] as const)
     : undefined
