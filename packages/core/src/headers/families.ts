@@ -38,9 +38,7 @@ export type LegacyReset = 'epoch-seconds' | 'delta-seconds'
 
 /** The header options after parsing, with the per-rule string cache. */
 export type HeaderConfig = {
-  readonly legacyHeaders: boolean
   readonly legacyReset: LegacyReset
-  readonly standardHeaders: StandardHeaders | false
   readonly shadowPolicies: boolean
   readonly policyFields: (decision: RuleDecision) => PolicyFields
   /**

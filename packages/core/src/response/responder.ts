@@ -153,18 +153,18 @@ export type ResponderParts = {
 export function composeResponder(options: ResponderOptions, parts: ResponderParts): Responder {
   const flag = (name: 'legacyHeaders' | 'shadowPolicies' | 'exposeHeaders') =>
     checkBoolean(name, options[name] ?? false)
-  const fields = {
-    legacyHeaders: flag('legacyHeaders'),
-    legacyReset: checkOneOf('legacyReset', options.legacyReset ?? 'epoch-seconds', LEGACY_RESETS),
-    standardHeaders: checkOneOf(
-      'standardHeaders',
-      options.standardHeaders ?? 'draft-11',
-      STANDARD_HEADERS,
-    ),
-  }
+  // Checked in the options' order; the families chosen by two of them are all the fields need.
+  const legacyHeaders = flag('legacyHeaders')
   const config: HeaderConfig = {
-    ...fields,
-    families: parts.families(fields),
+    legacyReset: checkOneOf('legacyReset', options.legacyReset ?? 'epoch-seconds', LEGACY_RESETS),
+    families: parts.families({
+      legacyHeaders,
+      standardHeaders: checkOneOf(
+        'standardHeaders',
+        options.standardHeaders ?? 'draft-11',
+        STANDARD_HEADERS,
+      ),
+    }),
     shadowPolicies: flag('shadowPolicies'),
     policyFields: createPolicyFieldCache(),
     epochReset: { second: Number.NaN, text: '' },
