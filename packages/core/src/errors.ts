@@ -71,10 +71,8 @@ export class RateLimitError extends Error {
     message: string,
     options: RateLimitErrorDetails & { cause?: unknown } = {},
   ) {
-    super(
-      `[tollgate] ${message}`,
-      options.cause === undefined ? undefined : { cause: options.cause },
-    )
+    // Error reads only `cause` of the options: none is set when none is given.
+    super(`[tollgate] ${message}`, options.cause === undefined ? undefined : options)
     this.code = code
     this.rule = options.rule
     this.field = options.field

@@ -8,7 +8,6 @@ import type {
   Verdict,
   WaitSignal,
 } from '../limiter/types.js'
-import { fieldsForOwnAnswer } from '../response/problem.js'
 import type { Denial, Responder } from '../response/responder.js'
 import type { RuleConfig } from '../rules/types.js'
 import type { KitOptions } from './options.js'
@@ -120,7 +119,12 @@ export class Exchange<Req, Res> {
     this.uncount()
     const shared = this.shared
     this.denial = denial
-    this.denialFields = shared.ownAnswer ? fieldsForOwnAnswer(denial.headers) : denial.headers
+    // An app that answers a denial itself (onLimited) gets all its fields but Content-Type, which
+    // labels the default problem body and would mislabel the app's own (Express's res.json and
+    // Koa keep a Content-Type already set).
+    this.denialFields = shared.ownAnswer
+      ? denial.headers.filter(([name]) => name !== 'Content-Type')
+      : denial.headers
     const explained = this.verdict && shared.debugHeader?.(this.verdict)
     // Denials are answered from their fields by every adapter: the explanation goes there.
     if (explained) this.denialFields = [...this.denialFields, [DEBUG, explained]]

@@ -128,7 +128,6 @@ function buildKit<Req, Res>(
     debugHeader: options.debugHeader,
   }
   const names = responder.headerNames
-  const served = own ? {} : { reads: keysOn, releasesSlots: shared.releasesSlots }
   const kit = {
     watchesEnd: refundIf !== undefined || shared.releasesSlots || shedder?.countsInFlight === true,
     releasesSlots: shared.releasesSlots,
@@ -145,7 +144,10 @@ function buildKit<Req, Res>(
           "not on this limiter: add update: rulesUpdater to createRateLimit's parts",
         )
       }
-      return limiter.update(rules, served)
+      return limiter.update(
+        rules,
+        own ? {} : { reads: keysOn, releasesSlots: shared.releasesSlots },
+      )
     },
   }
   // A limiter of the app's own, or a store it gives, keeps state across kits: one made per

@@ -149,7 +149,6 @@ export function kitParts(parts: RateLimitParts): KitParts {
           "trusting a proxy needs the forwarding headers' parsers, which this middleware was not composed with: add proxies: trustedProxies to createRateLimit's parts",
         )
       }),
-    foreignOptions: undefined,
     figures:
       parts.figures ??
       (() => {

@@ -39,5 +39,5 @@ export function greatestCommonDivisor(a: number, b: number): number {
 }
 
 export function isSafeCount(value: unknown): value is number {
-  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 1
+  return Number.isSafeInteger(value) && (value as number) >= 1
 }

@@ -38,9 +38,7 @@ export type LegacyReset = 'epoch-seconds' | 'delta-seconds'
 
 /** The header options after parsing, with the per-rule string cache. */
 export type HeaderConfig = {
-  readonly legacyHeaders: boolean
   readonly legacyReset: LegacyReset
-  readonly standardHeaders: StandardHeaders | false
   readonly shadowPolicies: boolean
   readonly policyFields: (decision: RuleDecision) => PolicyFields
   /**
@@ -376,11 +374,6 @@ export function fieldWriter(
   writeFields.merge = ((entries, existing) =>
     mergeGroups(groups, entries, existing)) satisfies MergeFields
   return writeFields
-}
-
-/** Every header name a configuration can send, for `Access-Control-Expose-Headers`. */
-export function headerNames(config: Pick<HeaderConfig, 'families'>): string[] {
-  return [...config.families.flatMap((family) => family.names), 'Retry-After']
 }
 
 const RETRY_AFTER = 'retry-after'

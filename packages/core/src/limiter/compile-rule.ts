@@ -41,8 +41,6 @@ export type CompiledRule = {
   readonly settleWithinMs: number | undefined
   /** Set on a rule that penalises denials: the penalty as the store applies it. */
   readonly penalty: Penalty | undefined
-  /** Remembered offences from which a blocked client is answered 403. */
-  readonly forbidAfter: number | undefined
 }
 
 /** The limiter's parts a rule is compiled with (a `LimiterParts` is one). */
@@ -101,7 +99,6 @@ export function compileRule(
     settleWithinMs: rule.settle,
     // Compiled by the penalties part: a limiter without it refuses a penalty (see checkRuleParts).
     penalty: penalties?.compile(rule),
-    forbidAfter: rule.penalty?.forbidAfter,
   }
 }
 

@@ -51,11 +51,6 @@ export function compileCosts(costByRoute: Readonly<Record<string, number>>): Cos
   return table
 }
 
-/** Methods the table names (GET implies HEAD). */
-export function costMethods(table: CostTable): Iterable<string> {
-  return table.byMethod.keys()
-}
-
 /**
  * The cost of a request under a rule's table, or `fallback`. `method` is undefined for a method
  * that no rule names; `path` is normalised.

@@ -73,7 +73,8 @@ export type LimiterParts = {
   readonly routes: RouteMatching
   /** Makes the store of a limiter whose options give none. */
   readonly store: () => Store
-  readonly foreignOptions: ForeignOptions | undefined
+  /** What is said of other limiters' options: the full entries pass it, composed ones none. */
+  readonly foreignOptions?: ForeignOptions | undefined
   /** Penalties (`penalties`), or none: a rule with a `penalty` is then refused. */
   readonly penalties: PenaltyPart | undefined
   /** Reservations (`reservations`), or none: a rule with `settle` is then refused. */
@@ -164,7 +165,12 @@ export type LimiterSetup = {
 function compileLimiter(options: LimiterOptions, parts: LimiterParts): LimiterSetup {
   refuseUnknownOptions(options, LIMITER_OPTIONS, 'createLimiter()', parts.foreignOptions)
   const algorithms = options.algorithms ?? parts.algorithms
-  checkAlgorithms(algorithms)
+  if (typeof algorithms !== 'object' || algorithms === null) {
+    throw invalidOption(
+      'algorithms',
+      `expected the algorithms rules may name, e.g. { token_bucket: tokenBucket }, got ${shown(algorithms)}`,
+    )
+  }
   const routes = parts.routes
   const rules = checkRules(options.rules, algorithms, parts)
   checkIdentityNames(rules, options.customIdentities)
@@ -176,6 +182,8 @@ function compileLimiter(options: LimiterOptions, parts: LimiterParts): LimiterSe
   if (given !== undefined) checkMethods('lists', given, ['compile'], 'accessLists({ allow, deny })')
   const lists = given?.compile(knownIdentityNames(options.customIdentities))
   const consumeOne = (store as { consumeOne?: ConsumeOne }).consumeOne
+  // A budget of its own that will end: 0, NaN or Infinity (for "none") leaves the limiter's.
+  const budget = store.timeoutMs
   const engine: Engine = {
     store,
     consumeOne: typeof consumeOne === 'function' ? consumeOne.bind(store) : undefined,
@@ -183,7 +191,8 @@ function compileLimiter(options: LimiterOptions, parts: LimiterParts): LimiterSe
     storeErrorRetryAfterMs: options.storeErrorRetryAfterMs ?? DEFAULT_STORE_ERROR_RETRY_AFTER_MS,
     // A store with a budget of its own (Redis) is not timed twice: its budget may be the longer.
     storeTimeoutMs:
-      options.storeTimeoutMs ?? (boundsItsCalls(store) ? false : DEFAULT_STORE_TIMEOUT_MS),
+      options.storeTimeoutMs ??
+      (Number.isFinite(budget) && budget! > 0 ? false : DEFAULT_STORE_TIMEOUT_MS),
     penalties: parts.penalties,
     reservations: parts.reservations,
   }
@@ -288,22 +297,6 @@ function refunder(
     refunded.add(verdict)
     return refundCharges(refunding, charges, verdict.at, now)
   }
-}
-
-/** A budget of its own that will end: 0, NaN or Infinity (for "none") leaves the limiter's. */
-function boundsItsCalls(store: Store): boolean {
-  const budget = store.timeoutMs
-  return Number.isFinite(budget) && budget! > 0
-}
-
-function checkAlgorithms(
-  algorithms: AlgorithmTable | undefined,
-): asserts algorithms is AlgorithmTable {
-  if (typeof algorithms === 'object' && algorithms !== null) return
-  throw invalidOption(
-    'algorithms',
-    `expected the algorithms rules may name, e.g. { token_bucket: tokenBucket }, got ${shown(algorithms)}`,
-  )
 }
 
 function checkOptions(store: Store, options: LimiterOptions): void {

@@ -22,8 +22,8 @@ import type {
 import {
   combine,
   emptyVerdict,
-  listedDenial,
   madeUpDecision,
+  NONE,
   replyError,
   shown,
   singleVerdict,
@@ -77,7 +77,8 @@ export function requestDecider(
       // Before any store call: a listed client is neither charged nor told any figure.
       const listed = lists(facts.identities)
       if (listed === 'allow') return emptyVerdict(now)
-      if (listed === 'deny') return listedDenial(now)
+      // The refusal of a client on the denyList: no rule decided it, so no decision.
+      if (listed === 'deny') return { ...emptyVerdict(now), allowed: false, reason: 'deny-list' }
     }
     const path = index.routed ? index.normalizePath(facts.path) : facts.path
     const bucket = index.buckets.get(facts.method) ?? index.lookup(facts.method)
@@ -150,14 +151,11 @@ type Pending = {
   readonly matched: readonly CompiledRule[]
   readonly charged: CompiledRule[]
   readonly charges: Charge[]
-  /** Denials of rules that refuse requests lacking their identity (`NO_DECISIONS` if none). */
-  missing: RuleDecision[]
+  /** Denials of rules that refuse requests lacking their identity (`NONE` if none). */
+  missing: readonly RuleDecision[]
   /** True when a charge carries a rule's penalty: the store's `consumePenalised` decides. */
   penalised: boolean
 }
-
-/** The missing-identity denials of a request that has none: shared, never written. */
-const NO_DECISIONS: RuleDecision[] = []
 
 /** The charge of one rule for one key: a store call that failed. */
 function onePending(rule: CompiledRule, key: string, cost: number): Pending {
@@ -165,7 +163,7 @@ function onePending(rule: CompiledRule, key: string, cost: number): Pending {
     matched: [rule],
     charged: [rule],
     charges: [chargeOf(rule, key, cost)],
-    missing: NO_DECISIONS,
+    missing: NONE,
     penalised: false,
   }
 }
@@ -200,9 +198,10 @@ function decideAll(
   const count = matched.length
   const charged: CompiledRule[] = new Array(count)
   const charges: Charge[] = new Array(count)
-  const pending: Pending = { matched, charged, charges, missing: NO_DECISIONS, penalised: false }
+  const pending: Pending = { matched, charged, charges, missing: NONE, penalised: false }
   let made = 0
   let refused = false
+  let missing: RuleDecision[] | undefined
   for (let i = 0; i < count; i++) {
     const rule = matched[i]!
     // Its cost, as on the one-rule path.
@@ -215,8 +214,8 @@ function decideAll(
           : costs.costOf(method, path, rule.cost)
     const key = keyOf(rule, identities)
     if (key === undefined) {
-      if (pending.missing === NO_DECISIONS) pending.missing = []
-      pending.missing.push(madeUpDecision(rule, false, cost))
+      if (missing === undefined) pending.missing = missing = []
+      missing.push(madeUpDecision(rule, false, cost))
       if (!rule.shadow) refused = true
       continue
     }

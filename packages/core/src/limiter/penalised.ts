@@ -132,7 +132,8 @@ function penalisedDecisions(
     const { count, blockedUntil } = checkOffences(rule, record)
     if (rule.shadow || blockedUntil <= at) continue
     made[i] = blockedDecision(made[i]!, blockedUntil, count, at)
-    const forbidAfter = rule.forbidAfter
+    // Read from the rule as written: only a blocked client's reply needs it.
+    const forbidAfter = rule.rule.penalty?.forbidAfter
     if (forbidAfter !== undefined && count >= forbidAfter) reason = 'forbidden'
     else reason ??= 'blocked'
   }

@@ -1,6 +1,5 @@
 import { HTTP_METHODS } from '../rules/route.js'
 import type { CompiledRule } from './compile-rule.js'
-import { costMethods } from './costs.js'
 import { candidates, type IndexEntry, type Candidates as PathCandidates } from './path-index.js'
 import type { RouteMatching } from './route-matching.js'
 import { coversMethod } from './route-target.js'
@@ -45,7 +44,8 @@ export function buildRuleIndex(rules: readonly CompiledRule[], routes: RouteMatc
     }
     if (rule.costs !== undefined) {
       routed = true
-      for (const method of costMethods(rule.costs)) methods.add(method)
+      // The methods its cost table names (the table adds HEAD where it names GET).
+      for (const method of rule.costs.byMethod.keys()) methods.add(method)
     }
   }
   if (methods.has('GET')) methods.add('HEAD')

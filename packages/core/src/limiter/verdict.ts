@@ -5,7 +5,8 @@ import { shown } from '../options/option-values.js'
 import type { CompiledRule } from './compile-rule.js'
 import type { DenyReason, RuleDecision, Verdict } from './types.js'
 
-const NONE: readonly RuleDecision[] = /* @__PURE__ */ Object.freeze([])
+/** No decisions: shared by every verdict and request that has none, never written. */
+export const NONE: readonly RuleDecision[] = /* @__PURE__ */ Object.freeze([])
 
 /**
  * A decision made up without the store, with the figures of a fresh key when allowed, none when
@@ -39,11 +40,6 @@ export function madeUpDecision(
 
 export function emptyVerdict(at: number): Verdict {
   return combine(NONE, at)
-}
-
-/** The refusal of a client on the `denyList`: no rule decided it, so no decision. */
-export function listedDenial(at: number): Verdict {
-  return { ...emptyVerdict(at), allowed: false, reason: 'deny-list' }
 }
 
 /**

@@ -10,17 +10,6 @@ const DRAFT_TYPES = 'https://iana.org/assignments/http-problem-types#'
 /** RFC 9457's media type for problem details in JSON. */
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json'
 
-/**
- * A denial's fields for an app that answers it itself (`onLimited`): all but `Content-Type`,
- * which labels the default problem body and would mislabel a body of the app's own (Express's
- * `res.json` and Koa keep a Content-Type already set).
- */
-export function fieldsForOwnAnswer(
-  headers: ReadonlyArray<readonly [string, string]>,
-): Array<readonly [string, string]> {
-  return headers.filter(([name]) => name !== 'Content-Type')
-}
-
 /** The body of every response Tollgate refuses a request with (`application/problem+json`). */
 export type ProblemDetails = {
   readonly type: string

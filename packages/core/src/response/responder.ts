@@ -6,7 +6,6 @@ import {
   fieldWriter,
   type HeaderConfig,
   type HeaderFamily,
-  headerNames,
   type LegacyReset,
   type PartitionKeyOf,
   rateLimitHeaders,
@@ -154,23 +153,24 @@ export type ResponderParts = {
 export function composeResponder(options: ResponderOptions, parts: ResponderParts): Responder {
   const flag = (name: 'legacyHeaders' | 'shadowPolicies' | 'exposeHeaders') =>
     checkBoolean(name, options[name] ?? false)
-  const fields = {
-    legacyHeaders: flag('legacyHeaders'),
-    legacyReset: checkOneOf('legacyReset', options.legacyReset ?? 'epoch-seconds', LEGACY_RESETS),
-    standardHeaders: checkOneOf(
-      'standardHeaders',
-      options.standardHeaders ?? 'draft-11',
-      STANDARD_HEADERS,
-    ),
-  }
+  // Checked in the options' order; the families chosen by two of them are all the fields need.
+  const legacyHeaders = flag('legacyHeaders')
   const config: HeaderConfig = {
-    ...fields,
-    families: parts.families(fields),
+    legacyReset: checkOneOf('legacyReset', options.legacyReset ?? 'epoch-seconds', LEGACY_RESETS),
+    families: parts.families({
+      legacyHeaders,
+      standardHeaders: checkOneOf(
+        'standardHeaders',
+        options.standardHeaders ?? 'draft-11',
+        STANDARD_HEADERS,
+      ),
+    }),
     shadowPolicies: flag('shadowPolicies'),
     policyFields: createPolicyFieldCache(),
     epochReset: { second: Number.NaN, text: '' },
   }
-  const names = headerNames(config)
+  // Every header name this configuration can send, for `Access-Control-Expose-Headers`.
+  const names = [...config.families.flatMap((family) => family.names), 'Retry-After']
   const expose = flag('exposeHeaders')
     ? (['Access-Control-Expose-Headers', names.join(', ')] as const)
     : undefined

@@ -291,16 +291,16 @@ function validateParams(
       else values[field] = checked
     }
   }
-  const access = {
-    fields,
-    labels,
-    issue: fail,
-    refuse,
-    typeName,
-    toMilliseconds,
-    reported: REPORTED,
+  // An algorithm with fields of its own reads them: the access it is handed is made only then.
+  if (
+    reader !== undefined &&
+    !reader.read(
+      { fields, labels, issue: fail, refuse, typeName, toMilliseconds, reported: REPORTED },
+      values,
+    )
+  ) {
+    ok = false
   }
-  if (reader !== undefined && !reader.read(access, values)) ok = false
   if (!ok) return undefined
   try {
     const algorithm = build(factory, values)
