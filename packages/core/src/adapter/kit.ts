@@ -117,25 +117,26 @@ function buildKit<Req, Res>(
     throw invalidOption('shed', 'expected loadShedder({ ... })')
   }
   const shedder = shed?.bind(options.clock ?? systemClock, framework.eventLoopDelay)
+  const givesSlotsBack = releasesSlots(limiter)
   const shared: Shared<Req> = {
     limiter,
     responder,
     onShadowDenied: guardShadowDeniedHook(options),
     ownAnswer: options.onLimited !== undefined,
     refundIf,
-    releasesSlots: releasesSlots(limiter),
+    releasesSlots: givesSlotsBack,
     shedder,
     debugHeader: options.debugHeader,
   }
   const names = responder.headerNames
   const kit = {
-    watchesEnd: refundIf !== undefined || shared.releasesSlots || shedder?.countsInFlight === true,
-    releasesSlots: shared.releasesSlots,
+    watchesEnd: refundIf !== undefined || givesSlotsBack || shedder?.countsInFlight === true,
+    releasesSlots: givesSlotsBack,
     fieldNames: options.exposeHeaders ? [...names, 'Access-Control-Expose-Headers'] : names,
     enter: requestEntry(shared, framework, options, identities, keysOn('user')),
     meter: bindSettle(options, limiter),
     // The limiter's `update`, told what the kit was made to serve (the identities it reads,
-    // whether it gives slots back), so that a rule it cannot serve is refused as the limiter
+    // whether it givesSlotsBack slots back), so that a rule it cannot serve is refused as the limiter
     // refuses one.
     update: (rules: readonly RuleConfig[]) => {
       if (limiter.update === undefined) {
@@ -146,11 +147,11 @@ function buildKit<Req, Res>(
       }
       return limiter.update(
         rules,
-        own ? {} : { reads: keysOn, releasesSlots: shared.releasesSlots },
+        own ? {} : { reads: keysOn, releasesSlots: givesSlotsBack },
       )
     },
   }
-  // A limiter of the app's own, or a store it gives, keeps state across kits: one made per
+  // A limiter of the app's own, or a store it givesSlotsBack, keeps state across kits: one made per
   // request still limits, so only kits on a memory store of their own are watched.
   kit.enter = firstEntry(kit, framework.name, !own && options.store === undefined, options)
   return kit
