@@ -128,11 +128,10 @@ function buildKit<Req, Res>(
     shedder,
     debugHeader: options.debugHeader,
   }
-  const names = responder.headerNames
   const kit = {
     watchesEnd: refundIf !== undefined || givesSlotsBack || shedder?.countsInFlight === true,
     releasesSlots: givesSlotsBack,
-    fieldNames: options.exposeHeaders ? [...names, 'Access-Control-Expose-Headers'] : names,
+    fieldNames: responder.headerNames,
     enter: requestEntry(shared, framework, options, identities, keysOn('user')),
     meter: bindSettle(options, limiter),
     // The limiter's `update`, told what the kit was made to serve (the identities it reads,
