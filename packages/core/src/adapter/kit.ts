@@ -94,8 +94,11 @@ function buildKit<Req, Res>(
   parts: KitParts,
 ): AdapterKit<Req, Res> {
   checkAdapterOptions(options, framework.hooks ?? [], parts.foreignOptions)
-  const own = isLimiter(rules)
-  const limiter = own ? rules : composeLimiter({ ...limiterOptionsOf(options), rules }, parts)
+  // A limiter of the app's own, rather than rules to build one of.
+  const own = !Array.isArray(rules) && typeof (rules as Limiter).decide === 'function'
+  const limiter = own
+    ? (rules as Limiter)
+    : composeLimiter({ ...limiterOptionsOf(options), rules: rules as readonly RuleConfig[] }, parts)
   const responder = composeResponder(options, parts)
   // A limiter of the app's own may read any identity; one built here reads only its lists' and
   // the rules it was made with (an update does not make it read more).
@@ -144,10 +147,7 @@ function buildKit<Req, Res>(
           "not on this limiter: add update: rulesUpdater to createRateLimit's parts",
         )
       }
-      return limiter.update(
-        rules,
-        own ? {} : { reads: keysOn, releasesSlots: givesSlotsBack },
-      )
+      return limiter.update(rules, own ? {} : { reads: keysOn, releasesSlots: givesSlotsBack })
     },
   }
   // A limiter of the app's own, or a store it givesSlotsBack, keeps state across kits: one made per
@@ -174,8 +174,4 @@ function bindSettle<Req, Res>(
     throw invalidOption('settle', 'expected settleFrom(...)')
   }
   return settle.bind(limiter, createWarnOnce(options))
-}
-
-function isLimiter(value: readonly RuleConfig[] | Limiter): value is Limiter {
-  return !Array.isArray(value) && typeof (value as Limiter).decide === 'function'
 }
