@@ -131,12 +131,25 @@ function buildKit<Req, Res>(
     shedder,
     debugHeader: options.debugHeader,
   }
+  // The `settle` option is bound to the limiter (the kit's `meter`); an `estimate` no rule would
+  // reserve is refused.
+  const { settle, estimate } = options
+  if (estimate !== undefined && !limiter.rules.some((rule) => rule.settle !== undefined)) {
+    throw invalidOption('estimate', 'no rule has a settle field')
+  }
+  // A function has a `bind` of its own: `settle: usageReader` is no settler.
+  if (
+    settle !== undefined &&
+    (typeof settle === 'function' || typeof settle?.bind !== 'function')
+  ) {
+    throw invalidOption('settle', 'expected settleFrom(...)')
+  }
   const kit = {
     watchesEnd: refundIf !== undefined || givesSlotsBack || shedder?.countsInFlight === true,
     releasesSlots: givesSlotsBack,
     fieldNames: responder.headerNames,
     enter: requestEntry(shared, framework, options, identities, keysOn('user')),
-    meter: bindSettle(options, limiter),
+    meter: settle?.bind(limiter, createWarnOnce(options)),
     // The limiter's `update`, told what the kit was made to serve (the identities it reads,
     // whether it givesSlotsBack slots back), so that a rule it cannot serve is refused as the limiter
     // refuses one.
@@ -154,24 +167,4 @@ function buildKit<Req, Res>(
   // request still limits, so only kits on a memory store of their own are watched.
   kit.enter = firstEntry(kit, framework.name, !own && options.store === undefined, options)
   return kit
-}
-
-/**
- * The `settle` option bound to the limiter, its rules checked (the kit's `meter`); an
- * `estimate` no rule would reserve is refused. Only checks when neither is given.
- */
-function bindSettle<Req, Res>(
-  options: KitOptions<Req, Res>,
-  limiter: Limiter,
-): AdapterKit<Req, Res>['meter'] {
-  const { settle, estimate } = options
-  if (estimate !== undefined && !limiter.rules.some((rule) => rule.settle !== undefined)) {
-    throw invalidOption('estimate', 'no rule has a settle field')
-  }
-  if (settle === undefined) return undefined
-  // A function has a `bind` of its own: `settle: usageReader` is no settler.
-  if (typeof settle === 'function' || typeof settle?.bind !== 'function') {
-    throw invalidOption('settle', 'expected settleFrom(...)')
-  }
-  return settle.bind(limiter, createWarnOnce(options))
 }
