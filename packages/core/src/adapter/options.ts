@@ -145,11 +145,11 @@ export function checkAdapterOptions(
   adapterHooks: readonly string[],
   foreign: ForeignOptions | undefined,
 ): void {
-  const own = Object.keys(OWN_OPTIONS)
-  const known = [...LIMITER_OPTIONS.filter((name) => name !== 'rules'), ...own, ...adapterHooks]
+  const adapterOwn = [...Object.keys(OWN_OPTIONS), ...adapterHooks]
+  const known = [...LIMITER_OPTIONS.filter((name) => name !== 'rules'), ...adapterOwn]
   refuseUnknownOptions(options, known, 'rateLimit()', foreign)
   // The hooks: the options marked 1, then the adapter's own (none of them marked 0).
-  for (const name of [...own, ...adapterHooks]) {
+  for (const name of adapterOwn) {
     const value = (options as Record<string, unknown>)[name]
     if (value !== undefined && OWN_OPTIONS[name as keyof typeof OWN_OPTIONS] !== 0) {
       checkFunction(name, value)
