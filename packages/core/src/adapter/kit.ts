@@ -13,19 +13,14 @@ import { reservations } from '../limiter/settle.js'
 import type { Limiter } from '../limiter/types.js'
 import { rulesUpdater } from '../limiter/update.js'
 import { FOREIGN_OPTIONS } from '../options/foreign-options.js'
-import { invalidOption } from '../options/option-values.js'
+import { invalidOption, shown } from '../options/option-values.js'
 import { composeResponder } from '../response/responder.js'
 import type { RuleConfig } from '../rules/types.js'
 import { memoryStore } from '../store/memory-store.js'
 import { createWarnOnce } from '../warnings.js'
 import { firstEntry } from './creation-watch.js'
 import { type AdapterKit, requestEntry, type Shared } from './exchange.js'
-import {
-  checkAdapterOptions,
-  type KitOptions,
-  limiterOptionsOf,
-  refundPredicate,
-} from './options.js'
+import { checkAdapterOptions, type KitOptions, limiterOptionsOf } from './options.js'
 import { type KitParts, kitParts, type RateLimitParts } from './parts.js'
 import { guardShadowDeniedHook } from './shadow-hook.js'
 import { releasesSlots } from './slots.js'
@@ -113,7 +108,16 @@ function buildKit<Req, Res>(
     { apiKey: keysOn('api_key'), incoming: framework.incoming },
     compileClientIp(options, parts.proxies),
   )
-  const refundIf = refundPredicate(options.refund)
+  // The `refund` option as a predicate, or undefined for never.
+  let refundIf = options.refund
+  if (refundIf === 'failed') refundIf = (status) => status >= 400
+  else if (refundIf === 'succeeded') refundIf = (status) => status < 400
+  else if (refundIf !== undefined && typeof refundIf !== 'function') {
+    throw invalidOption(
+      'refund',
+      `expected 'failed', 'succeeded' or a function, got ${shown(refundIf)}`,
+    )
+  }
   // The shedder, from what `loadShedder` returned (the only check on this path).
   const { shed } = options
   if (shed !== undefined && typeof shed?.bind !== 'function') {

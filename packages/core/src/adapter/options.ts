@@ -2,7 +2,7 @@ import type { IdentityOptions, UserId } from '../identity/identities.js'
 import { LIMITER_OPTIONS } from '../limiter/option-names.js'
 import type { LimiterOptions, Logger, Verdict } from '../limiter/types.js'
 import type { ForeignOptions } from '../options/foreign-options.js'
-import { checkFunction, invalidOption, shown } from '../options/option-values.js'
+import { checkFunction } from '../options/option-values.js'
 import { refuseUnknownOptions } from '../options/unknown-options.js'
 import type { ResponderOptions } from '../response/responder.js'
 import type { ResponseSettler } from './settle-from.js'
@@ -164,14 +164,4 @@ export function limiterOptionsOf(options: object): Partial<LimiterOptions> {
     if (name in options) picked[name] = (options as Record<string, unknown>)[name]
   }
   return picked
-}
-
-/** The `refund` option as a predicate, or undefined for never. */
-export function refundPredicate<Req>(
-  when: RefundWhen<Req> | undefined,
-): ((status: number, req: Req) => boolean) | undefined {
-  if (when === undefined || typeof when === 'function') return when
-  if (when === 'failed') return (status) => status >= 400
-  if (when === 'succeeded') return (status) => status < 400
-  throw invalidOption('refund', `expected 'failed', 'succeeded' or a function, got ${shown(when)}`)
 }
