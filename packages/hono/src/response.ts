@@ -33,9 +33,9 @@ function write(target: Headers, name: string, value: string, set = isSingleValue
 /**
  * Writes the first field (as `write` does), and returns the headers to write the others to: on
  * an immutable response (`Response.redirect`, straight from `fetch`), those of a mutable copy,
- * which is sent instead.
+ * which is sent instead (put in `c.res`: a context, or an app's own answer held as one).
  */
-function writeFirst(c: Context, name: string, value: string, set?: boolean): Headers {
+function writeFirst(c: { res: Response }, name: string, value: string, set?: boolean): Headers {
   try {
     write(c.res.headers, name, value, set)
   } catch {
@@ -105,18 +105,12 @@ export class ResponseFields implements FieldWriter, FieldSink<Context> {
  */
 function withDenialFields(answer: Response, fields: HeaderEntries): Response {
   if (!(answer instanceof Response)) return answer
-  let target = answer
-  for (const [name, value] of fields) {
-    // Each field is named once: those written here are not among those it had.
-    if (answer.headers.has(name)) continue
-    try {
-      write(target.headers, name, value)
-    } catch {
-      target = new Response(answer.body, answer)
-      write(target.headers, name, value)
-    }
-  }
-  return target
+  const held = { res: answer }
+  // Each field is named once: those written here are not among those it had. Each is written
+  // as a first one: on immutable headers, the first copies the answer, and the copy takes the
+  // rest.
+  for (const [name, value] of fields) if (!answer.headers.has(name)) writeFirst(held, name, value)
+  return held.res
 }
 
 /** On Workers, background work outlives the response only through `waitUntil`. */

@@ -57,7 +57,25 @@ export function firstEntry<Req, Res, Exchange>(
     kit.enter = enter
     // Counted while it is still the newest kit made, until it serves a second request.
     if (madeInThisTask && serial === made) {
-      countSingleUse(options)
+      // Its first request, counted at its clock's time (NaN when the clock fails).
+      let now: number
+      try {
+        now = (options.clock ?? systemClock).now()
+      } catch {
+        // A broken clock is the limiter's to report.
+        now = Number.NaN
+      }
+      if (!(now >= windowStart && now - windowStart <= PER_REQUEST_WINDOW_MS)) {
+        windowStart = now
+        singleUse = 0
+      }
+      if (++singleUse >= PER_REQUEST_KITS && !warned) {
+        warned = true
+        createWarnOnce(options)(
+          'WARN_LIMITER_PER_REQUEST',
+          `${singleUse} rate limiters were each made and used for one request within ${PER_REQUEST_WINDOW_MS / 1000} s: a limiter made inside a request handler starts empty every time and never limits. Make it once and mount it: const limit = rateLimit(rules); app.use(limit) (or app.get(path, limit, handler))`,
+        )
+      }
       kit.enter = (req, res) => {
         if (singleUse > 0) singleUse -= 1
         kit.enter = enter
@@ -65,27 +83,5 @@ export function firstEntry<Req, Res, Exchange>(
       }
     }
     return enter(req, res)
-  }
-}
-
-/** A watched kit's first request, counted at its clock's time (NaN when the clock fails). */
-function countSingleUse(options: WarningOptions & { readonly clock?: Clock | undefined }): void {
-  let now: number
-  try {
-    now = (options.clock ?? systemClock).now()
-  } catch {
-    // A broken clock is the limiter's to report.
-    now = Number.NaN
-  }
-  if (!(now >= windowStart && now - windowStart <= PER_REQUEST_WINDOW_MS)) {
-    windowStart = now
-    singleUse = 0
-  }
-  if (++singleUse >= PER_REQUEST_KITS && !warned) {
-    warned = true
-    createWarnOnce(options)(
-      'WARN_LIMITER_PER_REQUEST',
-      `${singleUse} rate limiters were each made and used for one request within ${PER_REQUEST_WINDOW_MS / 1000} s: a limiter made inside a request handler starts empty every time and never limits. Make it once and mount it: const limit = rateLimit(rules); app.use(limit) (or app.get(path, limit, handler))`,
-    )
   }
 }

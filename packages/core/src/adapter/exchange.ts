@@ -122,12 +122,12 @@ export class Exchange<Req, Res> {
     // An app that answers a denial itself (onLimited) gets all its fields but Content-Type, which
     // labels the default problem body and would mislabel the app's own (Express's res.json and
     // Koa keep a Content-Type already set).
-    this.denialFields = shared.ownAnswer
+    const fields = shared.ownAnswer
       ? denial.headers.filter(([name]) => name !== 'Content-Type')
       : denial.headers
     const explained = this.verdict && shared.debugHeader?.(this.verdict)
     // Denials are answered from their fields by every adapter: the explanation goes there.
-    if (explained) this.denialFields = [...this.denialFields, [DEBUG, explained]]
+    this.denialFields = explained ? [...fields, [DEBUG, explained]] : fields
     return this
   }
 

@@ -123,6 +123,31 @@ describe('createAdapterKit', () => {
     expect(refunds()).toBe(1)
   })
 
+  it('reads refund as the statuses it names, a function, or refuses it', () => {
+    const statuses = [100, 200, 204, 302, 399, 400, 404, 429, 500, 503]
+    const refundedAt = (refund: KitOptions<Req, undefined>['refund']) =>
+      statuses.filter((status) => {
+        const { store, refunds } = countingStore()
+        kitWith({ store, refund }).enter(req, undefined)!.end(status)
+        return refunds() === 1
+      })
+    expect(refundedAt('failed')).toEqual([400, 404, 429, 500, 503])
+    expect(refundedAt('succeeded')).toEqual([100, 200, 204, 302, 399])
+    expect(refundedAt((status) => status === 302)).toEqual([302])
+    expect(refundedAt(undefined)).toEqual([])
+    for (const [value, shown] of [
+      ['FAILED', '"FAILED"'],
+      [true, 'true'],
+      [null, 'null'],
+      [400, '400'],
+      [{}, '{}'],
+    ] as const) {
+      expect(() => kitWith({ refund: value as never })).toThrow(
+        `[tollgate] refund: expected 'failed', 'succeeded' or a function, got ${shown}`,
+      )
+    }
+  })
+
   it('refunds no denial, and watches no end without refunds', () => {
     const { store, refunds } = countingStore()
     const kit = kitWith({ store, refund: 'failed' })

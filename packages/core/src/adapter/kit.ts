@@ -13,19 +13,14 @@ import { reservations } from '../limiter/settle.js'
 import type { Limiter } from '../limiter/types.js'
 import { rulesUpdater } from '../limiter/update.js'
 import { FOREIGN_OPTIONS } from '../options/foreign-options.js'
-import { invalidOption } from '../options/option-values.js'
+import { invalidOption, shown } from '../options/option-values.js'
 import { composeResponder } from '../response/responder.js'
 import type { RuleConfig } from '../rules/types.js'
 import { memoryStore } from '../store/memory-store.js'
 import { createWarnOnce } from '../warnings.js'
 import { firstEntry } from './creation-watch.js'
 import { type AdapterKit, requestEntry, type Shared } from './exchange.js'
-import {
-  checkAdapterOptions,
-  type KitOptions,
-  limiterOptionsOf,
-  refundPredicate,
-} from './options.js'
+import { checkAdapterOptions, type KitOptions, limiterOptionsOf } from './options.js'
 import { type KitParts, kitParts, type RateLimitParts } from './parts.js'
 import { guardShadowDeniedHook } from './shadow-hook.js'
 import { releasesSlots } from './slots.js'
@@ -94,8 +89,11 @@ function buildKit<Req, Res>(
   parts: KitParts,
 ): AdapterKit<Req, Res> {
   checkAdapterOptions(options, framework.hooks ?? [], parts.foreignOptions)
-  const own = isLimiter(rules)
-  const limiter = own ? rules : composeLimiter({ ...limiterOptionsOf(options), rules }, parts)
+  // A limiter of the app's own, rather than rules to build one of.
+  const own = !Array.isArray(rules) && typeof (rules as Limiter).decide === 'function'
+  const limiter = own
+    ? (rules as Limiter)
+    : composeLimiter({ ...limiterOptionsOf(options), rules: rules as readonly RuleConfig[] }, parts)
   const responder = composeResponder(options, parts)
   // A limiter of the app's own may read any identity; one built here reads only its lists' and
   // the rules it was made with (an update does not make it read more).
@@ -110,32 +108,54 @@ function buildKit<Req, Res>(
     { apiKey: keysOn('api_key'), incoming: framework.incoming },
     compileClientIp(options, parts.proxies),
   )
-  const refundIf = refundPredicate(options.refund)
+  // The `refund` option as a predicate, or undefined for never.
+  let refundIf = options.refund
+  if (refundIf === 'failed') refundIf = (status) => status >= 400
+  else if (refundIf === 'succeeded') refundIf = (status) => status < 400
+  else if (refundIf !== undefined && typeof refundIf !== 'function') {
+    throw invalidOption(
+      'refund',
+      `expected 'failed', 'succeeded' or a function, got ${shown(refundIf)}`,
+    )
+  }
   // The shedder, from what `loadShedder` returned (the only check on this path).
   const { shed } = options
   if (shed !== undefined && typeof shed?.bind !== 'function') {
     throw invalidOption('shed', 'expected loadShedder({ ... })')
   }
   const shedder = shed?.bind(options.clock ?? systemClock, framework.eventLoopDelay)
+  const givesSlotsBack = releasesSlots(limiter)
   const shared: Shared<Req> = {
     limiter,
     responder,
     onShadowDenied: guardShadowDeniedHook(options),
     ownAnswer: options.onLimited !== undefined,
     refundIf,
-    releasesSlots: releasesSlots(limiter),
+    releasesSlots: givesSlotsBack,
     shedder,
     debugHeader: options.debugHeader,
   }
-  const names = responder.headerNames
+  // The `settle` option is bound to the limiter (the kit's `meter`); an `estimate` no rule would
+  // reserve is refused.
+  const { settle, estimate } = options
+  if (estimate !== undefined && !limiter.rules.some((rule) => rule.settle !== undefined)) {
+    throw invalidOption('estimate', 'no rule has a settle field')
+  }
+  // A function has a `bind` of its own: `settle: usageReader` is no settler.
+  if (
+    settle !== undefined &&
+    (typeof settle === 'function' || typeof settle?.bind !== 'function')
+  ) {
+    throw invalidOption('settle', 'expected settleFrom(...)')
+  }
   const kit = {
-    watchesEnd: refundIf !== undefined || shared.releasesSlots || shedder?.countsInFlight === true,
-    releasesSlots: shared.releasesSlots,
-    fieldNames: options.exposeHeaders ? [...names, 'Access-Control-Expose-Headers'] : names,
+    watchesEnd: refundIf !== undefined || givesSlotsBack || shedder?.countsInFlight === true,
+    releasesSlots: givesSlotsBack,
+    fieldNames: responder.headerNames,
     enter: requestEntry(shared, framework, options, identities, keysOn('user')),
-    meter: bindSettle(options, limiter),
+    meter: settle?.bind(limiter, createWarnOnce(options)),
     // The limiter's `update`, told what the kit was made to serve (the identities it reads,
-    // whether it gives slots back), so that a rule it cannot serve is refused as the limiter
+    // whether it givesSlotsBack slots back), so that a rule it cannot serve is refused as the limiter
     // refuses one.
     update: (rules: readonly RuleConfig[]) => {
       if (limiter.update === undefined) {
@@ -144,38 +164,11 @@ function buildKit<Req, Res>(
           "not on this limiter: add update: rulesUpdater to createRateLimit's parts",
         )
       }
-      return limiter.update(
-        rules,
-        own ? {} : { reads: keysOn, releasesSlots: shared.releasesSlots },
-      )
+      return limiter.update(rules, own ? {} : { reads: keysOn, releasesSlots: givesSlotsBack })
     },
   }
-  // A limiter of the app's own, or a store it gives, keeps state across kits: one made per
+  // A limiter of the app's own, or a store it givesSlotsBack, keeps state across kits: one made per
   // request still limits, so only kits on a memory store of their own are watched.
   kit.enter = firstEntry(kit, framework.name, !own && options.store === undefined, options)
   return kit
-}
-
-/**
- * The `settle` option bound to the limiter, its rules checked (the kit's `meter`); an
- * `estimate` no rule would reserve is refused. Only checks when neither is given.
- */
-function bindSettle<Req, Res>(
-  options: KitOptions<Req, Res>,
-  limiter: Limiter,
-): AdapterKit<Req, Res>['meter'] {
-  const { settle, estimate } = options
-  if (estimate !== undefined && !limiter.rules.some((rule) => rule.settle !== undefined)) {
-    throw invalidOption('estimate', 'no rule has a settle field')
-  }
-  if (settle === undefined) return undefined
-  // A function has a `bind` of its own: `settle: usageReader` is no settler.
-  if (typeof settle === 'function' || typeof settle?.bind !== 'function') {
-    throw invalidOption('settle', 'expected settleFrom(...)')
-  }
-  return settle.bind(limiter, createWarnOnce(options))
-}
-
-function isLimiter(value: readonly RuleConfig[] | Limiter): value is Limiter {
-  return !Array.isArray(value) && typeof (value as Limiter).decide === 'function'
 }

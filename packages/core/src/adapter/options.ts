@@ -2,7 +2,7 @@ import type { IdentityOptions, UserId } from '../identity/identities.js'
 import { LIMITER_OPTIONS } from '../limiter/option-names.js'
 import type { LimiterOptions, Logger, Verdict } from '../limiter/types.js'
 import type { ForeignOptions } from '../options/foreign-options.js'
-import { checkFunction, invalidOption, shown } from '../options/option-values.js'
+import { checkFunction } from '../options/option-values.js'
 import { refuseUnknownOptions } from '../options/unknown-options.js'
 import type { ResponderOptions } from '../response/responder.js'
 import type { ResponseSettler } from './settle-from.js'
@@ -145,11 +145,11 @@ export function checkAdapterOptions(
   adapterHooks: readonly string[],
   foreign: ForeignOptions | undefined,
 ): void {
-  const own = Object.keys(OWN_OPTIONS)
-  const known = [...LIMITER_OPTIONS.filter((name) => name !== 'rules'), ...own, ...adapterHooks]
+  const adapterOwn = [...Object.keys(OWN_OPTIONS), ...adapterHooks]
+  const known = [...LIMITER_OPTIONS.filter((name) => name !== 'rules'), ...adapterOwn]
   refuseUnknownOptions(options, known, 'rateLimit()', foreign)
   // The hooks: the options marked 1, then the adapter's own (none of them marked 0).
-  for (const name of [...own, ...adapterHooks]) {
+  for (const name of adapterOwn) {
     const value = (options as Record<string, unknown>)[name]
     if (value !== undefined && OWN_OPTIONS[name as keyof typeof OWN_OPTIONS] !== 0) {
       checkFunction(name, value)
@@ -164,14 +164,4 @@ export function limiterOptionsOf(options: object): Partial<LimiterOptions> {
     if (name in options) picked[name] = (options as Record<string, unknown>)[name]
   }
   return picked
-}
-
-/** The `refund` option as a predicate, or undefined for never. */
-export function refundPredicate<Req>(
-  when: RefundWhen<Req> | undefined,
-): ((status: number, req: Req) => boolean) | undefined {
-  if (when === undefined || typeof when === 'function') return when
-  if (when === 'failed') return (status) => status >= 400
-  if (when === 'succeeded') return (status) => status < 400
-  throw invalidOption('refund', `expected 'failed', 'succeeded' or a function, got ${shown(when)}`)
 }

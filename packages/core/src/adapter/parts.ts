@@ -130,7 +130,10 @@ export function kitParts(parts: RateLimitParts): KitParts {
     store:
       parts.store ??
       (() => {
-        throw invalidOption('store', STORE_NEEDED)
+        throw invalidOption(
+          'store',
+          "required: this middleware was composed without a store of its own; give one here, or store: memoryStore (or mapStore) in createRateLimit's parts",
+        )
       }),
     partitionKeys:
       parts.partitionKeys ??
@@ -156,12 +159,6 @@ export function kitParts(parts: RateLimitParts): KitParts {
       }),
   }
 }
-
-// The refusals standing in for the parts an app leaves out, here so that only composed
-// middlewares bundle them.
-
-const STORE_NEEDED =
-  "required: this middleware was composed without a store of its own; give one here, or store: memoryStore (or mapStore) in createRateLimit's parts"
 
 /**
  * The families header options turn on, of `all` (those given and the current draft's), in the

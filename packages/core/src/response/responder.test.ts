@@ -169,6 +169,8 @@ describe('Access-Control-Expose-Headers', () => {
       responder.respond(verdict([decision('a', { allowed: false })]), 0).headers,
     ).toContainEqual(['Access-Control-Expose-Headers', expose])
     expect(responder.respond(verdict([]), 0).headers).toEqual([])
+    // The field that lists them is among those it sends.
+    expect(responder.headerNames).toEqual([...expose.split(', '), 'Access-Control-Expose-Headers'])
     expect(createResponder({ legacyHeaders: true }).headerNames).toEqual([
       'X-RateLimit-Limit',
       'X-RateLimit-Remaining',

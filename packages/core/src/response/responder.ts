@@ -115,7 +115,10 @@ export type Responder = {
    * anything else (a bug or a misconfiguration, which the adapter should rethrow).
    */
   readonly respondToError: (error: unknown) => LimitResponse | undefined
-  /** Every header name this responder can send, as listed in `Access-Control-Expose-Headers`. */
+  /**
+   * Every header name this responder can send: those `Access-Control-Expose-Headers` lists, then
+   * that field itself when it is sent (`exposeHeaders`).
+   */
   readonly headerNames: readonly string[]
 }
 
@@ -237,7 +240,7 @@ export function composeResponder(options: ResponderOptions, parts: ResponderPart
   }
 
   return {
-    headerNames: names,
+    headerNames: expose === undefined ? names : [...names, expose[0]],
     respond: respondWith,
     writeFields: fieldWriter(config, partitionKeyOf, expose),
     respondToError(error) {
