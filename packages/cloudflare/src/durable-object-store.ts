@@ -114,9 +114,7 @@ export function durableObjectStore<Id>(
       const time = timeOf(now)
       // Every charge is checked before any object is asked.
       const wire = charges.map(toWire)
-      for (const { cost, algorithm } of charges) {
-        if (cost > algorithm.limit) throw costTooHigh(cost, algorithm.limit)
-      }
+      for (const { cost, algorithm } of charges) checkCost(cost, algorithm.limit)
       const groups = byKey(charges)
       if (groups.size === 0) return { decisions: [], at: time.now ?? wholeMs(now) }
       if (groups.size === 1) {
@@ -168,12 +166,4 @@ function byKey(charges: readonly Charge[]): Map<string, number[]> {
     else group.push(i)
   }
   return groups
-}
-
-function costTooHigh(cost: number, limit: number): RateLimitError {
-  return new RateLimitError(
-    'ERR_RL_COST_EXCEEDS_CAPACITY',
-    `a cost of ${cost} can never pass a rule whose capacity is ${limit}`,
-    { field: 'cost' },
-  )
 }

@@ -1,6 +1,7 @@
 import type { Decision } from '../decision.js'
 import { RateLimitError } from '../errors.js'
 import { MAX_TIME_MS } from './integer.js'
+import { costTooHigh } from './params.js'
 import type { Algorithm } from './types.js'
 
 /** A key's state as a plain array, as returned by `step`. */
@@ -40,10 +41,11 @@ export function step(
 }
 
 /**
- * Throws `ERR_RL_INVALID_COST` unless `cost` is a whole number ≥ 0: the check every store makes on
- * a charge.
+ * Throws `ERR_RL_INVALID_COST` unless `cost` is a whole number ≥ 0, then, given the rule's
+ * capacity `limit`, `ERR_RL_COST_EXCEEDS_CAPACITY` if `cost` is above it: the checks every store
+ * makes on a charge.
  */
-export function checkCost(cost: number): void {
+export function checkCost(cost: number, limit?: number): void {
   if (!Number.isSafeInteger(cost) || cost < 0) {
     throw new RateLimitError(
       'ERR_RL_INVALID_COST',
@@ -53,6 +55,8 @@ export function checkCost(cost: number): void {
       },
     )
   }
+  // A cost compared with no limit is false: without one, only the cost is checked.
+  if (cost > (limit as number)) throw costTooHigh(cost, limit as number)
 }
 
 /**

@@ -21,7 +21,6 @@ import type {
 } from './types.js'
 import {
   combine,
-  emptyVerdict,
   madeUpDecision,
   NONE,
   replyError,
@@ -76,9 +75,9 @@ export function requestDecider(
     if (lists !== undefined) {
       // Before any store call: a listed client is neither charged nor told any figure.
       const listed = lists(facts.identities)
-      if (listed === 'allow') return emptyVerdict(now)
+      if (listed === 'allow') return combine(NONE, now)
       // The refusal of a client on the denyList: no rule decided it, so no decision.
-      if (listed === 'deny') return { ...emptyVerdict(now), allowed: false, reason: 'deny-list' }
+      if (listed === 'deny') return { ...combine(NONE, now), allowed: false, reason: 'deny-list' }
     }
     const path = index.routed ? index.normalizePath(facts.path) : facts.path
     const bucket = index.buckets.get(facts.method) ?? index.lookup(facts.method)
@@ -98,7 +97,7 @@ export function requestDecider(
       else if (matched === undefined) matched = [first, rule]
       else matched.push(rule)
     }
-    if (first === undefined) return emptyVerdict(now)
+    if (first === undefined) return combine(NONE, now)
     const method = bucket.method
     let verdict: MaybePromise<Verdict> | undefined
     const estimate = given?.estimate

@@ -38,10 +38,6 @@ export function madeUpDecision(
   }
 }
 
-export function emptyVerdict(at: number): Verdict {
-  return combine(NONE, at)
-}
-
 /**
  * Combines decisions (in rule order): denied if any enforcing rule denies. The deciding decision
  * is, when denied, the denying enforcing one with the longest retry, else the enforcing one with

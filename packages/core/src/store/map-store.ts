@@ -1,4 +1,3 @@
-import { costTooHigh } from '../algorithms/params.js'
 import { checkCost, wholeTime } from '../algorithms/step.js'
 import type { Algorithm } from '../algorithms/types.js'
 import type { Decision } from '../decision.js'
@@ -89,8 +88,7 @@ export function mapStore(options: MapStoreOptions = {}): MapStore {
     },
     consumeOne(rule, algorithm, key, cost, now) {
       now = wholeTime(now)
-      checkCost(cost)
-      if (cost > algorithm.limit) throw costTooHigh(cost, algorithm.limit)
+      checkCost(cost, algorithm.limit)
       const decision = algorithm.decide(stateOf(rule, algorithm, key, now), 0, cost, now, true)
       trim(now)
       return decision
@@ -98,12 +96,7 @@ export function mapStore(options: MapStoreOptions = {}): MapStore {
     consume(charges, now) {
       now = wholeTime(now)
       // Every charge is checked before any state is created or written.
-      for (const charge of charges) {
-        checkCost(charge.cost)
-        if (charge.cost > charge.algorithm.limit) {
-          throw costTooHigh(charge.cost, charge.algorithm.limit)
-        }
-      }
+      for (const charge of charges) checkCost(charge.cost, charge.algorithm.limit)
       checkOneAlgorithmPerRule(charges)
       const slots = charges.map((c) => stateOf(c.rule, c.algorithm, c.key, now))
       const decisions = applyCharges(

@@ -1,4 +1,3 @@
-import { costTooHigh } from '../algorithms/params.js'
 import { checkCost, checkTime, wholeTime } from '../algorithms/step.js'
 import type { Algorithm } from '../algorithms/types.js'
 import type { Decision } from '../decision.js'
@@ -38,12 +37,7 @@ export function memoryPenalties(store: MemoryInternals): PenaltyMethods {
   return {
     consumePenalised(charges, now) {
       now = wholeTime(now)
-      for (const charge of charges) {
-        checkCost(charge.cost)
-        if (charge.cost > charge.algorithm.limit) {
-          throw costTooHigh(charge.cost, charge.algorithm.limit)
-        }
-      }
+      for (const charge of charges) checkCost(charge.cost, charge.algorithm.limit)
       const book = store.book()
       const offences: (Offences | undefined)[] = charges.map((charge) =>
         charge.penalty === undefined ? undefined : book.read(charge.rule, charge.key, now),

@@ -314,12 +314,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     consume(charges, now) {
       now = wholeTime(now)
       // Every charge is checked before any state is created or written.
-      for (const charge of charges) {
-        checkCost(charge.cost)
-        if (charge.cost > charge.algorithm.limit) {
-          throw costTooHigh(charge.cost, charge.algorithm.limit)
-        }
-      }
+      for (const charge of charges) checkCost(charge.cost, charge.algorithm.limit)
       if (charges.length !== 1) {
         checkOneAlgorithmPerRule(charges)
         const owned = charges.map((charge) => tableFor(charge.rule, charge.algorithm, now))
