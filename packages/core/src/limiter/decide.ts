@@ -115,7 +115,7 @@ export function requestDecider(
       // One rule, a synchronous store: no arrays but the verdict's own, no promise.
       const key = keyOf(first, facts.identities)
       if (key !== undefined && key !== UNKNOWN_CLIENT_KEY) {
-        // Its cost: the estimate when the rule settles, else by route.
+        // costFor, written out: the one-rule path of every request.
         const costs = first.costs
         const cost =
           estimate !== undefined && first.settleWithinMs !== undefined
@@ -142,6 +142,21 @@ export function requestDecider(
     )
     return markWaiting === undefined ? verdict : markWaiting(verdict)
   }
+}
+
+/** A request's cost under a rule: its estimate when the rule settles, else by route. */
+function costFor(
+  engine: Engine,
+  rule: CompiledRule,
+  method: string | undefined,
+  path: string,
+  estimate: number | undefined,
+): number {
+  if (estimate !== undefined && rule.settleWithinMs !== undefined) {
+    return engine.reservations!.estimateFor(rule, estimate)
+  }
+  const costs = rule.costs
+  return costs === undefined ? rule.cost : costs.costOf(method, path, rule.cost)
 }
 
 /** A request's rules split into those charged to the store and those decided without it. */
@@ -203,14 +218,7 @@ function decideAll(
   let missing: RuleDecision[] | undefined
   for (let i = 0; i < count; i++) {
     const rule = matched[i]!
-    // Its cost, as on the one-rule path.
-    const costs = rule.costs
-    const cost =
-      estimate !== undefined && rule.settleWithinMs !== undefined
-        ? engine.reservations!.estimateFor(rule, estimate)
-        : costs === undefined
-          ? rule.cost
-          : costs.costOf(method, path, rule.cost)
+    const cost = costFor(engine, rule, method, path, estimate)
     const key = keyOf(rule, identities)
     if (key === undefined) {
       if (missing === undefined) pending.missing = missing = []
