@@ -23,6 +23,11 @@ export type CompiledRule = {
   readonly fallback: boolean
   readonly denyMissingIdentity: boolean
   readonly plans: readonly string[] | undefined
+  /**
+   * The methods of `match.method`, with HEAD where it names GET (HEAD runs GET handlers in every
+   * framework we adapt); undefined: any method. Routes may narrow them (see `targets`).
+   */
+  readonly methods: readonly string[] | undefined
   /** The identity names the key is built from, in order. */
   readonly identity: readonly string[]
   /** `name:` for a rule keyed on one identity (the key is the prefix plus the value). */
@@ -36,7 +41,8 @@ export type CompiledRule = {
   readonly cost: number
   /** Undefined when every request costs `cost`. */
   readonly costs: CostTable | undefined
-  readonly targets: readonly RouteTarget[]
+  /** The routes of `match.route`, compiled by route matching; undefined when it names none. */
+  readonly targets: readonly RouteTarget[] | undefined
   /** Set on a rule whose charges are settled: how long after its reservation, in ms. */
   readonly settleWithinMs: number | undefined
   /** Set on a rule that penalises denials: the penalty as the store applies it. */
@@ -75,6 +81,7 @@ export function compileRule(
       ? built
       : { ...built, versioned: { version: rule.version, onChange: rule.onChange } }
   const costRoutes = Object.keys(rule.costByRoute)
+  const methods = rule.match.method
   const keyPrefix = `${rule.match.identity[0]}:`
   const lastKey = keyCaches.get(keyPrefix) ?? { value: '', key: '' }
   keyCaches.set(keyPrefix, lastKey)
@@ -90,20 +97,15 @@ export function compileRule(
     fallback: rule.onStoreError === 'fallback',
     denyMissingIdentity: rule.onMissingIdentity === 'deny',
     plans: rule.match.plan,
+    methods: methods?.includes('GET') ? [...methods, 'HEAD'] : methods,
     identity: rule.match.identity,
     keyPrefix,
     lastKey,
     cost: rule.cost,
     costs: costRoutes.length === 0 ? undefined : routes.compileCosts(rule),
-    targets: targetsOf(rule, routes),
+    targets: rule.match.route && routes.targets(rule),
     settleWithinMs: rule.settle,
     // Compiled by the penalties part: a limiter without it refuses a penalty (see checkRuleParts).
     penalty: penalties?.compile(rule),
   }
-}
-
-function targetsOf(rule: Rule, routes: RouteMatching): RouteTarget[] {
-  if (rule.match.route !== undefined) return routes.targets(rule)
-  const methods: readonly (string | undefined)[] = rule.match.method ?? [undefined]
-  return methods.map((method) => ({ method, pattern: undefined }))
 }

@@ -13,7 +13,7 @@ export type CostTable = {
   /** For methods no cost route names. */
   readonly anyMethod: MethodCosts
   /** `costOf` this table: here, so that the hot path reaches it only through a rule with costs. */
-  readonly costOf: (method: string | undefined, path: string, fallback: number) => number
+  readonly costOf: (method: string, path: string, fallback: number) => number
 }
 
 /**
@@ -52,16 +52,11 @@ export function compileCosts(costByRoute: Readonly<Record<string, number>>): Cos
 }
 
 /**
- * The cost of a request under a rule's table, or `fallback`. `method` is undefined for a method
- * that no rule names; `path` is normalised.
+ * The cost of a request under a rule's table, or `fallback`. `method` is upper case; `path` is
+ * normalised.
  */
-function costOf(
-  table: CostTable,
-  method: string | undefined,
-  path: string,
-  fallback: number,
-): number {
-  const costs = (method === undefined ? undefined : table.byMethod.get(method)) ?? table.anyMethod
+function costOf(table: CostTable, method: string, path: string, fallback: number): number {
+  const costs = table.byMethod.get(method) ?? table.anyMethod
   const exact = costs.exact.get(path)
   if (exact !== undefined) return exact
   const patterns = costs.patterns

@@ -29,7 +29,7 @@ import { LIMITER_OPTIONS } from './option-names.js'
 import { type PenaltyPart, penalties } from './penalised.js'
 import { createReporter } from './report.js'
 import { type RouteMatching, routeMatching } from './route-matching.js'
-import { buildRuleIndex, type RuleIndex } from './rule-index.js'
+import type { RuleIndex } from './rule-index.js'
 import { checkRuleParts, compiledRules } from './rule-set.js'
 import { type ReservationPart, reservations } from './settle.js'
 import { checkOne, refundCharges } from './store-calls.js'
@@ -200,7 +200,7 @@ function compileLimiter(options: LimiterOptions, parts: LimiterParts): LimiterSe
     rules,
     compiled,
     byId: new Map(compiled.map((rule) => [rule.id, rule] as const)),
-    index: buildRuleIndex(compiled, routes),
+    index: routes.ruleIndex(compiled),
     store,
     engine,
     reader: clockReader(options.clock, engine.reporter),

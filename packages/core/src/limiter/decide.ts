@@ -34,6 +34,9 @@ import {
 
 type Identities = RequestFacts['identities']
 
+/** A method with a character other than A-Z: upper-cased (without allocating for the rest). */
+const NOT_UPPER_CASE = /[^A-Z]/
+
 /** What deciding a request needs of the limiter's setup (built once by `createLimiter`). */
 type DeciderSetup = {
   readonly engine: Engine
@@ -79,11 +82,12 @@ export function requestDecider(
       // The refusal of a client on the denyList: no rule decided it, so no decision.
       if (listed === 'deny') return { ...combine(NONE, now), allowed: false, reason: 'deny-list' }
     }
-    const path = index.routed ? index.normalizePath(facts.path) : facts.path
-    const bucket = index.buckets.get(facts.method) ?? index.lookup(facts.method)
-    const candidates = bucket.byPath.get(path) ?? bucket.other
-    const rules = candidates.rules
-    const patterns = candidates.patterns
+    // Adapters pass upper case; a lower-case method must not slip past the limits.
+    const requested = facts.method
+    const method = NOT_UPPER_CASE.test(requested) ? requested.toUpperCase() : requested
+    const path = index.normalizePath?.(facts.path) ?? facts.path
+    const byMethod = index.byMethod?.get(method) ?? index.unnamed
+    const { rules, patterns } = byMethod.byPath?.get(path) ?? byMethod.other
     const plan = facts.plan
     let first: CompiledRule | undefined
     let matched: CompiledRule[] | undefined
@@ -91,14 +95,16 @@ export function requestDecider(
       const rule = rules[i]!
       const plans = rule.plans
       if (plans !== undefined && (plan === undefined || !plans.includes(plan))) continue
+      // The method match of a limiter without routes (route matching's index has matched it).
+      const methods = rule.methods
+      if (methods !== undefined && !methods.includes(method)) continue
       const routePatterns = patterns[i]
-      if (routePatterns !== null && !index.matchesAny(routePatterns!, path)) continue
+      if (routePatterns !== undefined && !index.matchesAny!(routePatterns, path)) continue
       if (first === undefined) first = rule
       else if (matched === undefined) matched = [first, rule]
       else matched.push(rule)
     }
     if (first === undefined) return combine(NONE, now)
-    const method = bucket.method
     let verdict: MaybePromise<Verdict> | undefined
     const estimate = given?.estimate
     if (figures !== undefined) {
@@ -148,7 +154,7 @@ export function requestDecider(
 function costFor(
   engine: Engine,
   rule: CompiledRule,
-  method: string | undefined,
+  method: string,
   path: string,
   estimate: number | undefined,
 ): number {
@@ -202,7 +208,7 @@ function decideAll(
   engine: Engine,
   matched: readonly CompiledRule[],
   identities: Identities,
-  method: string | undefined,
+  method: string,
   path: string,
   now: number,
   estimate?: number,

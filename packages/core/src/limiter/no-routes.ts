@@ -1,6 +1,7 @@
 import { RuleValidationError } from '../rules/issues.js'
 import type { Rule } from '../rules/types.js'
 import type { RouteMatching } from './route-matching.js'
+import { ruleScan } from './rule-index.js'
 
 // Apart from route-matching.ts, and reached only by a limiter composed without route matching:
 // its bundle holds none of the matching, and a default one none of these refusals.
@@ -15,8 +16,8 @@ function refuse(rule: Rule, field: string): never {
 /**
  * Route matching for a limiter composed without it: a route (in `match.route` or
  * `costByRoute`) is refused while rules are validated, naming the rule and the field, and a rule validated
- * elsewhere (`defineRules`) that names one is refused when compiled. No rule has a pattern, so
- * the path is never looked at.
+ * elsewhere (`defineRules`) that names one is refused when compiled. No rule has a route, so
+ * the rules are scanned by method and plan, and the path is never looked at.
  */
 export const NO_ROUTES: RouteMatching = {
   parseRoute: () => PROBLEM,
@@ -25,8 +26,7 @@ export const NO_ROUTES: RouteMatching = {
     for (const route of Object.keys(byRoute)) issue(fieldOf(route), PROBLEM)
     return {}
   },
-  normalizePath: (target) => target,
-  matchesAny: () => false,
   targets: (rule) => refuse(rule, 'match.route'),
   compileCosts: (rule) => refuse(rule, 'costByRoute'),
+  ruleIndex: ruleScan,
 }

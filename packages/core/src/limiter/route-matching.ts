@@ -1,28 +1,29 @@
 import { type ParsedRoute, parseRoute } from '../rules/route.js'
 import type { Rule } from '../rules/types.js'
 import { checkRoute, type RouteReader, readCosts } from '../rules/validate-routes.js'
+import type { CompiledRule } from './compile-rule.js'
 import { type CostTable, compileCosts } from './costs.js'
-import { type PathIndex, pathIndex } from './path-index.js'
-import { compilePattern, matchesAny, normalizePath, type PathPattern } from './path-pattern.js'
+import { routeIndex } from './path-index.js'
+import { compilePattern } from './path-pattern.js'
 import type { RouteTarget } from './route-target.js'
+import type { RuleIndex } from './rule-index.js'
 
 /**
  * How rules with routes are matched: routes read while rules are validated, compiled into
  * patterns and costs by route, and the request path normalised (percent-decoding, dot
  * segments, trailing slashes) before it is matched. A limiter whose rules name no route never
- * normalises a path (`RuleIndex.routed`).
+ * normalises a path (`RuleIndex.normalizePath`).
  */
 export type RouteMatching = RouteReader & {
-  /** The path a request is matched on. */
-  readonly normalizePath: (target: string) => string
-  /** True when `path` (normalised) matches one of `patterns`. */
-  readonly matchesAny: (patterns: readonly PathPattern[], path: string) => boolean
   /** The targets of a rule with `match.route`, each route's own method winning. */
   readonly targets: (rule: Rule) => RouteTarget[]
   /** The costs of a rule with `costByRoute`. */
   readonly compileCosts: (rule: Rule) => CostTable
-  /** Indexes rules by exact path (a limiter without route matching has no path to index). */
-  readonly pathIndex?: PathIndex
+  /**
+   * How a request's rules are found: by method and path (`routeIndex`), or, without route
+   * matching, by a scan of every rule (`ruleScan`).
+   */
+  readonly ruleIndex: (rules: readonly CompiledRule[]) => RuleIndex
 }
 
 /** Rules matched by route (`match.route`, `costByRoute`). */
@@ -30,11 +31,9 @@ export const routeMatching: RouteMatching = {
   parseRoute,
   checkRoute,
   readCosts,
-  normalizePath,
-  matchesAny,
   targets: routeTargets,
   compileCosts: (rule) => compileCosts(rule.costByRoute),
-  pathIndex,
+  ruleIndex: routeIndex,
 }
 
 function routeTargets(rule: Rule): RouteTarget[] {

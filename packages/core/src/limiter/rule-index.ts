@@ -1,81 +1,47 @@
-import { HTTP_METHODS } from '../rules/route.js'
 import type { CompiledRule } from './compile-rule.js'
-import { candidates, type IndexEntry, type Candidates as PathCandidates } from './path-index.js'
-import type { RouteMatching } from './route-matching.js'
-import { coversMethod } from './route-target.js'
+import type { PathPattern } from './path-pattern.js'
 
-type Candidates = PathCandidates<CompiledRule>
+/**
+ * The rules that may match a request, in rule order. `patterns[i]` is undefined when `rules[i]`
+ * matches any path, else the patterns one of which the path must match. The decider checks each
+ * rule's methods and plans.
+ */
+export type Candidates = {
+  readonly rules: readonly CompiledRule[]
+  readonly patterns: readonly (readonly PathPattern[] | undefined)[]
+}
 
-type MethodBucket = {
-  /** The method as the cost tables know it; undefined for methods that no rule names. */
-  readonly method: string | undefined
-  readonly byPath: ReadonlyMap<string, Candidates>
-  /** For paths that no rule names exactly. */
+/** The candidates for the requests of one method. */
+export type MethodCandidates = {
+  /** By exact path (normalized); undefined when no rule's route names one. */
+  readonly byPath?: ReadonlyMap<string, Candidates>
+  /** For the paths `byPath` does not hold. */
   readonly other: Candidates
 }
 
 /**
- * Rules indexed once at start-up by method, then by exact path, so that a request costs two map
- * lookups plus the pattern tests of the rules whose routes have parameters or `*`.
+ * How a limiter finds a request's candidate rules: built by its routes part (`ruleIndex`). Plain
+ * data, so that the decider finds them without a call.
  */
 export type RuleIndex = {
-  /** By upper-case method; a miss goes to `lookup`. */
-  readonly buckets: ReadonlyMap<string, MethodBucket>
-  lookup(method: string): MethodBucket
   /**
-   * False when no rule names a route or a cost by route: the request's path is then never
-   * looked at, and not normalized.
+   * The path a request is matched on; undefined when no rule names a route or a cost by route:
+   * the request's path is then never looked at, and not normalized.
    */
-  readonly routed: boolean
-  /** The path a request is matched on. */
-  readonly normalizePath: RouteMatching['normalizePath']
-  readonly matchesAny: RouteMatching['matchesAny']
+  readonly normalizePath?: (target: string) => string
+  /** By upper-case method; undefined, or a method it does not hold: `unnamed`. */
+  readonly byMethod?: ReadonlyMap<string, MethodCandidates>
+  /** For the methods no rule names (for every method, without route matching). */
+  readonly unnamed: MethodCandidates
+  /** True when `path` matches one of `patterns`: given when a candidate may have patterns. */
+  readonly matchesAny?: (patterns: readonly PathPattern[], path: string) => boolean
 }
 
-/** The index of compiled rules, whose routes `routes` matches. */
-export function buildRuleIndex(rules: readonly CompiledRule[], routes: RouteMatching): RuleIndex {
-  const methods = new Set<string>()
-  // Whether any rule names a route or a cost by route (`RuleIndex.routed`).
-  let routed = false
-  for (const rule of rules) {
-    for (const target of rule.targets) {
-      if (target.method !== undefined) methods.add(target.method)
-      if (target.pattern !== undefined) routed = true
-    }
-    if (rule.costs !== undefined) {
-      routed = true
-      // The methods its cost table names (the table adds HEAD where it names GET).
-      for (const method of rule.costs.byMethod.keys()) methods.add(method)
-    }
-  }
-  if (methods.has('GET')) methods.add('HEAD')
-  const bucketFor = (method: string | undefined): MethodBucket => {
-    const entries: IndexEntry<CompiledRule>[] = []
-    for (const rule of rules) {
-      const targets = rule.targets.filter((target) => coversMethod(target.method, method))
-      if (targets.length === 0) continue
-      const anyPath = targets.some((target) => target.pattern === undefined)
-      entries.push({ rule, patterns: anyPath ? null : targets.map((target) => target.pattern!) })
-    }
-    const paths = routes.pathIndex?.(entries) ?? { byPath: new Map(), other: candidates(entries) }
-    return { method, ...paths }
-  }
-  const buckets = new Map<string, MethodBucket>()
-  for (const method of methods) buckets.set(method, bucketFor(method))
-  const unnamed = bucketFor(undefined)
-  // Every common method resolves in one lookup, named by a rule or not.
-  for (const method of HTTP_METHODS) if (!buckets.has(method)) buckets.set(method, unnamed)
-  return {
-    buckets,
-    routed,
-    normalizePath: routes.normalizePath,
-    matchesAny: routes.matchesAny,
-    lookup(method) {
-      const bucket = buckets.get(method)
-      if (bucket !== undefined) return bucket
-      // Adapters pass upper case; a lower-case method must not slip past the limits.
-      const upper = method.toUpperCase()
-      return upper === method ? unnamed : (buckets.get(upper) ?? unnamed)
-    },
-  }
+/**
+ * The index of a limiter without route matching: no rule has a route, so every rule is a
+ * candidate on every path, and the decider's scan of their methods and plans is the whole match.
+ */
+export function ruleScan(rules: readonly CompiledRule[]): RuleIndex {
+  const other: Candidates = { rules, patterns: [] }
+  return { unnamed: { other } }
 }

@@ -10,7 +10,7 @@ import type { LimiterParts, LimiterSetup, TimeOf } from './create-limiter.js'
 import { isPromiseLike } from './engine.js'
 import { checkIdentityNames } from './identity-names.js'
 import { messageOf } from './report.js'
-import { buildRuleIndex, type RuleIndex } from './rule-index.js'
+import type { RuleIndex } from './rule-index.js'
 import { checkRuleParts, compiledRules } from './rule-set.js'
 import type { Limiter, LimiterOptions, RulesUpdate, UpdateOptions } from './types.js'
 
@@ -189,7 +189,7 @@ function compileRuleSet(
     rules,
     compiled,
     byId: new Map(compiled.map((rule) => [rule.id, rule] as const)),
-    index: buildRuleIndex(compiled, routes),
+    index: routes.ruleIndex(compiled),
   }
 }
 
