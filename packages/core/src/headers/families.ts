@@ -1,3 +1,4 @@
+import type { QuotaPolicy } from '../algorithms/types.js'
 import type { RuleDecision, Verdict } from '../limiter/types.js'
 import {
   DRAFT_6_GROUP,
@@ -323,19 +324,23 @@ export function familiesFor(options: FamilyOptions): readonly HeaderFamily[] {
 }
 
 /**
- * The rate-limit fields for a verdict (no `Retry-After`: that belongs to denials only), in the
- * order `fieldWriter` writes them.
+ * Writes a verdict's rate-limit fields in every family `config` turns on, in order (no
+ * `Retry-After`: that belongs to denials only); returns how many it wrote. What `fieldWriter`
+ * writes an admitted verdict with, and the responder a verdict's header entries.
  */
-export function rateLimitHeaders(
+export function writeFamilies(
+  writer: FieldWriter,
   verdict: Verdict,
   now: number,
   config: HeaderConfig,
-  partitionKeyOf?: PartitionKeyOf,
-): Array<readonly [string, string]> {
-  const list: Array<readonly [string, string]> = []
-  const writer: FieldWriter = { write: (name, value) => list.push([name, value]) }
-  for (const family of config.families) family.write(writer, verdict, now, config, partitionKeyOf)
-  return list
+  partitionKeyOf: PartitionKeyOf | undefined,
+): number {
+  // An indexed loop: this runs for every request.
+  const families = config.families
+  let written = 0
+  for (let i = 0; i < families.length; i++)
+    written += families[i]!.write(writer, verdict, now, config, partitionKeyOf)
+  return written
 }
 
 /**
@@ -349,7 +354,7 @@ export type WriteVerdictFields = {
 }
 
 /**
- * Writes an admitted verdict's fields one by one, in the order of `rateLimitHeaders`, then
+ * Writes an admitted verdict's fields one by one, as `writeFamilies` does, then
  * `expose` (`Access-Control-Expose-Headers`) when any was written. Single-valued fields
  * (`X-RateLimit-*`, draft-6, draft-7) describe the verdict's `deciding` rule; the current form
  * lists every matching rule (enforcing ones unless `shadowPolicies`), each with its `pk` when
@@ -364,11 +369,7 @@ export function fieldWriter(
   function writeFields(verdict: Verdict, writer: FieldWriter): void {
     // A queued request is answered at its slot: its reset times count from there.
     const now = verdict.waitMs === undefined ? verdict.at : verdict.at + verdict.waitMs
-    // An indexed loop: this runs for every admitted request.
-    const families = config.families
-    let written = 0
-    for (let i = 0; i < families.length; i++)
-      written += families[i]!.write(writer, verdict, now, config, partitionKeyOf)
+    const written = writeFamilies(writer, verdict, now, config, partitionKeyOf)
     if (expose !== undefined && written > 0) writer.write(expose[0], expose[1])
   }
   writeFields.merge = ((entries, existing) =>
@@ -401,29 +402,18 @@ export function carriesSingleValuedField(present: readonly string[]): boolean {
   return false
 }
 
-const CACHE_LIMIT = 1000
-
-/** Returns the cached fields of a decision's rule, building them on first sight. */
+/**
+ * Returns the fields of a decision's rule, built on first sight and kept with the rule's quota
+ * policy (one object per compiled rule, and per set of client figures): a policy whose figures
+ * change is a new object, so the fields are fresh while the decision's rule and limit (a rule's
+ * share while degraded) are those they were built for.
+ */
 export function createPolicyFieldCache(): (decision: RuleDecision) => PolicyFields {
-  const cache = new Map<string, PolicyFields>()
-  // The last rule's fields, checked before the map: a response asks once per family. Fields
-  // are fresh while the decision's figures are the ones they were built from (a dynamic plan
-  // may change a rule's quota).
-  let last: PolicyFields | undefined
+  const cache = new WeakMap<QuotaPolicy, PolicyFields>()
   return function policyFields(decision) {
-    const policy = decision.policy
-    let fields = last?.rule === decision.rule ? last : cache.get(decision.rule)
-    if (
-      fields === undefined ||
-      fields.quota !== policy.quota ||
-      fields.windowMs !== policy.windowMs ||
-      fields.limit !== decision.limit
-    ) {
-      fields = buildPolicyFields(decision)
-      if (cache.size >= CACHE_LIMIT) cache.clear()
-      cache.set(decision.rule, fields)
-    }
-    last = fields
+    let fields = cache.get(decision.policy)
+    if (fields?.rule !== decision.rule || fields.limit !== decision.limit)
+      cache.set(decision.policy, (fields = buildPolicyFields(decision)))
     return fields
   }
 }

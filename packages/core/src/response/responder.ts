@@ -8,11 +8,11 @@ import {
   type HeaderFamily,
   type LegacyReset,
   type PartitionKeyOf,
-  rateLimitHeaders,
   retryAfterSeconds,
   STANDARD_HEADERS,
   type StandardHeaders,
   type WriteVerdictFields,
+  writeFamilies,
 } from '../headers/families.js'
 import { createPartitionKeyHasher, type PartitionKeyHasher } from '../headers/partition-key.js'
 import { policyName } from '../headers/policy-fields.js'
@@ -22,13 +22,13 @@ import { DEFAULT_STORE_ERROR_RETRY_AFTER_MS } from '../limiter/types.js'
 import { checkBoolean, checkOneOf, invalidOption, shown } from '../options/option-values.js'
 import {
   costExceedsCapacityProblem,
-  createQuotaExceededBodies,
   DENY_LISTED,
   MISSING_IDENTITY,
   PENALTY_FORBIDDEN,
   PROBLEM_CONTENT_TYPE,
   type ProblemDetails,
   problem,
+  quotaExceeded,
   STORE_UNAVAILABLE,
 } from './problem.js'
 
@@ -179,7 +179,6 @@ export function composeResponder(options: ResponderOptions, parts: ResponderPart
     : undefined
   const missing = checkMissingIdentity(options.missingIdentity ?? { status: 400 })
   const partitionKeyOf = partitionKeys(options.partitionKey, config.families, parts)
-  const quotaExceeded = createQuotaExceededBodies()
 
   /**
    * A denial with the problem's status: `Retry-After` when the problem says when to retry, then
@@ -197,7 +196,9 @@ export function composeResponder(options: ResponderOptions, parts: ResponderPart
   }
 
   function respondWith(verdict: Verdict, now: number): LimitResponse {
-    const headers = rateLimitHeaders(verdict, now, config, partitionKeyOf)
+    const headers: Array<readonly [string, string]> = []
+    const writer = { write: (name: string, value: string) => headers.push([name, value]) }
+    writeFamilies(writer, verdict, now, config, partitionKeyOf)
     if (verdict.allowed) {
       if (expose !== undefined && headers.length > 0) headers.push(expose)
       return { allowed: true, status: undefined, headers, body: undefined, problem: undefined }
