@@ -1,4 +1,3 @@
-import type { QuotaPolicy } from '../algorithms/types.js'
 import type { RuleDecision, Verdict } from '../limiter/types.js'
 import {
   DRAFT_6_GROUP,
@@ -8,7 +7,7 @@ import {
   mergeGroups,
   X_RATE_LIMIT_GROUP,
 } from './field-merge.js'
-import { buildPolicyFields, type PolicyFields } from './policy-fields.js'
+import { policyFields } from './policy-fields.js'
 import { serializeString } from './structured-fields.js'
 import type { FieldWriter } from './types.js'
 
@@ -37,11 +36,10 @@ export type StandardHeaders =
 /** How `X-RateLimit-Reset` is written. */
 export type LegacyReset = 'epoch-seconds' | 'delta-seconds'
 
-/** The header options after parsing, with the per-rule string cache. */
+/** The header options after parsing. */
 export type HeaderConfig = {
   readonly legacyReset: LegacyReset
   readonly shadowPolicies: boolean
-  readonly policyFields: (decision: RuleDecision) => PolicyFields
   /**
    * The latest epoch second `X-RateLimit-Reset` was written for, and its text: every request
    * within one second (and under one window) sends the same value, so its text is made once per
@@ -132,7 +130,7 @@ export const xRateLimitHeaders = {
     if (deciding === undefined || !isListed(deciding, true)) return 0
     // An epoch second's text is made once per second: every request of that second sends the
     // same; the limit's is String's, which engines cache for small integers.
-    writer.write('X-RateLimit-Limit', String(config.policyFields(deciding).limit))
+    writer.write('X-RateLimit-Limit', String(policyFields(deciding).limit))
     writer.write('X-RateLimit-Remaining', String(deciding.remaining))
     let reset: string
     if (config.legacyReset === 'epoch-seconds') {
@@ -166,7 +164,7 @@ export const draft6Headers = {
     // The deciding rule, when its figures describe a real quota.
     const deciding = verdict.deciding
     if (deciding === undefined || !isListed(deciding, true)) return 0
-    const fields = config.policyFields(deciding)
+    const fields = policyFields(deciding)
     writer.write('RateLimit-Policy', fields.legacyPolicyItem)
     writer.write('RateLimit-Limit', String(fields.limit))
     writer.write('RateLimit-Remaining', String(deciding.remaining))
@@ -194,7 +192,7 @@ export const draft7Headers = {
     const deciding = verdict.deciding
     if (deciding === undefined || !isListed(deciding, true)) return 0
     const reset = effectiveWindowSeconds(deciding)
-    writer.write('RateLimit-Policy', config.policyFields(deciding).legacyPolicyItem)
+    writer.write('RateLimit-Policy', policyFields(deciding).legacyPolicyItem)
     writer.write(
       'RateLimit',
       `limit=${deciding.limit}, remaining=${deciding.remaining}, reset=${reset}`,
@@ -219,7 +217,7 @@ export const CURRENT_HEADERS = {
     for (let i = 0; i < decisions.length; i++) {
       const decision = decisions[i]!
       if (!isListed(decision, config.shadowPolicies)) continue
-      const fields = config.policyFields(decision)
+      const fields = policyFields(decision)
       const pk = partitionKeyOf?.(decision)
       const pkParam = pk === undefined ? '' : `;pk=${pk}`
       const separator = policies === '' ? '' : ', '
@@ -260,7 +258,7 @@ export const draft12Headers = {
     for (let i = 0; i < decisions.length; i++) {
       const decision = decisions[i]!
       if (!isListed(decision, config.shadowPolicies)) continue
-      const fields = config.policyFields(decision)
+      const fields = policyFields(decision)
       const pk = partitionKeyOf?.(decision)
       const pkParam = pk === undefined ? '' : `;pk=${pk}`
       const separator = policies === '' ? '' : ', '
@@ -400,20 +398,4 @@ const MERGED: ReadonlySet<string> = /* @__PURE__ */ new Set(
 export function carriesSingleValuedField(present: readonly string[]): boolean {
   for (let i = 0; i < present.length; i++) if (MERGED.has(present[i]!)) return true
   return false
-}
-
-/**
- * Returns the fields of a decision's rule, built on first sight and kept with the rule's quota
- * policy (one object per compiled rule, and per set of client figures): a policy whose figures
- * change is a new object, so the fields are fresh while the decision's rule and limit (a rule's
- * share while degraded) are those they were built for.
- */
-export function createPolicyFieldCache(): (decision: RuleDecision) => PolicyFields {
-  const cache = new WeakMap<QuotaPolicy, PolicyFields>()
-  return function policyFields(decision) {
-    let fields = cache.get(decision.policy)
-    if (fields?.rule !== decision.rule || fields.limit !== decision.limit)
-      cache.set(decision.policy, (fields = buildPolicyFields(decision)))
-    return fields
-  }
 }

@@ -1,6 +1,5 @@
 import { isRateLimitError } from '../errors.js'
 import {
-  createPolicyFieldCache,
   type FamilyOptions,
   familiesFor,
   fieldWriter,
@@ -15,7 +14,7 @@ import {
   writeFamilies,
 } from '../headers/families.js'
 import { createPartitionKeyHasher, type PartitionKeyHasher } from '../headers/partition-key.js'
-import { policyName } from '../headers/policy-fields.js'
+import { policyFields, policyName } from '../headers/policy-fields.js'
 import type { HeaderEntries } from '../headers/types.js'
 import type { RuleDecision, Verdict } from '../limiter/types.js'
 import { DEFAULT_STORE_ERROR_RETRY_AFTER_MS } from '../limiter/types.js'
@@ -169,7 +168,6 @@ export function composeResponder(options: ResponderOptions, parts: ResponderPart
       ),
     }),
     shadowPolicies: flag('shadowPolicies'),
-    policyFields: createPolicyFieldCache(),
     epochReset: { second: Number.NaN, text: '' },
   }
   // Every header name this configuration can send, for `Access-Control-Expose-Headers`.
@@ -204,7 +202,7 @@ export function composeResponder(options: ResponderOptions, parts: ResponderPart
       return { allowed: true, status: undefined, headers, body: undefined, problem: undefined }
     }
     const { reason, deciding } = verdict
-    const nameOf = (d: RuleDecision) => config.policyFields(d).name
+    const nameOf = (d: RuleDecision) => policyFields(d).name
     if (reason === 'store-unavailable') {
       // The limiter's made-up denials carry its storeErrorRetryAfterMs.
       const failed = verdict.decisions.filter((d) => d.storeFailed === true && !d.allowed)
@@ -226,7 +224,7 @@ export function composeResponder(options: ResponderOptions, parts: ResponderPart
         problem(403, PENALTY_FORBIDDEN, 'penalty-forbidden', retryAfter, violated.map(nameOf)),
       )
     }
-    const quota = quotaExceeded(violated.map(config.policyFields), retryAfter)
+    const quota = quotaExceeded(violated.map(policyFields), retryAfter)
     return refuse(headers, quota.problem, quota.body)
   }
 
