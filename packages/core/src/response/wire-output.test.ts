@@ -41,7 +41,8 @@ const REASONS: ReadonlyArray<Verdict['reason']> = [
 
 const POLICIES = new Map<string, QuotaPolicy>()
 /** The policy a compiled rule would carry: the same object for the same rule and figures. */
-function policyOf(rule: string, policy: QuotaPolicy): QuotaPolicy {
+function policyOf(rule: string, policy: QuotaPolicy, fresh: boolean): QuotaPolicy {
+  if (fresh) return policy
   const key = `${rule} ${policy.quota} ${policy.windowMs} ${policy.unit}`
   let known = POLICIES.get(key)
   if (known === undefined) POLICIES.set(key, (known = policy))
@@ -59,8 +60,13 @@ function ruleDecision(r: Random, rule: string): RuleDecision {
     rule,
     mode: r.chance(0.75) ? 'enforce' : 'shadow',
     cost: r.pick([1, 1, 2, 5]),
-    // One policy object per rule and figures, as compiled rules have.
-    policy: policyOf(rule, concurrency ? { quota, windowMs: 0, unit: 'concurrent-requests' } : { quota, windowMs }),
+    // One policy object per rule and figures, as compiled rules have; now and then a fresh one
+    // (an app's own limiter may make them so).
+    policy: policyOf(
+      rule,
+      concurrency ? { quota, windowMs: 0, unit: 'concurrent-requests' } : { quota, windowMs },
+      r.chance(0.1),
+    ),
     allowed,
     remaining: allowed ? r.int(limit + 1) : 0,
     limit,
@@ -77,7 +83,8 @@ function generatedVerdict(r: Random): Verdict {
   const enforcing = decisions.filter((d) => d.mode === 'enforce')
   const denying = enforcing.filter((d) => !d.allowed)
   const allowed = r.chance(0.1) ? !(denying.length === 0) : denying.length === 0
-  const byRetry = (a: RuleDecision, b: RuleDecision) => (b.retryAfterMs ?? 0) - (a.retryAfterMs ?? 0)
+  const byRetry = (a: RuleDecision, b: RuleDecision) =>
+    (b.retryAfterMs ?? 0) - (a.retryAfterMs ?? 0)
   const deciding = r.chance(0.1)
     ? r.pick([undefined, ...decisions])
     : allowed
