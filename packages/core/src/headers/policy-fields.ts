@@ -110,8 +110,9 @@ const FIELDS = /* @__PURE__ */ new WeakMap<QuotaPolicy, PolicyFields>()
  * rule and limit (a rule's share while degraded) are those they were built for.
  */
 export function policyFields(decision: RuleDecision): PolicyFields {
-  let fields = FIELDS.get(decision.policy)
-  if (fields?.rule !== decision.rule || fields.limit !== decision.limit)
-    FIELDS.set(decision.policy, (fields = buildPolicyFields(decision)))
+  const known = FIELDS.get(decision.policy)
+  if (known?.rule === decision.rule && known.limit === decision.limit) return known
+  const fields = buildPolicyFields(decision)
+  FIELDS.set(decision.policy, fields)
   return fields
 }

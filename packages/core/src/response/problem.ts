@@ -101,13 +101,14 @@ export function quotaExceeded(
 ): { readonly problem: ProblemDetails; readonly body: string } {
   const problem = quotaExceededProblem(violated, retryAfter)
   const policy = violated.length === 1 ? violated[0] : undefined
-  // The placeholder is the retry figure twice: in `detail` and as `retryAfter`. A name that
-  // holds it too makes more pieces, and such a policy's body is made whole each time.
-  const pieces =
-    policy &&
-    (policy.quotaBody ??= JSON.stringify(quotaExceededProblem(violated, RETRY_PLACEHOLDER)).split(
-      String(RETRY_PLACEHOLDER),
-    ))
+  let pieces = policy?.quotaBody
+  if (policy !== undefined && pieces === undefined) {
+    // The placeholder is the retry figure twice: in `detail` and as `retryAfter`. A name that
+    // holds it too makes more pieces, and such a policy's body is made whole each time.
+    const json = JSON.stringify(quotaExceededProblem(violated, RETRY_PLACEHOLDER))
+    pieces = json.split(String(RETRY_PLACEHOLDER))
+    policy.quotaBody = pieces
+  }
   const body = pieces?.length === 3 ? pieces.join(String(retryAfter)) : JSON.stringify(problem)
   return { problem, body }
 }

@@ -44,9 +44,10 @@ const POLICIES = new Map<string, QuotaPolicy>()
 function policyOf(rule: string, policy: QuotaPolicy, fresh: boolean): QuotaPolicy {
   if (fresh) return policy
   const key = `${rule} ${policy.quota} ${policy.windowMs} ${policy.unit}`
-  let known = POLICIES.get(key)
-  if (known === undefined) POLICIES.set(key, (known = policy))
-  return known
+  const known = POLICIES.get(key)
+  if (known !== undefined) return known
+  POLICIES.set(key, policy)
+  return policy
 }
 
 function ruleDecision(r: Random, rule: string): RuleDecision {
