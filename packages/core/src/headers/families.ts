@@ -160,7 +160,7 @@ export const draft6Headers = {
   singleValued: ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'],
   group: DRAFT_6_GROUP,
   /** Writes draft 6's four fields for the deciding rule; returns how many it wrote. */
-  write(writer, verdict, _now, config) {
+  write(writer, verdict) {
     // The deciding rule, when its figures describe a real quota.
     const deciding = verdict.deciding
     if (deciding === undefined || !isListed(deciding, true)) return 0
@@ -187,7 +187,7 @@ export const draft7Headers = {
    * Writes draft 7's `RateLimit-Policy` and `RateLimit` for the deciding rule; returns how many it
    * wrote.
    */
-  write(writer, verdict, _now, config) {
+  write(writer, verdict) {
     // The deciding rule, when its figures describe a real quota.
     const deciding = verdict.deciding
     if (deciding === undefined || !isListed(deciding, true)) return 0
