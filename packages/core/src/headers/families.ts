@@ -1,3 +1,4 @@
+import type { QuotaPolicy } from '../algorithms/types.js'
 import type { RuleDecision, Verdict } from '../limiter/types.js'
 import {
   DRAFT_6_GROUP,
@@ -7,7 +8,7 @@ import {
   mergeGroups,
   X_RATE_LIMIT_GROUP,
 } from './field-merge.js'
-import { policyFields } from './policy-fields.js'
+import { buildPolicyFields, type PolicyFields } from './policy-fields.js'
 import { serializeString } from './structured-fields.js'
 import type { FieldWriter } from './types.js'
 
@@ -398,4 +399,23 @@ const MERGED: ReadonlySet<string> = /* @__PURE__ */ new Set(
 export function carriesSingleValuedField(present: readonly string[]): boolean {
   for (let i = 0; i < present.length; i++) if (MERGED.has(present[i]!)) return true
   return false
+}
+
+/**
+ * The fields of each quota policy: one object per compiled rule, and per set of client figures.
+ * Weakly held, so they go with the rules; shared by every responder, since they depend on the
+ * rule alone (a policy whose figures change is a new object).
+ */
+const FIELDS = /* @__PURE__ */ new WeakMap<QuotaPolicy, PolicyFields>()
+
+/**
+ * The fields of a decision's rule, built on first sight: the policy's, while the decision's
+ * rule and limit (a rule's share while degraded) are those they were built for.
+ */
+export function policyFields(decision: RuleDecision): PolicyFields {
+  const known = FIELDS.get(decision.policy)
+  if (known?.rule === decision.rule && known.limit === decision.limit) return known
+  const fields = buildPolicyFields(decision)
+  FIELDS.set(decision.policy, fields)
+  return fields
 }

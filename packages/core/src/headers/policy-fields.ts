@@ -1,5 +1,4 @@
 import { greatestCommonDivisor, MAX_FIELD_INTEGER } from '../algorithms/integer.js'
-import type { QuotaPolicy } from '../algorithms/types.js'
 import type { RuleDecision } from '../limiter/types.js'
 import { serializeInteger, serializeString } from './structured-fields.js'
 
@@ -7,7 +6,7 @@ import { serializeInteger, serializeString } from './structured-fields.js'
  * Everything about a rule that does not change from request to request, serialized once: the
  * policy name, the `RateLimit-Policy` items of each draft, and the prefix of its `RateLimit`
  * item; and, once the rule has refused a request alone, its 429 body. Kept with the rule's
- * quota policy (`policyFields`).
+ * quota policy (`policyFields`, in families.ts).
  */
 export type PolicyFields = {
   /** The rule id and limit the fields were built for (the policy gives the rest). */
@@ -59,7 +58,7 @@ export function policyName(ruleId: string): string {
  * Serializes a rule's fixed strings from one of its decisions. The parameters' keys are fixed
  * (RFC 9651 keys already); their values are checked as the Integers and Strings they are.
  */
-function buildPolicyFields(decision: RuleDecision): PolicyFields {
+export function buildPolicyFields(decision: RuleDecision): PolicyFields {
   const { quota, windowMs, unit } = decision.policy
   const limit = decision.limit
   const name = policyName(decision.rule)
@@ -96,23 +95,4 @@ function buildPolicyFields(decision: RuleDecision): PolicyFields {
     // Declared from the start: the fields keep one shape, read on every request.
     quotaBody: undefined,
   }
-}
-
-/**
- * The fields of each quota policy: one object per compiled rule, and per set of client figures.
- * Weakly held, so they go with the rules; shared by every responder, since they depend on the
- * rule alone (a policy whose figures change is a new object).
- */
-const FIELDS = /* @__PURE__ */ new WeakMap<QuotaPolicy, PolicyFields>()
-
-/**
- * The fields of a decision's rule, built on first sight: the policy's, while the decision's
- * rule and limit (a rule's share while degraded) are those they were built for.
- */
-export function policyFields(decision: RuleDecision): PolicyFields {
-  const known = FIELDS.get(decision.policy)
-  if (known?.rule === decision.rule && known.limit === decision.limit) return known
-  const fields = buildPolicyFields(decision)
-  FIELDS.set(decision.policy, fields)
-  return fields
 }

@@ -7,6 +7,7 @@ import {
   type HeaderFamily,
   type LegacyReset,
   type PartitionKeyOf,
+  policyFields,
   retryAfterSeconds,
   STANDARD_HEADERS,
   type StandardHeaders,
@@ -14,7 +15,7 @@ import {
   writeFamilies,
 } from '../headers/families.js'
 import { createPartitionKeyHasher, type PartitionKeyHasher } from '../headers/partition-key.js'
-import { policyFields, policyName } from '../headers/policy-fields.js'
+import { policyName } from '../headers/policy-fields.js'
 import type { HeaderEntries } from '../headers/types.js'
 import type { RuleDecision, Verdict } from '../limiter/types.js'
 import { DEFAULT_STORE_ERROR_RETRY_AFTER_MS } from '../limiter/types.js'
