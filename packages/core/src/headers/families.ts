@@ -1,3 +1,4 @@
+import type { QuotaPolicy } from '../algorithms/types.js'
 import type { RuleDecision, Verdict } from '../limiter/types.js'
 import {
   DRAFT_6_GROUP,
@@ -36,11 +37,10 @@ export type StandardHeaders =
 /** How `X-RateLimit-Reset` is written. */
 export type LegacyReset = 'epoch-seconds' | 'delta-seconds'
 
-/** The header options after parsing, with the per-rule string cache. */
+/** The header options after parsing. */
 export type HeaderConfig = {
   readonly legacyReset: LegacyReset
   readonly shadowPolicies: boolean
-  readonly policyFields: (decision: RuleDecision) => PolicyFields
   /**
    * The latest epoch second `X-RateLimit-Reset` was written for, and its text: every request
    * within one second (and under one window) sends the same value, so its text is made once per
@@ -131,7 +131,7 @@ export const xRateLimitHeaders = {
     if (deciding === undefined || !isListed(deciding, true)) return 0
     // An epoch second's text is made once per second: every request of that second sends the
     // same; the limit's is String's, which engines cache for small integers.
-    writer.write('X-RateLimit-Limit', String(config.policyFields(deciding).limit))
+    writer.write('X-RateLimit-Limit', String(policyFields(deciding).limit))
     writer.write('X-RateLimit-Remaining', String(deciding.remaining))
     let reset: string
     if (config.legacyReset === 'epoch-seconds') {
@@ -161,11 +161,11 @@ export const draft6Headers = {
   singleValued: ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'],
   group: DRAFT_6_GROUP,
   /** Writes draft 6's four fields for the deciding rule; returns how many it wrote. */
-  write(writer, verdict, _now, config) {
+  write(writer, verdict) {
     // The deciding rule, when its figures describe a real quota.
     const deciding = verdict.deciding
     if (deciding === undefined || !isListed(deciding, true)) return 0
-    const fields = config.policyFields(deciding)
+    const fields = policyFields(deciding)
     writer.write('RateLimit-Policy', fields.legacyPolicyItem)
     writer.write('RateLimit-Limit', String(fields.limit))
     writer.write('RateLimit-Remaining', String(deciding.remaining))
@@ -188,12 +188,12 @@ export const draft7Headers = {
    * Writes draft 7's `RateLimit-Policy` and `RateLimit` for the deciding rule; returns how many it
    * wrote.
    */
-  write(writer, verdict, _now, config) {
+  write(writer, verdict) {
     // The deciding rule, when its figures describe a real quota.
     const deciding = verdict.deciding
     if (deciding === undefined || !isListed(deciding, true)) return 0
     const reset = effectiveWindowSeconds(deciding)
-    writer.write('RateLimit-Policy', config.policyFields(deciding).legacyPolicyItem)
+    writer.write('RateLimit-Policy', policyFields(deciding).legacyPolicyItem)
     writer.write(
       'RateLimit',
       `limit=${deciding.limit}, remaining=${deciding.remaining}, reset=${reset}`,
@@ -218,7 +218,7 @@ export const CURRENT_HEADERS = {
     for (let i = 0; i < decisions.length; i++) {
       const decision = decisions[i]!
       if (!isListed(decision, config.shadowPolicies)) continue
-      const fields = config.policyFields(decision)
+      const fields = policyFields(decision)
       const pk = partitionKeyOf?.(decision)
       const pkParam = pk === undefined ? '' : `;pk=${pk}`
       const separator = policies === '' ? '' : ', '
@@ -259,7 +259,7 @@ export const draft12Headers = {
     for (let i = 0; i < decisions.length; i++) {
       const decision = decisions[i]!
       if (!isListed(decision, config.shadowPolicies)) continue
-      const fields = config.policyFields(decision)
+      const fields = policyFields(decision)
       const pk = partitionKeyOf?.(decision)
       const pkParam = pk === undefined ? '' : `;pk=${pk}`
       const separator = policies === '' ? '' : ', '
@@ -323,19 +323,23 @@ export function familiesFor(options: FamilyOptions): readonly HeaderFamily[] {
 }
 
 /**
- * The rate-limit fields for a verdict (no `Retry-After`: that belongs to denials only), in the
- * order `fieldWriter` writes them.
+ * Writes a verdict's rate-limit fields in every family `config` turns on, in order (no
+ * `Retry-After`: that belongs to denials only); returns how many it wrote. What `fieldWriter`
+ * writes an admitted verdict with, and the responder a verdict's header entries.
  */
-export function rateLimitHeaders(
+export function writeFamilies(
+  writer: FieldWriter,
   verdict: Verdict,
   now: number,
   config: HeaderConfig,
-  partitionKeyOf?: PartitionKeyOf,
-): Array<readonly [string, string]> {
-  const list: Array<readonly [string, string]> = []
-  const writer: FieldWriter = { write: (name, value) => list.push([name, value]) }
-  for (const family of config.families) family.write(writer, verdict, now, config, partitionKeyOf)
-  return list
+  partitionKeyOf: PartitionKeyOf | undefined,
+): number {
+  // An indexed loop: this runs for every request.
+  const families = config.families
+  let written = 0
+  for (let i = 0; i < families.length; i++)
+    written += families[i]!.write(writer, verdict, now, config, partitionKeyOf)
+  return written
 }
 
 /**
@@ -349,7 +353,7 @@ export type WriteVerdictFields = {
 }
 
 /**
- * Writes an admitted verdict's fields one by one, in the order of `rateLimitHeaders`, then
+ * Writes an admitted verdict's fields one by one, as `writeFamilies` does, then
  * `expose` (`Access-Control-Expose-Headers`) when any was written. Single-valued fields
  * (`X-RateLimit-*`, draft-6, draft-7) describe the verdict's `deciding` rule; the current form
  * lists every matching rule (enforcing ones unless `shadowPolicies`), each with its `pk` when
@@ -364,11 +368,7 @@ export function fieldWriter(
   function writeFields(verdict: Verdict, writer: FieldWriter): void {
     // A queued request is answered at its slot: its reset times count from there.
     const now = verdict.waitMs === undefined ? verdict.at : verdict.at + verdict.waitMs
-    // An indexed loop: this runs for every admitted request.
-    const families = config.families
-    let written = 0
-    for (let i = 0; i < families.length; i++)
-      written += families[i]!.write(writer, verdict, now, config, partitionKeyOf)
+    const written = writeFamilies(writer, verdict, now, config, partitionKeyOf)
     if (expose !== undefined && written > 0) writer.write(expose[0], expose[1])
   }
   writeFields.merge = ((entries, existing) =>
@@ -401,29 +401,21 @@ export function carriesSingleValuedField(present: readonly string[]): boolean {
   return false
 }
 
-const CACHE_LIMIT = 1000
+/**
+ * The fields of each quota policy: one object per compiled rule, and per set of client figures.
+ * Weakly held, so they go with the rules; shared by every responder, since they depend on the
+ * rule alone (a policy whose figures change is a new object).
+ */
+const FIELDS = /* @__PURE__ */ new WeakMap<QuotaPolicy, PolicyFields>()
 
-/** Returns the cached fields of a decision's rule, building them on first sight. */
-export function createPolicyFieldCache(): (decision: RuleDecision) => PolicyFields {
-  const cache = new Map<string, PolicyFields>()
-  // The last rule's fields, checked before the map: a response asks once per family. Fields
-  // are fresh while the decision's figures are the ones they were built from (a dynamic plan
-  // may change a rule's quota).
-  let last: PolicyFields | undefined
-  return function policyFields(decision) {
-    const policy = decision.policy
-    let fields = last?.rule === decision.rule ? last : cache.get(decision.rule)
-    if (
-      fields === undefined ||
-      fields.quota !== policy.quota ||
-      fields.windowMs !== policy.windowMs ||
-      fields.limit !== decision.limit
-    ) {
-      fields = buildPolicyFields(decision)
-      if (cache.size >= CACHE_LIMIT) cache.clear()
-      cache.set(decision.rule, fields)
-    }
-    last = fields
-    return fields
-  }
+/**
+ * The fields of a decision's rule, built on first sight: the policy's, while the decision's
+ * rule and limit (a rule's share while degraded) are those they were built for.
+ */
+export function policyFields(decision: RuleDecision): PolicyFields {
+  const known = FIELDS.get(decision.policy)
+  if (known?.rule === decision.rule && known.limit === decision.limit) return known
+  const fields = buildPolicyFields(decision)
+  FIELDS.set(decision.policy, fields)
+  return fields
 }

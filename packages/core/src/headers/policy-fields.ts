@@ -5,14 +5,12 @@ import { serializeInteger, serializeString } from './structured-fields.js'
 /**
  * Everything about a rule that does not change from request to request, serialized once: the
  * policy name, the `RateLimit-Policy` items of each draft, and the prefix of its `RateLimit`
- * item. Keyed by rule id and checked against the decision's figures, so a rule whose quota
- * changes (a dynamic plan) gets fresh strings.
+ * item; and, once the rule has refused a request alone, its 429 body. Kept with the rule's
+ * quota policy (`policyFields`, in families.ts).
  */
 export type PolicyFields = {
-  /** The rule id the fields were built for. */
+  /** The rule id and limit the fields were built for (the policy gives the rest). */
   readonly rule: string
-  readonly quota: number
-  readonly windowMs: number
   readonly limit: number
   /** The policy name as sent: the rule id (non-printable characters percent-encoded). */
   readonly name: string
@@ -24,6 +22,11 @@ export type PolicyFields = {
   readonly legacyPolicyItem: string
   /** For the problem detail: `10 per 1 s, bursts of 20`. */
   readonly description: string
+  /**
+   * The JSON text of the 429 problem of this rule alone, cut where its retry figure goes:
+   * made on the rule's first such denial (`quotaExceeded`), undefined before.
+   */
+  quotaBody: readonly string[] | undefined
 }
 
 /** A rule's quota per whole seconds: the drafts allow no sub-second windows. */
@@ -83,13 +86,13 @@ export function buildPolicyFields(decision: RuleDecision): PolicyFields {
   }
   return {
     rule: decision.rule,
-    quota,
-    windowMs,
     limit,
     name,
     policyItem,
     rateItemPrefix: `${quoted};r=`,
     legacyPolicyItem,
     description,
+    // Declared from the start: the fields keep one shape, read on every request.
+    quotaBody: undefined,
   }
 }

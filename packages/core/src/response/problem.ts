@@ -25,8 +25,15 @@ export type ProblemDetails = {
   readonly code?: string
 }
 
-/** A violated policy, named and described for the `detail` text. */
-export type ViolatedPolicy = { readonly name: string; readonly description: string }
+/**
+ * A violated policy, named and described for the `detail` text, keeping the JSON text of its
+ * 429 problem once made (see `PolicyFields`).
+ */
+export type ViolatedPolicy = {
+  readonly name: string
+  readonly description: string
+  quotaBody: readonly string[] | undefined
+}
 
 /** The titles by status: the draft's problem types' titles, else the status phrase. */
 const TITLES: Readonly<Record<number, string>> = {
@@ -84,28 +91,26 @@ const RETRY_PLACEHOLDER = 918_273_645_546
 
 /**
  * The 429 problem and its JSON text. For one violated policy (the usual case) the text is
- * assembled from pieces cached per policy, since only the retry seconds change between denials:
- * several times cheaper than `JSON.stringify` on every 429 of a flood.
+ * assembled from pieces the policy keeps (`quotaBody`, with the rule's other fixed strings),
+ * since only the retry seconds change between denials: several times cheaper than
+ * `JSON.stringify` on every 429 of a flood.
  */
-export function createQuotaExceededBodies(): (
+export function quotaExceeded(
   violated: readonly ViolatedPolicy[],
   retryAfter: number,
-) => { readonly problem: ProblemDetails; readonly body: string } {
-  const templates = new WeakMap<ViolatedPolicy, readonly string[]>()
-  return function quotaExceeded(violated, retryAfter) {
-    const problem = quotaExceededProblem(violated, retryAfter)
-    const policy = violated.length === 1 ? violated[0]! : undefined
-    let pieces = policy && templates.get(policy)
-    if (policy !== undefined && pieces === undefined) {
-      // The placeholder is the retry figure twice: in `detail` and as `retryAfter`. A name that
-      // holds it too makes more pieces, and such a policy's body is made whole each time.
-      const json = JSON.stringify(quotaExceededProblem(violated, RETRY_PLACEHOLDER))
-      pieces = json.split(String(RETRY_PLACEHOLDER))
-      templates.set(policy, pieces)
-    }
-    const body = pieces?.length === 3 ? pieces.join(String(retryAfter)) : JSON.stringify(problem)
-    return { problem, body }
+): { readonly problem: ProblemDetails; readonly body: string } {
+  const problem = quotaExceededProblem(violated, retryAfter)
+  const policy = violated.length === 1 ? violated[0] : undefined
+  let pieces = policy?.quotaBody
+  if (policy !== undefined && pieces === undefined) {
+    // The placeholder is the retry figure twice: in `detail` and as `retryAfter`. A name that
+    // holds it too makes more pieces, and such a policy's body is made whole each time.
+    const json = JSON.stringify(quotaExceededProblem(violated, RETRY_PLACEHOLDER))
+    pieces = json.split(String(RETRY_PLACEHOLDER))
+    policy.quotaBody = pieces
   }
+  const body = pieces?.length === 3 ? pieces.join(String(retryAfter)) : JSON.stringify(problem)
+  return { problem, body }
 }
 
 /** 503 `detail`: the store failed and a fail-closed rule matched. */

@@ -1,6 +1,5 @@
 import { isRateLimitError } from '../errors.js'
 import {
-  createPolicyFieldCache,
   type FamilyOptions,
   familiesFor,
   fieldWriter,
@@ -8,11 +7,12 @@ import {
   type HeaderFamily,
   type LegacyReset,
   type PartitionKeyOf,
-  rateLimitHeaders,
+  policyFields,
   retryAfterSeconds,
   STANDARD_HEADERS,
   type StandardHeaders,
   type WriteVerdictFields,
+  writeFamilies,
 } from '../headers/families.js'
 import { createPartitionKeyHasher, type PartitionKeyHasher } from '../headers/partition-key.js'
 import { policyName } from '../headers/policy-fields.js'
@@ -22,13 +22,13 @@ import { DEFAULT_STORE_ERROR_RETRY_AFTER_MS } from '../limiter/types.js'
 import { checkBoolean, checkOneOf, invalidOption, shown } from '../options/option-values.js'
 import {
   costExceedsCapacityProblem,
-  createQuotaExceededBodies,
   DENY_LISTED,
   MISSING_IDENTITY,
   PENALTY_FORBIDDEN,
   PROBLEM_CONTENT_TYPE,
   type ProblemDetails,
   problem,
+  quotaExceeded,
   STORE_UNAVAILABLE,
 } from './problem.js'
 
@@ -169,7 +169,6 @@ export function composeResponder(options: ResponderOptions, parts: ResponderPart
       ),
     }),
     shadowPolicies: flag('shadowPolicies'),
-    policyFields: createPolicyFieldCache(),
     epochReset: { second: Number.NaN, text: '' },
   }
   // Every header name this configuration can send, for `Access-Control-Expose-Headers`.
@@ -179,7 +178,6 @@ export function composeResponder(options: ResponderOptions, parts: ResponderPart
     : undefined
   const missing = checkMissingIdentity(options.missingIdentity ?? { status: 400 })
   const partitionKeyOf = partitionKeys(options.partitionKey, config.families, parts)
-  const quotaExceeded = createQuotaExceededBodies()
 
   /**
    * A denial with the problem's status: `Retry-After` when the problem says when to retry, then
@@ -197,13 +195,15 @@ export function composeResponder(options: ResponderOptions, parts: ResponderPart
   }
 
   function respondWith(verdict: Verdict, now: number): LimitResponse {
-    const headers = rateLimitHeaders(verdict, now, config, partitionKeyOf)
+    const headers: Array<readonly [string, string]> = []
+    const writer = { write: (name: string, value: string) => headers.push([name, value]) }
+    writeFamilies(writer, verdict, now, config, partitionKeyOf)
     if (verdict.allowed) {
       if (expose !== undefined && headers.length > 0) headers.push(expose)
       return { allowed: true, status: undefined, headers, body: undefined, problem: undefined }
     }
     const { reason, deciding } = verdict
-    const nameOf = (d: RuleDecision) => config.policyFields(d).name
+    const nameOf = (d: RuleDecision) => policyFields(d).name
     if (reason === 'store-unavailable') {
       // The limiter's made-up denials carry its storeErrorRetryAfterMs.
       const failed = verdict.decisions.filter((d) => d.storeFailed === true && !d.allowed)
@@ -225,7 +225,7 @@ export function composeResponder(options: ResponderOptions, parts: ResponderPart
         problem(403, PENALTY_FORBIDDEN, 'penalty-forbidden', retryAfter, violated.map(nameOf)),
       )
     }
-    const quota = quotaExceeded(violated.map(config.policyFields), retryAfter)
+    const quota = quotaExceeded(violated.map(policyFields), retryAfter)
     return refuse(headers, quota.problem, quota.body)
   }
 
