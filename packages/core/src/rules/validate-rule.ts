@@ -9,7 +9,7 @@ import { toMilliseconds } from './duration.js'
 import { composedWithout, type IssueSink, RuleValidationError } from './issues.js'
 import type { Rule } from './types.js'
 import { costProblem, validateCosts } from './validate-costs.js'
-import { definedOnly, isRecord, ownValue, typeName, validateMatch } from './validate-match.js'
+import { definedOnly, ownValue, typeName, validateMatch } from './validate-match.js'
 import type { PenaltyReader } from './validate-penalty.js'
 import type { RouteReader } from './validate-routes.js'
 import type { SettleReader } from './validate-settle.js'
@@ -358,7 +358,8 @@ function count(value: unknown): number | string {
 }
 
 function deepFreeze<T>(value: T): T {
-  if (isRecord(value) || Array.isArray(value)) {
+  // Records and lists alike (isRecord or Array.isArray): every object but null.
+  if (typeof value === 'object' && value !== null) {
     for (const item of Object.values(value)) deepFreeze(item)
     Object.freeze(value)
   }
