@@ -13,7 +13,7 @@ import { reservations } from '../limiter/settle.js'
 import type { Limiter } from '../limiter/types.js'
 import { rulesUpdater } from '../limiter/update.js'
 import { FOREIGN_OPTIONS } from '../options/foreign-options.js'
-import { invalidOption, shown } from '../options/option-values.js'
+import { invalidOption } from '../options/option-values.js'
 import { composeResponder } from '../response/responder.js'
 import type { RuleConfig } from '../rules/types.js'
 import { memoryStore } from '../store/memory-store.js'
@@ -21,7 +21,7 @@ import { createWarnOnce } from '../warnings.js'
 import { firstEntry } from './creation-watch.js'
 import { type AdapterKit, requestEntry, type Shared } from './exchange.js'
 import { checkAdapterOptions, type KitOptions, limiterOptionsOf } from './options.js'
-import { type KitParts, kitParts, type RateLimitParts } from './parts.js'
+import { type KitParts, kitParts, notComposed, type RateLimitParts } from './parts.js'
 import { guardShadowDeniedHook } from './shadow-hook.js'
 import { releasesSlots } from './slots.js'
 import type { Framework } from './types.js'
@@ -88,6 +88,7 @@ function buildKit<Req, Res>(
   framework: Framework<Req>,
   parts: KitParts,
 ): AdapterKit<Req, Res> {
+  // Every option checked here; the modules below only read them (the limiter checks its own).
   checkAdapterOptions(options, framework.hooks ?? [], parts.foreignOptions)
   // A limiter of the app's own, rather than rules to build one of.
   const own = !Array.isArray(rules) && typeof (rules as Limiter).decide === 'function'
@@ -112,18 +113,8 @@ function buildKit<Req, Res>(
   let refundIf = options.refund
   if (refundIf === 'failed') refundIf = (status) => status >= 400
   else if (refundIf === 'succeeded') refundIf = (status) => status < 400
-  else if (refundIf !== undefined && typeof refundIf !== 'function') {
-    throw invalidOption(
-      'refund',
-      `expected 'failed', 'succeeded' or a function, got ${shown(refundIf)}`,
-    )
-  }
-  // The shedder, from what `loadShedder` returned (the only check on this path).
-  const { shed } = options
-  if (shed !== undefined && typeof shed?.bind !== 'function') {
-    throw invalidOption('shed', 'expected loadShedder({ ... })')
-  }
-  const shedder = shed?.bind(options.clock ?? systemClock, framework.eventLoopDelay)
+  // The shedder, from what `loadShedder` returned.
+  const shedder = options.shed?.bind(options.clock ?? systemClock, framework.eventLoopDelay)
   const givesSlotsBack = releasesSlots(limiter)
   const shared: Shared<Req> = {
     limiter,
@@ -141,13 +132,6 @@ function buildKit<Req, Res>(
   if (estimate !== undefined && !limiter.rules.some((rule) => rule.settle !== undefined)) {
     throw invalidOption('estimate', 'no rule has a settle field')
   }
-  // A function has a `bind` of its own: `settle: usageReader` is no settler.
-  if (
-    settle !== undefined &&
-    (typeof settle === 'function' || typeof settle?.bind !== 'function')
-  ) {
-    throw invalidOption('settle', 'expected settleFrom(...)')
-  }
   const kit = {
     watchesEnd: refundIf !== undefined || givesSlotsBack || shedder?.countsInFlight === true,
     releasesSlots: givesSlotsBack,
@@ -158,12 +142,7 @@ function buildKit<Req, Res>(
     // whether it givesSlotsBack slots back), so that a rule it cannot serve is refused as the limiter
     // refuses one.
     update: (rules: readonly RuleConfig[]) => {
-      if (limiter.update === undefined) {
-        throw invalidOption(
-          'update',
-          "not on this limiter: add update: rulesUpdater to createRateLimit's parts",
-        )
-      }
+      if (limiter.update === undefined) throw notComposed('update', 'update: rulesUpdater')
       return limiter.update(rules, own ? {} : { reads: keysOn, releasesSlots: givesSlotsBack })
     },
   }

@@ -1,10 +1,11 @@
-import type { IdentityOptions, UserId } from '../identity/identities.js'
+import { CLIENT_IP_KINDS } from '../identity/client-ip.js'
+import { IDENTITY_KINDS, type IdentityOptions, type UserId } from '../identity/identities.js'
 import { LIMITER_OPTIONS } from '../limiter/option-names.js'
 import type { LimiterOptions, Logger, Verdict } from '../limiter/types.js'
 import type { ForeignOptions } from '../options/foreign-options.js'
-import { checkFunction } from '../options/option-values.js'
+import { checkOptionValues, FUNCTION, type OptionKind, shown } from '../options/option-values.js'
 import { refuseUnknownOptions } from '../options/unknown-options.js'
-import type { ResponderOptions } from '../response/responder.js'
+import { RESPONDER_KINDS, type ResponderOptions } from '../response/responder.js'
 import type { ResponseSettler } from './settle-from.js'
 import type { LoadShedder } from './shed.js'
 
@@ -97,48 +98,54 @@ export type KitOptions<Req, Res> = CoreOptions &
   }
 
 // The options besides the limiter's (`LIMITER_OPTIONS`, less `rules`), by name, so that an
-// unknown one can be refused; 1 for the hooks that must be functions when given (`refund`,
-// `shed` and `settle` are checked apart). Typed as a record of the option types' keys: adding
-// an option to a type without listing it here does not compile.
+// unknown one can be refused, with what each value must be (`checkOptionValues`): the identity's
+// and the response's as their factories check them, 0 for those checked as they are read
+// (`trustProxy`) or not at all. Typed as a record of the option types' keys: adding an option
+// to a type without listing it here does not compile.
 const OWN_OPTIONS: {
   readonly [K in
     | Exclude<keyof CoreOptions, keyof LimiterOptions>
     | keyof RequestHooks<unknown>
-    | 'onLimited']-?: 0 | 1
+    | 'onLimited']-?: OptionKind | 0
 } = {
   trustProxy: 0,
   proxyHeader: 0,
-  ipv4Prefix: 0,
-  ipv6Prefix: 0,
+  ...CLIENT_IP_KINDS,
   ignoreWarnings: 0,
-  apiKeyHeader: 0,
+  apiKeyHeader: IDENTITY_KINDS.apiKeyHeader,
   bearerAsApiKey: 0,
-  maxApiKeyLength: 0,
-  legacyHeaders: 0,
-  legacyReset: 0,
-  standardHeaders: 0,
-  shadowPolicies: 0,
-  partitionKey: 0,
-  exposeHeaders: 0,
-  missingIdentity: 0,
-  skip: 1,
-  user: 1,
-  plan: 1,
-  identities: 1,
-  refund: 0,
-  onShadowDenied: 1,
-  shed: 0,
-  debugHeader: 1,
-  estimate: 1,
-  settle: 0,
-  onLimited: 1,
+  maxApiKeyLength: IDENTITY_KINDS.maxApiKeyLength,
+  ...RESPONDER_KINDS,
+  skip: FUNCTION,
+  user: FUNCTION,
+  plan: FUNCTION,
+  identities: FUNCTION,
+  refund: (value) =>
+    value === 'failed' || value === 'succeeded' || typeof value === 'function'
+      ? undefined
+      : `expected 'failed', 'succeeded' or a function, got ${shown(value)}`,
+  onShadowDenied: FUNCTION,
+  // What `loadShedder` returns: bound to the clock when the kit is made.
+  shed: (value) =>
+    typeof (value as LoadShedder<unknown> | null)?.bind === 'function'
+      ? undefined
+      : 'expected loadShedder({ ... })',
+  debugHeader: FUNCTION,
+  estimate: FUNCTION,
+  // What `settleFrom` returns; a function has a `bind` of its own: `settle: usageReader` is no settler.
+  settle: (value) =>
+    typeof value !== 'function' && typeof (value as ResponseSettler | null)?.bind === 'function'
+      ? undefined
+      : 'expected settleFrom(...)',
+  onLimited: FUNCTION,
 }
 
 /**
  * Checks an adapter's options at start-up, not on the first request: an option no adapter
- * knows (`trustproxy`, express-rate-limit's `windowMs`) is refused with the one meant, and
- * hooks given as anything but a function are refused. `adapterHooks` are the adapter's own
- * (Hono's `getConnInfo`); `foreign`, the other limiters' options to answer.
+ * knows (`trustproxy`, express-rate-limit's `windowMs`) is refused with the one meant, and each
+ * value the kit, the identities and the response read is checked (`OWN_OPTIONS`), the
+ * adapter's own hooks (Hono's `getConnInfo`) as functions; the limiter checks its own.
+ * `foreign`, the other limiters' options to answer.
  */
 export function checkAdapterOptions(
   options: object,
@@ -148,13 +155,8 @@ export function checkAdapterOptions(
   const adapterOwn = [...Object.keys(OWN_OPTIONS), ...adapterHooks]
   const known = [...LIMITER_OPTIONS.filter((name) => name !== 'rules'), ...adapterOwn]
   refuseUnknownOptions(options, known, 'rateLimit()', foreign)
-  // The hooks: the options marked 1, then the adapter's own (none of them marked 0).
-  for (const name of adapterOwn) {
-    const value = (options as Record<string, unknown>)[name]
-    if (value !== undefined && OWN_OPTIONS[name as keyof typeof OWN_OPTIONS] !== 0) {
-      checkFunction(name, value)
-    }
-  }
+  checkOptionValues(options, OWN_OPTIONS)
+  for (const name of adapterHooks) checkOptionValues(options, { [name]: FUNCTION })
 }
 
 /** The limiter's own options out of an adapter's, for `createLimiter`. */

@@ -1,4 +1,5 @@
 import type { AlgorithmTable } from '../algorithms/table.js'
+import type { RateLimitError } from '../errors.js'
 import { CURRENT_HEADERS, type FamilyOptions, type HeaderFamily } from '../headers/families.js'
 import type { PartitionKeyHasher } from '../headers/partition-key.js'
 import type { ProxyTrust } from '../identity/proxy-trust.js'
@@ -128,35 +129,12 @@ export function kitParts(parts: RateLimitParts): KitParts {
     ...(parts as Required<RateLimitParts>),
     families: givenFamilies([...(parts.headers ?? []), CURRENT_HEADERS]),
     store:
-      parts.store ??
-      (() => {
-        throw invalidOption(
-          'store',
-          "required: this middleware was composed without a store of its own; give one here, or store: memoryStore (or mapStore) in createRateLimit's parts",
-        )
-      }),
+      parts.store ?? standIn('store', 'store: memoryStore (or mapStore)', 'give one here, or '),
     partitionKeys:
-      parts.partitionKeys ??
-      (() => {
-        throw invalidOption(
-          'partitionKey',
-          "hashing partition keys needs SHA-256, which this middleware was not composed with: add partitionKeys: createPartitionKeyHasher to createRateLimit's parts",
-        )
-      }),
+      parts.partitionKeys ?? standIn('partitionKey', 'partitionKeys: createPartitionKeyHasher'),
     routes: parts.routes ?? NO_ROUTES,
-    proxies:
-      parts.proxies ??
-      (() => {
-        throw invalidOption(
-          'trustProxy',
-          "trusting a proxy needs the forwarding headers' parsers, which this middleware was not composed with: add proxies: trustedProxies to createRateLimit's parts",
-        )
-      }),
-    figures:
-      parts.figures ??
-      (() => {
-        throw invalidOption('figures', "add figures: clientFigures to createRateLimit's parts")
-      }),
+    proxies: parts.proxies ?? standIn('trustProxy', 'proxies: trustedProxies'),
+    figures: parts.figures ?? standIn('figures', 'figures: clientFigures'),
   }
 }
 
@@ -170,24 +148,36 @@ function givenFamilies(all: readonly HeaderFamily[]) {
     const families: HeaderFamily[] = []
     if (legacyHeaders) {
       const legacy = all.find((family) => family.standardHeaders.length === 0)
-      if (legacy === undefined) {
-        throw invalidOption(
-          'legacyHeaders',
-          "true sends fields this middleware was not composed with: add xRateLimitHeaders to createRateLimit's headers",
-        )
-      }
+      if (legacy === undefined) throw notComposed('legacyHeaders', 'xRateLimitHeaders', 'headers')
       families.push(legacy)
     }
     if (standardHeaders !== false) {
       const standard = all.find((family) => family.standardHeaders.includes(standardHeaders))
       if (standard === undefined) {
-        throw invalidOption(
-          'standardHeaders',
-          `${JSON.stringify(standardHeaders)} sends fields this middleware was not composed with: add draft${standardHeaders.slice(6)}Headers to createRateLimit's headers`,
-        )
+        throw notComposed('standardHeaders', `draft${standardHeaders.slice(6)}Headers`, 'headers')
       }
       families.push(standard)
     }
     return families
+  }
+}
+
+/**
+ * The refusal of an option (`field`) that needs a part the middleware was composed without:
+ * names the part to `add` to createRateLimit's `list` (its parts, or its headers).
+ */
+export function notComposed(
+  field: string,
+  add: string,
+  list = 'parts',
+  lead = 'not composed into this middleware: ',
+): RateLimitError {
+  return invalidOption(field, `${lead}add ${add} to createRateLimit's ${list}`)
+}
+
+/** The stand-in for a part left out: refuses (`notComposed`) whatever asks it. */
+function standIn(field: string, add: string, lead?: string): () => never {
+  return () => {
+    throw notComposed(field, add, 'parts', lead)
   }
 }

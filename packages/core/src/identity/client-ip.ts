@@ -1,8 +1,9 @@
 import type { HeaderAccessor } from '../headers/types.js'
 import type { NodeIncomingHeaders } from '../node/node-header-limit.js'
+import { checkOptionValues, type OptionKind, whole } from '../options/option-values.js'
 import { createWarnOnce, type WarningOptions } from '../warnings.js'
 import { formatIp, type IpAddress, ipv4Number, parseIp } from './ip.js'
-import { checkPrefix, ipKey, type PrefixOptions } from './ip-prefix.js'
+import { ipKey, type PrefixOptions } from './ip-prefix.js'
 import {
   type ClientAddress,
   type ProxyTrust,
@@ -43,8 +44,18 @@ export type ClientIpResolver = (
  * clientIp(req.socket.remoteAddress, (name) => req.headers[name])?.key // '203.0.113.7'
  */
 export function createClientIpResolver(options: ClientIpOptions = {}): ClientIpResolver {
+  checkOptionValues(options, CLIENT_IP_KINDS)
   return compileClientIp(options, trustedProxies).address
 }
+
+/**
+ * What the prefix options' values must be (`checkOptionValues`; a middleware checks them with its
+ * other options). `trustProxy` is checked as it is parsed (`trustedProxies`).
+ */
+export const CLIENT_IP_KINDS = {
+  ipv4Prefix: whole({ min: 0, max: 32 }),
+  ipv6Prefix: whole({ min: 0, max: 128 }),
+} satisfies { readonly [K in keyof ClientIpOptions]?: OptionKind }
 
 /**
  * Reads one header of a request by its lower-case name: the framework's own accessor, given the
@@ -71,13 +82,11 @@ export type ClientIp = {
 }
 
 /**
- * The per-request resolvers of one trust configuration: the full address, or the key alone. A
- * `trustProxy` that trusts some proxy reads the forwarding header with `proxies`
- * (`trustedProxies`, or the refusal of a middleware composed without it).
+ * The per-request resolvers of one trust configuration (its prefixes checked: `CLIENT_IP_KINDS`):
+ * the full address, or the key alone. A `trustProxy` that trusts some proxy reads the forwarding
+ * header with `proxies` (`trustedProxies`, or the refusal of a middleware composed without it).
  */
 export function compileClientIp(options: ClientIpOptions, proxies: ProxyTrust): ClientIp {
-  checkPrefix('ipv4Prefix', options.ipv4Prefix, 32)
-  checkPrefix('ipv6Prefix', options.ipv6Prefix, 128)
   const warn = createWarnOnce(options)
   if ((options.ipv6Prefix ?? 64) > 64) {
     warn(

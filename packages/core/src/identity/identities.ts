@@ -1,7 +1,14 @@
 import { type HeaderAccessor, headerText } from '../headers/types.js'
 import type { NodeIncomingHeaders } from '../node/node-header-limit.js'
-import { checkWhole, invalidOption, shown } from '../options/option-values.js'
 import {
+  checkOptionValues,
+  type OptionKind,
+  orNull,
+  shown,
+  whole,
+} from '../options/option-values.js'
+import {
+  CLIENT_IP_KINDS,
   type ClientAddress,
   type ClientIp,
   type ClientIpOptions,
@@ -91,6 +98,7 @@ export type IdentityResolver = {
  * }) // { ip: '203.0.113.7', api_key: 'k_123', user: undefined }
  */
 export function createIdentityResolver(options: IdentityOptions = {}): IdentityResolver {
+  checkOptionValues(options, IDENTITY_KINDS)
   const clientIp = compileClientIp(options, trustedProxies)
   const resolve = compileIdentities<IdentitySource>(
     options,
@@ -114,6 +122,21 @@ function readSourceHeader(source: IdentitySource, name: string): ReturnType<Head
   return source.header(name)
 }
 
+/**
+ * What the identity options' values must be, checked in this order (`checkOptionValues`; a
+ * middleware checks them with its other options). A `maxApiKeyLength` of null reads as the
+ * default.
+ */
+export const IDENTITY_KINDS = {
+  ...CLIENT_IP_KINDS,
+  // Only text: \`null\` would pass the pattern as "null", and fail as it is read.
+  apiKeyHeader: (value) =>
+    value === false || (typeof value === 'string' && /^[!#$%&'*+.^_`|~0-9a-z-]+$/i.test(value))
+      ? undefined
+      : `${shown(value)} is not a header name`,
+  maxApiKeyLength: orNull(whole({ min: 1 })),
+} satisfies { readonly [K in keyof IdentityOptions]?: OptionKind }
+
 /** What a middleware's resolver reads beyond the client's address. */
 export type IdentityNeeds<Source> = {
   /** Whether a rule may key on `api_key`: reading a header is a real cost on fetch runtimes. */
@@ -134,7 +157,7 @@ export type RequestIdentities<Source> = (
 ) => Identities
 
 /**
- * The identities of a middleware's requests, read straight from the framework's request with
+ * The identities of a middleware's requests (of options already checked: `IDENTITY_KINDS`), read straight from the framework's request with
  * `read`: one call per request, with no object or closure made for it. The client's key is
  * `clientIp`'s (`compileClientIp` of the same options).
  */
@@ -145,13 +168,9 @@ export function compileIdentities<Source>(
   clientIp: ClientIp,
 ): RequestIdentities<Source> {
   const apiKeyHeader = options.apiKeyHeader === undefined ? 'x-api-key' : options.apiKeyHeader
-  if (apiKeyHeader !== false && !/^[!#$%&'*+.^_`|~0-9a-z-]+$/i.test(apiKeyHeader)) {
-    throw invalidOption('apiKeyHeader', `${shown(apiKeyHeader)} is not a header name`)
-  }
   const headerName = apiKeyHeader === false ? false : apiKeyHeader.toLowerCase()
   const bearer = options.bearerAsApiKey ?? false
   const maxLength = options.maxApiKeyLength ?? 256
-  checkWhole('maxApiKeyLength', maxLength, { min: 1 })
   const readsApiKey = needs.apiKey && (headerName !== false || bearer)
 
   function apiKey(source: Source): string | undefined {

@@ -3,7 +3,7 @@ import { checkCost } from '../algorithms/step.js'
 import { type AlgorithmTable, BUILT_IN_ALGORITHMS } from '../algorithms/table.js'
 import { RateLimitError } from '../errors.js'
 import { FOREIGN_OPTIONS, type ForeignOptions } from '../options/foreign-options.js'
-import { checkMethods, checkWhole, invalidOption } from '../options/option-values.js'
+import { checkOptionValues, checkValue } from '../options/option-values.js'
 import { refuseUnknownOptions } from '../options/unknown-options.js'
 import { checkRules } from '../rules/define-rules.js'
 import type { Rule } from '../rules/types.js'
@@ -25,7 +25,7 @@ import {
 import type { ConsumeOne, Engine } from './engine.js'
 import { checkIdentityNames, knownIdentityNames } from './identity-names.js'
 import { registerOperatorParts } from './operator-parts.js'
-import { LIMITER_OPTIONS } from './option-names.js'
+import { ALGORITHMS, LIMITER_KINDS, LIMITER_OPTIONS, STORE } from './option-names.js'
 import { type PenaltyPart, penalties } from './penalised.js'
 import { createReporter } from './report.js'
 import { type RouteMatching, routeMatching } from './route-matching.js'
@@ -37,7 +37,6 @@ import { DEFAULT_STORE_TIMEOUT_MS } from './store-deadline.js'
 import type { Limiter, LimiterOptions, Verdict } from './types.js'
 import { DEFAULT_STORE_ERROR_RETRY_AFTER_MS } from './types.js'
 import { rulesUpdater } from './update.js'
-import { shown } from './verdict.js'
 
 /**
  * Builds a limiter from rules. Rules are validated here, once (a `RuleValidationError` lists every
@@ -165,22 +164,16 @@ export type LimiterSetup = {
 function compileLimiter(options: LimiterOptions, parts: LimiterParts): LimiterSetup {
   refuseUnknownOptions(options, LIMITER_OPTIONS, 'createLimiter()', parts.foreignOptions)
   const algorithms = options.algorithms ?? parts.algorithms
-  if (typeof algorithms !== 'object' || algorithms === null) {
-    throw invalidOption(
-      'algorithms',
-      `expected the algorithms rules may name, e.g. { token_bucket: tokenBucket }, got ${shown(algorithms)}`,
-    )
-  }
+  checkValue('algorithms', algorithms, ALGORITHMS)
+  checkOptionValues(options, LIMITER_KINDS)
   const routes = parts.routes
   const rules = checkRules(options.rules, algorithms, parts)
   checkIdentityNames(rules, options.customIdentities)
   const compiled = compiledRules(rules, algorithms, parts)
-  const store = options.store ?? parts.store()
-  checkOptions(store, options)
+  // One made by the parts' store factory (an app's own, perhaps) is checked as a given one is.
+  const store = options.store ?? checkValue('store', parts.store(), STORE)
   checkRuleParts(store, compiled, parts)
-  const given = options.lists
-  if (given !== undefined) checkMethods('lists', given, ['compile'], 'accessLists({ allow, deny })')
-  const lists = given?.compile(knownIdentityNames(options.customIdentities))
+  const lists = options.lists?.compile(knownIdentityNames(options.customIdentities))
   const consumeOne = (store as { consumeOne?: ConsumeOne }).consumeOne
   // A budget of its own that will end: 0, NaN or Infinity (for "none") leaves the limiter's.
   const budget = store.timeoutMs
@@ -296,35 +289,5 @@ function refunder(
     const [now, refunding] = timeOf(given)
     refunded.add(verdict)
     return refundCharges(refunding, charges, verdict.at, now)
-  }
-}
-
-function checkOptions(store: Store, options: LimiterOptions): void {
-  checkMethods('store', store, ['consume', 'refund'], 'a Store (with consume and refund)')
-  // No clock given: `Date.now()`, read directly (see `clockReader`).
-  const clock = options.clock
-  if (clock !== undefined) checkMethods('clock', clock, ['now'], '{ now(): number }')
-  const timers = options.timers
-  if (timers !== undefined) {
-    const shape = '{ setTimeout(callback, ms), clearTimeout(handle) }'
-    checkMethods('timers', timers, ['setTimeout', 'clearTimeout'], shape)
-  }
-  const retry = options.storeErrorRetryAfterMs
-  if (retry !== undefined) checkWhole('storeErrorRetryAfterMs', retry, { min: 1, unit: 'ms' })
-  const timeout = options.storeTimeoutMs
-  // Timers take at most 2^31 − 1 ms; beyond that they fire at once.
-  const validTimeout =
-    timeout === undefined ||
-    timeout === false ||
-    (Number.isSafeInteger(timeout) && timeout >= 1 && timeout < 2 ** 31)
-  if (!validTimeout) {
-    throw invalidOption(
-      'storeTimeoutMs',
-      `expected whole ms from 1 to 2147483647, or false, got ${shown(timeout)}`,
-    )
-  }
-  const logger = options.logger
-  if (logger !== undefined && logger !== false) {
-    checkMethods('logger', logger, ['warn'], '{ warn(message: string): void }')
   }
 }

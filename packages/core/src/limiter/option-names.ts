@@ -1,21 +1,47 @@
+import { methods, type OptionKind, orNull, shown, whole } from '../options/option-values.js'
 import type { LimiterOptions } from './types.js'
 
-// Every limiter option by name, so that an unknown one can be refused. Typed as a record of the
-// option type's keys: adding an option to the type without listing it here does not compile.
-const LIMITER: { readonly [K in keyof LimiterOptions]-?: true } = {
-  rules: true,
-  store: true,
-  algorithms: true,
-  clock: true,
-  timers: true,
-  logger: true,
-  onError: true,
-  storeErrorRetryAfterMs: true,
-  storeTimeoutMs: true,
-  customIdentities: true,
-  lists: true,
-  figures: true,
+/** The algorithms a limiter's rules may name: the option's, or its parts' when it gives none. */
+export const ALGORITHMS: OptionKind = (value) =>
+  typeof value === 'object' && value !== null
+    ? undefined
+    : `expected the algorithms rules may name, e.g. { token_bucket: tokenBucket }, got ${shown(value)}`
+
+/** A store: the option's, or the one its parts' factory made. */
+export const STORE: OptionKind = methods(['consume', 'refund'], 'a Store (with consume and refund)')
+
+/**
+ * Every limiter option by name, so that an unknown one can be refused, with what its value must
+ * be, or 0 for none here (the rules, `customIdentities` and `figures` are checked with the rules,
+ * `algorithms` once resolved; `onError` is called as it is given).
+ * Typed as a record of the option type's keys: adding an option to the type without listing it
+ * here does not compile.
+ */
+export const LIMITER_KINDS: { readonly [K in keyof LimiterOptions]-?: OptionKind | 0 } = {
+  rules: 0,
+  // Null reads as no store: the default one.
+  store: orNull(STORE),
+  // Checked once resolved (`ALGORITHMS`): none or null reads the parts' algorithms.
+  algorithms: 0,
+  clock: methods(['now'], '{ now(): number }'),
+  timers: methods(
+    ['setTimeout', 'clearTimeout'],
+    '{ setTimeout(callback, ms), clearTimeout(handle) }',
+  ),
+  logger: (value) =>
+    value === false ? undefined : methods(['warn'], '{ warn(message: string): void }')(value),
+  onError: 0,
+  storeErrorRetryAfterMs: whole({ min: 1, unit: 'ms' }),
+  // Timers take at most 2^31 − 1 ms; beyond that they fire at once.
+  storeTimeoutMs: (value) =>
+    value === false ||
+    (Number.isSafeInteger(value) && (value as number) >= 1 && (value as number) < 2 ** 31)
+      ? undefined
+      : `expected whole ms from 1 to 2147483647, or false, got ${shown(value)}`,
+  customIdentities: 0,
+  lists: methods(['compile'], 'accessLists({ allow, deny })'),
+  figures: 0,
 }
 
 /** The options of `createLimiter`. Pure, so that a bundle that never checks them drops it. */
-export const LIMITER_OPTIONS: readonly string[] = /* @__PURE__ */ Object.keys(LIMITER)
+export const LIMITER_OPTIONS: readonly string[] = /* @__PURE__ */ Object.keys(LIMITER_KINDS)

@@ -19,7 +19,15 @@ import { policyName } from '../headers/policy-fields.js'
 import type { HeaderEntries } from '../headers/types.js'
 import type { RuleDecision, Verdict } from '../limiter/types.js'
 import { DEFAULT_STORE_ERROR_RETRY_AFTER_MS } from '../limiter/types.js'
-import { checkBoolean, checkOneOf, invalidOption, shown } from '../options/option-values.js'
+import {
+  BOOLEAN,
+  checkOptionValues,
+  invalidOption,
+  type OptionKind,
+  oneOf,
+  orNull,
+  shown,
+} from '../options/option-values.js'
 import {
   costExceedsCapacityProblem,
   DENY_LISTED,
@@ -129,7 +137,36 @@ export type Responder = {
  * const { headers, status, body } = responder.respond(verdict, Date.now())
  */
 export function createResponder(options: ResponderOptions = {}): Responder {
+  checkOptionValues(options, RESPONDER_KINDS)
   return composeResponder(options, EVERY_PART)
+}
+
+/**
+ * What each header option's value must be, checked in this order (`checkOptionValues`; a
+ * middleware checks them with its other options). Null reads as the default. Typed as a record of
+ * the option type's keys: adding an option without its kind does not compile.
+ */
+export const RESPONDER_KINDS: { readonly [K in keyof ResponderOptions]-?: OptionKind } = {
+  legacyHeaders: orNull(BOOLEAN),
+  legacyReset: orNull(oneOf(['epoch-seconds', 'delta-seconds'] satisfies LegacyReset[])),
+  standardHeaders: orNull(oneOf(STANDARD_HEADERS)),
+  shadowPolicies: orNull(BOOLEAN),
+  partitionKey: (value) =>
+    value === null || typeof value === 'boolean' || typeof value === 'function'
+      ? undefined
+      : `expected true, false or a function, got ${shown(value)}`,
+  exposeHeaders: orNull(BOOLEAN),
+  missingIdentity: orNull((value) => {
+    const { status, wwwAuthenticate: challenge } = value as {
+      status?: unknown
+      wwwAuthenticate?: unknown
+    }
+    if (status === 400 || status === 403 || (status === 401 && isFieldValue(challenge)))
+      return undefined
+    return status === 401 && typeof challenge === 'string' && challenge !== ''
+      ? `wwwAuthenticate ${shown(challenge)} cannot be sent as a header value (printable characters, no line breaks, no surrounding spaces)`
+      : 'expected { status: 400 }, { status: 403 } or { status: 401, wwwAuthenticate: "<scheme>" }'
+  }),
 }
 
 /** What `createResponder` and `rateLimit` are made with: every family, and SHA-256. */
@@ -152,31 +189,27 @@ export type ResponderParts = {
   readonly partitionKeys: () => PartitionKeyHasher
 }
 
-/** `createResponder` made of the parts given (see `ResponderParts`). */
+/**
+ * `createResponder` made of the parts given (see `ResponderParts`), of options already checked
+ * (`RESPONDER_KINDS`).
+ */
 export function composeResponder(options: ResponderOptions, parts: ResponderParts): Responder {
-  const flag = (name: 'legacyHeaders' | 'shadowPolicies' | 'exposeHeaders') =>
-    checkBoolean(name, options[name] ?? false)
-  // Checked in the options' order; the families chosen by two of them are all the fields need.
-  const legacyHeaders = flag('legacyHeaders')
+  // The families chosen by two of the options are all the fields need.
   const config: HeaderConfig = {
-    legacyReset: checkOneOf('legacyReset', options.legacyReset ?? 'epoch-seconds', LEGACY_RESETS),
+    legacyReset: options.legacyReset ?? 'epoch-seconds',
     families: parts.families({
-      legacyHeaders,
-      standardHeaders: checkOneOf(
-        'standardHeaders',
-        options.standardHeaders ?? 'draft-11',
-        STANDARD_HEADERS,
-      ),
+      legacyHeaders: options.legacyHeaders ?? false,
+      standardHeaders: options.standardHeaders ?? 'draft-11',
     }),
-    shadowPolicies: flag('shadowPolicies'),
+    shadowPolicies: options.shadowPolicies ?? false,
     epochReset: { second: Number.NaN, text: '' },
   }
   // Every header name this configuration can send, for `Access-Control-Expose-Headers`.
   const names = [...config.families.flatMap((family) => family.names), 'Retry-After']
-  const expose = flag('exposeHeaders')
+  const expose = options.exposeHeaders
     ? (['Access-Control-Expose-Headers', names.join(', ')] as const)
     : undefined
-  const missing = checkMissingIdentity(options.missingIdentity ?? { status: 400 })
+  const missing = options.missingIdentity ?? { status: 400 }
   const partitionKeyOf = partitionKeys(options.partitionKey, config.families, parts)
 
   /**
@@ -256,20 +289,6 @@ export function composeResponder(options: ResponderOptions, parts: ResponderPart
   }
 }
 
-const LEGACY_RESETS: readonly LegacyReset[] = ['epoch-seconds', 'delta-seconds']
-
-function checkMissingIdentity(value: MissingIdentityResponse): MissingIdentityResponse {
-  const { status } = value
-  const challenge = (value as { wwwAuthenticate?: unknown }).wwwAuthenticate
-  if (status === 400 || status === 403 || (status === 401 && isFieldValue(challenge))) return value
-  throw invalidOption(
-    'missingIdentity',
-    status === 401 && typeof challenge === 'string' && challenge !== ''
-      ? `wwwAuthenticate ${shown(challenge)} cannot be sent as a header value (printable characters, no line breaks, no surrounding spaces)`
-      : 'expected { status: 400 }, { status: 403 } or { status: 401, wwwAuthenticate: "<scheme>" }',
-  )
-}
-
 /**
  * A header value every adapter sends as given (RFC 9110 field-value): tabs, printable ASCII and
  * U+0080–U+00FF, no surrounding whitespace. Node refuses anything else (CR, LF, `✓`) on every
@@ -294,9 +313,6 @@ function partitionKeys(
   parts: ResponderParts,
 ): PartitionKeyOf | undefined {
   if (option == null || option === false) return undefined
-  if (option !== true && typeof option !== 'function') {
-    throw invalidOption('partitionKey', `expected true, false or a function, got ${shown(option)}`)
-  }
   if (!families.some((family) => family.partitionKeys)) {
     // A partition key nothing sends would be hashed on every request for no field.
     throw invalidOption(
