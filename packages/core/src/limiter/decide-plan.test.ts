@@ -514,6 +514,7 @@ function storeOf(c: Case): Store {
         return Promise.resolve(outcomeOf(charges, now))
       case 'thenable then throws':
         return {
+          // biome-ignore lint/suspicious/noThenProperty: a thenable is what is being tested
           get then(): never {
             throw down
           },
