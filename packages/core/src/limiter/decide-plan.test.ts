@@ -46,9 +46,17 @@ type Identities = RequestFacts['identities']
 
 // ---- the old implementation (decide.ts, fallback.ts, penalised.ts before the change) ----
 
+/** The engine as the old code had it: its reporter took the context built by the caller. */
+type OldEngine = Omit<Engine, 'reporter'> & {
+  readonly reporter: {
+    warnOnce: Engine['reporter']['warnOnce']
+    storeError(error: unknown, context: StoreErrorContext): void
+  }
+}
+
 /** A request's cost under a rule: its estimate when the rule settles, else by route. */
 function costFor(
-  engine: Engine,
+  engine: OldEngine,
   rule: CompiledRule,
   method: string,
   path: string,
@@ -89,7 +97,7 @@ function onePending(rule: CompiledRule, key: string, cost: number): Pending {
  * in this process, denied (fail-closed), or admitted with a fresh key's figures (fail-open).
  */
 function failedOne(
-  engine: Engine,
+  engine: OldEngine,
   rule: CompiledRule,
   key: string,
   cost: number,
@@ -101,7 +109,7 @@ function failedOne(
 }
 
 function decideAll(
-  engine: Engine,
+  engine: OldEngine,
   matched: readonly CompiledRule[],
   identities: Identities,
   method: string,
@@ -152,7 +160,7 @@ function decideAll(
 }
 
 /** Charges a request's rules to the store as one unit and reads the reply into a verdict. */
-function consumeAll(engine: Engine, pending: Pending, now: number): MaybePromise<Verdict> {
+function consumeAll(engine: OldEngine, pending: Pending, now: number): MaybePromise<Verdict> {
   if (pending.charges.length === 0) return combine(pending.missing, now)
   let outcome: MaybePromise<Outcome>
   try {
@@ -175,7 +183,12 @@ function consumeAll(engine: Engine, pending: Pending, now: number): MaybePromise
 }
 
 /** Turns the store's reply into a verdict; a reply that is not one is a store failure. */
-function verdictOfReply(engine: Engine, pending: Pending, outcome: Outcome, now: number): Verdict {
+function verdictOfReply(
+  engine: OldEngine,
+  pending: Pending,
+  outcome: Outcome,
+  now: number,
+): Verdict {
   const { charged, charges } = pending
   const made: RuleDecision[] = new Array(charged.length)
   let at: number
@@ -216,7 +229,7 @@ function verdictOfReply(engine: Engine, pending: Pending, outcome: Outcome, now:
  * denies the request; otherwise the rules that fall back are decided in this process (the
  * request is decided by them), and the rest pass, with no figures to report.
  */
-function storeFailure(engine: Engine, pending: Pending, error: unknown, now: number): Verdict {
+function storeFailure(engine: OldEngine, pending: Pending, error: unknown, now: number): Verdict {
   const { charged, charges } = pending
   const denials: RuleDecision[] = []
   charged.forEach((rule, i) => {
@@ -251,7 +264,7 @@ function inRuleOrder(pending: Pending, decisions: RuleDecision[]): RuleDecision[
 }
 
 function decideLocally(
-  engine: Engine,
+  engine: OldEngine,
   charged: readonly CompiledRule[],
   charges: readonly Charge[],
   now: number,
@@ -358,11 +371,11 @@ function checkOffences(rule: CompiledRule, record: unknown): Offences {
 const oldPenalties = {
   ...penalties,
   decisions: penalisedDecisions,
-} as unknown as Engine['penalties']
+} as unknown as OldEngine['penalties']
 
 /** The old `decide` of a request matching every rule, as `requestDecider` then ran it. */
 function oldDecide(
-  engine: Engine,
+  engine: OldEngine,
   matched: readonly CompiledRule[],
   identities: Identities,
   now: number,
@@ -604,9 +617,15 @@ async function bothWays(c: Case) {
     limiter.decide({ method: 'GET', path: '/', identities: c.identities }, { now: NOW }),
   )
   const was = heard()
-  const reporter = createReporter(was.logger, withOnError ? was.onError : undefined)
+  const made = createReporter(was.logger, withOnError ? was.onError : undefined)
+  // The reporter as the old code called it, with the context built by the caller.
+  const reporter = {
+    warnOnce: made.warnOnce,
+    storeError: (error: unknown, c: StoreErrorContext) =>
+      made.storeError(error, c.operation, c.rules, c.failClosed, c.fallback),
+  }
   const consumeOne = (store as { consumeOne?: Engine['consumeOne'] }).consumeOne
-  const engine: Engine = {
+  const engine: OldEngine = {
     store,
     consumeOne: consumeOne?.bind(store),
     reporter,

@@ -319,12 +319,13 @@ function storeFailure(engine: Engine, pending: Pending, error: unknown, now: num
   const closes = (rule: CompiledRule) => rule.failClosed && !rule.shadow
   const failClosed = charged.some(closes)
   const local = failClosed ? undefined : decideLocally(engine, pending, now)
-  engine.reporter.storeError(error, {
-    operation: 'consume',
-    rules: charged.filter((rule) => !(local && rule.fallback)).map((rule) => rule.id),
+  engine.reporter.storeError(
+    error,
+    'consume',
+    charged.filter((rule) => !(local && rule.fallback)).map((rule) => rule.id),
     failClosed,
-    ...(local && { fallback: local.map((d) => d.rule) }),
-  })
+    local?.map((d) => d.rule),
+  )
   // The decisions of the rules that fell back, in charge order.
   let next = 0
   const decisions = inRuleOrder(pending, (rule, charge) =>

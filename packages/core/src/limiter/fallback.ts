@@ -38,11 +38,11 @@ export function decideLocally(
       return { ...storeDecision(rule, decisions[i], charge.cost, charge.key), degraded: true }
     })
   } catch (error) {
-    engine.reporter.storeError(error, {
-      operation: 'consume',
-      rules: fallback.map((rule) => rule.id),
-      failClosed: false,
-    })
+    engine.reporter.storeError(
+      error,
+      'consume',
+      fallback.map((rule) => rule.id),
+    )
     return undefined
   }
 }

@@ -62,10 +62,7 @@ type HeldSetup<R extends HeldRule, E> = {
   readonly store: { readonly shared?: boolean | undefined }
   readonly engine: E & {
     readonly reporter: {
-      storeError(
-        error: unknown,
-        context: { operation: 'refund'; rules: string[]; failClosed: boolean },
-      ): void
+      storeError(error: unknown, operation: 'refund', rules: string[]): void
     }
   }
 }
@@ -262,11 +259,7 @@ function releaser<V extends HeldVerdict, R extends HeldRule, C extends HeldCharg
         // Slots come back whatever the time: no clock read.
         refundOne(rule.id, rule.algorithm, d.key, d.cost, verdict.at, verdict.at)
       } catch (error) {
-        engine.reporter.storeError(error, {
-          operation: 'refund',
-          rules: [rule.id],
-          failClosed: false,
-        })
+        engine.reporter.storeError(error, 'refund', [rule.id])
         return
       }
       queues?.released([{ rule: rule.id, key: d.key }])
