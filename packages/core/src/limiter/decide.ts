@@ -39,7 +39,7 @@ const NOT_UPPER_CASE = /[^A-Z]/
 
 /** What deciding a request needs of the limiter's setup (built once by `createLimiter`). */
 type DeciderSetup = {
-  readonly engine: Engine
+  /** The time of a request, and the engine to decide it with (`reader.engine`). */
   readonly reader: ClockReader
   /** The allow and deny lists (`lists`), when given. */
   readonly lists: ListCheck | undefined
@@ -67,14 +67,10 @@ export function requestDecider(
   markWaiting: ((verdict: MaybePromise<Verdict>) => MaybePromise<Verdict>) | undefined,
   figures: FiguresHook | undefined,
 ): (facts: RequestFacts, given?: DecideOptions) => MaybePromise<Verdict> {
-  const { engine, reader: clock, lists } = setup
+  const { reader: clock, lists } = setup
   return function decide(facts, given) {
-    let now = clock.read(given?.now)
-    let deciding = engine
-    if (typeof now !== 'number') {
-      deciding = failingEngine(engine, now)
-      now = clock.latest
-    }
+    const now = clock.read(given?.now)
+    const deciding = clock.engine
     if (lists !== undefined) {
       // Before any store call: a listed client is neither charged nor told any figure.
       const listed = lists(facts.identities)
@@ -418,26 +414,40 @@ function fallbackKey(
 
 /**
  * The time of a call, as whole ms: the one it gives, else the clock's, noticing when the clock
- * steps back or fails.
+ * steps back or fails; and the engine to make the call with. A clock that fails is decided like
+ * a store that fails: the call is placed at the latest time read, and its engine fails every
+ * store call with the clock's error, so each rule's `onStoreError` decides.
  */
 export type ClockReader = {
   /**
    * The time given (whole ms, a fraction floored; a bad one is the caller's bug and throws), or
-   * the clock's, or the error of a clock that failed.
+   * the clock's, or, when the clock failed (`failure`), the latest time read (0 before any).
    */
-  read(given: number | undefined): number | RateLimitError
-  /** The latest time read, or 0 before any: where a clock failure's verdict is placed. */
-  readonly latest: number
+  read(given: number | undefined): number
+  /** The engine of the call last read: the limiter's, or one failing with `failure`. */
+  readonly engine: Engine
+  /** Why the clock failed in the call last read, or undefined. */
+  readonly failure: RateLimitError | undefined
   /** How many readings were earlier than the one before (a step back, such as an NTP fix). */
   readonly stepsBack: number
 }
 
 /** The limiter's time reader; with no clock given, `Date.now()` read directly. */
-export function clockReader(clock: Clock | undefined, reporter: Reporter): ClockReader {
+export function clockReader(clock: Clock | undefined, engine: Engine): ClockReader {
+  const failed = (message: string, cause?: unknown): number => {
+    const failure = new RateLimitError('ERR_RL_CLOCK_FAILED', message, { cause })
+    reader.failure = failure
+    reader.engine = failingEngine(engine, failure)
+    return reader.latest
+  }
   const reader = {
     latest: 0,
     stepsBack: 0,
-    read(given: number | undefined): number | RateLimitError {
+    engine,
+    failure: undefined as RateLimitError | undefined,
+    read(given: number | undefined): number {
+      reader.engine = engine
+      reader.failure = undefined
       if (given !== undefined) {
         return wholeTime(given)
       }
@@ -445,17 +455,17 @@ export function clockReader(clock: Clock | undefined, reporter: Reporter): Clock
       try {
         value = clock === undefined ? Date.now() : clock.now()
       } catch (error) {
-        return clockFailed(`clock.now() threw: ${messageOf(error)}`, error)
+        return failed(`clock.now() threw: ${messageOf(error)}`, error)
       }
       if (typeof value !== 'number' || !(value >= 0 && value <= MAX_TIME_MS)) {
-        return clockFailed(
+        return failed(
           `clock.now() returned ${typeof value === 'number' ? value : typeof value}, expected ms since the epoch between 0 and ${MAX_TIME_MS}`,
         )
       }
       const now = Math.floor(value)
       if (now < reader.latest) {
         reader.stepsBack++
-        reporter.warnOnce(
+        engine.reporter.warnOnce(
           'WARN_CLOCK_STEPPED_BACK',
           'the clock stepped back; a key is held at its own time for up to its reset span and moved to the new time beyond that (limiter.clockStepsBack counts the steps)',
         )
@@ -467,12 +477,8 @@ export function clockReader(clock: Clock | undefined, reporter: Reporter): Clock
   return reader
 }
 
-function clockFailed(message: string, cause?: unknown): RateLimitError {
-  return new RateLimitError('ERR_RL_CLOCK_FAILED', message, { cause })
-}
-
 /** `engine` with a store that fails every call with `error` (a clock that failed). */
-export function failingEngine(engine: Engine, error: Error): Engine {
+function failingEngine(engine: Engine, error: Error): Engine {
   const fail = (): never => {
     throw error
   }
