@@ -92,22 +92,6 @@ function onePending(rule: CompiledRule, key: string, cost: number): Pending {
   }
 }
 
-/**
- * The decision of one rule for one key whose store call failed, by its `onStoreError`: decided
- * in this process, denied (fail-closed), or admitted with a fresh key's figures (fail-open).
- */
-function failedOne(
-  engine: OldEngine,
-  rule: CompiledRule,
-  key: string,
-  cost: number,
-  now: number,
-  error: unknown,
-): RuleDecision {
-  const made = storeFailure(engine, onePending(rule, key, cost), error, now).decisions[0]
-  return made ?? madeUpDecision(rule, true, cost, key)
-}
-
 function decideAll(
   engine: OldEngine,
   matched: readonly CompiledRule[],

@@ -8,7 +8,7 @@ import { chargeOf } from './admitted-charges.js'
 import type { CompiledRule } from './compile-rule.js'
 import { type Engine, isPromiseLike } from './engine.js'
 import { decideLocally } from './fallback.js'
-import { messageOf, type Reporter } from './report.js'
+import { messageOf } from './report.js'
 import type { RuleIndex } from './rule-index.js'
 import { replyWithin } from './store-deadline.js'
 import type {
