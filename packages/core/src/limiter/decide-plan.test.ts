@@ -23,15 +23,7 @@ import type {
   StoreErrorContext,
   Verdict,
 } from './types.js'
-import {
-  combine,
-  madeUpDecision,
-  NONE,
-  replyError,
-  shown,
-  singleVerdict,
-  storeDecision,
-} from './verdict.js'
+import { combine, madeUpDecision, NONE, replyError, shown, storeDecision } from './verdict.js'
 
 /*
  * A request's rules were once decided from a `Pending` split into charged rules and
@@ -357,6 +349,26 @@ const oldPenalties = {
   decisions: penalisedDecisions,
 } as unknown as OldEngine['penalties']
 
+/**
+ * The verdict of one rule's decision, as `combine` makes it of one, written out: the one-rule
+ * path of every request on a synchronous store, with no loop and no second builder.
+ */
+function singleVerdict(decision: RuleDecision, at: number): Verdict {
+  const shadow = decision.mode === 'shadow'
+  const allowed = decision.allowed || shadow
+  return {
+    allowed,
+    reason: allowed ? undefined : 'limit',
+    decisions: [decision],
+    deciding: shadow ? undefined : decision,
+    shadowDenied: shadow && !decision.allowed ? [decision] : NONE,
+    at,
+    storeFailed: false,
+    waitMs: shadow || !decision.allowed ? undefined : decision.delayMs || undefined,
+    slotsReleased: undefined,
+  }
+}
+
 /** The old `decide` of a request matching every rule, as `requestDecider` then ran it. */
 function oldDecide(
   engine: OldEngine,
@@ -658,6 +670,32 @@ describe('deciding a request from its plan in rule order', () => {
       'forbidden',
     ]) {
       expect(reasons).toContain(reason)
+    }
+  })
+})
+
+describe("a one-rule request's verdict", () => {
+  it('is the one the old builder for one decision wrote out', () => {
+    const next = random(7)
+    const pick = <T>(list: readonly T[]): T => list[Math.floor(next() * list.length)]!
+    for (let i = 0; i < 2000; i++) {
+      const allowed = next() < 0.5
+      const d: RuleDecision = {
+        allowed,
+        remaining: pick([0, 1, 5]),
+        limit: 5,
+        resetAfterMs: pick([0, 100]),
+        retryAfterMs: allowed ? pick([undefined, 0]) : pick([0, 250]),
+        delayMs: pick([undefined, 0, 1, 300]),
+        rule: 'r0',
+        mode: pick(['enforce', 'shadow'] as const),
+        cost: pick([0, 1]),
+        policy: { quota: 5, windowMs: 1000 } as RuleDecision['policy'],
+        key: 'ip:203.0.113.7',
+        storeFailed: false,
+      }
+      const at = pick([0, NOW])
+      expect(combine([d], at), JSON.stringify(d)).toStrictEqual(singleVerdict(d, at))
     }
   })
 })

@@ -19,15 +19,7 @@ import type {
   RuleDecision,
   Verdict,
 } from './types.js'
-import {
-  combine,
-  madeUpDecision,
-  NONE,
-  replyError,
-  shown,
-  singleVerdict,
-  storeDecision,
-} from './verdict.js'
+import { combine, madeUpDecision, NONE, replyError, shown, storeDecision } from './verdict.js'
 
 // A request's way through the limiter: the time, the rules that match it, their keys and costs,
 // one store call, and the verdict read from the store's reply.
@@ -114,7 +106,8 @@ export function requestDecider(
       deciding.consumeOne !== undefined &&
       first.penalty === undefined
     ) {
-      // One rule, a synchronous store: no arrays but the verdict's own, no promise.
+      // One rule, a synchronous store: no arrays but the verdict's own, no promise. `combine`
+      // of one decision allocates what a builder for one would: the verdict and its array.
       const key = keyOf(first, facts.identities)
       if (key !== undefined && key !== UNKNOWN_CLIENT_KEY) {
         // costFor, written out: the one-rule path of every request.
@@ -127,7 +120,7 @@ export function requestDecider(
               : costs.costOf(method, path, first.cost)
         try {
           const reply = deciding.consumeOne(first.id, first.algorithm, key, cost, now)
-          verdict = singleVerdict(storeDecision(first, reply, cost, key), now)
+          verdict = combine([storeDecision(first, reply, cost, key)], now)
         } catch (error) {
           verdict = storeFailure(deciding, onePending(first, key, cost), error, now)
         }
