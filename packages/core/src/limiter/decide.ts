@@ -326,9 +326,8 @@ function storeFailure(engine: Engine, pending: Pending, error: unknown, now: num
         ? madeUpDecision(rule, false, charge.cost, charge.key, engine.storeErrorRetryAfterMs)
         : undefined,
   )
-  return local
-    ? combine(decisions, now)
-    : combine(decisions, now, failClosed ? 'store-unavailable' : 'limit', true)
+  // Decided in this process, the verdict is the local decisions': not a store failure.
+  return combine(decisions, now, failClosed ? 'store-unavailable' : 'limit', !local)
 }
 
 /** The missing-identity denials with the charged rules' decisions `decide` makes, in rule order. */
