@@ -204,6 +204,7 @@ function decideAll(
 ): MaybePromise<Verdict> {
   const count = rules.length
   const plan: (Charge | RuleDecision)[] = new Array(count)
+  let missing = false
   let refused = false
   let penalised = false
   for (let i = 0; i < count; i++) {
@@ -212,6 +213,7 @@ function decideAll(
     const key = keyOf(rule, identities)
     if (key === undefined) {
       plan[i] = madeUpDecision(rule, false, cost)
+      missing = true
       if (!rule.shadow) refused = true
       continue
     }
@@ -226,7 +228,8 @@ function decideAll(
     plan[i] = penalty === undefined ? charge : { ...charge, penalty }
     if (penalty !== undefined) penalised = true
   }
-  const charges = plan.filter((step) => 'algorithm' in step)
+  // The plan itself when every rule is charged: no second array.
+  const charges = missing ? plan.filter((step) => 'algorithm' in step) : (plan as Charge[])
   const pending: Pending = { rules, plan, charges, penalised }
   // Refused, or only shadow rules lacking their identity (then admitted, the reason unread).
   if (refused || charges.length === 0) {
