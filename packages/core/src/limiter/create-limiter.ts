@@ -15,13 +15,7 @@ import type { ListCheck } from './access-lists.js'
 import { admittedCharges, chargeOf } from './admitted-charges.js'
 import { clientFigures } from './client-figures.js'
 import type { CompiledRule } from './compile-rule.js'
-import {
-  type ClockReader,
-  clockReader,
-  consumeAll,
-  failingEngine,
-  requestDecider,
-} from './decide.js'
+import { type ClockReader, clockReader, consumeAll, requestDecider } from './decide.js'
 import type { ConsumeOne, Engine } from './engine.js'
 import { checkIdentityNames, knownIdentityNames } from './identity-names.js'
 import { registerOperatorParts } from './operator-parts.js'
@@ -98,8 +92,8 @@ export type LimiterParts = {
 /** `createLimiter` from the parts given, and none other. */
 export function composeLimiter(options: LimiterOptions, parts: LimiterParts): Limiter {
   const setup = compileLimiter(options, parts)
-  const { rules, store, engine, reader } = setup
-  const timeOf = timeSource(engine, reader)
+  const { rules, store, reader } = setup
+  const timeOf = timeSource(reader)
   // Rules an update removed: verdicts made under them are still refunded and released.
   const retired = new Map<string, CompiledRule>()
   const ruleOf = ruleLookup(setup.byId, retired)
@@ -196,7 +190,7 @@ function compileLimiter(options: LimiterOptions, parts: LimiterParts): LimiterSe
     index: routes.ruleIndex(compiled),
     store,
     engine,
-    reader: clockReader(options.clock, engine.reporter),
+    reader: clockReader(options.clock, engine),
     lists,
   }
 }
@@ -230,15 +224,10 @@ export type TimeOf = (given: { readonly now?: number } | undefined) => [number, 
 
 /**
  * The time of a call: the `now` given (whole ms; a bad one is the caller's bug and throws) or
- * the clock's. A clock that fails is decided like a store that fails: the engine handed back
- * fails every call with the clock's error, so each rule's `onStoreError` decides.
+ * the clock's, and the engine to make it with (see `ClockReader`).
  */
-function timeSource(engine: Engine, reader: ClockReader): TimeOf {
-  return (given) => {
-    const read = reader.read(given?.now)
-    if (typeof read === 'number') return [read, engine]
-    return [reader.latest, failingEngine(engine, read)]
-  }
+function timeSource(reader: ClockReader): TimeOf {
+  return (given) => [reader.read(given?.now), reader.engine]
 }
 
 function ruleLookup(

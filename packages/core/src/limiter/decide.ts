@@ -8,7 +8,7 @@ import { chargeOf } from './admitted-charges.js'
 import type { CompiledRule } from './compile-rule.js'
 import { type Engine, isPromiseLike } from './engine.js'
 import { decideLocally } from './fallback.js'
-import { messageOf, type Reporter } from './report.js'
+import { messageOf } from './report.js'
 import type { RuleIndex } from './rule-index.js'
 import { replyWithin } from './store-deadline.js'
 import type {
@@ -19,15 +19,7 @@ import type {
   RuleDecision,
   Verdict,
 } from './types.js'
-import {
-  combine,
-  madeUpDecision,
-  NONE,
-  replyError,
-  shown,
-  singleVerdict,
-  storeDecision,
-} from './verdict.js'
+import { combine, madeUpDecision, NONE, replyError, shown, storeDecision } from './verdict.js'
 
 // A request's way through the limiter: the time, the rules that match it, their keys and costs,
 // one store call, and the verdict read from the store's reply.
@@ -39,7 +31,7 @@ const NOT_UPPER_CASE = /[^A-Z]/
 
 /** What deciding a request needs of the limiter's setup (built once by `createLimiter`). */
 type DeciderSetup = {
-  readonly engine: Engine
+  /** The time of a request, and the engine to decide it with (`reader.engine`). */
   readonly reader: ClockReader
   /** The allow and deny lists (`lists`), when given. */
   readonly lists: ListCheck | undefined
@@ -67,14 +59,10 @@ export function requestDecider(
   markWaiting: ((verdict: MaybePromise<Verdict>) => MaybePromise<Verdict>) | undefined,
   figures: FiguresHook | undefined,
 ): (facts: RequestFacts, given?: DecideOptions) => MaybePromise<Verdict> {
-  const { engine, reader: clock, lists } = setup
+  const { reader: clock, lists } = setup
   return function decide(facts, given) {
-    let now = clock.read(given?.now)
-    let deciding = engine
-    if (typeof now !== 'number') {
-      deciding = failingEngine(engine, now)
-      now = clock.latest
-    }
+    const now = clock.read(given?.now)
+    const deciding = clock.engine
     if (lists !== undefined) {
       // Before any store call: a listed client is neither charged nor told any figure.
       const listed = lists(facts.identities)
@@ -118,7 +106,8 @@ export function requestDecider(
       deciding.consumeOne !== undefined &&
       first.penalty === undefined
     ) {
-      // One rule, a synchronous store: no arrays but the verdict's own, no promise.
+      // One rule, a synchronous store: no arrays but the verdict's own, no promise. `combine`
+      // of one decision allocates what a builder for one would: the verdict and its array.
       const key = keyOf(first, facts.identities)
       if (key !== undefined && key !== UNKNOWN_CLIENT_KEY) {
         // costFor, written out: the one-rule path of every request.
@@ -131,7 +120,7 @@ export function requestDecider(
               : costs.costOf(method, path, first.cost)
         try {
           const reply = deciding.consumeOne(first.id, first.algorithm, key, cost, now)
-          verdict = singleVerdict(storeDecision(first, reply, cost, key), now)
+          verdict = combine([storeDecision(first, reply, cost, key)], now)
         } catch (error) {
           verdict = storeFailure(deciding, onePending(first, key, cost), error, now)
         }
@@ -165,27 +154,27 @@ function costFor(
   return costs === undefined ? rule.cost : costs.costOf(method, path, rule.cost)
 }
 
-/** A request's rules split into those charged to the store and those decided without it. */
-type Pending = {
-  /** Every matching rule, in rule order. */
-  readonly matched: readonly CompiledRule[]
-  readonly charged: CompiledRule[]
-  readonly charges: Charge[]
-  /** Denials of rules that refuse requests lacking their identity (`NONE` if none). */
-  missing: readonly RuleDecision[]
+/**
+ * A request's rules in rule order, each with its charge, or with its denial when the request
+ * lacks an identity the rule keys on: every verdict's decisions are read off it in that order.
+ */
+export type Pending = {
+  readonly rules: readonly CompiledRule[]
+  /** Per rule (same index): its charge, or its missing-identity denial. */
+  readonly plan: readonly (Charge | RuleDecision)[]
+  /** The charges of `plan`, in order, as the store is sent them. */
+  readonly charges: readonly Charge[]
   /** True when a charge carries a rule's penalty: the store's `consumePenalised` decides. */
-  penalised: boolean
+  readonly penalised: boolean
 }
+
+/** The decision of a charged rule (`n`: its charge's place among `charges`), or none. */
+type ChargedDecision = (rule: CompiledRule, charge: Charge, n: number) => RuleDecision | undefined
 
 /** The charge of one rule for one key: a store call that failed. */
 function onePending(rule: CompiledRule, key: string, cost: number): Pending {
-  return {
-    matched: [rule],
-    charged: [rule],
-    charges: [chargeOf(rule, key, cost)],
-    missing: NONE,
-    penalised: false,
-  }
+  const charges = [chargeOf(rule, key, cost)]
+  return { rules: [rule], plan: charges, charges, penalised: false }
 }
 
 /**
@@ -206,29 +195,25 @@ export function failedOne(
 
 function decideAll(
   engine: Engine,
-  matched: readonly CompiledRule[],
+  rules: readonly CompiledRule[],
   identities: Identities,
   method: string,
   path: string,
   now: number,
   estimate?: number,
 ): MaybePromise<Verdict> {
-  // Arrays of the matched rules' length, cut short when a rule lacks its identity: a push onto
-  // an empty array would allocate room for 17.
-  const count = matched.length
-  const charged: CompiledRule[] = new Array(count)
-  const charges: Charge[] = new Array(count)
-  const pending: Pending = { matched, charged, charges, missing: NONE, penalised: false }
-  let made = 0
+  const count = rules.length
+  const plan: (Charge | RuleDecision)[] = new Array(count)
+  let missing = false
   let refused = false
-  let missing: RuleDecision[] | undefined
+  let penalised = false
   for (let i = 0; i < count; i++) {
-    const rule = matched[i]!
+    const rule = rules[i]!
     const cost = costFor(engine, rule, method, path, estimate)
     const key = keyOf(rule, identities)
     if (key === undefined) {
-      if (missing === undefined) pending.missing = missing = []
-      missing.push(madeUpDecision(rule, false, cost))
+      plan[i] = madeUpDecision(rule, false, cost)
+      missing = true
       if (!rule.shadow) refused = true
       continue
     }
@@ -238,26 +223,27 @@ function decideAll(
         `rule "${rule.id}": a request without an ip identity was counted in one bucket shared by all such requests; check that the adapter resolves the client IP`,
       )
     }
-    charged[made] = rule
     const penalty = rule.penalty
-    charges[made] = chargeOf(rule, key, cost)
-    if (penalty !== undefined) {
-      charges[made] = { ...charges[made]!, penalty }
-      pending.penalised = true
-    }
-    made++
+    const charge = chargeOf(rule, key, cost)
+    plan[i] = penalty === undefined ? charge : { ...charge, penalty }
+    if (penalty !== undefined) penalised = true
   }
-  if (made < count) {
-    charged.length = made
-    charges.length = made
+  // The plan itself when every rule is charged: no second array.
+  const charges = missing ? plan.filter((step) => 'algorithm' in step) : (plan as Charge[])
+  const pending: Pending = { rules, plan, charges, penalised }
+  // Refused, or only shadow rules lacking their identity (then admitted, the reason unread).
+  if (refused || charges.length === 0) {
+    return combine(
+      inRuleOrder(pending, () => undefined),
+      now,
+      'missing-identity',
+    )
   }
-  if (refused) return combine(pending.missing, now, 'missing-identity')
   return consumeAll(engine, pending, now)
 }
 
 /** Charges a request's rules to the store as one unit and reads the reply into a verdict. */
 export function consumeAll(engine: Engine, pending: Pending, now: number): MaybePromise<Verdict> {
-  if (pending.charges.length === 0) return combine(pending.missing, now)
   let outcome: MaybePromise<Outcome>
   try {
     outcome = pending.penalised
@@ -280,8 +266,8 @@ export function consumeAll(engine: Engine, pending: Pending, now: number): Maybe
 
 /** Turns the store's reply into a verdict; a reply that is not one is a store failure. */
 function verdictOfReply(engine: Engine, pending: Pending, outcome: Outcome, now: number): Verdict {
-  const { charged, charges } = pending
-  const made: RuleDecision[] = new Array(charged.length)
+  const count = pending.charges.length
+  let made: RuleDecision[]
   let at: number
   // Set when a penalty's block refuses the request ('blocked', 'forbidden'); else 'limit'.
   let reason: DenyReason | undefined
@@ -289,9 +275,9 @@ function verdictOfReply(engine: Engine, pending: Pending, outcome: Outcome, now:
   // are then checked: a getter or proxy in the reply that throws is caught like a bad figure.
   try {
     const decisions = outcome?.decisions
-    if (!Array.isArray(decisions) || decisions.length !== charges.length) {
+    if (!Array.isArray(decisions) || decisions.length !== count) {
       throw replyError(
-        `the store answered ${Array.isArray(decisions) ? decisions.length : 'no'} decisions for ${charges.length} charges`,
+        `the store answered ${Array.isArray(decisions) ? decisions.length : 'no'} decisions for ${count} charges`,
       )
     }
     at = outcome.at
@@ -301,18 +287,17 @@ function verdictOfReply(engine: Engine, pending: Pending, outcome: Outcome, now:
         `the store answered at ${shown(at)}, expected whole ms between 0 and ${MAX_TIME_MS}`,
       )
     }
-    for (let i = 0; i < charged.length; i++) {
-      const charge = charges[i]!
-      made[i] = storeDecision(charged[i]!, decisions[i], charge.cost, charge.key)
-    }
+    made = inRuleOrder(pending, (rule, charge, n) =>
+      storeDecision(rule, decisions[n], charge.cost, charge.key),
+    )
     if (pending.penalised) {
       const offences = (outcome as PenalisedOutcome).offences
-      reason = engine.penalties!.decisions(charged, made, offences, at)
+      reason = engine.penalties!.decisions(pending.rules, made, offences, at)
     }
   } catch (error) {
     return storeFailure(engine, pending, error, now)
   }
-  return combine(inRuleOrder(pending, made), at, reason)
+  return combine(made, at, reason)
 }
 
 /**
@@ -321,37 +306,47 @@ function verdictOfReply(engine: Engine, pending: Pending, outcome: Outcome, now:
  * request is decided by them), and the rest pass, with no figures to report.
  */
 function storeFailure(engine: Engine, pending: Pending, error: unknown, now: number): Verdict {
-  const { charged, charges } = pending
-  const denials: RuleDecision[] = []
-  charged.forEach((rule, i) => {
-    if (rule.shadow || !rule.failClosed) return
-    const charge = charges[i]!
-    denials.push(
-      madeUpDecision(rule, false, charge.cost, charge.key, engine.storeErrorRetryAfterMs),
-    )
-  })
-  const failClosed = denials.length > 0
-  const local = failClosed ? undefined : decideLocally(engine, charged, charges, now)
-  engine.reporter.storeError(error, {
-    operation: 'consume',
-    rules: charged.filter((rule) => !(local && rule.fallback)).map((rule) => rule.id),
+  const { rules, plan } = pending
+  const charged = rules.filter((_, i) => 'algorithm' in plan[i]!)
+  const closes = (rule: CompiledRule) => rule.failClosed && !rule.shadow
+  const failClosed = charged.some(closes)
+  const local = failClosed ? undefined : decideLocally(engine, pending, now)
+  engine.reporter.storeError(
+    error,
+    'consume',
+    charged.filter((rule) => !(local && rule.fallback)).map((rule) => rule.id),
     failClosed,
-    ...(local && { fallback: local.map((d) => d.rule) }),
-  })
-  if (local !== undefined) return combine(inRuleOrder(pending, local), now)
-  return combine(
-    inRuleOrder(pending, denials),
-    now,
-    failClosed ? 'store-unavailable' : 'limit',
-    true,
+    local?.map((d) => d.rule),
   )
+  // The decisions of the rules that fell back, in charge order.
+  let next = 0
+  const decisions = inRuleOrder(pending, (rule, charge) =>
+    local
+      ? rule.fallback
+        ? local[next++]
+        : undefined
+      : closes(rule)
+        ? madeUpDecision(rule, false, charge.cost, charge.key, engine.storeErrorRetryAfterMs)
+        : undefined,
+  )
+  // Decided in this process, the verdict is the local decisions': not a store failure.
+  return combine(decisions, now, failClosed ? 'store-unavailable' : 'limit', !local)
 }
 
-/** Merges decisions with the missing-identity denials, in rule order. */
-function inRuleOrder(pending: Pending, decisions: RuleDecision[]): RuleDecision[] {
-  if (pending.missing.length === 0) return decisions
-  const at = (d: RuleDecision) => pending.matched.findIndex((rule) => rule.id === d.rule)
-  return [...decisions, ...pending.missing].sort((a, b) => at(a) - at(b))
+/** The missing-identity denials with the charged rules' decisions `decide` makes, in rule order. */
+function inRuleOrder(pending: Pending, decide: ChargedDecision): RuleDecision[] {
+  const { rules, plan } = pending
+  // Sized up front and cut short if need be: a push onto an empty array allocates room for 17.
+  const decisions: RuleDecision[] = new Array(plan.length)
+  let made = 0
+  let charged = 0
+  for (let i = 0; i < plan.length; i++) {
+    const step = plan[i]!
+    const d = 'algorithm' in step ? decide(rules[i]!, step, charged++) : step
+    if (d !== undefined) decisions[made++] = d
+  }
+  decisions.length = made
+  return decisions
 }
 
 /**
@@ -414,26 +409,40 @@ function fallbackKey(
 
 /**
  * The time of a call, as whole ms: the one it gives, else the clock's, noticing when the clock
- * steps back or fails.
+ * steps back or fails; and the engine to make the call with. A clock that fails is decided like
+ * a store that fails: the call is placed at the latest time read, and its engine fails every
+ * store call with the clock's error, so each rule's `onStoreError` decides.
  */
 export type ClockReader = {
   /**
    * The time given (whole ms, a fraction floored; a bad one is the caller's bug and throws), or
-   * the clock's, or the error of a clock that failed.
+   * the clock's, or, when the clock failed (`failure`), the latest time read (0 before any).
    */
-  read(given: number | undefined): number | RateLimitError
-  /** The latest time read, or 0 before any: where a clock failure's verdict is placed. */
-  readonly latest: number
+  read(given: number | undefined): number
+  /** The engine of the call last read: the limiter's, or one failing with `failure`. */
+  readonly engine: Engine
+  /** Why the clock failed in the call last read, or undefined. */
+  readonly failure: RateLimitError | undefined
   /** How many readings were earlier than the one before (a step back, such as an NTP fix). */
   readonly stepsBack: number
 }
 
 /** The limiter's time reader; with no clock given, `Date.now()` read directly. */
-export function clockReader(clock: Clock | undefined, reporter: Reporter): ClockReader {
+export function clockReader(clock: Clock | undefined, engine: Engine): ClockReader {
+  const failed = (message: string, cause?: unknown): number => {
+    const failure = new RateLimitError('ERR_RL_CLOCK_FAILED', message, { cause })
+    reader.failure = failure
+    reader.engine = failingEngine(engine, failure)
+    return reader.latest
+  }
   const reader = {
     latest: 0,
     stepsBack: 0,
-    read(given: number | undefined): number | RateLimitError {
+    engine,
+    failure: undefined as RateLimitError | undefined,
+    read(given: number | undefined): number {
+      reader.engine = engine
+      reader.failure = undefined
       if (given !== undefined) {
         return wholeTime(given)
       }
@@ -441,17 +450,17 @@ export function clockReader(clock: Clock | undefined, reporter: Reporter): Clock
       try {
         value = clock === undefined ? Date.now() : clock.now()
       } catch (error) {
-        return clockFailed(`clock.now() threw: ${messageOf(error)}`, error)
+        return failed(`clock.now() threw: ${messageOf(error)}`, error)
       }
       if (typeof value !== 'number' || !(value >= 0 && value <= MAX_TIME_MS)) {
-        return clockFailed(
+        return failed(
           `clock.now() returned ${typeof value === 'number' ? value : typeof value}, expected ms since the epoch between 0 and ${MAX_TIME_MS}`,
         )
       }
       const now = Math.floor(value)
       if (now < reader.latest) {
         reader.stepsBack++
-        reporter.warnOnce(
+        engine.reporter.warnOnce(
           'WARN_CLOCK_STEPPED_BACK',
           'the clock stepped back; a key is held at its own time for up to its reset span and moved to the new time beyond that (limiter.clockStepsBack counts the steps)',
         )
@@ -463,12 +472,8 @@ export function clockReader(clock: Clock | undefined, reporter: Reporter): Clock
   return reader
 }
 
-function clockFailed(message: string, cause?: unknown): RateLimitError {
-  return new RateLimitError('ERR_RL_CLOCK_FAILED', message, { cause })
-}
-
 /** `engine` with a store that fails every call with `error` (a clock that failed). */
-export function failingEngine(engine: Engine, error: Error): Engine {
+function failingEngine(engine: Engine, error: Error): Engine {
   const fail = (): never => {
     throw error
   }

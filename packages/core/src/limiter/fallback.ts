@@ -1,5 +1,6 @@
 import type { Charge } from '../store/types.js'
 import type { CompiledRule } from './compile-rule.js'
+import type { Pending } from './decide.js'
 import type { Engine } from './engine.js'
 import type { RuleDecision } from './types.js'
 import { storeDecision } from './verdict.js'
@@ -9,34 +10,39 @@ import { storeDecision } from './verdict.js'
 // state, each rule's share and what is reconciled afterwards.
 
 /**
- * The degraded decisions of the charged rules that fall back, in their order, or undefined when
+ * The degraded decisions of the charged rules that fall back, in rule order, or undefined when
  * none does, or when deciding them locally failed too (reported; they then fail open, as a rule
  * with no store to fall back on would).
  */
 export function decideLocally(
   engine: Engine,
-  charged: readonly CompiledRule[],
-  charges: readonly Charge[],
+  { rules, plan }: Pending,
   now: number,
 ): RuleDecision[] | undefined {
   const store = engine.store
   if (typeof store.consumeLocally !== 'function') return undefined
-  const rules = charged.filter((rule) => rule.fallback)
-  if (rules.length === 0) return undefined
-  const picked = charges.filter((_, i) => charged[i]!.fallback)
+  const fallback: CompiledRule[] = []
+  const picked: Charge[] = []
+  plan.forEach((step, i) => {
+    const rule = rules[i]!
+    if (!('algorithm' in step && rule.fallback)) return
+    fallback.push(rule)
+    picked.push(step)
+  })
+  if (fallback.length === 0) return undefined
   try {
     // Each decision is checked as the store's are: a missing or malformed one throws.
     const decisions = store.consumeLocally(picked, now).decisions
-    return rules.map((rule, i): RuleDecision => {
+    return fallback.map((rule, i): RuleDecision => {
       const charge = picked[i]!
       return { ...storeDecision(rule, decisions[i], charge.cost, charge.key), degraded: true }
     })
   } catch (error) {
-    engine.reporter.storeError(error, {
-      operation: 'consume',
-      rules: rules.map((rule) => rule.id),
-      failClosed: false,
-    })
+    engine.reporter.storeError(
+      error,
+      'consume',
+      fallback.map((rule) => rule.id),
+    )
     return undefined
   }
 }

@@ -41,9 +41,9 @@ export function limiterOperations(limiter: Limiter): LimiterOperations {
 function createOperations({ store, ruleOf, reader }: OperatorParts): LimiterOperations {
   // The `now` given, or the clock's; a clock that fails throws (an operator hears of it).
   const nowOf = (given: OperatorOptions | undefined): number => {
-    const read = reader.read(given?.now)
-    if (typeof read === 'number') return read
-    throw read
+    const now = reader.read(given?.now)
+    if (reader.failure !== undefined) throw reader.failure
+    return now
   }
   const method = <M extends OptionalMethod>(name: M): NonNullable<Store[M]> => {
     const found = store[name]

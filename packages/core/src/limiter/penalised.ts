@@ -106,28 +106,33 @@ function blockedDecision(
 }
 
 /**
- * Reads the offences a store answered beside a request's decisions (`consumePenalised`): the
- * decision of each enforcing rule whose penalty blocks the key at `at` becomes a blocked denial.
- * Returns why the request is refused when a block refuses it (`forbidden` once the offences
- * reach the rule's `forbidAfter`), else undefined. A reply that is not one throws
- * `ERR_RL_STORE_REPLY`, for the rules' `onStoreError` to decide.
+ * Reads the offences a store answered beside a request's decisions (`consumePenalised`), one per
+ * charged decision (a missing-identity denial, with no key, charged nothing): the decision of
+ * each enforcing rule whose penalty blocks the key at `at` becomes a blocked denial. `rules` and
+ * `made` are in rule order. Returns why the request is refused when a block refuses it
+ * (`forbidden` once the offences reach the rule's `forbidAfter`), else undefined. A reply that
+ * is not one throws `ERR_RL_STORE_REPLY`, for the rules' `onStoreError` to decide.
  */
 function penalisedDecisions(
-  charged: readonly CompiledRule[],
+  rules: readonly CompiledRule[],
   made: RuleDecision[],
   offences: unknown,
   at: number,
 ): DenyReason | undefined {
-  if (!Array.isArray(offences) || offences.length !== charged.length) {
+  let charged = 0
+  for (const d of made) if (d.key !== undefined) charged++
+  if (!Array.isArray(offences) || offences.length !== charged) {
     throw new RateLimitError(
       'ERR_RL_STORE_REPLY',
-      `the store answered ${Array.isArray(offences) ? offences.length : 'no'} offence records for ${charged.length} charges`,
+      `the store answered ${Array.isArray(offences) ? offences.length : 'no'} offence records for ${charged} charges`,
     )
   }
   let reason: DenyReason | undefined
-  for (let i = 0; i < charged.length; i++) {
-    const rule = charged[i]!
-    const record = offences[i] as Offences | undefined
+  let n = 0
+  for (let i = 0; i < rules.length; i++) {
+    if (made[i]!.key === undefined) continue
+    const rule = rules[i]!
+    const record = offences[n++] as Offences | undefined
     if (rule.penalty === undefined || record === undefined || record === null) continue
     const { count, blockedUntil } = checkOffences(rule, record)
     if (rule.shadow || blockedUntil <= at) continue

@@ -22,8 +22,17 @@ type LimiterWarningCode =
 export type Reporter = {
   /** Warns through the logger, once per distinct message. */
   warnOnce(code: LimiterWarningCode, message: string): void
-  /** Hands a store error to `onError` (or warns); never throws, whatever `onError` does. */
-  storeError(error: unknown, context: StoreErrorContext): void
+  /**
+   * Hands a store error to `onError` with its context (or warns); never throws, whatever
+   * `onError` does. The context's one builder: see `StoreErrorContext` for each field.
+   */
+  storeError(
+    error: unknown,
+    operation: StoreErrorContext['operation'],
+    rules: readonly string[],
+    failClosed?: boolean,
+    fallback?: readonly string[],
+  ): void
 }
 
 export function createReporter(
@@ -33,10 +42,10 @@ export function createReporter(
   const warnOnce = onceWarner<LimiterWarningCode>(logger, true)
   return {
     warnOnce,
-    storeError(error, context) {
+    storeError(error, operation, rules, failClosed = false, fallback) {
       if (onError !== undefined) {
         try {
-          onError(error, context)
+          onError(error, { operation, rules, failClosed, ...(fallback && { fallback }) })
         } catch (hookError) {
           warnOnce('WARN_ON_ERROR_THREW', `onError threw: ${messageOf(hookError)}`)
         }
@@ -46,17 +55,16 @@ export function createReporter(
           "the clock threw or returned something that is not a time; each rule's onStoreError decides until it reads one again (see onError for each failure)",
         )
       } else {
-        const local = context.fallback
-        const outcome = local
-          ? `${local.join(', ')} decided in this process (fallback)`
-          : context.operation === 'refund'
+        const outcome = fallback
+          ? `${fallback.join(', ')} decided in this process (fallback)`
+          : operation === 'refund'
             ? 'the charges may stay taken'
-            : context.failClosed
+            : failClosed
               ? 'requests denied (fail-closed)'
               : 'requests allowed (fail-open)'
         warnOnce(
           'WARN_STORE_FAILED',
-          `store ${context.operation} failed for ${context.rules.concat(local ?? []).join(', ')}; ${outcome}: ${messageOf(error)}`,
+          `store ${operation} failed for ${rules.concat(fallback ?? []).join(', ')}; ${outcome}: ${messageOf(error)}`,
         )
       }
     },

@@ -141,7 +141,7 @@ function storeFailed(
   settled: readonly string[],
   expired: readonly string[] | undefined,
 ): SettleResult {
-  engine.reporter.storeError(error, { operation: 'settle', rules: settled, failClosed: false })
+  engine.reporter.storeError(error, 'settle', settled)
   return result('store-failed', NONE, expired)
 }
 

@@ -56,11 +56,11 @@ export function refundCharges(
   now: number,
 ): MaybePromise<void> {
   const failed = (error: unknown) =>
-    engine.reporter.storeError(error, {
-      operation: 'refund',
-      rules: charges.map((charge) => charge.rule),
-      failClosed: false,
-    })
+    engine.reporter.storeError(
+      error,
+      'refund',
+      charges.map((charge) => charge.rule),
+    )
   try {
     const result = engine.store.refund(charges, chargedAt, now)
     // Inside the try: adopting a reply reads its `then` (or a promise's `constructor`), which

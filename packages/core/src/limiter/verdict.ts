@@ -83,26 +83,6 @@ export function combine(
 }
 
 /**
- * The verdict of one rule's decision, as `combine` makes it of one, written out: the one-rule
- * path of every request on a synchronous store, with no loop and no second builder.
- */
-export function singleVerdict(decision: RuleDecision, at: number): Verdict {
-  const shadow = decision.mode === 'shadow'
-  const allowed = decision.allowed || shadow
-  return {
-    allowed,
-    reason: allowed ? undefined : 'limit',
-    decisions: [decision],
-    deciding: shadow ? undefined : decision,
-    shadowDenied: shadow && !decision.allowed ? [decision] : NONE,
-    at,
-    storeFailed: false,
-    waitMs: shadow || !decision.allowed ? undefined : decision.delayMs || undefined,
-    slotsReleased: undefined,
-  }
-}
-
-/**
  * A store's decision for one rule, copied into the limiter's own object and checked. Throws
  * `ERR_RL_STORE_REPLY` unless it has what the verdict and the responder read: they would
  * otherwise fail later, on the response path, as a 500 that no `onStoreError` decides. A few

@@ -84,8 +84,11 @@ export function observedLimiter(options: ObservedLimiterOptions): Limiter {
   let concurrencyRules = concurrencyRulesOf(rules)
   // The app's onError, else the limiter's own warning (a reporter like the limiter's): what
   // the app sees of a store failure is the same, observed or not.
+  const reporter = createReporter(defaultLogger(options.logger), undefined)
   const onError =
-    options.onError ?? createReporter(defaultLogger(options.logger), undefined).storeError
+    options.onError ??
+    ((error: unknown, c: StoreErrorContext) =>
+      reporter.storeError(error, c.operation, c.rules, c.failClosed, c.fallback))
   const observeError = (error: unknown, context: StoreErrorContext) => {
     emit({ type: 'store.error', ...context, store: storeKind, reason: reasonOf(error) })
     if (context.operation === 'consume') failureEventsOf(context, modes, emit)

@@ -62,10 +62,7 @@ type HeldSetup<R extends HeldRule, E> = {
   readonly store: { readonly shared?: boolean | undefined }
   readonly engine: E & {
     readonly reporter: {
-      storeError(
-        error: unknown,
-        context: { operation: 'refund'; rules: string[]; failClosed: boolean },
-      ): void
+      storeError(error: unknown, operation: 'refund', rules: string[]): void
     }
   }
 }
@@ -98,13 +95,15 @@ type RefundCharges<C extends HeldCharge, E> = (
   now: number,
 ) => MaybePromise<void>
 
-/** A request's rules split into those charged to the store and those decided without it. */
+/**
+ * A request's rules in rule order, each with its charge, or with its decision when the request
+ * lacked the rule's identity (`Pending` of the limiter's `decide`).
+ */
 type Pending<V extends HeldVerdict, R extends HeldRule, C extends HeldCharge> = {
-  readonly matched: readonly R[]
-  readonly charged: R[]
-  readonly charges: C[]
-  missing: V['decisions'][number][]
-  penalised: boolean
+  readonly rules: readonly R[]
+  readonly plan: readonly (C | V['decisions'][number])[]
+  readonly charges: readonly C[]
+  readonly penalised: boolean
 }
 
 /** The memory store's single-charge refund (`refundOne`), as holding calls it. */
@@ -207,26 +206,24 @@ function decideAgain<V extends HeldVerdict, R extends HeldRule, C extends HeldCh
   consumeAll: ConsumeAll<V, R, C, E>,
 ): MaybePromise<V> {
   const [now, engine] = timeOf(undefined)
-  const matched: R[] = []
-  const pending: Pending<V, R, C> = {
-    matched,
-    charged: [],
-    charges: [],
-    missing: [],
-    penalised: false,
-  }
+  const rules: R[] = []
+  const plan: (C | V['decisions'][number])[] = []
+  const charges: C[] = []
+  let penalised = false
   for (const d of verdict.decisions) {
     const rule = ruleOf(d.rule)
-    matched.push(rule)
+    rules.push(rule)
     if (d.key === undefined) {
-      pending.missing.push(d)
+      plan.push(d)
       continue
     }
     const penalty = rule.penalty
-    pending.charged.push(rule)
-    pending.charges.push({ ...chargeOf(rule, d.key, d.cost), penalty })
-    if (penalty !== undefined) pending.penalised = true
+    const charge = { ...chargeOf(rule, d.key, d.cost), penalty }
+    plan.push(charge)
+    charges.push(charge)
+    if (penalty !== undefined) penalised = true
   }
+  const pending: Pending<V, R, C> = { rules, plan, charges, penalised }
   return consumeAll(engine, pending, now)
 }
 
@@ -262,11 +259,7 @@ function releaser<V extends HeldVerdict, R extends HeldRule, C extends HeldCharg
         // Slots come back whatever the time: no clock read.
         refundOne(rule.id, rule.algorithm, d.key, d.cost, verdict.at, verdict.at)
       } catch (error) {
-        engine.reporter.storeError(error, {
-          operation: 'refund',
-          rules: [rule.id],
-          failClosed: false,
-        })
+        engine.reporter.storeError(error, 'refund', [rule.id])
         return
       }
       queues?.released([{ rule: rule.id, key: d.key }])
