@@ -116,37 +116,38 @@ function buildKit<Req, Res>(
   // The shedder, from what `loadShedder` returned.
   const shedder = options.shed?.bind(options.clock ?? systemClock, framework.eventLoopDelay)
   const givesSlotsBack = releasesSlots(limiter)
-  const shared: Shared<Req> = {
-    limiter,
-    responder,
-    onShadowDenied: guardShadowDeniedHook(options),
-    ownAnswer: options.onLimited !== undefined,
-    refundIf,
-    releasesSlots: givesSlotsBack,
-    shedder,
-    debugHeader: options.debugHeader,
-  }
   // The `settle` option is bound to the limiter (the kit's `meter`); an `estimate` no rule would
   // reserve is refused.
   const { settle, estimate } = options
   if (estimate !== undefined && !limiter.rules.some((rule) => rule.settle !== undefined)) {
     throw invalidOption('estimate', 'no rule has a settle field')
   }
-  const kit = {
+  // One object is both the kit the adapter holds and what every `Exchange` shares.
+  const kit: Shared<Req> & {
+    -readonly [K in keyof AdapterKit<Req, Res>]: AdapterKit<Req, Res>[K]
+  } = {
+    limiter,
+    responder,
+    onShadowDenied: guardShadowDeniedHook(options),
+    ownAnswer: options.onLimited !== undefined,
+    refundIf,
+    shedder,
+    debugHeader: options.debugHeader,
     watchesEnd: refundIf !== undefined || givesSlotsBack || shedder?.countsInFlight === true,
     releasesSlots: givesSlotsBack,
     fieldNames: responder.headerNames,
-    enter: requestEntry(shared, framework, options, identities, keysOn('user')),
+    enter: undefined as never,
     meter: settle?.bind(limiter, createWarnOnce(options)),
     // The limiter's `update`, told what the kit was made to serve (the identities it reads,
-    // whether it givesSlotsBack slots back), so that a rule it cannot serve is refused as the limiter
+    // whether it gives slots back), so that a rule it cannot serve is refused as the limiter
     // refuses one.
     update: (rules: readonly RuleConfig[]) => {
       if (limiter.update === undefined) throw notComposed('update', 'update: rulesUpdater')
       return limiter.update(rules, own ? {} : { reads: keysOn, releasesSlots: givesSlotsBack })
     },
   }
-  // A limiter of the app's own, or a store it givesSlotsBack, keeps state across kits: one made per
+  kit.enter = requestEntry(kit, framework, options, identities, keysOn('user'))
+  // A limiter of the app's own, or a store it gives, keeps state across kits: one made per
   // request still limits, so only kits on a memory store of their own are watched.
   kit.enter = firstEntry(kit, framework.name, !own && options.store === undefined, options)
   return kit

@@ -90,19 +90,22 @@ export type KitParts = LimiterParts &
   }
 
 /**
- * Each part that may be given besides the algorithms: what it expects, and the method it has
- * (a part without one is a function; `headers`, a list of families that each have it).
+ * Each part that may be given besides the algorithms: what it expects, the method it has (a part
+ * without one is a function; `headers`, a list of families that each have it), and, for a part
+ * left out that something asks, the option it refuses (`notComposed`, adding `name: expected`).
  */
-const PARTS: Readonly<Record<string, readonly [expected: string, method?: string]>> = {
+const PARTS: Readonly<
+  Record<string, readonly [expected: string, method?: string, refuses?: string]>
+> = {
   routes: ['routeMatching', 'targets'],
-  proxies: ['trustedProxies'],
+  proxies: ['trustedProxies', undefined, 'trustProxy'],
   store: ['a store factory: memoryStore or mapStore'],
-  partitionKeys: ['createPartitionKeyHasher'],
+  partitionKeys: ['createPartitionKeyHasher', undefined, 'partitionKey'],
   headers: ['a list such as [xRateLimitHeaders, draft7Headers]', 'write'],
   penalties: ['penalties', 'decisions'],
   reservations: ['reservations', 'createSettle'],
   update: ['rulesUpdater'],
-  figures: ['clientFigures'],
+  figures: ['clientFigures', undefined, 'figures'],
 }
 
 /** An app's parts, checked, with the refusals standing in for those it left out. */
@@ -111,7 +114,9 @@ export function kitParts(parts: RateLimitParts): KitParts {
     throw invalidOption('parts', 'expected { algorithms: { token_bucket: tokenBucket }, ... }')
   }
   refuseUnknownOptions(parts, ['algorithms', ...Object.keys(PARTS)], 'createRateLimit()')
-  for (const [name, [expected, method]] of Object.entries(PARTS)) {
+  // The refusals standing in for the parts left out that must answer.
+  const standIns: Record<string, unknown> = {}
+  for (const [name, [expected, method, refuses]] of Object.entries(PARTS)) {
     const part: unknown = parts[name as keyof RateLimitParts]
     // A part is a function, or has the method; `headers`, a list of families that each have it.
     const items = name !== 'headers' ? [part] : Array.isArray(part) ? part : [undefined]
@@ -122,19 +127,18 @@ export function kitParts(parts: RateLimitParts): KitParts {
           : (item as Record<string, unknown> | null)?.[method]) === 'function',
     )
     if (part !== undefined && !ok) throw invalidOption(name, `expected ${expected}`)
+    if (part === undefined && refuses !== undefined) {
+      standIns[name] = standIn(refuses, `${name}: ${expected}`)
+    }
   }
-  // The parts given as they are (one left out reads as undefined), the refusals standing in for
-  // those that must answer.
+  // The parts given as they are (one left out reads as undefined), and the stand-ins.
   return {
     ...(parts as Required<RateLimitParts>),
+    ...standIns,
     families: givenFamilies([...(parts.headers ?? []), CURRENT_HEADERS]),
     store:
       parts.store ?? standIn('store', 'store: memoryStore (or mapStore)', 'give one here, or '),
-    partitionKeys:
-      parts.partitionKeys ?? standIn('partitionKey', 'partitionKeys: createPartitionKeyHasher'),
     routes: parts.routes ?? NO_ROUTES,
-    proxies: parts.proxies ?? standIn('trustProxy', 'proxies: trustedProxies'),
-    figures: parts.figures ?? standIn('figures', 'figures: clientFigures'),
   }
 }
 

@@ -1,5 +1,5 @@
 import { checkWhole, invalidOption } from '../options/option-values.js'
-import { formatIp, type IpAddress, parseIp } from './ip.js'
+import { formatIp, groupMask, type IpAddress, maskV4, parseIp } from './ip.js'
 
 /** A network: every address whose first `prefix` bits equal those of `network`. */
 export type Cidr =
@@ -17,27 +17,10 @@ const NAMED_RANGES: Readonly<Record<string, readonly string[]>> = {
   uniquelocal: ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', 'fc00::/7'],
 }
 
-function maskV4(prefix: number): number {
-  return prefix === 0 ? 0 : (0xffffffff << (32 - prefix)) >>> 0
-}
-
-/** The mask of IPv6 group `index` (0–7) at `prefix` bits. */
-function groupMask(prefix: number, index: number): number {
-  const bits = prefix - 16 * index
-  if (bits >= 16) return 0xffff
-  return bits <= 0 ? 0 : (0xffff << (16 - bits)) & 0xffff
-}
-
 function maskGroups(groups: readonly number[], prefix: number): number[] {
   const masked = new Array<number>(8)
   for (let i = 0; i < 8; i++) masked[i] = groups[i]! & groupMask(prefix, i)
   return masked
-}
-
-/** The network address of `ip` at `prefix` bits (host bits cleared). */
-function maskIp(ip: IpAddress, prefix: number): IpAddress {
-  if (ip.version === 4) return { version: 4, value: (ip.value & maskV4(prefix)) >>> 0 }
-  return { version: 6, groups: maskGroups(ip.groups, prefix), zone: undefined }
 }
 
 /**
@@ -173,8 +156,9 @@ export type PrefixOptions = {
  */
 export function ipKey(ip: IpAddress, options: PrefixOptions = {}): string {
   const prefix = ip.version === 4 ? (options.ipv4Prefix ?? 32) : (options.ipv6Prefix ?? 64)
-  if (prefix === (ip.version === 4 ? 32 : 128)) return formatIp(ip)
-  return `${formatIp(maskIp(ip, prefix))}/${prefix}`
+  return prefix === (ip.version === 4 ? 32 : 128)
+    ? formatIp(ip)
+    : `${formatIp(ip, prefix)}/${prefix}`
 }
 
 /** Checks a prefix option at construction; throws `ERR_RL_INVALID_OPTION` naming the option. */

@@ -134,18 +134,20 @@ function parseIpv6(s: string): IpAddress | undefined {
 /**
  * Canonical text: dotted quad for IPv4, RFC 5952 for IPv6 (lower case, the longest run of two
  * or more zero groups shortened to `::`, the first such run on a tie). The zone id is left out:
- * it names an interface on this host, not the client.
+ * it names an interface on this host, not the client. With `bits`, of the network: the address
+ * with every bit after the first `bits` cleared, written as it would be once cleared.
  */
-export function formatIp(ip: IpAddress): string {
+export function formatIp(ip: IpAddress, bits = 128): string {
   if (ip.version === 4) {
-    const v = ip.value
+    const v = ip.value & maskV4(bits)
     return `${v >>> 24}.${(v >>> 16) & 255}.${(v >>> 8) & 255}.${v & 255}`
   }
+  // Each group masked as it is read: no copy of the address is made.
   const groups = ip.groups
   let best = -1
   let length = 1
   for (let i = 0, run = 0; i < 8; i++) {
-    run = groups[i] === 0 ? run + 1 : 0
+    run = (groups[i]! & groupMask(bits, i)) === 0 ? run + 1 : 0
     if (run > length) {
       length = run
       best = i + 1 - run
@@ -157,8 +159,21 @@ export function formatIp(ip: IpAddress): string {
       text += '::'
       i += length - 1
     } else {
-      text += (i === 0 || i === best + length ? '' : ':') + groups[i]!.toString(16)
+      text +=
+        (i === 0 || i === best + length ? '' : ':') + (groups[i]! & groupMask(bits, i)).toString(16)
     }
   }
   return text
+}
+
+/** The mask of an IPv4 address at `prefix` bits (32 and more: every bit). */
+export function maskV4(prefix: number): number {
+  return prefix === 0 ? 0 : 0xffffffff << (32 - Math.min(prefix, 32))
+}
+
+/** The mask of IPv6 group `index` (0–7) at `prefix` bits. */
+export function groupMask(prefix: number, index: number): number {
+  const bits = prefix - 16 * index
+  if (bits >= 16) return 0xffff
+  return bits <= 0 ? 0 : (0xffff << (16 - bits)) & 0xffff
 }
