@@ -1,5 +1,4 @@
 import type { Decision } from '../decision.js'
-import { inspectionCopy } from './inspection.js'
 import { ceilDiv, floorDiv } from './integer.js'
 import { PACKED_CAPACITY_LIMIT } from './packed-state.js'
 import {
@@ -74,16 +73,12 @@ export function tokenBucket(params: RateParams): Algorithm {
     },
     decide(slots, offset, cost, now, commit): Decision {
       if (cost > burst) throw costTooHigh(cost, burst)
-      // An inspection decides on a copy: it writes nothing (inspection.ts).
-      if (cost === 0) {
-        slots = inspectionCopy(slots, offset, 2)
-        offset = 0
-      }
-      // As `rebase` and `levelAt`, written out: this runs on every request.
+      // As `rebase` and `levelAt`, written out: this runs on every request. An inspection (cost
+      // 0) writes nothing, not even this move (see inspection.ts): it only reads.
       let last = slots[offset + 1]!
       if (last - now > fillMs) {
         last = now
-        slots[offset + 1] = now
+        if (cost > 0) slots[offset + 1] = now
       }
       // A clock that stepped back (by up to a fill time) is held at the last refill: no tokens
       // out of thin air.
@@ -104,7 +99,7 @@ export function tokenBucket(params: RateParams): Algorithm {
         }
       }
       const left = level - need
-      if (commit) {
+      if (commit && cost > 0) {
         slots[offset] = left
         slots[offset + 1] = at
       }
