@@ -42,17 +42,18 @@ export function leakyBucket(params: RateParams): Algorithm {
     if (slots[offset + 1]! - now > drainMs) slots[offset + 1] = now
   }
 
-  function refund(
-    slots: StateSlots,
-    offset: number,
-    cost: number,
-    _chargedAt: number,
-    now: number,
-  ): void {
+  /**
+   * Pours (`units` > 0) or takes out (`units` < 0) units on the state leaked to `at` (if it last
+   * leaked before), kept between empty and one burst above the brim, as the token bucket adjusts
+   * (see there).
+   */
+  function adjust(slots: StateSlots, offset: number, now: number, at: number, units: number) {
     rebase(slots, offset, now)
-    const at = Math.max(now, slots[offset + 1]!)
-    slots[offset] = Math.max(0, waterAt(slots, offset, at) - cost * unitsPerToken)
-    slots[offset + 1] = at
+    if (slots[offset + 1]! < at) {
+      slots[offset] = waterAt(slots, offset, at)
+      slots[offset + 1] = at
+    }
+    slots[offset] = Math.max(0, Math.min(2 * capacity, slots[offset]! + units))
   }
 
   return {
@@ -102,20 +103,17 @@ export function leakyBucket(params: RateParams): Algorithm {
         retryAfterMs: undefined,
       }
     },
-    refund,
+    refund(slots, offset, cost, _chargedAt, now) {
+      adjust(slots, offset, now, now, -cost * unitsPerToken)
+    },
     settle(slots, offset, charged, actual, chargedAt, now) {
-      if (actual < charged) return refund(slots, offset, charged - actual, chargedAt, now)
-      if (actual === charged) return
-      rebase(slots, offset, now)
-      // Poured at the state's own time, as the token bucket charges it (see there), up to one
-      // burst above the brim.
-      const base = Math.min(chargedAt, now)
-      if (slots[offset + 1]! < base) {
-        slots[offset] = waterAt(slots, offset, base)
-        slots[offset + 1] = base
+      // Less than charged: refunded as now. More: poured at the state's own time, as the token
+      // bucket charges it (see there), up to one burst above the brim.
+      if (actual < charged) adjust(slots, offset, now, now, (actual - charged) * unitsPerToken)
+      else if (actual > charged) {
+        const extra = Math.min(actual - charged, 2 * burst + 1) * unitsPerToken
+        adjust(slots, offset, now, Math.min(chargedAt, now), extra)
       }
-      const extra = Math.min(actual - charged, 2 * burst + 1) * unitsPerToken
-      slots[offset] = Math.min(2 * capacity, slots[offset]! + extra)
     },
     freshAt(slots, offset) {
       return slots[offset + 1]! + ceilDiv(slots[offset]!, unitsPerMs)

@@ -44,19 +44,19 @@ export function tokenBucket(params: RateParams): Algorithm {
     if (slots[offset + 1]! - now > fillMs) slots[offset + 1] = now
   }
 
-  function refund(
-    slots: StateSlots,
-    offset: number,
-    cost: number,
-    _chargedAt: number,
-    now: number,
-  ): void {
+  /**
+   * Gives back (`units` > 0) or takes (`units` < 0) units on the state refilled to `at` (if it
+   * was last refilled before), kept between one burst in debt and full. Refilling is
+   * min(capacity, level + gain), so adding a refund and capping again gives exactly the level the
+   * key would have had without the charge.
+   */
+  function adjust(slots: StateSlots, offset: number, now: number, at: number, units: number) {
     rebase(slots, offset, now)
-    // Refilling is min(capacity, level + gain), so adding the cost back and capping again gives
-    // exactly the level the key would have had without the charge.
-    const at = Math.max(now, slots[offset + 1]!)
-    slots[offset] = Math.min(capacity, levelAt(slots, offset, at) + cost * unitsPerToken)
-    slots[offset + 1] = at
+    if (slots[offset + 1]! < at) {
+      slots[offset] = levelAt(slots, offset, at)
+      slots[offset + 1] = at
+    }
+    slots[offset] = Math.max(-capacity, Math.min(capacity, slots[offset]! + units))
   }
 
   return {
@@ -111,23 +111,21 @@ export function tokenBucket(params: RateParams): Algorithm {
         retryAfterMs: undefined,
       }
     },
-    refund,
+    refund(slots, offset, cost, _chargedAt, now) {
+      adjust(slots, offset, now, now, cost * unitsPerToken)
+    },
     settle(slots, offset, charged, actual, chargedAt, now) {
-      if (actual < charged) return refund(slots, offset, charged - actual, chargedAt, now)
-      if (actual === charged) return
-      rebase(slots, offset, now)
-      // Charged at the state's own time, not after refilling it to `now`: with no other charge
-      // since the reservation, that is the level charging `actual` then would have left, and the
-      // refill since is counted from it. A state last written before the reservation (one of
-      // cost 0 writes nothing) is first refilled to it. At most one burst below empty (so that
-      // `fullMs` holds); two bursts and a token more of extra always reach that floor.
-      const base = Math.min(chargedAt, now)
-      if (slots[offset + 1]! < base) {
-        slots[offset] = levelAt(slots, offset, base)
-        slots[offset + 1] = base
+      // Less than charged: refunded as now. More: charged at the state's own time, not after
+      // refilling it to `now`: with no other charge since the reservation, that is the level
+      // charging `actual` then would have left, and the refill since is counted from it. A state
+      // last written before the reservation (one of cost 0 writes nothing) is first refilled to
+      // it. At most one burst below empty (so that `fullMs` holds); two bursts and a token more
+      // of extra always reach that floor.
+      if (actual < charged) adjust(slots, offset, now, now, (charged - actual) * unitsPerToken)
+      else if (actual > charged) {
+        const extra = Math.min(actual - charged, 2 * burst + 1) * unitsPerToken
+        adjust(slots, offset, now, Math.min(chargedAt, now), -extra)
       }
-      const extra = Math.min(actual - charged, 2 * burst + 1) * unitsPerToken
-      slots[offset] = Math.max(-capacity, slots[offset]! - extra)
     },
     freshAt(slots, offset) {
       return slots[offset + 1]! + ceilDiv(capacity - slots[offset]!, unitsPerMs)

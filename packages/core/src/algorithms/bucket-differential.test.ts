@@ -1,7 +1,7 @@
-// The token bucket's inspections deciding on the state itself (writing nothing) instead of on a
-// copy, against the implementation they replaced (kept below as it was): the same decisions and
-// the same states, with refunds and settles between, from any state the bucket can hold, at any
-// time, a clock that stepped back included.
+// The token and leaky buckets' refunds and settles as one adjustment each, and the token bucket's
+// inspections deciding on the state itself (writing nothing) instead of on a copy, against the
+// implementations they replaced (kept below as they were): the same decisions and the same
+// states, from any state a bucket can hold, at any time, a clock that stepped back included.
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import type { Decision } from '../decision.js'
@@ -15,6 +15,7 @@ import {
   refuseUnknownParams,
   scaleRate,
 } from './params.js'
+import { leakyBucket } from './leaky-bucket.js'
 import { tokenBucket } from './token-bucket.js'
 import type { Algorithm, StateSlots } from './types.js'
 
@@ -62,7 +63,25 @@ function run(algorithm: Algorithm, slots: number[], call: Call): Decision | unde
   return algorithm.settle!(slots, 1, call.charged, call.actual, call.chargedAt, call.now)
 }
 
-describe('token bucket, against the implementation it replaced', () => {
+/** Each bucket, its replaced implementation, and the range of its first number. */
+const BUCKETS = [
+  {
+    name: 'token bucket',
+    make: tokenBucket,
+    old: oldTokenBucket,
+    // From one burst in debt (after a settle) to full.
+    first: (capacity: number) => fc.integer({ min: -capacity, max: capacity }),
+  },
+  {
+    name: 'leaky bucket',
+    make: leakyBucket,
+    old: oldLeakyBucket,
+    // From empty to one burst above the brim (after a settle).
+    first: (capacity: number) => fc.integer({ min: 0, max: 2 * capacity }),
+  },
+]
+
+describe.each(BUCKETS)('$name, against the implementation it replaced', ({ make, old, first }) => {
   it('decides, refunds and settles to the same decisions and states', () => {
     fc.assert(
       fc.property(
@@ -70,8 +89,8 @@ describe('token bucket, against the implementation it replaced', () => {
           fc.tuple(fc.constant(params), timeArb, callsArb(params.burst)),
         ),
         ([params, start, calls]) => {
-          const now = tokenBucket(params)
-          const before = oldTokenBucket(params)
+          const now = make(params)
+          const before = old(params)
           const a = [7, 0, 0, 7]
           const b = [7, 0, 0, 7]
           now.init(a, 1, start)
@@ -86,21 +105,20 @@ describe('token bucket, against the implementation it replaced', () => {
     )
   })
 
-  it('from any state a settle can leave: one burst in debt to full, last refilled at any time', () => {
+  it('from any state a settle can leave, last written at any time', () => {
     fc.assert(
       fc.property(
-        paramsArb.chain((params) => {
-          const { capacity } = scaleRate(params)
-          return fc.tuple(
+        paramsArb.chain((params) =>
+          fc.tuple(
             fc.constant(params),
-            fc.integer({ min: -capacity, max: capacity }),
+            first(scaleRate(params).capacity),
             timeArb,
             callsArb(params.burst),
-          )
-        }),
+          ),
+        ),
         ([params, level, last, calls]) => {
-          const now = tokenBucket(params)
-          const before = oldTokenBucket(params)
+          const now = make(params)
+          const before = old(params)
           const a = [7, level, last, 7]
           const b = [7, level, last, 7]
           for (const call of calls) {
@@ -231,6 +249,109 @@ function oldTokenBucket(params: RateParams): Algorithm {
     },
     freshAt(slots, offset) {
       return slots[offset + 1]! + ceilDiv(capacity - slots[offset]!, unitsPerMs)
+    },
+  }
+}
+
+function oldLeakyBucket(params: RateParams): Algorithm {
+  refuseUnknownParams('leakyBucket', params, RATE_PARAMS)
+  const { burst, unitsPerMs, unitsPerToken, capacity, rate, periodMs } = scaleRate(params)
+  const drainMs = ceilDiv(capacity, unitsPerMs)
+  // Beyond this many ms the bucket is empty whatever it holds, up to the one burst of debt
+  // (water above the brim) a settle may leave.
+  const emptyMs = ceilDiv(2 * capacity, unitsPerMs)
+
+  function waterAt(slots: StateSlots, offset: number, at: number): number {
+    const elapsed = at - slots[offset + 1]!
+    if (elapsed >= emptyMs) return 0
+    return Math.max(0, slots[offset]! - elapsed * unitsPerMs)
+  }
+
+  /**
+   * A last leak more than a drain time ahead of `now`: the clock stepped back. The key is moved
+   * to `now` with the water it holds, as the token bucket does (see there).
+   */
+  function rebase(slots: StateSlots, offset: number, now: number): void {
+    if (slots[offset + 1]! - now > drainMs) slots[offset + 1] = now
+  }
+
+  function refund(
+    slots: StateSlots,
+    offset: number,
+    cost: number,
+    _chargedAt: number,
+    now: number,
+  ): void {
+    rebase(slots, offset, now)
+    const at = Math.max(now, slots[offset + 1]!)
+    slots[offset] = Math.max(0, waterAt(slots, offset, at) - cost * unitsPerToken)
+    slots[offset + 1] = at
+  }
+
+  return {
+    name: 'leaky_bucket',
+    limit: burst,
+    policy: { quota: rate, windowMs: periodMs },
+    params: { kind: 'rate', unitsPerMs, unitsPerToken, capacity, burst },
+    stateSize: 2,
+    // The memory store keeps a state that fits in two uint32 words (store/packed-forms.ts).
+    packed: capacity < PACKED_CAPACITY_LIMIT || undefined,
+    init(slots, offset, now) {
+      slots[offset] = 0
+      slots[offset + 1] = now
+    },
+    decide(slots, offset, cost, now, commit): Decision {
+      if (cost > burst) throw costTooHigh(cost, burst)
+      // An inspection decides on a copy: it writes nothing (inspection.ts).
+      if (cost === 0) {
+        slots = inspectionCopy(slots, offset, 2)
+        offset = 0
+      }
+      rebase(slots, offset, now)
+      const at = Math.max(now, slots[offset + 1]!)
+      const skew = at - now
+      const water = waterAt(slots, offset, at)
+      const poured = water + cost * unitsPerToken
+      // Cost 0 only inspects: it passes even when a lowered burst leaves the bucket overfull.
+      if (cost > 0 && poured > capacity) {
+        return {
+          allowed: false,
+          // A burst lowered while the bucket still holds more water leaves it overfull.
+          remaining: Math.max(0, floorDiv(capacity - water, unitsPerToken)),
+          limit: burst,
+          resetAfterMs: skew + ceilDiv(water, unitsPerMs),
+          retryAfterMs: skew + ceilDiv(poured - capacity, unitsPerMs),
+        }
+      }
+      if (commit) {
+        slots[offset] = poured
+        slots[offset + 1] = at
+      }
+      return {
+        allowed: true,
+        remaining: Math.max(0, floorDiv(capacity - poured, unitsPerToken)),
+        limit: burst,
+        resetAfterMs: poured === 0 ? 0 : skew + ceilDiv(poured, unitsPerMs),
+        retryAfterMs: undefined,
+      }
+    },
+    refund,
+    settle(slots, offset, charged, actual, chargedAt, now) {
+      if (actual < charged) return refund(slots, offset, charged - actual, chargedAt, now)
+      if (actual === charged) return
+      rebase(slots, offset, now)
+      // Poured at the state's own time, as the token bucket charges it (see there), up to one
+      // burst above the brim.
+      const base = Math.min(chargedAt, now)
+      if (slots[offset + 1]! < base) {
+        slots[offset] = waterAt(slots, offset, base)
+        slots[offset + 1] = base
+      }
+      const extra = Math.min(actual - charged, 2 * burst + 1) * unitsPerToken
+      slots[offset] = Math.min(2 * capacity, slots[offset]! + extra)
+    },
+    freshAt(slots, offset) {
+      return slots[offset + 1]! + ceilDiv(slots[offset]!, unitsPerMs)
     },
   }
 }
