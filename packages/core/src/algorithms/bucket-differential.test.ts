@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest'
 import type { Decision } from '../decision.js'
 import { inspectionCopy } from './inspection.js'
 import { ceilDiv, floorDiv, MAX_TIME_MS } from './integer.js'
+import { leakyBucket } from './leaky-bucket.js'
 import { PACKED_CAPACITY_LIMIT } from './packed-state.js'
 import {
   costTooHigh,
@@ -15,7 +16,6 @@ import {
   refuseUnknownParams,
   scaleRate,
 } from './params.js'
-import { leakyBucket } from './leaky-bucket.js'
 import { tokenBucket } from './token-bucket.js'
 import type { Algorithm, StateSlots } from './types.js'
 
@@ -43,7 +43,12 @@ const callsArb = (burst: number): fc.Arbitrary<Call[]> => {
   return fc.array(
     fc.oneof(
       fc.record({ kind: fc.constant('decide' as const), cost, now: timeArb, commit: fc.boolean() }),
-      fc.record({ kind: fc.constant('refund' as const), cost: big, chargedAt: timeArb, now: timeArb }),
+      fc.record({
+        kind: fc.constant('refund' as const),
+        cost: big,
+        chargedAt: timeArb,
+        now: timeArb,
+      }),
       fc.record({
         kind: fc.constant('settle' as const),
         charged: big,
@@ -59,8 +64,9 @@ const callsArb = (burst: number): fc.Arbitrary<Call[]> => {
 /** Runs `call` on `slots` (at offset 1, to check offsets are honoured); the decision, if any. */
 function run(algorithm: Algorithm, slots: number[], call: Call): Decision | undefined {
   if (call.kind === 'decide') return algorithm.decide(slots, 1, call.cost, call.now, call.commit)
-  if (call.kind === 'refund') return algorithm.refund(slots, 1, call.cost, call.chargedAt, call.now)
-  return algorithm.settle!(slots, 1, call.charged, call.actual, call.chargedAt, call.now)
+  if (call.kind === 'refund') algorithm.refund(slots, 1, call.cost, call.chargedAt, call.now)
+  else algorithm.settle!(slots, 1, call.charged, call.actual, call.chargedAt, call.now)
+  return undefined
 }
 
 /** Each bucket, its replaced implementation, and the range of its first number. */
@@ -85,9 +91,7 @@ describe.each(BUCKETS)('$name, against the implementation it replaced', ({ make,
   it('decides, refunds and settles to the same decisions and states', () => {
     fc.assert(
       fc.property(
-        paramsArb.chain((params) =>
-          fc.tuple(fc.constant(params), timeArb, callsArb(params.burst)),
-        ),
+        paramsArb.chain((params) => fc.tuple(fc.constant(params), timeArb, callsArb(params.burst))),
         ([params, start, calls]) => {
           const now = make(params)
           const before = old(params)
