@@ -41,12 +41,6 @@ export type LegacyReset = 'epoch-seconds' | 'delta-seconds'
 export type HeaderConfig = {
   readonly legacyReset: LegacyReset
   readonly shadowPolicies: boolean
-  /**
-   * The latest epoch second `X-RateLimit-Reset` was written for, and its text: every request
-   * within one second (and under one window) sends the same value, so its text is made once per
-   * second.
-   */
-  readonly epochReset: { second: number; text: string }
   /** The families these options turn on, in the order their fields are sent. */
   readonly families: readonly HeaderFamily[]
 }
@@ -111,6 +105,13 @@ function isListed(decision: RuleDecision, shadowPolicies: boolean): boolean {
 }
 
 /**
+ * The latest epoch second `X-RateLimit-Reset` was written for, and its text: every request
+ * within one second sends the same value (whatever middleware writes it: the text is the
+ * second's), so its text is made once per second; it starts as the text of second 0.
+ */
+const EPOCH_RESET = { second: 0, text: '0' }
+
+/**
  * `X-RateLimit-Limit`, `-Remaining`, `-Reset`: the de facto fields (GitHub's), turned on by
  * `legacyHeaders`; the reset as an epoch second or, with `legacyReset: 'delta-seconds'`, as
  * seconds from now. They describe the deciding rule.
@@ -136,7 +137,7 @@ export const xRateLimitHeaders = {
     let reset: string
     if (config.legacyReset === 'epoch-seconds') {
       const second = Math.ceil((now + deciding.resetAfterMs) / 1000)
-      const cached = config.epochReset
+      const cached = EPOCH_RESET
       if (cached.second !== second) {
         cached.second = second
         cached.text = String(second)

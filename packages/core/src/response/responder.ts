@@ -202,7 +202,6 @@ export function composeResponder(options: ResponderOptions, parts: ResponderPart
       standardHeaders: options.standardHeaders ?? 'draft-11',
     }),
     shadowPolicies: options.shadowPolicies ?? false,
-    epochReset: { second: Number.NaN, text: '' },
   }
   // Every header name this configuration can send, for `Access-Control-Expose-Headers`.
   const names = [...config.families.flatMap((family) => family.names), 'Retry-After']
