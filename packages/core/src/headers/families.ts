@@ -39,7 +39,8 @@ export type LegacyReset = 'epoch-seconds' | 'delta-seconds'
 
 /** The header options after parsing. */
 export type HeaderConfig = {
-  readonly legacyReset: LegacyReset
+  /** As given: unset (undefined or null) for `'epoch-seconds'`. */
+  readonly legacyReset: LegacyReset | null | undefined
   readonly shadowPolicies: boolean
   /** The families these options turn on, in the order their fields are sent. */
   readonly families: readonly HeaderFamily[]
@@ -135,7 +136,7 @@ export const xRateLimitHeaders = {
     writer.write('X-RateLimit-Limit', String(policyFields(deciding).limit))
     writer.write('X-RateLimit-Remaining', String(deciding.remaining))
     let reset: string
-    if (config.legacyReset === 'epoch-seconds') {
+    if (config.legacyReset !== 'delta-seconds') {
       const second = Math.ceil((now + deciding.resetAfterMs) / 1000)
       const cached = EPOCH_RESET
       if (cached.second !== second) {

@@ -196,7 +196,7 @@ export type ResponderParts = {
 export function composeResponder(options: ResponderOptions, parts: ResponderParts): Responder {
   // The families chosen by two of the options are all the fields need.
   const config: HeaderConfig = {
-    legacyReset: options.legacyReset ?? 'epoch-seconds',
+    legacyReset: options.legacyReset,
     families: parts.families({
       legacyHeaders: options.legacyHeaders ?? false,
       standardHeaders: options.standardHeaders ?? 'draft-11',
