@@ -28,15 +28,19 @@ export type PolicyFields = {
   quotaBody: readonly string[] | undefined
 }
 
-/** A rule's quota per whole seconds: the drafts allow no sub-second windows. */
-export function quotaPerSeconds(quota: number, windowMs: number): { q: number; w: number } {
+/**
+ * A rule's quota per whole seconds, as the text of the `q` and `w` parameters' values
+ * (`100;w=1`): the drafts allow no sub-second windows.
+ */
+export function quotaPerSeconds(quota: number, windowMs: number): string {
   // Scale both by the smallest factor that makes the window whole seconds (1 for a window of
   // whole seconds): 10 per 100 ms is sent as 100 per 1 s, 1 per 1500 ms as 2 per 3 s. The rate
   // is exact.
   const factor = 1000 / greatestCommonDivisor(windowMs, 1000)
-  if (quota * factor <= MAX_FIELD_INTEGER)
-    return { q: quota * factor, w: (windowMs * factor) / 1000 }
-  return { q: quota, w: Math.ceil(windowMs / 1000) }
+  const exact = quota * factor <= MAX_FIELD_INTEGER
+  const q = exact ? quota * factor : quota
+  const w = exact ? (windowMs * factor) / 1000 : Math.ceil(windowMs / 1000)
+  return `${serializeInteger(q)};w=${serializeInteger(w)}`
 }
 
 /**
@@ -70,8 +74,7 @@ export function buildPolicyFields(decision: RuleDecision): PolicyFields {
     policyItem = `${quoted};q=${serializeInteger(quota)};qu=${serializeString(unit)}`
     description = `${quota} at once`
   } else {
-    const { q, w } = quotaPerSeconds(quota, windowMs)
-    const rate = `${serializeInteger(q)};w=${serializeInteger(w)}`
+    const rate = quotaPerSeconds(quota, windowMs)
     // A rate rule's burst differs from its sustained quota; window rules have limit === quota.
     // Drafts 8–11 (§3.1) want extension parameters under a vendor prefix (`tollgate-burst`).
     const burst = limit === quota ? undefined : serializeInteger(limit)

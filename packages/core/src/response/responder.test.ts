@@ -191,9 +191,9 @@ describe('Access-Control-Expose-Headers', () => {
 
 describe('policies in whole seconds', () => {
   it('scales sub-second windows exactly', () => {
-    expect(quotaPerSeconds(10, 100)).toEqual({ q: 100, w: 1 })
-    expect(quotaPerSeconds(1, 1500)).toEqual({ q: 2, w: 3 })
-    expect(quotaPerSeconds(100, 60_000)).toEqual({ q: 100, w: 60 })
+    expect(quotaPerSeconds(10, 100)).toBe('100;w=1')
+    expect(quotaPerSeconds(1, 1500)).toBe('2;w=3')
+    expect(quotaPerSeconds(100, 60_000)).toBe('100;w=60')
   })
 
   it('refreshes a rule’s cached policy when its quota changes', () => {
