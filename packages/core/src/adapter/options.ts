@@ -152,8 +152,11 @@ export function checkAdapterOptions(
   adapterHooks: readonly string[],
   foreign: ForeignOptions | undefined,
 ): void {
-  const adapterOwn = [...Object.keys(OWN_OPTIONS), ...adapterHooks]
-  const known = [...LIMITER_OPTIONS.filter((name) => name !== 'rules'), ...adapterOwn]
+  const known = [
+    ...LIMITER_OPTIONS.filter((name) => name !== 'rules'),
+    ...Object.keys(OWN_OPTIONS),
+    ...adapterHooks,
+  ]
   refuseUnknownOptions(options, known, 'rateLimit()', foreign)
   checkOptionValues(options, OWN_OPTIONS)
   for (const name of adapterHooks) checkOptionValues(options, { [name]: FUNCTION })
