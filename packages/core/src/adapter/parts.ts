@@ -1,6 +1,6 @@
 import type { AlgorithmTable } from '../algorithms/table.js'
 import type { RateLimitError } from '../errors.js'
-import { CURRENT_HEADERS, type FamilyOptions, type HeaderFamily } from '../headers/families.js'
+import { CURRENT_HEADERS, type HeaderFamily, type StandardHeaders } from '../headers/families.js'
 import type { PartitionKeyHasher } from '../headers/partition-key.js'
 import type { ProxyTrust } from '../identity/proxy-trust.js'
 import type { clientFigures } from '../limiter/client-figures.js'
@@ -148,7 +148,10 @@ export function kitParts(parts: RateLimitParts): KitParts {
  * refused, naming the part to add.
  */
 function givenFamilies(all: readonly HeaderFamily[]) {
-  return ({ legacyHeaders, standardHeaders }: FamilyOptions): HeaderFamily[] => {
+  return (
+    legacyHeaders: boolean | null | undefined,
+    standardHeaders: StandardHeaders | false,
+  ): HeaderFamily[] => {
     const families: HeaderFamily[] = []
     if (legacyHeaders) {
       const legacy = all.find((family) => family.standardHeaders.length === 0)

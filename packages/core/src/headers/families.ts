@@ -320,19 +320,18 @@ export const STANDARD_HEADERS: ReadonlyArray<StandardHeaders | false> = [
   'draft-12',
 ]
 
-/** Which families an app's header options turn on. */
-export type FamilyOptions = {
-  readonly legacyHeaders: boolean
-  readonly standardHeaders: StandardHeaders | false
-}
-
-/** The families a configuration sends, of every family, in the order their fields go out. */
-export function familiesFor(options: FamilyOptions): readonly HeaderFamily[] {
+/**
+ * The families a configuration sends, of every family, in the order their fields go out: those
+ * the two header options turn on (`legacyHeaders` unset for off, `standardHeaders` defaulted).
+ */
+export function familiesFor(
+  legacyHeaders: boolean | null | undefined,
+  standardHeaders: StandardHeaders | false,
+): readonly HeaderFamily[] {
   return FAMILIES.filter((family) =>
     family === xRateLimitHeaders
-      ? options.legacyHeaders
-      : options.standardHeaders !== false &&
-        family.standardHeaders.includes(options.standardHeaders),
+      ? legacyHeaders
+      : standardHeaders !== false && family.standardHeaders.includes(standardHeaders),
   )
 }
 

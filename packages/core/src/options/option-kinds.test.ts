@@ -157,7 +157,7 @@ function oldResponder(options: Options): void {
     (options.standardHeaders ?? 'draft-11') as never,
     STANDARD_HEADERS,
   )
-  const families = familiesFor({ legacyHeaders, standardHeaders })
+  const families = familiesFor(legacyHeaders, standardHeaders)
   flag('shadowPolicies')
   flag('exposeHeaders')
   const value = (options.missingIdentity ?? { status: 400 }) as Options

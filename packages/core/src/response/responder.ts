@@ -1,6 +1,5 @@
 import { isRateLimitError } from '../errors.js'
 import {
-  type FamilyOptions,
   familiesFor,
   fieldWriter,
   type HeaderConfig,
@@ -181,7 +180,7 @@ export type ResponderParts = {
    * The families the header options turn on: `familiesFor` (of every family), or, for a
    * composed middleware, of those it was given, refusing an option that asks for another.
    */
-  readonly families: (options: FamilyOptions) => readonly HeaderFamily[]
+  readonly families: typeof familiesFor
   /**
    * Made only when `partitionKey` is on (a middleware composed without one passes a refusal),
    * so that a bundle without it holds no SHA-256.
@@ -197,10 +196,7 @@ export function composeResponder(options: ResponderOptions, parts: ResponderPart
   // The families chosen by two of the options are all the fields need.
   const config: HeaderConfig = {
     legacyReset: options.legacyReset,
-    families: parts.families({
-      legacyHeaders: options.legacyHeaders ?? false,
-      standardHeaders: options.standardHeaders ?? 'draft-11',
-    }),
+    families: parts.families(options.legacyHeaders, options.standardHeaders ?? 'draft-11'),
     shadowPolicies: options.shadowPolicies ?? false,
   }
   // Every header name this configuration can send, for `Access-Control-Expose-Headers`.
