@@ -106,8 +106,9 @@ function buildKit<Req, Res>(
   const identities = compileIdentities(
     options,
     framework.header,
-    { apiKey: keysOn('api_key'), incoming: framework.incoming },
     compileClientIp(options, parts.proxies),
+    keysOn('api_key'),
+    framework.incoming,
   )
   // The `refund` option as a predicate, or undefined for never.
   let refundIf = options.refund

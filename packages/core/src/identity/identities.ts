@@ -103,8 +103,9 @@ export function createIdentityResolver(options: IdentityOptions = {}): IdentityR
   const resolve = compileIdentities<IdentitySource>(
     options,
     readSourceHeader,
-    { apiKey: true, incoming: (source) => (source.headersCut === true ? CUT : undefined) },
     clientIp,
+    true,
+    (source) => (source.headersCut === true ? CUT : undefined),
   )
   return {
     clientIp: clientIp.address,
@@ -137,18 +138,6 @@ export const IDENTITY_KINDS = {
   maxApiKeyLength: orNull(whole({ min: 1 })),
 } satisfies { readonly [K in keyof IdentityOptions]?: OptionKind }
 
-/** What a middleware's resolver reads beyond the client's address. */
-export type IdentityNeeds<Source> = {
-  /** Whether a rule may key on `api_key`: reading a header is a real cost on fetch runtimes. */
-  readonly apiKey: boolean
-  /**
-   * The Node request the source was read from, whose header list Node may have cut
-   * (`headerListMayBeCut`); asked only when forwarding headers are trusted, the only time it
-   * matters. @default none: never cut
-   */
-  readonly incoming?: ((source: Source) => Partial<NodeIncomingHeaders> | undefined) | undefined
-}
-
 /** A request's identities: `source` is what `read` reads its headers from. */
 export type RequestIdentities<Source> = (
   source: Source,
@@ -159,21 +148,26 @@ export type RequestIdentities<Source> = (
 /**
  * The identities of a middleware's requests (of options already checked: `IDENTITY_KINDS`), read straight from the framework's request with
  * `read`: one call per request, with no object or closure made for it. The client's key is
- * `clientIp`'s (`compileClientIp` of the same options).
+ * `clientIp`'s (`compileClientIp` of the same options). Beyond the client's address it reads
+ * `api_key` only when `apiKey` says a rule may key on it (reading a header is a real cost on
+ * fetch runtimes); `incoming` gives the Node request the source was read from, whose header
+ * list Node may have cut (`headerListMayBeCut`), asked only when forwarding headers are
+ * trusted, the only time it matters (by default, never cut).
  */
 export function compileIdentities<Source>(
   options: IdentityOptions,
   read: HeaderReader<Source>,
-  needs: IdentityNeeds<Source>,
   clientIp: ClientIp,
+  apiKey: boolean,
+  incoming?: ((source: Source) => Partial<NodeIncomingHeaders> | undefined) | undefined,
 ): RequestIdentities<Source> {
   const apiKeyHeader = options.apiKeyHeader === undefined ? 'x-api-key' : options.apiKeyHeader
   const headerName = apiKeyHeader === false ? false : apiKeyHeader.toLowerCase()
   const bearer = options.bearerAsApiKey ?? false
   const maxLength = options.maxApiKeyLength ?? 256
-  const readsApiKey = needs.apiKey && (headerName !== false || bearer)
+  const readsApiKey = apiKey && (headerName !== false || bearer)
 
-  function apiKey(source: Source): string | undefined {
+  function apiKeyOf(source: Source): string | undefined {
     let key = headerName === false ? undefined : headerText(read(source, headerName))?.trim()
     if ((key === undefined || key === '') && bearer)
       key = bearerToken(headerText(read(source, 'authorization')))
@@ -182,8 +176,8 @@ export function compileIdentities<Source>(
 
   function identities(source: Source, socketAddress: string | undefined, user: UserId) {
     return {
-      ip: clientIp.key(socketAddress, source, read, needs.incoming),
-      api_key: readsApiKey ? apiKey(source) : undefined,
+      ip: clientIp.key(socketAddress, source, read, incoming),
+      api_key: readsApiKey ? apiKeyOf(source) : undefined,
       user: user === undefined || user === null || user === '' ? undefined : String(user),
     }
   }

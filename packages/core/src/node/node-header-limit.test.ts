@@ -40,8 +40,9 @@ describe('identities of a request whose header list may have been cut', () => {
   const resolve = compileIdentities<Request>(
     options,
     (request, name) => request.headers[name],
-    { apiKey: true, incoming },
     compileClientIp(options, trustedProxies),
+    true,
+    incoming,
   )
   const identities = (cut: boolean) => resolve({ headers, cut }, '127.0.0.1', undefined)
 
@@ -55,8 +56,9 @@ describe('identities of a request whose header list may have been cut', () => {
     const direct = compileIdentities<Request>(
       { logger: false },
       (request, name) => request.headers[name],
-      { apiKey: false, incoming: (r) => (++asked, incoming(r)) },
       compileClientIp({ logger: false }, trustedProxies),
+      false,
+      (r) => (++asked, incoming(r)),
     )
     expect(direct({ headers, cut: true }, '127.0.0.1', undefined).ip).toBe('127.0.0.1')
     expect(asked).toBe(0)
