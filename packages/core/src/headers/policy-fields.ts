@@ -23,7 +23,7 @@ export type PolicyFields = {
   readonly description: string
   /**
    * The JSON text of the 429 problem of this rule alone, cut where its retry figure goes:
-   * made on the rule's first such denial (`quotaExceeded`), undefined before.
+   * made on the rule's first such denial (`quotaExceededBody`), undefined before.
    */
   quotaBody: readonly string[] | undefined
 }

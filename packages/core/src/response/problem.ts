@@ -71,7 +71,7 @@ export function problem(
 }
 
 /** 429: the request exceeds one or more enforcing rules. */
-function quotaExceededProblem(
+export function quotaExceededProblem(
   violated: readonly ViolatedPolicy[],
   retryAfter: number,
 ): ProblemDetails {
@@ -90,16 +90,16 @@ function quotaExceededProblem(
 const RETRY_PLACEHOLDER = 918_273_645_546
 
 /**
- * The 429 problem and its JSON text. For one violated policy (the usual case) the text is
- * assembled from pieces the policy keeps (`quotaBody`, with the rule's other fixed strings),
- * since only the retry seconds change between denials: several times cheaper than
- * `JSON.stringify` on every 429 of a flood.
+ * The JSON text of `problem`, the 429 of `violated` (`quotaExceededProblem`). For one violated
+ * policy (the usual case) the text is assembled from pieces the policy keeps (`quotaBody`, with
+ * the rule's other fixed strings), since only the retry seconds change between denials: several
+ * times cheaper than `JSON.stringify` on every 429 of a flood.
  */
-export function quotaExceeded(
+export function quotaExceededBody(
   violated: readonly ViolatedPolicy[],
   retryAfter: number,
-): { readonly problem: ProblemDetails; readonly body: string } {
-  const problem = quotaExceededProblem(violated, retryAfter)
+  problem: ProblemDetails,
+): string {
   const policy = violated.length === 1 ? violated[0] : undefined
   let pieces = policy?.quotaBody
   if (policy !== undefined && pieces === undefined) {
@@ -109,8 +109,7 @@ export function quotaExceeded(
     pieces = json.split(String(RETRY_PLACEHOLDER))
     policy.quotaBody = pieces
   }
-  const body = pieces?.length === 3 ? pieces.join(String(retryAfter)) : JSON.stringify(problem)
-  return { problem, body }
+  return pieces?.length === 3 ? pieces.join(String(retryAfter)) : JSON.stringify(problem)
 }
 
 /** 503 `detail`: the store failed and a fail-closed rule matched. */

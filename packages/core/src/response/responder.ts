@@ -35,7 +35,8 @@ import {
   PROBLEM_CONTENT_TYPE,
   type ProblemDetails,
   problem,
-  quotaExceeded,
+  quotaExceededBody,
+  quotaExceededProblem,
   STORE_UNAVAILABLE,
 } from './problem.js'
 
@@ -253,8 +254,9 @@ export function composeResponder(options: ResponderOptions, parts: ResponderPart
         problem(403, PENALTY_FORBIDDEN, 'penalty-forbidden', retryAfter, violated.map(nameOf)),
       )
     }
-    const quota = quotaExceeded(violated.map(policyFields), retryAfter)
-    return refuse(headers, quota.problem, quota.body)
+    const policies = violated.map(policyFields)
+    const details = quotaExceededProblem(policies, retryAfter)
+    return refuse(headers, details, quotaExceededBody(policies, retryAfter, details))
   }
 
   function storeUnavailable(
