@@ -1,6 +1,6 @@
 import type { reservable } from '../algorithms/reservable.js'
 import type { AlgorithmTable } from '../algorithms/table.js'
-import type { Algorithm, QuotaPolicy } from '../algorithms/types.js'
+import type { Algorithm } from '../algorithms/types.js'
 import type { Rule, RuleMode } from '../rules/types.js'
 import { algorithmOf } from '../rules/validate-rule.js'
 import type { Penalty } from '../store/types.js'
@@ -15,7 +15,6 @@ export type CompiledRule = {
   readonly id: string
   readonly rule: Rule
   readonly algorithm: Algorithm
-  readonly policy: QuotaPolicy
   readonly mode: RuleMode
   readonly shadow: boolean
   readonly failClosed: boolean
@@ -90,7 +89,6 @@ export function compileRule(
     id: rule.id,
     rule,
     algorithm,
-    policy: algorithm.policy,
     mode: rule.mode,
     shadow: rule.mode === 'shadow',
     failClosed: rule.onStoreError === 'closed',
