@@ -56,54 +56,55 @@ export type CompileParts = {
 }
 
 /**
- * A rule compiled for the hot path; `parts.routes` compiles its routes and costs by route.
- * `keyCaches` holds the key cache of each key prefix, shared by the rules of one limiter.
+ * A rule set compiled for the hot path; `parts.routes` compiles routes and costs by route. The
+ * rules keyed on one identity share one key cache (`lastKey`).
  */
-export function compileRule(
-  rule: Rule,
-  index: number,
+export function compiledRules(
+  rules: readonly Rule[],
   algorithms: AlgorithmTable,
   parts: CompileParts,
-  keyCaches: Map<string, CompiledRule['lastKey']> = new Map(),
-): CompiledRule {
+): CompiledRule[] {
   const { routes, reservations, penalties } = parts
-  // A rule whose charges are settled keeps its keys wide: a debt does not fit 8 bytes. (Without
-  // the reservations part, such a rule is refused once compiled: see checkRuleParts.)
-  const algorithmBuilt = algorithmOf(rule, algorithms)
-  const built =
-    rule.settle === undefined || reservations === undefined
-      ? algorithmBuilt
-      : reservations.reservable(algorithmBuilt)
-  // A rule that declares a version carries it, for a store that keeps it beside each state.
-  const algorithm =
-    rule.version === undefined
-      ? built
-      : { ...built, versioned: { version: rule.version, onChange: rule.onChange } }
-  const costRoutes = Object.keys(rule.costByRoute)
-  const methods = rule.match.method
-  const keyPrefix = `${rule.match.identity[0]}:`
-  const lastKey = keyCaches.get(keyPrefix) ?? { value: '', key: '' }
-  keyCaches.set(keyPrefix, lastKey)
-  return {
-    index,
-    id: rule.id,
-    rule,
-    algorithm,
-    mode: rule.mode,
-    shadow: rule.mode === 'shadow',
-    failClosed: rule.onStoreError === 'closed',
-    fallback: rule.onStoreError === 'fallback',
-    denyMissingIdentity: rule.onMissingIdentity === 'deny',
-    plans: rule.match.plan,
-    methods: methods?.includes('GET') ? [...methods, 'HEAD'] : methods,
-    identity: rule.match.identity,
-    keyPrefix,
-    lastKey,
-    cost: rule.cost,
-    costs: costRoutes.length === 0 ? undefined : routes.compileCosts(rule),
-    targets: rule.match.route && routes.targets(rule),
-    settleWithinMs: rule.settle,
-    // Compiled by the penalties part: a limiter without it refuses a penalty (see checkRuleParts).
-    penalty: penalties?.compile(rule),
-  }
+  const keyCaches = new Map<string, CompiledRule['lastKey']>()
+  return rules.map((rule, index) => {
+    // A rule whose charges are settled keeps its keys wide: a debt does not fit 8 bytes. (Without
+    // the reservations part, such a rule is refused once compiled: see checkRuleParts.)
+    const algorithmBuilt = algorithmOf(rule, algorithms)
+    const built =
+      rule.settle === undefined || reservations === undefined
+        ? algorithmBuilt
+        : reservations.reservable(algorithmBuilt)
+    // A rule that declares a version carries it, for a store that keeps it beside each state.
+    const algorithm =
+      rule.version === undefined
+        ? built
+        : { ...built, versioned: { version: rule.version, onChange: rule.onChange } }
+    const costRoutes = Object.keys(rule.costByRoute)
+    const methods = rule.match.method
+    const keyPrefix = `${rule.match.identity[0]}:`
+    const lastKey = keyCaches.get(keyPrefix) ?? { value: '', key: '' }
+    keyCaches.set(keyPrefix, lastKey)
+    return {
+      index,
+      id: rule.id,
+      rule,
+      algorithm,
+      mode: rule.mode,
+      shadow: rule.mode === 'shadow',
+      failClosed: rule.onStoreError === 'closed',
+      fallback: rule.onStoreError === 'fallback',
+      denyMissingIdentity: rule.onMissingIdentity === 'deny',
+      plans: rule.match.plan,
+      methods: methods?.includes('GET') ? [...methods, 'HEAD'] : methods,
+      identity: rule.match.identity,
+      keyPrefix,
+      lastKey,
+      cost: rule.cost,
+      costs: costRoutes.length === 0 ? undefined : routes.compileCosts(rule),
+      targets: rule.match.route && routes.targets(rule),
+      settleWithinMs: rule.settle,
+      // Compiled by the penalties part: a limiter without it refuses a penalty (see checkRuleParts).
+      penalty: penalties?.compile(rule),
+    }
+  })
 }
