@@ -17,6 +17,7 @@ export type CompiledRule = {
   readonly algorithm: Algorithm
   readonly mode: RuleMode
   readonly shadow: boolean
+  /** Denied when the store fails (`onStoreError: 'closed'`), unless the rule only shadows. */
   readonly failClosed: boolean
   /** Decided in this process while the store fails (`onStoreError: 'fallback'`). */
   readonly fallback: boolean
@@ -84,14 +85,15 @@ export function compiledRules(
     const keyPrefix = `${rule.match.identity[0]}:`
     const lastKey = keyCaches.get(keyPrefix) ?? { value: '', key: '' }
     keyCaches.set(keyPrefix, lastKey)
+    const shadow = rule.mode === 'shadow'
     return {
       index,
       id: rule.id,
       rule,
       algorithm,
       mode: rule.mode,
-      shadow: rule.mode === 'shadow',
-      failClosed: rule.onStoreError === 'closed',
+      shadow,
+      failClosed: rule.onStoreError === 'closed' && !shadow,
       fallback: rule.onStoreError === 'fallback',
       denyMissingIdentity: rule.onMissingIdentity === 'deny',
       plans: rule.match.plan,

@@ -308,8 +308,7 @@ function verdictOfReply(engine: Engine, pending: Pending, outcome: Outcome, now:
 function storeFailure(engine: Engine, pending: Pending, error: unknown, now: number): Verdict {
   const { rules, plan } = pending
   const charged = rules.filter((_, i) => 'algorithm' in plan[i]!)
-  const closes = (rule: CompiledRule) => rule.failClosed && !rule.shadow
-  const failClosed = charged.some(closes)
+  const failClosed = charged.some((rule) => rule.failClosed)
   const local = failClosed ? undefined : decideLocally(engine, pending, now)
   engine.reporter.storeError(
     error,
@@ -325,7 +324,7 @@ function storeFailure(engine: Engine, pending: Pending, error: unknown, now: num
       ? rule.fallback
         ? local[next++]
         : undefined
-      : closes(rule)
+      : rule.failClosed
         ? madeUpDecision(rule, false, charge.cost, charge.key, engine.storeErrorRetryAfterMs)
         : undefined,
   )
