@@ -17,7 +17,7 @@ import { clientFigures } from './client-figures.js'
 import { type CompiledRule, compiledRules } from './compile-rule.js'
 import { type ClockReader, clockReader, consumeAll, requestDecider } from './decide.js'
 import type { ConsumeOne, Engine } from './engine.js'
-import { checkIdentityNames, knownIdentityNames } from './identity-names.js'
+import { checkIdentityNames } from './identity-names.js'
 import { registerOperatorParts } from './operator-parts.js'
 import { ALGORITHMS, LIMITER_KINDS, LIMITER_OPTIONS, STORE } from './option-names.js'
 import { type PenaltyPart, penalties } from './penalised.js'
@@ -162,12 +162,12 @@ function compileLimiter(options: LimiterOptions, parts: LimiterParts): LimiterSe
   checkOptionValues(options, LIMITER_KINDS)
   const routes = parts.routes
   const rules = checkRules(options.rules, algorithms, parts)
-  checkIdentityNames(rules, options.customIdentities)
+  const identities = checkIdentityNames(rules, options.customIdentities)
   const compiled = compiledRules(rules, algorithms, parts)
   // One made by the parts' store factory (an app's own, perhaps) is checked as a given one is.
   const store = options.store ?? checkValue('store', parts.store(), STORE)
   checkRuleParts(store, compiled, parts)
-  const lists = options.lists?.compile(knownIdentityNames(options.customIdentities))
+  const lists = options.lists?.compile(identities)
   const consumeOne = (store as { consumeOne?: ConsumeOne }).consumeOne
   // A budget of its own that will end: 0, NaN or Infinity (for "none") leaves the limiter's.
   const budget = store.timeoutMs
