@@ -180,7 +180,9 @@ export function validateRule(
       penalty = readPenalty(fields.penalty, labels.penalty, file, context, fail)
     }
   }
-  if (!ok || params === undefined || match === undefined) return undefined
+  // No match only once a problem was reported (`ok` is then false); no params also when a
+  // field was reported by the rule's reader (REPORTED).
+  if (!ok || params === undefined) return undefined
   // In the order a rule is written; what is not given is left out.
   const rule: Record<string, unknown> = {
     id,
