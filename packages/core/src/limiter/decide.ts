@@ -402,8 +402,8 @@ function fallbackKey(
   identities: Readonly<Record<string, string | undefined>>,
 ): string | undefined {
   if (rule.denyMissingIdentity) return undefined
-  const { ip } = identities
-  return ip === undefined || ip === '' ? UNKNOWN_CLIENT_KEY : `ip:${ip}`
+  // Without a client IP (none, or empty): `UNKNOWN_CLIENT_KEY`, the IP key of an empty IP.
+  return `ip:${identities.ip ?? ''}`
 }
 
 /**
