@@ -93,7 +93,9 @@ export type LimiterParts = {
 export function composeLimiter(options: LimiterOptions, parts: LimiterParts): Limiter {
   const setup = compileLimiter(options, parts)
   const { rules, store, reader } = setup
-  const timeOf = timeSource(reader)
+  // The time of a call: the `now` given (whole ms; a bad one is the caller's bug and throws) or
+  // the clock's, and the engine to make it with (see `ClockReader`).
+  const timeOf: TimeOf = (given) => [reader.read(given?.now), reader.engine]
   // Rules an update removed: verdicts made under them are still refunded and released.
   const retired = new Map<string, CompiledRule>()
   const ruleOf = ruleLookup(setup.byId, retired)
@@ -221,14 +223,6 @@ function notHeld(): never {
 
 /** The time of a call, and the engine to decide it with. */
 export type TimeOf = (given: { readonly now?: number } | undefined) => [number, Engine]
-
-/**
- * The time of a call: the `now` given (whole ms; a bad one is the caller's bug and throws) or
- * the clock's, and the engine to make it with (see `ClockReader`).
- */
-function timeSource(reader: ClockReader): TimeOf {
-  return (given) => [reader.read(given?.now), reader.engine]
-}
 
 function ruleLookup(
   byId: ReadonlyMap<string, CompiledRule>,

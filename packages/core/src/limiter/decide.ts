@@ -399,7 +399,7 @@ export function keyOf(
 
 function fallbackKey(
   rule: CompiledRule,
-  identities: Readonly<Record<string, string | undefined>>,
+  identities: { readonly ip?: string | undefined },
 ): string | undefined {
   if (rule.denyMissingIdentity) return undefined
   // Without a client IP (none, or empty): `UNKNOWN_CLIENT_KEY`, the IP key of an empty IP.
