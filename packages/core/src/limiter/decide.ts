@@ -430,8 +430,16 @@ export type ClockReader = {
 export function clockReader(clock: Clock | undefined, engine: Engine): ClockReader {
   const failed = (message: string, cause?: unknown): number => {
     const failure = new RateLimitError('ERR_RL_CLOCK_FAILED', message, { cause })
+    const fail = (): never => {
+      throw failure
+    }
     reader.failure = failure
-    reader.engine = failingEngine(engine, failure)
+    // The engine with a store that fails every call with the clock's error.
+    reader.engine = {
+      ...engine,
+      consumeOne: undefined,
+      store: { consume: fail, refund: fail, settle: fail, consumePenalised: fail },
+    }
     return reader.latest
   }
   const reader = {
@@ -469,16 +477,4 @@ export function clockReader(clock: Clock | undefined, engine: Engine): ClockRead
     },
   }
   return reader
-}
-
-/** `engine` with a store that fails every call with `error` (a clock that failed). */
-function failingEngine(engine: Engine, error: Error): Engine {
-  const fail = (): never => {
-    throw error
-  }
-  return {
-    ...engine,
-    consumeOne: undefined,
-    store: { consume: fail, refund: fail, settle: fail, consumePenalised: fail },
-  }
 }
