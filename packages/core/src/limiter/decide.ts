@@ -110,7 +110,7 @@ export function requestDecider(
       // of one decision allocates what a builder for one would: the verdict and its array.
       const key = keyOf(first, facts.identities)
       if (key !== undefined && key !== UNKNOWN_CLIENT_KEY) {
-        // costFor, written out: the one-rule path of every request.
+        // The cost as decideAll reads it (inline: no call on the one-rule path of every request).
         const costs = first.costs
         const cost =
           estimate !== undefined && first.settleWithinMs !== undefined
@@ -137,21 +137,6 @@ export function requestDecider(
     )
     return markWaiting === undefined ? verdict : markWaiting(verdict)
   }
-}
-
-/** A request's cost under a rule: its estimate when the rule settles, else by route. */
-function costFor(
-  engine: Engine,
-  rule: CompiledRule,
-  method: string,
-  path: string,
-  estimate: number | undefined,
-): number {
-  if (estimate !== undefined && rule.settleWithinMs !== undefined) {
-    return engine.reservations!.estimateFor(rule, estimate)
-  }
-  const costs = rule.costs
-  return costs === undefined ? rule.cost : costs.costOf(method, path, rule.cost)
 }
 
 /**
@@ -209,7 +194,14 @@ function decideAll(
   let penalised = false
   for (let i = 0; i < count; i++) {
     const rule = rules[i]!
-    const cost = costFor(engine, rule, method, path, estimate)
+    // Its estimate when the rule settles, else by route.
+    const costs = rule.costs
+    const cost =
+      estimate !== undefined && rule.settleWithinMs !== undefined
+        ? engine.reservations!.estimateFor(rule, estimate)
+        : costs === undefined
+          ? rule.cost
+          : costs.costOf(method, path, rule.cost)
     const key = keyOf(rule, identities)
     if (key === undefined) {
       plan[i] = madeUpDecision(rule, false, cost)
