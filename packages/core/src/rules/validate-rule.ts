@@ -288,7 +288,11 @@ function validateParams(
         )
     } else {
       const checked =
-        field === 'period' || field === 'window' ? toMilliseconds(value) : count(value)
+        field === 'period' || field === 'window'
+          ? toMilliseconds(value)
+          : Number.isSafeInteger(value) && (value as number) >= 1
+            ? (value as number)
+            : `expected a whole number ≥ 1, got ${typeName(value)}`
       if (typeof checked === 'string') fail(labels[field], checked)
       else values[field] = checked
     }
@@ -352,11 +356,6 @@ export function algorithmOf(rule: Rule, algorithms: AlgorithmTable): Algorithm {
     ])
   }
   return build(factory, rule)
-}
-
-function count(value: unknown): number | string {
-  if (Number.isSafeInteger(value) && (value as number) >= 1) return value as number
-  return `expected a whole number ≥ 1, got ${typeName(value)}`
 }
 
 function deepFreeze<T>(value: T): T {
