@@ -1,6 +1,6 @@
 import type { reservable } from '../algorithms/reservable.js'
 import type { AlgorithmTable } from '../algorithms/table.js'
-import type { Algorithm, QuotaPolicy } from '../algorithms/types.js'
+import type { Algorithm } from '../algorithms/types.js'
 import type { Rule, RuleMode } from '../rules/types.js'
 import { algorithmOf } from '../rules/validate-rule.js'
 import type { Penalty } from '../store/types.js'
@@ -15,9 +15,9 @@ export type CompiledRule = {
   readonly id: string
   readonly rule: Rule
   readonly algorithm: Algorithm
-  readonly policy: QuotaPolicy
   readonly mode: RuleMode
   readonly shadow: boolean
+  /** Denied when the store fails (`onStoreError: 'closed'`), unless the rule only shadows. */
   readonly failClosed: boolean
   /** Decided in this process while the store fails (`onStoreError: 'fallback'`). */
   readonly fallback: boolean
@@ -57,55 +57,56 @@ export type CompileParts = {
 }
 
 /**
- * A rule compiled for the hot path; `parts.routes` compiles its routes and costs by route.
- * `keyCaches` holds the key cache of each key prefix, shared by the rules of one limiter.
+ * A rule set compiled for the hot path; `parts.routes` compiles routes and costs by route. The
+ * rules keyed on one identity share one key cache (`lastKey`).
  */
-export function compileRule(
-  rule: Rule,
-  index: number,
+export function compiledRules(
+  rules: readonly Rule[],
   algorithms: AlgorithmTable,
   parts: CompileParts,
-  keyCaches: Map<string, CompiledRule['lastKey']> = new Map(),
-): CompiledRule {
+): CompiledRule[] {
   const { routes, reservations, penalties } = parts
-  // A rule whose charges are settled keeps its keys wide: a debt does not fit 8 bytes. (Without
-  // the reservations part, such a rule is refused once compiled: see checkRuleParts.)
-  const algorithmBuilt = algorithmOf(rule, algorithms)
-  const built =
-    rule.settle === undefined || reservations === undefined
-      ? algorithmBuilt
-      : reservations.reservable(algorithmBuilt)
-  // A rule that declares a version carries it, for a store that keeps it beside each state.
-  const algorithm =
-    rule.version === undefined
-      ? built
-      : { ...built, versioned: { version: rule.version, onChange: rule.onChange } }
-  const costRoutes = Object.keys(rule.costByRoute)
-  const methods = rule.match.method
-  const keyPrefix = `${rule.match.identity[0]}:`
-  const lastKey = keyCaches.get(keyPrefix) ?? { value: '', key: '' }
-  keyCaches.set(keyPrefix, lastKey)
-  return {
-    index,
-    id: rule.id,
-    rule,
-    algorithm,
-    policy: algorithm.policy,
-    mode: rule.mode,
-    shadow: rule.mode === 'shadow',
-    failClosed: rule.onStoreError === 'closed',
-    fallback: rule.onStoreError === 'fallback',
-    denyMissingIdentity: rule.onMissingIdentity === 'deny',
-    plans: rule.match.plan,
-    methods: methods?.includes('GET') ? [...methods, 'HEAD'] : methods,
-    identity: rule.match.identity,
-    keyPrefix,
-    lastKey,
-    cost: rule.cost,
-    costs: costRoutes.length === 0 ? undefined : routes.compileCosts(rule),
-    targets: rule.match.route && routes.targets(rule),
-    settleWithinMs: rule.settle,
-    // Compiled by the penalties part: a limiter without it refuses a penalty (see checkRuleParts).
-    penalty: penalties?.compile(rule),
-  }
+  const keyCaches = new Map<string, CompiledRule['lastKey']>()
+  return rules.map((rule, index) => {
+    // A rule whose charges are settled keeps its keys wide: a debt does not fit 8 bytes. (Without
+    // the reservations part, such a rule is refused once compiled: see checkRuleParts.)
+    const algorithmBuilt = algorithmOf(rule, algorithms)
+    const built =
+      rule.settle === undefined || reservations === undefined
+        ? algorithmBuilt
+        : reservations.reservable(algorithmBuilt)
+    // A rule that declares a version carries it, for a store that keeps it beside each state.
+    const algorithm =
+      rule.version === undefined
+        ? built
+        : { ...built, versioned: { version: rule.version, onChange: rule.onChange } }
+    const costRoutes = Object.keys(rule.costByRoute)
+    const methods = rule.match.method
+    const keyPrefix = `${rule.match.identity[0]}:`
+    const lastKey = keyCaches.get(keyPrefix) ?? { value: '', key: '' }
+    keyCaches.set(keyPrefix, lastKey)
+    const shadow = rule.mode === 'shadow'
+    return {
+      index,
+      id: rule.id,
+      rule,
+      algorithm,
+      mode: rule.mode,
+      shadow,
+      failClosed: rule.onStoreError === 'closed' && !shadow,
+      fallback: rule.onStoreError === 'fallback',
+      denyMissingIdentity: rule.onMissingIdentity === 'deny',
+      plans: rule.match.plan,
+      methods: methods?.includes('GET') ? [...methods, 'HEAD'] : methods,
+      identity: rule.match.identity,
+      keyPrefix,
+      lastKey,
+      cost: rule.cost,
+      costs: costRoutes.length === 0 ? undefined : routes.compileCosts(rule),
+      targets: rule.match.route && routes.targets(rule),
+      settleWithinMs: rule.settle,
+      // Compiled by the penalties part: a limiter without it refuses a penalty (see checkRuleParts).
+      penalty: penalties?.compile(rule),
+    }
+  })
 }

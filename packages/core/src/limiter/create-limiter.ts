@@ -14,17 +14,17 @@ import { defaultLogger } from '../warnings.js'
 import type { ListCheck } from './access-lists.js'
 import { admittedCharges, chargeOf } from './admitted-charges.js'
 import { clientFigures } from './client-figures.js'
-import type { CompiledRule } from './compile-rule.js'
+import { type CompiledRule, compiledRules } from './compile-rule.js'
 import { type ClockReader, clockReader, consumeAll, requestDecider } from './decide.js'
 import type { ConsumeOne, Engine } from './engine.js'
-import { checkIdentityNames, knownIdentityNames } from './identity-names.js'
+import { checkIdentityNames } from './identity-names.js'
 import { registerOperatorParts } from './operator-parts.js'
 import { ALGORITHMS, LIMITER_KINDS, LIMITER_OPTIONS, STORE } from './option-names.js'
 import { type PenaltyPart, penalties } from './penalised.js'
 import { createReporter } from './report.js'
 import { type RouteMatching, routeMatching } from './route-matching.js'
 import type { RuleIndex } from './rule-index.js'
-import { checkRuleParts, compiledRules } from './rule-set.js'
+import { checkRuleParts } from './rule-set.js'
 import { type ReservationPart, reservations } from './settle.js'
 import { checkOne, refundCharges } from './store-calls.js'
 import { DEFAULT_STORE_TIMEOUT_MS } from './store-deadline.js'
@@ -92,14 +92,34 @@ export type LimiterParts = {
 /** `createLimiter` from the parts given, and none other. */
 export function composeLimiter(options: LimiterOptions, parts: LimiterParts): Limiter {
   const setup = compileLimiter(options, parts)
-  const { rules, store, reader } = setup
-  const timeOf = timeSource(reader)
+  const { rules, store, reader, byId } = setup
+  // The time of a call: the `now` given (whole ms; a bad one is the caller's bug and throws) or
+  // the clock's, and the engine to make it with (see `ClockReader`).
+  const timeOf: TimeOf = (given) => [reader.read(given?.now), reader.engine]
   // Rules an update removed: verdicts made under them are still refunded and released.
   const retired = new Map<string, CompiledRule>()
-  const ruleOf = ruleLookup(setup.byId, retired)
+  const ruleOf = (id: string): CompiledRule => {
+    const rule = byId.get(id) ?? retired.get(id)
+    if (rule === undefined) {
+      throw new RateLimitError(
+        'ERR_RL_UNKNOWN_RULE',
+        `no rule "${id}" (rules: ${[...byId.keys()].join(', ')})`,
+        { rule: id },
+      )
+    }
+    return rule
+  }
   // Settled, cancelled or refunded: a verdict's charges are given back or corrected once.
   const closed = new WeakSet<Verdict>()
-  const refund = refunder(ruleOf, timeOf, closed)
+  // `Limiter.refund`: an admission's charges back, once; slots in flight are `release`'s.
+  const refund: Limiter['refund'] = (verdict, given) => {
+    if (!verdict.allowed || verdict.storeFailed === true || closed.has(verdict)) return
+    const charges = admittedCharges(verdict, ruleOf, false)
+    if (charges.length === 0) return
+    const [now, refunding] = timeOf(given)
+    closed.add(verdict)
+    return refundCharges(refunding, charges, verdict.at, now)
+  }
   // Slots given back and waits held: carried by the rules that need them (concurrency, queues),
   // and by createLimiter's parts (an update may add such a rule to a limiter an app holds).
   const holdSlots =
@@ -162,12 +182,12 @@ function compileLimiter(options: LimiterOptions, parts: LimiterParts): LimiterSe
   checkOptionValues(options, LIMITER_KINDS)
   const routes = parts.routes
   const rules = checkRules(options.rules, algorithms, parts)
-  checkIdentityNames(rules, options.customIdentities)
+  const identities = checkIdentityNames(rules, options.customIdentities)
   const compiled = compiledRules(rules, algorithms, parts)
   // One made by the parts' store factory (an app's own, perhaps) is checked as a given one is.
   const store = options.store ?? checkValue('store', parts.store(), STORE)
   checkRuleParts(store, compiled, parts)
-  const lists = options.lists?.compile(knownIdentityNames(options.customIdentities))
+  const lists = options.lists?.compile(identities)
   const consumeOne = (store as { consumeOne?: ConsumeOne }).consumeOne
   // A budget of its own that will end: 0, NaN or Infinity (for "none") leaves the limiter's.
   const budget = store.timeoutMs
@@ -222,31 +242,6 @@ function notHeld(): never {
 /** The time of a call, and the engine to decide it with. */
 export type TimeOf = (given: { readonly now?: number } | undefined) => [number, Engine]
 
-/**
- * The time of a call: the `now` given (whole ms; a bad one is the caller's bug and throws) or
- * the clock's, and the engine to make it with (see `ClockReader`).
- */
-function timeSource(reader: ClockReader): TimeOf {
-  return (given) => [reader.read(given?.now), reader.engine]
-}
-
-function ruleLookup(
-  byId: ReadonlyMap<string, CompiledRule>,
-  retired: ReadonlyMap<string, CompiledRule>,
-): (id: string) => CompiledRule {
-  return (id) => {
-    const rule = byId.get(id) ?? retired.get(id)
-    if (rule === undefined) {
-      throw new RateLimitError(
-        'ERR_RL_UNKNOWN_RULE',
-        `no rule "${id}" (rules: ${[...byId.keys()].join(', ')})`,
-        { rule: id },
-      )
-    }
-    return rule
-  }
-}
-
 /** `Limiter.check`: one rule for one key, the cost checked against the rule first. */
 function checker(ruleOf: (id: string) => CompiledRule, timeOf: TimeOf): Limiter['check'] {
   return (key, ruleId, given) => {
@@ -262,21 +257,5 @@ function checker(ruleOf: (id: string) => CompiledRule, timeOf: TimeOf): Limiter[
     }
     const [now, deciding] = timeOf(given)
     return checkOne(deciding, rule, key, cost, now)
-  }
-}
-
-/** `Limiter.refund`: an admission's charges back, once; slots in flight are `release`'s. */
-function refunder(
-  ruleOf: (id: string) => CompiledRule,
-  timeOf: TimeOf,
-  refunded: WeakSet<Verdict>,
-): Limiter['refund'] {
-  return (verdict, given) => {
-    if (!verdict.allowed || verdict.storeFailed === true || refunded.has(verdict)) return
-    const charges = admittedCharges(verdict, ruleOf, false)
-    if (charges.length === 0) return
-    const [now, refunding] = timeOf(given)
-    refunded.add(verdict)
-    return refundCharges(refunding, charges, verdict.at, now)
   }
 }

@@ -110,7 +110,7 @@ export function requestDecider(
       // of one decision allocates what a builder for one would: the verdict and its array.
       const key = keyOf(first, facts.identities)
       if (key !== undefined && key !== UNKNOWN_CLIENT_KEY) {
-        // costFor, written out: the one-rule path of every request.
+        // The cost as decideAll reads it (inline: no call on the one-rule path of every request).
         const costs = first.costs
         const cost =
           estimate !== undefined && first.settleWithinMs !== undefined
@@ -137,21 +137,6 @@ export function requestDecider(
     )
     return markWaiting === undefined ? verdict : markWaiting(verdict)
   }
-}
-
-/** A request's cost under a rule: its estimate when the rule settles, else by route. */
-function costFor(
-  engine: Engine,
-  rule: CompiledRule,
-  method: string,
-  path: string,
-  estimate: number | undefined,
-): number {
-  if (estimate !== undefined && rule.settleWithinMs !== undefined) {
-    return engine.reservations!.estimateFor(rule, estimate)
-  }
-  const costs = rule.costs
-  return costs === undefined ? rule.cost : costs.costOf(method, path, rule.cost)
 }
 
 /**
@@ -209,7 +194,14 @@ function decideAll(
   let penalised = false
   for (let i = 0; i < count; i++) {
     const rule = rules[i]!
-    const cost = costFor(engine, rule, method, path, estimate)
+    // Its estimate when the rule settles, else by route.
+    const costs = rule.costs
+    const cost =
+      estimate !== undefined && rule.settleWithinMs !== undefined
+        ? engine.reservations!.estimateFor(rule, estimate)
+        : costs === undefined
+          ? rule.cost
+          : costs.costOf(method, path, rule.cost)
     const key = keyOf(rule, identities)
     if (key === undefined) {
       plan[i] = madeUpDecision(rule, false, cost)
@@ -308,8 +300,7 @@ function verdictOfReply(engine: Engine, pending: Pending, outcome: Outcome, now:
 function storeFailure(engine: Engine, pending: Pending, error: unknown, now: number): Verdict {
   const { rules, plan } = pending
   const charged = rules.filter((_, i) => 'algorithm' in plan[i]!)
-  const closes = (rule: CompiledRule) => rule.failClosed && !rule.shadow
-  const failClosed = charged.some(closes)
+  const failClosed = charged.some((rule) => rule.failClosed)
   const local = failClosed ? undefined : decideLocally(engine, pending, now)
   engine.reporter.storeError(
     error,
@@ -325,7 +316,7 @@ function storeFailure(engine: Engine, pending: Pending, error: unknown, now: num
       ? rule.fallback
         ? local[next++]
         : undefined
-      : closes(rule)
+      : rule.failClosed
         ? madeUpDecision(rule, false, charge.cost, charge.key, engine.storeErrorRetryAfterMs)
         : undefined,
   )
@@ -400,11 +391,11 @@ export function keyOf(
 
 function fallbackKey(
   rule: CompiledRule,
-  identities: Readonly<Record<string, string | undefined>>,
+  identities: { readonly ip?: string | undefined },
 ): string | undefined {
   if (rule.denyMissingIdentity) return undefined
-  const { ip } = identities
-  return ip === undefined || ip === '' ? UNKNOWN_CLIENT_KEY : `ip:${ip}`
+  // Without a client IP (none, or empty): `UNKNOWN_CLIENT_KEY`, the IP key of an empty IP.
+  return `ip:${identities.ip ?? ''}`
 }
 
 /**
@@ -431,8 +422,16 @@ export type ClockReader = {
 export function clockReader(clock: Clock | undefined, engine: Engine): ClockReader {
   const failed = (message: string, cause?: unknown): number => {
     const failure = new RateLimitError('ERR_RL_CLOCK_FAILED', message, { cause })
+    const fail = (): never => {
+      throw failure
+    }
     reader.failure = failure
-    reader.engine = failingEngine(engine, failure)
+    // The engine with a store that fails every call with the clock's error.
+    reader.engine = {
+      ...engine,
+      consumeOne: undefined,
+      store: { consume: fail, refund: fail, settle: fail, consumePenalised: fail },
+    }
     return reader.latest
   }
   const reader = {
@@ -470,16 +469,4 @@ export function clockReader(clock: Clock | undefined, engine: Engine): ClockRead
     },
   }
   return reader
-}
-
-/** `engine` with a store that fails every call with `error` (a clock that failed). */
-function failingEngine(engine: Engine, error: Error): Engine {
-  const fail = (): never => {
-    throw error
-  }
-  return {
-    ...engine,
-    consumeOne: undefined,
-    store: { consume: fail, refund: fail, settle: fail, consumePenalised: fail },
-  }
 }

@@ -79,7 +79,7 @@ function compileFigured(
     return error.issues.map((issue) => `${issue.field}: ${issue.problem}`).join('; ')
   }
   if (sameRule(algorithm, rule.algorithm)) return rule
-  return { ...rule, algorithm, policy: algorithm.policy }
+  return { ...rule, algorithm }
 }
 
 /** The rule's own figures in code shape (durations with their unit), to be overridden. */

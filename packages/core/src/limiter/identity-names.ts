@@ -23,9 +23,13 @@ const HINTS: Readonly<Record<string, string>> = {
  * Refuses, at start-up, a rule keyed on an identity that nothing provides: neither built in
  * nor declared in `customIdentities`. Such a rule would find the identity missing on every
  * request and fall back to the IP (a per-key limit silently becoming per-IP), or deny them all.
+ * Returns the identities requests may carry: built in, and declared (checked).
  */
-export function checkIdentityNames(rules: readonly Rule[], customIdentities: unknown): void {
-  const known = knownIdentityNames(customIdentities)
+export function checkIdentityNames(
+  rules: readonly Rule[],
+  customIdentities: unknown,
+): readonly string[] {
+  const known = [...BUILT_IN_IDENTITIES, ...declaredNames(customIdentities)]
   const issues: RuleIssue[] = []
   for (const rule of rules) {
     for (const name of rule.match.identity) {
@@ -34,11 +38,7 @@ export function checkIdentityNames(rules: readonly Rule[], customIdentities: unk
     }
   }
   if (issues.length > 0) throw new RuleValidationError(issues)
-}
-
-/** The identities requests may carry: built in, and declared in `customIdentities` (checked). */
-export function knownIdentityNames(customIdentities: unknown): readonly string[] {
-  return [...BUILT_IN_IDENTITIES, ...declaredNames(customIdentities)]
+  return known
 }
 
 export function unknownIdentity(name: string, known: readonly string[]): string {

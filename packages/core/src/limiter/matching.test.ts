@@ -199,4 +199,22 @@ describe('keys', () => {
       /^\[tollgate\] WARN_SHARED_CLIENT_BUCKET: rule "per-ip": a request without an ip identity was counted in one bucket/,
     )
   })
+
+  it("keys a request lacking a rule's identity on its IP, an empty or absent one on the shared key", () => {
+    const warnings: string[] = []
+    const limiter = createLimiter({
+      rules: [ruleOn('per-key', { identity: 'api_key' })],
+      logger: { warn: (message) => warnings.push(message) },
+    })
+    const keyFor = (identities: Record<string, string | undefined>) =>
+      (limiter.decide({ method: 'GET', path: '/', identities }, { now: 0 }) as Verdict).deciding
+        ?.key
+    expect(keyFor({ ip: '192.0.2.1' })).toBe('ip:192.0.2.1')
+    expect(keyFor({ api_key: '', ip: '192.0.2.1' })).toBe('ip:192.0.2.1')
+    expect(keyFor({ ip: '' })).toBe('ip:')
+    expect(keyFor({ ip: undefined })).toBe('ip:')
+    expect(keyFor({})).toBe('ip:')
+    expect(keyFor({ api_key: 'k' })).toBe('api_key:k')
+    expect(warnings.filter((w) => w.includes('WARN_SHARED_CLIENT_BUCKET'))).toHaveLength(1)
+  })
 })

@@ -6,6 +6,7 @@ import { HTTP_METHODS } from '../rules/route.js'
 import type { Rule, RuleConfig } from '../rules/types.js'
 import { memoryStore } from '../store/memory-store.js'
 import type { CompiledRule } from './compile-rule.js'
+import { compiledRules } from './compile-rule.js'
 import type { CostTable } from './costs.js'
 import { composeLimiter, type LimiterParts } from './create-limiter.js'
 import { NO_ROUTES } from './no-routes.js'
@@ -18,7 +19,6 @@ import {
 } from './path-pattern.js'
 import { type RouteMatching, routeMatching } from './route-matching.js'
 import { coversMethod, type RouteTarget } from './route-target.js'
-import { compiledRules } from './rule-set.js'
 import type { RequestFacts, Verdict } from './types.js'
 
 // The rules a request matches, and the cost each charges, found by the limiter (a scan of the

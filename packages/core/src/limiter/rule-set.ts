@@ -1,22 +1,11 @@
-import type { AlgorithmTable } from '../algorithms/table.js'
 import { invalidOption } from '../options/option-values.js'
 import { composedWithout } from '../rules/issues.js'
-import type { Rule } from '../rules/types.js'
 import type { Store } from '../store/types.js'
-import { type CompiledRule, type CompileParts, compileRule } from './compile-rule.js'
+import type { CompiledRule } from './compile-rule.js'
 import type { LimiterParts } from './create-limiter.js'
 
-// A rule set compiled, and what the store and the limiter's parts must offer its rules: at
-// start-up and for each update.
-
-export function compiledRules(
-  rules: readonly Rule[],
-  algorithms: AlgorithmTable,
-  parts: CompileParts,
-): CompiledRule[] {
-  const keyCaches = new Map<string, CompiledRule['lastKey']>()
-  return rules.map((rule, index) => compileRule(rule, index, algorithms, parts, keyCaches))
-}
+// What the store and the limiter's parts must offer a compiled rule set: at start-up and for each
+// update.
 
 /** What the store and the parts must offer the rules: refused at start-up, naming the rules. */
 export function checkRuleParts(

@@ -32,7 +32,7 @@ export function madeUpDecision(
     rule: rule.id,
     mode: rule.mode,
     cost,
-    policy: rule.policy,
+    policy: rule.algorithm.policy,
     key,
     storeFailed: allowed || retryAfterMs !== undefined,
   }
@@ -114,7 +114,7 @@ export function storeDecision(
     rule: rule.id,
     mode: rule.mode,
     cost,
-    policy: rule.policy,
+    policy: rule.algorithm.policy,
     key,
     storeFailed: false,
   }

@@ -180,7 +180,9 @@ export function validateRule(
       penalty = readPenalty(fields.penalty, labels.penalty, file, context, fail)
     }
   }
-  if (!ok || params === undefined || match === undefined) return undefined
+  // No match only once a problem was reported (`ok` is then false); no params also when a
+  // field was reported by the rule's reader (REPORTED).
+  if (!ok || params === undefined) return undefined
   // In the order a rule is written; what is not given is left out.
   const rule: Record<string, unknown> = {
     id,
@@ -286,7 +288,11 @@ function validateParams(
         )
     } else {
       const checked =
-        field === 'period' || field === 'window' ? toMilliseconds(value) : count(value)
+        field === 'period' || field === 'window'
+          ? toMilliseconds(value)
+          : Number.isSafeInteger(value) && (value as number) >= 1
+            ? (value as number)
+            : `expected a whole number ≥ 1, got ${typeName(value)}`
       if (typeof checked === 'string') fail(labels[field], checked)
       else values[field] = checked
     }
@@ -350,11 +356,6 @@ export function algorithmOf(rule: Rule, algorithms: AlgorithmTable): Algorithm {
     ])
   }
   return build(factory, rule)
-}
-
-function count(value: unknown): number | string {
-  if (Number.isSafeInteger(value) && (value as number) >= 1) return value as number
-  return `expected a whole number ≥ 1, got ${typeName(value)}`
 }
 
 function deepFreeze<T>(value: T): T {

@@ -30,10 +30,11 @@ export function applyCharges(
       total += charges[j]!.cost
       if (dryRun[j]!.allowed) cost += charges[j]!.cost
     }
-    const decision =
-      charge.cost <= charge.algorithm.limit && total > charge.algorithm.limit
-        ? neverPasses(charge.algorithm.decide(slots[i]!, offsets[i]!, 0, now, false))
-        : charge.algorithm.decide(slots[i]!, offsets[i]!, cost, now, false)
+    // Charges that never pass are denied from a look at cost 0: what is left, and no sooner
+    // retry than the key is whole again.
+    const never = charge.cost <= charge.algorithm.limit && total > charge.algorithm.limit
+    const look = charge.algorithm.decide(slots[i]!, offsets[i]!, never ? 0 : cost, now, false)
+    const decision = never ? { ...look, allowed: false, retryAfterMs: look.resetAfterMs } : look
     dryRun[i] = decision
     if (!decision.allowed && !charge.shadow) denied = true
   }
@@ -50,12 +51,4 @@ export function applyCharges(
     )
   }
   return dryRun
-}
-
-/**
- * The denial of charges on one key that together exceed its limit, from a look at cost 0: what
- * is left, and no sooner retry than the key is whole again.
- */
-function neverPasses(look: Decision): Decision {
-  return { ...look, allowed: false, retryAfterMs: look.resetAfterMs }
 }
