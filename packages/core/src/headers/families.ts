@@ -168,25 +168,13 @@ export const draft6Headers = {
     const deciding = verdict.deciding
     if (deciding === undefined || !isListed(deciding, true)) return 0
     const fields = policyFields(deciding)
-    writer.write('RateLimit-Policy', legacyPolicyItem(deciding))
+    writer.write('RateLimit-Policy', fields.legacyPolicyItem)
     writer.write('RateLimit-Limit', String(fields.limit))
     writer.write('RateLimit-Remaining', String(deciding.remaining))
     writer.write('RateLimit-Reset', String(effectiveWindowSeconds(deciding)))
     return 4
   },
 } as const satisfies HeaderFamily
-
-/**
- * Drafts 6 and 7's policy item, `10;w=1;burst=20`: the current item's parameters after the name
- * (`rateItemPrefix` is as long as the name and `;q=`), with the burst under the bare name their
- * own example gives (draft-07 §2.3), and for a limit on requests at once, which has no window,
- * the bare quota (no `qu`). Made by these two families alone: the current draft's middleware
- * carries none of it.
- */
-function legacyPolicyItem(decision: RuleDecision): string {
-  const { policyItem, rateItemPrefix } = policyFields(decision)
-  return policyItem.slice(rateItemPrefix.length).replace(/;qu=.*|tollgate-/, '')
-}
 
 /**
  * Draft 7: `RateLimit-Policy` (an Item) and `RateLimit: limit=…, remaining=…, reset=…` (a
@@ -207,7 +195,7 @@ export const draft7Headers = {
     const deciding = verdict.deciding
     if (deciding === undefined || !isListed(deciding, true)) return 0
     const reset = effectiveWindowSeconds(deciding)
-    writer.write('RateLimit-Policy', legacyPolicyItem(deciding))
+    writer.write('RateLimit-Policy', policyFields(deciding).legacyPolicyItem)
     writer.write(
       'RateLimit',
       `limit=${deciding.limit}, remaining=${deciding.remaining}, reset=${reset}`,

@@ -4,8 +4,7 @@ import { serializeInteger, serializeString } from './structured-fields.js'
 
 /**
  * Everything about a rule that does not change from request to request, serialized once: the
- * policy name, the current `RateLimit-Policy` item (drafts 6 and 7 derive theirs: `legacyPolicyItem`
- * in families.ts), and the prefix of its `RateLimit`
+ * policy name, the `RateLimit-Policy` items of each draft, and the prefix of its `RateLimit`
  * item; and, once the rule has refused a request alone, its 429 body. Kept with the rule's
  * quota policy (`policyFields`, in families.ts).
  */
@@ -19,6 +18,8 @@ export type PolicyFields = {
   readonly policyItem: string
   /** Current form, before the per-request values: `"free-global";r=`. */
   readonly rateItemPrefix: string
+  /** Draft-6/7 policy item: `10;w=1;burst=20`. */
+  readonly legacyPolicyItem: string
   /** For the problem detail: `10 per 1 s, bursts of 20`. */
   readonly description: string
   /**
@@ -67,18 +68,22 @@ export function buildPolicyFields(decision: RuleDecision): PolicyFields {
   const name = policyName(decision.rule)
   const quoted = serializeString(name)
   let policyItem: string
+  let legacyPolicyItem: string
   let description: string
   if (unit !== undefined) {
     // A limit on requests at once has no window: drafts 8–11 give it the quota unit
-    // `concurrent-requests` (§3.1).
+    // `concurrent-requests` (§3.1), drafts 6 and 7 the bare quota.
     policyItem = `${quoted};q=${serializeInteger(quota)};qu=${serializeString(unit)}`
+    legacyPolicyItem = String(quota)
     description = `${quota} at once`
   } else {
     const rate = quotaPerSeconds(quota, windowMs)
     // A rate rule's burst differs from its sustained quota; window rules have limit === quota.
-    // Drafts 8–11 (§3.1) want extension parameters under a vendor prefix (`tollgate-burst`).
+    // Drafts 8–11 (§3.1) want extension parameters under a vendor prefix (`tollgate-burst`);
+    // drafts 6 and 7 show a bare `burst` in their own example (draft-07 §2.3).
     const burst = limit === quota ? undefined : serializeInteger(limit)
     policyItem = `${quoted};q=${rate}${burst === undefined ? '' : `;tollgate-burst=${burst}`}`
+    legacyPolicyItem = rate + (burst === undefined ? '' : `;burst=${burst}`)
     const per = windowMs % 1000 === 0 ? `${windowMs / 1000} s` : `${windowMs} ms`
     description = `${quota} per ${per}${burst === undefined ? '' : `, bursts of ${burst}`}`
   }
@@ -88,6 +93,7 @@ export function buildPolicyFields(decision: RuleDecision): PolicyFields {
     name,
     policyItem,
     rateItemPrefix: `${quoted};r=`,
+    legacyPolicyItem,
     description,
     // Declared from the start: the fields keep one shape, read on every request.
     quotaBody: undefined,
