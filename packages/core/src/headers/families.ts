@@ -408,15 +408,24 @@ export function carriesSingleValuedField(present: readonly string[]): boolean {
  * rule alone (a policy whose figures change is a new object).
  */
 const FIELDS = /* @__PURE__ */ new WeakMap<QuotaPolicy, PolicyFields>()
+// Held strongly, one policy at a time: at most one retired rule's fields outlive it.
+let lastPolicy: QuotaPolicy | undefined
+let lastFields: PolicyFields | undefined
 
 /**
  * The fields of a decision's rule, built on first sight: the policy's, while the decision's
  * rule and limit (a rule's share while degraded) are those they were built for.
  */
 export function policyFields(decision: RuleDecision): PolicyFields {
-  const known = FIELDS.get(decision.policy)
-  if (known?.rule === decision.rule && known.limit === decision.limit) return known
+  const policy = decision.policy
+  // The policy seen last first: a one-rule app's every request, without a WeakMap lookup.
+  const known = policy === lastPolicy ? lastFields : FIELDS.get(policy)
+  if (known?.rule === decision.rule && known.limit === decision.limit) {
+    lastPolicy = policy
+    lastFields = known
+    return known
+  }
   const fields = buildPolicyFields(decision)
-  FIELDS.set(decision.policy, fields)
+  FIELDS.set(policy, fields)
   return fields
 }
