@@ -70,9 +70,11 @@ export function requestDecider(
       // The refusal of a client on the denyList: no rule decided it, so no decision.
       if (listed === 'deny') return { ...combine(NONE, now), allowed: false, reason: 'deny-list' }
     }
-    // Adapters pass upper case; a lower-case method must not slip past the limits.
+    // Adapters pass upper case; a lower-case method must not slip past the limits. Tested only
+    // when a rule reads it: no regex per request for rules that name no method.
     const requested = facts.method
-    const method = NOT_UPPER_CASE.test(requested) ? requested.toUpperCase() : requested
+    const method =
+      index.readsMethod && NOT_UPPER_CASE.test(requested) ? requested.toUpperCase() : requested
     const path = index.normalizePath?.(facts.path) ?? facts.path
     const byMethod = index.byMethod?.get(method) ?? index.unnamed
     const { rules, patterns } = byMethod.byPath?.get(path) ?? byMethod.other

@@ -54,6 +54,7 @@ export function routeIndex(rules: readonly CompiledRule[]): RuleIndex {
     normalizePath: routed ? normalizePath : undefined,
     byMethod,
     unnamed,
+    readsMethod: true,
     matchesAny,
   }
 }

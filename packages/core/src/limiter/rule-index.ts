@@ -33,6 +33,11 @@ export type RuleIndex = {
   readonly byMethod?: ReadonlyMap<string, MethodCandidates>
   /** For the methods no rule names (for every method, without route matching). */
   readonly unnamed: MethodCandidates
+  /**
+   * True when the request's method is looked at (by `byMethod`, or a rule's methods): only then
+   * is a method that is not upper case upper-cased.
+   */
+  readonly readsMethod: boolean
   /** True when `path` matches one of `patterns`: given when a candidate may have patterns. */
   readonly matchesAny?: (patterns: readonly PathPattern[], path: string) => boolean
 }
@@ -43,5 +48,5 @@ export type RuleIndex = {
  */
 export function ruleScan(rules: readonly CompiledRule[]): RuleIndex {
   const other: Candidates = { rules, patterns: [] }
-  return { unnamed: { other } }
+  return { unnamed: { other }, readsMethod: rules.some((rule) => rule.methods !== undefined) }
 }
