@@ -169,9 +169,7 @@ function oldResponder(options: Options): void {
   if (!(status === 400 || status === 403 || (status === 401 && fieldValue))) {
     throw invalidOption(
       'missingIdentity',
-      status === 401 && typeof challenge === 'string' && challenge !== ''
-        ? `wwwAuthenticate ${shown(challenge)} cannot be sent as a header value (printable characters, no line breaks, no surrounding spaces)`
-        : 'expected { status: 400 }, { status: 403 } or { status: 401, wwwAuthenticate: "<scheme>" }',
+      `expected { status: 400 }, { status: 403 } or { status: 401, wwwAuthenticate: "<scheme>" }, got ${shown(value)}`,
     )
   }
   const option = options.partitionKey
