@@ -90,7 +90,8 @@ function middleware(
     next: Next,
     exchange: Exchange<Context, unknown>,
   ): Promise<Response | undefined> {
-    if (exchange.denial !== undefined) return answerDenial(c, exchange, onLimited)
+    if (exchange.denial !== undefined)
+      return answerDenial(c, exchange, onLimited, kit.responder.singleValuedNames)
     if (kit.releasesSlots) abortOnSignal(exchange, c.req.raw.signal)
     return next().then(() => {
       // Added to the finished response, so that handlers returning a `Response` of their own

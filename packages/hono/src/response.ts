@@ -1,11 +1,10 @@
 import type { Denial, Verdict } from '@tollgate/core'
-import {
-  type Exchange,
-  type FieldSink,
-  type FieldWriter,
-  type HeaderEntries,
-  isSingleValuedName,
-  type WriteVerdictFields,
+import type {
+  Exchange,
+  FieldSink,
+  FieldWriter,
+  HeaderEntries,
+  WriteVerdictFields,
 } from '@tollgate/core/adapter'
 import type { Context } from 'hono'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
@@ -24,8 +23,11 @@ type Marked = Context & { [FIELDS_WRITTEN]?: true }
 /** How a middleware's fields are merged with another's (`WriteVerdictFields.merge`). */
 type Merge = WriteVerdictFields['merge']
 
-/** Sets a single-valued field (or any, with `set`), appends to a list field. */
-function write(target: Headers, name: string, value: string, set = isSingleValuedName(name)): void {
+/**
+ * Sets a field that holds one value (`set`: as a family writes it, `single`), appends to a list
+ * field.
+ */
+function write(target: Headers, name: string, value: string, set?: boolean): void {
   if (set) target.set(name, value)
   else target.append(name, value)
 }
@@ -92,9 +94,9 @@ export class ResponseFields implements FieldWriter, FieldSink<Context> {
     ;(c as Marked)[FIELDS_WRITTEN] = true
   }
 
-  write(name: string, value: string): void {
-    if (this.target === undefined) this.target = writeFirst(this.c!, name, value)
-    else write(this.target, name, value)
+  write(name: string, value: string, single?: true): void {
+    if (this.target === undefined) this.target = writeFirst(this.c!, name, value, single)
+    else write(this.target, name, value, single)
   }
 }
 
@@ -106,9 +108,9 @@ export class ResponseFields implements FieldWriter, FieldSink<Context> {
 function withDenialFields(answer: Response, fields: HeaderEntries): Response {
   if (!(answer instanceof Response)) return answer
   const held = { res: answer }
-  // Each field is named once: those written here are not among those it had. Each is written
-  // as a first one: on immutable headers, the first copies the answer, and the copy takes the
-  // rest.
+  // Each field is named once: those written here are not among those it had, so appending is
+  // setting. Each is written as a first one: on immutable headers, the first copies the answer,
+  // and the copy takes the rest.
   for (const [name, value] of fields) if (!answer.headers.has(name)) writeFirst(held, name, value)
   return held.res
 }
@@ -131,20 +133,22 @@ export type OnLimited = (
 ) => Response | Promise<Response>
 
 /**
- * Answers a denial: its fields set with `c.header`, then the problem body, or the app's own
- * answer (`onLimited`) with any field it lacks added (a Response built by hand, not with
- * `c.json` or `c.body`, has none of them yet).
+ * Answers a denial: its fields set with `c.header` (appended, but for those that hold one value:
+ * the responder's `singleValuedNames`), then the problem body, or the app's own answer
+ * (`onLimited`) with any field it lacks added (a Response built by hand, not with `c.json` or
+ * `c.body`, has none of them yet).
  */
 export function answerDenial(
   c: Context,
   exchange: Exchange<Context, unknown>,
   onLimited: OnLimited | undefined,
+  singleValued: readonly string[],
 ): Promise<Response> {
   const denial = exchange.denial!
   const fields = exchange.denialFields!
   // Set with `c.header`, on the response Hono is about to build, and marked (`FIELDS_WRITTEN`).
   for (const [name, value] of fields) {
-    c.header(name, value, isSingleValuedName(name) ? undefined : { append: true })
+    c.header(name, value, singleValued.includes(name) ? undefined : { append: true })
   }
   ;(c as Marked)[FIELDS_WRITTEN] = true
   if (onLimited === undefined)

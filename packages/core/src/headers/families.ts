@@ -62,7 +62,10 @@ export type HeaderFamily = {
   readonly partitionKeys: boolean
   /** Every field it may send, as written. */
   readonly names: readonly string[]
-  /** Its fields that hold one value: set, never appended (`isSingleValuedName`); none if absent. */
+  /**
+   * Its fields that hold one value: set, never appended (`isSingleValuedName`, a responder's
+   * `singleValuedNames`), and written with `single`; none if absent.
+   */
   readonly singleValued?: readonly string[]
   /** Its single-valued fields as `mergeFields` keeps or replaces them together, if it has any. */
   readonly group?: FieldGroup | undefined
@@ -133,8 +136,8 @@ export const xRateLimitHeaders = {
     if (deciding === undefined || !isListed(deciding, true)) return 0
     // An epoch second's text is made once per second: every request of that second sends the
     // same; the limit's is String's, which engines cache for small integers.
-    writer.write('X-RateLimit-Limit', String(policyFields(deciding).limit))
-    writer.write('X-RateLimit-Remaining', String(deciding.remaining))
+    writer.write('X-RateLimit-Limit', String(policyFields(deciding).limit), true)
+    writer.write('X-RateLimit-Remaining', String(deciding.remaining), true)
     let reset: string
     if (config.legacyReset !== 'delta-seconds') {
       const second = Math.ceil((now + deciding.resetAfterMs) / 1000)
@@ -147,7 +150,7 @@ export const xRateLimitHeaders = {
     } else {
       reset = String(Math.max(0, Math.ceil(deciding.resetAfterMs / 1000)))
     }
-    writer.write('X-RateLimit-Reset', reset)
+    writer.write('X-RateLimit-Reset', reset, true)
     return 3
   },
 } as const satisfies HeaderFamily
@@ -169,9 +172,9 @@ export const draft6Headers = {
     if (deciding === undefined || !isListed(deciding, true)) return 0
     const fields = policyFields(deciding)
     writer.write('RateLimit-Policy', fields.legacyPolicyItem)
-    writer.write('RateLimit-Limit', String(fields.limit))
-    writer.write('RateLimit-Remaining', String(deciding.remaining))
-    writer.write('RateLimit-Reset', String(effectiveWindowSeconds(deciding)))
+    writer.write('RateLimit-Limit', String(fields.limit), true)
+    writer.write('RateLimit-Remaining', String(deciding.remaining), true)
+    writer.write('RateLimit-Reset', String(effectiveWindowSeconds(deciding)), true)
     return 4
   },
 } as const satisfies HeaderFamily

@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest'
+import { createResponder } from '../response/responder.js'
+import { decision, verdict } from '../response/test-fixtures.js'
 import {
   carriesSingleValuedField,
   draft6Headers,
@@ -186,6 +188,28 @@ describe('isSingleValuedName', () => {
       'Content-Type',
     ])
     for (const name of candidates) expect(isSingleValuedName(name), name).toBe(single.has(name))
+  })
+
+  it('agrees with what the families write as single, and with each responder’s names', () => {
+    const figures = decision('per-ip', { remaining: 3, resetAfterMs: 2500 })
+    for (const legacyHeaders of [false, true]) {
+      for (const standardHeaders of STANDARD_HEADERS) {
+        const options = { legacyHeaders, standardHeaders, exposeHeaders: true }
+        const responder = createResponder(options)
+        const names: string[] = []
+        responder.writeFields(verdict([figures]), {
+          write(name, value, single) {
+            names.push(name)
+            expect(single === true, name).toBe(isSingleValuedName(name))
+          },
+        })
+        const sent = [...responder.headerNames, 'Content-Type']
+        expect(sent.filter(isSingleValuedName), JSON.stringify(options)).toEqual(
+          responder.singleValuedNames,
+        )
+        expect(names.length > 0).toBe(legacyHeaders || standardHeaders !== false)
+      }
+    }
   })
 })
 

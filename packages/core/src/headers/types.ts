@@ -19,8 +19,12 @@ export type HeaderEntries = ReadonlyArray<readonly [name: string, value: string]
  * an admitted request's fields without the entries being built (`Tollgate.writeFields`).
  */
 export type FieldWriter = {
-  /** Receives one field, as the next of the `HeaderEntries`. */
-  write(name: string, value: string): void
+  /**
+   * Receives one field, as the next of the `HeaderEntries`; `single` is true for a field that
+   * holds one value (`X-RateLimit-*`, draft-6's three Integers): a writer that may find it on
+   * the response already sets it rather than appending, with no lookup by name.
+   */
+  write(name: string, value: string, single?: true): void
 }
 
 /** Joins a header that arrived as several lines into one comma-separated list. */

@@ -128,6 +128,12 @@ export type Responder = {
    * that field itself when it is sent (`exposeHeaders`).
    */
   readonly headerNames: readonly string[]
+  /**
+   * The fields this responder sends that hold one value: its families' `singleValued` fields,
+   * `Retry-After` and `Content-Type`. A denial's are set, never appended (`isSingleValuedName`
+   * names those of every family).
+   */
+  readonly singleValuedNames: readonly string[]
 }
 
 /**
@@ -268,6 +274,11 @@ export function composeResponder(options: ResponderOptions, parts: ResponderPart
 
   return {
     headerNames: expose === undefined ? names : [...names, expose[0]],
+    singleValuedNames: [
+      ...config.families.flatMap((family) => family.singleValued ?? []),
+      'Retry-After',
+      'Content-Type',
+    ],
     respond: respondWith,
     writeFields: fieldWriter(config, partitionKeyOf, expose),
     respondToError(error) {
