@@ -277,6 +277,11 @@ export type AdapterKit<Req, Res> = {
   /** Every field this middleware may put on a response (e.g. to keep them on an error's). */
   readonly fieldNames: readonly string[]
   /**
+   * What its denials and fields are made by: for an adapter that writes a denial's fields itself
+   * (`singleValuedNames`).
+   */
+  readonly responder: Responder
+  /**
    * Set when the middleware settles reservations from responses (its `settle` option): a meter
    * for an admitted exchange, which the adapter feeds as the response goes out (`head`, each
    * piece of the body, then `end` or `abort`); undefined for a denial.
