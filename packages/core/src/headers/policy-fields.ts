@@ -26,7 +26,7 @@ export type PolicyFields = {
    * The JSON text of the 429 problem of this rule alone, cut where its retry figure goes:
    * made on the rule's first such denial (`quotaExceededBody`), undefined before.
    */
-  quotaBody: readonly string[] | undefined
+  quotaBody: readonly [retryAfter: number, body: string] | undefined
 }
 
 /**

@@ -32,7 +32,7 @@ export type ProblemDetails = {
 export type ViolatedPolicy = {
   readonly name: string
   readonly description: string
-  quotaBody: readonly string[] | undefined
+  quotaBody: readonly [retryAfter: number, body: string] | undefined
 }
 
 /** The titles by status: the draft's problem types' titles, else the status phrase. */
@@ -86,14 +86,11 @@ export function quotaExceededProblem(
   )
 }
 
-/** A retry time no real denial has, standing in for the figure while a template is made. */
-const RETRY_PLACEHOLDER = 918_273_645_546
-
 /**
  * The JSON text of `problem`, the 429 of `violated` (`quotaExceededProblem`). For one violated
- * policy (the usual case) the text is assembled from pieces the policy keeps (`quotaBody`, with
- * the rule's other fixed strings), since only the retry seconds change between denials: several
- * times cheaper than `JSON.stringify` on every 429 of a flood.
+ * policy (the usual case) the text of its last 429 is kept with it (`quotaBody`) and sent again
+ * while the retry seconds are the same, as they are for most of a flood (a bucket refilling
+ * faster than once a second always answers 1 s): no `JSON.stringify` on those 429s.
  */
 export function quotaExceededBody(
   violated: readonly ViolatedPolicy[],
@@ -101,15 +98,11 @@ export function quotaExceededBody(
   problem: ProblemDetails,
 ): string {
   const policy = violated.length === 1 ? violated[0] : undefined
-  let pieces = policy?.quotaBody
-  if (policy !== undefined && pieces === undefined) {
-    // The placeholder is the retry figure twice: in `detail` and as `retryAfter`. A name that
-    // holds it too makes more pieces, and such a policy's body is made whole each time.
-    const json = JSON.stringify(quotaExceededProblem(violated, RETRY_PLACEHOLDER))
-    pieces = json.split(String(RETRY_PLACEHOLDER))
-    policy.quotaBody = pieces
-  }
-  return pieces?.length === 3 ? pieces.join(String(retryAfter)) : JSON.stringify(problem)
+  const last = policy?.quotaBody
+  if (last?.[0] === retryAfter) return last[1]
+  const body = JSON.stringify(problem)
+  if (policy !== undefined) policy.quotaBody = [retryAfter, body]
+  return body
 }
 
 /** 503 `detail`: the store failed and a fail-closed rule matched. */

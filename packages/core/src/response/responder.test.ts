@@ -120,13 +120,22 @@ describe('the 429 problem body', () => {
 })
 
 describe('the 429 body text', () => {
-  it('is always the JSON of the problem, whether assembled from cached pieces or not', () => {
+  it('is always the JSON of the problem, whether the last one sent again or not', () => {
     const responder = createResponder()
+    const policy = { quota: 100, windowMs: 60_000 }
+    const api = (retryAfterMs: number) => [
+      decision('api', { allowed: false, policy, retryAfterMs }),
+    ]
     const cases = [
-      [decision('api', { allowed: false, retryAfterMs: 1500 })],
-      [decision('api', { allowed: false, retryAfterMs: 42_000 })],
+      api(1500),
+      // The same seconds again (the last body sent again), then others, then the first again.
+      api(1800),
+      api(42_000),
+      api(1500),
       [decision('a', { allowed: false }), decision('b', { allowed: false, retryAfterMs: 9000 })],
-      // A name holding the digits the template stands in with: no template, still right.
+      // The same rule with other figures: fields (and body) of their own.
+      [decision('api', { allowed: false, policy: { quota: 5, windowMs: 1000 } })],
+      api(1500),
       [decision('r918273645546', { allowed: false, retryAfterMs: 3000 })],
     ]
     for (const decisions of cases) {
