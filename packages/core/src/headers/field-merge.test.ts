@@ -198,7 +198,7 @@ describe('isSingleValuedName', () => {
         const responder = createResponder(options)
         const names: string[] = []
         responder.writeFields(verdict([figures]), {
-          write(name, value, single) {
+          write(name, _value, single) {
             names.push(name)
             expect(single === true, name).toBe(isSingleValuedName(name))
           },
