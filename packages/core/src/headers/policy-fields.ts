@@ -5,7 +5,7 @@ import { serializeInteger, serializeString } from './structured-fields.js'
 /**
  * Everything about a rule that does not change from request to request, serialized once: the
  * policy name, the `RateLimit-Policy` items of each draft, and the prefix of its `RateLimit`
- * item; and, once the rule has refused a request alone, its 429 body. Kept with the rule's
+ * item; and, once the rule has refused a request alone, its last 429 body. Kept with the rule's
  * quota policy (`policyFields`, in families.ts).
  */
 export type PolicyFields = {
@@ -23,8 +23,8 @@ export type PolicyFields = {
   /** For the problem detail: `10 per 1 s, bursts of 20`. */
   readonly description: string
   /**
-   * The JSON text of the 429 problem of this rule alone, cut where its retry figure goes:
-   * made on the rule's first such denial (`quotaExceededBody`), undefined before.
+   * The JSON text of the last 429 problem of this rule alone, with its retry seconds: sent
+   * again while they are the same (`quotaExceededBody`); undefined before the first.
    */
   quotaBody: readonly [retryAfter: number, body: string] | undefined
 }

@@ -27,7 +27,7 @@ export type ProblemDetails = {
 
 /**
  * A violated policy, named and described for the `detail` text, keeping the JSON text of its
- * 429 problem once made (see `PolicyFields`).
+ * last 429 problem (see `PolicyFields`).
  */
 export type ViolatedPolicy = {
   readonly name: string
