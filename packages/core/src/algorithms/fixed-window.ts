@@ -219,8 +219,12 @@ function calendarOf(params: CalendarWindowParams): CalendarWindows {
 function readCalendarFields(rule: RuleFieldAccess, values: RuleFieldValues): boolean {
   const { timeZone } = rule.fields
   if (timeZone === undefined) return true
-  if (!isCalendarUnit(values.window)) rule.refuse('timeZone')
-  else if (typeof timeZone !== 'string') {
+  if (!isCalendarUnit(values.window)) {
+    rule.issue(
+      rule.labels.timeZone,
+      `only for a calendar window (${rule.labels.window}: day, week, month or year); remove it`,
+    )
+  } else if (typeof timeZone !== 'string') {
     rule.issue(
       rule.labels.timeZone,
       `expected an IANA time zone name such as "Europe/Paris", got ${rule.typeName(timeZone)}`,

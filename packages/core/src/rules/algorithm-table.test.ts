@@ -95,7 +95,7 @@ describe('a table without the algorithm a rule names', () => {
     expectOne(
       issuesOf(() => check({ window: 'month', timeZone: 'UTC' })),
       'timeZone',
-      'a time zone applies to a calendar window',
+      'not used by fixed_window; remove it',
     )
   })
 })

@@ -64,14 +64,13 @@ export type RuleReaders = {
 /** Marks a field that was present but invalid and has already been reported. */
 export const REPORTED: unique symbol = Symbol('reported')
 
-/** The parameter fields, and those of each family of algorithms with the family's name. */
+/** The parameter fields, and those each algorithm takes (its family's). */
 type ParamField = 'rate' | 'period' | 'burst' | 'limit' | 'window'
-type Family = readonly [kind: string, fields: readonly ParamField[]]
 const PARAM_FIELDS: readonly ParamField[] = ['rate', 'period', 'burst', 'limit', 'window']
-const RATE: Family = ['rate', ['rate', 'period', 'burst']]
-const WINDOW: Family = ['window', ['limit', 'window']]
-/** Each algorithm a rule may name, by its family. */
-const FAMILIES: Readonly<Record<string, Family>> = {
+const RATE: readonly ParamField[] = ['rate', 'period', 'burst']
+const WINDOW: readonly ParamField[] = ['limit', 'window']
+/** Each algorithm a rule may name, with its parameter fields. */
+const FAMILIES: Readonly<Record<string, readonly ParamField[]>> = {
   token_bucket: RATE,
   gcra: RATE,
   leaky_bucket: RATE,
@@ -79,7 +78,7 @@ const FAMILIES: Readonly<Record<string, Family>> = {
   fixed_window: WINDOW,
   sliding_log: WINDOW,
   sliding_window: WINDOW,
-  concurrency: ['concurrency', ['limit']],
+  concurrency: ['limit'],
 }
 const ALIASES: Readonly<Record<string, AlgorithmName>> = { sliding_counter: 'sliding_window' }
 // Pure (annotated calls), so a bundle that never validates a rule drops it.
@@ -94,29 +93,21 @@ const CHOICES = {
   // No default: a rule that names none carries its algorithm's.
   onChange: CARRY_STRATEGIES,
 } as const
-const QUEUE_ONLY = "only for leaky_queue (a queue's own setting); remove it"
-const SLOT_QUEUE_ONLY = 'only for concurrency (requests waiting for a slot); remove it'
-/**
- * The fields only some algorithms take (their factories' readers read them), and what a rule of
- * any other algorithm is told: `name` is its algorithm, `window` the window field's label.
- */
-const OWN_FIELDS: Readonly<Record<OwnField, (name: string, window: string) => string>> = {
-  delay: () => QUEUE_ONLY,
-  nodelay: () => QUEUE_ONLY,
-  maxWait: () => QUEUE_ONLY,
-  queue: () => SLOT_QUEUE_ONLY,
-  queueOrder: () => SLOT_QUEUE_ONLY,
-  timeZone: (_, window) =>
-    `a time zone applies to a calendar window: fixed_window with ${window} day, week, month or year`,
-  buckets: (name) => `sub-window counters are an option of sliding_window, not ${name}`,
-}
 /**
  * The fields an algorithm's factory takes, each as the parameter of its name (a duration in ms
- * as `<name>Ms`, a calendar window as `calendar`).
+ * as `<name>Ms`, a calendar window as `calendar`): the parameter fields, then those only some
+ * algorithms take (their factories' readers read them; any other algorithm refuses them).
  */
-const FACTORY_FIELDS = /* @__PURE__ */ PARAM_FIELDS.concat(
-  /* @__PURE__ */ Object.keys(OWN_FIELDS) as never[],
-)
+const FACTORY_FIELDS: readonly (ParamField | OwnField)[] = [
+  ...PARAM_FIELDS,
+  'delay',
+  'nodelay',
+  'maxWait',
+  'queue',
+  'queueOrder',
+  'timeZone',
+  'buckets',
+]
 const DURATIONS: readonly string[] = ['period', 'window', 'maxWait']
 const ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
 
@@ -234,16 +225,16 @@ function validateParams(
   const name = (
     typeof given === 'string' ? (ownValue(ALIASES, given) ?? given) : given
   ) as AlgorithmName
-  const family = ownValue(FAMILIES, name)
+  const wanted = ownValue(FAMILIES, name)
   const factory = ownValue(algorithms, name)
-  if (family === undefined || factory === undefined) {
+  if (wanted === undefined || factory === undefined) {
     const known = `one of ${KNOWN_NAMES.join(', ')}`
     const hint = typeof given === 'string' ? didYouMean(given, KNOWN_NAMES, known) : known
     issue(
       labels.algorithm,
       given === undefined
         ? `required: ${hint}`
-        : family === undefined
+        : wanted === undefined
           ? `unknown algorithm ${typeName(given)}; ${hint}`
           : notGiven(name),
     )
@@ -255,22 +246,19 @@ function validateParams(
   if (fields.onStoreError === 'fallback' && reader?.noFallback) {
     issue(labels.onStoreError, reader.noFallback(name))
   }
-  const [kind, wanted] = family
-  const named = wanted.flatMap((field) => (field === 'period' ? [] : labels[field]))
-  const rule = `${name} (a ${kind} rule: ${named.join(' + ')})`
   let ok = true
   const fail: IssueSink = (field, problem) => {
     ok = false
     issue(field, problem)
   }
-  for (const field of PARAM_FIELDS) {
-    if (!wanted.includes(field) && fields[field] !== undefined) {
-      fail(labels[field], `not used by ${rule}; remove it`)
+  for (const field of FACTORY_FIELDS) {
+    if (
+      fields[field] !== undefined &&
+      !wanted.includes(field as ParamField) &&
+      !reader?.takes.includes(field as OwnField)
+    ) {
+      fail(labels[field], `not used by ${name}; remove it`)
     }
-  }
-  const refuse = (field: OwnField) => fail(labels[field], OWN_FIELDS[field](name, labels.window))
-  for (const field of Object.keys(OWN_FIELDS) as OwnField[]) {
-    if (fields[field] !== undefined && !reader?.takes.includes(field)) refuse(field)
   }
   const values: RuleFieldValues & { [K in ParamField]?: number | string } = {}
   for (const field of wanted) {
@@ -278,14 +266,9 @@ function validateParams(
     if (value === REPORTED) ok = false
     else if (value === undefined) {
       if (field === 'period') values.period = 1000
-      else fail(labels[field], `required by ${rule}`)
-    } else if (field === 'window' && isCalendarUnit(value)) {
-      if (name === 'fixed_window') values.window = value
-      else
-        fail(
-          labels.window,
-          `a calendar window (${JSON.stringify(value)}) is for fixed_window; ${name} needs a duration such as '30d'`,
-        )
+      else fail(labels[field], `required by ${name}`)
+    } else if (field === 'window' && name === 'fixed_window' && isCalendarUnit(value)) {
+      values.window = value
     } else {
       const checked =
         field === 'period' || field === 'window'
@@ -301,7 +284,7 @@ function validateParams(
   if (
     reader !== undefined &&
     !reader.read(
-      { fields, labels, issue: fail, refuse, typeName, toMilliseconds, reported: REPORTED },
+      { fields, labels, issue: fail, typeName, toMilliseconds, reported: REPORTED },
       values,
     )
   ) {
