@@ -1,4 +1,5 @@
 import type { Decision } from '../decision.js'
+import { shown } from '../options/option-values.js'
 import {
   type CalendarUnit,
   type CalendarWindows,
@@ -227,7 +228,7 @@ function readCalendarFields(rule: RuleFieldAccess, values: RuleFieldValues): boo
   } else if (typeof timeZone !== 'string') {
     rule.issue(
       rule.labels.timeZone,
-      `expected an IANA time zone name such as "Europe/Paris", got ${rule.typeName(timeZone)}`,
+      `expected an IANA time zone name such as "Europe/Paris", got ${shown(timeZone)}`,
     )
   } else {
     // The zone as the runtime names it; one it does not know is refused when the window is built.

@@ -43,8 +43,6 @@ export type RuleFieldAccess = {
   readonly reported: symbol
   /** Reports a problem with the field spelt `label`. */
   readonly issue: (label: string, problem: string) => void
-  /** How a value is named in messages (`"5s"`, `-1`, `an object`). */
-  readonly typeName: (value: unknown) => string
   /** A duration (`'5s'`, 5000) as whole ms, or the problem with it. */
   readonly toMilliseconds: (value: unknown) => number | string
 }

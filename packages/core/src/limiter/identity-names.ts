@@ -1,8 +1,8 @@
 import { closest } from '../closest-name.js'
-import { invalidOption } from '../options/option-values.js'
+import { invalidOption, shown } from '../options/option-values.js'
 import { type RuleIssue, RuleValidationError } from '../rules/issues.js'
 import type { Rule } from '../rules/types.js'
-import { identityNameProblem, ownValue, typeName } from '../rules/validate-match.js'
+import { identityNameProblem, ownValue } from '../rules/validate-match.js'
 
 /** The identities the adapters derive themselves. */
 const BUILT_IN_IDENTITIES: readonly string[] = ['ip', 'api_key', 'user']
@@ -54,12 +54,12 @@ function declaredNames(value: unknown): readonly string[] {
   if (!Array.isArray(value)) {
     throw invalidOption(
       'customIdentities',
-      `expected a list of identity names, e.g. ['account'], got ${typeName(value)}`,
+      `expected a list of identity names, e.g. ['account'], got ${shown(value)}`,
     )
   }
   for (const name of value) {
     if (typeof name !== 'string')
-      throw invalidOption('customIdentities', `expected identity names, got ${typeName(name)}`)
+      throw invalidOption('customIdentities', `expected identity names, got ${shown(name)}`)
     const problem = identityNameProblem(name)
     if (problem !== undefined) throw invalidOption('customIdentities', problem)
     if (BUILT_IN_IDENTITIES.includes(name)) {

@@ -1,4 +1,5 @@
 import { closest } from '../closest-name.js'
+import { shown } from '../options/option-values.js'
 import type { IssueSink } from './issues.js'
 import { HTTP_METHODS } from './route.js'
 import type { RuleMatch } from './types.js'
@@ -25,7 +26,7 @@ export function validateMatch(
       'match',
       value === undefined
         ? 'required, e.g. { identity: ip } (identity is one of ip, api_key, user, ...)'
-        : `expected an object such as { identity: ip }, got ${typeName(value)}`,
+        : `expected an object such as { identity: ip }, got ${shown(value)}`,
     )
     return undefined
   }
@@ -96,13 +97,12 @@ function listOf(
   if (value === undefined) return undefined
   const items = typeof value === 'string' ? [value] : value
   if (!Array.isArray(items) || items.length === 0) {
-    issue(field, `expected a string or a non-empty list of ${what}, got ${typeName(value)}`)
+    issue(field, `expected a string or a non-empty list of ${what}, got ${shown(value)}`)
     return undefined
   }
   let ok = true
   for (const item of items) {
-    const problem =
-      typeof item === 'string' ? check(item) : `expected a string, got ${typeName(item)}`
+    const problem = typeof item === 'string' ? check(item) : `expected a string, got ${shown(item)}`
     if (problem !== undefined) {
       ok = false
       issue(field, problem)
@@ -149,12 +149,4 @@ export function ownValue<T>(record: Readonly<Record<string, T>>, key: string): T
 
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
-}
-
-export function typeName(value: unknown): string {
-  if (Array.isArray(value)) return 'a list'
-  if (typeof value === 'string') return JSON.stringify(value)
-  // null as String shows it.
-  if (isRecord(value)) return 'an object'
-  return String(value)
 }

@@ -5,11 +5,12 @@ import type { AlgorithmTable } from '../algorithms/table.js'
 import type { Algorithm, AlgorithmName } from '../algorithms/types.js'
 import { didYouMean } from '../closest-name.js'
 import { isRateLimitError } from '../errors.js'
+import { shown } from '../options/option-values.js'
 import { toMilliseconds } from './duration.js'
 import { composedWithout, type IssueSink, RuleValidationError } from './issues.js'
 import type { Rule } from './types.js'
 import { costProblem, validateCosts } from './validate-costs.js'
-import { definedOnly, ownValue, typeName, validateMatch } from './validate-match.js'
+import { definedOnly, ownValue, validateMatch } from './validate-match.js'
 import type { PenaltyReader } from './validate-penalty.js'
 import type { RouteReader } from './validate-routes.js'
 import type { SettleReader } from './validate-settle.js'
@@ -130,7 +131,7 @@ export function validateRule(
     issue(field, problem)
   }
   const expected = (field: keyof RuleFields, what: string) =>
-    fail(labels[field], `expected ${what}, got ${typeName(fields[field])}`)
+    fail(labels[field], `expected ${what}, got ${shown(fields[field])}`)
   const { id, description, version } = fields
   if (typeof id !== 'string' || !ID.test(id)) {
     expected('id', '1–64 letters, digits, ".", "_" or "-" (starting with a letter or digit)')
@@ -235,7 +236,7 @@ function validateParams(
       given === undefined
         ? `required: ${hint}`
         : wanted === undefined
-          ? `unknown algorithm ${typeName(given)}; ${hint}`
+          ? `unknown algorithm ${shown(given)}; ${hint}`
           : notGiven(name),
     )
     return undefined
@@ -275,7 +276,7 @@ function validateParams(
           ? toMilliseconds(value)
           : Number.isSafeInteger(value) && (value as number) >= 1
             ? (value as number)
-            : `expected a whole number ≥ 1, got ${typeName(value)}`
+            : `expected a whole number ≥ 1, got ${shown(value)}`
       if (typeof checked === 'string') fail(labels[field], checked)
       else values[field] = checked
     }
@@ -283,10 +284,7 @@ function validateParams(
   // An algorithm with fields of its own reads them: the access it is handed is made only then.
   if (
     reader !== undefined &&
-    !reader.read(
-      { fields, labels, issue: fail, typeName, toMilliseconds, reported: REPORTED },
-      values,
-    )
+    !reader.read({ fields, labels, issue: fail, toMilliseconds, reported: REPORTED }, values)
   ) {
     ok = false
   }
