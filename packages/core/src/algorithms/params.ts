@@ -1,5 +1,5 @@
-import { didYouMean } from '../closest-name.js'
 import { RateLimitError } from '../errors.js'
+import { refuseUnknownOptions } from '../options/unknown-options.js'
 import { greatestCommonDivisor, isSafeCount, MAX_FIELD_INTEGER, MAX_TIME_MS } from './integer.js'
 
 /** A rate rule: `rate` units every `periodMs` (default one second), bursts of up to `burst`. */
@@ -50,18 +50,15 @@ export function refuseUnknownParams(
   params: object,
   known: readonly string[],
 ): void {
-  if (typeof params !== 'object' || params === null) return
-  const texts: string[] = []
-  let field: string | undefined
-  for (const [name, value] of Object.entries(params)) {
-    if (value === undefined || known.includes(name)) continue
-    field ??= name
-    texts.push(
-      `unknown parameter ${JSON.stringify(name)}: ${didYouMean(name, known, `it takes ${known.join(', ')}`)}`,
+  if (typeof params === 'object' && params !== null) {
+    refuseUnknownOptions(
+      params,
+      known,
+      `${factory}()`,
+      undefined,
+      'parameter',
+      'ERR_RL_INVALID_RULE',
     )
-  }
-  if (field !== undefined) {
-    throw new RateLimitError('ERR_RL_INVALID_RULE', `${factory}(): ${texts.join('; ')}`, { field })
   }
 }
 

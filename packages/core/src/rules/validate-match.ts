@@ -1,5 +1,5 @@
-import { closest } from '../closest-name.js'
 import { shown } from '../options/option-values.js'
+import { nearestOption } from '../options/unknown-options.js'
 import type { IssueSink } from './issues.js'
 import { HTTP_METHODS } from './route.js'
 import type { RuleMatch } from './types.js'
@@ -133,10 +133,7 @@ export function refuseUnknownFields(
 }
 
 export function unknownField(field: string, known: readonly string[], hint?: string): string {
-  const suggestion = hint ?? closest(field, known)
-  return suggestion === undefined
-    ? `unknown field (known: ${known.join(', ')})`
-    : `unknown field; did you mean "${suggestion}"?`
+  return `unknown field; ${nearestOption(field, known, 'field', hint)}`
 }
 
 /**

@@ -142,7 +142,11 @@ describe('rule parameters', () => {
       'did you mean "cost_by_route"',
     )
     expectOne(file({ ...fileBucket, windowMs: 1 }), 'windowMs', 'did you mean "window_s"')
-    expectOne(code({ ...bucket, zzz: 1 }), 'zzz', 'unknown field (known: id, description, match')
+    expectOne(
+      code({ ...bucket, zzz: 1 }),
+      'zzz',
+      'unknown field; known fields: id, description, match',
+    )
     expectOne(
       code({ ...bucket, match: { identiy: 'ip', identity: 'ip' } }),
       'match.identiy',
