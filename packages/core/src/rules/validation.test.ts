@@ -58,14 +58,22 @@ describe('rule parameters', () => {
   })
 
   it('refuses zero, negative and malformed windows and periods', () => {
-    expectOne(code({ ...log, window: '0s' }), 'window', 'expected a duration > 0, got "0s"')
+    expectOne(
+      code({ ...log, window: '0s' }),
+      'window',
+      'expected a duration > 0 in whole ms, got "0s"',
+    )
     expectOne(code({ ...log, window: '-1000ms' }), 'window', "such as '500ms'")
     expectOne(code({ ...log, window: 'a minute' }), 'window', "such as '500ms'")
-    expectOne(code({ ...log, window: '1.5ms' }), 'window', 'not a whole number of milliseconds')
+    expectOne(
+      code({ ...log, window: '1.5ms' }),
+      'window',
+      'expected a duration > 0 in whole ms, got "1.5ms"',
+    )
     expectOne(
       code({ ...bucket, period: '0.0001s' }),
       'period',
-      'not a whole number of milliseconds',
+      'expected a duration > 0 in whole ms, got "0.0001s"',
     )
     const fileLog = { ...log, window: undefined }
     expectOne(file({ ...fileLog, window_s: 0 }), 'window_s', 'seconds > 0')
