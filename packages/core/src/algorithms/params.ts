@@ -78,10 +78,7 @@ function requireCount(field: string, value: unknown, sendable?: boolean): number
     )
   }
   if (sendable && value > MAX_FIELD_INTEGER) {
-    throw invalid(
-      field,
-      `at most ${MAX_FIELD_INTEGER} (the largest a RateLimit field can carry), got ${value}`,
-    )
+    throw invalid(field, `at most ${MAX_FIELD_INTEGER}, got ${value}`)
   }
   return value
 }

@@ -5,7 +5,7 @@ import type { LimiterOptions } from './types.js'
 export const ALGORITHMS: OptionKind = (value) =>
   typeof value === 'object' && value !== null
     ? undefined
-    : `expected the algorithms rules may name, e.g. { token_bucket: tokenBucket }, got ${shown(value)}`
+    : `expected an object such as { token_bucket: tokenBucket }, got ${shown(value)}`
 
 /** A store: the option's, or the one its parts' factory made. */
 export const STORE: OptionKind = methods(['consume', 'refund'], 'a Store (with consume and refund)')

@@ -111,7 +111,7 @@ function oldLimiter(options: Options): void {
   if (typeof algorithms !== 'object' || algorithms === null) {
     throw invalidOption(
       'algorithms',
-      `expected the algorithms rules may name, e.g. { token_bucket: tokenBucket }, got ${shown(algorithms)}`,
+      `expected an object such as { token_bucket: tokenBucket }, got ${shown(algorithms)}`,
     )
   }
   const store = options.store ?? memoryStore()

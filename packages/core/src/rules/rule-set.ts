@@ -37,9 +37,7 @@ export function validateRuleSet(
 ): readonly Rule[] {
   const issues: RuleIssue[] = []
   if (!Array.isArray(items) || items.length === 0) {
-    const problem = Array.isArray(items)
-      ? 'the list is empty: a limiter without rules limits nothing'
-      : `expected a list of rules, got ${shown(items)}`
+    const problem = `expected a non-empty list of rules, got ${shown(items)}`
     throw new RuleValidationError([{ field: 'rules', problem }])
   }
   const rules: Rule[] = []
@@ -55,8 +53,7 @@ export function validateRuleSet(
     if (typeof id === 'string') {
       const first = firstIndexOf.get(id)
       if (first === undefined) firstIndexOf.set(id, index)
-      else
-        issue('id', `duplicate id: rule #${first + 1} has the same id (ids name the rule's state)`)
+      else issue('id', `duplicate id: rule #${first + 1} has it too`)
     }
     if (isValidatedRule(raw)) {
       rules.push(raw)

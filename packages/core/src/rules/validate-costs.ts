@@ -44,7 +44,7 @@ export function costProblem(value: unknown, capacity?: number): string | undefin
     return `expected a whole number ≥ 0, got ${shown(value)}`
   }
   if (capacity !== undefined && (value as number) > capacity) {
-    return `a cost of ${value} exceeds the rule's capacity of ${capacity}: such a request could never pass`
+    return `a cost of ${value} can never pass a rule whose capacity is ${capacity}`
   }
   return undefined
 }

@@ -22,12 +22,7 @@ export function validateMatch(
   routes: RouteReader,
 ): RuleMatch | undefined {
   if (!isRecord(value)) {
-    issue(
-      'match',
-      value === undefined
-        ? 'required, e.g. { identity: ip } (identity is one of ip, api_key, user, ...)'
-        : `expected an object such as { identity: ip }, got ${shown(value)}`,
-    )
+    issue('match', `expected an object such as { identity: 'ip' }, got ${shown(value)}`)
     return undefined
   }
   refuseUnknownFields(value, MATCH_FIELDS, (field, problem) => issue(`match.${field}`, problem))
@@ -41,7 +36,7 @@ export function validateMatch(
       issue('match.identity', `names an identity twice: ${identity.join(', ')}`)
     }
   } else if (!anyIdentity) {
-    issue('match.identity', 'required: ip, api_key, user, another identity name, or a list')
+    issue('match.identity', 'required: ip, api_key, user or one of your own, or a list')
   }
   const plan = list('plan', 'plan names', (plan) =>
     plan === '' ? 'a plan name cannot be empty' : undefined,
@@ -75,7 +70,7 @@ export function identityNameProblem(name: string): string | undefined {
   // Identities are looked up by name on a plain object, where these names find the built-in
   // every object inherits instead of a value: all requests would share one key.
   if (name in Object.prototype) {
-    return `reserved identity name ${JSON.stringify(name)} (every JavaScript object has it)`
+    return `reserved identity name ${JSON.stringify(name)} (every object has it)`
   }
   return undefined
 }

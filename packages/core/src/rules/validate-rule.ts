@@ -322,7 +322,7 @@ function build(
 }
 
 function notGiven(name: AlgorithmName): string {
-  return `${name} is not among the algorithms this limiter was given (the algorithms option: add ${name} to it)`
+  return `${name} is not among this limiter's algorithms: add it to the algorithms option`
 }
 
 /**

@@ -168,7 +168,7 @@ describe('rule parameters', () => {
       {
         rule: 'r',
         field: 'id',
-        problem: expect.stringContaining('duplicate id: rule #1 has the same id'),
+        problem: expect.stringContaining('duplicate id: rule #1 has it too'),
       },
     ])
   })
