@@ -1,4 +1,5 @@
 import { RateLimitError } from '../errors.js'
+import { shown } from '../options/option-values.js'
 import { refuseUnknownOptions } from '../options/unknown-options.js'
 import { greatestCommonDivisor, isSafeCount, MAX_FIELD_INTEGER, MAX_TIME_MS } from './integer.js'
 
@@ -67,20 +68,24 @@ export function invalid(field: string, message: string): RateLimitError {
 }
 
 /**
+ * What is wrong with a count (a rate, a burst, a limit): the one check of it, made by the rules
+ * (every rule's problems reported at once) and by the factories (called from JavaScript) alike.
+ */
+export function countProblem(value: unknown): string | undefined {
+  return isSafeCount(value) ? undefined : `expected a whole number ≥ 1, got ${shown(value)}`
+}
+
+/**
  * A whole number ≥ 1; `sendable`: one sent in rate-limit fields (a limit, a burst, a rate as the
  * policy's quota), at most the largest they carry.
  */
 function requireCount(field: string, value: unknown, sendable?: boolean): number {
-  if (!isSafeCount(value)) {
-    throw invalid(
-      field,
-      `expected a whole number ≥ 1, got ${typeof value === 'string' ? JSON.stringify(value) : String(value)}`,
-    )
-  }
-  if (sendable && value > MAX_FIELD_INTEGER) {
+  const problem = countProblem(value)
+  if (problem !== undefined) throw invalid(field, problem)
+  if (sendable && (value as number) > MAX_FIELD_INTEGER) {
     throw invalid(field, `at most ${MAX_FIELD_INTEGER}, got ${value}`)
   }
-  return value
+  return value as number
 }
 
 export function scaleRate(params: RateParams): ScaledRate {

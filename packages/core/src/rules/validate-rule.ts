@@ -1,5 +1,6 @@
 import { isCalendarUnit } from '../algorithms/calendar-unit.js'
 import { CARRY_STRATEGIES } from '../algorithms/carried-use.js'
+import { countProblem } from '../algorithms/params.js'
 import type { OwnField, RuleFieldReader, RuleFieldValues } from '../algorithms/rule-fields.js'
 import type { AlgorithmTable } from '../algorithms/table.js'
 import type { Algorithm, AlgorithmName } from '../algorithms/types.js'
@@ -274,9 +275,7 @@ function validateParams(
       const checked =
         field === 'period' || field === 'window'
           ? toMilliseconds(value)
-          : Number.isSafeInteger(value) && (value as number) >= 1
-            ? (value as number)
-            : `expected a whole number ≥ 1, got ${shown(value)}`
+          : (countProblem(value) ?? (value as number))
       if (typeof checked === 'string') fail(labels[field], checked)
       else values[field] = checked
     }
