@@ -16,12 +16,12 @@ import type { PenaltyReader } from './validate-penalty.js'
 import type { RouteReader } from './validate-routes.js'
 import type { SettleReader } from './validate-settle.js'
 
-/** Every field of a rule in code shape, in the order the list of known fields names them. */
-export const RULE_FIELDS = [
-  'id',
-  'description',
-  'match',
-  'algorithm',
+/**
+ * The fields an algorithm's factory takes, each as the parameter of its name (a duration in ms
+ * as `<name>Ms`, a calendar window as `calendar`): the rate's and the window's, and those only
+ * some algorithms take (their factories' readers read them; any other algorithm refuses them).
+ */
+const FACTORY_FIELDS = [
   'rate',
   'period',
   'burst',
@@ -34,6 +34,15 @@ export const RULE_FIELDS = [
   'window',
   'timeZone',
   'buckets',
+] as const
+
+/** Every field of a rule in code shape, in the order the list of known fields names them. */
+export const RULE_FIELDS = [
+  'id',
+  'description',
+  'match',
+  'algorithm',
+  ...FACTORY_FIELDS,
   'cost',
   'costByRoute',
   'mode',
@@ -66,9 +75,8 @@ export type RuleReaders = {
 /** Marks a field that was present but invalid and has already been reported. */
 export const REPORTED: unique symbol = Symbol('reported')
 
-/** The parameter fields, and those each algorithm takes (its family's). */
+/** The parameter fields, those each algorithm takes (its family's). */
 type ParamField = 'rate' | 'period' | 'burst' | 'limit' | 'window'
-const PARAM_FIELDS: readonly ParamField[] = ['rate', 'period', 'burst', 'limit', 'window']
 const RATE: readonly ParamField[] = ['rate', 'period', 'burst']
 const WINDOW: readonly ParamField[] = ['limit', 'window']
 /** Each algorithm a rule may name, with its parameter fields. */
@@ -95,21 +103,6 @@ const CHOICES = {
   // No default: a rule that names none carries its algorithm's.
   onChange: CARRY_STRATEGIES,
 } as const
-/**
- * The fields an algorithm's factory takes, each as the parameter of its name (a duration in ms
- * as `<name>Ms`, a calendar window as `calendar`): the parameter fields, then those only some
- * algorithms take (their factories' readers read them; any other algorithm refuses them).
- */
-const FACTORY_FIELDS: readonly (ParamField | OwnField)[] = [
-  ...PARAM_FIELDS,
-  'delay',
-  'nodelay',
-  'maxWait',
-  'queue',
-  'queueOrder',
-  'timeZone',
-  'buckets',
-]
 const DURATIONS: readonly string[] = ['period', 'window', 'maxWait']
 const ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
 
