@@ -43,7 +43,7 @@ export function checkIdentityNames(
 
 export function unknownIdentity(name: string, known: readonly string[]): string {
   const hint = didYouMean(name, known, 'nothing provides it', ownValue(HINTS, name.toLowerCase()))
-  return `no identity "${name}": ${hint} (built in: ${BUILT_IN_IDENTITIES.join(', ')}; if your code provides it, declare it: customIdentities: ["${name}"])`
+  return `no identity "${name}": ${hint} (built in: ${BUILT_IN_IDENTITIES.join(', ')}; one of your own: customIdentities: ["${name}"])`
 }
 
 function declaredNames(value: unknown): readonly string[] {

@@ -24,12 +24,8 @@ export const LIMITER_KINDS: { readonly [K in keyof LimiterOptions]-?: OptionKind
   // Checked once resolved (`ALGORITHMS`): none or null reads the parts' algorithms.
   algorithms: 0,
   clock: methods(['now'], '{ now(): number }'),
-  timers: methods(
-    ['setTimeout', 'clearTimeout'],
-    '{ setTimeout(callback, ms), clearTimeout(handle) }',
-  ),
-  logger: (value) =>
-    value === false ? undefined : methods(['warn'], '{ warn(message: string): void }')(value),
+  timers: methods(['setTimeout', 'clearTimeout'], '{ setTimeout, clearTimeout }'),
+  logger: (value) => (value === false ? undefined : methods(['warn'], '{ warn(message) }')(value)),
   onError: 0,
   storeErrorRetryAfterMs: whole({ min: 1, unit: 'ms' }),
   // Timers take at most 2^31 − 1 ms; beyond that they fire at once.

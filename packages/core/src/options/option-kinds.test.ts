@@ -120,7 +120,7 @@ function oldLimiter(options: Options): void {
   if (clock !== undefined) checkMethods('clock', clock, ['now'], '{ now(): number }')
   const timers = options.timers
   if (timers !== undefined) {
-    const shape = '{ setTimeout(callback, ms), clearTimeout(handle) }'
+    const shape = '{ setTimeout, clearTimeout }'
     checkMethods('timers', timers, ['setTimeout', 'clearTimeout'], shape)
   }
   const retry = options.storeErrorRetryAfterMs
@@ -138,7 +138,7 @@ function oldLimiter(options: Options): void {
   }
   const logger = options.logger
   if (logger !== undefined && logger !== false) {
-    checkMethods('logger', logger, ['warn'], '{ warn(message: string): void }')
+    checkMethods('logger', logger, ['warn'], '{ warn(message) }')
   }
   const lists = options.lists
   if (lists !== undefined) checkMethods('lists', lists, ['compile'], 'accessLists({ allow, deny })')

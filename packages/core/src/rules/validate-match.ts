@@ -38,9 +38,7 @@ export function validateMatch(
   } else if (!anyIdentity) {
     issue('match.identity', 'required: ip, api_key, user or one of your own, or a list')
   }
-  const plan = list('plan', 'plan names', (plan) =>
-    plan === '' ? 'a plan name cannot be empty' : undefined,
-  )
+  const plan = list('plan', 'plan names', (plan) => (plan === '' ? 'empty plan name' : undefined))
   const method = list('method', 'methods', (method) =>
     HTTP_METHODS.includes(method.toUpperCase())
       ? undefined
@@ -91,13 +89,15 @@ function listOf(
 ): string[] | undefined {
   if (value === undefined) return undefined
   const items = typeof value === 'string' ? [value] : value
+  // Not a list, or a list of something else: refused once, showing the value.
+  const expected = `expected ${what} (a string or a non-empty list), got ${shown(value)}`
   if (!Array.isArray(items) || items.length === 0) {
-    issue(field, `expected a string or a non-empty list of ${what}, got ${shown(value)}`)
+    issue(field, expected)
     return undefined
   }
   let ok = true
   for (const item of items) {
-    const problem = typeof item === 'string' ? check(item) : `expected a string, got ${shown(item)}`
+    const problem = typeof item === 'string' ? check(item) : expected
     if (problem !== undefined) {
       ok = false
       issue(field, problem)

@@ -82,7 +82,7 @@ describe('rule matches, costs, policies and rule sets', () => {
     expectOne(
       code({ ...bucket, match: { identity: 'ip', plan: '' } }),
       'match.plan',
-      'cannot be empty',
+      'empty plan name',
     )
     expectOne(
       code({ ...bucket, match: { identity: 'ip', method: 'FETCH' } }),
