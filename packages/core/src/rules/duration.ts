@@ -19,7 +19,7 @@ export function toMilliseconds(value: Duration | unknown): number | string {
   const match = typeof value === 'string' ? DURATION.exec(value.trim().toLowerCase()) : null
   if (match === null) {
     return typeof value === 'number'
-      ? `a bare number has no unit: write '${value}s' for seconds or '${value}ms' for milliseconds`
+      ? `a bare number has no unit: write '${value}s' or '${value}ms'`
       : `expected a duration such as '500ms', '60s', '1m', '1h' or '1 day', got ${shown(value)}`
   }
   const [, amount, ...units] = match

@@ -49,7 +49,7 @@ export function validatePenalty(
   value: unknown,
   label: string,
   file: boolean,
-  context: { readonly shadow: boolean; readonly algorithm: unknown },
+  rule: { readonly mode?: unknown; readonly algorithm?: unknown },
   issue: IssueSink,
 ): PenaltyRule | undefined {
   if (value === undefined) return undefined
@@ -68,11 +68,11 @@ export function validatePenalty(
   }
   const known = Object.values(names)
   refuseUnknownFields(value, known, fail)
-  if (context.shadow) {
+  if (rule.mode === 'shadow') {
     ok = false
     issue(label, 'a shadow rule never denies, so it never penalises: remove penalty or mode')
   }
-  if (context.algorithm === 'concurrency') {
+  if (rule.algorithm === 'concurrency') {
     ok = false
     issue(label, 'a concurrency refusal ends when a slot frees, whatever the client did; remove it')
   }

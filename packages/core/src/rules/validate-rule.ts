@@ -161,10 +161,7 @@ export function validateRule(
   let penalty: unknown
   if (fields.penalty !== undefined) {
     if (readPenalty === undefined) fail(labels.penalty, composedWithout('penalties'))
-    else {
-      const context = { shadow: chosen.mode === 'shadow', algorithm: fields.algorithm }
-      penalty = readPenalty(fields.penalty, labels.penalty, file, context, fail)
-    }
+    else penalty = readPenalty(fields.penalty, labels.penalty, file, fields, fail)
   }
   // No match only once a problem was reported (`ok` is then false); no params also when a
   // field was reported by the rule's reader (REPORTED).

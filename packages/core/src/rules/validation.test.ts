@@ -85,13 +85,9 @@ describe('rule parameters', () => {
 
   it('refuses a bare number of ms or s, in code and in files, with the unit to write', () => {
     for (const window of [60, 0, 1.5]) {
-      expectOne(
-        code({ ...log, window }),
-        'window',
-        `write '${window}s' for seconds or '${window}ms'`,
-      )
+      expectOne(code({ ...log, window }), 'window', `write '${window}s' or '${window}ms'`)
     }
-    expectOne(code({ ...bucket, period: 1 }), 'period', "write '1s' for seconds or '1ms'")
+    expectOne(code({ ...bucket, period: 1 }), 'period', "write '1s' or '1ms'")
     const fileLog = { ...log, window: undefined }
     expectOne(file({ ...fileLog, window: 60 }), 'window', "write '60s'")
     expectOne(file({ ...fileLog, window: '60s', window_s: 60 }), 'window', 'not both')
@@ -111,7 +107,7 @@ describe('rule parameters', () => {
     const [validated] = defineRules([log as RuleConfig])
     expect((validated as WindowRule).window).toBe(60_000)
     expect(defineRules([validated!])).toEqual([validated])
-    expectOne(code({ ...validated! }), 'window', "write '60000s' for seconds or '60000ms'")
+    expectOne(code({ ...validated! }), 'window', "write '60000s' or '60000ms'")
   })
 
   it('passes the algorithm factories’ own checks on, under the rule and field', () => {
