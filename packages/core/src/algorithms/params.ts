@@ -100,7 +100,7 @@ export function scaleRate(params: RateParams): ScaledRate {
   if (capacity * 2 + MAX_TIME_MS > Number.MAX_SAFE_INTEGER) {
     throw invalid(
       'burst',
-      `burst ${burst} at ${rate} per ${periodMs} ms needs integers beyond 2^53; lower the burst or simplify the rate`,
+      'needs integers beyond 2^53 at this rate: lower the burst or simplify the rate',
     )
   }
   return { burst, unitsPerMs, unitsPerToken, capacity, periodMs, rate }
