@@ -140,6 +140,19 @@ describe('rule parameters', () => {
     expectOne(code({ ...bucket, brust: 20 }), 'brust', 'did you mean "burst"')
     expectOne(code({ ...bucket, rate_per_s: 10 }), 'rate_per_s', 'did you mean "rate"')
     expectOne(code({ ...bucket, cost_by_route: {} }), 'cost_by_route', 'did you mean "costByRoute"')
+    // Every field a rules file spells its own way, in code: its code name meant.
+    for (const [inFile, inCode] of [
+      ['period_s', 'period'],
+      ['window_s', 'window'],
+      ['time_zone', 'timeZone'],
+      ['max_wait_s', 'maxWait'],
+      ['queue_order', 'queueOrder'],
+      ['on_store_error', 'onStoreError'],
+      ['on_missing_identity', 'onMissingIdentity'],
+      ['on_change', 'onChange'],
+    ]) {
+      expectOne(code({ ...bucket, [inFile!]: 1 }), inFile!, `did you mean "${inCode}"`)
+    }
     expectOne(
       file({ ...fileBucket, costByRoute: {} }),
       'costByRoute',
