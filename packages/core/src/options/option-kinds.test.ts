@@ -62,8 +62,8 @@ function checkWhole(
 
 function checkFunction(field: string, value: unknown): void {
   if (typeof value === 'function') return
-  const type = value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value
-  throw invalidOption(field, `expected a function, got ${type}`)
+  // Shown as every other value now (it named the type given).
+  throw invalidOption(field, `expected a function, got ${shown(value)}`)
 }
 
 function checkMethods(field: string, value: unknown, methods: string[], shape: string): void {
