@@ -36,7 +36,7 @@ export function validateMatch(
       issue('match.identity', `names an identity twice: ${identity.join(', ')}`)
     }
   } else if (!anyIdentity) {
-    issue('match.identity', 'required: ip, api_key, user or one of your own, or a list')
+    issue('match.identity', 'required: ip, api_key, user or your own')
   }
   const plan = list('plan', 'plan names', (plan) => (plan === '' ? 'empty plan name' : undefined))
   const method = list('method', 'methods', (method) =>

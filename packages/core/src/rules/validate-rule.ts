@@ -128,7 +128,7 @@ export function validateRule(
     fail(labels[field], `expected ${what}, got ${shown(fields[field])}`)
   const { id, description, version } = fields
   if (typeof id !== 'string' || !ID.test(id)) {
-    expected('id', '1–64 letters, digits, ".", "_" or "-" (starting with a letter or digit)')
+    expected('id', '1–64 letters, digits, ".", "_" or "-", first a letter or digit')
   }
   if (description !== undefined && typeof description !== 'string')
     expected('description', 'a string')
