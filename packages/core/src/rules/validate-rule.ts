@@ -4,9 +4,9 @@ import { countProblem } from '../algorithms/params.js'
 import type { OwnField, RuleFieldReader, RuleFieldValues } from '../algorithms/rule-fields.js'
 import type { AlgorithmTable } from '../algorithms/table.js'
 import type { Algorithm, AlgorithmName } from '../algorithms/types.js'
-import { didYouMean } from '../closest-name.js'
 import { isRateLimitError } from '../errors.js'
 import { shown } from '../options/option-values.js'
+import { nearestOption } from '../options/unknown-options.js'
 import { toMilliseconds } from './duration.js'
 import { composedWithout, type IssueSink, RuleValidationError } from './issues.js'
 import type { Rule } from './types.js'
@@ -220,15 +220,13 @@ function validateParams(
   const wanted = ownValue(FAMILIES, name)
   const factory = ownValue(algorithms, name)
   if (wanted === undefined || factory === undefined) {
-    const known = `one of ${KNOWN_NAMES.join(', ')}`
-    const hint = typeof given === 'string' ? didYouMean(given, KNOWN_NAMES, known) : known
+    // Missing or unknown, with the closest name (the known ones when none is close).
+    const hint = nearestOption(typeof given === 'string' ? given : '', KNOWN_NAMES, 'algorithm')
     issue(
       labels.algorithm,
-      given === undefined
-        ? `required: ${hint}`
-        : wanted === undefined
-          ? `unknown algorithm ${shown(given)}; ${hint}`
-          : notGiven(name),
+      wanted === undefined
+        ? `${given === undefined ? 'required' : `unknown algorithm ${shown(given)}`}; ${hint}`
+        : notGiven(name),
     )
     return undefined
   }

@@ -19,7 +19,7 @@ describe('rule parameters', () => {
     expectOne(
       code({ ...bucket, algorithm: 'magic' }),
       'algorithm',
-      /unknown algorithm "magic"; one of token_bucket/,
+      /unknown algorithm "magic"; known algorithms: token_bucket/,
     )
     expectOne(code({ ...bucket, algorithm: undefined }), 'algorithm', 'required')
   })
