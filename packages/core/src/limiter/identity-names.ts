@@ -16,7 +16,6 @@ const HINTS: Readonly<Record<string, string>> = {
   ip_address: 'ip',
   remote_address: 'ip',
   account_id: 'user',
-  userid: 'user',
 }
 
 /**
@@ -52,7 +51,7 @@ function declaredNames(value: unknown): readonly string[] {
   for (const name of Array.isArray(value) ? value : [undefined]) {
     const problem =
       typeof name !== 'string'
-        ? `expected a list of identity names, e.g. ['account'], got ${shown(value)}`
+        ? `expected a list of identity names, got ${shown(value)}`
         : (identityNameProblem(name) ??
           (BUILT_IN_IDENTITIES.includes(name) ? `"${name}" is built in; list only your own` : ''))
     if (problem !== '') throw invalidOption('customIdentities', problem)

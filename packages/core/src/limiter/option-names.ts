@@ -8,7 +8,7 @@ export const ALGORITHMS: OptionKind = (value) =>
     : `expected an object such as { token_bucket: tokenBucket }, got ${shown(value)}`
 
 /** A store: the option's, or the one its parts' factory made. */
-export const STORE: OptionKind = methods(['consume', 'refund'], 'a Store (with consume and refund)')
+export const STORE: OptionKind = methods(['consume', 'refund'], 'a Store')
 
 /**
  * Every limiter option by name, so that an unknown one can be refused, with what its value must

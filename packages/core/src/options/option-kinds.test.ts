@@ -115,7 +115,7 @@ function oldLimiter(options: Options): void {
     )
   }
   const store = options.store ?? memoryStore()
-  checkMethods('store', store, ['consume', 'refund'], 'a Store (with consume and refund)')
+  checkMethods('store', store, ['consume', 'refund'], 'a Store')
   const clock = options.clock
   if (clock !== undefined) checkMethods('clock', clock, ['now'], '{ now(): number }')
   const timers = options.timers
