@@ -15,6 +15,7 @@ import {
   checkRules as oldCheckRules,
 } from './old-validation/define-rules.test-copy.js'
 import { parseRules as oldParseRules } from './old-validation/parse-rules.test-copy.js'
+import type { RuleReaders as OldRuleReaders } from './old-validation/validate-rule.test-copy.js'
 import { parseRules } from './parse-rules.js'
 import { ROUTES } from './validate-routes.js'
 import type { RuleReaders } from './validate-rule.js'
@@ -224,7 +225,7 @@ function ruleArb(
 }
 
 /** Tables and readers: every part, and a limiter composed of the token bucket alone. */
-const COMPOSITIONS: readonly [AlgorithmTable, RuleReaders, RuleReaders][] = [
+const COMPOSITIONS: readonly [AlgorithmTable, RuleReaders, OldRuleReaders][] = [
   [BUILT_IN_ALGORITHMS, EVERY_READER, OLD_EVERY_READER],
   [{ token_bucket: tokenBucket }, { routes: ROUTES }, { routes: ROUTES }],
 ]
