@@ -135,7 +135,7 @@ describe('createRateLimit', () => {
         rule: 'log',
         field: 'algorithm',
         problem:
-          'sliding_log is not among the algorithms this limiter was given (the algorithms option: add sliding_log to it)',
+          "sliding_log is not among this limiter's algorithms: add it to the algorithms option",
       },
     ])
     const both = createRateLimit({

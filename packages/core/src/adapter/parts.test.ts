@@ -91,8 +91,7 @@ describe("a store made by the parts' store factory", () => {
     ).toEqual({
       code: 'ERR_RL_INVALID_OPTION',
       field: 'store',
-      message:
-        '[tollgate] store: expected a Store (with consume and refund), got one without refund',
+      message: '[tollgate] store: expected a Store, got one without refund',
     })
   })
 })

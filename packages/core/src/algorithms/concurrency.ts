@@ -1,4 +1,5 @@
 import type { Decision } from '../decision.js'
+import { shown } from '../options/option-values.js'
 import { createScheduler } from '../wait/scheduler.js'
 import { holdSlots } from '../wait/slot-holding.js'
 import { createSlotQueues, type SlotQueueParams } from '../wait/slot-queues.js'
@@ -156,7 +157,7 @@ function slotQueueOf(params: ConcurrencyParams, retryAfterMs: number): SlotQueue
  * with a queue, and refuses an `onChange` other than `keep`. False after reporting a problem.
  */
 function readSlotQueueFields(rule: RuleFieldAccess, values: RuleFieldValues): boolean {
-  const { fields, labels, issue, typeName } = rule
+  const { fields, labels, issue } = rule
   const { queue, queueOrder, maxWait, onChange } = fields
   let ok = true
   // Any other strategy is refused; one that is none is already reported.
@@ -173,7 +174,7 @@ function readSlotQueueFields(rule: RuleFieldAccess, values: RuleFieldValues): bo
       ok = false
       issue(
         labels.queue,
-        `expected a whole number ≥ 0 (how many may wait for a slot), got ${typeName(queue)}`,
+        `expected a whole number ≥ 0 (how many may wait for a slot), got ${shown(queue)}`,
       )
     }
   }
@@ -188,7 +189,7 @@ function readSlotQueueFields(rule: RuleFieldAccess, values: RuleFieldValues): bo
     if (queueOrder === 'fifo' || queueOrder === 'lifo') values.queueOrder = queueOrder
     else {
       ok = false
-      issue(labels.queueOrder!, `expected "fifo" or "lifo", got ${typeName(queueOrder)}`)
+      issue(labels.queueOrder!, `expected "fifo" or "lifo", got ${shown(queueOrder)}`)
     }
   }
   if (maxWait === rule.reported) ok = false

@@ -1,4 +1,5 @@
 import type { Decision } from '../decision.js'
+import { shown } from '../options/option-values.js'
 import {
   type CalendarUnit,
   type CalendarWindows,
@@ -219,11 +220,15 @@ function calendarOf(params: CalendarWindowParams): CalendarWindows {
 function readCalendarFields(rule: RuleFieldAccess, values: RuleFieldValues): boolean {
   const { timeZone } = rule.fields
   if (timeZone === undefined) return true
-  if (!isCalendarUnit(values.window)) rule.refuse('timeZone')
-  else if (typeof timeZone !== 'string') {
+  if (!isCalendarUnit(values.window)) {
     rule.issue(
       rule.labels.timeZone,
-      `expected an IANA time zone name such as "Europe/Paris", got ${rule.typeName(timeZone)}`,
+      `only for a calendar window (${rule.labels.window}: day, week, month or year); remove it`,
+    )
+  } else if (typeof timeZone !== 'string') {
+    rule.issue(
+      rule.labels.timeZone,
+      `expected an IANA time zone name such as "Europe/Paris", got ${shown(timeZone)}`,
     )
   } else {
     // The zone as the runtime names it; one it does not know is refused when the window is built.

@@ -1,4 +1,5 @@
 import type { Decision } from '../decision.js'
+import { shown } from '../options/option-values.js'
 import { createScheduler } from '../wait/scheduler.js'
 import { holdSlots } from '../wait/slot-holding.js'
 import { inspectionCopy } from './inspection.js'
@@ -169,12 +170,12 @@ function queueRule(params: QueueParams): Algorithm {
  * the whole burst, checked against it once the burst is known); false after reporting a problem.
  */
 function readQueueFields(rule: RuleFieldAccess, values: RuleFieldValues): boolean {
-  const { fields, labels, issue, typeName } = rule
+  const { fields, labels, issue } = rule
   let ok = true
   const { delay, nodelay, maxWait } = fields
   if (nodelay !== undefined && typeof nodelay !== 'boolean') {
     ok = false
-    issue(labels.nodelay!, `expected true or false, got ${typeName(nodelay)}`)
+    issue(labels.nodelay!, `expected true or false, got ${shown(nodelay)}`)
   } else if (nodelay === true && delay !== undefined) {
     ok = false
     issue(
@@ -188,7 +189,7 @@ function readQueueFields(rule: RuleFieldAccess, values: RuleFieldValues): boolea
     if (typeof delay === 'number' && Number.isSafeInteger(delay) && delay >= 0) values.delay = delay
     else {
       ok = false
-      issue(labels.delay!, `expected a whole number ≥ 0, got ${typeName(delay)}`)
+      issue(labels.delay!, `expected a whole number ≥ 0, got ${shown(delay)}`)
     }
   }
   values.delay ??= 0

@@ -1,5 +1,6 @@
-import { didYouMean } from '../closest-name.js'
 import { RateLimitError } from '../errors.js'
+import { shown } from '../options/option-values.js'
+import { refuseUnknownOptions } from '../options/unknown-options.js'
 import { greatestCommonDivisor, isSafeCount, MAX_FIELD_INTEGER, MAX_TIME_MS } from './integer.js'
 
 /** A rate rule: `rate` units every `periodMs` (default one second), bursts of up to `burst`. */
@@ -50,18 +51,15 @@ export function refuseUnknownParams(
   params: object,
   known: readonly string[],
 ): void {
-  if (typeof params !== 'object' || params === null) return
-  const texts: string[] = []
-  let field: string | undefined
-  for (const [name, value] of Object.entries(params)) {
-    if (value === undefined || known.includes(name)) continue
-    field ??= name
-    texts.push(
-      `unknown parameter ${JSON.stringify(name)}: ${didYouMean(name, known, `it takes ${known.join(', ')}`)}`,
+  if (typeof params === 'object' && params !== null) {
+    refuseUnknownOptions(
+      params,
+      known,
+      `${factory}()`,
+      undefined,
+      'parameter',
+      'ERR_RL_INVALID_RULE',
     )
-  }
-  if (field !== undefined) {
-    throw new RateLimitError('ERR_RL_INVALID_RULE', `${factory}(): ${texts.join('; ')}`, { field })
   }
 }
 
@@ -70,23 +68,24 @@ export function invalid(field: string, message: string): RateLimitError {
 }
 
 /**
+ * What is wrong with a count (a rate, a burst, a limit): the one check of it, made by the rules
+ * (every rule's problems reported at once) and by the factories (called from JavaScript) alike.
+ */
+export function countProblem(value: unknown): string | undefined {
+  return isSafeCount(value) ? undefined : `expected a whole number ≥ 1, got ${shown(value)}`
+}
+
+/**
  * A whole number ≥ 1; `sendable`: one sent in rate-limit fields (a limit, a burst, a rate as the
  * policy's quota), at most the largest they carry.
  */
 function requireCount(field: string, value: unknown, sendable?: boolean): number {
-  if (!isSafeCount(value)) {
-    throw invalid(
-      field,
-      `expected a whole number ≥ 1, got ${typeof value === 'string' ? JSON.stringify(value) : String(value)}`,
-    )
+  const problem = countProblem(value)
+  if (problem !== undefined) throw invalid(field, problem)
+  if (sendable && (value as number) > MAX_FIELD_INTEGER) {
+    throw invalid(field, `at most ${MAX_FIELD_INTEGER}, got ${value}`)
   }
-  if (sendable && value > MAX_FIELD_INTEGER) {
-    throw invalid(
-      field,
-      `at most ${MAX_FIELD_INTEGER} (the largest a RateLimit field can carry), got ${value}`,
-    )
-  }
-  return value
+  return value as number
 }
 
 export function scaleRate(params: RateParams): ScaledRate {
@@ -101,7 +100,7 @@ export function scaleRate(params: RateParams): ScaledRate {
   if (capacity * 2 + MAX_TIME_MS > Number.MAX_SAFE_INTEGER) {
     throw invalid(
       'burst',
-      `burst ${burst} at ${rate} per ${periodMs} ms needs integers beyond 2^53; lower the burst or simplify the rate`,
+      'needs integers beyond 2^53 at this rate: lower the burst or simplify the rate',
     )
   }
   return { burst, unitsPerMs, unitsPerToken, capacity, periodMs, rate }

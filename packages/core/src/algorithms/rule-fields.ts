@@ -16,8 +16,11 @@ export type OwnField =
   | 'timeZone'
   | 'buckets'
 
-/** The fields a reader may read (`burst` for a queue's `nodelay`, `onChange` for what carries). */
-type ReadField = OwnField | 'burst' | 'onChange'
+/**
+ * The fields a reader may read (`burst` for a queue's `nodelay`, `onChange` for what carries,
+ * `window` to name it).
+ */
+type ReadField = OwnField | 'burst' | 'onChange' | 'window'
 
 /** What readers write: the rule model's values of their fields. */
 export type RuleFieldValues = {
@@ -40,10 +43,6 @@ export type RuleFieldAccess = {
   readonly reported: symbol
   /** Reports a problem with the field spelt `label`. */
   readonly issue: (label: string, problem: string) => void
-  /** Reports `field` as one this rule cannot take, as every other algorithm does. */
-  readonly refuse: (field: OwnField) => void
-  /** How a value is named in messages (`"5s"`, `-1`, `an object`). */
-  readonly typeName: (value: unknown) => string
   /** A duration (`'5s'`, 5000) as whole ms, or the problem with it. */
   readonly toMilliseconds: (value: unknown) => number | string
 }

@@ -1,4 +1,5 @@
 import type { Decision } from '../decision.js'
+import { shown } from '../options/option-values.js'
 import { inspectionCopy } from './inspection.js'
 import { floorDiv, MAX_TIME_MS } from './integer.js'
 import {
@@ -210,6 +211,6 @@ function readBuckets(rule: RuleFieldAccess, values: RuleFieldValues): boolean {
     values.buckets = buckets
     return true
   }
-  rule.issue(rule.labels.buckets, `expected a whole number ≥ 1, got ${rule.typeName(buckets)}`)
+  rule.issue(rule.labels.buckets, `expected a whole number ≥ 1, got ${shown(buckets)}`)
   return false
 }

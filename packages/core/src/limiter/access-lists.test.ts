@@ -83,7 +83,7 @@ describe('allow and deny lists', () => {
       'an undeclared identity',
       () => limit({ deny: { account: 'a' } }),
       'lists.deny.account',
-      'declare it: customIdentities',
+      'one of your own: customIdentities',
     ],
     [
       'an empty value',

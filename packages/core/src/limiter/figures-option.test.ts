@@ -46,7 +46,7 @@ describe('the figures option, checked at start-up', () => {
       ['cacheFor', 300, 'bare number has no unit'],
       ['cacheFor', '5 fortnights', "expected a duration such as '500ms'"],
       ['cacheFor', '0s', 'expected a duration > 0'],
-      ['timeout', true, 'expected a duration with its unit'],
+      ['timeout', true, "expected a duration such as '500ms'"],
     ] as const) {
       const error = refusal({ 'per-key': { of, [field]: value } })
       expect(error, `${field}: ${value}`).toMatchObject({ field: `figures.per-key.${field}` })

@@ -1,8 +1,8 @@
-import { closest } from '../closest-name.js'
-import { invalidOption } from '../options/option-values.js'
+import { didYouMean } from '../closest-name.js'
+import { invalidOption, shown } from '../options/option-values.js'
 import { type RuleIssue, RuleValidationError } from '../rules/issues.js'
 import type { Rule } from '../rules/types.js'
-import { identityNameProblem, ownValue, typeName } from '../rules/validate-match.js'
+import { identityNameProblem, ownValue } from '../rules/validate-match.js'
 
 /** The identities the adapters derive themselves. */
 const BUILT_IN_IDENTITIES: readonly string[] = ['ip', 'api_key', 'user']
@@ -16,7 +16,6 @@ const HINTS: Readonly<Record<string, string>> = {
   ip_address: 'ip',
   remote_address: 'ip',
   account_id: 'user',
-  userid: 'user',
 }
 
 /**
@@ -42,32 +41,20 @@ export function checkIdentityNames(
 }
 
 export function unknownIdentity(name: string, known: readonly string[]): string {
-  const guess = ownValue(HINTS, name.toLowerCase()) ?? closest(name, known)
-  const declare = `if your code provides it, declare it: customIdentities: [${JSON.stringify(name)}]`
-  return guess === undefined
-    ? `no identity "${name}": nothing provides it (built in: ${BUILT_IN_IDENTITIES.join(', ')}); ${declare}`
-    : `no identity "${name}": did you mean "${guess}"? (built in: ${BUILT_IN_IDENTITIES.join(', ')}; ${declare})`
+  const hint = didYouMean(name, known, 'nothing provides it', ownValue(HINTS, name.toLowerCase()))
+  return `no identity "${name}": ${hint} (built in: ${BUILT_IN_IDENTITIES.join(', ')}; one of your own: customIdentities: ["${name}"])`
 }
 
 function declaredNames(value: unknown): readonly string[] {
   if (value === undefined) return []
-  if (!Array.isArray(value)) {
-    throw invalidOption(
-      'customIdentities',
-      `expected a list of identity names, e.g. ['account'], got ${typeName(value)}`,
-    )
-  }
-  for (const name of value) {
-    if (typeof name !== 'string')
-      throw invalidOption('customIdentities', `expected identity names, got ${typeName(name)}`)
-    const problem = identityNameProblem(name)
-    if (problem !== undefined) throw invalidOption('customIdentities', problem)
-    if (BUILT_IN_IDENTITIES.includes(name)) {
-      throw invalidOption(
-        'customIdentities',
-        `"${name}" is built in; list only the identities your code provides`,
-      )
-    }
+  // Not a list: refused as a list of something that is not a name.
+  for (const name of Array.isArray(value) ? value : [undefined]) {
+    const problem =
+      typeof name !== 'string'
+        ? `expected a list of identity names, got ${shown(value)}`
+        : (identityNameProblem(name) ??
+          (BUILT_IN_IDENTITIES.includes(name) ? `"${name}" is built in; list only your own` : ''))
+    if (problem !== '') throw invalidOption('customIdentities', problem)
   }
   return value as string[]
 }

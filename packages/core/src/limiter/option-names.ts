@@ -5,10 +5,10 @@ import type { LimiterOptions } from './types.js'
 export const ALGORITHMS: OptionKind = (value) =>
   typeof value === 'object' && value !== null
     ? undefined
-    : `expected the algorithms rules may name, e.g. { token_bucket: tokenBucket }, got ${shown(value)}`
+    : `expected an object such as { token_bucket: tokenBucket }, got ${shown(value)}`
 
 /** A store: the option's, or the one its parts' factory made. */
-export const STORE: OptionKind = methods(['consume', 'refund'], 'a Store (with consume and refund)')
+export const STORE: OptionKind = methods(['consume', 'refund'], 'a Store')
 
 /**
  * Every limiter option by name, so that an unknown one can be refused, with what its value must
@@ -24,12 +24,8 @@ export const LIMITER_KINDS: { readonly [K in keyof LimiterOptions]-?: OptionKind
   // Checked once resolved (`ALGORITHMS`): none or null reads the parts' algorithms.
   algorithms: 0,
   clock: methods(['now'], '{ now(): number }'),
-  timers: methods(
-    ['setTimeout', 'clearTimeout'],
-    '{ setTimeout(callback, ms), clearTimeout(handle) }',
-  ),
-  logger: (value) =>
-    value === false ? undefined : methods(['warn'], '{ warn(message: string): void }')(value),
+  timers: methods(['setTimeout', 'clearTimeout'], '{ setTimeout, clearTimeout }'),
+  logger: (value) => (value === false ? undefined : methods(['warn'], '{ warn(message) }')(value)),
   onError: 0,
   storeErrorRetryAfterMs: whole({ min: 1, unit: 'ms' }),
   // Timers take at most 2^31 − 1 ms; beyond that they fire at once.

@@ -62,8 +62,8 @@ function checkWhole(
 
 function checkFunction(field: string, value: unknown): void {
   if (typeof value === 'function') return
-  const type = value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value
-  throw invalidOption(field, `expected a function, got ${type}`)
+  // Shown as every other value now (it named the type given).
+  throw invalidOption(field, `expected a function, got ${shown(value)}`)
 }
 
 function checkMethods(field: string, value: unknown, methods: string[], shape: string): void {
@@ -111,16 +111,16 @@ function oldLimiter(options: Options): void {
   if (typeof algorithms !== 'object' || algorithms === null) {
     throw invalidOption(
       'algorithms',
-      `expected the algorithms rules may name, e.g. { token_bucket: tokenBucket }, got ${shown(algorithms)}`,
+      `expected an object such as { token_bucket: tokenBucket }, got ${shown(algorithms)}`,
     )
   }
   const store = options.store ?? memoryStore()
-  checkMethods('store', store, ['consume', 'refund'], 'a Store (with consume and refund)')
+  checkMethods('store', store, ['consume', 'refund'], 'a Store')
   const clock = options.clock
   if (clock !== undefined) checkMethods('clock', clock, ['now'], '{ now(): number }')
   const timers = options.timers
   if (timers !== undefined) {
-    const shape = '{ setTimeout(callback, ms), clearTimeout(handle) }'
+    const shape = '{ setTimeout, clearTimeout }'
     checkMethods('timers', timers, ['setTimeout', 'clearTimeout'], shape)
   }
   const retry = options.storeErrorRetryAfterMs
@@ -138,7 +138,7 @@ function oldLimiter(options: Options): void {
   }
   const logger = options.logger
   if (logger !== undefined && logger !== false) {
-    checkMethods('logger', logger, ['warn'], '{ warn(message: string): void }')
+    checkMethods('logger', logger, ['warn'], '{ warn(message) }')
   }
   const lists = options.lists
   if (lists !== undefined) checkMethods('lists', lists, ['compile'], 'accessLists({ allow, deny })')

@@ -57,7 +57,7 @@ describe('the checks every option shares', () => {
       () => checkWhole('waitMs', Number.NaN, { min: 1, unit: 'ms' }),
       'waitMs: expected a whole number of ms ≥ 1, got NaN',
     ],
-    ['hook', () => checkFunction('hook', 'x'), 'hook: expected a function, got string'],
+    ['hook', () => checkFunction('hook', 'x'), 'hook: expected a function, got "x"'],
     [
       'clock',
       () => checkMethods('clock', { now: 1 }, ['now'], '{ now(): number }'),

@@ -81,11 +81,9 @@ export function whole({ min, max, unit }: WholeRange): OptionKind {
   }
 }
 
-/** A function; the message names the type given. */
+/** A function. */
 export const FUNCTION: OptionKind = (value) =>
-  typeof value === 'function'
-    ? undefined
-    : `expected a function, got ${value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value}`
+  typeof value === 'function' ? undefined : `expected a function, got ${shown(value)}`
 
 /**
  * An object with every method in `methods` (a clock's `now`, a store's `consume` and

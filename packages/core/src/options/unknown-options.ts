@@ -1,5 +1,5 @@
 import { didYouMean } from '../closest-name.js'
-import { RateLimitError } from '../errors.js'
+import { RateLimitError, type RateLimitErrorCode } from '../errors.js'
 import type { ForeignOptions } from './foreign-options.js'
 
 /**
@@ -9,12 +9,16 @@ import type { ForeignOptions } from './foreign-options.js'
  * another rate limiter's from `foreign` (express-rate-limit's: `FOREIGN_OPTIONS`; the lean
  * entries pass none, to leave those texts out of their bundles). `undefined` values count as not
  * given. Also refuses the other limiters' values of shared options (`standardHeaders: true`).
+ * An algorithm factory refuses its parameters with it too (`noun` 'parameter', `code`
+ * `ERR_RL_INVALID_RULE`).
  */
 export function refuseUnknownOptions(
   options: object,
   known: readonly string[],
   where: string,
   foreign?: ForeignOptions,
+  noun = 'option',
+  code: RateLimitErrorCode = 'ERR_RL_INVALID_OPTION',
 ): void {
   const names = [...new Set(known)]
   const texts: string[] = []
@@ -25,19 +29,27 @@ export function refuseUnknownOptions(
         ? undefined
         : known.includes(name)
           ? foreign?.value(name, value)
-          : `unknown option "${name}": ${(foreign?.unknown ?? nearestOption)(name, names)}`
+          : `unknown ${noun} ${JSON.stringify(name)}: ${(foreign?.unknown ?? nearestOption)(name, names, noun)}`
     if (text === undefined) continue
     field ??= name
     texts.push(text)
   }
   if (field !== undefined) {
-    throw new RateLimitError('ERR_RL_INVALID_OPTION', `${where}: ${problemList(texts)}`, { field })
+    throw new RateLimitError(code, `${where}: ${problemList(texts)}`, { field })
   }
 }
 
-/** The known option closest to `name`, or the list of them. */
-export function nearestOption(name: string, known: readonly string[]): string {
-  return didYouMean(name, known, `known options: ${known.join(', ')}`)
+/**
+ * The known option (or parameter, or field: `noun`) closest to `name` (`guess` when given), or
+ * the list of them.
+ */
+export function nearestOption(
+  name: string,
+  known: readonly string[],
+  noun = 'option',
+  guess?: string,
+): string {
+  return didYouMean(name, known, `known ${noun}s: ${known.join(', ')}`, guess)
 }
 
 /** Problems as one message: the one, or how many (`of`, e.g. ` in the rules`) and each on its line. */

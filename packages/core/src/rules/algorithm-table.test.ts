@@ -79,7 +79,7 @@ describe('a table without the algorithm a rule names', () => {
         rule: 'r',
         field: 'algorithm',
         problem:
-          'sliding_log is not among the algorithms this limiter was given (the algorithms option: add sliding_log to it)',
+          "sliding_log is not among this limiter's algorithms: add it to the algorithms option",
       },
     ])
   })
@@ -95,7 +95,7 @@ describe('a table without the algorithm a rule names', () => {
     expectOne(
       issuesOf(() => check({ window: 'month', timeZone: 'UTC' })),
       'timeZone',
-      'a time zone applies to a calendar window',
+      'not used by fixed_window; remove it',
     )
   })
 })

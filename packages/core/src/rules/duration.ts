@@ -1,3 +1,4 @@
+import { shown } from '../options/option-values.js'
 import type { Duration } from './types.js'
 
 /**
@@ -15,22 +16,17 @@ const UNIT_MS = [1, 1000, 60_000, 3_600_000, 86_400_000]
  * durations are refused: a window of zero cannot count anything.
  */
 export function toMilliseconds(value: Duration | unknown): number | string {
-  if (typeof value === 'number') {
-    const shown = Number.isFinite(value) ? String(value) : 'n'
-    return `a bare number has no unit: write '${shown}s' for seconds or '${shown}ms' for milliseconds (got ${value})`
-  }
-  if (typeof value !== 'string') {
-    return `expected a duration with its unit, such as '60s' or '500ms', got ${value === null ? 'null' : typeof value}`
-  }
-  const match = DURATION.exec(value.trim().toLowerCase())
+  const match = typeof value === 'string' ? DURATION.exec(value.trim().toLowerCase()) : null
   if (match === null) {
-    return `expected a duration such as '500ms', '60s', '1m', '1h' or '1 day', got ${JSON.stringify(value)}`
+    return typeof value === 'number'
+      ? `a bare number has no unit: write '${value}s' or '${value}ms'`
+      : `expected a duration such as '500ms', '60s', '1m', '1h' or '1 day', got ${shown(value)}`
   }
   const [, amount, ...units] = match
   const ms = wholeMilliseconds(Number(amount) * UNIT_MS[units.findIndex(Boolean)]!)
-  if (ms === undefined) return `${JSON.stringify(value)} is not a whole number of milliseconds`
-  if (ms <= 0) return `expected a duration > 0, got ${JSON.stringify(value)}`
-  return ms
+  return ms === undefined || ms <= 0
+    ? `expected a duration > 0 in whole ms, got ${JSON.stringify(value)}`
+    : ms
 }
 
 /**

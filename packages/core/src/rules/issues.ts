@@ -44,5 +44,5 @@ export type IssueSink = (field: string, problem: string) => void
 
 /** How a limiter composed without `part` answers a rule or an option that needs it. */
 export function composedWithout(part: string): string {
-  return `this limiter was composed without ${part}: add ${part} to createRateLimit's parts`
+  return `composed without ${part}: add ${part} to createRateLimit's parts`
 }

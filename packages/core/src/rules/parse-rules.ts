@@ -1,11 +1,12 @@
 import { BUILT_IN_ALGORITHMS } from '../algorithms/table.js'
+import { shown } from '../options/option-values.js'
 import { EVERY_READER } from './define-rules.js'
 import { wholeMilliseconds } from './duration.js'
 import type { IssueSink } from './issues.js'
 import { RuleValidationError } from './issues.js'
 import { type RuleShape, validateRuleSet } from './rule-set.js'
 import type { Rule } from './types.js'
-import { isRecord, typeName, unknownField } from './validate-match.js'
+import { isRecord, unknownField } from './validate-match.js'
 import { type FieldLabels, REPORTED, type RuleFields } from './validate-rule.js'
 
 const LABELS = {
@@ -167,6 +168,6 @@ function seconds(value: unknown, field: string, issue: IssueSink): unknown {
   const ms = typeof value === 'number' && value > 0 ? wholeMilliseconds(value * 1000) : undefined
   // With its unit, as a rule in code gives it.
   if (ms !== undefined && ms > 0) return `${ms}ms`
-  issue(field, `expected a number of seconds > 0 (whole ms), got ${typeName(value)}`)
+  issue(field, `expected a number of seconds > 0 (whole ms), got ${shown(value)}`)
   return REPORTED
 }

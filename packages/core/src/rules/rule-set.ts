@@ -1,8 +1,9 @@
 import type { AlgorithmTable } from '../algorithms/table.js'
+import { shown } from '../options/option-values.js'
 import type { IssueSink, RuleIssue } from './issues.js'
 import { RuleValidationError } from './issues.js'
 import type { Rule } from './types.js'
-import { isRecord, refuseUnknownFields, typeName } from './validate-match.js'
+import { isRecord, refuseUnknownFields } from './validate-match.js'
 import {
   type FieldLabels,
   isValidatedRule,
@@ -36,9 +37,7 @@ export function validateRuleSet(
 ): readonly Rule[] {
   const issues: RuleIssue[] = []
   if (!Array.isArray(items) || items.length === 0) {
-    const problem = Array.isArray(items)
-      ? 'the list is empty: a limiter without rules limits nothing'
-      : `expected a list of rules, got ${typeName(items)}`
+    const problem = `expected a non-empty list of rules, got ${shown(items)}`
     throw new RuleValidationError([{ field: 'rules', problem }])
   }
   const rules: Rule[] = []
@@ -48,14 +47,13 @@ export function validateRuleSet(
     const label = typeof id === 'string' && id !== '' ? id : `#${index + 1}`
     const issue: IssueSink = (field, problem) => issues.push({ rule: label, field, problem })
     if (!isRecord(raw)) {
-      issue('rule', `expected an object, got ${typeName(raw)}`)
+      issue('rule', `expected an object, got ${shown(raw)}`)
       return
     }
     if (typeof id === 'string') {
       const first = firstIndexOf.get(id)
       if (first === undefined) firstIndexOf.set(id, index)
-      else
-        issue('id', `duplicate id: rule #${first + 1} has the same id (ids name the rule's state)`)
+      else issue('id', `duplicate id: rule #${first + 1} has it too`)
     }
     if (isValidatedRule(raw)) {
       rules.push(raw)

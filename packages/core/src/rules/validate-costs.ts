@@ -1,5 +1,6 @@
+import { shown } from '../options/option-values.js'
 import type { IssueSink } from './issues.js'
-import { isRecord, typeName } from './validate-match.js'
+import { isRecord } from './validate-match.js'
 import type { RouteReader } from './validate-routes.js'
 
 type Names = { readonly cost?: unknown; readonly costByRoute?: unknown }
@@ -29,7 +30,7 @@ export function validateCosts(
   const defaultCost = check(cost, labels.cost)
   const fieldOf = (route: string) => `${label}[${JSON.stringify(route)}]`
   if (!isRecord(costByRoute)) {
-    issue(label, `expected an object of route → cost, got ${typeName(costByRoute)}`)
+    issue(label, `expected an object of route → cost, got ${shown(costByRoute)}`)
   }
   return {
     cost: defaultCost,
@@ -40,10 +41,10 @@ export function validateCosts(
 /** What is wrong with a cost (a whole number ≥ 0, at most `capacity`), or undefined. */
 export function costProblem(value: unknown, capacity?: number): string | undefined {
   if (!Number.isSafeInteger(value) || (value as number) < 0) {
-    return `expected a whole number ≥ 0, got ${typeName(value)}`
+    return `expected a whole number ≥ 0, got ${shown(value)}`
   }
   if (capacity !== undefined && (value as number) > capacity) {
-    return `a cost of ${value} exceeds the rule's capacity of ${capacity}: such a request could never pass`
+    return `a cost of ${value} can never pass a rule whose capacity is ${capacity}`
   }
   return undefined
 }

@@ -1,4 +1,5 @@
-import { closest } from '../closest-name.js'
+import { shown } from '../options/option-values.js'
+import { nearestOption } from '../options/unknown-options.js'
 import type { IssueSink } from './issues.js'
 import { HTTP_METHODS } from './route.js'
 import type { RuleMatch } from './types.js'
@@ -21,12 +22,7 @@ export function validateMatch(
   routes: RouteReader,
 ): RuleMatch | undefined {
   if (!isRecord(value)) {
-    issue(
-      'match',
-      value === undefined
-        ? 'required, e.g. { identity: ip } (identity is one of ip, api_key, user, ...)'
-        : `expected an object such as { identity: ip }, got ${typeName(value)}`,
-    )
+    issue('match', `expected an object such as { identity: 'ip' }, got ${shown(value)}`)
     return undefined
   }
   refuseUnknownFields(value, MATCH_FIELDS, (field, problem) => issue(`match.${field}`, problem))
@@ -40,11 +36,9 @@ export function validateMatch(
       issue('match.identity', `names an identity twice: ${identity.join(', ')}`)
     }
   } else if (!anyIdentity) {
-    issue('match.identity', 'required: ip, api_key, user, another identity name, or a list')
+    issue('match.identity', 'required: ip, api_key, user or your own')
   }
-  const plan = list('plan', 'plan names', (plan) =>
-    plan === '' ? 'a plan name cannot be empty' : undefined,
-  )
+  const plan = list('plan', 'plan names', (plan) => (plan === '' ? 'empty plan name' : undefined))
   const method = list('method', 'methods', (method) =>
     HTTP_METHODS.includes(method.toUpperCase())
       ? undefined
@@ -74,7 +68,7 @@ export function identityNameProblem(name: string): string | undefined {
   // Identities are looked up by name on a plain object, where these names find the built-in
   // every object inherits instead of a value: all requests would share one key.
   if (name in Object.prototype) {
-    return `reserved identity name ${JSON.stringify(name)} (every JavaScript object has it)`
+    return `reserved identity name ${JSON.stringify(name)} (every object has it)`
   }
   return undefined
 }
@@ -95,14 +89,15 @@ function listOf(
 ): string[] | undefined {
   if (value === undefined) return undefined
   const items = typeof value === 'string' ? [value] : value
+  // Not a list, or a list of something else: refused once, showing the value.
+  const expected = `expected ${what} (a string or a non-empty list), got ${shown(value)}`
   if (!Array.isArray(items) || items.length === 0) {
-    issue(field, `expected a string or a non-empty list of ${what}, got ${typeName(value)}`)
+    issue(field, expected)
     return undefined
   }
   let ok = true
   for (const item of items) {
-    const problem =
-      typeof item === 'string' ? check(item) : `expected a string, got ${typeName(item)}`
+    const problem = typeof item === 'string' ? check(item) : expected
     if (problem !== undefined) {
       ok = false
       issue(field, problem)
@@ -133,10 +128,7 @@ export function refuseUnknownFields(
 }
 
 export function unknownField(field: string, known: readonly string[], hint?: string): string {
-  const suggestion = hint ?? closest(field, known)
-  return suggestion === undefined
-    ? `unknown field (known: ${known.join(', ')})`
-    : `unknown field; did you mean "${suggestion}"?`
+  return `unknown field; ${nearestOption(field, known, 'field', hint)}`
 }
 
 /**
@@ -149,12 +141,4 @@ export function ownValue<T>(record: Readonly<Record<string, T>>, key: string): T
 
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
-}
-
-export function typeName(value: unknown): string {
-  if (Array.isArray(value)) return 'a list'
-  if (typeof value === 'string') return JSON.stringify(value)
-  // null as String shows it.
-  if (isRecord(value)) return 'an object'
-  return String(value)
 }

@@ -1,7 +1,8 @@
+import { shown } from '../options/option-values.js'
 import { toMilliseconds } from './duration.js'
 import type { IssueSink } from './issues.js'
 import type { PenaltyRule } from './types.js'
-import { isRecord, refuseUnknownFields, typeName } from './validate-match.js'
+import { isRecord, refuseUnknownFields } from './validate-match.js'
 
 /** How a penalty's own fields are spelt: camelCase in code, snake_case in rules files. */
 type PenaltyNames = {
@@ -48,7 +49,7 @@ export function validatePenalty(
   value: unknown,
   label: string,
   file: boolean,
-  context: { readonly shadow: boolean; readonly algorithm: unknown },
+  rule: { readonly mode?: unknown; readonly algorithm?: unknown },
   issue: IssueSink,
 ): PenaltyRule | undefined {
   if (value === undefined) return undefined
@@ -56,7 +57,7 @@ export function validatePenalty(
   if (!isRecord(value)) {
     issue(
       label,
-      `expected an object such as { ${names.block}: '1m', ${names.factor}: 2, ${names.maxBlock}: '1h' }, got ${typeName(value)}`,
+      `expected an object such as { ${names.block}: '1m', ${names.factor}: 2, ${names.maxBlock}: '1h' }, got ${shown(value)}`,
     )
     return undefined
   }
@@ -67,11 +68,11 @@ export function validatePenalty(
   }
   const known = Object.values(names)
   refuseUnknownFields(value, known, fail)
-  if (context.shadow) {
+  if (rule.mode === 'shadow') {
     ok = false
     issue(label, 'a shadow rule never denies, so it never penalises: remove penalty or mode')
   }
-  if (context.algorithm === 'concurrency') {
+  if (rule.algorithm === 'concurrency') {
     ok = false
     issue(label, 'a concurrency refusal ends when a slot frees, whatever the client did; remove it')
   }
@@ -83,7 +84,7 @@ export function validatePenalty(
     }
     const ms = toMilliseconds(given)
     if (typeof ms === 'string') fail(names[field], ms)
-    else if (ms > MAX_SPAN_MS) fail(names[field], `at most a year (365d), got ${typeName(given)}`)
+    else if (ms > MAX_SPAN_MS) fail(names[field], `at most a year (365d), got ${shown(given)}`)
     return typeof ms === 'number' ? ms : 0
   }
   const whole = (field: keyof PenaltyNames, max: number): number | undefined => {
@@ -92,7 +93,7 @@ export function validatePenalty(
     if (Number.isSafeInteger(given) && (given as number) >= 1 && (given as number) <= max) {
       return given as number
     }
-    fail(names[field], `expected a whole number from 1 to ${max}, got ${typeName(given)}`)
+    fail(names[field], `expected a whole number from 1 to ${max}, got ${shown(given)}`)
     return undefined
   }
   const block = span('block', undefined)

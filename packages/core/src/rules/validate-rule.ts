@@ -1,25 +1,27 @@
 import { isCalendarUnit } from '../algorithms/calendar-unit.js'
 import { CARRY_STRATEGIES } from '../algorithms/carried-use.js'
+import { countProblem } from '../algorithms/params.js'
 import type { OwnField, RuleFieldReader, RuleFieldValues } from '../algorithms/rule-fields.js'
 import type { AlgorithmTable } from '../algorithms/table.js'
 import type { Algorithm, AlgorithmName } from '../algorithms/types.js'
-import { didYouMean } from '../closest-name.js'
 import { isRateLimitError } from '../errors.js'
+import { shown } from '../options/option-values.js'
+import { nearestOption } from '../options/unknown-options.js'
 import { toMilliseconds } from './duration.js'
 import { composedWithout, type IssueSink, RuleValidationError } from './issues.js'
 import type { Rule } from './types.js'
 import { costProblem, validateCosts } from './validate-costs.js'
-import { definedOnly, ownValue, typeName, validateMatch } from './validate-match.js'
+import { definedOnly, ownValue, validateMatch } from './validate-match.js'
 import type { PenaltyReader } from './validate-penalty.js'
 import type { RouteReader } from './validate-routes.js'
 import type { SettleReader } from './validate-settle.js'
 
-/** Every field of a rule in code shape, in the order the list of known fields names them. */
-export const RULE_FIELDS = [
-  'id',
-  'description',
-  'match',
-  'algorithm',
+/**
+ * The fields an algorithm's factory takes, each as the parameter of its name (a duration in ms
+ * as `<name>Ms`, a calendar window as `calendar`): the rate's and the window's, and those only
+ * some algorithms take (their factories' readers read them; any other algorithm refuses them).
+ */
+const FACTORY_FIELDS = [
   'rate',
   'period',
   'burst',
@@ -32,6 +34,15 @@ export const RULE_FIELDS = [
   'window',
   'timeZone',
   'buckets',
+] as const
+
+/** Every field of a rule in code shape, in the order the list of known fields names them. */
+export const RULE_FIELDS = [
+  'id',
+  'description',
+  'match',
+  'algorithm',
+  ...FACTORY_FIELDS,
   'cost',
   'costByRoute',
   'mode',
@@ -64,14 +75,12 @@ export type RuleReaders = {
 /** Marks a field that was present but invalid and has already been reported. */
 export const REPORTED: unique symbol = Symbol('reported')
 
-/** The parameter fields, and those of each family of algorithms with the family's name. */
+/** The parameter fields, those each algorithm takes (its family's). */
 type ParamField = 'rate' | 'period' | 'burst' | 'limit' | 'window'
-type Family = readonly [kind: string, fields: readonly ParamField[]]
-const PARAM_FIELDS: readonly ParamField[] = ['rate', 'period', 'burst', 'limit', 'window']
-const RATE: Family = ['rate', ['rate', 'period', 'burst']]
-const WINDOW: Family = ['window', ['limit', 'window']]
-/** Each algorithm a rule may name, by its family. */
-const FAMILIES: Readonly<Record<string, Family>> = {
+const RATE: readonly ParamField[] = ['rate', 'period', 'burst']
+const WINDOW: readonly ParamField[] = ['limit', 'window']
+/** Each algorithm a rule may name, with its parameter fields. */
+const FAMILIES: Readonly<Record<string, readonly ParamField[]>> = {
   token_bucket: RATE,
   gcra: RATE,
   leaky_bucket: RATE,
@@ -79,7 +88,7 @@ const FAMILIES: Readonly<Record<string, Family>> = {
   fixed_window: WINDOW,
   sliding_log: WINDOW,
   sliding_window: WINDOW,
-  concurrency: ['concurrency', ['limit']],
+  concurrency: ['limit'],
 }
 const ALIASES: Readonly<Record<string, AlgorithmName>> = { sliding_counter: 'sliding_window' }
 // Pure (annotated calls), so a bundle that never validates a rule drops it.
@@ -94,29 +103,6 @@ const CHOICES = {
   // No default: a rule that names none carries its algorithm's.
   onChange: CARRY_STRATEGIES,
 } as const
-const QUEUE_ONLY = "only for leaky_queue (a queue's own setting); remove it"
-const SLOT_QUEUE_ONLY = 'only for concurrency (requests waiting for a slot); remove it'
-/**
- * The fields only some algorithms take (their factories' readers read them), and what a rule of
- * any other algorithm is told: `name` is its algorithm, `window` the window field's label.
- */
-const OWN_FIELDS: Readonly<Record<OwnField, (name: string, window: string) => string>> = {
-  delay: () => QUEUE_ONLY,
-  nodelay: () => QUEUE_ONLY,
-  maxWait: () => QUEUE_ONLY,
-  queue: () => SLOT_QUEUE_ONLY,
-  queueOrder: () => SLOT_QUEUE_ONLY,
-  timeZone: (_, window) =>
-    `a time zone applies to a calendar window: fixed_window with ${window} day, week, month or year`,
-  buckets: (name) => `sub-window counters are an option of sliding_window, not ${name}`,
-}
-/**
- * The fields an algorithm's factory takes, each as the parameter of its name (a duration in ms
- * as `<name>Ms`, a calendar window as `calendar`).
- */
-const FACTORY_FIELDS = /* @__PURE__ */ PARAM_FIELDS.concat(
-  /* @__PURE__ */ Object.keys(OWN_FIELDS) as never[],
-)
 const DURATIONS: readonly string[] = ['period', 'window', 'maxWait']
 const ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
 
@@ -139,10 +125,10 @@ export function validateRule(
     issue(field, problem)
   }
   const expected = (field: keyof RuleFields, what: string) =>
-    fail(labels[field], `expected ${what}, got ${typeName(fields[field])}`)
+    fail(labels[field], `expected ${what}, got ${shown(fields[field])}`)
   const { id, description, version } = fields
   if (typeof id !== 'string' || !ID.test(id)) {
-    expected('id', '1–64 letters, digits, ".", "_" or "-" (starting with a letter or digit)')
+    expected('id', '1–64 letters, digits, ".", "_" or "-", first a letter or digit')
   }
   if (description !== undefined && typeof description !== 'string')
     expected('description', 'a string')
@@ -175,10 +161,7 @@ export function validateRule(
   let penalty: unknown
   if (fields.penalty !== undefined) {
     if (readPenalty === undefined) fail(labels.penalty, composedWithout('penalties'))
-    else {
-      const context = { shadow: chosen.mode === 'shadow', algorithm: fields.algorithm }
-      penalty = readPenalty(fields.penalty, labels.penalty, file, context, fail)
-    }
+    else penalty = readPenalty(fields.penalty, labels.penalty, file, fields, fail)
   }
   // No match only once a problem was reported (`ok` is then false); no params also when a
   // field was reported by the rule's reader (REPORTED).
@@ -234,18 +217,16 @@ function validateParams(
   const name = (
     typeof given === 'string' ? (ownValue(ALIASES, given) ?? given) : given
   ) as AlgorithmName
-  const family = ownValue(FAMILIES, name)
+  const wanted = ownValue(FAMILIES, name)
   const factory = ownValue(algorithms, name)
-  if (family === undefined || factory === undefined) {
-    const known = `one of ${KNOWN_NAMES.join(', ')}`
-    const hint = typeof given === 'string' ? didYouMean(given, KNOWN_NAMES, known) : known
+  if (wanted === undefined || factory === undefined) {
+    // Missing or unknown, with the closest name (the known ones when none is close).
+    const hint = nearestOption(typeof given === 'string' ? given : '', KNOWN_NAMES, 'algorithm')
     issue(
       labels.algorithm,
-      given === undefined
-        ? `required: ${hint}`
-        : family === undefined
-          ? `unknown algorithm ${typeName(given)}; ${hint}`
-          : notGiven(name),
+      wanted === undefined
+        ? `${given === undefined ? 'required' : `unknown algorithm ${shown(given)}`}; ${hint}`
+        : notGiven(name),
     )
     return undefined
   }
@@ -255,22 +236,19 @@ function validateParams(
   if (fields.onStoreError === 'fallback' && reader?.noFallback) {
     issue(labels.onStoreError, reader.noFallback(name))
   }
-  const [kind, wanted] = family
-  const named = wanted.flatMap((field) => (field === 'period' ? [] : labels[field]))
-  const rule = `${name} (a ${kind} rule: ${named.join(' + ')})`
   let ok = true
   const fail: IssueSink = (field, problem) => {
     ok = false
     issue(field, problem)
   }
-  for (const field of PARAM_FIELDS) {
-    if (!wanted.includes(field) && fields[field] !== undefined) {
-      fail(labels[field], `not used by ${rule}; remove it`)
+  for (const field of FACTORY_FIELDS) {
+    if (
+      fields[field] !== undefined &&
+      !wanted.includes(field as ParamField) &&
+      !reader?.takes.includes(field as OwnField)
+    ) {
+      fail(labels[field], `not used by ${name}; remove it`)
     }
-  }
-  const refuse = (field: OwnField) => fail(labels[field], OWN_FIELDS[field](name, labels.window))
-  for (const field of Object.keys(OWN_FIELDS) as OwnField[]) {
-    if (fields[field] !== undefined && !reader?.takes.includes(field)) refuse(field)
   }
   const values: RuleFieldValues & { [K in ParamField]?: number | string } = {}
   for (const field of wanted) {
@@ -278,21 +256,14 @@ function validateParams(
     if (value === REPORTED) ok = false
     else if (value === undefined) {
       if (field === 'period') values.period = 1000
-      else fail(labels[field], `required by ${rule}`)
-    } else if (field === 'window' && isCalendarUnit(value)) {
-      if (name === 'fixed_window') values.window = value
-      else
-        fail(
-          labels.window,
-          `a calendar window (${JSON.stringify(value)}) is for fixed_window; ${name} needs a duration such as '30d'`,
-        )
+      else fail(labels[field], `required by ${name}`)
+    } else if (field === 'window' && name === 'fixed_window' && isCalendarUnit(value)) {
+      values.window = value
     } else {
       const checked =
         field === 'period' || field === 'window'
           ? toMilliseconds(value)
-          : Number.isSafeInteger(value) && (value as number) >= 1
-            ? (value as number)
-            : `expected a whole number ≥ 1, got ${typeName(value)}`
+          : (countProblem(value) ?? (value as number))
       if (typeof checked === 'string') fail(labels[field], checked)
       else values[field] = checked
     }
@@ -300,10 +271,7 @@ function validateParams(
   // An algorithm with fields of its own reads them: the access it is handed is made only then.
   if (
     reader !== undefined &&
-    !reader.read(
-      { fields, labels, issue: fail, refuse, typeName, toMilliseconds, reported: REPORTED },
-      values,
-    )
+    !reader.read({ fields, labels, issue: fail, toMilliseconds, reported: REPORTED }, values)
   ) {
     ok = false
   }
@@ -341,7 +309,7 @@ function build(
 }
 
 function notGiven(name: AlgorithmName): string {
-  return `${name} is not among the algorithms this limiter was given (the algorithms option: add ${name} to it)`
+  return `${name} is not among this limiter's algorithms: add it to the algorithms option`
 }
 
 /**

@@ -22,21 +22,13 @@ describe('concurrency rules', () => {
   })
 
   it('need a limit, a whole number from 1', () => {
-    expectOne(
-      code({ ...slots, limit: undefined }),
-      'limit',
-      'required by concurrency (a concurrency rule: limit)',
-    )
+    expectOne(code({ ...slots, limit: undefined }), 'limit', 'required by concurrency')
     expectOne(code({ ...slots, limit: 0 }), 'limit', 'expected a whole number ≥ 1, got 0')
     expectOne(file({ ...slots, limit: 1.5 }), 'limit', 'expected a whole number ≥ 1, got 1.5')
   })
 
   it('refuse the fields of rules over time, naming the field', () => {
-    expectOne(
-      code({ ...slots, window: '1m' }),
-      'window',
-      'not used by concurrency (a concurrency rule: limit); remove it',
-    )
+    expectOne(code({ ...slots, window: '1m' }), 'window', 'not used by concurrency; remove it')
     expectOne(code({ ...slots, burst: 2 }), 'burst', 'not used by concurrency')
     expectOne(file({ ...slots, window_s: 60 }), 'window_s', 'not used by concurrency')
     expectOne(file({ ...slots, rate_per_s: 1 }), 'rate_per_s', 'not used by concurrency')
@@ -87,8 +79,8 @@ describe('concurrency rules', () => {
         queue: 2,
       }),
       'queue',
-      'only for concurrency',
+      'not used by token_bucket; remove it',
     )
-    expectOne(code({ ...slots, queue: 2, delay: 1 }), 'delay', 'only for leaky_queue')
+    expectOne(code({ ...slots, queue: 2, delay: 1 }), 'delay', 'not used by concurrency; remove it')
   })
 })

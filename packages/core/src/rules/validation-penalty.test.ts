@@ -56,7 +56,7 @@ describe('a rule’s penalty', () => {
     expectOne(
       code(penalised({ block: '1m', colour: 'red' })),
       'penalty.colour',
-      'unknown field (known: block',
+      'unknown field; known fields: block',
     )
   })
 

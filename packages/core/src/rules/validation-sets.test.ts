@@ -47,10 +47,10 @@ describe('rule matches, costs, policies and rule sets', () => {
     const batch = (cost: unknown) =>
       code({ ...bucket, costByRoute: { 'POST /v1/labels:batch': cost } })
     const field = 'costByRoute["POST /v1/labels:batch"]'
-    expectOne(batch(21), field, "a cost of 21 exceeds the rule's capacity of 20")
+    expectOne(batch(21), field, 'a cost of 21 can never pass a rule whose capacity is 20')
     expectOne(batch(-1), field, 'whole number ≥ 0')
     expectOne(batch(1.5), field, 'got 1.5')
-    expectOne(code({ ...log, cost: 6 }), 'cost', 'capacity of 5')
+    expectOne(code({ ...log, cost: 6 }), 'cost', 'capacity is 5')
     expectOne(
       code({ ...bucket, costByRoute: { '/x': 1, '/x/': 2 } }),
       'costByRoute["/x/"]',
@@ -65,7 +65,11 @@ describe('rule matches, costs, policies and rule sets', () => {
   })
 
   it('refuses a missing or malformed match and identity', () => {
-    expectOne(code({ ...bucket, match: undefined }), 'match', 'required')
+    expectOne(
+      code({ ...bucket, match: undefined }),
+      'match',
+      "expected an object such as { identity: 'ip' }, got undefined",
+    )
     expectOne(code({ ...bucket, match: 'ip' }), 'match', 'expected an object')
     expectOne(code({ ...bucket, match: {} }), 'match.identity', 'required')
     expectOne(code({ ...bucket, match: { identity: [] } }), 'match.identity', 'non-empty list')
@@ -78,7 +82,7 @@ describe('rule matches, costs, policies and rule sets', () => {
     expectOne(
       code({ ...bucket, match: { identity: 'ip', plan: '' } }),
       'match.plan',
-      'cannot be empty',
+      'empty plan name',
     )
     expectOne(
       code({ ...bucket, match: { identity: 'ip', method: 'FETCH' } }),
@@ -102,9 +106,11 @@ describe('rule matches, costs, policies and rule sets', () => {
 
   it('refuses rule sets that are not lists of objects', () => {
     expect(issuesOf(() => defineRules('rules' as never))[0]?.problem).toMatch(
-      'expected a list of rules',
+      'expected a non-empty list of rules, got "rules"',
     )
-    expect(issuesOf(() => defineRules([]))[0]?.problem).toMatch('the list is empty')
+    expect(issuesOf(() => defineRules([]))[0]?.problem).toMatch(
+      'expected a non-empty list of rules, got []',
+    )
     expect(code(42)).toEqual([{ rule: '#1', field: 'rule', problem: 'expected an object, got 42' }])
     expect(issuesOf(() => parseRules({ rules: [fileBucket], extra: 1 }))[0]).toMatchObject({
       field: 'extra',
@@ -208,6 +214,6 @@ describe('rule numbering', () => {
       expect(labels).toEqual(Array.from({ length: count }, (_, i) => `#${i + 1}`))
     }
     const twice = refusalOf(() => defineRules([bucket, bucket] as never))
-    expect(twice.message).toContain('duplicate id: rule #1 has the same id')
+    expect(twice.message).toContain('duplicate id: rule #1 has it too')
   })
 })

@@ -19,7 +19,7 @@ describe('rule parameters', () => {
     expectOne(
       code({ ...bucket, algorithm: 'magic' }),
       'algorithm',
-      /unknown algorithm "magic"; one of token_bucket/,
+      /unknown algorithm "magic"; known algorithms: token_bucket/,
     )
     expectOne(code({ ...bucket, algorithm: undefined }), 'algorithm', 'required')
   })
@@ -30,20 +30,12 @@ describe('rule parameters', () => {
   })
 
   it('refuses contradictory parameters: a window rule given a burst, a rate rule given a window', () => {
-    expectOne(
-      code({ ...log, burst: 5 }),
-      'burst',
-      'not used by sliding_log (a window rule: limit + window)',
-    )
-    expectOne(
-      code({ ...bucket, window: '1m' }),
-      'window',
-      'not used by token_bucket (a rate rule: rate + burst)',
-    )
+    expectOne(code({ ...log, burst: 5 }), 'burst', 'not used by sliding_log; remove it')
+    expectOne(code({ ...bucket, window: '1m' }), 'window', 'not used by token_bucket; remove it')
     expectOne(
       file({ ...log, window: undefined, window_s: 60, rate_per_s: 1 }),
       'rate_per_s',
-      'not used by sliding_log (a window rule: limit + window_s)',
+      'not used by sliding_log; remove it',
     )
   })
 
@@ -53,7 +45,7 @@ describe('rule parameters', () => {
     expectOne(
       file({ ...fileBucket, rate_per_s: undefined }),
       'rate_per_s',
-      'required by token_bucket (a rate rule: rate_per_s + burst)',
+      'required by token_bucket',
     )
   })
 
@@ -66,14 +58,22 @@ describe('rule parameters', () => {
   })
 
   it('refuses zero, negative and malformed windows and periods', () => {
-    expectOne(code({ ...log, window: '0s' }), 'window', 'expected a duration > 0, got "0s"')
+    expectOne(
+      code({ ...log, window: '0s' }),
+      'window',
+      'expected a duration > 0 in whole ms, got "0s"',
+    )
     expectOne(code({ ...log, window: '-1000ms' }), 'window', "such as '500ms'")
     expectOne(code({ ...log, window: 'a minute' }), 'window', "such as '500ms'")
-    expectOne(code({ ...log, window: '1.5ms' }), 'window', 'not a whole number of milliseconds')
+    expectOne(
+      code({ ...log, window: '1.5ms' }),
+      'window',
+      'expected a duration > 0 in whole ms, got "1.5ms"',
+    )
     expectOne(
       code({ ...bucket, period: '0.0001s' }),
       'period',
-      'not a whole number of milliseconds',
+      'expected a duration > 0 in whole ms, got "0.0001s"',
     )
     const fileLog = { ...log, window: undefined }
     expectOne(file({ ...fileLog, window_s: 0 }), 'window_s', 'seconds > 0')
@@ -85,13 +85,9 @@ describe('rule parameters', () => {
 
   it('refuses a bare number of ms or s, in code and in files, with the unit to write', () => {
     for (const window of [60, 0, 1.5]) {
-      expectOne(
-        code({ ...log, window }),
-        'window',
-        `write '${window}s' for seconds or '${window}ms'`,
-      )
+      expectOne(code({ ...log, window }), 'window', `write '${window}s' or '${window}ms'`)
     }
-    expectOne(code({ ...bucket, period: 1 }), 'period', "write '1s' for seconds or '1ms'")
+    expectOne(code({ ...bucket, period: 1 }), 'period', "write '1s' or '1ms'")
     const fileLog = { ...log, window: undefined }
     expectOne(file({ ...fileLog, window: 60 }), 'window', "write '60s'")
     expectOne(file({ ...fileLog, window: '60s', window_s: 60 }), 'window', 'not both')
@@ -111,7 +107,7 @@ describe('rule parameters', () => {
     const [validated] = defineRules([log as RuleConfig])
     expect((validated as WindowRule).window).toBe(60_000)
     expect(defineRules([validated!])).toEqual([validated])
-    expectOne(code({ ...validated! }), 'window', "write '60000s' for seconds or '60000ms'")
+    expectOne(code({ ...validated! }), 'window', "write '60000s' or '60000ms'")
   })
 
   it('passes the algorithm factories’ own checks on, under the rule and field', () => {
@@ -144,13 +140,30 @@ describe('rule parameters', () => {
     expectOne(code({ ...bucket, brust: 20 }), 'brust', 'did you mean "burst"')
     expectOne(code({ ...bucket, rate_per_s: 10 }), 'rate_per_s', 'did you mean "rate"')
     expectOne(code({ ...bucket, cost_by_route: {} }), 'cost_by_route', 'did you mean "costByRoute"')
+    // Every field a rules file spells its own way, in code: its code name meant.
+    for (const [inFile, inCode] of [
+      ['period_s', 'period'],
+      ['window_s', 'window'],
+      ['time_zone', 'timeZone'],
+      ['max_wait_s', 'maxWait'],
+      ['queue_order', 'queueOrder'],
+      ['on_store_error', 'onStoreError'],
+      ['on_missing_identity', 'onMissingIdentity'],
+      ['on_change', 'onChange'],
+    ]) {
+      expectOne(code({ ...bucket, [inFile!]: 1 }), inFile!, `did you mean "${inCode}"`)
+    }
     expectOne(
       file({ ...fileBucket, costByRoute: {} }),
       'costByRoute',
       'did you mean "cost_by_route"',
     )
     expectOne(file({ ...fileBucket, windowMs: 1 }), 'windowMs', 'did you mean "window_s"')
-    expectOne(code({ ...bucket, zzz: 1 }), 'zzz', 'unknown field (known: id, description, match')
+    expectOne(
+      code({ ...bucket, zzz: 1 }),
+      'zzz',
+      'unknown field; known fields: id, description, match',
+    )
     expectOne(
       code({ ...bucket, match: { identiy: 'ip', identity: 'ip' } }),
       'match.identiy',
@@ -164,7 +177,7 @@ describe('rule parameters', () => {
       {
         rule: 'r',
         field: 'id',
-        problem: expect.stringContaining('duplicate id: rule #1 has the same id'),
+        problem: expect.stringContaining('duplicate id: rule #1 has it too'),
       },
     ])
   })

@@ -75,17 +75,17 @@ rules:
     expectOne(
       code({ ...monthly, window: '30d', timeZone: 'UTC' }),
       'timeZone',
-      'a time zone applies to a calendar window',
+      'only for a calendar window (window: day, week, month or year); remove it',
     )
     expectOne(
       code({ ...perMinute, window: 'month' }),
       'window',
-      'a calendar window ("month") is for fixed_window; sliding_window needs a duration',
+      `expected a duration such as '500ms', '60s', '1m', '1h' or '1 day', got "month"`,
     )
     expectOne(
       code({ ...base, algorithm: 'token_bucket', rate: 1, burst: 1, timeZone: 'UTC' }),
       'timeZone',
-      'a time zone applies to a calendar window',
+      'not used by token_bucket; remove it',
     )
     expectOne(
       code({ ...monthly, window: 'fortnight' }),
@@ -130,7 +130,7 @@ describe('sub-window counters', () => {
     expectOne(
       code({ ...perMinute, algorithm: 'sliding_log', buckets: 6 }),
       'buckets',
-      'an option of sliding_window, not sliding_log',
+      'not used by sliding_log; remove it',
     )
   })
 })

@@ -1,0 +1,51 @@
+// The rule validation as it was before its texts were shortened and its algorithm-specific
+// refusals moved to the factories (commit 8b52371), for validation-differential.test.ts.
+import type { IssueSink } from '../issues.js'
+import type { RouteReader } from '../validate-routes.js'
+import { isRecord, typeName } from './validate-match.test-copy.js'
+
+type Names = { readonly cost?: unknown; readonly costByRoute?: unknown }
+type Costs = { readonly cost: number; readonly costByRoute: Readonly<Record<string, number>> }
+
+/**
+ * Validates the default cost and the costs by route (`fields`, spelt as `labels` says), whose
+ * routes `routes` reads. A cost above the rule's capacity (its burst or limit) could never pass,
+ * so it is refused here rather than on the first such request. `capacity` is undefined when the
+ * rule's parameters are themselves invalid. Its result is to be used only when nothing was
+ * reported.
+ */
+export function validateCosts(
+  fields: Names,
+  labels: { readonly [K in keyof Names]-?: string },
+  capacity: number | undefined,
+  issue: IssueSink,
+  routes: RouteReader,
+): Costs {
+  const check = (value: unknown, field: string) => {
+    const problem = costProblem(value, capacity)
+    if (problem !== undefined) issue(field, problem)
+    return value as number
+  }
+  const { cost = 1, costByRoute = {} } = fields
+  const label = labels.costByRoute
+  const defaultCost = check(cost, labels.cost)
+  const fieldOf = (route: string) => `${label}[${JSON.stringify(route)}]`
+  if (!isRecord(costByRoute)) {
+    issue(label, `expected an object of route → cost, got ${typeName(costByRoute)}`)
+  }
+  return {
+    cost: defaultCost,
+    costByRoute: isRecord(costByRoute) ? routes.readCosts(costByRoute, fieldOf, check, issue) : {},
+  }
+}
+
+/** What is wrong with a cost (a whole number ≥ 0, at most `capacity`), or undefined. */
+export function costProblem(value: unknown, capacity?: number): string | undefined {
+  if (!Number.isSafeInteger(value) || (value as number) < 0) {
+    return `expected a whole number ≥ 0, got ${typeName(value)}`
+  }
+  if (capacity !== undefined && (value as number) > capacity) {
+    return `a cost of ${value} exceeds the rule's capacity of ${capacity}: such a request could never pass`
+  }
+  return undefined
+}

@@ -1,0 +1,162 @@
+// The rule validation as it was before its texts were shortened and its algorithm-specific
+// refusals moved to the factories (commit 8b52371), for validation-differential.test.ts.
+import { closest } from '../../closest-name.js'
+import type { IssueSink } from '../issues.js'
+import { HTTP_METHODS } from '../route.js'
+import type { RuleMatch } from '../types.js'
+import type { RouteReader } from '../validate-routes.js'
+
+const MATCH_FIELDS = ['identity', 'plan', 'method', 'route'] as const
+
+const IDENTITY_NAME = /^[A-Za-z_][A-Za-z0-9_-]*$/
+
+/**
+ * Validates a rule's `match`, reporting each problem to `issue`; returns it normalised (to be
+ * used only when nothing was reported), or undefined when it is missing or not an object.
+ * `anyIdentity`: a rule that may key on nothing (a concurrency rule for the whole process).
+ * Routes are read by `routes` (see `RouteReader`).
+ */
+export function validateMatch(
+  value: unknown,
+  issue: IssueSink,
+  anyIdentity: boolean,
+  routes: RouteReader,
+): RuleMatch | undefined {
+  if (!isRecord(value)) {
+    issue(
+      'match',
+      value === undefined
+        ? 'required, e.g. { identity: ip } (identity is one of ip, api_key, user, ...)'
+        : `expected an object such as { identity: ip }, got ${typeName(value)}`,
+    )
+    return undefined
+  }
+  refuseUnknownFields(value, MATCH_FIELDS, (field, problem) => issue(`match.${field}`, problem))
+  const given = value as { readonly [K in (typeof MATCH_FIELDS)[number]]?: unknown }
+  const list = (field: (typeof MATCH_FIELDS)[number], what: string, check: ItemCheck) =>
+    listOf(given[field], `match.${field}`, what, issue, check)
+  let identity: string[] | undefined = []
+  if (given.identity !== undefined) {
+    identity = list('identity', 'identity names', identityNameProblem)
+    if (identity !== undefined && unique(identity).length !== identity.length) {
+      issue('match.identity', `names an identity twice: ${identity.join(', ')}`)
+    }
+  } else if (!anyIdentity) {
+    issue('match.identity', 'required: ip, api_key, user, another identity name, or a list')
+  }
+  const plan = list('plan', 'plan names', (plan) =>
+    plan === '' ? 'a plan name cannot be empty' : undefined,
+  )
+  const method = list('method', 'methods', (method) =>
+    HTTP_METHODS.includes(method.toUpperCase())
+      ? undefined
+      : `unknown method ${JSON.stringify(method)} (known: ${HTTP_METHODS.join(', ')})`,
+  )?.map((name) => name.toUpperCase())
+  const route = list('route', 'routes', (route) => routes.checkRoute(route, method))?.map(
+    (text) => (routes.parseRoute(text) as { text: string }).text,
+  )
+  return definedOnly({
+    identity,
+    plan: plan && unique(plan),
+    method: method && unique(method),
+    route: route && unique(route),
+  }) as RuleMatch
+}
+
+/** `record` without the fields whose value is undefined. */
+export function definedOnly<T extends Record<string, unknown>>(record: T): T {
+  for (const field in record) if (record[field] === undefined) delete record[field]
+  return record
+}
+
+function identityNameProblem(name: string): string | undefined {
+  if (!IDENTITY_NAME.test(name)) {
+    return `bad identity name ${JSON.stringify(name)} (letters, digits, _ and -)`
+  }
+  // Identities are looked up by name on a plain object, where these names find the built-in
+  // every object inherits instead of a value: all requests would share one key.
+  if (name in Object.prototype) {
+    return `reserved identity name ${JSON.stringify(name)} (every JavaScript object has it)`
+  }
+  return undefined
+}
+
+/** The problem with one item of a list, or undefined. */
+type ItemCheck = (item: string) => string | undefined
+
+/**
+ * A string or a non-empty list of strings, as a list; undefined when absent or invalid
+ * (reported).
+ */
+function listOf(
+  value: unknown,
+  field: string,
+  what: string,
+  issue: IssueSink,
+  check: ItemCheck,
+): string[] | undefined {
+  if (value === undefined) return undefined
+  const items = typeof value === 'string' ? [value] : value
+  if (!Array.isArray(items) || items.length === 0) {
+    issue(field, `expected a string or a non-empty list of ${what}, got ${typeName(value)}`)
+    return undefined
+  }
+  let ok = true
+  for (const item of items) {
+    const problem =
+      typeof item === 'string' ? check(item) : `expected a string, got ${typeName(item)}`
+    if (problem !== undefined) {
+      ok = false
+      issue(field, problem)
+    }
+  }
+  return ok ? (items as string[]) : undefined
+}
+
+function unique(items: readonly string[]): string[] {
+  return [...new Set(items)]
+}
+
+/**
+ * Reports each field of `record` that `known` lacks (one whose value is undefined is not
+ * given), with the closest known one: a field of the other rule shape is answered with its
+ * counterpart in `hints`.
+ */
+export function refuseUnknownFields(
+  record: object,
+  known: readonly string[],
+  issue: IssueSink,
+  hints: Readonly<Record<string, string>> = {},
+): void {
+  for (const [field, value] of Object.entries(record)) {
+    if (value === undefined || known.includes(field)) continue
+    issue(field, unknownField(field, known, ownValue(hints, field)))
+  }
+}
+
+export function unknownField(field: string, known: readonly string[], hint?: string): string {
+  const suggestion = hint ?? closest(field, known)
+  return suggestion === undefined
+    ? `unknown field (known: ${known.join(', ')})`
+    : `unknown field; did you mean "${suggestion}"?`
+}
+
+/**
+ * `record[key]` when `record` has it itself: a name such as `constructor` or `__proto__` finds
+ * what every object inherits (a function, `Object.prototype`) in a plain lookup.
+ */
+export function ownValue<T>(record: Readonly<Record<string, T>>, key: string): T | undefined {
+  return Object.hasOwn(record, key) ? record[key] : undefined
+}
+
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+export function typeName(value: unknown): string {
+  if (Array.isArray(value)) return 'a list'
+  if (typeof value === 'string') return JSON.stringify(value)
+  // null as String shows it.
+  if (isRecord(value)) return 'an object'
+  return String(value)
+}

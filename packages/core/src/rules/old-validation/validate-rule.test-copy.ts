@@ -1,0 +1,365 @@
+// The rule validation as it was before its texts were shortened and its algorithm-specific
+// refusals moved to the factories (commit 8b52371), for validation-differential.test.ts.
+import { isCalendarUnit } from '../../algorithms/calendar-unit.js'
+import { CARRY_STRATEGIES } from '../../algorithms/carried-use.js'
+import type { OwnField, RuleFieldReader, RuleFieldValues } from '../../algorithms/rule-fields.js'
+import type { AlgorithmTable } from '../../algorithms/table.js'
+import type { Algorithm, AlgorithmName } from '../../algorithms/types.js'
+import { didYouMean } from '../../closest-name.js'
+import { isRateLimitError } from '../../errors.js'
+import { composedWithout, type IssueSink } from '../issues.js'
+import type { Rule } from '../types.js'
+import type { RouteReader } from '../validate-routes.js'
+import type { SettleReader } from '../validate-settle.js'
+import { toMilliseconds } from './duration.test-copy.js'
+import { costProblem, validateCosts } from './validate-costs.test-copy.js'
+import { definedOnly, ownValue, typeName, validateMatch } from './validate-match.test-copy.js'
+import type { PenaltyReader } from './validate-penalty.test-copy.js'
+
+/** Every field of a rule in code shape, in the order the list of known fields names them. */
+export const RULE_FIELDS = [
+  'id',
+  'description',
+  'match',
+  'algorithm',
+  'rate',
+  'period',
+  'burst',
+  'delay',
+  'nodelay',
+  'maxWait',
+  'queue',
+  'queueOrder',
+  'limit',
+  'window',
+  'timeZone',
+  'buckets',
+  'cost',
+  'costByRoute',
+  'mode',
+  'onStoreError',
+  'onMissingIdentity',
+  'settle',
+  'penalty',
+  'onChange',
+  'version',
+] as const
+
+/** The fields of a rule in code shape; a file rule is converted to these first. */
+export type RuleFields = { readonly [K in (typeof RULE_FIELDS)[number]]?: unknown }
+
+/** How each field was spelt in the user's input, for error messages. */
+export type FieldLabels = Readonly<Record<keyof RuleFields, string>>
+
+/**
+ * What reads the rule fields only some limiters take, from their parts (a `LimiterParts` is
+ * one): route matching reads routes (`ROUTES`), the penalties part a `penalty`, the reservations part a
+ * `settle`. A limiter composed without penalties refuses every penalty here; one without
+ * reservations refuses a rule that settles once its rules are compiled, naming the part.
+ */
+export type RuleReaders = {
+  readonly routes: RouteReader
+  readonly penalties?: { readonly validate: PenaltyReader } | undefined
+  readonly reservations?: { readonly validateSettle: SettleReader } | undefined
+}
+
+/** Marks a field that was present but invalid and has already been reported. */
+export const REPORTED: unique symbol = Symbol('reported')
+
+/** The parameter fields, and those of each family of algorithms with the family's name. */
+type ParamField = 'rate' | 'period' | 'burst' | 'limit' | 'window'
+type Family = readonly [kind: string, fields: readonly ParamField[]]
+const PARAM_FIELDS: readonly ParamField[] = ['rate', 'period', 'burst', 'limit', 'window']
+const RATE: Family = ['rate', ['rate', 'period', 'burst']]
+const WINDOW: Family = ['window', ['limit', 'window']]
+/** Each algorithm a rule may name, by its family. */
+const FAMILIES: Readonly<Record<string, Family>> = {
+  token_bucket: RATE,
+  gcra: RATE,
+  leaky_bucket: RATE,
+  leaky_queue: RATE,
+  fixed_window: WINDOW,
+  sliding_log: WINDOW,
+  sliding_window: WINDOW,
+  concurrency: ['concurrency', ['limit']],
+}
+const ALIASES: Readonly<Record<string, AlgorithmName>> = { sliding_counter: 'sliding_window' }
+// Pure (annotated calls), so a bundle that never validates a rule drops it.
+const KNOWN_NAMES = /* @__PURE__ */ Object.keys(FAMILIES).concat(
+  /* @__PURE__ */ Object.keys(ALIASES),
+)
+/** The fields a rule chooses a value of, each with its choices, the default first. */
+const CHOICES = {
+  mode: ['enforce', 'shadow'],
+  onStoreError: ['open', 'closed', 'fallback'],
+  onMissingIdentity: ['ip', 'deny'],
+  // No default: a rule that names none carries its algorithm's.
+  onChange: CARRY_STRATEGIES,
+} as const
+const QUEUE_ONLY = "only for leaky_queue (a queue's own setting); remove it"
+const SLOT_QUEUE_ONLY = 'only for concurrency (requests waiting for a slot); remove it'
+/**
+ * The fields only some algorithms take (their factories' readers read them), and what a rule of
+ * any other algorithm is told: `name` is its algorithm, `window` the window field's label.
+ */
+const OWN_FIELDS: Readonly<Record<OwnField, (name: string, window: string) => string>> = {
+  delay: () => QUEUE_ONLY,
+  nodelay: () => QUEUE_ONLY,
+  maxWait: () => QUEUE_ONLY,
+  queue: () => SLOT_QUEUE_ONLY,
+  queueOrder: () => SLOT_QUEUE_ONLY,
+  timeZone: (_, window) =>
+    `a time zone applies to a calendar window: fixed_window with ${window} day, week, month or year`,
+  buckets: (name) => `sub-window counters are an option of sliding_window, not ${name}`,
+}
+/**
+ * The fields an algorithm's factory takes, each as the parameter of its name (a duration in ms
+ * as `<name>Ms`, a calendar window as `calendar`).
+ */
+const FACTORY_FIELDS = /* @__PURE__ */ PARAM_FIELDS.concat(
+  /* @__PURE__ */ Object.keys(OWN_FIELDS) as never[],
+)
+const DURATIONS: readonly string[] = ['period', 'window', 'maxWait']
+const ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
+
+/**
+ * Validates one rule, reporting every problem to `issue`; returns the frozen model, or undefined
+ * when it could not be read. Its algorithm is compiled with `algorithms`, which must hold the one
+ * it names; the fields only some limiters take are read by `readers`.
+ */
+export function validateRule(
+  fields: RuleFields,
+  labels: FieldLabels,
+  issue: IssueSink,
+  algorithms: AlgorithmTable,
+  readers: RuleReaders,
+  file = false,
+) {
+  let ok = true
+  const fail: IssueSink = (field, problem) => {
+    ok = false
+    issue(field, problem)
+  }
+  const expected = (field: keyof RuleFields, what: string) =>
+    fail(labels[field], `expected ${what}, got ${typeName(fields[field])}`)
+  const { id, description, version } = fields
+  if (typeof id !== 'string' || !ID.test(id)) {
+    expected('id', '1–64 letters, digits, ".", "_" or "-" (starting with a letter or digit)')
+  }
+  if (description !== undefined && typeof description !== 'string')
+    expected('description', 'a string')
+  const { routes } = readers
+  const match = validateMatch(fields.match, fail, fields.algorithm === 'concurrency', routes)
+  const chosen: { -readonly [K in keyof typeof CHOICES]?: unknown } = {}
+  for (const [field, choices] of Object.entries(CHOICES) as [
+    keyof typeof CHOICES,
+    readonly string[],
+  ][]) {
+    const value = fields[field]
+    if (value !== undefined && !choices.includes(value as string)) {
+      expected(field, choices.map((a) => `"${a}"`).join(' or '))
+    } else chosen[field] = value ?? (field === 'onChange' ? value : choices[0])
+  }
+  // A whole number ≥ 0, as a cost is (a Redis script keeps it exactly, as every number).
+  const versionProblem = version === undefined ? undefined : costProblem(version)
+  if (versionProblem !== undefined) fail(labels.version, versionProblem)
+  const params = validateParams(fields, labels, fail, algorithms)
+  const costs = validateCosts(fields, labels, params?.algorithm.limit, fail, routes)
+  // Without the reservations part, a rule that settles is refused once compiled, naming it.
+  const reservations = readers.reservations
+  const settle = reservations
+    ? reservations.validateSettle(fields.settle, labels.settle, params, fail)
+    : fields.settle === false
+      ? undefined
+      : fields.settle
+  // A penalty is read by the limiter's penalties part, and refused by a limiter without one.
+  const readPenalty = readers.penalties?.validate
+  let penalty: unknown
+  if (fields.penalty !== undefined) {
+    if (readPenalty === undefined) fail(labels.penalty, composedWithout('penalties'))
+    else {
+      const context = { shadow: chosen.mode === 'shadow', algorithm: fields.algorithm }
+      penalty = readPenalty(fields.penalty, labels.penalty, file, context, fail)
+    }
+  }
+  // No match only once a problem was reported (`ok` is then false); no params also when a
+  // field was reported by the rule's reader (REPORTED).
+  if (!ok || params === undefined) return undefined
+  // In the order a rule is written; what is not given is left out.
+  const rule: Record<string, unknown> = {
+    id,
+    description,
+    match,
+    ...params.model,
+    mode: chosen.mode,
+    ...costs,
+    onStoreError: chosen.onStoreError,
+    onMissingIdentity: chosen.onMissingIdentity,
+    settle,
+    penalty,
+    onChange: chosen.onChange,
+    version,
+  }
+  Object.defineProperty(definedOnly(rule), VALIDATED, { value: true })
+  return deepFreeze(rule as Rule)
+}
+
+/**
+ * Marks a rule this module validated (not enumerable: it is not part of the model). Registered
+ * globally, so that a rule validated by one copy of the package (the ESM or the CJS build, the
+ * rules-file entry) is recognised by the other.
+ */
+const VALIDATED: unique symbol = Symbol.for('tollgate.validated-rule') as never
+
+/**
+ * True for a record that `validateRule` returned: taken as it is when given again (its durations
+ * are whole ms, which a rule written in code may not use). A copy (`{ ...rule }`) is validated
+ * anew.
+ */
+export function isValidatedRule(value: Record<string, unknown>): value is Rule {
+  return Object.isFrozen(value) && Object.hasOwn(value, VALIDATED)
+}
+
+type Params = {
+  readonly algorithm: Algorithm
+  readonly reader: RuleFieldReader | undefined
+  readonly model: Record<string, unknown>
+}
+
+function validateParams(
+  fields: RuleFields,
+  labels: FieldLabels,
+  issue: IssueSink,
+  algorithms: AlgorithmTable,
+): Params | undefined {
+  const given = fields.algorithm
+  const name = (
+    typeof given === 'string' ? (ownValue(ALIASES, given) ?? given) : given
+  ) as AlgorithmName
+  const family = ownValue(FAMILIES, name)
+  const factory = ownValue(algorithms, name)
+  if (family === undefined || factory === undefined) {
+    const known = `one of ${KNOWN_NAMES.join(', ')}`
+    const hint = typeof given === 'string' ? didYouMean(given, KNOWN_NAMES, known) : known
+    issue(
+      labels.algorithm,
+      given === undefined
+        ? `required: ${hint}`
+        : family === undefined
+          ? `unknown algorithm ${typeName(given)}; ${hint}`
+          : notGiven(name),
+    )
+    return undefined
+  }
+  // The fields only some algorithms take are read by the reader their factory carries (a bundle
+  // without the algorithm holds none of their checks), and refused on every other algorithm.
+  const reader = (factory as { ruleFields?: RuleFieldReader }).ruleFields
+  if (fields.onStoreError === 'fallback' && reader?.noFallback) {
+    issue(labels.onStoreError, reader.noFallback(name))
+  }
+  const [kind, wanted] = family
+  const named = wanted.flatMap((field) => (field === 'period' ? [] : labels[field]))
+  const rule = `${name} (a ${kind} rule: ${named.join(' + ')})`
+  let ok = true
+  const fail: IssueSink = (field, problem) => {
+    ok = false
+    issue(field, problem)
+  }
+  for (const field of PARAM_FIELDS) {
+    if (!wanted.includes(field) && fields[field] !== undefined) {
+      fail(labels[field], `not used by ${rule}; remove it`)
+    }
+  }
+  const refuse = (field: OwnField) => fail(labels[field], OWN_FIELDS[field](name, labels.window))
+  for (const field of Object.keys(OWN_FIELDS) as OwnField[]) {
+    if (fields[field] !== undefined && !reader?.takes.includes(field)) refuse(field)
+  }
+  const values: RuleFieldValues & { [K in ParamField]?: number | string } = {}
+  for (const field of wanted) {
+    const value = fields[field]
+    if (value === REPORTED) ok = false
+    else if (value === undefined) {
+      if (field === 'period') values.period = 1000
+      else fail(labels[field], `required by ${rule}`)
+    } else if (field === 'window' && isCalendarUnit(value)) {
+      if (name === 'fixed_window') values.window = value
+      else
+        fail(
+          labels.window,
+          `a calendar window (${JSON.stringify(value)}) is for fixed_window; ${name} needs a duration such as '30d'`,
+        )
+    } else {
+      const checked =
+        field === 'period' || field === 'window'
+          ? toMilliseconds(value)
+          : Number.isSafeInteger(value) && (value as number) >= 1
+            ? (value as number)
+            : `expected a whole number ≥ 1, got ${typeName(value)}`
+      if (typeof checked === 'string') fail(labels[field], checked)
+      else values[field] = checked
+    }
+  }
+  // An algorithm with fields of its own reads them: the access it is handed is made only then.
+  if (
+    reader !== undefined &&
+    !reader.read(
+      // The access as it was (the readers now read what they need of it).
+      {
+        fields,
+        labels,
+        issue: fail,
+        refuse,
+        typeName,
+        toMilliseconds,
+        reported: REPORTED,
+      } as never,
+      values,
+    )
+  ) {
+    ok = false
+  }
+  if (!ok) return undefined
+  try {
+    const algorithm = build(factory, values)
+    return { algorithm, reader, model: { algorithm: name, ...values } }
+  } catch (error) {
+    if (!isRateLimitError(error)) throw error
+    const named = error.field?.replace(/Ms$/, '').replace(/^calendar$/, 'window') as ParamField
+    const field = FACTORY_FIELDS.includes(named) ? named : 'algorithm'
+    issue(labels[field], error.message.replace(/^\[tollgate\] [A-Za-z]+: /, ''))
+    return undefined
+  }
+}
+
+/**
+ * The algorithm of a rule model's fields (each factory takes those of its own: a rate rule's, a
+ * window rule's with a calendar unit or a window in ms, a queue's or a concurrency rule's
+ * besides).
+ */
+function build(
+  factory: NonNullable<AlgorithmTable[AlgorithmName]>,
+  model: Readonly<Record<string, unknown>>,
+): Algorithm {
+  const params: Record<string, unknown> = {}
+  for (const field of FACTORY_FIELDS) {
+    const value = model[field]
+    if (value === undefined) continue
+    // A window is a calendar unit (a string) or a duration in ms.
+    const calendar = field === 'window' && isCalendarUnit(value)
+    params[calendar ? 'calendar' : DURATIONS.includes(field) ? `${field}Ms` : field] = value
+  }
+  return factory(params as never)
+}
+
+function notGiven(name: AlgorithmName): string {
+  return `${name} is not among the algorithms this limiter was given (the algorithms option: add ${name} to it)`
+}
+
+function deepFreeze<T>(value: T): T {
+  // Records and lists alike (isRecord or Array.isArray): every object but null.
+  if (typeof value === 'object' && value !== null) {
+    for (const item of Object.values(value)) deepFreeze(item)
+    Object.freeze(value)
+  }
+  return value
+}
