@@ -44,15 +44,35 @@ type ForwardedClient = (
 ) => ClientAddress
 
 /**
- * Compiles a `trustProxy` setting that trusts some proxy (never `false`, `0` or an empty list:
- * those read no forwarding header) into the walk of the forwarding header.
+ * Reads one header of a request by its lower-case name: the framework's own accessor, given the
+ * request, so that resolving a client makes no closure per request.
  */
-export type ProxyTrust = (
-  trustProxy: TrustProxy,
-  proxyHeader: 'x-forwarded-for' | 'forwarded',
-  warn: WarnOnce,
-  result: (client: IpAddress, hops: number) => ClientAddress,
-) => ForwardedClient
+export type HeaderReader<Source> = (source: Source, name: string) => ReturnType<HeaderAccessor>
+
+/**
+ * Looks, now and then, at a request of a resolver that trusts no proxy: `address` is the one it
+ * is keyed by, as the adapter gave it.
+ */
+export type UntrustedForwarding = <Source>(
+  address: string,
+  source: Source,
+  read: HeaderReader<Source>,
+) => void
+
+/**
+ * Compiles a `trustProxy` setting that trusts some proxy (never `false`, `0` or an empty list:
+ * those read no forwarding header) into the walk of the forwarding header; `untrusted` makes the
+ * watch of a setting that trusts none (`WARN_FORWARDED_HEADERS_IGNORED`).
+ */
+export type ProxyTrust = {
+  (
+    trustProxy: TrustProxy,
+    proxyHeader: 'x-forwarded-for' | 'forwarded',
+    warn: WarnOnce,
+    result: (client: IpAddress, hops: number) => ClientAddress,
+  ): ForwardedClient
+  readonly untrusted?: ((warn: WarnOnce) => UntrustedForwarding) | undefined
+}
 
 type CompiledTrust = {
   /** `hop` 0 is the socket peer, 1 the right-most forwarded entry, and so on. */
@@ -62,9 +82,15 @@ type CompiledTrust = {
 
 /**
  * The forwarding headers read as `trustProxy` says: the header is walked from the right, and the
- * first address that no trusted proxy wrote is the client.
+ * first address that no trusted proxy wrote is the client. While no proxy is trusted, they are
+ * watched for instead (`untrusted`): a middleware composed without this part reads none.
  */
-export const trustedProxies: ProxyTrust = (trustProxy, proxyHeader, warn, result) => {
+export function trustedProxies(
+  trustProxy: TrustProxy,
+  proxyHeader: 'x-forwarded-for' | 'forwarded',
+  warn: WarnOnce,
+  result: (client: IpAddress, hops: number) => ClientAddress,
+): ForwardedClient {
   const trust = compileTrust(trustProxy, warn)
   const readChain =
     proxyHeader === 'forwarded'
@@ -102,6 +128,41 @@ export const trustedProxies: ProxyTrust = (trustProxy, proxyHeader, warn, result
     return result(client, hops)
   }
 }
+
+/**
+ * WARN_FORWARDED_HEADERS_IGNORED, for a resolver that trusts no proxy: every one of the first
+ * ALL_CHECKED requests is looked at, then one in ONE_IN. Behind a proxy every request carries
+ * the header, so it is seen at once, while an app that faces clients directly stops reading two
+ * headers a request for a warning that never comes. Counted up to ALL_CHECKED + ONE_IN, then
+ * back to ALL_CHECKED as that request is looked at, so the count stays small; below zero once
+ * a header is seen.
+ */
+trustedProxies.untrusted = function untrusted(warn: WarnOnce): UntrustedForwarding {
+  let checks = 0
+  return (address, source, read) => {
+    if (checks < 0) return
+    if (++checks > ALL_CHECKED) {
+      if (checks < ALL_CHECKED + ONE_IN) return
+      checks = ALL_CHECKED
+    }
+    const header = read(source, 'x-forwarded-for') ?? read(source, 'forwarded')
+    if (header === undefined) return
+    checks = -1
+    // A header that ends in the address itself: whoever wrote it also gave that address
+    // (Cloudflare appends the client it sees, its CF-Connecting-IP, which a Worker is keyed by),
+    // so there is no proxy in front whose trust would key the request otherwise.
+    if (`${header}`.split(',').pop()?.trim() === address) return
+    warn(
+      'WARN_FORWARDED_HEADERS_IGNORED',
+      "a request carried X-Forwarded-For or Forwarded while trustProxy trusts no proxy: behind a proxy every client shares the proxy's key; set trustProxy to your proxies' addresses (or ignore this if the app faces clients directly)",
+    )
+  }
+}
+
+/** Requests whose forwarding headers are all looked at, from the start. */
+const ALL_CHECKED = 1024
+/** Then one request in this many. */
+const ONE_IN = 64
 
 function compileTrust(trustProxy: TrustProxy, warn: WarnOnce): CompiledTrust {
   if (trustProxy === true) {
