@@ -23,20 +23,18 @@ type Shape = {
  * would make a response): run once per middleware, on its first request.
  */
 function frameworkOf(handed: unknown): FrameworkName | undefined {
-  if (typeof handed !== 'object' || handed === null) return undefined
-  const h = handed as Shape
-  const is = (value: unknown, type: string) => typeof value === type
-  // Koa's context delegates to its request and response, and its app is an object.
-  if (is(h.request, 'object') && is(h.response, 'object') && is(h.throw, 'function')) {
-    if (is(h.app, 'object')) return 'Koa'
-  }
-  if (is(h.req, 'object') && is(h.req?.raw, 'object') && is(h.header, 'function')) {
-    if (is(h.json, 'function')) return 'Hono'
-  }
-  // Express's request points to its app (a function) and its response.
-  return is(h.app, 'function') && is(h.res, 'object') && is(h.get, 'function')
-    ? 'Express'
-    : undefined
+  const h = (handed ?? {}) as Shape
+  const is = (value: unknown, type = 'object') => typeof value === type
+  // Koa's context delegates to its request and response, and its app is an object; Hono's
+  // context holds its request, whose `raw` is the fetch Request; Express's request points to its
+  // app (a function) and its response.
+  return is(h.request) && is(h.response) && is(h.throw, 'function') && is(h.app)
+    ? 'Koa'
+    : is(h.req) && is(h.req?.raw) && is(h.header, 'function') && is(h.json, 'function')
+      ? 'Hono'
+      : is(h.app, 'function') && is(h.res) && is(h.get, 'function')
+        ? 'Express'
+        : undefined
 }
 
 /**

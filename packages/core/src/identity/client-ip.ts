@@ -86,7 +86,7 @@ export function compileClientIp(options: ClientIpOptions, proxies: ProxyTrust): 
   if ((options.ipv6Prefix ?? 64) > 64) {
     warn(
       'WARN_IPV6_UNMASKED',
-      `ipv6Prefix ${options.ipv6Prefix} is longer than 64: a host that owns a /64 can rotate addresses to escape its limit`,
+      `ipv6Prefix ${options.ipv6Prefix} is over 64: a host can rotate through its /64 to escape its limit`,
     )
   }
 
@@ -123,7 +123,7 @@ export function compileClientIp(options: ClientIpOptions, proxies: ProxyTrust): 
     if (socket === undefined) {
       warn(
         'WARN_CLIENT_ADDRESS_UNKNOWN',
-        `the socket address ${JSON.stringify(socketAddress)} is not an IP address, so requests have no "ip" identity; pass the connection's remote address (Hono: getConnInfo)`,
+        `the socket address ${JSON.stringify(socketAddress)} is not an IP, so requests have no "ip" identity (Hono: pass getConnInfo)`,
       )
       return undefined
     }

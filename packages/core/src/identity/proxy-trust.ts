@@ -101,7 +101,7 @@ export function trustedProxies(
     if (cut) {
       warn(
         'WARN_HEADERS_TRUNCATED',
-        "a request's header list reached the server's maxHeadersCount, so Node may have dropped lines (a trusted proxy's X-Forwarded-For among them): such requests are keyed as if they carried no forwarding header; raise maxHeadersCount if real clients send that many",
+        "a request's headers reached the server's maxHeadersCount, so its forwarding header was not trusted (Node may have dropped the proxy's line); raise maxHeadersCount if real clients send that many",
       )
     }
     if (!trust.isTrusted(socket, 0)) return result(socket, 0)
@@ -122,7 +122,7 @@ export function trustedProxies(
     if (trust.hopCount !== undefined && hops < trust.hopCount) {
       warn(
         'WARN_HOP_COUNT_EXCEEDS_CHAIN',
-        `trustProxy is ${trust.hopCount} but a request came through ${hops} forwarding hop(s): its left-most address may be forged; check the hop count, or list your proxies' addresses instead`,
+        `trustProxy is ${trust.hopCount} but a request came through ${hops} hop(s), so its left-most address may be forged; check the count or list your proxies' addresses`,
       )
     }
     return result(client, hops)
@@ -154,7 +154,7 @@ trustedProxies.untrusted = function untrusted(warn: WarnOnce): UntrustedForwardi
     if (`${header}`.split(',').pop()?.trim() === address) return
     warn(
       'WARN_FORWARDED_HEADERS_IGNORED',
-      "a request carried X-Forwarded-For or Forwarded while trustProxy trusts no proxy: behind a proxy every client shares the proxy's key; set trustProxy to your proxies' addresses (or ignore this if the app faces clients directly)",
+      'X-Forwarded-For or Forwarded arrived while trustProxy trusts no proxy: behind a proxy all clients share its key; set trustProxy (or ignore this if clients connect directly)',
     )
   }
 }
@@ -176,14 +176,14 @@ function compileTrust(trustProxy: TrustProxy, warn: WarnOnce): CompiledTrust {
   const matcher = createIpMatcher(trustProxy as string | readonly string[])
   if (matcher.coversEverything) {
     const families = matcher.coveredFamilies.join(' and ')
-    warnTrustAll(warn, `trustProxy covers every ${families} address`, `every ${families} hop`)
+    warnTrustAll(warn, `trustProxy covers every ${families} address`)
   }
   return { isTrusted: (ip) => matcher.contains(ip), hopCount: undefined }
 }
 
-function warnTrustAll(warn: WarnOnce, what: string, hops = 'every forwarding hop'): void {
+function warnTrustAll(warn: WarnOnce, what: string): void {
   warn(
     'WARN_TRUST_ALL_PROXIES',
-    `${what}: ${hops} is believed, so any client can pick its own key by sending X-Forwarded-For; list your proxies' addresses or give their number instead`,
+    `${what}: any client can pick its key by sending X-Forwarded-For; list your proxies' addresses or give their number`,
   )
 }
