@@ -2,7 +2,7 @@ import { type HeaderAccessor, headerText } from '../headers/types.js'
 import { headerListMayBeCut, type NodeIncomingHeaders } from '../node/node-header-limit.js'
 import type { WarnOnce } from '../warnings.js'
 import { parseForwarded, parseXForwardedFor } from './forwarded.js'
-import { type IpAddress, parseIp } from './ip.js'
+import { type IpAddress, parseIp, type UntrustedForwarding, untrustedForwarding } from './ip.js'
 import { checkPrefix, createIpMatcher } from './ip-prefix.js'
 
 /**
@@ -48,16 +48,6 @@ type ForwardedClient = (
  * request, so that resolving a client makes no closure per request.
  */
 export type HeaderReader<Source> = (source: Source, name: string) => ReturnType<HeaderAccessor>
-
-/**
- * Looks, now and then, at a request of a resolver that trusts no proxy: `address` is the one it
- * is keyed by, as the adapter gave it.
- */
-export type UntrustedForwarding = <Source>(
-  address: string,
-  source: Source,
-  read: HeaderReader<Source>,
-) => void
 
 /**
  * Compiles a `trustProxy` setting that trusts some proxy (never `false`, `0` or an empty list:
@@ -129,40 +119,9 @@ export function trustedProxies(
   }
 }
 
-/**
- * WARN_FORWARDED_HEADERS_IGNORED, for a resolver that trusts no proxy: every one of the first
- * ALL_CHECKED requests is looked at, then one in ONE_IN. Behind a proxy every request carries
- * the header, so it is seen at once, while an app that faces clients directly stops reading two
- * headers a request for a warning that never comes. Counted up to ALL_CHECKED + ONE_IN, then
- * back to ALL_CHECKED as that request is looked at, so the count stays small; below zero once
- * a header is seen.
- */
-trustedProxies.untrusted = function untrusted(warn: WarnOnce): UntrustedForwarding {
-  let checks = 0
-  return (address, source, read) => {
-    if (checks < 0) return
-    if (++checks > ALL_CHECKED) {
-      if (checks < ALL_CHECKED + ONE_IN) return
-      checks = ALL_CHECKED
-    }
-    const header = read(source, 'x-forwarded-for') ?? read(source, 'forwarded')
-    if (header === undefined) return
-    checks = -1
-    // A header that ends in the address itself: whoever wrote it also gave that address
-    // (Cloudflare appends the client it sees, its CF-Connecting-IP, which a Worker is keyed by),
-    // so there is no proxy in front whose trust would key the request otherwise.
-    if (`${header}`.split(',').pop()?.trim() === address) return
-    warn(
-      'WARN_FORWARDED_HEADERS_IGNORED',
-      'X-Forwarded-For or Forwarded arrived while trustProxy trusts no proxy: behind a proxy all clients share its key; set trustProxy (or ignore this if clients connect directly)',
-    )
-  }
-}
-
-/** Requests whose forwarding headers are all looked at, from the start. */
-const ALL_CHECKED = 1024
-/** Then one request in this many. */
-const ONE_IN = 64
+// The watch of a setting that trusts none comes with this part, so that a middleware composed
+// without it holds none (its code is in ip.ts, which the requests it watches already run).
+trustedProxies.untrusted = untrustedForwarding
 
 function compileTrust(trustProxy: TrustProxy, warn: WarnOnce): CompiledTrust {
   if (trustProxy === true) {
