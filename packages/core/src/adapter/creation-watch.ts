@@ -1,6 +1,6 @@
 import { type Clock, systemClock } from '../clock.js'
 import { createWarnOnce, type WarningOptions } from '../warnings.js'
-import { checkFramework, type FrameworkName } from './framework-shape.js'
+import type { Enter } from './framework-shape.js'
 
 /**
  * Notices middleware built inside a request handler
@@ -31,31 +31,23 @@ let singleUse = 0
 let windowStart = Number.NaN
 let warned = false
 
-type Enter<Req, Res, Exchange> = (req: Req, res: Res) => Exchange
-
 /**
- * The kit's `enter` until its first requests are seen: checks, once, that the request is its
- * framework's and (for a `watched` kit) whether the kit was made for this one request, then
- * puts the plain `enter` back, so that later requests pay nothing for either.
+ * The `enter` of a kit that builds its own limiter on the default memory store, until its first
+ * requests are seen: whether the kit was made for this one request, then the plain `enter` put
+ * back, so that later requests pay nothing for it.
  */
 export function firstEntry<Req, Res, Exchange>(
   kit: { enter: Enter<Req, Res, Exchange> },
-  name: FrameworkName | undefined,
-  watched: boolean,
   options: WarningOptions & { readonly clock?: Clock | undefined },
 ): Enter<Req, Res, Exchange> {
   const enter = kit.enter
+  newest = kit
   // Made in a request handler, a kit meets its request in the task that made it; an app's
   // middleware, set up before it serves, never does. A resolved promise tells the two apart
   // without a timer.
-  let madeInThisTask = watched
-  if (watched) {
-    newest = kit
-    void Promise.resolve().then(() => (madeInThisTask = false))
-  }
+  let madeInThisTask = true
+  void Promise.resolve().then(() => (madeInThisTask = false))
   return function first(req, res) {
-    // Thrown on every request until one is right: nothing on a wrong framework can work.
-    if (name !== undefined) checkFramework(name, req)
     kit.enter = enter
     // Counted while it is still the newest kit made, until it serves a second request.
     if (madeInThisTask && newest === kit) {

@@ -37,17 +37,31 @@ function frameworkOf(handed: unknown): FrameworkName | undefined {
         : undefined
 }
 
+/** A kit's entry: reads a request and hands back its exchange. */
+export type Enter<Req, Res, Exchange> = (req: Req, res: Res) => Exchange
+
 /**
- * Throws `ERR_RL_WRONG_FRAMEWORK` when `handed` looks like another framework's than `own`'s: the
- * adapter would otherwise fail deep inside with a `TypeError` (Express's `res.setHeader` on
- * Koa's `next`) that says nothing of the mix-up.
+ * Has `kit` refuse its requests with `ERR_RL_WRONG_FRAMEWORK` while they look like another
+ * framework's than `own`'s (nothing on a wrong framework can work, and the adapter would fail
+ * deep inside with a `TypeError` that says nothing of the mix-up), and put its plain `enter` back
+ * at the first that does not, so that later requests pay nothing for the check.
  */
-export function checkFramework(own: FrameworkName, handed: unknown): void {
-  const seen = frameworkOf(handed)
-  if (seen === undefined || seen === own) return
-  // The adapters' packages: `@tollgate/express`, `@tollgate/koa`, `@tollgate/hono`.
-  throw new RateLimitError(
-    'ERR_RL_WRONG_FRAMEWORK',
-    `this is @tollgate/${own.toLowerCase()}'s rateLimit, mounted on what looks like a ${seen} app: import rateLimit from @tollgate/${seen.toLowerCase()}`,
-  )
+export function guardFramework<Req, Res, Exchange>(
+  kit: { enter: Enter<Req, Res, Exchange> },
+  own: FrameworkName | undefined,
+): void {
+  const enter = kit.enter
+  if (own === undefined) return
+  kit.enter = (req, res) => {
+    const seen = frameworkOf(req)
+    if (seen !== undefined && seen !== own) {
+      // The adapters' packages: `@tollgate/express`, `@tollgate/koa`, `@tollgate/hono`.
+      throw new RateLimitError(
+        'ERR_RL_WRONG_FRAMEWORK',
+        `this is @tollgate/${own.toLowerCase()}'s rateLimit, mounted on what looks like a ${seen} app: import rateLimit from @tollgate/${seen.toLowerCase()}`,
+      )
+    }
+    kit.enter = enter
+    return enter(req, res)
+  }
 }
