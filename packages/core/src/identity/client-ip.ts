@@ -128,7 +128,7 @@ export function compileClientIp(options: ClientIpOptions, proxies: ProxyTrust): 
       return undefined
     }
     if (forwarded !== undefined) return forwarded(socket, header, incoming)
-    untrusted?.(socketAddress!, header, readAccessor)
+    untrusted?.(socketAddress!, header)
     return result(socket, 0)
   }
 
@@ -154,11 +154,6 @@ export function compileClientIp(options: ClientIpOptions, proxies: ProxyTrust): 
   }
 
   return { address, key }
-}
-
-/** Reads a header through a `HeaderAccessor`, as a `HeaderReader` of it. */
-function readAccessor(header: HeaderAccessor, name: string): ReturnType<HeaderAccessor> {
-  return header(name)
 }
 
 /** How a dual-stack socket reports an IPv4 peer: `::ffff:203.0.113.7`. */

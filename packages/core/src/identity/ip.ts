@@ -183,13 +183,17 @@ export function groupMask(prefix: number, index: number): number {
 
 /**
  * Looks, now and then, at a request of a resolver that trusts no proxy: `address` is the one it
- * is keyed by, as the adapter gave it.
+ * is keyed by, as the adapter gave it; its headers are read with `read` from `source`, or, with
+ * no `read`, from `source` as a `HeaderAccessor`.
  */
-export type UntrustedForwarding = <Source>(
-  address: string,
-  source: Source,
-  read: (source: Source, name: string) => ReturnType<HeaderAccessor>,
-) => void
+export type UntrustedForwarding = {
+  <Source>(
+    address: string,
+    source: Source,
+    read: (source: Source, name: string) => ReturnType<HeaderAccessor>,
+  ): void
+  (address: string, header: HeaderAccessor): void
+}
 
 /**
  * The proxies part's watch (`trustedProxies.untrusted`), written here rather than with that part
@@ -205,13 +209,18 @@ export type UntrustedForwarding = <Source>(
  */
 export function untrustedForwarding(warn: WarnOnce): UntrustedForwarding {
   let checks = 0
-  return (address, source, read) => {
+  // Given no reader, `source` is the request's `HeaderAccessor`.
+  return (
+    address: string,
+    source: unknown,
+    read: (source: never, name: string) => ReturnType<HeaderAccessor> = readAccessor,
+  ) => {
     if (checks < 0) return
     if (++checks > ALL_CHECKED) {
       if (checks < ALL_CHECKED + ONE_IN) return
       checks = ALL_CHECKED
     }
-    const header = read(source, 'x-forwarded-for') ?? read(source, 'forwarded')
+    const header = read(source as never, 'x-forwarded-for') ?? read(source as never, 'forwarded')
     if (header === undefined) return
     checks = -1
     // A header that ends in the address itself: whoever wrote it also gave that address
@@ -223,6 +232,10 @@ export function untrustedForwarding(warn: WarnOnce): UntrustedForwarding {
       'X-Forwarded-For or Forwarded arrived while trustProxy trusts no proxy: behind a proxy all clients share its key; set trustProxy (or ignore this if clients connect directly)',
     )
   }
+}
+
+function readAccessor(header: HeaderAccessor, name: string): ReturnType<HeaderAccessor> {
+  return header(name)
 }
 
 /** Requests whose forwarding headers are all looked at, from the start. */
