@@ -67,7 +67,7 @@ export function firstEntry<Req, Res, Exchange>(
         warned = true
         createWarnOnce(options)(
           'WARN_LIMITER_PER_REQUEST',
-          `${singleUse} rate limiters were each made and used for one request within ${PER_REQUEST_WINDOW_MS / 1000} s: one made in a request handler never limits; make it once (const limit = rateLimit(rules)) and mount that`,
+          `${singleUse} rate limiters were each made for one request within ${PER_REQUEST_WINDOW_MS / 1000} s, so none limits: make rateLimit(rules) once, outside any handler`,
         )
       }
       kit.enter = (req, res) => {
