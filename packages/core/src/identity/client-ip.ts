@@ -86,7 +86,7 @@ export function compileClientIp(options: ClientIpOptions, proxies: ProxyTrust): 
   if ((options.ipv6Prefix ?? 64) > 64) {
     warn(
       'WARN_IPV6_UNMASKED',
-      `ipv6Prefix ${options.ipv6Prefix} is over 64: a host can rotate through its /64 to escape its limit`,
+      `ipv6Prefix ${options.ipv6Prefix} is over 64, so one host can rotate through its /64 past its limit`,
     )
   }
 

@@ -95,14 +95,9 @@ function parseIpv6(s: string): IpAddress | undefined {
     let group = 0
     for (; j < n; j++) {
       const c = s.charCodeAt(j)
-      const h =
-        c >= 48 && c <= 57
-          ? c - 48
-          : c >= 97 && c <= 102
-            ? c - 87
-            : c >= 65 && c <= 70
-              ? c - 55
-              : -1
+      // A letter in lower case (`| 32`) is a-f, or no hex digit at all.
+      const lower = c | 32
+      const h = c >= 48 && c <= 57 ? c - 48 : lower >= 97 && lower <= 102 ? lower - 87 : -1
       if (h < 0) break
       group = group * 16 + h
     }
