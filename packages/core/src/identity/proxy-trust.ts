@@ -75,7 +75,15 @@ type CompiledTrust = {
  * first address that no trusted proxy wrote is the client. While no proxy is trusted, they are
  * watched for instead (`untrusted`): a middleware composed without this part reads none.
  */
-export function trustedProxies(
+// Made without a statement of its own (pure), so that a bundle that does not use it drops it
+// even from a chunk that holds other modules' code (the packages' dist).
+export const trustedProxies: ProxyTrust = /* @__PURE__ */ Object.assign(walkForwarded, {
+  // The watch of a setting that trusts none: its code is in ip.ts, which the requests it watches
+  // already run.
+  untrusted: untrustedForwarding,
+})
+
+function walkForwarded(
   trustProxy: TrustProxy,
   proxyHeader: 'x-forwarded-for' | 'forwarded',
   warn: WarnOnce,
@@ -118,10 +126,6 @@ export function trustedProxies(
     return result(client, hops)
   }
 }
-
-// The watch of a setting that trusts none comes with this part, so that a middleware composed
-// without it holds none (its code is in ip.ts, which the requests it watches already run).
-trustedProxies.untrusted = untrustedForwarding
 
 function compileTrust(trustProxy: TrustProxy, warn: WarnOnce): CompiledTrust {
   if (trustProxy === true) {
