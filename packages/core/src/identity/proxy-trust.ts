@@ -61,6 +61,11 @@ export type ProxyTrust = {
     warn: WarnOnce,
     result: (client: IpAddress, hops: number) => ClientAddress,
   ): ForwardedClient
+  /**
+   * The watch of a resolver that trusts no proxy: warns `WARN_FORWARDED_HEADERS_IGNORED` when a
+   * request carries forwarding headers that some proxy in front would have written.
+   * @default none: forwarding headers are not watched for
+   */
   readonly untrusted?: ((warn: WarnOnce) => UntrustedForwarding) | undefined
 }
 
