@@ -189,5 +189,5 @@ export function compileIdentities<Source>(
  * space or a tab, then the token (the value and the token trimmed).
  */
 function bearerToken(authorization: string | undefined): string | undefined {
-  return /^bearer[ \t](.*)/is.exec(authorization?.trim() ?? '')?.[1]!.trim()
+  return /^bearer[ \t](.*)/is.exec(authorization?.trim() ?? '')?.[1]?.trim()
 }
