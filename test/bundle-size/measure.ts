@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url'
 import { gzipSync } from 'node:zlib'
 import { build, type Metafile } from 'esbuild'
 
-export type BundleSize = { minified: number; gzip: number; metafile: Metafile }
+export type BundleSize = { minified: number; gzip: number; metafile: Metafile; code: string }
 
 export const FIXTURES = [
   'hono-bare',
@@ -49,6 +49,7 @@ export async function measureEntry(entry: URL, fromSource = false): Promise<Bund
     minified: code.length,
     gzip: gzipSync(code, { level: 9 }).length,
     metafile: result.metafile,
+    code: result.outputFiles[0]!.text,
   }
 }
 

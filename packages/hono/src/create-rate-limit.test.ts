@@ -176,6 +176,23 @@ describe('createRateLimit', () => {
     expect((await app.request('/v1/quotes', { method: 'POST' })).status).toBe(200)
   })
 
+  it('watches for forwarding headers that no proxy is trusted with only when given trustedProxies', async () => {
+    const warned = async (parts: Parameters<typeof createRateLimit>[0]) => {
+      const warnings: string[] = []
+      const app = new Hono()
+      const logger = { warn: (message: string) => void warnings.push(message) }
+      app.use(createRateLimit(parts)(perIp, { getConnInfo: connInfo, logger }))
+      app.get('*', (c) => c.text('ok'))
+      await app.request('/', { headers: { 'x-forwarded-for': '198.51.100.1' } })
+      return warnings
+    }
+    const parts = { algorithms: { token_bucket: tokenBucket }, store: mapStore }
+    expect(await warned(parts)).toEqual([])
+    expect(await warned({ ...parts, proxies: trustedProxies })).toEqual([
+      expect.stringContaining('WARN_FORWARDED_HEADERS_IGNORED'),
+    ])
+  })
+
   it('refuses a trustProxy that trusts a proxy unless given trustedProxies', async () => {
     const without = createRateLimit({ algorithms: { token_bucket: tokenBucket }, store: mapStore })
     const error = refusal(() => without(perIp, { trustProxy: 'loopback' }))

@@ -63,6 +63,24 @@ describe('@tollgate/hono', () => {
     expect(warnings.filter((w) => w.includes('WARN_CLIENT_ADDRESS_UNKNOWN'))).toHaveLength(1)
   })
 
+  it('on Cloudflare, keys by CF-Connecting-IP and takes the X-Forwarded-For Cloudflare adds for no proxy to trust', async () => {
+    const warnings: string[] = []
+    const hono = app({ logger: { warn: (message) => warnings.push(message) } }, 1)
+    hono.get('*', (c) => c.text('ok'))
+    // Cloudflare appends the client it sees to any X-Forwarded-For the client sent.
+    const onCloudflare = (ip: string, forwardedFor: string) => {
+      const request = new Request('http://shiplane.test/', {
+        headers: { 'cf-connecting-ip': ip, 'x-forwarded-for': forwardedFor },
+      })
+      Object.defineProperty(request, 'cf', { value: { colo: 'AMS' } })
+      return hono.request(request)
+    }
+    expect((await onCloudflare('203.0.113.7', '203.0.113.7')).status).toBe(200)
+    expect((await onCloudflare('203.0.113.7', '198.51.100.1, 203.0.113.7')).status).toBe(429)
+    expect((await onCloudflare('2001:db8::1', '2001:db8::1')).status).toBe(200)
+    expect(warnings).toEqual([])
+  })
+
   it('hands an asynchronous refund to executionCtx.waitUntil, so it outlives the response', async () => {
     const inner = memoryStore()
     const store: Store = {

@@ -46,7 +46,7 @@ function setup() {
   return { clock, warnings, make, send }
 }
 
-const PER_REQUEST = /WARN_LIMITER_PER_REQUEST: 10 rate limiters were each made and used for one/
+const PER_REQUEST = /WARN_LIMITER_PER_REQUEST: 10 rate limiters were each made for one request/
 
 describe('a limiter made inside a request handler', () => {
   it('is reported once, when enough kits were each made for one request', () => {
@@ -61,7 +61,7 @@ describe('a limiter made inside a request handler', () => {
     expect(verdicts.every(Boolean)).toBe(true)
     expect(warnings).toHaveLength(1)
     expect(warnings[0]).toMatch(PER_REQUEST)
-    expect(warnings[0]).toContain('const limit = rateLimit(rules)')
+    expect(warnings[0]).toContain('make rateLimit(rules) once, outside any handler')
   })
 
   it('is not reported for middleware made at start-up, however many', () => {

@@ -1,6 +1,6 @@
 import { type Clock, systemClock } from '../clock.js'
 import { createWarnOnce, type WarningOptions } from '../warnings.js'
-import { checkFramework, type FrameworkName } from './framework-shape.js'
+import type { Enter } from './framework-shape.js'
 
 /**
  * Notices middleware built inside a request handler
@@ -24,39 +24,33 @@ import { checkFramework, type FrameworkName } from './framework-shape.js'
 export const PER_REQUEST_KITS = 10
 export const PER_REQUEST_WINDOW_MS = 60_000
 
-/** Kits watched, in this copy of the module. */
-let made = 0
+/** The kit made last among those watched, in this copy of the module. */
+let newest: unknown
 /** Kits counted as single-use since `windowStart`, less those that served a second request. */
 let singleUse = 0
 let windowStart = Number.NaN
 let warned = false
 
-type Enter<Req, Res, Exchange> = (req: Req, res: Res) => Exchange
-
 /**
- * The kit's `enter` until its first requests are seen: checks, once, that the request is its
- * framework's and (for a `watched` kit) whether the kit was made for this one request, then
- * puts the plain `enter` back, so that later requests pay nothing for either.
+ * The `enter` of a kit that builds its own limiter on the default memory store, until its first
+ * requests are seen: whether the kit was made for this one request, then the plain `enter` put
+ * back, so that later requests pay nothing for it.
  */
 export function firstEntry<Req, Res, Exchange>(
   kit: { enter: Enter<Req, Res, Exchange> },
-  name: FrameworkName | undefined,
-  watched: boolean,
   options: WarningOptions & { readonly clock?: Clock | undefined },
 ): Enter<Req, Res, Exchange> {
   const enter = kit.enter
-  const serial = watched ? ++made : 0
+  newest = kit
   // Made in a request handler, a kit meets its request in the task that made it; an app's
   // middleware, set up before it serves, never does. A resolved promise tells the two apart
   // without a timer.
-  let madeInThisTask = watched
-  if (watched) void Promise.resolve().then(() => (madeInThisTask = false))
+  let madeInThisTask = true
+  void Promise.resolve().then(() => (madeInThisTask = false))
   return function first(req, res) {
-    // Thrown on every request until one is right: nothing on a wrong framework can work.
-    if (name !== undefined) checkFramework(name, req)
     kit.enter = enter
     // Counted while it is still the newest kit made, until it serves a second request.
-    if (madeInThisTask && serial === made) {
+    if (madeInThisTask && newest === kit) {
       // Its first request, counted at its clock's time (NaN when the clock fails).
       let now: number
       try {
@@ -73,11 +67,11 @@ export function firstEntry<Req, Res, Exchange>(
         warned = true
         createWarnOnce(options)(
           'WARN_LIMITER_PER_REQUEST',
-          `${singleUse} rate limiters were each made and used for one request within ${PER_REQUEST_WINDOW_MS / 1000} s: a limiter made inside a request handler starts empty every time and never limits. Make it once and mount it: const limit = rateLimit(rules); app.use(limit) (or app.get(path, limit, handler))`,
+          `${singleUse} rate limiters were each made for one request within ${PER_REQUEST_WINDOW_MS / 1000} s, so none limits: make rateLimit(rules) once, outside any handler`,
         )
       }
       kit.enter = (req, res) => {
-        if (singleUse > 0) singleUse -= 1
+        if (singleUse > 0) singleUse--
         kit.enter = enter
         return enter(req, res)
       }

@@ -20,6 +20,7 @@ import { memoryStore } from '../store/memory-store.js'
 import { createWarnOnce } from '../warnings.js'
 import { firstEntry } from './creation-watch.js'
 import { type AdapterKit, requestEntry, type Shared } from './exchange.js'
+import { guardFramework } from './framework-shape.js'
 import { checkAdapterOptions, type KitOptions, limiterOptionsOf } from './options.js'
 import { type KitParts, kitParts, notComposed, type RateLimitParts } from './parts.js'
 import { guardShadowDeniedHook } from './shadow-hook.js'
@@ -54,7 +55,7 @@ export function createAdapterKit<Req, Res>(
   options: KitOptions<Req, Res>,
   framework: Framework<Req>,
 ): AdapterKit<Req, Res> {
-  return buildKit(rules, options, framework, {
+  const kit = buildKit(rules, options, framework, {
     algorithms: BUILT_IN_ALGORITHMS,
     routes: routeMatching,
     proxies: trustedProxies,
@@ -67,6 +68,11 @@ export function createAdapterKit<Req, Res>(
     update: rulesUpdater,
     figures: clientFigures,
   })
+  // Only `rateLimit` looks at what its first request is handed: a middleware composed of parts
+  // for a small bundle, mounted on the wrong framework, fails on its first request all the same,
+  // with the TypeError of the first property it misses.
+  guardFramework(kit, framework.name)
+  return kit
 }
 
 /**
@@ -150,6 +156,6 @@ function buildKit<Req, Res>(
   kit.enter = requestEntry(kit, framework, options, identities, keysOn('user'))
   // A limiter of the app's own, or a store it gives, keeps state across kits: one made per
   // request still limits, so only kits on a memory store of their own are watched.
-  kit.enter = firstEntry(kit, framework.name, !own && options.store === undefined, options)
+  if (!own && options.store === undefined) kit.enter = firstEntry(kit, options)
   return kit
 }

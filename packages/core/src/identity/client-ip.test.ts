@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { isRateLimitError } from '../errors.js'
 import type { HeaderAccessor } from '../headers/types.js'
 import { type ClientIpOptions, compileClientIp, createClientIpResolver } from './client-ip.js'
-import { trustedProxies } from './proxy-trust.js'
+import { type ProxyTrust, trustedProxies } from './proxy-trust.js'
 
 function headers(values: Record<string, string | string[]>): HeaderAccessor {
   return (name) => values[name]
@@ -393,6 +393,59 @@ describe('the forwarding header check on the key path', () => {
     for (let i = 0; i < 1000; i++) request(true)
     expect(reads()).toBe(before)
     expect(warnings()).toBe(1)
+  })
+})
+
+describe('forwarding headers that name the address itself', () => {
+  // Cloudflare sets X-Forwarded-For to the client it sees, appended to any the client sent, and
+  // gives a Worker that client as CF-Connecting-IP: the address the request is keyed by.
+  it.each([
+    ['203.0.113.7', '203.0.113.7'],
+    ['198.51.100.1, 203.0.113.7', '203.0.113.7'],
+    ['198.51.100.1,2001:db8::1', '2001:db8::1'],
+  ])('X-Forwarded-For %j with the address %s warns nothing, and is read no more', (xff, ip) => {
+    const { messages, logger } = recorder()
+    let reads = 0
+    const { key } = compileClientIp({ logger }, trustedProxies)
+    const read = (values: Record<string, string>, name: string) => {
+      reads++
+      return values[name]
+    }
+    for (let i = 0; i < 10; i++) key(ip, { 'x-forwarded-for': xff }, read)
+    expect(messages).toEqual([])
+    expect(reads).toBe(1)
+    // A proxy in front would have written another address: that still warns, elsewhere.
+    const other = compileClientIp({ logger }, trustedProxies).key
+    other(PROXY, { 'x-forwarded-for': xff }, readRecord)
+    expect(messages).toEqual([expect.stringContaining('WARN_FORWARDED_HEADERS_IGNORED')])
+  })
+
+  it('the full resolver agrees', () => {
+    const { messages, logger } = recorder()
+    const clientIp = createClientIpResolver({ logger })
+    clientIp('2001:db8::1', headers({ 'x-forwarded-for': '2001:db8::1' }))
+    expect(messages).toEqual([])
+  })
+})
+
+describe('a resolver whose proxies part has no watch (composed without trustedProxies)', () => {
+  it('reads no forwarding header and warns nothing, on either path', () => {
+    const { messages, logger } = recorder()
+    const walkOnly = ((...args: Parameters<typeof trustedProxies>) =>
+      trustedProxies(...args)) as ProxyTrust
+    const { key, address } = compileClientIp({ logger }, walkOnly)
+    const read = (_values: unknown, name: string) => {
+      throw new Error(`read ${name}`)
+    }
+    expect(key('203.0.113.7', {}, read)).toBe('203.0.113.7')
+    expect(key('2001:db8::1', {}, read)).toBe('2001:db8::/64')
+    expect(address(PROXY, (name) => read({}, name))).toEqual({ ip: PROXY, key: PROXY, hops: 0 })
+    expect(messages).toEqual([])
+    // Trusting a proxy still walks the header with it.
+    const behind = compileClientIp({ logger, trustProxy: 'loopback' }, walkOnly)
+    expect(behind.key('127.0.0.1', { 'x-forwarded-for': '203.0.113.7' }, readRecord)).toBe(
+      '203.0.113.7',
+    )
   })
 })
 

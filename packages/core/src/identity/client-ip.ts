@@ -6,12 +6,13 @@ import { formatIp, type IpAddress, ipv4Number, parseIp } from './ip.js'
 import { ipKey, type PrefixOptions } from './ip-prefix.js'
 import {
   type ClientAddress,
+  type HeaderReader,
   type ProxyTrust,
   type TrustProxy,
   trustedProxies,
 } from './proxy-trust.js'
 
-export type { ClientAddress, TrustProxy } from './proxy-trust.js'
+export type { ClientAddress, HeaderReader, TrustProxy } from './proxy-trust.js'
 
 /** Who may tell us the client's address, and how addresses become keys. */
 export type ClientIpOptions = PrefixOptions &
@@ -58,12 +59,6 @@ export const CLIENT_IP_KINDS = {
 } satisfies { readonly [K in keyof ClientIpOptions]?: OptionKind }
 
 /**
- * Reads one header of a request by its lower-case name: the framework's own accessor, given the
- * request, so that resolving a client makes no closure per request.
- */
-export type HeaderReader<Source> = (source: Source, name: string) => ReturnType<HeaderAccessor>
-
-/**
  * The client's rate-limit key alone, `address(…)?.key`, for the request path; `incoming`: the
  * Node request the source was read from, asked for only while a proxy is trusted: when Node may
  * have cut its header list, trusted proxies' forwarding headers are read as absent.
@@ -91,7 +86,7 @@ export function compileClientIp(options: ClientIpOptions, proxies: ProxyTrust): 
   if ((options.ipv6Prefix ?? 64) > 64) {
     warn(
       'WARN_IPV6_UNMASKED',
-      `ipv6Prefix ${options.ipv6Prefix} is longer than 64: a host that owns a /64 can rotate addresses to escape its limit`,
+      `ipv6Prefix ${options.ipv6Prefix} is over 64, so one host can rotate through its /64 past its limit`,
     )
   }
 
@@ -115,26 +110,9 @@ export function compileClientIp(options: ClientIpOptions, proxies: ProxyTrust): 
     ? undefined
     : proxies(trustProxy, options.proxyHeader ?? 'x-forwarded-for', warn, result)
 
-  // WARN_FORWARDED_HEADERS_IGNORED, for a resolver that trusts no proxy: every one of the first
-  // ALL_CHECKED requests is looked at, then one in ONE_IN. Behind a proxy every request carries
-  // the header, so it is seen at once, while an app that faces clients directly stops reading
-  // two headers a request for a warning that never comes. Counted up to ALL_CHECKED + ONE_IN,
-  // then back to ALL_CHECKED as that request is looked at, so the count stays small; below zero
-  // once warned.
-  let forwardingChecks = 0
-  function checkForwardingHeaders<Source>(source: Source, read: HeaderReader<Source>): void {
-    if (forwardingChecks < 0) return
-    if (++forwardingChecks > ALL_CHECKED) {
-      if (forwardingChecks < ALL_CHECKED + ONE_IN) return
-      forwardingChecks = ALL_CHECKED
-    }
-    if ((read(source, 'x-forwarded-for') ?? read(source, 'forwarded')) === undefined) return
-    forwardingChecks = -1
-    warn(
-      'WARN_FORWARDED_HEADERS_IGNORED',
-      "a request carried X-Forwarded-For or Forwarded while trustProxy trusts no proxy: behind a proxy every client shares the proxy's key; set trustProxy to your proxies' addresses (or ignore this if the app faces clients directly)",
-    )
-  }
+  // While it trusts none, the proxies part watches for forwarding headers (a middleware composed
+  // without it reads none).
+  const untrusted = trustsNone ? proxies.untrusted?.(warn) : undefined
 
   function address(
     socketAddress: string | undefined,
@@ -145,12 +123,12 @@ export function compileClientIp(options: ClientIpOptions, proxies: ProxyTrust): 
     if (socket === undefined) {
       warn(
         'WARN_CLIENT_ADDRESS_UNKNOWN',
-        `the socket address ${JSON.stringify(socketAddress)} is not an IP address, so requests have no "ip" identity; pass the connection's remote address (Hono: getConnInfo)`,
+        `the socket address ${JSON.stringify(socketAddress)} is not an IP, so requests have no "ip" identity (Hono: pass getConnInfo)`,
       )
       return undefined
     }
     if (forwarded !== undefined) return forwarded(socket, header, incoming)
-    checkForwardingHeaders(header, readAccessor)
+    untrusted?.(socketAddress!, header)
     return result(socket, 0)
   }
 
@@ -167,7 +145,7 @@ export function compileClientIp(options: ClientIpOptions, proxies: ProxyTrust): 
       const start = socketAddress.startsWith(MAPPED_PREFIX) ? MAPPED_PREFIX.length : 0
       const length = socketAddress.length
       if (length - start <= 15 && ipv4Number(socketAddress, start, length) !== undefined) {
-        checkForwardingHeaders(source, read)
+        untrusted?.(socketAddress, source, read)
         return start === 0 ? socketAddress : socketAddress.slice(start)
       }
     }
@@ -176,16 +154,6 @@ export function compileClientIp(options: ClientIpOptions, proxies: ProxyTrust): 
   }
 
   return { address, key }
-}
-
-/** Requests whose forwarding headers are all looked at, from the start. */
-const ALL_CHECKED = 1024
-/** Then one request in this many. */
-const ONE_IN = 64
-
-/** Reads a header through a `HeaderAccessor`, as a `HeaderReader` of it. */
-function readAccessor(header: HeaderAccessor, name: string): ReturnType<HeaderAccessor> {
-  return header(name)
 }
 
 /** How a dual-stack socket reports an IPv4 peer: `::ffff:203.0.113.7`. */

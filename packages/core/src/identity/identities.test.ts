@@ -1,3 +1,4 @@
+import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { createIdentityResolver, type IdentityOptions, userIdOf } from './identities.js'
 
@@ -95,5 +96,50 @@ describe('userIdOf', () => {
   it('finds no user in anything else, so that the rule falls back as configured', () => {
     for (const value of [undefined, null, true, {}, { id: null }, { id: { nested: 1 } }, ['u_1']])
       expect(userIdOf(value)).toBeUndefined()
+  })
+})
+
+// The bearer token was read by slicing and comparing characters; it is now one regular
+// expression. The old reading, copied here, must give the same api_key for any Authorization.
+function oldBearerToken(authorization: string | undefined): string | undefined {
+  const value = authorization?.trim()
+  if (value === undefined || value.length < 8) return undefined
+  if (value.slice(0, 6).toLowerCase() !== 'bearer') return undefined
+  const c = value.charCodeAt(6)
+  if (c !== 32 && c !== 9) return undefined
+  return value.slice(7).trim()
+}
+
+describe('Authorization: Bearer, read as before', () => {
+  const space = fc.constantFrom('', ' ', '\t', '  ', '\n', ' \t', '\r\n', '\u00a0', '\u2028')
+  const scheme = fc.constantFrom(
+    'bearer',
+    'Bearer',
+    'BEARER',
+    'bEaReR',
+    'beare',
+    'bearers',
+    'Basic',
+    'ſearer',
+    'bearer\u0130',
+  )
+  const token = fc.oneof(
+    fc.string(),
+    fc.string({ unit: 'binary' }),
+    fc.constantFrom('tok_abc', 'x', '', 'a\nb', 'a\r\nb', 'a\u2028b', 'a \t b'),
+  )
+  const authorization = fc.tuple(space, scheme, space, token, space).map((parts) => parts.join(''))
+
+  it('gives the same api_key for any header value', () => {
+    fc.assert(
+      fc.property(authorization, (value) => {
+        const old = oldBearerToken(value)
+        expect(
+          identitiesOf({ bearerAsApiKey: true, maxApiKeyLength: 100_000 }, { authorization: value })
+            .api_key,
+        ).toBe(old === '' ? undefined : old)
+      }),
+      { numRuns: 5000 },
+    )
   })
 })

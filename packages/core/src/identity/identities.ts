@@ -184,12 +184,10 @@ export function compileIdentities<Source>(
   return identities
 }
 
-/** The token of `Authorization: Bearer <token>` (scheme matched without regard to case). */
+/**
+ * The token of `Authorization: Bearer <token>`: the scheme matched without regard to case, then a
+ * space or a tab, then the token (the value and the token trimmed).
+ */
 function bearerToken(authorization: string | undefined): string | undefined {
-  const value = authorization?.trim()
-  if (value === undefined || value.length < 8) return undefined
-  if (value.slice(0, 6).toLowerCase() !== 'bearer') return undefined
-  const c = value.charCodeAt(6)
-  if (c !== 32 && c !== 9) return undefined
-  return value.slice(7).trim()
+  return /^bearer[ \t](.*)/is.exec(authorization?.trim() ?? '')?.[1]?.trim()
 }

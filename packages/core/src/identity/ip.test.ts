@@ -110,6 +110,26 @@ describe('parseIp: IPv6', () => {
   })
 })
 
+describe('parseIp: the digits of a group', () => {
+  it('reads 0-9, a-f and A-F, and no other UTF-16 code unit', () => {
+    const wrong: string[] = []
+    for (let c = 0; c <= 0xffff; c++) {
+      const ch = String.fromCharCode(c)
+      const hex = /^[0-9a-f]$/i.test(ch) ? Number.parseInt(ch, 16) : undefined
+      // Between `1::` and a final `1`: a digit makes the last group, `%` starts a zone id, and
+      // anything else is no address.
+      const expected =
+        hex !== undefined
+          ? { version: 6, groups: [1, 0, 0, 0, 0, 0, 0, hex * 16 + 1], zone: undefined }
+          : ch === '%'
+            ? { version: 6, groups: [1, 0, 0, 0, 0, 0, 0, 0], zone: '1' }
+            : undefined
+      if (JSON.stringify(parseIp(`1::${ch}1`)) !== JSON.stringify(expected)) wrong.push(ch)
+    }
+    expect(wrong).toEqual([])
+  })
+})
+
 describe('parseIp agrees with node:net on what is an address', () => {
   const v4 = fc
     .tuple(fc.nat(255), fc.nat(255), fc.nat(255), fc.nat(255))

@@ -1,3 +1,6 @@
+import type { HeaderAccessor } from '../headers/types.js'
+import type { WarnOnce } from '../warnings.js'
+
 /**
  * An IP address as numbers: IPv4 as an unsigned 32-bit number, IPv6 as its eight 16-bit groups
  * (plain numbers are several times faster than a 128-bit bigint on the request path). An
@@ -92,14 +95,9 @@ function parseIpv6(s: string): IpAddress | undefined {
     let group = 0
     for (; j < n; j++) {
       const c = s.charCodeAt(j)
-      const h =
-        c >= 48 && c <= 57
-          ? c - 48
-          : c >= 97 && c <= 102
-            ? c - 87
-            : c >= 65 && c <= 70
-              ? c - 55
-              : -1
+      // A letter in lower case (`| 32`) is a-f, or no hex digit at all.
+      const lower = c | 32
+      const h = c >= 48 && c <= 57 ? c - 48 : lower >= 97 && lower <= 102 ? lower - 87 : -1
       if (h < 0) break
       group = group * 16 + h
     }
@@ -177,3 +175,65 @@ export function groupMask(prefix: number, index: number): number {
   if (bits >= 16) return 0xffff
   return bits <= 0 ? 0 : (0xffff << (16 - bits)) & 0xffff
 }
+
+/**
+ * Looks, now and then, at a request of a resolver that trusts no proxy: `address` is the one it
+ * is keyed by, as the adapter gave it; its headers are read with `read` from `source`, or, with
+ * no `read`, from `source` as a `HeaderAccessor`.
+ */
+export type UntrustedForwarding = {
+  <Source>(
+    address: string,
+    source: Source,
+    read: (source: Source, name: string) => ReturnType<HeaderAccessor>,
+  ): void
+  (address: string, header: HeaderAccessor): void
+}
+
+/**
+ * The proxies part's watch (`trustedProxies.untrusted`), written here rather than with that part
+ * because it runs on requests whose client is the socket peer, whose path already runs this
+ * module and no other of the part's.
+ *
+ * WARN_FORWARDED_HEADERS_IGNORED, for a resolver that trusts no proxy: every one of the first
+ * ALL_CHECKED requests is looked at, then one in ONE_IN. Behind a proxy every request carries
+ * the header, so it is seen at once, while an app that faces clients directly stops reading two
+ * headers a request for a warning that never comes. Counted up to ALL_CHECKED + ONE_IN, then
+ * back to ALL_CHECKED as that request is looked at, so the count stays small; below zero once
+ * a header is seen.
+ */
+export function untrustedForwarding(warn: WarnOnce): UntrustedForwarding {
+  let checks = 0
+  // Given no reader, `source` is the request's `HeaderAccessor`.
+  return (
+    address: string,
+    source: unknown,
+    read: (source: never, name: string) => ReturnType<HeaderAccessor> = readAccessor,
+  ) => {
+    if (checks < 0) return
+    if (++checks > ALL_CHECKED) {
+      if (checks < ALL_CHECKED + ONE_IN) return
+      checks = ALL_CHECKED
+    }
+    const header = read(source as never, 'x-forwarded-for') ?? read(source as never, 'forwarded')
+    if (header === undefined) return
+    checks = -1
+    // A header that ends in the address itself: whoever wrote it also gave that address
+    // (Cloudflare appends the client it sees, its CF-Connecting-IP, which a Worker is keyed by),
+    // so there is no proxy in front whose trust would key the request otherwise.
+    if (`${header}`.split(',').pop()?.trim() === address) return
+    warn(
+      'WARN_FORWARDED_HEADERS_IGNORED',
+      'X-Forwarded-For or Forwarded arrived while trustProxy trusts no proxy: behind a proxy all clients share its key; set trustProxy (or ignore this if clients connect directly)',
+    )
+  }
+}
+
+function readAccessor(header: HeaderAccessor, name: string): ReturnType<HeaderAccessor> {
+  return header(name)
+}
+
+/** Requests whose forwarding headers are all looked at, from the start. */
+const ALL_CHECKED = 1024
+/** Then one request in this many. */
+const ONE_IN = 64

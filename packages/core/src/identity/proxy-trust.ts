@@ -2,7 +2,7 @@ import { type HeaderAccessor, headerText } from '../headers/types.js'
 import { headerListMayBeCut, type NodeIncomingHeaders } from '../node/node-header-limit.js'
 import type { WarnOnce } from '../warnings.js'
 import { parseForwarded, parseXForwardedFor } from './forwarded.js'
-import { type IpAddress, parseIp } from './ip.js'
+import { type IpAddress, parseIp, type UntrustedForwarding, untrustedForwarding } from './ip.js'
 import { checkPrefix, createIpMatcher } from './ip-prefix.js'
 
 /**
@@ -44,15 +44,30 @@ type ForwardedClient = (
 ) => ClientAddress
 
 /**
- * Compiles a `trustProxy` setting that trusts some proxy (never `false`, `0` or an empty list:
- * those read no forwarding header) into the walk of the forwarding header.
+ * Reads one header of a request by its lower-case name: the framework's own accessor, given the
+ * request, so that resolving a client makes no closure per request.
  */
-export type ProxyTrust = (
-  trustProxy: TrustProxy,
-  proxyHeader: 'x-forwarded-for' | 'forwarded',
-  warn: WarnOnce,
-  result: (client: IpAddress, hops: number) => ClientAddress,
-) => ForwardedClient
+export type HeaderReader<Source> = (source: Source, name: string) => ReturnType<HeaderAccessor>
+
+/**
+ * Compiles a `trustProxy` setting that trusts some proxy (never `false`, `0` or an empty list:
+ * those read no forwarding header) into the walk of the forwarding header; `untrusted` makes the
+ * watch of a setting that trusts none (`WARN_FORWARDED_HEADERS_IGNORED`).
+ */
+export type ProxyTrust = {
+  (
+    trustProxy: TrustProxy,
+    proxyHeader: 'x-forwarded-for' | 'forwarded',
+    warn: WarnOnce,
+    result: (client: IpAddress, hops: number) => ClientAddress,
+  ): ForwardedClient
+  /**
+   * The watch of a resolver that trusts no proxy: warns `WARN_FORWARDED_HEADERS_IGNORED` when a
+   * request carries forwarding headers that some proxy in front would have written.
+   * @default none: forwarding headers are not watched for
+   */
+  readonly untrusted?: ((warn: WarnOnce) => UntrustedForwarding) | undefined
+}
 
 type CompiledTrust = {
   /** `hop` 0 is the socket peer, 1 the right-most forwarded entry, and so on. */
@@ -62,9 +77,23 @@ type CompiledTrust = {
 
 /**
  * The forwarding headers read as `trustProxy` says: the header is walked from the right, and the
- * first address that no trusted proxy wrote is the client.
+ * first address that no trusted proxy wrote is the client. While no proxy is trusted, they are
+ * watched for instead (`untrusted`): a middleware composed without this part reads none.
  */
-export const trustedProxies: ProxyTrust = (trustProxy, proxyHeader, warn, result) => {
+// Made without a statement of its own (pure), so that a bundle that does not use it drops it
+// even from a chunk that holds other modules' code (the packages' dist).
+export const trustedProxies: ProxyTrust = /* @__PURE__ */ Object.assign(walkForwarded, {
+  // The watch of a setting that trusts none: its code is in ip.ts, which the requests it watches
+  // already run.
+  untrusted: untrustedForwarding,
+})
+
+function walkForwarded(
+  trustProxy: TrustProxy,
+  proxyHeader: 'x-forwarded-for' | 'forwarded',
+  warn: WarnOnce,
+  result: (client: IpAddress, hops: number) => ClientAddress,
+): ForwardedClient {
   const trust = compileTrust(trustProxy, warn)
   const readChain =
     proxyHeader === 'forwarded'
@@ -75,7 +104,7 @@ export const trustedProxies: ProxyTrust = (trustProxy, proxyHeader, warn, result
     if (cut) {
       warn(
         'WARN_HEADERS_TRUNCATED',
-        "a request's header list reached the server's maxHeadersCount, so Node may have dropped lines (a trusted proxy's X-Forwarded-For among them): such requests are keyed as if they carried no forwarding header; raise maxHeadersCount if real clients send that many",
+        "a request's headers reached the server's maxHeadersCount, so its forwarding header was not trusted (Node may have dropped the proxy's line); raise maxHeadersCount if real clients send that many",
       )
     }
     if (!trust.isTrusted(socket, 0)) return result(socket, 0)
@@ -96,7 +125,7 @@ export const trustedProxies: ProxyTrust = (trustProxy, proxyHeader, warn, result
     if (trust.hopCount !== undefined && hops < trust.hopCount) {
       warn(
         'WARN_HOP_COUNT_EXCEEDS_CHAIN',
-        `trustProxy is ${trust.hopCount} but a request came through ${hops} forwarding hop(s): its left-most address may be forged; check the hop count, or list your proxies' addresses instead`,
+        `trustProxy is ${trust.hopCount} but a request came through ${hops} hop(s), so its left-most address may be forged; check the count or list your proxies' addresses`,
       )
     }
     return result(client, hops)
@@ -115,14 +144,14 @@ function compileTrust(trustProxy: TrustProxy, warn: WarnOnce): CompiledTrust {
   const matcher = createIpMatcher(trustProxy as string | readonly string[])
   if (matcher.coversEverything) {
     const families = matcher.coveredFamilies.join(' and ')
-    warnTrustAll(warn, `trustProxy covers every ${families} address`, `every ${families} hop`)
+    warnTrustAll(warn, `trustProxy covers every ${families} address`)
   }
   return { isTrusted: (ip) => matcher.contains(ip), hopCount: undefined }
 }
 
-function warnTrustAll(warn: WarnOnce, what: string, hops = 'every forwarding hop'): void {
+function warnTrustAll(warn: WarnOnce, what: string): void {
   warn(
     'WARN_TRUST_ALL_PROXIES',
-    `${what}: ${hops} is believed, so any client can pick its own key by sending X-Forwarded-For; list your proxies' addresses or give their number instead`,
+    `${what}: any client can pick its key by sending X-Forwarded-For; list your proxies' addresses or give their number`,
   )
 }
