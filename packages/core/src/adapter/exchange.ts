@@ -28,7 +28,10 @@ export type Shared<Req> = {
   readonly refundIf: ((status: number, req: Req) => boolean) | undefined
   /** True when a rule may hold a slot in flight, given back when the exchange ends. */
   readonly releasesSlots: boolean
-  /** The load shedder, if any; when it counts requests in flight, their end is reported. */
+  /**
+   * The load shedder (`shed`), if any: `refuse` before the rules; `over` hears, once, each
+   * exchange that is over (answered, ended, aborted, refused), when it counts requests in flight.
+   */
   readonly shedder: Shedder<Req> | undefined
   readonly debugHeader: ((verdict: Verdict) => string | undefined) | undefined
 }
@@ -60,8 +63,6 @@ export class Exchange<Req, Res> {
   declare private over: boolean
   /** Where the limiter hears that the client of a queued request went away; asked once. */
   declare waitSignal: WaitSignal | undefined
-  /** True while the shedder counts this request in flight (set by the kit). */
-  declare counted: boolean
   declare private readonly shared: Shared<Req>
   declare readonly req: Req
   declare readonly res: Res
@@ -78,7 +79,6 @@ export class Exchange<Req, Res> {
     this.verdict = undefined
     this.over = false
     this.waitSignal = undefined
-    this.counted = false
   }
 
   /**
@@ -103,11 +103,8 @@ export class Exchange<Req, Res> {
    * promise that never settles: nothing is left to answer); anything else is the framework's.
    */
   refuse(error: unknown): this | Promise<never> {
-    this.uncount()
-    if (this.waitSignal?.aborted === true) {
-      this.over = true
-      return new Promise<never>(() => {})
-    }
+    this.close()
+    if (this.waitSignal?.aborted === true) return new Promise<never>(() => {})
     const response = this.shared.responder.respondToError(error)
     if (response === undefined) throw error
     this.deny(response as Denial)
@@ -116,9 +113,9 @@ export class Exchange<Req, Res> {
 
   /** Answers with `denial`: nothing is held, and nothing is in flight any more. */
   deny(denial: Denial): this {
-    this.uncount()
     const shared = this.shared
     this.denial = denial
+    this.close()
     // An app that answers a denial itself (onLimited) gets all its fields but Content-Type, which
     // labels the default problem body and would mislabel the app's own (Express's res.json and
     // Koa keep a Content-Type already set).
@@ -152,8 +149,7 @@ export class Exchange<Req, Res> {
    */
   end(status?: number): Promise<void> | undefined {
     if (this.over) return undefined
-    this.over = true
-    this.uncount()
+    this.close()
     const verdict = this.verdict
     if (verdict === undefined || this.denial !== undefined) return undefined
     const { limiter, releasesSlots, refundIf } = this.shared
@@ -169,11 +165,14 @@ export class Exchange<Req, Res> {
     void this.end()
   }
 
-  /** No longer in flight (ended, aborted, refused, or failed before deciding). */
-  private uncount(): void {
-    if (!this.counted) return
-    this.counted = false
-    this.shared.shedder!.finished()
+  /**
+   * Over (answered, ended, aborted, refused, or failed before deciding): nothing after counts,
+   * and a load shedder counting requests in flight hears it, once.
+   */
+  private close(): void {
+    if (this.over) return
+    this.over = true
+    this.shared.shedder?.over?.(this)
   }
 }
 
@@ -209,14 +208,8 @@ export function requestEntry<Req, Res>(
       identities: ownIdentities === undefined ? resolved : { ...resolved, ...ownIdentities(req) },
     }
     const exchange = new Exchange(shared, req, res)
-    if (shedder !== undefined) {
-      const shed = shedder.refuse(req, method, path)
-      if (shed !== undefined) return exchange.deny(shed)
-      if (shedder.countsInFlight) {
-        shedder.started()
-        exchange.counted = true
-      }
-    }
+    const shed = shedder?.refuse(req, method, path)
+    if (shed !== undefined) return exchange.deny(shed)
     let verdict: MaybePromise<Verdict>
     try {
       verdict = limiter.decide(facts, estimate && { estimate: estimate(req) })

@@ -134,7 +134,7 @@ function buildKit<Req, Res>(
     refundIf,
     shedder,
     debugHeader: options.debugHeader,
-    watchesEnd: refundIf !== undefined || givesSlotsBack || shedder?.countsInFlight === true,
+    watchesEnd: refundIf !== undefined || givesSlotsBack || shedder?.over !== undefined,
     releasesSlots: givesSlotsBack,
     fieldNames: responder.headerNames,
     enter: undefined as never,
