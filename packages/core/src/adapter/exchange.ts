@@ -10,6 +10,7 @@ import type {
 } from '../limiter/types.js'
 import type { Denial, Responder } from '../response/responder.js'
 import type { RuleConfig } from '../rules/types.js'
+import type { WebResponseEnd } from '../web-response-end.js'
 import type { KitOptions } from './options.js'
 import type { ResponseMeter } from './response-meter.js'
 import type { Shedder } from './shed.js'
@@ -267,6 +268,13 @@ export type AdapterKit<Req, Res> = {
    * when the client goes away first, so each slot is given back exactly once.
    */
   readonly releasesSlots: boolean
+  /**
+   * Set when a rule holds slots (`releasesSlots`): how a fetch runtime's adapter follows the
+   * response to its end (`abortOnSignal` on the request's signal, `endWhenSent` on the response
+   * it returns). Carried by the concurrency algorithm, so that a middleware composed without it
+   * bundles none of it.
+   */
+  readonly responseEnd: WebResponseEnd | undefined
   /** Every field this middleware may put on a response (e.g. to keep them on an error's). */
   readonly fieldNames: readonly string[]
   /**

@@ -18,6 +18,7 @@ import { composeResponder } from '../response/responder.js'
 import type { RuleConfig } from '../rules/types.js'
 import { memoryStore } from '../store/memory-store.js'
 import { createWarnOnce } from '../warnings.js'
+import { WEB_RESPONSE_END } from '../web-response-end.js'
 import { firstEntry } from './creation-watch.js'
 import { type AdapterKit, requestEntry, type Shared } from './exchange.js'
 import { checkAdapterOptions, type KitOptions, limiterOptionsOf } from './options.js'
@@ -66,6 +67,7 @@ export function createAdapterKit<Req, Res>(
     reservations,
     update: rulesUpdater,
     figures: clientFigures,
+    responseEnd: () => WEB_RESPONSE_END,
   })
 }
 
@@ -136,6 +138,7 @@ function buildKit<Req, Res>(
     debugHeader: options.debugHeader,
     watchesEnd: refundIf !== undefined || givesSlotsBack || shedder?.over !== undefined,
     releasesSlots: givesSlotsBack,
+    responseEnd: givesSlotsBack ? parts.responseEnd() : undefined,
     fieldNames: responder.headerNames,
     enter: undefined as never,
     meter: settle?.bind(limiter, createWarnOnce(options)),

@@ -14,6 +14,7 @@ import { invalidOption } from '../options/option-values.js'
 import { refuseUnknownOptions } from '../options/unknown-options.js'
 import type { ResponderParts } from '../response/responder.js'
 import type { Store } from '../store/types.js'
+import type { WebResponseEnd } from '../web-response-end.js'
 
 /**
  * What a middleware made by `createRateLimit` may use, named by the app: the algorithms its
@@ -87,6 +88,12 @@ export type RateLimitParts = {
 export type KitParts = LimiterParts &
   ResponderParts & {
     readonly proxies: ProxyTrust
+    /**
+     * How a fetch runtime's adapter follows a response holding slots to its end: the full kit's
+     * own, a composed one's carried by the `concurrency` it was given; refuses (`notComposed`)
+     * when asked without it.
+     */
+    readonly responseEnd: () => WebResponseEnd
   }
 
 /**
@@ -139,6 +146,16 @@ export function kitParts(parts: RateLimitParts): KitParts {
     store:
       parts.store ?? standIn('store', 'store: memoryStore (or mapStore)', 'give one here, or '),
     routes: parts.routes ?? NO_ROUTES,
+    responseEnd:
+      carried(parts.algorithms.concurrency) ??
+      (() => {
+        throw notComposed(
+          'rules',
+          'concurrency',
+          'algorithms',
+          'the limiter has concurrency rules: ',
+        )
+      }),
   }
 }
 
@@ -180,6 +197,13 @@ export function notComposed(
   lead = 'not composed into this middleware: ',
 ): RateLimitError {
   return invalidOption(field, `${lead}add ${add} to createRateLimit's ${list}`)
+}
+
+/** What `concurrency` carries for the adapters (`KitParts.responseEnd`), if it is the one given. */
+function carried(factory: unknown): (() => WebResponseEnd) | undefined {
+  const responseEnd = (factory as { readonly responseEnd?: WebResponseEnd } | undefined)
+    ?.responseEnd
+  return responseEnd && (() => responseEnd)
 }
 
 /** The stand-in for a part left out: refuses (`notComposed`) whatever asks it. */
