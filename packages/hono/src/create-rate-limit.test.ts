@@ -274,8 +274,10 @@ describe('createRateLimit', () => {
     })
     const without = createRateLimit({ algorithms: { token_bucket: tokenBucket }, store: mapStore })
     const error = refusal(() => without(limiter))
-    expect(isRateLimitError(error) && error.field).toBe('rules')
-    expect(String(error)).toContain("add concurrency to createRateLimit's algorithms")
+    expect(isRateLimitError(error) && error.field).toBe('concurrency')
+    expect(String(error)).toContain(
+      "concurrency: not composed into this middleware: add concurrency to createRateLimit's algorithms",
+    )
     expect(() => createRateLimit({ algorithms: { concurrency } })(limiter)).not.toThrow()
   })
 

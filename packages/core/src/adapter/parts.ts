@@ -138,6 +138,9 @@ export function kitParts(parts: RateLimitParts): KitParts {
       standIns[name] = standIn(refuses, `${name}: ${expected}`)
     }
   }
+  const responseEnd = (
+    parts.algorithms?.concurrency as { responseEnd?: WebResponseEnd } | undefined
+  )?.responseEnd
   // The parts given as they are (one left out reads as undefined), and the stand-ins.
   return {
     ...(parts as Required<RateLimitParts>),
@@ -146,16 +149,11 @@ export function kitParts(parts: RateLimitParts): KitParts {
     store:
       parts.store ?? standIn('store', 'store: memoryStore (or mapStore)', 'give one here, or '),
     routes: parts.routes ?? NO_ROUTES,
-    responseEnd:
-      carried(parts.algorithms.concurrency) ??
-      (() => {
-        throw notComposed(
-          'rules',
-          'concurrency',
-          'algorithms',
-          'the limiter has concurrency rules: ',
-        )
-      }),
+    // Carried by the `concurrency` given, which concurrency rules of a limiter of the app's own
+    // need as well.
+    responseEnd: responseEnd
+      ? () => responseEnd
+      : standIn('concurrency', 'concurrency', undefined, 'algorithms'),
   }
 }
 
@@ -199,16 +197,9 @@ export function notComposed(
   return invalidOption(field, `${lead}add ${add} to createRateLimit's ${list}`)
 }
 
-/** What `concurrency` carries for the adapters (`KitParts.responseEnd`), if it is the one given. */
-function carried(factory: unknown): (() => WebResponseEnd) | undefined {
-  const responseEnd = (factory as { readonly responseEnd?: WebResponseEnd } | undefined)
-    ?.responseEnd
-  return responseEnd && (() => responseEnd)
-}
-
 /** The stand-in for a part left out: refuses (`notComposed`) whatever asks it. */
-function standIn(field: string, add: string, lead?: string): () => never {
+function standIn(field: string, add: string, lead?: string, list?: string): () => never {
   return () => {
-    throw notComposed(field, add, 'parts', lead)
+    throw notComposed(field, add, list, lead)
   }
 }
