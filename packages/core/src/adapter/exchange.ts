@@ -190,13 +190,6 @@ export function requestEntry<Req, Res>(
   // The user is not read at all when no rule keys on it: finding no `req.user` walks the
   // request's whole prototype chain, on every request.
   const user = readsUser ? (options.user ?? framework.user) : undefined
-  const hold = (exchange: Exchange<Req, Res>, verdict: Verdict) => {
-    // Where the limiter hears that the client went away; kept to tell a drop from a failure.
-    const signal = framework.disconnected?.(exchange.req)
-    exchange.waitSignal = signal
-    return limiter.hold(verdict, { signal }).then((served) => exchange.decided(served))
-  }
-
   return function enter(req, res) {
     if (skip?.(req, res)) return undefined
     const method = framework.method(req)
@@ -234,11 +227,15 @@ export function requestEntry<Req, Res>(
     // A store answering later, a queued admission, or a refusal waiting for a slot: the last
     // two are held until their turn.
     exchange.ready = Promise.resolve(verdict)
-      .then((decided) =>
-        decided.waitMs === undefined && decided.waitsForSlot !== true
-          ? exchange.decided(decided)
-          : hold(exchange, decided),
-      )
+      .then((decided) => {
+        if (decided.waitMs === undefined && decided.waitsForSlot !== true) {
+          return exchange.decided(decided)
+        }
+        // Where the limiter hears that the client went away; kept to tell a drop from a failure.
+        const signal = framework.disconnected?.(req)
+        exchange.waitSignal = signal
+        return limiter.hold(decided, { signal }).then((served) => exchange.decided(served))
+      })
       .then(undefined, (error: unknown) => exchange.refuse(error))
     return exchange
   }
