@@ -154,7 +154,7 @@ describe('load shedding', () => {
         )
         // The model: the clients the rules have seen, the admissions not over yet; shed when 3 are.
         const seen = new Set<string>()
-        const admitted: Exchange<Req, undefined>[] = []
+        const admitted: Exchange<Req, unknown>[] = []
         let inFlight = 0
         for (const s of steps) {
           if ('enter' in s) {
