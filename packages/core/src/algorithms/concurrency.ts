@@ -2,14 +2,12 @@ import type { Decision } from '../decision.js'
 import { createScheduler } from '../wait/scheduler.js'
 import { holdSlots } from '../wait/slot-holding.js'
 import { createSlotQueues, type SlotQueueParams } from '../wait/slot-queues.js'
-import { WEB_RESPONSE_END } from '../web-response-end.js'
 import { CARRY_STRATEGIES, type CarryStrategy } from './carried-use.js'
 import { MAX_FIELD_INTEGER, MAX_TIME_MS } from './integer.js'
 import { costTooHigh, invalid, refuseUnknownParams } from './params.js'
 import {
   noFallback,
   type RuleFieldAccess,
-  type RuleFieldReader,
   type RuleFieldValues,
   withRuleFields,
 } from './rule-fields.js'
@@ -49,22 +47,10 @@ export const DEFAULT_SLOT_WAIT_MS = 10_000
 /** The quota unit of drafts 8–11 for a limit on requests in flight. */
 const CONCURRENT_REQUESTS = 'concurrent-requests'
 
-const CONCURRENCY_FIELDS: RuleFieldReader = {
-  takes: ['queue', 'queueOrder', 'maxWait'],
-  read: readSlotQueueFields,
-  unsettled: 'a concurrency slot is held until released, whatever the request costs',
-  noFallback,
-}
-
 /**
- * `concurrency` as the built-in table holds it (`BUILT_IN_ALGORITHMS`): carrying nothing for the
- * adapters, so that what reaches the table (createLimiter) bundles no response handling; an
- * adapter's full kit is handed that directly.
- */
-export const tableConcurrency: (params: ConcurrencyParams) => Algorithm =
-  /* @__PURE__ */ withRuleFields(concurrencyRule, CONCURRENCY_FIELDS)
-
-/**
+ * Concurrency, as the built-in table (`BUILT_IN_ALGORITHMS`) holds it; apps name it as
+ * `concurrency-part.ts` exports it, carrying what the adapters need of it.
+ *
  * Concurrency: counts requests in flight instead of requests over time. State: [units held].
  * A request is admitted while `held + cost ≤ limit` and holds its cost until it is given back
  * (`refund`, which the limiter's `release` calls when the response ends): time frees nothing.
@@ -74,15 +60,14 @@ export const tableConcurrency: (params: ConcurrencyParams) => Algorithm =
  * release on every way a response ends.
  * @example concurrency({ limit: 4 }) // four reports at once
  */
-export const concurrency: (params: ConcurrencyParams) => Algorithm = /* @__PURE__ */ Object.assign(
-  /* @__PURE__ */ withRuleFields(
-    (params: ConcurrencyParams) => concurrencyRule(params),
-    CONCURRENCY_FIELDS,
-  ),
-  // A slot is held until the response has been sent: a fetch runtime's adapter follows the
-  // response to its end with these (`AdapterKit.responseEnd`), which a middleware composed
-  // without concurrency never reaches.
-  { responseEnd: WEB_RESPONSE_END },
+export const concurrency: (params: ConcurrencyParams) => Algorithm = /* @__PURE__ */ withRuleFields(
+  concurrencyRule,
+  {
+    takes: ['queue', 'queueOrder', 'maxWait'],
+    read: readSlotQueueFields,
+    unsettled: 'a concurrency slot is held until released, whatever the request costs',
+    noFallback,
+  },
 )
 
 function concurrencyRule(params: ConcurrencyParams): Algorithm {

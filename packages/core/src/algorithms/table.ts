@@ -1,4 +1,4 @@
-import { tableConcurrency } from './concurrency.js'
+import { concurrency } from './concurrency.js'
 import { fixedWindow } from './fixed-window.js'
 import { gcra } from './gcra.js'
 import { leakyBucket } from './leaky-bucket.js'
@@ -36,5 +36,5 @@ export const BUILT_IN_ALGORITHMS: AlgorithmTable = {
   fixed_window: fixedWindow,
   sliding_log: slidingLog,
   sliding_window: slidingWindow,
-  concurrency: tableConcurrency,
+  concurrency,
 }
