@@ -100,7 +100,7 @@ function middleware(
       const meter = kit.meter?.(exchange)
       if (meter !== undefined) c.res = meter.watch(c.res, c.req.raw.signal, (p) => waitUntil(c, p))
       // A slot is held until the body is sent: the response that leaves is the one watched.
-      if (ends !== undefined) c.res = ends.end(exchange, c.res)
+      if (ends) c.res = ends.end(exchange, c.res)
       else if (kit.watchesEnd) waitUntil(c, exchange.end(c.res.status))
       return undefined
     })
