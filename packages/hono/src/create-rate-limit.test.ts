@@ -1,4 +1,6 @@
 import {
+  concurrency,
+  createLimiter,
   createPartitionKeyHasher,
   draft6Headers,
   draft7Headers,
@@ -264,6 +266,36 @@ describe('createRateLimit', () => {
     expect(
       await answers((clock) => composed(settling, { clock, getConnInfo: connInfo, settle })),
     ).toEqual(expected)
+  })
+
+  it('holds a concurrency slot until the body has been sent, as rateLimit does, composed of concurrency', async () => {
+    const oneAtATime: RuleConfig[] = [
+      { id: 'reports', match: { identity: 'ip' }, algorithm: 'concurrency', limit: 1 },
+    ]
+    const composed = createRateLimit({ algorithms: { concurrency }, store: mapStore })
+    for (const limit of [rateLimit, composed]) {
+      const app = new Hono()
+      app.use(limit(oneAtATime, { getConnInfo: connInfo }))
+      app.get('*', (c) => c.body(new Blob(['a report']).stream()))
+      const first = await app.request('/report')
+      // The handler has returned; its body has not been read yet: the slot is still held.
+      expect((await app.request('/report')).status).toBe(429)
+      expect(await first.text()).toBe('a report')
+      expect((await app.request('/report')).status).toBe(200)
+    }
+  })
+
+  it('refuses a limiter of its own with concurrency rules unless given concurrency', () => {
+    const limiter = createLimiter({
+      rules: [{ id: 'reports', match: { identity: 'ip' }, algorithm: 'concurrency', limit: 1 }],
+    })
+    const without = createRateLimit({ algorithms: { token_bucket: tokenBucket }, store: mapStore })
+    const error = refusal(() => without(limiter))
+    expect(isRateLimitError(error) && error.field).toBe('concurrency')
+    expect(String(error)).toContain(
+      "concurrency: not composed into this middleware: add concurrency to createRateLimit's algorithms",
+    )
+    expect(() => createRateLimit({ algorithms: { concurrency } })(limiter)).not.toThrow()
   })
 
   it('needs a store in the options when its parts make none', () => {

@@ -15,11 +15,9 @@ import {
 } from '@tollgate/core'
 import {
   type AdapterKit,
-  abortOnSignal,
   composeAdapterKit,
   createAdapterKit,
   type Exchange,
-  endWhenSent,
   type Updatable,
   withUpdate,
 } from '@tollgate/core/adapter'
@@ -92,7 +90,9 @@ function middleware(
   ): Promise<Response | undefined> {
     if (exchange.denial !== undefined)
       return answerDenial(c, exchange, onLimited, kit.responder.singleValuedNames)
-    if (kit.releasesSlots) abortOnSignal(exchange, c.req.raw.signal)
+    // Set when a rule holds slots: a client that goes away gives them back, handler running or not.
+    const ends = kit.responseEnd
+    ends?.abort(exchange, c.req.raw.signal)
     return next().then(() => {
       // Added to the finished response, so that handlers returning a `Response` of their own
       // (which drops headers set earlier with `c.header`) carry them as well.
@@ -101,7 +101,7 @@ function middleware(
       const meter = kit.meter?.(exchange)
       if (meter !== undefined) c.res = meter.watch(c.res, c.req.raw.signal, (p) => waitUntil(c, p))
       // A slot is held until the body is sent: the response that leaves is the one watched.
-      if (kit.releasesSlots) c.res = endWhenSent(exchange, c.res)
+      if (ends) c.res = ends.end(exchange, c.res)
       else if (kit.watchesEnd) waitUntil(c, exchange.end(c.res.status))
       return undefined
     })

@@ -10,6 +10,7 @@ import type {
 } from '../limiter/types.js'
 import type { Denial, Responder } from '../response/responder.js'
 import type { RuleConfig } from '../rules/types.js'
+import type { WebResponseEnd } from '../web-response-end.js'
 import type { KitOptions } from './options.js'
 import type { ResponseMeter } from './response-meter.js'
 import type { Shedder } from './shed.js'
@@ -28,7 +29,10 @@ export type Shared<Req> = {
   readonly refundIf: ((status: number, req: Req) => boolean) | undefined
   /** True when a rule may hold a slot in flight, given back when the exchange ends. */
   readonly releasesSlots: boolean
-  /** The load shedder, if any; when it counts requests in flight, their end is reported. */
+  /**
+   * The load shedder (`shed`), if any: `refuse` before the rules; `over` hears, once, each
+   * exchange that is over (answered, ended, aborted, refused), when it counts requests in flight.
+   */
   readonly shedder: Shedder<Req> | undefined
   readonly debugHeader: ((verdict: Verdict) => string | undefined) | undefined
 }
@@ -60,8 +64,6 @@ export class Exchange<Req, Res> {
   declare private over: boolean
   /** Where the limiter hears that the client of a queued request went away; asked once. */
   declare waitSignal: WaitSignal | undefined
-  /** True while the shedder counts this request in flight (set by the kit). */
-  declare counted: boolean
   declare private readonly shared: Shared<Req>
   declare readonly req: Req
   declare readonly res: Res
@@ -78,7 +80,6 @@ export class Exchange<Req, Res> {
     this.verdict = undefined
     this.over = false
     this.waitSignal = undefined
-    this.counted = false
   }
 
   /**
@@ -103,11 +104,8 @@ export class Exchange<Req, Res> {
    * promise that never settles: nothing is left to answer); anything else is the framework's.
    */
   refuse(error: unknown): this | Promise<never> {
-    this.uncount()
-    if (this.waitSignal?.aborted === true) {
-      this.over = true
-      return new Promise<never>(() => {})
-    }
+    this.close()
+    if (this.waitSignal?.aborted === true) return new Promise<never>(() => {})
     const response = this.shared.responder.respondToError(error)
     if (response === undefined) throw error
     this.deny(response as Denial)
@@ -116,9 +114,9 @@ export class Exchange<Req, Res> {
 
   /** Answers with `denial`: nothing is held, and nothing is in flight any more. */
   deny(denial: Denial): this {
-    this.uncount()
     const shared = this.shared
     this.denial = denial
+    this.close()
     // An app that answers a denial itself (onLimited) gets all its fields but Content-Type, which
     // labels the default problem body and would mislabel the app's own (Express's res.json and
     // Koa keep a Content-Type already set).
@@ -152,8 +150,7 @@ export class Exchange<Req, Res> {
    */
   end(status?: number): Promise<void> | undefined {
     if (this.over) return undefined
-    this.over = true
-    this.uncount()
+    this.close()
     const verdict = this.verdict
     if (verdict === undefined || this.denial !== undefined) return undefined
     const { limiter, releasesSlots, refundIf } = this.shared
@@ -169,11 +166,14 @@ export class Exchange<Req, Res> {
     void this.end()
   }
 
-  /** No longer in flight (ended, aborted, refused, or failed before deciding). */
-  private uncount(): void {
-    if (!this.counted) return
-    this.counted = false
-    this.shared.shedder!.finished()
+  /**
+   * Over (answered, ended, aborted, refused, or failed before deciding): nothing after counts,
+   * and a load shedder counting requests in flight hears it, once.
+   */
+  private close(): void {
+    if (this.over) return
+    this.over = true
+    this.shared.shedder?.over?.(this)
   }
 }
 
@@ -190,13 +190,6 @@ export function requestEntry<Req, Res>(
   // The user is not read at all when no rule keys on it: finding no `req.user` walks the
   // request's whole prototype chain, on every request.
   const user = readsUser ? (options.user ?? framework.user) : undefined
-  const hold = (exchange: Exchange<Req, Res>, verdict: Verdict) => {
-    // Where the limiter hears that the client went away; kept to tell a drop from a failure.
-    const signal = framework.disconnected?.(exchange.req)
-    exchange.waitSignal = signal
-    return limiter.hold(verdict, { signal }).then((served) => exchange.decided(served))
-  }
-
   return function enter(req, res) {
     if (skip?.(req, res)) return undefined
     const method = framework.method(req)
@@ -209,14 +202,8 @@ export function requestEntry<Req, Res>(
       identities: ownIdentities === undefined ? resolved : { ...resolved, ...ownIdentities(req) },
     }
     const exchange = new Exchange(shared, req, res)
-    if (shedder !== undefined) {
-      const shed = shedder.refuse(req, method, path)
-      if (shed !== undefined) return exchange.deny(shed)
-      if (shedder.countsInFlight) {
-        shedder.started()
-        exchange.counted = true
-      }
-    }
+    const shed = shedder?.refuse(req, method, path)
+    if (shed !== undefined) return exchange.deny(shed)
     let verdict: MaybePromise<Verdict>
     try {
       verdict = limiter.decide(facts, estimate && { estimate: estimate(req) })
@@ -240,11 +227,15 @@ export function requestEntry<Req, Res>(
     // A store answering later, a queued admission, or a refusal waiting for a slot: the last
     // two are held until their turn.
     exchange.ready = Promise.resolve(verdict)
-      .then((decided) =>
-        decided.waitMs === undefined && decided.waitsForSlot !== true
-          ? exchange.decided(decided)
-          : hold(exchange, decided),
-      )
+      .then((decided) => {
+        if (decided.waitMs === undefined && decided.waitsForSlot !== true) {
+          return exchange.decided(decided)
+        }
+        // Where the limiter hears that the client went away; kept to tell a drop from a failure.
+        const signal = framework.disconnected?.(req)
+        exchange.waitSignal = signal
+        return limiter.hold(decided, { signal }).then((served) => exchange.decided(served))
+      })
       .then(undefined, (error: unknown) => exchange.refuse(error))
     return exchange
   }
@@ -274,6 +265,13 @@ export type AdapterKit<Req, Res> = {
    * when the client goes away first, so each slot is given back exactly once.
    */
   readonly releasesSlots: boolean
+  /**
+   * Set when a rule holds slots (`releasesSlots`): how a fetch runtime's adapter follows the
+   * response to its end (`abortOnSignal` on the request's signal, `endWhenSent` on the response
+   * it returns). Carried by the concurrency algorithm, so that a middleware composed without it
+   * bundles none of it.
+   */
+  readonly responseEnd: WebResponseEnd | undefined
   /** Every field this middleware may put on a response (e.g. to keep them on an error's). */
   readonly fieldNames: readonly string[]
   /**

@@ -40,6 +40,7 @@ export {
   type LimitResponse,
   type Responder,
 } from '../response/responder.js'
+export { abortOnSignal, endWhenSent, type WebResponse } from '../web-response-end.js'
 export {
   type AdapterKit,
   composeAdapterKit,
@@ -55,4 +56,3 @@ export {
 } from './kit.js'
 export type { ResponseMeter, WatchedResponse } from './response-meter.js'
 export type { MeterFor } from './settle-from.js'
-export { abortOnSignal, endWhenSent, type WebResponse } from './web-response-end.js'

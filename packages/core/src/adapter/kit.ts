@@ -18,6 +18,7 @@ import { composeResponder } from '../response/responder.js'
 import type { RuleConfig } from '../rules/types.js'
 import { memoryStore } from '../store/memory-store.js'
 import { createWarnOnce } from '../warnings.js'
+import { WEB_RESPONSE_END } from '../web-response-end.js'
 import { firstEntry } from './creation-watch.js'
 import { type AdapterKit, requestEntry, type Shared } from './exchange.js'
 import { guardFramework } from './framework-shape.js'
@@ -67,6 +68,7 @@ export function createAdapterKit<Req, Res>(
     reservations,
     update: rulesUpdater,
     figures: clientFigures,
+    responseEnd: () => WEB_RESPONSE_END,
   })
   // Only `rateLimit` looks at what its first request is handed: a middleware composed of parts
   // for a small bundle, mounted on the wrong framework, fails on its first request all the same,
@@ -140,8 +142,9 @@ function buildKit<Req, Res>(
     refundIf,
     shedder,
     debugHeader: options.debugHeader,
-    watchesEnd: refundIf !== undefined || givesSlotsBack || shedder?.countsInFlight === true,
+    watchesEnd: refundIf !== undefined || givesSlotsBack || shedder?.over !== undefined,
     releasesSlots: givesSlotsBack,
+    responseEnd: givesSlotsBack ? parts.responseEnd() : undefined,
     fieldNames: responder.headerNames,
     enter: undefined as never,
     meter: settle?.bind(limiter, createWarnOnce(options)),

@@ -14,6 +14,7 @@ import { invalidOption } from '../options/option-values.js'
 import { refuseUnknownOptions } from '../options/unknown-options.js'
 import type { ResponderParts } from '../response/responder.js'
 import type { Store } from '../store/types.js'
+import type { WebResponseEnd } from '../web-response-end.js'
 
 /**
  * What a middleware made by `createRateLimit` may use, named by the app: the algorithms its
@@ -87,6 +88,12 @@ export type RateLimitParts = {
 export type KitParts = LimiterParts &
   ResponderParts & {
     readonly proxies: ProxyTrust
+    /**
+     * How a fetch runtime's adapter follows a response holding slots to its end: the full kit's
+     * own, a composed one's carried by the `concurrency` it was given; refuses (`notComposed`)
+     * when asked without it.
+     */
+    readonly responseEnd: () => WebResponseEnd
   }
 
 /**
@@ -131,6 +138,9 @@ export function kitParts(parts: RateLimitParts): KitParts {
       standIns[name] = standIn(refuses, `${name}: ${expected}`)
     }
   }
+  const responseEnd = (
+    parts.algorithms?.concurrency as { responseEnd?: WebResponseEnd } | undefined
+  )?.responseEnd
   // The parts given as they are (one left out reads as undefined), and the stand-ins.
   return {
     ...(parts as Required<RateLimitParts>),
@@ -139,6 +149,11 @@ export function kitParts(parts: RateLimitParts): KitParts {
     store:
       parts.store ?? standIn('store', 'store: memoryStore (or mapStore)', 'give one here, or '),
     routes: parts.routes ?? NO_ROUTES,
+    // Carried by the `concurrency` given, which concurrency rules of a limiter of the app's own
+    // need as well.
+    responseEnd: responseEnd
+      ? () => responseEnd
+      : standIn('concurrency', 'concurrency', undefined, 'algorithms'),
   }
 }
 
@@ -183,8 +198,8 @@ export function notComposed(
 }
 
 /** The stand-in for a part left out: refuses (`notComposed`) whatever asks it. */
-function standIn(field: string, add: string, lead?: string): () => never {
+function standIn(field: string, add: string, lead?: string, list?: string): () => never {
   return () => {
-    throw notComposed(field, add, 'parts', lead)
+    throw notComposed(field, add, list, lead)
   }
 }

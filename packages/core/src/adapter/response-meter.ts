@@ -1,9 +1,9 @@
 import type { Limiter, Verdict } from '../limiter/types.js'
 import type { UsageReader } from '../usage/usage-reader.js'
 import type { WarnOnce } from '../warnings.js'
+import { abortOnSignal, endWhenSent } from '../web-response-end.js'
 import { type BodyText, bodyText, sizeOf } from './body-text.js'
 import { cancels, pending, readCosts, whyNoCost } from './response-cost.js'
-import { abortOnSignal, endWhenSent } from './web-response-end.js'
 
 // One admitted response read for what it cost, as its adapter sees it go out: its status and
 // fields, then its body piece by piece. At its end the cost read settles the reservation; a

@@ -128,6 +128,61 @@ describe('load shedding', () => {
     expect(enter().denial?.status).toBe(429)
   })
 
+  it('counts in flight exactly the requests it let through that are not over yet, each over once', () => {
+    // One request per client: a fresh address is admitted, one seen before is refused (429).
+    const rules: RuleConfig[] = [
+      {
+        id: 'one',
+        match: { identity: 'ip' },
+        algorithm: 'token_bucket',
+        rate: 1,
+        period: '1h',
+        burst: 1,
+      },
+    ]
+    const step = fc.oneof(
+      fc.record({ enter: fc.boolean() }),
+      fc.record({ over: fc.nat(), how: fc.constantFrom('end', 'abort') }),
+    )
+    fc.assert(
+      fc.property(fc.array(step, { maxLength: 60 }), (steps) => {
+        let client = 0
+        const kit = createAdapterKit(
+          rules,
+          { logger: false, shed: loadShedder({ maxInFlight: 3, criticalShare: 0 }) },
+          { ...framework, socketAddress: (req) => req.path },
+        )
+        // The model: the clients the rules have seen, the admissions not over yet; shed when 3 are.
+        const seen = new Set<string>()
+        const admitted: Exchange<Req, unknown>[] = []
+        let inFlight = 0
+        for (const s of steps) {
+          if ('enter' in s) {
+            const address = `203.0.113.${s.enter || client === 0 ? ++client : client}`
+            const exchange = kit.enter({ path: address }, undefined)!
+            if (inFlight >= 3) {
+              expect(exchange.denial?.status).toBe(503)
+              continue
+            }
+            const fresh = !seen.has(address)
+            seen.add(address)
+            expect(exchange.denial?.status).toBe(fresh ? undefined : 429)
+            if (fresh) {
+              admitted.push(exchange)
+              inFlight++
+            }
+          } else if (admitted.length > 0) {
+            const exchange = admitted[s.over % admitted.length]!
+            const over = (exchange as unknown as { over: boolean }).over
+            if (s.how === 'end') exchange.end(200)
+            else exchange.abort()
+            if (!over) inFlight--
+          }
+        }
+      }),
+    )
+  })
+
   it('sheds while the health probe fails; in shadow mode only reports', () => {
     let healthy = false
     const { time, enter, events } = shedding({ healthy: () => healthy, mode: 'shadow' })

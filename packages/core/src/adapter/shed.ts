@@ -82,14 +82,19 @@ export type LoadShedder<Req = unknown> = {
   readonly bind: (clock: Clock, runtimeDelay: (() => () => number) | undefined) => Shedder<Req>
 }
 
-/** One middleware's shedder: `refuse` before the rules, `started`/`finished` around admissions. */
+/**
+ * One middleware's shedder: `refuse` before the rules, and, when it counts requests in flight,
+ * `over` once each request it let through is over.
+ */
 export type Shedder<Req> = {
-  /** The denial for a request to shed now, else undefined (counting nothing). */
+  /** The denial for a request to shed now, else undefined (and the request counts in flight). */
   refuse(req: Req, method: string, path: string): Denial | undefined
-  /** True when it counts requests in flight: the kit then reports their end. */
-  readonly countsInFlight: boolean
-  started(): void
-  finished(): void
+  /**
+   * Hears, once, that an exchange is over (answered, ended, aborted or refused); one it shed
+   * (answered with its own denial) was never counted. Undefined when nothing is counted: the
+   * kit then has no end to watch for it.
+   */
+  readonly over: ((exchange: { readonly denial: Denial | undefined }) => void) | undefined
 }
 
 const SHED_OPTIONS = [
@@ -168,20 +173,22 @@ function createShedder<Req>(
   }
 
   return {
-    countsInFlight: maxInFlight !== undefined,
     refuse(req, method, path) {
       const critical = isCritical(req, method, path)
       const reason = reasonToShed(critical)
-      if (reason === undefined) return undefined
-      o.onShed?.({ reason, critical, shadow }, req)
-      return shadow ? undefined : denial
-    },
-    started() {
+      if (reason !== undefined) {
+        o.onShed?.({ reason, critical, shadow }, req)
+        if (!shadow) return denial
+      }
       inFlight++
+      return undefined
     },
-    finished() {
-      inFlight--
-    },
+    over:
+      maxInFlight === undefined
+        ? undefined
+        : (exchange) => {
+            if (exchange.denial !== denial) inFlight--
+          },
   }
 }
 

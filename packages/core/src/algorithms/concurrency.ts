@@ -49,6 +49,9 @@ export const DEFAULT_SLOT_WAIT_MS = 10_000
 const CONCURRENT_REQUESTS = 'concurrent-requests'
 
 /**
+ * Concurrency, as the built-in table (`BUILT_IN_ALGORITHMS`) holds it; apps name it as
+ * `concurrency-part.ts` exports it, carrying what the adapters need of it.
+ *
  * Concurrency: counts requests in flight instead of requests over time. State: [units held].
  * A request is admitted while `held + cost ≤ limit` and holds its cost until it is given back
  * (`refund`, which the limiter's `release` calls when the response ends): time frees nothing.

@@ -1,10 +1,14 @@
-import type { Exchange } from './kit.js'
+// How a fetch runtime's response is followed to its end: plain WHATWG streams and no import, so
+// that what carries it (the concurrency algorithm, whose slots are held until the response has
+// been sent; the settle meter) may sit in any layer.
 
 /**
- * The part of an exchange that hears how it ended, or a response meter (which also reads each
- * piece of the body as it goes, `write`).
+ * What hears how a response ended: an adapter kit's exchange, or a response meter (which also
+ * reads each piece of the body as it goes, `write`).
  */
-type Ending = Pick<Exchange<never, never>, 'end' | 'abort'> & {
+type Ending = {
+  end(status: number): unknown
+  abort(): unknown
   readonly write?: ((chunk: unknown) => void) | undefined
 }
 
@@ -97,3 +101,14 @@ export function abortOnSignal(exchange: Ending, signal: Signal | undefined): voi
   if (signal?.aborted) exchange.abort()
   else signal?.addEventListener('abort', () => exchange.abort(), { once: true })
 }
+
+/**
+ * Both, as a fetch runtime's adapter uses them for a request that holds slots
+ * (`AdapterKit.responseEnd`): `abort` on the request's signal before the handler runs, `end` on
+ * the response it returns. Carried by the `concurrency` a middleware is composed of, so that one
+ * without concurrency rules bundles neither.
+ */
+export const WEB_RESPONSE_END = { abort: abortOnSignal, end: endWhenSent }
+
+/** How a fetch runtime's adapter follows a response that holds slots to its end. */
+export type WebResponseEnd = typeof WEB_RESPONSE_END
