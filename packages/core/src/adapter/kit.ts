@@ -7,6 +7,7 @@ import { compileIdentities } from '../identity/identities.js'
 import { trustedProxies } from '../identity/proxy-trust.js'
 import { clientFigures } from '../limiter/client-figures.js'
 import { composeLimiter } from '../limiter/create-limiter.js'
+import { localFallback } from '../limiter/fallback.js'
 import { penalties } from '../limiter/penalised.js'
 import { routeMatching } from '../limiter/route-matching.js'
 import { reservations } from '../limiter/settle.js'
@@ -69,6 +70,7 @@ export function createAdapterKit<Req, Res>(
     update: rulesUpdater,
     figures: clientFigures,
     responseEnd: () => WEB_RESPONSE_END,
+    localFallback,
   })
   // Only `rateLimit` looks at what its first request is handed: a middleware composed of parts
   // for a small bundle, mounted on the wrong framework, fails on its first request all the same,

@@ -5,6 +5,7 @@ import type { PartitionKeyHasher } from '../headers/partition-key.js'
 import type { ProxyTrust } from '../identity/proxy-trust.js'
 import type { clientFigures } from '../limiter/client-figures.js'
 import type { LimiterParts } from '../limiter/create-limiter.js'
+import type { FallbackPart } from '../limiter/fallback.js'
 import { NO_ROUTES } from '../limiter/no-routes.js'
 import type { PenaltyPart } from '../limiter/penalised.js'
 import type { RouteMatching } from '../limiter/route-matching.js'
@@ -79,6 +80,12 @@ export type RateLimitParts = {
    * @default none: `figures` is refused, naming this part
    */
   readonly figures?: typeof clientFigures | undefined
+  /**
+   * `localFallback`, for rules with `onStoreError: 'fallback'` (decided in this process while a
+   * `fallbackStore`'s shared store fails).
+   * @default none: a rule with `onStoreError: 'fallback'` is refused
+   */
+  readonly localFallback?: FallbackPart | undefined
 }
 
 /**
@@ -113,6 +120,7 @@ const PARTS: Readonly<
   reservations: ['reservations', 'createSettle'],
   update: ['rulesUpdater'],
   figures: ['clientFigures', undefined, 'figures'],
+  localFallback: ['localFallback', 'decide'],
 }
 
 /** An app's parts, checked, with the refusals standing in for those it left out. */

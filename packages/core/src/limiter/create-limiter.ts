@@ -17,6 +17,7 @@ import { clientFigures } from './client-figures.js'
 import { type CompiledRule, compiledRules } from './compile-rule.js'
 import { type ClockReader, clockReader, consumeAll, requestDecider } from './decide.js'
 import type { ConsumeOne, Engine } from './engine.js'
+import { type FallbackPart, localFallback } from './fallback.js'
 import { checkIdentityNames } from './identity-names.js'
 import { registerOperatorParts } from './operator-parts.js'
 import { ALGORITHMS, LIMITER_KINDS, LIMITER_OPTIONS, STORE } from './option-names.js'
@@ -50,6 +51,7 @@ export function createLimiter<R>(given: LimiterOptions<R>): Limiter {
     reservations,
     update: rulesUpdater,
     figures: clientFigures,
+    localFallback,
     calls: { add: ownerCalls, holdSlots },
   })
 }
@@ -76,6 +78,8 @@ export type LimiterParts = {
   readonly update?: typeof rulesUpdater | undefined
   /** Per-client figures (the `figures` option), or none: the option is then refused. */
   readonly figures?: typeof clientFigures | undefined
+  /** Local fallback (`localFallback`), or none: a rule with `onStoreError: 'fallback'` is then refused. */
+  readonly localFallback?: FallbackPart | undefined
   /**
    * What only a limiter an app holds needs: `check`, `acquire` and the operator's calls (`add`),
    * and slots given back and waits held whatever its first rules are (`holdSlots`: an update may
@@ -202,6 +206,7 @@ function compileLimiter(options: LimiterOptions, parts: LimiterParts): LimiterSe
       (Number.isFinite(budget) && budget! > 0 ? false : DEFAULT_STORE_TIMEOUT_MS),
     penalties: parts.penalties,
     reservations: parts.reservations,
+    localFallback: parts.localFallback,
   }
   return {
     rules,

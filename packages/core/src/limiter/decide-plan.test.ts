@@ -629,6 +629,7 @@ async function bothWays(c: Case) {
     storeTimeoutMs: 5,
     penalties: oldPenalties,
     reservations: undefined,
+    localFallback: undefined,
   }
   const rules = compiledRules(
     checkRules(c.rules, BUILT_IN_ALGORITHMS, EVERY_READER),

@@ -7,7 +7,6 @@ import type { ListCheck } from './access-lists.js'
 import { chargeOf } from './admitted-charges.js'
 import type { CompiledRule } from './compile-rule.js'
 import { type Engine, isPromiseLike } from './engine.js'
-import { decideLocally } from './fallback.js'
 import { messageOf } from './report.js'
 import type { RuleIndex } from './rule-index.js'
 import { replyWithin } from './store-deadline.js'
@@ -303,7 +302,7 @@ function storeFailure(engine: Engine, pending: Pending, error: unknown, now: num
   const { rules, plan } = pending
   const charged = rules.filter((_, i) => 'algorithm' in plan[i]!)
   const failClosed = charged.some((rule) => rule.failClosed)
-  const local = failClosed ? undefined : decideLocally(engine, pending, now)
+  const local = failClosed ? undefined : engine.localFallback?.decide(engine, pending, now)
   engine.reporter.storeError(
     error,
     'consume',

@@ -1,6 +1,7 @@
 import type { Algorithm } from '../algorithms/types.js'
 import type { Decision } from '../decision.js'
 import type { Store } from '../store/types.js'
+import type { FallbackPart } from './fallback.js'
 import type { PenaltyPart } from './penalised.js'
 import type { Reporter } from './report.js'
 import type { ReservationPart } from './settle.js'
@@ -27,6 +28,8 @@ export type Engine = {
   readonly penalties: PenaltyPart | undefined
   /** Reservations (an estimate reserved, settled later), when the limiter has them. */
   readonly reservations: ReservationPart | undefined
+  /** Local fallback (rules decided in this process while the store fails), when it has it. */
+  readonly localFallback: FallbackPart | undefined
 }
 
 export function isPromiseLike<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {

@@ -1,4 +1,4 @@
-import type { Charge } from '../store/types.js'
+import type { Charge, Store } from '../store/types.js'
 import type { CompiledRule } from './compile-rule.js'
 import type { Pending } from './decide.js'
 import type { Engine } from './engine.js'
@@ -10,11 +10,41 @@ import { storeDecision } from './verdict.js'
 // state, each rule's share and what is reconciled afterwards.
 
 /**
+ * Local fallback, as a part of a limiter: the rules with `onStoreError: 'fallback'` decided in
+ * this process while the store fails (with `fallbackStore`). `createLimiter` and `rateLimit` have
+ * it; a middleware made by `createRateLimit` has it when its parts name it
+ * (`createRateLimit({ algorithms, localFallback })`), and refuses such a rule otherwise.
+ */
+export const localFallback: FallbackPart = { decide: decideLocally, checkStore }
+
+/** What local fallback adds to a limiter (see `localFallback`). */
+export type FallbackPart = {
+  /** The degraded decisions of a request's rules that fall back, after the store failed. */
+  readonly decide: typeof decideLocally
+  /** Refuses, at start-up, a store that cannot decide locally (`refuse` names the rules). */
+  readonly checkStore: typeof checkStore
+}
+
+/** Rules that fall back need a store that decides locally. */
+function checkStore(
+  store: Store,
+  refuse: (field: string, which: (rule: CompiledRule) => boolean, problem: string) => void,
+): void {
+  if (typeof store.consumeLocally !== 'function') {
+    refuse(
+      'store',
+      (rule) => rule.fallback,
+      "have onStoreError: 'fallback': wrap the store in fallbackStore(store, { instances })",
+    )
+  }
+}
+
+/**
  * The degraded decisions of the charged rules that fall back, in rule order, or undefined when
  * none does, or when deciding them locally failed too (reported; they then fail open, as a rule
  * with no store to fall back on would).
  */
-export function decideLocally(
+function decideLocally(
   engine: Engine,
   { rules, plan }: Pending,
   now: number,

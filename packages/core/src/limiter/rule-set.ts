@@ -43,12 +43,12 @@ export function checkRuleParts(
       compiled.filter(penalises).map((rule) => rule.id),
     )
   }
-  // Rules that fall back need a store that decides locally.
-  if (typeof store.consumeLocally !== 'function') {
+  // Rules that fall back need the local fallback part, and a store that decides locally.
+  if (parts.localFallback === undefined) {
     refuse(
-      'store',
+      'localFallback',
       (rule) => rule.fallback,
-      "have onStoreError: 'fallback': wrap the store in fallbackStore(store, { instances })",
+      `fall back (onStoreError), but ${composedWithout('localFallback')}`,
     )
-  }
+  } else parts.localFallback.checkStore(store, refuse)
 }

@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest'
 import { RateLimitError } from '../../errors.js'
-import { createLimiter } from '../../limiter/create-limiter.js'
+import { kitParts } from '../../adapter/parts.js'
+import { BUILT_IN_ALGORITHMS } from '../../algorithms/table.js'
+import { composeLimiter, createLimiter } from '../../limiter/create-limiter.js'
+import { localFallback } from '../../limiter/fallback.js'
+import { NO_ROUTES } from '../../limiter/no-routes.js'
 import type { RuleConfig } from '../../rules/types.js'
 import { memoryStore } from '../memory-store.js'
 import type { Store } from '../types.js'
@@ -225,6 +229,31 @@ describe('fallbackStore options and rules, refused at start-up', () => {
     expect(() => createLimiter({ rules: [window100()], store: memoryStore() })).toThrow(
       /rules "api" have onStoreError: 'fallback': wrap the store in fallbackStore/,
     )
+  })
+
+  it('refuses a fallback rule in a limiter composed without local fallback, naming the part', () => {
+    const parts = { algorithms: BUILT_IN_ALGORITHMS, routes: NO_ROUTES, store: memoryStore }
+    const store = fallbackStore(switchable().store, { instances: () => 1 })
+    expect(() => composeLimiter({ rules: [window100()], store }, parts)).toThrow(
+      expect.objectContaining({
+        code: 'ERR_RL_INVALID_OPTION',
+        field: 'localFallback',
+        message:
+          '[tollgate] localFallback: rules "api" fall back (onStoreError), but this limiter was composed without localFallback: add localFallback to createRateLimit\'s parts',
+      }),
+    )
+    // With the part, only the store is checked, as createLimiter checks it.
+    const composed = { ...parts, localFallback }
+    expect(() => composeLimiter({ rules: [window100()], store }, composed)).not.toThrow()
+    expect(() => composeLimiter({ rules: [window100()], store: memoryStore() }, composed)).toThrow(
+      /rules "api" have onStoreError: 'fallback': wrap the store in fallbackStore/,
+    )
+    expect(kitParts({ algorithms: BUILT_IN_ALGORITHMS, localFallback }).localFallback).toBe(
+      localFallback,
+    )
+    expect(() =>
+      kitParts({ algorithms: BUILT_IN_ALGORITHMS, localFallback: 'yes' as never }),
+    ).toThrow(expect.objectContaining({ code: 'ERR_RL_INVALID_OPTION', field: 'localFallback' }))
   })
 
   it('refuses fallback for a concurrency or queue rule, naming the rule and field', () => {
