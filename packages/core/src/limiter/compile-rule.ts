@@ -4,7 +4,7 @@ import type { Algorithm } from '../algorithms/types.js'
 import type { Rule, RuleMode } from '../rules/types.js'
 import { algorithmOf } from '../rules/validate-rule.js'
 import type { Penalty } from '../store/types.js'
-import type { CostTable } from './costs.js'
+import type { RuleCosts } from './costs.js'
 import type { RouteMatching } from './route-matching.js'
 import type { RouteTarget } from './route-target.js'
 
@@ -39,8 +39,11 @@ export type CompiledRule = {
    */
   readonly lastKey: { value: string; key: string }
   readonly cost: number
-  /** Undefined when every request costs `cost`. */
-  readonly costs: CostTable | undefined
+  /**
+   * A request's cost by its route (`costByRoute`), and its estimate under a rule with `settle`;
+   * undefined when every request costs `cost`.
+   */
+  readonly costs: RuleCosts | undefined
   /** The routes of `match.route`, compiled by route matching; undefined when it names none. */
   readonly targets: readonly RouteTarget[] | undefined
   /** Set on a rule whose charges are settled: how long after its reservation, in ms. */
@@ -52,7 +55,16 @@ export type CompiledRule = {
 /** The limiter's parts a rule is compiled with (a `LimiterParts` is one). */
 export type CompileParts = {
   readonly routes: RouteMatching
-  readonly reservations?: { readonly reservable: typeof reservable } | undefined
+  readonly reservations?:
+    | {
+        readonly reservable: typeof reservable
+        /** A settling rule's costs: a request's estimate, else its cost by route. */
+        readonly costs: (
+          rule: { readonly id: string; readonly algorithm: Algorithm },
+          byRoute: RuleCosts | undefined,
+        ) => RuleCosts
+      }
+    | undefined
   readonly penalties?: { readonly compile: (rule: Rule) => Penalty | undefined } | undefined
 }
 
@@ -71,16 +83,15 @@ export function compiledRules(
     // A rule whose charges are settled keeps its keys wide: a debt does not fit 8 bytes. (Without
     // the reservations part, such a rule is refused once compiled: see checkRuleParts.)
     const algorithmBuilt = algorithmOf(rule, algorithms)
-    const built =
-      rule.settle === undefined || reservations === undefined
-        ? algorithmBuilt
-        : reservations.reservable(algorithmBuilt)
+    const settles = rule.settle !== undefined && reservations !== undefined
+    const built = settles ? reservations.reservable(algorithmBuilt) : algorithmBuilt
     // A rule that declares a version carries it, for a store that keeps it beside each state.
     const algorithm =
       rule.version === undefined
         ? built
         : { ...built, versioned: { version: rule.version, onChange: rule.onChange } }
-    const costRoutes = Object.keys(rule.costByRoute)
+    const byRoute =
+      Object.keys(rule.costByRoute).length === 0 ? undefined : routes.compileCosts(rule)
     const methods = rule.match.method
     const keyPrefix = `${rule.match.identity[0]}:`
     const lastKey = keyCaches.get(keyPrefix) ?? { value: '', key: '' }
@@ -102,7 +113,8 @@ export function compiledRules(
       keyPrefix,
       lastKey,
       cost: rule.cost,
-      costs: costRoutes.length === 0 ? undefined : routes.compileCosts(rule),
+      // A settling rule's estimate, read through its costs: no test of it on other rules' path.
+      costs: settles ? reservations.costs({ id: rule.id, algorithm }, byRoute) : byRoute,
       targets: rule.match.route && routes.targets(rule),
       settleWithinMs: rule.settle,
       // Compiled by the penalties part: a limiter without it refuses a penalty (see checkRuleParts).

@@ -7,6 +7,20 @@ type MethodCosts = {
   readonly patterns: readonly { readonly pattern: PathPattern; readonly cost: number }[]
 }
 
+/**
+ * What a request costs under a rule whose requests do not all cost its `cost`: `fallback` when
+ * no route of the rule's names it; `estimate` is the request's (`DecideOptions.estimate`), read
+ * by a rule with `settle` only.
+ */
+export type RuleCosts = {
+  readonly costOf: (
+    method: string,
+    path: string,
+    fallback: number,
+    estimate: number | undefined,
+  ) => number
+}
+
 /** A rule's costs by route, indexed by method, then exact path, then patterns in order. */
 export type CostTable = {
   readonly byMethod: ReadonlyMap<string, MethodCosts>

@@ -205,7 +205,6 @@ function compileLimiter(options: LimiterOptions, parts: LimiterParts): LimiterSe
       options.storeTimeoutMs ??
       (Number.isFinite(budget) && budget! > 0 ? false : DEFAULT_STORE_TIMEOUT_MS),
     penalties: parts.penalties,
-    reservations: parts.reservations,
     localFallback: parts.localFallback,
   }
   return {

@@ -11,9 +11,11 @@ import { compiledRules } from './compile-rule.js'
 import { createLimiter } from './create-limiter.js'
 import { keyOf, UNKNOWN_CLIENT_KEY } from './decide.js'
 import { type Engine, isPromiseLike } from './engine.js'
+import { estimateFor } from './estimate.js'
 import { penalties } from './penalised.js'
 import { createReporter } from './report.js'
 import { routeMatching } from './route-matching.js'
+import { reservations } from './settle.js'
 import { replyWithin } from './store-deadline.js'
 import type {
   DenyReason,
@@ -40,6 +42,7 @@ type Identities = RequestFacts['identities']
 
 /** The engine as the old code had it: its reporter took the context built by the caller. */
 type OldEngine = Omit<Engine, 'reporter'> & {
+  readonly reservations: { readonly estimateFor: typeof estimateFor } | undefined
   readonly reporter: {
     warnOnce: Engine['reporter']['warnOnce']
     storeError(error: unknown, context: StoreErrorContext): void
@@ -58,7 +61,7 @@ function costFor(
     return engine.reservations!.estimateFor(rule, estimate)
   }
   const costs = rule.costs
-  return costs === undefined ? rule.cost : costs.costOf(method, path, rule.cost)
+  return costs === undefined ? rule.cost : costs.costOf(method, path, rule.cost, undefined)
 }
 
 /** A request's rules split into those charged to the store and those decided without it. */
@@ -697,6 +700,50 @@ describe("a one-rule request's verdict", () => {
       }
       const at = pick([0, NOW])
       expect(combine([d], at), JSON.stringify(d)).toStrictEqual(singleVerdict(d, at))
+    }
+  })
+})
+
+describe("a request's cost under a rule", () => {
+  // Read through the rule's costs (a settling rule's estimate compiled into them) rather than
+  // tested on every rule: the same costs, and the same refusals, as `costFor` gave.
+  const outcome = (cost: () => number) => {
+    try {
+      return cost()
+    } catch (error) {
+      return error instanceof RateLimitError ? `${error.code}: ${error.message}` : String(error)
+    }
+  }
+
+  it('is the one the estimate, the route or the rule gave before', () => {
+    const next = random(11)
+    const pick = <T>(list: readonly T[]): T => list[Math.floor(next() * list.length)]!
+    const engine = { reservations: { estimateFor } } as unknown as OldEngine
+    for (let i = 0; i < 500; i++) {
+      const rule = {
+        id: `r${i}`,
+        match: { identity: 'ip' },
+        algorithm: 'token_bucket',
+        rate: 5,
+        burst: pick([3, 10]),
+        cost: pick([0, 1, 2]),
+        ...(next() < 0.5 && { settle: true }),
+        ...(next() < 0.5 && { costByRoute: { 'POST /upload': 3, '/v1/*': 2 } }),
+      } as RuleConfig
+      const [compiled] = compiledRules(
+        checkRules([rule], BUILT_IN_ALGORITHMS, EVERY_READER),
+        BUILT_IN_ALGORITHMS,
+        { routes: routeMatching, penalties: undefined, reservations },
+      )
+      const method = pick(['GET', 'POST'])
+      const path = pick(['/upload', '/v1/labels', '/'])
+      const estimate = pick([undefined, 0, 2, 7, 11, -1, 1.5])
+      const costs = compiled!.costs
+      const now = outcome(() =>
+        costs === undefined ? compiled!.cost : costs.costOf(method, path, compiled!.cost, estimate),
+      )
+      const before = outcome(() => costFor(engine, compiled!, method, path, estimate))
+      expect(now, JSON.stringify({ rule, method, path, estimate })).toStrictEqual(before)
     }
   })
 })

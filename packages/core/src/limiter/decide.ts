@@ -114,11 +114,7 @@ export function requestDecider(
         // The cost as decideAll reads it (inline: no call on the one-rule path of every request).
         const costs = first.costs
         const cost =
-          estimate !== undefined && first.settleWithinMs !== undefined
-            ? deciding.reservations!.estimateFor(first, estimate)
-            : costs === undefined
-              ? first.cost
-              : costs.costOf(method, path, first.cost)
+          costs === undefined ? first.cost : costs.costOf(method, path, first.cost, estimate)
         try {
           const reply = deciding.consumeOne(first.id, first.algorithm, key, cost, now)
           verdict = combine([storeDecision(first, reply, cost, key)], now)
@@ -197,12 +193,7 @@ function decideAll(
     const rule = rules[i]!
     // Its estimate when the rule settles, else by route.
     const costs = rule.costs
-    const cost =
-      estimate !== undefined && rule.settleWithinMs !== undefined
-        ? engine.reservations!.estimateFor(rule, estimate)
-        : costs === undefined
-          ? rule.cost
-          : costs.costOf(method, path, rule.cost)
+    const cost = costs === undefined ? rule.cost : costs.costOf(method, path, rule.cost, estimate)
     const key = keyOf(rule, identities)
     if (key === undefined) {
       plan[i] = madeUpDecision(rule, false, cost)

@@ -4,7 +4,6 @@ import type { Store } from '../store/types.js'
 import type { FallbackPart } from './fallback.js'
 import type { PenaltyPart } from './penalised.js'
 import type { Reporter } from './report.js'
-import type { ReservationPart } from './settle.js'
 
 /** A store's synchronous single-charge path (the memory store has one). */
 export type ConsumeOne = (
@@ -26,8 +25,6 @@ export type Engine = {
   readonly storeTimeoutMs: number | false
   /** Penalties (the store's offences read into decisions), when the limiter has them. */
   readonly penalties: PenaltyPart | undefined
-  /** Reservations (an estimate reserved, settled later), when the limiter has them. */
-  readonly reservations: ReservationPart | undefined
   /** Local fallback (rules decided in this process while the store fails), when it has it. */
   readonly localFallback: FallbackPart | undefined
 }

@@ -29,7 +29,7 @@ export function routeIndex(rules: readonly CompiledRule[]): RuleIndex {
       if (target.method !== undefined) methods.add(target.method)
       if (target.pattern !== undefined) routed = true
     }
-    if (rule.costs !== undefined) routed = true
+    if (Object.keys(rule.rule.costByRoute).length > 0) routed = true
     return targets
   })
   if (methods.has('GET')) methods.add('HEAD')

@@ -89,9 +89,11 @@ function oldIndex(rules: readonly CompiledRule[], routes: RouteMatching, routed:
       if (target.method !== undefined) methods.add(target.method)
       if (target.pattern !== undefined) normalizes = true
     }
-    if (rule.costs !== undefined) {
+    // The rules here do not settle: their costs are by route alone.
+    const costs = rule.costs as CostTable | undefined
+    if (costs !== undefined) {
       normalizes = true
-      for (const method of rule.costs.byMethod.keys()) methods.add(method)
+      for (const method of costs.byMethod.keys()) methods.add(method)
     }
   }
   if (methods.has('GET')) methods.add('HEAD')
@@ -144,7 +146,7 @@ function oldMatch(
     if (plans !== undefined && (facts.plan === undefined || !plans.includes(facts.plan))) return
     const patterns = candidates.patterns[i]!
     if (patterns !== null && !matchesAny(patterns, path)) return
-    const costs = rule.costs
+    const costs = rule.costs as CostTable | undefined
     const cost = costs === undefined ? rule.cost : oldCostOf(costs, bucket.method, path, rule.cost)
     matched.push([rule.id, cost])
   })

@@ -5,7 +5,7 @@ import { validateSettle } from '../rules/validate-settle.js'
 import type { Settlement } from '../store/types.js'
 import type { CompiledRule } from './compile-rule.js'
 import { type Engine, isPromiseLike } from './engine.js'
-import { estimateFor } from './estimate.js'
+import { estimatedCosts } from './estimate.js'
 import { replyWithin } from './store-deadline.js'
 import type {
   Limiter,
@@ -42,7 +42,7 @@ function result(
  */
 export const reservations: ReservationPart = {
   createSettle,
-  estimateFor,
+  costs: estimatedCosts,
   validateSettle,
   reservable,
 }
@@ -51,8 +51,8 @@ export const reservations: ReservationPart = {
 export type ReservationPart = {
   /** Builds the limiter's `settle` and `cancel`, for a limiter whose rules settle. */
   readonly createSettle: typeof createSettle
-  /** A request's estimate as the cost of a rule with `settle`, checked against the rule. */
-  readonly estimateFor: typeof estimateFor
+  /** A settling rule's costs, as it is compiled: a request's estimate, else its cost by route. */
+  readonly costs: typeof estimatedCosts
   /** Reads a rule's `settle` while rules are validated. */
   readonly validateSettle: typeof validateSettle
   /** A settling rule's algorithm, as it is compiled. */

@@ -232,7 +232,12 @@ describe('fallbackStore options and rules, refused at start-up', () => {
   })
 
   it('refuses a fallback rule in a limiter composed without local fallback, naming the part', () => {
-    const parts = { algorithms: BUILT_IN_ALGORITHMS, routes: NO_ROUTES, store: memoryStore }
+    const parts = {
+      algorithms: BUILT_IN_ALGORITHMS,
+      routes: NO_ROUTES,
+      store: memoryStore,
+      penalties: undefined,
+    }
     const store = fallbackStore(switchable().store, { instances: () => 1 })
     expect(() => composeLimiter({ rules: [window100()], store }, parts)).toThrow(
       expect.objectContaining({
