@@ -1,6 +1,7 @@
 // The limiter's clock: fractions floored (a monotonic clock works), a clock that fails decided
 // like a store that fails, and a step back counted, warned about once and never a lockout.
 import { describe, expect, it } from 'vitest'
+import { observedLimiter } from '../observe/observed-limiter.js'
 import type { RuleConfig } from '../rules/types.js'
 import { createLimiter } from './create-limiter.js'
 import { failureRule, PAYMENT } from './test-stores.js'
@@ -84,6 +85,31 @@ describe.each(BROKEN_CLOCKS)('a clock that %s', (_name, now) => {
     })
     expect(lines.filter((line) => line.includes('WARN_CLOCK_FAILED'))).toHaveLength(2)
     expect(lines.every((line) => line.startsWith('[tollgate] WARN_CLOCK_FAILED: '))).toBe(true)
+  })
+
+  it('warns of the clock, not of the store, whatever call it failed, observed or not', () => {
+    for (const make of [createLimiter, observedLimiter]) {
+      const { lines, logger } = warnings()
+      let broken = false
+      const rules = [failureRule('open', 'open'), failureRule('closed', 'closed')]
+      const limiter = make({
+        rules,
+        clock: { now: () => (broken ? now() : START) } as { now: () => number },
+        logger,
+        ...(make === observedLimiter && { observers: [{ observe: () => {} }] }),
+      })
+      const verdict = limiter.decide(PAYMENT)
+      broken = true
+      limiter.decide(PAYMENT)
+      limiter.refund(verdict as Exclude<typeof verdict, Promise<unknown>>)
+      limiter.check('ip:192.0.2.1', 'open')
+      expect(lines.length, make.name).toBeGreaterThan(0)
+      expect(new Set(lines), make.name).toEqual(
+        new Set([
+          "[tollgate] WARN_CLOCK_FAILED: clock.now() gave no time; each rule's onStoreError decides until it does",
+        ]),
+      )
+    }
   })
 
   it('hands onError an ERR_RL_CLOCK_FAILED, and refunds nothing without a time', () => {

@@ -214,7 +214,7 @@ function compileLimiter(options: LimiterOptions, parts: LimiterParts): LimiterSe
     index: routes.ruleIndex(compiled),
     store,
     engine,
-    reader: clockReader(options.clock, engine),
+    reader: clockReader(options.clock, engine, options.onError !== undefined),
     lists,
   }
 }

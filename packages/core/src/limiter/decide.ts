@@ -7,7 +7,7 @@ import type { ListCheck } from './access-lists.js'
 import { chargeOf } from './admitted-charges.js'
 import type { CompiledRule } from './compile-rule.js'
 import { type Engine, isPromiseLike } from './engine.js'
-import { messageOf } from './report.js'
+import { CLOCK_FAILED, messageOf } from './report.js'
 import type { RuleIndex } from './rule-index.js'
 import { replyWithin } from './store-deadline.js'
 import type {
@@ -410,19 +410,31 @@ export type ClockReader = {
   readonly stepsBack: number
 }
 
-/** The limiter's time reader; with no clock given, `Date.now()` read directly. */
-export function clockReader(clock: Clock | undefined, engine: Engine): ClockReader {
+/**
+ * The limiter's time reader; with no clock given, `Date.now()` read directly. `hooked`: an
+ * `onError` hook hears of each call the clock failed, else one warning says it failed.
+ */
+export function clockReader(
+  clock: Clock | undefined,
+  engine: Engine,
+  hooked: boolean,
+): ClockReader {
+  const reporter = engine.reporter
   const failed = (message: string, cause?: unknown): number => {
     const failure = new RateLimitError('ERR_RL_CLOCK_FAILED', message, { cause })
     const fail = (): never => {
       throw failure
     }
     reader.failure = failure
-    // The engine with a store that fails every call with the clock's error.
+    // The engine with a store that fails every call with the clock's error (every failure it
+    // reports is the clock's).
     reader.engine = {
       ...engine,
       consumeOne: undefined,
       store: { consume: fail, refund: fail, settle: fail, consumePenalised: fail },
+      reporter: hooked
+        ? reporter
+        : { ...reporter, storeError: () => reporter.warnOnce('WARN_CLOCK_FAILED', CLOCK_FAILED) },
     }
     return reader.latest
   }
@@ -451,9 +463,9 @@ export function clockReader(clock: Clock | undefined, engine: Engine): ClockRead
       const now = Math.floor(value)
       if (now < reader.latest) {
         reader.stepsBack++
-        engine.reporter.warnOnce(
+        reporter.warnOnce(
           'WARN_CLOCK_STEPPED_BACK',
-          'the clock stepped back; a key is held at its own time for up to its reset span and moved to the new time beyond that (limiter.clockStepsBack counts the steps)',
+          'the clock stepped back (limiter.clockStepsBack counts the steps)',
         )
       }
       reader.latest = now

@@ -49,11 +49,6 @@ export function createReporter(
         } catch (hookError) {
           warnOnce('WARN_ON_ERROR_THREW', `onError threw: ${messageOf(hookError)}`)
         }
-      } else if (isClockFailure(error)) {
-        warnOnce(
-          'WARN_CLOCK_FAILED',
-          "the clock threw or returned something that is not a time; each rule's onStoreError decides until it reads one again (see onError for each failure)",
-        )
       } else {
         const outcome = fallback
           ? `${fallback.join(', ')} decided in this process (fallback)`
@@ -71,8 +66,15 @@ export function createReporter(
   }
 }
 
+/**
+ * The warning of a clock that failed (`ERR_RL_CLOCK_FAILED`) while no `onError` hook is set, in
+ * place of a store failure's: the same whatever call it failed.
+ */
+export const CLOCK_FAILED =
+  "clock.now() gave no time; each rule's onStoreError decides until it does"
+
 /** Never throws, whatever a store rejects with (a revoked proxy throws on any inspection). */
-function isClockFailure(error: unknown): boolean {
+export function isClockFailure(error: unknown): boolean {
   try {
     return error instanceof RateLimitError && error.code === 'ERR_RL_CLOCK_FAILED'
   } catch {

@@ -4,7 +4,7 @@ import { createLimiter } from '../limiter/create-limiter.js'
 import { isPromiseLike } from '../limiter/engine.js'
 import { operatorPartsOf, registerOperatorParts } from '../limiter/operator-parts.js'
 import { LIMITER_OPTIONS } from '../limiter/option-names.js'
-import { createReporter } from '../limiter/report.js'
+import { CLOCK_FAILED, createReporter, isClockFailure } from '../limiter/report.js'
 import type {
   Limiter,
   LimiterOptions,
@@ -88,7 +88,9 @@ export function observedLimiter(options: ObservedLimiterOptions): Limiter {
   const onError =
     options.onError ??
     ((error: unknown, c: StoreErrorContext) =>
-      reporter.storeError(error, c.operation, c.rules, c.failClosed, c.fallback))
+      isClockFailure(error)
+        ? reporter.warnOnce('WARN_CLOCK_FAILED', CLOCK_FAILED)
+        : reporter.storeError(error, c.operation, c.rules, c.failClosed, c.fallback))
   const observeError = (error: unknown, context: StoreErrorContext) => {
     emit({ type: 'store.error', ...context, store: storeKind, reason: reasonOf(error) })
     if (context.operation === 'consume') failureEventsOf(context, modes, emit)
