@@ -1,6 +1,7 @@
 import type { Charge, Store } from '../store/types.js'
 import type { CompiledRule } from './compile-rule.js'
 import type { Pending } from './decide.js'
+import type { RefuseRules } from './rule-set.js'
 import type { Engine } from './engine.js'
 import type { RuleDecision } from './types.js'
 import { storeDecision } from './verdict.js'
@@ -26,10 +27,7 @@ export type FallbackPart = {
 }
 
 /** Rules that fall back need a store that decides locally. */
-function checkStore(
-  store: Store,
-  refuse: (field: string, which: (rule: CompiledRule) => boolean, problem: string) => void,
-): void {
+function checkStore(store: Store, refuse: RefuseRules): void {
   if (typeof store.consumeLocally !== 'function') {
     refuse(
       'store',

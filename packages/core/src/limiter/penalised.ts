@@ -1,10 +1,10 @@
 import { RateLimitError } from '../errors.js'
-import { invalidOption } from '../options/option-values.js'
 import type { Rule } from '../rules/types.js'
 import { validatePenalty } from '../rules/validate-penalty.js'
 import type { Offences, PenalisedOutcome, Penalty, Store } from '../store/types.js'
 import type { CompiledRule } from './compile-rule.js'
 import { type Engine, isPromiseLike } from './engine.js'
+import type { RefuseRules } from './rule-set.js'
 import { replyWithin } from './store-deadline.js'
 import type { DenyReason, MaybePromise, RuleDecision } from './types.js'
 import { shown, storeDecision } from './verdict.js'
@@ -27,8 +27,8 @@ export const penalties: PenaltyPart = {
 export type PenaltyPart = {
   readonly validate: typeof validatePenalty
   readonly decisions: typeof penalisedDecisions
-  /** Refuses, at start-up, a store that cannot keep offences; `rules` are the penalised ones. */
-  readonly checkStore: (store: Store, rules: readonly string[]) => void
+  /** Refuses, at start-up, a store that cannot keep offences (`refuse` names the rules). */
+  readonly checkStore: (store: Store, refuse: RefuseRules) => void
   /** `limiter.check` on a rule with a penalty: its block and offences, as a request's. */
   readonly checkOne: typeof checkPenalised
   /** A rule's `penalty` as the store reads it, if it has one. */
@@ -72,11 +72,12 @@ function checkPenalised(
     : decisionOf(result)
 }
 
-function checkPenalisingStore(store: Store, rules: readonly string[]): void {
+function checkPenalisingStore(store: Store, refuse: RefuseRules): void {
   if (typeof store.consumePenalised === 'function') return
-  throw invalidOption(
+  refuse(
     'store',
-    `rules ${rules.map((id) => `"${id}"`).join(', ')} penalise repeated denials (penalty), but the store has no consumePenalised method to keep offences (the Redis store does not yet): use the memory store, or remove penalty`,
+    (rule) => rule.rule.penalty !== undefined,
+    'penalise repeated denials (penalty), but the store has no consumePenalised method to keep offences (the Redis store does not yet): use the memory store, or remove penalty',
   )
 }
 

@@ -7,48 +7,49 @@ import type { LimiterParts } from './create-limiter.js'
 // What the store and the limiter's parts must offer a compiled rule set: at start-up and for each
 // update.
 
+/** Refuses the rules `which` picks, if any, naming them: `rules "a", "b" <problem>`. */
+export type RefuseRules = (
+  field: string,
+  which: (rule: CompiledRule) => boolean,
+  problem: string,
+) => void
+
+/** A part some rules need, which checks that the store can serve them. */
+type StorePart = { readonly checkStore: (store: Store, refuse: RefuseRules) => void }
+
 /** What the store and the parts must offer the rules: refused at start-up, naming the rules. */
 export function checkRuleParts(
   store: Store,
   compiled: readonly CompiledRule[],
   parts: LimiterParts,
 ) {
-  const refuse = (field: string, which: (rule: CompiledRule) => boolean, problem: string) => {
+  const refuse: RefuseRules = (field, which, problem) => {
     const ids = compiled.filter(which).map((rule) => `"${rule.id}"`)
     if (ids.length > 0) throw invalidOption(field, `rules ${ids.join(', ')} ${problem}`)
   }
-  // Rules that settle need the reservations part (a composed limiter may lack it), and a store
-  // that can: refused at start-up, not on the first settle.
-  const settles = (rule: CompiledRule) => rule.settleWithinMs !== undefined
-  const settle = 'settle their charges (settle), but'
-  if (parts.reservations === undefined) {
-    refuse('reservations', settles, `${settle} ${composedWithout('reservations')}`)
+  // Rules that settle, penalise or fall back need their part (a composed limiter may lack it:
+  // rules validated elsewhere, by defineRules, reach it with their fields), and a store that can
+  // serve them, which the part checks: refused at start-up, not on the first request.
+  const need = (
+    part: StorePart | undefined,
+    name: string,
+    which: (rule: CompiledRule) => boolean,
+    does: string,
+  ) => {
+    if (part === undefined) refuse(name, which, `${does}, but ${composedWithout(name)}`)
+    else part.checkStore(store, refuse)
   }
-  if (typeof store.settle !== 'function') {
-    refuse('store', settles, `${settle} the store has no settle method`)
-  }
-  // Rules that penalise need the penalties part (rules validated elsewhere, by defineRules,
-  // reach a composed limiter with their penalty), and a store that keeps offences.
-  const penalises = (rule: CompiledRule) => rule.rule.penalty !== undefined
-  const part = parts.penalties
-  if (part === undefined) {
-    refuse(
-      'penalties',
-      penalises,
-      `penalise repeated denials (penalty), but ${composedWithout('penalties')}`,
-    )
-  } else if (compiled.some(penalises)) {
-    part.checkStore(
-      store,
-      compiled.filter(penalises).map((rule) => rule.id),
-    )
-  }
-  // Rules that fall back need the local fallback part, and a store that decides locally.
-  if (parts.localFallback === undefined) {
-    refuse(
-      'localFallback',
-      (rule) => rule.fallback,
-      `fall back (onStoreError), but ${composedWithout('localFallback')}`,
-    )
-  } else parts.localFallback.checkStore(store, refuse)
+  need(
+    parts.reservations,
+    'reservations',
+    (rule) => rule.settleWithinMs !== undefined,
+    'settle their charges (settle)',
+  )
+  need(
+    parts.penalties,
+    'penalties',
+    (rule) => rule.rule.penalty !== undefined,
+    'penalise repeated denials (penalty)',
+  )
+  need(parts.localFallback, 'localFallback', (rule) => rule.fallback, 'fall back (onStoreError)')
 }

@@ -2,10 +2,11 @@ import { reservable } from '../algorithms/reservable.js'
 import { checkCost } from '../algorithms/step.js'
 import { RateLimitError } from '../errors.js'
 import { validateSettle } from '../rules/validate-settle.js'
-import type { Settlement } from '../store/types.js'
+import type { Settlement, Store } from '../store/types.js'
 import type { CompiledRule } from './compile-rule.js'
 import { type Engine, isPromiseLike } from './engine.js'
 import { estimatedCosts } from './estimate.js'
+import type { RefuseRules } from './rule-set.js'
 import { replyWithin } from './store-deadline.js'
 import type {
   Limiter,
@@ -43,6 +44,7 @@ function result(
 export const reservations: ReservationPart = {
   createSettle,
   costs: estimatedCosts,
+  checkStore: checkSettlingStore,
   validateSettle,
   reservable,
 }
@@ -53,10 +55,22 @@ export type ReservationPart = {
   readonly createSettle: typeof createSettle
   /** A settling rule's costs, as it is compiled: a request's estimate, else its cost by route. */
   readonly costs: typeof estimatedCosts
+  /** Refuses, at start-up, a store that cannot settle (`refuse` names the rules that settle). */
+  readonly checkStore: typeof checkSettlingStore
   /** Reads a rule's `settle` while rules are validated. */
   readonly validateSettle: typeof validateSettle
   /** A settling rule's algorithm, as it is compiled. */
   readonly reservable: typeof reservable
+}
+
+function checkSettlingStore(store: Store, refuse: RefuseRules): void {
+  if (typeof store.settle !== 'function') {
+    refuse(
+      'store',
+      (rule) => rule.settleWithinMs !== undefined,
+      'settle their charges (settle), but the store has no settle method',
+    )
+  }
 }
 
 /**
