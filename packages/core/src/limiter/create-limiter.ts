@@ -100,10 +100,10 @@ export function composeLimiter(options: LimiterOptions, parts: LimiterParts): Li
   // The time of a call: the `now` given (whole ms; a bad one is the caller's bug and throws) or
   // the clock's, and the engine to make it with (see `ClockReader`).
   const timeOf: TimeOf = (given) => [reader.read(given?.now), reader.engine]
-  // Rules an update removed: verdicts made under them are still refunded and released.
-  const retired = new Map<string, CompiledRule>()
+  // Rules an update removed (`retired`, with the update part): verdicts made under them are
+  // still refunded and released.
   const ruleOf = (id: string): CompiledRule => {
-    const rule = byId.get(id) ?? retired.get(id)
+    const rule = byId.get(id) ?? setup.retired?.get(id)
     if (rule === undefined) {
       throw new RateLimitError(
         'ERR_RL_UNKNOWN_RULE',
@@ -143,14 +143,13 @@ export function composeLimiter(options: LimiterOptions, parts: LimiterParts): Li
   // Per-client figures: built only with that part (a composed middleware without it refuses the
   // option: see kitParts).
   const figures = options.figures && parts.figures?.(options, parts, setup)
-  const deciderOf = (index: RuleIndex) => requestDecider(setup, index, slots?.mark, figures?.decide)
   const limiter: Limiter = {
     rules,
     store,
     get clockStepsBack() {
       return reader.stepsBack
     },
-    decide: deciderOf(setup.index),
+    decide: requestDecider(setup, slots?.mark, figures?.decide),
     acquire: notHeld,
     hold: slots?.hold ?? ((verdict) => Promise.resolve(verdict)),
     check: notHeld,
@@ -162,7 +161,7 @@ export function composeLimiter(options: LimiterOptions, parts: LimiterParts): Li
   figures?.count(limiter)
   parts.calls?.add(limiter, setup, ruleOf, timeOf)
   // Built only with the update part: a middleware composed without it holds none of it.
-  parts.update?.({ limiter, options, parts, setup, retired, deciderOf, timeOf })
+  parts.update?.({ limiter, options, parts, setup, timeOf })
   return limiter
 }
 
@@ -171,7 +170,10 @@ export type LimiterSetup = {
   readonly rules: readonly Rule[]
   readonly compiled: readonly CompiledRule[]
   readonly byId: ReadonlyMap<string, CompiledRule>
+  /** The rules by method and path, as `decide` reads them: swapped by an update. */
   readonly index: RuleIndex
+  /** Rules an update removed (set by the update part), still found by their verdicts. */
+  readonly retired?: ReadonlyMap<string, CompiledRule>
   readonly store: Store
   readonly engine: Engine
   readonly reader: ClockReader

@@ -34,6 +34,8 @@ type DeciderSetup = {
   readonly reader: ClockReader
   /** The allow and deny lists (`lists`), when given. */
   readonly lists: ListCheck | undefined
+  /** The rules by method and path: read once per request (an update swaps it). */
+  readonly index: RuleIndex
 }
 
 /**
@@ -54,13 +56,14 @@ export type FiguresHook = (
  */
 export function requestDecider(
   setup: DeciderSetup,
-  index: RuleIndex,
   markWaiting: ((verdict: MaybePromise<Verdict>) => MaybePromise<Verdict>) | undefined,
   figures: FiguresHook | undefined,
 ): (facts: RequestFacts, given?: DecideOptions) => MaybePromise<Verdict> {
   const { reader: clock, lists } = setup
   return function decide(facts, given) {
     const now = clock.read(given?.now)
+    // Read once: the request is decided under the rules it started with, whatever an update does.
+    const index = setup.index
     const deciding = clock.engine
     if (lists !== undefined) {
       // Before any store call: a listed client is neither charged nor told any figure.

@@ -32,9 +32,6 @@ export type UpdateHost = {
    * and its reporter.
    */
   readonly setup: LimiterSetup
-  /** Rules an update removed: verdicts made under them are still refunded and released. */
-  readonly retired: Map<string, CompiledRule>
-  readonly deciderOf: (index: RuleIndex) => Limiter['decide']
   readonly timeOf: TimeOf
 }
 
@@ -48,8 +45,16 @@ export type UpdateHost = {
  * the store; added rules start fresh and removed rules' states are dropped.
  */
 export function rulesUpdater(host: UpdateHost): void {
-  const { limiter, retired } = host
-  const byId = host.setup.byId as Map<string, CompiledRule>
+  const { limiter } = host
+  // Written here only: the limiter's setup, as its `decide` and `ruleOf` read it.
+  const setup = host.setup as LimiterSetup & {
+    index: RuleIndex
+    retired: ReadonlyMap<string, CompiledRule>
+  }
+  const byId = setup.byId as Map<string, CompiledRule>
+  // Rules an update removed: verdicts made under them are still refunded and released.
+  const retired = new Map<string, CompiledRule>()
+  setup.retired = retired
   const store = limiter.store
   let refused = 0
   function refuse(error: unknown): never {
@@ -66,7 +71,8 @@ export function rulesUpdater(host: UpdateHost): void {
     byId.clear()
     for (const [id, rule] of next.byId) byId.set(id, rule)
     for (const id of byId.keys()) retired.delete(id)
-    Object.assign(limiter, { rules: next.rules, decide: host.deciderOf(next.index) })
+    Object.assign(limiter, { rules: next.rules })
+    setup.index = next.index
   }
   function update(rules: unknown, options?: UpdateOptions): RulesUpdate | Promise<RulesUpdate> {
     let next: CompiledRuleSet
