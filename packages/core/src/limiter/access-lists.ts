@@ -3,7 +3,8 @@ import { createIpMatcher } from '../identity/ip-prefix.js'
 import { invalidOption, shown } from '../options/option-values.js'
 import { isRecord } from '../rules/validate-match.js'
 import { unknownIdentity } from './identity-names.js'
-import type { RequestFacts } from './types.js'
+import type { RequestFacts, Verdict } from './types.js'
+import { combine, NONE } from './verdict.js'
 
 // Allow and deny lists, compiled by the factory an app calls (`accessLists`): an app without
 // lists bundles none of this, and the limiter holds only the check that its `lists` is there.
@@ -15,11 +16,12 @@ import type { RequestFacts } from './types.js'
  */
 export type AccessList = Readonly<Record<string, string | readonly string[]>>
 
-/** Where a request stands on the lists: let through, refused, or neither (`undefined`). */
-type Listed = 'allow' | 'deny' | undefined
-
-/** Tells a request's identities against the lists: one call per request, no store call. */
-export type ListCheck = (identities: RequestFacts['identities']) => Listed
+/**
+ * Tells a request's identities against the lists, at `now`: one call per request, no store
+ * call. The verdict of a listed client (let through, or refused: reason `deny-list`), with no
+ * decision, since no rule decided it; undefined for a client on neither list.
+ */
+export type ListCheck = (identities: RequestFacts['identities'], now: number) => Verdict | undefined
 
 /** The lists compiled: what the limiter's `lists` option takes. */
 export type AccessLists = {
@@ -61,9 +63,10 @@ export function accessLists(options: {
         if (!known.includes(name))
           throw invalidOption(`lists.${field}`, unknownIdentity(name, known))
       }
-      return (identities) => {
-        if (denied(identities)) return 'deny'
-        if (allowed(identities)) return 'allow'
+      return (identities, now) => {
+        if (denied(identities))
+          return { ...combine(NONE, now), allowed: false, reason: 'deny-list' }
+        if (allowed(identities)) return combine(NONE, now)
         return undefined
       }
     },

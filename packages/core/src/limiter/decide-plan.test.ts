@@ -118,7 +118,8 @@ function decideAll(
     if (key === UNKNOWN_CLIENT_KEY) {
       engine.reporter.warnOnce(
         'WARN_SHARED_CLIENT_BUCKET',
-        `rule "${rule.id}": a request without an ip identity was counted in one bucket shared by all such requests; check that the adapter resolves the client IP`,
+        // The warning's text as it is now (shortened since): the verdicts are what is compared.
+        `rule "${rule.id}": requests without an ip identity share one bucket; check that the adapter resolves the client IP`,
       )
     }
     charged[made] = rule

@@ -67,10 +67,8 @@ export function requestDecider(
     const deciding = clock.engine
     if (lists !== undefined) {
       // Before any store call: a listed client is neither charged nor told any figure.
-      const listed = lists(facts.identities)
-      if (listed === 'allow') return combine(NONE, now)
-      // The refusal of a client on the denyList: no rule decided it, so no decision.
-      if (listed === 'deny') return { ...combine(NONE, now), allowed: false, reason: 'deny-list' }
+      const listed = lists(facts.identities, now)
+      if (listed !== undefined) return listed
     }
     // Adapters pass upper case; a lower-case method must not slip past the limits. Tested only
     // when a rule reads it: no regex per request for rules that name no method.
@@ -207,7 +205,7 @@ function decideAll(
     if (key === UNKNOWN_CLIENT_KEY) {
       engine.reporter.warnOnce(
         'WARN_SHARED_CLIENT_BUCKET',
-        `rule "${rule.id}": a request without an ip identity was counted in one bucket shared by all such requests; check that the adapter resolves the client IP`,
+        `rule "${rule.id}": requests without an ip identity share one bucket; check that the adapter resolves the client IP`,
       )
     }
     const penalty = rule.penalty

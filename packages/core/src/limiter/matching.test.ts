@@ -196,7 +196,7 @@ describe('keys', () => {
     expect(anonymous().allowed).toBe(false)
     expect(warnings).toHaveLength(1)
     expect(warnings[0]).toMatch(
-      /^\[tollgate\] WARN_SHARED_CLIENT_BUCKET: rule "per-ip": a request without an ip identity was counted in one bucket/,
+      /^\[tollgate\] WARN_SHARED_CLIENT_BUCKET: rule "per-ip": requests without an ip identity share one bucket/,
     )
   })
 
