@@ -12,6 +12,7 @@ import { createLimiter } from './create-limiter.js'
 import { keyOf, UNKNOWN_CLIENT_KEY } from './decide.js'
 import { type Engine, isPromiseLike } from './engine.js'
 import { estimateFor } from './estimate.js'
+import { reportFallback } from './fallback.js'
 import { penalties } from './penalised.js'
 import { createReporter } from './report.js'
 import { routeMatching } from './route-matching.js'
@@ -622,7 +623,9 @@ async function bothWays(c: Case) {
   const reporter = {
     warnOnce: made.warnOnce,
     storeError: (error: unknown, c: StoreErrorContext) =>
-      made.storeError(error, c.operation, c.rules, c.failClosed, c.fallback),
+      c.fallback
+        ? reportFallback(made, error, c.rules, c.fallback)
+        : made.storeError(error, c.operation, c.rules, c.failClosed),
   }
   const consumeOne = (store as { consumeOne?: Engine['consumeOne'] }).consumeOne
   const engine: OldEngine = {

@@ -287,38 +287,33 @@ function verdictOfReply(engine: Engine, pending: Pending, outcome: Outcome, now:
 
 /**
  * The store failed: each charged enforcing rule's `onStoreError` decides. Any fail-closed one
- * denies the request; otherwise the rules that fall back are decided in this process (the
- * request is decided by them), and the rest pass, with no figures to report.
+ * denies the request; otherwise the rules that fall back, if any, decide it in this process
+ * (local fallback), and the rest pass, with no figures to report.
  */
 function storeFailure(engine: Engine, pending: Pending, error: unknown, now: number): Verdict {
   const { rules, plan } = pending
   const charged = rules.filter((_, i) => 'algorithm' in plan[i]!)
   const failClosed = charged.some((rule) => rule.failClosed)
-  const local = failClosed ? undefined : engine.localFallback?.decide(engine, pending, now)
+  const local = failClosed
+    ? undefined
+    : engine.localFallback?.decide(engine, pending, charged, error, now)
+  if (local !== undefined) return local
   engine.reporter.storeError(
     error,
     'consume',
-    charged.filter((rule) => !(local && rule.fallback)).map((rule) => rule.id),
+    charged.map((rule) => rule.id),
     failClosed,
-    local?.map((d) => d.rule),
   )
-  // The decisions of the rules that fell back, in charge order.
-  let next = 0
   const decisions = inRuleOrder(pending, (rule, charge) =>
-    local
-      ? rule.fallback
-        ? local[next++]
-        : undefined
-      : rule.failClosed
-        ? madeUpDecision(rule, false, charge.cost, charge.key, engine.storeErrorRetryAfterMs)
-        : undefined,
+    rule.failClosed
+      ? madeUpDecision(rule, false, charge.cost, charge.key, engine.storeErrorRetryAfterMs)
+      : undefined,
   )
-  // Decided in this process, the verdict is the local decisions': not a store failure.
-  return combine(decisions, now, failClosed ? 'store-unavailable' : 'limit', !local)
+  return combine(decisions, now, failClosed ? 'store-unavailable' : 'limit', true)
 }
 
 /** The missing-identity denials with the charged rules' decisions `decide` makes, in rule order. */
-function inRuleOrder(pending: Pending, decide: ChargedDecision): RuleDecision[] {
+export function inRuleOrder(pending: Pending, decide: ChargedDecision): RuleDecision[] {
   const { rules, plan } = pending
   // Sized up front and cut short if need be: a push onto an empty array allocates room for 17.
   const decisions: RuleDecision[] = new Array(plan.length)

@@ -24,14 +24,24 @@ export type Reporter = {
   warnOnce(code: LimiterWarningCode, message: string): void
   /**
    * Hands a store error to `onError` with its context (or warns); never throws, whatever
-   * `onError` does. The context's one builder: see `StoreErrorContext` for each field.
+   * `onError` does. The context's builder for the failures every limiter reports: see
+   * `StoreErrorContext` for each field.
    */
   storeError(
     error: unknown,
     operation: StoreErrorContext['operation'],
     rules: readonly string[],
     failClosed?: boolean,
-    fallback?: readonly string[],
+  ): void
+  /**
+   * `storeError` with the context built (local fallback adds its rules): `onError` hears it, or
+   * a warning names `named` and says what became of the requests (`outcome`).
+   */
+  report(
+    error: unknown,
+    context: StoreErrorContext,
+    named: readonly string[],
+    outcome: string,
   ): void
 }
 
@@ -40,29 +50,34 @@ export function createReporter(
   onError: ((error: unknown, context: StoreErrorContext) => void) | undefined,
 ): Reporter {
   const warnOnce = onceWarner<LimiterWarningCode>(logger, true)
+  const report: Reporter['report'] = (error, context, named, outcome) => {
+    if (onError !== undefined) {
+      try {
+        onError(error, context)
+      } catch (hookError) {
+        warnOnce('WARN_ON_ERROR_THREW', `onError threw: ${messageOf(hookError)}`)
+      }
+    } else {
+      warnOnce(
+        'WARN_STORE_FAILED',
+        `store ${context.operation} failed for ${named.join(', ')}; ${outcome}: ${messageOf(error)}`,
+      )
+    }
+  }
   return {
     warnOnce,
-    storeError(error, operation, rules, failClosed = false, fallback) {
-      if (onError !== undefined) {
-        try {
-          onError(error, { operation, rules, failClosed, ...(fallback && { fallback }) })
-        } catch (hookError) {
-          warnOnce('WARN_ON_ERROR_THREW', `onError threw: ${messageOf(hookError)}`)
-        }
-      } else {
-        const outcome = fallback
-          ? `${fallback.join(', ')} decided in this process (fallback)`
-          : operation === 'refund'
-            ? 'the charges may stay taken'
-            : failClosed
-              ? 'requests denied (fail-closed)'
-              : 'requests allowed (fail-open)'
-        warnOnce(
-          'WARN_STORE_FAILED',
-          `store ${operation} failed for ${rules.concat(fallback ?? []).join(', ')}; ${outcome}: ${messageOf(error)}`,
-        )
-      }
-    },
+    report,
+    storeError: (error, operation, rules, failClosed = false) =>
+      report(
+        error,
+        { operation, rules, failClosed },
+        rules,
+        operation === 'refund'
+          ? 'the charges may stay taken'
+          : failClosed
+            ? 'requests denied (fail-closed)'
+            : 'requests allowed (fail-open)',
+      ),
   }
 }
 

@@ -4,6 +4,7 @@ import { createLimiter } from '../limiter/create-limiter.js'
 import { isPromiseLike } from '../limiter/engine.js'
 import { operatorPartsOf, registerOperatorParts } from '../limiter/operator-parts.js'
 import { LIMITER_OPTIONS } from '../limiter/option-names.js'
+import { reportFallback } from '../limiter/fallback.js'
 import { CLOCK_FAILED, createReporter, isClockFailure } from '../limiter/report.js'
 import type {
   Limiter,
@@ -90,7 +91,9 @@ export function observedLimiter(options: ObservedLimiterOptions): Limiter {
     ((error: unknown, c: StoreErrorContext) =>
       isClockFailure(error)
         ? reporter.warnOnce('WARN_CLOCK_FAILED', CLOCK_FAILED)
-        : reporter.storeError(error, c.operation, c.rules, c.failClosed, c.fallback))
+        : c.fallback
+          ? reportFallback(reporter, error, c.rules, c.fallback)
+          : reporter.storeError(error, c.operation, c.rules, c.failClosed))
   const observeError = (error: unknown, context: StoreErrorContext) => {
     emit({ type: 'store.error', ...context, store: storeKind, reason: reasonOf(error) })
     if (context.operation === 'consume') failureEventsOf(context, modes, emit)

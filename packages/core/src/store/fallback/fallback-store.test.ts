@@ -154,6 +154,25 @@ describe('fallbackStore', () => {
     })
   })
 
+  it('reports the rules decided locally apart from those that passed, to onError or a warning', async () => {
+    const rules = [window100('fallback', 'a'), window100('open', 'b')]
+    const shared = switchable()
+    shared.state.down = true
+    const store = fallbackStore(shared.store, { instances: 4, logger: false })
+    const lines: string[] = []
+    const warned = createLimiter({ rules, store, logger: { warn: (line) => lines.push(line) } })
+    await warned.decide(facts, { now: 0 })
+    expect(lines).toEqual([
+      '[tollgate] WARN_STORE_FAILED: store consume failed for b, a; a decided in this process (fallback): [tollgate] connection refused',
+    ])
+    const contexts: unknown[] = []
+    const hooked = createLimiter({ rules, store, onError: (_, context) => contexts.push(context) })
+    await hooked.decide(facts, { now: 0 })
+    expect(contexts).toEqual([
+      { operation: 'consume', rules: ['b'], failClosed: false, fallback: ['a'] },
+    ])
+  })
+
   it('refunds a local admission locally during the outage', async () => {
     const { shared, limiter } = setup([window100()])
     shared.state.down = true
