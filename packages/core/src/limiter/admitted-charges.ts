@@ -23,7 +23,17 @@ export function admittedCharges(
   return charges
 }
 
-/** The charge of `cost` to `key` under `rule`, as the store receives it (without its penalty). */
+/**
+ * The charge of `cost` to `key` under `rule`, as the store receives it, with the rule's penalty
+ * (undefined for most rules: one shape for every charge; only `consumePenalised` reads it).
+ */
 export function chargeOf(rule: CompiledRule, key: string, cost: number): Charge {
-  return { rule: rule.id, algorithm: rule.algorithm, key, cost, shadow: rule.shadow }
+  return {
+    rule: rule.id,
+    algorithm: rule.algorithm,
+    key,
+    cost,
+    shadow: rule.shadow,
+    penalty: rule.penalty,
+  }
 }

@@ -208,10 +208,8 @@ function decideAll(
         `rule "${rule.id}": requests without an ip identity share one bucket; check that the adapter resolves the client IP`,
       )
     }
-    const penalty = rule.penalty
-    const charge = chargeOf(rule, key, cost)
-    plan[i] = penalty === undefined ? charge : { ...charge, penalty }
-    if (penalty !== undefined) penalised = true
+    plan[i] = chargeOf(rule, key, cost)
+    if (rule.penalty !== undefined) penalised = true
   }
   // The plan itself when every rule is charged: no second array.
   const charges = missing ? plan.filter((step) => 'algorithm' in step) : (plan as Charge[])
