@@ -197,7 +197,9 @@ function verdictOfReply(
     }
     if (pending.penalised) {
       const offences = (outcome as PenalisedOutcome).offences
-      reason = engine.penalties!.decisions(charged, made, offences, at)
+      // The old part's decisions (`oldPenalties`), which took the offences themselves.
+      const decisions = engine.penalties!.decisions as unknown as typeof penalisedDecisions
+      reason = decisions(charged, made, offences, at)
     }
   } catch (error) {
     return storeFailure(engine, pending, error, now)

@@ -2,7 +2,7 @@ import { MAX_TIME_MS } from '../algorithms/integer.js'
 import { wholeTime } from '../algorithms/step.js'
 import type { Clock } from '../clock.js'
 import { RateLimitError } from '../errors.js'
-import type { Charge, Outcome, PenalisedOutcome } from '../store/types.js'
+import type { Charge, Outcome } from '../store/types.js'
 import type { ListCheck } from './access-lists.js'
 import { chargeOf } from './admitted-charges.js'
 import type { CompiledRule } from './compile-rule.js'
@@ -273,10 +273,7 @@ function verdictOfReply(engine: Engine, pending: Pending, outcome: Outcome, now:
     made = inRuleOrder(pending, (rule, charge, n) =>
       storeDecision(rule, decisions[n], charge.cost, charge.key),
     )
-    if (pending.penalised) {
-      const offences = (outcome as PenalisedOutcome).offences
-      reason = engine.penalties!.decisions(pending.rules, made, offences, at)
-    }
+    if (pending.penalised) reason = engine.penalties!.decisions(pending.rules, made, outcome, at)
   } catch (error) {
     return storeFailure(engine, pending, error, now)
   }

@@ -1,7 +1,7 @@
 import { RateLimitError } from '../errors.js'
 import type { Rule } from '../rules/types.js'
 import { validatePenalty } from '../rules/validate-penalty.js'
-import type { Offences, PenalisedOutcome, Penalty, Store } from '../store/types.js'
+import type { Offences, Outcome, PenalisedOutcome, Penalty, Store } from '../store/types.js'
 import type { CompiledRule } from './compile-rule.js'
 import { type Engine, isPromiseLike } from './engine.js'
 import type { RefuseRules } from './rule-set.js'
@@ -60,7 +60,7 @@ function checkPenalised(
   const decisionOf = (outcome: PenalisedOutcome): RuleDecision => {
     try {
       const made = [storeDecision(rule, outcome?.decisions?.[0], cost, key)]
-      penalisedDecisions([rule], made, outcome.offences, outcome.at)
+      penalisedDecisions([rule], made, outcome, outcome.at)
       return made[0]!
     } catch (error) {
       return failed(error)
@@ -107,7 +107,8 @@ function blockedDecision(
 }
 
 /**
- * Reads the offences a store answered beside a request's decisions (`consumePenalised`), one per
+ * Reads the offences a store answered beside a request's decisions (`consumePenalised`'s
+ * `outcome.offences`), one per
  * charged decision (a missing-identity denial, with no key, charged nothing): the decision of
  * each enforcing rule whose penalty blocks the key at `at` becomes a blocked denial. `rules` and
  * `made` are in rule order. Returns why the request is refused when a block refuses it
@@ -117,9 +118,10 @@ function blockedDecision(
 function penalisedDecisions(
   rules: readonly CompiledRule[],
   made: RuleDecision[],
-  offences: unknown,
+  outcome: Outcome,
   at: number,
 ): DenyReason | undefined {
+  const offences = (outcome as PenalisedOutcome).offences
   let charged = 0
   for (const d of made) if (d.key !== undefined) charged++
   if (!Array.isArray(offences) || offences.length !== charged) {
