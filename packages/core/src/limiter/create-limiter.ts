@@ -84,7 +84,7 @@ export type LimiterParts = {
    * What only a limiter an app holds needs: `check`, `acquire` and the operator's calls (`add`),
    * and slots given back and waits held whatever its first rules are (`holdSlots`: an update may
    * add a concurrency or queue rule). `createLimiter` passes them; a middleware's own limiter,
-   * which no app holds, has none: its `check` and `acquire` refuse, and it holds slots only
+   * which no app holds, has none: it has no `check` and `acquire`, and it holds slots only
    * through its rules' algorithms (an update adding such a rule is refused, see
    * `UpdateOptions.releasesSlots`).
    */
@@ -143,21 +143,21 @@ export function composeLimiter(options: LimiterOptions, parts: LimiterParts): Li
   // Per-client figures: built only with that part (a composed middleware without it refuses the
   // option: see kitParts).
   const figures = options.figures && parts.figures?.(options, parts, setup)
-  const limiter: Limiter = {
+  // `check` and `acquire` come with createLimiter's calls (`ownerCalls`): a middleware's own
+  // limiter, which no app holds, has neither.
+  const limiter = {
     rules,
     store,
     get clockStepsBack() {
       return reader.stepsBack
     },
     decide: requestDecider(setup, slots?.mark, figures?.decide),
-    acquire: notHeld,
     hold: slots?.hold ?? ((verdict) => Promise.resolve(verdict)),
-    check: notHeld,
     refund,
     release: slots?.release,
     // With the reservations part, whether or not a rule settles yet: an update may add one.
     ...parts.reservations?.createSettle(setup, timeOf, closed),
-  }
+  } as Limiter
   figures?.count(limiter)
   parts.calls?.add(limiter, setup, ruleOf, timeOf)
   // Built only with the update part: a middleware composed without it holds none of it.
@@ -235,14 +235,6 @@ function ownerCalls(
       .then(() => limiter.decide(facts, given))
       .then((verdict) => limiter.hold(verdict, given))
   registerOperatorParts(limiter, { store: setup.store, ruleOf, reader: setup.reader })
-}
-
-/** `check` and `acquire` of a limiter made without them (a middleware's own, which no app holds). */
-function notHeld(): never {
-  throw new RateLimitError(
-    'ERR_RL_INVALID_OPTION',
-    'check and acquire are for a limiter made with createLimiter()',
-  )
 }
 
 /** The time of a call, and the engine to decide it with. */

@@ -368,7 +368,8 @@ export interface Limiter {
    * Decides one rule for one key: `key` is used as given, so `check('ip:203.0.113.7', 'r')`
    * shares state with requests that `decide` keys on that IP. Throws `ERR_RL_UNKNOWN_RULE`,
    * `ERR_RL_INVALID_COST` or `ERR_RL_COST_EXCEEDS_CAPACITY`; a store failure follows the rule's
-   * `onStoreError`.
+   * `onStoreError`. A middleware's own limiter (an adapter kit's `limiter`, which no app holds)
+   * has no `check` and no `acquire`.
    */
   check(key: string, ruleId: string, options?: CheckOptions): MaybePromise<RuleDecision>
   /**
