@@ -753,3 +753,60 @@ describe("a request's cost under a rule", () => {
     }
   })
 })
+
+describe('the key of a rule keyed on several identities', () => {
+  /** The loop as it was written before (indexed, the separator chosen by position). */
+  function oldCompoundKey(
+    names: readonly string[],
+    identities: Identities,
+    fallback: () => string | undefined,
+  ): string | undefined {
+    let key = ''
+    for (let i = 0; i < names.length; i++) {
+      const name = names[i]!
+      const value = identities[name]
+      if (value === undefined || value === '') return fallback()
+      key += `${i === 0 ? '' : '&'}${name}#${value.length}:${value}`
+    }
+    return key
+  }
+
+  it('is the one the indexed loop built, whatever the values hold', () => {
+    const next = random(5)
+    const pick = <T>(list: readonly T[]): T => list[Math.floor(next() * list.length)]!
+    const VALUES = [undefined, '', 'a', '&', '#1:x', 'ключ', 'k&user#3:bob', '203.0.113.7']
+    for (let i = 0; i < 500; i++) {
+      const names = pick([
+        ['user', 'ip'],
+        ['api_key', 'user', 'ip'],
+        ['ip', 'user'],
+      ])
+      const onMissingIdentity = pick(['ip', 'deny'] as const)
+      const [rule] = compiledRules(
+        checkRules(
+          [
+            {
+              id: 'r',
+              match: { identity: names },
+              algorithm: 'token_bucket',
+              rate: 1,
+              burst: 1,
+              onMissingIdentity,
+            } as RuleConfig,
+          ],
+          BUILT_IN_ALGORITHMS,
+          EVERY_READER,
+        ),
+        BUILT_IN_ALGORITHMS,
+        { routes: routeMatching, penalties: undefined, reservations: undefined },
+      )
+      const identities: Record<string, string | undefined> = {}
+      for (const name of ['user', 'ip', 'api_key']) identities[name] = pick(VALUES)
+      const fallback = () =>
+        onMissingIdentity === 'deny' ? undefined : `ip:${identities['ip'] ?? ''}`
+      expect(keyOf(rule!, identities), JSON.stringify(identities)).toBe(
+        oldCompoundKey(names, identities, fallback),
+      )
+    }
+  })
+})

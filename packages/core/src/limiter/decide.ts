@@ -363,11 +363,11 @@ export function keyOf(
     return key
   }
   let key = ''
-  for (let i = 0; i < names.length; i++) {
-    const name = names[i]!
+  for (const name of names) {
     const value = identities[name]
     if (value === undefined || value === '') return fallbackKey(rule, identities)
-    key += `${i === 0 ? '' : '&'}${name}#${value.length}:${value}`
+    // Joined by `&` after the first (`key` is never empty after one).
+    key += `${key && '&'}${name}#${value.length}:${value}`
   }
   return key
 }
@@ -390,13 +390,14 @@ function fallbackKey(
 export type ClockReader = {
   /**
    * The time given (whole ms, a fraction floored; a bad one is the caller's bug and throws), or
-   * the clock's, or, when the clock failed (`failure`), the latest time read (0 before any).
+   * the clock's, or, when the clock failed, the latest time read (0 before any).
    */
   read(given: number | undefined): number
-  /** The engine of the call last read: the limiter's, or one failing with `failure`. */
+  /**
+   * The engine of the call last read: the limiter's, or, when the clock failed, one failing every
+   * store call with the clock's error (its `failure`).
+   */
   readonly engine: Engine
-  /** Why the clock failed in the call last read, or undefined. */
-  readonly failure: RateLimitError | undefined
   /** How many readings were earlier than the one before (a step back, such as an NTP fix). */
   readonly stepsBack: number
 }
@@ -416,13 +417,13 @@ export function clockReader(
     const fail = (): never => {
       throw failure
     }
-    reader.failure = failure
     // The engine with a store that fails every call with the clock's error (every failure it
     // reports is the clock's).
     reader.engine = {
       ...engine,
       consumeOne: undefined,
       store: { consume: fail, refund: fail, settle: fail, consumePenalised: fail },
+      failure,
       reporter: hooked
         ? reporter
         : { ...reporter, storeError: () => reporter.warnOnce('WARN_CLOCK_FAILED', CLOCK_FAILED) },
@@ -433,10 +434,8 @@ export function clockReader(
     latest: 0,
     stepsBack: 0,
     engine,
-    failure: undefined as RateLimitError | undefined,
     read(given: number | undefined): number {
       reader.engine = engine
-      reader.failure = undefined
       if (given !== undefined) {
         return wholeTime(given)
       }

@@ -1,5 +1,6 @@
 import type { Algorithm } from '../algorithms/types.js'
 import type { Decision } from '../decision.js'
+import type { RateLimitError } from '../errors.js'
 import type { Store } from '../store/types.js'
 import type { FallbackPart } from './fallback.js'
 import type { PenaltyPart } from './penalised.js'
@@ -25,6 +26,8 @@ export type Engine = {
   readonly storeTimeoutMs: number | false
   /** Penalties (the store's offences read into decisions), when the limiter has them. */
   readonly penalties: PenaltyPart | undefined
+  /** Set on the engine that stands in for a clock that failed: why (see `ClockReader`). */
+  readonly failure?: RateLimitError
   /** Local fallback (rules decided in this process while the store fails), when it has it. */
   readonly localFallback: FallbackPart | undefined
 }

@@ -42,7 +42,8 @@ function createOperations({ store, ruleOf, reader }: OperatorParts): LimiterOper
   // The `now` given, or the clock's; a clock that fails throws (an operator hears of it).
   const nowOf = (given: OperatorOptions | undefined): number => {
     const now = reader.read(given?.now)
-    if (reader.failure !== undefined) throw reader.failure
+    const failure = reader.engine.failure
+    if (failure !== undefined) throw failure
     return now
   }
   const method = <M extends OptionalMethod>(name: M): NonNullable<Store[M]> => {
