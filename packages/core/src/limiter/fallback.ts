@@ -1,9 +1,9 @@
 import type { Charge, Store } from '../store/types.js'
 import type { CompiledRule } from './compile-rule.js'
 import { inRuleOrder, type Pending } from './decide.js'
-import type { RefuseRules } from './rule-set.js'
 import type { Engine } from './engine.js'
 import type { Reporter } from './report.js'
+import type { RefuseRules } from './rule-set.js'
 import type { RuleDecision, Verdict } from './types.js'
 import { combine, storeDecision } from './verdict.js'
 

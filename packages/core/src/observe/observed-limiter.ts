@@ -2,9 +2,9 @@ import { BUILT_IN_ALGORITHMS } from '../algorithms/table.js'
 import { systemClock } from '../clock.js'
 import { createLimiter } from '../limiter/create-limiter.js'
 import { isPromiseLike } from '../limiter/engine.js'
+import { reportFallback } from '../limiter/fallback.js'
 import { operatorPartsOf, registerOperatorParts } from '../limiter/operator-parts.js'
 import { LIMITER_OPTIONS } from '../limiter/option-names.js'
-import { reportFallback } from '../limiter/fallback.js'
 import { CLOCK_FAILED, createReporter, isClockFailure } from '../limiter/report.js'
 import type {
   Limiter,

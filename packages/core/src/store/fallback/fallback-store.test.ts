@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import { RateLimitError } from '../../errors.js'
 import { kitParts } from '../../adapter/parts.js'
 import { BUILT_IN_ALGORITHMS } from '../../algorithms/table.js'
+import { RateLimitError } from '../../errors.js'
 import { composeLimiter, createLimiter } from '../../limiter/create-limiter.js'
 import { localFallback } from '../../limiter/fallback.js'
 import { NO_ROUTES } from '../../limiter/no-routes.js'
