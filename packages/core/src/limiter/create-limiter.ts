@@ -161,7 +161,7 @@ export function composeLimiter(options: LimiterOptions, parts: LimiterParts): Li
   figures?.count(limiter)
   parts.calls?.add(limiter, setup, ruleOf, timeOf)
   // Built only with the update part: a middleware composed without it holds none of it.
-  parts.update?.({ limiter, options, parts, setup, timeOf })
+  parts.update?.(limiter, options, parts, setup, timeOf)
   return limiter
 }
 

@@ -22,19 +22,6 @@ type CompiledRuleSet = {
   readonly index: RuleIndex
 }
 
-/** What `limiter.update` needs of the limiter it changes: the parts `composeLimiter` made. */
-export type UpdateHost = {
-  readonly limiter: Limiter
-  readonly options: LimiterOptions
-  readonly parts: LimiterParts
-  /**
-   * Its rules by id (`byId`, which every part of the limiter looks them up in: changed in place)
-   * and its reporter.
-   */
-  readonly setup: LimiterSetup
-  readonly timeOf: TimeOf
-}
-
 /**
  * `limiter.update(rules)`: the rules changed while running. A set that fails validation is
  * refused whole (the error thrown, logged as `WARN_RULES_UPDATE_REFUSED`, counted in
@@ -44,10 +31,16 @@ export type UpdateHost = {
  * keeps its id but changes its figures carries its keys' states by its `onChange`, lazily, in
  * the store; added rules start fresh and removed rules' states are dropped.
  */
-export function rulesUpdater(host: UpdateHost): void {
-  const { limiter } = host
-  // Written here only: the limiter's setup, as its `decide` and `ruleOf` read it.
-  const setup = host.setup as LimiterSetup & {
+export function rulesUpdater(
+  limiter: Limiter,
+  limiterOptions: LimiterOptions,
+  parts: LimiterParts,
+  given: LimiterSetup,
+  timeOf: TimeOf,
+): void {
+  // Written here only: the limiter's setup (its rules by id, which every part of the limiter
+  // looks them up in, changed in place), as its `decide` and `ruleOf` read it.
+  const setup = given as LimiterSetup & {
     index: RuleIndex
     retired: ReadonlyMap<string, CompiledRule>
   }
@@ -59,7 +52,7 @@ export function rulesUpdater(host: UpdateHost): void {
   let refused = 0
   function refuse(error: unknown): never {
     refused++
-    host.setup.engine.reporter.warnOnce(
+    setup.engine.reporter.warnOnce(
       'WARN_RULES_UPDATE_REFUSED',
       `limiter.update() refused the new rules; the running rules stay: ${messageOf(error)}`,
     )
@@ -78,7 +71,7 @@ export function rulesUpdater(host: UpdateHost): void {
     let next: CompiledRuleSet
     let plan: UpdatePlan
     try {
-      next = compileRuleSet(rules, host.options, host.parts, store)
+      next = compileRuleSet(rules, limiterOptions, parts, store)
       if (options !== undefined) for (const rule of next.rules) checkServed(rule, options)
       plan = planUpdate(byId, next)
       checkCarryingStore(store, plan)
@@ -88,7 +81,7 @@ export function rulesUpdater(host: UpdateHost): void {
     const told =
       plan.changes.length + plan.removed.length === 0
         ? undefined
-        : store.updateRules?.(plan.changes, plan.removed, host.timeOf(undefined)[0])
+        : store.updateRules?.(plan.changes, plan.removed, timeOf(undefined)[0])
     const done = () => {
       swap(next)
       return plan.summary
