@@ -198,7 +198,7 @@ const VALIDATED: unique symbol = Symbol.for('tollgate.validated-rule') as never
  * anew.
  */
 export function isValidatedRule(value: Record<string, unknown>): value is Rule {
-  return Object.isFrozen(value) && Object.hasOwn(value, VALIDATED)
+  return Object.hasOwn(value, VALIDATED)
 }
 
 type Params = {
@@ -281,9 +281,13 @@ function validateParams(
     return { algorithm, reader, model: { algorithm: name, ...values } }
   } catch (error) {
     if (!isRateLimitError(error)) throw error
-    const named = error.field?.replace(/Ms$/, '').replace(/^calendar$/, 'window') as ParamField
-    const field = FACTORY_FIELDS.includes(named) ? named : 'algorithm'
-    issue(labels[field], error.message.replace(/^\[tollgate\] [A-Za-z]+: /, ''))
+    // A factory names its parameter (`periodMs`, `calendar`); one no rule field holds (a
+    // fixed window's `anchor`), the algorithm.
+    const field = error.field?.replace(/Ms$/, '').replace('calendar', 'window')
+    issue(
+      labels[field as ParamField] ?? labels.algorithm,
+      error.message.replace(/^\S+ \w+: /, ''),
+    )
     return undefined
   }
 }
