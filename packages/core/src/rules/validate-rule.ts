@@ -128,7 +128,8 @@ export function validateRule(
     fail(labels[field], `expected ${what}, got ${shown(fields[field])}`)
   const { id, description, version } = fields
   if (typeof id !== 'string' || !ID.test(id)) {
-    expected('id', '1–64 letters, digits, ".", "_" or "-", first a letter or digit')
+    // The pattern itself: 1–64 letters, digits, '.', '_' or '-', first a letter or digit.
+    expected('id', `an id matching ${ID}`)
   }
   if (description !== undefined && typeof description !== 'string')
     expected('description', 'a string')
