@@ -151,12 +151,9 @@ export function validateRule(
   const params = validateParams(fields, labels, fail, algorithms)
   const costs = validateCosts(fields, labels, params?.algorithm.limit, fail, routes)
   // Without the reservations part, a rule that settles is refused once compiled, naming it.
-  const reservations = readers.reservations
-  const settle = reservations
-    ? reservations.validateSettle(fields.settle, labels.settle, params, fail)
-    : fields.settle === false
-      ? undefined
-      : fields.settle
+  const settle =
+    readers.reservations?.validateSettle(fields.settle, labels.settle, params, fail) ??
+    (fields.settle === false ? undefined : fields.settle)
   // A penalty is read by the limiter's penalties part, and refused by a limiter without one.
   const readPenalty = readers.penalties?.validate
   let penalty: unknown
