@@ -42,7 +42,7 @@ export function validateMatch(
   const method = list('method', (method) =>
     HTTP_METHODS.includes(method.toUpperCase())
       ? undefined
-      : `unknown method ${JSON.stringify(method)} (known: ${HTTP_METHODS.join(', ')})`,
+      : `unknown method ${JSON.stringify(method)}`,
   )?.map((name) => name.toUpperCase())
   const route = list('route', (route) => routes.checkRoute(route, method))?.map(
     (text) => (routes.parseRoute(text) as { text: string }).text,

@@ -239,19 +239,16 @@ function validateParams(
     ok = false
     issue(field, problem)
   }
-  for (const field of FACTORY_FIELDS) {
-    if (
-      fields[field] !== undefined &&
-      !wanted.includes(field as ParamField) &&
-      !reader?.takes.includes(field as OwnField)
-    ) {
-      fail(labels[field], `not used by ${name}; remove it`)
-    }
-  }
   const values: RuleFieldValues & { [K in ParamField]?: number | string } = {}
-  for (const field of wanted) {
+  // Each field a factory takes: the algorithm's parameters read here, the fields of its own left
+  // to its reader, any other refused.
+  for (const field of FACTORY_FIELDS as readonly (ParamField | OwnField)[]) {
     const value = fields[field]
-    if (value === REPORTED) ok = false
+    if (!wanted.includes(field as ParamField)) {
+      if (value !== undefined && !reader?.takes.includes(field as OwnField)) {
+        fail(labels[field], `not used by ${name}; remove it`)
+      }
+    } else if (value === REPORTED) ok = false
     else if (value === undefined) {
       if (field === 'period') values.period = 1000
       else fail(labels[field], `required by ${name}`)
@@ -263,7 +260,7 @@ function validateParams(
           ? toMilliseconds(value)
           : (countProblem(value) ?? (value as number))
       if (typeof checked === 'string') fail(labels[field], checked)
-      else values[field] = checked
+      else values[field as ParamField] = checked
     }
   }
   // An algorithm with fields of its own reads them: the access it is handed is made only then.
