@@ -135,7 +135,7 @@ describe('createRateLimit', () => {
         rule: 'log',
         field: 'algorithm',
         problem:
-          "sliding_log is not among this limiter's algorithms: add it to the algorithms option",
+          'sliding_log is not in the algorithms option: add it',
       },
     ])
     const both = createRateLimit({

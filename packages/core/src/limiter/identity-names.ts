@@ -46,7 +46,7 @@ function declaredNames(value: unknown): readonly string[] {
       typeof name !== 'string'
         ? `expected a list of identity names, got ${shown(value)}`
         : (identityNameProblem(name) ??
-          (BUILT_IN_IDENTITIES.includes(name) ? `"${name}" is built in; list only your own` : ''))
+          (BUILT_IN_IDENTITIES.includes(name) ? `"${name}" is built in` : ''))
     if (problem !== '') throw invalidOption('customIdentities', problem)
   }
   return value as string[]

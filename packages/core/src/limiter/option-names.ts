@@ -33,7 +33,7 @@ export const LIMITER_KINDS: { readonly [K in keyof LimiterOptions]-?: OptionKind
   // Timers take at most 2^31 − 1 ms; beyond that they fire at once. False: no deadline.
   storeTimeoutMs: (value) => (value === false ? undefined : TIMER_MS(value)),
   customIdentities: 0,
-  lists: methods(['compile'], 'accessLists({ allow, deny })'),
+  lists: methods(['compile'], 'accessLists()'),
   figures: 0,
 }
 

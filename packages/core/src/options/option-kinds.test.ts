@@ -141,7 +141,7 @@ function oldLimiter(options: Options): void {
     checkMethods('logger', logger, ['warn'], '{ warn(message) }')
   }
   const lists = options.lists
-  if (lists !== undefined) checkMethods('lists', lists, ['compile'], 'accessLists({ allow, deny })')
+  if (lists !== undefined) checkMethods('lists', lists, ['compile'], 'accessLists()')
 }
 
 /** createResponder's checks, in their order. */

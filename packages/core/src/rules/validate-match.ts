@@ -33,7 +33,7 @@ export function validateMatch(
   if (given.identity !== undefined) {
     identity = list('identity', identityNameProblem)
     if (identity !== undefined && unique(identity).length !== identity.length) {
-      issue('match.identity', `names an identity twice: ${identity.join(', ')}`)
+      issue('match.identity', 'names an identity twice')
     }
   } else if (!anyIdentity) {
     issue('match.identity', 'required: ip, api_key, user or your own')
@@ -63,7 +63,7 @@ export function definedOnly<T extends Record<string, unknown>>(record: T): T {
 
 export function identityNameProblem(name: string): string | undefined {
   if (!IDENTITY_NAME.test(name)) {
-    return `bad identity name ${JSON.stringify(name)} (letters, digits, _ and -)`
+    return `expected an identity name matching ${IDENTITY_NAME}, got ${JSON.stringify(name)}`
   }
   // Identities are looked up by name on a plain object, where these names find the built-in
   // every object inherits instead of a value: all requests would share one key.

@@ -246,7 +246,7 @@ function validateParams(
     const value = fields[field]
     if (!wanted.includes(field as ParamField)) {
       if (value !== undefined && !reader?.takes.includes(field as OwnField)) {
-        fail(labels[field], `not used by ${name}; remove it`)
+        fail(labels[field], `not used by ${name}`)
       }
     } else if (value === REPORTED) ok = false
     else if (value === undefined) {
@@ -308,7 +308,7 @@ function build(
 }
 
 function notGiven(name: AlgorithmName): string {
-  return `${name} is not among this limiter's algorithms: add it to the algorithms option`
+  return `${name} is not in the algorithms option: add it`
 }
 
 /**

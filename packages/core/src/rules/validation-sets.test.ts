@@ -77,7 +77,7 @@ describe('rule matches, costs, policies and rule sets', () => {
     expectOne(
       code({ ...bucket, match: { identity: 'a:b' } }),
       'match.identity',
-      'bad identity name "a:b"',
+      'expected an identity name matching /^[A-Za-z_][A-Za-z0-9_-]*$/, got "a:b"',
     )
     expectOne(
       code({ ...bucket, match: { identity: 'ip', plan: '' } }),
