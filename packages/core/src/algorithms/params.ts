@@ -98,10 +98,7 @@ export function scaleRate(params: RateParams): ScaledRate {
   const capacity = burst * unitsPerToken
   // Sums of two capacities and of a capacity and a time must stay exact.
   if (capacity * 2 + MAX_TIME_MS > Number.MAX_SAFE_INTEGER) {
-    throw invalid(
-      'burst',
-      'needs integers beyond 2^53 at this rate: lower the burst or simplify the rate',
-    )
+    throw invalid('burst', 'too large for this rate: lower it or simplify the rate')
   }
   return { burst, unitsPerMs, unitsPerToken, capacity, periodMs, rate }
 }

@@ -68,7 +68,7 @@ export function identityNameProblem(name: string): string | undefined {
   // Identities are looked up by name on a plain object, where these names find the built-in
   // every object inherits instead of a value: all requests would share one key.
   if (name in Object.prototype) {
-    return `reserved identity name ${JSON.stringify(name)} (every object has it)`
+    return `reserved identity name ${JSON.stringify(name)}`
   }
   return undefined
 }

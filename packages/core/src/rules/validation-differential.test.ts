@@ -56,6 +56,7 @@ const CHANGED: readonly RegExp[] = [
   /^unknown method "[^"]*" \(known: /,
   /^bad identity name /,
   /^names an identity twice: /,
+  /^expected an object of route → cost/,
   // A list or an object is now shown as JSON (`got [1]`), as options show values.
   /got (a list|an object)$/,
   /got (a list|an object);/,

@@ -61,7 +61,7 @@ describe('rule matches, costs, policies and rule sets', () => {
       'costByRoute["/v1/export"]',
       'the same route as "/v1/Export", given twice',
     )
-    expectOne(code({ ...bucket, costByRoute: [1] }), 'costByRoute', 'expected an object')
+    expectOne(code({ ...bucket, costByRoute: [1] }), 'costByRoute', 'expected { route: cost }, got [1]')
   })
 
   it('refuses a missing or malformed match and identity', () => {

@@ -112,7 +112,7 @@ describe('rule parameters', () => {
 
   it('passes the algorithm factories’ own checks on, under the rule and field', () => {
     expectOne(code({ ...log, limit: 100_001 }), 'limit', 'use sliding_window for large limits')
-    expectOne(code({ ...bucket, burst: 2 ** 49, period: '1h' }), 'burst', 'beyond 2^53')
+    expectOne(code({ ...bucket, burst: 2 ** 49, period: '1h' }), 'burst', 'too large for this rate')
   })
 
   it('names what every object inherits (constructor, __proto__) as unknown fields, not as functions', () => {
