@@ -159,7 +159,7 @@ describe('rule matches, costs, policies and rule sets', () => {
       'login mode',
     ])
     expect(error?.message).toMatch(
-      /^\[tollgate\] 8 problems in the rules:\n {2}rule "login": match\.route: /,
+      /^\[tollgate\] 8 problems:\n {2}rule "login": match\.route: /,
     )
     expect(error?.message).toContain(
       '\n  rule "free": brust: unknown field; did you mean "burst"?\n',
@@ -202,7 +202,7 @@ describe('rule numbering', () => {
       expect(error.rule).toBeUndefined()
       expect(error.issues.every((issue) => issue.rule === undefined)).toBe(true)
       expect(error.message).not.toMatch(/#0/)
-      expect(error.message).toMatch(/^\[tollgate\] (\d+ problems in the rules:\n {2})?\w+: /)
+      expect(error.message).toMatch(/^\[tollgate\] (\d+ problems:\n {2})?\w+: /)
     }
   })
 
