@@ -134,8 +134,7 @@ describe('createRateLimit', () => {
       {
         rule: 'log',
         field: 'algorithm',
-        problem:
-          'sliding_log is not in the algorithms option: add it',
+        problem: 'sliding_log is not in the algorithms option: add it',
       },
     ])
     const both = createRateLimit({

@@ -78,8 +78,7 @@ describe('a table without the algorithm a rule names', () => {
       {
         rule: 'r',
         field: 'algorithm',
-        problem:
-          "sliding_log is not in the algorithms option: add it",
+        problem: 'sliding_log is not in the algorithms option: add it',
       },
     ])
   })

@@ -279,10 +279,7 @@ function validateParams(
     // A factory names its parameter (`periodMs`, `calendar`); one no rule field holds (a
     // fixed window's `anchor`), the algorithm.
     const field = error.field?.replace(/Ms$/, '').replace('calendar', 'window')
-    issue(
-      labels[field as ParamField] ?? labels.algorithm,
-      error.message.replace(/^\S+ \w+: /, ''),
-    )
+    issue(labels[field as ParamField] ?? labels.algorithm, error.message.replace(/^\S+ \w+: /, ''))
     return undefined
   }
 }

@@ -61,7 +61,11 @@ describe('rule matches, costs, policies and rule sets', () => {
       'costByRoute["/v1/export"]',
       'the same route as "/v1/Export", given twice',
     )
-    expectOne(code({ ...bucket, costByRoute: [1] }), 'costByRoute', 'expected { route: cost }, got [1]')
+    expectOne(
+      code({ ...bucket, costByRoute: [1] }),
+      'costByRoute',
+      'expected { route: cost }, got [1]',
+    )
   })
 
   it('refuses a missing or malformed match and identity', () => {
@@ -158,9 +162,7 @@ describe('rule matches, costs, policies and rule sets', () => {
       'login window_s',
       'login mode',
     ])
-    expect(error?.message).toMatch(
-      /^\[tollgate\] 8 problems:\n {2}rule "login": match\.route: /,
-    )
+    expect(error?.message).toMatch(/^\[tollgate\] 8 problems:\n {2}rule "login": match\.route: /)
     expect(error?.message).toContain(
       '\n  rule "free": brust: unknown field; did you mean "burst"?\n',
     )
