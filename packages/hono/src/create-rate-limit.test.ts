@@ -136,8 +136,7 @@ describe('createRateLimit', () => {
       {
         rule: 'log',
         field: 'algorithm',
-        problem:
-          "sliding_log is not among this limiter's algorithms: add it to the algorithms option",
+        problem: 'sliding_log is not in the algorithms option: add it',
       },
     ])
     const both = createRateLimit({
