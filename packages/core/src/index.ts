@@ -167,6 +167,7 @@ export type { FallbackStoreOptions, OutageEvent } from './store/fallback/options
 export { type MapStore, type MapStoreOptions, mapStore } from './store/map-store.js'
 export { type MemoryStore, type MemoryStoreOptions, memoryStore } from './store/memory-store.js'
 export type { FiguresCarry, RuleChange, Store } from './store/types.js'
+export { shadowDeniedHook } from './adapter/shadow-hook.js'
 export {
   measureUsage,
   readUsage,

@@ -24,7 +24,7 @@ import { type AdapterKit, requestEntry, type Shared } from './exchange.js'
 import { guardFramework } from './framework-shape.js'
 import { checkAdapterOptions, type KitOptions, limiterOptionsOf } from './options.js'
 import { type KitParts, kitParts, notComposed, type RateLimitParts } from './parts.js'
-import { guardShadowDeniedHook } from './shadow-hook.js'
+import { shadowDeniedHook } from './shadow-hook.js'
 import { releasesSlots } from './slots.js'
 import type { Framework } from './types.js'
 
@@ -68,6 +68,7 @@ export function createAdapterKit<Req, Res>(
     reservations,
     update: rulesUpdater,
     figures: clientFigures,
+    shadowHook: shadowDeniedHook,
     responseEnd: () => WEB_RESPONSE_END,
   })
   // Only `rateLimit` looks at what its first request is handed: a middleware composed of parts
@@ -137,7 +138,8 @@ function buildKit<Req, Res>(
   } = {
     limiter,
     responder,
-    onShadowDenied: guardShadowDeniedHook(options),
+    // Guarded by the part a composed middleware is given for it (a stand-in refuses the option).
+    onShadowDenied: options.onShadowDenied && parts.shadowHook(options),
     ownAnswer: options.onLimited !== undefined,
     refundIf,
     shedder,

@@ -60,6 +60,11 @@ describe('an option needing a part the middleware was composed without', () => {
       "figures: not composed into this middleware: add figures: clientFigures to createRateLimit's parts",
     ],
     [
+      'onShadowDenied',
+      () => kit(RULES, { onShadowDenied: () => undefined }, FRAMEWORK),
+      "onShadowDenied: not composed into this middleware: add shadowHook: shadowDeniedHook to createRateLimit's parts",
+    ],
+    [
       'update',
       () => kit(RULES, {}, FRAMEWORK).update(RULES),
       "update: not composed into this middleware: add update: rulesUpdater to createRateLimit's parts",

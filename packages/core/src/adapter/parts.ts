@@ -15,6 +15,7 @@ import { refuseUnknownOptions } from '../options/unknown-options.js'
 import type { ResponderParts } from '../response/responder.js'
 import type { Store } from '../store/types.js'
 import type { WebResponseEnd } from '../web-response-end.js'
+import type { shadowDeniedHook } from './shadow-hook.js'
 
 /**
  * What a middleware made by `createRateLimit` may use, named by the app: the algorithms its
@@ -79,6 +80,12 @@ export type RateLimitParts = {
    * @default none: `figures` is refused, naming this part
    */
   readonly figures?: typeof clientFigures | undefined
+  /**
+   * `shadowDeniedHook`, for the `onShadowDenied` option (the app's hook, kept from failing a
+   * request).
+   * @default none: `onShadowDenied` is refused, naming this part
+   */
+  readonly shadowHook?: typeof shadowDeniedHook | undefined
 }
 
 /**
@@ -88,6 +95,7 @@ export type RateLimitParts = {
 export type KitParts = LimiterParts &
   ResponderParts & {
     readonly proxies: ProxyTrust
+    readonly shadowHook: typeof shadowDeniedHook
     /**
      * How a fetch runtime's adapter follows a response holding slots to its end: the full kit's
      * own, a composed one's carried by the `concurrency` it was given; refuses (`notComposed`)
@@ -113,6 +121,7 @@ const PARTS: Readonly<
   reservations: ['reservations', 'createSettle'],
   update: ['rulesUpdater'],
   figures: ['clientFigures', undefined, 'figures'],
+  shadowHook: ['shadowDeniedHook', undefined, 'onShadowDenied'],
 }
 
 /** An app's parts, checked, with the refusals standing in for those it left out. */
