@@ -158,6 +158,7 @@ export {
   type WindowRule,
   type WindowRuleConfig,
 } from './rules/index.js'
+export { shadowDeniedHook } from './shadow-hook.js'
 export {
   type FallbackStats,
   type FallbackStore,
@@ -167,7 +168,6 @@ export type { FallbackStoreOptions, OutageEvent } from './store/fallback/options
 export { type MapStore, type MapStoreOptions, mapStore } from './store/map-store.js'
 export { type MemoryStore, type MemoryStoreOptions, memoryStore } from './store/memory-store.js'
 export type { FiguresCarry, RuleChange, Store } from './store/types.js'
-export { shadowDeniedHook } from './adapter/shadow-hook.js'
 export {
   measureUsage,
   readUsage,

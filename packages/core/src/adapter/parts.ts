@@ -13,9 +13,9 @@ import type { rulesUpdater } from '../limiter/update.js'
 import { invalidOption } from '../options/option-values.js'
 import { refuseUnknownOptions } from '../options/unknown-options.js'
 import type { ResponderParts } from '../response/responder.js'
+import type { shadowDeniedHook } from '../shadow-hook.js'
 import type { Store } from '../store/types.js'
 import type { WebResponseEnd } from '../web-response-end.js'
-import type { shadowDeniedHook } from './shadow-hook.js'
 
 /**
  * What a middleware made by `createRateLimit` may use, named by the app: the algorithms its

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { decision, verdict } from '../response/test-fixtures.js'
+import { decision, verdict } from './response/test-fixtures.js'
 import { shadowDeniedHook } from './shadow-hook.js'
 
 const denied = verdict([decision('new-rule', { allowed: false })])

@@ -1,6 +1,10 @@
-import { messageOf } from '../limiter/report.js'
-import type { Verdict } from '../limiter/types.js'
-import { createWarnOnce, type WarningOptions } from '../warnings.js'
+import { messageOf } from './limiter/report.js'
+import type { Verdict } from './limiter/types.js'
+import { createWarnOnce, type WarningOptions } from './warnings.js'
+
+// At core's root rather than in adapter/: the main entry exports it (a part apps name), and an
+// export of adapter/ listed there first would put the modules it reaches (warnings, the reporter)
+// ahead of the others in every bundle, which gzip pays for (one rule on Hono +70 B).
 
 type ShadowDeniedHook<Req> = (verdict: Verdict, req: Req) => unknown
 
