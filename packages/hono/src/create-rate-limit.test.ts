@@ -318,7 +318,7 @@ describe('createRateLimit', () => {
       /proxies: expected trustedProxies/,
     )
     expect(() => createRateLimit({ algorithms, store: mapStore() } as never)).toThrow(
-      /store: expected a store factory/,
+      /store: expected memoryStore or mapStore/,
     )
     expect(() => createRateLimit(undefined as never)).toThrow(/parts: expected/)
   })

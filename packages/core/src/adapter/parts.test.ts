@@ -42,7 +42,7 @@ describe('an option needing a part the middleware was composed without', () => {
     [
       'store',
       () => composeAdapterKit({ algorithms })(RULES, {}, FRAMEWORK),
-      "store: give one here, or add store: memoryStore (or mapStore) to createRateLimit's parts",
+      "store: not composed into this middleware: add store: memoryStore or mapStore to createRateLimit's parts",
     ],
     [
       'partitionKey',

@@ -114,7 +114,7 @@ const PARTS: Readonly<
 > = {
   routes: ['routeMatching', 'targets'],
   proxies: ['trustedProxies', undefined, 'trustProxy'],
-  store: ['a store factory: memoryStore or mapStore'],
+  store: ['memoryStore or mapStore', undefined, 'store'],
   partitionKeys: ['createPartitionKeyHasher', undefined, 'partitionKey'],
   headers: ['a list such as [xRateLimitHeaders, draft7Headers]', 'write'],
   penalties: ['penalties', 'decisions'],
@@ -155,14 +155,12 @@ export function kitParts(parts: RateLimitParts): KitParts {
     ...(parts as Required<RateLimitParts>),
     ...standIns,
     families: givenFamilies([...(parts.headers ?? []), CURRENT_HEADERS]),
-    store:
-      parts.store ?? standIn('store', 'store: memoryStore (or mapStore)', 'give one here, or '),
     routes: parts.routes ?? NO_ROUTES,
     // Carried by the `concurrency` given, which concurrency rules of a limiter of the app's own
     // need as well.
     responseEnd: responseEnd
       ? () => responseEnd
-      : standIn('concurrency', 'concurrency', undefined, 'algorithms'),
+      : standIn('concurrency', 'concurrency', 'algorithms'),
   }
 }
 
@@ -197,18 +195,16 @@ function givenFamilies(all: readonly HeaderFamily[]) {
  * The refusal of an option (`field`) that needs a part the middleware was composed without:
  * names the part to `add` to createRateLimit's `list` (its parts, or its headers).
  */
-export function notComposed(
-  field: string,
-  add: string,
-  list = 'parts',
-  lead = 'not composed into this middleware: ',
-): RateLimitError {
-  return invalidOption(field, `${lead}add ${add} to createRateLimit's ${list}`)
+export function notComposed(field: string, add: string, list = 'parts'): RateLimitError {
+  return invalidOption(
+    field,
+    `not composed into this middleware: add ${add} to createRateLimit's ${list}`,
+  )
 }
 
 /** The stand-in for a part left out: refuses (`notComposed`) whatever asks it. */
-function standIn(field: string, add: string, lead?: string, list?: string): () => never {
+function standIn(field: string, add: string, list?: string): () => never {
   return () => {
-    throw notComposed(field, add, list, lead)
+    throw notComposed(field, add, list)
   }
 }
