@@ -4,13 +4,13 @@
  * installs one package.
  * @module @tollgate/hono
  */
-import {
-  type CoreOptions,
-  type Limiter,
-  type RateLimitParts,
-  type RequestHooks,
-  type RuleConfig,
-  type WidenedRulesError,
+import type {
+  CoreOptions,
+  Limiter,
+  RateLimitParts,
+  RequestHooks,
+  RuleConfig,
+  WidenedRulesError,
 } from '@tollgate/core'
 import {
   type AdapterKit,

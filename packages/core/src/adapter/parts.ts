@@ -116,7 +116,7 @@ const PARTS: Readonly<
   proxies: ['trustedProxies', undefined, 'trustProxy'],
   store: ['memoryStore or mapStore', undefined, 'store'],
   partitionKeys: ['createPartitionKeyHasher', undefined, 'partitionKey'],
-  headers: ['a list such as [xRateLimitHeaders, draft7Headers]', 'write'],
+  headers: ['a list such as [draft7Headers]', 'write'],
   penalties: ['penalties', 'decisions'],
   reservations: ['reservations', 'createSettle'],
   update: ['rulesUpdater'],
@@ -193,13 +193,11 @@ function givenFamilies(all: readonly HeaderFamily[]) {
 
 /**
  * The refusal of an option (`field`) that needs a part the middleware was composed without:
- * names the part to `add` to createRateLimit's `list` (its parts, or its headers).
+ * names the part to add (`add`) to createRateLimit's `list` (its parts, its headers or its
+ * algorithms).
  */
 export function notComposed(field: string, add: string, list = 'parts'): RateLimitError {
-  return invalidOption(
-    field,
-    `not composed into this middleware: add ${add} to createRateLimit's ${list}`,
-  )
+  return invalidOption(field, `needs ${add} in createRateLimit's ${list}`)
 }
 
 /** The stand-in for a part left out: refuses (`notComposed`) whatever asks it. */
