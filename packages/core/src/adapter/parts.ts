@@ -116,7 +116,7 @@ const PARTS: Readonly<
   store: ['a store factory: memoryStore or mapStore'],
   partitionKeys: ['createPartitionKeyHasher', undefined, 'partitionKey'],
   headers: ['a list such as [xRateLimitHeaders, draft7Headers]', 'write'],
-  penalties: ['penalties', 'decisions'],
+  penalties: ['penalties', 'verdict'],
   reservations: ['reservations', 'createSettle'],
   update: ['rulesUpdater'],
   figures: ['clientFigures', undefined, 'figures'],

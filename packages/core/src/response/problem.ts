@@ -118,15 +118,6 @@ export function loadShedProblem(retryAfter: number): ProblemDetails {
 export const MISSING_IDENTITY =
   'This endpoint is rate-limited per client identity (such as an API key or a signed-in user), and the request carries none.'
 
-/** 403 `detail`: the client is on the limiter's `denyList`; no rule was consulted, so no Retry-After. */
-export const DENY_LISTED = 'This client is not allowed to use this API.'
-
-/**
- * 403 `detail`: a rule's penalty blocks the client, whose offences reached the rule's
- * `forbidAfter`. The block still ends: `retryAfter` (and `Retry-After`) say when.
- */
-export const PENALTY_FORBIDDEN = 'Blocked after repeated requests over the rate limit.'
-
 /** 400: a request whose cost exceeds a rule's capacity; it can never pass, so no Retry-After. */
 export function costExceedsCapacityProblem(rule: string | undefined): ProblemDetails {
   const which = rule === undefined ? 'a rate-limit rule' : `the rate-limit rule "${rule}"`
