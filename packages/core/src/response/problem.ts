@@ -35,28 +35,29 @@ export type ViolatedPolicy = {
   quotaBody: readonly [retryAfter: number, body: string] | undefined
 }
 
-/** The titles by status: the draft's problem types' titles, else the status phrase. */
-const TITLES: Readonly<Record<number, string>> = {
-  400: 'Bad Request',
-  401: 'Unauthorized',
-  403: 'Forbidden',
-  429: 'Quota Exceeded',
-  503: 'Temporary Reduced Capacity',
-}
-
 /**
  * Every problem Tollgate sends, in one shape: its type and title follow from the status; with
  * `retryAfter`, the detail ends by saying when to retry. Members are added in the order the
  * body lists them, only when given.
  */
 export function problem(
-  status: number,
+  status: 400 | 401 | 403 | 429 | 503,
   detail: string,
   code?: string,
   retryAfter?: number,
   policies?: readonly string[],
 ): ProblemDetails {
-  const title = TITLES[status]!
+  // The draft's problem types' titles (429, 503), else the status phrase.
+  const title =
+    status < 401
+      ? 'Bad Request'
+      : status < 403
+        ? 'Unauthorized'
+        : status < 429
+          ? 'Forbidden'
+          : status < 503
+            ? 'Quota Exceeded'
+            : 'Temporary Reduced Capacity'
   const details: { -readonly [K in keyof ProblemDetails]: ProblemDetails[K] } = {
     // The draft's two types (429, 503) are named after their titles; the others are plain.
     type: status < 429 ? 'about:blank' : DRAFT_TYPES + title.toLowerCase().replace(/ /g, '-'),

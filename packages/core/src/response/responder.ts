@@ -232,7 +232,7 @@ export function composeResponder(options: ResponderOptions, parts: ResponderPart
       if (expose !== undefined && headers.length > 0) headers.push(expose)
       return { allowed: true, status: undefined, headers, body: undefined, problem: undefined }
     }
-    const { reason, deciding } = verdict
+    const { reason, deciding, refusal } = verdict
     const nameOf = (d: RuleDecision) => policyFields(d).name
     if (reason === 'store-unavailable') {
       // The limiter's made-up denials carry its storeErrorRetryAfterMs.
@@ -248,8 +248,7 @@ export function composeResponder(options: ResponderOptions, parts: ResponderPart
     const retryAfter = retryAfterSeconds(
       deciding?.retryAfterMs ?? Math.max(0, ...violated.map((d) => d.retryAfterMs ?? 0)),
     )
-    const refusal = verdict.refusal
-    if (refusal !== undefined) {
+    if (refusal) {
       // A part's own 403 (the deny list, a penalty's forbidAfter): its texts come with the
       // verdict, so that a responder of an app without that part holds none of them.
       return refuse(
