@@ -294,6 +294,8 @@ describe('bundle size budget (minified + gzip)', () => {
       'store/figure-tables.ts',
       // the look at what rateLimit's first request is handed (ERR_RL_WRONG_FRAMEWORK)
       'adapter/framework-shape.ts',
+      // the guard of the onShadowDenied hook (shadowHook: shadowDeniedHook)
+      'shadow-hook.ts',
     ]
     expect(parts.filter((part) => held(`core/src/${part}`))).toEqual([])
     // From dist too, where modules share chunks: neither the proxies part (its walk, its watch for
@@ -303,6 +305,7 @@ describe('bundle size budget (minified + gzip)', () => {
       'WARN_FORWARDED_HEADERS_IGNORED',
       'mounted on what looks like',
       'WARN_TRUST_ALL',
+      'WARN_ON_SHADOW_DENIED_THREW',
     ]) {
       expect(code).not.toContain(left)
     }

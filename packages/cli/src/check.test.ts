@@ -109,7 +109,7 @@ describe('tollgate check on broken rules files', () => {
     [
       'two-problems.yaml',
       [
-        '3 problems in the rules',
+        '3 problems:',
         'rule "login": limit: expected a whole number ≥ 1, got -5',
         'did you mean "leaky_bucket"?',
       ],

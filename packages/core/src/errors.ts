@@ -84,11 +84,7 @@ export class RateLimitError extends Error {
  * builds can both be loaded in one process, so `instanceof` alone is not enough).
  */
 export function isRateLimitError(error: unknown): error is RateLimitError {
-  return (
-    error instanceof RateLimitError ||
-    (typeof error === 'object' &&
-      error !== null &&
-      (error as { name?: unknown }).name === 'RateLimitError' &&
-      typeof (error as { code?: unknown }).code === 'string')
-  )
+  // Every RateLimitError has both; an error of another copy of the package is no instance.
+  const { name, code } = (error ?? {}) as { name?: unknown; code?: unknown }
+  return name === 'RateLimitError' && typeof code === 'string'
 }

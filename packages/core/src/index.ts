@@ -161,6 +161,7 @@ export {
   type WindowRule,
   type WindowRuleConfig,
 } from './rules/index.js'
+export { shadowDeniedHook } from './shadow-hook.js'
 export {
   type FallbackStats,
   type FallbackStore,

@@ -99,7 +99,7 @@ describe('createRateLimit', () => {
       const error = refusal(() => composed(perIp, options))
       expect(isRateLimitError(error) && error.code).toBe('ERR_RL_INVALID_OPTION')
       expect(isRateLimitError(error) && error.field).toBe(field)
-      expect(String(error)).toContain(`add ${part} to createRateLimit's headers`)
+      expect(String(error)).toContain(`needs ${part} in createRateLimit's headers`)
     }
     expect(() => composed(perIp, { standardHeaders: 'draft-5' as never })).toThrow(
       /standardHeaders: expected one of false, "draft-6"/,
@@ -136,8 +136,7 @@ describe('createRateLimit', () => {
       {
         rule: 'log',
         field: 'algorithm',
-        problem:
-          "sliding_log is not among this limiter's algorithms: add it to the algorithms option",
+        problem: 'sliding_log is not in the algorithms option: add it',
       },
     ])
     const both = createRateLimit({
@@ -293,7 +292,7 @@ describe('createRateLimit', () => {
     const error = refusal(() => without(limiter))
     expect(isRateLimitError(error) && error.field).toBe('concurrency')
     expect(String(error)).toContain(
-      "concurrency: not composed into this middleware: add concurrency to createRateLimit's algorithms",
+      "concurrency: needs concurrency in createRateLimit's algorithms",
     )
     expect(() => createRateLimit({ algorithms: { concurrency } })(limiter)).not.toThrow()
   })
@@ -318,7 +317,7 @@ describe('createRateLimit', () => {
       /proxies: expected trustedProxies/,
     )
     expect(() => createRateLimit({ algorithms, store: mapStore() } as never)).toThrow(
-      /store: expected a store factory/,
+      /store: expected memoryStore or mapStore/,
     )
     expect(() => createRateLimit(undefined as never)).toThrow(/parts: expected/)
   })

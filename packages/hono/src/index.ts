@@ -4,14 +4,13 @@
  * installs one package.
  * @module @tollgate/hono
  */
-import {
-  type CoreOptions,
-  isRateLimitError,
-  type Limiter,
-  type RateLimitParts,
-  type RequestHooks,
-  type RuleConfig,
-  type WidenedRulesError,
+import type {
+  CoreOptions,
+  Limiter,
+  RateLimitParts,
+  RequestHooks,
+  RuleConfig,
+  WidenedRulesError,
 } from '@tollgate/core'
 import {
   type AdapterKit,
@@ -109,20 +108,15 @@ function middleware(
 
   // Not an async function: with the memory store, an admitted request chains one promise on
   // `next()`, where an async function would add its own promise and the state of its awaits.
-  // Whatever throws still reaches Hono as a rejection, as from an async function.
+  // What `enter` throws (a hook's error; on another framework, ERR_RL_WRONG_FRAMEWORK or the
+  // TypeError of what it misses) is thrown as it is: Hono handles a middleware's throw as it
+  // does a rejection, and Express 4, which ignores a returned promise, catches a throw.
   return withUpdate(function tollgate(c, next) {
-    try {
-      const exchange = kit.enter(c, undefined)
-      if (exchange === undefined) return next()
-      const ready = exchange.ready
-      return ready === exchange
-        ? finish(c, next, exchange)
-        : (ready as Promise<Exchange<Context, unknown>>).then((decided) => finish(c, next, decided))
-    } catch (error) {
-      // Mounted on another framework, the error is thrown as it is: Express 4 ignores a
-      // returned promise, and would leave the rejection unhandled.
-      if (isRateLimitError(error) && error.code === 'ERR_RL_WRONG_FRAMEWORK') throw error
-      return Promise.reject(error)
-    }
+    const exchange = kit.enter(c, undefined)
+    if (exchange === undefined) return next()
+    const ready = exchange.ready
+    return ready === exchange
+      ? finish(c, next, exchange)
+      : (ready as Promise<Exchange<Context, unknown>>).then((decided) => finish(c, next, decided))
   }, kit)
 }

@@ -40,7 +40,9 @@ describe('@tollgate/hono: middleware.update', () => {
     const algorithms = { token_bucket: tokenBucket }
     const plain = { ...options, legacyHeaders: false }
     const bare = createRateLimit({ algorithms, store: mapStore })(perIp(3), plain)
-    expect(() => bare.update(perIp(6))).toThrow(/update: .*add update: rulesUpdater/)
+    expect(() => bare.update(perIp(6))).toThrow(
+      /update: needs update: rulesUpdater in createRateLimit/,
+    )
     const limit = createRateLimit({ algorithms, store: mapStore, update: rulesUpdater })(
       perIp(3),
       plain,

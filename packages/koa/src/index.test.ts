@@ -262,6 +262,6 @@ describe('createRateLimit (Koa)', () => {
     const log: RuleConfig[] = [
       { id: 'log', match: { identity: 'ip' }, algorithm: 'sliding_log', limit: 1, window: '1s' },
     ]
-    expect(() => composed(log)).toThrow(/sliding_log is not among this limiter's algorithms/)
+    expect(() => composed(log)).toThrow(/sliding_log is not in the algorithms option/)
   })
 })

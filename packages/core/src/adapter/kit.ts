@@ -17,6 +17,7 @@ import { FOREIGN_OPTIONS } from '../options/foreign-options.js'
 import { invalidOption } from '../options/option-values.js'
 import { composeResponder } from '../response/responder.js'
 import type { RuleConfig } from '../rules/types.js'
+import { shadowDeniedHook } from '../shadow-hook.js'
 import { memoryStore } from '../store/memory-store.js'
 import { createWarnOnce } from '../warnings.js'
 import { WEB_RESPONSE_END } from '../web-response-end.js'
@@ -25,7 +26,6 @@ import { type AdapterKit, requestEntry, type Shared } from './exchange.js'
 import { guardFramework } from './framework-shape.js'
 import { checkAdapterOptions, type KitOptions, limiterOptionsOf } from './options.js'
 import { type KitParts, kitParts, notComposed, type RateLimitParts } from './parts.js'
-import { guardShadowDeniedHook } from './shadow-hook.js'
 import { releasesSlots } from './slots.js'
 import type { Framework } from './types.js'
 
@@ -69,6 +69,7 @@ export function createAdapterKit<Req, Res>(
     reservations,
     update: rulesUpdater,
     figures: clientFigures,
+    shadowHook: shadowDeniedHook,
     responseEnd: () => WEB_RESPONSE_END,
     localFallback,
   })
@@ -139,7 +140,8 @@ function buildKit<Req, Res>(
   } = {
     limiter,
     responder,
-    onShadowDenied: guardShadowDeniedHook(options),
+    // Guarded by the part a composed middleware is given for it (a stand-in refuses the option).
+    onShadowDenied: options.onShadowDenied && parts.shadowHook(options),
     ownAnswer: options.onLimited !== undefined,
     refundIf,
     shedder,

@@ -42,37 +42,42 @@ describe('an option needing a part the middleware was composed without', () => {
     [
       'store',
       () => composeAdapterKit({ algorithms })(RULES, {}, FRAMEWORK),
-      "store: give one here, or add store: memoryStore (or mapStore) to createRateLimit's parts",
+      "store: needs store: memoryStore or mapStore in createRateLimit's parts",
     ],
     [
       'partitionKey',
       () => kit(RULES, { partitionKey: true }, FRAMEWORK),
-      "partitionKey: not composed into this middleware: add partitionKeys: createPartitionKeyHasher to createRateLimit's parts",
+      "partitionKey: needs partitionKeys: createPartitionKeyHasher in createRateLimit's parts",
     ],
     [
       'trustProxy',
       () => kit(RULES, { trustProxy: 'loopback' }, FRAMEWORK),
-      "trustProxy: not composed into this middleware: add proxies: trustedProxies to createRateLimit's parts",
+      "trustProxy: needs proxies: trustedProxies in createRateLimit's parts",
     ],
     [
       'figures',
       () => kit(RULES, { figures: { 'per-key': { of: () => ({ burst: 10 }) } } }, FRAMEWORK),
-      "figures: not composed into this middleware: add figures: clientFigures to createRateLimit's parts",
+      "figures: needs figures: clientFigures in createRateLimit's parts",
+    ],
+    [
+      'onShadowDenied',
+      () => kit(RULES, { onShadowDenied: () => undefined }, FRAMEWORK),
+      "onShadowDenied: needs shadowHook: shadowDeniedHook in createRateLimit's parts",
     ],
     [
       'update',
       () => kit(RULES, {}, FRAMEWORK).update(RULES),
-      "update: not composed into this middleware: add update: rulesUpdater to createRateLimit's parts",
+      "update: needs update: rulesUpdater in createRateLimit's parts",
     ],
     [
       'legacyHeaders',
       () => kit(RULES, { legacyHeaders: true }, FRAMEWORK),
-      "legacyHeaders: not composed into this middleware: add xRateLimitHeaders to createRateLimit's headers",
+      "legacyHeaders: needs xRateLimitHeaders in createRateLimit's headers",
     ],
     [
       'standardHeaders',
       () => kit(RULES, { standardHeaders: 'draft-6' }, FRAMEWORK),
-      "standardHeaders: not composed into this middleware: add draft6Headers to createRateLimit's headers",
+      "standardHeaders: needs draft6Headers in createRateLimit's headers",
     ],
   ])('is refused: %s', (field, start, text) => {
     expect(refusal(start)).toEqual({

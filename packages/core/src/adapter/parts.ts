@@ -14,6 +14,7 @@ import type { rulesUpdater } from '../limiter/update.js'
 import { invalidOption } from '../options/option-values.js'
 import { refuseUnknownOptions } from '../options/unknown-options.js'
 import type { ResponderParts } from '../response/responder.js'
+import type { shadowDeniedHook } from '../shadow-hook.js'
 import type { Store } from '../store/types.js'
 import type { WebResponseEnd } from '../web-response-end.js'
 
@@ -86,6 +87,12 @@ export type RateLimitParts = {
    * @default none: a rule with `onStoreError: 'fallback'` is refused
    */
   readonly localFallback?: FallbackPart | undefined
+  /**
+   * `shadowDeniedHook`, for the `onShadowDenied` option (the app's hook, kept from failing a
+   * request).
+   * @default none: `onShadowDenied` is refused, naming this part
+   */
+  readonly shadowHook?: typeof shadowDeniedHook | undefined
 }
 
 /**
@@ -95,6 +102,7 @@ export type RateLimitParts = {
 export type KitParts = LimiterParts &
   ResponderParts & {
     readonly proxies: ProxyTrust
+    readonly shadowHook: typeof shadowDeniedHook
     /**
      * How a fetch runtime's adapter follows a response holding slots to its end: the full kit's
      * own, a composed one's carried by the `concurrency` it was given; refuses (`notComposed`)
@@ -113,14 +121,15 @@ const PARTS: Readonly<
 > = {
   routes: ['routeMatching', 'targets'],
   proxies: ['trustedProxies', undefined, 'trustProxy'],
-  store: ['a store factory: memoryStore or mapStore'],
+  store: ['memoryStore or mapStore', undefined, 'store'],
   partitionKeys: ['createPartitionKeyHasher', undefined, 'partitionKey'],
-  headers: ['a list such as [xRateLimitHeaders, draft7Headers]', 'write'],
+  headers: ['a list such as [draft7Headers]', 'write'],
   penalties: ['penalties', 'verdict'],
   reservations: ['reservations', 'createSettle'],
   update: ['rulesUpdater'],
   figures: ['clientFigures', undefined, 'figures'],
   localFallback: ['localFallback', 'decide'],
+  shadowHook: ['shadowDeniedHook', undefined, 'onShadowDenied'],
 }
 
 /** An app's parts, checked, with the refusals standing in for those it left out. */
@@ -154,14 +163,12 @@ export function kitParts(parts: RateLimitParts): KitParts {
     ...(parts as Required<RateLimitParts>),
     ...standIns,
     families: givenFamilies([...(parts.headers ?? []), CURRENT_HEADERS]),
-    store:
-      parts.store ?? standIn('store', 'store: memoryStore (or mapStore)', 'give one here, or '),
     routes: parts.routes ?? NO_ROUTES,
     // Carried by the `concurrency` given, which concurrency rules of a limiter of the app's own
     // need as well.
     responseEnd: responseEnd
       ? () => responseEnd
-      : standIn('concurrency', 'concurrency', undefined, 'algorithms'),
+      : standIn('concurrency', 'concurrency', 'algorithms'),
   }
 }
 
@@ -194,20 +201,16 @@ function givenFamilies(all: readonly HeaderFamily[]) {
 
 /**
  * The refusal of an option (`field`) that needs a part the middleware was composed without:
- * names the part to `add` to createRateLimit's `list` (its parts, or its headers).
+ * names the part to add (`add`) to createRateLimit's `list` (its parts, its headers or its
+ * algorithms).
  */
-export function notComposed(
-  field: string,
-  add: string,
-  list = 'parts',
-  lead = 'not composed into this middleware: ',
-): RateLimitError {
-  return invalidOption(field, `${lead}add ${add} to createRateLimit's ${list}`)
+export function notComposed(field: string, add: string, list = 'parts'): RateLimitError {
+  return invalidOption(field, `needs ${add} in createRateLimit's ${list}`)
 }
 
 /** The stand-in for a part left out: refuses (`notComposed`) whatever asks it. */
-function standIn(field: string, add: string, lead?: string, list?: string): () => never {
+function standIn(field: string, add: string, list?: string): () => never {
   return () => {
-    throw notComposed(field, add, list, lead)
+    throw notComposed(field, add, list)
   }
 }

@@ -37,7 +37,3 @@ export function greatestCommonDivisor(a: number, b: number): number {
   }
   return a
 }
-
-export function isSafeCount(value: unknown): value is number {
-  return Number.isSafeInteger(value) && (value as number) >= 1
-}

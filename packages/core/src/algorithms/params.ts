@@ -1,7 +1,7 @@
 import { RateLimitError } from '../errors.js'
-import { shown } from '../options/option-values.js'
+import { whole } from '../options/option-values.js'
 import { refuseUnknownOptions } from '../options/unknown-options.js'
-import { greatestCommonDivisor, isSafeCount, MAX_FIELD_INTEGER, MAX_TIME_MS } from './integer.js'
+import { greatestCommonDivisor, MAX_FIELD_INTEGER, MAX_TIME_MS } from './integer.js'
 
 /** A rate rule: `rate` units every `periodMs` (default one second), bursts of up to `burst`. */
 export type RateParams = {
@@ -71,9 +71,9 @@ export function invalid(field: string, message: string): RateLimitError {
  * What is wrong with a count (a rate, a burst, a limit): the one check of it, made by the rules
  * (every rule's problems reported at once) and by the factories (called from JavaScript) alike.
  */
-export function countProblem(value: unknown): string | undefined {
-  return isSafeCount(value) ? undefined : `expected a whole number ≥ 1, got ${shown(value)}`
-}
+export const countProblem: (value: unknown) => string | undefined = /* @__PURE__ */ whole({
+  min: 1,
+})
 
 /**
  * A whole number ≥ 1; `sendable`: one sent in rate-limit fields (a limit, a burst, a rate as the
@@ -98,10 +98,7 @@ export function scaleRate(params: RateParams): ScaledRate {
   const capacity = burst * unitsPerToken
   // Sums of two capacities and of a capacity and a time must stay exact.
   if (capacity * 2 + MAX_TIME_MS > Number.MAX_SAFE_INTEGER) {
-    throw invalid(
-      'burst',
-      'needs integers beyond 2^53 at this rate: lower the burst or simplify the rate',
-    )
+    throw invalid('burst', 'too large for this rate: lower it or simplify the rate')
   }
   return { burst, unitsPerMs, unitsPerToken, capacity, periodMs, rate }
 }

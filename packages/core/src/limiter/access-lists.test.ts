@@ -107,7 +107,7 @@ describe('allow and deny lists', () => {
       'lists not made by accessLists',
       () => createLimiter({ rules: [RULE], lists: { deny: {} } as never }),
       'lists',
-      'expected accessLists({ allow, deny })',
+      'expected accessLists()',
     ],
   ]
   it.each(refusals)('refuses %s at start-up, naming the field', (_what, make, field, message) => {

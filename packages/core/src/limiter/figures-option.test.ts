@@ -105,7 +105,7 @@ describe('the figures option, checked at start-up', () => {
       user: () => undefined,
     }
     expect(() => createKit([BUCKET], { figures: { 'per-key': { of } } }, framework)).toThrow(
-      /figures: .*add figures: clientFigures to createRateLimit's parts/,
+      /figures: needs figures: clientFigures in createRateLimit's parts/,
     )
     const withPart = composeAdapterKit({
       algorithms: { token_bucket: tokenBucket },

@@ -2,21 +2,10 @@ import { didYouMean } from '../closest-name.js'
 import { invalidOption, shown } from '../options/option-values.js'
 import { type RuleIssue, RuleValidationError } from '../rules/issues.js'
 import type { Rule } from '../rules/types.js'
-import { identityNameProblem, ownValue } from '../rules/validate-match.js'
+import { identityNameProblem } from '../rules/validate-match.js'
 
 /** The identities the adapters derive themselves. */
 const BUILT_IN_IDENTITIES: readonly string[] = ['ip', 'api_key', 'user']
-
-/** Names people write for a built-in identity that are too far from it for a typo. */
-const HINTS: Readonly<Record<string, string>> = {
-  key: 'api_key',
-  token: 'api_key',
-  address: 'ip',
-  client_ip: 'ip',
-  ip_address: 'ip',
-  remote_address: 'ip',
-  account_id: 'user',
-}
 
 /**
  * Refuses, at start-up, a rule keyed on an identity that nothing provides: neither built in
@@ -40,8 +29,12 @@ export function checkIdentityNames(
   return known
 }
 
+/**
+ * A name close to a known one is answered with it; any other (`key`, `ip_address`) with nothing
+ * more than the built-in names the text lists.
+ */
 export function unknownIdentity(name: string, known: readonly string[]): string {
-  const hint = didYouMean(name, known, 'nothing provides it', ownValue(HINTS, name.toLowerCase()))
+  const hint = didYouMean(name, known, 'nothing provides it')
   return `no identity "${name}": ${hint} (built in: ${BUILT_IN_IDENTITIES.join(', ')}; one of your own: customIdentities: ["${name}"])`
 }
 
@@ -53,7 +46,7 @@ function declaredNames(value: unknown): readonly string[] {
       typeof name !== 'string'
         ? `expected a list of identity names, got ${shown(value)}`
         : (identityNameProblem(name) ??
-          (BUILT_IN_IDENTITIES.includes(name) ? `"${name}" is built in; list only your own` : ''))
+          (BUILT_IN_IDENTITIES.includes(name) ? `"${name}" is built in` : ''))
     if (problem !== '') throw invalidOption('customIdentities', problem)
   }
   return value as string[]

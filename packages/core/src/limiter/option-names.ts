@@ -17,6 +17,8 @@ export const STORE: OptionKind = methods(['consume', 'refund'], 'a Store')
  * Typed as a record of the option type's keys: adding an option to the type without listing it
  * here does not compile.
  */
+const TIMER_MS: OptionKind = /* @__PURE__ */ whole({ min: 1, max: 2 ** 31 - 1, unit: 'ms' })
+
 export const LIMITER_KINDS: { readonly [K in keyof LimiterOptions]-?: OptionKind | 0 } = {
   rules: 0,
   // Null reads as no store: the default one.
@@ -28,14 +30,10 @@ export const LIMITER_KINDS: { readonly [K in keyof LimiterOptions]-?: OptionKind
   logger: (value) => (value === false ? undefined : methods(['warn'], '{ warn(message) }')(value)),
   onError: 0,
   storeErrorRetryAfterMs: whole({ min: 1, unit: 'ms' }),
-  // Timers take at most 2^31 − 1 ms; beyond that they fire at once.
-  storeTimeoutMs: (value) =>
-    value === false ||
-    (Number.isSafeInteger(value) && (value as number) >= 1 && (value as number) < 2 ** 31)
-      ? undefined
-      : `expected whole ms from 1 to 2147483647, or false, got ${shown(value)}`,
+  // Timers take at most 2^31 − 1 ms; beyond that they fire at once. False: no deadline.
+  storeTimeoutMs: (value) => (value === false ? undefined : TIMER_MS(value)),
   customIdentities: 0,
-  lists: methods(['compile'], 'accessLists({ allow, deny })'),
+  lists: methods(['compile'], 'accessLists()'),
   figures: 0,
 }
 

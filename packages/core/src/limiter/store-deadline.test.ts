@@ -194,7 +194,7 @@ describe('storeTimeoutMs', () => {
     (value) => {
       expect(() =>
         createLimiter({ rules: [rule('r', 'open')], storeTimeoutMs: value as number }),
-      ).toThrow(/storeTimeoutMs: expected whole ms from 1 to 2147483647, or false, got /)
+      ).toThrow(/storeTimeoutMs: expected a whole number of ms from 1 to 2147483647, got /)
     },
   )
 })

@@ -133,7 +133,7 @@ function oldLimiter(options: Options): void {
   if (!validTimeout) {
     throw invalidOption(
       'storeTimeoutMs',
-      `expected whole ms from 1 to 2147483647, or false, got ${shown(timeout)}`,
+      `expected a whole number of ms from 1 to 2147483647, got ${shown(timeout)}`,
     )
   }
   const logger = options.logger
@@ -141,7 +141,7 @@ function oldLimiter(options: Options): void {
     checkMethods('logger', logger, ['warn'], '{ warn(message) }')
   }
   const lists = options.lists
-  if (lists !== undefined) checkMethods('lists', lists, ['compile'], 'accessLists({ allow, deny })')
+  if (lists !== undefined) checkMethods('lists', lists, ['compile'], 'accessLists()')
 }
 
 /** createResponder's checks, in their order. */

@@ -52,7 +52,7 @@ export function nearestOption(
   return didYouMean(name, known, `known ${noun}s: ${known.join(', ')}`, guess)
 }
 
-/** Problems as one message: the one, or how many (`of`, e.g. ` in the rules`) and each on its line. */
-export function problemList(lines: readonly string[], of = ''): string {
-  return lines.length === 1 ? lines[0]! : `${lines.length} problems${of}:\n  ${lines.join('\n  ')}`
+/** Problems as one message: the one, or how many and each on its line (a rule's names the rule). */
+export function problemList(lines: readonly string[]): string {
+  return lines.length === 1 ? lines[0]! : `${lines.length} problems:\n  ${lines.join('\n  ')}`
 }

@@ -20,12 +20,12 @@ export function toMilliseconds(value: Duration | unknown): number | string {
   if (match === null) {
     return typeof value === 'number'
       ? `a bare number has no unit: write '${value}s' or '${value}ms'`
-      : `expected a duration such as '500ms', '60s', '1m', '1h' or '1 day', got ${shown(value)}`
+      : `expected a duration such as '500ms', '60s' or '1h', got ${shown(value)}`
   }
   const [, amount, ...units] = match
   const ms = wholeMilliseconds(Number(amount) * UNIT_MS[units.findIndex(Boolean)]!)
   return ms === undefined || ms <= 0
-    ? `expected a duration > 0 in whole ms, got ${JSON.stringify(value)}`
+    ? `expected a duration > 0 in whole ms, got ${shown(value)}`
     : ms
 }
 

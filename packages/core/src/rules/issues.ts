@@ -21,7 +21,7 @@ export class RuleValidationError extends RateLimitError {
   readonly issues: readonly RuleIssue[]
 
   constructor(issues: readonly RuleIssue[]) {
-    const message = problemList(issues.map(formatIssue), ' in the rules')
+    const message = problemList(issues.map(formatIssue))
     // The first issue names the rule and the field.
     super('ERR_RL_INVALID_RULE', message, issues[0])
     this.issues = issues

@@ -30,7 +30,7 @@ export function validateCosts(
   const defaultCost = check(cost, labels.cost)
   const fieldOf = (route: string) => `${label}[${JSON.stringify(route)}]`
   if (!isRecord(costByRoute)) {
-    issue(label, `expected an object of route → cost, got ${shown(costByRoute)}`)
+    issue(label, `expected { route: cost }, got ${shown(costByRoute)}`)
   }
   return {
     cost: defaultCost,

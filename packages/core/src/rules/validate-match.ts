@@ -27,24 +27,24 @@ export function validateMatch(
   }
   refuseUnknownFields(value, MATCH_FIELDS, (field, problem) => issue(`match.${field}`, problem))
   const given = value as { readonly [K in (typeof MATCH_FIELDS)[number]]?: unknown }
-  const list = (field: (typeof MATCH_FIELDS)[number], what: string, check: ItemCheck) =>
-    listOf(given[field], `match.${field}`, what, issue, check)
+  const list = (field: (typeof MATCH_FIELDS)[number], check: ItemCheck) =>
+    listOf(given[field], `match.${field}`, issue, check)
   let identity: string[] | undefined = []
   if (given.identity !== undefined) {
-    identity = list('identity', 'identity names', identityNameProblem)
+    identity = list('identity', identityNameProblem)
     if (identity !== undefined && unique(identity).length !== identity.length) {
-      issue('match.identity', `names an identity twice: ${identity.join(', ')}`)
+      issue('match.identity', 'names an identity twice')
     }
   } else if (!anyIdentity) {
     issue('match.identity', 'required: ip, api_key, user or your own')
   }
-  const plan = list('plan', 'plan names', (plan) => (plan === '' ? 'empty plan name' : undefined))
-  const method = list('method', 'methods', (method) =>
+  const plan = list('plan', (plan) => (plan === '' ? 'empty plan name' : undefined))
+  const method = list('method', (method) =>
     HTTP_METHODS.includes(method.toUpperCase())
       ? undefined
-      : `unknown method ${JSON.stringify(method)} (known: ${HTTP_METHODS.join(', ')})`,
+      : `unknown method ${JSON.stringify(method)}`,
   )?.map((name) => name.toUpperCase())
-  const route = list('route', 'routes', (route) => routes.checkRoute(route, method))?.map(
+  const route = list('route', (route) => routes.checkRoute(route, method))?.map(
     (text) => (routes.parseRoute(text) as { text: string }).text,
   )
   return definedOnly({
@@ -63,12 +63,12 @@ export function definedOnly<T extends Record<string, unknown>>(record: T): T {
 
 export function identityNameProblem(name: string): string | undefined {
   if (!IDENTITY_NAME.test(name)) {
-    return `bad identity name ${JSON.stringify(name)} (letters, digits, _ and -)`
+    return `expected an identity name matching ${IDENTITY_NAME}, got ${JSON.stringify(name)}`
   }
   // Identities are looked up by name on a plain object, where these names find the built-in
   // every object inherits instead of a value: all requests would share one key.
   if (name in Object.prototype) {
-    return `reserved identity name ${JSON.stringify(name)} (every object has it)`
+    return `reserved identity name ${JSON.stringify(name)}`
   }
   return undefined
 }
@@ -83,14 +83,13 @@ type ItemCheck = (item: string) => string | undefined
 function listOf(
   value: unknown,
   field: string,
-  what: string,
   issue: IssueSink,
   check: ItemCheck,
 ): string[] | undefined {
   if (value === undefined) return undefined
   const items = typeof value === 'string' ? [value] : value
   // Not a list, or a list of something else: refused once, showing the value.
-  const expected = `expected ${what} (a string or a non-empty list), got ${shown(value)}`
+  const expected = `expected a string or a non-empty list of strings, got ${shown(value)}`
   if (!Array.isArray(items) || items.length === 0) {
     issue(field, expected)
     return undefined

@@ -128,7 +128,8 @@ export function validateRule(
     fail(labels[field], `expected ${what}, got ${shown(fields[field])}`)
   const { id, description, version } = fields
   if (typeof id !== 'string' || !ID.test(id)) {
-    expected('id', '1–64 letters, digits, ".", "_" or "-", first a letter or digit')
+    // The pattern itself: 1–64 letters, digits, '.', '_' or '-', first a letter or digit.
+    expected('id', `an id matching ${ID}`)
   }
   if (description !== undefined && typeof description !== 'string')
     expected('description', 'a string')
@@ -150,12 +151,9 @@ export function validateRule(
   const params = validateParams(fields, labels, fail, algorithms)
   const costs = validateCosts(fields, labels, params?.algorithm.limit, fail, routes)
   // Without the reservations part, a rule that settles is refused once compiled, naming it.
-  const reservations = readers.reservations
-  const settle = reservations
-    ? reservations.validateSettle(fields.settle, labels.settle, params, fail)
-    : fields.settle === false
-      ? undefined
-      : fields.settle
+  const settle =
+    readers.reservations?.validateSettle(fields.settle, labels.settle, params, fail) ??
+    (fields.settle === false ? undefined : fields.settle)
   // A penalty is read by the limiter's penalties part, and refused by a limiter without one.
   const readPenalty = readers.penalties?.validate
   let penalty: unknown
@@ -198,7 +196,7 @@ const VALIDATED: unique symbol = Symbol.for('tollgate.validated-rule') as never
  * anew.
  */
 export function isValidatedRule(value: Record<string, unknown>): value is Rule {
-  return Object.isFrozen(value) && Object.hasOwn(value, VALIDATED)
+  return Object.hasOwn(value, VALIDATED)
 }
 
 type Params = {
@@ -241,19 +239,16 @@ function validateParams(
     ok = false
     issue(field, problem)
   }
-  for (const field of FACTORY_FIELDS) {
-    if (
-      fields[field] !== undefined &&
-      !wanted.includes(field as ParamField) &&
-      !reader?.takes.includes(field as OwnField)
-    ) {
-      fail(labels[field], `not used by ${name}; remove it`)
-    }
-  }
   const values: RuleFieldValues & { [K in ParamField]?: number | string } = {}
-  for (const field of wanted) {
+  // Each field a factory takes: the algorithm's parameters read here, the fields of its own left
+  // to its reader, any other refused.
+  for (const field of FACTORY_FIELDS as readonly (ParamField | OwnField)[]) {
     const value = fields[field]
-    if (value === REPORTED) ok = false
+    if (!wanted.includes(field as ParamField)) {
+      if (value !== undefined && !reader?.takes.includes(field as OwnField)) {
+        fail(labels[field], `not used by ${name}`)
+      }
+    } else if (value === REPORTED) ok = false
     else if (value === undefined) {
       if (field === 'period') values.period = 1000
       else fail(labels[field], `required by ${name}`)
@@ -265,7 +260,7 @@ function validateParams(
           ? toMilliseconds(value)
           : (countProblem(value) ?? (value as number))
       if (typeof checked === 'string') fail(labels[field], checked)
-      else values[field] = checked
+      else values[field as ParamField] = checked
     }
   }
   // An algorithm with fields of its own reads them: the access it is handed is made only then.
@@ -281,9 +276,10 @@ function validateParams(
     return { algorithm, reader, model: { algorithm: name, ...values } }
   } catch (error) {
     if (!isRateLimitError(error)) throw error
-    const named = error.field?.replace(/Ms$/, '').replace(/^calendar$/, 'window') as ParamField
-    const field = FACTORY_FIELDS.includes(named) ? named : 'algorithm'
-    issue(labels[field], error.message.replace(/^\[tollgate\] [A-Za-z]+: /, ''))
+    // A factory names its parameter (`periodMs`, `calendar`); one no rule field holds (a
+    // fixed window's `anchor`), the algorithm.
+    const field = error.field?.replace(/Ms$/, '').replace('calendar', 'window')
+    issue(labels[field as ParamField] ?? labels.algorithm, error.message.replace(/^\S+ \w+: /, ''))
     return undefined
   }
 }
@@ -309,7 +305,7 @@ function build(
 }
 
 function notGiven(name: AlgorithmName): string {
-  return `${name} is not among this limiter's algorithms: add it to the algorithms option`
+  return `${name} is not in the algorithms option: add it`
 }
 
 /**

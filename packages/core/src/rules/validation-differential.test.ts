@@ -51,6 +51,12 @@ const CHANGED: readonly RegExp[] = [
   /the largest a RateLimit field can carry/,
   /needs integers beyond 2\^53/,
   /^expected a whole number ≥ 1, got/,
+  // Later: an unknown match method without the list of methods, an identity name malformed or
+  // named twice.
+  /^unknown method "[^"]*" \(known: /,
+  /^bad identity name /,
+  /^names an identity twice: /,
+  /^expected an object of route → cost/,
   // A list or an object is now shown as JSON (`got [1]`), as options show values.
   /got (a list|an object)$/,
   /got (a list|an object);/,

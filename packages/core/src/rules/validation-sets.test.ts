@@ -61,7 +61,11 @@ describe('rule matches, costs, policies and rule sets', () => {
       'costByRoute["/v1/export"]',
       'the same route as "/v1/Export", given twice',
     )
-    expectOne(code({ ...bucket, costByRoute: [1] }), 'costByRoute', 'expected an object')
+    expectOne(
+      code({ ...bucket, costByRoute: [1] }),
+      'costByRoute',
+      'expected { route: cost }, got [1]',
+    )
   })
 
   it('refuses a missing or malformed match and identity', () => {
@@ -77,7 +81,7 @@ describe('rule matches, costs, policies and rule sets', () => {
     expectOne(
       code({ ...bucket, match: { identity: 'a:b' } }),
       'match.identity',
-      'bad identity name "a:b"',
+      'expected an identity name matching /^[A-Za-z_][A-Za-z0-9_-]*$/, got "a:b"',
     )
     expectOne(
       code({ ...bucket, match: { identity: 'ip', plan: '' } }),
@@ -158,9 +162,7 @@ describe('rule matches, costs, policies and rule sets', () => {
       'login window_s',
       'login mode',
     ])
-    expect(error?.message).toMatch(
-      /^\[tollgate\] 8 problems in the rules:\n {2}rule "login": match\.route: /,
-    )
+    expect(error?.message).toMatch(/^\[tollgate\] 8 problems:\n {2}rule "login": match\.route: /)
     expect(error?.message).toContain(
       '\n  rule "free": brust: unknown field; did you mean "burst"?\n',
     )
@@ -202,7 +204,7 @@ describe('rule numbering', () => {
       expect(error.rule).toBeUndefined()
       expect(error.issues.every((issue) => issue.rule === undefined)).toBe(true)
       expect(error.message).not.toMatch(/#0/)
-      expect(error.message).toMatch(/^\[tollgate\] (\d+ problems in the rules:\n {2})?\w+: /)
+      expect(error.message).toMatch(/^\[tollgate\] (\d+ problems:\n {2})?\w+: /)
     }
   })
 

@@ -1,20 +1,20 @@
 import { describe, expect, it } from 'vitest'
-import { decision, verdict } from '../response/test-fixtures.js'
-import { guardShadowDeniedHook } from './shadow-hook.js'
+import { decision, verdict } from './response/test-fixtures.js'
+import { shadowDeniedHook } from './shadow-hook.js'
 
 const denied = verdict([decision('new-rule', { allowed: false })])
 
-describe('guardShadowDeniedHook', () => {
+describe('shadowDeniedHook', () => {
   it('is undefined without a hook, and passes the verdict and request to one', () => {
-    expect(guardShadowDeniedHook({})).toBeUndefined()
+    expect(shadowDeniedHook({})).toBeUndefined()
     const seen: unknown[] = []
-    guardShadowDeniedHook<string>({ onShadowDenied: (v, req) => seen.push(v, req) })!(denied, 'req')
+    shadowDeniedHook<string>({ onShadowDenied: (v, req) => seen.push(v, req) })!(denied, 'req')
     expect(seen).toEqual([denied, 'req'])
   })
 
   it('logs a hook that throws once, and returns normally every time', () => {
     const lines: string[] = []
-    const hook = guardShadowDeniedHook({
+    const hook = shadowDeniedHook({
       onShadowDenied: () => {
         throw new Error('metrics down')
       },
@@ -34,7 +34,7 @@ describe('guardShadowDeniedHook', () => {
     const warned = new Promise<void>((resolve) => {
       logged = resolve
     })
-    const hook = guardShadowDeniedHook({
+    const hook = shadowDeniedHook({
       onShadowDenied: async () => {
         throw new Error('queue full')
       },
@@ -55,7 +55,7 @@ describe('guardShadowDeniedHook', () => {
     const failing = () => {
       throw new Error('hook broke')
     }
-    const broken = guardShadowDeniedHook({
+    const broken = shadowDeniedHook({
       onShadowDenied: failing,
       logger: {
         warn: () => {
@@ -65,7 +65,7 @@ describe('guardShadowDeniedHook', () => {
     })!
     expect(() => broken(denied, undefined)).not.toThrow()
     expect(() =>
-      guardShadowDeniedHook({ onShadowDenied: failing, logger: false })!(denied, undefined),
+      shadowDeniedHook({ onShadowDenied: failing, logger: false })!(denied, undefined),
     ).not.toThrow()
   })
 })
