@@ -103,6 +103,7 @@ export {
   type OperatorOptions,
   type PenaltyPart,
   penalties,
+  type Refusal,
   type RequestFacts,
   type ReservationPart,
   type RuleDecision,

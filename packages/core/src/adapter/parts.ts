@@ -124,7 +124,7 @@ const PARTS: Readonly<
   store: ['memoryStore or mapStore', undefined, 'store'],
   partitionKeys: ['createPartitionKeyHasher', undefined, 'partitionKey'],
   headers: ['a list such as [draft7Headers]', 'write'],
-  penalties: ['penalties', 'decisions'],
+  penalties: ['penalties', 'verdict'],
   reservations: ['reservations', 'createSettle'],
   update: ['rulesUpdater'],
   figures: ['clientFigures', undefined, 'figures'],

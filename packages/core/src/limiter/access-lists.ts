@@ -3,7 +3,7 @@ import { createIpMatcher } from '../identity/ip-prefix.js'
 import { invalidOption, shown } from '../options/option-values.js'
 import { isRecord } from '../rules/validate-match.js'
 import { unknownIdentity } from './identity-names.js'
-import type { RequestFacts, Verdict } from './types.js'
+import type { Refusal, RequestFacts, Verdict } from './types.js'
 import { combine, NONE } from './verdict.js'
 
 // Allow and deny lists, compiled by the factory an app calls (`accessLists`): an app without
@@ -65,12 +65,18 @@ export function accessLists(options: {
       }
       return (identities, now) => {
         if (denied(identities))
-          return { ...combine(NONE, now), allowed: false, reason: 'deny-list' }
+          return { ...combine(NONE, now), allowed: false, reason: 'deny-list', refusal: DENIED }
         if (allowed(identities)) return combine(NONE, now)
         return undefined
       }
     },
   }
+}
+
+/** A denied client's 403: no rule was consulted, so no policy and no Retry-After. */
+const DENIED: Refusal = {
+  detail: 'This client is not allowed to use this API.',
+  code: 'deny-listed',
 }
 
 type Matcher = (identities: RequestFacts['identities']) => boolean

@@ -198,7 +198,7 @@ function verdictOfReply(
     if (pending.penalised) {
       const offences = (outcome as PenalisedOutcome).offences
       // The old part's decisions (`oldPenalties`), which took the offences themselves.
-      const decisions = engine.penalties!.decisions as unknown as typeof penalisedDecisions
+      const decisions = (engine.penalties as unknown as typeof oldPenalties).decisions
       reason = decisions(charged, made, offences, at)
     }
   } catch (error) {
@@ -351,10 +351,7 @@ function checkOffences(rule: CompiledRule, record: unknown): Offences {
   )
 }
 
-const oldPenalties = {
-  ...penalties,
-  decisions: penalisedDecisions,
-} as unknown as OldEngine['penalties']
+const oldPenalties = { ...penalties, decisions: penalisedDecisions }
 
 /**
  * The verdict of one rule's decision, as `combine` makes it of one, written out: the one-rule
@@ -599,6 +596,12 @@ function heard(): Heard & {
 
 const NOW = 1_700_000_000_000
 
+/** The refusal a forbidden client's verdict carries (the penalties part's). */
+const FORBIDDEN = {
+  detail: 'Blocked after repeated requests over the rate limit.',
+  code: 'penalty-forbidden',
+}
+
 async function settled(verdict: MaybePromise<Verdict>): Promise<Verdict> {
   if (!isPromiseLike(verdict)) return verdict
   await vi.advanceTimersByTimeAsync(10)
@@ -636,7 +639,7 @@ async function bothWays(c: Case) {
     reporter,
     storeErrorRetryAfterMs: 1000,
     storeTimeoutMs: 5,
-    penalties: oldPenalties,
+    penalties: oldPenalties as unknown as OldEngine['penalties'],
     reservations: undefined,
     localFallback: undefined,
   }
@@ -662,7 +665,10 @@ describe('deciding a request from its plan in rule order', () => {
     for (let seed = 1; seed <= 3000; seed++) {
       const c = caseOf(seed)
       const { now, before, heardNow, heardBefore } = await bothWays(c)
-      expect(now, `case ${seed}: ${JSON.stringify(c)}`).toStrictEqual(before)
+      // The one difference on purpose: a forbidden client's verdict carries its 403's texts.
+      expect(now, `case ${seed}: ${JSON.stringify(c)}`).toStrictEqual(
+        before.reason === 'forbidden' ? { ...before, refusal: FORBIDDEN } : before,
+      )
       expect(heardNow.contexts, `case ${seed}`).toStrictEqual(heardBefore.contexts)
       expect(heardNow.errors, `case ${seed}`).toStrictEqual(heardBefore.errors)
       expect(heardNow.warnings, `case ${seed}`).toStrictEqual(heardBefore.warnings)

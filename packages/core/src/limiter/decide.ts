@@ -10,14 +10,7 @@ import { type Engine, isPromiseLike } from './engine.js'
 import { CLOCK_FAILED, messageOf } from './report.js'
 import type { RuleIndex } from './rule-index.js'
 import { replyWithin } from './store-deadline.js'
-import type {
-  DecideOptions,
-  DenyReason,
-  MaybePromise,
-  RequestFacts,
-  RuleDecision,
-  Verdict,
-} from './types.js'
+import type { DecideOptions, MaybePromise, RequestFacts, RuleDecision, Verdict } from './types.js'
 import { combine, madeUpDecision, NONE, replyError, shown, storeDecision } from './verdict.js'
 
 // A request's way through the limiter: the time, the rules that match it, their keys and costs,
@@ -252,8 +245,6 @@ function verdictOfReply(engine: Engine, pending: Pending, outcome: Outcome, now:
   const count = pending.charges.length
   let made: RuleDecision[]
   let at: number
-  // Set when a penalty's block refuses the request ('blocked', 'forbidden'); else 'limit'.
-  let reason: DenyReason | undefined
   // Everything read from the reply is read here, once, into the limiter's own objects, which
   // are then checked: a getter or proxy in the reply that throws is caught like a bad figure.
   try {
@@ -273,11 +264,11 @@ function verdictOfReply(engine: Engine, pending: Pending, outcome: Outcome, now:
     made = inRuleOrder(pending, (rule, charge, n) =>
       storeDecision(rule, decisions[n], charge.cost, charge.key),
     )
-    if (pending.penalised) reason = engine.penalties!.decisions(pending.rules, made, outcome, at)
+    if (pending.penalised) return engine.penalties!.verdict(pending.rules, made, outcome, at)
   } catch (error) {
     return storeFailure(engine, pending, error, now)
   }
-  return combine(made, at, reason)
+  return combine(made, at)
 }
 
 /**

@@ -24,6 +24,7 @@ export type {
   Logger,
   MaybePromise,
   OperatorOptions,
+  Refusal,
   RequestFacts,
   RuleDecision,
   RulesUpdate,

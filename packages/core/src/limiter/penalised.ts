@@ -6,8 +6,8 @@ import type { CompiledRule } from './compile-rule.js'
 import { type Engine, isPromiseLike } from './engine.js'
 import type { RefuseRules } from './rule-set.js'
 import { replyWithin } from './store-deadline.js'
-import type { DenyReason, MaybePromise, RuleDecision } from './types.js'
-import { shown, storeDecision } from './verdict.js'
+import type { DenyReason, MaybePromise, Refusal, RuleDecision, Verdict } from './types.js'
+import { combine, shown, storeDecision } from './verdict.js'
 
 /**
  * Penalties, as a part of a limiter: reading a rule's `penalty` and the offences a store
@@ -17,7 +17,7 @@ import { shown, storeDecision } from './verdict.js'
  */
 export const penalties: PenaltyPart = {
   validate: validatePenalty,
-  decisions: penalisedDecisions,
+  verdict: penalisedVerdict,
   checkStore: checkPenalisingStore,
   checkOne: checkPenalised,
   compile: storePenalty,
@@ -26,7 +26,8 @@ export const penalties: PenaltyPart = {
 /** What penalties add to a limiter (see `penalties`). */
 export type PenaltyPart = {
   readonly validate: typeof validatePenalty
-  readonly decisions: typeof penalisedDecisions
+  /** A request's verdict, from its decisions and the offences the store answered beside them. */
+  readonly verdict: typeof penalisedVerdict
   /** Refuses, at start-up, a store that cannot keep offences (`refuse` names the rules). */
   readonly checkStore: (store: Store, refuse: RefuseRules) => void
   /** `limiter.check` on a rule with a penalty: its block and offences, as a request's. */
@@ -60,7 +61,7 @@ function checkPenalised(
   const decisionOf = (outcome: PenalisedOutcome): RuleDecision => {
     try {
       const made = [storeDecision(rule, outcome?.decisions?.[0], cost, key)]
-      penalisedDecisions([rule], made, outcome, outcome.at)
+      penalisedVerdict([rule], made, outcome, outcome.at)
       return made[0]!
     } catch (error) {
       return failed(error)
@@ -107,20 +108,21 @@ function blockedDecision(
 }
 
 /**
- * Reads the offences a store answered beside a request's decisions (`consumePenalised`'s
- * `outcome.offences`), one per
+ * The verdict of a request charged on penalised rules, from the store's decisions (`made`) and
+ * the offences it answered beside them (`consumePenalised`'s `outcome.offences`), one per
  * charged decision (a missing-identity denial, with no key, charged nothing): the decision of
  * each enforcing rule whose penalty blocks the key at `at` becomes a blocked denial. `rules` and
- * `made` are in rule order. Returns why the request is refused when a block refuses it
- * (`forbidden` once the offences reach the rule's `forbidAfter`), else undefined. A reply that
- * is not one throws `ERR_RL_STORE_REPLY`, for the rules' `onStoreError` to decide.
+ * `made` are in rule order. A block refuses the request (reason `blocked`), or refuses the client
+ * outright once its offences reach the rule's `forbidAfter` (`forbidden`, with the 403's
+ * `FORBIDDEN`). A reply that is not one throws `ERR_RL_STORE_REPLY`, for the rules'
+ * `onStoreError` to decide.
  */
-function penalisedDecisions(
+function penalisedVerdict(
   rules: readonly CompiledRule[],
   made: RuleDecision[],
   outcome: Outcome,
   at: number,
-): DenyReason | undefined {
+): Verdict {
   const offences = (outcome as PenalisedOutcome).offences
   let charged = 0
   for (const d of made) if (d.key !== undefined) charged++
@@ -145,7 +147,14 @@ function penalisedDecisions(
     if (forbidAfter !== undefined && count >= forbidAfter) reason = 'forbidden'
     else reason ??= 'blocked'
   }
-  return reason
+  const verdict = combine(made, at, reason)
+  return reason === 'forbidden' ? { ...verdict, refusal: FORBIDDEN } : verdict
+}
+
+/** A forbidden client's 403. The block still ends: `retryAfter` (and `Retry-After`) say when. */
+const FORBIDDEN: Refusal = {
+  detail: 'Blocked after repeated requests over the rate limit.',
+  code: 'penalty-forbidden',
 }
 
 function checkOffences(rule: CompiledRule, record: unknown): Offences {

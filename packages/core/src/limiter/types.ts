@@ -82,11 +82,24 @@ export type DenyReason =
   /** The client is on the deny list (`lists`): answered 403, before any store call. */
   | 'deny-list'
 
+/**
+ * The `detail` and `code` of the 403 problem a part answers a client it refuses outright with:
+ * the deny list (`deny-list`), a penalty's `forbidAfter` (`forbidden`). Carried by the verdict
+ * that part builds, so that an app without the part sends none of its texts.
+ */
+export type Refusal = { readonly detail: string; readonly code: string }
+
 /** The limiter's answer for a whole request, over every rule that matched it. */
 export type Verdict = {
   readonly allowed: boolean
   /** Set when denied. */
   readonly reason: DenyReason | undefined
+  /**
+   * Set on a denial by the deny list or a penalty's `forbidAfter` (reasons `deny-list`,
+   * `forbidden`): the responder answers it 403 with this `detail` and `code`, naming the
+   * violated policies and when to retry only when a rule decided it (`deciding`).
+   */
+  readonly refusal?: Refusal | undefined
   /** One decision per matching rule, in rule order (enforcing and shadow). */
   readonly decisions: readonly RuleDecision[]
   /**

@@ -35,28 +35,29 @@ export type ViolatedPolicy = {
   quotaBody: readonly [retryAfter: number, body: string] | undefined
 }
 
-/** The titles by status: the draft's problem types' titles, else the status phrase. */
-const TITLES: Readonly<Record<number, string>> = {
-  400: 'Bad Request',
-  401: 'Unauthorized',
-  403: 'Forbidden',
-  429: 'Quota Exceeded',
-  503: 'Temporary Reduced Capacity',
-}
-
 /**
  * Every problem Tollgate sends, in one shape: its type and title follow from the status; with
  * `retryAfter`, the detail ends by saying when to retry. Members are added in the order the
  * body lists them, only when given.
  */
 export function problem(
-  status: number,
+  status: 400 | 401 | 403 | 429 | 503,
   detail: string,
   code?: string,
   retryAfter?: number,
   policies?: readonly string[],
 ): ProblemDetails {
-  const title = TITLES[status]!
+  // The draft's problem types' titles (429, 503), else the status phrase.
+  const title =
+    status < 401
+      ? 'Bad Request'
+      : status < 403
+        ? 'Unauthorized'
+        : status < 429
+          ? 'Forbidden'
+          : status < 503
+            ? 'Quota Exceeded'
+            : 'Temporary Reduced Capacity'
   const details: { -readonly [K in keyof ProblemDetails]: ProblemDetails[K] } = {
     // The draft's two types (429, 503) are named after their titles; the others are plain.
     type: status < 429 ? 'about:blank' : DRAFT_TYPES + title.toLowerCase().replace(/ /g, '-'),
@@ -117,15 +118,6 @@ export function loadShedProblem(retryAfter: number): ProblemDetails {
 /** 400 (or 401/403 as configured) `detail`: a rule keys on an identity the request lacks. */
 export const MISSING_IDENTITY =
   'This endpoint is rate-limited per client identity (such as an API key or a signed-in user), and the request carries none.'
-
-/** 403 `detail`: the client is on the limiter's `denyList`; no rule was consulted, so no Retry-After. */
-export const DENY_LISTED = 'This client is not allowed to use this API.'
-
-/**
- * 403 `detail`: a rule's penalty blocks the client, whose offences reached the rule's
- * `forbidAfter`. The block still ends: `retryAfter` (and `Retry-After`) say when.
- */
-export const PENALTY_FORBIDDEN = 'Blocked after repeated requests over the rate limit.'
 
 /** 400: a request whose cost exceeds a rule's capacity; it can never pass, so no Retry-After. */
 export function costExceedsCapacityProblem(rule: string | undefined): ProblemDetails {

@@ -3,7 +3,7 @@ import { RateLimitError } from '../errors.js'
 import { createLimiter } from '../limiter/create-limiter.js'
 import type { Verdict } from '../limiter/types.js'
 import { createResponder, type ResponderOptions } from './responder.js'
-import { decision, sent, verdict } from './test-fixtures.js'
+import { decision, REFUSALS, sent, verdict } from './test-fixtures.js'
 
 const respond = (v: Verdict, options: ResponderOptions = {}, now = 0) =>
   createResponder(options).respond(v, now)
@@ -176,7 +176,8 @@ describe('every refusal, as sent', () => {
       '{"type":"about:blank","title":"Forbidden","status":403,"detail":"Blocked after repeated requests over the rate limit. Retry after 3 s.","violated-policies":["burst"],"retryAfter":3,"code":"penalty-forbidden"}',
     ],
   ] as const)('%s: %i, the fields, Retry-After and the problem', (reason, status, body) => {
-    expect(sentAs(verdict([burst, daily], reason), { exposeHeaders: true })).toEqual({
+    const refusal = reason === 'forbidden' ? { refusal: REFUSALS.forbidden } : {}
+    expect(sentAs(verdict([burst, daily], reason, refusal), { exposeHeaders: true })).toEqual({
       status,
       headers: [
         ...policyFields,
@@ -189,7 +190,8 @@ describe('every refusal, as sent', () => {
   })
 
   it('deny-list: 403, no Retry-After (no rule was consulted)', () => {
-    expect(sentAs(verdict([], 'deny-list', { allowed: false, reason: 'deny-list' }))).toEqual({
+    const denied = { allowed: false, reason: 'deny-list', refusal: REFUSALS['deny-list'] } as const
+    expect(sentAs(verdict([], 'deny-list', denied))).toEqual({
       status: 403,
       headers: [['Content-Type', 'application/problem+json']],
       body: '{"type":"about:blank","title":"Forbidden","status":403,"detail":"This client is not allowed to use this API.","code":"deny-listed"}',

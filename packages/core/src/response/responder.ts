@@ -29,9 +29,7 @@ import {
 } from '../options/option-values.js'
 import {
   costExceedsCapacityProblem,
-  DENY_LISTED,
   MISSING_IDENTITY,
-  PENALTY_FORBIDDEN,
   PROBLEM_CONTENT_TYPE,
   type ProblemDetails,
   problem,
@@ -234,7 +232,7 @@ export function composeResponder(options: ResponderOptions, parts: ResponderPart
       if (expose !== undefined && headers.length > 0) headers.push(expose)
       return { allowed: true, status: undefined, headers, body: undefined, problem: undefined }
     }
-    const { reason, deciding } = verdict
+    const { reason, deciding, refusal } = verdict
     const nameOf = (d: RuleDecision) => policyFields(d).name
     if (reason === 'store-unavailable') {
       // The limiter's made-up denials carry its storeErrorRetryAfterMs.
@@ -245,16 +243,23 @@ export function composeResponder(options: ResponderOptions, parts: ResponderPart
       if (missing.status === 401) headers.push(['WWW-Authenticate', missing.wwwAuthenticate])
       return refuse(headers, problem(missing.status, MISSING_IDENTITY, 'missing-identity'))
     }
-    if (reason === 'deny-list') return refuse(headers, problem(403, DENY_LISTED, 'deny-listed'))
     const violated = verdict.decisions.filter((d) => d.mode === 'enforce' && !d.allowed)
     if (violated.length === 0 && deciding !== undefined) violated.push(deciding)
     const retryAfter = retryAfterSeconds(
       deciding?.retryAfterMs ?? Math.max(0, ...violated.map((d) => d.retryAfterMs ?? 0)),
     )
-    if (reason === 'forbidden') {
+    if (refusal) {
+      // A part's own 403 (the deny list, a penalty's forbidAfter): its texts come with the
+      // verdict, so that a responder of an app without that part holds none of them.
       return refuse(
         headers,
-        problem(403, PENALTY_FORBIDDEN, 'penalty-forbidden', retryAfter, violated.map(nameOf)),
+        problem(
+          403,
+          refusal.detail,
+          refusal.code,
+          deciding && retryAfter,
+          deciding && violated.map(nameOf),
+        ),
       )
     }
     const policies = violated.map(policyFields)

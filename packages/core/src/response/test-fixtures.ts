@@ -4,7 +4,7 @@
  */
 
 import type { HeaderEntries } from '../headers/types.js'
-import type { RuleDecision, Verdict } from '../limiter/types.js'
+import type { Refusal, RuleDecision, Verdict } from '../limiter/types.js'
 
 /** Header entries as an object; `RateLimit` is declared so it reads as a plain property. */
 export type Sent = { readonly RateLimit?: string } & Readonly<Record<string, string | undefined>>
@@ -51,4 +51,13 @@ export function verdict(
     at: 0,
     ...extra,
   }
+}
+
+/** The refusals the deny list and a penalty's `forbidAfter` put on their verdicts. */
+export const REFUSALS: Readonly<Record<'deny-list' | 'forbidden', Refusal>> = {
+  'deny-list': { detail: 'This client is not allowed to use this API.', code: 'deny-listed' },
+  forbidden: {
+    detail: 'Blocked after repeated requests over the rate limit.',
+    code: 'penalty-forbidden',
+  },
 }

@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest'
 import type { QuotaPolicy } from '../algorithms/types.js'
 import { RateLimitError } from '../errors.js'
 import { isSingleValuedName } from '../headers/field-merge.js'
+import { accessLists } from '../limiter/access-lists.js'
+import { createLimiter } from '../limiter/create-limiter.js'
 import type { RuleDecision, Verdict } from '../limiter/types.js'
 import { createOldResponder } from './old-responder.test-copy.js'
 import { createResponder, type ResponderOptions } from './responder.js'
@@ -79,6 +81,43 @@ function ruleDecision(r: Random, rule: string): RuleDecision {
   }
 }
 
+/**
+ * The verdicts of a client the deny list refuses, and of one a penalty's `forbidAfter` refuses,
+ * as a limiter made with both builds them (the first of each, at `at`), with the refusal each
+ * carries: the parts' own, which the generated verdicts carry too.
+ */
+function partsVerdicts(at = 1_700_000_000_000) {
+  const limiter = createLimiter({
+    rules: [
+      {
+        id: 'login',
+        match: { identity: 'ip' },
+        algorithm: 'fixed_window',
+        limit: 1,
+        window: '10s',
+        penalty: { block: '1m', forbidAfter: 1 },
+      },
+      {
+        id: 'shadowed',
+        match: { identity: 'ip' },
+        mode: 'shadow',
+        algorithm: 'fixed_window',
+        limit: 1,
+        window: '1s',
+      },
+    ],
+    lists: accessLists({ deny: { ip: '198.51.100.0/24' } }),
+  })
+  const decide = (ip: string, now: number) =>
+    limiter.decide({ method: 'GET', path: '/', identities: { ip } }, { now }) as Verdict
+  const denied = decide('198.51.100.7', at)
+  decide('203.0.113.5', at)
+  const forbidden = decide('203.0.113.5', at + 1)
+  return { denied, forbidden, blockedAgain: decide('203.0.113.5', at + 30_000) }
+}
+
+const PARTS = partsVerdicts()
+
 function generatedVerdict(r: Random): Verdict {
   const count = r.pick([0, 1, 1, 1, 2, 3, 4])
   const decisions = Array.from({ length: count }, () => ruleDecision(r, r.pick(RULES)))
@@ -92,15 +131,23 @@ function generatedVerdict(r: Random): Verdict {
     : allowed
       ? [...enforcing].sort((a, b) => a.remaining - b.remaining)[0]
       : [...denying].sort(byRetry)[0]
+  const reason = allowed ? undefined : r.pick(REASONS)
+  const at = r.int(2_000_000_000_000)
+  // As the parts build them: the deny list's with no decision (no rule was consulted), a
+  // forbidden one with its deciding rule, each with its refusal.
+  if (reason === 'deny-list') {
+    return { ...PARTS.denied, at, ...(r.chance(0.05) ? { storeFailed: true } : {}) }
+  }
   return {
     allowed,
-    reason: allowed ? undefined : r.pick(REASONS),
+    reason: reason === 'forbidden' && deciding === undefined ? 'blocked' : reason,
     decisions,
     deciding,
     shadowDenied: decisions.filter((d) => d.mode === 'shadow' && !d.allowed),
-    at: r.int(2_000_000_000_000),
+    at,
     ...(r.chance(0.1) ? { waitMs: r.int(5000) } : {}),
     ...(r.chance(0.05) ? { storeFailed: true } : {}),
+    ...(reason === 'forbidden' && deciding !== undefined && { refusal: PARTS.forbidden.refusal }),
   }
 }
 
@@ -205,6 +252,33 @@ describe('the responder’s wire output, against the responder before it was mad
       }
     }
     expect(compared).toBe(24_000)
+  })
+
+  it('answers the verdicts the deny list and penalties build as before', () => {
+    const { denied, forbidden, blockedAgain } = PARTS
+    expect([denied.reason, forbidden.reason, blockedAgain.reason]).toEqual([
+      'deny-list',
+      'forbidden',
+      'forbidden',
+    ])
+    expect(denied.refusal).toEqual({
+      detail: 'This client is not allowed to use this API.',
+      code: 'deny-listed',
+    })
+    expect(forbidden.refusal).toEqual({
+      detail: 'Blocked after repeated requests over the rate limit.',
+      code: 'penalty-forbidden',
+    })
+    for (let seed = 1; seed <= 100; seed++) {
+      const options = generatedOptions(random(seed))
+      const now = createResponder(options)
+      const old = createOldResponder(options)
+      for (const v of [denied, forbidden, blockedAgain]) {
+        expect(wire(now.respond(v, v.at)), `seed ${seed} ${v.reason}`).toEqual(
+          wire(old.respond(v, v.at)),
+        )
+      }
+    }
   })
 
   it('merges another middleware’s fields as before', () => {
