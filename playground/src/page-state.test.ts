@@ -42,9 +42,7 @@ describe('the page state', () => {
       ...state,
       lanes: [{ label: 'file', rulesText: '- id: x\n  algorithm: gcra\n' }],
     })
-    expect(pasted.lanes[0]!.error).toMatch(
-      /^\[tollgate\] 3 problems:\n {2}rule "x": match: /,
-    )
+    expect(pasted.lanes[0]!.error).toMatch(/^\[tollgate\] 3 problems:\n {2}rule "x": match: /)
     const json = runPage({
       ...state,
       lanes: [
