@@ -188,7 +188,7 @@ function verdictOfReply(
     // `at` places X-RateLimit-Reset and is handed back to the store by refund as `chargedAt`.
     if (!Number.isSafeInteger(at) || at < 0 || at > MAX_TIME_MS) {
       throw replyError(
-        `the store answered at ${shown(at)}, expected whole ms between 0 and ${MAX_TIME_MS}`,
+        `the store answered at ${shown(at)}, expected whole ms since the epoch`,
       )
     }
     for (let i = 0; i < charged.length; i++) {

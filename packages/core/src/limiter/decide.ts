@@ -267,7 +267,7 @@ function verdictOfReply(engine: Engine, pending: Pending, outcome: Outcome, now:
     // `at` places X-RateLimit-Reset and is handed back to the store by refund as `chargedAt`.
     if (!Number.isSafeInteger(at) || at < 0 || at > MAX_TIME_MS) {
       throw replyError(
-        `the store answered at ${shown(at)}, expected whole ms between 0 and ${MAX_TIME_MS}`,
+        `the store answered at ${shown(at)}, expected whole ms since the epoch`,
       )
     }
     made = inRuleOrder(pending, (rule, charge, n) =>
@@ -447,7 +447,7 @@ export function clockReader(
       }
       if (typeof value !== 'number' || !(value >= 0 && value <= MAX_TIME_MS)) {
         return failed(
-          `clock.now() returned ${typeof value === 'number' ? value : typeof value}, expected ms since the epoch between 0 and ${MAX_TIME_MS}`,
+          `clock.now() returned ${shown(value)}, expected ms since the epoch`,
         )
       }
       const now = Math.floor(value)
