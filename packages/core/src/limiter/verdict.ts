@@ -97,7 +97,7 @@ export function storeDecision(
 ): RuleDecision {
   if (typeof reply !== 'object' || reply === null) {
     throw replyError(
-      `the store answered ${shown(reply)} for rule "${rule.id}", expected a decision`,
+      `the store answered ${shown(reply)} for rule "${rule.id}", which the limiter cannot use`,
       rule.id,
     )
   }
