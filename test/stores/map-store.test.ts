@@ -65,6 +65,26 @@ describe('map store', () => {
     expect(store.consumeOne('r', small, 'k', 1, 0).allowed).toBe(false)
   })
 
+  it('keeps the states of one rule id apart when one request charges it with two algorithms', async () => {
+    const store = mapStore()
+    const small = tokenBucket({ rate: 1, burst: 1 })
+    const large = tokenBucket({ rate: 1, burst: 5 })
+    const charge = (algorithm: typeof small, cost: number) => ({
+      rule: 'r',
+      algorithm,
+      key: 'k',
+      cost,
+      shadow: false,
+    })
+    const outcome = await store.consume([charge(small, 1), charge(large, 2)], 0)
+    expect(outcome.decisions.map((d) => [d.allowed, d.remaining])).toEqual([
+      [true, 0],
+      [true, 3],
+    ])
+    expect(store.consumeOne('r', small, 'k', 1, 0).allowed).toBe(false)
+    expect(store.consumeOne('r', large, 'k', 1, 0).remaining).toBe(2)
+  })
+
   it('refuses a maxKeys it cannot hold, naming it', () => {
     for (const maxKeys of [0, 1.5, -1, 2 ** 24, Number.NaN]) {
       let thrown: unknown

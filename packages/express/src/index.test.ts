@@ -192,6 +192,8 @@ describe('createRateLimit (Express)', () => {
       expected,
     )
     const routed: RuleConfig[] = [{ ...perIp(2)[0]!, match: { identity: 'ip', route: '/v1/*' } }]
-    expect(() => composed(routed)).toThrow(/rule "per-ip": match\.route: .*needs route matching/)
+    expect(() => composed(routed)).toThrow(
+      /rule "per-ip": match\.route: needs routes: routeMatching in createRateLimit's parts/,
+    )
   })
 })

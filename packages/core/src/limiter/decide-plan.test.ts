@@ -120,7 +120,7 @@ function decideAll(
       engine.reporter.warnOnce(
         'WARN_SHARED_CLIENT_BUCKET',
         // The warning's text as it is now (shortened since): the verdicts are what is compared.
-        `rule "${rule.id}": requests without an ip identity share one bucket; check that the adapter resolves the client IP`,
+        `rule "${rule.id}": requests without an ip identity share one bucket`,
       )
     }
     charged[made] = rule
@@ -187,9 +187,7 @@ function verdictOfReply(
     at = outcome.at
     // `at` places X-RateLimit-Reset and is handed back to the store by refund as `chargedAt`.
     if (!Number.isSafeInteger(at) || at < 0 || at > MAX_TIME_MS) {
-      throw replyError(
-        `the store answered at ${shown(at)}, expected whole ms between 0 and ${MAX_TIME_MS}`,
-      )
+      throw replyError(`the store answered at ${shown(at)}, expected whole ms since the epoch`)
     }
     for (let i = 0; i < charged.length; i++) {
       const charge = charges[i]!

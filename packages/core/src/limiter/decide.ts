@@ -198,7 +198,7 @@ function decideAll(
     if (key === UNKNOWN_CLIENT_KEY) {
       engine.reporter.warnOnce(
         'WARN_SHARED_CLIENT_BUCKET',
-        `rule "${rule.id}": requests without an ip identity share one bucket; check that the adapter resolves the client IP`,
+        `rule "${rule.id}": requests without an ip identity share one bucket`,
       )
     }
     plan[i] = chargeOf(rule, key, cost)
@@ -257,9 +257,7 @@ function verdictOfReply(engine: Engine, pending: Pending, outcome: Outcome, now:
     at = outcome.at
     // `at` places X-RateLimit-Reset and is handed back to the store by refund as `chargedAt`.
     if (!Number.isSafeInteger(at) || at < 0 || at > MAX_TIME_MS) {
-      throw replyError(
-        `the store answered at ${shown(at)}, expected whole ms between 0 and ${MAX_TIME_MS}`,
-      )
+      throw replyError(`the store answered at ${shown(at)}, expected whole ms since the epoch`)
     }
     made = inRuleOrder(pending, (rule, charge, n) =>
       storeDecision(rule, decisions[n], charge.cost, charge.key),
@@ -437,17 +435,12 @@ export function clockReader(
         return failed(`clock.now() threw: ${messageOf(error)}`, error)
       }
       if (typeof value !== 'number' || !(value >= 0 && value <= MAX_TIME_MS)) {
-        return failed(
-          `clock.now() returned ${typeof value === 'number' ? value : typeof value}, expected ms since the epoch between 0 and ${MAX_TIME_MS}`,
-        )
+        return failed(`clock.now() returned ${shown(value)}, expected ms since the epoch`)
       }
       const now = Math.floor(value)
       if (now < reader.latest) {
         reader.stepsBack++
-        reporter.warnOnce(
-          'WARN_CLOCK_STEPPED_BACK',
-          'the clock stepped back (limiter.clockStepsBack counts the steps)',
-        )
+        reporter.warnOnce('WARN_CLOCK_STEPPED_BACK', 'the clock stepped back')
       }
       reader.latest = now
       return now

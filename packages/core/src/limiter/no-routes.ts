@@ -6,7 +6,7 @@ import { ruleScan } from './rule-index.js'
 // Apart from route-matching.ts, and reached only by a limiter composed without route matching:
 // its bundle holds none of the matching, and a default one none of these refusals.
 
-const PROBLEM = "needs route matching: add routes: routeMatching to createRateLimit's parts"
+const PROBLEM = "needs routes: routeMatching in createRateLimit's parts"
 
 function refuse(rule: Rule, field: string): never {
   throw new RuleValidationError([{ rule: rule.id, field, problem: PROBLEM }])

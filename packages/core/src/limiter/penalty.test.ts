@@ -280,7 +280,12 @@ describe('penalties as a part', () => {
     )
     // Rules validated with the part elsewhere still carry their penalty: refused all the same.
     expect(() => composeLimiter({ rules: defineRules([LOGIN]) }, parts)).toThrow(
-      expect.objectContaining({ code: 'ERR_RL_INVALID_OPTION', field: 'penalties' }),
+      expect.objectContaining({
+        code: 'ERR_RL_INVALID_OPTION',
+        field: 'penalties',
+        message:
+          '[tollgate] penalties: rules "login" have penalty, but composed without penalties: add penalties to createRateLimit\'s parts',
+      }),
     )
     expect(() => composeLimiter({ rules: [LOGIN] }, { ...parts, penalties })).not.toThrow()
   })

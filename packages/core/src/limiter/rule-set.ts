@@ -34,22 +34,12 @@ export function checkRuleParts(
     part: StorePart | undefined,
     name: string,
     which: (rule: CompiledRule) => boolean,
-    does: string,
+    ruleField: string,
   ) => {
-    if (part === undefined) refuse(name, which, `${does}, but ${composedWithout(name)}`)
+    if (part === undefined) refuse(name, which, `have ${ruleField}, but ${composedWithout(name)}`)
     else part.checkStore(store, refuse)
   }
-  need(
-    parts.reservations,
-    'reservations',
-    (rule) => rule.settleWithinMs !== undefined,
-    'settle their charges (settle)',
-  )
-  need(
-    parts.penalties,
-    'penalties',
-    (rule) => rule.rule.penalty !== undefined,
-    'penalise repeated denials (penalty)',
-  )
-  need(parts.localFallback, 'localFallback', (rule) => rule.fallback, 'fall back (onStoreError)')
+  need(parts.reservations, 'reservations', (rule) => rule.settleWithinMs !== undefined, 'settle')
+  need(parts.penalties, 'penalties', (rule) => rule.rule.penalty !== undefined, 'penalty')
+  need(parts.localFallback, 'localFallback', (rule) => rule.fallback, "onStoreError: 'fallback'")
 }

@@ -138,7 +138,7 @@ describe('ERR_RL_STORE_REPLY for a bad decision', () => {
     const { limiter, errors } = setup(SHAPES[0]![1](() => reply))
     await limiter.decide(facts, { now: NOW })
     expect(storeReplyError(errors).message).toBe(
-      `[tollgate] the store's decision for rule "pay" has resetAfterMs 10n, expected a whole number from 0 to 9007199254740991`,
+      `[tollgate] the store answered resetAfterMs 10n for rule "pay", which the limiter cannot use`,
     )
   })
 })

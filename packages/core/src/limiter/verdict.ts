@@ -97,7 +97,7 @@ export function storeDecision(
 ): RuleDecision {
   if (typeof reply !== 'object' || reply === null) {
     throw replyError(
-      `the store answered ${shown(reply)} for rule "${rule.id}", expected a decision`,
+      `the store answered ${shown(reply)} for rule "${rule.id}", which the limiter cannot use`,
       rule.id,
     )
   }
@@ -140,14 +140,13 @@ export function storeDecision(
   return d
 }
 
-/** Throws `ERR_RL_STORE_REPLY` naming `field`, the first of `d` the responder could not send. */
+/**
+ * Throws `ERR_RL_STORE_REPLY` naming `field`, the first of `d` the responder could not send
+ * (what each field takes: docs/reference/error-codes.md).
+ */
 function refuseStoreDecision(d: RuleDecision, field: keyof Decision): never {
-  const expected =
-    field === 'allowed'
-      ? 'true or false'
-      : `a whole number from 0 to ${field === 'remaining' || field === 'limit' ? MAX_FIELD_INTEGER : Number.MAX_SAFE_INTEGER}`
   throw replyError(
-    `the store's decision for rule "${d.rule}" has ${field} ${shown(d[field])}, expected ${expected}`,
+    `the store answered ${field} ${shown(d[field])} for rule "${d.rule}", which the limiter cannot use`,
     d.rule,
     field,
   )

@@ -4,7 +4,6 @@ import type { Decision } from '../decision.js'
 import { refuseUnknownOptions } from '../options/unknown-options.js'
 import { applyCharges } from './apply-charges.js'
 import { checkMaxKeys } from './max-keys.js'
-import { checkOneAlgorithmPerRule } from './rule-tables.js'
 import type { Charge, Store } from './types.js'
 
 /** Options of `mapStore`: how many keys it holds. */
@@ -95,9 +94,10 @@ export function mapStore(options: MapStoreOptions = {}): MapStore {
     },
     consume(charges, now) {
       now = wholeTime(now)
-      // Every charge is checked before any state is created or written.
+      // Every charge is checked before any state is created or written. A rule id charged with
+      // two algorithms in one request is not refused: its states are kept apart by algorithm
+      // (`idOf`), as consumeOne keeps them.
       for (const charge of charges) checkCost(charge.cost, charge.algorithm.limit)
-      checkOneAlgorithmPerRule(charges)
       const slots = charges.map((c) => stateOf(c.rule, c.algorithm, c.key, now))
       const decisions = applyCharges(
         charges,
