@@ -119,6 +119,7 @@ export {
   type WaitSignal,
 } from './limiter/index.js'
 export { type RouteMatching, routeMatching } from './limiter/route-matching.js'
+export { partitionKeys } from './response/partition-keys.js'
 export { PROBLEM_CONTENT_TYPE, type ProblemDetails } from './response/problem.js'
 export type {
   Denial,

@@ -1,13 +1,13 @@
 import {
   concurrency,
   createLimiter,
-  createPartitionKeyHasher,
   draft6Headers,
   draft7Headers,
   draft12Headers,
   isRateLimitError,
   mapStore,
   memoryStore,
+  partitionKeys,
   type RuleConfig,
   RuleValidationError,
   reservations,
@@ -217,7 +217,7 @@ describe('createRateLimit', () => {
     expect((await from('198.51.100.2')).status).toBe(200)
   })
 
-  it('refuses partitionKey unless given createPartitionKeyHasher, then sends the same pk', async () => {
+  it('refuses partitionKey unless given partitionKeys, then sends the same pk', async () => {
     const algorithms = { token_bucket: tokenBucket }
     const without = createRateLimit({ algorithms, store: mapStore })
     const error = refusal(() => without(perIp, { partitionKey: true }))
@@ -226,7 +226,7 @@ describe('createRateLimit', () => {
     const composed = createRateLimit({
       algorithms,
       store: mapStore,
-      partitionKeys: createPartitionKeyHasher,
+      partitionKeys,
     })
     const expected = await answers((clock) =>
       rateLimit(perIp, { clock, getConnInfo: connInfo, partitionKey: true, legacyHeaders: false }),

@@ -1,7 +1,6 @@
 import { BUILT_IN_ALGORITHMS } from '../algorithms/table.js'
 import { systemClock } from '../clock.js'
 import { familiesFor } from '../headers/families.js'
-import { createPartitionKeyHasher } from '../headers/partition-key.js'
 import { compileClientIp } from '../identity/client-ip.js'
 import { compileIdentities } from '../identity/identities.js'
 import { trustedProxies } from '../identity/proxy-trust.js'
@@ -15,6 +14,7 @@ import type { Limiter } from '../limiter/types.js'
 import { rulesUpdater } from '../limiter/update.js'
 import { FOREIGN_OPTIONS } from '../options/foreign-options.js'
 import { invalidOption } from '../options/option-values.js'
+import { partitionKeys } from '../response/partition-keys.js'
 import { composeResponder } from '../response/responder.js'
 import type { RuleConfig } from '../rules/types.js'
 import { shadowDeniedHook } from '../shadow-hook.js'
@@ -62,7 +62,7 @@ export function createAdapterKit<Req, Res>(
     routes: routeMatching,
     proxies: trustedProxies,
     store: memoryStore,
-    partitionKeys: createPartitionKeyHasher,
+    partitionKeys,
     families: familiesFor,
     foreignOptions: FOREIGN_OPTIONS,
     penalties,

@@ -47,7 +47,7 @@ describe('an option needing a part the middleware was composed without', () => {
     [
       'partitionKey',
       () => kit(RULES, { partitionKey: true }, FRAMEWORK),
-      "partitionKey: needs partitionKeys: createPartitionKeyHasher in createRateLimit's parts",
+      "partitionKey: needs partitionKeys: partitionKeys in createRateLimit's parts",
     ],
     [
       'trustProxy',

@@ -1,7 +1,6 @@
 import type { AlgorithmTable } from '../algorithms/table.js'
 import type { RateLimitError } from '../errors.js'
 import { CURRENT_HEADERS, type HeaderFamily, type StandardHeaders } from '../headers/families.js'
-import type { PartitionKeyHasher } from '../headers/partition-key.js'
 import type { ProxyTrust } from '../identity/proxy-trust.js'
 import type { clientFigures } from '../limiter/client-figures.js'
 import type { LimiterParts } from '../limiter/create-limiter.js'
@@ -13,6 +12,7 @@ import type { ReservationPart } from '../limiter/settle.js'
 import type { rulesUpdater } from '../limiter/update.js'
 import { invalidOption } from '../options/option-values.js'
 import { refuseUnknownOptions } from '../options/unknown-options.js'
+import type { partitionKeys } from '../response/partition-keys.js'
 import type { ResponderParts } from '../response/responder.js'
 import type { shadowDeniedHook } from '../shadow-hook.js'
 import type { Store } from '../store/types.js'
@@ -47,11 +47,11 @@ export type RateLimitParts = {
    */
   readonly store?: (() => Store) | undefined
   /**
-   * `createPartitionKeyHasher`, for the `partitionKey` option (the `pk` of the current-draft
-   * fields, hashed with SHA-256).
+   * `partitionKeys`, for the `partitionKey` option (the `pk` of the current-draft fields, hashed
+   * with SHA-256).
    * @default none: `partitionKey` is refused
    */
-  readonly partitionKeys?: (() => PartitionKeyHasher) | undefined
+  readonly partitionKeys?: typeof partitionKeys | undefined
   /**
    * The families of rate-limit fields besides the current draft's (`RateLimit`,
    * `RateLimit-Policy`), which every middleware has: `xRateLimitHeaders` (`X-RateLimit-*`, sent
@@ -122,7 +122,7 @@ const PARTS: Readonly<
   routes: ['routeMatching', 'targets'],
   proxies: ['trustedProxies', undefined, 'trustProxy'],
   store: ['memoryStore or mapStore', undefined, 'store'],
-  partitionKeys: ['createPartitionKeyHasher', undefined, 'partitionKey'],
+  partitionKeys: ['partitionKeys', undefined, 'partitionKey'],
   headers: ['a list such as [draft7Headers]', 'write'],
   penalties: ['penalties', 'verdict'],
   reservations: ['reservations', 'createSettle'],

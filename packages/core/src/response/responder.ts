@@ -3,9 +3,7 @@ import {
   familiesFor,
   fieldWriter,
   type HeaderConfig,
-  type HeaderFamily,
   type LegacyReset,
-  type PartitionKeyOf,
   policyFields,
   retryAfterSeconds,
   STANDARD_HEADERS,
@@ -13,7 +11,6 @@ import {
   type WriteVerdictFields,
   writeFamilies,
 } from '../headers/families.js'
-import { createPartitionKeyHasher, type PartitionKeyHasher } from '../headers/partition-key.js'
 import { policyName } from '../headers/policy-fields.js'
 import type { HeaderEntries } from '../headers/types.js'
 import type { RuleDecision, Verdict } from '../limiter/types.js'
@@ -21,12 +18,12 @@ import { DEFAULT_STORE_ERROR_RETRY_AFTER_MS } from '../limiter/types.js'
 import {
   BOOLEAN,
   checkOptionValues,
-  invalidOption,
   type OptionKind,
   oneOf,
   orNull,
   shown,
 } from '../options/option-values.js'
+import { partitionKeys } from './partition-keys.js'
 import {
   costExceedsCapacityProblem,
   MISSING_IDENTITY,
@@ -172,11 +169,11 @@ export const RESPONDER_KINDS: { readonly [K in keyof ResponderOptions]-?: Option
 
 /** What `createResponder` and `rateLimit` are made with: every family, and SHA-256. */
 const EVERY_PART: ResponderParts = {
-  partitionKeys: createPartitionKeyHasher,
+  partitionKeys,
   families: familiesFor,
 }
 
-/** What a responder is made with: the families of fields it may send, the partition-key hasher. */
+/** What a responder is made with: the families of fields it may send, the partition keys' part. */
 export type ResponderParts = {
   /**
    * The families the header options turn on: `familiesFor` (of every family), or, for a
@@ -184,10 +181,11 @@ export type ResponderParts = {
    */
   readonly families: typeof familiesFor
   /**
-   * Made only when `partitionKey` is on (a middleware composed without one passes a refusal),
-   * so that a bundle without it holds no SHA-256.
+   * `partitionKeys`, called only when `partitionKey` is on (a middleware composed without it
+   * passes a refusal), so that a bundle without it holds neither the option's compilation nor
+   * SHA-256.
    */
-  readonly partitionKeys: () => PartitionKeyHasher
+  readonly partitionKeys: typeof partitionKeys
 }
 
 /**
@@ -207,7 +205,10 @@ export function composeResponder(options: ResponderOptions, parts: ResponderPart
     ? (['Access-Control-Expose-Headers', names.join(', ')] as const)
     : undefined
   const missing = options.missingIdentity ?? { status: 400 }
-  const partitionKeyOf = partitionKeys(options.partitionKey, config.families, parts)
+  // Off unless `true` or a function (the option's values are checked already).
+  const partitionKeyOf = options.partitionKey
+    ? parts.partitionKeys(options.partitionKey, config.families)
+    : undefined
 
   /**
    * A denial with the problem's status: `Retry-After` when the problem says when to retry, then
@@ -309,33 +310,4 @@ function isFieldValue(value: unknown): boolean {
     typeof value === 'string' &&
     /^[\x21-\x7e\x80-\xff](?:[\t\x20-\x7e\x80-\xff]*[\x21-\x7e\x80-\xff])?$/.test(value)
   )
-}
-
-/**
- * The `pk` of each listed decision, hashed as the fields ask for it, while they are written; or
- * undefined when `partitionKey` is off. `true` hashes the decision's `key`, a function picks the
- * text: a number as text; `null`, an object or '' would all hash to one `pk` shared by every
- * client, so they give none.
- */
-function partitionKeys(
-  option: ResponderOptions['partitionKey'],
-  families: readonly HeaderFamily[],
-  parts: ResponderParts,
-): PartitionKeyOf | undefined {
-  if (option == null || option === false) return undefined
-  if (!families.some((family) => family.partitionKeys)) {
-    // A partition key nothing sends would be hashed on every request for no field.
-    throw invalidOption(
-      'partitionKey',
-      "no field sends it: standardHeaders 'draft-8' or later does",
-    )
-  }
-  const keyOf = option === true ? (decision: RuleDecision) => decision.key : option
-  const hash = parts.partitionKeys()
-  return (decision) => {
-    const key: unknown = keyOf(decision)
-    return typeof key === 'number' || (typeof key === 'string' && key !== '')
-      ? hash(String(key))
-      : undefined
-  }
 }

@@ -176,6 +176,9 @@ function generatedOptions(r: Random): ResponderOptions {
           false,
           true,
           (d: RuleDecision) => (d.rule === 'login' ? undefined : d.rule),
+          // What the types refuse but JavaScript may give: a number, '' and null.
+          (d: RuleDecision) =>
+            (d.rule === 'login' ? d.rule.length : d.key === undefined ? null : '') as string,
         ])
       : undefined,
     missingIdentity: r.pick([
