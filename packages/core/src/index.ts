@@ -72,7 +72,12 @@ export {
   type PartitionKeyHasher,
 } from './headers/partition-key.js'
 export type { ClientIpOptions, TrustProxy } from './identity/client-ip.js'
-export type { IdentityOptions, UserId } from './identity/identities.js'
+export {
+  type ApiKeyReader,
+  apiKeyIdentity,
+  type IdentityOptions,
+  type UserId,
+} from './identity/identities.js'
 export type { PrefixOptions } from './identity/ip-prefix.js'
 export { type ProxyTrust, trustedProxies } from './identity/proxy-trust.js'
 export {

@@ -1,4 +1,5 @@
 import {
+  apiKeyIdentity,
   concurrency,
   createLimiter,
   draft6Headers,
@@ -215,6 +216,32 @@ describe('createRateLimit', () => {
     expect((await from('198.51.100.1')).status).toBe(200)
     expect((await from('198.51.100.1')).status).toBe(429)
     expect((await from('198.51.100.2')).status).toBe(200)
+  })
+
+  it('refuses api_key rules and API-key options unless given apiKeyIdentity, then keys by API key', async () => {
+    const algorithms = { token_bucket: tokenBucket }
+    const perKey = [{ ...perIp[0]!, id: 'per-key', match: { identity: 'api_key' } }] as const
+    const without = createRateLimit({ algorithms, store: mapStore })
+    const needs = "needs apiKeys: apiKeyIdentity in createRateLimit's parts"
+    expect(refusal(() => without(perKey))).toMatchObject({
+      code: 'ERR_RL_INVALID_RULE',
+      message: `[tollgate] rule "per-key": match.identity: ${needs}`,
+    })
+    expect(refusal(() => without(perIp, { apiKeyHeader: 'x-key' }))).toMatchObject({
+      code: 'ERR_RL_INVALID_OPTION',
+      field: 'apiKeyHeader',
+      message: `[tollgate] apiKeyHeader: ${needs}`,
+    })
+
+    const composed = createRateLimit({ algorithms, store: mapStore, apiKeys: apiKeyIdentity })
+    const app = new Hono()
+    app.use(composed(perKey, { apiKeyHeader: 'x-key', getConnInfo: connInfo }))
+    app.get('*', (c) => c.text('ok'))
+    const by = (key: string) => app.request('/', { headers: { 'x-key': key } })
+    const statuses = []
+    for (let i = 0; i < 3; i++) statuses.push((await by('k_1')).status)
+    expect(statuses).toEqual([200, 200, 429])
+    expect((await by('k_2')).status).toBe(200)
   })
 
   it('refuses partitionKey unless given partitionKeys, then sends the same pk', async () => {

@@ -2,7 +2,7 @@ import { BUILT_IN_ALGORITHMS } from '../algorithms/table.js'
 import { systemClock } from '../clock.js'
 import { familiesFor } from '../headers/families.js'
 import { compileClientIp } from '../identity/client-ip.js'
-import { compileIdentities } from '../identity/identities.js'
+import { apiKeyIdentity, compileIdentities } from '../identity/identities.js'
 import { trustedProxies } from '../identity/proxy-trust.js'
 import { clientFigures } from '../limiter/client-figures.js'
 import { composeLimiter } from '../limiter/create-limiter.js'
@@ -70,6 +70,7 @@ export function createAdapterKit<Req, Res>(
     update: rulesUpdater,
     figures: clientFigures,
     shadowHook: shadowDeniedHook,
+    apiKeys: apiKeyIdentity,
     responseEnd: () => WEB_RESPONSE_END,
     localFallback,
   })
@@ -115,10 +116,9 @@ function buildKit<Req, Res>(
     options.lists?.fields?.some((field) => field.endsWith(`.${identity}`)) ||
     initial.some((rule) => rule.match.identity.includes(identity))
   const identities = compileIdentities(
-    options,
     framework.header,
     compileClientIp(options, parts.proxies),
-    keysOn('api_key'),
+    parts.apiKeys(options, framework.header, own ? undefined : keysOn('api_key')),
     framework.incoming,
   )
   // The `refund` option as a predicate, or undefined for never.

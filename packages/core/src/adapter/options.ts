@@ -1,5 +1,5 @@
 import { CLIENT_IP_KINDS } from '../identity/client-ip.js'
-import { IDENTITY_KINDS, type IdentityOptions, type UserId } from '../identity/identities.js'
+import type { IdentityOptions, UserId } from '../identity/identities.js'
 import { LIMITER_OPTIONS } from '../limiter/option-names.js'
 import type { LimiterOptions, Logger, Verdict } from '../limiter/types.js'
 import type { ForeignOptions } from '../options/foreign-options.js'
@@ -112,9 +112,10 @@ const OWN_OPTIONS: {
   proxyHeader: 0,
   ...CLIENT_IP_KINDS,
   ignoreWarnings: 0,
-  apiKeyHeader: IDENTITY_KINDS.apiKeyHeader,
+  // Checked by the `apiKeys` part (`apiKeyIdentity`), refused by a middleware without it.
+  apiKeyHeader: 0,
   bearerAsApiKey: 0,
-  maxApiKeyLength: IDENTITY_KINDS.maxApiKeyLength,
+  maxApiKeyLength: 0,
   ...RESPONDER_KINDS,
   skip: FUNCTION,
   user: FUNCTION,

@@ -3,6 +3,9 @@
 import { describe, expect, it } from 'vitest'
 import { tokenBucket } from '../algorithms/index.js'
 import { isRateLimitError } from '../errors.js'
+import { apiKeyIdentity } from '../identity/identities.js'
+import { accessLists } from '../limiter/access-lists.js'
+import { rulesUpdater } from '../limiter/update.js'
 import type { RuleConfig } from '../rules/types.js'
 import { mapStore } from '../store/map-store.js'
 import { composeAdapterKit } from './kit.js'
@@ -10,13 +13,14 @@ import { composeAdapterKit } from './kit.js'
 const RULES: RuleConfig[] = [
   {
     id: 'per-key',
-    match: { identity: 'api_key' },
+    match: { identity: 'ip' },
     algorithm: 'token_bucket',
     rate: 1,
     period: '1s',
     burst: 5,
   },
 ]
+const API_KEY_RULES: RuleConfig[] = [{ ...RULES[0]!, match: { identity: ['api_key', 'ip'] } }]
 const FRAMEWORK = {
   method: () => 'GET',
   path: () => '/',
@@ -70,6 +74,26 @@ describe('an option needing a part the middleware was composed without', () => {
       "update: needs update: rulesUpdater in createRateLimit's parts",
     ],
     [
+      'apiKeyHeader',
+      () => kit(RULES, { apiKeyHeader: 'x-key' }, FRAMEWORK),
+      "apiKeyHeader: needs apiKeys: apiKeyIdentity in createRateLimit's parts",
+    ],
+    [
+      'bearerAsApiKey',
+      () => kit(RULES, { bearerAsApiKey: false }, FRAMEWORK),
+      "bearerAsApiKey: needs apiKeys: apiKeyIdentity in createRateLimit's parts",
+    ],
+    [
+      'maxApiKeyLength',
+      () => kit(RULES, { maxApiKeyLength: 64 }, FRAMEWORK),
+      "maxApiKeyLength: needs apiKeys: apiKeyIdentity in createRateLimit's parts",
+    ],
+    [
+      'lists',
+      () => kit(RULES, { lists: accessLists({ deny: { api_key: ['k_1'] } }) }, FRAMEWORK),
+      "lists: needs apiKeys: apiKeyIdentity in createRateLimit's parts",
+    ],
+    [
       'legacyHeaders',
       () => kit(RULES, { legacyHeaders: true }, FRAMEWORK),
       "legacyHeaders: needs xRateLimitHeaders in createRateLimit's headers",
@@ -85,6 +109,40 @@ describe('an option needing a part the middleware was composed without', () => {
       field,
       message: `[tollgate] ${text}`,
     })
+  })
+})
+
+describe('a rule keyed on api_key, in a middleware composed without apiKeys', () => {
+  const problem = "needs apiKeys: apiKeyIdentity in createRateLimit's parts"
+  const expected = {
+    code: 'ERR_RL_INVALID_RULE',
+    field: 'match.identity',
+    message: `[tollgate] rule "per-key": match.identity: ${problem}`,
+  }
+
+  it('is refused at start-up, naming the rule, the field and the part', () => {
+    expect(
+      refusal(() =>
+        composeAdapterKit({ algorithms, store: mapStore })(API_KEY_RULES, {}, FRAMEWORK),
+      ),
+    ).toMatchObject(expected)
+  })
+
+  it('is refused by an update, the same way', () => {
+    const kit = composeAdapterKit({ algorithms, store: mapStore, update: rulesUpdater })(
+      RULES,
+      {},
+      FRAMEWORK,
+    )
+    expect(refusal(() => kit.update(API_KEY_RULES))).toMatchObject(expected)
+  })
+
+  it('is served with the part, as by rateLimit', () => {
+    const kit = composeAdapterKit({ algorithms, store: mapStore, apiKeys: apiKeyIdentity })
+    const header = (_req: unknown, name: string) => (name === 'x-api-key' ? 'k_1' : undefined)
+    expect(() =>
+      kit(API_KEY_RULES, { apiKeyHeader: 'x-api-key' }, { ...FRAMEWORK, header }),
+    ).not.toThrow()
   })
 })
 

@@ -1,6 +1,7 @@
 import type { AlgorithmTable } from '../algorithms/table.js'
 import type { RateLimitError } from '../errors.js'
 import { CURRENT_HEADERS, type HeaderFamily, type StandardHeaders } from '../headers/families.js'
+import { API_KEY_OPTIONS, type apiKeyIdentity } from '../identity/identities.js'
 import type { ProxyTrust } from '../identity/proxy-trust.js'
 import type { clientFigures } from '../limiter/client-figures.js'
 import type { LimiterParts } from '../limiter/create-limiter.js'
@@ -93,6 +94,13 @@ export type RateLimitParts = {
    * @default none: `onShadowDenied` is refused, naming this part
    */
   readonly shadowHook?: typeof shadowDeniedHook | undefined
+  /**
+   * `apiKeyIdentity`, for the `api_key` identity (rules and lists keyed on it, read from
+   * `apiKeyHeader` or a bearer token) and its options. A limiter of the app's own reads it only
+   * with this part.
+   * @default none: a rule or list keyed on `api_key`, or an API-key option, is refused
+   */
+  readonly apiKeys?: typeof apiKeyIdentity | undefined
 }
 
 /**
@@ -103,6 +111,7 @@ export type KitParts = LimiterParts &
   ResponderParts & {
     readonly proxies: ProxyTrust
     readonly shadowHook: typeof shadowDeniedHook
+    readonly apiKeys: typeof apiKeyIdentity
     /**
      * How a fetch runtime's adapter follows a response holding slots to its end: the full kit's
      * own, a composed one's carried by the `concurrency` it was given; refuses (`notComposed`)
@@ -130,7 +139,10 @@ const PARTS: Readonly<
   figures: ['clientFigures', undefined, 'figures'],
   localFallback: ['localFallback', 'decide'],
   shadowHook: ['shadowDeniedHook', undefined, 'onShadowDenied'],
+  apiKeys: ['apiKeyIdentity'],
 }
+
+const API_KEYS_LEFT_OUT = "needs apiKeys: apiKeyIdentity in createRateLimit's parts"
 
 /** An app's parts, checked, with the refusals standing in for those it left out. */
 export function kitParts(parts: RateLimitParts): KitParts {
@@ -164,6 +176,18 @@ export function kitParts(parts: RateLimitParts): KitParts {
     ...standIns,
     families: givenFamilies([...(parts.headers ?? []), CURRENT_HEADERS]),
     routes: parts.routes ?? NO_ROUTES,
+    // Left out: the limiter refuses a rule keyed on `api_key`, the stand-in a list keyed on it
+    // (`keysOn`) or an option for it. A limiter of the app's own (`keysOn` undefined) reads none.
+    apiKeysLeftOut: parts.apiKeys ? undefined : API_KEYS_LEFT_OUT,
+    apiKeys:
+      parts.apiKeys ??
+      ((options, _read, keysOn) => {
+        for (const name of API_KEY_OPTIONS) {
+          if (options[name] !== undefined) throw invalidOption(name, API_KEYS_LEFT_OUT)
+        }
+        if (keysOn) throw invalidOption('lists', API_KEYS_LEFT_OUT)
+        return undefined
+      }),
     // Carried by the `concurrency` given, which concurrency rules of a limiter of the app's own
     // need as well.
     responseEnd: responseEnd

@@ -98,14 +98,12 @@ export type IdentityResolver = {
  * }) // { ip: '203.0.113.7', api_key: 'k_123', user: undefined }
  */
 export function createIdentityResolver(options: IdentityOptions = {}): IdentityResolver {
-  checkOptionValues(options, IDENTITY_KINDS)
+  checkOptionValues(options, CLIENT_IP_KINDS)
+  // Its options checked after the client IP's, before `trustProxy` is read.
+  const apiKey = apiKeyIdentity(options, readSourceHeader, true)
   const clientIp = compileClientIp(options, trustedProxies)
-  const resolve = compileIdentities<IdentitySource>(
-    options,
-    readSourceHeader,
-    clientIp,
-    true,
-    (source) => (source.headersCut === true ? CUT : undefined),
+  const resolve = compileIdentities<IdentitySource>(readSourceHeader, clientIp, apiKey, (source) =>
+    source.headersCut === true ? CUT : undefined,
   )
   return {
     clientIp: clientIp.address,
@@ -124,19 +122,51 @@ function readSourceHeader(source: IdentitySource, name: string): ReturnType<Head
 }
 
 /**
- * What the identity options' values must be, checked in this order (`checkOptionValues`; a
- * middleware checks them with its other options). A `maxApiKeyLength` of null reads as the
- * default.
+ * What the API-key options' values must be, checked in this order by `apiKeyIdentity`
+ * (`checkOptionValues`; the client IP's are `CLIENT_IP_KINDS`). A `maxApiKeyLength` of null
+ * reads as the default.
  */
-export const IDENTITY_KINDS = {
-  ...CLIENT_IP_KINDS,
+const API_KEY_KINDS = {
   // Only text: \`null\` would pass the pattern as "null", and fail as it is read.
   apiKeyHeader: (value) =>
     value === false || (typeof value === 'string' && /^[!#$%&'*+.^_`|~0-9a-z-]+$/i.test(value))
       ? undefined
       : `${shown(value)} is not a header name`,
-  maxApiKeyLength: orNull(whole({ min: 1 })),
+  maxApiKeyLength: /* @__PURE__ */ orNull(/* @__PURE__ */ whole({ min: 1 })),
 } satisfies { readonly [K in keyof IdentityOptions]?: OptionKind }
+
+/** The names of the options `apiKeyIdentity` reads, refused by a middleware composed without it. */
+export const API_KEY_OPTIONS = ['apiKeyHeader', 'bearerAsApiKey', 'maxApiKeyLength'] as const
+
+/** The `api_key` of a request read from `source`, or undefined when it has none. */
+export type ApiKeyReader<Source> = (source: Source) => string | undefined
+
+/**
+ * Reading the `api_key` identity (the `apiKeys` part of `createRateLimit`; `rateLimit` has it):
+ * checks the API-key options (`apiKeyHeader`, `bearerAsApiKey`, `maxApiKeyLength`) and returns
+ * how a request's key is read with `read`, or undefined when nothing reads one: no rule or list
+ * keys on it (`keysOn` false; reading a header is a real cost on fetch runtimes), or there is
+ * neither a header nor bearer tokens to read it from. `keysOn` undefined: any rule may (a
+ * limiter of the app's own).
+ */
+export function apiKeyIdentity<Source>(
+  options: IdentityOptions,
+  read: HeaderReader<Source>,
+  keysOn: boolean | undefined,
+): ApiKeyReader<Source> | undefined {
+  checkOptionValues(options, API_KEY_KINDS)
+  const apiKeyHeader = options.apiKeyHeader === undefined ? 'x-api-key' : options.apiKeyHeader
+  const headerName = apiKeyHeader === false ? false : apiKeyHeader.toLowerCase()
+  const bearer = options.bearerAsApiKey ?? false
+  const maxLength = options.maxApiKeyLength ?? 256
+  if (keysOn === false || (headerName === false && !bearer)) return undefined
+  return (source) => {
+    let key = headerName === false ? undefined : headerText(read(source, headerName))?.trim()
+    if ((key === undefined || key === '') && bearer)
+      key = bearerToken(headerText(read(source, 'authorization')))
+    return key === undefined || key === '' || key.length > maxLength ? undefined : key
+  }
+}
 
 /** A request's identities: `source` is what `read` reads its headers from. */
 export type RequestIdentities<Source> = (
@@ -146,38 +176,23 @@ export type RequestIdentities<Source> = (
 ) => Identities
 
 /**
- * The identities of a middleware's requests (of options already checked: `IDENTITY_KINDS`), read straight from the framework's request with
+ * The identities of a middleware's requests, read straight from the framework's request with
  * `read`: one call per request, with no object or closure made for it. The client's key is
- * `clientIp`'s (`compileClientIp` of the same options). Beyond the client's address it reads
- * `api_key` only when `apiKey` says a rule may key on it (reading a header is a real cost on
- * fetch runtimes); `incoming` gives the Node request the source was read from, whose header
- * list Node may have cut (`headerListMayBeCut`), asked only when forwarding headers are
- * trusted, the only time it matters (by default, never cut).
+ * `clientIp`'s (`compileClientIp` of options already checked: `CLIENT_IP_KINDS`); `api_key` is
+ * `apiKey`'s (`apiKeyIdentity`), none when undefined; `incoming` gives the Node request the
+ * source was read from, whose header list Node may have cut (`headerListMayBeCut`), asked only
+ * when forwarding headers are trusted, the only time it matters (by default, never cut).
  */
 export function compileIdentities<Source>(
-  options: IdentityOptions,
   read: HeaderReader<Source>,
   clientIp: ClientIp,
-  apiKey: boolean,
+  apiKey: ApiKeyReader<Source> | undefined,
   incoming?: ((source: Source) => Partial<NodeIncomingHeaders> | undefined) | undefined,
 ): RequestIdentities<Source> {
-  const apiKeyHeader = options.apiKeyHeader === undefined ? 'x-api-key' : options.apiKeyHeader
-  const headerName = apiKeyHeader === false ? false : apiKeyHeader.toLowerCase()
-  const bearer = options.bearerAsApiKey ?? false
-  const maxLength = options.maxApiKeyLength ?? 256
-  const readsApiKey = apiKey && (headerName !== false || bearer)
-
-  function apiKeyOf(source: Source): string | undefined {
-    let key = headerName === false ? undefined : headerText(read(source, headerName))?.trim()
-    if ((key === undefined || key === '') && bearer)
-      key = bearerToken(headerText(read(source, 'authorization')))
-    return key === undefined || key === '' || key.length > maxLength ? undefined : key
-  }
-
   function identities(source: Source, socketAddress: string | undefined, user: UserId) {
     return {
       ip: clientIp.key(socketAddress, source, read, incoming),
-      api_key: readsApiKey ? apiKeyOf(source) : undefined,
+      api_key: apiKey ? apiKey(source) : undefined,
       user: user === undefined || user === null || user === '' ? undefined : String(user),
     }
   }

@@ -81,6 +81,11 @@ export type LimiterParts = {
   /** Local fallback (`localFallback`), or none: a rule with `onStoreError: 'fallback'` is then refused. */
   readonly localFallback?: FallbackPart | undefined
   /**
+   * Why a rule keyed on `api_key` is refused by a middleware composed without reading API keys
+   * (its `apiKeys` part), naming the part; undefined, for every other limiter.
+   */
+  readonly apiKeysLeftOut?: string | undefined
+  /**
    * What only a limiter an app holds needs: `check`, `acquire` and the operator's calls (`add`),
    * and slots given back and waits held whatever its first rules are (`holdSlots`: an update may
    * add a concurrency or queue rule). `createLimiter` passes them; a middleware's own limiter,
@@ -188,7 +193,7 @@ function compileLimiter(options: LimiterOptions, parts: LimiterParts): LimiterSe
   checkOptionValues(options, LIMITER_KINDS)
   const routes = parts.routes
   const rules = checkRules(options.rules, algorithms, parts)
-  const identities = checkIdentityNames(rules, options.customIdentities)
+  const identities = checkIdentityNames(rules, options.customIdentities, parts.apiKeysLeftOut)
   const compiled = compiledRules(rules, algorithms, parts)
   // One made by the parts' store factory (an app's own, perhaps) is checked as a given one is.
   const store = options.store ?? checkValue('store', parts.store(), STORE)

@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest'
 import { composeAdapterKit } from '../adapter/kit.js'
 import { tokenBucket } from '../algorithms/index.js'
+import { apiKeyIdentity } from '../identity/identities.js'
 import type { RuleConfig } from '../rules/types.js'
 import { mapStore } from '../store/map-store.js'
 import { memoryStore } from '../store/memory-store.js'
@@ -93,9 +94,11 @@ describe('the figures option, checked at start-up', () => {
   })
 
   it('is refused by a middleware composed without the part, naming it', () => {
+    // Its rule keys on api_key: the part that reads it is given.
     const createKit = composeAdapterKit({
       algorithms: { token_bucket: tokenBucket },
       store: memoryStore,
+      apiKeys: apiKeyIdentity,
     })
     const framework = {
       method: () => 'GET',
@@ -111,6 +114,7 @@ describe('the figures option, checked at start-up', () => {
       algorithms: { token_bucket: tokenBucket },
       store: memoryStore,
       figures: clientFigures,
+      apiKeys: apiKeyIdentity,
     })
     expect(() => withPart([BUCKET], { figures: { 'per-key': { of } } }, framework)).not.toThrow()
   })

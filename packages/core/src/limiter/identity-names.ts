@@ -11,18 +11,25 @@ const BUILT_IN_IDENTITIES: readonly string[] = ['ip', 'api_key', 'user']
  * Refuses, at start-up, a rule keyed on an identity that nothing provides: neither built in
  * nor declared in `customIdentities`. Such a rule would find the identity missing on every
  * request and fall back to the IP (a per-key limit silently becoming per-IP), or deny them all.
+ * `api_key` is refused with `apiKeysLeftOut` by a middleware composed without reading it.
  * Returns the identities requests may carry: built in, and declared (checked).
  */
 export function checkIdentityNames(
   rules: readonly Rule[],
   customIdentities: unknown,
+  apiKeysLeftOut?: string,
 ): readonly string[] {
   const known = [...BUILT_IN_IDENTITIES, ...declaredNames(customIdentities)]
   const issues: RuleIssue[] = []
   for (const rule of rules) {
     for (const name of rule.match.identity) {
-      if (known.includes(name)) continue
-      issues.push({ rule: rule.id, field: 'match.identity', problem: unknownIdentity(name, known) })
+      const problem =
+        name === 'api_key'
+          ? apiKeysLeftOut
+          : known.includes(name)
+            ? undefined
+            : unknownIdentity(name, known)
+      if (problem !== undefined) issues.push({ rule: rule.id, field: 'match.identity', problem })
     }
   }
   if (issues.length > 0) throw new RuleValidationError(issues)

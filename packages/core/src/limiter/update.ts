@@ -181,7 +181,7 @@ function compileRuleSet(
   const algorithms = options.algorithms ?? parts.algorithms
   const routes = parts.routes
   const rules = checkRules(given as LimiterOptions['rules'], algorithms, parts)
-  checkIdentityNames(rules, options.customIdentities)
+  checkIdentityNames(rules, options.customIdentities, parts.apiKeysLeftOut)
   const compiled = compiledRules(rules, algorithms, parts)
   checkRuleParts(store, compiled, parts)
   return {

@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest'
 import { compileClientIp } from '../identity/client-ip.js'
-import { compileIdentities, createIdentityResolver } from '../identity/identities.js'
+import {
+  apiKeyIdentity,
+  compileIdentities,
+  createIdentityResolver,
+} from '../identity/identities.js'
 import { trustedProxies } from '../identity/proxy-trust.js'
 import { headerListMayBeCut } from './node-header-limit.js'
 
@@ -37,11 +41,11 @@ describe('identities of a request whose header list may have been cut', () => {
     trustProxy: 'loopback',
     logger: { warn: (message: string) => warnings.push(message) },
   } as const
+  const read = (request: Request, name: string) => request.headers[name]
   const resolve = compileIdentities<Request>(
-    options,
-    (request, name) => request.headers[name],
+    read,
     compileClientIp(options, trustedProxies),
-    true,
+    apiKeyIdentity(options, read, true),
     incoming,
   )
   const identities = (cut: boolean) => resolve({ headers, cut }, '127.0.0.1', undefined)
@@ -54,10 +58,9 @@ describe('identities of a request whose header list may have been cut', () => {
   it('asks for the Node request only while a proxy is trusted', () => {
     let asked = 0
     const direct = compileIdentities<Request>(
-      { logger: false },
       (request, name) => request.headers[name],
       compileClientIp({ logger: false }, trustedProxies),
-      false,
+      undefined,
       (r) => (++asked, incoming(r)),
     )
     expect(direct({ headers, cut: true }, '127.0.0.1', undefined).ip).toBe('127.0.0.1')

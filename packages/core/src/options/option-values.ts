@@ -18,7 +18,7 @@ export function invalidOption(field: string, problem: string, where?: string): R
  * What an option accepts, as a check of its value: what was expected and what was given
  * (`expected true or false, got "yes"`) when the value is not one it accepts, else undefined.
  * Each option's kind is declared once, in its factory's table (`LIMITER_KINDS`,
- * `RESPONDER_KINDS`, `IDENTITY_KINDS`, the adapter's `OWN_OPTIONS`), and checked by
+ * `RESPONDER_KINDS`, `CLIENT_IP_KINDS`, the adapter's `OWN_OPTIONS`), and checked by
  * `checkOptionValues`, so that the modules using an option only read it.
  */
 export type OptionKind = (value: unknown) => string | undefined
