@@ -60,6 +60,8 @@ const CHANGED: readonly RegExp[] = [
   // A list or an object is now shown as JSON (`got [1]`), as options show values.
   /got (a list|an object)$/,
   /got (a list|an object);/,
+  // A choice (mode, onStoreError…) refused as an option of one of its values is.
+  /^expected "[^"]*"( or "[^"]*")+, got /,
 ]
 
 type Outcome = { readonly models?: unknown; readonly issues?: readonly RuleIssue[] }

@@ -33,13 +33,13 @@ describe('rule matches, costs, policies and rule sets', () => {
     expectOne(
       code({ ...bucket, mode: 'dry-run' }),
       'mode',
-      'expected "enforce" or "shadow", got "dry-run"',
+      'expected one of "enforce", "shadow", got "dry-run"',
     )
-    expectOne(code({ ...bucket, onStoreError: 'maybe' }), 'onStoreError', '"open" or "closed"')
+    expectOne(code({ ...bucket, onStoreError: 'maybe' }), 'onStoreError', '"open", "closed"')
     expectOne(
       file({ ...fileBucket, on_missing_identity: 'skip' }),
       'on_missing_identity',
-      '"ip" or "deny"',
+      'one of "ip", "deny"',
     )
   })
 
@@ -167,7 +167,7 @@ describe('rule matches, costs, policies and rule sets', () => {
       '\n  rule "free": brust: unknown field; did you mean "burst"?\n',
     )
     expect(error?.message).toContain(
-      '\n  rule "login": mode: expected "enforce" or "shadow", got "dry"',
+      '\n  rule "login": mode: expected one of "enforce", "shadow", got "dry"',
     )
     expect(error?.rule).toBe('login')
     expect(error?.field).toBe('match.route')
