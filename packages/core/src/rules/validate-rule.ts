@@ -124,15 +124,13 @@ export function validateRule(
     ok = false
     issue(field, problem)
   }
-  const expected = (field: keyof RuleFields, what: string) =>
-    fail(labels[field], `expected ${what}, got ${shown(fields[field])}`)
   const { id, description, version } = fields
   if (typeof id !== 'string' || !ID.test(id)) {
     // The pattern itself: 1–64 letters, digits, '.', '_' or '-', first a letter or digit.
-    expected('id', `an id matching ${ID}`)
+    fail(labels.id, `expected an id matching ${ID}, got ${shown(id)}`)
   }
   if (description !== undefined && typeof description !== 'string')
-    expected('description', 'a string')
+    fail(labels.description, `expected a string, got ${shown(description)}`)
   const { routes } = readers
   const match = validateMatch(fields.match, fail, fields.algorithm === 'concurrency', routes)
   const chosen: { -readonly [K in keyof typeof CHOICES]?: unknown } = {}
