@@ -62,6 +62,8 @@ const CHANGED: readonly RegExp[] = [
   /got (a list|an object);/,
   // A choice (mode, onStoreError…) refused as an option of one of its values is.
   /^expected "[^"]*"( or "[^"]*")+, got /,
+  // A cost of a rule whose capacity is known: refused with the range it may take.
+  /^expected a whole number ≥ 0, got /,
 ]
 
 type Outcome = { readonly models?: unknown; readonly issues?: readonly RuleIssue[] }

@@ -47,10 +47,10 @@ describe('rule matches, costs, policies and rule sets', () => {
     const batch = (cost: unknown) =>
       code({ ...bucket, costByRoute: { 'POST /v1/labels:batch': cost } })
     const field = 'costByRoute["POST /v1/labels:batch"]'
-    expectOne(batch(21), field, 'a cost of 21 can never pass a rule whose capacity is 20')
-    expectOne(batch(-1), field, 'whole number ≥ 0')
+    expectOne(batch(21), field, 'expected a whole number from 0 to 20, got 21')
+    expectOne(batch(-1), field, 'expected a whole number from 0 to 20, got -1')
     expectOne(batch(1.5), field, 'got 1.5')
-    expectOne(code({ ...log, cost: 6 }), 'cost', 'capacity is 5')
+    expectOne(code({ ...log, cost: 6 }), 'cost', 'expected a whole number from 0 to 5, got 6')
     expectOne(
       code({ ...bucket, costByRoute: { '/x': 1, '/x/': 2 } }),
       'costByRoute["/x/"]',
