@@ -28,7 +28,7 @@ export function validateCosts(
   const { cost = 1, costByRoute = {} } = fields
   const label = labels.costByRoute
   const defaultCost = check(cost, labels.cost)
-  const fieldOf = (route: string) => `${label}[${JSON.stringify(route)}]`
+  const fieldOf = (route: string) => `${label}[${shown(route)}]`
   if (!isRecord(costByRoute)) {
     issue(label, `expected { route: cost }, got ${shown(costByRoute)}`)
   }
