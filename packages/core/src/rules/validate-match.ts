@@ -40,9 +40,7 @@ export function validateMatch(
   }
   const plan = list('plan', (plan) => (plan === '' ? 'empty plan name' : undefined))
   const method = list('method', (method) =>
-    HTTP_METHODS.includes(method.toUpperCase())
-      ? undefined
-      : `unknown method ${shown(method)}`,
+    HTTP_METHODS.includes(method.toUpperCase()) ? undefined : `unknown method ${shown(method)}`,
   )?.map((name) => name.toUpperCase())
   const route = list('route', (route) => routes.checkRoute(route, method))?.map(
     (text) => (routes.parseRoute(text) as { text: string }).text,
