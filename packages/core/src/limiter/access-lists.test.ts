@@ -83,7 +83,7 @@ describe('allow and deny lists', () => {
       'an undeclared identity',
       () => limit({ deny: { account: 'a' } }),
       'lists.deny.account',
-      'one of your own: customIdentities',
+      'or add it to customIdentities',
     ],
     [
       'an empty value',

@@ -37,12 +37,12 @@ export function checkIdentityNames(
 }
 
 /**
- * A name close to a known one is answered with it; any other (`key`, `ip_address`) with nothing
- * more than the built-in names the text lists.
+ * A name close to a known one is answered with it; any other (`key`, `ip_address`) with the
+ * known names (built in and declared). Either way, the fix for one of the app's own.
  */
 export function unknownIdentity(name: string, known: readonly string[]): string {
-  const hint = didYouMean(name, known, 'nothing provides it')
-  return `no identity "${name}": ${hint} (built in: ${BUILT_IN_IDENTITIES.join(', ')}; one of your own: customIdentities: ["${name}"])`
+  const hint = didYouMean(name, known, `known: ${known.join(', ')}`)
+  return `no identity "${name}": ${hint}; or add it to customIdentities`
 }
 
 function declaredNames(value: unknown): readonly string[] {

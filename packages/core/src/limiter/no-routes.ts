@@ -1,4 +1,4 @@
-import { RuleValidationError } from '../rules/issues.js'
+import { composedWithout, RuleValidationError } from '../rules/issues.js'
 import type { Rule } from '../rules/types.js'
 import type { RouteMatching } from './route-matching.js'
 import { ruleScan } from './rule-index.js'
@@ -6,7 +6,7 @@ import { ruleScan } from './rule-index.js'
 // Apart from route-matching.ts, and reached only by a limiter composed without route matching:
 // its bundle holds none of the matching, and a default one none of these refusals.
 
-const PROBLEM = "needs routes: routeMatching in createRateLimit's parts"
+const PROBLEM = /* @__PURE__ */ composedWithout('routes: routeMatching')
 
 function refuse(rule: Rule, field: string): never {
   throw new RuleValidationError([{ rule: rule.id, field, problem: PROBLEM }])

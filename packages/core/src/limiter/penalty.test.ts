@@ -275,7 +275,7 @@ describe('penalties as a part', () => {
         code: 'ERR_RL_INVALID_RULE',
         rule: 'login',
         field: 'penalty',
-        message: expect.stringContaining("add penalties to createRateLimit's parts"),
+        message: expect.stringContaining("penalty: needs penalties in createRateLimit's parts"),
       }),
     )
     // Rules validated with the part elsewhere still carry their penalty: refused all the same.
@@ -284,7 +284,7 @@ describe('penalties as a part', () => {
         code: 'ERR_RL_INVALID_OPTION',
         field: 'penalties',
         message:
-          '[tollgate] penalties: rules "login" have penalty, but composed without penalties: add penalties to createRateLimit\'s parts',
+          '[tollgate] penalties: rules "login" have penalty, which needs penalties in createRateLimit\'s parts',
       }),
     )
     expect(() => composeLimiter({ rules: [LOGIN] }, { ...parts, penalties })).not.toThrow()

@@ -36,7 +36,7 @@ export function checkRuleParts(
     which: (rule: CompiledRule) => boolean,
     ruleField: string,
   ) => {
-    if (part === undefined) refuse(name, which, `have ${ruleField}, but ${composedWithout(name)}`)
+    if (part === undefined) refuse(name, which, `have ${ruleField}, which ${composedWithout(name)}`)
     else part.checkStore(store, refuse)
   }
   need(parts.reservations, 'reservations', (rule) => rule.settleWithinMs !== undefined, 'settle')

@@ -136,7 +136,9 @@ describe('onChange, validated like every rule field', () => {
       ],
     })
     expect(parseRules(file('proportional'))[0]!.onChange).toBe('proportional')
-    expect(() => parseRules(file('halve'))).toThrow(/rule "daily": on_change: expected "keep"/)
+    expect(() => parseRules(file('halve'))).toThrow(
+      /rule "daily": on_change: expected one of "keep"/,
+    )
     expect(() => parseRules(file('reset', 'concurrency'))).toThrow(
       /rule "daily": on_change: a concurrency rule's requests in flight always carry over/,
     )

@@ -51,7 +51,7 @@ export function oneOf(allowed: readonly unknown[]): OptionKind {
   return (value) =>
     allowed.includes(value)
       ? undefined
-      : `expected one of ${allowed.map((v) => JSON.stringify(v)).join(', ')}, got ${shown(value)}`
+      : `expected one of ${allowed.map(shown).join(', ')}, got ${shown(value)}`
 }
 
 /** Only a real boolean: `'false'` from a config file is truthy, and would turn a feature on. */

@@ -1,6 +1,7 @@
 import { didYouMean } from '../closest-name.js'
 import { RateLimitError, type RateLimitErrorCode } from '../errors.js'
 import type { ForeignOptions } from './foreign-options.js'
+import { shown } from './option-values.js'
 
 /**
  * Refuses, at start-up, every option that `where` does not know: from JavaScript a misspelt or
@@ -29,7 +30,7 @@ export function refuseUnknownOptions(
         ? undefined
         : known.includes(name)
           ? foreign?.value(name, value)
-          : `unknown ${noun} ${JSON.stringify(name)}: ${(foreign?.unknown ?? nearestOption)(name, names, noun)}`
+          : `unknown ${noun} ${shown(name)}: ${(foreign?.unknown ?? nearestOption)(name, names, noun)}`
     if (text === undefined) continue
     field ??= name
     texts.push(text)

@@ -42,7 +42,11 @@ export function formatIssue(issue: RuleIssue): string {
 /** Collects the problems of one rule under its label. */
 export type IssueSink = (field: string, problem: string) => void
 
-/** How a limiter composed without `part` answers a rule or an option that needs it. */
+/**
+ * How a limiter composed without `part` answers a rule or an option that needs it, naming the
+ * part to add as an option needing a part left out does: `needs penalties in createRateLimit's
+ * parts`, `needs routes: routeMatching in …`.
+ */
 export function composedWithout(part: string): string {
-  return `composed without ${part}: add ${part} to createRateLimit's parts`
+  return `needs ${part} in createRateLimit's parts`
 }

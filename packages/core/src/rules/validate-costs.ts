@@ -1,4 +1,4 @@
-import { shown } from '../options/option-values.js'
+import { shown, whole } from '../options/option-values.js'
 import type { IssueSink } from './issues.js'
 import { isRecord } from './validate-match.js'
 import type { RouteReader } from './validate-routes.js'
@@ -28,7 +28,7 @@ export function validateCosts(
   const { cost = 1, costByRoute = {} } = fields
   const label = labels.costByRoute
   const defaultCost = check(cost, labels.cost)
-  const fieldOf = (route: string) => `${label}[${JSON.stringify(route)}]`
+  const fieldOf = (route: string) => `${label}[${shown(route)}]`
   if (!isRecord(costByRoute)) {
     issue(label, `expected { route: cost }, got ${shown(costByRoute)}`)
   }
@@ -38,13 +38,10 @@ export function validateCosts(
   }
 }
 
-/** What is wrong with a cost (a whole number ≥ 0, at most `capacity`), or undefined. */
+/**
+ * What is wrong with a cost (a whole number ≥ 0, at most `capacity`: a larger one could never
+ * pass), or undefined.
+ */
 export function costProblem(value: unknown, capacity?: number): string | undefined {
-  if (!Number.isSafeInteger(value) || (value as number) < 0) {
-    return `expected a whole number ≥ 0, got ${shown(value)}`
-  }
-  if (capacity !== undefined && (value as number) > capacity) {
-    return `a cost of ${value} can never pass a rule whose capacity is ${capacity}`
-  }
-  return undefined
+  return whole({ min: 0, max: capacity })(value)
 }

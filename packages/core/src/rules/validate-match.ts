@@ -40,9 +40,7 @@ export function validateMatch(
   }
   const plan = list('plan', (plan) => (plan === '' ? 'empty plan name' : undefined))
   const method = list('method', (method) =>
-    HTTP_METHODS.includes(method.toUpperCase())
-      ? undefined
-      : `unknown method ${JSON.stringify(method)}`,
+    HTTP_METHODS.includes(method.toUpperCase()) ? undefined : `unknown method ${shown(method)}`,
   )?.map((name) => name.toUpperCase())
   const route = list('route', (route) => routes.checkRoute(route, method))?.map(
     (text) => (routes.parseRoute(text) as { text: string }).text,
@@ -63,12 +61,12 @@ export function definedOnly<T extends Record<string, unknown>>(record: T): T {
 
 export function identityNameProblem(name: string): string | undefined {
   if (!IDENTITY_NAME.test(name)) {
-    return `expected an identity name matching ${IDENTITY_NAME}, got ${JSON.stringify(name)}`
+    return `expected an identity name matching ${IDENTITY_NAME}, got ${shown(name)}`
   }
   // Identities are looked up by name on a plain object, where these names find the built-in
   // every object inherits instead of a value: all requests would share one key.
   if (name in Object.prototype) {
-    return `reserved identity name ${JSON.stringify(name)}`
+    return `reserved identity name ${shown(name)}`
   }
   return undefined
 }

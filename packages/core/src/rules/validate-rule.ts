@@ -5,7 +5,7 @@ import type { OwnField, RuleFieldReader, RuleFieldValues } from '../algorithms/r
 import type { AlgorithmTable } from '../algorithms/table.js'
 import type { Algorithm, AlgorithmName } from '../algorithms/types.js'
 import { isRateLimitError } from '../errors.js'
-import { shown } from '../options/option-values.js'
+import { oneOf, shown } from '../options/option-values.js'
 import { nearestOption } from '../options/unknown-options.js'
 import { toMilliseconds } from './duration.js'
 import { composedWithout, type IssueSink, RuleValidationError } from './issues.js'
@@ -124,15 +124,13 @@ export function validateRule(
     ok = false
     issue(field, problem)
   }
-  const expected = (field: keyof RuleFields, what: string) =>
-    fail(labels[field], `expected ${what}, got ${shown(fields[field])}`)
   const { id, description, version } = fields
   if (typeof id !== 'string' || !ID.test(id)) {
     // The pattern itself: 1–64 letters, digits, '.', '_' or '-', first a letter or digit.
-    expected('id', `an id matching ${ID}`)
+    fail(labels.id, `expected an id matching ${ID}, got ${shown(id)}`)
   }
   if (description !== undefined && typeof description !== 'string')
-    expected('description', 'a string')
+    fail(labels.description, `expected a string, got ${shown(description)}`)
   const { routes } = readers
   const match = validateMatch(fields.match, fail, fields.algorithm === 'concurrency', routes)
   const chosen: { -readonly [K in keyof typeof CHOICES]?: unknown } = {}
@@ -141,9 +139,10 @@ export function validateRule(
     readonly string[],
   ][]) {
     const value = fields[field]
-    if (value !== undefined && !choices.includes(value as string)) {
-      expected(field, choices.map((a) => `"${a}"`).join(' or '))
-    } else chosen[field] = value ?? (field === 'onChange' ? value : choices[0])
+    // Refused as an option of one of these values is.
+    const problem = value === undefined ? undefined : oneOf(choices)(value)
+    if (problem !== undefined) fail(labels[field], problem)
+    else chosen[field] = value ?? (field === 'onChange' ? value : choices[0])
   }
   // A whole number ≥ 0, as a cost is (a Redis script keeps it exactly, as every number).
   const versionProblem = version === undefined ? undefined : costProblem(version)

@@ -60,6 +60,10 @@ const CHANGED: readonly RegExp[] = [
   // A list or an object is now shown as JSON (`got [1]`), as options show values.
   /got (a list|an object)$/,
   /got (a list|an object);/,
+  // A choice (mode, onStoreError…) refused as an option of one of its values is.
+  /^expected "[^"]*"( or "[^"]*")+, got /,
+  // A cost of a rule whose capacity is known: refused with the range it may take.
+  /^expected a whole number ≥ 0, got /,
 ]
 
 type Outcome = { readonly models?: unknown; readonly issues?: readonly RuleIssue[] }

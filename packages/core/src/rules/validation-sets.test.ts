@@ -33,13 +33,13 @@ describe('rule matches, costs, policies and rule sets', () => {
     expectOne(
       code({ ...bucket, mode: 'dry-run' }),
       'mode',
-      'expected "enforce" or "shadow", got "dry-run"',
+      'expected one of "enforce", "shadow", got "dry-run"',
     )
-    expectOne(code({ ...bucket, onStoreError: 'maybe' }), 'onStoreError', '"open" or "closed"')
+    expectOne(code({ ...bucket, onStoreError: 'maybe' }), 'onStoreError', '"open", "closed"')
     expectOne(
       file({ ...fileBucket, on_missing_identity: 'skip' }),
       'on_missing_identity',
-      '"ip" or "deny"',
+      'one of "ip", "deny"',
     )
   })
 
@@ -47,10 +47,10 @@ describe('rule matches, costs, policies and rule sets', () => {
     const batch = (cost: unknown) =>
       code({ ...bucket, costByRoute: { 'POST /v1/labels:batch': cost } })
     const field = 'costByRoute["POST /v1/labels:batch"]'
-    expectOne(batch(21), field, 'a cost of 21 can never pass a rule whose capacity is 20')
-    expectOne(batch(-1), field, 'whole number ≥ 0')
+    expectOne(batch(21), field, 'expected a whole number from 0 to 20, got 21')
+    expectOne(batch(-1), field, 'expected a whole number from 0 to 20, got -1')
     expectOne(batch(1.5), field, 'got 1.5')
-    expectOne(code({ ...log, cost: 6 }), 'cost', 'capacity is 5')
+    expectOne(code({ ...log, cost: 6 }), 'cost', 'expected a whole number from 0 to 5, got 6')
     expectOne(
       code({ ...bucket, costByRoute: { '/x': 1, '/x/': 2 } }),
       'costByRoute["/x/"]',
@@ -167,7 +167,7 @@ describe('rule matches, costs, policies and rule sets', () => {
       '\n  rule "free": brust: unknown field; did you mean "burst"?\n',
     )
     expect(error?.message).toContain(
-      '\n  rule "login": mode: expected "enforce" or "shadow", got "dry"',
+      '\n  rule "login": mode: expected one of "enforce", "shadow", got "dry"',
     )
     expect(error?.rule).toBe('login')
     expect(error?.field).toBe('match.route')

@@ -263,7 +263,7 @@ describe('fallbackStore options and rules, refused at start-up', () => {
         code: 'ERR_RL_INVALID_OPTION',
         field: 'localFallback',
         message:
-          "[tollgate] localFallback: rules \"api\" have onStoreError: 'fallback', but composed without localFallback: add localFallback to createRateLimit's parts",
+          "[tollgate] localFallback: rules \"api\" have onStoreError: 'fallback', which needs localFallback in createRateLimit's parts",
       }),
     )
     // With the part, only the store is checked, as createLimiter checks it.
