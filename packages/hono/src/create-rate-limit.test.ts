@@ -324,6 +324,35 @@ describe('createRateLimit', () => {
     expect(() => createRateLimit({ algorithms: { concurrency } })(limiter)).not.toThrow()
   })
 
+  it('refuses a limiter of its own keyed on api_key unless given apiKeyIdentity', () => {
+    const limiter = createLimiter({
+      rules: [
+        {
+          id: 'per-key',
+          match: { identity: 'api_key' },
+          algorithm: 'token_bucket',
+          rate: 1,
+          burst: 1,
+        },
+      ],
+    })
+    const algorithms = { token_bucket: tokenBucket }
+    const error = refusal(() => createRateLimit({ algorithms, store: mapStore })(limiter))
+    expect(isRateLimitError(error) && error.field).toBe('rules')
+    expect(String(error)).toContain(
+      "rules: the limiter's rules key on api_key, which needs apiKeys: apiKeyIdentity in createRateLimit's parts",
+    )
+    const keyed = createLimiter({
+      rules: [
+        { id: 'per-ip', match: { identity: 'ip' }, algorithm: 'token_bucket', rate: 1, burst: 1 },
+      ],
+    })
+    expect(() => createRateLimit({ algorithms, store: mapStore })(keyed)).not.toThrow()
+    expect(() =>
+      createRateLimit({ algorithms, store: mapStore, apiKeys: apiKeyIdentity })(limiter),
+    ).not.toThrow()
+  })
+
   it('needs a store in the options when its parts make none', () => {
     const composed = createRateLimit({ algorithms: { token_bucket: tokenBucket } })
     const error = refusal(() => composed(perIp))

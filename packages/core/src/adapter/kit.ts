@@ -115,6 +115,17 @@ function buildKit<Req, Res>(
     own ||
     options.lists?.fields?.some((field) => field.endsWith(`.${identity}`)) ||
     initial.some((rule) => rule.match.identity.includes(identity))
+  // A limiter of the app's own keyed on api_key in a middleware that reads no API key: refused,
+  // rather than each of its requests missing the key.
+  if (
+    own &&
+    parts.apiKeysLeftOut &&
+    initial.some((rule) => rule.match.identity.includes('api_key'))
+  )
+    throw invalidOption(
+      'rules',
+      `the limiter's rules key on api_key, which ${parts.apiKeysLeftOut}`,
+    )
   const identities = compileIdentities(
     framework.header,
     compileClientIp(options, parts.proxies),
