@@ -52,13 +52,13 @@ type RuntimeEnv = {
  * header). Pass `getConnInfo` for any other runtime.
  */
 function defaultAddress(c: Context): string | undefined {
-  const env = c.env as RuntimeEnv | undefined
-  if (env !== undefined && env !== null) {
-    const incoming = env.incoming ?? env.server?.incoming
-    if (incoming !== undefined) return incoming.socket?.remoteAddress
-    if (typeof env.requestIP === 'function') return env.requestIP(c.req.raw)?.address
-    if (env.remoteAddr !== undefined) return env.remoteAddr.hostname
-  }
+  // Optional chaining, not a test of `env` first: it is undefined or null off the runtimes above.
+  const env = c.env as RuntimeEnv | null | undefined
+  const incoming = env?.incoming ?? env?.server?.incoming
+  if (incoming !== undefined) return incoming.socket?.remoteAddress
+  if (typeof env?.requestIP === 'function') return env.requestIP(c.req.raw)?.address
+  if (env?.remoteAddr !== undefined) return env.remoteAddr.hostname
   const raw = c.req.raw as Request & { readonly cf?: unknown }
-  return raw.cf === undefined ? undefined : (c.req.header('cf-connecting-ip') ?? undefined)
+  // `header(name)` gives undefined, not null, for a field the request lacks.
+  return raw.cf === undefined ? undefined : c.req.header('cf-connecting-ip')
 }
