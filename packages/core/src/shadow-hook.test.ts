@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { decision, verdict } from './response/test-fixtures.js'
 import { shadowDeniedHook } from './shadow-hook.js'
 
-const denied = verdict([decision('new-rule', { allowed: false })])
+const denied = verdict([decision('new-rule', { allowed: false, mode: 'shadow' })])
 
 describe('shadowDeniedHook', () => {
   it('is undefined without a hook, and passes the verdict and request to one', () => {
@@ -10,6 +10,16 @@ describe('shadowDeniedHook', () => {
     const seen: unknown[] = []
     shadowDeniedHook<string>({ onShadowDenied: (v, req) => seen.push(v, req) })!(denied, 'req')
     expect(seen).toEqual([denied, 'req'])
+  })
+
+  it('hears only a verdict a shadow rule would have denied', () => {
+    const seen: unknown[] = []
+    const hook = shadowDeniedHook<string>({ onShadowDenied: (v) => seen.push(v) })!
+    hook(verdict([decision('new-rule', { allowed: false })]), 'req')
+    hook(verdict([decision('new-rule', { mode: 'shadow' })]), 'req')
+    expect(seen).toEqual([])
+    hook(denied, 'req')
+    expect(seen).toEqual([denied])
   })
 
   it('logs a hook that throws once, and returns normally every time', () => {

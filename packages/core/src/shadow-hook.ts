@@ -9,7 +9,8 @@ import { createWarnOnce, type WarningOptions } from './warnings.js'
 type ShadowDeniedHook<Req> = (verdict: Verdict, req: Req) => unknown
 
 /**
- * The app's `onShadowDenied` hook, made safe to call on the request path. A shadow rule never
+ * The app's `onShadowDenied` hook, made safe to call on the request path, and called only for a
+ * verdict a shadow rule would have denied (`shadowDenied` not empty). A shadow rule never
  * changes a response, so a hook that throws, or returns a promise that rejects (which would
  * otherwise go unhandled and can end the process), is reported as WARN_ON_SHADOW_DENIED_THREW
  * and the request goes on. `undefined` when no hook is set. The part a middleware made by
@@ -29,6 +30,8 @@ export function shadowDeniedHook<Req>(
       `onShadowDenied threw or rejected: ${messageOf(error)}; the request went on`,
     )
   return function onShadowDenied(verdict, req) {
+    // Asked of every verdict decided: only those a shadow rule would have denied are heard.
+    if (verdict.shadowDenied.length === 0) return
     try {
       const result = hook(verdict, req)
       if (typeof (result as { then?: unknown } | undefined)?.then === 'function') {

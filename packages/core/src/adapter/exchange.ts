@@ -93,8 +93,8 @@ export class Exchange<Req, Res> {
       // When it is served: at its decision, or a queued one at its slot.
       this.deny(shared.responder.respond(verdict, verdict.at + (verdict.waitMs ?? 0)) as Denial)
     }
-    if (shared.onShadowDenied !== undefined && verdict.shadowDenied.length > 0)
-      shared.onShadowDenied(verdict, this.req)
+    // Heard only when a shadow rule would have denied (the part's guard asks).
+    shared.onShadowDenied?.(verdict, this.req)
     return this
   }
 
