@@ -3,7 +3,7 @@
  * request with ERR_RL_WRONG_FRAMEWORK naming the adapter to import, instead of failing deep
  * inside with a TypeError that says nothing of the mix-up. Run with the real frameworks.
  */
-import { isRateLimitError, mapStore, tokenBucket } from '@tollgate/core'
+import { clockReader, isRateLimitError, mapStore, tokenBucket } from '@tollgate/core'
 import { createRateLimit as expressCompose, rateLimit as expressRateLimit } from '@tollgate/express'
 import { createRateLimit as honoCompose, rateLimit as honoRateLimit } from '@tollgate/hono'
 import { createRateLimit as koaCompose, rateLimit as koaRateLimit } from '@tollgate/koa'
@@ -128,7 +128,7 @@ describe('an adapter mounted on the wrong framework', () => {
 
 /** A middleware of `adapter` composed of parts (`createRateLimit`), for a small bundle. */
 function composedOf(adapter: Adapter): never {
-  const parts = { algorithms: { token_bucket: tokenBucket }, store: mapStore }
+  const parts = { algorithms: { token_bucket: tokenBucket }, store: mapStore, clock: clockReader }
   const options = { logger: false as const, clock: { now: () => 0 } }
   if (adapter === 'Express') return expressCompose(parts)(RULES, options) as never
   if (adapter === 'Koa') return koaCompose(parts)(RULES, options) as never

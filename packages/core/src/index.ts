@@ -88,6 +88,7 @@ export {
   type CheckOptions,
   type ClientFigures,
   clientFigures,
+  clockReader,
   createLimiter,
   type DecideOptions,
   type DenyReason,

@@ -1,5 +1,6 @@
 import {
   apiKeyIdentity,
+  clockReader,
   concurrency,
   createLimiter,
   draft6Headers,
@@ -64,6 +65,7 @@ describe('createRateLimit', () => {
       algorithms: { token_bucket: tokenBucket },
       store: mapStore,
       headers: [xRateLimitHeaders],
+      clock: clockReader,
     })
     const expected = await answers((clock) => rateLimit(perIp, { clock, getConnInfo: connInfo }))
     expect(expected.map((answer) => answer.status)).toEqual([200, 200, 429, 429, 200, 429])
@@ -73,6 +75,7 @@ describe('createRateLimit', () => {
     const onMemory = createRateLimit({
       algorithms: { token_bucket: tokenBucket },
       headers: [xRateLimitHeaders],
+      clock: clockReader,
     })
     expect(
       await answers((clock) =>
@@ -82,7 +85,11 @@ describe('createRateLimit', () => {
   })
 
   it('sends the current draft’s fields only, unless given other families', async () => {
-    const composed = createRateLimit({ algorithms: { token_bucket: tokenBucket }, store: mapStore })
+    const composed = createRateLimit({
+      algorithms: { token_bucket: tokenBucket },
+      store: mapStore,
+      clock: clockReader,
+    })
     const expected = await answers((clock) =>
       rateLimit(perIp, { clock, getConnInfo: connInfo, legacyHeaders: false }),
     )
@@ -110,6 +117,7 @@ describe('createRateLimit', () => {
       algorithms: { token_bucket: tokenBucket },
       store: mapStore,
       headers: [draft6Headers, draft7Headers, draft12Headers],
+      clock: clockReader,
     })
     for (const standardHeaders of ['draft-6', 'draft-7', 'draft-12'] as const) {
       expect(
@@ -254,6 +262,7 @@ describe('createRateLimit', () => {
       algorithms,
       store: mapStore,
       partitionKeys,
+      clock: clockReader,
     })
     const expected = await answers((clock) =>
       rateLimit(perIp, { clock, getConnInfo: connInfo, partitionKey: true, legacyHeaders: false }),
@@ -284,7 +293,12 @@ describe('createRateLimit', () => {
     const error = refusal(() => without(settling, { settle }))
     expect(isRateLimitError(error) && error.field).toBe('reservations')
     expect(String(error)).toContain('"per-ip"')
-    const composed = createRateLimit({ algorithms, store: memoryStore, reservations })
+    const composed = createRateLimit({
+      algorithms,
+      store: memoryStore,
+      reservations,
+      clock: clockReader,
+    })
     const expected = await answers((clock) =>
       rateLimit(settling, { clock, getConnInfo: connInfo, settle, legacyHeaders: false }),
     )

@@ -2,7 +2,14 @@ import type { RuleConfig } from '@tollgate/core'
 import { manualClock } from '@tollgate/test-utils'
 import { Hono } from 'hono'
 import { describe, expect, it } from 'vitest'
-import { createRateLimit, mapStore, rateLimit, rulesUpdater, tokenBucket } from './index.js'
+import {
+  clockReader,
+  createRateLimit,
+  mapStore,
+  rateLimit,
+  rulesUpdater,
+  tokenBucket,
+} from './index.js'
 
 const perIp = (burst: number): RuleConfig[] => [
   {
@@ -39,14 +46,19 @@ describe('@tollgate/hono: middleware.update', () => {
   it('is refused, naming the part, on a middleware composed without it; works with it', async () => {
     const algorithms = { token_bucket: tokenBucket }
     const plain = { ...options, legacyHeaders: false }
-    const bare = createRateLimit({ algorithms, store: mapStore })(perIp(3), plain)
-    expect(() => bare.update(perIp(6))).toThrow(
-      /update: needs update: rulesUpdater in createRateLimit/,
-    )
-    const limit = createRateLimit({ algorithms, store: mapStore, update: rulesUpdater })(
+    const bare = createRateLimit({ algorithms, store: mapStore, clock: clockReader })(
       perIp(3),
       plain,
     )
+    expect(() => bare.update(perIp(6))).toThrow(
+      /update: needs update: rulesUpdater in createRateLimit/,
+    )
+    const limit = createRateLimit({
+      algorithms,
+      store: mapStore,
+      update: rulesUpdater,
+      clock: clockReader,
+    })(perIp(3), plain)
     // mapStore carries no state: a change of figures is refused, naming the store.
     expect(() => limit.update(perIp(6))).toThrow(/store: cannot carry.*"per-ip"/)
   })

@@ -228,13 +228,13 @@ describe('@tollgate/koa', () => {
 
 describe('createRateLimit (Koa)', () => {
   it('answers as rateLimit does with the parts it names, and refuses a rule needing another', async () => {
-    const { createRateLimit, memoryStore, tokenBucket, xRateLimitHeaders } = await import(
-      './index.js'
-    )
+    const { clockReader, createRateLimit, memoryStore, tokenBucket, xRateLimitHeaders } =
+      await import('./index.js')
     const composed = createRateLimit({
       algorithms: { token_bucket: tokenBucket },
       store: memoryStore,
       headers: [xRateLimitHeaders],
+      clock: clockReader,
     })
     const answers = async (middleware: ReturnType<typeof rateLimit>) => {
       const app = new Koa()

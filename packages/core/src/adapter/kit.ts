@@ -6,6 +6,7 @@ import { apiKeyIdentity, compileIdentities } from '../identity/identities.js'
 import { trustedProxies } from '../identity/proxy-trust.js'
 import { clientFigures } from '../limiter/client-figures.js'
 import { composeLimiter } from '../limiter/create-limiter.js'
+import { clockReader } from '../limiter/decide.js'
 import { localFallback } from '../limiter/fallback.js'
 import { penalties } from '../limiter/penalised.js'
 import { routeMatching } from '../limiter/route-matching.js'
@@ -73,6 +74,7 @@ export function createAdapterKit<Req, Res>(
     apiKeys: apiKeyIdentity,
     responseEnd: () => WEB_RESPONSE_END,
     localFallback,
+    clock: clockReader,
   })
   // Only `rateLimit` looks at what its first request is handed: a middleware composed of parts
   // for a small bundle, mounted on the wrong framework, fails on its first request all the same,

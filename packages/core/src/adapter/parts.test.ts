@@ -94,6 +94,11 @@ describe('an option needing a part the middleware was composed without', () => {
       "lists: needs apiKeys: apiKeyIdentity in createRateLimit's parts",
     ],
     [
+      'clock',
+      () => kit(RULES, { clock: { now: () => 0 } }, FRAMEWORK),
+      "clock: needs clock: clockReader in createRateLimit's parts",
+    ],
+    [
       'legacyHeaders',
       () => kit(RULES, { legacyHeaders: true }, FRAMEWORK),
       "legacyHeaders: needs xRateLimitHeaders in createRateLimit's headers",

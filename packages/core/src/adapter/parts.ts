@@ -5,6 +5,7 @@ import { API_KEY_OPTIONS, type apiKeyIdentity } from '../identity/identities.js'
 import type { ProxyTrust } from '../identity/proxy-trust.js'
 import type { clientFigures } from '../limiter/client-figures.js'
 import type { LimiterParts } from '../limiter/create-limiter.js'
+import { type clockReader, systemTime } from '../limiter/decide.js'
 import type { FallbackPart } from '../limiter/fallback.js'
 import { NO_ROUTES } from '../limiter/no-routes.js'
 import type { PenaltyPart } from '../limiter/penalised.js'
@@ -101,6 +102,12 @@ export type RateLimitParts = {
    * @default none: a rule or list keyed on `api_key`, or an API-key option, is refused
    */
   readonly apiKeys?: typeof apiKeyIdentity | undefined
+  /**
+   * `clockReader`, for the `clock` option (a clock of the app's own, each reading checked: one
+   * that throws or gives no time is decided as a store failure, `ERR_RL_CLOCK_FAILED`).
+   * @default none: `Date.now()` is read directly, and `clock` is refused, naming this part
+   */
+  readonly clock?: typeof clockReader | undefined
 }
 
 /**
@@ -140,6 +147,7 @@ const PARTS: Readonly<
   localFallback: ['localFallback', 'decide'],
   shadowHook: ['shadowDeniedHook', undefined, 'onShadowDenied'],
   apiKeys: ['apiKeyIdentity'],
+  clock: ['clockReader'],
 }
 
 const API_KEYS_LEFT_OUT = "needs apiKeys: apiKeyIdentity in createRateLimit's parts"
@@ -176,6 +184,7 @@ export function kitParts(parts: RateLimitParts): KitParts {
     ...standIns,
     families: givenFamilies([...(parts.headers ?? []), CURRENT_HEADERS]),
     routes: parts.routes ?? NO_ROUTES,
+    clock: parts.clock ?? systemTime,
     // Left out: the limiter refuses a rule keyed on `api_key`, the stand-in a list keyed on it
     // (`keysOn`) or an option for it. A limiter of the app's own (`keysOn` undefined) reads none.
     apiKeysLeftOut: parts.apiKeys ? undefined : API_KEYS_LEFT_OUT,

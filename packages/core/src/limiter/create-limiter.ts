@@ -15,7 +15,13 @@ import type { ListCheck } from './access-lists.js'
 import { admittedCharges, chargeOf } from './admitted-charges.js'
 import { clientFigures } from './client-figures.js'
 import { type CompiledRule, compiledRules } from './compile-rule.js'
-import { type ClockReader, clockReader, consumeAll, requestDecider } from './decide.js'
+import {
+  type ClockReader,
+  clockReader,
+  consumeAll,
+  type ReadsClock,
+  requestDecider,
+} from './decide.js'
 import type { ConsumeOne, Engine } from './engine.js'
 import { type FallbackPart, localFallback } from './fallback.js'
 import { checkIdentityNames } from './identity-names.js'
@@ -52,6 +58,7 @@ export function createLimiter<R>(given: LimiterOptions<R>): Limiter {
     update: rulesUpdater,
     figures: clientFigures,
     localFallback,
+    clock: clockReader,
     calls: { add: ownerCalls, holdSlots },
   })
 }
@@ -80,6 +87,12 @@ export type LimiterParts = {
   readonly figures?: typeof clientFigures | undefined
   /** Local fallback (`localFallback`), or none: a rule with `onStoreError: 'fallback'` is then refused. */
   readonly localFallback?: FallbackPart | undefined
+  /**
+   * The time reader: `clockReader`, which reads the `clock` given (else `Date.now()`) and checks
+   * each reading, or, in a middleware composed without it, `systemTime` (`Date.now()` read
+   * directly; a `clock` refused).
+   */
+  readonly clock: ReadsClock
   /**
    * Why a rule keyed on `api_key` is refused by a middleware composed without reading API keys
    * (its `apiKeys` part), naming the part; undefined, for every other limiter.
@@ -221,7 +234,7 @@ function compileLimiter(options: LimiterOptions, parts: LimiterParts): LimiterSe
     index: routes.ruleIndex(compiled),
     store,
     engine,
-    reader: clockReader(options.clock, engine, options.onError !== undefined),
+    reader: parts.clock(options.clock, engine, options.onError !== undefined),
     lists,
   }
 }

@@ -2,6 +2,8 @@ import { MAX_TIME_MS } from '../algorithms/integer.js'
 import { wholeTime } from '../algorithms/step.js'
 import type { Clock } from '../clock.js'
 import { RateLimitError } from '../errors.js'
+import { invalidOption } from '../options/option-values.js'
+import { composedWithout } from '../rules/issues.js'
 import type { Charge, Outcome } from '../store/types.js'
 import type { ListCheck } from './access-lists.js'
 import { chargeOf } from './admitted-charges.js'
@@ -372,7 +374,8 @@ function fallbackKey(
 
 /**
  * The time of a call, as whole ms: the one it gives, else the clock's, noticing when the clock
- * steps back or fails; and the engine to make the call with. A clock that fails is decided like
+ * steps back (the memory store and the algorithms clamp such a step: it hands out nothing);
+ * and the engine to make the call with. With `clockReader`, a clock that fails is decided like
  * a store that fails: the call is placed at the latest time read, and its engine fails every
  * store call with the clock's error, so each rule's `onStoreError` decides.
  */
@@ -391,8 +394,37 @@ export type ClockReader = {
   readonly stepsBack: number
 }
 
+/** A limiter's time reader, from its `clock` option, its engine and whether `onError` is set. */
+export type ReadsClock = (clock: Clock | undefined, engine: Engine, hooked: boolean) => ClockReader
+
 /**
- * The limiter's time reader; with no clock given, `Date.now()` read directly. `hooked`: an
+ * The time reader of a limiter composed without `clockReader`: `Date.now()` read directly (it
+ * neither throws nor gives anything but whole ms), a step back counted and warned about once.
+ * A `clock` given is refused, naming the part.
+ */
+export const systemTime: ReadsClock = (clock, engine) => {
+  if (clock !== undefined) throw invalidOption('clock', composedWithout('clock: clockReader'))
+  const reader = {
+    stepsBack: 0,
+    engine,
+    latest: 0,
+    read(given: number | undefined): number {
+      if (given !== undefined) return wholeTime(given)
+      const now = Date.now()
+      if (now < reader.latest) {
+        reader.stepsBack++
+        engine.reporter.warnOnce('WARN_CLOCK_STEPPED_BACK', 'the clock stepped back')
+      }
+      reader.latest = now
+      return now
+    },
+  }
+  return reader
+}
+
+/**
+ * The limiter's time reader (the `clockReader` part of `createRateLimit`, which a `clock`
+ * option needs): the clock given, else `Date.now()`, each reading checked. `hooked`: an
  * `onError` hook hears of each call the clock failed, else one warning says it failed.
  */
 export function clockReader(

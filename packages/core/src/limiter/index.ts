@@ -1,6 +1,7 @@
 export { type AccessList, type AccessLists, accessLists } from './access-lists.js'
 export { clientFigures, type FiguresOfLimiter } from './client-figures.js'
 export { createLimiter } from './create-limiter.js'
+export { clockReader } from './decide.js'
 export { type FallbackPart, localFallback } from './fallback.js'
 export type {
   ClientFigures,

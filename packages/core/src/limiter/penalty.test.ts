@@ -13,6 +13,7 @@ import { mapStore } from '../store/map-store.js'
 import { memoryStore } from '../store/memory-store.js'
 import type { Store } from '../store/types.js'
 import { composeLimiter, createLimiter } from './create-limiter.js'
+import { clockReader } from './decide.js'
 import { limiterOperations } from './operator.js'
 import { penalties } from './penalised.js'
 import { routeMatching } from './route-matching.js'
@@ -267,6 +268,7 @@ describe('penalties as a part', () => {
     store: memoryStore,
     foreignOptions: undefined,
     penalties: undefined,
+    clock: clockReader,
   }
 
   it('refuses a penalty in a limiter composed without the part, naming the part to add', () => {

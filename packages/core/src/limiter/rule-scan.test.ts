@@ -9,6 +9,7 @@ import type { CompiledRule } from './compile-rule.js'
 import { compiledRules } from './compile-rule.js'
 import type { CostTable } from './costs.js'
 import { composeLimiter, type LimiterParts } from './create-limiter.js'
+import { clockReader } from './decide.js'
 import { NO_ROUTES } from './no-routes.js'
 import {
   exactPath,
@@ -244,6 +245,7 @@ const partsOf = (routes: RouteMatching): LimiterParts => ({
   routes,
   store: memoryStore,
   penalties: undefined,
+  clock: clockReader,
 })
 
 /** The rules a request matches by the old matcher and by the limiter, or undefined if refused. */

@@ -3,6 +3,7 @@ import { kitParts } from '../../adapter/parts.js'
 import { BUILT_IN_ALGORITHMS } from '../../algorithms/table.js'
 import { RateLimitError } from '../../errors.js'
 import { composeLimiter, createLimiter } from '../../limiter/create-limiter.js'
+import { clockReader } from '../../limiter/decide.js'
 import { localFallback } from '../../limiter/fallback.js'
 import { NO_ROUTES } from '../../limiter/no-routes.js'
 import type { RuleConfig } from '../../rules/types.js'
@@ -256,6 +257,7 @@ describe('fallbackStore options and rules, refused at start-up', () => {
       routes: NO_ROUTES,
       store: memoryStore,
       penalties: undefined,
+      clock: clockReader,
     }
     const store = fallbackStore(switchable().store, { instances: () => 1 })
     expect(() => composeLimiter({ rules: [window100()], store }, parts)).toThrow(
