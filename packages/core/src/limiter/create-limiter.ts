@@ -59,7 +59,7 @@ export function createLimiter<R>(given: LimiterOptions<R>): Limiter {
     figures: clientFigures,
     localFallback,
     clock: clockReader,
-    calls: { add: ownerCalls, holdSlots },
+    calls: { add: ownerCalls, holdSlots, unknown: unknownRule },
   })
 }
 
@@ -107,7 +107,11 @@ export type LimiterParts = {
    * `UpdateOptions.releasesSlots`).
    */
   readonly calls?:
-    | { readonly add: typeof ownerCalls; readonly holdSlots: typeof holdSlots }
+    | {
+        readonly add: typeof ownerCalls
+        readonly holdSlots: typeof holdSlots
+        readonly unknown: typeof unknownRule
+      }
     | undefined
 }
 
@@ -119,18 +123,10 @@ export function composeLimiter(options: LimiterOptions, parts: LimiterParts): Li
   // the clock's, and the engine to make it with (see `ClockReader`).
   const timeOf: TimeOf = (given) => [reader.read(given?.now), reader.engine]
   // Rules an update removed (`retired`, with the update part): verdicts made under them are
-  // still refunded and released.
-  const ruleOf = (id: string): CompiledRule => {
-    const rule = byId.get(id) ?? setup.retired?.get(id)
-    if (rule === undefined) {
-      throw new RateLimitError(
-        'ERR_RL_UNKNOWN_RULE',
-        `no rule "${id}" (rules: ${[...byId.keys()].join(', ')})`,
-        { rule: id },
-      )
-    }
-    return rule
-  }
+  // still refunded and released. A middleware's own limiter is handed only the verdicts it made,
+  // whose rules it holds; one an app holds refuses an id it holds no rule for (`calls.unknown`).
+  const ruleOf = (id: string): CompiledRule =>
+    byId.get(id) ?? setup.retired?.get(id) ?? parts.calls?.unknown(id, byId)!
   // Settled, cancelled or refunded: a verdict's charges are given back or corrected once.
   const closed = new WeakSet<Verdict>()
   // `Limiter.refund`: an admission's charges back, once; slots in flight are `release`'s.
@@ -237,6 +233,15 @@ function compileLimiter(options: LimiterOptions, parts: LimiterParts): LimiterSe
     reader: parts.clock(options.clock, engine, options.onError !== undefined),
     lists,
   }
+}
+
+/** Refuses an id that a limiter an app holds, which may be handed any, holds no rule for. */
+function unknownRule(id: string, byId: ReadonlyMap<string, CompiledRule>): never {
+  throw new RateLimitError(
+    'ERR_RL_UNKNOWN_RULE',
+    `no rule "${id}" (rules: ${[...byId.keys()].join(', ')})`,
+    { rule: id },
+  )
 }
 
 /** `check`, `acquire` and the operator's calls (`limiterOperations`), on `limiter`. */

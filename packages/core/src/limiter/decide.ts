@@ -341,7 +341,6 @@ export function keyOf(
   identities: Readonly<Record<string, string | undefined>>,
 ): string | undefined {
   const names = rule.identity
-  if (names.length === 0) return PROCESS_KEY
   if (names.length === 1) {
     const value = identities[names[0]!]
     if (value === undefined || value === '') return fallbackKey(rule, identities)
@@ -360,7 +359,8 @@ export function keyOf(
     // Joined by `&` after the first (`key` is never empty after one).
     key += `${key && '&'}${name}#${value.length}:${value}`
   }
-  return key
+  // Empty only for a rule keyed on no identity (a name is never empty).
+  return key || PROCESS_KEY
 }
 
 function fallbackKey(
