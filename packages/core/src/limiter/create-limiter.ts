@@ -125,8 +125,8 @@ export function composeLimiter(options: LimiterOptions, parts: LimiterParts): Li
   // Rules an update removed (`retired`, with the update part): verdicts made under them are
   // still refunded and released. A middleware's own limiter is handed only the verdicts it made,
   // whose rules it holds; one an app holds refuses an id it holds no rule for (`calls.unknown`).
-  const ruleOf = (id: string): CompiledRule =>
-    byId.get(id) ?? setup.retired?.get(id) ?? parts.calls?.unknown(id, byId)!
+  const ruleOf = (id: string) =>
+    (byId.get(id) ?? setup.retired?.get(id) ?? parts.calls?.unknown(id, byId)) as CompiledRule
   // Settled, cancelled or refunded: a verdict's charges are given back or corrected once.
   const closed = new WeakSet<Verdict>()
   // `Limiter.refund`: an admission's charges back, once; slots in flight are `release`'s.
