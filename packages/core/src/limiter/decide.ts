@@ -251,10 +251,9 @@ function verdictOfReply(engine: Engine, pending: Pending, outcome: Outcome, now:
   // are then checked: a getter or proxy in the reply that throws is caught like a bad figure.
   try {
     const decisions = outcome?.decisions
-    if (!Array.isArray(decisions) || decisions.length !== count) {
-      throw replyError(
-        `the store answered ${Array.isArray(decisions) ? decisions.length : 'no'} decisions for ${count} charges`,
-      )
+    const answered = Array.isArray(decisions) ? decisions.length : 'no'
+    if (answered !== count) {
+      throw replyError(`the store answered ${answered} decisions for ${count} charges`)
     }
     at = outcome.at
     // `at` places X-RateLimit-Reset and is handed back to the store by refund as `chargedAt`.
