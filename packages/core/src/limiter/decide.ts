@@ -461,7 +461,8 @@ export function clockReader(
       }
       let value: unknown
       try {
-        value = clock === undefined ? Date.now() : clock.now()
+        // `Date.now` reads no `this`: the system clock, called as the clock given is.
+        value = (clock ?? Date).now()
       } catch (error) {
         return failed(`clock.now() threw: ${messageOf(error)}`, error)
       }

@@ -2,15 +2,17 @@
 // (old-decide/key-of.ts), on many generated rules, identities and replies.
 import { describe, expect, it } from 'vitest'
 import { BUILT_IN_ALGORITHMS } from '../algorithms/table.js'
+import { isRateLimitError } from '../errors.js'
 import { checkRules } from '../rules/define-rules.js'
 import type { RuleConfig } from '../rules/types.js'
 import { chargeOf } from './admitted-charges.js'
 import { compiledRules } from './compile-rule.js'
 import { consumeAll, keyOf, type Pending } from './decide.js'
 import type { Engine } from './engine.js'
-import { oldCountProblem, oldKeyOf } from './old-decide/key-of.js'
+import { oldCountProblem, oldDecisionProblem, oldKeyOf } from './old-decide/key-of.js'
 import { createReporter } from './report.js'
 import { routeMatching } from './route-matching.js'
+import { storeDecision } from './verdict.js'
 
 /** A small deterministic generator (mulberry32). */
 function random(seed: number) {
@@ -117,4 +119,72 @@ describe("a store reply's decisions", () => {
       }
     },
   )
+})
+
+describe("a store's decision for one rule", () => {
+  it('is refused as the old check refused it, on generated replies', () => {
+    const [rule] = compiledRules(
+      checkRules(
+        [{ id: 'a', match: { identity: 'ip' }, algorithm: 'token_bucket', rate: 1, burst: 2 }],
+        BUILT_IN_ALGORITHMS,
+        { routes: routeMatching, penalties: undefined },
+      ),
+      BUILT_IN_ALGORITHMS,
+      { routes: routeMatching, penalties: undefined },
+    )
+    const next = random(11)
+    const FIGURES: unknown[] = [
+      undefined,
+      null,
+      0,
+      1,
+      -1,
+      1.5,
+      Number.NaN,
+      Number.POSITIVE_INFINITY,
+      2 ** 53,
+      999_999_999_999_999,
+      1_000_000_000_000_000,
+      '3',
+      true,
+      false,
+      {},
+    ]
+    const pick = <T>(list: readonly T[]) => list[Math.floor(next() * list.length)]!
+    const replies: unknown[] = [undefined, null, 0, 'x', true, [], () => 1]
+    for (let i = 0; i < 3000; i++) {
+      const reply: Record<string, unknown> = {}
+      for (const field of [
+        'allowed',
+        'remaining',
+        'limit',
+        'resetAfterMs',
+        'retryAfterMs',
+        'delayMs',
+      ]) {
+        if (next() < 0.85) reply[field] = pick(FIGURES)
+      }
+      if (next() < 0.5) reply.allowed = next() < 0.5
+      replies.push(reply)
+    }
+    let refused = 0
+    for (const reply of replies) {
+      const old = oldDecisionProblem('a', reply)
+      let error: unknown
+      try {
+        storeDecision(rule!, reply, 1, 'ip:k')
+      } catch (thrown) {
+        error = thrown
+      }
+      if (old === undefined) expect(error).toBeUndefined()
+      else {
+        refused++
+        expect(
+          isRateLimitError(error) && [error.code, error.message, error.rule, error.field],
+        ).toEqual(['ERR_RL_STORE_REPLY', `[tollgate] ${old.message}`, 'a', old.field])
+      }
+    }
+    expect(refused).toBeGreaterThan(100)
+    expect(refused).toBeLessThan(replies.length)
+  })
 })

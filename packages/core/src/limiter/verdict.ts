@@ -95,12 +95,7 @@ export function storeDecision(
   cost: number,
   key: string,
 ): RuleDecision {
-  if (typeof reply !== 'object' || reply === null) {
-    throw replyError(
-      `the store answered ${shown(reply)} for rule "${rule.id}", which the limiter cannot use`,
-      rule.id,
-    )
-  }
+  if (typeof reply !== 'object' || reply === null) refuseStoreDecision(rule.id, reply)
   // Each field read once, in this order (a getter is called once), into locals that are checked.
   const { allowed, remaining, limit, resetAfterMs, retryAfterMs, delayMs } = reply as Decision
   // One object shape for every rule decision: `madeUp` writes the same fields, in this order.
@@ -136,18 +131,19 @@ export function storeDecision(
               : delayMs !== undefined && !(Number.isSafeInteger(delayMs) && delayMs >= 0)
                 ? 'delayMs'
                 : undefined
-  if (unusable !== undefined) refuseStoreDecision(d, unusable)
+  if (unusable !== undefined) refuseStoreDecision(d.rule, d[unusable], unusable)
   return d
 }
 
 /**
- * Throws `ERR_RL_STORE_REPLY` naming `field`, the first of `d` the responder could not send
- * (what each field takes: docs/reference/error-codes.md).
+ * Throws `ERR_RL_STORE_REPLY` for `rule`'s decision: not an object (`value`), or with a `field`
+ * the responder could not send, the first (what each field takes:
+ * docs/reference/error-codes.md).
  */
-function refuseStoreDecision(d: RuleDecision, field: keyof Decision): never {
+function refuseStoreDecision(rule: string, value: unknown, field?: keyof Decision): never {
   throw replyError(
-    `the store answered ${field} ${shown(d[field])} for rule "${d.rule}", which the limiter cannot use`,
-    d.rule,
+    `the store answered ${field === undefined ? '' : `${field} `}${shown(value)} for rule "${rule}", which the limiter cannot use`,
+    rule,
     field,
   )
 }
