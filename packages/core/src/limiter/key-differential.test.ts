@@ -164,7 +164,7 @@ describe("a store's decision for one rule", () => {
       ]) {
         if (next() < 0.85) reply[field] = pick(FIGURES)
       }
-      if (next() < 0.5) reply.allowed = next() < 0.5
+      if (next() < 0.5) reply['allowed'] = next() < 0.5
       replies.push(reply)
     }
     let refused = 0
