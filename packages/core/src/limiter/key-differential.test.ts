@@ -150,21 +150,22 @@ describe("a store's decision for one rule", () => {
       false,
       {},
     ]
+    const FIELDS = [
+      'allowed',
+      'remaining',
+      'limit',
+      'resetAfterMs',
+      'retryAfterMs',
+      'delayMs',
+    ] as const
     const pick = <T>(list: readonly T[]) => list[Math.floor(next() * list.length)]!
     const replies: unknown[] = [undefined, null, 0, 'x', true, [], () => 1]
     for (let i = 0; i < 3000; i++) {
-      const reply: Record<string, unknown> = {}
-      for (const field of [
-        'allowed',
-        'remaining',
-        'limit',
-        'resetAfterMs',
-        'retryAfterMs',
-        'delayMs',
-      ]) {
+      const reply: { [field in (typeof FIELDS)[number]]?: unknown } = {}
+      for (const field of FIELDS) {
         if (next() < 0.85) reply[field] = pick(FIGURES)
       }
-      if (next() < 0.5) reply['allowed'] = next() < 0.5
+      if (next() < 0.5) reply.allowed = next() < 0.5
       replies.push(reply)
     }
     let refused = 0
