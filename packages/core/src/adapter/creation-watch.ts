@@ -67,7 +67,7 @@ export function firstEntry<Req, Res, Exchange>(
         warned = true
         createWarnOnce(options)(
           'WARN_LIMITER_PER_REQUEST',
-          `${singleUse} rate limiters were each made for one request within ${PER_REQUEST_WINDOW_MS / 1000} s, so none limits: make rateLimit(rules) once, outside any handler`,
+          '10 rate limiters were each made for one request within 60 s, so none limits: make rateLimit(rules) once, outside any handler',
         )
       }
       kit.enter = (req, res) => {
