@@ -105,7 +105,7 @@ export class Exchange<Req, Res> {
    */
   refuse(error: unknown): this | Promise<never> {
     this.close()
-    if (this.waitSignal?.aborted === true) return new Promise<never>(() => {})
+    if (this.waitSignal?.aborted) return new Promise<never>(() => {})
     const response = this.shared.responder.respondToError(error)
     if (response === undefined) throw error
     this.deny(response as Denial)

@@ -142,7 +142,7 @@ function buildKit<Req, Res>(
   // The `settle` option is bound to the limiter (the kit's `meter`); an `estimate` no rule would
   // reserve is refused.
   const { settle, estimate } = options
-  if (estimate !== undefined && !limiter.rules.some((rule) => rule.settle !== undefined)) {
+  if (estimate !== undefined && !initial.some((rule) => rule.settle !== undefined)) {
     throw invalidOption('estimate', 'no rule has a settle field')
   }
   // One object is both the kit the adapter holds and what every `Exchange` shares.
