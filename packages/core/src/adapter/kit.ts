@@ -132,10 +132,12 @@ function buildKit<Req, Res>(
     parts.apiKeys(options, framework.header, own ? undefined : keysOn('api_key')),
     framework.incoming,
   )
-  // The `refund` option as a predicate, or undefined for never.
-  let refundIf = options.refund
-  if (refundIf === 'failed') refundIf = (status) => status >= 400
-  else if (refundIf === 'succeeded') refundIf = (status) => status < 400
+  // The `refund` option as a predicate (one for both words), or undefined for never.
+  const refund = options.refund
+  const refundIf =
+    typeof refund === 'string'
+      ? (status: number) => (refund === 'failed' ? status >= 400 : status < 400)
+      : refund
   // The shedder, from what `loadShedder` returned.
   const shedder = options.shed?.bind(options.clock ?? systemClock, framework.eventLoopDelay)
   const givesSlotsBack = releasesSlots(limiter)
