@@ -368,7 +368,7 @@ export function fieldWriter(
   const groups = config.families.flatMap((family) => family.group ?? [])
   function writeFields(verdict: Verdict, writer: FieldWriter): void {
     // A queued request is answered at its slot: its reset times count from there.
-    const now = verdict.waitMs === undefined ? verdict.at : verdict.at + verdict.waitMs
+    const now = verdict.at + (verdict.waitMs ?? 0)
     const written = writeFamilies(writer, verdict, now, config, partitionKeyOf)
     if (expose !== undefined && written > 0) writer.write(expose[0], expose[1])
   }
