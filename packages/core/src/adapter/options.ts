@@ -146,8 +146,9 @@ const OWN_OPTIONS: {
  * knows (`trustproxy`, express-rate-limit's `windowMs`) is refused with the one meant, and each
  * value the kit, the identities and the response read is checked (`OWN_OPTIONS`), the
  * adapter's own hooks (Hono's `getConnInfo`) as functions; the limiter checks its own.
- * `foreign`, the other limiters' options to answer; `missingIdentity`, that option's check (a
- * composed middleware's refusal when made without its part).
+ * Of the kit's parts: `foreignOptions`, the other limiters' options to answer;
+ * `missingIdentity`, that option's check, in its place (`missingIdentityStatus`, or a composed
+ * middleware's refusal when made without that part).
  */
 export function checkAdapterOptions(
   options: object,
