@@ -15,7 +15,7 @@ import { rulesUpdater } from '../limiter/update.js'
 import { FOREIGN_OPTIONS } from '../options/foreign-options.js'
 import { invalidOption } from '../options/option-values.js'
 import { partitionKeys } from '../response/partition-keys.js'
-import { composeResponder } from '../response/responder.js'
+import { composeResponder, missingIdentityStatus } from '../response/responder.js'
 import type { RuleConfig } from '../rules/types.js'
 import { shadowDeniedHook } from '../shadow-hook.js'
 import { memoryStore } from '../store/memory-store.js'
@@ -73,6 +73,7 @@ export function createAdapterKit<Req, Res>(
     apiKeys: apiKeyIdentity,
     responseEnd: () => WEB_RESPONSE_END,
     localFallback,
+    missingIdentity: missingIdentityStatus,
   })
   // Only `rateLimit` looks at what its first request is handed: a middleware composed of parts
   // for a small bundle, mounted on the wrong framework, fails on its first request all the same,
@@ -101,7 +102,7 @@ function buildKit<Req, Res>(
   parts: KitParts,
 ): AdapterKit<Req, Res> {
   // Every option checked here; the modules below only read them (the limiter checks its own).
-  checkAdapterOptions(options, framework.hooks ?? [], parts.foreignOptions)
+  checkAdapterOptions(options, framework.hooks ?? [], parts)
   // A limiter of the app's own, rather than rules to build one of.
   const own = !Array.isArray(rules) && typeof (rules as Limiter).decide === 'function'
   const limiter = own

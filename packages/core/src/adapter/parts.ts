@@ -11,7 +11,7 @@ import type { PenaltyPart } from '../limiter/penalised.js'
 import type { RouteMatching } from '../limiter/route-matching.js'
 import type { ReservationPart } from '../limiter/settle.js'
 import type { rulesUpdater } from '../limiter/update.js'
-import { invalidOption } from '../options/option-values.js'
+import { invalidOption, type OptionKind } from '../options/option-values.js'
 import { refuseUnknownOptions } from '../options/unknown-options.js'
 import type { partitionKeys } from '../response/partition-keys.js'
 import type { ResponderParts } from '../response/responder.js'
@@ -101,6 +101,12 @@ export type RateLimitParts = {
    * @default none: a rule or list keyed on `api_key`, or an API-key option, is refused
    */
   readonly apiKeys?: typeof apiKeyIdentity | undefined
+  /**
+   * `missingIdentityStatus`, for the `missingIdentity` option (a 401 or 403 rather than the 400
+   * for a request without the identity a `'deny'` rule keys on).
+   * @default none: `missingIdentity` is refused, naming this part
+   */
+  readonly missingIdentity?: OptionKind | undefined
 }
 
 /**
@@ -112,6 +118,8 @@ export type KitParts = LimiterParts &
     readonly proxies: ProxyTrust
     readonly shadowHook: typeof shadowDeniedHook
     readonly apiKeys: typeof apiKeyIdentity
+    /** The `missingIdentity` option's check: `missingIdentityStatus`, or its refusal. */
+    readonly missingIdentity: OptionKind
     /**
      * How a fetch runtime's adapter follows a response holding slots to its end: the full kit's
      * own, a composed one's carried by the `concurrency` it was given; refuses (`notComposed`)
@@ -140,6 +148,7 @@ const PARTS: Readonly<
   localFallback: ['localFallback', 'decide'],
   shadowHook: ['shadowDeniedHook', undefined, 'onShadowDenied'],
   apiKeys: ['apiKeyIdentity'],
+  missingIdentity: ['missingIdentityStatus', undefined, 'missingIdentity'],
 }
 
 const API_KEYS_LEFT_OUT = "needs apiKeys: apiKeyIdentity in createRateLimit's parts"
