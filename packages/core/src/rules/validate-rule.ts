@@ -90,11 +90,10 @@ const FAMILIES: Readonly<Record<string, readonly ParamField[]>> = {
   sliding_window: WINDOW,
   concurrency: ['limit'],
 }
-const ALIASES: Readonly<Record<string, AlgorithmName>> = { sliding_counter: 'sliding_window' }
-// Pure (annotated calls), so a bundle that never validates a rule drops it.
-const KNOWN_NAMES = /* @__PURE__ */ Object.keys(FAMILIES).concat(
-  /* @__PURE__ */ Object.keys(ALIASES),
-)
+/** The other name of an algorithm: a sliding window's counters. */
+const ALIAS = 'sliding_counter'
+// Pure (an annotated call), so a bundle that never validates a rule drops it.
+const KNOWN_NAMES = /* @__PURE__ */ Object.keys(FAMILIES).concat(ALIAS)
 /** The fields a rule chooses a value of, each with its choices, the default first. */
 const CHOICES = {
   mode: ['enforce', 'shadow'],
@@ -211,9 +210,7 @@ function validateParams(
   algorithms: AlgorithmTable,
 ): Params | undefined {
   const given = fields.algorithm
-  const name = (
-    typeof given === 'string' ? (ownValue(ALIASES, given) ?? given) : given
-  ) as AlgorithmName
+  const name = (given === ALIAS ? 'sliding_window' : given) as AlgorithmName
   const wanted = ownValue(FAMILIES, name)
   const factory = ownValue(algorithms, name)
   if (wanted === undefined || factory === undefined) {
