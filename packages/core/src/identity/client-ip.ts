@@ -3,7 +3,7 @@ import type { NodeIncomingHeaders } from '../node/node-header-limit.js'
 import { checkOptionValues, type OptionKind, whole } from '../options/option-values.js'
 import { createWarnOnce, type WarningOptions } from '../warnings.js'
 import { formatIp, type IpAddress, ipv4Number, parseIp } from './ip.js'
-import { ipKey, type PrefixOptions } from './ip-prefix.js'
+import type { PrefixOptions } from './ip-prefix.js'
 import {
   type ClientAddress,
   type HeaderReader,
@@ -83,19 +83,22 @@ export type ClientIp = {
  */
 export function compileClientIp(options: ClientIpOptions, proxies: ProxyTrust): ClientIp {
   const warn = createWarnOnce(options)
-  if ((options.ipv6Prefix ?? 64) > 64) {
+  const v4Prefix = options.ipv4Prefix ?? 32
+  const v6Prefix = options.ipv6Prefix ?? 64
+  if (v6Prefix > 64) {
     warn(
       'WARN_IPV6_UNMASKED',
-      `ipv6Prefix ${options.ipv6Prefix} is over 64, so one host can rotate through its /64 past its limit`,
+      `ipv6Prefix ${v6Prefix} is over 64, so one host can rotate through its /64 past its limit`,
     )
   }
 
-  const v4Full = (options.ipv4Prefix ?? 32) === 32
-  const v6Full = (options.ipv6Prefix ?? 64) === 128
+  const v4Full = v4Prefix === 32
+  // The key is the address's text, or its network's (`ipKey`) below the full prefix.
   const result = (ip: IpAddress, hops: number): ClientAddress => {
     const text = formatIp(ip)
-    const full = ip.version === 4 ? v4Full : v6Full
-    return { ip: text, key: full ? text : ipKey(ip, options), hops }
+    const prefix = ip.version === 4 ? v4Prefix : v6Prefix
+    const key = prefix === (ip.version === 4 ? 32 : 128) ? text : `${formatIp(ip, prefix)}/${prefix}`
+    return { ip: text, key, hops }
   }
   // `false`, `0`, and an empty list or string (say, from an unset environment variable) trust
   // no proxy: forwarding headers are then ignored, and warned about.
