@@ -1,6 +1,6 @@
 import type { HeaderAccessor } from '../headers/types.js'
 import type { NodeIncomingHeaders } from '../node/node-header-limit.js'
-import { checkOptionValues, type OptionKind, whole } from '../options/option-values.js'
+import { checkOptionValues, type OptionKind, shown, whole } from '../options/option-values.js'
 import { createWarnOnce, type WarningOptions } from '../warnings.js'
 import { formatIp, type IpAddress, ipv4Number, parseIp } from './ip.js'
 import type { PrefixOptions } from './ip-prefix.js'
@@ -126,7 +126,7 @@ export function compileClientIp(options: ClientIpOptions, proxies: ProxyTrust): 
     if (socket === undefined) {
       warn(
         'WARN_CLIENT_ADDRESS_UNKNOWN',
-        `the socket address ${JSON.stringify(socketAddress)} is not an IP, so requests have no "ip" identity (Hono: pass getConnInfo)`,
+        `the socket address ${shown(socketAddress)} is not an IP, so requests have no "ip" identity (Hono: pass getConnInfo)`,
       )
       return undefined
     }
