@@ -198,7 +198,7 @@ export function compileIdentities<Source>(
     const id = typeof user === 'object' && user !== null ? (user as { id?: unknown }).id : user
     return {
       ip: clientIp.key(socketAddress, source, read, incoming),
-      api_key: apiKey ? apiKey(source) : undefined,
+      api_key: apiKey?.(source),
       user: typeof id === 'number' || (typeof id === 'string' && id !== '') ? String(id) : undefined,
     }
   }
