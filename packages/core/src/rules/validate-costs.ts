@@ -27,14 +27,13 @@ export function validateCosts(
   }
   const { cost = 1, costByRoute = {} } = fields
   const label = labels.costByRoute
-  const defaultCost = check(cost, labels.cost)
   const fieldOf = (route: string) => `${label}[${shown(route)}]`
-  if (!isRecord(costByRoute)) {
-    issue(label, `expected { route: cost }, got ${shown(costByRoute)}`)
-  }
+  // The default cost checked first; what is refused is left out (nothing is used then).
   return {
-    cost: defaultCost,
-    costByRoute: isRecord(costByRoute) ? routes.readCosts(costByRoute, fieldOf, check, issue) : {},
+    cost: check(cost, labels.cost),
+    costByRoute: isRecord(costByRoute)
+      ? routes.readCosts(costByRoute, fieldOf, check, issue)
+      : (issue(label, `expected { route: cost }, got ${shown(costByRoute)}`) as never),
   }
 }
 
