@@ -153,12 +153,12 @@ export function validateRule(
     readers.reservations?.validateSettle(fields.settle, labels.settle, params, fail) ??
     (fields.settle === false ? undefined : fields.settle)
   // A penalty is read by the limiter's penalties part, and refused by a limiter without one.
-  const readPenalty = readers.penalties?.validate
-  let penalty: unknown
-  if (fields.penalty !== undefined) {
-    if (readPenalty === undefined) fail(labels.penalty, composedWithout('penalties'))
-    else penalty = readPenalty(fields.penalty, labels.penalty, file, fields, fail)
-  }
+  const penalty =
+    fields.penalty === undefined
+      ? undefined
+      : readers.penalties
+        ? readers.penalties.validate(fields.penalty, labels.penalty, file, fields, fail)
+        : fail(labels.penalty, composedWithout('penalties'))
   // No match only once a problem was reported (`ok` is then false); no params also when a
   // field was reported by the rule's reader (REPORTED).
   if (!ok || params === undefined) return undefined
