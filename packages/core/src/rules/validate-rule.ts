@@ -140,8 +140,10 @@ export function validateRule(
     const value = fields[field]
     // Refused as an option of one of these values is.
     const problem = value === undefined ? undefined : oneOf(choices)(value)
-    if (problem !== undefined) fail(labels[field], problem)
-    else chosen[field] = value ?? (field === 'onChange' ? value : choices[0])
+    chosen[field] =
+      problem === undefined
+        ? (value ?? (field === 'onChange' ? value : choices[0]))
+        : fail(labels[field], problem)
   }
   // A whole number ≥ 0, as a cost is (a Redis script keeps it exactly, as every number).
   const versionProblem = version === undefined ? undefined : costProblem(version)
