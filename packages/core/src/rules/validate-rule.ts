@@ -233,7 +233,8 @@ function validateParams(
     issue(labels.onStoreError, reader.noFallback(name))
   }
   let ok = true
-  const fail: IssueSink = (field, problem) => {
+  // Gives undefined: a field refused holds no value.
+  const fail = (field: string, problem: string): undefined => {
     ok = false
     issue(field, problem)
   }
@@ -248,8 +249,8 @@ function validateParams(
       }
     } else if (value === REPORTED) ok = false
     else if (value === undefined) {
-      if (field === 'period') values.period = 1000
-      else fail(labels[field], `required by ${name}`)
+      values[field as ParamField] =
+        field === 'period' ? 1000 : fail(labels[field], `required by ${name}`)
     } else if (field === 'window' && name === 'fixed_window' && isCalendarUnit(value)) {
       values.window = value
     } else {
@@ -257,8 +258,8 @@ function validateParams(
         field === 'period' || field === 'window'
           ? toMilliseconds(value)
           : (countProblem(value) ?? (value as number))
-      if (typeof checked === 'string') fail(labels[field], checked)
-      else values[field as ParamField] = checked
+      values[field as ParamField] =
+        typeof checked === 'string' ? fail(labels[field], checked) : checked
     }
   }
   // An algorithm with fields of its own reads them: the access it is handed is made only then.
