@@ -222,7 +222,7 @@ function validateParams(
       labels.algorithm,
       wanted === undefined
         ? `${given === undefined ? 'required' : `unknown algorithm ${shown(given)}`}; ${hint}`
-        : notGiven(name),
+        : `${name} is not in the algorithms option: add it`,
     )
     return undefined
   }
@@ -303,10 +303,6 @@ function build(
   return factory(params as never)
 }
 
-function notGiven(name: AlgorithmName): string {
-  return `${name} is not in the algorithms option: add it`
-}
-
 /**
  * Compiles a validated rule's algorithm with `algorithms`. Fails only for a rule validated
  * against another table (`defineRules` knows every algorithm) whose algorithm this one lacks.
@@ -315,7 +311,11 @@ export function algorithmOf(rule: Rule, algorithms: AlgorithmTable): Algorithm {
   const factory = ownValue(algorithms, rule.algorithm)
   if (factory === undefined) {
     throw new RuleValidationError([
-      { rule: rule.id, field: 'algorithm', problem: notGiven(rule.algorithm) },
+      {
+        rule: rule.id,
+        field: 'algorithm',
+        problem: `${rule.algorithm} is not in the algorithms option: add it`,
+      },
     ])
   }
   return build(factory, rule)
