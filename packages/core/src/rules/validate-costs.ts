@@ -21,7 +21,8 @@ export function validateCosts(
   routes: RouteReader,
 ): Costs {
   const check = (value: unknown, field: string) => {
-    const problem = costProblem(value, capacity)
+    // A whole number ≥ 0, at most the capacity: a larger one could never pass.
+    const problem = whole({ min: 0, max: capacity })(value)
     if (problem !== undefined) issue(field, problem)
     return value as number
   }
@@ -35,12 +36,4 @@ export function validateCosts(
       ? routes.readCosts(costByRoute, fieldOf, check, issue)
       : (issue(label, `expected { route: cost }, got ${shown(costByRoute)}`) as never),
   }
-}
-
-/**
- * What is wrong with a cost (a whole number ≥ 0, at most `capacity`: a larger one could never
- * pass), or undefined.
- */
-export function costProblem(value: unknown, capacity?: number): string | undefined {
-  return whole({ min: 0, max: capacity })(value)
 }

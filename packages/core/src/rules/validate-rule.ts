@@ -5,12 +5,12 @@ import type { OwnField, RuleFieldReader, RuleFieldValues } from '../algorithms/r
 import type { AlgorithmTable } from '../algorithms/table.js'
 import type { Algorithm, AlgorithmName } from '../algorithms/types.js'
 import { isRateLimitError } from '../errors.js'
-import { oneOf, shown } from '../options/option-values.js'
+import { oneOf, shown, whole } from '../options/option-values.js'
 import { nearestOption } from '../options/unknown-options.js'
 import { toMilliseconds } from './duration.js'
 import { composedWithout, type IssueSink, RuleValidationError } from './issues.js'
 import type { Rule } from './types.js'
-import { costProblem, validateCosts } from './validate-costs.js'
+import { validateCosts } from './validate-costs.js'
 import { definedOnly, ownValue, validateMatch } from './validate-match.js'
 import type { PenaltyReader } from './validate-penalty.js'
 import type { RouteReader } from './validate-routes.js'
@@ -146,7 +146,7 @@ export function validateRule(
         : fail(labels[field], problem)
   }
   // A whole number ≥ 0, as a cost is (a Redis script keeps it exactly, as every number).
-  const versionProblem = version === undefined ? undefined : costProblem(version)
+  const versionProblem = version === undefined ? undefined : whole({ min: 0 })(version)
   if (versionProblem !== undefined) fail(labels.version, versionProblem)
   const params = validateParams(fields, labels, fail, algorithms)
   const costs = validateCosts(fields, labels, params?.algorithm.limit, fail, routes)
