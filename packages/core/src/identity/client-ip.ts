@@ -97,7 +97,8 @@ export function compileClientIp(options: ClientIpOptions, proxies: ProxyTrust): 
   const result = (ip: IpAddress, hops: number): ClientAddress => {
     const text = formatIp(ip)
     const prefix = ip.version === 4 ? v4Prefix : v6Prefix
-    const key = prefix === (ip.version === 4 ? 32 : 128) ? text : `${formatIp(ip, prefix)}/${prefix}`
+    const key =
+      prefix === (ip.version === 4 ? 32 : 128) ? text : `${formatIp(ip, prefix)}/${prefix}`
     return { ip: text, key, hops }
   }
   // `false`, `0`, and an empty list or string (say, from an unset environment variable) trust

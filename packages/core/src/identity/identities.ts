@@ -199,7 +199,8 @@ export function compileIdentities<Source>(
     return {
       ip: clientIp.key(socketAddress, source, read, incoming),
       api_key: apiKey?.(source),
-      user: typeof id === 'number' || (typeof id === 'string' && id !== '') ? String(id) : undefined,
+      user:
+        typeof id === 'number' || (typeof id === 'string' && id !== '') ? String(id) : undefined,
     }
   }
   return identities
