@@ -92,7 +92,6 @@ export function compileClientIp(options: ClientIpOptions, proxies: ProxyTrust): 
     )
   }
 
-  const v4Full = v4Prefix === 32
   // The key is the address's text, or its network's (`ipKey`) below the full prefix.
   const result = (ip: IpAddress, hops: number): ClientAddress => {
     const text = formatIp(ip)
@@ -117,6 +116,8 @@ export function compileClientIp(options: ClientIpOptions, proxies: ProxyTrust): 
   // While it trusts none, the proxies part watches for forwarding headers (a middleware composed
   // without it reads none).
   const untrusted = trustsNone ? proxies.untrusted?.(warn) : undefined
+  // The socket peer is the client, keyed by its full IPv4 address: `key`'s fast path.
+  const peerText = forwarded === undefined && v4Prefix === 32
 
   function address(
     socketAddress: string | undefined,
@@ -145,7 +146,7 @@ export function compileClientIp(options: ClientIpOptions, proxies: ProxyTrust): 
     // The socket peer is the client and its address is already canonical text (a plain dotted
     // quad, or one mapped into IPv6 the way dual-stack sockets report it): that text is the key,
     // with nothing to parse into objects or format back.
-    if (forwarded === undefined && v4Full && socketAddress !== undefined) {
+    if (peerText && socketAddress !== undefined) {
       const start = socketAddress.startsWith(MAPPED_PREFIX) ? MAPPED_PREFIX.length : 0
       const length = socketAddress.length
       if (length - start <= 15 && ipv4Number(socketAddress, start, length) !== undefined) {
