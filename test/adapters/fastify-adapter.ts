@@ -12,7 +12,7 @@ const fastify: kit.Framework<FastifyRequest> = {
   path: (request) => request.url,
   socketAddress: (request) => request.socket.remoteAddress,
   header: (request, name) => request.headers[name],
-  user: (request) => kit.userIdOf((request as { user?: unknown }).user),
+  user: (request) => (request as { user?: unknown }).user,
 }
 
 /** A list field the reply already has gets the value appended; any other is set. */

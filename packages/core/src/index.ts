@@ -127,10 +127,11 @@ export {
 export { type RouteMatching, routeMatching } from './limiter/route-matching.js'
 export { partitionKeys } from './response/partition-keys.js'
 export { PROBLEM_CONTENT_TYPE, type ProblemDetails } from './response/problem.js'
-export type {
-  Denial,
-  MissingIdentityResponse,
-  ResponderOptions,
+export {
+  type Denial,
+  type MissingIdentityResponse,
+  missingIdentityStatus,
+  type ResponderOptions,
 } from './response/responder.js'
 export {
   type ConcurrencyAlgorithmName,

@@ -12,7 +12,6 @@ import {
   type Framework,
   isPromise,
   type Updatable,
-  userIdOf,
   withUpdate,
 } from '@tollgate/core/adapter'
 import {
@@ -42,7 +41,7 @@ const express: Framework<Request> = {
   path: (req) => req.originalUrl || req.url,
   socketAddress: (req) => req.socket.remoteAddress,
   header: (req, name) => req.headers[name],
-  user: (req) => userIdOf((req as Request & { user?: unknown }).user),
+  user: (req) => (req as Request & { user?: unknown }).user,
   incoming: (req) => req,
   disconnected: (req) => closeSignal(req.res!),
   eventLoopDelay,

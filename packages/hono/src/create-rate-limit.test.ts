@@ -9,6 +9,7 @@ import {
   isRateLimitError,
   mapStore,
   memoryStore,
+  missingIdentityStatus,
   partitionKeys,
   type RuleConfig,
   RuleValidationError,
@@ -271,6 +272,50 @@ describe('createRateLimit', () => {
     expect(
       await answers((clock) =>
         composed(perIp, { clock, getConnInfo: connInfo, partitionKey: true }),
+      ),
+    ).toEqual(expected)
+  })
+
+  it('refuses missingIdentity unless given missingIdentityStatus, then answers as rateLimit does', async () => {
+    const algorithms = { token_bucket: tokenBucket }
+    const perUser = [
+      { ...perIp[0]!, match: { identity: 'user' }, onMissingIdentity: 'deny' },
+    ] as const
+    const missingIdentity = { status: 401, wwwAuthenticate: 'Bearer realm="api"' } as const
+    const without = createRateLimit({ algorithms, store: mapStore })
+    for (const value of [missingIdentity, { status: 400 }, null]) {
+      expect(refusal(() => without(perUser, { missingIdentity: value as never }))).toMatchObject({
+        code: 'ERR_RL_INVALID_OPTION',
+        field: 'missingIdentity',
+        message:
+          "[tollgate] missingIdentity: needs missingIdentity: missingIdentityStatus in createRateLimit's parts",
+      })
+    }
+    // Without the option, the default 400.
+    const plain = await answers((clock) => without(perUser, { clock, getConnInfo: connInfo }))
+    expect(plain.map(({ status }) => status)).toEqual([400, 400, 400, 400, 400, 400])
+
+    const composed = createRateLimit({
+      algorithms,
+      store: mapStore,
+      missingIdentity: missingIdentityStatus,
+    })
+    expect(
+      refusal(() => composed(perUser, { missingIdentity: { status: 401 } as never })),
+    ).toMatchObject({
+      code: 'ERR_RL_INVALID_OPTION',
+      field: 'missingIdentity',
+      message: expect.stringMatching(/^\[tollgate\] missingIdentity: expected \{ status: 400 \}/),
+    })
+    const options = { getConnInfo: connInfo, missingIdentity, legacyHeaders: false }
+    const expected = await answers((clock) => rateLimit(perUser, { clock, ...options }))
+    expect(expected[0]).toMatchObject({
+      status: 401,
+      headers: expect.arrayContaining([['www-authenticate', 'Bearer realm="api"']]),
+    })
+    expect(
+      await answers((clock) =>
+        composed(perUser, { clock, getConnInfo: connInfo, missingIdentity }),
       ),
     ).toEqual(expected)
   })

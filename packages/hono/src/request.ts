@@ -1,4 +1,4 @@
-import { type Framework, userIdOf } from '@tollgate/core/adapter'
+import type { Framework } from '@tollgate/core/adapter'
 import type { Context } from 'hono'
 import type { GetConnInfo } from 'hono/conninfo'
 
@@ -21,7 +21,7 @@ export function hono(getConnInfo: GetConnInfo | undefined): Framework<Context> {
     socketAddress:
       getConnInfo === undefined ? defaultAddress : (c) => getConnInfo(c).remote.address,
     header: (c, name) => c.req.header(name),
-    user: (c) => userIdOf(c.get('user' as never)),
+    user: (c) => c.get('user' as never),
     hooks: ['getConnInfo'],
     // On @hono/node-server, the Node request the Request was built from.
     incoming: (c) => (c.env as RuntimeEnv | undefined)?.incoming,

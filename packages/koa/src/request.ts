@@ -1,5 +1,4 @@
 import type { Framework } from '@tollgate/core/adapter'
-import { userIdOf } from '@tollgate/core/adapter'
 import { closeSignal, eventLoopDelay } from '@tollgate/core/node'
 import type { Context } from 'koa'
 
@@ -16,7 +15,7 @@ export const koa: Framework<Context> = {
   path: (ctx) => ctx.originalUrl || ctx.url,
   socketAddress: (ctx) => ctx.req.socket.remoteAddress,
   header: (ctx, name) => ctx.req.headers[name],
-  user: (ctx) => userIdOf((ctx.state as { readonly user?: unknown } | undefined)?.user),
+  user: (ctx) => (ctx.state as { readonly user?: unknown } | undefined)?.user,
   incoming: (ctx) => ctx.req,
   disconnected: (ctx) => closeSignal(ctx.res),
   eventLoopDelay,

@@ -52,12 +52,11 @@ export function firstEntry<Req, Res, Exchange>(
     // Counted while it is still the newest kit made, until it serves a second request.
     if (madeInThisTask && newest === kit) {
       // Its first request, counted at its clock's time (NaN when the clock fails).
-      let now: number
+      let now = Number.NaN
       try {
         now = (options.clock ?? systemClock).now()
       } catch {
         // A broken clock is the limiter's to report.
-        now = Number.NaN
       }
       if (!(now >= windowStart && now - windowStart <= PER_REQUEST_WINDOW_MS)) {
         windowStart = now
@@ -67,7 +66,7 @@ export function firstEntry<Req, Res, Exchange>(
         warned = true
         createWarnOnce(options)(
           'WARN_LIMITER_PER_REQUEST',
-          `${singleUse} rate limiters were each made for one request within ${PER_REQUEST_WINDOW_MS / 1000} s, so none limits: make rateLimit(rules) once, outside any handler`,
+          '10 rate limiters were each made for one request within 60 s, so none limits: make rateLimit(rules) once, outside any handler',
         )
       }
       kit.enter = (req, res) => {

@@ -105,7 +105,7 @@ export class Exchange<Req, Res> {
    */
   refuse(error: unknown): this | Promise<never> {
     this.close()
-    if (this.waitSignal?.aborted === true) return new Promise<never>(() => {})
+    if (this.waitSignal?.aborted) return new Promise<never>(() => {})
     const response = this.shared.responder.respondToError(error)
     if (response === undefined) throw error
     this.deny(response as Denial)
@@ -157,8 +157,10 @@ export class Exchange<Req, Res> {
     const released = releasesSlots ? giveBack(limiter, verdict, true) : undefined
     const refunded =
       status !== undefined && refundIf?.(status, this.req) ? giveBack(limiter, verdict) : undefined
-    if (released === undefined) return refunded
-    return refunded === undefined ? released : Promise.all([released, refunded]).then(() => {})
+    // Both pending only for a request that held slots and is refunded.
+    return released && refunded
+      ? Promise.all([released, refunded]).then(() => {})
+      : (released ?? refunded)
   }
 
   /** The client went away before the response ended: slots are given back, nothing refunded. */

@@ -16,7 +16,7 @@ import { rulesUpdater } from '../limiter/update.js'
 import { FOREIGN_OPTIONS } from '../options/foreign-options.js'
 import { invalidOption } from '../options/option-values.js'
 import { partitionKeys } from '../response/partition-keys.js'
-import { composeResponder } from '../response/responder.js'
+import { composeResponder, missingIdentityStatus } from '../response/responder.js'
 import type { RuleConfig } from '../rules/types.js'
 import { shadowDeniedHook } from '../shadow-hook.js'
 import { memoryStore } from '../store/memory-store.js'
@@ -75,6 +75,7 @@ export function createAdapterKit<Req, Res>(
     responseEnd: () => WEB_RESPONSE_END,
     localFallback,
     clock: clockReader,
+    missingIdentity: missingIdentityStatus,
   })
   // Only `rateLimit` looks at what its first request is handed: a middleware composed of parts
   // for a small bundle, mounted on the wrong framework, fails on its first request all the same,
@@ -103,7 +104,7 @@ function buildKit<Req, Res>(
   parts: KitParts,
 ): AdapterKit<Req, Res> {
   // Every option checked here; the modules below only read them (the limiter checks its own).
-  checkAdapterOptions(options, framework.hooks ?? [], parts.foreignOptions)
+  checkAdapterOptions(options, framework.hooks ?? [], parts)
   // A limiter of the app's own, rather than rules to build one of.
   const own = !Array.isArray(rules) && typeof (rules as Limiter).decide === 'function'
   const limiter = own
@@ -134,17 +135,19 @@ function buildKit<Req, Res>(
     parts.apiKeys(options, framework.header, own ? undefined : keysOn('api_key')),
     framework.incoming,
   )
-  // The `refund` option as a predicate, or undefined for never.
-  let refundIf = options.refund
-  if (refundIf === 'failed') refundIf = (status) => status >= 400
-  else if (refundIf === 'succeeded') refundIf = (status) => status < 400
+  // The `refund` option as a predicate (one for both words), or undefined for never.
+  const refund = options.refund
+  const refundIf =
+    typeof refund === 'string'
+      ? (status: number) => (refund === 'failed' ? status >= 400 : status < 400)
+      : refund
   // The shedder, from what `loadShedder` returned.
   const shedder = options.shed?.bind(options.clock ?? systemClock, framework.eventLoopDelay)
   const givesSlotsBack = releasesSlots(limiter)
   // The `settle` option is bound to the limiter (the kit's `meter`); an `estimate` no rule would
   // reserve is refused.
   const { settle, estimate } = options
-  if (estimate !== undefined && !limiter.rules.some((rule) => rule.settle !== undefined)) {
+  if (estimate !== undefined && !initial.some((rule) => rule.settle !== undefined)) {
     throw invalidOption('estimate', 'no rule has a settle field')
   }
   // One object is both the kit the adapter holds and what every `Exchange` shares.

@@ -146,20 +146,28 @@ const OWN_OPTIONS: {
  * knows (`trustproxy`, express-rate-limit's `windowMs`) is refused with the one meant, and each
  * value the kit, the identities and the response read is checked (`OWN_OPTIONS`), the
  * adapter's own hooks (Hono's `getConnInfo`) as functions; the limiter checks its own.
- * `foreign`, the other limiters' options to answer.
+ * Of the kit's parts: `foreignOptions`, the other limiters' options to answer;
+ * `missingIdentity`, that option's check, in its place (`missingIdentityStatus`, or a composed
+ * middleware's refusal when made without that part).
  */
 export function checkAdapterOptions(
   options: object,
   adapterHooks: readonly string[],
-  foreign: ForeignOptions | undefined,
+  {
+    foreignOptions,
+    missingIdentity,
+  }: {
+    readonly foreignOptions?: ForeignOptions | undefined
+    readonly missingIdentity: OptionKind
+  },
 ): void {
   const known = [
     ...LIMITER_OPTIONS.filter((name) => name !== 'rules'),
     ...Object.keys(OWN_OPTIONS),
     ...adapterHooks,
   ]
-  refuseUnknownOptions(options, known, 'rateLimit()', foreign)
-  checkOptionValues(options, OWN_OPTIONS)
+  refuseUnknownOptions(options, known, 'rateLimit()', foreignOptions)
+  checkOptionValues(options, { ...OWN_OPTIONS, missingIdentity })
   for (const name of adapterHooks) checkOptionValues(options, { [name]: FUNCTION })
 }
 

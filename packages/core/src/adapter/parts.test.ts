@@ -99,6 +99,11 @@ describe('an option needing a part the middleware was composed without', () => {
       "clock: needs clock: clockReader in createRateLimit's parts",
     ],
     [
+      'missingIdentity',
+      () => kit(RULES, { missingIdentity: { status: 403 } }, FRAMEWORK),
+      "missingIdentity: needs missingIdentity: missingIdentityStatus in createRateLimit's parts",
+    ],
+    [
       'legacyHeaders',
       () => kit(RULES, { legacyHeaders: true }, FRAMEWORK),
       "legacyHeaders: needs xRateLimitHeaders in createRateLimit's headers",

@@ -12,7 +12,7 @@ import type { PenaltyPart } from '../limiter/penalised.js'
 import type { RouteMatching } from '../limiter/route-matching.js'
 import type { ReservationPart } from '../limiter/settle.js'
 import type { rulesUpdater } from '../limiter/update.js'
-import { invalidOption } from '../options/option-values.js'
+import { invalidOption, type OptionKind } from '../options/option-values.js'
 import { refuseUnknownOptions } from '../options/unknown-options.js'
 import type { partitionKeys } from '../response/partition-keys.js'
 import type { ResponderParts } from '../response/responder.js'
@@ -108,6 +108,12 @@ export type RateLimitParts = {
    * @default none: `Date.now()` is read directly, and `clock` is refused, naming this part
    */
   readonly clock?: typeof clockReader | undefined
+  /**
+   * `missingIdentityStatus`, for the `missingIdentity` option (a 401 or 403 rather than the 400
+   * for a request without the identity a `'deny'` rule keys on).
+   * @default none: `missingIdentity` is refused, naming this part
+   */
+  readonly missingIdentity?: OptionKind | undefined
 }
 
 /**
@@ -119,6 +125,8 @@ export type KitParts = LimiterParts &
     readonly proxies: ProxyTrust
     readonly shadowHook: typeof shadowDeniedHook
     readonly apiKeys: typeof apiKeyIdentity
+    /** The `missingIdentity` option's check: `missingIdentityStatus`, or its refusal. */
+    readonly missingIdentity: OptionKind
     /**
      * How a fetch runtime's adapter follows a response holding slots to its end: the full kit's
      * own, a composed one's carried by the `concurrency` it was given; refuses (`notComposed`)
@@ -148,6 +156,7 @@ const PARTS: Readonly<
   shadowHook: ['shadowDeniedHook', undefined, 'onShadowDenied'],
   apiKeys: ['apiKeyIdentity'],
   clock: ['clockReader'],
+  missingIdentity: ['missingIdentityStatus', undefined, 'missingIdentity'],
 }
 
 const API_KEYS_LEFT_OUT = "needs apiKeys: apiKeyIdentity in createRateLimit's parts"

@@ -5,8 +5,10 @@ import type { Limiter, Verdict } from '../limiter/types.js'
  * rule, or it is a limiter of the app's own that can release them.
  */
 export function releasesSlots(limiter: Limiter): boolean {
-  if (typeof limiter.release !== 'function') return false
-  return limiter.rules.some((rule) => rule.algorithm === 'concurrency')
+  return (
+    typeof limiter.release === 'function' &&
+    limiter.rules.some((rule) => rule.algorithm === 'concurrency')
+  )
 }
 
 /**

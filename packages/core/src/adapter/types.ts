@@ -1,6 +1,5 @@
 import type { WriteVerdictFields } from '../headers/families.js'
 import type { HeaderAccessor, HeaderEntries } from '../headers/types.js'
-import type { UserId } from '../identity/identities.js'
 import type { Verdict, WaitSignal } from '../limiter/types.js'
 import type { NodeIncomingHeaders } from '../node/node-header-limit.js'
 import type { FrameworkName } from './framework-shape.js'
@@ -37,8 +36,11 @@ export type Framework<Req> = {
    * `eventLoopDelay` from `@tollgate/core/node`), for `shed.maxEventLoopDelayMs`. @default none
    */
   readonly eventLoopDelay?: (() => () => number) | undefined
-  /** Where the framework's auth middleware leaves the user, when the app gives no `user` hook. */
-  readonly user: (req: Req) => UserId
+  /**
+   * What the framework's auth middleware leaves for the user (`req.user`), when the app gives no
+   * `user` hook: an id, or an object with an `id` (see `userIdOf`); anything else is no user.
+   */
+  readonly user: (req: Req) => unknown
   /** Options of the adapter's own that must be functions when given (e.g. `getConnInfo`). */
   readonly hooks?: readonly string[] | undefined
   /**

@@ -58,8 +58,6 @@ export type PartitionKeyOf = (decision: RuleDecision) => string | undefined
 export type HeaderFamily = {
   /** The `standardHeaders` values that select it; none for `X-RateLimit-*` (`legacyHeaders`). */
   readonly standardHeaders: readonly StandardHeaders[]
-  /** Its fields carry a `pk` parameter when `partitionKey` is on. */
-  readonly partitionKeys: boolean
   /** Every field it may send, as written. */
   readonly names: readonly string[]
   /**
@@ -67,7 +65,11 @@ export type HeaderFamily = {
    * `singleValuedNames`), and written with `single`; none if absent.
    */
   readonly singleValued?: readonly string[]
-  /** Its single-valued fields as `mergeFields` keeps or replaces them together, if it has any. */
+  /**
+   * Its single-valued fields as `mergeFields` keeps or replaces them together, if it has any.
+   * A family without one sends Lists (drafts 8 and later), whose members carry a `pk` parameter
+   * when `partitionKey` is on: the families with a group have none.
+   */
   readonly group?: FieldGroup | undefined
   /**
    * Writes a verdict's fields, in order, and returns how many it wrote; `partitionKeyOf` gives
@@ -122,7 +124,6 @@ const EPOCH_RESET = { second: 0, text: '0' }
  */
 export const xRateLimitHeaders = {
   standardHeaders: [],
-  partitionKeys: false,
   names: ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'],
   singleValued: ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'],
   group: X_RATE_LIMIT_GROUP,
@@ -161,7 +162,6 @@ export const xRateLimitHeaders = {
  */
 export const draft6Headers = {
   standardHeaders: ['draft-6'],
-  partitionKeys: false,
   names: ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'RateLimit-Policy'],
   singleValued: ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'],
   group: DRAFT_6_GROUP,
@@ -186,7 +186,6 @@ export const draft6Headers = {
  */
 export const draft7Headers = {
   standardHeaders: ['draft-7'],
-  partitionKeys: false,
   names: ['RateLimit', 'RateLimit-Policy'],
   group: DRAFT_7_GROUP,
   /**
@@ -214,7 +213,6 @@ export const draft7Headers = {
  */
 export const CURRENT_HEADERS = {
   standardHeaders: ['draft-8', 'draft-9', 'draft-10', 'draft-11'],
-  partitionKeys: true,
   names: ['RateLimit', 'RateLimit-Policy'],
   write(writer, verdict, _now, config, partitionKeyOf) {
     let policies = ''
@@ -253,7 +251,6 @@ export const CURRENT_HEADERS = {
  */
 export const draft12Headers = {
   standardHeaders: ['draft-12'],
-  partitionKeys: true,
   names: ['RateLimit', 'RateLimit-Policy'],
   /** Writes draft 12's `RateLimit-Policy` and `RateLimit` lists; returns how many it wrote. */
   write(writer, verdict, _now, config, partitionKeyOf) {
@@ -371,7 +368,7 @@ export function fieldWriter(
   const groups = config.families.flatMap((family) => family.group ?? [])
   function writeFields(verdict: Verdict, writer: FieldWriter): void {
     // A queued request is answered at its slot: its reset times count from there.
-    const now = verdict.waitMs === undefined ? verdict.at : verdict.at + verdict.waitMs
+    const now = verdict.at + (verdict.waitMs ?? 0)
     const written = writeFamilies(writer, verdict, now, config, partitionKeyOf)
     if (expose !== undefined && written > 0) writer.write(expose[0], expose[1])
   }

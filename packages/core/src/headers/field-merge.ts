@@ -151,18 +151,17 @@ export function mergeGroups(
   for (const [name, value] of entries) {
     const lower = name.toLowerCase()
     const group = groups.find((candidate) => candidate.has(lower, value))
-    let write: FieldWrite = 'set'
-    if ((lower === DRAFT_7 || lower === POLICY) && formsDiffer(existing(lower), value)) {
+    const theirs = lower === DRAFT_7 || lower === POLICY ? existing(lower) : undefined
+    if (theirs !== undefined && isCurrentForm(theirs) !== isCurrentForm(value)) {
       // Two middlewares configured with different drafts: one field cannot hold both forms (a
       // draft-7 Dictionary and a current-form List do not parse as one field). The denial's is
       // kept, as for every group; between two admissions or two denials, the current form.
-      if (!(denies !== denied ? denies : isCurrentForm(value))) continue
+      if (denies !== denied ? denies : isCurrentForm(value)) writes.push([name, value, 'set'])
     } else if (group !== undefined) {
-      if (group.keeps(existing, entries, denies, denied)) continue
+      if (!group.keeps(existing, entries, denies, denied)) writes.push([name, value, 'set'])
     } else if (lower === RETRY_AFTER) {
-      if (Number(existing(RETRY_AFTER)) >= Number(value)) continue
-    } else if (lower !== 'content-type') write = 'append'
-    writes.push([name, value, write])
+      if (!(Number(existing(RETRY_AFTER)) >= Number(value))) writes.push([name, value, 'set'])
+    } else writes.push([name, value, lower === 'content-type' ? 'set' : 'append'])
   }
   return writes
 }
@@ -181,10 +180,6 @@ function keepsExisting(current: Figures | undefined, next: Figures | undefined):
  */
 function isCurrentForm(value: string): boolean {
   return value.trimStart().startsWith('"')
-}
-
-function formsDiffer(current: string | undefined, next: string): boolean {
-  return current !== undefined && isCurrentForm(current) !== isCurrentForm(next)
 }
 
 /** Figures that are all whole numbers, or undefined (a value nobody can compare is replaced). */

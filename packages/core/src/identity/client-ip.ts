@@ -1,9 +1,9 @@
 import type { HeaderAccessor } from '../headers/types.js'
 import type { NodeIncomingHeaders } from '../node/node-header-limit.js'
-import { checkOptionValues, type OptionKind, whole } from '../options/option-values.js'
+import { checkOptionValues, type OptionKind, shown, whole } from '../options/option-values.js'
 import { createWarnOnce, type WarningOptions } from '../warnings.js'
 import { formatIp, type IpAddress, ipv4Number, parseIp } from './ip.js'
-import { ipKey, type PrefixOptions } from './ip-prefix.js'
+import type { PrefixOptions } from './ip-prefix.js'
 import {
   type ClientAddress,
   type HeaderReader,
@@ -83,19 +83,22 @@ export type ClientIp = {
  */
 export function compileClientIp(options: ClientIpOptions, proxies: ProxyTrust): ClientIp {
   const warn = createWarnOnce(options)
-  if ((options.ipv6Prefix ?? 64) > 64) {
+  const v4Prefix = options.ipv4Prefix ?? 32
+  const v6Prefix = options.ipv6Prefix ?? 64
+  if (v6Prefix > 64) {
     warn(
       'WARN_IPV6_UNMASKED',
-      `ipv6Prefix ${options.ipv6Prefix} is over 64, so one host can rotate through its /64 past its limit`,
+      `ipv6Prefix ${v6Prefix} is over 64, so one host can rotate through its /64 past its limit`,
     )
   }
 
-  const v4Full = (options.ipv4Prefix ?? 32) === 32
-  const v6Full = (options.ipv6Prefix ?? 64) === 128
+  // The key is the address's text, or its network's (`ipKey`) below the full prefix.
   const result = (ip: IpAddress, hops: number): ClientAddress => {
     const text = formatIp(ip)
-    const full = ip.version === 4 ? v4Full : v6Full
-    return { ip: text, key: full ? text : ipKey(ip, options), hops }
+    const prefix = ip.version === 4 ? v4Prefix : v6Prefix
+    const key =
+      prefix === (ip.version === 4 ? 32 : 128) ? text : `${formatIp(ip, prefix)}/${prefix}`
+    return { ip: text, key, hops }
   }
   // `false`, `0`, and an empty list or string (say, from an unset environment variable) trust
   // no proxy: forwarding headers are then ignored, and warned about.
@@ -113,6 +116,8 @@ export function compileClientIp(options: ClientIpOptions, proxies: ProxyTrust): 
   // While it trusts none, the proxies part watches for forwarding headers (a middleware composed
   // without it reads none).
   const untrusted = trustsNone ? proxies.untrusted?.(warn) : undefined
+  // The socket peer is the client, keyed by its full IPv4 address: `key`'s fast path.
+  const peerText = forwarded === undefined && v4Prefix === 32
 
   function address(
     socketAddress: string | undefined,
@@ -123,7 +128,7 @@ export function compileClientIp(options: ClientIpOptions, proxies: ProxyTrust): 
     if (socket === undefined) {
       warn(
         'WARN_CLIENT_ADDRESS_UNKNOWN',
-        `the socket address ${JSON.stringify(socketAddress)} is not an IP, so requests have no "ip" identity (Hono: pass getConnInfo)`,
+        `the socket address ${shown(socketAddress)} is not an IP, so requests have no "ip" identity (Hono: pass getConnInfo)`,
       )
       return undefined
     }
@@ -141,7 +146,7 @@ export function compileClientIp(options: ClientIpOptions, proxies: ProxyTrust): 
     // The socket peer is the client and its address is already canonical text (a plain dotted
     // quad, or one mapped into IPv6 the way dual-stack sockets report it): that text is the key,
     // with nothing to parse into objects or format back.
-    if (forwarded === undefined && v4Full && socketAddress !== undefined) {
+    if (peerText && socketAddress !== undefined) {
       const start = socketAddress.startsWith(MAPPED_PREFIX) ? MAPPED_PREFIX.length : 0
       const length = socketAddress.length
       if (length - start <= 15 && ipv4Number(socketAddress, start, length) !== undefined) {

@@ -36,7 +36,8 @@ function oldCompileIdentities<Source>(
     return key === undefined || key === '' || key.length > maxLength ? undefined : key
   }
 
-  function identities(source: Source, socketAddress: string | undefined, user: UserId) {
+  function identities(source: Source, socketAddress: string | undefined, given: unknown) {
+    const user = given as UserId
     return {
       ip: clientIp.key(socketAddress, source, read, incoming),
       api_key: readsApiKey ? apiKeyOf(source) : undefined,

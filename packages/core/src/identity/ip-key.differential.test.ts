@@ -121,6 +121,9 @@ describe('keys written while masking, as on a masked copy', () => {
         const ip = parseIp(text)
         const read = () => undefined
         expect(clientIp.key(text, undefined, read)).toBe(ip && oldIpKey(ip, options))
+        expect(clientIp.address(text, read)).toEqual(
+          ip && { ip: oldFormatIp(ip), key: oldIpKey(ip, options), hops: 0 },
+        )
         const full = compileClientIp({ logger: false }, trustedProxies)
         expect(full.key(text, undefined, read)).toBe(ip && oldIpKey(ip, {}))
         expect(full.address(text, read)).toEqual(

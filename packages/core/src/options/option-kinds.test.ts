@@ -177,7 +177,8 @@ function oldResponder(options: Options): void {
   if (option !== true && typeof option !== 'function') {
     throw invalidOption('partitionKey', `expected true, false or a function, got ${shown(option)}`)
   }
-  if (!families.some((family) => family.partitionKeys)) {
+  // The families that send `pk` (once flagged `partitionKeys`) are those without a group.
+  if (!families.some((family) => family.group === undefined)) {
     throw invalidOption(
       'partitionKey',
       "no field sends it: standardHeaders 'draft-8' or later does",

@@ -75,9 +75,9 @@ export function whole({ min, max, unit }: WholeRange): OptionKind {
     if (Number.isSafeInteger(value) && (value as number) >= min) {
       if (max === undefined || (value as number) <= max) return undefined
     }
-    const what = unit === undefined ? 'a whole number' : `a whole number of ${unit}`
+    const of = unit === undefined ? '' : ` of ${unit}`
     const bounds = max === undefined ? `≥ ${min}` : `from ${min} to ${max}`
-    return `expected ${what} ${bounds}, got ${shown(value)}`
+    return `expected a whole number${of} ${bounds}, got ${shown(value)}`
   }
 }
 

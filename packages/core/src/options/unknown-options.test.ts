@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest'
 import { checkAdapterOptions } from '../adapter/options.js'
 import { isRateLimitError } from '../errors.js'
 import { createLimiter } from '../limiter/create-limiter.js'
+import { missingIdentityStatus } from '../response/responder.js'
 import type { RuleConfig } from '../rules/types.js'
 import { FOREIGN_OPTIONS } from './foreign-options.js'
 
@@ -46,7 +47,10 @@ describe('createLimiter options', () => {
 })
 
 const checkHooks = (options: object, adapterHooks: string[] = []) =>
-  checkAdapterOptions(options, adapterHooks, FOREIGN_OPTIONS)
+  checkAdapterOptions(options, adapterHooks, {
+    foreignOptions: FOREIGN_OPTIONS,
+    missingIdentity: missingIdentityStatus,
+  })
 
 describe('adapter options (checkAdapterOptions, which every adapter kit calls first)', () => {
   it('refuses a misspelt core option, and express-rate-limit names', () => {

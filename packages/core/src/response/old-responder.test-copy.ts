@@ -8,9 +8,9 @@ import {
   DRAFT_7_GROUP,
   type FieldGroup,
   type MergeFields,
-  mergeGroups,
   X_RATE_LIMIT_GROUP,
 } from '../headers/field-merge.js'
+import { mergeGroups } from '../headers/old-merge/merge-groups.test-copy.js'
 import { createPartitionKeyHasher, type PartitionKeyHasher } from '../headers/partition-key.js'
 import { serializeInteger, serializeString } from '../headers/structured-fields.js'
 import type { FieldWriter, HeaderEntries } from '../headers/types.js'

@@ -18,7 +18,8 @@ export function partitionKeys(
   option: PartitionKeyOption,
   families: readonly HeaderFamily[],
 ): PartitionKeyOf {
-  if (!families.some((family) => family.partitionKeys)) {
+  // Only the families without a group send `pk` (their Lists' members carry it).
+  if (families.every((family) => family.group)) {
     // A partition key nothing sends would be hashed on every request for no field.
     throw invalidOption(
       'partitionKey',

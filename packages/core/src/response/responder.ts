@@ -138,16 +138,19 @@ export type Responder = {
  * const { headers, status, body } = responder.respond(verdict, Date.now())
  */
 export function createResponder(options: ResponderOptions = {}): Responder {
-  checkOptionValues(options, RESPONDER_KINDS)
+  checkOptionValues(options, { ...RESPONDER_KINDS, missingIdentity: missingIdentityStatus })
   return composeResponder(options, EVERY_PART)
 }
 
 /**
  * What each header option's value must be, checked in this order (`checkOptionValues`; a
- * middleware checks them with its other options). Null reads as the default. Typed as a record of
- * the option type's keys: adding an option without its kind does not compile.
+ * middleware checks them with its other options), then `missingIdentity`'s
+ * (`missingIdentityStatus`). Null reads as the default. Typed as a record of the option type's
+ * keys: adding an option without its kind does not compile.
  */
-export const RESPONDER_KINDS: { readonly [K in keyof ResponderOptions]-?: OptionKind } = {
+export const RESPONDER_KINDS: {
+  readonly [K in keyof ResponderOptions]-?: K extends 'missingIdentity' ? 0 : OptionKind
+} = {
   legacyHeaders: orNull(BOOLEAN),
   legacyReset: orNull(oneOf(['epoch-seconds', 'delta-seconds'] satisfies LegacyReset[])),
   standardHeaders: orNull(oneOf(STANDARD_HEADERS)),
@@ -157,15 +160,23 @@ export const RESPONDER_KINDS: { readonly [K in keyof ResponderOptions]-?: Option
       ? undefined
       : `expected true, false or a function, got ${shown(value)}`,
   exposeHeaders: orNull(BOOLEAN),
-  // One message for every wrong value: the value shown says what is wrong with a challenge (a
-  // line break, a surrounding space); docs/reference/options.md says what a header value holds.
-  missingIdentity: orNull((value) => {
-    const { status, wwwAuthenticate } = value as { status?: unknown; wwwAuthenticate?: unknown }
-    return status === 400 || status === 403 || (status === 401 && isFieldValue(wwwAuthenticate))
-      ? undefined
-      : `expected { status: 400 }, { status: 403 } or { status: 401, wwwAuthenticate: "<scheme>" }, got ${shown(value)}`
-  }),
+  // Checked in this place as a middleware's part says (`missingIdentityStatus` or a refusal).
+  missingIdentity: 0,
 }
+
+/**
+ * What the `missingIdentity` option's value must be (an `OptionKind`): `createResponder` and
+ * `rateLimit` check it after the other header options; a middleware made with `createRateLimit`
+ * takes the option only with this part (`missingIdentity: missingIdentityStatus`). One message
+ * for every wrong value: the value shown says what is wrong with a challenge (a line break, a
+ * surrounding space); docs/reference/options.md says what a header value holds.
+ */
+export const missingIdentityStatus: OptionKind = /* @__PURE__ */ orNull((value) => {
+  const { status, wwwAuthenticate } = value as { status?: unknown; wwwAuthenticate?: unknown }
+  return status === 400 || status === 403 || (status === 401 && isFieldValue(wwwAuthenticate))
+    ? undefined
+    : `expected { status: 400 }, { status: 403 } or { status: 401, wwwAuthenticate: "<scheme>" }, got ${shown(value)}`
+})
 
 /** What `createResponder` and `rateLimit` are made with: every family, and SHA-256. */
 const EVERY_PART: ResponderParts = {
@@ -190,7 +201,7 @@ export type ResponderParts = {
 
 /**
  * `createResponder` made of the parts given (see `ResponderParts`), of options already checked
- * (`RESPONDER_KINDS`).
+ * (`RESPONDER_KINDS`, `missingIdentityStatus`).
  */
 export function composeResponder(options: ResponderOptions, parts: ResponderParts): Responder {
   // The families chosen by two of the options are all the fields need.

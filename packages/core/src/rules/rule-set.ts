@@ -62,8 +62,8 @@ export function validateRuleSet(
     // `{ burst: undefined }` in code is the same as no burst.
     refuseUnknownFields(raw, shape.fields, issue, shape.hints)
     const { fields, labels, file } = shape.read(raw, issue)
-    const rule = validateRule(fields, labels, issue, algorithms, readers, file)
-    if (rule !== undefined) rules.push(rule)
+    // Undefined only once a problem was reported: the set is then refused.
+    rules.push(validateRule(fields, labels, issue, algorithms, readers, file)!)
   })
   if (issues.length > 0) throw new RuleValidationError(issues)
   return Object.freeze(rules)

@@ -21,27 +21,19 @@ export function validateCosts(
   routes: RouteReader,
 ): Costs {
   const check = (value: unknown, field: string) => {
-    const problem = costProblem(value, capacity)
+    // A whole number ≥ 0, at most the capacity: a larger one could never pass.
+    const problem = whole({ min: 0, max: capacity })(value)
     if (problem !== undefined) issue(field, problem)
     return value as number
   }
   const { cost = 1, costByRoute = {} } = fields
   const label = labels.costByRoute
-  const defaultCost = check(cost, labels.cost)
   const fieldOf = (route: string) => `${label}[${shown(route)}]`
-  if (!isRecord(costByRoute)) {
-    issue(label, `expected { route: cost }, got ${shown(costByRoute)}`)
-  }
+  // The default cost checked first; what is refused is left out (nothing is used then).
   return {
-    cost: defaultCost,
-    costByRoute: isRecord(costByRoute) ? routes.readCosts(costByRoute, fieldOf, check, issue) : {},
+    cost: check(cost, labels.cost),
+    costByRoute: isRecord(costByRoute)
+      ? routes.readCosts(costByRoute, fieldOf, check, issue)
+      : (issue(label, `expected { route: cost }, got ${shown(costByRoute)}`) as never),
   }
-}
-
-/**
- * What is wrong with a cost (a whole number ≥ 0, at most `capacity`: a larger one could never
- * pass), or undefined.
- */
-export function costProblem(value: unknown, capacity?: number): string | undefined {
-  return whole({ min: 0, max: capacity })(value)
 }

@@ -32,7 +32,7 @@ export function validateMatch(
   let identity: string[] | undefined = []
   if (given.identity !== undefined) {
     identity = list('identity', identityNameProblem)
-    if (identity !== undefined && unique(identity).length !== identity.length) {
+    if (identity !== undefined && new Set(identity).size !== identity.length) {
       issue('match.identity', 'names an identity twice')
     }
   } else if (!anyIdentity) {

@@ -5,12 +5,12 @@ import type { OwnField, RuleFieldReader, RuleFieldValues } from '../algorithms/r
 import type { AlgorithmTable } from '../algorithms/table.js'
 import type { Algorithm, AlgorithmName } from '../algorithms/types.js'
 import { isRateLimitError } from '../errors.js'
-import { oneOf, shown } from '../options/option-values.js'
+import { oneOf, shown, whole } from '../options/option-values.js'
 import { nearestOption } from '../options/unknown-options.js'
 import { toMilliseconds } from './duration.js'
 import { composedWithout, type IssueSink, RuleValidationError } from './issues.js'
 import type { Rule } from './types.js'
-import { costProblem, validateCosts } from './validate-costs.js'
+import { validateCosts } from './validate-costs.js'
 import { definedOnly, ownValue, validateMatch } from './validate-match.js'
 import type { PenaltyReader } from './validate-penalty.js'
 import type { RouteReader } from './validate-routes.js'
@@ -90,11 +90,10 @@ const FAMILIES: Readonly<Record<string, readonly ParamField[]>> = {
   sliding_window: WINDOW,
   concurrency: ['limit'],
 }
-const ALIASES: Readonly<Record<string, AlgorithmName>> = { sliding_counter: 'sliding_window' }
-// Pure (annotated calls), so a bundle that never validates a rule drops it.
-const KNOWN_NAMES = /* @__PURE__ */ Object.keys(FAMILIES).concat(
-  /* @__PURE__ */ Object.keys(ALIASES),
-)
+/** The other name of an algorithm: a sliding window's counters. */
+const ALIAS = 'sliding_counter'
+// Pure (an annotated call), so a bundle that never validates a rule drops it.
+const KNOWN_NAMES = /* @__PURE__ */ Object.keys(FAMILIES).concat(ALIAS)
 /** The fields a rule chooses a value of, each with its choices, the default first. */
 const CHOICES = {
   mode: ['enforce', 'shadow'],
@@ -141,11 +140,13 @@ export function validateRule(
     const value = fields[field]
     // Refused as an option of one of these values is.
     const problem = value === undefined ? undefined : oneOf(choices)(value)
-    if (problem !== undefined) fail(labels[field], problem)
-    else chosen[field] = value ?? (field === 'onChange' ? value : choices[0])
+    chosen[field] =
+      problem === undefined
+        ? (value ?? (field === 'onChange' ? value : choices[0]))
+        : fail(labels[field], problem)
   }
   // A whole number ≥ 0, as a cost is (a Redis script keeps it exactly, as every number).
-  const versionProblem = version === undefined ? undefined : costProblem(version)
+  const versionProblem = version === undefined ? undefined : whole({ min: 0 })(version)
   if (versionProblem !== undefined) fail(labels.version, versionProblem)
   const params = validateParams(fields, labels, fail, algorithms)
   const costs = validateCosts(fields, labels, params?.algorithm.limit, fail, routes)
@@ -154,12 +155,12 @@ export function validateRule(
     readers.reservations?.validateSettle(fields.settle, labels.settle, params, fail) ??
     (fields.settle === false ? undefined : fields.settle)
   // A penalty is read by the limiter's penalties part, and refused by a limiter without one.
-  const readPenalty = readers.penalties?.validate
-  let penalty: unknown
-  if (fields.penalty !== undefined) {
-    if (readPenalty === undefined) fail(labels.penalty, composedWithout('penalties'))
-    else penalty = readPenalty(fields.penalty, labels.penalty, file, fields, fail)
-  }
+  const penalty =
+    fields.penalty === undefined
+      ? undefined
+      : readers.penalties
+        ? readers.penalties.validate(fields.penalty, labels.penalty, file, fields, fail)
+        : fail(labels.penalty, composedWithout('penalties'))
   // No match only once a problem was reported (`ok` is then false); no params also when a
   // field was reported by the rule's reader (REPORTED).
   if (!ok || params === undefined) return undefined
@@ -211,9 +212,7 @@ function validateParams(
   algorithms: AlgorithmTable,
 ): Params | undefined {
   const given = fields.algorithm
-  const name = (
-    typeof given === 'string' ? (ownValue(ALIASES, given) ?? given) : given
-  ) as AlgorithmName
+  const name = (given === ALIAS ? 'sliding_window' : given) as AlgorithmName
   const wanted = ownValue(FAMILIES, name)
   const factory = ownValue(algorithms, name)
   if (wanted === undefined || factory === undefined) {
@@ -223,7 +222,7 @@ function validateParams(
       labels.algorithm,
       wanted === undefined
         ? `${given === undefined ? 'required' : `unknown algorithm ${shown(given)}`}; ${hint}`
-        : notGiven(name),
+        : `${name} is not in the algorithms option: add it`,
     )
     return undefined
   }
@@ -234,7 +233,8 @@ function validateParams(
     issue(labels.onStoreError, reader.noFallback(name))
   }
   let ok = true
-  const fail: IssueSink = (field, problem) => {
+  // Gives undefined: a field refused holds no value.
+  const fail = (field: string, problem: string): undefined => {
     ok = false
     issue(field, problem)
   }
@@ -249,8 +249,8 @@ function validateParams(
       }
     } else if (value === REPORTED) ok = false
     else if (value === undefined) {
-      if (field === 'period') values.period = 1000
-      else fail(labels[field], `required by ${name}`)
+      values[field as ParamField] =
+        field === 'period' ? 1000 : fail(labels[field], `required by ${name}`)
     } else if (field === 'window' && name === 'fixed_window' && isCalendarUnit(value)) {
       values.window = value
     } else {
@@ -258,8 +258,8 @@ function validateParams(
         field === 'period' || field === 'window'
           ? toMilliseconds(value)
           : (countProblem(value) ?? (value as number))
-      if (typeof checked === 'string') fail(labels[field], checked)
-      else values[field as ParamField] = checked
+      values[field as ParamField] =
+        typeof checked === 'string' ? fail(labels[field], checked) : checked
     }
   }
   // An algorithm with fields of its own reads them: the access it is handed is made only then.
@@ -303,10 +303,6 @@ function build(
   return factory(params as never)
 }
 
-function notGiven(name: AlgorithmName): string {
-  return `${name} is not in the algorithms option: add it`
-}
-
 /**
  * Compiles a validated rule's algorithm with `algorithms`. Fails only for a rule validated
  * against another table (`defineRules` knows every algorithm) whose algorithm this one lacks.
@@ -315,7 +311,11 @@ export function algorithmOf(rule: Rule, algorithms: AlgorithmTable): Algorithm {
   const factory = ownValue(algorithms, rule.algorithm)
   if (factory === undefined) {
     throw new RuleValidationError([
-      { rule: rule.id, field: 'algorithm', problem: notGiven(rule.algorithm) },
+      {
+        rule: rule.id,
+        field: 'algorithm',
+        problem: `${rule.algorithm} is not in the algorithms option: add it`,
+      },
     ])
   }
   return build(factory, rule)
