@@ -282,7 +282,7 @@ describe('createRateLimit', () => {
       { ...perIp[0]!, match: { identity: 'user' }, onMissingIdentity: 'deny' },
     ] as const
     const missingIdentity = { status: 401, wwwAuthenticate: 'Bearer realm="api"' } as const
-    const without = createRateLimit({ algorithms, store: mapStore })
+    const without = createRateLimit({ algorithms, store: mapStore, clock: clockReader })
     for (const value of [missingIdentity, { status: 400 }, null]) {
       expect(refusal(() => without(perUser, { missingIdentity: value as never }))).toMatchObject({
         code: 'ERR_RL_INVALID_OPTION',
@@ -299,6 +299,7 @@ describe('createRateLimit', () => {
       algorithms,
       store: mapStore,
       missingIdentity: missingIdentityStatus,
+      clock: clockReader,
     })
     expect(
       refusal(() => composed(perUser, { missingIdentity: { status: 401 } as never })),
