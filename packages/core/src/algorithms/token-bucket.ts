@@ -121,10 +121,9 @@ export function tokenBucket(params: RateParams): Algorithm {
       // last written before the reservation (one of cost 0 writes nothing) is first refilled to
       // it. At most one burst below empty (so that `fullMs` holds); two bursts and a token more
       // of extra always reach that floor.
-      if (actual < charged) adjust(slots, offset, now, now, (charged - actual) * unitsPerToken)
-      else if (actual > charged) {
-        const extra = Math.min(actual - charged, 2 * burst + 1) * unitsPerToken
-        adjust(slots, offset, now, Math.min(chargedAt, now), -extra)
+      if (actual !== charged) {
+        const at = actual < charged ? now : Math.min(chargedAt, now)
+        adjust(slots, offset, now, at, -Math.min(actual - charged, 2 * burst + 1) * unitsPerToken)
       }
     },
     freshAt(slots, offset) {
