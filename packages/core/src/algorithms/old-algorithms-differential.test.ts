@@ -4,7 +4,8 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import type { Decision } from '../decision.js'
-import { MAX_TIME_MS } from './integer.js'
+import { ceilDiv, floorDiv, greatestCommonDivisor, MAX_TIME_MS } from './integer.js'
+import * as old from './old-algorithms/integer.test-copy.js'
 import { tokenBucket as oldTokenBucket } from './old-algorithms/token-bucket.test-copy.js'
 import { tokenBucket } from './token-bucket.js'
 import type { Algorithm } from './types.js'
@@ -101,5 +102,64 @@ describe('tokenBucket, against its code before it was shortened', () => {
       ),
       { numRuns: 4000 },
     )
+  })
+})
+
+describe('the integer helpers, against their code before it was shortened', () => {
+  const wide = fc.oneof(
+    fc.integer({ min: -1000, max: 1000 }),
+    fc.integer({ min: 0, max: Number.MAX_SAFE_INTEGER }),
+    fc.integer({ min: Number.MAX_SAFE_INTEGER - 10_000, max: Number.MAX_SAFE_INTEGER }),
+  )
+  const divisor = fc.oneof(
+    fc.integer({ min: 1, max: 100 }),
+    fc.integer({ min: 1, max: Number.MAX_SAFE_INTEGER }),
+  )
+
+  // Near a multiple of a large divisor, where `a / b` rounds onto the wrong whole number.
+  const nearMultiple = fc
+    .tuple(fc.integer({ min: 2 ** 30, max: 2 ** 31 }), fc.integer({ min: 2 ** 22, max: 2 ** 23 }))
+    .chain(([b, k]) =>
+      fc.tuple(
+        fc.constant(b),
+        fc.integer({ min: -2, max: 2 }).map((r) => b * k + r),
+      ),
+    )
+    .filter(([, a]) => Number.isSafeInteger(a))
+
+  it('floorDiv and ceilDiv give the same quotients near a multiple', () => {
+    fc.assert(
+      fc.property(nearMultiple, ([b, a]) => {
+        expect(floorDiv(a, b)).toBe(old.floorDiv(a, b))
+        expect(ceilDiv(a, b)).toBe(old.ceilDiv(a, b))
+      }),
+      { numRuns: 20_000 },
+    )
+  })
+
+  it('floorDiv and ceilDiv give the same quotients', () => {
+    fc.assert(
+      fc.property(wide, divisor, (a, b) => {
+        expect(floorDiv(a, b)).toBe(old.floorDiv(a, b))
+        expect(ceilDiv(a, b)).toBe(old.ceilDiv(a, b))
+        expect(floorDiv(-a, b)).toBe(old.floorDiv(-a, b))
+      }),
+      { numRuns: 20_000 },
+    )
+  })
+
+  it('greatestCommonDivisor gives the same divisors', () => {
+    fc.assert(
+      fc.property(fc.nat(), divisor, wide, (a, b, c) => {
+        expect(greatestCommonDivisor(a, b)).toBe(old.greatestCommonDivisor(a, b))
+        expect(greatestCommonDivisor(b, a)).toBe(old.greatestCommonDivisor(b, a))
+        expect(greatestCommonDivisor(Math.abs(c), b)).toBe(
+          old.greatestCommonDivisor(Math.abs(c), b),
+        )
+      }),
+      { numRuns: 20_000 },
+    )
+    // Consecutive Fibonacci numbers, the longest chain of remainders below 2^53.
+    expect(greatestCommonDivisor(5_527_939_700_884_757, 8_944_394_323_791_464)).toBe(1)
   })
 })
