@@ -7,6 +7,7 @@ import type { Decision } from '../decision.js'
 import { ceilDiv, floorDiv, greatestCommonDivisor, MAX_TIME_MS } from './integer.js'
 import * as old from './old-algorithms/integer.test-copy.js'
 import { tokenBucket as oldTokenBucket } from './old-algorithms/token-bucket.test-copy.js'
+import { scaleRate } from './params.js'
 import { tokenBucket } from './token-bucket.js'
 import type { Algorithm } from './types.js'
 
@@ -79,7 +80,7 @@ describe('tokenBucket, against its code before it was shortened', () => {
     fc.assert(
       fc.property(
         paramsArb.chain((params) => {
-          const capacity = oldTokenBucket(params).params.capacity
+          const { capacity } = scaleRate(params)
           return fc.tuple(
             fc.constant(params),
             fc.integer({ min: -capacity, max: capacity }),

@@ -74,7 +74,8 @@ describe('mapStore, against its code before it was shortened', () => {
           let t = 1_000_000
           for (const call of calls) {
             // A step that is not a time is given as it is, once.
-            const at = Number.isInteger(call.dt) && call.dt > -1e6 ? (t += call.dt) : t + call.dt
+            const at = t + call.dt
+            if (Number.isInteger(call.dt) && call.dt > -1e6) t = at
             const run = (store: typeof now) => {
               if (call.kind === 'one') {
                 const { rule, algorithm, key, cost } = call.charge

@@ -5,15 +5,6 @@
  * `Math.floor` sees it and can land on the wrong side of a whole number near 2^53.
  */
 
-/** The largest time, in ms since the epoch, that the algorithms accept (2^42 ms: year 2109). */
-export const MAX_TIME_MS = 2 ** 42
-
-/**
- * The largest Integer an RFC 9651 structured field can carry. Limits, bursts and the counts a
- * decision reports stay at or below it, so that every one can be sent in a rate-limit field.
- */
-export const MAX_FIELD_INTEGER = 999_999_999_999_999
-
 /** floor(a / b) for safe integers a ≥ 0 (or small negatives) and b > 0, exact. */
 export function floorDiv(a: number, b: number): number {
   // Rates that reduce to one unit per ms (100 per 60 s, 10 per s) divide by 1 on every decision.

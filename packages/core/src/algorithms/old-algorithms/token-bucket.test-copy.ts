@@ -1,15 +1,15 @@
 // As it was before its code was shortened, for old-algorithms-differential.test.ts.
 import type { Decision } from '../../decision.js'
-import { ceilDiv, floorDiv } from '../integer.js'
 import { PACKED_CAPACITY_LIMIT } from '../packed-state.js'
-import type { Algorithm, StateSlots } from '../types.js'
 import {
   costTooHigh,
   RATE_PARAMS,
   type RateParams,
   refuseUnknownParams,
   scaleRate,
-} from './params.test-copy.js'
+} from '../params.js'
+import type { Algorithm, StateSlots } from '../types.js'
+import { ceilDiv, floorDiv } from './integer.test-copy.js'
 
 /**
  * Token bucket: a bucket of `burst` tokens refilled at `rate` per `periodMs`; a request spends

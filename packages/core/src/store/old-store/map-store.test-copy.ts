@@ -1,5 +1,5 @@
 // As it was before its code was shortened, for old-store-differential.test.ts.
-import { checkCost, wholeTime } from '../../algorithms/old-algorithms/step.test-copy.js'
+import { checkCost, wholeTime } from '../../algorithms/step.js'
 import type { Algorithm } from '../../algorithms/types.js'
 import type { Decision } from '../../decision.js'
 import { refuseUnknownOptions } from '../../options/unknown-options.js'
