@@ -1,7 +1,9 @@
 /**
  * Exact integer helpers. Every value the algorithms handle is a whole number below 2^53, so
- * doubles hold them exactly; only division needs care, because `a / b` is rounded before
- * `Math.floor` sees it and can land on the wrong side of a whole number near 2^53.
+ * doubles hold them exactly. So is every quotient they round: for whole a, b with |a| < 2^53
+ * and b > 0, `a / b` is within a·2^-53/b < 1/b of the exact quotient, which, when it is not
+ * whole, is at least 1/b from every whole number, so `Math.floor` and `Math.ceil` of the
+ * rounded quotient are those of the exact one.
  */
 
 /** The largest time, in ms since the epoch, that the algorithms accept (2^42 ms: year 2109). */
@@ -13,27 +15,16 @@ export const MAX_TIME_MS = 2 ** 42
  */
 export const MAX_FIELD_INTEGER = 999_999_999_999_999
 
-/** floor(a / b) for safe integers a ≥ 0 (or small negatives) and b > 0, exact. */
+/** floor(a / b) for safe integers a and b > 0, exact. */
 export function floorDiv(a: number, b: number): number {
-  // Rates that reduce to one unit per ms (100 per 60 s, 10 per s) divide by 1 on every decision.
-  if (b === 1) return a
-  let q = Math.floor(a / b)
-  // The rounded quotient is off by at most one; step it back onto the exact value.
-  if (q * b > a) q -= 1
-  else if ((q + 1) * b <= a) q += 1
-  return q
+  return Math.floor(a / b)
 }
 
-/** ceil(a / b) for safe integers and b > 0, exact. */
+/** ceil(a / b) for safe integers a and b > 0, exact. */
 export function ceilDiv(a: number, b: number): number {
-  return -floorDiv(-a, b)
+  return Math.ceil(a / b)
 }
 
 export function greatestCommonDivisor(a: number, b: number): number {
-  while (b !== 0) {
-    const r = a % b
-    a = b
-    b = r
-  }
-  return a
+  return b === 0 ? a : greatestCommonDivisor(b, a % b)
 }

@@ -87,28 +87,23 @@ export function tokenBucket(params: RateParams): Algorithm {
       const elapsed = at - last
       const level =
         elapsed >= fullMs ? capacity : Math.min(capacity, slots[offset]! + elapsed * unitsPerMs)
-      const need = cost * unitsPerToken
+      let left = level - cost * unitsPerToken
+      let retryAfterMs: number | undefined
       // Cost 0 only inspects: it passes even on a bucket in debt (below empty, after a settle).
-      if (level < need && cost > 0) {
-        return {
-          allowed: false,
-          remaining: Math.max(0, floorDiv(level, unitsPerToken)),
-          limit: burst,
-          resetAfterMs: skew + ceilDiv(capacity - level, unitsPerMs),
-          retryAfterMs: skew + ceilDiv(need - level, unitsPerMs),
-        }
-      }
-      const left = level - need
-      if (commit && cost > 0) {
+      // A denied request takes nothing: what is left is the level, below full.
+      if (left < 0 && cost > 0) {
+        retryAfterMs = skew + ceilDiv(-left, unitsPerMs)
+        left = level
+      } else if (commit && cost > 0) {
         slots[offset] = left
         slots[offset + 1] = at
       }
       return {
-        allowed: true,
+        allowed: retryAfterMs === undefined,
         remaining: Math.max(0, floorDiv(left, unitsPerToken)),
         limit: burst,
         resetAfterMs: left === capacity ? 0 : skew + ceilDiv(capacity - left, unitsPerMs),
-        retryAfterMs: undefined,
+        retryAfterMs,
       }
     },
     refund(slots, offset, cost, _chargedAt, now) {
@@ -121,10 +116,9 @@ export function tokenBucket(params: RateParams): Algorithm {
       // last written before the reservation (one of cost 0 writes nothing) is first refilled to
       // it. At most one burst below empty (so that `fullMs` holds); two bursts and a token more
       // of extra always reach that floor.
-      if (actual < charged) adjust(slots, offset, now, now, (charged - actual) * unitsPerToken)
-      else if (actual > charged) {
-        const extra = Math.min(actual - charged, 2 * burst + 1) * unitsPerToken
-        adjust(slots, offset, now, Math.min(chargedAt, now), -extra)
+      if (actual !== charged) {
+        const at = actual < charged ? now : Math.min(chargedAt, now)
+        adjust(slots, offset, now, at, -Math.min(actual - charged, 2 * burst + 1) * unitsPerToken)
       }
     },
     freshAt(slots, offset) {

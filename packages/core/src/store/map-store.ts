@@ -32,8 +32,6 @@ export type MapStore = Store & {
 
 type Entry = { readonly algorithm: Algorithm; readonly state: number[] }
 
-const DEFAULT_MAX_KEYS = 10_000
-
 /**
  * A small in-memory store for isolates that hold few keys (a Worker's): a `Map` of plain arrays
  * bounded by key count, least recently used dropped first. It decides exactly as `memoryStore`
@@ -45,7 +43,7 @@ const DEFAULT_MAX_KEYS = 10_000
  */
 export function mapStore(options: MapStoreOptions = {}): MapStore {
   refuseUnknownOptions(options, ['maxKeys'], 'mapStore()')
-  const maxKeys = options.maxKeys === undefined ? DEFAULT_MAX_KEYS : checkMaxKeys(options.maxKeys)
+  const maxKeys = options.maxKeys === undefined ? 10_000 : checkMaxKeys(options.maxKeys)
   // Insertion order is use order: a key used is moved to the end, the first is dropped first.
   const states = new Map<string, Entry>()
   let evictions = 0
@@ -55,8 +53,9 @@ export function mapStore(options: MapStoreOptions = {}): MapStore {
     const id = idOf(rule, algorithm, key)
     let entry = states.get(id)
     if (entry === undefined) {
-      entry = { algorithm, state: new Array<number>(algorithm.stateSize).fill(0) }
-      algorithm.init(entry.state, 0, now)
+      const state = new Array<number>(algorithm.stateSize).fill(0)
+      algorithm.init(state, 0, now)
+      entry = { algorithm, state }
     } else states.delete(id)
     states.set(id, entry)
     return entry.state
@@ -69,10 +68,12 @@ export function mapStore(options: MapStoreOptions = {}): MapStore {
    */
   function trim(now: number): void {
     if (states.size <= maxKeys) return
-    for (const [id, entry] of states) {
-      const live = entry.algorithm.freshAt(entry.state, 0) > now
-      if (live && entry.algorithm.heldUntilReleased === true) continue
-      if (live) evictions++
+    for (const [id, { algorithm, state }] of states) {
+      // A key still counting is dropped only when it holds no slots, and counted as dropped.
+      if (algorithm.freshAt(state, 0) > now) {
+        if (algorithm.heldUntilReleased === true) continue
+        evictions++
+      }
       states.delete(id)
       if (states.size <= maxKeys) return
     }
@@ -112,10 +113,10 @@ export function mapStore(options: MapStoreOptions = {}): MapStore {
       now = wholeTime(now)
       chargedAt = wholeTime(chargedAt)
       for (const charge of charges) checkCost(charge.cost)
-      for (const { rule, algorithm, key, cost } of charges) {
+      for (const c of charges) {
         // A key that is not held is fresh (or was dropped): there is nothing to give back.
-        const entry = states.get(idOf(rule, algorithm, key))
-        if (entry !== undefined) algorithm.refund(entry.state, 0, cost, chargedAt, now)
+        const entry = states.get(idOf(c.rule, c.algorithm, c.key))
+        if (entry !== undefined) c.algorithm.refund(entry.state, 0, c.cost, chargedAt, now)
       }
     },
   }
