@@ -109,10 +109,9 @@ export function leakyBucket(params: RateParams): Algorithm {
     settle(slots, offset, charged, actual, chargedAt, now) {
       // Less than charged: refunded as now. More: poured at the state's own time, as the token
       // bucket charges it (see there), up to one burst above the brim.
-      if (actual < charged) adjust(slots, offset, now, now, (actual - charged) * unitsPerToken)
-      else if (actual > charged) {
-        const extra = Math.min(actual - charged, 2 * burst + 1) * unitsPerToken
-        adjust(slots, offset, now, Math.min(chargedAt, now), extra)
+      if (actual !== charged) {
+        const at = actual < charged ? now : Math.min(chargedAt, now)
+        adjust(slots, offset, now, at, Math.min(actual - charged, 2 * burst + 1) * unitsPerToken)
       }
     },
     freshAt(slots, offset) {
