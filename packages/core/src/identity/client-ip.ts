@@ -3,7 +3,7 @@ import type { NodeIncomingHeaders } from '../node/node-header-limit.js'
 import { checkOptionValues, type OptionKind, shown, whole } from '../options/option-values.js'
 import { createWarnOnce, type WarningOptions } from '../warnings.js'
 import { formatIp, type IpAddress, ipv4Number, parseIp } from './ip.js'
-import type { PrefixOptions } from './ip-prefix.js'
+import { networkKey, type PrefixOptions } from './ip-prefix.js'
 import {
   type ClientAddress,
   type HeaderReader,
@@ -92,12 +92,10 @@ export function compileClientIp(options: ClientIpOptions, proxies: ProxyTrust): 
     )
   }
 
-  // The key is the address's text, or its network's (`ipKey`) below the full prefix.
+  // The key is the address's text, or its network's below the full prefix (as `ipKey`).
   const result = (ip: IpAddress, hops: number): ClientAddress => {
     const text = formatIp(ip)
-    const prefix = ip.version === 4 ? v4Prefix : v6Prefix
-    const key =
-      prefix === (ip.version === 4 ? 32 : 128) ? text : `${formatIp(ip, prefix)}/${prefix}`
+    const key = networkKey(ip, ip.version === 4 ? v4Prefix : v6Prefix) ?? text
     return { ip: text, key, hops }
   }
   // `false`, `0`, and an empty list or string (say, from an unset environment variable) trust

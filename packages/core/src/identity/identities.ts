@@ -193,14 +193,12 @@ export function compileIdentities<Source>(
   incoming?: ((source: Source) => Partial<NodeIncomingHeaders> | undefined) | undefined,
 ): RequestIdentities<Source> {
   function identities(source: Source, socketAddress: string | undefined, user: unknown) {
-    // The user's id as `userIdOf` reads it, written out (one call fewer per request): an id, or
-    // an object's; none for anything else, or ''.
-    const id = typeof user === 'object' && user !== null ? (user as { id?: unknown }).id : user
+    // Read only when a rule keys on the user (`user` is undefined otherwise): no call per request.
+    const id = user === undefined ? undefined : userIdOf(user)
     return {
       ip: clientIp.key(socketAddress, source, read, incoming),
       api_key: apiKey?.(source),
-      user:
-        typeof id === 'number' || (typeof id === 'string' && id !== '') ? String(id) : undefined,
+      user: id === undefined || id === null || id === '' ? undefined : String(id),
     }
   }
   return identities

@@ -156,9 +156,15 @@ export type PrefixOptions = {
  */
 export function ipKey(ip: IpAddress, options: PrefixOptions = {}): string {
   const prefix = ip.version === 4 ? (options.ipv4Prefix ?? 32) : (options.ipv6Prefix ?? 64)
-  return prefix === (ip.version === 4 ? 32 : 128)
-    ? formatIp(ip)
-    : `${formatIp(ip, prefix)}/${prefix}`
+  return networkKey(ip, prefix) ?? formatIp(ip)
+}
+
+/**
+ * The key of the network of `prefix` bits an address is in, `203.0.113.0/24`; none at the
+ * address's full length (32, 128), where its own text is the key.
+ */
+export function networkKey(ip: IpAddress, prefix: number): string | undefined {
+  return prefix === (ip.version === 4 ? 32 : 128) ? undefined : `${formatIp(ip, prefix)}/${prefix}`
 }
 
 /** Checks a prefix option at construction; throws `ERR_RL_INVALID_OPTION` naming the option. */

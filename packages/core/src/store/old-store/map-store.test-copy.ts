@@ -3,9 +3,9 @@ import { checkCost, wholeTime } from '../../algorithms/step.js'
 import type { Algorithm } from '../../algorithms/types.js'
 import type { Decision } from '../../decision.js'
 import { refuseUnknownOptions } from '../../options/unknown-options.js'
+import { applyCharges } from '../apply-charges.js'
 import { checkMaxKeys } from '../max-keys.js'
 import type { Charge, Store } from '../types.js'
-import { applyCharges } from './apply-charges.test-copy.js'
 
 /** Options of `mapStore`: how many keys it holds. */
 export type MapStoreOptions = {
